@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# A signed request to Rail with curl and openssl only — the worked example of
+# docs/authentication.md.
+#
+#   scripts/rail-curl.sh METHOD PATH-WITH-QUERY [JSON-BODY]
+#   scripts/rail-curl.sh GET /api/v1/rail/settings
+#   scripts/rail-curl.sh PATCH /api/v1/rail/settings '{"callbackUrl":"https://example.com/hooks"}'
+#
+# Credentials come from RAIL_KEY_ID and RAIL_SIGNING_SECRET, else from the sandbox partner that
+# `npm start` saved in .rail/sandbox-partner.json. RAIL_URL defaults to http://127.0.0.1:$PORT.
+set -euo pipefail
+if [ $# -lt 2 ]; then
+  echo "usage: $0 METHOD PATH-WITH-QUERY [JSON-BODY]" >&2
+  exit 2
+fi
+method=$1
+path=$2
+body=${3:-}
+base=${RAIL_URL:-http://127.0.0.1:${PORT:-8080}}
+credentials=${RAIL_CREDENTIALS_FILE:-.rail/sandbox-partner.json}
+field() { sed -n "s/.*\"$1\": *\"\([^\"]*\)\".*/\1/p" "$credentials" | head -n 1; }
+key_id=${RAIL_KEY_ID:-$(field keyId)}
+secret=${RAIL_SIGNING_SECRET:-$(field signingSecret)}
+
+timestamp=$(date +%s)
+body_sha256=$(printf '%s' "$body" | openssl dgst -sha256 -hex | sed 's/^.* //')
+# canonical = timestamp \n METHOD \n path-with-query \n hex(sha256(body))
+signature=$(printf '%s\n%s\n%s\n%s' "$timestamp" "$method" "$path" "$body_sha256" |
+  openssl dgst -sha256 -hmac "$secret" -hex | sed 's/^.* //')
+
+args=(-sS -X "$method" "$base$path"
+  -H "X-Rail-Key-Id: $key_id"
+  -H "X-Rail-Timestamp: $timestamp"
+  -H "X-Rail-Signature: v1=$signature")
+if [ -n "$body" ]; then
+  args+=(-H 'Content-Type: application/json' --data-raw "$body")
+fi
+curl "${args[@]}"
+echo

@@ -1,0 +1,79 @@
+// Composition root: builds the HTTP API and the background workers from configuration, a pool
+// and the master key. Modules are wired here and nowhere else.
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import type { FastifyServerOptions } from 'fastify'
+import type { Runner, TaskList } from 'graphile-worker'
+import { installAuthentication } from './partners/auth.ts'
+import { registerPartnerRoutes } from './partners/routes.ts'
+import { systemClock, type Clock } from './platform/clock.ts'
+import type { Pool } from './platform/db.ts'
+import { registerHealthRoutes } from './platform/health.ts'
+import { createHttpServer, type HttpServer } from './platform/http.ts'
+import { startWorkers } from './platform/jobs.ts'
+import { installMetrics } from './platform/metrics.ts'
+import { ErrorBodySchema } from './platform/schemas.ts'
+
+export interface AppDeps {
+  pool: Pool
+  masterKey: Buffer
+  clock?: Clock
+  logger?: FastifyServerOptions['logger']
+}
+
+export async function buildApi(deps: AppDeps): Promise<HttpServer> {
+  const clock = deps.clock ?? systemClock
+  const app = createHttpServer(deps.logger ?? false)
+  await registerOpenApi(app)
+  installAuthentication(app, { pool: deps.pool, masterKey: deps.masterKey, clock })
+  installMetrics(app)
+  registerHealthRoutes(app, deps.pool)
+  registerPartnerRoutes(app, { pool: deps.pool })
+  await app.ready()
+  return app
+}
+
+async function registerOpenApi(app: HttpServer): Promise<void> {
+  app.addSchema(ErrorBodySchema)
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Rail API',
+        version: '1.0.0',
+        description: 'Wallets, collections, payouts, invoices and escrow for Nigerian partners. Amounts are integer kobo.',
+      },
+      components: {
+        securitySchemes: {
+          railKeyId: { type: 'apiKey', in: 'header', name: 'X-Rail-Key-Id', description: 'Credential id; see docs/authentication.md' },
+          railTimestamp: { type: 'apiKey', in: 'header', name: 'X-Rail-Timestamp', description: 'Unix seconds, within ±300 s' },
+          railSignature: { type: 'apiKey', in: 'header', name: 'X-Rail-Signature', description: 'v1=<hex HMAC-SHA256>' },
+          escrowApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Escrow API key' },
+        },
+      },
+    },
+    transform: ({ schema, url, route }) => {
+      const auth = route.config?.auth
+      const security =
+        auth === 'signature' ? [{ railKeyId: [], railTimestamp: [], railSignature: [] }] : auth === 'api-key' ? [{ escrowApiKey: [] }] : undefined
+      return { schema: security && schema ? { ...schema, security } : schema, url }
+    },
+  })
+  await app.register(swaggerUi, { routePrefix: '/docs' })
+  app.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger())
+}
+
+/** Every background task of every module, by name. */
+export function buildTaskList(): TaskList {
+  return {}
+}
+
+export interface WorkerDeps {
+  pool: Pool
+  concurrency: number
+  log?: (level: string, message: string) => void
+}
+
+export async function startBackgroundWorkers(deps: WorkerDeps): Promise<Runner> {
+  return startWorkers({ pool: deps.pool, concurrency: deps.concurrency, taskList: buildTaskList(), log: deps.log })
+}

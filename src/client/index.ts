@@ -1,0 +1,57 @@
+// A small Rail API client: signs each request and returns status, headers and parsed body.
+import { signRequest } from './signing.ts'
+
+export { canonicalRequest, computeSignature, signRequest, SIGNATURE_VERSION, TIMESTAMP_TOLERANCE_S } from './signing.ts'
+
+export interface RailCredentials {
+  keyId: string
+  signingSecret: string
+}
+
+export interface RailResponse<T = unknown> {
+  status: number
+  headers: Headers
+  body: T
+}
+
+export interface RequestOptions {
+  /** Extra headers; they override the defaults. */
+  headers?: Record<string, string>
+  /** Send this exact text as the body instead of JSON-encoding `body`. */
+  rawBody?: string
+  timestampS?: number
+}
+
+export class RailClient {
+  readonly baseUrl: string
+  readonly credentials: RailCredentials
+
+  constructor(baseUrl: string, credentials: RailCredentials) {
+    this.baseUrl = baseUrl.replace(/\/$/, '')
+    this.credentials = credentials
+  }
+
+  async request<T = unknown>(method: string, pathWithQuery: string, body?: unknown, options: RequestOptions = {}): Promise<RailResponse<T>> {
+    const text = options.rawBody ?? (body === undefined ? '' : JSON.stringify(body))
+    const headers: Record<string, string> = {
+      ...signRequest({ ...this.credentials, method, pathWithQuery, body: text, timestampS: options.timestampS }),
+      ...(text === '' ? {} : { 'Content-Type': 'application/json' }),
+      ...options.headers,
+    }
+    const response = await fetch(`${this.baseUrl}${pathWithQuery}`, { method, headers, body: text === '' ? undefined : text })
+    const responseText = await response.text()
+    return { status: response.status, headers: response.headers, body: (responseText ? JSON.parse(responseText) : undefined) as T }
+  }
+
+  get<T = unknown>(pathWithQuery: string, options?: RequestOptions): Promise<RailResponse<T>> {
+    return this.request<T>('GET', pathWithQuery, undefined, options)
+  }
+
+  post<T = unknown>(pathWithQuery: string, body?: unknown, options?: RequestOptions): Promise<RailResponse<T>> {
+    return this.request<T>('POST', pathWithQuery, body, options)
+  }
+
+  patch<T = unknown>(pathWithQuery: string, body?: unknown, options?: RequestOptions): Promise<RailResponse<T>> {
+    return this.request<T>('PATCH', pathWithQuery, body, options)
+  }
+}

@@ -1,0 +1,129 @@
+// `rail partner …`: create partners and rotate or revoke their credentials. Secrets are printed
+// once, here, and never again.
+import { type Command, InvalidArgumentError, Option } from 'commander'
+import { loadConfig } from '../platform/config.ts'
+import type { OpenDatabase } from '../platform/database-runtime.ts'
+import { loadMasterKey } from '../platform/master-key.ts'
+import {
+  createPartner,
+  CUSTOMER_CLASSES,
+  listPartners,
+  PARTNER_ENVIRONMENTS,
+  revokeSigningKey,
+  rotateCallbackSecret,
+  rotateEscrowApiKey,
+  rotateSigningSecret,
+  ROTATION_OVERLAP_DEFAULT_S,
+  type CustomerClass,
+  type PartnerEnvironment,
+} from './service.ts'
+
+type WithDatabase = <T>(work: (database: OpenDatabase) => Promise<T>) => Promise<T>
+
+interface RotateOptions {
+  partner: string
+  overlapHours: number
+  json?: boolean
+}
+
+export function registerPartnerCommands(program: Command, withDatabase: WithDatabase): void {
+  const partner = program.command('partner').description('manage partners and their credentials')
+
+  partner
+    .command('create')
+    .description('create a partner and print its credentials (shown once)')
+    .requiredOption('--name <name>', 'display name')
+    .addOption(new Option('--class <class>', 'customer class').choices(CUSTOMER_CLASSES).makeOptionMandatory())
+    .addOption(new Option('--env <env>', 'environment').choices(PARTNER_ENVIRONMENTS).default('sandbox'))
+    .option('--callback-url <url>', 'default callback URL', parseUrl)
+    .option('--json', 'print exactly { partnerId, keyId, signingSecret, escrowApiKey, callbackSigningSecret }')
+    .action(async (options: { name: string; class: CustomerClass; env: PartnerEnvironment; callbackUrl?: string; json?: boolean }) => {
+      const masterKey = loadMasterKey(loadConfig())
+      const created = await withDatabase(({ pool }) =>
+        createPartner(pool, masterKey, { name: options.name, customerClass: options.class, environment: options.env, callbackUrl: options.callbackUrl ?? null }),
+      )
+      if (options.json) {
+        const { partnerId, keyId, signingSecret, escrowApiKey, callbackSigningSecret } = created
+        console.log(JSON.stringify({ partnerId, keyId, signingSecret, escrowApiKey, callbackSigningSecret }))
+        return
+      }
+      console.log(formatPairs({ ...created, note: 'Secrets are shown once; store them now.' }))
+    })
+
+  partner
+    .command('list')
+    .description('list partners')
+    .option('--json', 'print JSON')
+    .action(async (options: { json?: boolean }) => {
+      const partners = await withDatabase(({ pool }) => listPartners(pool))
+      if (options.json) {
+        console.log(JSON.stringify(partners))
+        return
+      }
+      for (const p of partners) console.log(`${p.id}  ${p.environment.padEnd(7)}  ${p.customerClass.padEnd(10)}  ${p.name}`)
+    })
+
+  rotateCommand(partner, 'rotate-secret', 'issue a new key id and signing secret; the old ones stay valid for the overlap', async (o) => {
+    const masterKey = loadMasterKey(loadConfig())
+    return withDatabase(({ pool }) => rotateSigningSecret(pool, masterKey, o.partner, Math.round(o.overlapHours * 3600)))
+  })
+  rotateCommand(partner, 'rotate-api-key', 'issue a new escrow API key; the old one stays valid for the overlap', async (o) =>
+    withDatabase(({ pool }) => rotateEscrowApiKey(pool, o.partner, Math.round(o.overlapHours * 3600))),
+  )
+  rotateCommand(partner, 'rotate-callback-secret', 'issue a new callback-signing secret; callbacks are signed with it at once', async (o) => {
+    const masterKey = loadMasterKey(loadConfig())
+    return withDatabase(({ pool }) => rotateCallbackSecret(pool, masterKey, o.partner, Math.round(o.overlapHours * 3600)))
+  })
+
+  partner
+    .command('revoke-key')
+    .description('revoke a request-signing key id at once')
+    .requiredOption('--key-id <keyId>', 'the key id to revoke')
+    .action(async (options: { keyId: string }) => {
+      const revoked = await withDatabase(({ pool }) => revokeSigningKey(pool, options.keyId))
+      if (!revoked) throw new Error(`no live key id ${options.keyId}`)
+      console.log(`revoked ${options.keyId}`)
+    })
+}
+
+function rotateCommand(
+  partner: Command,
+  name: string,
+  description: string,
+  rotate: (options: RotateOptions) => Promise<{ issued: object; previousValidUntil: Date }>,
+): void {
+  partner
+    .command(name)
+    .description(description)
+    .requiredOption('--partner <partnerId>', 'partner id')
+    .option('--overlap-hours <hours>', 'how long the previous credential stays valid', parseHours, ROTATION_OVERLAP_DEFAULT_S / 3600)
+    .option('--json', 'print JSON')
+    .action(async (options: RotateOptions) => {
+      const rotation = await rotate(options)
+      const output = { partnerId: options.partner, ...rotation.issued, previousValidUntil: rotation.previousValidUntil.toISOString() }
+      console.log(options.json ? JSON.stringify(output) : formatPairs(output))
+    })
+}
+
+function formatPairs(values: Record<string, unknown>): string {
+  const width = Math.max(...Object.keys(values).map((key) => key.length))
+  return Object.entries(values)
+    .map(([key, value]) => `${key.padEnd(width)}  ${String(value)}`)
+    .join('\n')
+}
+
+function parseHours(value: string): number {
+  const hours = Number(value)
+  if (!Number.isFinite(hours) || hours < 0) throw new InvalidArgumentError('must be a non-negative number of hours')
+  return hours
+}
+
+function parseUrl(value: string): string {
+  try {
+    const url = new URL(value)
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('not http(s)')
+    return value
+  } catch {
+    throw new InvalidArgumentError('must be an http(s) URL')
+  }
+}

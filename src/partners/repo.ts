@@ -1,0 +1,156 @@
+// SQL of the partners module: partners and their credentials. Row ↔ object mapping lives here.
+import type { Queryable } from '../platform/db.ts'
+
+export type CustomerClass = 'government' | 'corporate' | 'fintech' | 'citizen'
+export type PartnerEnvironment = 'sandbox' | 'live'
+export type CredentialKind = 'request_signing' | 'escrow_api_key' | 'callback_signing'
+
+export const CUSTOMER_CLASSES: readonly CustomerClass[] = ['government', 'corporate', 'fintech', 'citizen']
+export const PARTNER_ENVIRONMENTS: readonly PartnerEnvironment[] = ['sandbox', 'live']
+
+export interface Partner {
+  id: string
+  name: string
+  customerClass: CustomerClass
+  environment: PartnerEnvironment
+  callbackUrl: string | null
+  createdAt: Date
+}
+
+interface PartnerRow {
+  id: string
+  name: string
+  customer_class: CustomerClass
+  environment: PartnerEnvironment
+  callback_url: string | null
+  created_at: Date
+}
+
+const PARTNER_COLUMNS = 'id, name, customer_class, environment, callback_url, created_at'
+
+function toPartner(row: PartnerRow): Partner {
+  return {
+    id: row.id,
+    name: row.name,
+    customerClass: row.customer_class,
+    environment: row.environment,
+    callbackUrl: row.callback_url,
+    createdAt: row.created_at,
+  }
+}
+
+export async function insertPartner(db: Queryable, partner: Omit<Partner, 'createdAt'>): Promise<void> {
+  await db.query(
+    `INSERT INTO partners (id, name, customer_class, environment, callback_url) VALUES ($1, $2, $3, $4, $5)`,
+    [partner.id, partner.name, partner.customerClass, partner.environment, partner.callbackUrl],
+  )
+}
+
+export async function selectPartner(db: Queryable, partnerId: string): Promise<Partner | undefined> {
+  const result = await db.query<PartnerRow>(`SELECT ${PARTNER_COLUMNS} FROM partners WHERE id = $1`, [partnerId])
+  return result.rows[0] && toPartner(result.rows[0])
+}
+
+export async function selectPartnerForUpdate(db: Queryable, partnerId: string): Promise<Partner | undefined> {
+  const result = await db.query<PartnerRow>(`SELECT ${PARTNER_COLUMNS} FROM partners WHERE id = $1 FOR UPDATE`, [partnerId])
+  return result.rows[0] && toPartner(result.rows[0])
+}
+
+export async function selectPartners(db: Queryable): Promise<Partner[]> {
+  const result = await db.query<PartnerRow>(`SELECT ${PARTNER_COLUMNS} FROM partners ORDER BY created_at, id`)
+  return result.rows.map(toPartner)
+}
+
+export async function updatePartnerCallbackUrl(db: Queryable, partnerId: string, callbackUrl: string | null): Promise<Partner | undefined> {
+  const result = await db.query<PartnerRow>(
+    `UPDATE partners SET callback_url = $2, updated_at = now() WHERE id = $1 RETURNING ${PARTNER_COLUMNS}`,
+    [partnerId, callbackUrl],
+  )
+  return result.rows[0] && toPartner(result.rows[0])
+}
+
+export interface NewCredential {
+  id: string
+  partnerId: string
+  kind: CredentialKind
+  keyId: string | null
+  secretSealed: Buffer | null
+  apiKeyHash: Buffer | null
+  apiKeyPrefix: string | null
+}
+
+export async function insertCredential(db: Queryable, credential: NewCredential): Promise<void> {
+  await db.query(
+    `INSERT INTO partner_credentials (id, partner_id, kind, key_id, secret_sealed, api_key_hash, api_key_prefix)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [credential.id, credential.partnerId, credential.kind, credential.keyId, credential.secretSealed, credential.apiKeyHash, credential.apiKeyPrefix],
+  )
+}
+
+/**
+ * Gives every live credential of this kind (other than `keepId`) an expiry `overlapS` seconds from
+ * now, unless it already expires sooner: the overlap of a rotation.
+ */
+export async function expireOtherCredentials(db: Queryable, partnerId: string, kind: CredentialKind, keepId: string, overlapS: number): Promise<Date> {
+  const result = await db.query<{ until: Date }>(
+    `WITH updated AS (
+       UPDATE partner_credentials
+          SET expires_at = LEAST(COALESCE(expires_at, 'infinity'), now() + make_interval(secs => $4))
+        WHERE partner_id = $1 AND kind = $2 AND id <> $3 AND revoked_at IS NULL
+          AND (expires_at IS NULL OR expires_at > now())
+        RETURNING expires_at)
+     SELECT now() + make_interval(secs => $4) AS until`,
+    [partnerId, kind, keepId, overlapS],
+  )
+  return result.rows[0]!.until
+}
+
+export interface ActiveCredential {
+  credentialId: string
+  partner: Partner
+  secretSealed: Buffer | null
+}
+
+const ACTIVE = `c.revoked_at IS NULL AND (c.expires_at IS NULL OR c.expires_at > now())`
+
+export async function selectActiveSigningCredential(db: Queryable, keyId: string): Promise<ActiveCredential | undefined> {
+  const result = await db.query<PartnerRow & { credential_id: string; secret_sealed: Buffer }>(
+    `SELECT c.id AS credential_id, c.secret_sealed, p.id, p.name, p.customer_class, p.environment, p.callback_url, p.created_at
+       FROM partner_credentials c JOIN partners p ON p.id = c.partner_id
+      WHERE c.key_id = $1 AND c.kind = 'request_signing' AND ${ACTIVE}`,
+    [keyId],
+  )
+  const row = result.rows[0]
+  return row && { credentialId: row.credential_id, partner: toPartner(row), secretSealed: row.secret_sealed }
+}
+
+export async function selectActiveEscrowApiKey(db: Queryable, apiKeyHash: Buffer): Promise<ActiveCredential | undefined> {
+  const result = await db.query<PartnerRow & { credential_id: string }>(
+    `SELECT c.id AS credential_id, p.id, p.name, p.customer_class, p.environment, p.callback_url, p.created_at
+       FROM partner_credentials c JOIN partners p ON p.id = c.partner_id
+      WHERE c.api_key_hash = $1 AND c.kind = 'escrow_api_key' AND ${ACTIVE}`,
+    [apiKeyHash],
+  )
+  const row = result.rows[0]
+  return row && { credentialId: row.credential_id, partner: toPartner(row), secretSealed: null }
+}
+
+/** The newest live callback-signing secret: during a rotation overlap, callbacks use the new one. */
+export async function selectNewestCallbackSecret(db: Queryable, partnerId: string): Promise<{ credentialId: string; secretSealed: Buffer } | undefined> {
+  const result = await db.query<{ id: string; secret_sealed: Buffer }>(
+    `SELECT c.id, c.secret_sealed FROM partner_credentials c
+      WHERE c.partner_id = $1 AND c.kind = 'callback_signing' AND ${ACTIVE}
+      ORDER BY c.created_at DESC, c.id DESC LIMIT 1`,
+    [partnerId],
+  )
+  const row = result.rows[0]
+  return row && { credentialId: row.id, secretSealed: row.secret_sealed }
+}
+
+export async function revokeSigningKey(db: Queryable, keyId: string): Promise<boolean> {
+  const result = await db.query(
+    `UPDATE partner_credentials SET revoked_at = now() WHERE key_id = $1 AND kind = 'request_signing' AND revoked_at IS NULL`,
+    [keyId],
+  )
+  return result.rowCount === 1
+}

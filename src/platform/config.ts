@@ -1,0 +1,72 @@
+// Configuration comes from the environment, read once, validated, and passed down explicitly.
+// Nothing else in the code reads process.env.
+import path from 'node:path'
+
+export interface Config {
+  /** Where the HTTP API listens. */
+  host: string
+  port: number
+  /** A PostgreSQL URL; when absent, Rail runs embedded PostgreSQL under `dataDir`. */
+  databaseUrl: string | undefined
+  /** Local state of a development install: embedded database, master key, runtime file. */
+  dataDir: string
+  /** 32-byte key for AES-256-GCM encryption of secrets at rest; undefined means "use the dev key file". */
+  masterKeyHex: string | undefined
+  /** Base URL of the sandbox bank; undefined means "this same server". */
+  sandboxBankUrl: string | undefined
+  /** Background job concurrency per worker process. */
+  workerConcurrency: number
+  /** Pool size per process. */
+  databasePoolMax: number
+  logLevel: string
+  /** Production refuses dev conveniences (a generated master key). */
+  production: boolean
+}
+
+export const PORT_DEFAULT = 8080
+const WORKER_CONCURRENCY_DEFAULT = 8
+const DATABASE_POOL_MAX_DEFAULT = 20
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return {
+    host: env.HOST ?? '127.0.0.1',
+    port: parsePort(env.PORT, PORT_DEFAULT),
+    databaseUrl: nonEmpty(env.DATABASE_URL),
+    dataDir: path.resolve(nonEmpty(env.RAIL_DATA_DIR) ?? '.rail'),
+    masterKeyHex: parseMasterKey(nonEmpty(env.RAIL_MASTER_KEY)),
+    sandboxBankUrl: nonEmpty(env.SANDBOX_BANK_URL),
+    workerConcurrency: parsePositiveInt('WORKER_CONCURRENCY', env.WORKER_CONCURRENCY, WORKER_CONCURRENCY_DEFAULT),
+    databasePoolMax: parsePositiveInt('DATABASE_POOL_MAX', env.DATABASE_POOL_MAX, DATABASE_POOL_MAX_DEFAULT),
+    logLevel: env.LOG_LEVEL ?? 'info',
+    production: env.NODE_ENV === 'production',
+  }
+}
+
+export class ConfigError extends Error {}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value.trim()
+}
+
+function parsePort(value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback
+  const port = Number(value)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be an integer 0..65535, got "${value}"`)
+  return port
+}
+
+function parsePositiveInt(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 1) throw new ConfigError(`${name} must be a positive integer, got "${value}"`)
+  return n
+}
+
+/** Accepts 64 hex characters or base64 of 32 bytes; returns hex. */
+function parseMasterKey(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined
+  if (/^[0-9a-fA-F]{64}$/.test(value)) return value.toLowerCase()
+  const bytes = Buffer.from(value, 'base64')
+  if (bytes.length === 32) return bytes.toString('hex')
+  throw new ConfigError('RAIL_MASTER_KEY must be 32 bytes: 64 hex characters or base64')
+}

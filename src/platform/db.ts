@@ -1,0 +1,62 @@
+// PostgreSQL access: one pool per process, and one way to run a transaction.
+import pg from 'pg'
+
+export type Pool = pg.Pool
+/** A connection inside a transaction: every write of one business operation goes through it. */
+export type Tx = pg.PoolClient
+/** Anything that can run a query: the pool (autocommit) or a transaction. */
+export type Queryable = pg.Pool | pg.PoolClient
+
+// BIGINT (int8) columns hold kobo. They are parsed to JavaScript numbers: amounts are bounded by
+// 2^53 − 1 everywhere (DESIGN §5), so a number is exact. A value outside that range is a bug and
+// must fail loudly rather than silently lose precision.
+pg.types.setTypeParser(pg.types.builtins.INT8, (text: string) => {
+  const value = Number(text)
+  if (!Number.isSafeInteger(value)) throw new Error(`int8 value ${text} exceeds the safe integer range`)
+  return value
+})
+
+const CONNECTION_TIMEOUT_MS = 5_000
+const STATEMENT_TIMEOUT_MS = 30_000
+const IDLE_TIMEOUT_MS = 30_000
+
+export function createPool(databaseUrl: string, max: number, applicationName = 'rail'): Pool {
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max,
+    connectionTimeoutMillis: CONNECTION_TIMEOUT_MS,
+    idleTimeoutMillis: IDLE_TIMEOUT_MS,
+    statement_timeout: STATEMENT_TIMEOUT_MS,
+    application_name: applicationName,
+  })
+  // A client that loses its connection emits 'error'; without a listener the process dies. The
+  // query in flight fails on its own, and the pool replaces the client.
+  pool.on('error', () => {})
+  pool.on('connect', (client) => client.on('error', () => {}))
+  return pool
+}
+
+/** Runs `work` in one transaction: commit if it returns, roll back if it throws. */
+export async function withTransaction<T>(pool: Pool, work: (tx: Tx) => Promise<T>): Promise<T> {
+  const client = await pool.connect()
+  try {
+    await client.query('BEGIN')
+    const result = await work(client)
+    await client.query('COMMIT')
+    return result
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {})
+    throw error
+  } finally {
+    client.release()
+  }
+}
+
+/** A one-line reason for a connection failure, for start-up messages. */
+export function describeConnectionError(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: string }).code
+    return code ? `${error.message} (${code})` : error.message || error.constructor.name
+  }
+  return String(error)
+}

