@@ -40,7 +40,7 @@ export class RailClient {
     }
     const response = await fetch(`${this.baseUrl}${pathWithQuery}`, { method, headers, body: text === '' ? undefined : text })
     const responseText = await response.text()
-    return { status: response.status, headers: response.headers, body: (responseText ? JSON.parse(responseText) : undefined) as T }
+    return { status: response.status, headers: response.headers, body: parseBody(responseText) as T }
   }
 
   get<T = unknown>(pathWithQuery: string, options?: RequestOptions): Promise<RailResponse<T>> {
@@ -53,5 +53,14 @@ export class RailClient {
 
   patch<T = unknown>(pathWithQuery: string, body?: unknown, options?: RequestOptions): Promise<RailResponse<T>> {
     return this.request<T>('PATCH', pathWithQuery, body, options)
+  }
+}
+
+function parseBody(text: string): unknown {
+  if (text === '') return undefined
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
   }
 }

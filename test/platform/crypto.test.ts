@@ -1,0 +1,38 @@
+import { randomBytes } from 'node:crypto'
+import { describe, expect, it } from 'vitest'
+import { constantTimeEqual, open, randomBase62, seal } from '../../src/platform/crypto.ts'
+import { uuidv7 } from '../../src/platform/ids.ts'
+
+describe('sealing', () => {
+  const key = randomBytes(32)
+  it('round-trips and refuses tampering, another key or another row', () => {
+    const sealed = seal(key, 'secret value', 'row-1')
+    expect(open(key, sealed, 'row-1')).toBe('secret value')
+    expect(() => open(key, sealed, 'row-2')).toThrow()
+    expect(() => open(randomBytes(32), sealed, 'row-1')).toThrow()
+    const tampered = Buffer.from(sealed)
+    tampered[tampered.length - 1]! ^= 1
+    expect(() => open(key, tampered, 'row-1')).toThrow()
+  })
+  it('refuses a key of the wrong size', () => {
+    expect(() => seal(randomBytes(16), 'x', 'y')).toThrow(/32 bytes/)
+  })
+})
+
+describe('tokens and ids', () => {
+  it('randomBase62 has the asked length and alphabet', () => {
+    const token = randomBase62(64)
+    expect(token).toMatch(/^[0-9A-Za-z]{64}$/)
+  })
+  it('constantTimeEqual compares exactly', () => {
+    expect(constantTimeEqual('abc', 'abc')).toBe(true)
+    expect(constantTimeEqual('abc', 'abd')).toBe(false)
+    expect(constantTimeEqual('abc', 'abcd')).toBe(false)
+  })
+  it('uuidv7 is a version-7 UUID ordered by time', () => {
+    const first = uuidv7(1_700_000_000_000)
+    const second = uuidv7(1_700_000_000_001)
+    expect(first).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    expect(first < second).toBe(true)
+  })
+})

@@ -1,0 +1,46 @@
+// Boots the real app on an ephemeral port over a fresh database, and makes partners for tests.
+import { randomBytes } from 'node:crypto'
+import { buildApi } from '../../src/app.ts'
+import { RailClient } from '../../src/client/index.ts'
+import { createPartner, type NewPartner, type PartnerCredentials } from '../../src/partners/service.ts'
+import type { Clock } from '../../src/platform/clock.ts'
+import type { HttpServer } from '../../src/platform/http.ts'
+import { createTestDatabase, type TestDatabase } from './database.ts'
+
+export interface TestApp {
+  baseUrl: string
+  db: TestDatabase
+  api: HttpServer
+  masterKey: Buffer
+  /** A new partner and a signing client for it. */
+  newPartner(overrides?: Partial<NewPartner>): Promise<{ credentials: PartnerCredentials; client: RailClient }>
+  close(): Promise<void>
+}
+
+export async function startTestApp(options: { clock?: Clock } = {}): Promise<TestApp> {
+  const db = await createTestDatabase()
+  const masterKey = randomBytes(32)
+  const api = await buildApi({ pool: db.pool, masterKey, clock: options.clock })
+  await api.listen({ host: '127.0.0.1', port: 0 })
+  const address = api.server.address()
+  const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+  return {
+    baseUrl,
+    db,
+    api,
+    masterKey,
+    async newPartner(overrides = {}) {
+      const credentials = await createPartner(db.pool, masterKey, {
+        name: 'Test Partner',
+        customerClass: 'fintech',
+        environment: 'sandbox',
+        ...overrides,
+      })
+      return { credentials, client: new RailClient(baseUrl, credentials) }
+    },
+    async close() {
+      await api.close()
+      await db.drop()
+    },
+  }
+}
