@@ -1,0 +1,195 @@
+// The ledger's API. Every function takes the caller's connection: inside a transaction, the
+// transfers commit or roll back with the business change that caused them, its event and its
+// jobs (the one write path). Facts are asserted here before the write and enforced again by
+// the database (constraints, checks in the same statement as each update).
+import { createHash } from 'node:crypto'
+import type { Queryable } from '../platform/db.ts'
+import { uuidv7 } from '../platform/ids.ts'
+import * as repo from './repo.ts'
+import {
+  LedgerError,
+  PARTNER_SINGLETON_KINDS,
+  type AccountBalance,
+  type AccountKind,
+  type AccountStatus,
+  type TransferInput,
+  type TransferResult,
+  type TransferResultCode,
+} from './types.ts'
+
+export * from './types.ts'
+export type { StatementRow } from './repo.ts'
+
+/** Transfers in one call; more is a programming error (split the batch). */
+export const TRANSFERS_PER_CALL_MAX = 8_190
+/** Longest reservation a pending transfer may carry: 30 days. */
+export const PENDING_TIMEOUT_MAX_S = 30 * 24 * 60 * 60
+export const STATEMENT_PAGE_MAX = 500
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+const CURRENCY = /^[A-Z]{3}$/
+const CODE = /^[a-z][a-z0-9_]{0,63}$/
+
+export interface NewAccountInput {
+  partnerId: string | null
+  currency: string
+  kind: AccountKind
+  /** Customer wallets: never overdrawn. */
+  debitsMustNotExceedCredits?: boolean
+  creditsMustNotExceedDebits?: boolean
+}
+
+export async function createAccount(db: Queryable, input: NewAccountInput): Promise<string> {
+  assertAccountInput(input)
+  if (PARTNER_SINGLETON_KINDS.includes(input.kind)) throw new Error(`${input.kind} accounts are made by ensurePartnerAccount`)
+  const id = uuidv7()
+  await repo.insertAccount(db, { id, ...accountFlags(input) })
+  return id
+}
+
+/** The partner's one account of a singleton kind (float, collections, …) in a currency; made on first use. */
+export async function ensurePartnerAccount(db: Queryable, partnerId: string, currency: string, kind: AccountKind): Promise<string> {
+  const input: NewAccountInput = { partnerId, currency, kind, debitsMustNotExceedCredits: mustNotOverdraw(kind) }
+  assertAccountInput(input)
+  if (!PARTNER_SINGLETON_KINDS.includes(kind)) throw new Error(`${kind} is not a per-partner account kind`)
+  return repo.upsertPartnerAccount(db, { id: uuidv7(), ...accountFlags(input) })
+}
+
+/**
+ * Money the partner holds with us may not go below zero: float, collections, escrow holding and
+ * fees are only ever spent from what came in. Provider settlement and suspense mirror money
+ * outside the rail and may run either way.
+ */
+function mustNotOverdraw(kind: AccountKind): boolean {
+  return kind === 'float' || kind === 'collections' || kind === 'escrow_holding' || kind === 'fees' || kind === 'wallet'
+}
+
+function accountFlags(input: NewAccountInput): Omit<repo.NewAccount, 'id'> {
+  return {
+    partnerId: input.partnerId,
+    currency: input.currency,
+    kind: input.kind,
+    debitsMustNotExceedCredits: input.debitsMustNotExceedCredits ?? false,
+    creditsMustNotExceedDebits: input.creditsMustNotExceedDebits ?? false,
+  }
+}
+
+function assertAccountInput(input: NewAccountInput): void {
+  if (!CURRENCY.test(input.currency)) throw new Error(`currency ${input.currency} is not an ISO 4217 code`)
+  if (input.debitsMustNotExceedCredits && input.creditsMustNotExceedDebits) throw new Error('an account takes at most one balance flag')
+}
+
+export async function setAccountStatus(db: Queryable, accountId: string, status: AccountStatus): Promise<void> {
+  if (!(await repo.updateAccountStatus(db, accountId, status))) throw new Error(`ledger account ${accountId} not found`)
+}
+
+/**
+ * Creates transfers in order, one result per transfer. Unlinked, each succeeds or fails on its
+ * own; linked, all succeed or none is written. Invalid input is refused here, without a query.
+ */
+export async function createTransfers(db: Queryable, transfers: readonly TransferInput[], options: { linked?: boolean } = {}): Promise<TransferResult[]> {
+  if (transfers.length === 0) return []
+  if (transfers.length > TRANSFERS_PER_CALL_MAX) throw new Error(`at most ${TRANSFERS_PER_CALL_MAX} transfers per call`)
+  const linked = options.linked ?? false
+  const refusals = transfers.map(validateTransfer)
+  if (linked && refusals.some((refusal) => refusal !== undefined)) {
+    return transfers.map((transfer, index) => ({ id: transfer.id, result: refusals[index] ?? 'linked_event_failed' }))
+  }
+  // Unlinked, each transfer stands alone: the malformed ones are refused, the rest are applied.
+  const wellFormed = transfers.filter((_transfer, index) => refusals[index] === undefined)
+  const applied = wellFormed.length > 0 ? await repo.callCreateTransfers(db, wellFormed, linked) : []
+  let next = 0
+  return transfers.map((transfer, index) => ({ id: transfer.id, result: refusals[index] ?? applied[next++]! }))
+}
+
+/** One transfer; a result other than ok/exists is thrown as a LedgerError. */
+export async function createTransfer(db: Queryable, transfer: TransferInput): Promise<TransferResultCode> {
+  const [outcome] = await createTransfers(db, [transfer])
+  if (outcome!.result !== 'ok' && outcome!.result !== 'exists') throw new LedgerError(outcome!.result, `transfer ${transfer.id}: ${outcome!.result}`)
+  return outcome!.result
+}
+
+/** The refusal code of a malformed transfer, or undefined when it is well-formed. */
+export function validateTransfer(transfer: TransferInput): TransferResultCode | undefined {
+  const phase = transfer.phase ?? 'single'
+  if (typeof transfer.id !== 'string' || !UUID.test(transfer.id)) return 'id_must_be_uuid'
+  if (!['single', 'pending', 'post', 'void'].includes(phase)) return 'phase_invalid'
+  if (typeof transfer.code !== 'string' || !CODE.test(transfer.code)) return 'code_must_be_snake_case'
+  const isNew = phase === 'single' || phase === 'pending'
+  if (isNew && (transfer.debitAccountId === undefined || transfer.creditAccountId === undefined)) return 'accounts_required'
+  for (const accountId of [transfer.debitAccountId, transfer.creditAccountId, transfer.pendingId]) {
+    if (accountId !== undefined && !UUID.test(accountId)) return 'id_must_be_uuid'
+  }
+  if (isNew && transfer.pendingId !== undefined) return 'pending_id_not_allowed'
+  if (!isNew && transfer.pendingId === undefined) return 'pending_id_required'
+  if (isNew || transfer.amountKobo !== undefined) {
+    const amount = transfer.amountKobo
+    if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount <= 0) return 'amount_must_be_positive_safe_integer'
+  }
+  if (isNew || transfer.currency !== undefined) {
+    if (typeof transfer.currency !== 'string' || !CURRENCY.test(transfer.currency)) return 'currency_must_be_iso_4217'
+  }
+  if (transfer.timeoutS !== undefined) {
+    if (phase !== 'pending') return 'timeout_only_for_pending'
+    if (!Number.isInteger(transfer.timeoutS) || transfer.timeoutS <= 0 || transfer.timeoutS > PENDING_TIMEOUT_MAX_S) return 'timeout_invalid'
+  }
+  return undefined
+}
+
+export async function getBalance(db: Queryable, accountId: string): Promise<AccountBalance | undefined> {
+  const [balance] = await repo.selectBalances(db, [accountId])
+  return balance
+}
+
+export async function getBalances(db: Queryable, accountIds: string[]): Promise<AccountBalance[]> {
+  return repo.selectBalances(db, accountIds)
+}
+
+export interface StatementPage {
+  entries: repo.StatementRow[]
+  /** Pass back to get the next page; null when this page is the last. */
+  nextCursor: string | null
+}
+
+/** An account's transfers, oldest first, each with the account's balances right after it. */
+export async function getStatement(db: Queryable, accountId: string, options: { cursor?: string | null; limit?: number } = {}): Promise<StatementPage> {
+  const limit = Math.min(Math.max(options.limit ?? 100, 1), STATEMENT_PAGE_MAX)
+  const afterSequence = options.cursor ? decodeCursor(options.cursor) : 0
+  const entries = await repo.selectStatement(db, accountId, afterSequence, limit + 1)
+  const page = entries.slice(0, limit)
+  const last = page.at(-1)
+  return { entries: page, nextCursor: entries.length > limit && last ? encodeCursor(last.sequence) : null }
+}
+
+function encodeCursor(sequence: number): string {
+  return Buffer.from(`seq:${sequence}`).toString('base64url')
+}
+
+function decodeCursor(cursor: string): number {
+  const match = /^seq:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'))
+  if (!match) throw new LedgerError('id_must_be_uuid', 'invalid statement cursor')
+  return Number(match[1])
+}
+
+/** Batch size of one sweep of timed-out pending transfers. */
+const EXPIRY_SWEEP_BATCH = 500
+
+/**
+ * Voids pending transfers whose timeout has passed. The void's id is derived from the pending
+ * transfer's, so two sweeps racing on one transfer make one void between them.
+ */
+export async function voidTimedOutPendingTransfers(db: Queryable): Promise<number> {
+  const pendingIds = await repo.selectTimedOutPendingIds(db, EXPIRY_SWEEP_BATCH)
+  if (pendingIds.length === 0) return 0
+  const voids = pendingIds.map((pendingId) => ({ id: derivedId(pendingId, 'timeout'), phase: 'void' as const, pendingId, code: 'pending_transfer_timeout' }))
+  const results = await createTransfers(db, voids)
+  return results.filter((outcome) => outcome.result === 'ok').length
+}
+
+/** A UUID (v8 layout) derived from another id and a purpose: the same inputs give the same id. */
+export function derivedId(id: string, purpose: string): string {
+  const hex = createHash('sha256').update(`${id}:${purpose}`).digest('hex').slice(0, 32).split('')
+  hex[12] = '8'
+  hex[16] = ((Number.parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16)
+  const h = hex.join('')
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
+}

@@ -1,0 +1,30 @@
+// Ledger helpers for tests: accounts, funding, and the invariant check every money test ends with.
+import { randomUUID } from 'node:crypto'
+import { expect } from 'vitest'
+import { createAccount, createTransfer, type AccountKind } from '../../src/ledger/service.ts'
+import { verifyLedger } from '../../src/ledger/verify.ts'
+import type { Queryable } from '../../src/platform/db.ts'
+
+export async function newAccount(
+  db: Queryable,
+  options: { kind?: AccountKind; currency?: string; debitsMustNotExceedCredits?: boolean; creditsMustNotExceedDebits?: boolean; partnerId?: string | null } = {},
+): Promise<string> {
+  return createAccount(db, {
+    partnerId: options.partnerId ?? null,
+    currency: options.currency ?? 'NGN',
+    kind: options.kind ?? 'bench',
+    debitsMustNotExceedCredits: options.debitsMustNotExceedCredits,
+    creditsMustNotExceedDebits: options.creditsMustNotExceedDebits,
+  })
+}
+
+/** Moves `amountKobo` from `source` (an account without limits) into `accountId`. */
+export async function fund(db: Queryable, source: string, accountId: string, amountKobo: number, currency = 'NGN'): Promise<void> {
+  await createTransfer(db, { id: randomUUID(), debitAccountId: source, creditAccountId: accountId, amountKobo, currency, code: 'test_funding' })
+}
+
+export async function expectLedgerVerified(db: Queryable): Promise<void> {
+  const verification = await verifyLedger(db)
+  expect(verification.problems).toEqual([])
+  expect(verification.ok).toBe(true)
+}
