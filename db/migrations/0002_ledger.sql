@@ -37,11 +37,11 @@ CREATE UNIQUE INDEX ledger_accounts_one_per_partner ON ledger_accounts (partner_
 
 -- Transfers are facts: never updated, never deleted. The id is chosen by the caller, so that a
 -- retry finds the transfer it already made. `sequence` orders all transfers as they were
--- applied; each side records its account's balances right after this transfer, so that a
+-- applied (an identity: unique by construction, so no index of its own beyond the statement's); each side records its account's balances right after this transfer, so that a
 -- statement with running balances is one index range scan.
 CREATE TABLE ledger_transfers (
   id uuid PRIMARY KEY,
-  sequence bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+  sequence bigint GENERATED ALWAYS AS IDENTITY,
   debit_account_id uuid NOT NULL REFERENCES ledger_accounts (id),
   credit_account_id uuid NOT NULL REFERENCES ledger_accounts (id),
   amount_kobo bigint NOT NULL CHECK (amount_kobo > 0 AND amount_kobo <= 9007199254740991),
@@ -67,7 +67,7 @@ CREATE TABLE ledger_transfers (
 CREATE UNIQUE INDEX ledger_transfers_one_resolution ON ledger_transfers (pending_id) WHERE pending_id IS NOT NULL;
 CREATE INDEX ledger_transfers_by_debit_account ON ledger_transfers (debit_account_id, sequence);
 CREATE INDEX ledger_transfers_by_credit_account ON ledger_transfers (credit_account_id, sequence);
-CREATE INDEX ledger_transfers_by_source ON ledger_transfers (source_type, source_id);
+CREATE INDEX ledger_transfers_by_source ON ledger_transfers (source_type, source_id) WHERE source_id IS NOT NULL;
 
 CREATE FUNCTION ledger_transfers_are_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

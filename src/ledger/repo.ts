@@ -74,12 +74,15 @@ export async function selectBalances(db: Queryable, accountIds: string[]): Promi
   }))
 }
 
-/** One round trip for the whole batch; the function returns one result code per transfer. */
-export async function callCreateTransfers(db: Queryable, transfers: readonly TransferInput[], linked: boolean): Promise<TransferResultCode[]> {
+/**
+ * One round trip for the whole batch; the function returns one result code per transfer.
+ * `linkedWithNext[i]` chains transfer i to the next (a chain succeeds or fails as a whole).
+ */
+export async function callCreateTransfers(db: Queryable, transfers: readonly TransferInput[], linkedWithNext: readonly boolean[]): Promise<TransferResultCode[]> {
   const column = <T>(pick: (transfer: TransferInput) => T | undefined) => transfers.map((transfer) => pick(transfer) ?? null)
   const result = await db.query<{ results: TransferResultCode[] }>(
     `SELECT ledger_create_transfers($1::uuid[], $2::uuid[], $3::uuid[], $4::bigint[], $5::text[], $6::text[],
-                                    $7::uuid[], $8::text[], $9::int[], $10::text[], $11::text[], $12) AS results`,
+                                    $7::uuid[], $8::text[], $9::int[], $10::text[], $11::text[], $12::boolean[]) AS results`,
     [
       column((t) => t.id),
       column((t) => t.debitAccountId),
@@ -92,7 +95,7 @@ export async function callCreateTransfers(db: Queryable, transfers: readonly Tra
       column((t) => t.timeoutS),
       column((t) => t.sourceType),
       column((t) => t.sourceId),
-      linked,
+      linkedWithNext,
     ],
   )
   return result.rows[0]!.results

@@ -87,18 +87,52 @@ export async function setAccountStatus(db: Queryable, accountId: string, status:
  * own; linked, all succeed or none is written. Invalid input is refused here, without a query.
  */
 export async function createTransfers(db: Queryable, transfers: readonly TransferInput[], options: { linked?: boolean } = {}): Promise<TransferResult[]> {
+  return applyTransfers(db, transfers, chainFlags(transfers.length, options.linked ?? false))
+}
+
+/** `linkedWithNext` flags for `count` transfers: one chain of all of them, or none. */
+export function chainFlags(count: number, linked: boolean): boolean[] {
+  return Array.from({ length: count }, (_unused, index) => linked && index < count - 1)
+}
+
+/**
+ * The general form (what the batcher uses to put many callers' requests into one call):
+ * `linkedWithNext[i]` chains transfer i to the next, and each chain succeeds or fails whole.
+ */
+export async function applyTransfers(db: Queryable, transfers: readonly TransferInput[], linkedWithNext: readonly boolean[]): Promise<TransferResult[]> {
   if (transfers.length === 0) return []
   if (transfers.length > TRANSFERS_PER_CALL_MAX) throw new Error(`at most ${TRANSFERS_PER_CALL_MAX} transfers per call`)
-  const linked = options.linked ?? false
-  const refusals = transfers.map(validateTransfer)
-  if (linked && refusals.some((refusal) => refusal !== undefined)) {
-    return transfers.map((transfer, index) => ({ id: transfer.id, result: refusals[index] ?? 'linked_event_failed' }))
+  if (linkedWithNext.length !== transfers.length) throw new Error('one linked flag per transfer')
+  const results: (TransferResultCode | undefined)[] = transfers.map(validateTransfer)
+  // A chain with a malformed member fails whole here; malformed unlinked transfers fail alone.
+  for (const [start, end] of chains(linkedWithNext)) {
+    const refused = results.slice(start, end + 1).some((code) => code !== undefined)
+    if (refused && end > start) for (let i = start; i <= end; i++) results[i] ??= 'linked_event_failed'
   }
-  // Unlinked, each transfer stands alone: the malformed ones are refused, the rest are applied.
-  const wellFormed = transfers.filter((_transfer, index) => refusals[index] === undefined)
-  const applied = wellFormed.length > 0 ? await repo.callCreateTransfers(db, wellFormed, linked) : []
-  let next = 0
-  return transfers.map((transfer, index) => ({ id: transfer.id, result: refusals[index] ?? applied[next++]! }))
+  const sendIndexes = results.flatMap((code, index) => (code === undefined ? [index] : []))
+  if (sendIndexes.length > 0) {
+    const applied = await repo.callCreateTransfers(
+      db,
+      sendIndexes.map((index) => transfers[index]!),
+      sendIndexes.map((index) => linkedWithNext[index]!),
+    )
+    sendIndexes.forEach((index, position) => (results[index] = applied[position]))
+  }
+  return transfers.map((transfer, index) => ({ id: transfer.id, result: results[index]! }))
+}
+
+/** [start, end] index pairs of each chain (an unlinked transfer is a chain of one). */
+function chains(linkedWithNext: readonly boolean[]): [number, number][] {
+  const found: [number, number][] = []
+  let start = 0
+  for (let index = 0; index < linkedWithNext.length; index++) {
+    if (!linkedWithNext[index]) {
+      found.push([start, index])
+      start = index + 1
+    }
+  }
+  if (start < linkedWithNext.length) found.push([start, linkedWithNext.length - 1])
+  return found
 }
 
 /** One transfer; a result other than ok/exists is thrown as a LedgerError. */

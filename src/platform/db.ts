@@ -36,8 +36,30 @@ export function createPool(databaseUrl: string, max: number, applicationName = '
   return pool
 }
 
-/** Runs `work` in one transaction: commit if it returns, roll back if it throws. */
+/** Attempts of one transaction that keeps losing lock conflicts, before the error surfaces. */
+const TRANSACTION_ATTEMPTS_MAX = 5
+const LOCK_CONFLICT_SQLSTATES = new Set(['40001', '40P01']) // serialization_failure, deadlock_detected
+
+/** A deadlock or serialization failure: the transaction was rolled back and may simply run again. */
+export function isLockConflict(error: unknown): boolean {
+  return LOCK_CONFLICT_SQLSTATES.has((error as { code?: string } | undefined)?.code ?? '')
+}
+
+/**
+ * Runs `work` in one transaction: commit if it returns, roll back if it throws. A lock conflict
+ * runs it again (a bounded number of times), so `work` must touch only the database.
+ */
 export async function withTransaction<T>(pool: Pool, work: (tx: Tx) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await transactionOnce(pool, work)
+    } catch (error) {
+      if (!isLockConflict(error) || attempt >= TRANSACTION_ATTEMPTS_MAX) throw error
+    }
+  }
+}
+
+async function transactionOnce<T>(pool: Pool, work: (tx: Tx) => Promise<T>): Promise<T> {
   const client = await pool.connect()
   try {
     await client.query('BEGIN')

@@ -1,7 +1,9 @@
 // One line per rule: transfers in → result codes out. Together the lines cover every result code.
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { LedgerBatcher } from '../../src/ledger/batcher.ts'
 import {
+  applyTransfers,
   createTransfers,
   getBalance,
   setAccountStatus,
@@ -198,6 +200,41 @@ describe('linked batches succeed or fail together', () => {
 
   it('a malformed member fails the chain without a query', async () => {
     await expectResults([single(), single({ amountKobo: 0 })], ['linked_event_failed', 'amount_must_be_positive_safe_integer'], true)
+  })
+
+  it('chains in one call fail or succeed on their own, and a failed chain leaves no trace', async () => {
+    const before = await getBalance(db.pool, acc.wallet)
+    const reserved = single({ phase: 'pending', amountKobo: 30 })
+    const transfers = [
+      single({ amountKobo: 1 }), // alone: ok
+      reserved, // chain A: a reservation, its post, then an overdraft → all undone
+      { id: randomUUID(), phase: 'post', pendingId: reserved.id, code: 'test_resolve' } as TransferInput,
+      single({ amountKobo: 1_000_000_000_000 }),
+      single({ amountKobo: 2 }), // chain B: both fine
+      single({ amountKobo: 3, creditAccountId: acc.source }),
+      single({ amountKobo: 0 }), // alone, malformed
+    ]
+    const results = await applyTransfers(db.pool, transfers, [false, true, true, false, true, false, false])
+    expect(results.map((r) => r.result)).toEqual(['ok', 'linked_event_failed', 'linked_event_failed', 'exceeds_credits', 'ok', 'ok', 'amount_must_be_positive_safe_integer'])
+    expect((await getBalance(db.pool, acc.wallet))!.bookedKobo).toBe(before!.bookedKobo - 6)
+    expect((await getBalance(db.pool, acc.wallet))!.debitsPendingKobo).toBe(before!.debitsPendingKobo)
+    const stored = await db.pool.query('SELECT count(*)::int AS n FROM ledger_transfers WHERE id = ANY ($1::uuid[])', [transfers.map((t) => t.id)])
+    expect(stored.rows[0].n).toBe(3)
+    // The ids of the failed chain are free: the same chain, now affordable, goes through.
+    const retry = await applyTransfers(db.pool, [reserved, transfers[2]!], [true, false])
+    expect(retry.map((r) => r.result)).toEqual(['ok', 'ok'])
+  })
+
+  it('the batcher serves concurrent callers from one call, each with its own results', async () => {
+    const batcher = new LedgerBatcher(db.pool, { lanes: 1 })
+    const [alone, failingChain, goodChain] = await Promise.all([
+      batcher.createTransfers([single({ amountKobo: 1 })]),
+      batcher.createTransfers([single({ amountKobo: 1 }), single({ amountKobo: 1_000_000_000_000 })], { linked: true }),
+      batcher.createTransfers([single({ amountKobo: 1 }), single({ amountKobo: 1 })], { linked: true }),
+    ])
+    expect(alone.map((r) => r.result)).toEqual(['ok'])
+    expect(failingChain.map((r) => r.result)).toEqual(['linked_event_failed', 'exceeds_credits'])
+    expect(goodChain.map((r) => r.result)).toEqual(['ok', 'ok'])
   })
 
   it('unlinked, each stands alone', async () => {
