@@ -4,6 +4,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyServerOptions } from 'fastify'
 import type { Runner, TaskList } from 'graphile-worker'
+import { LEDGER_CRONTAB, ledgerTasks } from './ledger/jobs.ts'
 import { installAuthentication } from './partners/auth.ts'
 import { registerPartnerRoutes } from './partners/routes.ts'
 import { systemClock, type Clock } from './platform/clock.ts'
@@ -65,7 +66,12 @@ async function registerOpenApi(app: HttpServer): Promise<void> {
 
 /** Every background task of every module, by name. */
 export function buildTaskList(): TaskList {
-  return {}
+  return { ...ledgerTasks }
+}
+
+/** Every recurring task of every module (graphile-worker crontab lines). */
+export function buildCrontab(): string {
+  return [LEDGER_CRONTAB].join('\n')
 }
 
 export interface WorkerDeps {
@@ -75,5 +81,5 @@ export interface WorkerDeps {
 }
 
 export async function startBackgroundWorkers(deps: WorkerDeps): Promise<Runner> {
-  return startWorkers({ pool: deps.pool, concurrency: deps.concurrency, taskList: buildTaskList(), log: deps.log })
+  return startWorkers({ pool: deps.pool, concurrency: deps.concurrency, taskList: buildTaskList(), crontab: buildCrontab(), log: deps.log })
 }

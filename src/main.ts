@@ -1,6 +1,7 @@
-// The `rail` command: serve | api | worker | migrate | partner … | schema-dump.
+// The `rail` command: serve | api | worker | migrate | partner … | ledger … | schema-dump.
 // Failures print one line (`rail: <reason>`) and exit non-zero; stack traces only with DEBUG=rail.
 import { Command, Option } from 'commander'
+import { registerLedgerCommands } from './ledger/cli.ts'
 import { registerPartnerCommands } from './partners/cli.ts'
 import { ConfigError, loadConfig } from './platform/config.ts'
 import { openDatabase, type OpenDatabase } from './platform/database-runtime.ts'
@@ -48,6 +49,7 @@ program
   )
 
 registerPartnerCommands(program, withDatabase)
+registerLedgerCommands(program, withDatabase)
 
 /**
  * Runs a command against the database: DATABASE_URL, else the running `rail serve`'s embedded

