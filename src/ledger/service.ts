@@ -4,6 +4,7 @@
 // the database (constraints, checks in the same statement as each update).
 import { createHash } from 'node:crypto'
 import type { Queryable } from '../platform/db.ts'
+import { RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import * as repo from './repo.ts'
 import {
@@ -200,7 +201,7 @@ function encodeCursor(sequence: number): string {
 
 function decodeCursor(cursor: string): number {
   const match = /^seq:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'))
-  if (!match) throw new LedgerError('id_must_be_uuid', 'invalid statement cursor')
+  if (!match) throw new RailError('validation_error', 'cursor: not a cursor this statement issued', { fields: [{ field: 'cursor', message: 'is invalid' }] })
   return Number(match[1])
 }
 
