@@ -1,9 +1,7 @@
 // `rail ledger verify`: recompute every balance from the transfers and check the invariants.
 import type { Command } from 'commander'
-import type { OpenDatabase } from '../platform/database-runtime.ts'
+import type { WithDatabase } from '../platform/database-runtime.ts'
 import { verifyLedger } from './verify.ts'
-
-type WithDatabase = <T>(work: (database: OpenDatabase) => Promise<T>) => Promise<T>
 
 export function registerLedgerCommands(program: Command, withDatabase: WithDatabase): void {
   const ledger = program.command('ledger').description('inspect the ledger')

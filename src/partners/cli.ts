@@ -2,7 +2,7 @@
 // once, here, and never again.
 import { type Command, InvalidArgumentError, Option } from 'commander'
 import { loadConfig } from '../platform/config.ts'
-import type { OpenDatabase } from '../platform/database-runtime.ts'
+import type { WithDatabase } from '../platform/database-runtime.ts'
 import { loadMasterKey } from '../platform/master-key.ts'
 import {
   createPartner,
@@ -17,8 +17,6 @@ import {
   type CustomerClass,
   type PartnerEnvironment,
 } from './service.ts'
-
-type WithDatabase = <T>(work: (database: OpenDatabase) => Promise<T>) => Promise<T>
 
 interface RotateOptions {
   partner: string

@@ -15,6 +15,9 @@ export interface OpenDatabase {
 
 export class DatabaseUnreachableError extends Error {}
 
+/** How CLI commands reach the database (see `withDatabase` in main.ts). */
+export type WithDatabase = <T>(work: (database: OpenDatabase) => Promise<T>) => Promise<T>
+
 /**
  * Opens the database for a command. `mode: 'own'` (rail serve) always starts the embedded server
  * when DATABASE_URL is unset; `mode: 'share'` (every other command) joins a running one first.
