@@ -30,6 +30,8 @@ const CONCURRENCIES = [1, 8, 64]
 const SECONDS_PER_RUN = Number(process.env.BENCH_SECONDS ?? 3)
 const OPENING_BALANCE_KOBO = 1_000_000_000_000
 const FUNDING_BATCH = 2_000
+/** BENCH_MODES=coalesced,baseline measures only those paths (for quick experiments). */
+const MODES = (process.env.BENCH_MODES?.split(',') ?? ['coalesced', 'group', 'direct', 'baseline']) as Mode[]
 /** Connections the batching paths use: one transaction in flight per lane. */
 const LANES = Number(process.env.BENCH_LANES ?? 2)
 
@@ -54,7 +56,7 @@ async function main(): Promise<void> {
     console.log(`ledger benchmark: ${SECONDS_PER_RUN}s per run, ${LANES} lanes for the batching paths; transfers/s`)
     console.log(['scenario', 'mode', ...CONCURRENCIES.map((c) => `${c} callers`)].map((cell) => cell.padEnd(12)).join(''))
     for (const scenario of ['uniform', 'hot'] as const) {
-      for (const mode of ['coalesced', 'group', 'direct', 'baseline'] as const) {
+      for (const mode of MODES) {
         const row: Record<string, number> = {}
         for (const concurrency of CONCURRENCIES) row[concurrency] = await measure(url, accounts, scenario, mode, concurrency)
         results[resultKey(scenario, mode)] = row
