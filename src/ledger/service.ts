@@ -1,7 +1,8 @@
 // The ledger's API. Every function takes the caller's connection: inside a transaction, the
 // transfers commit or roll back with the business change that caused them, its event and its
-// jobs (the one write path). Facts are asserted here before the write and enforced again by
-// the database (constraints, checks in the same statement as each update).
+// jobs (the one write path). Facts are asserted here before the write; the database function
+// checks balances on the locked rows, and the CHECK constraints of ledger_accounts check them
+// again in the very statement that writes the new totals.
 import { createHash } from 'node:crypto'
 import type { Queryable } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'

@@ -12,8 +12,6 @@ export interface Config {
   dataDir: string
   /** 32-byte key for AES-256-GCM encryption of secrets at rest; undefined means "use the dev key file". */
   masterKeyHex: string | undefined
-  /** Base URL of the sandbox bank; undefined means "this same server". */
-  sandboxBankUrl: string | undefined
   /** Background job concurrency per worker process. */
   workerConcurrency: number
   /** Pool size per process. */
@@ -34,7 +32,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: nonEmpty(env.DATABASE_URL),
     dataDir: path.resolve(nonEmpty(env.RAIL_DATA_DIR) ?? '.rail'),
     masterKeyHex: parseMasterKey(nonEmpty(env.RAIL_MASTER_KEY)),
-    sandboxBankUrl: nonEmpty(env.SANDBOX_BANK_URL),
     workerConcurrency: parsePositiveInt('WORKER_CONCURRENCY', env.WORKER_CONCURRENCY, WORKER_CONCURRENCY_DEFAULT),
     databasePoolMax: parsePositiveInt('DATABASE_POOL_MAX', env.DATABASE_POOL_MAX, DATABASE_POOL_MAX_DEFAULT),
     logLevel: env.LOG_LEVEL ?? 'info',
