@@ -127,25 +127,7 @@ CREATE UNIQUE INDEX ledger_transfers_one_resolution ON public.ledger_transfers U
 
 CREATE INDEX partner_credentials_by_partner ON public.partner_credentials USING btree (partner_id, kind, created_at);
 
-CREATE OR REPLACE FUNCTION public.ledger_compare_existing(e_debit uuid, e_credit uuid, e_amount bigint, e_currency text, e_phase text, e_pending_id uuid, e_code text, p_debit uuid, p_credit uuid, p_amount bigint, p_currency text, p_phase text, p_pending_id uuid, p_code text)
- RETURNS text
- LANGUAGE plpgsql
- IMMUTABLE
-AS $function$
-BEGIN
-  IF e_phase <> p_phase THEN RETURN 'exists_with_different_phase'; END IF;
-  IF e_pending_id IS DISTINCT FROM p_pending_id THEN RETURN 'exists_with_different_pending_id'; END IF;
-  IF p_debit IS NOT NULL AND e_debit <> p_debit THEN RETURN 'exists_with_different_debit_account_id'; END IF;
-  IF p_credit IS NOT NULL AND e_credit <> p_credit THEN RETURN 'exists_with_different_credit_account_id'; END IF;
-  IF p_amount IS NOT NULL AND e_amount <> p_amount THEN RETURN 'exists_with_different_amount'; END IF;
-  IF p_currency IS NOT NULL AND e_currency <> p_currency THEN RETURN 'exists_with_different_currency'; END IF;
-  IF e_code <> p_code THEN RETURN 'exists_with_different_code'; END IF;
-  RETURN 'exists';
-END
-$function$
-;
-
-CREATE OR REPLACE FUNCTION public.ledger_create_transfers(p_ids uuid[], p_debit_ids uuid[], p_credit_ids uuid[], p_amounts bigint[], p_currencies text[], p_phases text[], p_pending_ids uuid[], p_codes text[], p_timeouts_s integer[], p_source_types text[], p_source_ids text[], p_linked boolean[])
+CREATE OR REPLACE FUNCTION public.ledger_apply_batch(p_ids uuid[], p_debit_ids uuid[], p_credit_ids uuid[], p_amounts bigint[], p_currencies text[], p_phases text[], p_pending_ids uuid[], p_codes text[], p_timeouts_s integer[], p_source_types text[], p_source_ids text[], p_linked boolean[], p_look_up_existing boolean)
  RETURNS text[]
  LANGUAGE plpgsql
 AS $function$
@@ -185,9 +167,14 @@ DECLARE
 BEGIN
   -- 1. Lock every account of the batch in ascending id order and load its totals. (The ids are
   -- gathered first: `id = ANY (array)` is an index scan whatever the batch size.)
-  lock_ids := ARRAY(SELECT unnest(p_debit_ids) UNION SELECT unnest(p_credit_ids)
-                    UNION SELECT debit_account_id FROM ledger_transfers WHERE id = ANY (p_pending_ids)
-                    UNION SELECT credit_account_id FROM ledger_transfers WHERE id = ANY (p_pending_ids));
+  has_resolutions := array_remove(p_pending_ids, NULL) <> '{}';
+  IF has_resolutions THEN
+    lock_ids := ARRAY(SELECT unnest(p_debit_ids) UNION SELECT unnest(p_credit_ids)
+                      UNION SELECT debit_account_id FROM ledger_transfers WHERE id = ANY (p_pending_ids)
+                      UNION SELECT credit_account_id FROM ledger_transfers WHERE id = ANY (p_pending_ids));
+  ELSE
+    lock_ids := ARRAY(SELECT unnest(p_debit_ids) UNION SELECT unnest(p_credit_ids));
+  END IF;
   SELECT COALESCE(array_agg(a.id ORDER BY a.id), '{}'), array_agg(a.currency ORDER BY a.id), array_agg(a.status ORDER BY a.id),
          array_agg(a.debits_must_not_exceed_credits ORDER BY a.id), array_agg(a.credits_must_not_exceed_debits ORDER BY a.id),
          array_agg(a.debits_pending ORDER BY a.id), array_agg(a.debits_posted ORDER BY a.id),
@@ -197,13 +184,16 @@ BEGIN
   acc_changed := array_fill(false, ARRAY[COALESCE(array_length(acc_id, 1), 0)]);
 
   -- 2. Transfers that already exist with an id of this batch (idempotent retries).
-  SELECT COALESCE(array_agg(id), '{}'), array_agg(debit_account_id), array_agg(credit_account_id), array_agg(amount_kobo),
-         array_agg(currency), array_agg(phase), array_agg(pending_id), array_agg(code)
-    INTO known_id, known_debit, known_credit, known_amount, known_currency, known_phase, known_pending, known_code
-    FROM ledger_transfers WHERE id = ANY (p_ids);
+  IF p_look_up_existing THEN
+    SELECT COALESCE(array_agg(id), '{}'), array_agg(debit_account_id), array_agg(credit_account_id), array_agg(amount_kobo),
+           array_agg(currency), array_agg(phase), array_agg(pending_id), array_agg(code)
+      INTO known_id, known_debit, known_credit, known_amount, known_currency, known_phase, known_pending, known_code
+      FROM ledger_transfers WHERE id = ANY (p_ids);
+  ELSE
+    known_id := '{}';
+  END IF;
 
   -- 3. Pending transfers the batch resolves, their state locked (in id order).
-  has_resolutions := array_remove(p_pending_ids, NULL) <> '{}';
   IF has_resolutions THEN
   SELECT COALESCE(array_agg(t.id ORDER BY t.id), '{}'), array_agg(t.debit_account_id ORDER BY t.id), array_agg(t.credit_account_id ORDER BY t.id),
          array_agg(t.amount_kobo ORDER BY t.id), array_agg(t.currency ORDER BY t.id), array_agg(s.status ORDER BY t.id),
@@ -295,6 +285,11 @@ BEGIN
       END IF;
     END IF;
 
+    -- Without the look-up, a refused transfer might be a retry of a stored one, which must be
+    -- answered `exists…` instead: if it is stored, start again with the look-up.
+    IF result <> 'ok' AND NOT p_look_up_existing AND EXISTS (SELECT 1 FROM ledger_transfers WHERE id = p_ids[i]) THEN
+      RAISE unique_violation USING MESSAGE = 'ledger: batch holds a stored transfer id';
+    END IF;
     results[i] := result;
     IF result NOT IN ('ok', 'exists') AND chain_start IS NOT NULL THEN
       -- Undo the chain in memory (nothing has been written yet) and fail all of it.
@@ -370,6 +365,41 @@ BEGIN
    WHERE s.transfer_id = u.id AND u.changed AND NOT u.is_new;
 
   RETURN results;
+END
+$function$
+;
+
+CREATE OR REPLACE FUNCTION public.ledger_compare_existing(e_debit uuid, e_credit uuid, e_amount bigint, e_currency text, e_phase text, e_pending_id uuid, e_code text, p_debit uuid, p_credit uuid, p_amount bigint, p_currency text, p_phase text, p_pending_id uuid, p_code text)
+ RETURNS text
+ LANGUAGE plpgsql
+ IMMUTABLE
+AS $function$
+BEGIN
+  IF e_phase <> p_phase THEN RETURN 'exists_with_different_phase'; END IF;
+  IF e_pending_id IS DISTINCT FROM p_pending_id THEN RETURN 'exists_with_different_pending_id'; END IF;
+  IF p_debit IS NOT NULL AND e_debit <> p_debit THEN RETURN 'exists_with_different_debit_account_id'; END IF;
+  IF p_credit IS NOT NULL AND e_credit <> p_credit THEN RETURN 'exists_with_different_credit_account_id'; END IF;
+  IF p_amount IS NOT NULL AND e_amount <> p_amount THEN RETURN 'exists_with_different_amount'; END IF;
+  IF p_currency IS NOT NULL AND e_currency <> p_currency THEN RETURN 'exists_with_different_currency'; END IF;
+  IF e_code <> p_code THEN RETURN 'exists_with_different_code'; END IF;
+  RETURN 'exists';
+END
+$function$
+;
+
+CREATE OR REPLACE FUNCTION public.ledger_create_transfers(p_ids uuid[], p_debit_ids uuid[], p_credit_ids uuid[], p_amounts bigint[], p_currencies text[], p_phases text[], p_pending_ids uuid[], p_codes text[], p_timeouts_s integer[], p_source_types text[], p_source_ids text[], p_linked boolean[])
+ RETURNS text[]
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  BEGIN
+    RETURN ledger_apply_batch(p_ids, p_debit_ids, p_credit_ids, p_amounts, p_currencies, p_phases, p_pending_ids, p_codes,
+                              p_timeouts_s, p_source_types, p_source_ids, p_linked, false);
+  EXCEPTION WHEN unique_violation THEN
+    NULL; -- a retried id: apply again, looking ids up
+  END;
+  RETURN ledger_apply_batch(p_ids, p_debit_ids, p_credit_ids, p_amounts, p_currencies, p_phases, p_pending_ids, p_codes,
+                            p_timeouts_s, p_source_types, p_source_ids, p_linked, true);
 END
 $function$
 ;

@@ -31,15 +31,12 @@ BEGIN
 END
 $$;
 
--- Creates a batch of transfers in order and returns one result code per transfer. Transfers
--- can be linked into chains, as in TigerBeetle: p_linked[i] links transfer i with the next, and
--- a chain succeeds or fails as a whole — the failing transfer gets its code, every other one of
--- its chain `linked_event_failed`, and the chain's effects are undone in memory before anything
--- is written. Other transfers and chains of the batch are not affected.
-CREATE FUNCTION ledger_create_transfers(
+-- Applies a batch (see ledger_create_transfers). With p_look_up_existing false it assumes that no
+-- id of the batch is stored yet; the primary key of ledger_transfers then refuses a retried id.
+CREATE FUNCTION ledger_apply_batch(
   p_ids uuid[], p_debit_ids uuid[], p_credit_ids uuid[], p_amounts bigint[], p_currencies text[],
   p_phases text[], p_pending_ids uuid[], p_codes text[], p_timeouts_s integer[],
-  p_source_types text[], p_source_ids text[], p_linked boolean[]
+  p_source_types text[], p_source_ids text[], p_linked boolean[], p_look_up_existing boolean
 ) RETURNS text[] LANGUAGE plpgsql AS $$
 DECLARE
   transfer_count integer := COALESCE(array_length(p_ids, 1), 0);
@@ -77,9 +74,14 @@ DECLARE
 BEGIN
   -- 1. Lock every account of the batch in ascending id order and load its totals. (The ids are
   -- gathered first: `id = ANY (array)` is an index scan whatever the batch size.)
-  lock_ids := ARRAY(SELECT unnest(p_debit_ids) UNION SELECT unnest(p_credit_ids)
-                    UNION SELECT debit_account_id FROM ledger_transfers WHERE id = ANY (p_pending_ids)
-                    UNION SELECT credit_account_id FROM ledger_transfers WHERE id = ANY (p_pending_ids));
+  has_resolutions := array_remove(p_pending_ids, NULL) <> '{}';
+  IF has_resolutions THEN
+    lock_ids := ARRAY(SELECT unnest(p_debit_ids) UNION SELECT unnest(p_credit_ids)
+                      UNION SELECT debit_account_id FROM ledger_transfers WHERE id = ANY (p_pending_ids)
+                      UNION SELECT credit_account_id FROM ledger_transfers WHERE id = ANY (p_pending_ids));
+  ELSE
+    lock_ids := ARRAY(SELECT unnest(p_debit_ids) UNION SELECT unnest(p_credit_ids));
+  END IF;
   SELECT COALESCE(array_agg(a.id ORDER BY a.id), '{}'), array_agg(a.currency ORDER BY a.id), array_agg(a.status ORDER BY a.id),
          array_agg(a.debits_must_not_exceed_credits ORDER BY a.id), array_agg(a.credits_must_not_exceed_debits ORDER BY a.id),
          array_agg(a.debits_pending ORDER BY a.id), array_agg(a.debits_posted ORDER BY a.id),
@@ -89,13 +91,16 @@ BEGIN
   acc_changed := array_fill(false, ARRAY[COALESCE(array_length(acc_id, 1), 0)]);
 
   -- 2. Transfers that already exist with an id of this batch (idempotent retries).
-  SELECT COALESCE(array_agg(id), '{}'), array_agg(debit_account_id), array_agg(credit_account_id), array_agg(amount_kobo),
-         array_agg(currency), array_agg(phase), array_agg(pending_id), array_agg(code)
-    INTO known_id, known_debit, known_credit, known_amount, known_currency, known_phase, known_pending, known_code
-    FROM ledger_transfers WHERE id = ANY (p_ids);
+  IF p_look_up_existing THEN
+    SELECT COALESCE(array_agg(id), '{}'), array_agg(debit_account_id), array_agg(credit_account_id), array_agg(amount_kobo),
+           array_agg(currency), array_agg(phase), array_agg(pending_id), array_agg(code)
+      INTO known_id, known_debit, known_credit, known_amount, known_currency, known_phase, known_pending, known_code
+      FROM ledger_transfers WHERE id = ANY (p_ids);
+  ELSE
+    known_id := '{}';
+  END IF;
 
   -- 3. Pending transfers the batch resolves, their state locked (in id order).
-  has_resolutions := array_remove(p_pending_ids, NULL) <> '{}';
   IF has_resolutions THEN
   SELECT COALESCE(array_agg(t.id ORDER BY t.id), '{}'), array_agg(t.debit_account_id ORDER BY t.id), array_agg(t.credit_account_id ORDER BY t.id),
          array_agg(t.amount_kobo ORDER BY t.id), array_agg(t.currency ORDER BY t.id), array_agg(s.status ORDER BY t.id),
@@ -187,6 +192,11 @@ BEGIN
       END IF;
     END IF;
 
+    -- Without the look-up, a refused transfer might be a retry of a stored one, which must be
+    -- answered `exists…` instead: if it is stored, start again with the look-up.
+    IF result <> 'ok' AND NOT p_look_up_existing AND EXISTS (SELECT 1 FROM ledger_transfers WHERE id = p_ids[i]) THEN
+      RAISE unique_violation USING MESSAGE = 'ledger: batch holds a stored transfer id';
+    END IF;
     results[i] := result;
     IF result NOT IN ('ok', 'exists') AND chain_start IS NOT NULL THEN
       -- Undo the chain in memory (nothing has been written yet) and fail all of it.
@@ -262,5 +272,33 @@ BEGIN
    WHERE s.transfer_id = u.id AND u.changed AND NOT u.is_new;
 
   RETURN results;
+END
+$$;
+
+-- Creates a batch of transfers in order and returns one result code per transfer. Transfers
+-- can be linked into chains, as in TigerBeetle: p_linked[i] links transfer i with the next, and
+-- a chain succeeds or fails as a whole — the failing transfer gets its code, every other one of
+-- its chain `linked_event_failed`, and the chain's effects are undone in memory before anything
+-- is written. Other transfers and chains of the batch are not affected.
+--
+-- Optimistic about retries: most batches hold no id that is already stored, so the batch is
+-- first applied without looking one up (an index probe per transfer saved). If a stored id was
+-- there after all — the INSERT's primary key refuses it, or a refused transfer turns out to be
+-- stored — that attempt is rolled back (the block is a subtransaction) and the batch is applied
+-- again, looking every id up.
+CREATE FUNCTION ledger_create_transfers(
+  p_ids uuid[], p_debit_ids uuid[], p_credit_ids uuid[], p_amounts bigint[], p_currencies text[],
+  p_phases text[], p_pending_ids uuid[], p_codes text[], p_timeouts_s integer[],
+  p_source_types text[], p_source_ids text[], p_linked boolean[]
+) RETURNS text[] LANGUAGE plpgsql AS $$
+BEGIN
+  BEGIN
+    RETURN ledger_apply_batch(p_ids, p_debit_ids, p_credit_ids, p_amounts, p_currencies, p_phases, p_pending_ids, p_codes,
+                              p_timeouts_s, p_source_types, p_source_ids, p_linked, false);
+  EXCEPTION WHEN unique_violation THEN
+    NULL; -- a retried id: apply again, looking ids up
+  END;
+  RETURN ledger_apply_batch(p_ids, p_debit_ids, p_credit_ids, p_amounts, p_currencies, p_phases, p_pending_ids, p_codes,
+                            p_timeouts_s, p_source_types, p_source_ids, p_linked, true);
 END
 $$;
