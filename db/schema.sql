@@ -113,6 +113,23 @@ CREATE TABLE partners (
   CONSTRAINT partners_pkey PRIMARY KEY (id)
 );
 
+CREATE TABLE providers (
+  name text NOT NULL,
+  adapter text NOT NULL,
+  merchant_credit boolean NOT NULL,
+  debit boolean NOT NULL,
+  wallet_transfer boolean NOT NULL,
+  bank_payout boolean NOT NULL,
+  name_check boolean NOT NULL,
+  narration boolean NOT NULL,
+  virtual_accounts boolean NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT providers_adapter_check CHECK ((adapter = 'sandbox'::text)),
+  CONSTRAINT providers_name_check CHECK ((name ~ '^[a-z][a-z0-9-]{1,31}$'::text)),
+  CONSTRAINT providers_pkey PRIMARY KEY (name)
+);
+
 CREATE UNIQUE INDEX ledger_accounts_one_per_partner ON public.ledger_accounts USING btree (partner_id, currency, kind) WHERE (kind = ANY (ARRAY['float'::text, 'collections'::text, 'escrow_holding'::text, 'provider_settlement'::text, 'suspense'::text, 'fees'::text]));
 
 CREATE INDEX ledger_pending_transfers_timeouts ON public.ledger_pending_transfers USING btree (timeout_at) WHERE ((status = 'pending'::text) AND (timeout_at IS NOT NULL));

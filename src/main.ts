@@ -1,8 +1,9 @@
-// The `rail` command: serve | api | worker | migrate | partner … | ledger … | schema-dump.
+// The `rail` command: serve | api | worker | migrate | partner … | provider … | ledger … | schema-dump.
 // Failures print one line (`rail: <reason>`) and exit non-zero; stack traces only with DEBUG=rail.
 import { Command, Option } from 'commander'
 import { registerLedgerCommands } from './ledger/cli.ts'
 import { registerPartnerCommands } from './partners/cli.ts'
+import { registerProviderCommands } from './providers/cli.ts'
 import { ConfigError, loadConfig } from './platform/config.ts'
 import { openDatabase, type OpenDatabase } from './platform/database-runtime.ts'
 import { migrateDatabase } from './platform/migrate.ts'
@@ -50,6 +51,7 @@ program
 
 registerPartnerCommands(program, withDatabase)
 registerLedgerCommands(program, withDatabase)
+registerProviderCommands(program, withDatabase)
 
 /**
  * Runs a command against the database: DATABASE_URL, else the running `rail serve`'s embedded
