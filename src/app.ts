@@ -7,6 +7,8 @@ import type { Runner, TaskList } from 'graphile-worker'
 import { LEDGER_CRONTAB, ledgerTasks } from './ledger/jobs.ts'
 import { installAuthentication } from './partners/auth.ts'
 import { registerPartnerRoutes } from './partners/routes.ts'
+import { registerSandboxBankRoutes } from './sandbox-bank/routes.ts'
+import { SandboxBank } from './sandbox-bank/service.ts'
 import { systemClock, type Clock } from './platform/clock.ts'
 import type { Pool } from './platform/db.ts'
 import { registerHealthRoutes } from './platform/health.ts'
@@ -20,6 +22,8 @@ export interface AppDeps {
   masterKey: Buffer
   clock?: Clock
   logger?: FastifyServerOptions['logger']
+  /** Mounts the sandbox bank on this server when given (development and sandbox deployments). */
+  sandboxBank?: { secret: string; bankCode?: string }
 }
 
 export async function buildApi(deps: AppDeps): Promise<HttpServer> {
@@ -30,6 +34,9 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   installMetrics(app)
   registerHealthRoutes(app, deps.pool)
   registerPartnerRoutes(app, { pool: deps.pool })
+  if (deps.sandboxBank) {
+    registerSandboxBankRoutes(app, { bank: new SandboxBank(deps.pool, deps.sandboxBank.bankCode), secret: deps.sandboxBank.secret })
+  }
   await app.ready()
   return app
 }

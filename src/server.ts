@@ -10,7 +10,8 @@ import { createPartner, getPartner, type PartnerCredentials } from './partners/s
 import type { Config } from './platform/config.ts'
 import { openDatabase, type OpenDatabase } from './platform/database-runtime.ts'
 import type { Pool } from './platform/db.ts'
-import { recordApiUrl } from './platform/embedded-db.ts'
+import { randomBase62 } from './platform/crypto.ts'
+import { readOrCreateSecretFile, recordApiUrl } from './platform/embedded-db.ts'
 import type { HttpServer } from './platform/http.ts'
 import { loadMasterKey } from './platform/master-key.ts'
 import { migrateDatabase } from './platform/migrate.ts'
@@ -44,7 +45,7 @@ export async function runRoles(config: Config, roles: Roles): Promise<void> {
   try {
     if (roles.ownDatabase) await migrateDatabase(database.pool)
     if (roles.api) {
-      api = await buildApi({ pool: database.pool, masterKey, logger: { level: config.logLevel } })
+      api = await buildApi({ pool: database.pool, masterKey, logger: { level: config.logLevel }, sandboxBank: sandboxBankSettings(config, roles) })
       await listen(api, config)
     }
     if (roles.worker) {
@@ -56,6 +57,15 @@ export async function runRoles(config: Config, roles: Roles): Promise<void> {
   }
   const sandbox = roles.ownDatabase && !config.production ? await ensureSandboxPartner(config, database.pool, masterKey) : undefined
   printBanner(config, database, roles, api, sandbox)
+}
+
+/**
+ * `rail serve` mounts the sandbox bank, with a secret generated once into the data directory
+ * unless SANDBOX_BANK_SECRET is set; `rail api` mounts it only when SANDBOX_BANK_SECRET is set.
+ */
+function sandboxBankSettings(config: Config, roles: Roles): { secret: string; bankCode?: string } | undefined {
+  const secret = config.sandboxBankSecret ?? (roles.ownDatabase ? readOrCreateSecretFile(path.join(config.dataDir, 'sandbox-bank.secret'), () => randomBase62(40)) : undefined)
+  return secret === undefined ? undefined : { secret, bankCode: config.sandboxBankCode }
 }
 
 async function listen(api: HttpServer, config: Config): Promise<void> {

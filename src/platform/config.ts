@@ -12,6 +12,10 @@ export interface Config {
   dataDir: string
   /** 32-byte key for AES-256-GCM encryption of secrets at rest; undefined means "use the dev key file". */
   masterKeyHex: string | undefined
+  /** Shared secret of the sandbox bank; undefined means the dev secret file (serve) or no sandbox bank (api). */
+  sandboxBankSecret: string | undefined
+  /** CBN code of the bank the sandbox bank plays (its NUBANs use it). */
+  sandboxBankCode: string | undefined
   /** Background job concurrency per worker process. */
   workerConcurrency: number
   /** Pool size per process. */
@@ -32,6 +36,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: nonEmpty(env.DATABASE_URL),
     dataDir: path.resolve(nonEmpty(env.RAIL_DATA_DIR) ?? '.rail'),
     masterKeyHex: parseMasterKey(nonEmpty(env.RAIL_MASTER_KEY)),
+    sandboxBankSecret: nonEmpty(env.SANDBOX_BANK_SECRET),
+    sandboxBankCode: nonEmpty(env.SANDBOX_BANK_CODE),
     workerConcurrency: parsePositiveInt('WORKER_CONCURRENCY', env.WORKER_CONCURRENCY, WORKER_CONCURRENCY_DEFAULT),
     databasePoolMax: parsePositiveInt('DATABASE_POOL_MAX', env.DATABASE_POOL_MAX, DATABASE_POOL_MAX_DEFAULT),
     logLevel: env.LOG_LEVEL ?? 'info',

@@ -17,10 +17,11 @@ export interface TestApp {
   close(): Promise<void>
 }
 
-export async function startTestApp(options: { clock?: Clock } = {}): Promise<TestApp> {
+export async function startTestApp(options: { clock?: Clock; sandboxBankSecret?: string } = {}): Promise<TestApp> {
   const db = await createTestDatabase()
   const masterKey = randomBytes(32)
-  const api = await buildApi({ pool: db.pool, masterKey, clock: options.clock })
+  const sandboxBank = options.sandboxBankSecret === undefined ? undefined : { secret: options.sandboxBankSecret }
+  const api = await buildApi({ pool: db.pool, masterKey, clock: options.clock, sandboxBank })
   await api.listen({ host: '127.0.0.1', port: 0 })
   const address = api.server.address()
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`

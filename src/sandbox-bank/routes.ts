@@ -1,0 +1,108 @@
+// The sandbox bank's HTTP interface, mounted under /sandbox-bank/v1. Every request is signed by
+// the caller (the sandbox provider adapter) with the bank's shared secret, using Rail's own
+// request-signing scheme with X-Sandbox-Timestamp and X-Sandbox-Signature headers.
+import { Type } from '@sinclair/typebox'
+import type { FastifyRequest } from 'fastify'
+import { canonicalRequest, computeSignature, TIMESTAMP_TOLERANCE_S } from '../client/signing.ts'
+import { constantTimeEqual } from '../platform/crypto.ts'
+import { notFound, RailError } from '../platform/errors.ts'
+import type { HttpServer } from '../platform/http.ts'
+import { closedObject, errorResponses } from '../platform/schemas.ts'
+import type { SandboxBank } from './service.ts'
+
+export const SANDBOX_BANK_PREFIX = '/sandbox-bank/v1'
+
+const AccountNumber = Type.String({ pattern: '^[0-9]{10}$' })
+const BankCode = Type.String({ pattern: '^[0-9]{3}$' })
+const Amount = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })
+
+const AccountSchema = Type.Object({ bankCode: Type.String(), accountNumber: Type.String(), accountName: Type.String(), balanceKobo: Type.Integer(), status: Type.String() })
+const NipFields = { responseCode: Type.String(), responseMessage: Type.String() }
+const TransferAnswerSchema = Type.Object({ ...NipFields, reference: Type.String(), sessionId: Type.String(), amountKobo: Type.Integer() })
+
+export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: SandboxBank; secret: string }): void {
+  const config = { auth: 'none' as const } // the bank checks its own signature, below
+  const preValidation = async (request: FastifyRequest) => verifyBankSignature(request, deps.secret)
+
+  app.post(
+    `${SANDBOX_BANK_PREFIX}/accounts`,
+    {
+      config,
+      preValidation,
+      schema: { tags: ['sandbox bank'], body: closedObject({ accountName: Type.String({ minLength: 1, maxLength: 100 }) }), response: { 201: AccountSchema, ...errorResponses() } },
+    },
+    async (request, reply) => reply.code(201).send(await deps.bank.openAccount(request.body.accountName)),
+  )
+
+  app.get(
+    `${SANDBOX_BANK_PREFIX}/accounts/:accountNumber`,
+    { config, preValidation, schema: { tags: ['sandbox bank'], params: closedObject({ accountNumber: AccountNumber }), response: { 200: AccountSchema, ...errorResponses(404) } } },
+    async (request) => {
+      const account = await deps.bank.getAccount(request.params.accountNumber)
+      if (!account) throw notFound('Account')
+      return account
+    },
+  )
+
+  app.post(
+    `${SANDBOX_BANK_PREFIX}/name-enquiry`,
+    {
+      config,
+      preValidation,
+      schema: {
+        tags: ['sandbox bank'],
+        body: closedObject({ bankCode: BankCode, accountNumber: AccountNumber }),
+        response: {
+          200: Type.Object({ ...NipFields, bankCode: Type.String(), accountNumber: Type.String(), accountName: Type.Union([Type.String(), Type.Null()]), sessionId: Type.String() }),
+          ...errorResponses(),
+        },
+      },
+    },
+    async (request) => deps.bank.nameEnquiry(request.body.bankCode, request.body.accountNumber),
+  )
+
+  app.post(
+    `${SANDBOX_BANK_PREFIX}/transfers`,
+    {
+      config,
+      preValidation,
+      schema: {
+        tags: ['sandbox bank'],
+        body: closedObject({
+          reference: Type.String({ minLength: 1, maxLength: 64 }),
+          kind: Type.Union([Type.Literal('book'), Type.Literal('credit'), Type.Literal('debit')]),
+          debitAccountNumber: Type.Optional(AccountNumber),
+          creditAccountNumber: Type.Optional(AccountNumber),
+          amountKobo: Amount,
+          narration: Type.Optional(Type.String({ maxLength: 100 })),
+        }),
+        response: { 200: TransferAnswerSchema, ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const body = request.body
+      const needsDebit = body.kind !== 'credit'
+      const needsCredit = body.kind !== 'debit'
+      if (needsDebit !== (body.debitAccountNumber !== undefined) || needsCredit !== (body.creditAccountNumber !== undefined)) {
+        throw new RailError('validation_error', `a ${body.kind} transfer names ${[needsDebit && 'debitAccountNumber', needsCredit && 'creditAccountNumber'].filter(Boolean).join(' and ')} only`)
+      }
+      return deps.bank.transfer(body)
+    },
+  )
+
+  app.get(
+    `${SANDBOX_BANK_PREFIX}/transfers/:reference`,
+    { config, preValidation, schema: { tags: ['sandbox bank'], params: closedObject({ reference: Type.String({ minLength: 1, maxLength: 64 }) }), response: { 200: TransferAnswerSchema, ...errorResponses() } } },
+    async (request) => deps.bank.requery(request.params.reference),
+  )
+}
+
+function verifyBankSignature(request: FastifyRequest, secret: string): void {
+  const timestamp = request.headers['x-sandbox-timestamp']
+  const signature = request.headers['x-sandbox-signature']
+  const fail = () => new RailError('unauthorized', 'Missing or invalid credentials')
+  if (typeof timestamp !== 'string' || typeof signature !== 'string' || !/^\d{1,12}$/.test(timestamp)) throw fail()
+  if (Math.abs(Math.floor(Date.now() / 1000) - Number(timestamp)) > TIMESTAMP_TOLERANCE_S) throw fail()
+  const expected = computeSignature(secret, canonicalRequest(Number(timestamp), request.method, request.raw.url ?? '', request.rawBody ?? ''))
+  if (!constantTimeEqual(expected, signature)) throw fail()
+}

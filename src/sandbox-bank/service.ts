@@ -1,0 +1,197 @@
+// The sandbox bank's books: accounts with real NUBANs, name enquiry, transfers on its own books
+// (between customers, and to and from the merchant's settlement pool) answered with NIP codes,
+// and requery by reference. Outcomes follow ../shared/NIGERIA.md.
+import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
+import { findBank } from '../nip/banks.ts'
+import { nipMessage } from '../nip/codes.ts'
+import { isValidNuban, nuban } from '../nip/nuban.ts'
+import { nipSessionId } from '../nip/session-id.ts'
+import { syntheticAccountName } from './names.ts'
+
+/** The sandbox bank is Providus (101) unless configured otherwise: NUBANs it issues use this code. */
+export const SANDBOX_BANK_CODE_DEFAULT = '101'
+const SETTLEMENT_ACCOUNT_NAME = 'RAIL SANDBOX SETTLEMENT'
+
+export interface BankAccount {
+  bankCode: string
+  accountNumber: string
+  accountName: string
+  balanceKobo: number
+  status: 'active' | 'dormant'
+}
+
+export interface NipAnswer {
+  responseCode: string
+  responseMessage: string
+}
+
+export interface NameEnquiryAnswer extends NipAnswer {
+  bankCode: string
+  accountNumber: string
+  accountName: string | null
+  sessionId: string
+}
+
+export type TransferKind = 'book' | 'credit' | 'debit'
+
+export interface TransferRequest {
+  reference: string
+  kind: TransferKind
+  /** book and debit: the customer account paying. */
+  debitAccountNumber?: string
+  /** book and credit: the customer account paid. */
+  creditAccountNumber?: string
+  amountKobo: number
+  narration?: string
+}
+
+export interface TransferAnswer extends NipAnswer {
+  reference: string
+  sessionId: string
+  amountKobo: number
+}
+
+export class SandboxBank {
+  readonly #pool: Pool
+  readonly bankCode: string
+
+  constructor(pool: Pool, bankCode = SANDBOX_BANK_CODE_DEFAULT) {
+    if (!findBank(bankCode)) throw new Error(`sandbox bank code ${bankCode} is not a bank of NIGERIA.md`)
+    this.#pool = pool
+    this.bankCode = bankCode
+  }
+
+  async openAccount(accountName: string): Promise<BankAccount> {
+    const serial = await this.#nextSerial()
+    const accountNumber = nuban(this.bankCode, serial)
+    const result = await this.#pool.query<AccountRow>(
+      `INSERT INTO sandbox_bank.accounts (account_number, bank_code, account_name, kind) VALUES ($1, $2, $3, 'customer') RETURNING ${ACCOUNT_COLUMNS}`,
+      [accountNumber, this.bankCode, accountName],
+    )
+    return toAccount(result.rows[0]!)
+  }
+
+  async getAccount(accountNumber: string): Promise<BankAccount | undefined> {
+    const result = await this.#pool.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM sandbox_bank.accounts WHERE account_number = $1 AND kind = 'customer'`, [
+      accountNumber,
+    ])
+    return result.rows[0] && toAccount(result.rows[0])
+  }
+
+  /** Who holds an account: this bank's books for its own accounts, a stable made-up name elsewhere. */
+  async nameEnquiry(bankCode: string, accountNumber: string): Promise<NameEnquiryAnswer> {
+    const sessionId = await this.#nextSessionId()
+    const answer = (responseCode: string, accountName: string | null): NameEnquiryAnswer => ({
+      responseCode,
+      responseMessage: nipMessage(responseCode),
+      bankCode,
+      accountNumber,
+      accountName,
+      sessionId,
+    })
+    if (!findBank(bankCode)) return answer('16', null)
+    if (!isValidNuban(bankCode, accountNumber)) return answer('07', null)
+    if (bankCode !== this.bankCode) return answer('00', syntheticAccountName(bankCode, accountNumber))
+    const account = await this.getAccount(accountNumber)
+    if (!account) return answer('07', null)
+    if (account.status === 'dormant') return answer('06', account.accountName)
+    return answer('00', account.accountName)
+  }
+
+  /**
+   * A transfer on the bank's own books, answered at once: 00, or the NIP code of the refusal. A
+   * reference is used once: asked again, the bank answers 26 (duplicate) and moves nothing.
+   */
+  async transfer(request: TransferRequest): Promise<TransferAnswer> {
+    return withTransaction(this.#pool, async (tx) => {
+      // Two requests with one reference queue here: the second then finds the first and is a duplicate.
+      await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('sandbox_bank.transfer:' || $1, 0))`, [request.reference])
+      const duplicate = await tx.query<{ session_id: string }>(`SELECT session_id FROM sandbox_bank.transfers WHERE reference = $1`, [request.reference])
+      if (duplicate.rows[0]) return transferAnswer(request, '26', duplicate.rows[0].session_id)
+      const settlement = await this.#settlementAccount(tx)
+      const debit = request.kind === 'credit' ? settlement : (request.debitAccountNumber ?? '')
+      const credit = request.kind === 'debit' ? settlement : (request.creditAccountNumber ?? '')
+      const responseCode = await this.#applyTransfer(tx, debit, credit, request.amountKobo)
+      const sessionId = await this.#nextSessionId(tx)
+      // Refused transfers are recorded too: the reference is spent, and a requery says why.
+      await tx.query(
+        `INSERT INTO sandbox_bank.transfers (session_id, reference, kind, debit_account_number, credit_account_number, amount_kobo, narration, response_code)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        [sessionId, request.reference, request.kind, debit, credit, request.amountKobo, request.narration ?? null, responseCode],
+      )
+      return transferAnswer(request, responseCode, sessionId)
+    })
+  }
+
+  /** What happened to a reference: the transfer's own code, or 25 when the bank has no record. */
+  async requery(reference: string): Promise<TransferAnswer> {
+    const found = await this.#pool.query<{ session_id: string; response_code: string; amount_kobo: number }>(
+      `SELECT session_id, response_code, amount_kobo FROM sandbox_bank.transfers WHERE reference = $1`,
+      [reference],
+    )
+    const row = found.rows[0]
+    if (!row) return { reference, sessionId: '', amountKobo: 0, responseCode: '25', responseMessage: nipMessage('25') }
+    return { reference, sessionId: row.session_id, amountKobo: row.amount_kobo, responseCode: row.response_code, responseMessage: nipMessage(row.response_code) }
+  }
+
+  /** Locks both accounts (in account-number order), checks them, moves the money; returns the NIP code. */
+  async #applyTransfer(tx: Queryable, debit: string, credit: string, amountKobo: number): Promise<string> {
+    if (debit === credit) return '12'
+    const locked = await tx.query<AccountRow>(
+      `SELECT ${ACCOUNT_COLUMNS} FROM sandbox_bank.accounts WHERE account_number = ANY ($1::text[]) ORDER BY account_number FOR UPDATE`,
+      [[debit, credit]],
+    )
+    const byNumber = new Map(locked.rows.map((row) => [row.account_number, row]))
+    const from = byNumber.get(debit)
+    const to = byNumber.get(credit)
+    if (!from || !to) return '07'
+    if (from.status === 'dormant' || to.status === 'dormant') return '06'
+    const moved = await tx.query(
+      `UPDATE sandbox_bank.accounts SET balance_kobo = balance_kobo - $2 WHERE account_number = $1 AND (kind = 'settlement' OR balance_kobo >= $2)`,
+      [debit, amountKobo],
+    )
+    if (moved.rowCount === 0) return '51'
+    await tx.query(`UPDATE sandbox_bank.accounts SET balance_kobo = balance_kobo + $2 WHERE account_number = $1`, [credit, amountKobo])
+    return '00'
+  }
+
+  async #settlementAccount(tx: Queryable): Promise<string> {
+    const found = await tx.query<{ account_number: string }>(`SELECT account_number FROM sandbox_bank.accounts WHERE kind = 'settlement' AND bank_code = $1`, [this.bankCode])
+    if (found.rows[0]) return found.rows[0].account_number
+    // First use: the settlement pool gets the first serial; a concurrent first use loses the race harmlessly.
+    const accountNumber = nuban(this.bankCode, '000000001')
+    await tx.query(
+      `INSERT INTO sandbox_bank.accounts (account_number, bank_code, account_name, kind) VALUES ($1, $2, $3, 'settlement') ON CONFLICT (account_number) DO NOTHING`,
+      [accountNumber, this.bankCode, SETTLEMENT_ACCOUNT_NAME],
+    )
+    return accountNumber
+  }
+
+  async #nextSerial(): Promise<string> {
+    const result = await this.#pool.query<{ serial: string }>(`SELECT lpad(nextval('sandbox_bank.account_serial')::text, 9, '0') AS serial`)
+    return result.rows[0]!.serial
+  }
+
+  async #nextSessionId(db: Queryable = this.#pool): Promise<string> {
+    const result = await db.query<{ sequence: number }>(`SELECT nextval('sandbox_bank.session_sequence') AS sequence`)
+    return nipSessionId(`000${this.bankCode}`, new Date(), result.rows[0]!.sequence)
+  }
+}
+
+function transferAnswer(request: TransferRequest, responseCode: string, sessionId: string): TransferAnswer {
+  return { reference: request.reference, sessionId, amountKobo: request.amountKobo, responseCode, responseMessage: nipMessage(responseCode) }
+}
+
+interface AccountRow {
+  account_number: string
+  bank_code: string
+  account_name: string
+  balance_kobo: number
+  status: 'active' | 'dormant'
+}
+
+const ACCOUNT_COLUMNS = 'account_number, bank_code, account_name, balance_kobo, status'
+
+function toAccount(row: AccountRow): BankAccount {
+  return { bankCode: row.bank_code, accountNumber: row.account_number, accountName: row.account_name, balanceKobo: row.balance_kobo, status: row.status }
+}
