@@ -117,6 +117,29 @@ CREATE TABLE partners (
   CONSTRAINT partners_pkey PRIMARY KEY (id)
 );
 
+CREATE TABLE provider_calls (
+  id uuid NOT NULL,
+  provider text NOT NULL,
+  operation text NOT NULL,
+  reference text,
+  request_id text,
+  outcome text NOT NULL,
+  http_status integer,
+  response_code text,
+  error text,
+  latency_ms integer NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT provider_calls_error_check CHECK ((length(error) <= 500)),
+  CONSTRAINT provider_calls_latency_ms_check CHECK ((latency_ms >= 0)),
+  CONSTRAINT provider_calls_operation_check CHECK ((length(operation) <= 64)),
+  CONSTRAINT provider_calls_outcome_check CHECK ((outcome = ANY (ARRAY['successful'::text, 'failed'::text, 'pending'::text, 'unknown'::text]))),
+  CONSTRAINT provider_calls_pkey PRIMARY KEY (id),
+  CONSTRAINT provider_calls_provider_fkey FOREIGN KEY (provider) REFERENCES providers(name),
+  CONSTRAINT provider_calls_reference_check CHECK ((length(reference) <= 128)),
+  CONSTRAINT provider_calls_request_id_check CHECK ((length(request_id) <= 128)),
+  CONSTRAINT provider_calls_response_code_check CHECK ((length(response_code) <= 16))
+);
+
 CREATE TABLE providers (
   name text NOT NULL,
   adapter text NOT NULL,
@@ -184,6 +207,8 @@ CREATE INDEX ledger_transfers_by_source ON public.ledger_transfers USING btree (
 CREATE UNIQUE INDEX ledger_transfers_one_resolution ON public.ledger_transfers USING btree (pending_id) WHERE (pending_id IS NOT NULL);
 
 CREATE INDEX partner_credentials_by_partner ON public.partner_credentials USING btree (partner_id, kind, created_at);
+
+CREATE INDEX provider_calls_by_reference ON public.provider_calls USING btree (reference, created_at) WHERE (reference IS NOT NULL);
 
 CREATE OR REPLACE FUNCTION public.ledger_apply_batch(p_ids uuid[], p_debit_ids uuid[], p_credit_ids uuid[], p_amounts bigint[], p_currencies text[], p_phases text[], p_pending_ids uuid[], p_codes text[], p_timeouts_s integer[], p_source_types text[], p_source_ids text[], p_linked boolean[], p_look_up_existing boolean)
  RETURNS text[]

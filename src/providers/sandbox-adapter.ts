@@ -1,0 +1,181 @@
+// The sandbox provider adapter: reaches the sandbox bank over real HTTP (undici, explicit
+// timeouts), signs each request with the bank's shared secret, classifies each answer by its NIP
+// code, and records every call and its answer in provider_calls.
+import { randomUUID } from 'node:crypto'
+import { request as httpRequest } from 'undici'
+import { signRequest } from '../client/signing.ts'
+import { nipOutcome } from '../nip/codes.ts'
+import type { Pool } from '../platform/db.ts'
+import type { ProviderAccount, ProviderAdapter, ProviderResult } from './types.ts'
+
+/** How long Rail waits for the bank's headers and body; past that the answer is unknown. */
+export const PROVIDER_TIMEOUT_MS_DEFAULT = 10_000
+/** A bank's answer bigger than this is not an answer Rail reads. */
+const RESPONSE_BYTES_MAX = 64 * 1024
+const ERROR_CHARS_MAX = 500
+
+export interface SandboxAdapterOptions {
+  provider: string
+  /** Base URL of the sandbox bank, e.g. http://127.0.0.1:8080 (it serves /sandbox-bank/v1). */
+  baseUrl: string
+  secret: string
+  pool: Pool
+  timeoutMs?: number
+  /** Rail's request id, recorded with each call. */
+  requestId?: string
+}
+
+interface BankAnswer {
+  responseCode: string
+  responseMessage: string
+  sessionId?: string
+  [field: string]: unknown
+}
+
+type CallAnswer = { ok: true; httpStatus: number; body: BankAnswer } | { ok: false; httpStatus: number | null; error: string }
+
+export class SandboxAdapter implements ProviderAdapter {
+  readonly #options: SandboxAdapterOptions
+
+  constructor(options: SandboxAdapterOptions) {
+    this.#options = options
+  }
+
+  async createWallet(request: { customerReference: string; accountName: string }): Promise<ProviderResult<ProviderAccount>> {
+    const answer = await this.#call('create_wallet', request.customerReference, 'POST', '/accounts', { accountName: request.accountName })
+    if (!answer.ok) return { outcome: 'unknown', error: answer.error }
+    const body = answer.body as unknown as ProviderAccount
+    if (answer.httpStatus !== 201 || typeof body.accountNumber !== 'string') return { outcome: 'unknown', error: `unexpected answer ${answer.httpStatus}` }
+    return {
+      outcome: 'successful',
+      responseCode: '00',
+      responseMessage: 'Account opened',
+      providerReference: body.accountNumber,
+      value: { bankCode: body.bankCode, accountNumber: body.accountNumber, accountName: body.accountName },
+    }
+  }
+
+  credit(request: { reference: string; accountNumber: string; amountKobo: number; narration?: string }): Promise<ProviderResult<null>> {
+    return this.#move('credit', request.reference, { kind: 'credit', creditAccountNumber: request.accountNumber, amountKobo: request.amountKobo, narration: request.narration })
+  }
+
+  debit(request: { reference: string; accountNumber: string; amountKobo: number; narration?: string }): Promise<ProviderResult<null>> {
+    return this.#move('debit', request.reference, { kind: 'debit', debitAccountNumber: request.accountNumber, amountKobo: request.amountKobo, narration: request.narration })
+  }
+
+  walletTransfer(request: { reference: string; fromAccountNumber: string; toAccountNumber: string; amountKobo: number; narration?: string }): Promise<ProviderResult<null>> {
+    return this.#move('wallet_transfer', request.reference, {
+      kind: 'book',
+      debitAccountNumber: request.fromAccountNumber,
+      creditAccountNumber: request.toAccountNumber,
+      amountKobo: request.amountKobo,
+      narration: request.narration,
+    })
+  }
+
+  async nameEnquiry(request: { bankCode: string; accountNumber: string }): Promise<ProviderResult<{ accountName: string }>> {
+    const answer = await this.#call('name_enquiry', `${request.bankCode}:${request.accountNumber}`, 'POST', '/name-enquiry', request)
+    const result = classify(answer)
+    if (result.outcome !== 'successful') return result
+    const accountName = answer.ok ? answer.body.accountName : undefined
+    if (typeof accountName !== 'string') return { outcome: 'unknown', error: 'name enquiry answered 00 without a name' }
+    return { ...result, value: { accountName } }
+  }
+
+  async requery(reference: string): Promise<ProviderResult<null>> {
+    return classify(await this.#call('requery', reference, 'GET', `/transfers/${encodeURIComponent(reference)}`, undefined))
+  }
+
+  async #move(operation: string, reference: string, body: Record<string, unknown>): Promise<ProviderResult<null>> {
+    const answer = await this.#call(operation, reference, 'POST', '/transfers', { reference, ...body })
+    const result = classify(answer)
+    // 26: the bank has this reference already and moved nothing now; what happened to the
+    // original is the answer, so ask for it (NIGERIA.md: never debit again, requery).
+    if (result.outcome !== 'unknown' && result.responseCode === '26') return this.requery(reference)
+    return result
+  }
+
+  async #call(operation: string, reference: string, method: 'GET' | 'POST', path: string, body: unknown): Promise<CallAnswer> {
+    const fullPath = `/sandbox-bank/v1${path}`
+    const text = body === undefined ? '' : JSON.stringify(body)
+    const signed = signRequest({ keyId: 'sandbox', signingSecret: this.#options.secret, method, pathWithQuery: fullPath, body: text })
+    const headers: Record<string, string> = { 'X-Sandbox-Timestamp': signed['X-Rail-Timestamp']!, 'X-Sandbox-Signature': signed['X-Rail-Signature']! }
+    if (text) headers['Content-Type'] = 'application/json'
+    if (this.#options.requestId) headers['X-Request-Id'] = this.#options.requestId
+    const timeoutMs = this.#options.timeoutMs ?? PROVIDER_TIMEOUT_MS_DEFAULT
+    const started = performance.now()
+    let answer: CallAnswer
+    try {
+      const response = await httpRequest(`${this.#options.baseUrl}${fullPath}`, {
+        method,
+        headers,
+        body: text || undefined,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs, // undici's request follows no redirect
+      })
+      answer = await readAnswer(response.statusCode, response.body)
+    } catch (error) {
+      answer = { ok: false, httpStatus: null, error: describeError(error) }
+    }
+    const latencyMs = Math.round(performance.now() - started)
+    await this.#record(operation, reference, answer, latencyMs)
+    return answer
+  }
+
+  async #record(operation: string, reference: string, answer: CallAnswer, latencyMs: number): Promise<void> {
+    const outcome = operation === 'create_wallet' && answer.ok && answer.httpStatus === 201 ? 'successful' : classify(answer).outcome
+    await this.#options.pool.query(
+      `INSERT INTO provider_calls (id, provider, operation, reference, request_id, outcome, http_status, response_code, error, latency_ms)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [
+        randomUUID(),
+        this.#options.provider,
+        operation,
+        reference.slice(0, 128),
+        this.#options.requestId ?? null,
+        outcome,
+        answer.httpStatus,
+        answer.ok ? String(answer.body.responseCode ?? '').slice(0, 16) || null : null,
+        answer.ok ? null : answer.error.slice(0, ERROR_CHARS_MAX),
+        latencyMs,
+      ],
+    )
+  }
+}
+
+async function readAnswer(httpStatus: number, body: AsyncIterable<Buffer>): Promise<CallAnswer> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of body) {
+    size += chunk.length
+    if (size > RESPONSE_BYTES_MAX) return { ok: false, httpStatus, error: `answer over ${RESPONSE_BYTES_MAX} bytes` }
+    chunks.push(chunk)
+  }
+  if (httpStatus >= 500) return { ok: false, httpStatus, error: `bank answered ${httpStatus}` }
+  try {
+    const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as BankAnswer
+    if (typeof parsed !== 'object' || parsed === null) return { ok: false, httpStatus, error: 'answer is not an object' }
+    return { ok: true, httpStatus, body: parsed }
+  } catch {
+    return { ok: false, httpStatus, error: 'answer is not JSON' }
+  }
+}
+
+/** A readable answer with a NIP code is successful, failed or pending by that code; anything else is unknown. */
+function classify(answer: CallAnswer): ProviderResult<null> {
+  if (!answer.ok) return { outcome: 'unknown', error: answer.error }
+  const { responseCode, responseMessage, sessionId } = answer.body
+  if (answer.httpStatus !== 200 || typeof responseCode !== 'string') return { outcome: 'unknown', error: `unexpected answer ${answer.httpStatus}` }
+  const outcome = nipOutcome(responseCode)
+  const providerReference = typeof sessionId === 'string' && sessionId !== '' ? sessionId : null
+  if (outcome === 'success') {
+    return { outcome: 'successful', responseCode, responseMessage: String(responseMessage ?? ''), providerReference: providerReference ?? '', value: null }
+  }
+  return { outcome, responseCode, responseMessage: String(responseMessage ?? ''), providerReference }
+}
+
+function describeError(error: unknown): string {
+  const code = (error as { code?: string }).code
+  const message = error instanceof Error ? error.message : String(error)
+  return code ? `${code}: ${message}` : message
+}
