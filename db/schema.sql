@@ -157,6 +157,31 @@ CREATE TABLE providers (
   CONSTRAINT providers_pkey PRIMARY KEY (name)
 );
 
+CREATE TABLE wallets (
+  id uuid NOT NULL,
+  partner_id uuid NOT NULL,
+  customer_reference text NOT NULL,
+  name text NOT NULL,
+  provider text NOT NULL,
+  currency text NOT NULL,
+  ledger_account_id uuid NOT NULL,
+  bank_code text NOT NULL,
+  account_number text NOT NULL,
+  request_hash text NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT wallets_account_number_check CHECK ((account_number ~ '^[0-9]{10}$'::text)),
+  CONSTRAINT wallets_bank_code_check CHECK ((bank_code ~ '^[0-9]{3}$'::text)),
+  CONSTRAINT wallets_currency_check CHECK ((currency = 'NGN'::text)),
+  CONSTRAINT wallets_customer_reference_check CHECK (((length(customer_reference) >= 1) AND (length(customer_reference) <= 64))),
+  CONSTRAINT wallets_ledger_account_id_fkey FOREIGN KEY (ledger_account_id) REFERENCES ledger_accounts(id),
+  CONSTRAINT wallets_ledger_account_id_key UNIQUE (ledger_account_id),
+  CONSTRAINT wallets_name_check CHECK (((length(name) >= 1) AND (length(name) <= 100))),
+  CONSTRAINT wallets_one_per_customer_reference UNIQUE (partner_id, customer_reference),
+  CONSTRAINT wallets_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT wallets_pkey PRIMARY KEY (id),
+  CONSTRAINT wallets_provider_fkey FOREIGN KEY (provider) REFERENCES providers(name)
+);
+
 CREATE TABLE sandbox_bank.accounts (
   account_number text NOT NULL,
   bank_code text NOT NULL,
@@ -209,6 +234,8 @@ CREATE UNIQUE INDEX ledger_transfers_one_resolution ON public.ledger_transfers U
 CREATE INDEX partner_credentials_by_partner ON public.partner_credentials USING btree (partner_id, kind, created_at);
 
 CREATE INDEX provider_calls_by_reference ON public.provider_calls USING btree (reference, created_at) WHERE (reference IS NOT NULL);
+
+CREATE INDEX wallets_by_partner ON public.wallets USING btree (partner_id, id);
 
 CREATE OR REPLACE FUNCTION public.ledger_apply_batch(p_ids uuid[], p_debit_ids uuid[], p_credit_ids uuid[], p_amounts bigint[], p_currencies text[], p_phases text[], p_pending_ids uuid[], p_codes text[], p_timeouts_s integer[], p_source_types text[], p_source_ids text[], p_linked boolean[], p_look_up_existing boolean)
  RETURNS text[]

@@ -7,6 +7,7 @@ import type { Runner, TaskList } from 'graphile-worker'
 import { LEDGER_CRONTAB, ledgerTasks } from './ledger/jobs.ts'
 import { installAuthentication } from './partners/auth.ts'
 import { registerPartnerRoutes } from './partners/routes.ts'
+import { ProviderRegistry, type ProviderSettings } from './providers/registry.ts'
 import { registerSandboxBankRoutes } from './sandbox-bank/routes.ts'
 import { SandboxBank } from './sandbox-bank/service.ts'
 import { systemClock, type Clock } from './platform/clock.ts'
@@ -16,6 +17,7 @@ import { createHttpServer, type HttpServer } from './platform/http.ts'
 import { startWorkers } from './platform/jobs.ts'
 import { installMetrics } from './platform/metrics.ts'
 import { ErrorBodySchema } from './platform/schemas.ts'
+import { registerWalletRoutes } from './wallets/routes.ts'
 
 export interface AppDeps {
   pool: Pool
@@ -24,6 +26,8 @@ export interface AppDeps {
   logger?: FastifyServerOptions['logger']
   /** Mounts the sandbox bank on this server when given (development and sandbox deployments). */
   sandboxBank?: { secret: string; bankCode?: string }
+  /** How to reach providers; without it, operations that call a provider fail. */
+  providers?: ProviderSettings
 }
 
 export async function buildApi(deps: AppDeps): Promise<HttpServer> {
@@ -34,6 +38,7 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   installMetrics(app)
   registerHealthRoutes(app, deps.pool)
   registerPartnerRoutes(app, { pool: deps.pool })
+  registerWalletRoutes(app, { pool: deps.pool, providers: new ProviderRegistry(deps.pool, deps.providers) })
   if (deps.sandboxBank) {
     registerSandboxBankRoutes(app, { bank: new SandboxBank(deps.pool, deps.sandboxBank.bankCode), secret: deps.sandboxBank.secret })
   }

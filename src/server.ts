@@ -45,8 +45,13 @@ export async function runRoles(config: Config, roles: Roles): Promise<void> {
   try {
     if (roles.ownDatabase) await migrateDatabase(database.pool)
     if (roles.api) {
-      api = await buildApi({ pool: database.pool, masterKey, logger: { level: config.logLevel }, sandboxBank: sandboxBankSettings(config, roles) })
+      const sandboxBank = sandboxBankSettings(config, roles)
+      // The sandbox bank is reached over HTTP even when it is mounted here; its address is known once listening.
+      let ownUrl = ''
+      const providers = sandboxBank && { sandboxBankUrl: () => config.sandboxBankUrl ?? ownUrl, sandboxBankSecret: sandboxBank.secret }
+      api = await buildApi({ pool: database.pool, masterKey, logger: { level: config.logLevel }, sandboxBank, providers })
       await listen(api, config)
+      ownUrl = baseUrl(api, config)
     }
     if (roles.worker) {
       workers = await startBackgroundWorkers({ pool: database.pool, concurrency: config.workerConcurrency })

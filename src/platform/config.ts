@@ -14,6 +14,8 @@ export interface Config {
   masterKeyHex: string | undefined
   /** Shared secret of the sandbox bank; undefined means the dev secret file (serve) or no sandbox bank (api). */
   sandboxBankSecret: string | undefined
+  /** Where the sandbox adapter reaches the sandbox bank; undefined means this same server. */
+  sandboxBankUrl: string | undefined
   /** CBN code of the bank the sandbox bank plays (its NUBANs use it). */
   sandboxBankCode: string | undefined
   /** Background job concurrency per worker process. */
@@ -37,6 +39,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(nonEmpty(env.RAIL_DATA_DIR) ?? '.rail'),
     masterKeyHex: parseMasterKey(nonEmpty(env.RAIL_MASTER_KEY)),
     sandboxBankSecret: nonEmpty(env.SANDBOX_BANK_SECRET),
+    sandboxBankUrl: nonEmpty(env.SANDBOX_BANK_URL),
     sandboxBankCode: nonEmpty(env.SANDBOX_BANK_CODE),
     workerConcurrency: parsePositiveInt('WORKER_CONCURRENCY', env.WORKER_CONCURRENCY, WORKER_CONCURRENCY_DEFAULT),
     databasePoolMax: parsePositiveInt('DATABASE_POOL_MAX', env.DATABASE_POOL_MAX, DATABASE_POOL_MAX_DEFAULT),

@@ -16,6 +16,8 @@ export const ERROR_CATALOGUE = {
   unsupported_media_type: { status: 415, why: 'Bodies must be application/json.' },
   validation_error: { status: 422, why: 'The body, query or path violates the schema; details name each field.' },
   unsupported_currency: { status: 422, why: 'Only NGN is served.' },
+  insufficient_funds: { status: 422, why: 'The available balance is smaller than the amount; nothing moved.' },
+  provider_unavailable: { status: 502, why: 'The provider gave no usable answer to a synchronous request; nothing was created, retry with the same reference.' },
   rate_limited: { status: 429, why: 'Too many requests; retry after the time in Retry-After.' },
   internal_error: { status: 500, why: 'A bug or an unexpected failure; the body carries the request id and no internals.' },
   service_unavailable: { status: 503, why: 'A dependency (the database) is unreachable; retry later.' },

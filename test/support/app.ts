@@ -17,14 +17,17 @@ export interface TestApp {
   close(): Promise<void>
 }
 
-export async function startTestApp(options: { clock?: Clock; sandboxBankSecret?: string } = {}): Promise<TestApp> {
+export async function startTestApp(options: { clock?: Clock; sandboxBankSecret?: string; providerTimeoutMs?: number } = {}): Promise<TestApp> {
   const db = await createTestDatabase()
   const masterKey = randomBytes(32)
   const sandboxBank = options.sandboxBankSecret === undefined ? undefined : { secret: options.sandboxBankSecret }
-  const api = await buildApi({ pool: db.pool, masterKey, clock: options.clock, sandboxBank })
+  // The app reaches its own sandbox bank over real HTTP, at the address it gets once listening.
+  let baseUrl = ''
+  const providers = sandboxBank && { sandboxBankUrl: () => baseUrl, sandboxBankSecret: sandboxBank.secret, timeoutMs: options.providerTimeoutMs }
+  const api = await buildApi({ pool: db.pool, masterKey, clock: options.clock, sandboxBank, providers })
   await api.listen({ host: '127.0.0.1', port: 0 })
   const address = api.server.address()
-  const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+  baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
   return {
     baseUrl,
     db,

@@ -1,0 +1,38 @@
+// Which adapter talks to which provider. Adapters are made per use, carrying the request id that
+// caused the calls (recorded in provider_calls).
+import type { Pool } from '../platform/db.ts'
+import type { ProviderProfile } from './capabilities.ts'
+import { SandboxAdapter } from './sandbox-adapter.ts'
+import type { ProviderAdapter } from './types.ts'
+
+export interface ProviderSettings {
+  /** The sandbox bank's base URL; a function because `rail serve` knows its own address only once listening. */
+  sandboxBankUrl: () => string
+  sandboxBankSecret: string
+  timeoutMs?: number
+}
+
+export class ProviderRegistry {
+  readonly #pool: Pool
+  readonly #settings: ProviderSettings | undefined
+
+  constructor(pool: Pool, settings: ProviderSettings | undefined) {
+    this.#pool = pool
+    this.#settings = settings
+  }
+
+  adapterFor(provider: ProviderProfile, requestId?: string): ProviderAdapter {
+    if (provider.adapter === 'sandbox') {
+      if (!this.#settings) throw new Error('the sandbox adapter is not configured on this server (SANDBOX_BANK_SECRET)')
+      return new SandboxAdapter({
+        provider: provider.name,
+        baseUrl: this.#settings.sandboxBankUrl(),
+        secret: this.#settings.sandboxBankSecret,
+        pool: this.#pool,
+        timeoutMs: this.#settings.timeoutMs,
+        requestId,
+      })
+    }
+    throw new Error(`no adapter for ${provider.adapter}`)
+  }
+}

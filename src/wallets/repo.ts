@@ -1,0 +1,68 @@
+// SQL of the wallets module; row ↔ object mapping lives here.
+import type { Queryable } from '../platform/db.ts'
+
+export interface Wallet {
+  id: string
+  partnerId: string
+  customerReference: string
+  name: string
+  provider: string
+  currency: string
+  ledgerAccountId: string
+  bankCode: string
+  accountNumber: string
+  requestHash: string
+  createdAt: Date
+}
+
+interface WalletRow {
+  id: string
+  partner_id: string
+  customer_reference: string
+  name: string
+  provider: string
+  currency: string
+  ledger_account_id: string
+  bank_code: string
+  account_number: string
+  request_hash: string
+  created_at: Date
+}
+
+const COLUMNS = 'id, partner_id, customer_reference, name, provider, currency, ledger_account_id, bank_code, account_number, request_hash, created_at'
+
+function toWallet(row: WalletRow): Wallet {
+  return {
+    id: row.id,
+    partnerId: row.partner_id,
+    customerReference: row.customer_reference,
+    name: row.name,
+    provider: row.provider,
+    currency: row.currency,
+    ledgerAccountId: row.ledger_account_id,
+    bankCode: row.bank_code,
+    accountNumber: row.account_number,
+    requestHash: row.request_hash,
+    createdAt: row.created_at,
+  }
+}
+
+export async function insertWallet(db: Queryable, wallet: Omit<Wallet, 'createdAt'>): Promise<Wallet> {
+  const result = await db.query<WalletRow>(
+    `INSERT INTO wallets (id, partner_id, customer_reference, name, provider, currency, ledger_account_id, bank_code, account_number, request_hash)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
+    [wallet.id, wallet.partnerId, wallet.customerReference, wallet.name, wallet.provider, wallet.currency, wallet.ledgerAccountId, wallet.bankCode, wallet.accountNumber, wallet.requestHash],
+  )
+  return toWallet(result.rows[0]!)
+}
+
+/** The partner's wallet; another partner's is not found (the id is matched as text, so any string is safe). */
+export async function selectWallet(db: Queryable, partnerId: string, walletId: string): Promise<Wallet | undefined> {
+  const result = await db.query<WalletRow>(`SELECT ${COLUMNS} FROM wallets WHERE partner_id = $1 AND id::text = $2`, [partnerId, walletId])
+  return result.rows[0] && toWallet(result.rows[0])
+}
+
+export async function selectWalletByCustomerReference(db: Queryable, partnerId: string, customerReference: string): Promise<Wallet | undefined> {
+  const result = await db.query<WalletRow>(`SELECT ${COLUMNS} FROM wallets WHERE partner_id = $1 AND customer_reference = $2`, [partnerId, customerReference])
+  return result.rows[0] && toWallet(result.rows[0])
+}

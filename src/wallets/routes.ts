@@ -1,0 +1,79 @@
+// Wallet routes of seed 000: creation (DESIGN §10) and balance. Signed requests (DESIGN §7).
+import { Type } from '@sinclair/typebox'
+import { findBank } from '../nip/banks.ts'
+import { callerOf } from '../partners/auth.ts'
+import type { HttpServer } from '../platform/http.ts'
+import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
+import { closedObject, errorResponses } from '../platform/schemas.ts'
+import { createWallet, walletBalance, type Wallet, type WalletsDeps } from './service.ts'
+
+const WalletSchema = Type.Object({
+  walletId: Type.String({ description: 'The wallet handle: walletId in move bodies, customerId in the balance query' }),
+  customerReference: Type.String(),
+  name: Type.String(),
+  provider: Type.String(),
+  currency: Type.String(),
+  accountNumber: Type.String({ description: 'NUBAN of the account backing the wallet at the provider' }),
+  bankCode: Type.String(),
+  bankName: Type.String(),
+  createdAt: Type.String({ format: 'date-time' }),
+})
+
+const BalanceSchema = Type.Object({
+  walletId: Type.String(),
+  availableBalanceKobo: Type.Integer(),
+  bookedBalanceKobo: Type.Integer(),
+  currency: Type.String(),
+})
+
+function toWalletJson(wallet: Wallet) {
+  return {
+    walletId: wallet.id,
+    customerReference: wallet.customerReference,
+    name: wallet.name,
+    provider: wallet.provider,
+    currency: wallet.currency,
+    accountNumber: wallet.accountNumber,
+    bankCode: wallet.bankCode,
+    bankName: findBank(wallet.bankCode)?.name ?? wallet.bankCode,
+    createdAt: wallet.createdAt.toISOString(),
+  }
+}
+
+export function registerWalletRoutes(app: HttpServer, deps: WalletsDeps): void {
+  app.post(
+    '/wallet',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['wallets'],
+        summary: 'Create a wallet for a customer at a provider (idempotent on customerReference)',
+        body: closedObject({
+          customerReference: Type.String({ minLength: 1, maxLength: 64 }),
+          name: Type.String({ minLength: 1, maxLength: 100 }),
+          provider: Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9-]{1,31}$' })),
+        }),
+        response: { 201: WalletSchema, ...errorResponses(409, 502) },
+      },
+    },
+    async (request, reply) => {
+      const created = await createWallet(deps, callerOf(request).partner.id, request.body, request.id)
+      if (created.replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
+      return reply.code(201).send(toWalletJson(created.value))
+    },
+  )
+
+  app.get(
+    '/wallet/customer',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['wallets'],
+        summary: 'Available and booked balance of a wallet, in kobo',
+        querystring: closedObject({ customerId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet handle (walletId)' }) }),
+        response: { 200: BalanceSchema, ...errorResponses(404) },
+      },
+    },
+    async (request) => walletBalance(deps.pool, callerOf(request).partner.id, request.query.customerId),
+  )
+}
