@@ -157,6 +157,42 @@ CREATE TABLE providers (
   CONSTRAINT providers_pkey PRIMARY KEY (name)
 );
 
+CREATE TABLE wallet_moves (
+  id uuid NOT NULL,
+  partner_id uuid NOT NULL,
+  reference text NOT NULL,
+  request_hash text NOT NULL,
+  type text NOT NULL,
+  status text NOT NULL,
+  wallet_id uuid NOT NULL,
+  destination_wallet_id uuid,
+  amount_kobo bigint NOT NULL,
+  currency text NOT NULL,
+  narration text,
+  provider text NOT NULL,
+  provider_reference text,
+  response_code text,
+  response_message text,
+  hold_transfer_id uuid,
+  requery_attempts integer NOT NULL DEFAULT 0,
+  requery_deadline_at timestamp with time zone NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  completed_at timestamp with time zone,
+  CONSTRAINT wallet_moves_amount_kobo_check CHECK (((amount_kobo > 0) AND (amount_kobo <= '9007199254740991'::bigint))),
+  CONSTRAINT wallet_moves_completed_when_final CHECK (((status = ANY (ARRAY['successful'::text, 'failed'::text])) = (completed_at IS NOT NULL))),
+  CONSTRAINT wallet_moves_destination_for_transfers CHECK (((type = 'wallet_transfer'::text) = (destination_wallet_id IS NOT NULL))),
+  CONSTRAINT wallet_moves_destination_wallet_id_fkey FOREIGN KEY (destination_wallet_id) REFERENCES wallets(id),
+  CONSTRAINT wallet_moves_narration_check CHECK ((length(narration) <= 100)),
+  CONSTRAINT wallet_moves_one_per_reference UNIQUE (partner_id, reference),
+  CONSTRAINT wallet_moves_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT wallet_moves_pkey PRIMARY KEY (id),
+  CONSTRAINT wallet_moves_provider_fkey FOREIGN KEY (provider) REFERENCES providers(name),
+  CONSTRAINT wallet_moves_reference_check CHECK (((length(reference) >= 1) AND (length(reference) <= 64))),
+  CONSTRAINT wallet_moves_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'successful'::text, 'failed'::text, 'unknown'::text]))),
+  CONSTRAINT wallet_moves_type_check CHECK ((type = ANY (ARRAY['credit'::text, 'debit'::text, 'wallet_transfer'::text]))),
+  CONSTRAINT wallet_moves_wallet_id_fkey FOREIGN KEY (wallet_id) REFERENCES wallets(id)
+);
+
 CREATE TABLE wallets (
   id uuid NOT NULL,
   partner_id uuid NOT NULL,
@@ -234,6 +270,8 @@ CREATE UNIQUE INDEX ledger_transfers_one_resolution ON public.ledger_transfers U
 CREATE INDEX partner_credentials_by_partner ON public.partner_credentials USING btree (partner_id, kind, created_at);
 
 CREATE INDEX provider_calls_by_reference ON public.provider_calls USING btree (reference, created_at) WHERE (reference IS NOT NULL);
+
+CREATE INDEX wallet_moves_by_wallet ON public.wallet_moves USING btree (wallet_id, created_at);
 
 CREATE INDEX wallets_by_partner ON public.wallets USING btree (partner_id, id);
 

@@ -17,6 +17,8 @@ import { createHttpServer, type HttpServer } from './platform/http.ts'
 import { startWorkers } from './platform/jobs.ts'
 import { installMetrics } from './platform/metrics.ts'
 import { ErrorBodySchema } from './platform/schemas.ts'
+import { walletTasks } from './wallets/jobs.ts'
+import { registerMoveRoutes } from './wallets/moves-routes.ts'
 import { registerWalletRoutes } from './wallets/routes.ts'
 
 export interface AppDeps {
@@ -38,7 +40,9 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   installMetrics(app)
   registerHealthRoutes(app, deps.pool)
   registerPartnerRoutes(app, { pool: deps.pool })
-  registerWalletRoutes(app, { pool: deps.pool, providers: new ProviderRegistry(deps.pool, deps.providers) })
+  const providers = new ProviderRegistry(deps.pool, deps.providers)
+  registerWalletRoutes(app, { pool: deps.pool, providers })
+  registerMoveRoutes(app, { pool: deps.pool, providers })
   if (deps.sandboxBank) {
     registerSandboxBankRoutes(app, { bank: new SandboxBank(deps.pool, deps.sandboxBank.bankCode), secret: deps.sandboxBank.secret })
   }
@@ -77,8 +81,8 @@ async function registerOpenApi(app: HttpServer): Promise<void> {
 }
 
 /** Every background task of every module, by name. */
-export function buildTaskList(): TaskList {
-  return { ...ledgerTasks }
+export function buildTaskList(deps: { pool: Pool; providers?: ProviderSettings }): TaskList {
+  return { ...ledgerTasks, ...walletTasks({ pool: deps.pool, providers: new ProviderRegistry(deps.pool, deps.providers) }) }
 }
 
 /** Every recurring task of every module (graphile-worker crontab lines). */
@@ -89,9 +93,10 @@ export function buildCrontab(): string {
 export interface WorkerDeps {
   pool: Pool
   concurrency: number
+  providers?: ProviderSettings
   log?: (level: string, message: string) => void
 }
 
 export async function startBackgroundWorkers(deps: WorkerDeps): Promise<Runner> {
-  return startWorkers({ pool: deps.pool, concurrency: deps.concurrency, taskList: buildTaskList(), crontab: buildCrontab(), log: deps.log })
+  return startWorkers({ pool: deps.pool, concurrency: deps.concurrency, taskList: buildTaskList(deps), crontab: buildCrontab(), log: deps.log })
 }

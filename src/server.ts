@@ -44,17 +44,17 @@ export async function runRoles(config: Config, roles: Roles): Promise<void> {
   })
   try {
     if (roles.ownDatabase) await migrateDatabase(database.pool)
+    const sandboxBank = sandboxBankSettings(config, roles)
+    // The sandbox bank is reached over HTTP even when it is mounted here; its address is known once listening.
+    let ownUrl = ''
+    const providers = sandboxBank && { sandboxBankUrl: () => config.sandboxBankUrl ?? ownUrl, sandboxBankSecret: sandboxBank.secret }
     if (roles.api) {
-      const sandboxBank = sandboxBankSettings(config, roles)
-      // The sandbox bank is reached over HTTP even when it is mounted here; its address is known once listening.
-      let ownUrl = ''
-      const providers = sandboxBank && { sandboxBankUrl: () => config.sandboxBankUrl ?? ownUrl, sandboxBankSecret: sandboxBank.secret }
       api = await buildApi({ pool: database.pool, masterKey, logger: { level: config.logLevel }, sandboxBank, providers })
       await listen(api, config)
       ownUrl = baseUrl(api, config)
     }
     if (roles.worker) {
-      workers = await startBackgroundWorkers({ pool: database.pool, concurrency: config.workerConcurrency })
+      workers = await startBackgroundWorkers({ pool: database.pool, concurrency: config.workerConcurrency, providers })
     }
   } catch (error) {
     await shutdown.run().catch(() => {})

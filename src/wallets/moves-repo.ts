@@ -1,0 +1,145 @@
+// SQL of wallet moves.
+import type { Queryable } from '../platform/db.ts'
+import { allowedFrom, type MoveStatus, type MoveType } from './states.ts'
+
+export interface Move {
+  id: string
+  partnerId: string
+  reference: string
+  requestHash: string
+  type: MoveType
+  status: MoveStatus
+  walletId: string
+  destinationWalletId: string | null
+  amountKobo: number
+  currency: string
+  narration: string | null
+  provider: string
+  providerReference: string | null
+  responseCode: string | null
+  responseMessage: string | null
+  holdTransferId: string | null
+  requeryAttempts: number
+  requeryDeadlineAt: Date
+  createdAt: Date
+  completedAt: Date | null
+}
+
+interface MoveRow {
+  id: string
+  partner_id: string
+  reference: string
+  request_hash: string
+  type: MoveType
+  status: MoveStatus
+  wallet_id: string
+  destination_wallet_id: string | null
+  amount_kobo: number
+  currency: string
+  narration: string | null
+  provider: string
+  provider_reference: string | null
+  response_code: string | null
+  response_message: string | null
+  hold_transfer_id: string | null
+  requery_attempts: number
+  requery_deadline_at: Date
+  created_at: Date
+  completed_at: Date | null
+}
+
+const COLUMNS = `id, partner_id, reference, request_hash, type, status, wallet_id, destination_wallet_id, amount_kobo, currency, narration, provider,
+  provider_reference, response_code, response_message, hold_transfer_id, requery_attempts, requery_deadline_at, created_at, completed_at`
+
+function toMove(row: MoveRow): Move {
+  return {
+    id: row.id,
+    partnerId: row.partner_id,
+    reference: row.reference,
+    requestHash: row.request_hash,
+    type: row.type,
+    status: row.status,
+    walletId: row.wallet_id,
+    destinationWalletId: row.destination_wallet_id,
+    amountKobo: row.amount_kobo,
+    currency: row.currency,
+    narration: row.narration,
+    provider: row.provider,
+    providerReference: row.provider_reference,
+    responseCode: row.response_code,
+    responseMessage: row.response_message,
+    holdTransferId: row.hold_transfer_id,
+    requeryAttempts: row.requery_attempts,
+    requeryDeadlineAt: row.requery_deadline_at,
+    createdAt: row.created_at,
+    completedAt: row.completed_at,
+  }
+}
+
+export type NewMove = Pick<
+  Move,
+  'id' | 'partnerId' | 'reference' | 'requestHash' | 'type' | 'walletId' | 'destinationWalletId' | 'amountKobo' | 'currency' | 'narration' | 'provider' | 'holdTransferId'
+> & { requeryDeadlineAt: Date }
+
+/** Claims the reference: the new move, or undefined when the partner already used the reference. */
+export async function insertMove(db: Queryable, move: NewMove): Promise<Move | undefined> {
+  const result = await db.query<MoveRow>(
+    `INSERT INTO wallet_moves (id, partner_id, reference, request_hash, type, status, wallet_id, destination_wallet_id, amount_kobo, currency, narration,
+                               provider, hold_transfer_id, requery_deadline_at)
+     VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13)
+     ON CONFLICT ON CONSTRAINT wallet_moves_one_per_reference DO NOTHING
+     RETURNING ${COLUMNS}`,
+    [
+      move.id,
+      move.partnerId,
+      move.reference,
+      move.requestHash,
+      move.type,
+      move.walletId,
+      move.destinationWalletId,
+      move.amountKobo,
+      move.currency,
+      move.narration,
+      move.provider,
+      move.holdTransferId,
+      move.requeryDeadlineAt,
+    ],
+  )
+  return result.rows[0] && toMove(result.rows[0])
+}
+
+export async function selectMoveByReference(db: Queryable, partnerId: string, reference: string): Promise<Move | undefined> {
+  const result = await db.query<MoveRow>(`SELECT ${COLUMNS} FROM wallet_moves WHERE partner_id = $1 AND reference = $2`, [partnerId, reference])
+  return result.rows[0] && toMove(result.rows[0])
+}
+
+export async function selectMove(db: Queryable, moveId: string): Promise<Move | undefined> {
+  const result = await db.query<MoveRow>(`SELECT ${COLUMNS} FROM wallet_moves WHERE id = $1`, [moveId])
+  return result.rows[0] && toMove(result.rows[0])
+}
+
+export interface ProviderAnswer {
+  providerReference: string | null
+  responseCode: string | null
+  responseMessage: string | null
+}
+
+/** Moves the status to `next` only from a status allowed to reach it; undefined when it was not. */
+export async function transitionMove(db: Queryable, moveId: string, next: MoveStatus, answer: ProviderAnswer): Promise<Move | undefined> {
+  const result = await db.query<MoveRow>(
+    `UPDATE wallet_moves
+        SET status = $2,
+            provider_reference = COALESCE($4, provider_reference),
+            response_code = COALESCE($5, response_code),
+            response_message = COALESCE($6, response_message),
+            completed_at = CASE WHEN $2 IN ('successful', 'failed') THEN now() ELSE NULL END
+      WHERE id = $1 AND status = ANY ($3::text[])
+      RETURNING ${COLUMNS}`,
+    [moveId, next, allowedFrom(next), answer.providerReference, answer.responseCode, answer.responseMessage],
+  )
+  return result.rows[0] && toMove(result.rows[0])
+}
+
+export async function countRequery(db: Queryable, moveId: string): Promise<void> {
+  await db.query(`UPDATE wallet_moves SET requery_attempts = requery_attempts + 1 WHERE id = $1`, [moveId])
+}

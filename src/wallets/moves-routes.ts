@@ -1,0 +1,89 @@
+// Move routes of seed 000, at exactly its paths: credit, debit, wallet transfer, requery.
+import { Type, type TProperties } from '@sinclair/typebox'
+import { callerOf } from '../partners/auth.ts'
+import type { HttpServer } from '../platform/http.ts'
+import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
+import { closedObject, errorResponses } from '../platform/schemas.ts'
+import { moveByReference, submitMove, type Move, type MovesDeps } from './moves.ts'
+import type { MoveType } from './states.ts'
+
+const Reference = Type.String({ minLength: 1, maxLength: 64, description: 'Idempotent reference of the move, unique per partner' })
+const MoveFields = {
+  walletId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet handle from wallet creation' }),
+  reference: Reference,
+  amountKobo: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Integer kobo' }),
+  currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217; NGN is served' }),
+  narration: Type.Optional(Type.String({ maxLength: 100, description: 'Applied where the provider supports it' })),
+} satisfies TProperties
+
+const MoveSchema = Type.Object({
+  reference: Type.String(),
+  type: Type.Union([Type.Literal('credit'), Type.Literal('debit'), Type.Literal('wallet_transfer')]),
+  status: Type.Union([Type.Literal('successful'), Type.Literal('failed'), Type.Literal('pending'), Type.Literal('unknown')]),
+  walletId: Type.String(),
+  destinationWalletId: Type.Optional(Type.String()),
+  amountKobo: Type.Integer(),
+  currency: Type.String(),
+  narration: Type.Union([Type.String(), Type.Null()]),
+  provider: Type.String(),
+  providerReference: Type.Union([Type.String(), Type.Null()]),
+  responseCode: Type.Union([Type.String(), Type.Null()]),
+  responseMessage: Type.Union([Type.String(), Type.Null()]),
+  createdAt: Type.String({ format: 'date-time' }),
+  completedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+})
+
+export function toMoveJson(move: Move) {
+  return {
+    reference: move.reference,
+    type: move.type,
+    status: move.status,
+    walletId: move.walletId,
+    ...(move.destinationWalletId ? { destinationWalletId: move.destinationWalletId } : {}),
+    amountKobo: move.amountKobo,
+    currency: move.currency,
+    narration: move.narration,
+    provider: move.provider,
+    providerReference: move.providerReference,
+    responseCode: move.responseCode,
+    responseMessage: move.responseMessage,
+    createdAt: move.createdAt.toISOString(),
+    completedAt: move.completedAt?.toISOString() ?? null,
+  }
+}
+
+export function registerMoveRoutes(app: HttpServer, deps: MovesDeps): void {
+  const moveRoute = (path: string, type: MoveType, summary: string, extra: TProperties = {}) =>
+    app.post(
+      path,
+      {
+        config: { auth: 'signature' },
+        schema: { tags: ['wallets'], summary, body: closedObject({ ...MoveFields, ...extra }), response: { 200: MoveSchema, ...errorResponses(403, 404, 409, 502) } },
+      },
+      async (request, reply) => {
+        const submitted = await submitMove(deps, callerOf(request).partner.id, type, request.body as Parameters<typeof submitMove>[3], request.id)
+        if (submitted.replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
+        return toMoveJson(submitted.move)
+      },
+    )
+
+  moveRoute('/wallet/credit', 'credit', 'Fund a wallet (merchant-initiated credit, where the provider supports it)')
+  moveRoute('/wallet/debit', 'debit', 'Spend from a wallet (approval-gated)')
+  moveRoute('/transfer/wallet', 'wallet_transfer', 'Move value between two wallets at the same provider', {
+    destinationWalletId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet receiving the value' }),
+  })
+
+  app.get(
+    '/transaction/batch/:reference',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['wallets'],
+        summary: 'What happened to a move, by its reference (asks the provider when the outcome is not final)',
+        params: closedObject({ reference: Reference }),
+        response: { 200: MoveSchema, ...errorResponses(404) },
+      },
+    },
+    async (request) => toMoveJson(await moveByReference(deps, callerOf(request).partner.id, request.params.reference, request.id)),
+  )
+}

@@ -1,0 +1,253 @@
+// Wallet moves (seed 000): credit, debit and wallet transfer, over the provider and the ledger.
+//
+// One move, three steps, none holding a transaction across the network:
+//   1. claim — in one transaction: record the move under its reference (pending), hold the
+//      amount in the ledger for money leaving a wallet (a pending transfer; too little available
+//      → insufficient_funds and nothing is recorded), and schedule the job that resolves the move
+//      should this process die before step 3;
+//   2. ask the provider, with the move's id as the bank's reference (a retry is a duplicate there,
+//      never a second move);
+//   3. apply the answer — in one transaction: the status transition (checked in SQL), and the
+//      ledger: post or void the hold, or book the credit. No final answer leaves the move unknown
+//      with the hold in place, and requery decides later.
+import { createTransfer, derivedId, ensurePartnerAccount, LedgerError } from '../ledger/service.ts'
+import { withTransaction, type Pool, type Tx } from '../platform/db.ts'
+import { RailError } from '../platform/errors.ts'
+import { uuidv7 } from '../platform/ids.ts'
+import { requestHash } from '../platform/idempotency.ts'
+import { addJob } from '../platform/jobs.ts'
+import type { Capability } from '../providers/capabilities.ts'
+import type { ProviderRegistry } from '../providers/registry.ts'
+import { getProvider, requireCapability } from '../providers/service.ts'
+import type { ProviderAdapter, ProviderResult } from '../providers/types.ts'
+import * as repo from './moves-repo.ts'
+import { findWallet, WALLET_CURRENCY, type Wallet } from './service.ts'
+import { isFinal, type MoveType } from './states.ts'
+
+export type { Move } from './moves-repo.ts'
+
+export const RESOLVE_MOVE_TASK = 'wallet_move_resolve'
+/** A move still pending this long after its claim is resolved by requery (its process may have died). */
+const PENDING_GRACE_S = 30
+/** Requery schedule: 5 s, then doubling, until this deadline; then the move stays unknown. */
+const REQUERY_FIRST_DELAY_S = 5
+const REQUERY_DEADLINE_S = 24 * 60 * 60
+/** How long a replay waits for the first request of its reference to finish. */
+const REPLAY_WAIT_MS = 15_000
+const REPLAY_POLL_MS = 100
+
+const CAPABILITY: Record<MoveType, Capability> = { credit: 'merchantCredit', debit: 'debit', wallet_transfer: 'walletTransfer' }
+
+export interface MovesDeps {
+  pool: Pool
+  providers: ProviderRegistry
+}
+
+export interface MoveRequest {
+  walletId: string
+  reference: string
+  amountKobo: number
+  currency: string
+  narration?: string
+  destinationWalletId?: string
+}
+
+export interface Submitted {
+  move: repo.Move
+  replayed: boolean
+}
+
+export async function submitMove(deps: MovesDeps, partnerId: string, type: MoveType, request: MoveRequest, requestId?: string): Promise<Submitted> {
+  if (request.currency !== WALLET_CURRENCY) throw new RailError('unsupported_currency', `currency ${request.currency} is not served; use ${WALLET_CURRENCY}`)
+  const hash = requestHash({ type, ...request })
+  const known = await repo.selectMoveByReference(deps.pool, partnerId, request.reference)
+  if (known) return replay(deps.pool, known, hash)
+
+  const wallet = await findWallet(deps.pool, partnerId, request.walletId)
+  const destination = type === 'wallet_transfer' ? await destinationOf(deps.pool, partnerId, wallet, request.destinationWalletId) : undefined
+  const provider = await getProvider(deps.pool, wallet.provider)
+  // Fail closed: without the capability nothing is recorded and the provider is never called.
+  requireCapability(provider, CAPABILITY[type])
+
+  const claimed = await claim(deps.pool, partnerId, type, request, hash, wallet, destination)
+  if (!claimed.created) return replay(deps.pool, claimed.move, hash)
+  const adapter = deps.providers.adapterFor(provider, requestId)
+  const narration = provider.capabilities.narration ? (request.narration ?? undefined) : undefined
+  const result = await askProvider(adapter, claimed.move, wallet, destination, narration)
+  return { move: await applyResult(deps.pool, claimed.move, result), replayed: false }
+}
+
+async function destinationOf(pool: Pool, partnerId: string, wallet: Wallet, destinationWalletId: string | undefined): Promise<Wallet> {
+  if (!destinationWalletId) throw fieldError('destinationWalletId', 'is required')
+  if (destinationWalletId === wallet.id) throw fieldError('destinationWalletId', 'must differ from walletId')
+  const destination = await findWallet(pool, partnerId, destinationWalletId)
+  if (destination.provider !== wallet.provider) throw fieldError('destinationWalletId', 'must be a wallet at the same provider')
+  return destination
+}
+
+function fieldError(field: string, message: string): RailError {
+  return new RailError('validation_error', `${field}: ${message}`, { fields: [{ field, message }] })
+}
+
+async function claim(
+  pool: Pool,
+  partnerId: string,
+  type: MoveType,
+  request: MoveRequest,
+  hash: string,
+  wallet: Wallet,
+  destination: Wallet | undefined,
+): Promise<{ created: boolean; move: repo.Move }> {
+  return withTransaction(pool, async (tx) => {
+    const id = uuidv7()
+    const holdTransferId = type === 'credit' ? null : derivedId(id, 'hold')
+    const move = await repo.insertMove(tx, {
+      id,
+      partnerId,
+      reference: request.reference,
+      requestHash: hash,
+      type,
+      walletId: wallet.id,
+      destinationWalletId: destination?.id ?? null,
+      amountKobo: request.amountKobo,
+      currency: request.currency,
+      narration: request.narration ?? null,
+      provider: wallet.provider,
+      holdTransferId,
+      requeryDeadlineAt: new Date(Date.now() + REQUERY_DEADLINE_S * 1000),
+    })
+    if (!move) {
+      // A concurrent request claimed the reference first.
+      return { created: false, move: (await repo.selectMoveByReference(tx, partnerId, request.reference))! }
+    }
+    if (holdTransferId) await hold(tx, move, wallet, destination, holdTransferId)
+    await addJob(tx, RESOLVE_MOVE_TASK, { moveId: move.id }, { jobKey: `wallet_move:${move.id}`, runAt: new Date(Date.now() + PENDING_GRACE_S * 1000) })
+    return { created: true, move }
+  })
+}
+
+/** Holds the amount leaving a wallet: a pending ledger transfer, refused beyond the available balance. */
+async function hold(tx: Tx, move: repo.Move, wallet: Wallet, destination: Wallet | undefined, holdTransferId: string): Promise<void> {
+  const creditAccountId = destination ? destination.ledgerAccountId : await ensurePartnerAccount(tx, move.partnerId, WALLET_CURRENCY, 'provider_settlement')
+  try {
+    await createTransfer(tx, {
+      id: holdTransferId,
+      phase: 'pending',
+      debitAccountId: wallet.ledgerAccountId,
+      creditAccountId,
+      amountKobo: move.amountKobo,
+      currency: move.currency,
+      code: move.type === 'debit' ? 'wallet_debit' : 'wallet_transfer',
+      sourceType: 'wallet_move',
+      sourceId: move.id,
+    })
+  } catch (error) {
+    if (error instanceof LedgerError && error.result === 'exceeds_credits') {
+      throw new RailError('insufficient_funds', `The wallet's available balance is below ${move.amountKobo} kobo`, { walletId: wallet.id })
+    }
+    throw error
+  }
+}
+
+async function askProvider(adapter: ProviderAdapter, move: repo.Move, wallet: Wallet, destination: Wallet | undefined, narration: string | undefined): Promise<ProviderResult<null>> {
+  const base = { reference: move.id, amountKobo: move.amountKobo, narration }
+  if (move.type === 'credit') return adapter.credit({ ...base, accountNumber: wallet.accountNumber })
+  if (move.type === 'debit') return adapter.debit({ ...base, accountNumber: wallet.accountNumber })
+  return adapter.walletTransfer({ ...base, fromAccountNumber: wallet.accountNumber, toAccountNumber: destination!.accountNumber })
+}
+
+/**
+ * Applies a provider answer exactly once: the status transition is checked in SQL, and only the
+ * request that makes it posts the ledger transfers, in the same transaction.
+ */
+export async function applyResult(pool: Pool, move: repo.Move, result: ProviderResult<null>): Promise<repo.Move> {
+  return withTransaction(pool, async (tx) => {
+    const answer =
+      result.outcome === 'unknown'
+        ? { providerReference: null, responseCode: null, responseMessage: null }
+        : { providerReference: result.providerReference || null, responseCode: result.responseCode, responseMessage: result.responseMessage }
+    if (result.outcome === 'successful' || result.outcome === 'failed') {
+      const changed = await repo.transitionMove(tx, move.id, result.outcome, answer)
+      if (!changed) return (await repo.selectMove(tx, move.id))! // already decided: nothing twice
+      await settleLedger(tx, changed)
+      return changed
+    }
+    // No final answer: the hold stays and the requery schedule takes over.
+    const changed = await repo.transitionMove(tx, move.id, 'unknown', answer)
+    if (changed) await scheduleRequery(tx, changed)
+    return changed ?? (await repo.selectMove(tx, move.id))!
+  })
+}
+
+async function settleLedger(tx: Tx, move: repo.Move): Promise<void> {
+  const source = { sourceType: 'wallet_move', sourceId: move.id }
+  if (move.type === 'credit') {
+    if (move.status !== 'successful') return
+    const wallet = await tx.query<{ ledger_account_id: string }>(`SELECT ledger_account_id FROM wallets WHERE id = $1`, [move.walletId])
+    await createTransfer(tx, {
+      id: derivedId(move.id, 'credit'),
+      debitAccountId: await ensurePartnerAccount(tx, move.partnerId, WALLET_CURRENCY, 'provider_settlement'),
+      creditAccountId: wallet.rows[0]!.ledger_account_id,
+      amountKobo: move.amountKobo,
+      currency: move.currency,
+      code: 'wallet_credit',
+      ...source,
+    })
+    return
+  }
+  const phase = move.status === 'successful' ? 'post' : 'void'
+  await createTransfer(tx, { id: derivedId(move.id, phase), phase, pendingId: move.holdTransferId!, code: move.type === 'debit' ? 'wallet_debit' : 'wallet_transfer', ...source })
+}
+
+async function scheduleRequery(tx: Tx, move: repo.Move): Promise<void> {
+  const delayS = REQUERY_FIRST_DELAY_S * 2 ** move.requeryAttempts
+  const runAt = new Date(Math.min(Date.now() + delayS * 1000, move.requeryDeadlineAt.getTime()))
+  await addJob(tx, RESOLVE_MOVE_TASK, { moveId: move.id }, { jobKey: `wallet_move:${move.id}`, runAt })
+}
+
+/** Asks the provider what happened to a move that has no final answer yet, and applies the answer. */
+export async function requeryMove(deps: MovesDeps, move: repo.Move, requestId?: string): Promise<repo.Move> {
+  if (isFinal(move.status)) return move
+  const provider = await getProvider(deps.pool, move.provider)
+  const result = await deps.providers.adapterFor(provider, requestId).requery(move.id)
+  await repo.countRequery(deps.pool, move.id)
+  return applyResult(deps.pool, { ...move, requeryAttempts: move.requeryAttempts + 1 }, result)
+}
+
+/** GET /transaction/batch/{reference}: the move, asking the provider first when it is not final. */
+export async function moveByReference(deps: MovesDeps, partnerId: string, reference: string, requestId?: string): Promise<repo.Move> {
+  const move = await repo.selectMoveByReference(deps.pool, partnerId, reference)
+  if (!move) throw new RailError('not_found', 'No move with this reference')
+  return move.status === 'unknown' ? requeryMove(deps, move, requestId) : move
+}
+
+/** The background job: resolves a move left pending or unknown, on the requery schedule. */
+export async function resolveMove(deps: MovesDeps, moveId: string): Promise<void> {
+  const move = await repo.selectMove(deps.pool, moveId)
+  if (!move || isFinal(move.status)) return
+  if (Date.now() >= move.requeryDeadlineAt.getTime()) {
+    // The schedule is exhausted: the move stays unknown, its hold in place, for reconciliation.
+    await repo.transitionMove(deps.pool, move.id, 'unknown', { providerReference: null, responseCode: null, responseMessage: null })
+    return
+  }
+  const resolved = await requeryMove(deps, move)
+  // Still unknown after a requery: the next one, later. (A pending move that became unknown was
+  // scheduled by the transition itself.)
+  if (move.status === 'unknown' && resolved.status === 'unknown') {
+    await withTransaction(deps.pool, (tx) => scheduleRequery(tx, resolved))
+  }
+}
+
+async function replay(pool: Pool, move: repo.Move, hash: string): Promise<Submitted> {
+  if (move.requestHash !== hash) {
+    throw new RailError('idempotency_conflict', `reference ${move.reference} was already used with a different request`, { reference: move.reference })
+  }
+  // The first request of this reference may still be asking the provider: wait for its result.
+  let current = move
+  const deadline = Date.now() + REPLAY_WAIT_MS
+  while (current.status === 'pending' && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, REPLAY_POLL_MS))
+    current = (await repo.selectMove(pool, move.id))!
+  }
+  return { move: current, replayed: true }
+}
