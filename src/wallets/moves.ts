@@ -218,7 +218,9 @@ export async function requeryMove(deps: MovesDeps, move: repo.Move, requestId?: 
 export async function moveByReference(deps: MovesDeps, partnerId: string, reference: string, requestId?: string): Promise<repo.Move> {
   const move = await repo.selectMoveByReference(deps.pool, partnerId, reference)
   if (!move) throw new RailError('not_found', 'No move with this reference')
-  return move.status === 'unknown' ? requeryMove(deps, move, requestId) : move
+  // Not final: ask the provider now. (A move still pending may have its first request in flight;
+  // the transitions allow that request's answer to land after this one.)
+  return isFinal(move.status) ? move : requeryMove(deps, move, requestId)
 }
 
 /** The background job: resolves a move left pending or unknown, on the requery schedule. */
