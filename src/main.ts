@@ -14,7 +14,7 @@ const program = new Command('rail').description('Rail: payments rail for Nigeria
 
 program
   .command('serve')
-  .description('migrate, then run the API and the workers in one process (embedded PostgreSQL unless DATABASE_URL is set)')
+  .description('migrate, then run the API, the workers and the sandbox bank in one process (embedded PostgreSQL unless DATABASE_URL is set)')
   .action(async () => runRoles(loadConfig(), { api: true, worker: true, ownDatabase: true }))
 
 program

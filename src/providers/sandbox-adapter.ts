@@ -73,6 +73,24 @@ export class SandboxAdapter implements ProviderAdapter {
     })
   }
 
+  sendToBank(request: {
+    reference: string
+    fromAccountNumber: string
+    destinationBankCode: string
+    destinationAccountNumber: string
+    amountKobo: number
+    narration?: string
+  }): Promise<ProviderResult<null>> {
+    return this.#move('send_to_bank', request.reference, {
+      kind: 'interbank',
+      debitAccountNumber: request.fromAccountNumber,
+      destinationBankCode: request.destinationBankCode,
+      destinationAccountNumber: request.destinationAccountNumber,
+      amountKobo: request.amountKobo,
+      narration: request.narration,
+    })
+  }
+
   async nameEnquiry(request: { bankCode: string; accountNumber: string }): Promise<ProviderResult<{ accountName: string }>> {
     const answer = await this.#call('name_enquiry', `${request.bankCode}:${request.accountNumber}`, 'POST', '/name-enquiry', request)
     const result = classify(answer)

@@ -33,6 +33,8 @@ export interface ProviderAdapter {
   debit(request: MoveRequest & { accountNumber: string }): Promise<ProviderResult<null>>
   /** Between two wallet accounts at the same provider. */
   walletTransfer(request: MoveRequest & { fromAccountNumber: string; toAccountNumber: string }): Promise<ProviderResult<null>>
+  /** Pays an account at any bank from a wallet account; the outcome is usually known only by requery. */
+  sendToBank(request: MoveRequest & { fromAccountNumber: string; destinationBankCode: string; destinationAccountNumber: string }): Promise<ProviderResult<null>>
   /** Who holds an account at any bank. */
   nameEnquiry(request: { bankCode: string; accountNumber: string }): Promise<ProviderResult<{ accountName: string }>>
   /** What happened to a move, by its reference. */

@@ -70,9 +70,11 @@ export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: Sandbox
         tags: ['sandbox bank'],
         body: closedObject({
           reference: Type.String({ minLength: 1, maxLength: 64 }),
-          kind: Type.Union([Type.Literal('book'), Type.Literal('credit'), Type.Literal('debit')]),
+          kind: Type.Union([Type.Literal('book'), Type.Literal('credit'), Type.Literal('debit'), Type.Literal('interbank')]),
           debitAccountNumber: Type.Optional(AccountNumber),
           creditAccountNumber: Type.Optional(AccountNumber),
+          destinationBankCode: Type.Optional(BankCode),
+          destinationAccountNumber: Type.Optional(AccountNumber),
           amountKobo: Amount,
           narration: Type.Optional(Type.String({ maxLength: 100 })),
         }),
@@ -81,10 +83,16 @@ export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: Sandbox
     },
     async (request) => {
       const body = request.body
-      const needsDebit = body.kind !== 'credit'
-      const needsCredit = body.kind !== 'debit'
-      if (needsDebit !== (body.debitAccountNumber !== undefined) || needsCredit !== (body.creditAccountNumber !== undefined)) {
-        throw new RailError('validation_error', `a ${body.kind} transfer names ${[needsDebit && 'debitAccountNumber', needsCredit && 'creditAccountNumber'].filter(Boolean).join(' and ')} only`)
+      const needs = {
+        debitAccountNumber: body.kind !== 'credit',
+        creditAccountNumber: body.kind === 'book' || body.kind === 'credit',
+        destinationBankCode: body.kind === 'interbank',
+        destinationAccountNumber: body.kind === 'interbank',
+      }
+      const wrong = (Object.keys(needs) as (keyof typeof needs)[]).filter((field) => needs[field] !== (body[field] !== undefined))
+      if (wrong.length > 0) {
+        const named = (Object.keys(needs) as (keyof typeof needs)[]).filter((field) => needs[field])
+        throw new RailError('validation_error', `a ${body.kind} transfer names ${named.join(' and ')} only`, { fields: wrong.map((field) => ({ field, message: 'does not fit the kind' })) })
       }
       return deps.bank.transfer(body)
     },

@@ -6,6 +6,7 @@ import { findBank } from '../nip/banks.ts'
 import { nipMessage } from '../nip/codes.ts'
 import { isValidNuban, nuban } from '../nip/nuban.ts'
 import { nipSessionId } from '../nip/session-id.ts'
+import { interbankOutcome, SETTLE_DELAY_MS } from './magic.ts'
 import { syntheticAccountName } from './names.ts'
 
 /** The sandbox bank is Providus (101) unless configured otherwise: NUBANs it issues use this code. */
@@ -32,7 +33,7 @@ export interface NameEnquiryAnswer extends NipAnswer {
   sessionId: string
 }
 
-export type TransferKind = 'book' | 'credit' | 'debit'
+export type TransferKind = 'book' | 'credit' | 'debit' | 'interbank'
 
 export interface TransferRequest {
   reference: string
@@ -41,6 +42,9 @@ export interface TransferRequest {
   debitAccountNumber?: string
   /** book and credit: the customer account paid. */
   creditAccountNumber?: string
+  /** interbank: the account paid at another bank. */
+  destinationBankCode?: string
+  destinationAccountNumber?: string
   amountKobo: number
   narration?: string
 }
@@ -110,14 +114,32 @@ export class SandboxBank {
       if (duplicate.rows[0]) return transferAnswer(request, '26', duplicate.rows[0].session_id)
       const settlement = await this.#settlementAccount(tx)
       const debit = request.kind === 'credit' ? settlement : (request.debitAccountNumber ?? '')
-      const credit = request.kind === 'debit' ? settlement : (request.creditAccountNumber ?? '')
-      const responseCode = await this.#applyTransfer(tx, debit, credit, request.amountKobo)
+      const credit = request.kind === 'debit' || request.kind === 'interbank' ? settlement : (request.creditAccountNumber ?? '')
+      const interbank = request.kind === 'interbank'
+      const refusal = interbank ? refuseDestination(request.destinationBankCode ?? '', request.destinationAccountNumber ?? '') : undefined
+      let responseCode = refusal ?? (await this.#applyTransfer(tx, debit, credit, request.amountKobo))
+      // An accepted interbank transfer has left the account; it is in progress until it settles.
+      if (interbank && responseCode === '00') responseCode = '09'
       const sessionId = await this.#nextSessionId(tx)
       // Refused transfers are recorded too: the reference is spent, and a requery says why.
       await tx.query(
-        `INSERT INTO sandbox_bank.transfers (session_id, reference, kind, debit_account_number, credit_account_number, amount_kobo, narration, response_code)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-        [sessionId, request.reference, request.kind, debit, credit, request.amountKobo, request.narration ?? null, responseCode],
+        `INSERT INTO sandbox_bank.transfers (session_id, reference, kind, debit_account_number, credit_account_number, amount_kobo, narration, response_code,
+                                             destination_bank_code, destination_account_number, settles_at, final_code)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+        [
+          sessionId,
+          request.reference,
+          request.kind,
+          debit,
+          credit,
+          request.amountKobo,
+          request.narration ?? null,
+          responseCode,
+          interbank ? request.destinationBankCode : null,
+          interbank ? request.destinationAccountNumber : null,
+          responseCode === '09' ? new Date(Date.now() + SETTLE_DELAY_MS) : null,
+          responseCode === '09' ? interbankOutcome(request.destinationAccountNumber!).finalCode : null,
+        ],
       )
       return transferAnswer(request, responseCode, sessionId)
     })
@@ -125,6 +147,7 @@ export class SandboxBank {
 
   /** What happened to a reference: the transfer's own code, or 25 when the bank has no record. */
   async requery(reference: string): Promise<TransferAnswer> {
+    await this.#settleIfDue(reference)
     const found = await this.#pool.query<{ session_id: string; response_code: string; amount_kobo: number }>(
       `SELECT session_id, response_code, amount_kobo FROM sandbox_bank.transfers WHERE reference = $1`,
       [reference],
@@ -132,6 +155,29 @@ export class SandboxBank {
     const row = found.rows[0]
     if (!row) return { reference, sessionId: '', amountKobo: 0, responseCode: '25', responseMessage: nipMessage('25') }
     return { reference, sessionId: row.session_id, amountKobo: row.amount_kobo, responseCode: row.response_code, responseMessage: nipMessage(row.response_code) }
+  }
+
+  /**
+   * Settles an interbank transfer whose moment has come: its final code is recorded and, for a
+   * failure, the money goes back to the customer — once, under the transfer's row lock. The bank
+   * settles when asked about a transfer, which is how its outcome becomes visible anyway.
+   */
+  async #settleIfDue(reference: string): Promise<void> {
+    await withTransaction(this.#pool, async (tx) => {
+      const due = await tx.query<{ debit_account_number: string; credit_account_number: string; amount_kobo: number; final_code: string }>(
+        `SELECT debit_account_number, credit_account_number, amount_kobo, final_code FROM sandbox_bank.transfers
+          WHERE reference = $1 AND kind = 'interbank' AND response_code = '09' AND final_code <> '09' AND settles_at <= now()
+          FOR UPDATE`,
+        [reference],
+      )
+      const transfer = due.rows[0]
+      if (!transfer) return
+      if (transfer.final_code !== '00') {
+        await tx.query(`UPDATE sandbox_bank.accounts SET balance_kobo = balance_kobo - $2 WHERE account_number = $1`, [transfer.credit_account_number, transfer.amount_kobo])
+        await tx.query(`UPDATE sandbox_bank.accounts SET balance_kobo = balance_kobo + $2 WHERE account_number = $1`, [transfer.debit_account_number, transfer.amount_kobo])
+      }
+      await tx.query(`UPDATE sandbox_bank.transfers SET response_code = final_code WHERE reference = $1`, [reference])
+    })
   }
 
   /** Locks both accounts (in account-number order), checks them, moves the money; returns the NIP code. */
@@ -176,6 +222,13 @@ export class SandboxBank {
     const result = await db.query<{ sequence: number }>(`SELECT nextval('sandbox_bank.session_sequence') AS sequence`)
     return nipSessionId(`000${this.bankCode}`, new Date(), result.rows[0]!.sequence)
   }
+}
+
+/** The NIP code refusing an interbank destination, or undefined when it is a valid account at a known bank. */
+function refuseDestination(bankCode: string, accountNumber: string): string | undefined {
+  if (!findBank(bankCode)) return '16'
+  if (!isValidNuban(bankCode, accountNumber)) return '07'
+  return undefined
 }
 
 function transferAnswer(request: TransferRequest, responseCode: string, sessionId: string): TransferAnswer {

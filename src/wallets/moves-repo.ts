@@ -19,6 +19,9 @@ export interface Move {
   responseCode: string | null
   responseMessage: string | null
   holdTransferId: string | null
+  destinationBankCode: string | null
+  destinationAccountNumber: string | null
+  destinationAccountName: string | null
   requeryAttempts: number
   requeryDeadlineAt: Date
   createdAt: Date
@@ -42,6 +45,9 @@ interface MoveRow {
   response_code: string | null
   response_message: string | null
   hold_transfer_id: string | null
+  destination_bank_code: string | null
+  destination_account_number: string | null
+  destination_account_name: string | null
   requery_attempts: number
   requery_deadline_at: Date
   created_at: Date
@@ -49,7 +55,8 @@ interface MoveRow {
 }
 
 const COLUMNS = `id, partner_id, reference, request_hash, type, status, wallet_id, destination_wallet_id, amount_kobo, currency, narration, provider,
-  provider_reference, response_code, response_message, hold_transfer_id, requery_attempts, requery_deadline_at, created_at, completed_at`
+  provider_reference, response_code, response_message, hold_transfer_id, destination_bank_code, destination_account_number, destination_account_name,
+  requery_attempts, requery_deadline_at, created_at, completed_at`
 
 function toMove(row: MoveRow): Move {
   return {
@@ -69,6 +76,9 @@ function toMove(row: MoveRow): Move {
     responseCode: row.response_code,
     responseMessage: row.response_message,
     holdTransferId: row.hold_transfer_id,
+    destinationBankCode: row.destination_bank_code,
+    destinationAccountNumber: row.destination_account_number,
+    destinationAccountName: row.destination_account_name,
     requeryAttempts: row.requery_attempts,
     requeryDeadlineAt: row.requery_deadline_at,
     createdAt: row.created_at,
@@ -78,15 +88,29 @@ function toMove(row: MoveRow): Move {
 
 export type NewMove = Pick<
   Move,
-  'id' | 'partnerId' | 'reference' | 'requestHash' | 'type' | 'walletId' | 'destinationWalletId' | 'amountKobo' | 'currency' | 'narration' | 'provider' | 'holdTransferId'
+  | 'id'
+  | 'partnerId'
+  | 'reference'
+  | 'requestHash'
+  | 'type'
+  | 'walletId'
+  | 'destinationWalletId'
+  | 'amountKobo'
+  | 'currency'
+  | 'narration'
+  | 'provider'
+  | 'holdTransferId'
+  | 'destinationBankCode'
+  | 'destinationAccountNumber'
+  | 'destinationAccountName'
 > & { requeryDeadlineAt: Date }
 
 /** Claims the reference: the new move, or undefined when the partner already used the reference. */
 export async function insertMove(db: Queryable, move: NewMove): Promise<Move | undefined> {
   const result = await db.query<MoveRow>(
     `INSERT INTO wallet_moves (id, partner_id, reference, request_hash, type, status, wallet_id, destination_wallet_id, amount_kobo, currency, narration,
-                               provider, hold_transfer_id, requery_deadline_at)
-     VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13)
+                               provider, hold_transfer_id, requery_deadline_at, destination_bank_code, destination_account_number, destination_account_name)
+     VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
      ON CONFLICT ON CONSTRAINT wallet_moves_one_per_reference DO NOTHING
      RETURNING ${COLUMNS}`,
     [
@@ -103,6 +127,9 @@ export async function insertMove(db: Queryable, move: NewMove): Promise<Move | u
       move.provider,
       move.holdTransferId,
       move.requeryDeadlineAt,
+      move.destinationBankCode,
+      move.destinationAccountNumber,
+      move.destinationAccountName,
     ],
   )
   return result.rows[0] && toMove(result.rows[0])
@@ -136,6 +163,18 @@ export async function transitionMove(db: Queryable, moveId: string, next: MoveSt
       WHERE id = $1 AND status = ANY ($3::text[])
       RETURNING ${COLUMNS}`,
     [moveId, next, allowedFrom(next), answer.providerReference, answer.responseCode, answer.responseMessage],
+  )
+  return result.rows[0] && toMove(result.rows[0])
+}
+
+/** Records a provider's answer that is not final (e.g. NIP 09) without changing the status. */
+export async function recordAnswer(db: Queryable, moveId: string, answer: ProviderAnswer): Promise<Move | undefined> {
+  const result = await db.query<MoveRow>(
+    `UPDATE wallet_moves
+        SET provider_reference = COALESCE($2, provider_reference), response_code = COALESCE($3, response_code), response_message = COALESCE($4, response_message)
+      WHERE id = $1 AND status IN ('pending', 'unknown')
+      RETURNING ${COLUMNS}`,
+    [moveId, answer.providerReference, answer.responseCode, answer.responseMessage],
   )
   return result.rows[0] && toMove(result.rows[0])
 }

@@ -1,4 +1,4 @@
-// Move routes of seed 000, at exactly its paths: credit, debit, wallet transfer, requery.
+// Move routes of seed 000, at exactly its paths: credit, debit, wallet transfer, external send, requery.
 import { Type, type TProperties } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import type { HttpServer } from '../platform/http.ts'
@@ -18,10 +18,13 @@ const MoveFields = {
 
 const MoveSchema = Type.Object({
   reference: Type.String(),
-  type: Type.Union([Type.Literal('credit'), Type.Literal('debit'), Type.Literal('wallet_transfer')]),
+  type: Type.Union([Type.Literal('credit'), Type.Literal('debit'), Type.Literal('wallet_transfer'), Type.Literal('bank_payout')]),
   status: Type.Union([Type.Literal('successful'), Type.Literal('failed'), Type.Literal('pending'), Type.Literal('unknown')]),
   walletId: Type.String(),
   destinationWalletId: Type.Optional(Type.String()),
+  destinationAccountNumber: Type.Optional(Type.String()),
+  destinationBankCode: Type.Optional(Type.String()),
+  destinationAccountName: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   amountKobo: Type.Integer(),
   currency: Type.String(),
   narration: Type.Union([Type.String(), Type.Null()]),
@@ -40,6 +43,9 @@ export function toMoveJson(move: Move) {
     status: move.status,
     walletId: move.walletId,
     ...(move.destinationWalletId ? { destinationWalletId: move.destinationWalletId } : {}),
+    ...(move.type === 'bank_payout'
+      ? { destinationAccountNumber: move.destinationAccountNumber!, destinationBankCode: move.destinationBankCode!, destinationAccountName: move.destinationAccountName }
+      : {}),
     amountKobo: move.amountKobo,
     currency: move.currency,
     narration: move.narration,
@@ -71,6 +77,12 @@ export function registerMoveRoutes(app: HttpServer, deps: MovesDeps): void {
   moveRoute('/wallet/debit', 'debit', 'Spend from a wallet (approval-gated)')
   moveRoute('/transfer/wallet', 'wallet_transfer', 'Move value between two wallets at the same provider', {
     destinationWalletId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet receiving the value' }),
+  })
+
+  moveRoute('/transfer/bank/customer', 'bank_payout', 'Pay out from a wallet to an account at any bank (the outcome may come later: requery)', {
+    destinationAccountNumber: Type.String({ pattern: '^[0-9]{10}$', description: 'NUBAN of the account to pay' }),
+    destinationBankCode: Type.String({ pattern: '^[0-9]{3}$', description: 'CBN code of its bank' }),
+    destinationAccountName: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "Checked by name enquiry where the provider requires a name check" })),
   })
 
   app.get(

@@ -1,4 +1,5 @@
-// Wallet moves (seed 000): credit, debit and wallet transfer, over the provider and the ledger.
+// Wallet moves (seed 000): credit, debit, wallet transfer and external send (bank payout), over
+// the provider and the ledger.
 //
 // One move, three steps, none holding a transaction across the network:
 //   1. claim — in one transaction: record the move under its reference (pending), hold the
@@ -11,6 +12,8 @@
 //      ledger: post or void the hold, or book the credit. No final answer leaves the move unknown
 //      with the hold in place, and requery decides later.
 import { createTransfer, derivedId, ensurePartnerAccount, LedgerError } from '../ledger/service.ts'
+import { findBank } from '../nip/banks.ts'
+import { isValidNuban } from '../nip/nuban.ts'
 import { withTransaction, type Pool, type Tx } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
@@ -36,7 +39,10 @@ const REQUERY_DEADLINE_S = 24 * 60 * 60
 const REPLAY_WAIT_MS = 15_000
 const REPLAY_POLL_MS = 100
 
-const CAPABILITY: Record<MoveType, Capability> = { credit: 'merchantCredit', debit: 'debit', wallet_transfer: 'walletTransfer' }
+/** Why the money moved, on the ledger transfers of each kind of move. */
+const LEDGER_CODE: Record<MoveType, string> = { credit: 'wallet_credit', debit: 'wallet_debit', wallet_transfer: 'wallet_transfer', bank_payout: 'wallet_bank_payout' }
+
+const CAPABILITY: Record<MoveType, Capability> = { credit: 'merchantCredit', debit: 'debit', wallet_transfer: 'walletTransfer', bank_payout: 'bankPayout' }
 
 export interface MovesDeps {
   pool: Pool
@@ -50,7 +56,13 @@ export interface MoveRequest {
   currency: string
   narration?: string
   destinationWalletId?: string
+  destinationAccountNumber?: string
+  destinationBankCode?: string
+  destinationAccountName?: string
 }
+
+/** A move refused before anything was sent (a failed name check); its code may be the enquiry's. */
+type MoveOutcome = ProviderResult<null> | { outcome: 'failed'; responseCode: string | null; responseMessage: string; providerReference: string | null }
 
 export interface Submitted {
   move: repo.Move
@@ -65,6 +77,7 @@ export async function submitMove(deps: MovesDeps, partnerId: string, type: MoveT
 
   const wallet = await findWallet(deps.pool, partnerId, request.walletId)
   const destination = type === 'wallet_transfer' ? await destinationOf(deps.pool, partnerId, wallet, request.destinationWalletId) : undefined
+  if (type === 'bank_payout') assertBankDestination(request)
   const provider = await getProvider(deps.pool, wallet.provider)
   // Fail closed: without the capability nothing is recorded and the provider is never called.
   requireCapability(provider, CAPABILITY[type])
@@ -73,8 +86,14 @@ export async function submitMove(deps: MovesDeps, partnerId: string, type: MoveT
   if (!claimed.created) return replay(deps.pool, claimed.move, hash)
   const adapter = deps.providers.adapterFor(provider, requestId)
   const narration = provider.capabilities.narration ? (request.narration ?? undefined) : undefined
-  const result = await askProvider(adapter, claimed.move, wallet, destination, narration)
+  const result = await askProvider(adapter, claimed.move, wallet, destination, narration, provider.capabilities.nameCheck)
   return { move: await applyResult(deps.pool, claimed.move, result), replayed: false }
+}
+
+function assertBankDestination(request: MoveRequest): void {
+  const bankCode = request.destinationBankCode ?? ''
+  if (!findBank(bankCode)) throw fieldError('destinationBankCode', 'is not a known bank code')
+  if (!isValidNuban(bankCode, request.destinationAccountNumber ?? '')) throw fieldError('destinationAccountNumber', 'is not a valid NUBAN at that bank')
 }
 
 async function destinationOf(pool: Pool, partnerId: string, wallet: Wallet, destinationWalletId: string | undefined): Promise<Wallet> {
@@ -114,6 +133,9 @@ async function claim(
       narration: request.narration ?? null,
       provider: wallet.provider,
       holdTransferId,
+      destinationBankCode: request.destinationBankCode ?? null,
+      destinationAccountNumber: request.destinationAccountNumber ?? null,
+      destinationAccountName: request.destinationAccountName ?? null,
       requeryDeadlineAt: new Date(Date.now() + REQUERY_DEADLINE_S * 1000),
     })
     if (!move) {
@@ -137,7 +159,7 @@ async function hold(tx: Tx, move: repo.Move, wallet: Wallet, destination: Wallet
       creditAccountId,
       amountKobo: move.amountKobo,
       currency: move.currency,
-      code: move.type === 'debit' ? 'wallet_debit' : 'wallet_transfer',
+      code: LEDGER_CODE[move.type],
       sourceType: 'wallet_move',
       sourceId: move.id,
     })
@@ -149,18 +171,55 @@ async function hold(tx: Tx, move: repo.Move, wallet: Wallet, destination: Wallet
   }
 }
 
-async function askProvider(adapter: ProviderAdapter, move: repo.Move, wallet: Wallet, destination: Wallet | undefined, narration: string | undefined): Promise<ProviderResult<null>> {
+async function askProvider(
+  adapter: ProviderAdapter,
+  move: repo.Move,
+  wallet: Wallet,
+  destination: Wallet | undefined,
+  narration: string | undefined,
+  nameCheck: boolean,
+): Promise<MoveOutcome> {
   const base = { reference: move.id, amountKobo: move.amountKobo, narration }
   if (move.type === 'credit') return adapter.credit({ ...base, accountNumber: wallet.accountNumber })
   if (move.type === 'debit') return adapter.debit({ ...base, accountNumber: wallet.accountNumber })
-  return adapter.walletTransfer({ ...base, fromAccountNumber: wallet.accountNumber, toAccountNumber: destination!.accountNumber })
+  if (move.type === 'wallet_transfer') return adapter.walletTransfer({ ...base, fromAccountNumber: wallet.accountNumber, toAccountNumber: destination!.accountNumber })
+  const bankCode = move.destinationBankCode!
+  const accountNumber = move.destinationAccountNumber!
+  if (nameCheck && move.destinationAccountName !== null) {
+    const refusal = await checkName(adapter, bankCode, accountNumber, move.destinationAccountName)
+    if (refusal) return refusal
+  }
+  return adapter.sendToBank({ ...base, fromAccountNumber: wallet.accountNumber, destinationBankCode: bankCode, destinationAccountNumber: accountNumber })
+}
+
+/**
+ * Name enquiry before paying out: a different holder fails the move with NIP 08 and nothing is
+ * sent. No answer to the enquiry also sends nothing: the move fails, and can be made again under
+ * a new reference.
+ */
+async function checkName(adapter: ProviderAdapter, bankCode: string, accountNumber: string, expectedName: string): Promise<MoveOutcome | undefined> {
+  const enquiry = await adapter.nameEnquiry({ bankCode, accountNumber })
+  if (enquiry.outcome !== 'successful') {
+    if (enquiry.outcome === 'failed') {
+      return { outcome: 'failed', responseCode: enquiry.responseCode, responseMessage: enquiry.responseMessage, providerReference: enquiry.providerReference }
+    }
+    return { outcome: 'failed', responseCode: null, responseMessage: 'Name enquiry gave no answer; nothing was sent', providerReference: null }
+  }
+  if (normalisedName(enquiry.value.accountName) !== normalisedName(expectedName)) {
+    return { outcome: 'failed', responseCode: '08', responseMessage: `Account name mismatch: the account is held by ${enquiry.value.accountName}`, providerReference: enquiry.providerReference || null }
+  }
+  return undefined
+}
+
+function normalisedName(name: string): string {
+  return name.toUpperCase().replace(/[^A-Z0-9]+/g, ' ').trim()
 }
 
 /**
  * Applies a provider answer exactly once: the status transition is checked in SQL, and only the
  * request that makes it posts the ledger transfers, in the same transaction.
  */
-export async function applyResult(pool: Pool, move: repo.Move, result: ProviderResult<null>): Promise<repo.Move> {
+export async function applyResult(pool: Pool, move: repo.Move, result: MoveOutcome): Promise<repo.Move> {
   return withTransaction(pool, async (tx) => {
     const answer =
       result.outcome === 'unknown'
@@ -172,10 +231,12 @@ export async function applyResult(pool: Pool, move: repo.Move, result: ProviderR
       await settleLedger(tx, changed)
       return changed
     }
-    // No final answer: the hold stays and the requery schedule takes over.
-    const changed = await repo.transitionMove(tx, move.id, 'unknown', answer)
-    if (changed) await scheduleRequery(tx, changed)
-    return changed ?? (await repo.selectMove(tx, move.id))!
+    // No final answer: the hold stays and the requery schedule takes over. The bank's "in
+    // progress" keeps the move pending; no answer at all makes it unknown.
+    const changed = result.outcome === 'unknown' ? await repo.transitionMove(tx, move.id, 'unknown', answer) : await repo.recordAnswer(tx, move.id, answer)
+    const current = changed ?? (await repo.selectMove(tx, move.id))!
+    if (!isFinal(current.status)) await scheduleRequery(tx, current)
+    return current
   })
 }
 
@@ -190,13 +251,13 @@ async function settleLedger(tx: Tx, move: repo.Move): Promise<void> {
       creditAccountId: wallet.rows[0]!.ledger_account_id,
       amountKobo: move.amountKobo,
       currency: move.currency,
-      code: 'wallet_credit',
+      code: LEDGER_CODE.credit,
       ...source,
     })
     return
   }
   const phase = move.status === 'successful' ? 'post' : 'void'
-  await createTransfer(tx, { id: derivedId(move.id, phase), phase, pendingId: move.holdTransferId!, code: move.type === 'debit' ? 'wallet_debit' : 'wallet_transfer', ...source })
+  await createTransfer(tx, { id: derivedId(move.id, phase), phase, pendingId: move.holdTransferId!, code: LEDGER_CODE[move.type], ...source })
 }
 
 async function scheduleRequery(tx: Tx, move: repo.Move): Promise<void> {
@@ -232,12 +293,8 @@ export async function resolveMove(deps: MovesDeps, moveId: string): Promise<void
     await repo.transitionMove(deps.pool, move.id, 'unknown', { providerReference: null, responseCode: null, responseMessage: null })
     return
   }
-  const resolved = await requeryMove(deps, move)
-  // Still unknown after a requery: the next one, later. (A pending move that became unknown was
-  // scheduled by the transition itself.)
-  if (move.status === 'unknown' && resolved.status === 'unknown') {
-    await withTransaction(deps.pool, (tx) => scheduleRequery(tx, resolved))
-  }
+  // Not final after this requery: applying its answer scheduled the next one.
+  await requeryMove(deps, move)
 }
 
 async function replay(pool: Pool, move: repo.Move, hash: string): Promise<Submitted> {

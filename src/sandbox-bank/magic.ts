@@ -1,0 +1,23 @@
+// Magic values of the sandbox bank: the destination account of an interbank transfer decides
+// its final outcome, so that tests and partners can reproduce every path (as Stripe's test cards
+// do). Documented in docs/sandbox.md. Any other valid account settles with 00.
+
+export interface InterbankOutcome {
+  /** The NIP code the transfer settles with; 09 means it never settles (in progress for good). */
+  finalCode: string
+}
+
+/** The last three digits of the serial (digits 7–9 of the NUBAN) pick the outcome. */
+const BY_SERIAL_ENDING: Record<string, string> = {
+  '005': '05', // do not honour
+  '051': '51', // insufficient funds (at the sending side's clearing)
+  '091': '91', // beneficiary bank not available
+  '999': '09', // never settles: requery keeps answering 09 until Rail's deadline
+}
+
+export function interbankOutcome(destinationAccountNumber: string): InterbankOutcome {
+  return { finalCode: BY_SERIAL_ENDING[destinationAccountNumber.slice(6, 9)] ?? '00' }
+}
+
+/** How long an interbank transfer stays in progress before it settles. */
+export const SETTLE_DELAY_MS = 1_000
