@@ -207,13 +207,20 @@ describe('bad input', () => {
     ['oversize narration', { narration: 'n'.repeat(101) }, 422, 'validation_error'],
     ['oversize reference', { reference: 'r'.repeat(65) }, 422, 'validation_error'],
     ['unknown wallet', { walletId: '01a20000-0000-7000-8000-000000000000' }, 404, 'not_found'],
-  ])('credit with %s → %i %s, nothing recorded', async (_case, over, status, error) => {
-    const request = body(over)
-    const answer = await client.post<{ error: string }>('/wallet/credit', request)
-    expect(answer.status).toBe(status)
-    expect(answer.body.error).toBe(error)
-    if (typeof request.reference === 'string') {
-      expect((await app.db.pool.query(`SELECT count(*)::int AS n FROM wallet_moves WHERE reference = $1`, [request.reference])).rows[0].n).toBe(0)
+  ])('%s → %i %s on every move endpoint, nothing recorded', async (_case, over, status, error) => {
+    const endpoints: [string, Record<string, unknown>][] = [
+      ['/wallet/credit', {}],
+      ['/wallet/debit', {}],
+      ['/transfer/wallet', { destinationWalletId }],
+      ['/transfer/bank/customer', { destinationAccountNumber: '0000014579', destinationBankCode: '011' }],
+    ]
+    for (const [path, extra] of endpoints) {
+      const request = body({ ...extra, ...over })
+      const answer = await client.post<{ error: string }>(path, request)
+      expect({ path, status: answer.status, error: answer.body.error }).toEqual({ path, status, error })
+      if (typeof request.reference === 'string') {
+        expect((await app.db.pool.query(`SELECT count(*)::int AS n FROM wallet_moves WHERE reference = $1`, [request.reference])).rows[0].n).toBe(0)
+      }
     }
   })
 
