@@ -242,6 +242,21 @@ CREATE TABLE sandbox_bank.accounts (
   CONSTRAINT accounts_status_check CHECK ((status = ANY (ARRAY['active'::text, 'dormant'::text])))
 );
 
+CREATE TABLE sandbox_bank.faults (
+  id integer NOT NULL,
+  no_answer_rate numeric NOT NULL DEFAULT 0,
+  error_rate numeric NOT NULL DEFAULT 0,
+  lost_response_rate numeric NOT NULL DEFAULT 0,
+  delay_ms integer NOT NULL DEFAULT 0,
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT faults_delay_ms_check CHECK (((delay_ms >= 0) AND (delay_ms <= 60000))),
+  CONSTRAINT faults_error_rate_check CHECK (((error_rate >= (0)::numeric) AND (error_rate <= (1)::numeric))),
+  CONSTRAINT faults_id_check CHECK ((id = 1)),
+  CONSTRAINT faults_lost_response_rate_check CHECK (((lost_response_rate >= (0)::numeric) AND (lost_response_rate <= (1)::numeric))),
+  CONSTRAINT faults_no_answer_rate_check CHECK (((no_answer_rate >= (0)::numeric) AND (no_answer_rate <= (1)::numeric))),
+  CONSTRAINT faults_pkey PRIMARY KEY (id)
+);
+
 CREATE TABLE sandbox_bank.transfers (
   session_id text NOT NULL,
   reference text NOT NULL,

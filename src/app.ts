@@ -44,7 +44,7 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   registerWalletRoutes(app, { pool: deps.pool, providers })
   registerMoveRoutes(app, { pool: deps.pool, providers })
   if (deps.sandboxBank) {
-    registerSandboxBankRoutes(app, { bank: new SandboxBank(deps.pool, deps.sandboxBank.bankCode), secret: deps.sandboxBank.secret })
+    registerSandboxBankRoutes(app, { bank: new SandboxBank(deps.pool, deps.sandboxBank.bankCode), secret: deps.sandboxBank.secret, pool: deps.pool })
   }
   await app.ready()
   return app

@@ -2,13 +2,22 @@
 // the caller (the sandbox provider adapter) with the bank's shared secret, using Rail's own
 // request-signing scheme with X-Sandbox-Timestamp and X-Sandbox-Signature headers.
 import { Type } from '@sinclair/typebox'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Pool } from '../platform/db.ts'
 import { canonicalRequest, computeSignature, TIMESTAMP_TOLERANCE_S } from '../client/signing.ts'
 import { constantTimeEqual } from '../platform/crypto.ts'
 import { notFound, RailError } from '../platform/errors.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { closedObject, errorResponses } from '../platform/schemas.ts'
+import { decideFault, readFaults, writeFaults } from './faults.ts'
 import type { SandboxBank } from './service.ts'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by fault injection: the request is processed, its answer dropped. */
+    loseResponse: boolean
+  }
+}
 
 export const SANDBOX_BANK_PREFIX = '/sandbox-bank/v1'
 
@@ -18,17 +27,46 @@ const Amount = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })
 
 const AccountSchema = Type.Object({ bankCode: Type.String(), accountNumber: Type.String(), accountName: Type.String(), balanceKobo: Type.Integer(), status: Type.String() })
 const NipFields = { responseCode: Type.String(), responseMessage: Type.String() }
+const FaultsSchema = Type.Object({ noAnswerRate: Type.Number(), errorRate: Type.Number(), lostResponseRate: Type.Number(), delayMs: Type.Integer() })
 const TransferAnswerSchema = Type.Object({ ...NipFields, reference: Type.String(), sessionId: Type.String(), amountKobo: Type.Integer() })
 
-export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: SandboxBank; secret: string }): void {
+export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: SandboxBank; secret: string; pool: Pool }): void {
   const config = { auth: 'none' as const } // the bank checks its own signature, below
   const preValidation = async (request: FastifyRequest) => verifyBankSignature(request, deps.secret)
+  // Faults apply to the bank's business, not to the switch that sets them.
+  const preHandler = async (request: FastifyRequest, reply: FastifyReply) => injectFault(deps.pool, request, reply)
+  app.decorateRequest('loseResponse', false)
+  app.addHook('onSend', async (request, _reply, payload) => {
+    if (request.loseResponse) request.raw.socket?.destroy() // processed in full; the answer never arrives
+    return payload
+  })
+
+  app.put(
+    `${SANDBOX_BANK_PREFIX}/faults`,
+    {
+      config,
+      preValidation,
+      schema: {
+        tags: ['sandbox bank'],
+        summary: 'Switch fault injection (rates 0..1, delay in ms); all zero turns it off',
+        body: closedObject({
+          noAnswerRate: Type.Number({ minimum: 0, maximum: 1 }),
+          errorRate: Type.Number({ minimum: 0, maximum: 1 }),
+          lostResponseRate: Type.Number({ minimum: 0, maximum: 1 }),
+          delayMs: Type.Integer({ minimum: 0, maximum: 60_000 }),
+        }),
+        response: { 200: FaultsSchema, ...errorResponses() },
+      },
+    },
+    async (request) => writeFaults(deps.pool, request.body),
+  )
 
   app.post(
     `${SANDBOX_BANK_PREFIX}/accounts`,
     {
       config,
       preValidation,
+      preHandler,
       schema: { tags: ['sandbox bank'], body: closedObject({ accountName: Type.String({ minLength: 1, maxLength: 100 }) }), response: { 201: AccountSchema, ...errorResponses() } },
     },
     async (request, reply) => reply.code(201).send(await deps.bank.openAccount(request.body.accountName)),
@@ -36,7 +74,7 @@ export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: Sandbox
 
   app.get(
     `${SANDBOX_BANK_PREFIX}/accounts/:accountNumber`,
-    { config, preValidation, schema: { tags: ['sandbox bank'], params: closedObject({ accountNumber: AccountNumber }), response: { 200: AccountSchema, ...errorResponses(404) } } },
+    { config, preValidation, preHandler, schema: { tags: ['sandbox bank'], params: closedObject({ accountNumber: AccountNumber }), response: { 200: AccountSchema, ...errorResponses(404) } } },
     async (request) => {
       const account = await deps.bank.getAccount(request.params.accountNumber)
       if (!account) throw notFound('Account')
@@ -49,6 +87,7 @@ export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: Sandbox
     {
       config,
       preValidation,
+      preHandler,
       schema: {
         tags: ['sandbox bank'],
         body: closedObject({ bankCode: BankCode, accountNumber: AccountNumber }),
@@ -66,6 +105,7 @@ export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: Sandbox
     {
       config,
       preValidation,
+      preHandler,
       schema: {
         tags: ['sandbox bank'],
         body: closedObject({
@@ -100,9 +140,23 @@ export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: Sandbox
 
   app.get(
     `${SANDBOX_BANK_PREFIX}/transfers/:reference`,
-    { config, preValidation, schema: { tags: ['sandbox bank'], params: closedObject({ reference: Type.String({ minLength: 1, maxLength: 64 }) }), response: { 200: TransferAnswerSchema, ...errorResponses() } } },
+    { config, preValidation, preHandler, schema: { tags: ['sandbox bank'], params: closedObject({ reference: Type.String({ minLength: 1, maxLength: 64 }) }), response: { 200: TransferAnswerSchema, ...errorResponses() } } },
     async (request) => deps.bank.requery(request.params.reference),
   )
+}
+
+async function injectFault(pool: Pool, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const faults = await readFaults(pool)
+  if (faults.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, faults.delayMs))
+  const decision = decideFault(faults)
+  if (decision === 'no_answer') {
+    reply.hijack()
+    request.raw.socket?.destroy()
+  } else if (decision === 'error') {
+    throw new Error('sandbox bank fault injection: internal error')
+  } else if (decision === 'lose_response') {
+    request.loseResponse = true
+  }
 }
 
 function verifyBankSignature(request: FastifyRequest, secret: string): void {
