@@ -305,6 +305,8 @@ CREATE INDEX wallet_moves_by_wallet ON public.wallet_moves USING btree (wallet_i
 
 CREATE INDEX wallets_by_partner ON public.wallets USING btree (partner_id, id);
 
+CREATE UNIQUE INDEX accounts_one_settlement_per_bank ON sandbox_bank.accounts USING btree (bank_code) WHERE (kind = 'settlement'::text);
+
 CREATE OR REPLACE FUNCTION public.ledger_apply_batch(p_ids uuid[], p_debit_ids uuid[], p_credit_ids uuid[], p_amounts bigint[], p_currencies text[], p_phases text[], p_pending_ids uuid[], p_codes text[], p_timeouts_s integer[], p_source_types text[], p_source_ids text[], p_linked boolean[], p_look_up_existing boolean)
  RETURNS text[]
  LANGUAGE plpgsql

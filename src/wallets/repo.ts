@@ -56,9 +56,12 @@ export async function insertWallet(db: Queryable, wallet: Omit<Wallet, 'createdA
   return toWallet(result.rows[0]!)
 }
 
-/** The partner's wallet; another partner's is not found (the id is matched as text, so any string is safe). */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** The partner's wallet; another partner's, or a handle that is no wallet id at all, is not found. */
 export async function selectWallet(db: Queryable, partnerId: string, walletId: string): Promise<Wallet | undefined> {
-  const result = await db.query<WalletRow>(`SELECT ${COLUMNS} FROM wallets WHERE partner_id = $1 AND id::text = $2`, [partnerId, walletId])
+  if (!UUID.test(walletId)) return undefined
+  const result = await db.query<WalletRow>(`SELECT ${COLUMNS} FROM wallets WHERE id = $2 AND partner_id = $1`, [partnerId, walletId])
   return result.rows[0] && toWallet(result.rows[0])
 }
 
