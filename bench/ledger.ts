@@ -13,17 +13,17 @@
 // Prints a table and writes bench/results/ledger.json. Uses DATABASE_URL when set, else a
 // throw-away embedded PostgreSQL with default (durable) settings.
 import { randomUUID } from 'node:crypto'
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import pg from 'pg'
+import type pg from 'pg'
 import { LedgerBatcher } from '../src/ledger/batcher.ts'
 import { createAccount, createTransfer, createTransfers, LedgerError, type TransferInput } from '../src/ledger/service.ts'
 import { verifyLedger } from '../src/ledger/verify.ts'
 import { createPool, withTransaction, type Pool } from '../src/platform/db.ts'
-import { startEmbeddedDatabase } from '../src/platform/embedded-db.ts'
 import { GroupCommitter } from '../src/platform/group-commit.ts'
 import { migrateDatabase } from '../src/platform/migrate.ts'
+import { benchDatabase } from './bench-database.ts'
 
 const UNIFORM_ACCOUNTS = 10_000
 const CONCURRENCIES = [1, 8, 64]
@@ -46,7 +46,7 @@ interface Accounts {
 }
 
 async function main(): Promise<void> {
-  const { url, stop } = await benchDatabase()
+  const { url, stop } = await benchDatabase(`rail_bench_${process.pid}`)
   const admin = createPool(url, 2)
   try {
     await migrateDatabase(admin)
@@ -81,36 +81,6 @@ function resultKey(scenario: Scenario, mode: Mode): string {
   return mode === 'coalesced' ? scenario : `${mode}_${scenario}`
 }
 
-async function benchDatabase(): Promise<{ url: string; stop: () => Promise<void> }> {
-  const name = `rail_bench_${process.pid}`
-  if (process.env.DATABASE_URL) {
-    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL })
-    await admin.connect()
-    await admin.query(`CREATE DATABASE ${name}`)
-    await admin.end()
-    const url = new URL(process.env.DATABASE_URL)
-    url.pathname = `/${name}`
-    return {
-      url: url.toString(),
-      stop: async () => {
-        const client = new pg.Client({ connectionString: process.env.DATABASE_URL })
-        await client.connect()
-        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-        await client.end()
-      },
-    }
-  }
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'rail-bench-'))
-  chmodSync(dataDir, 0o755)
-  const embedded = await startEmbeddedDatabase(dataDir, { persistent: false, settings: { max_connections: '300' } })
-  return {
-    url: embedded.databaseUrl,
-    stop: async () => {
-      await embedded.stop()
-      rmSync(dataDir, { recursive: true, force: true })
-    },
-  }
-}
 
 /** The yardstick: one function call per transfer, accounts locked in id order, balance checked. */
 async function createBaselineSchema(pool: Pool): Promise<void> {

@@ -5,18 +5,17 @@
 // ledger benchmark at the same concurrency, verifies the ledger, and writes
 // bench/results/wallets.json.
 import { randomBytes, randomUUID } from 'node:crypto'
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import autocannon from 'autocannon'
-import pg from 'pg'
 import { buildApi } from '../src/app.ts'
 import { RailClient, signRequest } from '../src/client/index.ts'
 import { verifyLedger } from '../src/ledger/verify.ts'
 import { createPartner } from '../src/partners/service.ts'
 import { createPool, type Pool } from '../src/platform/db.ts'
-import { startEmbeddedDatabase } from '../src/platform/embedded-db.ts'
 import { migrateDatabase } from '../src/platform/migrate.ts'
+import { benchDatabase } from './bench-database.ts'
 
 const WALLETS = Number(process.env.BENCH_WALLETS ?? 10_000)
 const CONNECTIONS = 64
@@ -26,7 +25,7 @@ const OPENING_KOBO = 1_000_000_000
 const SECRET = randomBytes(16).toString('hex')
 
 async function main(): Promise<void> {
-  const { url, stop } = await benchDatabase()
+  const { url, stop } = await benchDatabase(`rail_bench_wallets_${process.pid}`)
   const pool = createPool(url, 40, 'rail-bench')
   let baseUrl = ''
   const masterKey = randomBytes(32)
@@ -159,35 +158,5 @@ async function baselineYardstick(pool: Pool): Promise<number> {
   return Math.round(completed / ((performance.now() - started) / 1000))
 }
 
-async function benchDatabase(): Promise<{ url: string; stop: () => Promise<void> }> {
-  const name = `rail_bench_wallets_${process.pid}`
-  if (process.env.DATABASE_URL) {
-    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL })
-    await admin.connect()
-    await admin.query(`CREATE DATABASE ${name}`)
-    await admin.end()
-    const url = new URL(process.env.DATABASE_URL)
-    url.pathname = `/${name}`
-    return {
-      url: url.toString(),
-      stop: async () => {
-        const client = new pg.Client({ connectionString: process.env.DATABASE_URL })
-        await client.connect()
-        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-        await client.end()
-      },
-    }
-  }
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'rail-bench-'))
-  chmodSync(dataDir, 0o755)
-  const embedded = await startEmbeddedDatabase(dataDir, { persistent: false, settings: { max_connections: '300' } })
-  return {
-    url: embedded.databaseUrl,
-    stop: async () => {
-      await embedded.stop()
-      rmSync(dataDir, { recursive: true, force: true })
-    },
-  }
-}
 
 await main()

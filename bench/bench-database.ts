@@ -1,0 +1,42 @@
+// The database a benchmark runs on: a fresh database on DATABASE_URL's server when it is set
+// (dropped afterwards), else a throw-away embedded PostgreSQL with default (durable) settings.
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import pg from 'pg'
+import { startEmbeddedDatabase } from '../src/platform/embedded-db.ts'
+
+export interface BenchDatabase {
+  url: string
+  stop(): Promise<void>
+}
+
+export async function benchDatabase(name: string): Promise<BenchDatabase> {
+  const serverUrl = process.env.DATABASE_URL
+  if (serverUrl) {
+    await adminQuery(serverUrl, `CREATE DATABASE ${pg.escapeIdentifier(name)}`)
+    const url = new URL(serverUrl)
+    url.pathname = `/${name}`
+    return { url: url.toString(), stop: () => adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`) }
+  }
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'rail-bench-'))
+  chmodSync(dataDir, 0o755) // as root, PostgreSQL runs as the postgres user and must enter it
+  const embedded = await startEmbeddedDatabase(dataDir, { persistent: false, settings: { max_connections: '300' } })
+  return {
+    url: embedded.databaseUrl,
+    async stop() {
+      await embedded.stop()
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
+
+async function adminQuery(url: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    await client.query(sql)
+  } finally {
+    await client.end()
+  }
+}
