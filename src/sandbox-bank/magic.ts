@@ -19,5 +19,27 @@ export function interbankOutcome(destinationAccountNumber: string): InterbankOut
   return { finalCode: BY_SERIAL_ENDING[destinationAccountNumber.slice(6, 9)] ?? '00' }
 }
 
+/**
+ * Magic amounts, for every kind of transfer: the last four digits of amountKobo pick a behaviour,
+ * so that one request reproduces one path. Amounts ending otherwise behave normally.
+ */
+export type MagicAmount =
+  | { kind: 'code'; code: string } // refused at once with this NIP code, nothing moves
+  | { kind: 'pending_then_success' } // accepted with 09; a requery after settlement says 00
+  | { kind: 'fault'; fault: 'no_answer' | 'error' | 'lose_response' } // see faults.ts
+
+const BY_AMOUNT_ENDING: Record<number, MagicAmount> = {
+  9051: { kind: 'code', code: '51' },
+  9007: { kind: 'code', code: '07' },
+  9009: { kind: 'pending_then_success' },
+  9097: { kind: 'fault', fault: 'no_answer' },
+  9096: { kind: 'fault', fault: 'error' },
+  9098: { kind: 'fault', fault: 'lose_response' },
+}
+
+export function magicAmount(amountKobo: number): MagicAmount | undefined {
+  return BY_AMOUNT_ENDING[amountKobo % 10_000]
+}
+
 /** How long an interbank transfer stays in progress before it settles. */
 export const SETTLE_DELAY_MS = 1_000

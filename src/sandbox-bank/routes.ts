@@ -10,6 +10,7 @@ import { notFound, RailError } from '../platform/errors.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { closedObject, errorResponses } from '../platform/schemas.ts'
 import { decideFault, readFaults, writeFaults } from './faults.ts'
+import { magicAmount } from './magic.ts'
 import type { SandboxBank } from './service.ts'
 
 declare module 'fastify' {
@@ -148,7 +149,10 @@ export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: Sandbox
 async function injectFault(pool: Pool, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const faults = await readFaults(pool)
   if (faults.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, faults.delayMs))
-  const decision = decideFault(faults)
+  // A magic amount picks its fault for this request alone; otherwise the switched-on rates decide.
+  const amountKobo = (request.body as { amountKobo?: unknown } | undefined)?.amountKobo
+  const magic = typeof amountKobo === 'number' ? magicAmount(amountKobo) : undefined
+  const decision = magic?.kind === 'fault' ? magic.fault : decideFault(faults)
   if (decision === 'no_answer') {
     reply.hijack()
     request.raw.socket?.destroy()

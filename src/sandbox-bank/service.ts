@@ -6,7 +6,7 @@ import { findBank } from '../nip/banks.ts'
 import { nipMessage } from '../nip/codes.ts'
 import { isValidNuban, nuban } from '../nip/nuban.ts'
 import { nipSessionId } from '../nip/session-id.ts'
-import { interbankOutcome, SETTLE_DELAY_MS } from './magic.ts'
+import { interbankOutcome, magicAmount, SETTLE_DELAY_MS } from './magic.ts'
 import { syntheticAccountName } from './names.ts'
 
 /** The sandbox bank is Providus (101) unless configured otherwise: NUBANs it issues use this code. */
@@ -116,10 +116,16 @@ export class SandboxBank {
       const debit = request.kind === 'credit' ? settlement : (request.debitAccountNumber ?? '')
       const credit = request.kind === 'debit' || request.kind === 'interbank' ? settlement : (request.creditAccountNumber ?? '')
       const interbank = request.kind === 'interbank'
-      const refusal = interbank ? refuseDestination(request.destinationBankCode ?? '', request.destinationAccountNumber ?? '') : undefined
+      const magic = magicAmount(request.amountKobo)
+      const refusal =
+        (magic?.kind === 'code' ? magic.code : undefined) ??
+        (interbank ? refuseDestination(request.destinationBankCode ?? '', request.destinationAccountNumber ?? '') : undefined)
       let responseCode = refusal ?? (await this.#applyTransfer(tx, debit, credit, request.amountKobo))
       // An accepted interbank transfer has left the account; it is in progress until it settles.
-      if (interbank && responseCode === '00') responseCode = '09'
+      // So is any transfer of the magic "pending, then success" amount.
+      const inProgress = responseCode === '00' && (interbank || magic?.kind === 'pending_then_success')
+      if (inProgress) responseCode = '09'
+      const finalCode = !inProgress ? null : interbank ? interbankOutcome(request.destinationAccountNumber!).finalCode : '00'
       const sessionId = await this.#nextSessionId(tx)
       // Refused transfers are recorded too: the reference is spent, and a requery says why.
       await tx.query(
@@ -137,8 +143,8 @@ export class SandboxBank {
           responseCode,
           interbank ? request.destinationBankCode : null,
           interbank ? request.destinationAccountNumber : null,
-          responseCode === '09' ? new Date(Date.now() + SETTLE_DELAY_MS) : null,
-          responseCode === '09' ? interbankOutcome(request.destinationAccountNumber!).finalCode : null,
+          inProgress ? new Date(Date.now() + SETTLE_DELAY_MS) : null,
+          finalCode,
         ],
       )
       return transferAnswer(request, responseCode, sessionId)
@@ -158,7 +164,7 @@ export class SandboxBank {
   }
 
   /**
-   * Settles an interbank transfer whose moment has come: its final code is recorded and, for a
+   * Settles a transfer in progress whose moment has come: its final code is recorded and, for a
    * failure, the money goes back to the customer — once, under the transfer's row lock. The bank
    * settles when asked about a transfer, which is how its outcome becomes visible anyway.
    */
@@ -166,7 +172,7 @@ export class SandboxBank {
     await withTransaction(this.#pool, async (tx) => {
       const due = await tx.query<{ debit_account_number: string; credit_account_number: string; amount_kobo: number; final_code: string }>(
         `SELECT debit_account_number, credit_account_number, amount_kobo, final_code FROM sandbox_bank.transfers
-          WHERE reference = $1 AND kind = 'interbank' AND response_code = '09' AND final_code <> '09' AND settles_at <= now()
+          WHERE reference = $1 AND response_code = '09' AND final_code <> '09' AND settles_at <= now()
           FOR UPDATE`,
         [reference],
       )
