@@ -23,6 +23,7 @@ import { verifyLedger } from '../src/ledger/verify.ts'
 import { createPool, withTransaction, type Pool } from '../src/platform/db.ts'
 import { GroupCommitter } from '../src/platform/group-commit.ts'
 import { migrateDatabase } from '../src/platform/migrate.ts'
+import { baselineTransfer, createBaseline } from './baseline.ts'
 import { benchDatabase } from './bench-database.ts'
 
 const UNIFORM_ACCOUNTS = 10_000
@@ -50,7 +51,6 @@ async function main(): Promise<void> {
   const admin = createPool(url, 2)
   try {
     await migrateDatabase(admin)
-    await createBaselineSchema(admin)
     const accounts = await createAccounts(admin)
     const results: Record<string, Record<string, number>> = {}
     console.log(`ledger benchmark: ${SECONDS_PER_RUN}s per run, ${LANES} lanes for the batching paths; transfers/s`)
@@ -82,23 +82,6 @@ function resultKey(scenario: Scenario, mode: Mode): string {
 }
 
 
-/** The yardstick: one function call per transfer, accounts locked in id order, balance checked. */
-async function createBaselineSchema(pool: Pool): Promise<void> {
-  await pool.query(`
-    CREATE TABLE bench_accounts (id bigint PRIMARY KEY, balance bigint NOT NULL CHECK (balance >= 0));
-    CREATE TABLE bench_transfers (id uuid PRIMARY KEY, debit bigint NOT NULL REFERENCES bench_accounts, credit bigint NOT NULL REFERENCES bench_accounts,
-                                  amount bigint NOT NULL CHECK (amount > 0), created_at timestamptz NOT NULL DEFAULT now());
-    CREATE FUNCTION bench_baseline_transfer(p_debit bigint, p_credit bigint, p_amount bigint) RETURNS boolean LANGUAGE plpgsql AS $$
-    BEGIN
-      PERFORM 1 FROM bench_accounts WHERE id IN (p_debit, p_credit) ORDER BY id FOR NO KEY UPDATE;
-      UPDATE bench_accounts SET balance = balance - p_amount WHERE id = p_debit AND balance >= p_amount;
-      IF NOT FOUND THEN RETURN false; END IF;
-      UPDATE bench_accounts SET balance = balance + p_amount WHERE id = p_credit;
-      INSERT INTO bench_transfers (id, debit, credit, amount) VALUES (gen_random_uuid(), p_debit, p_credit, p_amount);
-      RETURN true;
-    END $$;`)
-}
-
 async function createAccounts(pool: Pool): Promise<Accounts> {
   const source = await createAccount(pool, { partnerId: null, currency: 'NGN', kind: 'bench' })
   const ledger: string[] = []
@@ -119,7 +102,7 @@ async function createAccounts(pool: Pool): Promise<Accounts> {
     const results = await createTransfers(pool, funding)
     if (results.some((outcome) => outcome.result !== 'ok')) throw new Error('funding failed')
   }
-  await pool.query(`INSERT INTO bench_accounts (id, balance) SELECT g, $1 FROM generate_series(0, $2) g`, [OPENING_BALANCE_KOBO, UNIFORM_ACCOUNTS])
+  await createBaseline(pool, UNIFORM_ACCOUNTS + 1, OPENING_BALANCE_KOBO)
   const baseline = Array.from({ length: UNIFORM_ACCOUNTS + 1 }, (_unused, i) => String(i))
   return { ledger: ledger.slice(0, UNIFORM_ACCOUNTS), hotLedger: ledger[UNIFORM_ACCOUNTS]!, baseline: baseline.slice(0, UNIFORM_ACCOUNTS), hotBaseline: baseline[UNIFORM_ACCOUNTS]! }
 }
@@ -171,7 +154,7 @@ function transferFunction({ pool, committer, batcher }: Paths, accounts: Account
   if (mode === 'baseline') {
     return async () => {
       const [debit, credit] = pickPair(accounts.baseline, accounts.hotBaseline, scenario)
-      await pool.query('SELECT bench_baseline_transfer($1, $2, $3)', [debit, credit, 1 + Math.floor(Math.random() * 100)])
+      await baselineTransfer(pool, debit, credit, 1 + Math.floor(Math.random() * 100))
     }
   }
   if (mode === 'coalesced') {

@@ -15,6 +15,7 @@ import { verifyLedger } from '../src/ledger/verify.ts'
 import { createPartner } from '../src/partners/service.ts'
 import { createPool, type Pool } from '../src/platform/db.ts'
 import { migrateDatabase } from '../src/platform/migrate.ts'
+import { baselineTransfer, createBaseline } from './baseline.ts'
 import { benchDatabase } from './bench-database.ts'
 
 const WALLETS = Number(process.env.BENCH_WALLETS ?? 10_000)
@@ -128,19 +129,7 @@ function runLoad(baseUrl: string, credentials: { keyId: string; signingSecret: s
 
 /** The ledger benchmark's yardstick: one PL/pgSQL call per balanced transfer, at the same concurrency, for 5 s. */
 async function baselineYardstick(pool: Pool): Promise<number> {
-  await pool.query(`
-    CREATE TABLE IF NOT EXISTS bench_accounts (id bigint PRIMARY KEY, balance bigint NOT NULL CHECK (balance >= 0));
-    CREATE TABLE IF NOT EXISTS bench_transfers (id uuid PRIMARY KEY, debit bigint NOT NULL, credit bigint NOT NULL, amount bigint NOT NULL);
-    CREATE OR REPLACE FUNCTION bench_baseline_transfer(p_debit bigint, p_credit bigint, p_amount bigint) RETURNS boolean LANGUAGE plpgsql AS $$
-    BEGIN
-      PERFORM 1 FROM bench_accounts WHERE id IN (p_debit, p_credit) ORDER BY id FOR NO KEY UPDATE;
-      UPDATE bench_accounts SET balance = balance - p_amount WHERE id = p_debit AND balance >= p_amount;
-      IF NOT FOUND THEN RETURN false; END IF;
-      UPDATE bench_accounts SET balance = balance + p_amount WHERE id = p_credit;
-      INSERT INTO bench_transfers (id, debit, credit, amount) VALUES (gen_random_uuid(), p_debit, p_credit, p_amount);
-      RETURN true;
-    END $$;
-    INSERT INTO bench_accounts (id, balance) SELECT g, 1000000000 FROM generate_series(0, ${WALLETS - 1}) g ON CONFLICT DO NOTHING;`)
+  await createBaseline(pool, WALLETS, 1_000_000_000)
   let completed = 0
   const deadline = performance.now() + 5_000
   const started = performance.now()
@@ -150,7 +139,7 @@ async function baselineYardstick(pool: Pool): Promise<number> {
         const a = Math.floor(Math.random() * WALLETS)
         let b = a
         while (b === a) b = Math.floor(Math.random() * WALLETS)
-        await pool.query('SELECT bench_baseline_transfer($1, $2, $3)', [a, b, 1])
+        await baselineTransfer(pool, a, b, 1)
         completed++
       }
     }),
