@@ -20,22 +20,29 @@ export async function insertAccount(db: Queryable, account: NewAccount): Promise
   )
 }
 
-/** Inserts the partner's account of a singleton kind unless it exists; returns its id either way. */
+/**
+ * The partner's account of a singleton kind: found on every use after the first, so it is looked
+ * up first and inserted only when missing (a concurrent first use loses the insert harmlessly).
+ */
 export async function upsertPartnerAccount(db: Queryable, account: NewAccount): Promise<string> {
-  const inserted = await db.query<{ id: string }>(
+  const find = async () =>
+    (
+      await db.query<{ id: string }>(`SELECT id FROM ledger_accounts WHERE partner_id = $1 AND currency = $2 AND kind = $3`, [
+        account.partnerId,
+        account.currency,
+        account.kind,
+      ])
+    ).rows[0]?.id
+  const existing = await find()
+  if (existing) return existing
+  await db.query(
     `INSERT INTO ledger_accounts (id, partner_id, currency, kind, debits_must_not_exceed_credits, credits_must_not_exceed_debits)
      VALUES ($1, $2, $3, $4, $5, $6)
      ON CONFLICT (partner_id, currency, kind) WHERE kind IN ('float', 'collections', 'escrow_holding', 'provider_settlement', 'suspense', 'fees')
-     DO NOTHING RETURNING id`,
+     DO NOTHING`,
     [account.id, account.partnerId, account.currency, account.kind, account.debitsMustNotExceedCredits, account.creditsMustNotExceedDebits],
   )
-  if (inserted.rows[0]) return inserted.rows[0].id
-  const existing = await db.query<{ id: string }>(`SELECT id FROM ledger_accounts WHERE partner_id = $1 AND currency = $2 AND kind = $3`, [
-    account.partnerId,
-    account.currency,
-    account.kind,
-  ])
-  return existing.rows[0]!.id
+  return (await find())!
 }
 
 export async function updateAccountStatus(db: Queryable, accountId: string, status: AccountStatus): Promise<boolean> {

@@ -244,11 +244,11 @@ async function settleLedger(tx: Tx, move: repo.Move): Promise<void> {
   const source = { sourceType: 'wallet_move', sourceId: move.id }
   if (move.type === 'credit') {
     if (move.status !== 'successful') return
-    const wallet = await tx.query<{ ledger_account_id: string }>(`SELECT ledger_account_id FROM wallets WHERE id = $1`, [move.walletId])
+    const wallet = await findWallet(tx, move.partnerId, move.walletId)
     await createTransfer(tx, {
       id: derivedId(move.id, 'credit'),
       debitAccountId: await ensurePartnerAccount(tx, move.partnerId, WALLET_CURRENCY, 'provider_settlement'),
-      creditAccountId: wallet.rows[0]!.ledger_account_id,
+      creditAccountId: wallet.ledgerAccountId,
       amountKobo: move.amountKobo,
       currency: move.currency,
       code: LEDGER_CODE.credit,

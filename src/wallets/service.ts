@@ -1,6 +1,6 @@
 // Wallets (seed 000): creation at a provider and balances from the ledger.
 import { createAccount, getBalance } from '../ledger/service.ts'
-import { withTransaction, type Pool } from '../platform/db.ts'
+import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { requestHash } from '../platform/idempotency.ts'
@@ -75,8 +75,8 @@ export async function createWallet(deps: WalletsDeps, partnerId: string, input: 
   })
 }
 
-export async function findWallet(pool: Pool, partnerId: string, walletId: string): Promise<repo.Wallet> {
-  const wallet = await repo.selectWallet(pool, partnerId, walletId)
+export async function findWallet(db: Queryable, partnerId: string, walletId: string): Promise<repo.Wallet> {
+  const wallet = await repo.selectWallet(db, partnerId, walletId)
   if (!wallet) throw new RailError('not_found', 'Wallet not found')
   return wallet
 }

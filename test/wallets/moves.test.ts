@@ -247,6 +247,12 @@ describe('bad input', () => {
     expect(destinationWalletId).toBeTruthy()
   })
 
+  it('requery with an oversize reference is 422', async () => {
+    const answer = await client.get<{ error: string }>(`/transaction/batch/${'r'.repeat(65)}`)
+    expect(answer.status).toBe(422)
+    expect(answer.body.error).toBe('validation_error')
+  })
+
   it('requery of an unknown or another partner’s reference is 404', async () => {
     expect((await client.get(`/transaction/batch/${randomUUID()}`)).status).toBe(404)
     const theirs = await newWallet(other)
@@ -264,9 +270,7 @@ describe('when the bank does not answer in time', () => {
     await credit(wallet.walletId, 5_000)
     const reference = randomUUID()
     // Hold the bank's row lock on the account: its transfer waits, and Rail's call times out.
-    const blocker = await app.db.pool.connect()
-    await blocker.query('BEGIN')
-    await blocker.query(`SELECT 1 FROM sandbox_bank.accounts WHERE account_number = $1 FOR UPDATE`, [wallet.accountNumber])
+    const blocker = await lockBankAccount(wallet.accountNumber)
     let timedOut: MoveJson
     try {
       timedOut = (await client.post<MoveJson>('/transfer/wallet', { walletId: wallet.walletId, destinationWalletId: destination.walletId, reference, amountKobo: 2_000, currency: 'NGN' })).body
@@ -293,9 +297,7 @@ describe('when the bank does not answer in time', () => {
     const wallet = await newWallet()
     await credit(wallet.walletId, 5_000)
     const reference = randomUUID()
-    const blocker = await app.db.pool.connect()
-    await blocker.query('BEGIN')
-    await blocker.query(`SELECT 1 FROM sandbox_bank.accounts WHERE account_number = $1 FOR UPDATE`, [wallet.accountNumber])
+    const blocker = await lockBankAccount(wallet.accountNumber)
     let timedOut: MoveJson
     try {
       timedOut = (await client.post<MoveJson>('/wallet/debit', { walletId: wallet.walletId, reference, amountKobo: 4_000, currency: 'NGN' })).body
@@ -323,6 +325,14 @@ describe('when the bank does not answer in time', () => {
     await app.db.pool.query(`UPDATE sandbox_bank.accounts SET balance_kobo = 5000 WHERE account_number = $1`, [wallet.accountNumber])
   })
 })
+
+/** A transaction holding the bank's lock on an account, so that the bank's transfers on it wait. */
+async function lockBankAccount(accountNumber: string) {
+  const blocker = await app.db.pool.connect()
+  await blocker.query('BEGIN')
+  await blocker.query(`SELECT 1 FROM sandbox_bank.accounts WHERE account_number = $1 FOR UPDATE`, [accountNumber])
+  return blocker
+}
 
 async function waitFor(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
