@@ -6,7 +6,7 @@ import { request as httpRequest } from 'undici'
 import { signRequest } from '../client/signing.ts'
 import { nipOutcome } from '../nip/codes.ts'
 import type { Pool } from '../platform/db.ts'
-import type { ProviderAccount, ProviderAdapter, ProviderResult } from './types.ts'
+import type { ProviderAccount, ProviderAdapter, ProviderOutcome, ProviderResult } from './types.ts'
 
 /** How long Rail waits for the bank's headers and body; past that the answer is unknown. */
 export const PROVIDER_TIMEOUT_MS_DEFAULT = 10_000
@@ -42,7 +42,9 @@ export class SandboxAdapter implements ProviderAdapter {
   }
 
   async createWallet(request: { customerReference: string; accountName: string }): Promise<ProviderResult<ProviderAccount>> {
-    const answer = await this.#call('create_wallet', request.customerReference, 'POST', '/accounts', { accountName: request.accountName })
+    // Opening an account answers 201 with the account, not a NIP code.
+    const opened = (answer: CallAnswer): ProviderOutcome => (answer.ok && answer.httpStatus === 201 ? 'successful' : 'unknown')
+    const answer = await this.#call('create_wallet', request.customerReference, 'POST', '/accounts', { accountName: request.accountName }, opened)
     if (!answer.ok) return { outcome: 'unknown', error: answer.error }
     const body = answer.body as unknown as ProviderAccount
     if (answer.httpStatus !== 201 || typeof body.accountNumber !== 'string') return { outcome: 'unknown', error: `unexpected answer ${answer.httpStatus}` }
@@ -113,7 +115,15 @@ export class SandboxAdapter implements ProviderAdapter {
     return result
   }
 
-  async #call(operation: string, reference: string, method: 'GET' | 'POST', path: string, body: unknown): Promise<CallAnswer> {
+  /** One signed HTTP call, recorded with the outcome `outcomeOf` reads from its answer (by NIP code unless told otherwise). */
+  async #call(
+    operation: string,
+    reference: string,
+    method: 'GET' | 'POST',
+    path: string,
+    body: unknown,
+    outcomeOf: (answer: CallAnswer) => ProviderOutcome = (answer) => classify(answer).outcome,
+  ): Promise<CallAnswer> {
     const fullPath = `/sandbox-bank/v1${path}`
     const text = body === undefined ? '' : JSON.stringify(body)
     const signed = signRequest({ keyId: 'sandbox', signingSecret: this.#options.secret, method, pathWithQuery: fullPath, body: text })
@@ -136,12 +146,11 @@ export class SandboxAdapter implements ProviderAdapter {
       answer = { ok: false, httpStatus: null, error: describeError(error) }
     }
     const latencyMs = Math.round(performance.now() - started)
-    await this.#record(operation, reference, answer, latencyMs)
+    await this.#record(operation, reference, answer, outcomeOf(answer), latencyMs)
     return answer
   }
 
-  async #record(operation: string, reference: string, answer: CallAnswer, latencyMs: number): Promise<void> {
-    const outcome = operation === 'create_wallet' && answer.ok && answer.httpStatus === 201 ? 'successful' : classify(answer).outcome
+  async #record(operation: string, reference: string, answer: CallAnswer, outcome: ProviderOutcome, latencyMs: number): Promise<void> {
     await this.#options.pool.query(
       `INSERT INTO provider_calls (id, provider, operation, reference, request_id, outcome, http_status, response_code, error, latency_ms)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,

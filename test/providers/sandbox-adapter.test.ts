@@ -101,5 +101,6 @@ it('records every call with its request id, code and latency', async () => {
   const calls = await app.db.pool.query(`SELECT provider, operation, outcome, response_code, request_id, latency_ms FROM provider_calls WHERE request_id = 'req-test-1'`)
   expect(calls.rows.length).toBeGreaterThanOrEqual(8)
   expect(calls.rows.find((row) => row.operation === 'debit')).toMatchObject({ provider: 'sandbox', outcome: 'failed', response_code: '51' })
+  expect(calls.rows.find((row) => row.operation === 'create_wallet')).toMatchObject({ outcome: 'successful', response_code: null })
   for (const row of calls.rows) expect(row.latency_ms).toBeGreaterThanOrEqual(0)
 })
