@@ -4,6 +4,72 @@ CREATE SEQUENCE sandbox_bank.account_serial START 1000 INCREMENT 1;
 
 CREATE SEQUENCE sandbox_bank.session_sequence START 1 INCREMENT 1;
 
+CREATE TABLE disabled_callback_urls (
+  partner_id uuid NOT NULL,
+  url text NOT NULL,
+  disabled_at timestamp with time zone NOT NULL,
+  reason text NOT NULL,
+  CONSTRAINT disabled_callback_urls_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT disabled_callback_urls_pkey PRIMARY KEY (partner_id, url)
+);
+
+CREATE TABLE event_deliveries (
+  id uuid NOT NULL,
+  seq bigint NOT NULL,
+  event_id uuid NOT NULL,
+  partner_id uuid NOT NULL,
+  url text NOT NULL,
+  ordering_key text NOT NULL,
+  status text NOT NULL,
+  attempts_made integer NOT NULL DEFAULT 0,
+  next_attempt_at timestamp with time zone NOT NULL,
+  lease_until timestamp with time zone,
+  last_error text,
+  delivered_at timestamp with time zone,
+  failed_at timestamp with time zone,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT event_deliveries_attempts_made_check CHECK ((attempts_made >= 0)),
+  CONSTRAINT event_deliveries_event_id_fkey FOREIGN KEY (event_id) REFERENCES events(id),
+  CONSTRAINT event_deliveries_pkey PRIMARY KEY (id),
+  CONSTRAINT event_deliveries_seq_key UNIQUE (seq),
+  CONSTRAINT event_deliveries_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'delivered'::text, 'failed'::text])))
+);
+
+CREATE TABLE event_delivery_attempts (
+  delivery_id uuid NOT NULL,
+  attempt_number integer NOT NULL,
+  url text NOT NULL,
+  started_at timestamp with time zone NOT NULL,
+  duration_ms integer NOT NULL,
+  status_code integer,
+  error text,
+  response_excerpt text,
+  CONSTRAINT event_delivery_attempts_attempt_number_check CHECK ((attempt_number >= 1)),
+  CONSTRAINT event_delivery_attempts_delivery_id_fkey FOREIGN KEY (delivery_id) REFERENCES event_deliveries(id),
+  CONSTRAINT event_delivery_attempts_pkey PRIMARY KEY (delivery_id, attempt_number)
+);
+
+CREATE TABLE events (
+  id uuid NOT NULL,
+  partner_id uuid NOT NULL,
+  type text NOT NULL,
+  object_type text NOT NULL,
+  object_id text NOT NULL,
+  body text NOT NULL,
+  callback_url text,
+  signing text NOT NULL,
+  secret_sealed bytea,
+  secret_bound_to text,
+  delivery_status text NOT NULL,
+  created_at timestamp with time zone NOT NULL,
+  CONSTRAINT events_check CHECK (((signing = 'sealed'::text) = ((secret_sealed IS NOT NULL) AND (secret_bound_to IS NOT NULL)))),
+  CONSTRAINT events_delivery_status_check CHECK ((delivery_status = ANY (ARRAY['pending'::text, 'delivered'::text, 'failed'::text, 'skipped'::text]))),
+  CONSTRAINT events_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT events_pkey PRIMARY KEY (id),
+  CONSTRAINT events_signing_check CHECK ((signing = ANY (ARRAY['partner'::text, 'sealed'::text, 'none'::text])))
+);
+
 CREATE TABLE ledger_accounts (
   id uuid NOT NULL,
   partner_id uuid,
@@ -284,6 +350,16 @@ CREATE TABLE sandbox_bank.transfers (
   CONSTRAINT transfers_response_code_check CHECK ((response_code ~ '^[0-9]{2}$'::text)),
   CONSTRAINT transfers_session_id_check CHECK ((session_id ~ '^[0-9]{30}$'::text))
 );
+
+CREATE INDEX event_deliveries_event ON public.event_deliveries USING btree (event_id, seq);
+
+CREATE INDEX event_deliveries_pending_due ON public.event_deliveries USING btree (next_attempt_at) WHERE (status = 'pending'::text);
+
+CREATE INDEX event_deliveries_pending_order ON public.event_deliveries USING btree (url, ordering_key, seq) WHERE (status = 'pending'::text);
+
+CREATE INDEX events_partner_id ON public.events USING btree (partner_id, id DESC);
+
+CREATE INDEX events_partner_object ON public.events USING btree (partner_id, object_type, object_id, id DESC);
 
 CREATE UNIQUE INDEX ledger_accounts_one_per_partner ON public.ledger_accounts USING btree (partner_id, currency, kind) WHERE (kind = ANY (ARRAY['float'::text, 'collections'::text, 'escrow_holding'::text, 'provider_settlement'::text, 'suspense'::text, 'fees'::text]));
 

@@ -4,6 +4,9 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyServerOptions } from 'fastify'
 import type { Runner, TaskList } from 'graphile-worker'
+import type { DeliverySettings } from './events/delivery.ts'
+import { EVENTS_CRONTAB, eventTasks } from './events/jobs.ts'
+import { registerEventRoutes } from './events/routes.ts'
 import { LEDGER_CRONTAB, ledgerTasks } from './ledger/jobs.ts'
 import { installAuthentication } from './partners/auth.ts'
 import { registerPartnerRoutes } from './partners/routes.ts'
@@ -30,6 +33,8 @@ export interface AppDeps {
   sandboxBank?: { secret: string; bankCode?: string }
   /** How to reach providers; without it, operations that call a provider fail. */
   providers?: ProviderSettings
+  /** Sandbox partners may register loopback callback URLs (RAIL_ALLOW_LOOPBACK_CALLBACKS). */
+  allowLoopbackCallbacks?: boolean
 }
 
 export async function buildApi(deps: AppDeps): Promise<HttpServer> {
@@ -39,7 +44,9 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   installAuthentication(app, { pool: deps.pool, masterKey: deps.masterKey, clock })
   installMetrics(app)
   registerHealthRoutes(app, deps.pool)
-  registerPartnerRoutes(app, { pool: deps.pool })
+  const allowLoopbackCallbacks = deps.allowLoopbackCallbacks ?? false
+  registerPartnerRoutes(app, { pool: deps.pool, allowLoopbackCallbacks })
+  registerEventRoutes(app, { pool: deps.pool })
   const providers = new ProviderRegistry(deps.pool, deps.providers)
   registerWalletRoutes(app, { pool: deps.pool, providers })
   registerMoveRoutes(app, { pool: deps.pool, providers })
@@ -81,19 +88,27 @@ async function registerOpenApi(app: HttpServer): Promise<void> {
 }
 
 /** Every background task of every module, by name. */
-export function buildTaskList(deps: { pool: Pool; providers?: ProviderSettings }): TaskList {
-  return { ...ledgerTasks, ...walletTasks({ pool: deps.pool, providers: new ProviderRegistry(deps.pool, deps.providers) }) }
+export function buildTaskList(deps: Omit<WorkerDeps, 'concurrency' | 'log'>): TaskList {
+  return {
+    ...ledgerTasks,
+    ...walletTasks({ pool: deps.pool, providers: new ProviderRegistry(deps.pool, deps.providers) }),
+    ...eventTasks({ pool: deps.pool, masterKey: deps.masterKey, settings: deps.events ?? { allowLoopbackCallbacks: false } }),
+  }
 }
 
 /** Every recurring task of every module (graphile-worker crontab lines). */
 export function buildCrontab(): string {
-  return [LEDGER_CRONTAB].join('\n')
+  return [LEDGER_CRONTAB, EVENTS_CRONTAB].join('\n')
 }
 
 export interface WorkerDeps {
   pool: Pool
+  /** Opens the secrets that sign callbacks. */
+  masterKey: Buffer
   concurrency: number
   providers?: ProviderSettings
+  /** Callback delivery: loopback receivers, and (in tests) a shorter timeout and retry schedule. */
+  events?: DeliverySettings
   log?: (level: string, message: string) => void
 }
 

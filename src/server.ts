@@ -49,12 +49,25 @@ export async function runRoles(config: Config, roles: Roles): Promise<void> {
     let ownUrl = ''
     const providers = sandboxBank && { sandboxBankUrl: () => config.sandboxBankUrl ?? ownUrl, sandboxBankSecret: sandboxBank.secret }
     if (roles.api) {
-      api = await buildApi({ pool: database.pool, masterKey, logger: { level: config.logLevel }, sandboxBank, providers })
+      api = await buildApi({
+        pool: database.pool,
+        masterKey,
+        logger: { level: config.logLevel },
+        sandboxBank,
+        providers,
+        allowLoopbackCallbacks: config.allowLoopbackCallbacks,
+      })
       await listen(api, config)
       ownUrl = baseUrl(api, config)
     }
     if (roles.worker) {
-      workers = await startBackgroundWorkers({ pool: database.pool, concurrency: config.workerConcurrency, providers })
+      workers = await startBackgroundWorkers({
+        pool: database.pool,
+        masterKey,
+        concurrency: config.workerConcurrency,
+        providers,
+        events: { allowLoopbackCallbacks: config.allowLoopbackCallbacks },
+      })
     }
   } catch (error) {
     await shutdown.run().catch(() => {})

@@ -2,6 +2,7 @@
 import { signRequest } from './signing.ts'
 
 export { canonicalRequest, computeSignature, signRequest, SIGNATURE_VERSION, TIMESTAMP_TOLERANCE_S } from './signing.ts'
+export { railSignature, verifyRailSignature, RAIL_SIGNATURE_PREFIX } from './webhooks.ts'
 
 export interface RailCredentials {
   keyId: string

@@ -1,12 +1,14 @@
 // `rail partner …`: create partners and rotate or revoke their credentials. Secrets are printed
 // once, here, and never again.
 import { type Command, InvalidArgumentError, Option } from 'commander'
+import { assertCallbackUrlAllowed, setPartnerCallbackUrl } from '../events/service.ts'
 import { loadConfig } from '../platform/config.ts'
 import type { WithDatabase } from '../platform/database-runtime.ts'
 import { loadMasterKey } from '../platform/master-key.ts'
 import {
   createPartner,
   CUSTOMER_CLASSES,
+  getPartner,
   listPartners,
   PARTNER_ENVIRONMENTS,
   revokeSigningKey,
@@ -36,7 +38,9 @@ export function registerPartnerCommands(program: Command, withDatabase: WithData
     .option('--callback-url <url>', 'default callback URL', parseUrl)
     .option('--json', 'print exactly { partnerId, keyId, signingSecret, escrowApiKey, callbackSigningSecret }')
     .action(async (options: { name: string; class: CustomerClass; env: PartnerEnvironment; callbackUrl?: string; json?: boolean }) => {
-      const masterKey = loadMasterKey(loadConfig())
+      const config = loadConfig()
+      const masterKey = loadMasterKey(config)
+      if (options.callbackUrl) await assertCallbackUrlAllowed(options.callbackUrl, options.env, config.allowLoopbackCallbacks, '--callback-url')
       const created = await withDatabase(({ pool }) =>
         createPartner(pool, masterKey, { name: options.name, customerClass: options.class, environment: options.env, callbackUrl: options.callbackUrl ?? null }),
       )
@@ -46,6 +50,23 @@ export function registerPartnerCommands(program: Command, withDatabase: WithData
         return
       }
       console.log(formatPairs({ ...created, note: 'Secrets are shown once; store them now.' }))
+    })
+
+  partner
+    .command('set-callback-url')
+    .description("set a partner's default callback URL (checked like PATCH /api/v1/rail/settings); --none removes it")
+    .requiredOption('--partner <partnerId>', 'partner id')
+    .option('--url <url>', 'the callback URL', parseUrl)
+    .option('--none', 'remove the default callback URL')
+    .action(async (options: { partner: string; url?: string; none?: boolean }) => {
+      if ((options.url === undefined) === (options.none === undefined)) throw new InvalidArgumentError('give exactly one of --url <url> or --none')
+      const config = loadConfig()
+      const updated = await withDatabase(async ({ pool }) => {
+        const found = await getPartner(pool, options.partner)
+        if (!found) throw new Error(`no partner ${options.partner}`)
+        return setPartnerCallbackUrl(pool, found, options.url ?? null, config.allowLoopbackCallbacks)
+      })
+      console.log(`callbackUrl  ${updated.callbackUrl ?? '(none)'}`)
     })
 
   partner

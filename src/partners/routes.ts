@@ -1,11 +1,12 @@
 // Partner settings: who the caller is, and its default callback URL.
 import { Type } from '@sinclair/typebox'
+import { callbackUrlDisabled, setPartnerCallbackUrl } from '../events/service.ts'
 import type { Pool } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { CallbackUrlSchema, closedObject, errorResponses } from '../platform/schemas.ts'
 import { callerOf } from './auth.ts'
-import { getPartner, setDefaultCallbackUrl, type Partner } from './service.ts'
+import { getPartner, type Partner } from './service.ts'
 
 const SettingsSchema = Type.Object({
   partnerId: Type.String({ format: 'uuid' }),
@@ -13,6 +14,9 @@ const SettingsSchema = Type.Object({
   customerClass: Type.Union([Type.Literal('government'), Type.Literal('corporate'), Type.Literal('fintech'), Type.Literal('citizen')]),
   environment: Type.Union([Type.Literal('sandbox'), Type.Literal('live')]),
   callbackUrl: Type.Union([Type.String(), Type.Null()]),
+  callbackUrlDisabled: Type.Union([Type.Object({ disabledAt: Type.String({ format: 'date-time' }), reason: Type.String() }), Type.Null()], {
+    description: 'Set when the callback URL answered 410 Gone: deliveries to it stop until it is set again',
+  }),
   createdAt: Type.String({ format: 'date-time' }),
 })
 
@@ -21,18 +25,24 @@ const SettingsPatchSchema = closedObject(
   { minProperties: 1 },
 )
 
-function toSettings(partner: Partner) {
+async function settingsOf(pool: Pool, partner: Partner) {
+  const disabled = partner.callbackUrl === null ? undefined : await callbackUrlDisabled(pool, partner.id, partner.callbackUrl)
+  return toSettings(partner, disabled ?? null)
+}
+
+function toSettings(partner: Partner, disabled: { disabledAt: Date; reason: string } | null) {
   return {
     partnerId: partner.id,
     name: partner.name,
     customerClass: partner.customerClass,
     environment: partner.environment,
     callbackUrl: partner.callbackUrl,
+    callbackUrlDisabled: disabled && { disabledAt: disabled.disabledAt.toISOString(), reason: disabled.reason },
     createdAt: partner.createdAt.toISOString(),
   }
 }
 
-export function registerPartnerRoutes(app: HttpServer, deps: { pool: Pool }): void {
+export function registerPartnerRoutes(app: HttpServer, deps: { pool: Pool; allowLoopbackCallbacks: boolean }): void {
   app.get(
     '/api/v1/rail/settings',
     {
@@ -42,7 +52,7 @@ export function registerPartnerRoutes(app: HttpServer, deps: { pool: Pool }): vo
     async (request) => {
       const partner = await getPartner(deps.pool, callerOf(request).partner.id)
       if (!partner) throw new RailError('not_found', 'Partner not found')
-      return toSettings(partner)
+      return settingsOf(deps.pool, partner)
     },
   )
 
@@ -50,15 +60,12 @@ export function registerPartnerRoutes(app: HttpServer, deps: { pool: Pool }): vo
     '/api/v1/rail/settings',
     {
       config: { auth: 'signature' },
-      schema: { tags: ['partner'], summary: 'Set the default callback URL', body: SettingsPatchSchema, response: { 200: SettingsSchema, ...errorResponses() } },
+      schema: { tags: ['partner'], summary: 'Set the default callback URL (checked by the SSRF guard: docs/webhooks.md)', body: SettingsPatchSchema, response: { 200: SettingsSchema, ...errorResponses() } },
     },
     async (request) => {
       const partner = callerOf(request).partner
       const { callbackUrl } = request.body
-      if (callbackUrl !== null && partner.environment === 'live' && !callbackUrl.startsWith('https://')) {
-        throw new RailError('validation_error', 'callbackUrl: must use https for live partners', { fields: [{ field: 'callbackUrl', message: 'must use https for live partners' }] })
-      }
-      return toSettings(await setDefaultCallbackUrl(deps.pool, partner.id, callbackUrl))
+      return toSettings(await setPartnerCallbackUrl(deps.pool, partner, callbackUrl, deps.allowLoopbackCallbacks), null)
     },
   )
 }

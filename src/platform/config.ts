@@ -23,6 +23,8 @@ export interface Config {
   /** Pool size per process. */
   databasePoolMax: number
   logLevel: string
+  /** Sandbox partners may register loopback callback URLs (local receivers); on unless production. */
+  allowLoopbackCallbacks: boolean
   /** Production refuses dev conveniences (a generated master key). */
   production: boolean
 }
@@ -44,6 +46,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerConcurrency: parsePositiveInt('WORKER_CONCURRENCY', env.WORKER_CONCURRENCY, WORKER_CONCURRENCY_DEFAULT),
     databasePoolMax: parsePositiveInt('DATABASE_POOL_MAX', env.DATABASE_POOL_MAX, DATABASE_POOL_MAX_DEFAULT),
     logLevel: env.LOG_LEVEL ?? 'info',
+    allowLoopbackCallbacks: parseFlag('RAIL_ALLOW_LOOPBACK_CALLBACKS', env.RAIL_ALLOW_LOOPBACK_CALLBACKS, env.NODE_ENV !== 'production'),
     production: env.NODE_ENV === 'production',
   }
 }
@@ -66,6 +69,13 @@ function parsePositiveInt(name: string, value: string | undefined, fallback: num
   const n = Number(value)
   if (!Number.isInteger(n) || n < 1) throw new ConfigError(`${name} must be a positive integer, got "${value}"`)
   return n
+}
+
+function parseFlag(name: string, value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value.trim() === '') return fallback
+  if (value.trim() === '1' || value.trim() === 'true') return true
+  if (value.trim() === '0' || value.trim() === 'false') return false
+  throw new ConfigError(`${name} must be 1 or 0, got "${value}"`)
 }
 
 /** Accepts 64 hex characters or base64 of 32 bytes; returns hex. */

@@ -1,6 +1,6 @@
 // The timeout sweep runs as a real graphile-worker job, and `rail ledger verify` reports on the
 // real database (and fails on a tampered one).
-import { randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { startBackgroundWorkers } from '../../src/app.ts'
 import { VOID_TIMED_OUT_TASK } from '../../src/ledger/jobs.ts'
@@ -31,7 +31,7 @@ it('a worker voids reservations past their timeout, once, even with two sweeps',
 
   await addJob(db.pool, VOID_TIMED_OUT_TASK, {})
   await addJob(db.pool, VOID_TIMED_OUT_TASK, {})
-  const runner = await startBackgroundWorkers({ pool: db.pool, concurrency: 2 })
+  const runner = await startBackgroundWorkers({ pool: db.pool, masterKey: randomBytes(32), concurrency: 2 })
   try {
     const deadline = Date.now() + 15_000
     while ((await db.pool.query(`SELECT count(*)::int AS n FROM graphile_worker.jobs`)).rows[0].n > 0 && Date.now() < deadline) {

@@ -96,7 +96,7 @@ it('a process killed between the provider call and the commit loses nothing and 
     // 4. After the restart, the resolve job (scheduled at the claim) requeries the bank. It would
     // run by itself 30 s after the claim; here it is brought forward.
     await addJob(app.db.pool, RESOLVE_MOVE_TASK, { moveId }, { jobKey: `wallet_move:${moveId}` })
-    const runner = await startBackgroundWorkers({ pool: app.db.pool, concurrency: 2, providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET } })
+    const runner = await startBackgroundWorkers({ pool: app.db.pool, masterKey: app.masterKey, concurrency: 2, providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET } })
     try {
       await waitFor(async () => (await app.db.pool.query(`SELECT status FROM wallet_moves WHERE id = $1`, [moveId])).rows[0].status === 'successful')
     } finally {

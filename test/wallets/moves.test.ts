@@ -312,7 +312,7 @@ describe('when the bank does not answer in time', () => {
 
     const moveId = (await app.db.pool.query(`SELECT id FROM wallet_moves WHERE reference = $1`, [reference])).rows[0].id
     await addJob(app.db.pool, RESOLVE_MOVE_TASK, { moveId }, { jobKey: `wallet_move:${moveId}` })
-    const runner = await startBackgroundWorkers({ pool: app.db.pool, concurrency: 2, providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET } })
+    const runner = await startBackgroundWorkers({ pool: app.db.pool, masterKey: app.masterKey, concurrency: 2, providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET } })
     try {
       await waitFor(async () => (await client.get<MoveJson>(`/transaction/batch/${reference}`)).body.status === 'failed')
     } finally {

@@ -98,7 +98,7 @@ describe('POST /transfer/bank/customer', () => {
     const wallet = await fundedWallet()
     const reference = randomUUID()
     expect((await payout(wallet.walletId, nuban('033', '444555666'), { destinationBankCode: '033' }, reference)).body.status).toBe('pending')
-    const runner = await startBackgroundWorkers({ pool: app.db.pool, concurrency: 2, providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET } })
+    const runner = await startBackgroundWorkers({ pool: app.db.pool, masterKey: app.masterKey, concurrency: 2, providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET } })
     try {
       const deadline = Date.now() + 20_000
       let status = 'pending'

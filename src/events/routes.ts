@@ -1,0 +1,178 @@
+// Partner API of events: list, read one with its delivery attempts, ask for redelivery.
+import { Type } from '@sinclair/typebox'
+import { callerOf } from '../partners/auth.ts'
+import { withTransaction, type Pool } from '../platform/db.ts'
+import { RailError } from '../platform/errors.ts'
+import type { HttpServer } from '../platform/http.ts'
+import { closedObject, errorResponses } from '../platform/schemas.ts'
+import type { Attempt, Delivery, EventRecord } from './repo.ts'
+import { EVENTS_PAGE_MAX, getEvent, listEvents, redeliverEvent, type EventView } from './service.ts'
+
+const DeliveryStatusSchema = Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed'), Type.Literal('skipped')], {
+  description: 'pending: attempts continue; delivered: a 2xx arrived; failed: attempts exhausted or the URL answered 410; skipped: there was no callback URL',
+})
+
+const AttemptSchema = Type.Object({
+  attemptNumber: Type.Integer(),
+  url: Type.String(),
+  startedAt: Type.String({ format: 'date-time' }),
+  durationMs: Type.Integer(),
+  statusCode: Type.Union([Type.Integer(), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()]),
+  responseExcerpt: Type.Union([Type.String(), Type.Null()], { description: 'The first 1 KiB of the answer' }),
+})
+
+const DeliverySchema = Type.Object({
+  id: Type.String(),
+  url: Type.String(),
+  status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]),
+  attemptsMade: Type.Integer(),
+  nextAttemptAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  lastError: Type.Union([Type.String(), Type.Null()]),
+  deliveredAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  failedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  createdAt: Type.String({ format: 'date-time' }),
+  attempts: Type.Array(AttemptSchema),
+})
+
+const eventProperties = {
+  id: Type.String({ format: 'uuid' }),
+  type: Type.String({ description: 'e.g. transfer.confirmed' }),
+  objectType: Type.String(),
+  objectId: Type.String(),
+  createdAt: Type.String({ format: 'date-time' }),
+  deliveryStatus: DeliveryStatusSchema,
+  payload: Type.Unknown({ description: 'The delivered JSON body, exactly as signed' }),
+}
+const EventSchema = Type.Object(eventProperties)
+const EventWithDeliveriesSchema = Type.Object({ ...eventProperties, deliveries: Type.Array(DeliverySchema) })
+
+const EventListSchema = Type.Object({
+  data: Type.Array(EventSchema),
+  nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next (older) page; null on the last page' }),
+})
+
+const ListQuerySchema = closedObject({
+  type: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  objectType: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  objectId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  deliveryStatus: Type.Optional(DeliveryStatusSchema),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: EVENTS_PAGE_MAX, default: 20 })),
+  cursor: Type.Optional(Type.String({ format: 'uuid' })),
+})
+
+const EventParamsSchema = closedObject({ id: Type.String({ format: 'uuid' }) })
+
+function toEventJson(event: EventRecord) {
+  return {
+    id: event.id,
+    type: event.type,
+    objectType: event.objectType,
+    objectId: event.objectId,
+    createdAt: event.createdAt.toISOString(),
+    deliveryStatus: event.deliveryStatus,
+    payload: JSON.parse(event.body) as unknown,
+  }
+}
+
+function toAttemptJson(attempt: Attempt) {
+  return {
+    attemptNumber: attempt.attemptNumber,
+    url: attempt.url,
+    startedAt: attempt.startedAt.toISOString(),
+    durationMs: attempt.durationMs,
+    statusCode: attempt.statusCode,
+    error: attempt.error,
+    responseExcerpt: attempt.responseExcerpt,
+  }
+}
+
+function toDeliveryJson(delivery: Delivery & { attempts: Attempt[] }) {
+  return {
+    id: delivery.id,
+    url: delivery.url,
+    status: delivery.status,
+    attemptsMade: delivery.attemptsMade,
+    nextAttemptAt: delivery.status === 'pending' ? delivery.nextAttemptAt.toISOString() : null,
+    lastError: delivery.lastError,
+    deliveredAt: delivery.deliveredAt?.toISOString() ?? null,
+    failedAt: delivery.failedAt?.toISOString() ?? null,
+    createdAt: delivery.createdAt.toISOString(),
+    attempts: delivery.attempts.map(toAttemptJson),
+  }
+}
+
+function toEventViewJson(view: EventView) {
+  return { ...toEventJson(view.event), deliveries: view.deliveries.map(toDeliveryJson) }
+}
+
+/** Redelivery takes no options: no body, or an empty JSON object. */
+function assertNoBody(body: unknown): void {
+  if (body === undefined || body === null) return
+  const fields = typeof body === 'object' && !Array.isArray(body) ? Object.keys(body) : ['(body)']
+  if (fields.length > 0) {
+    const issues = fields.map((field) => ({ field, message: 'is not an accepted field' }))
+    throw new RailError('validation_error', issues.map((issue) => `${issue.field}: ${issue.message}`).join('; '), { fields: issues })
+  }
+}
+
+export function registerEventRoutes(app: HttpServer, deps: { pool: Pool }): void {
+  app.get(
+    '/api/v1/rail/events',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['events'],
+        summary: "The caller's events, newest first",
+        querystring: ListQuerySchema,
+        response: { 200: EventListSchema, ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const query = request.query
+      const page = await listEvents(deps.pool, {
+        partnerId: callerOf(request).partner.id,
+        type: query.type,
+        objectType: query.objectType,
+        objectId: query.objectId,
+        deliveryStatus: query.deliveryStatus,
+        limit: query.limit ?? 20,
+        cursor: query.cursor,
+      })
+      return { data: page.events.map(toEventJson), nextCursor: page.nextCursor }
+    },
+  )
+
+  app.get(
+    '/api/v1/rail/events/:id',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['events'],
+        summary: 'One event with its deliveries and every attempt',
+        params: EventParamsSchema,
+        response: { 200: EventWithDeliveriesSchema, ...errorResponses() },
+      },
+    },
+    async (request) => toEventViewJson(await getEvent(deps.pool, callerOf(request).partner.id, request.params.id)),
+  )
+
+  app.post(
+    '/api/v1/rail/events/:id/redeliver',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['events'],
+        summary: 'Deliver an event again (at once if a retry is waiting; else a new delivery)',
+        params: EventParamsSchema,
+        response: { 202: EventWithDeliveriesSchema, ...errorResponses() },
+      },
+    },
+    async (request, reply) => {
+      assertNoBody(request.body)
+      const partnerId = callerOf(request).partner.id
+      const view = await withTransaction(deps.pool, (tx) => redeliverEvent(tx, partnerId, request.params.id))
+      return reply.code(202).send(toEventViewJson(view))
+    },
+  )
+}

@@ -1,0 +1,166 @@
+// Events (DESIGN §9): every state change a partner hears about is recorded here, on the caller's
+// transaction, together with its first delivery and the job that makes it. So an event exists,
+// and is delivered, exactly when the change that caused it committed.
+import { getPartner, setDefaultCallbackUrl, type Partner, type PartnerEnvironment } from '../partners/service.ts'
+import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
+import { notFound, RailError } from '../platform/errors.ts'
+import { uuidv7 } from '../platform/ids.ts'
+import { addJob } from '../platform/jobs.ts'
+import { checkCallbackUrl, type CallbackPolicy } from './address-guard.ts'
+import * as repo from './repo.ts'
+
+export const DELIVER_TASK = 'event_deliver'
+export const EVENT_DELIVERY_FAILED = 'event.delivery_failed'
+
+/** How an event is signed: see docs/webhooks.md. */
+export type EventSigning =
+  | { kind: 'partner' } // the partner's newest callback-signing secret at delivery time
+  | { kind: 'sealed'; secretSealed: Buffer; boundTo: string } // an emitter's own secret (an escrow webhookSecret), sealed with the master key
+  | { kind: 'none' }
+
+export interface NewEvent {
+  partnerId: string
+  /** e.g. `transfer.confirmed`. */
+  type: string
+  objectType: string
+  objectId: string
+  data: Record<string, unknown>
+  /** The object's own callback URL; when absent, the partner's default callback URL. */
+  callbackUrl?: string | null
+  signing?: EventSigning
+  /** Record only, deliver nowhere (records such as event.delivery_failed). */
+  recordOnly?: boolean
+  at?: Date
+}
+
+/** The delivered JSON: `id` and `timestamp` are inside the signed body. */
+export interface EventBody {
+  id: string
+  event: string
+  /** The same name as `event`; seed 001 names its FBO callbacks by this field. */
+  eventKind: string
+  timestamp: string
+  data: Record<string, unknown>
+}
+
+export function deliveryJobKey(deliveryId: string): string {
+  return `event_delivery:${deliveryId}`
+}
+
+export async function enqueueDelivery(db: Queryable, deliveryId: string, runAt?: Date): Promise<void> {
+  await addJob(db, DELIVER_TASK, { deliveryId }, { jobKey: deliveryJobKey(deliveryId), runAt })
+}
+
+/** Records an event on the caller's transaction and, when it has a target, enqueues its delivery. */
+export async function recordEvent(tx: Queryable, input: NewEvent): Promise<{ id: string; body: EventBody }> {
+  const createdAt = input.at ?? new Date()
+  const id = uuidv7(createdAt.getTime())
+  const body: EventBody = { id, event: input.type, eventKind: input.type, timestamp: createdAt.toISOString(), data: input.data }
+  const url = input.recordOnly ? null : (input.callbackUrl ?? (await getPartner(tx, input.partnerId))?.callbackUrl ?? null)
+  const signing = input.signing ?? { kind: 'partner' }
+  await repo.insertEvent(tx, {
+    id,
+    partnerId: input.partnerId,
+    type: input.type,
+    objectType: input.objectType,
+    objectId: input.objectId,
+    body: JSON.stringify(body),
+    callbackUrl: input.callbackUrl ?? null,
+    signing: signing.kind,
+    secretSealed: signing.kind === 'sealed' ? signing.secretSealed : null,
+    secretBoundTo: signing.kind === 'sealed' ? signing.boundTo : null,
+    deliveryStatus: url === null ? 'skipped' : 'pending',
+    createdAt,
+  })
+  if (url !== null) await addDelivery(tx, { eventId: id, partnerId: input.partnerId, url, orderingKey: orderingKey(input.objectType, input.objectId) })
+  return { id, body }
+}
+
+function orderingKey(objectType: string, objectId: string): string {
+  return `${objectType}:${objectId}`
+}
+
+async function addDelivery(tx: Queryable, delivery: Omit<repo.NewDelivery, 'id'>): Promise<string> {
+  const id = uuidv7()
+  await repo.insertDelivery(tx, { id, ...delivery })
+  await enqueueDelivery(tx, id)
+  return id
+}
+
+export interface EventView {
+  event: repo.EventRecord
+  deliveries: (repo.Delivery & { attempts: repo.Attempt[] })[]
+}
+
+export async function getEvent(db: Queryable, partnerId: string, eventId: string): Promise<EventView> {
+  const event = await repo.selectEvent(db, partnerId, eventId)
+  if (!event) throw notFound('Event')
+  const deliveries = await repo.selectDeliveries(db, event.id)
+  const attempts = await repo.selectAttempts(
+    db,
+    deliveries.map((d) => d.id),
+  )
+  return { event, deliveries: deliveries.map((d) => ({ ...d, attempts: attempts.filter((a) => a.deliveryId === d.id) })) }
+}
+
+export const EVENTS_PAGE_MAX = 100
+
+export async function listEvents(db: Queryable, filter: Omit<repo.EventFilter, 'limit' | 'beforeId'> & { limit: number; cursor?: string }) {
+  const rows = await repo.selectEvents(db, { ...filter, beforeId: filter.cursor, limit: filter.limit + 1 })
+  const page = rows.slice(0, filter.limit)
+  return { events: page, nextCursor: rows.length > filter.limit ? page[page.length - 1]!.id : null }
+}
+
+/**
+ * Delivers an event again. A delivery still waiting for its next attempt is attempted now; else a
+ * new delivery starts over the retry schedule, to the event's own URL or, when it had none, the
+ * partner's current default. Asking explicitly also lifts a 410 stop on that URL.
+ */
+export async function redeliverEvent(tx: Queryable, partnerId: string, eventId: string): Promise<EventView> {
+  const event = await repo.selectEvent(tx, partnerId, eventId)
+  if (!event || event.type === EVENT_DELIVERY_FAILED) throw notFound('Event')
+  const waiting = await repo.selectPendingDelivery(tx, event.id)
+  if (waiting) {
+    await repo.advanceDelivery(tx, waiting.id)
+    await enqueueDelivery(tx, waiting.id)
+  } else {
+    const url = event.callbackUrl ?? (await getPartner(tx, partnerId))?.callbackUrl ?? null
+    if (url === null) throw new RailError('invalid_state', 'There is no callback URL to deliver to: set one with PATCH /api/v1/rail/settings', { eventId })
+    await repo.deleteDisabledUrl(tx, partnerId, url)
+    await addDelivery(tx, { eventId: event.id, partnerId, url, orderingKey: orderingKey(event.objectType, event.objectId) })
+    await repo.updateEventDeliveryStatus(tx, event.id, 'pending')
+  }
+  return getEvent(tx, partnerId, eventId)
+}
+
+/** Live partners: https and public addresses only. Sandbox: http too, and loopback when allowed. */
+export function callbackPolicyFor(environment: PartnerEnvironment, allowLoopbackInSandbox: boolean): CallbackPolicy {
+  return environment === 'live' ? { requireHttps: true, allowLoopback: false } : { requireHttps: false, allowLoopback: allowLoopbackInSandbox }
+}
+
+/**
+ * Refuses a callback URL being set that the guard would refuse (422 naming `field`). A name that
+ * does not resolve yet is accepted: it is checked again, and must resolve, at every delivery.
+ */
+export async function assertCallbackUrlAllowed(url: string, environment: PartnerEnvironment, allowLoopbackInSandbox: boolean, field = 'callbackUrl'): Promise<void> {
+  const check = await checkCallbackUrl(url, callbackPolicyFor(environment, allowLoopbackInSandbox), { allowUnresolved: true })
+  if (!check.ok) {
+    throw new RailError('validation_error', `${field}: ${check.reason}`, { fields: [{ field, message: check.reason }] })
+  }
+}
+
+/**
+ * Sets a partner's default callback URL (API and CLI) once the guard allows it. Setting a URL
+ * again is how a partner says that a receiver which answered 410 is back.
+ */
+export async function setPartnerCallbackUrl(pool: Pool, partner: Pick<Partner, 'id' | 'environment'>, url: string | null, allowLoopbackInSandbox: boolean): Promise<Partner> {
+  if (url !== null) await assertCallbackUrlAllowed(url, partner.environment, allowLoopbackInSandbox)
+  return withTransaction(pool, async (tx) => {
+    if (url !== null) await repo.deleteDisabledUrl(tx, partner.id, url)
+    return setDefaultCallbackUrl(tx, partner.id, url)
+  })
+}
+
+export async function callbackUrlDisabled(db: Queryable, partnerId: string, url: string) {
+  return repo.selectUrlDisabled(db, partnerId, url)
+}

@@ -1,0 +1,67 @@
+// A real `rail worker` process is killed (SIGKILL) while its delivery attempt is in flight. The
+// event is still delivered, with the same event id, once the claim lapses and the sweep revives it.
+import { spawn } from 'node:child_process'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { startBackgroundWorkers } from '../../src/app.ts'
+import { DELIVERY_SWEEP_TASK } from '../../src/events/jobs.ts'
+import { addJob } from '../../src/platform/jobs.ts'
+import { startTestApp, type TestApp } from '../support/app.ts'
+import { PROJECT_ROOT, RAIL_BIN } from '../support/cli.ts'
+import { attemptsOf, eventStatus, record } from '../support/events.ts'
+import { startReceiver, type Receiver } from '../support/receiver.ts'
+import { waitFor } from '../support/wait.ts'
+
+let app: TestApp
+let hook: Receiver
+
+beforeAll(async () => {
+  app = await startTestApp()
+  hook = await startReceiver()
+})
+afterAll(async () => {
+  await hook?.close()
+  await app?.close()
+})
+
+it('a worker killed mid-delivery: the event is still delivered, at least once, with the same id', { timeout: 90_000 }, async () => {
+  const { credentials } = await app.newPartner({ callbackUrl: hook.url })
+  hook.answer = (_request, index) => (index === 0 ? { hang: true } : { status: 200 })
+  const eventId = await record(app.db.pool, { partnerId: credentials.partnerId })
+
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: app.db.url,
+    RAIL_MASTER_KEY: app.masterKey.toString('hex'),
+    RAIL_ALLOW_LOOPBACK_CALLBACKS: '1',
+    LOG_LEVEL: 'warn',
+  }
+  const child = spawn(process.execPath, [RAIL_BIN, 'worker'], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const exited = new Promise((resolve) => child.on('exit', resolve))
+  try {
+    await hook.waitForRequests(1, 30_000) // the child's attempt is in flight; the receiver holds it
+    child.kill('SIGKILL')
+    await exited
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  }
+  expect(await eventStatus(app.db.pool, eventId)).toBe('pending')
+  expect(await attemptsOf(app.db.pool, eventId)).toEqual([]) // the dead worker recorded nothing
+
+  // Another worker; the sweep (every minute by cron) is run at once here, and again until the
+  // dead worker's claim (10 s timeout + 5 s) has lapsed.
+  const runner = await startBackgroundWorkers({ pool: app.db.pool, masterKey: app.masterKey, concurrency: 2, events: { allowLoopbackCallbacks: true } })
+  try {
+    await waitFor(
+      async () => {
+        await addJob(app.db.pool, DELIVERY_SWEEP_TASK, {}, { jobKey: 'test_sweep' })
+        return (await eventStatus(app.db.pool, eventId)) === 'delivered'
+      },
+      45_000,
+    )
+  } finally {
+    await runner.stop()
+  }
+  const ids = hook.requests.map((r) => JSON.parse(r.rawBody).id)
+  expect(ids).toEqual([eventId, eventId])
+  expect(hook.requests[1]!.headers['x-rail-event-id']).toBe(eventId)
+})

@@ -1,0 +1,299 @@
+// Deliveries to a real local HTTP receiver, through real graphile-worker jobs: headers and
+// signatures, retries, Retry-After, 410, redirects, capped reads, ordering per object, rotation,
+// rollback, and one attempt at a time.
+import { Webhook } from 'standardwebhooks'
+import type { Runner } from 'graphile-worker'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { startBackgroundWorkers } from '../../src/app.ts'
+import { verifyRailSignature } from '../../src/client/index.ts'
+import { Deliverer, type DeliverySettings } from '../../src/events/delivery.ts'
+import { recordEvent } from '../../src/events/service.ts'
+import { rotateCallbackSecret } from '../../src/partners/service.ts'
+import { seal } from '../../src/platform/crypto.ts'
+import { withTransaction } from '../../src/platform/db.ts'
+import { findFreePort } from '../../src/platform/embedded-db.ts'
+import { startTestApp, type TestApp } from '../support/app.ts'
+import { attemptsOf, deliveryOf, eventStatus, record } from '../support/events.ts'
+import { startReceiver, type Receiver } from '../support/receiver.ts'
+import { waitFor } from '../support/wait.ts'
+
+const FAST: DeliverySettings = { allowLoopbackCallbacks: true, timeoutMs: 2_000, retryDelaysMs: [300, 300, 300] }
+
+let app: TestApp
+let runner: Runner | undefined
+const receivers: Receiver[] = []
+
+beforeAll(async () => {
+  app = await startTestApp()
+})
+afterAll(async () => {
+  await runner?.stop()
+  await app?.close()
+})
+afterEach(async () => {
+  for (const receiver of receivers.splice(0)) await receiver.close()
+})
+
+async function startWorkers(settings: DeliverySettings = FAST): Promise<void> {
+  await runner?.stop()
+  runner = await startBackgroundWorkers({ pool: app.db.pool, masterKey: app.masterKey, concurrency: 4, events: settings })
+}
+
+async function stopWorkers(): Promise<void> {
+  await runner?.stop()
+  runner = undefined
+}
+
+async function receiver(): Promise<Receiver> {
+  const started = await startReceiver()
+  receivers.push(started)
+  return started
+}
+
+async function partnerWithCallback(url: string) {
+  return app.newPartner({ callbackUrl: url })
+}
+
+describe('with workers running', () => {
+  beforeAll(() => startWorkers())
+
+  it('delivers a committed event once, signed both ways, with every header', async () => {
+    const hook = await receiver()
+    const { credentials } = await partnerWithCallback(hook.url)
+    const eventId = await record(app.db.pool, { partnerId: credentials.partnerId, type: 'transfer.confirmed', objectType: 'outbound_transfer', objectId: 'tr_1', data: { amountKobo: 5_000 } })
+
+    const [request] = await hook.waitForRequests(1)
+    const body = JSON.parse(request!.rawBody)
+    expect(body).toEqual({ id: eventId, event: 'transfer.confirmed', eventKind: 'transfer.confirmed', timestamp: expect.any(String), data: { amountKobo: 5_000 } })
+    expect(request!.headers['content-type']).toBe('application/json')
+    expect(request!.headers['x-rail-event-id']).toBe(eventId)
+    expect(request!.headers['x-rail-event-type']).toBe('transfer.confirmed')
+    expect(request!.headers['x-rail-timestamp']).toMatch(/^\d{10}$/)
+    expect(request!.headers['webhook-id']).toBe(eventId)
+    expect(request!.headers['webhook-timestamp']).toBe(request!.headers['x-rail-timestamp'])
+
+    const signature = request!.headers['x-rail-signature'] as string
+    expect(signature).toMatch(/^sha256=[0-9a-f]{64}$/)
+    expect(verifyRailSignature(request!.rawBody, signature, credentials.callbackSigningSecret)).toBe(true)
+    const tampered = request!.rawBody.replace('5000', '5001')
+    expect(verifyRailSignature(tampered, signature, credentials.callbackSigningSecret)).toBe(false)
+    expect(verifyRailSignature(request!.rawBody, signature, `${credentials.callbackSigningSecret}x`)).toBe(false)
+
+    // The official Standard Webhooks library verifies the same delivery, and refuses a changed byte.
+    const webhook = new Webhook(credentials.callbackSigningSecret)
+    const headers = { 'webhook-id': request!.headers['webhook-id'] as string, 'webhook-timestamp': request!.headers['webhook-timestamp'] as string, 'webhook-signature': request!.headers['webhook-signature'] as string }
+    expect(webhook.verify(request!.rawBody, headers)).toEqual(body)
+    expect(() => webhook.verify(tampered, headers)).toThrow()
+
+    await waitFor(async () => (await eventStatus(app.db.pool, eventId)) === 'delivered')
+    expect(await attemptsOf(app.db.pool, eventId)).toEqual([expect.objectContaining({ attempt_number: 1, status_code: 200, error: null, response_excerpt: 'ok' })])
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    expect(hook.requests).toHaveLength(1)
+  })
+
+  it('an event without any callback URL is recorded as skipped', async () => {
+    const { credentials } = await app.newPartner()
+    const eventId = await record(app.db.pool, { partnerId: credentials.partnerId })
+    expect(await eventStatus(app.db.pool, eventId)).toBe('skipped')
+    expect(await deliveryOf(app.db.pool, eventId)).toBeUndefined()
+  })
+
+  it('a receiver that is down and then up gets the event once it is up', async () => {
+    const port = await findFreePort()
+    const { credentials } = await partnerWithCallback(`http://127.0.0.1:${port}/hooks`)
+    const eventId = await record(app.db.pool, { partnerId: credentials.partnerId })
+    await waitFor(async () => (await attemptsOf(app.db.pool, eventId)).length >= 1)
+    const hook = await startReceiver(port)
+    receivers.push(hook)
+    await waitFor(async () => (await eventStatus(app.db.pool, eventId)) === 'delivered')
+    const attempts = await attemptsOf(app.db.pool, eventId)
+    expect(attempts[0]).toEqual(expect.objectContaining({ attempt_number: 1, status_code: null, error: expect.stringContaining('ECONNREFUSED') }))
+    expect(attempts.at(-1)).toEqual(expect.objectContaining({ status_code: 200, error: null }))
+    expect(hook.requests.map((r) => JSON.parse(r.rawBody).id)).toEqual([eventId])
+  })
+
+  it('after the last attempt the delivery is failed and event.delivery_failed is recorded', async () => {
+    const hook = await receiver()
+    hook.answer = () => ({ status: 500, body: 'broken' })
+    const { credentials, client } = await partnerWithCallback(hook.url)
+    const eventId = await record(app.db.pool, { partnerId: credentials.partnerId })
+    await waitFor(async () => (await eventStatus(app.db.pool, eventId)) === 'failed')
+    expect(hook.requests).toHaveLength(4) // the first attempt and three retries
+    const attempts = await attemptsOf(app.db.pool, eventId)
+    expect(attempts.map((a) => [a.attempt_number, a.status_code, a.error, a.response_excerpt])).toEqual([1, 2, 3, 4].map((n) => [n, 500, 'HTTP 500', 'broken']))
+    const failures = await client.get<{ data: { type: string; objectId: string; payload: { data: Record<string, unknown> } }[] }>(
+      `/api/v1/rail/events?type=event.delivery_failed&objectId=${eventId}`,
+    )
+    expect(failures.body.data).toHaveLength(1)
+    expect(failures.body.data[0]!.payload.data).toEqual(expect.objectContaining({ eventId, eventType: 'test.happened', url: hook.url, lastError: 'HTTP 500' }))
+  })
+
+  it('410 Gone stops deliveries to the URL until the partner sets it again', async () => {
+    const hook = await receiver()
+    hook.answer = () => ({ status: 410 })
+    const { credentials, client } = await partnerWithCallback(hook.url)
+    const first = await record(app.db.pool, { partnerId: credentials.partnerId, objectId: 'gone_1' })
+    await waitFor(async () => (await eventStatus(app.db.pool, first)) === 'failed')
+    expect(hook.requests).toHaveLength(1)
+    const settings = await client.get<{ callbackUrlDisabled: { reason: string } | null }>('/api/v1/rail/settings')
+    expect(settings.body.callbackUrlDisabled?.reason).toContain('410')
+
+    // Another event to the same URL is not attempted at all.
+    const second = await record(app.db.pool, { partnerId: credentials.partnerId, objectId: 'gone_2' })
+    await waitFor(async () => (await eventStatus(app.db.pool, second)) === 'failed')
+    expect(hook.requests).toHaveLength(1)
+    expect((await deliveryOf(app.db.pool, second)).last_error).toContain('disabled')
+
+    // Setting the URL again turns it back on.
+    hook.answer = () => ({ status: 204 })
+    expect((await client.patch('/api/v1/rail/settings', { callbackUrl: hook.url })).status).toBe(200)
+    expect((await client.get<{ callbackUrlDisabled: unknown }>('/api/v1/rail/settings')).body.callbackUrlDisabled).toBeNull()
+    const third = await record(app.db.pool, { partnerId: credentials.partnerId, objectId: 'gone_3' })
+    await waitFor(async () => (await eventStatus(app.db.pool, third)) === 'delivered')
+  })
+
+  it('honours Retry-After on 429', async () => {
+    const hook = await receiver()
+    hook.answer = (_request, index) => (index === 0 ? { status: 429, headers: { 'retry-after': '2' } } : { status: 200 })
+    const { credentials } = await partnerWithCallback(hook.url)
+    const eventId = await record(app.db.pool, { partnerId: credentials.partnerId })
+    await waitFor(async () => (await eventStatus(app.db.pool, eventId)) === 'delivered')
+    const [first, second] = hook.requests
+    // The schedule here would retry after 0.3 s; the receiver asked for 2 s.
+    expect(second!.receivedAt - first!.receivedAt).toBeGreaterThanOrEqual(1_900)
+  })
+
+  it('does not follow redirects', async () => {
+    const hook = await receiver()
+    const elsewhere = await receiver()
+    hook.answer = () => ({ status: 302, headers: { location: elsewhere.url } })
+    const { credentials } = await partnerWithCallback(hook.url)
+    const eventId = await record(app.db.pool, { partnerId: credentials.partnerId })
+    await waitFor(async () => (await attemptsOf(app.db.pool, eventId)).length >= 2)
+    expect(elsewhere.requests).toHaveLength(0)
+    expect((await attemptsOf(app.db.pool, eventId))[0]).toEqual(expect.objectContaining({ status_code: 302, error: 'HTTP 302' }))
+  })
+
+  it('reads and keeps only the first 1 KiB of an answer', async () => {
+    const hook = await receiver()
+    hook.answer = () => ({ status: 200, body: 'x'.repeat(512 * 1024) })
+    const { credentials } = await partnerWithCallback(hook.url)
+    const eventId = await record(app.db.pool, { partnerId: credentials.partnerId })
+    await waitFor(async () => (await eventStatus(app.db.pool, eventId)) === 'delivered')
+    expect((await attemptsOf(app.db.pool, eventId))[0]!.response_excerpt).toHaveLength(1_024)
+  })
+
+  it('delivers the events of one object in order, without holding up other objects', async () => {
+    const hook = await receiver()
+    let failedOnce = false
+    hook.answer = (request) => {
+      if (!failedOnce && JSON.parse(request.rawBody).data.step === 1) {
+        failedOnce = true
+        return { status: 500 }
+      }
+      return { status: 200 }
+    }
+    const { credentials } = await partnerWithCallback(hook.url)
+    const e1 = await record(app.db.pool, { partnerId: credentials.partnerId, objectId: 'ordered', data: { step: 1 } })
+    const e2 = await record(app.db.pool, { partnerId: credentials.partnerId, objectId: 'ordered', data: { step: 2 } })
+    const other = await record(app.db.pool, { partnerId: credentials.partnerId, objectId: 'unrelated', data: { step: 0 } })
+    await waitFor(async () => (await eventStatus(app.db.pool, e2)) === 'delivered')
+    const arrivals = hook.requests.map((r) => JSON.parse(r.rawBody).id as string)
+    expect(arrivals.filter((id) => id !== other)).toEqual([e1, e1, e2])
+    expect(arrivals.indexOf(other)).toBeLessThan(arrivals.indexOf(e2))
+  })
+
+  it('during a callback-secret rotation overlap, signs with the new secret', async () => {
+    const hook = await receiver()
+    const { credentials } = await partnerWithCallback(hook.url)
+    const rotation = await rotateCallbackSecret(app.db.pool, app.masterKey, credentials.partnerId, 3_600)
+    await record(app.db.pool, { partnerId: credentials.partnerId })
+    const [request] = await hook.waitForRequests(1)
+    const signature = request!.headers['x-rail-signature'] as string
+    expect(verifyRailSignature(request!.rawBody, signature, rotation.issued.callbackSigningSecret)).toBe(true)
+    expect(verifyRailSignature(request!.rawBody, signature, credentials.callbackSigningSecret)).toBe(false)
+  })
+
+  it("signs with an emitter's sealed secret (escrow webhookSecret), and sends no signature without a secret", async () => {
+    const hook = await receiver()
+    const { credentials } = await app.newPartner()
+    const escrowSecret = 'partner-chosen escrow secret'
+    await record(app.db.pool, {
+      partnerId: credentials.partnerId,
+      callbackUrl: hook.url,
+      signing: { kind: 'sealed', secretSealed: seal(app.masterKey, escrowSecret, 'escrow_webhook:1'), boundTo: 'escrow_webhook:1' },
+    })
+    await record(app.db.pool, { partnerId: credentials.partnerId, callbackUrl: hook.url, objectId: 'unsigned', signing: { kind: 'none' } })
+    const requests = await hook.waitForRequests(2)
+    const signed = requests.find((r) => JSON.parse(r.rawBody).data.n === 1 && r.headers['x-rail-signature'])!
+    expect(verifyRailSignature(signed.rawBody, signed.headers['x-rail-signature'] as string, escrowSecret)).toBe(true)
+    const raw = new Webhook(escrowSecret, { format: 'raw' })
+    expect(() =>
+      raw.verify(signed.rawBody, {
+        'webhook-id': signed.headers['webhook-id'] as string,
+        'webhook-timestamp': signed.headers['webhook-timestamp'] as string,
+        'webhook-signature': signed.headers['webhook-signature'] as string,
+      }),
+    ).not.toThrow()
+    const unsigned = requests.find((r) => r !== signed)!
+    expect(unsigned.headers['x-rail-signature']).toBeUndefined()
+    expect(unsigned.headers['webhook-signature']).toBeUndefined()
+    expect(unsigned.headers['x-rail-event-id']).toBe(JSON.parse(unsigned.rawBody).id)
+  })
+})
+
+describe('one attempt at a time, and the 10 s limit', () => {
+  beforeAll(() => stopWorkers())
+
+  it('a rolled-back transaction leaves no event and no delivery job', async () => {
+    const hook = await receiver()
+    const { credentials } = await partnerWithCallback(hook.url)
+    const deliverJobs = async () =>
+      (
+        await app.db.pool.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id WHERE t.identifier = 'event_deliver'`,
+        )
+      ).rows[0]!.n
+    const jobsBefore = await deliverJobs()
+    let recordedId = ''
+    await expect(
+      withTransaction(app.db.pool, async (tx) => {
+        recordedId = (await recordEvent(tx, { partnerId: credentials.partnerId, type: 'test.rolled_back', objectType: 'test_object', objectId: 'rb', data: {} })).id
+        throw new Error('the state change failed')
+      }),
+    ).rejects.toThrow('the state change failed')
+    const events = await app.db.pool.query(`SELECT 1 FROM events WHERE id = $1`, [recordedId])
+    expect(events.rowCount).toBe(0)
+    expect(await deliverJobs()).toBe(jobsBefore)
+    // The same write committed does leave both.
+    await record(app.db.pool, { partnerId: credentials.partnerId })
+    expect(await deliverJobs()).toBe(jobsBefore + 1)
+  })
+
+  it('two workers never make one attempt twice concurrently', async () => {
+    const hook = await receiver()
+    hook.answer = () => ({ status: 200, delayMs: 1_000 })
+    const { credentials } = await partnerWithCallback(hook.url)
+    const eventId = await record(app.db.pool, { partnerId: credentials.partnerId })
+    const delivery = await deliveryOf(app.db.pool, eventId)
+    const workers = [new Deliverer({ pool: app.db.pool, masterKey: app.masterKey, settings: FAST }), new Deliverer({ pool: app.db.pool, masterKey: app.masterKey, settings: FAST })]
+    await Promise.all([...workers, ...workers].map((worker) => worker.attempt(delivery.id)))
+    await Promise.all(workers.map((worker) => worker.close()))
+    expect(hook.requests).toHaveLength(1)
+    expect(await attemptsOf(app.db.pool, eventId)).toHaveLength(1)
+    expect(await eventStatus(app.db.pool, eventId)).toBe('delivered')
+  })
+
+  it('a receiver slower than 10 s is retried', { timeout: 40_000 }, async () => {
+    await startWorkers({ allowLoopbackCallbacks: true, retryDelaysMs: [200, 200] })
+    const hook = await receiver()
+    hook.answer = (_request, index) => (index === 0 ? { status: 200, delayMs: 11_000 } : { status: 200 })
+    const { credentials } = await partnerWithCallback(hook.url)
+    const eventId = await record(app.db.pool, { partnerId: credentials.partnerId })
+    await waitFor(async () => (await eventStatus(app.db.pool, eventId)) === 'delivered', 30_000)
+    const attempts = await attemptsOf(app.db.pool, eventId)
+    expect(attempts[0]).toEqual(expect.objectContaining({ status_code: null, error: 'no answer within 10000 ms' }))
+    expect(attempts[1]).toEqual(expect.objectContaining({ status_code: 200 }))
+    await stopWorkers()
+  })
+})
