@@ -303,6 +303,8 @@ CREATE INDEX provider_calls_by_reference ON public.provider_calls USING btree (r
 
 CREATE INDEX wallet_moves_by_wallet ON public.wallet_moves USING btree (wallet_id, created_at);
 
+CREATE INDEX wallet_moves_unanswered ON public.wallet_moves USING btree (created_at) WHERE ((status = 'pending'::text) AND (response_code IS NULL) AND (requery_attempts = 0));
+
 CREATE INDEX wallets_by_partner ON public.wallets USING btree (partner_id, id);
 
 CREATE UNIQUE INDEX accounts_one_settlement_per_bank ON sandbox_bank.accounts USING btree (bank_code) WHERE (kind = 'settlement'::text);

@@ -18,6 +18,7 @@ import { startWorkers } from './platform/jobs.ts'
 import { installMetrics } from './platform/metrics.ts'
 import { ErrorBodySchema } from './platform/schemas.ts'
 import { walletTasks } from './wallets/jobs.ts'
+import { WALLETS_CRONTAB } from './wallets/moves.ts'
 import { registerMoveRoutes } from './wallets/moves-routes.ts'
 import { registerWalletRoutes } from './wallets/routes.ts'
 
@@ -87,7 +88,7 @@ export function buildTaskList(deps: { pool: Pool; providers?: ProviderSettings }
 
 /** Every recurring task of every module (graphile-worker crontab lines). */
 export function buildCrontab(): string {
-  return [LEDGER_CRONTAB].join('\n')
+  return [LEDGER_CRONTAB, WALLETS_CRONTAB].join('\n')
 }
 
 export interface WorkerDeps {

@@ -182,3 +182,18 @@ export async function recordAnswer(db: Queryable, moveId: string, answer: Provid
 export async function countRequery(db: Queryable, moveId: string): Promise<void> {
   await db.query(`UPDATE wallet_moves SET requery_attempts = requery_attempts + 1 WHERE id = $1`, [moveId])
 }
+
+/**
+ * Moves claimed more than `graceS` ago that never got an answer nor a requery, oldest first, after
+ * the cursor (index wallet_moves_unanswered).
+ */
+export async function selectUnansweredMoves(db: Queryable, graceS: number, after: { createdAt: Date; id: string } | null, limit: number): Promise<{ id: string; createdAt: Date }[]> {
+  const result = await db.query<{ id: string; created_at: Date }>(
+    `SELECT id, created_at FROM wallet_moves
+      WHERE status = 'pending' AND response_code IS NULL AND requery_attempts = 0 AND created_at < now() - make_interval(secs => $1)
+        AND ($2::timestamptz IS NULL OR (created_at, id) > ($2, $3::uuid))
+      ORDER BY created_at, id LIMIT $4`,
+    [graceS, after?.createdAt ?? null, after?.id ?? null, limit],
+  )
+  return result.rows.map((row) => ({ id: row.id, createdAt: row.created_at }))
+}

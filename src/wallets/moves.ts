@@ -2,10 +2,10 @@
 // the provider and the ledger.
 //
 // One move, three steps, none holding a transaction across the network:
-//   1. claim — in one transaction: record the move under its reference (pending), hold the
+//   1. claim — in one transaction: record the move under its reference (pending) and hold the
 //      amount in the ledger for money leaving a wallet (a pending transfer; too little available
-//      → insufficient_funds and nothing is recorded), and schedule the job that resolves the move
-//      should this process die before step 3;
+//      → insufficient_funds and nothing is recorded). Should this process die before step 3, the
+//      sweep (every minute) finds the move still unanswered and schedules its requery;
 //   2. ask the provider, with the move's id as the bank's reference (a retry is a duplicate there,
 //      never a second move);
 //   3. apply the answer — in one transaction: the status transition (checked in SQL), and the
@@ -30,8 +30,13 @@ import { isFinal, type MoveType } from './states.ts'
 export type { Move } from './moves-repo.ts'
 
 export const RESOLVE_MOVE_TASK = 'wallet_move_resolve'
-/** A move still pending this long after its claim is resolved by requery (its process may have died). */
+export const SWEEP_UNANSWERED_TASK = 'wallet_moves_sweep_unanswered'
+/** Every minute: a move left unanswered by a process that died is requeried within about 1.5 minutes. */
+export const WALLETS_CRONTAB = `* * * * * ${SWEEP_UNANSWERED_TASK}`
+/** A move still unanswered this long after its claim is resolved by requery (its process may have died). */
 const PENDING_GRACE_S = 30
+/** Moves read per query of the sweep. */
+const SWEEP_BATCH = 500
 /** Requery schedule: 5 s, then doubling, until this deadline; then the move stays unknown. */
 const REQUERY_FIRST_DELAY_S = 5
 const REQUERY_DEADLINE_S = 24 * 60 * 60
@@ -143,7 +148,6 @@ async function claim(
       return { created: false, move: (await repo.selectMoveByReference(tx, partnerId, request.reference))! }
     }
     if (holdTransferId) await hold(tx, move, wallet, destination, holdTransferId)
-    await addJob(tx, RESOLVE_MOVE_TASK, { moveId: move.id }, { jobKey: `wallet_move:${move.id}`, runAt: new Date(Date.now() + PENDING_GRACE_S * 1000) })
     return { created: true, move }
   })
 }
@@ -282,6 +286,23 @@ export async function moveByReference(deps: MovesDeps, partnerId: string, refere
   // Not final: ask the provider now. (A move still pending may have its first request in flight;
   // the transitions allow that request's answer to land after this one.)
   return isFinal(move.status) ? move : requeryMove(deps, move, requestId)
+}
+
+/**
+ * The sweep: a move still without an answer PENDING_GRACE_S after its claim lost the process that
+ * was asking the provider (its answer would have been applied within the provider timeout). Each
+ * gets its resolve job; a job already scheduled for it is replaced, not doubled (job key).
+ */
+export async function sweepUnansweredMoves(pool: Pool): Promise<number> {
+  let scheduled = 0
+  let after: { createdAt: Date; id: string } | null = null
+  for (;;) {
+    const moves = await repo.selectUnansweredMoves(pool, PENDING_GRACE_S, after, SWEEP_BATCH)
+    for (const move of moves) await addJob(pool, RESOLVE_MOVE_TASK, { moveId: move.id }, { jobKey: `wallet_move:${move.id}` })
+    scheduled += moves.length
+    if (moves.length < SWEEP_BATCH) return scheduled
+    after = moves.at(-1)!
+  }
 }
 
 /** The background job: resolves a move left pending or unknown, on the requery schedule. */
