@@ -569,6 +569,23 @@ END
 $function$
 ;
 
+CREATE OR REPLACE FUNCTION public.ledger_create_transfer_or_raise(p_id uuid, p_debit_id uuid, p_credit_id uuid, p_amount bigint, p_currency text, p_phase text, p_pending_id uuid, p_code text, p_timeout_s integer, p_source_type text, p_source_id text)
+ RETURNS text
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  result text;
+BEGIN
+  result := (ledger_create_transfers(ARRAY[p_id], ARRAY[p_debit_id], ARRAY[p_credit_id], ARRAY[p_amount], ARRAY[p_currency], ARRAY[p_phase],
+                                     ARRAY[p_pending_id], ARRAY[p_code], ARRAY[p_timeout_s], ARRAY[p_source_type], ARRAY[p_source_id], ARRAY[false]))[1];
+  IF result NOT IN ('ok', 'exists') THEN
+    RAISE EXCEPTION 'ledger transfer % refused: %', p_id, result USING ERRCODE = 'RL001', DETAIL = result;
+  END IF;
+  RETURN result;
+END
+$function$
+;
+
 CREATE OR REPLACE FUNCTION public.ledger_create_transfers(p_ids uuid[], p_debit_ids uuid[], p_credit_ids uuid[], p_amounts bigint[], p_currencies text[], p_phases text[], p_pending_ids uuid[], p_codes text[], p_timeouts_s integer[], p_source_types text[], p_source_ids text[], p_linked boolean[])
  RETURNS text[]
  LANGUAGE plpgsql

@@ -80,9 +80,13 @@ it('a process killed between the provider call and the commit loses nothing and 
 
     // 3. The bank moves the money and answers; Rail blocks on recording it; then Rail dies.
     await waitFor(async () => (await app.db.pool.query(`SELECT 1 FROM sandbox_bank.transfers WHERE reference = $1 AND response_code = '00'`, [moveId])).rowCount === 1)
-    await waitFor(async () => (await app.db.pool.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE wallet_moves%'`)).rowCount! >= 1)
+    await waitFor(async () => (await app.db.pool.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE wallet_moves%'`)).rowCount! >= 1)
     child.kill('SIGKILL')
     await exited
+    // Rail records the answer and posts the ledger in one statement: once sent, it would still
+    // commit (atomically) after the process died. The crash that leaves a move unanswered is the
+    // one before that statement is sent, so its backend is ended too.
+    await app.db.pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE wallet_moves%'`)
     await moveLock.query('ROLLBACK')
     moveLock.release()
     expect(await inFlight).toBeInstanceOf(Error) // the caller never got an answer
