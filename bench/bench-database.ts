@@ -11,6 +11,12 @@ export interface BenchDatabase {
   stop(): Promise<void>
 }
 
+/**
+ * BENCH_STATEMENTS=1 loads pg_stat_statements (tracking statements inside functions too) into
+ * the embedded server, for bench/statements.ts to read per request.
+ */
+export const STATEMENT_STATS = process.env.BENCH_STATEMENTS === '1'
+
 export async function benchDatabase(name: string): Promise<BenchDatabase> {
   const serverUrl = process.env.DATABASE_URL
   if (serverUrl) {
@@ -21,7 +27,11 @@ export async function benchDatabase(name: string): Promise<BenchDatabase> {
   }
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'rail-bench-'))
   chmodSync(dataDir, 0o755) // as root, PostgreSQL runs as the postgres user and must enter it
-  const embedded = await startEmbeddedDatabase(dataDir, { persistent: false, settings: { max_connections: '300' } })
+  const embedded = await startEmbeddedDatabase(dataDir, { persistent: false, settings: {
+      max_connections: '300',
+      ...(STATEMENT_STATS ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' } : {}),
+    },
+  })
   return {
     url: embedded.databaseUrl,
     async stop() {

@@ -16,10 +16,11 @@ import { createPartner } from '../src/partners/service.ts'
 import { createPool, type Pool } from '../src/platform/db.ts'
 import { migrateDatabase } from '../src/platform/migrate.ts'
 import { baselineTransfer, createBaseline } from './baseline.ts'
-import { benchDatabase } from './bench-database.ts'
+import { benchDatabase, STATEMENT_STATS } from './bench-database.ts'
+import { postgresCpuMs, postmasterPid, printStatementStats, resetStatementStats } from './statements.ts'
 
 const WALLETS = Number(process.env.BENCH_WALLETS ?? 10_000)
-const CONNECTIONS = 64
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30)
 const SETUP_CONCURRENCY = 32
 const OPENING_KOBO = 1_000_000_000
@@ -45,7 +46,18 @@ async function main(): Promise<void> {
     console.log(`setting up ${WALLETS} funded wallets…`)
     const wallets = await setUpWallets(new RailClient(baseUrl, credentials))
     console.log(`wallet transfers: ${CONNECTIONS} connections, ${SECONDS} s`)
+    if (STATEMENT_STATS) await resetStatementStats(pool)
+    const postmaster = await postmasterPid(pool)
+    const cpuBeforeMs = postgresCpuMs(postmaster)
+    const nodeCpuBefore = process.cpuUsage()
     const result = await runLoad(baseUrl, credentials, wallets)
+    const cpuAfterMs = postgresCpuMs(postmaster)
+    const backendCpuMsPerRequest = (cpuAfterMs.backends - cpuBeforeMs.backends) / result.requests.total
+    const postgresCpuMsPerRequest = backendCpuMsPerRequest + (cpuAfterMs.others - cpuBeforeMs.others) / result.requests.total
+    const nodeCpu = process.cpuUsage(nodeCpuBefore)
+    const nodeCpuMsPerRequest = (nodeCpu.user + nodeCpu.system) / 1000 / result.requests.total
+    console.log(`CPU per request: PostgreSQL ${postgresCpuMsPerRequest.toFixed(2)} ms (backends ${backendCpuMsPerRequest.toFixed(2)}), Node (app, bank and load generator) ${nodeCpuMsPerRequest.toFixed(2)} ms`)
+    if (STATEMENT_STATS) await printStatementStats(pool, result.requests.total)
     const baseline = await baselineYardstick(pool)
     const verification = await verifyLedger(pool)
     const figures = {
@@ -54,6 +66,8 @@ async function main(): Promise<void> {
       latencyP99Ms: result.latency.p99,
       errors: result.errors + result.non2xx + result.timeouts,
       requestsTotal: result.requests.total,
+      postgresCpuMsPerRequest: Math.round(postgresCpuMsPerRequest * 100) / 100,
+      nodeCpuMsPerRequest: Math.round(nodeCpuMsPerRequest * 100) / 100,
       baselineTransfersPerSecond: baseline,
       ledgerVerified: verification.ok,
       connections: CONNECTIONS,

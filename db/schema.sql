@@ -379,6 +379,8 @@ CREATE INDEX provider_calls_by_reference ON public.provider_calls USING btree (r
 
 CREATE INDEX wallet_moves_by_wallet ON public.wallet_moves USING btree (wallet_id, created_at);
 
+CREATE INDEX wallet_moves_unanswered ON public.wallet_moves USING btree (created_at) WHERE ((status = 'pending'::text) AND (response_code IS NULL) AND (requery_attempts = 0));
+
 CREATE INDEX wallets_by_partner ON public.wallets USING btree (partner_id, id);
 
 CREATE UNIQUE INDEX accounts_one_settlement_per_bank ON sandbox_bank.accounts USING btree (bank_code) WHERE (kind = 'settlement'::text);
@@ -639,6 +641,23 @@ BEGIN
   IF p_currency IS NOT NULL AND e_currency <> p_currency THEN RETURN 'exists_with_different_currency'; END IF;
   IF e_code <> p_code THEN RETURN 'exists_with_different_code'; END IF;
   RETURN 'exists';
+END
+$function$
+;
+
+CREATE OR REPLACE FUNCTION public.ledger_create_transfer_or_raise(p_id uuid, p_debit_id uuid, p_credit_id uuid, p_amount bigint, p_currency text, p_phase text, p_pending_id uuid, p_code text, p_timeout_s integer, p_source_type text, p_source_id text)
+ RETURNS text
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  result text;
+BEGIN
+  result := (ledger_create_transfers(ARRAY[p_id], ARRAY[p_debit_id], ARRAY[p_credit_id], ARRAY[p_amount], ARRAY[p_currency], ARRAY[p_phase],
+                                     ARRAY[p_pending_id], ARRAY[p_code], ARRAY[p_timeout_s], ARRAY[p_source_type], ARRAY[p_source_id], ARRAY[false]))[1];
+  IF result NOT IN ('ok', 'exists') THEN
+    RAISE EXCEPTION 'ledger transfer % refused: %', p_id, result USING ERRCODE = 'RL001', DETAIL = result;
+  END IF;
+  RETURN result;
 END
 $function$
 ;

@@ -21,6 +21,7 @@ import { startWorkers } from './platform/jobs.ts'
 import { installMetrics } from './platform/metrics.ts'
 import { ErrorBodySchema } from './platform/schemas.ts'
 import { walletTasks } from './wallets/jobs.ts'
+import { WALLETS_CRONTAB } from './wallets/moves.ts'
 import { registerMoveRoutes } from './wallets/moves-routes.ts'
 import { registerWalletRoutes } from './wallets/routes.ts'
 
@@ -98,7 +99,7 @@ export function buildTaskList(deps: Omit<WorkerDeps, 'concurrency' | 'log'>): Ta
 
 /** Every recurring task of every module (graphile-worker crontab lines). */
 export function buildCrontab(): string {
-  return [LEDGER_CRONTAB, EVENTS_CRONTAB].join('\n')
+  return [LEDGER_CRONTAB, WALLETS_CRONTAB, EVENTS_CRONTAB].join('\n')
 }
 
 export interface WorkerDeps {

@@ -107,48 +107,59 @@ export class SandboxBank {
    * reference is used once: asked again, the bank answers 26 (duplicate) and moves nothing.
    */
   async transfer(request: TransferRequest): Promise<TransferAnswer> {
-    return withTransaction(this.#pool, async (tx) => {
-      // Two requests with one reference queue here: the second then finds the first and is a duplicate.
-      await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('sandbox_bank.transfer:' || $1, 0))`, [request.reference])
-      const duplicate = await tx.query<{ session_id: string }>(`SELECT session_id FROM sandbox_bank.transfers WHERE reference = $1`, [request.reference])
-      if (duplicate.rows[0]) return transferAnswer(request, '26', duplicate.rows[0].session_id)
-      const settlement = await this.#settlementAccount(tx)
-      const debit = request.kind === 'credit' ? settlement : (request.debitAccountNumber ?? '')
-      const credit = request.kind === 'debit' || request.kind === 'interbank' ? settlement : (request.creditAccountNumber ?? '')
-      const interbank = request.kind === 'interbank'
-      const magic = magicAmount(request.amountKobo)
-      const refusal =
-        (magic?.kind === 'code' ? magic.code : undefined) ??
-        (interbank ? refuseDestination(request.destinationBankCode ?? '', request.destinationAccountNumber ?? '') : undefined)
-      let responseCode = refusal ?? (await this.#applyTransfer(tx, debit, credit, request.amountKobo))
-      // An accepted interbank transfer has left the account; it is in progress until it settles.
-      // So is any transfer of the magic "pending, then success" amount.
-      const inProgress = responseCode === '00' && (interbank || magic?.kind === 'pending_then_success')
-      if (inProgress) responseCode = '09'
-      const finalCode = !inProgress ? null : interbank ? interbankOutcome(request.destinationAccountNumber!).finalCode : '00'
-      const sessionId = await this.#nextSessionId(tx)
-      // Refused transfers are recorded too: the reference is spent, and a requery says why.
-      await tx.query(
-        `INSERT INTO sandbox_bank.transfers (session_id, reference, kind, debit_account_number, credit_account_number, amount_kobo, narration, response_code,
-                                             destination_bank_code, destination_account_number, settles_at, final_code)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-        [
-          sessionId,
-          request.reference,
-          request.kind,
-          debit,
-          credit,
-          request.amountKobo,
-          request.narration ?? null,
-          responseCode,
-          interbank ? request.destinationBankCode : null,
-          interbank ? request.destinationAccountNumber : null,
-          inProgress ? new Date(Date.now() + SETTLE_DELAY_MS) : null,
-          finalCode,
-        ],
-      )
-      return transferAnswer(request, responseCode, sessionId)
-    })
+    try {
+      return await withTransaction(this.#pool, (tx) => this.#transferOnce(tx, request))
+    } catch (error) {
+      // The reference was used already (or, concurrently, is being used and that transfer
+      // committed first): whatever this attempt moved was rolled back with it. The unique
+      // reference is the check, so the usual transfer pays no look-up for duplicates.
+      if ((error as { constraint?: string }).constraint !== 'transfers_reference_key') throw error
+      const original = await this.#pool.query<{ session_id: string }>(`SELECT session_id FROM sandbox_bank.transfers WHERE reference = $1`, [request.reference])
+      return transferAnswer(request, '26', original.rows[0]!.session_id)
+    }
+  }
+
+  async #transferOnce(tx: Queryable, request: TransferRequest): Promise<TransferAnswer> {
+    const interbank = request.kind === 'interbank'
+    // Only credits, debits and interbank transfers touch the settlement pool.
+    const settlement = request.kind === 'book' ? '' : await this.#settlementAccount(tx)
+    const debit = request.kind === 'credit' ? settlement : (request.debitAccountNumber ?? '')
+    const credit = request.kind === 'debit' || interbank ? settlement : (request.creditAccountNumber ?? '')
+    const magic = magicAmount(request.amountKobo)
+    const refusal =
+      (magic?.kind === 'code' ? magic.code : undefined) ??
+      (interbank ? refuseDestination(request.destinationBankCode ?? '', request.destinationAccountNumber ?? '') : undefined)
+    let responseCode = refusal ?? (await this.#applyTransfer(tx, debit, credit, request.amountKobo))
+    // An accepted interbank transfer has left the account; it is in progress until it settles.
+    // So is any transfer of the magic "pending, then success" amount.
+    const inProgress = responseCode === '00' && (interbank || magic?.kind === 'pending_then_success')
+    if (inProgress) responseCode = '09'
+    const finalCode = !inProgress ? null : interbank ? interbankOutcome(request.destinationAccountNumber!).finalCode : '00'
+    // Refused transfers are recorded too: the reference is spent, and a requery says why. The
+    // NIP session id (nip/session-id.ts: institution code, yyMMddHHmmss UTC, 12-digit sequence)
+    // is made in the INSERT itself, saving the round trip of asking for the sequence first.
+    const inserted = await tx.query<{ session_id: string }>(
+      `INSERT INTO sandbox_bank.transfers (session_id, reference, kind, debit_account_number, credit_account_number, amount_kobo, narration, response_code,
+                                           destination_bank_code, destination_account_number, settles_at, final_code)
+       VALUES ($1 || to_char(now() AT TIME ZONE 'UTC', 'YYMMDDHH24MISS') || lpad(nextval('sandbox_bank.session_sequence')::text, 12, '0'),
+               $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+       RETURNING session_id`,
+      [
+        `000${this.bankCode}`,
+        request.reference,
+        request.kind,
+        debit,
+        credit,
+        request.amountKobo,
+        request.narration ?? null,
+        responseCode,
+        interbank ? request.destinationBankCode : null,
+        interbank ? request.destinationAccountNumber : null,
+        inProgress ? new Date(Date.now() + SETTLE_DELAY_MS) : null,
+        finalCode,
+      ],
+    )
+    return transferAnswer(request, responseCode, inserted.rows[0]!.session_id)
   }
 
   /** What happened to a reference: the transfer's own code, or 25 when the bank has no record. */
@@ -189,8 +200,8 @@ export class SandboxBank {
   /** Locks both accounts (in account-number order), checks them, moves the money; returns the NIP code. */
   async #applyTransfer(tx: Queryable, debit: string, credit: string, amountKobo: number): Promise<string> {
     if (debit === credit) return '12'
-    const locked = await tx.query<AccountRow>(
-      `SELECT ${ACCOUNT_COLUMNS} FROM sandbox_bank.accounts WHERE account_number = ANY ($1::text[]) ORDER BY account_number FOR UPDATE`,
+    const locked = await tx.query<AccountRow & { kind: 'customer' | 'settlement' }>(
+      `SELECT ${ACCOUNT_COLUMNS}, kind FROM sandbox_bank.accounts WHERE account_number = ANY ($1::text[]) ORDER BY account_number FOR UPDATE`,
       [[debit, credit]],
     )
     const byNumber = new Map(locked.rows.map((row) => [row.account_number, row]))
@@ -198,12 +209,13 @@ export class SandboxBank {
     const to = byNumber.get(credit)
     if (!from || !to) return '07'
     if (from.status === 'dormant' || to.status === 'dormant') return '06'
-    const moved = await tx.query(
-      `UPDATE sandbox_bank.accounts SET balance_kobo = balance_kobo - $2 WHERE account_number = $1 AND (kind = 'settlement' OR balance_kobo >= $2)`,
-      [debit, amountKobo],
+    // The rows are locked: the balance read is the balance the update changes.
+    if (from.kind !== 'settlement' && from.balance_kobo < amountKobo) return '51'
+    await tx.query(
+      `UPDATE sandbox_bank.accounts SET balance_kobo = balance_kobo + CASE WHEN account_number = $1 THEN -$3::bigint ELSE $3::bigint END
+        WHERE account_number IN ($1, $2)`,
+      [debit, credit, amountKobo],
     )
-    if (moved.rowCount === 0) return '51'
-    await tx.query(`UPDATE sandbox_bank.accounts SET balance_kobo = balance_kobo + $2 WHERE account_number = $1`, [credit, amountKobo])
     return '00'
   }
 

@@ -1,4 +1,5 @@
 // SQL of wallet moves.
+import { transferInStatement, type TransferInput } from '../ledger/service.ts'
 import type { Queryable } from '../platform/db.ts'
 import { allowedFrom, type MoveStatus, type MoveType } from './states.ts'
 
@@ -105,32 +106,40 @@ export type NewMove = Pick<
   | 'destinationAccountName'
 > & { requeryDeadlineAt: Date }
 
-/** Claims the reference: the new move, or undefined when the partner already used the reference. */
-export async function insertMove(db: Queryable, move: NewMove): Promise<Move | undefined> {
+/**
+ * Claims the reference: the new move, or undefined when the partner already used the reference.
+ * With a hold, the ledger's pending transfer is made in the same statement (one round trip, one
+ * implicit transaction): a refused hold raises and nothing is recorded.
+ */
+export async function insertMove(db: Queryable, move: NewMove, hold?: TransferInput): Promise<Move | undefined> {
+  const values = [
+    move.id,
+    move.partnerId,
+    move.reference,
+    move.requestHash,
+    move.type,
+    move.walletId,
+    move.destinationWalletId,
+    move.amountKobo,
+    move.currency,
+    move.narration,
+    move.provider,
+    move.holdTransferId,
+    move.requeryDeadlineAt,
+    move.destinationBankCode,
+    move.destinationAccountNumber,
+    move.destinationAccountName,
+  ]
+  const transfer = hold && transferInStatement(hold, values.length + 1)
   const result = await db.query<MoveRow>(
-    `INSERT INTO wallet_moves (id, partner_id, reference, request_hash, type, status, wallet_id, destination_wallet_id, amount_kobo, currency, narration,
-                               provider, hold_transfer_id, requery_deadline_at, destination_bank_code, destination_account_number, destination_account_name)
-     VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
-     ON CONFLICT ON CONSTRAINT wallet_moves_one_per_reference DO NOTHING
-     RETURNING ${COLUMNS}`,
-    [
-      move.id,
-      move.partnerId,
-      move.reference,
-      move.requestHash,
-      move.type,
-      move.walletId,
-      move.destinationWalletId,
-      move.amountKobo,
-      move.currency,
-      move.narration,
-      move.provider,
-      move.holdTransferId,
-      move.requeryDeadlineAt,
-      move.destinationBankCode,
-      move.destinationAccountNumber,
-      move.destinationAccountName,
-    ],
+    `WITH claimed AS (
+       INSERT INTO wallet_moves (id, partner_id, reference, request_hash, type, status, wallet_id, destination_wallet_id, amount_kobo, currency, narration,
+                                 provider, hold_transfer_id, requery_deadline_at, destination_bank_code, destination_account_number, destination_account_name)
+       VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+       ON CONFLICT ON CONSTRAINT wallet_moves_one_per_reference DO NOTHING
+       RETURNING ${COLUMNS})
+     SELECT claimed.*${transfer ? `, ${transfer.sql} AS hold_result` : ''} FROM claimed`,
+    [...values, ...(transfer?.params ?? [])],
   )
   return result.rows[0] && toMove(result.rows[0])
 }
@@ -151,18 +160,27 @@ export interface ProviderAnswer {
   responseMessage: string | null
 }
 
-/** Moves the status to `next` only from a status allowed to reach it; undefined when it was not. */
-export async function transitionMove(db: Queryable, moveId: string, next: MoveStatus, answer: ProviderAnswer): Promise<Move | undefined> {
+/**
+ * Moves the status to `next` only from a status allowed to reach it; undefined when it was not.
+ * The ledger transfer that goes with the change, if any, is made in the same statement, and only
+ * when the change is made: one round trip, one implicit transaction, and a refused transfer
+ * raises and undoes the change.
+ */
+export async function transitionMove(db: Queryable, moveId: string, next: MoveStatus, answer: ProviderAnswer, transfer?: TransferInput): Promise<Move | undefined> {
+  const values = [moveId, next, allowedFrom(next), answer.providerReference, answer.responseCode, answer.responseMessage]
+  const withTransfer = transfer && transferInStatement(transfer, values.length + 1)
   const result = await db.query<MoveRow>(
-    `UPDATE wallet_moves
-        SET status = $2,
-            provider_reference = COALESCE($4, provider_reference),
-            response_code = COALESCE($5, response_code),
-            response_message = COALESCE($6, response_message),
-            completed_at = CASE WHEN $2 IN ('successful', 'failed') THEN now() ELSE NULL END
-      WHERE id = $1 AND status = ANY ($3::text[])
-      RETURNING ${COLUMNS}`,
-    [moveId, next, allowedFrom(next), answer.providerReference, answer.responseCode, answer.responseMessage],
+    `WITH changed AS (
+       UPDATE wallet_moves
+          SET status = $2,
+              provider_reference = COALESCE($4, provider_reference),
+              response_code = COALESCE($5, response_code),
+              response_message = COALESCE($6, response_message),
+              completed_at = CASE WHEN $2 IN ('successful', 'failed') THEN now() ELSE NULL END
+        WHERE id = $1 AND status = ANY ($3::text[])
+        RETURNING ${COLUMNS})
+     SELECT changed.*${withTransfer ? `, ${withTransfer.sql} AS transfer_result` : ''} FROM changed`,
+    [...values, ...(withTransfer?.params ?? [])],
   )
   return result.rows[0] && toMove(result.rows[0])
 }
@@ -181,4 +199,19 @@ export async function recordAnswer(db: Queryable, moveId: string, answer: Provid
 
 export async function countRequery(db: Queryable, moveId: string): Promise<void> {
   await db.query(`UPDATE wallet_moves SET requery_attempts = requery_attempts + 1 WHERE id = $1`, [moveId])
+}
+
+/**
+ * Moves claimed more than `graceS` ago that never got an answer nor a requery, oldest first, after
+ * the cursor (index wallet_moves_unanswered).
+ */
+export async function selectUnansweredMoves(db: Queryable, graceS: number, after: { createdAt: Date; id: string } | null, limit: number): Promise<{ id: string; createdAt: Date }[]> {
+  const result = await db.query<{ id: string; created_at: Date }>(
+    `SELECT id, created_at FROM wallet_moves
+      WHERE status = 'pending' AND response_code IS NULL AND requery_attempts = 0 AND created_at < now() - make_interval(secs => $1)
+        AND ($2::timestamptz IS NULL OR (created_at, id) > ($2, $3::uuid))
+      ORDER BY created_at, id LIMIT $4`,
+    [graceS, after?.createdAt ?? null, after?.id ?? null, limit],
+  )
+  return result.rows.map((row) => ({ id: row.id, createdAt: row.created_at }))
 }

@@ -2,19 +2,19 @@
 // the provider and the ledger.
 //
 // One move, three steps, none holding a transaction across the network:
-//   1. claim — in one transaction: record the move under its reference (pending), hold the
+//   1. claim — in one transaction: record the move under its reference (pending) and hold the
 //      amount in the ledger for money leaving a wallet (a pending transfer; too little available
-//      → insufficient_funds and nothing is recorded), and schedule the job that resolves the move
-//      should this process die before step 3;
+//      → insufficient_funds and nothing is recorded). Should this process die before step 3, the
+//      sweep (every minute) finds the move still unanswered and schedules its requery;
 //   2. ask the provider, with the move's id as the bank's reference (a retry is a duplicate there,
 //      never a second move);
 //   3. apply the answer — in one transaction: the status transition (checked in SQL), and the
 //      ledger: post or void the hold, or book the credit. No final answer leaves the move unknown
 //      with the hold in place, and requery decides later.
-import { createTransfer, derivedId, ensurePartnerAccount, LedgerError } from '../ledger/service.ts'
+import { derivedId, ensurePartnerAccount, LedgerError, ledgerRefusal, type TransferInput } from '../ledger/service.ts'
 import { findBank } from '../nip/banks.ts'
 import { isValidNuban } from '../nip/nuban.ts'
-import { withTransaction, type Pool, type Tx } from '../platform/db.ts'
+import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { requestHash } from '../platform/idempotency.ts'
@@ -30,8 +30,13 @@ import { isFinal, type MoveType } from './states.ts'
 export type { Move } from './moves-repo.ts'
 
 export const RESOLVE_MOVE_TASK = 'wallet_move_resolve'
-/** A move still pending this long after its claim is resolved by requery (its process may have died). */
+export const SWEEP_UNANSWERED_TASK = 'wallet_moves_sweep_unanswered'
+/** Every minute: a move left unanswered by a process that died is requeried within about 1.5 minutes. */
+export const WALLETS_CRONTAB = `* * * * * ${SWEEP_UNANSWERED_TASK}`
+/** A move still unanswered this long after its claim is resolved by requery (its process may have died). */
 const PENDING_GRACE_S = 30
+/** Moves read per query of the sweep. */
+const SWEEP_BATCH = 500
 /** Requery schedule: 5 s, then doubling, until this deadline; then the move stays unknown. */
 const REQUERY_FIRST_DELAY_S = 5
 const REQUERY_DEADLINE_S = 24 * 60 * 60
@@ -117,57 +122,56 @@ async function claim(
   wallet: Wallet,
   destination: Wallet | undefined,
 ): Promise<{ created: boolean; move: repo.Move }> {
-  return withTransaction(pool, async (tx) => {
-    const id = uuidv7()
-    const holdTransferId = type === 'credit' ? null : derivedId(id, 'hold')
-    const move = await repo.insertMove(tx, {
-      id,
-      partnerId,
-      reference: request.reference,
-      requestHash: hash,
-      type,
-      walletId: wallet.id,
-      destinationWalletId: destination?.id ?? null,
-      amountKobo: request.amountKobo,
-      currency: request.currency,
-      narration: request.narration ?? null,
-      provider: wallet.provider,
-      holdTransferId,
-      destinationBankCode: request.destinationBankCode ?? null,
-      destinationAccountNumber: request.destinationAccountNumber ?? null,
-      destinationAccountName: request.destinationAccountName ?? null,
-      requeryDeadlineAt: new Date(Date.now() + REQUERY_DEADLINE_S * 1000),
-    })
-    if (!move) {
-      // A concurrent request claimed the reference first.
-      return { created: false, move: (await repo.selectMoveByReference(tx, partnerId, request.reference))! }
+  const id = uuidv7()
+  const holdTransferId = type === 'credit' ? null : derivedId(id, 'hold')
+  const newMove: repo.NewMove = {
+    id,
+    partnerId,
+    reference: request.reference,
+    requestHash: hash,
+    type,
+    walletId: wallet.id,
+    destinationWalletId: destination?.id ?? null,
+    amountKobo: request.amountKobo,
+    currency: request.currency,
+    narration: request.narration ?? null,
+    provider: wallet.provider,
+    holdTransferId,
+    destinationBankCode: request.destinationBankCode ?? null,
+    destinationAccountNumber: request.destinationAccountNumber ?? null,
+    destinationAccountName: request.destinationAccountName ?? null,
+    requeryDeadlineAt: new Date(Date.now() + REQUERY_DEADLINE_S * 1000),
+  }
+  // The move and its hold are one statement, hence one transaction.
+  const hold = holdTransferId ? await holdTransfer(pool, newMove, wallet, destination, holdTransferId) : undefined
+  let move: repo.Move | undefined
+  try {
+    move = await repo.insertMove(pool, newMove, hold)
+  } catch (error) {
+    if (ledgerRefusal(error) === 'exceeds_credits') {
+      throw new RailError('insufficient_funds', `The wallet's available balance is below ${newMove.amountKobo} kobo`, { walletId: wallet.id })
     }
-    if (holdTransferId) await hold(tx, move, wallet, destination, holdTransferId)
-    await addJob(tx, RESOLVE_MOVE_TASK, { moveId: move.id }, { jobKey: `wallet_move:${move.id}`, runAt: new Date(Date.now() + PENDING_GRACE_S * 1000) })
-    return { created: true, move }
-  })
+    const refusal = ledgerRefusal(error)
+    throw refusal ? new LedgerError(refusal, `hold ${holdTransferId}: ${refusal}`) : error
+  }
+  // No row: a concurrent request claimed the reference first.
+  if (!move) return { created: false, move: (await repo.selectMoveByReference(pool, partnerId, request.reference))! }
+  return { created: true, move }
 }
 
 /** Holds the amount leaving a wallet: a pending ledger transfer, refused beyond the available balance. */
-async function hold(tx: Tx, move: repo.Move, wallet: Wallet, destination: Wallet | undefined, holdTransferId: string): Promise<void> {
-  const creditAccountId = destination ? destination.ledgerAccountId : await ensurePartnerAccount(tx, move.partnerId, WALLET_CURRENCY, 'provider_settlement')
-  try {
-    await createTransfer(tx, {
-      id: holdTransferId,
-      phase: 'pending',
-      debitAccountId: wallet.ledgerAccountId,
-      creditAccountId,
-      amountKobo: move.amountKobo,
-      currency: move.currency,
-      code: LEDGER_CODE[move.type],
-      sourceType: 'wallet_move',
-      sourceId: move.id,
-    })
-  } catch (error) {
-    if (error instanceof LedgerError && error.result === 'exceeds_credits') {
-      throw new RailError('insufficient_funds', `The wallet's available balance is below ${move.amountKobo} kobo`, { walletId: wallet.id })
-    }
-    throw error
+async function holdTransfer(pool: Pool, move: repo.NewMove, wallet: Wallet, destination: Wallet | undefined, holdTransferId: string): Promise<TransferInput> {
+  const creditAccountId = destination ? destination.ledgerAccountId : await ensurePartnerAccount(pool, move.partnerId, WALLET_CURRENCY, 'provider_settlement')
+  return {
+    id: holdTransferId,
+    phase: 'pending',
+    debitAccountId: wallet.ledgerAccountId,
+    creditAccountId,
+    amountKobo: move.amountKobo,
+    currency: move.currency,
+    code: LEDGER_CODE[move.type],
+    sourceType: 'wallet_move',
+    sourceId: move.id,
   }
 }
 
@@ -217,20 +221,20 @@ function normalisedName(name: string): string {
 
 /**
  * Applies a provider answer exactly once: the status transition is checked in SQL, and only the
- * request that makes it posts the ledger transfers, in the same transaction.
+ * request that makes it posts the ledger transfers, in the same statement (a final answer) or
+ * transaction (none yet).
  */
 export async function applyResult(pool: Pool, move: repo.Move, result: MoveOutcome): Promise<repo.Move> {
+  const answer =
+    result.outcome === 'unknown'
+      ? { providerReference: null, responseCode: null, responseMessage: null }
+      : { providerReference: result.providerReference || null, responseCode: result.responseCode, responseMessage: result.responseMessage }
+  if (result.outcome === 'successful' || result.outcome === 'failed') {
+    const transfer = await settlementTransfer(pool, move, result.outcome)
+    const changed = await repo.transitionMove(pool, move.id, result.outcome, answer, transfer)
+    return changed ?? (await repo.selectMove(pool, move.id))! // already decided: nothing twice
+  }
   return withTransaction(pool, async (tx) => {
-    const answer =
-      result.outcome === 'unknown'
-        ? { providerReference: null, responseCode: null, responseMessage: null }
-        : { providerReference: result.providerReference || null, responseCode: result.responseCode, responseMessage: result.responseMessage }
-    if (result.outcome === 'successful' || result.outcome === 'failed') {
-      const changed = await repo.transitionMove(tx, move.id, result.outcome, answer)
-      if (!changed) return (await repo.selectMove(tx, move.id))! // already decided: nothing twice
-      await settleLedger(tx, changed)
-      return changed
-    }
     // No final answer: the hold stays and the requery schedule takes over. The bank's "in
     // progress" keeps the move pending; no answer at all makes it unknown.
     const changed = result.outcome === 'unknown' ? await repo.transitionMove(tx, move.id, 'unknown', answer) : await repo.recordAnswer(tx, move.id, answer)
@@ -240,24 +244,24 @@ export async function applyResult(pool: Pool, move: repo.Move, result: MoveOutco
   })
 }
 
-async function settleLedger(tx: Tx, move: repo.Move): Promise<void> {
+/** The ledger transfer that goes with a move's final status: book a credit, post or void a hold. */
+async function settlementTransfer(db: Queryable, move: repo.Move, status: 'successful' | 'failed'): Promise<TransferInput | undefined> {
   const source = { sourceType: 'wallet_move', sourceId: move.id }
   if (move.type === 'credit') {
-    if (move.status !== 'successful') return
-    const wallet = await findWallet(tx, move.partnerId, move.walletId)
-    await createTransfer(tx, {
+    if (status !== 'successful') return undefined
+    const wallet = await findWallet(db, move.partnerId, move.walletId)
+    return {
       id: derivedId(move.id, 'credit'),
-      debitAccountId: await ensurePartnerAccount(tx, move.partnerId, WALLET_CURRENCY, 'provider_settlement'),
+      debitAccountId: await ensurePartnerAccount(db, move.partnerId, WALLET_CURRENCY, 'provider_settlement'),
       creditAccountId: wallet.ledgerAccountId,
       amountKobo: move.amountKobo,
       currency: move.currency,
       code: LEDGER_CODE.credit,
       ...source,
-    })
-    return
+    }
   }
-  const phase = move.status === 'successful' ? 'post' : 'void'
-  await createTransfer(tx, { id: derivedId(move.id, phase), phase, pendingId: move.holdTransferId!, code: LEDGER_CODE[move.type], ...source })
+  const phase = status === 'successful' ? 'post' : 'void'
+  return { id: derivedId(move.id, phase), phase, pendingId: move.holdTransferId!, code: LEDGER_CODE[move.type], ...source }
 }
 
 async function scheduleRequery(tx: Tx, move: repo.Move): Promise<void> {
@@ -282,6 +286,23 @@ export async function moveByReference(deps: MovesDeps, partnerId: string, refere
   // Not final: ask the provider now. (A move still pending may have its first request in flight;
   // the transitions allow that request's answer to land after this one.)
   return isFinal(move.status) ? move : requeryMove(deps, move, requestId)
+}
+
+/**
+ * The sweep: a move still without an answer PENDING_GRACE_S after its claim lost the process that
+ * was asking the provider (its answer would have been applied within the provider timeout). Each
+ * gets its resolve job; a job already scheduled for it is replaced, not doubled (job key).
+ */
+export async function sweepUnansweredMoves(pool: Pool): Promise<number> {
+  let scheduled = 0
+  let after: { createdAt: Date; id: string } | null = null
+  for (;;) {
+    const moves = await repo.selectUnansweredMoves(pool, PENDING_GRACE_S, after, SWEEP_BATCH)
+    for (const move of moves) await addJob(pool, RESOLVE_MOVE_TASK, { moveId: move.id }, { jobKey: `wallet_move:${move.id}` })
+    scheduled += moves.length
+    if (moves.length < SWEEP_BATCH) return scheduled
+    after = moves.at(-1)!
+  }
 }
 
 /** The background job: resolves a move left pending or unknown, on the requery schedule. */
