@@ -35,4 +35,12 @@ describe('tokens and ids', () => {
     expect(first).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
     expect(first < second).toBe(true)
   })
+  it('uuidv7 made one after the other, within one millisecond, still sort in that order', () => {
+    const ids = Array.from({ length: 10_000 }, () => uuidv7())
+    expect([...ids].sort()).toEqual(ids)
+    expect(new Set(ids).size).toBe(ids.length)
+    const sameMs = Array.from({ length: 5_000 }, () => uuidv7(1_600_000_000_000)) // a clock that stands still
+    expect([...sameMs].sort()).toEqual(sameMs)
+    for (const id of sameMs) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+  })
 })
