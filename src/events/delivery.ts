@@ -13,7 +13,7 @@ import { open } from '../platform/crypto.ts'
 import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { checkCallbackUrl, guardedLookup, type CallbackPolicy } from './address-guard.ts'
 import * as repo from './repo.ts'
-import { callbackPolicyFor, enqueueDelivery, EVENT_DELIVERY_FAILED, recordEvent } from './service.ts'
+import { callbackPolicyFor, deliveryJob, enqueueDelivery, RETRY_PRIORITY, EVENT_DELIVERY_FAILED, recordEvent } from './service.ts'
 import { deliveryHeaders } from './signing.ts'
 
 /** DESIGN §9: the wait before each retry; the first attempt is at once. About three days in all. */
@@ -43,14 +43,83 @@ type AttemptResult =
   | { kind: 'answered'; statusCode: number; retryAfterMs: number | undefined; excerpt: string; durationMs: number }
   | { kind: 'no_answer'; error: string; durationMs: number }
 
+/**
+ * How many attempts this process lets run at once to one URL. A URL whose last attempt answered
+ * 2xx has no limit; any other (new, failing, or with an attempt running longer than SLOW_MS) gets
+ * UNPROVEN_IN_FLIGHT_MAX, so that a receiver that hangs or fails cannot take every
+ * worker slot from the healthy ones. A throttle held in memory, nothing more: losing it loses no
+ * delivery.
+ */
+export class UrlThrottle {
+  static readonly UNPROVEN_IN_FLIGHT_MAX = 2
+  /** An attempt running longer than this makes its URL failing (half the 10 s limit). */
+  static readonly SLOW_MS = 5_000
+  /** A new URL's other deliveries wait this long for its first answers before being held back. */
+  static readonly PROBE_WAIT_MS = 50
+  private static readonly TRACKED_MAX = 10_000
+  /** Start times (ms) of the attempts running now, per URL. */
+  private readonly running = new Map<string, number[]>()
+  private readonly healthy = new Set<string>()
+  private readonly failing = new Set<string>()
+
+  /** healthy: the last attempt answered 2xx; failing: it did not, or one is running slowly; unknown: none seen yet. */
+  stateOf(url: string, nowMs = Date.now()): 'healthy' | 'failing' | 'unknown' {
+    const slowRunning = (this.running.get(url) ?? []).some((startedMs) => nowMs - startedMs > UrlThrottle.SLOW_MS)
+    if (slowRunning || this.failing.has(url)) return 'failing'
+    return this.healthy.has(url) ? 'healthy' : 'unknown'
+  }
+
+  /**
+   * Takes a slot for an attempt to `url` (the slot is its start time, to give back to release),
+   * or answers undefined when the URL is at its limit. For a URL not seen yet, waits briefly for
+   * the attempts already running to tell what it is.
+   */
+  async admit(url: string): Promise<number | undefined> {
+    const deadline = Date.now() + UrlThrottle.PROBE_WAIT_MS
+    for (;;) {
+      const state = this.stateOf(url)
+      const starts = this.running.get(url) ?? []
+      if (state === 'healthy' || starts.length < UrlThrottle.UNPROVEN_IN_FLIGHT_MAX) {
+        const slot = Date.now()
+        this.running.set(url, [...starts, slot])
+        return slot
+      }
+      if (state === 'failing' || Date.now() >= deadline) return undefined
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+  }
+
+  /** Gives the slot back and learns from the attempt (undefined: no attempt was made). */
+  release(url: string, slot: number, attempt?: { success: boolean }): void {
+    const starts = this.running.get(url) ?? []
+    const index = starts.indexOf(slot)
+    if (index >= 0) starts.splice(index, 1)
+    if (starts.length === 0) this.running.delete(url)
+    if (!attempt) return
+    // Any 2xx makes a URL healthy: its duration says as much about this machine's load as about the receiver.
+    const [add, remove] = attempt.success ? [this.healthy, this.failing] : [this.failing, this.healthy]
+    remove.delete(url)
+    if (add.size >= UrlThrottle.TRACKED_MAX) add.clear()
+    add.add(url)
+  }
+}
+
+/** A held-back delivery waits this long (with jitter) before its job comes round again. */
+const DEFER_UNPROVEN_MS = [1_000, 3_000] as const
+const DEFER_FAILING_MS = [60_000, 180_000] as const
+/** A callback-signing secret read from the database is reused for this long. */
+const SECRET_CACHE_MS = 1_000
+
 /** Makes the attempts of deliveries: one Agent per policy, kept for the life of the worker. */
 export class Deliverer {
   private readonly deps: DeliveryDeps
   private readonly timeoutMs: number
   private readonly retryDelaysMs: readonly number[]
   private readonly agents = new Map<string, Agent>()
+  private readonly throttle = new UrlThrottle()
   /** A partner's environment never changes, so it is looked up once. */
   private readonly environments = new Map<string, PartnerEnvironment>()
+  private readonly secrets = new Map<string, { secret: string | undefined; readAtMs: number }>()
 
   constructor(deps: DeliveryDeps) {
     this.deps = deps
@@ -62,21 +131,50 @@ export class Deliverer {
     await Promise.all([...this.agents.values()].map((agent) => agent.close()))
   }
 
-  /** Makes the next attempt of a delivery if it is due and free; otherwise does nothing. */
-  async attempt(deliveryId: string): Promise<void> {
-    const { pool } = this.deps
-    const claimed = await repo.claimAttempt(pool, deliveryId, this.timeoutMs + 5_000)
-    if (!claimed) return
-    const { delivery, event } = claimed
-    const disabled = await repo.selectUrlDisabled(pool, delivery.partnerId, delivery.url)
-    if (disabled) {
-      await this.failWithoutAttempt(delivery, event, `callback URL disabled at ${disabled.disabledAt.toISOString()}: ${disabled.reason}`)
+  /**
+   * Makes the next attempt of a delivery if it is due and free; otherwise does nothing. `url`
+   * (from the job) lets a busy URL be held back before any database work.
+   */
+  async attempt(deliveryId: string, url?: string): Promise<void> {
+    if (url === undefined) {
+      await this.claimAndAttempt(deliveryId)
       return
+    }
+    const slot = await this.throttle.admit(url)
+    if (slot === undefined) {
+      await this.holdBack(deliveryId, url)
+      return
+    }
+    let learned: { success: boolean; durationMs: number } | undefined
+    try {
+      learned = await this.claimAndAttempt(deliveryId)
+    } finally {
+      this.throttle.release(url, slot, learned)
+    }
+  }
+
+  private async holdBack(deliveryId: string, url: string): Promise<void> {
+    const [low, high] = this.throttle.stateOf(url) === 'failing' ? DEFER_FAILING_MS : DEFER_UNPROVEN_MS
+    await repo.deferDelivery(this.deps.pool, deliveryId, low + Math.random() * (high - low), deliveryJob(deliveryId, url, RETRY_PRIORITY))
+  }
+
+  private async claimAndAttempt(deliveryId: string): Promise<{ success: boolean; durationMs: number } | undefined> {
+    const claimed = await repo.claimAttempt(this.deps.pool, deliveryId, this.timeoutMs + 5_000)
+    if (!claimed) return undefined
+    const { delivery, event, urlDisabled } = claimed
+    if (urlDisabled) {
+      const error = `callback URL disabled at ${urlDisabled.disabledAt.toISOString()}: ${urlDisabled.reason}`
+      await withTransaction(this.deps.pool, async (tx) => {
+        const finished = await repo.finishAttempt(tx, delivery.id, claimed.attemptNumber, { status: 'failed', error })
+        if (finished.finished) await this.afterFailure(tx, delivery, event, error, finished.next)
+      })
+      return undefined
     }
     const policy = callbackPolicyFor(await this.environmentOf(delivery.partnerId), this.deps.settings.allowLoopbackCallbacks)
     const startedAt = new Date()
     const result = await this.post(delivery.url, policy, event, await this.secretFor(event))
     await this.recordOutcome(claimed, startedAt, result)
+    return { success: result.kind === 'answered' && isSuccess(result.statusCode), durationMs: result.durationMs }
   }
 
   private async environmentOf(partnerId: string): Promise<PartnerEnvironment> {
@@ -89,9 +187,13 @@ export class Deliverer {
   }
 
   private async secretFor(event: repo.EventRecord): Promise<string | undefined> {
-    if (event.signing === 'partner') return currentCallbackSecret(this.deps.pool, this.deps.masterKey, event.partnerId)
     if (event.signing === 'sealed') return open(this.deps.masterKey, event.secretSealed!, event.secretBoundTo!)
-    return undefined
+    if (event.signing === 'none') return undefined
+    const cached = this.secrets.get(event.partnerId)
+    if (cached && Date.now() - cached.readAtMs < SECRET_CACHE_MS) return cached.secret
+    const secret = await currentCallbackSecret(this.deps.pool, this.deps.masterKey, event.partnerId)
+    this.secrets.set(event.partnerId, { secret, readAtMs: Date.now() })
+    return secret
   }
 
   private agentFor(policy: CallbackPolicy): Agent {
@@ -132,31 +234,35 @@ export class Deliverer {
     const { delivery, event, attemptNumber } = claimed
     const statusCode = result.kind === 'answered' ? result.statusCode : null
     const error = result.kind === 'answered' ? (isSuccess(result.statusCode) ? null : `HTTP ${result.statusCode}`) : result.error
+    const attempt: repo.Attempt = {
+      deliveryId: delivery.id,
+      attemptNumber,
+      url: delivery.url,
+      startedAt,
+      durationMs: result.durationMs,
+      statusCode,
+      error,
+      responseExcerpt: result.kind === 'answered' ? result.excerpt : null,
+    }
+    if (statusCode !== null && isSuccess(statusCode)) {
+      // The common case is one statement; waking the next event of the object may follow (the sweep covers a crash in between).
+      const finished = await repo.finishAttempt(this.deps.pool, delivery.id, attemptNumber, { status: 'delivered', error: null }, attempt)
+      if (finished.next) await enqueueDelivery(this.deps.pool, finished.next.id, finished.next.url, finished.next.nextAttemptAt)
+      return
+    }
     await withTransaction(this.deps.pool, async (tx) => {
-      await repo.insertAttempt(tx, {
-        deliveryId: delivery.id,
-        attemptNumber,
-        url: delivery.url,
-        startedAt,
-        durationMs: result.durationMs,
-        statusCode,
-        error,
-        responseExcerpt: result.kind === 'answered' ? result.excerpt : null,
-      })
-      if (statusCode !== null && isSuccess(statusCode)) {
-        if (await repo.finishAttempt(tx, delivery.id, attemptNumber, { status: 'delivered', error: null })) await this.closeDelivery(tx, delivery, event, 'delivered')
-      } else if (statusCode === 410) {
+      if (statusCode === 410) {
         // The receiver says the endpoint is gone for good: stop, and stop its other deliveries too.
-        const reason = `the receiver answered 410 Gone to event ${event.id}`
-        await repo.insertDisabledUrl(tx, delivery.partnerId, delivery.url, reason)
-        if (await repo.finishAttempt(tx, delivery.id, attemptNumber, { status: 'failed', error: `HTTP 410: endpoint disabled` })) {
-          await this.closeDelivery(tx, delivery, event, 'failed', `HTTP 410 Gone: the URL is disabled until it is set again`)
-        }
+        await repo.insertDisabledUrl(tx, delivery.partnerId, delivery.url, `the receiver answered 410 Gone to event ${event.id}`)
+        const finished = await repo.finishAttempt(tx, delivery.id, attemptNumber, { status: 'failed', error: 'HTTP 410: endpoint disabled' }, attempt)
+        if (finished.finished) await this.afterFailure(tx, delivery, event, 'HTTP 410 Gone: the URL is disabled until it is set again', finished.next)
       } else if (attemptNumber > this.retryDelaysMs.length) {
-        if (await repo.finishAttempt(tx, delivery.id, attemptNumber, { status: 'failed', error })) await this.closeDelivery(tx, delivery, event, 'failed', error)
+        const finished = await repo.finishAttempt(tx, delivery.id, attemptNumber, { status: 'failed', error }, attempt)
+        if (finished.finished) await this.afterFailure(tx, delivery, event, error, finished.next)
       } else {
         const nextAttemptAt = new Date(Date.now() + this.retryDelayMs(attemptNumber, result))
-        if (await repo.finishAttempt(tx, delivery.id, attemptNumber, { status: 'pending', error, nextAttemptAt })) await enqueueDelivery(tx, delivery.id, nextAttemptAt)
+        const finished = await repo.finishAttempt(tx, delivery.id, attemptNumber, { status: 'pending', error, nextAttemptAt }, attempt)
+        if (finished.finished) await enqueueDelivery(tx, delivery.id, delivery.url, nextAttemptAt, RETRY_PRIORITY)
       }
     })
   }
@@ -170,28 +276,17 @@ export class Deliverer {
     return Math.round(base * (1 - JITTER_FRACTION + Math.random() * 2 * JITTER_FRACTION))
   }
 
-  private async failWithoutAttempt(delivery: repo.Delivery, event: repo.EventRecord, error: string): Promise<void> {
-    await withTransaction(this.deps.pool, async (tx) => {
-      if (await repo.failWithoutAttempt(tx, delivery.id, error)) await this.closeDelivery(tx, delivery, event, 'failed', error)
+  /** A delivery failed for good: record it where the partner can see it, and let the next one of the object go. */
+  private async afterFailure(tx: Queryable, delivery: repo.Delivery, event: repo.EventRecord, error: string | null, next: repo.Finished['next']): Promise<void> {
+    await recordEvent(tx, {
+      partnerId: event.partnerId,
+      type: EVENT_DELIVERY_FAILED,
+      objectType: 'event',
+      objectId: event.id,
+      data: { eventId: event.id, eventType: event.type, url: delivery.url, deliveryId: delivery.id, lastError: error },
+      recordOnly: true,
     })
-  }
-
-  /** A delivery reached its end: say so on the event, record a failure, and let the next one of the object go. */
-  private async closeDelivery(tx: Queryable, delivery: repo.Delivery, event: repo.EventRecord, status: 'delivered' | 'failed', error?: string | null): Promise<void> {
-    await repo.updateEventDeliveryStatus(tx, event.id, status)
-    if (status === 'failed') {
-      await recordEvent(tx, {
-        partnerId: event.partnerId,
-        type: EVENT_DELIVERY_FAILED,
-        objectType: 'event',
-        objectId: event.id,
-        data: { eventId: event.id, eventType: event.type, url: delivery.url, deliveryId: delivery.id, lastError: error ?? null },
-        recordOnly: true,
-      })
-    }
-    const ordering = await repo.selectOrderingKey(tx, delivery.id)
-    const next = ordering && (await repo.selectNextInOrder(tx, ordering.url, ordering.orderingKey))
-    if (next) await enqueueDelivery(tx, next.id, next.nextAttemptAt)
+    if (next) await enqueueDelivery(tx, next.id, next.url, next.nextAttemptAt)
   }
 }
 

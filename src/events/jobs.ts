@@ -15,12 +15,12 @@ export function eventTasks(deps: DeliveryDeps): Record<string, Task> {
   const deliverer = new Deliverer(deps)
   return {
     [DELIVER_TASK]: async (payload) => {
-      const { deliveryId } = payload as { deliveryId: string }
-      await deliverer.attempt(deliveryId)
+      const { deliveryId, url } = payload as { deliveryId: string; url?: string }
+      await deliverer.attempt(deliveryId, url)
     },
     [DELIVERY_SWEEP_TASK]: async (_payload, helpers) => {
       const stalled = await selectStalledDeliveries(deps.pool, STALLED_GRACE_MS, SWEEP_BATCH)
-      for (const deliveryId of stalled) await enqueueDelivery(deps.pool, deliveryId)
+      for (const delivery of stalled) await enqueueDelivery(deps.pool, delivery.id, delivery.url)
       if (stalled.length > 0) helpers.logger.info(`revived ${stalled.length} stalled event deliveries`)
     },
   }

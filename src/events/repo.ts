@@ -54,24 +54,55 @@ function toEvent(row: EventRow): EventRecord {
   }
 }
 
+function eventValues(event: EventRecord): unknown[] {
+  return [
+    event.id,
+    event.partnerId,
+    event.type,
+    event.objectType,
+    event.objectId,
+    event.body,
+    event.callbackUrl,
+    event.signing,
+    event.secretSealed,
+    event.secretBoundTo,
+    event.deliveryStatus,
+    event.createdAt,
+  ]
+}
+
 export async function insertEvent(db: Queryable, event: EventRecord): Promise<void> {
-  await db.query(
-    `INSERT INTO events (${EVENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-    [
-      event.id,
-      event.partnerId,
-      event.type,
-      event.objectType,
-      event.objectId,
-      event.body,
-      event.callbackUrl,
-      event.signing,
-      event.secretSealed,
-      event.secretBoundTo,
-      event.deliveryStatus,
-      event.createdAt,
-    ],
-  )
+  await db.query(`INSERT INTO events (${EVENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`, eventValues(event))
+}
+
+/** A delivery's graphile-worker job. */
+export interface DeliveryJob {
+  task: string
+  payload: unknown
+  jobKey: string
+  priority: number
+}
+
+/**
+ * The event, its first delivery, and the graphile-worker job that makes it, in one statement (the
+ * job exists only if the caller's transaction commits, like the rows). This first job has no job
+ * key: a key costs a look-up in every business transaction, and a second job for one delivery is
+ * harmless (the claim lets one attempt through).
+ */
+export async function insertEventWithDelivery(db: Queryable, event: EventRecord, delivery: NewDelivery, job: DeliveryJob): Promise<void> {
+  await db.query({
+    name: 'events_insert_with_delivery',
+    text: `WITH event AS (
+       INSERT INTO events (${EVENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id
+     ),
+     delivery AS (
+       INSERT INTO event_deliveries (id, event_id, partner_id, url, ordering_key, status, next_attempt_at)
+       SELECT $13, event.id, $2, $14, $15, 'pending', now() FROM event
+       RETURNING id
+     )
+     SELECT graphile_worker.add_job(identifier => $16::text, payload => $17::json) FROM delivery -- no job key: see above`,
+    values: [...eventValues(event), delivery.id, delivery.url, delivery.orderingKey, job.task, JSON.stringify(job.payload)],
+  })
 }
 
 export async function selectEvent(db: Queryable, partnerId: string, eventId: string): Promise<EventRecord | undefined> {
@@ -197,6 +228,8 @@ export interface ClaimedAttempt {
   delivery: Delivery
   attemptNumber: number
   event: EventRecord
+  /** Set when the URL answered 410 earlier: no attempt is made. */
+  urlDisabled: { disabledAt: Date; reason: string } | null
 }
 
 /**
@@ -206,8 +239,10 @@ export interface ClaimedAttempt {
  * sweep, brings the delivery back.
  */
 export async function claimAttempt(db: Queryable, deliveryId: string, leaseMs: number): Promise<ClaimedAttempt | undefined> {
-  const { rows } = await db.query<DeliveryRow & { event: EventRow }>(
-    `UPDATE event_deliveries d
+  const { rows } = await db.query<DeliveryRow & { event: EventRow & { secret_sealed_hex: string | null }; url_disabled: { disabled_at: string; reason: string } | null }>({
+    // Prepared once per connection: planning this statement costs more than running it.
+    name: 'events_claim_attempt',
+    text: `UPDATE event_deliveries d
         SET attempts_made = d.attempts_made + 1, lease_until = now() + make_interval(secs => $2::double precision / 1000), updated_at = now()
       WHERE d.id = $1
         AND d.status = 'pending'
@@ -216,20 +251,36 @@ export async function claimAttempt(db: Queryable, deliveryId: string, leaseMs: n
         AND NOT EXISTS (
           SELECT 1 FROM event_deliveries earlier
            WHERE earlier.url = d.url AND earlier.ordering_key = d.ordering_key AND earlier.status = 'pending' AND earlier.seq < d.seq)
-      RETURNING d.id, d.event_id, d.partner_id, d.url, d.status, d.attempts_made, d.next_attempt_at, d.last_error, d.delivered_at, d.failed_at, d.created_at,
-        (SELECT row_to_json(e) FROM (SELECT ${EVENT_COLUMNS} FROM events WHERE id = d.event_id) e) AS event`,
-    [deliveryId, leaseMs],
-  )
+      RETURNING ${DELIVERY_COLUMNS.split(', ')
+        .map((column) => `d.${column}`)
+        .join(', ')},
+        (SELECT row_to_json(e) FROM (
+           SELECT ${EVENT_COLUMNS}, encode(secret_sealed, 'hex') AS secret_sealed_hex FROM events WHERE id = d.event_id) e) AS event,
+        (SELECT row_to_json(u) FROM (
+           SELECT disabled_at, reason FROM disabled_callback_urls WHERE partner_id = d.partner_id AND url = d.url) u) AS url_disabled`,
+    values: [deliveryId, leaseMs],
+  })
   const row = rows[0]
   if (!row) return undefined
-  const eventRow = row.event
-  const event = toEvent({
-    ...eventRow,
-    // row_to_json renders bytea as "\x…" hex text and timestamps as text.
-    secret_sealed: eventRow.secret_sealed === null ? null : Buffer.from(String(eventRow.secret_sealed).slice(2), 'hex'),
-    created_at: new Date(eventRow.created_at),
+  const { secret_sealed_hex: secretHex, ...eventRow } = row.event
+  // row_to_json renders timestamps as text; the sealed secret travels as hex.
+  const event = toEvent({ ...eventRow, secret_sealed: secretHex === null ? null : Buffer.from(secretHex, 'hex'), created_at: new Date(eventRow.created_at) })
+  const urlDisabled = row.url_disabled && { disabledAt: new Date(row.url_disabled.disabled_at), reason: row.url_disabled.reason }
+  return { delivery: toDelivery(row), attemptNumber: row.attempts_made, event, urlDisabled }
+}
+
+/** Puts off a delivery that this worker will not attempt now (its URL is busy), with its job; no attempt is counted. */
+export async function deferDelivery(db: Queryable, deliveryId: string, delayMs: number, job: DeliveryJob): Promise<void> {
+  await db.query({
+    name: 'events_defer_delivery',
+    text: `WITH deferred AS (
+             UPDATE event_deliveries SET next_attempt_at = now() + make_interval(secs => $2::double precision / 1000), updated_at = now()
+              WHERE id = $1 AND status = 'pending' AND (lease_until IS NULL OR lease_until < now())
+              RETURNING next_attempt_at)
+           SELECT graphile_worker.add_job(identifier => $3::text, payload => $4::json, run_at => next_attempt_at, job_key => $5::text, priority => $6::int)
+             FROM deferred`,
+    values: [deliveryId, delayMs, job.task, JSON.stringify(job.payload), job.jobKey, job.priority],
   })
-  return { delivery: toDelivery(row), attemptNumber: row.attempts_made, event }
 }
 
 export interface Attempt {
@@ -243,12 +294,73 @@ export interface Attempt {
   responseExcerpt: string | null
 }
 
-export async function insertAttempt(db: Queryable, attempt: Attempt): Promise<void> {
-  await db.query(
-    `INSERT INTO event_delivery_attempts (delivery_id, attempt_number, url, started_at, duration_ms, status_code, error, response_excerpt)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [attempt.deliveryId, attempt.attemptNumber, attempt.url, attempt.startedAt, attempt.durationMs, attempt.statusCode, attempt.error, attempt.responseExcerpt],
-  )
+export interface Outcome {
+  status: DeliveryStatus
+  error: string | null
+  /** For a retry (status pending): when. */
+  nextAttemptAt?: Date
+}
+
+/** What ending an attempt changed: nothing (a stale claim), or the delivery, and the next one of its object. */
+export interface Finished {
+  finished: boolean
+  /** The first pending delivery of the same object to the same URL, to be woken now that this one has ended. */
+  next: { id: string; url: string; nextAttemptAt: Date } | null
+}
+
+/**
+ * Records an attempt and ends or reschedules its delivery, in one statement: the attempt row;
+ * the delivery (guarded by the attempt number: if this worker's claim lapsed and another worker
+ * claimed a later attempt, this late outcome changes nothing but its attempt row); the event's
+ * delivery status when the delivery ended; and the next pending delivery of the same object.
+ * Without an attempt (a disabled URL), only the delivery changes.
+ */
+export async function finishAttempt(db: Queryable, deliveryId: string, attemptNumber: number, outcome: Outcome, attempt?: Attempt): Promise<Finished> {
+  const { rows } = await db.query<{ next: { id: string; url: string; next_attempt_at: string } | null }>({
+    name: 'events_finish_attempt',
+    text: `WITH attempt AS (
+       INSERT INTO event_delivery_attempts (delivery_id, attempt_number, url, started_at, duration_ms, status_code, error, response_excerpt)
+       SELECT $1, $2, $6, $7, $8, $9, $10, $11 WHERE $6::text IS NOT NULL
+     ),
+     finished AS (
+       UPDATE event_deliveries
+          SET status = $3,
+              last_error = $4,
+              attempts_made = CASE WHEN $6::text IS NULL THEN attempts_made - 1 ELSE attempts_made END, -- ended without an attempt
+              next_attempt_at = coalesce($5, next_attempt_at),
+              lease_until = NULL,
+              delivered_at = CASE WHEN $3 = 'delivered' THEN now() ELSE delivered_at END,
+              failed_at = CASE WHEN $3 = 'failed' THEN now() ELSE failed_at END,
+              updated_at = now()
+        WHERE id = $1 AND attempts_made = $2 AND status = 'pending'
+        RETURNING event_id, url, ordering_key, seq, status
+     ),
+     event_status AS (
+       UPDATE events SET delivery_status = f.status FROM finished f WHERE events.id = f.event_id AND f.status <> 'pending'
+     )
+     SELECT CASE WHEN f.status = 'pending' THEN NULL ELSE (
+              SELECT row_to_json(n) FROM (
+                SELECT next.id, next.url, next.next_attempt_at FROM event_deliveries next
+                 WHERE next.url = f.url AND next.ordering_key = f.ordering_key AND next.status = 'pending' AND next.seq > f.seq
+                 ORDER BY next.seq LIMIT 1) n) END AS next
+       FROM finished f`,
+    values: [
+      deliveryId,
+      attemptNumber,
+      outcome.status,
+      outcome.error,
+      outcome.nextAttemptAt ?? null,
+      attempt?.url ?? null,
+      attempt?.startedAt ?? null,
+      attempt?.durationMs ?? null,
+      attempt?.statusCode ?? null,
+      attempt?.error ?? null,
+      attempt?.responseExcerpt ?? null,
+    ],
+  })
+  const row = rows[0]
+  if (!row) return { finished: false, next: null }
+  return { finished: true, next: row.next && { id: row.next.id, url: row.next.url, nextAttemptAt: new Date(row.next.next_attempt_at) } }
 }
 
 export async function selectAttempts(db: Queryable, deliveryIds: string[]): Promise<Attempt[]> {
@@ -279,63 +391,12 @@ export async function selectAttempts(db: Queryable, deliveryIds: string[]): Prom
 }
 
 /**
- * Ends or reschedules the attempt this worker claimed. Guarded by the attempt number: if this
- * worker's lease lapsed and another worker claimed a later attempt, this late outcome changes
- * nothing (the attempt row is still kept).
- */
-export async function finishAttempt(
-  db: Queryable,
-  deliveryId: string,
-  attemptNumber: number,
-  outcome: { status: DeliveryStatus; error: string | null; nextAttemptAt?: Date },
-): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `UPDATE event_deliveries
-        SET status = $3,
-            last_error = $4,
-            next_attempt_at = coalesce($5, next_attempt_at),
-            lease_until = NULL,
-            delivered_at = CASE WHEN $3 = 'delivered' THEN now() ELSE delivered_at END,
-            failed_at = CASE WHEN $3 = 'failed' THEN now() ELSE failed_at END,
-            updated_at = now()
-      WHERE id = $1 AND attempts_made = $2 AND status = 'pending'`,
-    [deliveryId, attemptNumber, outcome.status, outcome.error, outcome.nextAttemptAt ?? null],
-  )
-  return rowCount === 1
-}
-
-/** Fails a pending delivery without an attempt (its URL is disabled). */
-export async function failWithoutAttempt(db: Queryable, deliveryId: string, error: string): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `UPDATE event_deliveries SET status = 'failed', last_error = $2, failed_at = now(), lease_until = NULL, updated_at = now()
-      WHERE id = $1 AND status = 'pending'`,
-    [deliveryId, error],
-  )
-  return rowCount === 1
-}
-
-/** The first pending delivery of an object to a URL: the one to attempt next. */
-export async function selectNextInOrder(db: Queryable, url: string, orderingKey: string): Promise<{ id: string; nextAttemptAt: Date } | undefined> {
-  const { rows } = await db.query<{ id: string; next_attempt_at: Date }>(
-    `SELECT id, next_attempt_at FROM event_deliveries
-      WHERE url = $1 AND ordering_key = $2 AND status = 'pending' ORDER BY seq LIMIT 1`,
-    [url, orderingKey],
-  )
-  return rows[0] && { id: rows[0].id, nextAttemptAt: rows[0].next_attempt_at }
-}
-
-export async function selectOrderingKey(db: Queryable, deliveryId: string): Promise<{ url: string; orderingKey: string } | undefined> {
-  const { rows } = await db.query<{ url: string; ordering_key: string }>(`SELECT url, ordering_key FROM event_deliveries WHERE id = $1`, [deliveryId])
-  return rows[0] && { url: rows[0].url, orderingKey: rows[0].ordering_key }
-}
-
-/**
  * Pending deliveries that nobody is working on although they are due: their job was lost with a
  * killed worker, or their claim lapsed. Only the first of each object and URL is returned.
  */
-export async function selectStalledDeliveries(db: Queryable, graceMs: number, limit: number): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>(
-    `SELECT d.id FROM event_deliveries d
+export async function selectStalledDeliveries(db: Queryable, graceMs: number, limit: number): Promise<{ id: string; url: string }[]> {
+  const { rows } = await db.query<{ id: string; url: string }>(
+    `SELECT d.id, d.url FROM event_deliveries d
       WHERE d.status = 'pending'
         AND d.next_attempt_at < now() - make_interval(secs => $1::double precision / 1000)
         AND (d.lease_until IS NULL OR d.lease_until < now())
@@ -346,7 +407,7 @@ export async function selectStalledDeliveries(db: Queryable, graceMs: number, li
       LIMIT $2`,
     [graceMs, limit],
   )
-  return rows.map((r) => r.id)
+  return rows
 }
 
 export async function selectUrlDisabled(db: Queryable, partnerId: string, url: string): Promise<{ disabledAt: Date; reason: string } | undefined> {

@@ -47,8 +47,20 @@ export function deliveryJobKey(deliveryId: string): string {
   return `event_delivery:${deliveryId}`
 }
 
-export async function enqueueDelivery(db: Queryable, deliveryId: string, runAt?: Date): Promise<void> {
-  await addJob(db, DELIVER_TASK, { deliveryId }, { jobKey: deliveryJobKey(deliveryId), runAt })
+/**
+ * The delivery job. It carries the URL so that a worker can hold back a busy URL before touching
+ * the database. Retries and held-back deliveries run after first attempts (RETRY_PRIORITY), so
+ * that a receiver that keeps failing does not queue ahead of healthy ones.
+ */
+export function deliveryJob(deliveryId: string, url: string, priority = FIRST_ATTEMPT_PRIORITY): repo.DeliveryJob {
+  return { task: DELIVER_TASK, payload: { deliveryId, url }, jobKey: deliveryJobKey(deliveryId), priority }
+}
+export const FIRST_ATTEMPT_PRIORITY = 0
+export const RETRY_PRIORITY = 1
+
+export async function enqueueDelivery(db: Queryable, deliveryId: string, url: string, runAt?: Date, priority = FIRST_ATTEMPT_PRIORITY): Promise<void> {
+  const job = deliveryJob(deliveryId, url, priority)
+  await addJob(db, job.task, job.payload, { jobKey: job.jobKey, runAt, priority: job.priority })
 }
 
 /** Records an event on the caller's transaction and, when it has a target, enqueues its delivery. */
@@ -58,7 +70,7 @@ export async function recordEvent(tx: Queryable, input: NewEvent): Promise<{ id:
   const body: EventBody = { id, event: input.type, eventKind: input.type, timestamp: createdAt.toISOString(), data: input.data }
   const url = input.recordOnly ? null : (input.callbackUrl ?? (await getPartner(tx, input.partnerId))?.callbackUrl ?? null)
   const signing = input.signing ?? { kind: 'partner' }
-  await repo.insertEvent(tx, {
+  const event: repo.EventRecord = {
     id,
     partnerId: input.partnerId,
     type: input.type,
@@ -71,8 +83,14 @@ export async function recordEvent(tx: Queryable, input: NewEvent): Promise<{ id:
     secretBoundTo: signing.kind === 'sealed' ? signing.boundTo : null,
     deliveryStatus: url === null ? 'skipped' : 'pending',
     createdAt,
-  })
-  if (url !== null) await addDelivery(tx, { eventId: id, partnerId: input.partnerId, url, orderingKey: orderingKey(input.objectType, input.objectId) })
+  }
+  if (url === null) {
+    await repo.insertEvent(tx, event)
+  } else {
+    // One round trip for the event, its delivery and the delivery's job: this runs inside every business transaction.
+    const delivery = { id: uuidv7(), eventId: id, partnerId: input.partnerId, url, orderingKey: orderingKey(input.objectType, input.objectId) }
+    await repo.insertEventWithDelivery(tx, event, delivery, deliveryJob(delivery.id, url))
+  }
   return { id, body }
 }
 
@@ -83,7 +101,7 @@ function orderingKey(objectType: string, objectId: string): string {
 async function addDelivery(tx: Queryable, delivery: Omit<repo.NewDelivery, 'id'>): Promise<string> {
   const id = uuidv7()
   await repo.insertDelivery(tx, { id, ...delivery })
-  await enqueueDelivery(tx, id)
+  await enqueueDelivery(tx, id, delivery.url)
   return id
 }
 
@@ -122,7 +140,7 @@ export async function redeliverEvent(tx: Queryable, partnerId: string, eventId: 
   const waiting = await repo.selectPendingDelivery(tx, event.id)
   if (waiting) {
     await repo.advanceDelivery(tx, waiting.id)
-    await enqueueDelivery(tx, waiting.id)
+    await enqueueDelivery(tx, waiting.id, waiting.url)
   } else {
     const url = event.callbackUrl ?? (await getPartner(tx, partnerId))?.callbackUrl ?? null
     if (url === null) throw new RailError('invalid_state', 'There is no callback URL to deliver to: set one with PATCH /api/v1/rail/settings', { eventId })

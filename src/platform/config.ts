@@ -30,7 +30,8 @@ export interface Config {
 }
 
 export const PORT_DEFAULT = 8080
-const WORKER_CONCURRENCY_DEFAULT = 8
+/** Background work is mostly waiting on HTTP (providers, callback receivers), so many jobs run at once. */
+export const WORKER_CONCURRENCY_DEFAULT = 32
 const DATABASE_POOL_MAX_DEFAULT = 20
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {

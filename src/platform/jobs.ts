@@ -12,6 +12,8 @@ export interface JobOptions {
   jobKey?: string
   maxAttempts?: number
   queueName?: string
+  /** Lower runs first (graphile-worker's order: priority, then run_at); default 0. */
+  priority?: number
 }
 
 /** Enqueues a job on the caller's connection, so it commits or rolls back with the caller's work. */
@@ -19,8 +21,8 @@ export async function addJob(db: Queryable, task: string, payload: unknown, opti
   await db.query(
     `SELECT graphile_worker.add_job(
        identifier => $1::text, payload => $2::json, queue_name => $3::text,
-       run_at => $4::timestamptz, max_attempts => $5::int, job_key => $6::text)`,
-    [task, JSON.stringify(payload), options.queueName ?? null, options.runAt?.toISOString() ?? null, options.maxAttempts ?? null, options.jobKey ?? null],
+       run_at => $4::timestamptz, max_attempts => $5::int, job_key => $6::text, priority => $7::int)`,
+    [task, JSON.stringify(payload), options.queueName ?? null, options.runAt?.toISOString() ?? null, options.maxAttempts ?? null, options.jobKey ?? null, options.priority ?? null],
   )
 }
 
