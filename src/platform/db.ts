@@ -1,4 +1,5 @@
 // PostgreSQL access: one pool per process, and one way to run a transaction.
+import { createHash } from 'node:crypto'
 import pg from 'pg'
 
 export type Pool = pg.Pool
@@ -32,8 +33,41 @@ export function createPool(databaseUrl: string, max: number, applicationName = '
   // A client that loses its connection emits 'error'; without a listener the process dies. The
   // query in flight fails on its own, and the pool replaces the client.
   pool.on('error', () => {})
-  pool.on('connect', (client) => client.on('error', () => {}))
+  pool.on('connect', (client) => {
+    client.on('error', () => {})
+    prepareParameterizedStatements(client)
+  })
   return pool
+}
+
+/**
+ * Every statement with parameters is prepared once per connection and reused. node-postgres sends
+ * unnamed statements by default, so PostgreSQL parses and plans every call; on Rail's hot paths
+ * (CTEs with sub-selects) planning costs as much as running, and preparing halved PostgreSQL CPU
+ * per callback delivery (docs/performance.md). The name is derived from the text, so one text is
+ * one statement; Rail's SQL texts are fixed (values are always parameters), so their number is
+ * bounded. Statements without parameters (BEGIN, DDL, several statements in one text) go as they are.
+ */
+function prepareParameterizedStatements(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (config: unknown, values?: unknown, callback?: unknown) => unknown
+  const prepared = ((config: unknown, values?: unknown, callback?: unknown) => {
+    if (typeof config === 'string' && Array.isArray(values) && values.length > 0) {
+      return query({ name: statementName(config), text: config, values }, callback)
+    }
+    return query(config, values, callback)
+  }) as typeof client.query
+  client.query = prepared
+}
+
+const statementNames = new Map<string, string>()
+
+function statementName(text: string): string {
+  let name = statementNames.get(text)
+  if (name === undefined) {
+    name = `rail_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`
+    statementNames.set(text, name)
+  }
+  return name
 }
 
 /** Attempts of one transaction that keeps losing lock conflicts, before the error surfaces. */
