@@ -11,6 +11,9 @@ import * as repo from './repo.ts'
 
 export const DELIVER_TASK = 'event_deliver'
 export const EVENT_DELIVERY_FAILED = 'event.delivery_failed'
+/** graphile-worker runs lower priorities first: first attempts before retries and held-back deliveries. */
+export const FIRST_ATTEMPT_PRIORITY = 0
+export const RETRY_PRIORITY = 1
 
 /** How an event is signed: see docs/webhooks.md. */
 export type EventSigning =
@@ -55,8 +58,6 @@ export function deliveryJobKey(deliveryId: string): string {
 export function deliveryJob(deliveryId: string, url: string, priority = FIRST_ATTEMPT_PRIORITY): repo.DeliveryJob {
   return { task: DELIVER_TASK, payload: { deliveryId, url }, jobKey: deliveryJobKey(deliveryId), priority }
 }
-export const FIRST_ATTEMPT_PRIORITY = 0
-export const RETRY_PRIORITY = 1
 
 export async function enqueueDelivery(db: Queryable, deliveryId: string, url: string, runAt?: Date, priority = FIRST_ATTEMPT_PRIORITY): Promise<void> {
   const job = deliveryJob(deliveryId, url, priority)
