@@ -11,6 +11,7 @@ import { Agent, request } from 'undici'
 import { getPartner, currentCallbackSecret, type PartnerEnvironment } from '../partners/service.ts'
 import { open } from '../platform/crypto.ts'
 import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
+import { uuidv7Ms } from '../platform/ids.ts'
 import { checkCallbackUrl, guardedLookup, type CallbackPolicy } from './address-guard.ts'
 import * as repo from './repo.ts'
 import { callbackPolicyFor, deliveryJob, enqueueDelivery, RETRY_PRIORITY, EVENT_DELIVERY_FAILED, recordEvent } from './service.ts'
@@ -104,9 +105,12 @@ export class UrlThrottle {
   }
 }
 
-/** A held-back delivery waits this long (with jitter) before its job comes round again. */
+/** A delivery held back while its URL is new waits this long (with jitter) for its job to come round again. */
 const DEFER_UNPROVEN_MS = [1_000, 3_000] as const
-const DEFER_FAILING_MS = [60_000, 180_000] as const
+/** The deliveries to a failing URL wait about this long, all at once; the sweep brings them back. */
+const DEFER_FAILING_MS = 120_000
+/** A delivery made this long before a URL's deliveries were put off is taken as covered by it (clocks may differ a little). */
+const DEFER_COVER_MARGIN_MS = 2_000
 /** A callback-signing secret read from the database is reused for this long. */
 const SECRET_CACHE_MS = 1_000
 
@@ -120,6 +124,8 @@ export class Deliverer {
   /** A partner's environment never changes, so it is looked up once. */
   private readonly environments = new Map<string, PartnerEnvironment>()
   private readonly secrets = new Map<string, { secret: string | undefined; readAtMs: number }>()
+  /** When this process last put off all deliveries to a failing URL. */
+  private readonly urlsDeferredAtMs = new Map<string, number>()
 
   constructor(deps: DeliveryDeps) {
     this.deps = deps
@@ -153,9 +159,24 @@ export class Deliverer {
     }
   }
 
+  /**
+   * A delivery whose URL is at its limit. While a URL is new, the delivery alone comes back in a
+   * second or two. Once it is failing, all of its due deliveries are put off in one statement, and
+   * the jobs of deliveries made before that (their UUIDv7 id tells when) end without touching the
+   * database — so a burst of events to a dead receiver costs little more than the jobs themselves.
+   */
   private async holdBack(deliveryId: string, url: string): Promise<void> {
-    const [low, high] = this.throttle.stateOf(url) === 'failing' ? DEFER_FAILING_MS : DEFER_UNPROVEN_MS
-    await repo.deferDelivery(this.deps.pool, deliveryId, low + Math.random() * (high - low), deliveryJob(deliveryId, url, RETRY_PRIORITY))
+    if (this.throttle.stateOf(url) !== 'failing') {
+      const [low, high] = DEFER_UNPROVEN_MS
+      await repo.deferDelivery(this.deps.pool, deliveryId, low + Math.random() * (high - low), deliveryJob(deliveryId, url, RETRY_PRIORITY))
+      return
+    }
+    const deferredAtMs = this.urlsDeferredAtMs.get(url)
+    if (deferredAtMs !== undefined && uuidv7Ms(deliveryId) < deferredAtMs - DEFER_COVER_MARGIN_MS) return
+    const startedMs = Date.now()
+    await repo.deferDeliveriesToUrl(this.deps.pool, url, DEFER_FAILING_MS)
+    if (this.urlsDeferredAtMs.size >= 10_000) this.urlsDeferredAtMs.clear()
+    this.urlsDeferredAtMs.set(url, startedMs)
   }
 
   private async claimAndAttempt(deliveryId: string): Promise<{ success: boolean; durationMs: number } | undefined> {

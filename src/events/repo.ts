@@ -283,6 +283,23 @@ export async function deferDelivery(db: Queryable, deliveryId: string, delayMs: 
   })
 }
 
+/**
+ * Puts off every unclaimed pending delivery to a failing URL at once, to at least `delayMs` ×
+ * 0.5–1.5 from now (a retry already due later keeps its time), without counting attempts or adding
+ * jobs: the sweep brings each back when it is due.
+ */
+export async function deferDeliveriesToUrl(db: Queryable, url: string, delayMs: number): Promise<number> {
+  const { rowCount } = await db.query({
+    name: 'events_defer_deliveries_to_url',
+    text: `UPDATE event_deliveries
+              SET next_attempt_at = greatest(next_attempt_at, now() + make_interval(secs => $2::double precision / 1000 * (0.5 + random()))),
+                  updated_at = now()
+            WHERE url = $1 AND status = 'pending' AND (lease_until IS NULL OR lease_until < now())`,
+    values: [url, delayMs],
+  })
+  return rowCount ?? 0
+}
+
 export interface Attempt {
   deliveryId: string
   attemptNumber: number

@@ -30,4 +30,9 @@ export function uuidv7(nowMs: number = Date.now()): string {
   const hex = bytes.toString('hex')
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
 }
+/** The unix milliseconds a UUIDv7 was made at (its first 48 bits). */
+export function uuidv7Ms(id: string): number {
+  return parseInt(id.slice(0, 8) + id.slice(9, 13), 16)
+}
+
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$'

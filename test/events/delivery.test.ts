@@ -203,6 +203,25 @@ describe('with workers running', () => {
     expect(arrivals.indexOf(other)).toBeLessThan(arrivals.indexOf(e2))
   })
 
+  it('a failing receiver gets at most two attempts at once; its other deliveries are put off without an attempt', async () => {
+    const hook = await receiver()
+    hook.answer = () => ({ status: 500, delayMs: 300 })
+    const { credentials } = await partnerWithCallback(hook.url)
+    for (let i = 0; i < 30; i++) await record(app.db.pool, { partnerId: credentials.partnerId, objectId: `failing_${i}` })
+    await waitFor(async () => {
+      const { rows } = await app.db.pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM event_deliveries WHERE url = $1 AND attempts_made = 0 AND next_attempt_at > now() + interval '30 seconds'`,
+        [hook.url],
+      )
+      return rows[0]!.n >= 25
+    })
+    // Requests overlap only while answered: at most two at a time ever reached the receiver.
+    const intervals = hook.requests.map((r) => [r.receivedAt, r.receivedAt + 300] as const)
+    const overlapping = intervals.map(([start]) => intervals.filter(([s, e]) => s <= start && start < e).length)
+    expect(Math.max(...overlapping)).toBeLessThanOrEqual(2)
+    expect(hook.requests.length).toBeLessThan(15)
+  })
+
   it('during a callback-secret rotation overlap, signs with the new secret', async () => {
     const hook = await receiver()
     const { credentials } = await partnerWithCallback(hook.url)

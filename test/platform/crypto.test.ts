@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { constantTimeEqual, open, randomBase62, seal } from '../../src/platform/crypto.ts'
-import { uuidv7 } from '../../src/platform/ids.ts'
+import { uuidv7, uuidv7Ms } from '../../src/platform/ids.ts'
 
 describe('sealing', () => {
   const key = randomBytes(32)
@@ -34,6 +34,13 @@ describe('tokens and ids', () => {
     const second = uuidv7(1_700_000_000_001)
     expect(first).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
     expect(first < second).toBe(true)
+  })
+  it('uuidv7Ms reads back the time of a UUIDv7', () => {
+    const before = Date.now()
+    const ms = uuidv7Ms(uuidv7())
+    expect(ms).toBeGreaterThanOrEqual(before)
+    expect(ms).toBeLessThanOrEqual(Date.now() + 100)
+    expect(uuidv7Ms('0190a1b2-c3d4-7000-8000-000000000000')).toBe(0x0190a1b2c3d4)
   })
   it('uuidv7 made one after the other, within one millisecond, still sort in that order', () => {
     const ids = Array.from({ length: 10_000 }, () => uuidv7())
