@@ -13,7 +13,8 @@ import { open } from '../platform/crypto.ts'
 import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { uuidv7Ms } from '../platform/ids.ts'
 import { checkCallbackUrl, guardedLookup, type CallbackPolicy } from './address-guard.ts'
-import * as repo from './repo.ts'
+import * as deliveries from './deliveries-repo.ts'
+import type * as repo from './repo.ts'
 import { callbackPolicyFor, deliveryJob, enqueueDelivery, RETRY_PRIORITY, EVENT_DELIVERY_FAILED, recordEvent } from './service.ts'
 import { deliveryHeaders } from './signing.ts'
 
@@ -168,25 +169,25 @@ export class Deliverer {
   private async holdBack(deliveryId: string, url: string): Promise<void> {
     if (this.throttle.stateOf(url) !== 'failing') {
       const [low, high] = DEFER_UNPROVEN_MS
-      await repo.deferDelivery(this.deps.pool, deliveryId, low + Math.random() * (high - low), deliveryJob(deliveryId, url, RETRY_PRIORITY))
+      await deliveries.deferDelivery(this.deps.pool, deliveryId, low + Math.random() * (high - low), deliveryJob(deliveryId, url, RETRY_PRIORITY))
       return
     }
     const deferredAtMs = this.urlsDeferredAtMs.get(url)
     if (deferredAtMs !== undefined && uuidv7Ms(deliveryId) < deferredAtMs - DEFER_COVER_MARGIN_MS) return
     const startedMs = Date.now()
-    await repo.deferDeliveriesToUrl(this.deps.pool, url, DEFER_FAILING_MS)
+    await deliveries.deferDeliveriesToUrl(this.deps.pool, url, DEFER_FAILING_MS)
     if (this.urlsDeferredAtMs.size >= 10_000) this.urlsDeferredAtMs.clear()
     this.urlsDeferredAtMs.set(url, startedMs)
   }
 
   private async claimAndAttempt(deliveryId: string): Promise<{ success: boolean; durationMs: number } | undefined> {
-    const claimed = await repo.claimAttempt(this.deps.pool, deliveryId, this.timeoutMs + 5_000)
+    const claimed = await deliveries.claimAttempt(this.deps.pool, deliveryId, this.timeoutMs + 5_000)
     if (!claimed) return undefined
     const { delivery, event, urlDisabled } = claimed
     if (urlDisabled) {
       const error = `callback URL disabled at ${urlDisabled.disabledAt.toISOString()}: ${urlDisabled.reason}`
       await withTransaction(this.deps.pool, async (tx) => {
-        const finished = await repo.finishAttempt(tx, delivery.id, claimed.attemptNumber, { status: 'failed', error })
+        const finished = await deliveries.finishAttempt(tx, delivery.id, claimed.attemptNumber, { status: 'failed', error })
         if (finished.finished) await this.afterFailure(tx, delivery, event, error, finished.next)
       })
       return undefined
@@ -251,11 +252,11 @@ export class Deliverer {
     }
   }
 
-  private async recordOutcome(claimed: repo.ClaimedAttempt, startedAt: Date, result: AttemptResult): Promise<void> {
+  private async recordOutcome(claimed: deliveries.ClaimedAttempt, startedAt: Date, result: AttemptResult): Promise<void> {
     const { delivery, event, attemptNumber } = claimed
     const statusCode = result.kind === 'answered' ? result.statusCode : null
     const error = result.kind === 'answered' ? (isSuccess(result.statusCode) ? null : `HTTP ${result.statusCode}`) : result.error
-    const attempt: repo.Attempt = {
+    const attempt: deliveries.Attempt = {
       deliveryId: delivery.id,
       attemptNumber,
       url: delivery.url,
@@ -267,22 +268,22 @@ export class Deliverer {
     }
     if (statusCode !== null && isSuccess(statusCode)) {
       // The common case is one statement; waking the next event of the object may follow (the sweep covers a crash in between).
-      const finished = await repo.finishAttempt(this.deps.pool, delivery.id, attemptNumber, { status: 'delivered', error: null }, attempt)
+      const finished = await deliveries.finishAttempt(this.deps.pool, delivery.id, attemptNumber, { status: 'delivered', error: null }, attempt)
       if (finished.next) await enqueueDelivery(this.deps.pool, finished.next.id, finished.next.url, finished.next.nextAttemptAt)
       return
     }
     await withTransaction(this.deps.pool, async (tx) => {
       if (statusCode === 410) {
         // The receiver says the endpoint is gone for good: stop, and stop its other deliveries too.
-        await repo.insertDisabledUrl(tx, delivery.partnerId, delivery.url, `the receiver answered 410 Gone to event ${event.id}`)
-        const finished = await repo.finishAttempt(tx, delivery.id, attemptNumber, { status: 'failed', error: 'HTTP 410: endpoint disabled' }, attempt)
+        await deliveries.insertDisabledUrl(tx, delivery.partnerId, delivery.url, `the receiver answered 410 Gone to event ${event.id}`)
+        const finished = await deliveries.finishAttempt(tx, delivery.id, attemptNumber, { status: 'failed', error: 'HTTP 410: endpoint disabled' }, attempt)
         if (finished.finished) await this.afterFailure(tx, delivery, event, 'HTTP 410 Gone: the URL is disabled until it is set again', finished.next)
       } else if (attemptNumber > this.retryDelaysMs.length) {
-        const finished = await repo.finishAttempt(tx, delivery.id, attemptNumber, { status: 'failed', error }, attempt)
+        const finished = await deliveries.finishAttempt(tx, delivery.id, attemptNumber, { status: 'failed', error }, attempt)
         if (finished.finished) await this.afterFailure(tx, delivery, event, error, finished.next)
       } else {
         const nextAttemptAt = new Date(Date.now() + this.retryDelayMs(attemptNumber, result))
-        const finished = await repo.finishAttempt(tx, delivery.id, attemptNumber, { status: 'pending', error, nextAttemptAt }, attempt)
+        const finished = await deliveries.finishAttempt(tx, delivery.id, attemptNumber, { status: 'pending', error, nextAttemptAt }, attempt)
         if (finished.finished) await enqueueDelivery(tx, delivery.id, delivery.url, nextAttemptAt, RETRY_PRIORITY)
       }
     })
@@ -298,7 +299,7 @@ export class Deliverer {
   }
 
   /** A delivery failed for good: record it where the partner can see it, and let the next one of the object go. */
-  private async afterFailure(tx: Queryable, delivery: repo.Delivery, event: repo.EventRecord, error: string | null, next: repo.Finished['next']): Promise<void> {
+  private async afterFailure(tx: Queryable, delivery: deliveries.Delivery, event: repo.EventRecord, error: string | null, next: deliveries.Finished['next']): Promise<void> {
     await recordEvent(tx, {
       partnerId: event.partnerId,
       type: EVENT_DELIVERY_FAILED,

@@ -2,7 +2,7 @@
 // was lost with a killed worker or whose claim lapsed.
 import type { Task } from 'graphile-worker'
 import { Deliverer, type DeliveryDeps } from './delivery.ts'
-import { selectStalledDeliveries } from './repo.ts'
+import { selectStalledDeliveries } from './deliveries-repo.ts'
 import { DELIVER_TASK, enqueueDelivery } from './service.ts'
 
 export const DELIVERY_SWEEP_TASK = 'event_delivery_sweep'

@@ -1,4 +1,4 @@
-// SQL of events, their deliveries and delivery attempts.
+// SQL of events (deliveries and attempts: deliveries-repo.ts).
 import type { Queryable } from '../platform/db.ts'
 
 export type Signing = 'partner' | 'sealed' | 'none'
@@ -20,7 +20,7 @@ export interface EventRecord {
   createdAt: Date
 }
 
-interface EventRow {
+export interface EventRow {
   id: string
   partner_id: string
   type: string
@@ -35,9 +35,9 @@ interface EventRow {
   created_at: Date
 }
 
-const EVENT_COLUMNS = 'id, partner_id, type, object_type, object_id, body, callback_url, signing, secret_sealed, secret_bound_to, delivery_status, created_at'
+export const EVENT_COLUMNS = 'id, partner_id, type, object_type, object_id, body, callback_url, signing, secret_sealed, secret_bound_to, delivery_status, created_at'
 
-function toEvent(row: EventRow): EventRecord {
+export function toEvent(row: EventRow): EventRecord {
   return {
     id: row.id,
     partnerId: row.partner_id,
@@ -142,307 +142,10 @@ export async function selectEvents(db: Queryable, filter: EventFilter): Promise<
   return rows.map(toEvent)
 }
 
-export interface Delivery {
-  id: string
-  eventId: string
-  partnerId: string
-  url: string
-  status: DeliveryStatus
-  attemptsMade: number
-  nextAttemptAt: Date
-  lastError: string | null
-  deliveredAt: Date | null
-  failedAt: Date | null
-  createdAt: Date
-}
-
-interface DeliveryRow {
-  id: string
-  event_id: string
-  partner_id: string
-  url: string
-  status: DeliveryStatus
-  attempts_made: number
-  next_attempt_at: Date
-  last_error: string | null
-  delivered_at: Date | null
-  failed_at: Date | null
-  created_at: Date
-}
-
-const DELIVERY_COLUMNS = 'id, event_id, partner_id, url, status, attempts_made, next_attempt_at, last_error, delivered_at, failed_at, created_at'
-
-function toDelivery(row: DeliveryRow): Delivery {
-  return {
-    id: row.id,
-    eventId: row.event_id,
-    partnerId: row.partner_id,
-    url: row.url,
-    status: row.status,
-    attemptsMade: row.attempts_made,
-    nextAttemptAt: row.next_attempt_at,
-    lastError: row.last_error,
-    deliveredAt: row.delivered_at,
-    failedAt: row.failed_at,
-    createdAt: row.created_at,
-  }
-}
-
 export interface NewDelivery {
   id: string
   eventId: string
   partnerId: string
   url: string
   orderingKey: string
-}
-
-export async function insertDelivery(db: Queryable, delivery: NewDelivery): Promise<void> {
-  await db.query(
-    `INSERT INTO event_deliveries (id, event_id, partner_id, url, ordering_key, status, next_attempt_at)
-     VALUES ($1, $2, $3, $4, $5, 'pending', now())`,
-    [delivery.id, delivery.eventId, delivery.partnerId, delivery.url, delivery.orderingKey],
-  )
-}
-
-export async function selectDeliveries(db: Queryable, eventId: string): Promise<Delivery[]> {
-  const { rows } = await db.query<DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM event_deliveries WHERE event_id = $1 ORDER BY seq`, [eventId])
-  return rows.map(toDelivery)
-}
-
-/** A pending delivery of the event, if one is waiting. */
-export async function selectPendingDelivery(db: Queryable, eventId: string): Promise<Delivery | undefined> {
-  const { rows } = await db.query<DeliveryRow>(
-    `SELECT ${DELIVERY_COLUMNS} FROM event_deliveries WHERE event_id = $1 AND status = 'pending' ORDER BY seq LIMIT 1`,
-    [eventId],
-  )
-  return rows[0] && toDelivery(rows[0])
-}
-
-/** Moves a waiting delivery's next attempt to now (a redelivery request while one is pending). */
-export async function advanceDelivery(db: Queryable, deliveryId: string): Promise<void> {
-  await db.query(`UPDATE event_deliveries SET next_attempt_at = now(), updated_at = now() WHERE id = $1 AND status = 'pending'`, [deliveryId])
-}
-
-/** What a worker needs to make one attempt: the delivery, its event, and the attempt number it claimed. */
-export interface ClaimedAttempt {
-  delivery: Delivery
-  attemptNumber: number
-  event: EventRecord
-  /** Set when the URL answered 410 earlier: no attempt is made. */
-  urlDisabled: { disabledAt: Date; reason: string } | null
-}
-
-/**
- * Claims the next attempt of a delivery: due, not leased by another worker, and not behind an
- * earlier pending delivery of the same object to the same URL. Returns undefined when any of
- * those does not hold; whoever holds the lease, or the earlier delivery's completion, or the
- * sweep, brings the delivery back.
- */
-export async function claimAttempt(db: Queryable, deliveryId: string, leaseMs: number): Promise<ClaimedAttempt | undefined> {
-  const { rows } = await db.query<DeliveryRow & { event: EventRow & { secret_sealed_hex: string | null }; url_disabled: { disabled_at: string; reason: string } | null }>({
-    // Prepared once per connection: planning this statement costs more than running it.
-    name: 'events_claim_attempt',
-    text: `UPDATE event_deliveries d
-        SET attempts_made = d.attempts_made + 1, lease_until = now() + make_interval(secs => $2::double precision / 1000), updated_at = now()
-      WHERE d.id = $1
-        AND d.status = 'pending'
-        AND d.next_attempt_at <= now()
-        AND (d.lease_until IS NULL OR d.lease_until < now())
-        AND NOT EXISTS (
-          SELECT 1 FROM event_deliveries earlier
-           WHERE earlier.url = d.url AND earlier.ordering_key = d.ordering_key AND earlier.status = 'pending' AND earlier.seq < d.seq)
-      RETURNING ${DELIVERY_COLUMNS.split(', ')
-        .map((column) => `d.${column}`)
-        .join(', ')},
-        (SELECT row_to_json(e) FROM (
-           SELECT ${EVENT_COLUMNS}, encode(secret_sealed, 'hex') AS secret_sealed_hex FROM events WHERE id = d.event_id) e) AS event,
-        (SELECT row_to_json(u) FROM (
-           SELECT disabled_at, reason FROM disabled_callback_urls WHERE partner_id = d.partner_id AND url = d.url) u) AS url_disabled`,
-    values: [deliveryId, leaseMs],
-  })
-  const row = rows[0]
-  if (!row) return undefined
-  const { secret_sealed_hex: secretHex, ...eventRow } = row.event
-  // row_to_json renders timestamps as text; the sealed secret travels as hex.
-  const event = toEvent({ ...eventRow, secret_sealed: secretHex === null ? null : Buffer.from(secretHex, 'hex'), created_at: new Date(eventRow.created_at) })
-  const urlDisabled = row.url_disabled && { disabledAt: new Date(row.url_disabled.disabled_at), reason: row.url_disabled.reason }
-  return { delivery: toDelivery(row), attemptNumber: row.attempts_made, event, urlDisabled }
-}
-
-/** Puts off a delivery that this worker will not attempt now (its URL is busy), with its job; no attempt is counted. */
-export async function deferDelivery(db: Queryable, deliveryId: string, delayMs: number, job: DeliveryJob): Promise<void> {
-  await db.query({
-    name: 'events_defer_delivery',
-    text: `WITH deferred AS (
-             UPDATE event_deliveries SET next_attempt_at = now() + make_interval(secs => $2::double precision / 1000), updated_at = now()
-              WHERE id = $1 AND status = 'pending' AND (lease_until IS NULL OR lease_until < now())
-              RETURNING next_attempt_at)
-           SELECT graphile_worker.add_job(identifier => $3::text, payload => $4::json, run_at => next_attempt_at, job_key => $5::text, priority => $6::int)
-             FROM deferred`,
-    values: [deliveryId, delayMs, job.task, JSON.stringify(job.payload), job.jobKey, job.priority],
-  })
-}
-
-/**
- * Puts off every unclaimed pending delivery to a failing URL at once, to at least `delayMs` ×
- * 0.5–1.5 from now (a retry already due later keeps its time), without counting attempts or adding
- * jobs: the sweep brings each back when it is due.
- */
-export async function deferDeliveriesToUrl(db: Queryable, url: string, delayMs: number): Promise<number> {
-  const { rowCount } = await db.query({
-    name: 'events_defer_deliveries_to_url',
-    text: `UPDATE event_deliveries
-              SET next_attempt_at = greatest(next_attempt_at, now() + make_interval(secs => $2::double precision / 1000 * (0.5 + random()))),
-                  updated_at = now()
-            WHERE url = $1 AND status = 'pending' AND (lease_until IS NULL OR lease_until < now())`,
-    values: [url, delayMs],
-  })
-  return rowCount ?? 0
-}
-
-export interface Attempt {
-  deliveryId: string
-  attemptNumber: number
-  url: string
-  startedAt: Date
-  durationMs: number
-  statusCode: number | null
-  error: string | null
-  responseExcerpt: string | null
-}
-
-export interface Outcome {
-  status: DeliveryStatus
-  error: string | null
-  /** For a retry (status pending): when. */
-  nextAttemptAt?: Date
-}
-
-/** What ending an attempt changed: nothing (a stale claim), or the delivery, and the next one of its object. */
-export interface Finished {
-  finished: boolean
-  /** The first pending delivery of the same object to the same URL, to be woken now that this one has ended. */
-  next: { id: string; url: string; nextAttemptAt: Date } | null
-}
-
-/**
- * Records an attempt and ends or reschedules its delivery, in one statement: the attempt row;
- * the delivery (guarded by the attempt number: if this worker's claim lapsed and another worker
- * claimed a later attempt, this late outcome changes nothing but its attempt row); the event's
- * delivery status when the delivery ended; and the next pending delivery of the same object.
- * Without an attempt (a disabled URL), only the delivery changes.
- */
-export async function finishAttempt(db: Queryable, deliveryId: string, attemptNumber: number, outcome: Outcome, attempt?: Attempt): Promise<Finished> {
-  const { rows } = await db.query<{ next: { id: string; url: string; next_attempt_at: string } | null }>({
-    name: 'events_finish_attempt',
-    text: `WITH attempt AS (
-       INSERT INTO event_delivery_attempts (delivery_id, attempt_number, url, started_at, duration_ms, status_code, error, response_excerpt)
-       SELECT $1, $2, $6, $7, $8, $9, $10, $11 WHERE $6::text IS NOT NULL
-     ),
-     finished AS (
-       UPDATE event_deliveries
-          SET status = $3,
-              last_error = $4,
-              attempts_made = CASE WHEN $6::text IS NULL THEN attempts_made - 1 ELSE attempts_made END, -- ended without an attempt
-              next_attempt_at = coalesce($5, next_attempt_at),
-              lease_until = NULL,
-              delivered_at = CASE WHEN $3 = 'delivered' THEN now() ELSE delivered_at END,
-              failed_at = CASE WHEN $3 = 'failed' THEN now() ELSE failed_at END,
-              updated_at = now()
-        WHERE id = $1 AND attempts_made = $2 AND status = 'pending'
-        RETURNING event_id, url, ordering_key, seq, status
-     ),
-     event_status AS (
-       UPDATE events SET delivery_status = f.status FROM finished f WHERE events.id = f.event_id AND f.status <> 'pending'
-     )
-     SELECT CASE WHEN f.status = 'pending' THEN NULL ELSE (
-              SELECT row_to_json(n) FROM (
-                SELECT next.id, next.url, next.next_attempt_at FROM event_deliveries next
-                 WHERE next.url = f.url AND next.ordering_key = f.ordering_key AND next.status = 'pending' AND next.seq > f.seq
-                 ORDER BY next.seq LIMIT 1) n) END AS next
-       FROM finished f`,
-    values: [
-      deliveryId,
-      attemptNumber,
-      outcome.status,
-      outcome.error,
-      outcome.nextAttemptAt ?? null,
-      attempt?.url ?? null,
-      attempt?.startedAt ?? null,
-      attempt?.durationMs ?? null,
-      attempt?.statusCode ?? null,
-      attempt?.error ?? null,
-      attempt?.responseExcerpt ?? null,
-    ],
-  })
-  const row = rows[0]
-  if (!row) return { finished: false, next: null }
-  return { finished: true, next: row.next && { id: row.next.id, url: row.next.url, nextAttemptAt: new Date(row.next.next_attempt_at) } }
-}
-
-export async function selectAttempts(db: Queryable, deliveryIds: string[]): Promise<Attempt[]> {
-  const { rows } = await db.query<{
-    delivery_id: string
-    attempt_number: number
-    url: string
-    started_at: Date
-    duration_ms: number
-    status_code: number | null
-    error: string | null
-    response_excerpt: string | null
-  }>(
-    `SELECT delivery_id, attempt_number, url, started_at, duration_ms, status_code, error, response_excerpt
-       FROM event_delivery_attempts WHERE delivery_id = ANY($1::uuid[]) ORDER BY delivery_id, attempt_number`,
-    [deliveryIds],
-  )
-  return rows.map((r) => ({
-    deliveryId: r.delivery_id,
-    attemptNumber: r.attempt_number,
-    url: r.url,
-    startedAt: r.started_at,
-    durationMs: r.duration_ms,
-    statusCode: r.status_code,
-    error: r.error,
-    responseExcerpt: r.response_excerpt,
-  }))
-}
-
-/**
- * Pending deliveries that nobody is working on although they are due: their job was lost with a
- * killed worker, or their claim lapsed. Only the first of each object and URL is returned.
- */
-export async function selectStalledDeliveries(db: Queryable, graceMs: number, limit: number): Promise<{ id: string; url: string }[]> {
-  const { rows } = await db.query<{ id: string; url: string }>(
-    `SELECT d.id, d.url FROM event_deliveries d
-      WHERE d.status = 'pending'
-        AND d.next_attempt_at < now() - make_interval(secs => $1::double precision / 1000)
-        AND (d.lease_until IS NULL OR d.lease_until < now())
-        AND NOT EXISTS (
-          SELECT 1 FROM event_deliveries earlier
-           WHERE earlier.url = d.url AND earlier.ordering_key = d.ordering_key AND earlier.status = 'pending' AND earlier.seq < d.seq)
-      ORDER BY d.next_attempt_at
-      LIMIT $2`,
-    [graceMs, limit],
-  )
-  return rows
-}
-
-export async function selectUrlDisabled(db: Queryable, partnerId: string, url: string): Promise<{ disabledAt: Date; reason: string } | undefined> {
-  const { rows } = await db.query<{ disabled_at: Date; reason: string }>(
-    `SELECT disabled_at, reason FROM disabled_callback_urls WHERE partner_id = $1 AND url = $2`,
-    [partnerId, url],
-  )
-  return rows[0] && { disabledAt: rows[0].disabled_at, reason: rows[0].reason }
-}
-
-export async function insertDisabledUrl(db: Queryable, partnerId: string, url: string, reason: string): Promise<void> {
-  await db.query(
-    `INSERT INTO disabled_callback_urls (partner_id, url, disabled_at, reason) VALUES ($1, $2, now(), $3)
-     ON CONFLICT (partner_id, url) DO UPDATE SET disabled_at = excluded.disabled_at, reason = excluded.reason`,
-    [partnerId, url, reason],
-  )
-}
-
-export async function deleteDisabledUrl(db: Queryable, partnerId: string, url: string): Promise<void> {
-  await db.query(`DELETE FROM disabled_callback_urls WHERE partner_id = $1 AND url = $2`, [partnerId, url])
 }

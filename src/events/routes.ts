@@ -5,7 +5,8 @@ import { withTransaction, type Pool } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { closedObject, errorResponses } from '../platform/schemas.ts'
-import type { Attempt, Delivery, EventRecord } from './repo.ts'
+import type { Attempt, Delivery } from './deliveries-repo.ts'
+import type { EventRecord } from './repo.ts'
 import { EVENTS_PAGE_MAX, getEvent, listEvents, redeliverEvent, type EventView } from './service.ts'
 
 const DeliveryStatusSchema = Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed'), Type.Literal('skipped')], {

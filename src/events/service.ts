@@ -7,6 +7,7 @@ import { notFound, RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { addJob } from '../platform/jobs.ts'
 import { checkCallbackUrl, type CallbackPolicy } from './address-guard.ts'
+import * as deliveries from './deliveries-repo.ts'
 import * as repo from './repo.ts'
 
 export const DELIVER_TASK = 'event_deliver'
@@ -101,25 +102,25 @@ function orderingKey(objectType: string, objectId: string): string {
 
 async function addDelivery(tx: Queryable, delivery: Omit<repo.NewDelivery, 'id'>): Promise<string> {
   const id = uuidv7()
-  await repo.insertDelivery(tx, { id, ...delivery })
+  await deliveries.insertDelivery(tx, { id, ...delivery })
   await enqueueDelivery(tx, id, delivery.url)
   return id
 }
 
 export interface EventView {
   event: repo.EventRecord
-  deliveries: (repo.Delivery & { attempts: repo.Attempt[] })[]
+  deliveries: (deliveries.Delivery & { attempts: deliveries.Attempt[] })[]
 }
 
 export async function getEvent(db: Queryable, partnerId: string, eventId: string): Promise<EventView> {
   const event = await repo.selectEvent(db, partnerId, eventId)
   if (!event) throw notFound('Event')
-  const deliveries = await repo.selectDeliveries(db, event.id)
-  const attempts = await repo.selectAttempts(
+  const rows = await deliveries.selectDeliveries(db, event.id)
+  const attempts = await deliveries.selectAttempts(
     db,
-    deliveries.map((d) => d.id),
+    rows.map((d) => d.id),
   )
-  return { event, deliveries: deliveries.map((d) => ({ ...d, attempts: attempts.filter((a) => a.deliveryId === d.id) })) }
+  return { event, deliveries: rows.map((d) => ({ ...d, attempts: attempts.filter((a) => a.deliveryId === d.id) })) }
 }
 
 export const EVENTS_PAGE_MAX = 100
@@ -138,14 +139,14 @@ export async function listEvents(db: Queryable, filter: Omit<repo.EventFilter, '
 export async function redeliverEvent(tx: Queryable, partnerId: string, eventId: string): Promise<EventView> {
   const event = await repo.selectEvent(tx, partnerId, eventId)
   if (!event || event.type === EVENT_DELIVERY_FAILED) throw notFound('Event')
-  const waiting = await repo.selectPendingDelivery(tx, event.id)
+  const waiting = await deliveries.selectPendingDelivery(tx, event.id)
   if (waiting) {
-    await repo.advanceDelivery(tx, waiting.id)
+    await deliveries.advanceDelivery(tx, waiting.id)
     await enqueueDelivery(tx, waiting.id, waiting.url)
   } else {
     const url = event.callbackUrl ?? (await getPartner(tx, partnerId))?.callbackUrl ?? null
     if (url === null) throw new RailError('invalid_state', 'There is no callback URL to deliver to: set one with PATCH /api/v1/rail/settings', { eventId })
-    await repo.deleteDisabledUrl(tx, partnerId, url)
+    await deliveries.deleteDisabledUrl(tx, partnerId, url)
     await addDelivery(tx, { eventId: event.id, partnerId, url, orderingKey: orderingKey(event.objectType, event.objectId) })
     await repo.updateEventDeliveryStatus(tx, event.id, 'pending')
   }
@@ -175,11 +176,11 @@ export async function assertCallbackUrlAllowed(url: string, environment: Partner
 export async function setPartnerCallbackUrl(pool: Pool, partner: Pick<Partner, 'id' | 'environment'>, url: string | null, allowLoopbackInSandbox: boolean): Promise<Partner> {
   if (url !== null) await assertCallbackUrlAllowed(url, partner.environment, allowLoopbackInSandbox)
   return withTransaction(pool, async (tx) => {
-    if (url !== null) await repo.deleteDisabledUrl(tx, partner.id, url)
+    if (url !== null) await deliveries.deleteDisabledUrl(tx, partner.id, url)
     return setDefaultCallbackUrl(tx, partner.id, url)
   })
 }
 
 export async function callbackUrlDisabled(db: Queryable, partnerId: string, url: string) {
-  return repo.selectUrlDisabled(db, partnerId, url)
+  return deliveries.selectUrlDisabled(db, partnerId, url)
 }
