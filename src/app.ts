@@ -8,6 +8,7 @@ import type { DeliverySettings } from './events/delivery.ts'
 import { EVENTS_CRONTAB, eventTasks } from './events/jobs.ts'
 import { registerEventRoutes } from './events/routes.ts'
 import { LEDGER_CRONTAB, ledgerTasks } from './ledger/jobs.ts'
+import { registerFloatRoutes } from './outbound-transfers/float-routes.ts'
 import { installAuthentication } from './partners/auth.ts'
 import { registerPartnerRoutes } from './partners/routes.ts'
 import { ProviderRegistry, type ProviderSettings } from './providers/registry.ts'
@@ -48,6 +49,7 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   const allowLoopbackCallbacks = deps.allowLoopbackCallbacks ?? false
   registerPartnerRoutes(app, { pool: deps.pool, allowLoopbackCallbacks })
   registerEventRoutes(app, { pool: deps.pool })
+  registerFloatRoutes(app, { pool: deps.pool })
   const providers = new ProviderRegistry(deps.pool, deps.providers)
   registerWalletRoutes(app, { pool: deps.pool, providers })
   registerMoveRoutes(app, { pool: deps.pool, providers })

@@ -1,0 +1,26 @@
+// `rail sandbox …`: sandbox conveniences for developers.
+import { type Command, InvalidArgumentError } from 'commander'
+import type { WithDatabase } from '../platform/database-runtime.ts'
+import { fundFloat } from './float.ts'
+
+export function registerSandboxCommands(program: Command, withDatabase: WithDatabase): void {
+  const sandbox = program.command('sandbox').description('sandbox conveniences')
+  sandbox
+    .command('fund-float')
+    .description("fund a sandbox partner's float from its provider settlement account (a balanced ledger transfer)")
+    .requiredOption('--partner <partnerId>', 'partner id (a sandbox partner)')
+    .requiredOption('--amount <kobo>', 'amount in kobo (integer)', parseKobo)
+    .option('--reference <reference>', 'makes a retry safe: one reference funds once')
+    .option('--json', 'print JSON')
+    .action(async (options: { partner: string; amount: number; reference?: string; json?: boolean }) => {
+      const funding = await withDatabase(({ pool }) => fundFloat(pool, options.partner, options.amount, options.reference))
+      if (options.json) console.log(JSON.stringify(funding))
+      else console.log(`${funding.replayed ? 'already funded' : 'funded'} ${options.amount} kobo; float available ${funding.float.availableBalanceKobo} kobo, booked ${funding.float.bookedBalanceKobo} kobo`)
+    })
+}
+
+function parseKobo(value: string): number {
+  const kobo = Number(value)
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(kobo) || kobo <= 0) throw new InvalidArgumentError('must be a positive integer number of kobo')
+  return kobo
+}

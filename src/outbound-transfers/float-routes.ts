@@ -1,0 +1,59 @@
+// The float over HTTP: its balance, and sandbox funding (DESIGN §10; sandbox partners only, 404 for live ones).
+import { Type } from '@sinclair/typebox'
+import { callerOf } from '../partners/auth.ts'
+import type { Pool } from '../platform/db.ts'
+import { notFound } from '../platform/errors.ts'
+import type { HttpServer } from '../platform/http.ts'
+import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
+import { closedObject, errorResponses } from '../platform/schemas.ts'
+import { FUND_FLOAT_MAX_KOBO, fundFloat, getFloat } from './float.ts'
+
+const FloatSchema = Type.Object({
+  partnerId: Type.String({ format: 'uuid' }),
+  currency: Type.String(),
+  availableBalanceKobo: Type.Integer({ description: 'What outbound transfers can draw on now (booked minus amounts held by transfers in flight)' }),
+  bookedBalanceKobo: Type.Integer(),
+})
+
+const FundFloatBodySchema = closedObject({
+  amountKobo: Type.Integer({ minimum: 1, maximum: FUND_FLOAT_MAX_KOBO }),
+  reference: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Makes a retry safe: one reference funds once' })),
+})
+
+const FundingSchema = Type.Object({
+  transferId: Type.String({ format: 'uuid', description: 'The ledger transfer from the provider settlement account to the float' }),
+  amountKobo: Type.Integer(),
+  currency: Type.String(),
+  float: FloatSchema,
+})
+
+export function registerFloatRoutes(app: HttpServer, deps: { pool: Pool }): void {
+  app.get(
+    '/api/v1/rail/float',
+    {
+      config: { auth: 'signature' },
+      schema: { tags: ['outbound'], summary: "The caller's float: what outbound transfers draw on", response: { 200: FloatSchema, ...errorResponses() } },
+    },
+    async (request) => getFloat(deps.pool, callerOf(request).partner.id),
+  )
+
+  app.post(
+    '/api/v1/rail/sandbox/fund-float',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['sandbox'],
+        summary: 'Sandbox: fund the float from the provider settlement account (a balanced ledger transfer)',
+        body: FundFloatBodySchema,
+        response: { 200: FundingSchema, ...errorResponses() },
+      },
+    },
+    async (request, reply) => {
+      const partner = callerOf(request).partner
+      if (partner.environment !== 'sandbox') throw notFound('Route') // sandbox routes do not exist for live partners
+      const funding = await fundFloat(deps.pool, partner.id, request.body.amountKobo, request.body.reference)
+      if (funding.replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
+      return { transferId: funding.transferId, amountKobo: funding.amountKobo, currency: funding.float.currency, float: funding.float }
+    },
+  )
+}

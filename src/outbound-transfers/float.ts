@@ -1,0 +1,81 @@
+// The partner's float: the money outbound transfers draw on (DESIGN §10). In sandbox it is funded
+// from the partner's provider settlement account, as a balanced ledger transfer, by
+// `rail sandbox fund-float` and `POST /api/v1/rail/sandbox/fund-float`.
+import { createTransfer, derivedId, ensurePartnerAccount, getBalance, LedgerError } from '../ledger/service.ts'
+import { getPartner } from '../partners/service.ts'
+import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
+import { notFound, RailError } from '../platform/errors.ts'
+import { uuidv7 } from '../platform/ids.ts'
+
+export const FLOAT_CURRENCY = 'NGN'
+/** One sandbox funding at most: ₦1bn. */
+export const FUND_FLOAT_MAX_KOBO = 100_000_000_000
+
+export interface FloatBalance {
+  partnerId: string
+  currency: string
+  availableBalanceKobo: number
+  bookedBalanceKobo: number
+}
+
+export interface Funding {
+  /** The ledger transfer that moved the money. */
+  transferId: string
+  amountKobo: number
+  /** True when `reference` had already funded the float: nothing moved again. */
+  replayed: boolean
+  float: FloatBalance
+}
+
+/**
+ * Funds a sandbox partner's float. With a `reference`, a retry is safe: the transfer id is
+ * derived from partner and reference, so the same reference moves the money once (and the same
+ * reference with another amount is refused).
+ */
+export async function fundFloat(pool: Pool, partnerId: string, amountKobo: number, reference?: string): Promise<Funding> {
+  if (!Number.isSafeInteger(amountKobo) || amountKobo <= 0 || amountKobo > FUND_FLOAT_MAX_KOBO) {
+    throw new RailError('validation_error', `amountKobo: must be an integer from 1 to ${FUND_FLOAT_MAX_KOBO}`, { fields: [{ field: 'amountKobo', message: 'is out of range' }] })
+  }
+  const partner = await getPartner(pool, partnerId)
+  if (!partner || partner.environment !== 'sandbox') throw notFound('Sandbox partner')
+  const transferId = reference === undefined ? uuidv7() : derivedId(partnerId, `fund_float:${reference}`)
+  return withTransaction(pool, async (tx) => {
+    const settlement = await ensurePartnerAccount(tx, partnerId, FLOAT_CURRENCY, 'provider_settlement')
+    const float = await ensurePartnerAccount(tx, partnerId, FLOAT_CURRENCY, 'float')
+    let result
+    try {
+      result = await createTransfer(tx, {
+        id: transferId,
+        debitAccountId: settlement,
+        creditAccountId: float,
+        amountKobo,
+        currency: FLOAT_CURRENCY,
+        code: 'sandbox_float_funding',
+        sourceType: 'sandbox_funding',
+        sourceId: reference ?? transferId,
+      })
+    } catch (error) {
+      if (error instanceof LedgerError && error.result.startsWith('exists_with_different')) {
+        throw new RailError('idempotency_conflict', `reference ${reference} already funded the float with another amount`)
+      }
+      throw error
+    }
+    return { transferId, amountKobo, replayed: result === 'exists', float: await floatBalance(tx, partnerId, float) }
+  })
+}
+
+async function floatBalance(db: Queryable, partnerId: string, accountId: string): Promise<FloatBalance> {
+  const balance = await getBalance(db, accountId)
+  return {
+    partnerId,
+    currency: FLOAT_CURRENCY,
+    availableBalanceKobo: balance?.availableKobo ?? 0,
+    bookedBalanceKobo: balance?.bookedKobo ?? 0,
+  }
+}
+
+/** The partner's float balance (zero before its first funding). */
+export async function getFloat(pool: Pool, partnerId: string): Promise<FloatBalance> {
+  const accountId = await ensurePartnerAccount(pool, partnerId, FLOAT_CURRENCY, 'float')
+  return floatBalance(pool, partnerId, accountId)
+}
