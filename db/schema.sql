@@ -149,6 +149,51 @@ CREATE TABLE migrations (
   CONSTRAINT migrations_pkey PRIMARY KEY (id)
 );
 
+CREATE TABLE outbound_transfers (
+  id uuid NOT NULL,
+  partner_id uuid NOT NULL,
+  client_reference text NOT NULL,
+  request_hash text NOT NULL,
+  state text NOT NULL,
+  consumer_id text,
+  provider text NOT NULL,
+  brr text,
+  provider_session_id text,
+  provider_response_code text,
+  provider_response_message text,
+  failure_reason jsonb,
+  settlement_account_name text,
+  rail jsonb,
+  beneficiary_account_number text NOT NULL,
+  beneficiary_bank_code text NOT NULL,
+  beneficiary_account_name text NOT NULL,
+  amount_kobo bigint NOT NULL,
+  currency text NOT NULL,
+  narration text,
+  callback_url text,
+  creator_metadata jsonb NOT NULL,
+  hold_transfer_id uuid,
+  requery_attempts integer NOT NULL DEFAULT 0,
+  requery_deadline_at timestamp with time zone NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  state_changed_at timestamp with time zone NOT NULL DEFAULT now(),
+  terminal_at timestamp with time zone,
+  CONSTRAINT outbound_transfers_amount_kobo_check CHECK (((amount_kobo > 0) AND (amount_kobo <= '9007199254740991'::bigint))),
+  CONSTRAINT outbound_transfers_beneficiary_account_name_check CHECK (((length(beneficiary_account_name) >= 1) AND (length(beneficiary_account_name) <= 100))),
+  CONSTRAINT outbound_transfers_beneficiary_account_number_check CHECK ((beneficiary_account_number ~ '^[0-9]{10}$'::text)),
+  CONSTRAINT outbound_transfers_beneficiary_bank_code_check CHECK ((beneficiary_bank_code ~ '^[0-9]{3,6}$'::text)),
+  CONSTRAINT outbound_transfers_brr_check CHECK ((brr ~ '^BRR[0-9]{17}$'::text)),
+  CONSTRAINT outbound_transfers_client_reference_check CHECK (((length(client_reference) >= 1) AND (length(client_reference) <= 64))),
+  CONSTRAINT outbound_transfers_consumer_id_check CHECK ((length(consumer_id) <= 64)),
+  CONSTRAINT outbound_transfers_narration_check CHECK ((length(narration) <= 100)),
+  CONSTRAINT outbound_transfers_one_per_reference UNIQUE (partner_id, client_reference),
+  CONSTRAINT outbound_transfers_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT outbound_transfers_pkey PRIMARY KEY (id),
+  CONSTRAINT outbound_transfers_provider_fkey FOREIGN KEY (provider) REFERENCES providers(name),
+  CONSTRAINT outbound_transfers_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'submitted'::text, 'confirmed'::text, 'failed'::text, 'unknown'::text]))),
+  CONSTRAINT outbound_transfers_terminal_when_final CHECK (((state = ANY (ARRAY['confirmed'::text, 'failed'::text])) = (terminal_at IS NOT NULL)))
+);
+
 CREATE TABLE partner_credentials (
   id uuid NOT NULL,
   partner_id uuid NOT NULL,
@@ -341,8 +386,8 @@ CREATE TABLE sandbox_bank.transfers (
   CONSTRAINT transfers_destination_account_number_check CHECK ((destination_account_number ~ '^[0-9]{10}$'::text)),
   CONSTRAINT transfers_destination_bank_code_check CHECK ((destination_bank_code ~ '^[0-9]{3}$'::text)),
   CONSTRAINT transfers_final_code_check CHECK ((final_code ~ '^[0-9]{2}$'::text)),
-  CONSTRAINT transfers_interbank_destination CHECK (((kind = 'interbank'::text) = ((destination_account_number IS NOT NULL) AND (destination_bank_code IS NOT NULL)))),
-  CONSTRAINT transfers_kind_check CHECK ((kind = ANY (ARRAY['book'::text, 'credit'::text, 'debit'::text, 'interbank'::text]))),
+  CONSTRAINT transfers_interbank_destination CHECK (((kind = ANY (ARRAY['interbank'::text, 'payout'::text])) = ((destination_account_number IS NOT NULL) AND (destination_bank_code IS NOT NULL)))),
+  CONSTRAINT transfers_kind_check CHECK ((kind = ANY (ARRAY['book'::text, 'credit'::text, 'debit'::text, 'interbank'::text, 'payout'::text]))),
   CONSTRAINT transfers_narration_check CHECK ((length(narration) <= 100)),
   CONSTRAINT transfers_pkey PRIMARY KEY (session_id),
   CONSTRAINT transfers_reference_check CHECK (((length(reference) >= 1) AND (length(reference) <= 64))),
@@ -372,6 +417,8 @@ CREATE INDEX ledger_transfers_by_debit_account ON public.ledger_transfers USING 
 CREATE INDEX ledger_transfers_by_source ON public.ledger_transfers USING btree (source_type, source_id) WHERE (source_id IS NOT NULL);
 
 CREATE UNIQUE INDEX ledger_transfers_one_resolution ON public.ledger_transfers USING btree (pending_id) WHERE (pending_id IS NOT NULL);
+
+CREATE INDEX outbound_transfers_by_partner ON public.outbound_transfers USING btree (partner_id, id DESC);
 
 CREATE INDEX partner_credentials_by_partner ON public.partner_credentials USING btree (partner_id, kind, created_at);
 

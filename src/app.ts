@@ -9,6 +9,9 @@ import { EVENTS_CRONTAB, eventTasks } from './events/jobs.ts'
 import { registerEventRoutes } from './events/routes.ts'
 import { LEDGER_CRONTAB, ledgerTasks } from './ledger/jobs.ts'
 import { registerFloatRoutes } from './outbound-transfers/float-routes.ts'
+import { outboundTasks } from './outbound-transfers/jobs.ts'
+import { registerOutboundRoutes } from './outbound-transfers/routes.ts'
+import type { OutboundSettings } from './outbound-transfers/service.ts'
 import { installAuthentication } from './partners/auth.ts'
 import { registerPartnerRoutes } from './partners/routes.ts'
 import { ProviderRegistry, type ProviderSettings } from './providers/registry.ts'
@@ -37,6 +40,8 @@ export interface AppDeps {
   providers?: ProviderSettings
   /** Sandbox partners may register loopback callback URLs (RAIL_ALLOW_LOOPBACK_CALLBACKS). */
   allowLoopbackCallbacks?: boolean
+  /** Outbound transfers' requery schedule (tests shorten it). */
+  outbound?: OutboundSettings
 }
 
 export async function buildApi(deps: AppDeps): Promise<HttpServer> {
@@ -51,6 +56,7 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   registerEventRoutes(app, { pool: deps.pool })
   registerFloatRoutes(app, { pool: deps.pool })
   const providers = new ProviderRegistry(deps.pool, deps.providers)
+  registerOutboundRoutes(app, { pool: deps.pool, providers, allowLoopbackCallbacks, settings: deps.outbound })
   registerWalletRoutes(app, { pool: deps.pool, providers })
   registerMoveRoutes(app, { pool: deps.pool, providers })
   if (deps.sandboxBank) {
@@ -92,9 +98,12 @@ async function registerOpenApi(app: HttpServer): Promise<void> {
 
 /** Every background task of every module, by name. */
 export function buildTaskList(deps: Omit<WorkerDeps, 'concurrency' | 'log'>): TaskList {
+  const providers = new ProviderRegistry(deps.pool, deps.providers)
+  const allowLoopbackCallbacks = deps.events?.allowLoopbackCallbacks ?? false
   return {
     ...ledgerTasks,
-    ...walletTasks({ pool: deps.pool, providers: new ProviderRegistry(deps.pool, deps.providers) }),
+    ...walletTasks({ pool: deps.pool, providers }),
+    ...outboundTasks({ pool: deps.pool, providers, allowLoopbackCallbacks, settings: deps.outbound }),
     ...eventTasks({ pool: deps.pool, masterKey: deps.masterKey, settings: deps.events ?? { allowLoopbackCallbacks: false } }),
   }
 }
@@ -112,6 +121,8 @@ export interface WorkerDeps {
   providers?: ProviderSettings
   /** Callback delivery: loopback receivers, and (in tests) a shorter timeout and retry schedule. */
   events?: DeliverySettings
+  /** Outbound transfers' requery schedule (tests shorten it). */
+  outbound?: OutboundSettings
   log?: (level: string, message: string) => void
 }
 

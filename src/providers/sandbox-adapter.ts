@@ -93,6 +93,23 @@ export class SandboxAdapter implements ProviderAdapter {
     })
   }
 
+  payout(request: { reference: string; destinationBankCode: string; destinationAccountNumber: string; amountKobo: number; narration?: string }): Promise<ProviderResult<null>> {
+    return this.#move('payout', request.reference, {
+      kind: 'payout',
+      destinationBankCode: request.destinationBankCode,
+      destinationAccountNumber: request.destinationAccountNumber,
+      amountKobo: request.amountKobo,
+      narration: request.narration,
+    })
+  }
+
+  async registerPayoutOutcome(reference: string, outcome: 'confirmed' | 'failed'): Promise<{ registered: boolean }> {
+    const registered = (answer: CallAnswer): ProviderOutcome => (answer.ok && answer.httpStatus === 200 ? 'successful' : 'failed')
+    const answer = await this.#call('register_payout_outcome', reference, 'POST', `/transfers/${encodeURIComponent(reference)}/outcome`, { outcome }, registered)
+    if (!answer.ok) throw new Error(`the sandbox bank did not register the outcome: ${answer.error}`)
+    return { registered: answer.httpStatus === 200 }
+  }
+
   async nameEnquiry(request: { bankCode: string; accountNumber: string }): Promise<ProviderResult<{ accountName: string }>> {
     const answer = await this.#call('name_enquiry', `${request.bankCode}:${request.accountNumber}`, 'POST', '/name-enquiry', request)
     const result = classify(answer)

@@ -37,6 +37,10 @@ export interface ProviderAdapter {
   sendToBank(request: MoveRequest & { fromAccountNumber: string; destinationBankCode: string; destinationAccountNumber: string }): Promise<ProviderResult<null>>
   /** Who holds an account at any bank. */
   nameEnquiry(request: { bankCode: string; accountNumber: string }): Promise<ProviderResult<{ accountName: string }>>
+  /** Pays an account at any bank from the merchant's funds at the provider (an outbound transfer); the outcome comes by requery. */
+  payout(request: MoveRequest & { destinationBankCode: string; destinationAccountNumber: string }): Promise<ProviderResult<null>>
   /** What happened to a move, by its reference. */
   requery(reference: string): Promise<ProviderResult<null>>
+  /** Sandbox providers only: registers the outcome of a payout in progress (the settlement simulator). */
+  registerPayoutOutcome(reference: string, outcome: 'confirmed' | 'failed'): Promise<{ registered: boolean }>
 }

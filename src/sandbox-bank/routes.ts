@@ -111,7 +111,7 @@ export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: Sandbox
         tags: ['sandbox bank'],
         body: closedObject({
           reference: Type.String({ minLength: 1, maxLength: 64 }),
-          kind: Type.Union([Type.Literal('book'), Type.Literal('credit'), Type.Literal('debit'), Type.Literal('interbank')]),
+          kind: Type.Union([Type.Literal('book'), Type.Literal('credit'), Type.Literal('debit'), Type.Literal('interbank'), Type.Literal('payout')]),
           debitAccountNumber: Type.Optional(AccountNumber),
           creditAccountNumber: Type.Optional(AccountNumber),
           destinationBankCode: Type.Optional(BankCode),
@@ -125,10 +125,10 @@ export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: Sandbox
     async (request) => {
       const body = request.body
       const needs = {
-        debitAccountNumber: body.kind !== 'credit',
+        debitAccountNumber: body.kind !== 'credit' && body.kind !== 'payout',
         creditAccountNumber: body.kind === 'book' || body.kind === 'credit',
-        destinationBankCode: body.kind === 'interbank',
-        destinationAccountNumber: body.kind === 'interbank',
+        destinationBankCode: body.kind === 'interbank' || body.kind === 'payout',
+        destinationAccountNumber: body.kind === 'interbank' || body.kind === 'payout',
       }
       const wrong = (Object.keys(needs) as (keyof typeof needs)[]).filter((field) => needs[field] !== (body[field] !== undefined))
       if (wrong.length > 0) {
@@ -136,6 +136,27 @@ export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: Sandbox
         throw new RailError('validation_error', `a ${body.kind} transfer names ${named.join(' and ')} only`, { fields: wrong.map((field) => ({ field, message: 'does not fit the kind' })) })
       }
       return deps.bank.transfer(body)
+    },
+  )
+
+  app.post(
+    `${SANDBOX_BANK_PREFIX}/transfers/:reference/outcome`,
+    {
+      config,
+      preValidation,
+      preHandler,
+      schema: {
+        tags: ['sandbox bank'],
+        summary: 'Register the outcome of a payout in progress (the sandbox settlement simulator)',
+        params: closedObject({ reference: Type.String({ minLength: 1, maxLength: 64 }) }),
+        body: closedObject({ outcome: Type.Union([Type.Literal('confirmed'), Type.Literal('failed')]) }),
+        response: { 200: Type.Object({ reference: Type.String(), registeredOutcome: Type.String() }), ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const registered = await deps.bank.registerOutcome(request.params.reference, request.body.outcome)
+      if (!registered) throw new RailError('invalid_state', `no payout in progress has reference ${request.params.reference}`)
+      return { reference: request.params.reference, registeredOutcome: request.body.outcome }
     },
   )
 

@@ -33,7 +33,7 @@ export interface NameEnquiryAnswer extends NipAnswer {
   sessionId: string
 }
 
-export type TransferKind = 'book' | 'credit' | 'debit' | 'interbank'
+export type TransferKind = 'book' | 'credit' | 'debit' | 'interbank' | 'payout'
 
 export interface TransferRequest {
   reference: string
@@ -42,7 +42,7 @@ export interface TransferRequest {
   debitAccountNumber?: string
   /** book and credit: the customer account paid. */
   creditAccountNumber?: string
-  /** interbank: the account paid at another bank. */
+  /** interbank and payout: the account paid at another bank. */
   destinationBankCode?: string
   destinationAccountNumber?: string
   amountKobo: number
@@ -120,6 +120,7 @@ export class SandboxBank {
   }
 
   async #transferOnce(tx: Queryable, request: TransferRequest): Promise<TransferAnswer> {
+    if (request.kind === 'payout') return this.#payoutOnce(tx, request)
     const interbank = request.kind === 'interbank'
     // Only credits, debits and interbank transfers touch the settlement pool.
     const settlement = request.kind === 'book' ? '' : await this.#settlementAccount(tx)
@@ -162,6 +163,49 @@ export class SandboxBank {
     return transferAnswer(request, responseCode, inserted.rows[0]!.session_id)
   }
 
+  /**
+   * A payout from the settlement pool (the merchant's funds at the bank) to an account at another
+   * bank: checked, then in progress (09) until an outcome is registered for it (registerOutcome);
+   * the money leaves the pool when it settles with 00.
+   */
+  async #payoutOnce(tx: Queryable, request: TransferRequest): Promise<TransferAnswer> {
+    const settlement = await this.#settlementAccount(tx)
+    const magic = magicAmount(request.amountKobo)
+    const refusal = (magic?.kind === 'code' ? magic.code : undefined) ?? refuseDestination(request.destinationBankCode ?? '', request.destinationAccountNumber ?? '')
+    const inserted = await tx.query<{ session_id: string }>(
+      `INSERT INTO sandbox_bank.transfers (session_id, reference, kind, debit_account_number, credit_account_number, amount_kobo, narration, response_code,
+                                           destination_bank_code, destination_account_number, final_code)
+       VALUES ($1 || to_char(now() AT TIME ZONE 'UTC', 'YYMMDDHH24MISS') || lpad(nextval('sandbox_bank.session_sequence')::text, 12, '0'),
+               $2, 'payout', $3, $4, $5, $6, $7, $8, $4, $9)
+       RETURNING session_id`,
+      [
+        `000${this.bankCode}`,
+        request.reference,
+        settlement,
+        request.destinationAccountNumber,
+        request.amountKobo,
+        request.narration ?? null,
+        refusal ?? '09',
+        request.destinationBankCode,
+        refusal ? null : '09', // nothing registered yet: in progress for good
+      ],
+    )
+    return transferAnswer(request, refusal ?? '09', inserted.rows[0]!.session_id)
+  }
+
+  /**
+   * The sandbox simulator's outcome for a payout in progress; registering again before it settles
+   * replaces the earlier one. It settles at the next requery. False when no payout in progress has
+   * this reference.
+   */
+  async registerOutcome(reference: string, outcome: 'confirmed' | 'failed'): Promise<boolean> {
+    const { rowCount } = await this.#pool.query(
+      `UPDATE sandbox_bank.transfers SET final_code = $2, settles_at = now() WHERE reference = $1 AND kind = 'payout' AND response_code = '09'`,
+      [reference, outcome === 'confirmed' ? '00' : PAYOUT_FAILED_CODE],
+    )
+    return rowCount === 1
+  }
+
   /** What happened to a reference: the transfer's own code, or 25 when the bank has no record. */
   async requery(reference: string): Promise<TransferAnswer> {
     await this.#settleIfDue(reference)
@@ -181,15 +225,20 @@ export class SandboxBank {
    */
   async #settleIfDue(reference: string): Promise<void> {
     await withTransaction(this.#pool, async (tx) => {
-      const due = await tx.query<{ debit_account_number: string; credit_account_number: string; amount_kobo: number; final_code: string }>(
-        `SELECT debit_account_number, credit_account_number, amount_kobo, final_code FROM sandbox_bank.transfers
+      const due = await tx.query<{ kind: TransferKind; debit_account_number: string; credit_account_number: string; amount_kobo: number; final_code: string }>(
+        `SELECT kind, debit_account_number, credit_account_number, amount_kobo, final_code FROM sandbox_bank.transfers
           WHERE reference = $1 AND response_code = '09' AND final_code <> '09' AND settles_at <= now()
           FOR UPDATE`,
         [reference],
       )
       const transfer = due.rows[0]
       if (!transfer) return
-      if (transfer.final_code !== '00') {
+      if (transfer.kind === 'payout') {
+        // A payout moved nothing yet: on success the money leaves the pool; a failure moves nothing.
+        if (transfer.final_code === '00') {
+          await tx.query(`UPDATE sandbox_bank.accounts SET balance_kobo = balance_kobo - $2 WHERE account_number = $1`, [transfer.debit_account_number, transfer.amount_kobo])
+        }
+      } else if (transfer.final_code !== '00') {
         await tx.query(`UPDATE sandbox_bank.accounts SET balance_kobo = balance_kobo - $2 WHERE account_number = $1`, [transfer.credit_account_number, transfer.amount_kobo])
         await tx.query(`UPDATE sandbox_bank.accounts SET balance_kobo = balance_kobo + $2 WHERE account_number = $1`, [transfer.debit_account_number, transfer.amount_kobo])
       }
@@ -241,6 +290,9 @@ export class SandboxBank {
     return nipSessionId(`000${this.bankCode}`, new Date(), result.rows[0]!.sequence)
   }
 }
+
+/** The NIP code a payout fails with when the simulator registers `failed`: 05, do not honour. */
+export const PAYOUT_FAILED_CODE = '05'
 
 /** The NIP code refusing an interbank destination, or undefined when it is a valid account at a known bank. */
 function refuseDestination(bankCode: string, accountNumber: string): string | undefined {

@@ -1,6 +1,7 @@
 // Boots the real app on an ephemeral port over a fresh database, and makes partners for tests.
 import { randomBytes } from 'node:crypto'
 import { buildApi } from '../../src/app.ts'
+import type { OutboundSettings } from '../../src/outbound-transfers/service.ts'
 import { RailClient } from '../../src/client/index.ts'
 import { createPartner, type NewPartner, type PartnerCredentials } from '../../src/partners/service.ts'
 import type { Clock } from '../../src/platform/clock.ts'
@@ -17,14 +18,16 @@ export interface TestApp {
   close(): Promise<void>
 }
 
-export async function startTestApp(options: { clock?: Clock; sandboxBankSecret?: string; providerTimeoutMs?: number } = {}): Promise<TestApp> {
+export async function startTestApp(
+  options: { clock?: Clock; sandboxBankSecret?: string; providerTimeoutMs?: number; outbound?: OutboundSettings } = {},
+): Promise<TestApp> {
   const db = await createTestDatabase()
   const masterKey = randomBytes(32)
   const sandboxBank = options.sandboxBankSecret === undefined ? undefined : { secret: options.sandboxBankSecret }
   // The app reaches its own sandbox bank over real HTTP, at the address it gets once listening.
   let baseUrl = ''
   const providers = sandboxBank && { sandboxBankUrl: () => baseUrl, sandboxBankSecret: sandboxBank.secret, timeoutMs: options.providerTimeoutMs }
-  const api = await buildApi({ pool: db.pool, masterKey, clock: options.clock, sandboxBank, providers, allowLoopbackCallbacks: true })
+  const api = await buildApi({ pool: db.pool, masterKey, clock: options.clock, sandboxBank, providers, allowLoopbackCallbacks: true, outbound: options.outbound })
   await api.listen({ host: '127.0.0.1', port: 0 })
   const address = api.server.address()
   baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`

@@ -1,0 +1,252 @@
+// SQL of outbound transfers.
+import type { Queryable } from '../platform/db.ts'
+import { allowedFrom, type OutboundState } from './states.ts'
+
+export interface FailureReason {
+  code: string
+  message: string
+  providerResponseCode?: string
+}
+
+export interface OutboundTransfer {
+  id: string
+  partnerId: string
+  clientReference: string
+  requestHash: string
+  state: OutboundState
+  consumerId: string | null
+  provider: string
+  brr: string | null
+  providerSessionId: string | null
+  providerResponseCode: string | null
+  providerResponseMessage: string | null
+  failureReason: FailureReason | null
+  rail: Record<string, unknown> | null
+  settlementAccountName: string | null
+  beneficiaryAccountNumber: string
+  beneficiaryBankCode: string
+  beneficiaryAccountName: string
+  amountKobo: number
+  currency: string
+  narration: string | null
+  callbackUrl: string | null
+  creatorMetadata: Record<string, unknown>
+  holdTransferId: string | null
+  requeryAttempts: number
+  requeryDeadlineAt: Date
+  createdAt: Date
+  stateChangedAt: Date
+  terminalAt: Date | null
+}
+
+interface Row {
+  id: string
+  partner_id: string
+  client_reference: string
+  request_hash: string
+  state: OutboundState
+  consumer_id: string | null
+  provider: string
+  brr: string | null
+  provider_session_id: string | null
+  provider_response_code: string | null
+  provider_response_message: string | null
+  failure_reason: FailureReason | null
+  rail: Record<string, unknown> | null
+  settlement_account_name: string | null
+  beneficiary_account_number: string
+  beneficiary_bank_code: string
+  beneficiary_account_name: string
+  amount_kobo: number
+  currency: string
+  narration: string | null
+  callback_url: string | null
+  creator_metadata: Record<string, unknown>
+  hold_transfer_id: string | null
+  requery_attempts: number
+  requery_deadline_at: Date
+  created_at: Date
+  state_changed_at: Date
+  terminal_at: Date | null
+}
+
+const COLUMNS = `id, partner_id, client_reference, request_hash, state, consumer_id, provider, brr, provider_session_id, provider_response_code,
+  provider_response_message, failure_reason, rail, settlement_account_name, beneficiary_account_number, beneficiary_bank_code, beneficiary_account_name,
+  amount_kobo, currency, narration, callback_url, creator_metadata, hold_transfer_id, requery_attempts, requery_deadline_at, created_at, state_changed_at, terminal_at`
+
+function toTransfer(row: Row): OutboundTransfer {
+  return {
+    id: row.id,
+    partnerId: row.partner_id,
+    clientReference: row.client_reference,
+    requestHash: row.request_hash,
+    state: row.state,
+    consumerId: row.consumer_id,
+    provider: row.provider,
+    brr: row.brr,
+    providerSessionId: row.provider_session_id,
+    providerResponseCode: row.provider_response_code,
+    providerResponseMessage: row.provider_response_message,
+    failureReason: row.failure_reason,
+    rail: row.rail,
+    settlementAccountName: row.settlement_account_name,
+    beneficiaryAccountNumber: row.beneficiary_account_number,
+    beneficiaryBankCode: row.beneficiary_bank_code,
+    beneficiaryAccountName: row.beneficiary_account_name,
+    amountKobo: row.amount_kobo,
+    currency: row.currency,
+    narration: row.narration,
+    callbackUrl: row.callback_url,
+    creatorMetadata: row.creator_metadata,
+    holdTransferId: row.hold_transfer_id,
+    requeryAttempts: row.requery_attempts,
+    requeryDeadlineAt: row.requery_deadline_at,
+    createdAt: row.created_at,
+    stateChangedAt: row.state_changed_at,
+    terminalAt: row.terminal_at,
+  }
+}
+
+export type NewOutboundTransfer = Pick<
+  OutboundTransfer,
+  | 'id'
+  | 'partnerId'
+  | 'clientReference'
+  | 'requestHash'
+  | 'consumerId'
+  | 'provider'
+  | 'brr'
+  | 'beneficiaryAccountNumber'
+  | 'beneficiaryBankCode'
+  | 'beneficiaryAccountName'
+  | 'amountKobo'
+  | 'currency'
+  | 'narration'
+  | 'callbackUrl'
+  | 'creatorMetadata'
+  | 'holdTransferId'
+  | 'requeryDeadlineAt'
+>
+
+/** Inserts the transfer unless its clientReference is taken (then undefined: read the existing one). */
+export async function insertTransfer(db: Queryable, transfer: NewOutboundTransfer): Promise<OutboundTransfer | undefined> {
+  const { rows } = await db.query<Row>(
+    `INSERT INTO outbound_transfers (id, partner_id, client_reference, request_hash, state, consumer_id, provider, brr, beneficiary_account_number,
+                                     beneficiary_bank_code, beneficiary_account_name, amount_kobo, currency, narration, callback_url, creator_metadata,
+                                     hold_transfer_id, requery_deadline_at)
+     VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+     ON CONFLICT (partner_id, client_reference) DO NOTHING
+     RETURNING ${COLUMNS}`,
+    [
+      transfer.id,
+      transfer.partnerId,
+      transfer.clientReference,
+      transfer.requestHash,
+      transfer.consumerId,
+      transfer.provider,
+      transfer.brr,
+      transfer.beneficiaryAccountNumber,
+      transfer.beneficiaryBankCode,
+      transfer.beneficiaryAccountName,
+      transfer.amountKobo,
+      transfer.currency,
+      transfer.narration,
+      transfer.callbackUrl,
+      JSON.stringify(transfer.creatorMetadata),
+      transfer.holdTransferId,
+      transfer.requeryDeadlineAt,
+    ],
+  )
+  return rows[0] && toTransfer(rows[0])
+}
+
+export async function selectTransfer(db: Queryable, id: string): Promise<OutboundTransfer | undefined> {
+  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM outbound_transfers WHERE id = $1`, [id])
+  return rows[0] && toTransfer(rows[0])
+}
+
+export async function selectPartnerTransfer(db: Queryable, partnerId: string, id: string): Promise<OutboundTransfer | undefined> {
+  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM outbound_transfers WHERE id = $1 AND partner_id = $2`, [id, partnerId])
+  return rows[0] && toTransfer(rows[0])
+}
+
+export async function selectByReference(db: Queryable, partnerId: string, clientReference: string): Promise<OutboundTransfer | undefined> {
+  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM outbound_transfers WHERE partner_id = $1 AND client_reference = $2`, [partnerId, clientReference])
+  return rows[0] && toTransfer(rows[0])
+}
+
+export interface ListFilter {
+  partnerId: string
+  clientReference?: string
+  state?: OutboundState
+  beforeId?: string
+  limit: number
+}
+
+/** Newest first. */
+export async function selectTransfers(db: Queryable, filter: ListFilter): Promise<OutboundTransfer[]> {
+  const { rows } = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM outbound_transfers
+      WHERE partner_id = $1 AND ($2::text IS NULL OR client_reference = $2) AND ($3::text IS NULL OR state = $3) AND ($4::uuid IS NULL OR id < $4)
+      ORDER BY id DESC LIMIT $5`,
+    [filter.partnerId, filter.clientReference ?? null, filter.state ?? null, filter.beforeId ?? null, filter.limit],
+  )
+  return rows.map(toTransfer)
+}
+
+/** What a provider said, recorded with a change of state. */
+export interface ProviderAnswer {
+  providerSessionId?: string | null
+  providerResponseCode?: string | null
+  providerResponseMessage?: string | null
+  failureReason?: FailureReason | null
+  rail?: Record<string, unknown> | null
+  settlementAccountName?: string | null
+}
+
+/**
+ * Moves a transfer to `next` if its state allows it (the transition table, in SQL). Returns the
+ * changed transfer, or undefined when it was already elsewhere (a late or duplicate answer).
+ */
+export async function transition(db: Queryable, id: string, next: OutboundState, answer: ProviderAnswer = {}): Promise<OutboundTransfer | undefined> {
+  const { rows } = await db.query<Row>(
+    `UPDATE outbound_transfers
+        SET state = $2,
+            state_changed_at = now(),
+            terminal_at = CASE WHEN $2 IN ('confirmed', 'failed') THEN now() ELSE NULL END,
+            provider_session_id = coalesce($4, provider_session_id),
+            provider_response_code = coalesce($5, provider_response_code),
+            provider_response_message = coalesce($6, provider_response_message),
+            failure_reason = coalesce($7::jsonb, failure_reason),
+            rail = coalesce($8::jsonb, rail),
+            settlement_account_name = coalesce($9, settlement_account_name)
+      WHERE id = $1 AND state = ANY ($3::text[])
+      RETURNING ${COLUMNS}`,
+    [
+      id,
+      next,
+      allowedFrom(next),
+      answer.providerSessionId ?? null,
+      answer.providerResponseCode ?? null,
+      answer.providerResponseMessage ?? null,
+      answer.failureReason ? JSON.stringify(answer.failureReason) : null,
+      answer.rail ? JSON.stringify(answer.rail) : null,
+      answer.settlementAccountName ?? null,
+    ],
+  )
+  return rows[0] && toTransfer(rows[0])
+}
+
+/** Counts a requery that found no final answer. */
+export async function countRequery(db: Queryable, id: string): Promise<number> {
+  const { rows } = await db.query<{ requery_attempts: number }>(
+    `UPDATE outbound_transfers SET requery_attempts = requery_attempts + 1 WHERE id = $1 RETURNING requery_attempts`,
+    [id],
+  )
+  return rows[0]?.requery_attempts ?? 0
+}
+
+/** A transfer refused for want of float holds nothing. */
+export async function clearHold(db: Queryable, id: string): Promise<void> {
+  await db.query(`UPDATE outbound_transfers SET hold_transfer_id = NULL WHERE id = $1`, [id])
+}

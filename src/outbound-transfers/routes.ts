@@ -1,0 +1,140 @@
+// Outbound transfer routes of seed 001: submit (202), reads, and the sandbox settlement simulator.
+import { Type } from '@sinclair/typebox'
+import { callerOf } from '../partners/auth.ts'
+import { notFound } from '../platform/errors.ts'
+import type { HttpServer } from '../platform/http.ts'
+import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
+import { CallbackUrlSchema, closedObject, errorResponses } from '../platform/schemas.ts'
+import { getOutbound, listOutbound, OUTBOUND_PAGE_MAX, simulateSettlement, submitOutbound, toOutboundJson, type OutboundDeps } from './service.ts'
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
+
+const StateSchema = Type.Union([Type.Literal('pending'), Type.Literal('submitted'), Type.Literal('confirmed'), Type.Literal('failed'), Type.Literal('unknown')])
+
+const OutboundSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  clientReference: Type.String(),
+  consumerId: Nullable(Type.String()),
+  partnerId: Type.String({ format: 'uuid' }),
+  state: StateSchema,
+  provider: Type.String(),
+  brr: Nullable(Type.String({ description: 'BRR + 17 digits (Luhn), for government and corporate partners; null otherwise' })),
+  providerSessionId: Nullable(Type.String()),
+  providerResponseCode: Nullable(Type.String()),
+  providerResponseMessage: Nullable(Type.String()),
+  failureReason: Nullable(
+    Type.Object({ code: Type.String(), message: Type.String(), providerResponseCode: Type.Optional(Type.String()) }, { description: 'Why the transfer failed' }),
+  ),
+  rail: Nullable(Type.Object({}, { additionalProperties: true, description: 'How the payout travels, e.g. { scheme: "NIP", destinationBankCode }' })),
+  settlementAccountName: Nullable(Type.String({ description: "The beneficiary's name as the bank's name enquiry gave it" })),
+  beneficiaryAccountNumber: Type.String(),
+  beneficiaryBankCode: Type.String(),
+  beneficiaryAccountName: Type.String(),
+  amountKobo: Type.Integer(),
+  currency: Type.String(),
+  narration: Nullable(Type.String()),
+  creatorMetadata: Type.Object({}, { additionalProperties: true, description: 'Who created it: partnerId, credentialId, requestId' }),
+  createdAt: Type.String({ format: 'date-time' }),
+  stateChangedAt: Type.String({ format: 'date-time' }),
+  terminalAt: Nullable(Type.String({ format: 'date-time' })),
+})
+
+const SubmitSchema = closedObject({
+  clientReference: Type.String({ minLength: 1, maxLength: 64, description: "The partner's reference; a retry with the same body answers the same transfer" }),
+  beneficiaryAccountNumber: Type.String({ pattern: '^[0-9]{10}$', description: 'NUBAN' }),
+  beneficiaryBankCode: Type.String({ pattern: '^[0-9]{3,6}$', description: 'CBN bank code' }),
+  beneficiaryAccountName: Type.String({ minLength: 1, maxLength: 100 }),
+  amountKobo: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+  currency: Type.String({ pattern: '^[A-Z]{3}$' }),
+  narration: Type.Optional(Type.String({ maxLength: 100 })),
+  consumerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "The partner's own customer id, returned as is" })),
+  callbackUrl: Type.Optional(CallbackUrlSchema),
+})
+
+const ListQuerySchema = closedObject({
+  clientReference: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  state: Type.Optional(StateSchema),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: OUTBOUND_PAGE_MAX, default: 20 })),
+  cursor: Type.Optional(Type.String({ format: 'uuid' })),
+})
+
+const SimulationSchema = closedObject({
+  transferId: Type.Optional(Type.String({ format: 'uuid' })),
+  clientReference: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  outcome: Type.Union([Type.Literal('confirmed'), Type.Literal('failed')]),
+})
+
+export function registerOutboundRoutes(app: HttpServer, deps: OutboundDeps): void {
+  app.post(
+    '/api/v1/rail/outbound',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['outbound'],
+        summary: 'Submit a payout from the float to an account at any bank (asynchronous: 202)',
+        body: SubmitSchema,
+        response: { 202: OutboundSchema, ...errorResponses() },
+      },
+    },
+    async (request, reply) => {
+      const caller = callerOf(request)
+      const { transfer, replayed } = await submitOutbound(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.body)
+      if (replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
+      return reply.code(202).send(toOutboundJson(transfer))
+    },
+  )
+
+  app.get(
+    '/api/v1/rail/outbound/:id',
+    {
+      config: { auth: 'signature' },
+      schema: { tags: ['outbound'], summary: 'One outbound transfer', params: closedObject({ id: Type.String({ format: 'uuid' }) }), response: { 200: OutboundSchema, ...errorResponses() } },
+    },
+    async (request) => toOutboundJson(await getOutbound(deps.pool, callerOf(request).partner.id, request.params.id)),
+  )
+
+  app.get(
+    '/api/v1/rail/outbound',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['outbound'],
+        summary: "The caller's outbound transfers, newest first (clientReference finds one)",
+        querystring: ListQuerySchema,
+        response: { 200: Type.Object({ data: Type.Array(OutboundSchema), nextCursor: Nullable(Type.String()) }), ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const query = request.query
+      const page = await listOutbound(deps.pool, {
+        partnerId: callerOf(request).partner.id,
+        clientReference: query.clientReference,
+        state: query.state,
+        limit: query.limit ?? 20,
+        cursor: query.cursor,
+      })
+      return { data: page.transfers.map(toOutboundJson), nextCursor: page.nextCursor }
+    },
+  )
+
+  app.post(
+    '/api/v1/rail/sandbox/simulate-outbound-settlement',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['sandbox'],
+        summary: "Sandbox: register the outcome of one of the caller's submitted transfers; it resolves through the real requery and callback path",
+        body: SimulationSchema,
+        response: {
+          200: Type.Object({ transferId: Type.String(), clientReference: Type.String(), registeredOutcome: Type.String(), message: Type.String() }),
+          ...errorResponses(),
+        },
+      },
+    },
+    async (request) => {
+      const partner = callerOf(request).partner
+      if (partner.environment !== 'sandbox') throw notFound('Route') // sandbox routes do not exist for live partners
+      return simulateSettlement(deps, partner, request.body)
+    },
+  )
+}

@@ -1,0 +1,357 @@
+// Outbound transfers (seed 001): payouts from the partner's float to an account at any bank.
+// Submit records the transfer and holds the amount on the float (a pending ledger transfer) in
+// one transaction with its submit job, and answers 202. Jobs then ask the provider (name
+// enquiry, payout) and requery on a schedule until a final code — confirmed posts the hold,
+// failed voids it — or the deadline (unknown: the hold stays until a later requery decides).
+// Every change of state is checked against the transition table in SQL, and each terminal or
+// unknown state emits its callback through the events module, in the same transaction.
+import { assertCallbackUrlAllowed, recordEvent } from '../events/service.ts'
+import { createTransfers, derivedId, ensurePartnerAccount, type TransferInput } from '../ledger/service.ts'
+import { findBank } from '../nip/banks.ts'
+import { generateBrr } from '../nip/brr.ts'
+import { isValidNuban } from '../nip/nuban.ts'
+import type { Partner } from '../partners/service.ts'
+import { requireCapability } from '../providers/capabilities.ts'
+import type { ProviderRegistry } from '../providers/registry.ts'
+import { DEFAULT_PROVIDER, getProvider } from '../providers/service.ts'
+import type { ProviderResult } from '../providers/types.ts'
+import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
+import { notFound, RailError } from '../platform/errors.ts'
+import { requestHash } from '../platform/idempotency.ts'
+import { uuidv7 } from '../platform/ids.ts'
+import { addJob } from '../platform/jobs.ts'
+import { FLOAT_CURRENCY } from './float.ts'
+import * as repo from './repo.ts'
+import { isTerminal, type OutboundState } from './states.ts'
+
+export const SUBMIT_TASK = 'outbound_submit'
+export const REQUERY_TASK = 'outbound_requery'
+/** DESIGN §10: requery after ~5 s, 10 s, 20 s, 40 s, doubling, until a 24 h deadline (then unknown). */
+export const REQUERY_FIRST_DELAY_MS_DEFAULT = 5_000
+export const REQUERY_DEADLINE_MS_DEFAULT = 24 * 60 * 60 * 1000
+
+export interface OutboundSettings {
+  requeryFirstDelayMs?: number
+  requeryDeadlineMs?: number
+}
+
+export interface OutboundDeps {
+  pool: Pool
+  providers: ProviderRegistry
+  allowLoopbackCallbacks: boolean
+  settings?: OutboundSettings
+}
+
+export interface SubmitRequest {
+  clientReference: string
+  beneficiaryAccountNumber: string
+  beneficiaryBankCode: string
+  beneficiaryAccountName: string
+  amountKobo: number
+  currency: string
+  narration?: string
+  consumerId?: string
+  callbackUrl?: string
+}
+
+export interface Caller {
+  partner: Partner
+  credentialId: string
+  requestId?: string
+}
+
+/** The outbound transfer object of seed 001. */
+export function toOutboundJson(transfer: repo.OutboundTransfer) {
+  return {
+    id: transfer.id,
+    clientReference: transfer.clientReference,
+    consumerId: transfer.consumerId,
+    partnerId: transfer.partnerId,
+    state: transfer.state,
+    provider: transfer.provider,
+    brr: transfer.brr,
+    providerSessionId: transfer.providerSessionId,
+    providerResponseCode: transfer.providerResponseCode,
+    providerResponseMessage: transfer.providerResponseMessage,
+    failureReason: transfer.failureReason,
+    rail: transfer.rail,
+    settlementAccountName: transfer.settlementAccountName,
+    beneficiaryAccountNumber: transfer.beneficiaryAccountNumber,
+    beneficiaryBankCode: transfer.beneficiaryBankCode,
+    beneficiaryAccountName: transfer.beneficiaryAccountName,
+    amountKobo: transfer.amountKobo,
+    currency: transfer.currency,
+    narration: transfer.narration,
+    creatorMetadata: transfer.creatorMetadata,
+    createdAt: transfer.createdAt.toISOString(),
+    stateChangedAt: transfer.stateChangedAt.toISOString(),
+    terminalAt: transfer.terminalAt?.toISOString() ?? null,
+  }
+}
+
+function fieldError(field: string, message: string): RailError {
+  return new RailError('validation_error', `${field}: ${message}`, { fields: [{ field, message }] })
+}
+
+/** Checks what the schema cannot: currency, bank, NUBAN, callback URL. Nothing is written before. */
+async function assertSubmittable(caller: Caller, request: SubmitRequest, allowLoopbackCallbacks: boolean): Promise<void> {
+  if (request.currency !== FLOAT_CURRENCY) throw new RailError('unsupported_currency', `Only ${FLOAT_CURRENCY} is served`, { currency: request.currency })
+  if (!findBank(request.beneficiaryBankCode)) throw fieldError('beneficiaryBankCode', 'is not a bank code of a Nigerian bank')
+  if (!isValidNuban(request.beneficiaryBankCode, request.beneficiaryAccountNumber)) throw fieldError('beneficiaryAccountNumber', 'is not a valid NUBAN at that bank')
+  if (request.callbackUrl !== undefined) await assertCallbackUrlAllowed(request.callbackUrl, caller.partner.environment, allowLoopbackCallbacks)
+}
+
+/**
+ * Records the transfer and holds its amount on the float, with its submit job, in one
+ * transaction; idempotent on clientReference per partner (same body: the existing transfer;
+ * another body: 409). Too little float: the transfer is recorded `failed` with
+ * `insufficient_funds`, and nothing is held.
+ */
+export async function submitOutbound(deps: OutboundDeps, caller: Caller, request: SubmitRequest): Promise<{ transfer: repo.OutboundTransfer; replayed: boolean }> {
+  const partnerId = caller.partner.id
+  const hash = requestHash(request)
+  const known = await repo.selectByReference(deps.pool, partnerId, request.clientReference)
+  if (known) return replay(known, hash)
+  await assertSubmittable(caller, request, deps.allowLoopbackCallbacks)
+  const provider = await getProvider(deps.pool, DEFAULT_PROVIDER)
+  requireCapability(provider, 'bankPayout')
+  const id = uuidv7()
+  const brrBearing = caller.partner.customerClass === 'government' || caller.partner.customerClass === 'corporate'
+  const deadlineMs = deps.settings?.requeryDeadlineMs ?? REQUERY_DEADLINE_MS_DEFAULT
+  return withTransaction(deps.pool, async (tx) => {
+    const inserted = await repo.insertTransfer(tx, {
+      id,
+      partnerId,
+      clientReference: request.clientReference,
+      requestHash: hash,
+      consumerId: request.consumerId ?? null,
+      provider: provider.name,
+      brr: brrBearing ? generateBrr() : null,
+      beneficiaryAccountNumber: request.beneficiaryAccountNumber,
+      beneficiaryBankCode: request.beneficiaryBankCode,
+      beneficiaryAccountName: request.beneficiaryAccountName,
+      amountKobo: request.amountKobo,
+      currency: request.currency,
+      narration: request.narration ?? null,
+      callbackUrl: request.callbackUrl ?? null,
+      creatorMetadata: { partnerId, credentialId: caller.credentialId, requestId: caller.requestId ?? null },
+      holdTransferId: derivedId(id, 'hold'),
+      requeryDeadlineAt: new Date(Date.now() + deadlineMs),
+    })
+    // A concurrent submit with this clientReference committed first (the insert waited for it).
+    if (!inserted) return replay((await repo.selectByReference(tx, partnerId, request.clientReference))!, hash)
+    const [hold] = await createTransfers(tx, [await holdTransfer(tx, inserted)])
+    if (hold!.result === 'exceeds_credits') {
+      await repo.clearHold(tx, id)
+      const failed = await repo.transition(tx, id, 'failed', {
+        failureReason: { code: 'insufficient_funds', message: `The float's available balance is less than ${request.amountKobo} kobo; nothing was held` },
+      })
+      await emit(tx, failed!)
+      return { transfer: failed!, replayed: false }
+    }
+    if (hold!.result !== 'ok') throw new Error(`outbound hold ${inserted.holdTransferId}: ${hold!.result}`)
+    await addJob(tx, SUBMIT_TASK, { id })
+    return { transfer: inserted, replayed: false }
+  })
+}
+
+function replay(known: repo.OutboundTransfer, hash: string): { transfer: repo.OutboundTransfer; replayed: boolean } {
+  if (known.requestHash !== hash) {
+    throw new RailError('idempotency_conflict', `clientReference ${known.clientReference} was already used with a different request`, { transferId: known.id })
+  }
+  return { transfer: known, replayed: true }
+}
+
+async function holdTransfer(db: Queryable, transfer: repo.OutboundTransfer): Promise<TransferInput> {
+  return {
+    id: transfer.holdTransferId!,
+    phase: 'pending',
+    debitAccountId: await ensurePartnerAccount(db, transfer.partnerId, FLOAT_CURRENCY, 'float'),
+    creditAccountId: await ensurePartnerAccount(db, transfer.partnerId, FLOAT_CURRENCY, 'provider_settlement'),
+    amountKobo: transfer.amountKobo,
+    currency: transfer.currency,
+    code: 'outbound_transfer',
+    sourceType: 'outbound_transfer',
+    sourceId: transfer.id,
+  }
+}
+
+/** The callback of a state the partner hears about: terminal states, and unknown. */
+async function emit(tx: Queryable, transfer: repo.OutboundTransfer): Promise<void> {
+  const type = transfer.state === 'confirmed' ? 'transfer.confirmed' : transfer.state === 'failed' ? 'transfer.failed' : transfer.state === 'unknown' ? 'transfer.unknown' : undefined
+  if (!type) return
+  await recordEvent(tx, { partnerId: transfer.partnerId, type, objectType: 'outbound_transfer', objectId: transfer.id, data: toOutboundJson(transfer), callbackUrl: transfer.callbackUrl })
+}
+
+/** The submit job: name enquiry where the provider checks names, then the payout. */
+export async function processSubmit(deps: OutboundDeps, id: string): Promise<void> {
+  const transfer = await repo.selectTransfer(deps.pool, id)
+  if (!transfer || transfer.state !== 'pending') return
+  const provider = await getProvider(deps.pool, transfer.provider)
+  const adapter = deps.providers.adapterFor(provider)
+  let settlementAccountName: string | undefined
+  if (provider.capabilities.nameCheck) {
+    const enquiry = await adapter.nameEnquiry({ bankCode: transfer.beneficiaryBankCode, accountNumber: transfer.beneficiaryAccountNumber })
+    if (enquiry.outcome === 'failed') {
+      await finish(deps.pool, transfer, 'failed', {
+        providerResponseCode: enquiry.responseCode,
+        providerResponseMessage: enquiry.responseMessage,
+        failureReason: { code: 'name_enquiry_failed', message: enquiry.responseMessage, providerResponseCode: enquiry.responseCode },
+      })
+      return
+    }
+    if (enquiry.outcome !== 'successful') {
+      // Nothing was sent: ask again later, and give up (failed: no money left) at the deadline.
+      await retrySubmitOrFail(deps, transfer, enquiry.outcome === 'unknown' ? enquiry.error : enquiry.responseMessage)
+      return
+    }
+    settlementAccountName = enquiry.value.accountName
+  }
+  const result = await adapter.payout({
+    reference: transfer.id,
+    amountKobo: transfer.amountKobo,
+    destinationBankCode: transfer.beneficiaryBankCode,
+    destinationAccountNumber: transfer.beneficiaryAccountNumber,
+    narration: provider.capabilities.narration ? (transfer.narration ?? undefined) : undefined,
+  })
+  await applyProviderResult(deps, transfer, result, settlementAccountName)
+}
+
+async function retrySubmitOrFail(deps: OutboundDeps, transfer: repo.OutboundTransfer, reason: string): Promise<void> {
+  if (Date.now() >= transfer.requeryDeadlineAt.getTime()) {
+    await finish(deps.pool, transfer, 'failed', { failureReason: { code: 'provider_unavailable', message: `Name enquiry gave no answer before the deadline: ${reason}` } })
+    return
+  }
+  await addJob(deps.pool, SUBMIT_TASK, { id: transfer.id }, { runAt: new Date(Date.now() + firstDelayMs(deps)) })
+}
+
+/** The requery job (and `rail outbound requery`): what happened to the payout. */
+export async function requeryOutbound(deps: OutboundDeps, id: string): Promise<repo.OutboundTransfer | undefined> {
+  const transfer = await repo.selectTransfer(deps.pool, id)
+  if (!transfer || isTerminal(transfer.state)) return transfer
+  const adapter = deps.providers.adapterFor(await getProvider(deps.pool, transfer.provider))
+  await applyProviderResult(deps, transfer, await adapter.requery(transfer.id))
+  return repo.selectTransfer(deps.pool, id)
+}
+
+async function applyProviderResult(deps: OutboundDeps, transfer: repo.OutboundTransfer, result: ProviderResult<null>, settlementAccountName?: string): Promise<void> {
+  if (result.outcome === 'unknown') return scheduleRequery(deps, transfer)
+  const answer: repo.ProviderAnswer = {
+    providerSessionId: result.providerReference,
+    providerResponseCode: result.responseCode,
+    providerResponseMessage: result.responseMessage,
+    settlementAccountName: settlementAccountName ?? null,
+    rail: { scheme: 'NIP', destinationBankCode: transfer.beneficiaryBankCode },
+  }
+  if (result.outcome === 'successful') return finish(deps.pool, transfer, 'confirmed', answer)
+  if (result.outcome === 'failed') {
+    // 25: the bank has no record — the payout never arrived; sending it again is safe (same reference).
+    if (result.responseCode === '25' && transfer.state === 'pending') {
+      await addJob(deps.pool, SUBMIT_TASK, { id: transfer.id })
+      return
+    }
+    return finish(deps.pool, transfer, 'failed', {
+      ...answer,
+      failureReason: { code: 'provider_declined', message: result.responseMessage, providerResponseCode: result.responseCode },
+    })
+  }
+  // In progress (09): the provider has it.
+  if (transfer.state === 'pending') {
+    await withTransaction(deps.pool, async (tx) => {
+      const submitted = await repo.transition(tx, transfer.id, 'submitted', answer)
+      if (submitted) await addJob(tx, REQUERY_TASK, { id: transfer.id }, { runAt: new Date(Date.now() + firstDelayMs(deps)), jobKey: requeryJobKey(transfer.id) })
+    })
+    return
+  }
+  return scheduleRequery(deps, transfer)
+}
+
+function firstDelayMs(deps: OutboundDeps): number {
+  return deps.settings?.requeryFirstDelayMs ?? REQUERY_FIRST_DELAY_MS_DEFAULT
+}
+
+export function requeryJobKey(id: string): string {
+  return `outbound_requery:${id}`
+}
+
+/** The next requery on the doubling schedule, or at the deadline the transfer becomes unknown. */
+async function scheduleRequery(deps: OutboundDeps, transfer: repo.OutboundTransfer): Promise<void> {
+  if (transfer.state === 'unknown') return // past its deadline: only an explicit requery asks again
+  const attempts = await repo.countRequery(deps.pool, transfer.id)
+  const remainingMs = transfer.requeryDeadlineAt.getTime() - Date.now()
+  if (remainingMs <= 0) {
+    await withTransaction(deps.pool, async (tx) => {
+      const unknown = await repo.transition(tx, transfer.id, 'unknown')
+      if (unknown) await emit(tx, unknown)
+    })
+    return
+  }
+  const delayMs = Math.min(firstDelayMs(deps) * 2 ** Math.min(attempts - 1, 30), remainingMs)
+  await addJob(deps.pool, REQUERY_TASK, { id: transfer.id }, { runAt: new Date(Date.now() + delayMs), jobKey: requeryJobKey(transfer.id) })
+}
+
+/** A final answer: the state, the hold posted (confirmed) or voided (failed), and the callback, in one transaction. */
+async function finish(pool: Pool, transfer: repo.OutboundTransfer, state: 'confirmed' | 'failed', answer: repo.ProviderAnswer): Promise<void> {
+  await withTransaction(pool, async (tx) => {
+    const changed = await repo.transition(tx, transfer.id, state, answer)
+    if (!changed) return // a late or duplicate answer: decided already
+    if (changed.holdTransferId) {
+      const resolution: TransferInput =
+        state === 'confirmed'
+          ? { id: derivedId(transfer.id, 'post'), phase: 'post', pendingId: changed.holdTransferId, code: 'outbound_transfer', sourceType: 'outbound_transfer', sourceId: transfer.id }
+          : { id: derivedId(transfer.id, 'void'), phase: 'void', pendingId: changed.holdTransferId, code: 'outbound_transfer', sourceType: 'outbound_transfer', sourceId: transfer.id }
+      const [outcome] = await createTransfers(tx, [resolution])
+      if (outcome!.result !== 'ok' && outcome!.result !== 'exists') throw new Error(`outbound ${state} ${transfer.id}: ${outcome!.result}`)
+    }
+    await emit(tx, changed)
+  })
+}
+
+export interface SimulationRequest {
+  transferId?: string
+  clientReference?: string
+  outcome: 'confirmed' | 'failed'
+}
+
+/**
+ * The sandbox settlement simulator: registers the outcome at the sandbox bank for the caller's
+ * own transfer in `submitted`, and requeries at once, so that the transfer resolves through the
+ * real requery, transition and callback path.
+ */
+export async function simulateSettlement(deps: OutboundDeps, partner: Partner, request: SimulationRequest) {
+  if ((request.transferId === undefined) === (request.clientReference === undefined)) {
+    throw new RailError('validation_error', 'give exactly one of transferId and clientReference', { fields: [{ field: 'transferId', message: 'or clientReference, exactly one' }] })
+  }
+  const transfer =
+    request.transferId !== undefined ? await repo.selectPartnerTransfer(deps.pool, partner.id, request.transferId) : await repo.selectByReference(deps.pool, partner.id, request.clientReference!)
+  if (!transfer) throw notFound('Outbound transfer')
+  assertSubmitted(transfer.state, transfer.id)
+  const adapter = deps.providers.adapterFor(await getProvider(deps.pool, transfer.provider))
+  const { registered } = await adapter.registerPayoutOutcome(transfer.id, request.outcome)
+  if (!registered) assertSubmitted('pending', transfer.id) // the bank has it no longer in progress
+  await addJob(deps.pool, REQUERY_TASK, { id: transfer.id }, { jobKey: requeryJobKey(transfer.id) })
+  return {
+    transferId: transfer.id,
+    clientReference: transfer.clientReference,
+    registeredOutcome: request.outcome,
+    message: `Outcome ${request.outcome} registered; the transfer resolves through requery and its signed callback follows within seconds`,
+  }
+}
+
+function assertSubmitted(state: OutboundState, id: string): void {
+  if (state !== 'submitted') throw new RailError('invalid_state', `Outbound transfer ${id} is ${state}; only a submitted transfer can be settled`, { state })
+}
+
+export async function getOutbound(pool: Pool, partnerId: string, id: string): Promise<repo.OutboundTransfer> {
+  const transfer = await repo.selectPartnerTransfer(pool, partnerId, id)
+  if (!transfer) throw notFound('Outbound transfer')
+  return transfer
+}
+
+export const OUTBOUND_PAGE_MAX = 100
+
+export async function listOutbound(pool: Pool, filter: Omit<repo.ListFilter, 'beforeId'> & { cursor?: string }) {
+  const rows = await repo.selectTransfers(pool, { ...filter, beforeId: filter.cursor, limit: filter.limit + 1 })
+  const page = rows.slice(0, filter.limit)
+  return { transfers: page, nextCursor: rows.length > filter.limit ? page[page.length - 1]!.id : null }
+}

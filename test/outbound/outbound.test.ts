@@ -1,0 +1,225 @@
+// Outbound transfers end to end over HTTP, with real workers, the sandbox bank over HTTP and a
+// real callback receiver: confirmed, failed and unknown paths, the float hold, idempotency, the
+// simulator's rules, and bad input.
+import { randomUUID } from 'node:crypto'
+import type { Runner } from 'graphile-worker'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startBackgroundWorkers } from '../../src/app.ts'
+import { verifyRailSignature, type RailClient } from '../../src/client/index.ts'
+import { isValidBrr } from '../../src/nip/brr.ts'
+import { nuban } from '../../src/nip/nuban.ts'
+import { startTestApp, type TestApp } from '../support/app.ts'
+import { expectLedgerVerified } from '../support/ledger.ts'
+import { startReceiver, type Receiver } from '../support/receiver.ts'
+import { waitFor } from '../support/wait.ts'
+
+const SECRET = 'outbound-test-secret'
+const DEADLINE_MS = 3_000
+let app: TestApp
+let runner: Runner
+let hook: Receiver
+
+beforeAll(async () => {
+  app = await startTestApp({ sandboxBankSecret: SECRET, outbound: { requeryFirstDelayMs: 200, requeryDeadlineMs: DEADLINE_MS } })
+  hook = await startReceiver()
+  runner = await startBackgroundWorkers({
+    pool: app.db.pool,
+    masterKey: app.masterKey,
+    concurrency: 8,
+    providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET },
+    events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
+    outbound: { requeryFirstDelayMs: 200, requeryDeadlineMs: DEADLINE_MS },
+  })
+})
+afterAll(async () => {
+  await runner?.stop()
+  await hook?.close()
+  await expectLedgerVerified(app.db.pool)
+  await app?.close()
+})
+
+interface OutboundJson {
+  id: string
+  clientReference: string
+  state: string
+  brr: string | null
+  providerSessionId: string | null
+  providerResponseCode: string | null
+  failureReason: { code: string; message: string; providerResponseCode?: string } | null
+  settlementAccountName: string | null
+  amountKobo: number
+  terminalAt: string | null
+  creatorMetadata: Record<string, unknown>
+}
+
+const BENEFICIARY = { beneficiaryAccountNumber: nuban('058', '123456789'), beneficiaryBankCode: '058', beneficiaryAccountName: 'Ada Obi', currency: 'NGN' }
+
+async function fundedPartner(floatKobo = 1_000_000, overrides: Record<string, unknown> = {}) {
+  const partner = await app.newPartner({ callbackUrl: hook.url, ...overrides })
+  expect((await partner.client.post('/api/v1/rail/sandbox/fund-float', { amountKobo: floatKobo })).status).toBe(200)
+  return partner
+}
+
+const float = async (client: RailClient) => (await client.get<{ availableBalanceKobo: number; bookedBalanceKobo: number }>('/api/v1/rail/float')).body
+const read = async (client: RailClient, id: string) => (await client.get<OutboundJson>(`/api/v1/rail/outbound/${id}`)).body
+
+async function submitted(client: RailClient, amountKobo = 100_000, extra: Record<string, unknown> = {}): Promise<OutboundJson> {
+  const response = await client.post<OutboundJson>('/api/v1/rail/outbound', { clientReference: randomUUID(), amountKobo, ...BENEFICIARY, ...extra })
+  expect(response.status).toBe(202)
+  expect(response.body.state).toBe('pending')
+  await waitFor(async () => (await read(client, response.body.id)).state === 'submitted', 10_000, 'submitted')
+  return read(client, response.body.id)
+}
+
+function callbacksFor(id: string) {
+  return hook.requests.filter((r) => JSON.parse(r.rawBody).data?.id === id)
+}
+
+describe('POST /api/v1/rail/outbound', () => {
+  it('confirmed: holds the amount, the simulator settles it, the hold posts and a signed callback arrives', async () => {
+    const { credentials, client } = await fundedPartner()
+    const transfer = await submitted(client)
+    expect(transfer.providerSessionId).toMatch(/^\d{30}$/)
+    expect(transfer.providerResponseCode).toBe('09')
+    expect(transfer.settlementAccountName).toEqual(expect.any(String))
+    expect(transfer.creatorMetadata).toEqual(expect.objectContaining({ partnerId: credentials.partnerId, credentialId: expect.any(String) }))
+    expect(await float(client)).toEqual(expect.objectContaining({ availableBalanceKobo: 900_000, bookedBalanceKobo: 1_000_000 }))
+
+    const simulated = await client.post<{ transferId: string; registeredOutcome: string; clientReference: string; message: string }>(
+      '/api/v1/rail/sandbox/simulate-outbound-settlement',
+      { transferId: transfer.id, outcome: 'confirmed' },
+    )
+    expect(simulated.status).toBe(200)
+    expect(simulated.body).toEqual(expect.objectContaining({ transferId: transfer.id, clientReference: transfer.clientReference, registeredOutcome: 'confirmed' }))
+
+    await waitFor(async () => callbacksFor(transfer.id).length === 1, 15_000, 'transfer.confirmed callback')
+    const [callback] = callbacksFor(transfer.id)
+    expect(verifyRailSignature(callback!.rawBody, callback!.headers['x-rail-signature'] as string, credentials.callbackSigningSecret)).toBe(true)
+    const body = JSON.parse(callback!.rawBody)
+    expect(body.event).toBe('transfer.confirmed')
+    expect(body.data).toEqual(expect.objectContaining({ id: transfer.id, state: 'confirmed', terminalAt: expect.any(String) }))
+    expect((await read(client, transfer.id)).state).toBe('confirmed')
+    expect(await float(client)).toEqual(expect.objectContaining({ availableBalanceKobo: 900_000, bookedBalanceKobo: 900_000 }))
+
+    // The bank paid it once, from its settlement pool.
+    const bank = await app.db.pool.query(`SELECT response_code FROM sandbox_bank.transfers WHERE reference = $1 AND kind = 'payout'`, [transfer.id])
+    expect(bank.rows).toEqual([{ response_code: '00' }])
+  })
+
+  it('failed: the hold is voided, the float restored, transfer.failed delivered; a second registration before resolution replaces the first', async () => {
+    const { client } = await fundedPartner()
+    const transfer = await submitted(client)
+    // Replace a registered outcome before the requery settles it: the pipeline is stopped meanwhile.
+    await runner.stop()
+    expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: transfer.id, outcome: 'confirmed' })).status).toBe(200)
+    expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { clientReference: transfer.clientReference, outcome: 'failed' })).status).toBe(200)
+    runner = await startBackgroundWorkers({
+      pool: app.db.pool,
+      masterKey: app.masterKey,
+      concurrency: 8,
+      providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET },
+      events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
+      outbound: { requeryFirstDelayMs: 200, requeryDeadlineMs: DEADLINE_MS },
+    })
+    await waitFor(async () => callbacksFor(transfer.id).length === 1, 15_000, 'transfer.failed callback')
+    const final = await read(client, transfer.id)
+    expect(final.state).toBe('failed')
+    expect(final.failureReason).toEqual({ code: 'provider_declined', message: expect.any(String), providerResponseCode: '05' })
+    expect(JSON.parse(callbacksFor(transfer.id)[0]!.rawBody).event).toBe('transfer.failed')
+    expect(await float(client)).toEqual(expect.objectContaining({ availableBalanceKobo: 1_000_000, bookedBalanceKobo: 1_000_000 }))
+  })
+
+  it('unknown: with nothing registered the schedule runs out, the hold stays, transfer.unknown is delivered', async () => {
+    const { client } = await fundedPartner()
+    const transfer = await submitted(client)
+    await waitFor(async () => (await read(client, transfer.id)).state === 'unknown', 15_000, 'unknown')
+    await waitFor(async () => callbacksFor(transfer.id).length === 1, 10_000, 'transfer.unknown callback')
+    expect(JSON.parse(callbacksFor(transfer.id)[0]!.rawBody).event).toBe('transfer.unknown')
+    expect(await float(client)).toEqual(expect.objectContaining({ availableBalanceKobo: 900_000, bookedBalanceKobo: 1_000_000 }))
+    // Unknown is not submitted: the simulator refuses it.
+    const refused = await client.post<{ error: string; details: { state: string } }>('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: transfer.id, outcome: 'confirmed' })
+    expect(refused.status).toBe(409)
+    expect(refused.body.details.state).toBe('unknown')
+  })
+
+  it('too little float: 202 with state failed and insufficient_funds, nothing held', async () => {
+    const { client } = await fundedPartner(50_000)
+    const response = await client.post<OutboundJson>('/api/v1/rail/outbound', { clientReference: randomUUID(), amountKobo: 60_000, ...BENEFICIARY })
+    expect(response.status).toBe(202)
+    expect(response.body.state).toBe('failed')
+    expect(response.body.failureReason?.code).toBe('insufficient_funds')
+    expect(response.body.terminalAt).toEqual(expect.any(String))
+    expect(await float(client)).toEqual(expect.objectContaining({ availableBalanceKobo: 50_000, bookedBalanceKobo: 50_000 }))
+  })
+
+  it('30 concurrent submits with one clientReference make one transfer; another body is 409', async () => {
+    const { credentials, client } = await fundedPartner()
+    const body = { clientReference: randomUUID(), amountKobo: 10_000, ...BENEFICIARY }
+    const responses = await Promise.all(Array.from({ length: 30 }, () => client.post<OutboundJson>('/api/v1/rail/outbound', body)))
+    expect(responses.every((r) => r.status === 202)).toBe(true)
+    expect(new Set(responses.map((r) => r.body.id)).size).toBe(1)
+    expect(responses.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(29)
+    const { rows } = await app.db.pool.query(`SELECT count(*)::int AS n FROM outbound_transfers WHERE partner_id = $1`, [credentials.partnerId])
+    expect(rows[0].n).toBe(1)
+    const conflict = await client.post<{ error: string }>('/api/v1/rail/outbound', { ...body, amountKobo: 10_001 })
+    expect(conflict.status).toBe(409)
+    expect(conflict.body.error).toBe('idempotency_conflict')
+  })
+
+  it('gives government and corporate partners a BRR, and fintechs none', async () => {
+    const government = await fundedPartner(1_000_000, { customerClass: 'government' })
+    const response = await government.client.post<OutboundJson>('/api/v1/rail/outbound', { clientReference: randomUUID(), amountKobo: 1_000, ...BENEFICIARY })
+    expect(isValidBrr(response.body.brr!)).toBe(true)
+    const fintech = await fundedPartner()
+    expect((await fintech.client.post<OutboundJson>('/api/v1/rail/outbound', { clientReference: randomUUID(), amountKobo: 1_000, ...BENEFICIARY })).body.brr).toBeNull()
+  })
+
+  it.each([
+    ['missing clientReference', { amountKobo: 100, ...BENEFICIARY }, 422],
+    ['a zero amount', { clientReference: 'r', amountKobo: 0, ...BENEFICIARY }, 422],
+    ['a fractional amount', { clientReference: 'r', amountKobo: 10.5, ...BENEFICIARY }, 422],
+    ['an amount as a string', { clientReference: 'r', amountKobo: '100', ...BENEFICIARY }, 422],
+    ['an unknown field', { clientReference: 'r', amountKobo: 100, ...BENEFICIARY, fee: 1 }, 422],
+    ['an invalid NUBAN', { clientReference: 'r', amountKobo: 100, ...BENEFICIARY, beneficiaryAccountNumber: '1234567890' }, 422],
+    ['an unknown bank', { clientReference: 'r', amountKobo: 100, ...BENEFICIARY, beneficiaryBankCode: '999' }, 422],
+    ['another currency', { clientReference: 'r', amountKobo: 100, ...BENEFICIARY, currency: 'USD' }, 422],
+    ['an oversize narration', { clientReference: 'r', amountKobo: 100, ...BENEFICIARY, narration: 'n'.repeat(101) }, 422],
+    ['a private callback URL', { clientReference: 'r', amountKobo: 100, ...BENEFICIARY, callbackUrl: 'http://10.0.0.1/x' }, 422],
+  ])('refuses %s, and records nothing', async (_what, body, status) => {
+    const { credentials, client } = await fundedPartner()
+    expect((await client.post('/api/v1/rail/outbound', body)).status).toBe(status)
+    const { rows } = await app.db.pool.query(`SELECT count(*)::int AS n FROM outbound_transfers WHERE partner_id = $1`, [credentials.partnerId])
+    expect(rows[0].n).toBe(0)
+  })
+})
+
+describe('reads and the simulator', () => {
+  it("reads by id and by clientReference, lists newest first; another partner's transfer is 404", async () => {
+    const { client } = await fundedPartner()
+    const first = (await client.post<OutboundJson>('/api/v1/rail/outbound', { clientReference: 'read-1', amountKobo: 1_000, ...BENEFICIARY })).body
+    const second = (await client.post<OutboundJson>('/api/v1/rail/outbound', { clientReference: 'read-2', amountKobo: 1_000, ...BENEFICIARY })).body
+    expect((await read(client, first.id)).clientReference).toBe('read-1')
+    const byReference = await client.get<{ data: OutboundJson[] }>('/api/v1/rail/outbound?clientReference=read-2')
+    expect(byReference.body.data.map((t) => t.id)).toEqual([second.id])
+    const list = await client.get<{ data: OutboundJson[]; nextCursor: string | null }>('/api/v1/rail/outbound?limit=1')
+    expect(list.body.data.map((t) => t.id)).toEqual([second.id])
+    const next = await client.get<{ data: OutboundJson[] }>(`/api/v1/rail/outbound?limit=1&cursor=${list.body.nextCursor}`)
+    expect(next.body.data.map((t) => t.id)).toEqual([first.id])
+
+    const other = await fundedPartner()
+    expect((await other.client.get(`/api/v1/rail/outbound/${first.id}`)).status).toBe(404)
+    expect((await other.client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: first.id, outcome: 'confirmed' })).status).toBe(404)
+    expect((await client.get('/api/v1/rail/outbound/not-a-uuid')).status).toBe(422)
+    expect((await client.get('/api/v1/rail/outbound?colour=red')).status).toBe(422)
+  })
+
+  it('the simulator needs exactly one target and a known outcome, and is 404 for live partners', async () => {
+    const { client } = await fundedPartner()
+    const transfer = await submitted(client, 1_000)
+    expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { outcome: 'confirmed' })).status).toBe(422)
+    expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: transfer.id, clientReference: transfer.clientReference, outcome: 'confirmed' })).status).toBe(422)
+    expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: transfer.id, outcome: 'maybe' })).status).toBe(422)
+    const live = await app.newPartner({ environment: 'live' })
+    expect((await live.client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: transfer.id, outcome: 'confirmed' })).status).toBe(404)
+  })
+})
