@@ -4,6 +4,28 @@ CREATE SEQUENCE sandbox_bank.account_serial START 1000 INCREMENT 1;
 
 CREATE SEQUENCE sandbox_bank.session_sequence START 1 INCREMENT 1;
 
+CREATE TABLE counterparties (
+  id uuid NOT NULL,
+  partner_id uuid NOT NULL,
+  bank_code text NOT NULL,
+  account_number text NOT NULL,
+  account_name text NOT NULL,
+  verified_account_name text,
+  name text NOT NULL,
+  archived boolean NOT NULL DEFAULT false,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  last_used_at timestamp with time zone,
+  CONSTRAINT counterparties_account_name_check CHECK (((length(account_name) >= 1) AND (length(account_name) <= 100))),
+  CONSTRAINT counterparties_account_number_check CHECK ((account_number ~ '^[0-9]{10}$'::text)),
+  CONSTRAINT counterparties_bank_code_check CHECK ((bank_code ~ '^[0-9]{3,6}$'::text)),
+  CONSTRAINT counterparties_name_check CHECK (((length(name) >= 1) AND (length(name) <= 100))),
+  CONSTRAINT counterparties_one_per_account UNIQUE (partner_id, bank_code, account_number),
+  CONSTRAINT counterparties_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT counterparties_pkey PRIMARY KEY (id),
+  CONSTRAINT counterparties_verified_account_name_check CHECK ((length(verified_account_name) <= 100))
+);
+
 CREATE TABLE disabled_callback_urls (
   partner_id uuid NOT NULL,
   url text NOT NULL,
@@ -395,6 +417,8 @@ CREATE TABLE sandbox_bank.transfers (
   CONSTRAINT transfers_response_code_check CHECK ((response_code ~ '^[0-9]{2}$'::text)),
   CONSTRAINT transfers_session_id_check CHECK ((session_id ~ '^[0-9]{30}$'::text))
 );
+
+CREATE INDEX counterparties_by_partner ON public.counterparties USING btree (partner_id, id DESC);
 
 CREATE INDEX event_deliveries_event ON public.event_deliveries USING btree (event_id, seq);
 

@@ -8,6 +8,7 @@ import type { DeliverySettings } from './events/delivery.ts'
 import { EVENTS_CRONTAB, eventTasks } from './events/jobs.ts'
 import { registerEventRoutes } from './events/routes.ts'
 import { LEDGER_CRONTAB, ledgerTasks } from './ledger/jobs.ts'
+import { registerCounterpartyRoutes } from './counterparties/routes.ts'
 import { registerFloatRoutes } from './outbound-transfers/float-routes.ts'
 import { outboundTasks } from './outbound-transfers/jobs.ts'
 import { registerOutboundRoutes } from './outbound-transfers/routes.ts'
@@ -55,6 +56,7 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   registerPartnerRoutes(app, { pool: deps.pool, allowLoopbackCallbacks })
   registerEventRoutes(app, { pool: deps.pool })
   registerFloatRoutes(app, { pool: deps.pool })
+  registerCounterpartyRoutes(app, { pool: deps.pool })
   const providers = new ProviderRegistry(deps.pool, deps.providers)
   registerOutboundRoutes(app, { pool: deps.pool, providers, allowLoopbackCallbacks, settings: deps.outbound })
   registerWalletRoutes(app, { pool: deps.pool, providers })

@@ -1,8 +1,8 @@
-// The `rail` command: serve | api | worker | migrate | partner … | provider … | ledger … | sandbox … | schema-dump.
+// The `rail` command: serve | api | worker | migrate | partner … | provider … | ledger … | sandbox … | outbound … | schema-dump.
 // Failures print one line (`rail: <reason>`) and exit non-zero; stack traces only with DEBUG=rail.
 import { Command, Option } from 'commander'
 import { registerLedgerCommands } from './ledger/cli.ts'
-import { registerSandboxCommands } from './outbound-transfers/cli.ts'
+import { registerOutboundCommands, registerSandboxCommands } from './outbound-transfers/cli.ts'
 import { registerPartnerCommands } from './partners/cli.ts'
 import { registerProviderCommands } from './providers/cli.ts'
 import { ConfigError, loadConfig } from './platform/config.ts'
@@ -54,6 +54,7 @@ registerPartnerCommands(program, withDatabase)
 registerLedgerCommands(program, withDatabase)
 registerProviderCommands(program, withDatabase)
 registerSandboxCommands(program, withDatabase)
+registerOutboundCommands(program, withDatabase)
 
 /**
  * Runs a command against the database: DATABASE_URL, else the running `rail serve`'s embedded

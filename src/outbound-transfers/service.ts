@@ -5,6 +5,7 @@
 // failed voids it — or the deadline (unknown: the hold stays until a later requery decides).
 // Every change of state is checked against the transition table in SQL, and each terminal or
 // unknown state emits its callback through the events module, in the same transaction.
+import { recordPayoutTo, recordVerifiedName } from '../counterparties/service.ts'
 import { assertCallbackUrlAllowed, recordEvent } from '../events/service.ts'
 import { createTransfers, derivedId, ensurePartnerAccount, type TransferInput } from '../ledger/service.ts'
 import { findBank } from '../nip/banks.ts'
@@ -150,6 +151,7 @@ export async function submitOutbound(deps: OutboundDeps, caller: Caller, request
       return { transfer: failed!, replayed: false }
     }
     if (hold!.result !== 'ok') throw new Error(`outbound hold ${inserted.holdTransferId}: ${hold!.result}`)
+    await recordPayoutTo(tx, partnerId, { bankCode: request.beneficiaryBankCode, accountNumber: request.beneficiaryAccountNumber, accountName: request.beneficiaryAccountName })
     await addJob(tx, SUBMIT_TASK, { id })
     return { transfer: inserted, replayed: false }
   })
@@ -206,6 +208,7 @@ export async function processSubmit(deps: OutboundDeps, id: string): Promise<voi
       return
     }
     settlementAccountName = enquiry.value.accountName
+    await recordVerifiedName(deps.pool, transfer.partnerId, transfer.beneficiaryBankCode, transfer.beneficiaryAccountNumber, settlementAccountName)
   }
   const result = await adapter.payout({
     reference: transfer.id,

@@ -171,6 +171,12 @@ export function findRunningEmbeddedDatabase(dataDir: string): string | undefined
 }
 
 /** Records the API address in the runtime file so that other commands can say where Rail runs. */
+/** The API address of the `rail serve` that owns the data directory, when one runs. */
+export function runningApiUrl(dataDir: string): string | undefined {
+  const owner = readRuntimeFile(dataDir)
+  return owner && isProcessAlive(owner.pid) ? owner.apiUrl : undefined
+}
+
 export function recordApiUrl(dataDir: string, apiUrl: string): void {
   const owner = readRuntimeFile(dataDir)
   if (owner && owner.pid === process.pid) writeRuntimeFile(dataDir, { ...owner, apiUrl })

@@ -8,7 +8,9 @@ import { startBackgroundWorkers } from '../../src/app.ts'
 import { verifyRailSignature, type RailClient } from '../../src/client/index.ts'
 import { isValidBrr } from '../../src/nip/brr.ts'
 import { nuban } from '../../src/nip/nuban.ts'
+import { SandboxBank } from '../../src/sandbox-bank/service.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
+import { runRail } from '../support/cli.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { startReceiver, type Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
@@ -140,6 +142,17 @@ describe('POST /api/v1/rail/outbound', () => {
     const refused = await client.post<{ error: string; details: { state: string } }>('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: transfer.id, outcome: 'confirmed' })
     expect(refused.status).toBe(409)
     expect(refused.body.details.state).toBe('unknown')
+
+    // Later the bank's answer is final, and an operator's `rail outbound requery` resolves it: the hold posts once.
+    expect(await new SandboxBank(app.db.pool).registerOutcome(transfer.id, 'confirmed')).toBe(true)
+    const requeried = await runRail(['outbound', 'requery', transfer.id], { DATABASE_URL: app.db.url, SANDBOX_BANK_URL: app.baseUrl, SANDBOX_BANK_SECRET: SECRET })
+    expect(requeried.code).toBe(0)
+    expect(JSON.parse(requeried.stdout).state).toBe('confirmed')
+    expect(await float(client)).toEqual(expect.objectContaining({ availableBalanceKobo: 900_000, bookedBalanceKobo: 900_000 }))
+    await waitFor(async () => callbacksFor(transfer.id).length === 2, 10_000, 'transfer.confirmed callback')
+    expect(JSON.parse(callbacksFor(transfer.id)[1]!.rawBody).event).toBe('transfer.confirmed')
+    const again = await runRail(['outbound', 'requery', transfer.id], { DATABASE_URL: app.db.url, SANDBOX_BANK_URL: app.baseUrl, SANDBOX_BANK_SECRET: SECRET })
+    expect(JSON.parse(again.stdout).state).toBe('confirmed')
   })
 
   it('too little float: 202 with state failed and insufficient_funds, nothing held', async () => {

@@ -1,0 +1,108 @@
+// Counterparty routes: create, list, read, and PATCH (rename, archive) — seed 001 and DESIGN §10.
+import { Type } from '@sinclair/typebox'
+import { findBank } from '../nip/banks.ts'
+import { callerOf } from '../partners/auth.ts'
+import type { Pool } from '../platform/db.ts'
+import type { HttpServer } from '../platform/http.ts'
+import { closedObject, errorResponses } from '../platform/schemas.ts'
+import { COUNTERPARTIES_PAGE_MAX, createCounterparty, getCounterparty, listCounterparties, updateCounterparty, type Counterparty } from './service.ts'
+
+const CounterpartySchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  partnerId: Type.String({ format: 'uuid' }),
+  name: Type.String({ description: "The partner's label (the account name unless renamed)" }),
+  accountNumber: Type.String(),
+  bankCode: Type.String(),
+  bankName: Type.Union([Type.String(), Type.Null()]),
+  accountName: Type.String({ description: 'The name given for the account at its first use' }),
+  verifiedAccountName: Type.Union([Type.String(), Type.Null()], { description: "The bank's name for the account (name enquiry), once a payout asked" }),
+  archived: Type.Boolean(),
+  createdAt: Type.String({ format: 'date-time' }),
+  updatedAt: Type.String({ format: 'date-time' }),
+  lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+})
+
+function toCounterpartyJson(counterparty: Counterparty) {
+  return {
+    id: counterparty.id,
+    partnerId: counterparty.partnerId,
+    name: counterparty.name,
+    accountNumber: counterparty.accountNumber,
+    bankCode: counterparty.bankCode,
+    bankName: findBank(counterparty.bankCode)?.name ?? null,
+    accountName: counterparty.accountName,
+    verifiedAccountName: counterparty.verifiedAccountName,
+    archived: counterparty.archived,
+    createdAt: counterparty.createdAt.toISOString(),
+    updatedAt: counterparty.updatedAt.toISOString(),
+    lastUsedAt: counterparty.lastUsedAt?.toISOString() ?? null,
+  }
+}
+
+const IdParams = closedObject({ id: Type.String({ format: 'uuid' }) })
+
+export function registerCounterpartyRoutes(app: HttpServer, deps: { pool: Pool }): void {
+  app.post(
+    '/api/v1/rail/counterparties',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['counterparties'],
+        summary: 'Save a beneficiary (201; the same account again answers the saved one with 200)',
+        body: closedObject({
+          accountNumber: Type.String({ pattern: '^[0-9]{10}$' }),
+          bankCode: Type.String({ pattern: '^[0-9]{3,6}$' }),
+          accountName: Type.String({ minLength: 1, maxLength: 100 }),
+          name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+        }),
+        response: { 200: CounterpartySchema, 201: CounterpartySchema, ...errorResponses() },
+      },
+    },
+    async (request, reply) => {
+      const saved = await createCounterparty(deps.pool, callerOf(request).partner.id, request.body)
+      return reply.code(saved.created ? 201 : 200).send(toCounterpartyJson(saved.counterparty))
+    },
+  )
+
+  app.get(
+    '/api/v1/rail/counterparties',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['counterparties'],
+        summary: "The caller's counterparties, newest first",
+        querystring: closedObject({
+          archived: Type.Optional(Type.Boolean()),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: COUNTERPARTIES_PAGE_MAX, default: 20 })),
+          cursor: Type.Optional(Type.String({ format: 'uuid' })),
+        }),
+        response: { 200: Type.Object({ data: Type.Array(CounterpartySchema), nextCursor: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const page = await listCounterparties(deps.pool, { partnerId: callerOf(request).partner.id, archived: request.query.archived, limit: request.query.limit ?? 20, cursor: request.query.cursor })
+      return { data: page.counterparties.map(toCounterpartyJson), nextCursor: page.nextCursor }
+    },
+  )
+
+  app.get(
+    '/api/v1/rail/counterparties/:id',
+    { config: { auth: 'signature' }, schema: { tags: ['counterparties'], summary: 'One counterparty', params: IdParams, response: { 200: CounterpartySchema, ...errorResponses() } } },
+    async (request) => toCounterpartyJson(await getCounterparty(deps.pool, callerOf(request).partner.id, request.params.id)),
+  )
+
+  app.patch(
+    '/api/v1/rail/counterparties/:id',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['counterparties'],
+        summary: 'Rename or archive a counterparty (soft state only)',
+        params: IdParams,
+        body: closedObject({ name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), archived: Type.Optional(Type.Boolean()) }, { minProperties: 1 }),
+        response: { 200: CounterpartySchema, ...errorResponses() },
+      },
+    },
+    async (request) => toCounterpartyJson(await updateCounterparty(deps.pool, callerOf(request).partner.id, request.params.id, request.body)),
+  )
+}

@@ -1,0 +1,60 @@
+// Counterparties (seed 001, DESIGN §10): saved beneficiaries. One per partner and account; made
+// on the first payout to the account (outbound transfers call recordPayoutTo) or explicitly, and
+// renamed or archived by the partner. Archiving is soft state: it does not block payouts.
+import { findBank } from '../nip/banks.ts'
+import { isValidNuban } from '../nip/nuban.ts'
+import type { Pool, Queryable } from '../platform/db.ts'
+import { notFound, RailError } from '../platform/errors.ts'
+import { uuidv7 } from '../platform/ids.ts'
+import * as repo from './repo.ts'
+
+export type { Counterparty } from './repo.ts'
+
+export interface CounterpartyAccount {
+  bankCode: string
+  accountNumber: string
+  accountName: string
+}
+
+/** The payout's account, saved as a counterparty on first use (in the payout's transaction). */
+export async function recordPayoutTo(tx: Queryable, partnerId: string, account: CounterpartyAccount): Promise<repo.Counterparty> {
+  const saved = await repo.upsertCounterparty(tx, { id: uuidv7(), partnerId, ...account, name: account.accountName }, true)
+  return saved.counterparty
+}
+
+/** The bank's name for the account, as a payout's name enquiry found it. */
+export async function recordVerifiedName(db: Queryable, partnerId: string, bankCode: string, accountNumber: string, verifiedAccountName: string): Promise<void> {
+  await repo.updateVerifiedName(db, partnerId, bankCode, accountNumber, verifiedAccountName)
+}
+
+export async function createCounterparty(pool: Pool, partnerId: string, input: CounterpartyAccount & { name?: string }): Promise<{ counterparty: repo.Counterparty; created: boolean }> {
+  if (!findBank(input.bankCode)) throw fieldError('bankCode', 'is not a bank code of a Nigerian bank')
+  if (!isValidNuban(input.bankCode, input.accountNumber)) throw fieldError('accountNumber', 'is not a valid NUBAN at that bank')
+  const { name, ...account } = input
+  return repo.upsertCounterparty(pool, { id: uuidv7(), partnerId, ...account, name: name ?? account.accountName }, false)
+}
+
+export async function getCounterparty(pool: Pool, partnerId: string, id: string): Promise<repo.Counterparty> {
+  const found = await repo.selectCounterparty(pool, partnerId, id)
+  if (!found) throw notFound('Counterparty')
+  return found
+}
+
+export const COUNTERPARTIES_PAGE_MAX = 100
+
+export async function listCounterparties(pool: Pool, filter: { partnerId: string; archived?: boolean; limit: number; cursor?: string }) {
+  const rows = await repo.selectCounterparties(pool, { partnerId: filter.partnerId, archived: filter.archived, beforeId: filter.cursor, limit: filter.limit + 1 })
+  const page = rows.slice(0, filter.limit)
+  return { counterparties: page, nextCursor: rows.length > filter.limit ? page[page.length - 1]!.id : null }
+}
+
+/** Renames or archives (soft state only); another partner's id is 404. */
+export async function updateCounterparty(pool: Pool, partnerId: string, id: string, change: { name?: string; archived?: boolean }): Promise<repo.Counterparty> {
+  const updated = await repo.updateCounterparty(pool, partnerId, id, change)
+  if (!updated) throw notFound('Counterparty')
+  return updated
+}
+
+function fieldError(field: string, message: string): RailError {
+  return new RailError('validation_error', `${field}: ${message}`, { fields: [{ field, message }] })
+}
