@@ -12,7 +12,7 @@ import { registerCounterpartyRoutes } from './counterparties/routes.ts'
 import { registerFloatRoutes } from './outbound-transfers/float-routes.ts'
 import { outboundTasks } from './outbound-transfers/jobs.ts'
 import { registerOutboundRoutes } from './outbound-transfers/routes.ts'
-import type { OutboundSettings } from './outbound-transfers/service.ts'
+import { OUTBOUND_CRONTAB, type OutboundSettings } from './outbound-transfers/service.ts'
 import { installAuthentication } from './partners/auth.ts'
 import { registerPartnerRoutes } from './partners/routes.ts'
 import { ProviderRegistry, type ProviderSettings } from './providers/registry.ts'
@@ -112,7 +112,7 @@ export function buildTaskList(deps: Omit<WorkerDeps, 'concurrency' | 'log'>): Ta
 
 /** Every recurring task of every module (graphile-worker crontab lines). */
 export function buildCrontab(): string {
-  return [LEDGER_CRONTAB, WALLETS_CRONTAB, EVENTS_CRONTAB].join('\n')
+  return [LEDGER_CRONTAB, WALLETS_CRONTAB, EVENTS_CRONTAB, OUTBOUND_CRONTAB].join('\n')
 }
 
 export interface WorkerDeps {

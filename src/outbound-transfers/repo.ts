@@ -250,3 +250,11 @@ export async function countRequery(db: Queryable, id: string): Promise<number> {
 export async function clearHold(db: Queryable, id: string): Promise<void> {
   await db.query(`UPDATE outbound_transfers SET hold_transfer_id = NULL WHERE id = $1`, [id])
 }
+
+export async function selectStrandedPending(db: Queryable, graceS: number, limit: number): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT id FROM outbound_transfers WHERE state = 'pending' AND created_at < now() - make_interval(secs => $1) ORDER BY created_at LIMIT $2`,
+    [graceS, limit],
+  )
+  return rows.map((row) => row.id)
+}

@@ -27,6 +27,11 @@ import { isTerminal, type OutboundState } from './states.ts'
 
 export const SUBMIT_TASK = 'outbound_submit'
 export const REQUERY_TASK = 'outbound_requery'
+export const SWEEP_PENDING_TASK = 'outbound_sweep_pending'
+/** Every minute: transfers left pending (a worker died around the provider call) are requeried. */
+export const OUTBOUND_CRONTAB = `* * * * * ${SWEEP_PENDING_TASK}`
+/** A transfer pending longer than this is taken as stranded; its submit job may be held by a dead worker. */
+const PENDING_GRACE_S = 30
 /** DESIGN §10: requery after ~5 s, 10 s, 20 s, 40 s, doubling, until a 24 h deadline (then unknown). */
 export const REQUERY_FIRST_DELAY_MS_DEFAULT = 5_000
 export const REQUERY_DEADLINE_MS_DEFAULT = 24 * 60 * 60 * 1000
@@ -343,6 +348,18 @@ export async function simulateSettlement(deps: OutboundDeps, partner: Partner, r
 
 function assertSubmitted(state: OutboundState, id: string): void {
   if (state !== 'submitted') throw new RailError('invalid_state', `Outbound transfer ${id} is ${state}; only a submitted transfer can be settled`, { state })
+}
+
+/**
+ * Requeries transfers still pending after PENDING_GRACE_S: a worker died between the provider
+ * call and recording its answer (graphile-worker holds a dead worker's job for hours). The
+ * requery finds what the bank did: 09 → submitted, a final code → confirmed or failed, 25 (no
+ * record) → submitted again under the same reference, which the bank accepts once.
+ */
+export async function sweepPendingTransfers(pool: Pool): Promise<number> {
+  const ids = await repo.selectStrandedPending(pool, PENDING_GRACE_S, 1_000)
+  for (const id of ids) await addJob(pool, REQUERY_TASK, { id }, { jobKey: requeryJobKey(id) })
+  return ids.length
 }
 
 export async function getOutbound(pool: Pool, partnerId: string, id: string): Promise<repo.OutboundTransfer> {

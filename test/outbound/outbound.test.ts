@@ -37,6 +37,11 @@ afterAll(async () => {
   await runner?.stop()
   await hook?.close()
   await expectLedgerVerified(app.db.pool)
+  // The bank's record of payouts made equals the set of confirmed transfers.
+  const paid = await app.db.pool.query(`SELECT reference FROM sandbox_bank.transfers WHERE kind = 'payout' AND response_code = '00' ORDER BY reference`)
+  const confirmed = await app.db.pool.query(`SELECT id::text AS reference FROM outbound_transfers WHERE state = 'confirmed' ORDER BY id::text`)
+  expect(paid.rows).toEqual(confirmed.rows)
+  expect(confirmed.rows.length).toBeGreaterThan(0)
   await app?.close()
 })
 

@@ -1,0 +1,87 @@
+// A real `rail worker` is killed (SIGKILL) after the bank accepted its payout and before the
+// worker recorded the answer. After the restart the sweep requeries the stranded transfer: one
+// payout at the bank, the right final state, the hold posted once.
+import { spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { startBackgroundWorkers } from '../../src/app.ts'
+import { nuban } from '../../src/nip/nuban.ts'
+import { SWEEP_PENDING_TASK } from '../../src/outbound-transfers/service.ts'
+import { addJob } from '../../src/platform/jobs.ts'
+import { startTestApp, type TestApp } from '../support/app.ts'
+import { PROJECT_ROOT, RAIL_BIN } from '../support/cli.ts'
+import { expectLedgerVerified } from '../support/ledger.ts'
+import { waitFor } from '../support/wait.ts'
+
+const SECRET = 'outbound-crash-secret'
+let app: TestApp
+
+beforeAll(async () => {
+  app = await startTestApp({ sandboxBankSecret: SECRET })
+})
+afterAll(async () => {
+  await app?.close()
+})
+
+it('a worker killed between the payout and recording its answer: exactly one payout, and the right final state', { timeout: 90_000 }, async () => {
+  const { client } = await app.newPartner()
+  await client.post('/api/v1/rail/sandbox/fund-float', { amountKobo: 100_000 })
+  const submitted = await client.post<{ id: string }>('/api/v1/rail/outbound', {
+    clientReference: randomUUID(),
+    amountKobo: 40_000,
+    beneficiaryAccountNumber: nuban('058', '321321321'),
+    beneficiaryBankCode: '058',
+    beneficiaryAccountName: 'Crash Test',
+    currency: 'NGN',
+  })
+  const id = submitted.body.id
+
+  // Rail will wait on the transfer's row when it comes to record the bank's answer.
+  const rowLock = await app.db.pool.connect()
+  await rowLock.query('BEGIN')
+  await rowLock.query(`SELECT 1 FROM outbound_transfers WHERE id = $1 FOR UPDATE`, [id])
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: app.db.url,
+    RAIL_MASTER_KEY: app.masterKey.toString('hex'),
+    SANDBOX_BANK_URL: app.baseUrl,
+    SANDBOX_BANK_SECRET: SECRET,
+    LOG_LEVEL: 'warn',
+  }
+  const child = spawn(process.execPath, [RAIL_BIN, 'worker'], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const exited = new Promise((resolve) => child.on('exit', resolve))
+  try {
+    await waitFor(async () => (await app.db.pool.query(`SELECT 1 FROM sandbox_bank.transfers WHERE reference = $1 AND response_code = '09'`, [id])).rowCount === 1, 30_000)
+    await waitFor(async () => (await app.db.pool.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE outbound_transfers%'`)).rowCount! >= 1)
+    child.kill('SIGKILL')
+    await exited
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    await rowLock.query('ROLLBACK')
+    rowLock.release()
+  }
+  expect((await app.db.pool.query(`SELECT state FROM outbound_transfers WHERE id = $1`, [id])).rows[0].state).toBe('pending')
+
+  // After the restart: the sweep (every minute) finds it once it is past its grace; brought forward here.
+  await app.db.pool.query(`UPDATE outbound_transfers SET created_at = created_at - interval '31 seconds' WHERE id = $1`, [id])
+  const runner = await startBackgroundWorkers({
+    pool: app.db.pool,
+    masterKey: app.masterKey,
+    concurrency: 2,
+    providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET },
+    outbound: { requeryFirstDelayMs: 200 },
+  })
+  try {
+    await addJob(app.db.pool, SWEEP_PENDING_TASK, {})
+    await waitFor(async () => (await app.db.pool.query(`SELECT state FROM outbound_transfers WHERE id = $1`, [id])).rows[0].state === 'submitted')
+    expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: id, outcome: 'confirmed' })).status).toBe(200)
+    await waitFor(async () => (await app.db.pool.query(`SELECT state FROM outbound_transfers WHERE id = $1`, [id])).rows[0].state === 'confirmed')
+  } finally {
+    await runner.stop()
+  }
+  const payouts = await app.db.pool.query(`SELECT response_code FROM sandbox_bank.transfers WHERE reference = $1`, [id])
+  expect(payouts.rows).toEqual([{ response_code: '00' }])
+  const float = (await client.get<{ availableBalanceKobo: number; bookedBalanceKobo: number }>('/api/v1/rail/float')).body
+  expect(float).toEqual(expect.objectContaining({ availableBalanceKobo: 60_000, bookedBalanceKobo: 60_000 }))
+  await expectLedgerVerified(app.db.pool)
+})
