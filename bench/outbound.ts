@@ -1,0 +1,154 @@
+// npm run bench:outbound — TRANSFERS signed `POST /api/v1/rail/outbound` submits over HTTP from
+// autocannon (64 connections), against the real app and workers on a throw-away embedded
+// PostgreSQL (or DATABASE_URL); then every transfer is registered `confirmed` through the sandbox
+// simulator, and the bench waits for every signed `transfer.confirmed` callback at a local
+// receiver. Prints submit requests/s, p50/p99, and the time from the last registration to the last
+// callback; verifies the ledger; writes bench/results/outbound.json.
+import { randomBytes, randomUUID } from 'node:crypto'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import autocannon from 'autocannon'
+import { buildApi, startBackgroundWorkers } from '../src/app.ts'
+import { RailClient, signRequest } from '../src/client/index.ts'
+import { verifyLedger } from '../src/ledger/verify.ts'
+import { nuban } from '../src/nip/nuban.ts'
+import { createPartner } from '../src/partners/service.ts'
+import { createPool } from '../src/platform/db.ts'
+import { migrateDatabase } from '../src/platform/migrate.ts'
+import { benchDatabase } from './bench-database.ts'
+
+const TRANSFERS = Number(process.env.BENCH_TRANSFERS ?? 10_000)
+const CONNECTIONS = 64
+const REGISTER_CONCURRENCY = 64
+const SECRET = randomBytes(16).toString('hex')
+
+async function main(): Promise<void> {
+  const { url, stop } = await benchDatabase(`rail_bench_outbound_${process.pid}`)
+  const pool = createPool(url, 40, 'rail-bench')
+  const masterKey = randomBytes(32)
+  let baseUrl = ''
+  const providers = { sandboxBankUrl: () => baseUrl, sandboxBankSecret: SECRET }
+  const api = await buildApi({ pool, masterKey, sandboxBank: { secret: SECRET }, providers, allowLoopbackCallbacks: true })
+  const confirmedAt = new Map<string, number>()
+  const receiver = http.createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { event: string; data: { id: string } }
+      if (body.event === 'transfer.confirmed' && !confirmedAt.has(body.data.id)) confirmedAt.set(body.data.id, Date.now())
+      res.writeHead(200).end('ok')
+    })
+  })
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+  const callbackUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`
+  let runner: Awaited<ReturnType<typeof startBackgroundWorkers>> | undefined
+  try {
+    await migrateDatabase(pool)
+    await api.listen({ host: '127.0.0.1', port: 0 })
+    const address = api.server.address()
+    baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+    const credentials = await createPartner(pool, masterKey, { name: 'Bench', customerClass: 'fintech', environment: 'sandbox', callbackUrl })
+    const client = new RailClient(baseUrl, credentials)
+    await client.post('/api/v1/rail/sandbox/fund-float', { amountKobo: 100_000_000_000 })
+    runner = await startBackgroundWorkers({ pool, masterKey, concurrency: 32, providers, events: { allowLoopbackCallbacks: true } })
+
+    console.log(`submitting ${TRANSFERS} outbound transfers over ${CONNECTIONS} connections…`)
+    const load = await submitAll(baseUrl, credentials)
+    console.log(`submit: ${Math.round(load.requests.average)} requests/s  p50 ${load.latency.p50} ms  p99 ${load.latency.p99} ms  errors ${load.errors + load.non2xx}`)
+
+    console.log('waiting for every transfer to be submitted to the bank…')
+    await waitUntil(async () => (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM outbound_transfers WHERE state = 'submitted'`)).rows[0]!.n >= TRANSFERS, 600_000)
+    const ids = (await pool.query<{ id: string }>(`SELECT id FROM outbound_transfers WHERE state = 'submitted'`)).rows.map((row) => row.id)
+
+    console.log(`registering ${ids.length} confirmed outcomes through the simulator…`)
+    const registeringStartedAt = Date.now()
+    let next = 0
+    await Promise.all(
+      Array.from({ length: REGISTER_CONCURRENCY }, async () => {
+        while (next < ids.length) {
+          const id = ids[next++]!
+          const answer = await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: id, outcome: 'confirmed' })
+          if (answer.status !== 200) throw new Error(`simulator answered ${answer.status}: ${JSON.stringify(answer.body)}`)
+        }
+      }),
+    )
+    const lastRegisteredAt = Date.now()
+    console.log(`registered in ${((lastRegisteredAt - registeringStartedAt) / 1000).toFixed(1)} s; waiting for the callbacks…`)
+    await waitUntil(() => confirmedAt.size >= ids.length, 600_000)
+    const lastCallbackAt = Math.max(...confirmedAt.values())
+    const callbacksAfterS = Math.round((lastCallbackAt - lastRegisteredAt) / 100) / 10
+    const verification = await verifyLedger(pool)
+    const figures = {
+      submitRequestsPerSecond: Math.round(load.requests.average),
+      submitLatencyP50Ms: load.latency.p50,
+      submitLatencyP99Ms: load.latency.p99,
+      submitErrors: load.errors + load.non2xx,
+      transfers: ids.length,
+      lastCallbackSecondsAfterLastRegistration: callbacksAfterS,
+      ledgerVerified: verification.ok,
+      measuredAt: new Date().toISOString(),
+      machine: `${os.cpus().length} cores, node ${process.version}`,
+    }
+    console.log(`all ${confirmedAt.size} transfer.confirmed callbacks received ${callbacksAfterS} s after the last registration; ledger verified: ${verification.ok}`)
+    const file = path.join(path.dirname(new URL(import.meta.url).pathname), 'results', 'outbound.json')
+    mkdirSync(path.dirname(file), { recursive: true })
+    writeFileSync(file, `${JSON.stringify(figures, null, 2)}\n`)
+    console.log(`wrote ${path.relative(process.cwd(), file)}`)
+    if (!verification.ok) throw new Error(`ledger verification failed: ${verification.problems.join('; ')}`)
+  } finally {
+    await runner?.stop()
+    await api.close()
+    receiver.closeAllConnections()
+    await new Promise((resolve) => receiver.close(resolve))
+    await pool.end()
+    await stop()
+  }
+}
+
+function submitAll(baseUrl: string, credentials: { keyId: string; signingSecret: string }): Promise<autocannon.Result> {
+  const pathName = '/api/v1/rail/outbound'
+  let serial = 0
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: baseUrl,
+        connections: CONNECTIONS,
+        amount: TRANSFERS,
+        requests: [
+          {
+            method: 'POST',
+            path: pathName,
+            setupRequest: (request: autocannon.Request) => {
+              const account = nuban('058', String(100_000_000 + (serial++ % 899_999_999)).slice(0, 9))
+              const body = JSON.stringify({
+                clientReference: randomUUID(),
+                amountKobo: 100 * (10 + Math.floor(Math.random() * 1_000)), // whole naira: never a magic amount of the sandbox bank
+                beneficiaryAccountNumber: account,
+                beneficiaryBankCode: '058',
+                beneficiaryAccountName: 'Bench Beneficiary',
+                currency: 'NGN',
+              })
+              const headers = signRequest({ ...credentials, method: 'POST', pathWithQuery: pathName, body })
+              return { ...request, body, headers: { ...headers, 'content-type': 'application/json' } }
+            },
+          },
+        ],
+      },
+      (error: Error | null, result: autocannon.Result) => (error ? reject(error) : resolve(result)),
+    )
+    autocannon.track(instance, { renderProgressBar: false, renderResultsTable: false })
+  })
+}
+
+async function waitUntil(condition: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('timed out')
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+}
+
+await main()
