@@ -336,7 +336,9 @@ export async function simulateSettlement(deps: OutboundDeps, partner: Partner, r
   assertSubmitted(transfer.state, transfer.id)
   const adapter = deps.providers.adapterFor(await getProvider(deps.pool, transfer.provider))
   const { registered } = await adapter.registerPayoutOutcome(transfer.id, request.outcome)
-  if (!registered) assertSubmitted('pending', transfer.id) // the bank has it no longer in progress
+  if (!registered) {
+    throw new RailError('invalid_state', `Outbound transfer ${transfer.id} is no longer in progress at the bank; it resolves at its next requery`, { state: transfer.state })
+  }
   await addJob(deps.pool, REQUERY_TASK, { id: transfer.id }, { jobKey: requeryJobKey(transfer.id) })
   return {
     transferId: transfer.id,
