@@ -6,6 +6,7 @@ import { isValidNuban } from '../nip/nuban.ts'
 import type { Pool, Queryable } from '../platform/db.ts'
 import { notFound, RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
+import { pageQueryLimit, toPage } from '../platform/pagination.ts'
 import * as repo from './repo.ts'
 
 export type { Counterparty } from './repo.ts'
@@ -43,9 +44,9 @@ export async function getCounterparty(pool: Pool, partnerId: string, id: string)
 export const COUNTERPARTIES_PAGE_MAX = 100
 
 export async function listCounterparties(pool: Pool, filter: { partnerId: string; archived?: boolean; limit: number; cursor?: string }) {
-  const rows = await repo.selectCounterparties(pool, { partnerId: filter.partnerId, archived: filter.archived, beforeId: filter.cursor, limit: filter.limit + 1 })
-  const page = rows.slice(0, filter.limit)
-  return { counterparties: page, nextCursor: rows.length > filter.limit ? page[page.length - 1]!.id : null }
+  const rows = await repo.selectCounterparties(pool, { partnerId: filter.partnerId, archived: filter.archived, beforeId: filter.cursor, limit: pageQueryLimit(filter.limit) })
+  const page = toPage(rows, filter.limit)
+  return { counterparties: page.items, nextCursor: page.nextCursor }
 }
 
 /** Renames or archives (soft state only); another partner's id is 404. */

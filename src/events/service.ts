@@ -6,6 +6,7 @@ import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { notFound, RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { addJob } from '../platform/jobs.ts'
+import { pageQueryLimit, toPage } from '../platform/pagination.ts'
 import { checkCallbackUrl, type CallbackPolicy } from './address-guard.ts'
 import * as deliveries from './deliveries-repo.ts'
 import * as repo from './repo.ts'
@@ -126,9 +127,9 @@ export async function getEvent(db: Queryable, partnerId: string, eventId: string
 export const EVENTS_PAGE_MAX = 100
 
 export async function listEvents(db: Queryable, filter: Omit<repo.EventFilter, 'limit' | 'beforeId'> & { limit: number; cursor?: string }) {
-  const rows = await repo.selectEvents(db, { ...filter, beforeId: filter.cursor, limit: filter.limit + 1 })
-  const page = rows.slice(0, filter.limit)
-  return { events: page, nextCursor: rows.length > filter.limit ? page[page.length - 1]!.id : null }
+  const rows = await repo.selectEvents(db, { ...filter, beforeId: filter.cursor, limit: pageQueryLimit(filter.limit) })
+  const page = toPage(rows, filter.limit)
+  return { events: page.items, nextCursor: page.nextCursor }
 }
 
 /**

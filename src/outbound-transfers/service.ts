@@ -21,6 +21,7 @@ import { notFound, RailError } from '../platform/errors.ts'
 import { requestHash } from '../platform/idempotency.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { addJob } from '../platform/jobs.ts'
+import { pageQueryLimit, toPage } from '../platform/pagination.ts'
 import { FLOAT_CURRENCY } from './float.ts'
 import * as repo from './repo.ts'
 import { isTerminal, type OutboundState } from './states.ts'
@@ -373,7 +374,7 @@ export async function getOutbound(pool: Pool, partnerId: string, id: string): Pr
 export const OUTBOUND_PAGE_MAX = 100
 
 export async function listOutbound(pool: Pool, filter: Omit<repo.ListFilter, 'beforeId'> & { cursor?: string }) {
-  const rows = await repo.selectTransfers(pool, { ...filter, beforeId: filter.cursor, limit: filter.limit + 1 })
-  const page = rows.slice(0, filter.limit)
-  return { transfers: page, nextCursor: rows.length > filter.limit ? page[page.length - 1]!.id : null }
+  const rows = await repo.selectTransfers(pool, { ...filter, beforeId: filter.cursor, limit: pageQueryLimit(filter.limit) })
+  const page = toPage(rows, filter.limit)
+  return { transfers: page.items, nextCursor: page.nextCursor }
 }
