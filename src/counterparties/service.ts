@@ -4,7 +4,7 @@
 import { findBank } from '../nip/banks.ts'
 import { isValidNuban } from '../nip/nuban.ts'
 import type { Pool, Queryable } from '../platform/db.ts'
-import { notFound, RailError } from '../platform/errors.ts'
+import { fieldError, notFound } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
 import * as repo from './repo.ts'
@@ -56,6 +56,3 @@ export async function updateCounterparty(pool: Pool, partnerId: string, id: stri
   return updated
 }
 
-function fieldError(field: string, message: string): RailError {
-  return new RailError('validation_error', `${field}: ${message}`, { fields: [{ field, message }] })
-}

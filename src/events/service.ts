@@ -3,7 +3,7 @@
 // and is delivered, exactly when the change that caused it committed.
 import { getPartner, setDefaultCallbackUrl, type Partner, type PartnerEnvironment } from '../partners/service.ts'
 import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
-import { notFound, RailError } from '../platform/errors.ts'
+import { fieldError, notFound, RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { addJob } from '../platform/jobs.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
@@ -165,9 +165,7 @@ export function callbackPolicyFor(environment: PartnerEnvironment, allowLoopback
  */
 export async function assertCallbackUrlAllowed(url: string, environment: PartnerEnvironment, allowLoopbackInSandbox: boolean, field = 'callbackUrl'): Promise<void> {
   const check = await checkCallbackUrl(url, callbackPolicyFor(environment, allowLoopbackInSandbox), { allowUnresolved: true })
-  if (!check.ok) {
-    throw new RailError('validation_error', `${field}: ${check.reason}`, { fields: [{ field, message: check.reason }] })
-  }
+  if (!check.ok) throw fieldError(field, check.reason)
 }
 
 /**

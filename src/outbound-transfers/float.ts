@@ -4,7 +4,7 @@
 import { createTransfer, derivedId, ensurePartnerAccount, getBalance, LedgerError } from '../ledger/service.ts'
 import { getPartner } from '../partners/service.ts'
 import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
-import { notFound, RailError } from '../platform/errors.ts'
+import { fieldError, notFound, RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
 
 export const FLOAT_CURRENCY = 'NGN'
@@ -34,7 +34,7 @@ export interface Funding {
  */
 export async function fundFloat(pool: Pool, partnerId: string, amountKobo: number, reference?: string): Promise<Funding> {
   if (!Number.isSafeInteger(amountKobo) || amountKobo <= 0 || amountKobo > FUND_FLOAT_MAX_KOBO) {
-    throw new RailError('validation_error', `amountKobo: must be an integer from 1 to ${FUND_FLOAT_MAX_KOBO}`, { fields: [{ field: 'amountKobo', message: 'is out of range' }] })
+    throw fieldError('amountKobo', `must be an integer from 1 to ${FUND_FLOAT_MAX_KOBO}`)
   }
   const partner = await getPartner(pool, partnerId)
   if (!partner || partner.environment !== 'sandbox') throw notFound('Sandbox partner')

@@ -17,7 +17,7 @@ import type { ProviderRegistry } from '../providers/registry.ts'
 import { DEFAULT_PROVIDER, getProvider } from '../providers/service.ts'
 import type { ProviderResult } from '../providers/types.ts'
 import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
-import { notFound, RailError } from '../platform/errors.ts'
+import { fieldError, notFound, RailError } from '../platform/errors.ts'
 import { requestHash } from '../platform/idempotency.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { addJob } from '../platform/jobs.ts'
@@ -96,9 +96,6 @@ export function toOutboundJson(transfer: repo.OutboundTransfer) {
   }
 }
 
-function fieldError(field: string, message: string): RailError {
-  return new RailError('validation_error', `${field}: ${message}`, { fields: [{ field, message }] })
-}
 
 /** Checks what the schema cannot: currency, bank, NUBAN, callback URL. Nothing is written before. */
 async function assertSubmittable(caller: Caller, request: SubmitRequest, allowLoopbackCallbacks: boolean): Promise<void> {
@@ -329,7 +326,7 @@ export interface SimulationRequest {
  */
 export async function simulateSettlement(deps: OutboundDeps, partner: Partner, request: SimulationRequest) {
   if ((request.transferId === undefined) === (request.clientReference === undefined)) {
-    throw new RailError('validation_error', 'give exactly one of transferId and clientReference', { fields: [{ field: 'transferId', message: 'or clientReference, exactly one' }] })
+    throw fieldError('transferId', 'give exactly one of transferId and clientReference')
   }
   const transfer =
     request.transferId !== undefined ? await repo.selectPartnerTransfer(deps.pool, partner.id, request.transferId) : await repo.selectByReference(deps.pool, partner.id, request.clientReference!)

@@ -52,6 +52,11 @@ export function errorBody(error: RailError): ErrorBody {
   return body
 }
 
+/** A 422 naming one field, in the shape schema violations have (`details.fields`). */
+export function fieldError(field: string, message: string): RailError {
+  return new RailError('validation_error', `${field}: ${message}`, { fields: [{ field, message }] })
+}
+
 export function notFound(what: string): RailError {
   return new RailError('not_found', `${what} not found`)
 }

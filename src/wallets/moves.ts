@@ -15,7 +15,7 @@ import { derivedId, ensurePartnerAccount, LedgerError, ledgerRefusal, type Trans
 import { findBank } from '../nip/banks.ts'
 import { isValidNuban } from '../nip/nuban.ts'
 import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
-import { RailError } from '../platform/errors.ts'
+import { fieldError, RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { requestHash } from '../platform/idempotency.ts'
 import { addJob } from '../platform/jobs.ts'
@@ -109,9 +109,6 @@ async function destinationOf(pool: Pool, partnerId: string, wallet: Wallet, dest
   return destination
 }
 
-function fieldError(field: string, message: string): RailError {
-  return new RailError('validation_error', `${field}: ${message}`, { fields: [{ field, message }] })
-}
 
 async function claim(
   pool: Pool,
