@@ -152,7 +152,7 @@ export class Deliverer {
       await this.holdBack(deliveryId, url)
       return
     }
-    let learned: { success: boolean; durationMs: number } | undefined
+    let learned: { success: boolean } | undefined
     try {
       learned = await this.claimAndAttempt(deliveryId)
     } finally {
@@ -180,7 +180,8 @@ export class Deliverer {
     this.urlsDeferredAtMs.set(url, startedMs)
   }
 
-  private async claimAndAttempt(deliveryId: string): Promise<{ success: boolean; durationMs: number } | undefined> {
+  /** Claims and makes the attempt; answers whether it succeeded (undefined: no attempt was made). */
+  private async claimAndAttempt(deliveryId: string): Promise<{ success: boolean } | undefined> {
     const claimed = await deliveries.claimAttempt(this.deps.pool, deliveryId, this.timeoutMs + 5_000)
     if (!claimed) return undefined
     const { delivery, event, urlDisabled } = claimed
@@ -196,7 +197,7 @@ export class Deliverer {
     const startedAt = new Date()
     const result = await this.post(delivery.url, policy, event, await this.secretFor(event))
     await this.recordOutcome(claimed, startedAt, result)
-    return { success: result.kind === 'answered' && isSuccess(result.statusCode), durationMs: result.durationMs }
+    return { success: result.kind === 'answered' && isSuccess(result.statusCode) }
   }
 
   private async environmentOf(partnerId: string): Promise<PartnerEnvironment> {

@@ -1,8 +1,8 @@
 // The float over HTTP: its balance, and sandbox funding (DESIGN §10; sandbox partners only, 404 for live ones).
 import { Type } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
+import { assertSandboxPartner } from '../partners/service.ts'
 import type { Pool } from '../platform/db.ts'
-import { notFound } from '../platform/errors.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
 import { closedObject, errorResponses } from '../platform/schemas.ts'
@@ -50,7 +50,7 @@ export function registerFloatRoutes(app: HttpServer, deps: { pool: Pool }): void
     },
     async (request, reply) => {
       const partner = callerOf(request).partner
-      if (partner.environment !== 'sandbox') throw notFound('Route') // sandbox routes do not exist for live partners
+      assertSandboxPartner(partner)
       const funding = await fundFloat(deps.pool, partner.id, request.body.amountKobo, request.body.reference)
       if (funding.replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
       return { transferId: funding.transferId, amountKobo: funding.amountKobo, currency: funding.float.currency, float: funding.float }

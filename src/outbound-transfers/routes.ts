@@ -1,7 +1,7 @@
 // Outbound transfer routes of seed 001: submit (202), reads, and the sandbox settlement simulator.
 import { Type } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
-import { notFound } from '../platform/errors.ts'
+import { assertSandboxPartner } from '../partners/service.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
 import { CallbackUrlSchema, closedObject, errorResponses } from '../platform/schemas.ts'
@@ -133,7 +133,7 @@ export function registerOutboundRoutes(app: HttpServer, deps: OutboundDeps): voi
     },
     async (request) => {
       const partner = callerOf(request).partner
-      if (partner.environment !== 'sandbox') throw notFound('Route') // sandbox routes do not exist for live partners
+      assertSandboxPartner(partner)
       return simulateSettlement(deps, partner, request.body)
     },
   )

@@ -251,9 +251,11 @@ async function applyProviderResult(deps: OutboundDeps, transfer: repo.OutboundTr
   }
   if (result.outcome === 'successful') return finish(deps.pool, transfer, 'confirmed', answer)
   if (result.outcome === 'failed') {
-    // 25: the bank has no record — the payout never arrived; sending it again is safe (same reference).
-    if (result.responseCode === '25' && transfer.state === 'pending') {
-      await addJob(deps.pool, SUBMIT_TASK, { id: transfer.id })
+    // 25: the bank has no record. For a pending transfer the payout never arrived, and sending it
+    // again is safe (same reference). For one the bank had accepted, it proves nothing: keep asking.
+    if (result.responseCode === '25') {
+      if (transfer.state === 'pending') await addJob(deps.pool, SUBMIT_TASK, { id: transfer.id })
+      else await scheduleRequery(deps, transfer)
       return
     }
     return finish(deps.pool, transfer, 'failed', {

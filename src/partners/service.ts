@@ -65,6 +65,11 @@ export async function listPartners(db: Queryable): Promise<Partner[]> {
   return repo.selectPartners(db)
 }
 
+/** Sandbox routes do not exist for live partners: they answer 404, as any unknown route does. */
+export function assertSandboxPartner(partner: Pick<Partner, 'environment'>): void {
+  if (partner.environment !== 'sandbox') throw new RailError('not_found', 'Route not found')
+}
+
 export async function getPartner(db: Queryable, partnerId: string): Promise<Partner | undefined> {
   return repo.selectPartner(db, partnerId)
 }
