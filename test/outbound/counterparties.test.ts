@@ -77,4 +77,20 @@ describe('counterparties', () => {
     expect((await owner.client.post('/api/v1/rail/counterparties', { accountNumber: '1234567890', bankCode: '058', accountName: 'X' })).status).toBe(422)
     expect((await owner.client.post('/api/v1/rail/counterparties', { accountNumber: nuban('058', '123123123'), bankCode: '999', accountName: 'X' })).status).toBe(422)
   })
+
+  it.each([
+    ['missing accountName', { accountNumber: nuban('058', '100200300'), bankCode: '058' }],
+    ['a numeric account number', { accountNumber: 1234567890, bankCode: '058', accountName: 'X' }],
+    ['an unknown field', { accountNumber: nuban('058', '100200300'), bankCode: '058', accountName: 'X', bvn: '123' }],
+    ['an oversize name', { accountNumber: nuban('058', '100200300'), bankCode: '058', accountName: 'X', name: 'n'.repeat(101) }],
+  ])('POST refuses %s with 422 and saves nothing', async (_what, body) => {
+    const { client } = await app.newPartner()
+    expect((await client.post('/api/v1/rail/counterparties', body)).status).toBe(422)
+    expect((await client.get<{ data: CounterpartyJson[] }>('/api/v1/rail/counterparties')).body.data).toEqual([])
+  })
+
+  it.each(['?limit=0', '?limit=101', '?archived=maybe', '?cursor=nope', '?colour=red'])('GET list refuses %s with 422', async (query) => {
+    const { client } = await app.newPartner()
+    expect((await client.get(`/api/v1/rail/counterparties${query}`)).status).toBe(422)
+  })
 })

@@ -228,7 +228,9 @@ describe('reads and the simulator', () => {
     expect((await other.client.get(`/api/v1/rail/outbound/${first.id}`)).status).toBe(404)
     expect((await other.client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: first.id, outcome: 'confirmed' })).status).toBe(404)
     expect((await client.get('/api/v1/rail/outbound/not-a-uuid')).status).toBe(422)
-    expect((await client.get('/api/v1/rail/outbound?colour=red')).status).toBe(422)
+    for (const query of ['?colour=red', '?limit=0', '?limit=101', '?state=lost', '?cursor=nope']) {
+      expect((await client.get(`/api/v1/rail/outbound${query}`)).status).toBe(422)
+    }
   })
 
   it('the simulator needs exactly one target and a known outcome, and is 404 for live partners', async () => {
