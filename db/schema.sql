@@ -92,6 +92,41 @@ CREATE TABLE events (
   CONSTRAINT events_signing_check CHECK ((signing = ANY (ARRAY['partner'::text, 'sealed'::text, 'none'::text])))
 );
 
+CREATE TABLE inbound_credits (
+  id uuid NOT NULL,
+  provider text NOT NULL,
+  session_id text NOT NULL,
+  account_number text NOT NULL,
+  amount_kobo bigint NOT NULL,
+  currency text NOT NULL,
+  payer_name text,
+  payer_account_number text,
+  payer_bank_code text,
+  narration text,
+  credited_at timestamp with time zone NOT NULL,
+  received_at timestamp with time zone NOT NULL DEFAULT now(),
+  status text NOT NULL DEFAULT 'received'::text,
+  partner_id uuid,
+  virtual_account_id uuid,
+  brr text,
+  unmatched_reason text,
+  resolution jsonb,
+  applied_at timestamp with time zone,
+  resolved_at timestamp with time zone,
+  CONSTRAINT inbound_credits_account_number_check CHECK ((account_number ~ '^[0-9]{10}$'::text)),
+  CONSTRAINT inbound_credits_amount_kobo_check CHECK (((amount_kobo > 0) AND (amount_kobo <= '9007199254740991'::bigint))),
+  CONSTRAINT inbound_credits_brr_check CHECK ((brr ~ '^BRR[0-9]{17}$'::text)),
+  CONSTRAINT inbound_credits_brr_key UNIQUE (brr),
+  CONSTRAINT inbound_credits_currency_check CHECK ((currency ~ '^[A-Z]{3}$'::text)),
+  CONSTRAINT inbound_credits_once_per_session UNIQUE (provider, session_id),
+  CONSTRAINT inbound_credits_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT inbound_credits_pkey PRIMARY KEY (id),
+  CONSTRAINT inbound_credits_provider_fkey FOREIGN KEY (provider) REFERENCES providers(name),
+  CONSTRAINT inbound_credits_session_id_check CHECK (((length(session_id) >= 1) AND (length(session_id) <= 64))),
+  CONSTRAINT inbound_credits_status_check CHECK ((status = ANY (ARRAY['received'::text, 'applied'::text, 'unmatched'::text, 'refunded'::text, 'assigned'::text, 'unattributed'::text]))),
+  CONSTRAINT inbound_credits_virtual_account_id_fkey FOREIGN KEY (virtual_account_id) REFERENCES virtual_accounts(id)
+);
+
 CREATE TABLE ledger_accounts (
   id uuid NOT NULL,
   partner_id uuid,
@@ -250,6 +285,45 @@ CREATE TABLE partners (
   CONSTRAINT partners_pkey PRIMARY KEY (id)
 );
 
+CREATE TABLE payment_intents (
+  id uuid NOT NULL,
+  partner_id uuid NOT NULL,
+  reference text NOT NULL,
+  request_hash text NOT NULL,
+  virtual_account_id uuid NOT NULL,
+  status text NOT NULL,
+  amount_kobo bigint,
+  amount_received_kobo bigint NOT NULL DEFAULT 0,
+  currency text NOT NULL,
+  expires_at timestamp with time zone NOT NULL,
+  checkout_token text NOT NULL,
+  merchant_display_name text NOT NULL,
+  return_url text,
+  callback_url text,
+  purpose_tag text,
+  holder jsonb,
+  owner_type text,
+  owner_id uuid,
+  creator_metadata jsonb NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  status_changed_at timestamp with time zone NOT NULL DEFAULT now(),
+  paid_at timestamp with time zone,
+  CONSTRAINT payment_intents_amount_kobo_check CHECK (((amount_kobo > 0) AND (amount_kobo <= '9007199254740991'::bigint))),
+  CONSTRAINT payment_intents_amount_received_kobo_check CHECK ((amount_received_kobo >= 0)),
+  CONSTRAINT payment_intents_checkout_token_key UNIQUE (checkout_token),
+  CONSTRAINT payment_intents_merchant_display_name_check CHECK (((length(merchant_display_name) >= 1) AND (length(merchant_display_name) <= 100))),
+  CONSTRAINT payment_intents_one_per_reference UNIQUE (partner_id, reference),
+  CONSTRAINT payment_intents_owner_type_check CHECK ((owner_type = ANY (ARRAY['invoice'::text, 'escrow'::text]))),
+  CONSTRAINT payment_intents_owner_whole CHECK (((owner_type IS NULL) = (owner_id IS NULL))),
+  CONSTRAINT payment_intents_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT payment_intents_pkey PRIMARY KEY (id),
+  CONSTRAINT payment_intents_purpose_tag_check CHECK ((length(purpose_tag) <= 64)),
+  CONSTRAINT payment_intents_reference_check CHECK (((length(reference) >= 1) AND (length(reference) <= 64))),
+  CONSTRAINT payment_intents_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'partially_paid'::text, 'paid'::text, 'overpaid'::text, 'expired'::text]))),
+  CONSTRAINT payment_intents_virtual_account_id_fkey FOREIGN KEY (virtual_account_id) REFERENCES virtual_accounts(id),
+  CONSTRAINT payment_intents_virtual_account_id_key UNIQUE (virtual_account_id)
+);
+
 CREATE TABLE provider_calls (
   id uuid NOT NULL,
   provider text NOT NULL,
@@ -288,6 +362,50 @@ CREATE TABLE providers (
   CONSTRAINT providers_adapter_check CHECK ((adapter = 'sandbox'::text)),
   CONSTRAINT providers_name_check CHECK ((name ~ '^[a-z][a-z0-9-]{1,31}$'::text)),
   CONSTRAINT providers_pkey PRIMARY KEY (name)
+);
+
+CREATE TABLE virtual_accounts (
+  id uuid NOT NULL,
+  partner_id uuid NOT NULL,
+  tracking_id text NOT NULL,
+  purpose text NOT NULL,
+  reference text,
+  request_hash text,
+  provider text NOT NULL,
+  provider_channel text NOT NULL,
+  provider_reference text NOT NULL,
+  bank_code text NOT NULL,
+  account_number text NOT NULL,
+  account_name text NOT NULL,
+  currency text NOT NULL,
+  purpose_tag text,
+  callback_url text,
+  holder jsonb,
+  holder_ref text,
+  brr text,
+  status text NOT NULL DEFAULT 'active'::text,
+  creator_metadata jsonb NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  archived_at timestamp with time zone,
+  CONSTRAINT virtual_accounts_account_name_check CHECK (((length(account_name) >= 1) AND (length(account_name) <= 100))),
+  CONSTRAINT virtual_accounts_account_number_check CHECK ((account_number ~ '^[0-9]{10}$'::text)),
+  CONSTRAINT virtual_accounts_archived_when CHECK (((status = 'archived'::text) = (archived_at IS NOT NULL))),
+  CONSTRAINT virtual_accounts_bank_code_check CHECK ((bank_code ~ '^[0-9]{3,6}$'::text)),
+  CONSTRAINT virtual_accounts_brr_check CHECK ((brr ~ '^BRR[0-9]{17}$'::text)),
+  CONSTRAINT virtual_accounts_brr_key UNIQUE (brr),
+  CONSTRAINT virtual_accounts_currency_check CHECK ((currency ~ '^[A-Z]{3}$'::text)),
+  CONSTRAINT virtual_accounts_fbo_blind CHECK (((purpose <> 'fbo'::text) OR ((holder IS NULL) AND (holder_ref IS NOT NULL) AND (brr IS NULL)))),
+  CONSTRAINT virtual_accounts_holder_ref_check CHECK (((length(holder_ref) >= 1) AND (length(holder_ref) <= 128))),
+  CONSTRAINT virtual_accounts_one_number UNIQUE (provider, account_number),
+  CONSTRAINT virtual_accounts_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT virtual_accounts_pkey PRIMARY KEY (id),
+  CONSTRAINT virtual_accounts_provider_fkey FOREIGN KEY (provider) REFERENCES providers(name),
+  CONSTRAINT virtual_accounts_purpose_check CHECK ((purpose = ANY (ARRAY['payment_intent'::text, 'persistent'::text, 'fbo'::text]))),
+  CONSTRAINT virtual_accounts_purpose_tag_check CHECK ((length(purpose_tag) <= 64)),
+  CONSTRAINT virtual_accounts_reference_check CHECK (((length(reference) >= 1) AND (length(reference) <= 64))),
+  CONSTRAINT virtual_accounts_status_check CHECK ((status = ANY (ARRAY['active'::text, 'archived'::text]))),
+  CONSTRAINT virtual_accounts_tracking_id_check CHECK ((tracking_id ~ '^trk_[a-z0-9]{24}$'::text)),
+  CONSTRAINT virtual_accounts_tracking_id_key UNIQUE (tracking_id)
 );
 
 CREATE TABLE wallet_moves (
@@ -366,13 +484,17 @@ CREATE TABLE sandbox_bank.accounts (
   balance_kobo bigint NOT NULL DEFAULT 0,
   status text NOT NULL DEFAULT 'active'::text,
   created_at timestamp with time zone NOT NULL DEFAULT now(),
+  client text,
+  client_reference text,
+  archived_at timestamp with time zone,
   CONSTRAINT accounts_account_name_check CHECK (((length(account_name) >= 1) AND (length(account_name) <= 100))),
   CONSTRAINT accounts_account_number_check CHECK ((account_number ~ '^[0-9]{10}$'::text)),
   CONSTRAINT accounts_bank_code_check CHECK ((bank_code ~ '^[0-9]{3}$'::text)),
   CONSTRAINT accounts_customer_not_overdrawn CHECK (((kind = 'settlement'::text) OR (balance_kobo >= 0))),
-  CONSTRAINT accounts_kind_check CHECK ((kind = ANY (ARRAY['customer'::text, 'settlement'::text]))),
+  CONSTRAINT accounts_kind_check CHECK ((kind = ANY (ARRAY['customer'::text, 'settlement'::text, 'virtual'::text]))),
   CONSTRAINT accounts_pkey PRIMARY KEY (account_number),
-  CONSTRAINT accounts_status_check CHECK ((status = ANY (ARRAY['active'::text, 'dormant'::text])))
+  CONSTRAINT accounts_status_check CHECK ((status = ANY (ARRAY['active'::text, 'dormant'::text]))),
+  CONSTRAINT accounts_virtual_has_client CHECK (((kind = 'virtual'::text) = ((client IS NOT NULL) AND (client_reference IS NOT NULL))))
 );
 
 CREATE TABLE sandbox_bank.faults (
@@ -404,13 +526,20 @@ CREATE TABLE sandbox_bank.transfers (
   destination_account_number text,
   settles_at timestamp with time zone,
   final_code text,
+  payer_name text,
+  payer_account_number text,
+  payer_bank_code text,
+  notified_at timestamp with time zone,
   CONSTRAINT transfers_amount_kobo_check CHECK ((amount_kobo > 0)),
   CONSTRAINT transfers_destination_account_number_check CHECK ((destination_account_number ~ '^[0-9]{10}$'::text)),
   CONSTRAINT transfers_destination_bank_code_check CHECK ((destination_bank_code ~ '^[0-9]{3}$'::text)),
   CONSTRAINT transfers_final_code_check CHECK ((final_code ~ '^[0-9]{2}$'::text)),
   CONSTRAINT transfers_interbank_destination CHECK (((kind = ANY (ARRAY['interbank'::text, 'payout'::text])) = ((destination_account_number IS NOT NULL) AND (destination_bank_code IS NOT NULL)))),
-  CONSTRAINT transfers_kind_check CHECK ((kind = ANY (ARRAY['book'::text, 'credit'::text, 'debit'::text, 'interbank'::text, 'payout'::text]))),
+  CONSTRAINT transfers_kind_check CHECK ((kind = ANY (ARRAY['book'::text, 'credit'::text, 'debit'::text, 'interbank'::text, 'payout'::text, 'inbound'::text]))),
   CONSTRAINT transfers_narration_check CHECK ((length(narration) <= 100)),
+  CONSTRAINT transfers_payer_account_number_check CHECK ((payer_account_number ~ '^[0-9]{10}$'::text)),
+  CONSTRAINT transfers_payer_bank_code_check CHECK ((payer_bank_code ~ '^[0-9]{3,6}$'::text)),
+  CONSTRAINT transfers_payer_name_check CHECK ((length(payer_name) <= 100)),
   CONSTRAINT transfers_pkey PRIMARY KEY (session_id),
   CONSTRAINT transfers_reference_check CHECK (((length(reference) >= 1) AND (length(reference) <= 64))),
   CONSTRAINT transfers_reference_key UNIQUE (reference),
@@ -430,6 +559,12 @@ CREATE INDEX events_partner_id ON public.events USING btree (partner_id, id DESC
 
 CREATE INDEX events_partner_object ON public.events USING btree (partner_id, object_type, object_id, id DESC);
 
+CREATE INDEX inbound_credits_by_account ON public.inbound_credits USING btree (virtual_account_id, id DESC);
+
+CREATE INDEX inbound_credits_received ON public.inbound_credits USING btree (received_at) WHERE (status = 'received'::text);
+
+CREATE INDEX inbound_credits_unmatched ON public.inbound_credits USING btree (partner_id, id DESC) WHERE (status = 'unmatched'::text);
+
 CREATE UNIQUE INDEX ledger_accounts_one_per_partner ON public.ledger_accounts USING btree (partner_id, currency, kind) WHERE (kind = ANY (ARRAY['float'::text, 'collections'::text, 'escrow_holding'::text, 'provider_settlement'::text, 'suspense'::text, 'fees'::text]));
 
 CREATE INDEX ledger_pending_transfers_timeouts ON public.ledger_pending_transfers USING btree (timeout_at) WHERE ((status = 'pending'::text) AND (timeout_at IS NOT NULL));
@@ -446,7 +581,17 @@ CREATE INDEX outbound_transfers_by_partner ON public.outbound_transfers USING bt
 
 CREATE INDEX partner_credentials_by_partner ON public.partner_credentials USING btree (partner_id, kind, created_at);
 
+CREATE INDEX payment_intents_by_partner ON public.payment_intents USING btree (partner_id, id DESC);
+
+CREATE INDEX payment_intents_open_by_expiry ON public.payment_intents USING btree (expires_at) WHERE (status = ANY (ARRAY['pending'::text, 'partially_paid'::text]));
+
 CREATE INDEX provider_calls_by_reference ON public.provider_calls USING btree (reference, created_at) WHERE (reference IS NOT NULL);
+
+CREATE INDEX virtual_accounts_by_partner ON public.virtual_accounts USING btree (partner_id, purpose, id DESC);
+
+CREATE UNIQUE INDEX virtual_accounts_fbo_holder ON public.virtual_accounts USING btree (partner_id, holder_ref, COALESCE(purpose_tag, ''::text)) WHERE (purpose = 'fbo'::text);
+
+CREATE UNIQUE INDEX virtual_accounts_persistent_reference ON public.virtual_accounts USING btree (partner_id, reference) WHERE (purpose = 'persistent'::text);
 
 CREATE INDEX wallet_moves_by_wallet ON public.wallet_moves USING btree (wallet_id, created_at);
 
@@ -455,6 +600,10 @@ CREATE INDEX wallet_moves_unanswered ON public.wallet_moves USING btree (created
 CREATE INDEX wallets_by_partner ON public.wallets USING btree (partner_id, id);
 
 CREATE UNIQUE INDEX accounts_one_settlement_per_bank ON sandbox_bank.accounts USING btree (bank_code) WHERE (kind = 'settlement'::text);
+
+CREATE UNIQUE INDEX accounts_virtual_by_client_reference ON sandbox_bank.accounts USING btree (client, client_reference) WHERE (kind = 'virtual'::text);
+
+CREATE INDEX transfers_inbound_by_account ON sandbox_bank.transfers USING btree (credit_account_number, created_at) WHERE (kind = 'inbound'::text);
 
 CREATE OR REPLACE FUNCTION public.ledger_apply_batch(p_ids uuid[], p_debit_ids uuid[], p_credit_ids uuid[], p_amounts bigint[], p_currencies text[], p_phases text[], p_pending_ids uuid[], p_codes text[], p_timeouts_s integer[], p_source_types text[], p_source_ids text[], p_linked boolean[], p_look_up_existing boolean)
  RETURNS text[]

@@ -9,13 +9,20 @@ import { EVENTS_CRONTAB, eventTasks } from './events/jobs.ts'
 import { registerEventRoutes } from './events/routes.ts'
 import { LEDGER_CRONTAB, ledgerTasks } from './ledger/jobs.ts'
 import { registerCounterpartyRoutes } from './counterparties/routes.ts'
+import { registerFboRoutes } from './fbo/routes.ts'
+import { collectionTasks } from './inbound-credits/jobs.ts'
+import { registerInboundCreditRoutes } from './inbound-credits/routes.ts'
+import { INBOUND_CREDITS_CRONTAB, type CreditOwners, type InboundDeps } from './inbound-credits/service.ts'
 import { registerFloatRoutes } from './outbound-transfers/float-routes.ts'
 import { outboundTasks } from './outbound-transfers/jobs.ts'
 import { registerOutboundRoutes } from './outbound-transfers/routes.ts'
-import { OUTBOUND_CRONTAB, type OutboundSettings } from './outbound-transfers/service.ts'
+import { OUTBOUND_CRONTAB, type OutboundDeps, type OutboundSettings } from './outbound-transfers/service.ts'
+import { registerPaymentIntentRoutes } from './payment-intents/routes.ts'
+import { PAYMENT_INTENTS_CRONTAB } from './payment-intents/service.ts'
 import { installAuthentication } from './partners/auth.ts'
 import { registerPartnerRoutes } from './partners/routes.ts'
 import { ProviderRegistry, type ProviderSettings } from './providers/registry.ts'
+import { sandboxBankTasks } from './sandbox-bank/jobs.ts'
 import { registerSandboxBankRoutes } from './sandbox-bank/routes.ts'
 import { SandboxBank } from './sandbox-bank/service.ts'
 import { systemClock, type Clock } from './platform/clock.ts'
@@ -29,6 +36,7 @@ import { walletTasks } from './wallets/jobs.ts'
 import { WALLETS_CRONTAB } from './wallets/moves.ts'
 import { registerMoveRoutes } from './wallets/moves-routes.ts'
 import { registerWalletRoutes } from './wallets/routes.ts'
+import { registerVirtualAccountRoutes } from './virtual-accounts/routes.ts'
 
 export interface AppDeps {
   pool: Pool
@@ -58,7 +66,13 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   registerFloatRoutes(app, { pool: deps.pool })
   registerCounterpartyRoutes(app, { pool: deps.pool })
   const providers = new ProviderRegistry(deps.pool, deps.providers)
-  registerOutboundRoutes(app, { pool: deps.pool, providers, allowLoopbackCallbacks, settings: deps.outbound })
+  const outbound: OutboundDeps = { pool: deps.pool, providers, allowLoopbackCallbacks, settings: deps.outbound }
+  registerOutboundRoutes(app, outbound)
+  const collections = collectionsDeps(outbound)
+  registerVirtualAccountRoutes(app, collections)
+  registerPaymentIntentRoutes(app, collections)
+  registerFboRoutes(app, collections)
+  registerInboundCreditRoutes(app, collections)
   registerWalletRoutes(app, { pool: deps.pool, providers })
   registerMoveRoutes(app, { pool: deps.pool, providers })
   if (deps.sandboxBank) {
@@ -98,21 +112,32 @@ async function registerOpenApi(app: HttpServer): Promise<void> {
   app.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger())
 }
 
+/** Collections, and the owners that decide what a credit to an intent they composed means. */
+function collectionsDeps(outbound: OutboundDeps): InboundDeps {
+  const owners: CreditOwners = {}
+  return { pool: outbound.pool, providers: outbound.providers, allowLoopbackCallbacks: outbound.allowLoopbackCallbacks, outbound, owners }
+}
+
 /** Every background task of every module, by name. */
 export function buildTaskList(deps: Omit<WorkerDeps, 'concurrency' | 'log'>): TaskList {
   const providers = new ProviderRegistry(deps.pool, deps.providers)
   const allowLoopbackCallbacks = deps.events?.allowLoopbackCallbacks ?? false
+  const outbound: OutboundDeps = { pool: deps.pool, providers, allowLoopbackCallbacks, settings: deps.outbound }
+  // The sandbox bank announces inbound credits to Rail, on whose server it is mounted.
+  const bank = deps.providers && sandboxBankTasks({ pool: deps.pool, secret: deps.providers.sandboxBankSecret, clientBaseUrl: deps.providers.sandboxBankUrl })
   return {
     ...ledgerTasks,
     ...walletTasks({ pool: deps.pool, providers }),
-    ...outboundTasks({ pool: deps.pool, providers, allowLoopbackCallbacks, settings: deps.outbound }),
+    ...outboundTasks(outbound),
+    ...collectionTasks(collectionsDeps(outbound)),
     ...eventTasks({ pool: deps.pool, masterKey: deps.masterKey, settings: deps.events ?? { allowLoopbackCallbacks: false } }),
+    ...bank,
   }
 }
 
 /** Every recurring task of every module (graphile-worker crontab lines). */
 export function buildCrontab(): string {
-  return [LEDGER_CRONTAB, WALLETS_CRONTAB, EVENTS_CRONTAB, OUTBOUND_CRONTAB].join('\n')
+  return [LEDGER_CRONTAB, WALLETS_CRONTAB, EVENTS_CRONTAB, OUTBOUND_CRONTAB, PAYMENT_INTENTS_CRONTAB, INBOUND_CREDITS_CRONTAB].join('\n')
 }
 
 export interface WorkerDeps {

@@ -119,45 +119,67 @@ export async function submitOutbound(deps: OutboundDeps, caller: Caller, request
   await assertSubmittable(caller, request, deps.allowLoopbackCallbacks)
   const provider = await getProvider(deps.pool, DEFAULT_PROVIDER)
   requireCapability(provider, 'bankPayout')
+  return withTransaction(deps.pool, (tx) => recordSubmission(deps, tx, caller, request, provider.name, hash))
+}
+
+/**
+ * A payout Rail makes on the partner's behalf (the refund of an unmatched credit), on the
+ * caller's transaction: recorded and held on the float like a submit, with its submit job.
+ * The caller has put the amount on the float in the same transaction and checked the request.
+ */
+export async function submitOutboundInTransaction(deps: OutboundDeps, tx: Queryable, caller: Caller, request: SubmitRequest): Promise<repo.OutboundTransfer> {
+  const provider = await getProvider(tx, DEFAULT_PROVIDER)
+  requireCapability(provider, 'bankPayout')
+  const { transfer } = await recordSubmission(deps, tx, caller, request, provider.name, requestHash(request))
+  return transfer
+}
+
+async function recordSubmission(
+  deps: OutboundDeps,
+  tx: Queryable,
+  caller: Caller,
+  request: SubmitRequest,
+  providerName: string,
+  hash: string,
+): Promise<{ transfer: repo.OutboundTransfer; replayed: boolean }> {
+  const partnerId = caller.partner.id
   const id = uuidv7()
   const brrBearing = caller.partner.customerClass === 'government' || caller.partner.customerClass === 'corporate'
   const deadlineMs = deps.settings?.requeryDeadlineMs ?? REQUERY_DEADLINE_MS_DEFAULT
-  return withTransaction(deps.pool, async (tx) => {
-    const inserted = await repo.insertTransfer(tx, {
-      id,
-      partnerId,
-      clientReference: request.clientReference,
-      requestHash: hash,
-      consumerId: request.consumerId ?? null,
-      provider: provider.name,
-      brr: brrBearing ? generateBrr() : null,
-      beneficiaryAccountNumber: request.beneficiaryAccountNumber,
-      beneficiaryBankCode: request.beneficiaryBankCode,
-      beneficiaryAccountName: request.beneficiaryAccountName,
-      amountKobo: request.amountKobo,
-      currency: request.currency,
-      narration: request.narration ?? null,
-      callbackUrl: request.callbackUrl ?? null,
-      creatorMetadata: { partnerId, credentialId: caller.credentialId, requestId: caller.requestId ?? null },
-      holdTransferId: derivedId(id, 'hold'),
-      requeryDeadlineAt: new Date(Date.now() + deadlineMs),
-    })
-    // A concurrent submit with this clientReference committed first (the insert waited for it).
-    if (!inserted) return replay((await repo.selectByReference(tx, partnerId, request.clientReference))!, hash)
-    const [hold] = await createTransfers(tx, [await holdTransfer(tx, inserted)])
-    if (hold!.result === 'exceeds_credits') {
-      await repo.clearHold(tx, id)
-      const failed = await repo.transition(tx, id, 'failed', {
-        failureReason: { code: 'insufficient_funds', message: `The float's available balance is less than ${request.amountKobo} kobo; nothing was held` },
-      })
-      await emit(tx, failed!)
-      return { transfer: failed!, replayed: false }
-    }
-    if (hold!.result !== 'ok') throw new Error(`outbound hold ${inserted.holdTransferId}: ${hold!.result}`)
-    await recordPayoutTo(tx, partnerId, { bankCode: request.beneficiaryBankCode, accountNumber: request.beneficiaryAccountNumber, accountName: request.beneficiaryAccountName })
-    await addJob(tx, SUBMIT_TASK, { id })
-    return { transfer: inserted, replayed: false }
+  const inserted = await repo.insertTransfer(tx, {
+    id,
+    partnerId,
+    clientReference: request.clientReference,
+    requestHash: hash,
+    consumerId: request.consumerId ?? null,
+    provider: providerName,
+    brr: brrBearing ? generateBrr() : null,
+    beneficiaryAccountNumber: request.beneficiaryAccountNumber,
+    beneficiaryBankCode: request.beneficiaryBankCode,
+    beneficiaryAccountName: request.beneficiaryAccountName,
+    amountKobo: request.amountKobo,
+    currency: request.currency,
+    narration: request.narration ?? null,
+    callbackUrl: request.callbackUrl ?? null,
+    creatorMetadata: { partnerId, credentialId: caller.credentialId, requestId: caller.requestId ?? null },
+    holdTransferId: derivedId(id, 'hold'),
+    requeryDeadlineAt: new Date(Date.now() + deadlineMs),
   })
+  // A concurrent submit with this clientReference committed first (the insert waited for it).
+  if (!inserted) return replay((await repo.selectByReference(tx, partnerId, request.clientReference))!, hash)
+  const [hold] = await createTransfers(tx, [await holdTransfer(tx, inserted)])
+  if (hold!.result === 'exceeds_credits') {
+    await repo.clearHold(tx, id)
+    const failed = await repo.transition(tx, id, 'failed', {
+      failureReason: { code: 'insufficient_funds', message: `The float's available balance is less than ${request.amountKobo} kobo; nothing was held` },
+    })
+    await emit(tx, failed!)
+    return { transfer: failed!, replayed: false }
+  }
+  if (hold!.result !== 'ok') throw new Error(`outbound hold ${inserted.holdTransferId}: ${hold!.result}`)
+  await recordPayoutTo(tx, partnerId, { bankCode: request.beneficiaryBankCode, accountNumber: request.beneficiaryAccountNumber, accountName: request.beneficiaryAccountName })
+  await addJob(tx, SUBMIT_TASK, { id })
+  return { transfer: inserted, replayed: false }
 }
 
 function replay(known: repo.OutboundTransfer, hash: string): { transfer: repo.OutboundTransfer; replayed: boolean } {

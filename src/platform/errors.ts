@@ -17,6 +17,7 @@ export const ERROR_CATALOGUE = {
   validation_error: { status: 422, why: 'The body, query or path violates the schema; details name each field.' },
   unsupported_currency: { status: 422, why: 'Only NGN is served.' },
   insufficient_funds: { status: 422, why: 'The available balance is smaller than the amount; nothing moved.' },
+  refund_destination_unknown: { status: 422, why: 'An unmatched credit cannot be refunded: the bank gave no valid sender account; assign it instead.' },
   provider_unavailable: { status: 502, why: 'The provider gave no usable answer to a synchronous request; nothing was created, retry with the same reference.' },
   rate_limited: { status: 429, why: 'Too many requests; retry after the time in Retry-After.' },
   internal_error: { status: 500, why: 'A bug or an unexpected failure; the body carries the request id and no internals.' },

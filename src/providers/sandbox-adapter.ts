@@ -3,10 +3,11 @@
 // code, and records every call and its answer in provider_calls.
 import { randomUUID } from 'node:crypto'
 import { request as httpRequest } from 'undici'
-import { signRequest } from '../client/signing.ts'
+import { canonicalRequest, computeSignature, signRequest, TIMESTAMP_TOLERANCE_S } from '../client/signing.ts'
 import { nipOutcome } from '../nip/codes.ts'
+import { constantTimeEqual } from '../platform/crypto.ts'
 import type { Pool } from '../platform/db.ts'
-import type { ProviderAccount, ProviderAdapter, ProviderOutcome, ProviderResult } from './types.ts'
+import type { ProviderAccount, ProviderAdapter, ProviderCredit, ProviderOutcome, ProviderResult, ProviderWebhook } from './types.ts'
 
 /** How long Rail waits for the bank's headers and body; past that the answer is unknown. */
 export const PROVIDER_TIMEOUT_MS_DEFAULT = 10_000
@@ -108,6 +109,74 @@ export class SandboxAdapter implements ProviderAdapter {
     const answer = await this.#call('register_payout_outcome', reference, 'POST', `/transfers/${encodeURIComponent(reference)}/outcome`, { outcome }, registered)
     if (!answer.ok) throw new Error(`the sandbox bank did not register the outcome: ${answer.error}`)
     return { registered: answer.httpStatus === 200 }
+  }
+
+  async allocateVirtualAccount(request: { reference: string; accountName: string }): Promise<ProviderResult<ProviderAccount>> {
+    const allocated = (answer: CallAnswer): ProviderOutcome => (answer.ok && answer.httpStatus === 201 ? 'successful' : 'unknown')
+    const body = { client: this.#options.provider, clientReference: request.reference, accountName: request.accountName }
+    const answer = await this.#call('allocate_virtual_account', request.reference, 'POST', '/virtual-accounts', body, allocated)
+    if (!answer.ok) return { outcome: 'unknown', error: answer.error }
+    const account = answer.body as unknown as ProviderAccount
+    if (answer.httpStatus !== 201 || typeof account.accountNumber !== 'string') return { outcome: 'unknown', error: `unexpected answer ${answer.httpStatus}` }
+    return {
+      outcome: 'successful',
+      responseCode: '00',
+      responseMessage: 'Virtual account allocated',
+      providerReference: `${this.#options.provider}:${request.reference}`,
+      value: { bankCode: account.bankCode, accountNumber: account.accountNumber, accountName: account.accountName },
+    }
+  }
+
+  async archiveVirtualAccount(accountNumber: string): Promise<ProviderResult<null>> {
+    const archived = (answer: CallAnswer): ProviderOutcome => (answer.ok && answer.httpStatus === 200 ? 'successful' : answer.ok && answer.httpStatus === 404 ? 'failed' : 'unknown')
+    const answer = await this.#call('archive_virtual_account', accountNumber, 'POST', `/virtual-accounts/${accountNumber}/archive`, { client: this.#options.provider }, archived)
+    const outcome = archived(answer)
+    if (outcome === 'successful') return { outcome, responseCode: '00', responseMessage: 'Archived', providerReference: accountNumber, value: null }
+    if (outcome === 'failed') return { outcome, responseCode: '07', responseMessage: 'No such virtual account', providerReference: null }
+    return { outcome: 'unknown', error: answer.ok ? `unexpected answer ${answer.httpStatus}` : answer.error }
+  }
+
+  async listCredits(accountNumber: string): Promise<ProviderResult<ProviderCredit[]>> {
+    const listed = (answer: CallAnswer): ProviderOutcome => (answer.ok && answer.httpStatus === 200 ? 'successful' : 'unknown')
+    const path = `/virtual-accounts/${accountNumber}/credits?client=${encodeURIComponent(this.#options.provider)}`
+    const answer = await this.#call('list_credits', accountNumber, 'GET', path, undefined, listed)
+    if (!answer.ok || answer.httpStatus !== 200) return { outcome: 'unknown', error: answer.ok ? `unexpected answer ${answer.httpStatus}` : answer.error }
+    const credits = (answer.body as unknown as { credits?: unknown }).credits
+    if (!Array.isArray(credits)) return { outcome: 'unknown', error: 'the answer has no credits' }
+    const read = credits.map(readCreditNotice)
+    if (read.some((credit) => credit === undefined)) return { outcome: 'unknown', error: 'a credit in the answer is unreadable' }
+    return { outcome: 'successful', responseCode: '00', responseMessage: 'Credits listed', providerReference: accountNumber, value: read as ProviderCredit[] }
+  }
+
+  readWebhook(request: { pathWithQuery: string; headers: Record<string, string | string[] | undefined>; rawBody: string }): ProviderWebhook {
+    const timestamp = request.headers['x-sandbox-timestamp']
+    const signature = request.headers['x-sandbox-signature']
+    if (typeof timestamp !== 'string' || typeof signature !== 'string' || !/^\d{1,12}$/.test(timestamp)) return { kind: 'unauthorized' }
+    if (Math.abs(Math.floor(Date.now() / 1000) - Number(timestamp)) > TIMESTAMP_TOLERANCE_S) return { kind: 'unauthorized' }
+    const expected = computeSignature(this.#options.secret, canonicalRequest(Number(timestamp), 'POST', request.pathWithQuery, request.rawBody))
+    if (!constantTimeEqual(expected, signature)) return { kind: 'unauthorized' }
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(request.rawBody)
+    } catch {
+      return { kind: 'invalid', message: 'the body is not JSON' }
+    }
+    if ((parsed as { type?: unknown } | null)?.type !== 'credit.received') return { kind: 'invalid', message: 'unknown notice type' }
+    const credit = readCreditNotice(parsed)
+    return credit ? { kind: 'credit', credit } : { kind: 'invalid', message: 'the credit notice is incomplete' }
+  }
+
+  async simulateInboundCredit(request: {
+    accountNumber: string
+    amountKobo: number
+    payerName?: string
+    payerAccountNumber?: string
+    payerBankCode?: string
+  }): Promise<ProviderResult<{ sessionId: string; notified: boolean }>> {
+    const answer = await this.#call('simulate_inbound_credit', request.accountNumber, 'POST', '/inbound-credits', request)
+    const result = classify(answer)
+    if (result.outcome !== 'successful' || !answer.ok) return result.outcome === 'successful' ? { outcome: 'unknown', error: 'no answer' } : result
+    return { ...result, value: { sessionId: String(answer.body.sessionId), notified: answer.body.notified === true } }
   }
 
   async nameEnquiry(request: { bankCode: string; accountNumber: string }): Promise<ProviderResult<{ accountName: string }>> {
@@ -216,6 +285,31 @@ function classify(answer: CallAnswer): ProviderResult<null> {
     return { outcome: 'successful', responseCode, responseMessage: String(responseMessage ?? ''), providerReference: providerReference ?? '', value: null }
   }
   return { outcome, responseCode, responseMessage: String(responseMessage ?? ''), providerReference }
+}
+
+/** A credit notice of the sandbox bank (webhook body or requery item), read; undefined when a field is missing or wrong. */
+function readCreditNotice(value: unknown): ProviderCredit | undefined {
+  const notice = value as Record<string, unknown> | null
+  if (typeof notice !== 'object' || notice === null) return undefined
+  const text = (field: string) => (typeof notice[field] === 'string' ? (notice[field] as string) : null)
+  const { sessionId, accountNumber, amountKobo, currency, creditedAt } = notice
+  if (typeof sessionId !== 'string' || !/^[0-9]{1,64}$/.test(sessionId)) return undefined
+  if (typeof accountNumber !== 'string' || !/^[0-9]{10}$/.test(accountNumber)) return undefined
+  if (typeof amountKobo !== 'number' || !Number.isSafeInteger(amountKobo) || amountKobo <= 0) return undefined
+  if (typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency)) return undefined
+  const at = typeof creditedAt === 'string' ? new Date(creditedAt) : new Date(Number.NaN)
+  if (Number.isNaN(at.getTime())) return undefined
+  return {
+    sessionId,
+    accountNumber,
+    amountKobo,
+    currency,
+    payerName: text('payerName'),
+    payerAccountNumber: text('payerAccountNumber'),
+    payerBankCode: text('payerBankCode'),
+    narration: text('narration'),
+    creditedAt: at,
+  }
 }
 
 function describeError(error: unknown): string {

@@ -23,6 +23,23 @@ export interface MoveRequest {
   narration?: string
 }
 
+/** A credit paid into one of the provider's virtual accounts, as the provider reports it. */
+export interface ProviderCredit {
+  /** The provider's id of the credit (the NIP session id): a credit is applied once per session id. */
+  sessionId: string
+  accountNumber: string
+  amountKobo: number
+  currency: string
+  payerName: string | null
+  payerAccountNumber: string | null
+  payerBankCode: string | null
+  narration: string | null
+  creditedAt: Date
+}
+
+/** A webhook from the provider, read: verified and parsed, or refused. */
+export type ProviderWebhook = { kind: 'credit'; credit: ProviderCredit } | { kind: 'unauthorized' } | { kind: 'invalid'; message: string }
+
 /** Operations of a provider adapter that exist today; the interface grows with the features. */
 export interface ProviderAdapter {
   /** Opens the account that backs a customer's wallet. */
@@ -41,6 +58,22 @@ export interface ProviderAdapter {
   payout(request: MoveRequest & { destinationBankCode: string; destinationAccountNumber: string }): Promise<ProviderResult<null>>
   /** What happened to a move, by its reference. */
   requery(reference: string): Promise<ProviderResult<null>>
+  /** Allocates a collection NUBAN in the account name; idempotent on the reference at the provider. */
+  allocateVirtualAccount(request: { reference: string; accountName: string }): Promise<ProviderResult<ProviderAccount>>
+  /** Stops a virtual account collecting for its owner (credits to it then go to triage). */
+  archiveVirtualAccount(accountNumber: string): Promise<ProviderResult<null>>
+  /** Every credit the provider has for a virtual account: the requery for credits whose webhook was missed. */
+  listCredits(accountNumber: string): Promise<ProviderResult<ProviderCredit[]>>
+  /** Verifies and reads a webhook the provider sent (the raw body as received, and its headers). */
+  readWebhook(request: { pathWithQuery: string; headers: Record<string, string | string[] | undefined>; rawBody: string }): ProviderWebhook
+  /** Sandbox providers only: someone pays into a virtual account (the bank then announces it). */
+  simulateInboundCredit(request: {
+    accountNumber: string
+    amountKobo: number
+    payerName?: string
+    payerAccountNumber?: string
+    payerBankCode?: string
+  }): Promise<ProviderResult<{ sessionId: string; notified: boolean }>>
   /** Sandbox providers only: registers the outcome of a payout in progress (the settlement simulator). */
   registerPayoutOutcome(reference: string, outcome: 'confirmed' | 'failed'): Promise<{ registered: boolean }>
 }

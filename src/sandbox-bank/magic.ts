@@ -27,6 +27,7 @@ export type MagicAmount =
   | { kind: 'code'; code: string } // refused at once with this NIP code, nothing moves
   | { kind: 'pending_then_success' } // accepted with 09; a requery after settlement says 00
   | { kind: 'fault'; fault: 'no_answer' | 'error' | 'lose_response' } // see faults.ts
+  | { kind: 'lost_notification' } // inbound credits only: received, but never announced to the client
 
 const BY_AMOUNT_ENDING: Record<number, MagicAmount> = {
   9051: { kind: 'code', code: '51' },
@@ -35,6 +36,7 @@ const BY_AMOUNT_ENDING: Record<number, MagicAmount> = {
   9097: { kind: 'fault', fault: 'no_answer' },
   9096: { kind: 'fault', fault: 'error' },
   9098: { kind: 'fault', fault: 'lose_response' },
+  9404: { kind: 'lost_notification' },
 }
 
 export function magicAmount(amountKobo: number): MagicAmount | undefined {

@@ -28,6 +28,20 @@ const Amount = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })
 
 const AccountSchema = Type.Object({ bankCode: Type.String(), accountNumber: Type.String(), accountName: Type.String(), balanceKobo: Type.Integer(), status: Type.String() })
 const NipFields = { responseCode: Type.String(), responseMessage: Type.String() }
+const ClientName = Type.String({ pattern: '^[a-z0-9-]{1,64}$', description: 'The provider profile the account belongs to' })
+const InboundNoticeSchema = Type.Object({
+  type: Type.Literal('credit.received'),
+  sessionId: Type.String(),
+  accountNumber: Type.String(),
+  bankCode: Type.String(),
+  amountKobo: Type.Integer(),
+  currency: Type.Literal('NGN'),
+  payerName: Type.Union([Type.String(), Type.Null()]),
+  payerAccountNumber: Type.Union([Type.String(), Type.Null()]),
+  payerBankCode: Type.Union([Type.String(), Type.Null()]),
+  narration: Type.Union([Type.String(), Type.Null()]),
+  creditedAt: Type.String(),
+})
 const FaultsSchema = Type.Object({ noAnswerRate: Type.Number(), errorRate: Type.Number(), lostResponseRate: Type.Number(), delayMs: Type.Integer() })
 const TransferAnswerSchema = Type.Object({ ...NipFields, reference: Type.String(), sessionId: Type.String(), amountKobo: Type.Integer() })
 
@@ -157,6 +171,92 @@ export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: Sandbox
       const registered = await deps.bank.registerOutcome(request.params.reference, request.body.outcome)
       if (!registered) throw new RailError('invalid_state', `no payout in progress has reference ${request.params.reference}`)
       return { reference: request.params.reference, registeredOutcome: request.body.outcome }
+    },
+  )
+
+  app.post(
+    `${SANDBOX_BANK_PREFIX}/virtual-accounts`,
+    {
+      config,
+      preValidation,
+      preHandler,
+      schema: {
+        tags: ['sandbox bank'],
+        summary: "Allocate a virtual account for a client, once per client reference (asked again: the same account)",
+        body: closedObject({ client: ClientName, clientReference: Type.String({ minLength: 1, maxLength: 64 }), accountName: Type.String({ minLength: 1, maxLength: 100 }) }),
+        response: { 201: AccountSchema, ...errorResponses() },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await deps.bank.allocateVirtualAccount(request.body.client, request.body.clientReference, request.body.accountName)),
+  )
+
+  app.post(
+    `${SANDBOX_BANK_PREFIX}/virtual-accounts/:accountNumber/archive`,
+    {
+      config,
+      preValidation,
+      preHandler,
+      schema: {
+        tags: ['sandbox bank'],
+        params: closedObject({ accountNumber: AccountNumber }),
+        body: closedObject({ client: ClientName }),
+        response: { 200: Type.Object({ accountNumber: Type.String(), archived: Type.Boolean() }), ...errorResponses(404) },
+      },
+    },
+    async (request) => {
+      if (!(await deps.bank.archiveVirtualAccount(request.body.client, request.params.accountNumber))) throw notFound('Virtual account')
+      return { accountNumber: request.params.accountNumber, archived: true }
+    },
+  )
+
+  app.get(
+    `${SANDBOX_BANK_PREFIX}/virtual-accounts/:accountNumber/credits`,
+    {
+      config,
+      preValidation,
+      preHandler,
+      schema: {
+        tags: ['sandbox bank'],
+        summary: 'The inbound credits of a virtual account, oldest first (for a client requerying credits it missed)',
+        params: closedObject({ accountNumber: AccountNumber }),
+        querystring: closedObject({ client: ClientName }),
+        response: { 200: Type.Object({ credits: Type.Array(InboundNoticeSchema) }), ...errorResponses(404) },
+      },
+    },
+    async (request) => {
+      const credits = await deps.bank.inboundCredits(request.query.client, request.params.accountNumber)
+      if (!credits) throw notFound('Virtual account')
+      return { credits }
+    },
+  )
+
+  app.post(
+    `${SANDBOX_BANK_PREFIX}/inbound-credits`,
+    {
+      config,
+      preValidation,
+      preHandler,
+      schema: {
+        tags: ['sandbox bank'],
+        summary: 'Someone pays into a virtual account of this bank; the bank announces it to the account\'s client by a signed webhook',
+        body: closedObject({
+          accountNumber: AccountNumber,
+          amountKobo: Amount,
+          payerName: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+          payerAccountNumber: Type.Optional(AccountNumber),
+          payerBankCode: Type.Optional(Type.String({ pattern: '^[0-9]{3,6}$' })),
+          narration: Type.Optional(Type.String({ maxLength: 100 })),
+        }),
+        response: {
+          200: Type.Object({ ...NipFields, sessionId: Type.String(), accountNumber: Type.String(), amountKobo: Type.Integer(), creditedAt: Type.String(), notified: Type.Boolean() }),
+          ...errorResponses(404),
+        },
+      },
+    },
+    async (request) => {
+      const answer = await deps.bank.receiveInboundCredit(request.body)
+      if (!answer) throw notFound('Virtual account')
+      return answer
     },
   )
 

@@ -6,6 +6,7 @@ import { findBank } from '../nip/banks.ts'
 import { nipMessage } from '../nip/codes.ts'
 import { isValidNuban, nuban } from '../nip/nuban.ts'
 import { nipSessionId } from '../nip/session-id.ts'
+import { addJob } from '../platform/jobs.ts'
 import { interbankOutcome, magicAmount, SETTLE_DELAY_MS } from './magic.ts'
 import { syntheticAccountName } from './names.ts'
 
@@ -48,6 +49,44 @@ export interface TransferRequest {
   amountKobo: number
   narration?: string
 }
+
+export interface InboundCreditRequest {
+  accountNumber: string
+  amountKobo: number
+  payerName?: string
+  payerAccountNumber?: string
+  payerBankCode?: string
+  narration?: string
+}
+
+export interface InboundCreditAnswer extends NipAnswer {
+  sessionId: string
+  accountNumber: string
+  amountKobo: number
+  creditedAt: string
+  /** False when a magic amount made the bank lose the announcement (a requery finds the credit). */
+  notified: boolean
+}
+
+/** What the bank tells its client about an inbound credit: the webhook body, and each item of a requery. */
+export interface InboundCreditNotice {
+  type: 'credit.received'
+  sessionId: string
+  accountNumber: string
+  bankCode: string
+  amountKobo: number
+  currency: 'NGN'
+  payerName: string | null
+  payerAccountNumber: string | null
+  payerBankCode: string | null
+  narration: string | null
+  creditedAt: string
+}
+
+/** The job that announces an inbound credit to the account's client. */
+export const NOTIFY_TASK = 'sandbox_bank_notify'
+/** graphile-worker backs off exponentially between attempts: 25 attempts span about three days. */
+const NOTIFY_ATTEMPTS_MAX = 25
 
 export interface TransferAnswer extends NipAnswer {
   reference: string
@@ -206,6 +245,101 @@ export class SandboxBank {
     return rowCount === 1
   }
 
+  /**
+   * Allocates a virtual account (a collection NUBAN) for a client — the provider profile that asks —
+   * once per client reference: asked again, the bank answers the account it allocated before.
+   */
+  async allocateVirtualAccount(client: string, clientReference: string, accountName: string): Promise<BankAccount> {
+    const existing = await this.#virtualAccountByReference(client, clientReference)
+    if (existing) return existing
+    const accountNumber = nuban(this.bankCode, await this.#nextSerial())
+    const inserted = await this.#pool.query<AccountRow>(
+      `INSERT INTO sandbox_bank.accounts (account_number, bank_code, account_name, kind, client, client_reference)
+       VALUES ($1, $2, $3, 'virtual', $4, $5)
+       ON CONFLICT (client, client_reference) WHERE kind = 'virtual' DO NOTHING
+       RETURNING ${ACCOUNT_COLUMNS}`,
+      [accountNumber, this.bankCode, accountName, client, clientReference],
+    )
+    // A concurrent allocation with the same reference won: answer its account.
+    return inserted.rows[0] ? toAccount(inserted.rows[0]) : (await this.#virtualAccountByReference(client, clientReference))!
+  }
+
+  async #virtualAccountByReference(client: string, clientReference: string): Promise<BankAccount | undefined> {
+    const found = await this.#pool.query<AccountRow>(
+      `SELECT ${ACCOUNT_COLUMNS} FROM sandbox_bank.accounts WHERE kind = 'virtual' AND client = $1 AND client_reference = $2`,
+      [client, clientReference],
+    )
+    return found.rows[0] && toAccount(found.rows[0])
+  }
+
+  /** Archives a virtual account; false when it is no virtual account of this client. Archiving twice is fine. */
+  async archiveVirtualAccount(client: string, accountNumber: string): Promise<boolean> {
+    const { rowCount } = await this.#pool.query(
+      `UPDATE sandbox_bank.accounts SET archived_at = coalesce(archived_at, now()) WHERE account_number = $1 AND kind = 'virtual' AND client = $2`,
+      [accountNumber, client],
+    )
+    return rowCount === 1
+  }
+
+  /**
+   * Someone at any bank pays into one of this bank's virtual accounts: the money lands in the
+   * settlement pool, the credit is recorded under a new NIP session id, and a job announces it to
+   * the account's client (unless a magic amount says the announcement is lost). Archived accounts
+   * still receive: the bank leaves it to its client to triage them, as many providers do.
+   */
+  async receiveInboundCredit(credit: InboundCreditRequest): Promise<InboundCreditAnswer | undefined> {
+    return withTransaction(this.#pool, async (tx) => {
+      const account = await tx.query<{ client: string }>(`SELECT client FROM sandbox_bank.accounts WHERE account_number = $1 AND kind = 'virtual'`, [
+        credit.accountNumber,
+      ])
+      const client = account.rows[0]?.client
+      if (!client) return undefined
+      const settlement = await this.#settlementAccount(tx)
+      await tx.query(`UPDATE sandbox_bank.accounts SET balance_kobo = balance_kobo + $2 WHERE account_number = $1`, [settlement, credit.amountKobo])
+      const inserted = await tx.query<{ session_id: string; created_at: Date }>(
+        `INSERT INTO sandbox_bank.transfers (session_id, reference, kind, debit_account_number, credit_account_number, amount_kobo, narration, response_code,
+                                             payer_name, payer_account_number, payer_bank_code)
+         VALUES ($1 || to_char(now() AT TIME ZONE 'UTC', 'YYMMDDHH24MISS') || lpad(nextval('sandbox_bank.session_sequence')::text, 12, '0'),
+                 'inbound-' || gen_random_uuid(), 'inbound', coalesce($4, 'external'), $2, $3, $5, '00', $6, $4, $7)
+         RETURNING session_id, created_at`,
+        [
+          `000${credit.payerBankCode ?? this.bankCode}`.slice(-6),
+          credit.accountNumber,
+          credit.amountKobo,
+          credit.payerAccountNumber ?? null,
+          credit.narration ?? null,
+          credit.payerName ?? null,
+          credit.payerBankCode ?? null,
+        ],
+      )
+      const { session_id: sessionId, created_at: creditedAt } = inserted.rows[0]!
+      const notify = magicAmount(credit.amountKobo)?.kind !== 'lost_notification'
+      if (notify) await addJob(tx, NOTIFY_TASK, { sessionId }, { maxAttempts: NOTIFY_ATTEMPTS_MAX })
+      return { sessionId, accountNumber: credit.accountNumber, amountKobo: credit.amountKobo, creditedAt: creditedAt.toISOString(), notified: notify, responseCode: '00', responseMessage: nipMessage('00') }
+    })
+  }
+
+  /** The inbound credits of a virtual account, oldest first: what a client requeries for credits it missed. */
+  async inboundCredits(client: string, accountNumber: string): Promise<InboundCreditNotice[] | undefined> {
+    const account = await this.#pool.query(`SELECT 1 FROM sandbox_bank.accounts WHERE account_number = $1 AND kind = 'virtual' AND client = $2`, [accountNumber, client])
+    if (account.rowCount === 0) return undefined
+    const found = await this.#pool.query<InboundRow>(`${INBOUND_SELECT} WHERE t.kind = 'inbound' AND t.credit_account_number = $1 ORDER BY t.created_at, t.session_id LIMIT 1000`, [
+      accountNumber,
+    ])
+    return found.rows.map(toInboundNotice)
+  }
+
+  /** The announcement of one inbound credit, and the client it goes to. */
+  async inboundNotice(sessionId: string): Promise<{ client: string; notice: InboundCreditNotice } | undefined> {
+    const found = await this.#pool.query<InboundRow>(`${INBOUND_SELECT} WHERE t.session_id = $1 AND t.kind = 'inbound'`, [sessionId])
+    const row = found.rows[0]
+    return row && { client: row.client, notice: toInboundNotice(row) }
+  }
+
+  async markNotified(sessionId: string): Promise<void> {
+    await this.#pool.query(`UPDATE sandbox_bank.transfers SET notified_at = coalesce(notified_at, now()) WHERE session_id = $1`, [sessionId])
+  }
+
   /** What happened to a reference: the transfer's own code, or 25 when the bank has no record. */
   async requery(reference: string): Promise<TransferAnswer> {
     await this.#settleIfDue(reference)
@@ -314,6 +448,38 @@ interface AccountRow {
 }
 
 const ACCOUNT_COLUMNS = 'account_number, bank_code, account_name, balance_kobo, status'
+
+interface InboundRow {
+  session_id: string
+  credit_account_number: string
+  bank_code: string
+  client: string
+  amount_kobo: number
+  payer_name: string | null
+  payer_account_number: string | null
+  payer_bank_code: string | null
+  narration: string | null
+  created_at: Date
+}
+
+const INBOUND_SELECT = `SELECT t.session_id, t.credit_account_number, a.bank_code, a.client, t.amount_kobo, t.payer_name, t.payer_account_number, t.payer_bank_code, t.narration, t.created_at
+  FROM sandbox_bank.transfers t JOIN sandbox_bank.accounts a ON a.account_number = t.credit_account_number`
+
+function toInboundNotice(row: InboundRow): InboundCreditNotice {
+  return {
+    type: 'credit.received',
+    sessionId: row.session_id,
+    accountNumber: row.credit_account_number,
+    bankCode: row.bank_code,
+    amountKobo: row.amount_kobo,
+    currency: 'NGN',
+    payerName: row.payer_name,
+    payerAccountNumber: row.payer_account_number,
+    payerBankCode: row.payer_bank_code,
+    narration: row.narration,
+    creditedAt: row.created_at.toISOString(),
+  }
+}
 
 function toAccount(row: AccountRow): BankAccount {
   return { bankCode: row.bank_code, accountNumber: row.account_number, accountName: row.account_name, balanceKobo: row.balance_kobo, status: row.status }

@@ -1,0 +1,74 @@
+// FBO pool virtual account routes of seed 001: provision (200, synchronous allocation) and reads.
+import { Type } from '@sinclair/typebox'
+import { callerOf } from '../partners/auth.ts'
+import type { HttpServer } from '../platform/http.ts'
+import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
+import { CallbackUrlSchema, closedObject, errorResponses } from '../platform/schemas.ts'
+import { Nullable, PurposeTagSchema, TrackingIdSchema } from '../virtual-accounts/routes.ts'
+import { ACCOUNT_PAGE_MAX, getAccount, listAccounts, type CollectionsDeps } from '../virtual-accounts/service.ts'
+import { provisionFboAccount, toFboJson } from './service.ts'
+
+const FboSchema = Type.Object({
+  trackingId: Type.String(),
+  virtualAccount: Type.String({ description: 'The NUBAN payers send money to' }),
+  holderRef: Type.String(),
+  bankCode: Type.String(),
+  provider: Type.String(),
+  providerChannel: Type.String(),
+  purposeTag: Nullable(Type.String()),
+  createdAt: Type.String({ format: 'date-time' }),
+})
+
+export function registerFboRoutes(app: HttpServer, deps: CollectionsDeps): void {
+  app.post(
+    '/api/v1/rail/fbo/provision',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['collections'],
+        summary: 'Provision an identity-blind FBO pool virtual account for an opaque holder reference (synchronous; no name, phone, email or BVN accepted)',
+        body: closedObject({
+          holderRef: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$', description: 'Opaque: letters, digits and . _ : - only' }),
+          callbackUrl: Type.Optional(CallbackUrlSchema),
+          purposeTag: Type.Optional(PurposeTagSchema),
+        }),
+        response: { 200: FboSchema, ...errorResponses(403, 409, 502) },
+      },
+    },
+    async (request, reply) => {
+      const caller = callerOf(request)
+      const { account, replayed } = await provisionFboAccount(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.body)
+      if (replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
+      return toFboJson(account)
+    },
+  )
+
+  app.get(
+    '/api/v1/rail/fbo',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['collections'],
+        summary: "The caller's FBO pool virtual accounts, newest first",
+        querystring: closedObject({
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: ACCOUNT_PAGE_MAX, default: 20 })),
+          cursor: Type.Optional(Type.String({ format: 'uuid' })),
+        }),
+        response: { 200: Type.Object({ data: Type.Array(FboSchema), nextCursor: Nullable(Type.String()) }), ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const page = await listAccounts(deps.pool, { partnerId: callerOf(request).partner.id, purpose: 'fbo', limit: request.query.limit ?? 20, cursor: request.query.cursor })
+      return { data: page.accounts.map(toFboJson), nextCursor: page.nextCursor }
+    },
+  )
+
+  app.get(
+    '/api/v1/rail/fbo/:trackingId',
+    {
+      config: { auth: 'signature' },
+      schema: { tags: ['collections'], summary: 'One FBO pool virtual account', params: closedObject({ trackingId: TrackingIdSchema }), response: { 200: FboSchema, ...errorResponses(404) } },
+    },
+    async (request) => toFboJson(await getAccount(deps.pool, callerOf(request).partner.id, request.params.trackingId, ['fbo'])),
+  )
+}

@@ -1,0 +1,194 @@
+// SQL of inbound credits: every credit a provider announced, stored first, then applied once.
+import type { Queryable } from '../platform/db.ts'
+
+export type CreditStatus = 'received' | 'applied' | 'unmatched' | 'refunded' | 'assigned' | 'unattributed'
+
+export interface InboundCredit {
+  id: string
+  provider: string
+  sessionId: string
+  accountNumber: string
+  amountKobo: number
+  currency: string
+  payerName: string | null
+  payerAccountNumber: string | null
+  payerBankCode: string | null
+  narration: string | null
+  creditedAt: Date
+  receivedAt: Date
+  status: CreditStatus
+  partnerId: string | null
+  virtualAccountId: string | null
+  brr: string | null
+  unmatchedReason: string | null
+  resolution: Record<string, unknown> | null
+  appliedAt: Date | null
+  resolvedAt: Date | null
+}
+
+interface Row {
+  id: string
+  provider: string
+  session_id: string
+  account_number: string
+  amount_kobo: number
+  currency: string
+  payer_name: string | null
+  payer_account_number: string | null
+  payer_bank_code: string | null
+  narration: string | null
+  credited_at: Date
+  received_at: Date
+  status: CreditStatus
+  partner_id: string | null
+  virtual_account_id: string | null
+  brr: string | null
+  unmatched_reason: string | null
+  resolution: Record<string, unknown> | null
+  applied_at: Date | null
+  resolved_at: Date | null
+}
+
+const COLUMNS = `id, provider, session_id, account_number, amount_kobo, currency, payer_name, payer_account_number, payer_bank_code, narration, credited_at,
+  received_at, status, partner_id, virtual_account_id, brr, unmatched_reason, resolution, applied_at, resolved_at`
+
+function toCredit(row: Row): InboundCredit {
+  return {
+    id: row.id,
+    provider: row.provider,
+    sessionId: row.session_id,
+    accountNumber: row.account_number,
+    amountKobo: row.amount_kobo,
+    currency: row.currency,
+    payerName: row.payer_name,
+    payerAccountNumber: row.payer_account_number,
+    payerBankCode: row.payer_bank_code,
+    narration: row.narration,
+    creditedAt: row.credited_at,
+    receivedAt: row.received_at,
+    status: row.status,
+    partnerId: row.partner_id,
+    virtualAccountId: row.virtual_account_id,
+    brr: row.brr,
+    unmatchedReason: row.unmatched_reason,
+    resolution: row.resolution,
+    appliedAt: row.applied_at,
+    resolvedAt: row.resolved_at,
+  }
+}
+
+export interface NewCredit {
+  id: string
+  provider: string
+  sessionId: string
+  accountNumber: string
+  amountKobo: number
+  currency: string
+  payerName: string | null
+  payerAccountNumber: string | null
+  payerBankCode: string | null
+  narration: string | null
+  creditedAt: Date
+}
+
+/**
+ * Stores a credit and enqueues the job that applies it, in one statement (so one commit): once
+ * per provider session id. Undefined when the session id was stored before (a duplicate notice).
+ */
+export async function insertCreditWithJob(db: Queryable, credit: NewCredit, task: string): Promise<string | undefined> {
+  const result = await db.query<{ id: string }>(
+    `WITH inserted AS (
+       INSERT INTO inbound_credits (id, provider, session_id, account_number, amount_kobo, currency, payer_name, payer_account_number, payer_bank_code, narration, credited_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+       ON CONFLICT (provider, session_id) DO NOTHING
+       RETURNING id
+     )
+     SELECT id, (graphile_worker.add_job($12::text, json_build_object('creditId', id), job_key => 'inbound_credit:' || id)).id AS job_id FROM inserted`,
+    [
+      credit.id,
+      credit.provider,
+      credit.sessionId,
+      credit.accountNumber,
+      credit.amountKobo,
+      credit.currency,
+      credit.payerName,
+      credit.payerAccountNumber,
+      credit.payerBankCode,
+      credit.narration,
+      credit.creditedAt,
+      task,
+    ],
+  )
+  return result.rows[0]?.id
+}
+
+export async function selectBySession(db: Queryable, provider: string, sessionId: string): Promise<InboundCredit | undefined> {
+  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM inbound_credits WHERE provider = $1 AND session_id = $2`, [provider, sessionId])
+  return result.rows[0] && toCredit(result.rows[0])
+}
+
+/** Locks a credit; the caller checks its status (a credit is applied or resolved once). */
+export async function lockCredit(db: Queryable, id: string): Promise<InboundCredit | undefined> {
+  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM inbound_credits WHERE id = $1 FOR UPDATE`, [id])
+  return result.rows[0] && toCredit(result.rows[0])
+}
+
+export async function selectCredit(db: Queryable, partnerId: string, id: string): Promise<InboundCredit | undefined> {
+  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM inbound_credits WHERE partner_id = $1 AND id = $2`, [partnerId, id])
+  return result.rows[0] && toCredit(result.rows[0])
+}
+
+export async function selectByBrr(db: Queryable, partnerId: string, brr: string): Promise<InboundCredit | undefined> {
+  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM inbound_credits WHERE partner_id = $1 AND brr = $2`, [partnerId, brr])
+  return result.rows[0] && toCredit(result.rows[0])
+}
+
+/** How a received credit was settled: applied to its owner, unmatched (in suspense), or unattributed. */
+export async function settleReceived(
+  db: Queryable,
+  id: string,
+  outcome: { status: 'applied' | 'unmatched' | 'unattributed'; partnerId: string | null; virtualAccountId: string | null; brr: string | null; unmatchedReason: string | null },
+): Promise<InboundCredit> {
+  const result = await db.query<Row>(
+    `UPDATE inbound_credits SET status = $2, partner_id = $3, virtual_account_id = $4, brr = $5, unmatched_reason = $6, applied_at = now()
+      WHERE id = $1 AND status = 'received'
+      RETURNING ${COLUMNS}`,
+    [id, outcome.status, outcome.partnerId, outcome.virtualAccountId, outcome.brr, outcome.unmatchedReason],
+  )
+  if (!result.rows[0]) throw new Error(`inbound credit ${id} was not received-and-unsettled`)
+  return toCredit(result.rows[0])
+}
+
+/** Triage settles an unmatched credit, once: undefined when it is not (or no longer) unmatched. */
+export async function resolveUnmatched(db: Queryable, id: string, status: 'refunded' | 'assigned', resolution: Record<string, unknown>): Promise<InboundCredit | undefined> {
+  const result = await db.query<Row>(
+    `UPDATE inbound_credits SET status = $2, resolution = $3, resolved_at = now() WHERE id = $1 AND status = 'unmatched' RETURNING ${COLUMNS}`,
+    [id, status, JSON.stringify(resolution)],
+  )
+  return result.rows[0] && toCredit(result.rows[0])
+}
+
+/** The triage list: credits that were unmatched (still, or since resolved), newest first. */
+export async function listTriage(db: Queryable, query: { partnerId: string; status?: CreditStatus; limit: number; cursor?: string }): Promise<InboundCredit[]> {
+  const result = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM inbound_credits
+      WHERE partner_id = $1 AND unmatched_reason IS NOT NULL AND ($2::text IS NULL OR status = $2) AND ($3::uuid IS NULL OR id < $3)
+      ORDER BY id DESC LIMIT $4`,
+    [query.partnerId, query.status ?? null, query.cursor ?? null, query.limit],
+  )
+  return result.rows.map(toCredit)
+}
+
+export async function listByAccount(db: Queryable, virtualAccountId: string, limit: number): Promise<InboundCredit[]> {
+  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM inbound_credits WHERE virtual_account_id = $1 ORDER BY id DESC LIMIT $2`, [virtualAccountId, limit])
+  return result.rows.map(toCredit)
+}
+
+/** Credits stored a while ago and still not applied: their job was lost with a worker, or failed for good. */
+export async function selectStranded(db: Queryable, olderThanS: number, limit: number): Promise<string[]> {
+  const result = await db.query<{ id: string }>(
+    `SELECT id FROM inbound_credits WHERE status = 'received' AND received_at < now() - make_interval(secs => $1) ORDER BY received_at LIMIT $2`,
+    [olderThanS, limit],
+  )
+  return result.rows.map((row) => row.id)
+}

@@ -1,0 +1,197 @@
+// Inbound credit routes: the provider's webhook (signed by the provider, not the partner), the
+// unmatched triage, the status by BRR, the requery for missed credits, and the sandbox simulator.
+import { Type } from '@sinclair/typebox'
+import { callerOf } from '../partners/auth.ts'
+import { assertSandboxPartner } from '../partners/service.ts'
+import { notFound, RailError } from '../platform/errors.ts'
+import type { HttpServer } from '../platform/http.ts'
+import { closedObject, errorResponses } from '../platform/schemas.ts'
+import { getProvider } from '../providers/service.ts'
+import { Nullable, TrackingIdSchema } from '../virtual-accounts/routes.ts'
+import { getTriageItem, listTriage, lookupBrr, recordCredit, requeryAccount, resolveUnmatched, simulateInboundCredit, TRIAGE_PAGE_MAX, type InboundDeps } from './service.ts'
+
+const AccountNumber = Type.String({ pattern: '^[0-9]{10}$', description: 'NUBAN' })
+
+const PayerSchema = Type.Object({ name: Nullable(Type.String()), accountNumber: Nullable(Type.String()), bankCode: Nullable(Type.String()) })
+
+const CreditSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  status: Type.String({ description: 'received, confirmed, unmatched, refunded, assigned' }),
+  brr: Nullable(Type.String()),
+  amountKobo: Type.Integer(),
+  currency: Type.String(),
+  virtualAccount: Type.String(),
+  sessionId: Type.String({ description: "The provider's (NIP) session id of the credit" }),
+  payer: PayerSchema,
+  narration: Nullable(Type.String()),
+  creditedAt: Type.String({ format: 'date-time' }),
+  receivedAt: Type.String({ format: 'date-time' }),
+})
+
+const TriageSchema = Type.Object({
+  ...CreditSchema.properties,
+  status: Type.Union([Type.Literal('unmatched'), Type.Literal('refunded'), Type.Literal('assigned')]),
+  reason: Type.String({ description: 'Why it was unmatched: account_archived, payment_intent_expired, invoice_closed, escrow_closed, currency_mismatch' }),
+  trackingId: Nullable(Type.String({ description: 'The account it was paid into' })),
+  resolution: Nullable(Type.Object({}, { additionalProperties: true, description: '{ action: "refund", outboundTransferId } or { action: "assign", trackingId }' })),
+  resolvedAt: Nullable(Type.String({ format: 'date-time' })),
+})
+
+const BrrAccountSchema = Type.Object({
+  trackingId: Type.String(),
+  reference: Nullable(Type.String()),
+  purpose: Type.String(),
+  status: Type.String(),
+  virtualAccount: Type.String(),
+  virtualAccountName: Type.String(),
+  bankCode: Type.String(),
+  bankName: Type.String(),
+  brr: Nullable(Type.String()),
+})
+
+const BrrStatusSchema = Type.Object({
+  brr: Type.String(),
+  kind: Type.Union([Type.Literal('transaction'), Type.Literal('account')]),
+  status: Type.String({ description: 'transaction: received, confirmed, unmatched, refunded, assigned; account: active, archived' }),
+  transaction: Nullable(CreditSchema),
+  account: Nullable(BrrAccountSchema),
+  transactions: Type.Array(CreditSchema, { description: "An account BRR: the account's latest transactions, newest first" }),
+})
+
+export function registerInboundCreditRoutes(app: HttpServer, deps: InboundDeps): void {
+  app.post(
+    '/providers/:provider/webhooks',
+    {
+      config: { auth: 'none' }, // the provider signs; the adapter verifies with the provider's secret
+      schema: {
+        tags: ['providers'],
+        summary: "A provider's signed notice of an inbound credit: stored once per session id, then applied by a job",
+        params: closedObject({ provider: Type.String({ pattern: '^[a-z][a-z0-9-]{1,31}$' }) }),
+        response: { 200: Type.Object({ received: Type.Boolean(), creditId: Type.String(), duplicate: Type.Boolean() }), ...errorResponses(404) },
+      },
+    },
+    async (request) => {
+      const provider = await getProvider(deps.pool, request.params.provider).catch(() => {
+        throw notFound('Provider')
+      })
+      const read = deps.providers.adapterFor(provider).readWebhook({
+        pathWithQuery: request.raw.url ?? '',
+        headers: request.headers,
+        rawBody: request.rawBody?.toString('utf8') ?? '',
+      })
+      if (read.kind === 'unauthorized') throw new RailError('unauthorized', 'Missing or invalid provider signature')
+      if (read.kind === 'invalid') throw new RailError('bad_request', read.message)
+      const { creditId, duplicate } = await recordCredit(deps.pool, provider.name, read.credit)
+      return { received: true, creditId, duplicate }
+    },
+  )
+
+  app.get(
+    '/api/v1/rail/unmatched',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['collections'],
+        summary: "Credits that could not be applied (archived account, expired intent, closed invoice or escrow), newest first; resolved ones show how",
+        querystring: closedObject({
+          status: Type.Optional(Type.Union([Type.Literal('unmatched'), Type.Literal('refunded'), Type.Literal('assigned')])),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: TRIAGE_PAGE_MAX, default: 20 })),
+          cursor: Type.Optional(Type.String({ format: 'uuid' })),
+        }),
+        response: { 200: Type.Object({ data: Type.Array(TriageSchema), nextCursor: Nullable(Type.String()) }), ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const query = request.query
+      return listTriage(deps.pool, { partnerId: callerOf(request).partner.id, status: query.status, limit: query.limit ?? 20, cursor: query.cursor })
+    },
+  )
+
+  app.get(
+    '/api/v1/rail/unmatched/:id',
+    {
+      config: { auth: 'signature' },
+      schema: { tags: ['collections'], summary: 'One unmatched credit', params: closedObject({ id: Type.String({ format: 'uuid' }) }), response: { 200: TriageSchema, ...errorResponses(404) } },
+    },
+    async (request) => getTriageItem(deps.pool, callerOf(request).partner.id, request.params.id),
+  )
+
+  app.post(
+    '/api/v1/rail/unmatched/:id/resolve',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['collections'],
+        summary: 'Settle an unmatched credit once: refund it to its sender (an outbound transfer from the float) or assign it to another of your accounts',
+        params: closedObject({ id: Type.String({ format: 'uuid' }) }),
+        body: Type.Union([
+          closedObject({ action: Type.Literal('refund') }),
+          closedObject({ action: Type.Literal('assign'), target: Type.Union([TrackingIdSchema, closedObject({ trackingId: TrackingIdSchema })]) }),
+        ]),
+        response: { 200: TriageSchema, ...errorResponses(404, 409) },
+      },
+    },
+    async (request) => {
+      const caller = callerOf(request)
+      return resolveUnmatched(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.params.id, request.body)
+    },
+  )
+
+  app.get(
+    '/api/v1/rail/collections/brr/:brr',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['collections'],
+        summary: "The lifecycle status of a collection transaction by its BRR (or of a BRR-bearing account, with its latest transactions); another partner's BRR is not found",
+        params: closedObject({ brr: Type.String({ minLength: 1, maxLength: 32 }) }),
+        response: { 200: BrrStatusSchema, ...errorResponses(404) },
+      },
+    },
+    async (request) => lookupBrr(deps.pool, callerOf(request).partner.id, request.params.brr),
+  )
+
+  app.post(
+    '/api/v1/rail/virtual-account/:trackingId/requery',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['collections'],
+        summary: 'Ask the provider for credits to this account that Rail has not seen, and apply each once',
+        params: closedObject({ trackingId: TrackingIdSchema }),
+        response: {
+          200: Type.Object({ trackingId: Type.String(), virtualAccount: Type.String(), creditsFound: Type.Integer(), creditsRecorded: Type.Integer(), credits: Type.Array(CreditSchema) }),
+          ...errorResponses(404, 502),
+        },
+      },
+    },
+    async (request) => requeryAccount(deps, callerOf(request).partner.id, request.params.trackingId),
+  )
+
+  app.post(
+    '/api/v1/rail/sandbox/simulate-inbound-credit',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['sandbox'],
+        summary: "Sandbox: someone pays into one of your virtual accounts; the sandbox bank announces it to Rail by its signed webhook, and the credit follows Rail's real path",
+        body: closedObject({
+          virtualAccount: AccountNumber,
+          amountKobo: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+          payerName: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+          payerAccountNumber: Type.Optional(AccountNumber),
+          payerBankCode: Type.Optional(Type.String({ pattern: '^[0-9]{3,6}$' })),
+        }),
+        response: {
+          200: Type.Object({ virtualAccount: Type.String(), trackingId: Type.String(), amountKobo: Type.Integer(), sessionId: Type.String(), notified: Type.Boolean(), message: Type.String() }),
+          ...errorResponses(404, 502),
+        },
+      },
+    },
+    async (request) => {
+      const partner = callerOf(request).partner
+      assertSandboxPartner(partner)
+      return simulateInboundCredit(deps, partner, request.body)
+    },
+  )
+}

@@ -1,0 +1,418 @@
+// Inbound credits (seed 001): money paid into Rail's virtual accounts. A provider announces each
+// credit by a signed webhook; Rail stores the notice first (once per provider session id) with
+// the job that applies it, and answers. The job matches the account to its owner, posts the
+// ledger transfer (provider settlement → the partner's collections account) and emits the
+// callback, in one transaction. Credits nobody can take — an archived account, an expired
+// intent, an owner that is closed — go to the partner's suspense account as unmatched, for triage:
+// a refund (paid back to the sender through the outbound pipeline) or an assignment to another
+// of the partner's accounts, each once.
+import { recordEvent } from '../events/service.ts'
+import { createTransfers, derivedId, ensurePartnerAccount, type TransferInput } from '../ledger/service.ts'
+import { findBank } from '../nip/banks.ts'
+import { generateBrr } from '../nip/brr.ts'
+import { isValidNuban } from '../nip/nuban.ts'
+import { submitOutboundInTransaction, type OutboundDeps } from '../outbound-transfers/service.ts'
+import type { Partner } from '../partners/service.ts'
+import { lockIntentOfAccount, recordIntentCredit, type IntentOwnerType, type PaymentIntent } from '../payment-intents/service.ts'
+import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
+import { fieldError, notFound, RailError } from '../platform/errors.ts'
+import { uuidv7 } from '../platform/ids.ts'
+import { addJob } from '../platform/jobs.ts'
+import { pageQueryLimit, toPage } from '../platform/pagination.ts'
+import { getProvider } from '../providers/service.ts'
+import type { ProviderCredit } from '../providers/types.ts'
+import { bankName, getAccount, lockById, lockByNumber, selectByBrr as selectAccountByBrr, selectById as selectAccountById, type CollectionsDeps, type VirtualAccount } from '../virtual-accounts/service.ts'
+import * as repo from './repo.ts'
+
+export type { InboundCredit } from './repo.ts'
+
+export const APPLY_TASK = 'inbound_credit_apply'
+export const SWEEP_TASK = 'inbound_credit_sweep'
+/** Every minute: credits stored but not applied after a grace period get their job again. */
+export const INBOUND_CREDITS_CRONTAB = `* * * * * ${SWEEP_TASK}`
+const STRANDED_AFTER_S = 60
+const SWEEP_BATCH = 1_000
+export const TRIAGE_PAGE_MAX = 100
+/** How many of an account's latest credits a BRR lookup shows. */
+const ACCOUNT_CREDITS_SHOWN = 20
+
+/** A credit to an intent that an owner (an invoice, an escrow) composed: the owner decides what it means. */
+export interface OwnedCredit {
+  creditId: string
+  partnerId: string
+  ownerId: string
+  intentId: string
+  amountKobo: number
+  currency: string
+  /** The partner's collections account, which the credit has just reached. */
+  collectionsAccountId: string
+}
+
+/**
+ * What an owner does with a credit, on the credit's transaction: 'applied' when it took the money
+ * (moving it on from the collections account if it must), 'unmatched' when it cannot (it is paid,
+ * cancelled, closed), and then the credit goes to triage.
+ */
+export type CreditOwnerHandler = (tx: Tx, credit: OwnedCredit) => Promise<'applied' | 'unmatched'>
+export type CreditOwners = Partial<Record<IntentOwnerType, CreditOwnerHandler>>
+
+export interface InboundDeps extends CollectionsDeps {
+  outbound: OutboundDeps
+  owners: CreditOwners
+}
+
+/** Stores a credit the provider announced (or a requery found) with its apply job; once per session id. */
+export async function recordCredit(pool: Queryable, provider: string, credit: ProviderCredit): Promise<{ creditId: string; duplicate: boolean }> {
+  const id = uuidv7()
+  const inserted = await repo.insertCreditWithJob(
+    pool,
+    {
+      id,
+      provider,
+      sessionId: credit.sessionId,
+      accountNumber: credit.accountNumber,
+      amountKobo: credit.amountKobo,
+      currency: credit.currency,
+      payerName: credit.payerName,
+      payerAccountNumber: credit.payerAccountNumber,
+      payerBankCode: credit.payerBankCode,
+      narration: credit.narration,
+      creditedAt: credit.creditedAt,
+    },
+    APPLY_TASK,
+  )
+  if (inserted) return { creditId: inserted, duplicate: false }
+  return { creditId: (await repo.selectBySession(pool, provider, credit.sessionId))!.id, duplicate: true }
+}
+
+/** The apply job: matches a stored credit to its owner and applies it, once. */
+export async function applyCredit(deps: InboundDeps, creditId: string): Promise<void> {
+  await withTransaction(deps.pool, async (tx) => {
+    const credit = await repo.lockCredit(tx, creditId)
+    if (!credit || credit.status !== 'received') return
+    // The account first: every path that changes an account or its owner locks it first.
+    const account = await lockByNumber(tx, credit.provider, credit.accountNumber)
+    if (!account) {
+      // Not an account of Rail's: there is no partner to hold it for. Operators see it in the
+      // table; the provider holds the money until it is returned.
+      await repo.settleReceived(tx, credit.id, { status: 'unattributed', partnerId: null, virtualAccountId: null, brr: null, unmatchedReason: 'unknown_account' })
+      return
+    }
+    await applyToAccount(deps, tx, credit, account)
+  })
+}
+
+async function applyToAccount(deps: InboundDeps, tx: Tx, credit: repo.InboundCredit, account: VirtualAccount): Promise<void> {
+  const partnerId = account.partnerId
+  const settlement = await ensurePartnerAccount(tx, partnerId, credit.currency, 'provider_settlement')
+  const brr = account.brr ? generateBrr() : null
+  const settle = (status: 'applied' | 'unmatched', unmatchedReason: string | null) =>
+    repo.settleReceived(tx, credit.id, { status, partnerId, virtualAccountId: account.id, brr, unmatchedReason })
+  const toSuspense = async (reason: string) => {
+    await post(tx, credit, 'collect', settlement, await ensurePartnerAccount(tx, partnerId, credit.currency, 'suspense'), 'unmatched_credit')
+    await settle('unmatched', reason)
+  }
+  if (credit.currency !== account.currency) return toSuspense('currency_mismatch')
+  if (account.status === 'archived') return toSuspense('account_archived')
+  const collections = await ensurePartnerAccount(tx, partnerId, credit.currency, 'collections')
+  const intent = account.purpose === 'payment_intent' ? await lockIntentOfAccount(tx, account.id) : undefined
+  if (intent?.status === 'expired') return toSuspense('payment_intent_expired')
+  await post(tx, credit, 'collect', settlement, collections, 'collection_credit')
+  let updatedIntent: PaymentIntent | undefined
+  if (intent?.ownerType) {
+    const handler = deps.owners[intent.ownerType]
+    if (!handler) throw new Error(`no credit handler for ${intent.ownerType} owners`)
+    const taken = await handler(tx, { creditId: credit.id, partnerId, ownerId: intent.ownerId!, intentId: intent.id, amountKobo: credit.amountKobo, currency: credit.currency, collectionsAccountId: collections })
+    if (taken === 'unmatched') {
+      await post(tx, credit, 'unmatch', collections, await ensurePartnerAccount(tx, partnerId, credit.currency, 'suspense'), 'unmatched_credit')
+      await settle('unmatched', `${intent.ownerType}_closed`)
+      return
+    }
+  }
+  if (intent) updatedIntent = await recordIntentCredit(tx, intent, credit.amountKobo)
+  const applied = await settle('applied', null)
+  await emitCreditEvent(tx, applied, account, updatedIntent)
+}
+
+/** One ledger transfer of a credit, with an id derived from the credit's, so a retry finds it. */
+async function post(tx: Queryable, credit: repo.InboundCredit, purpose: string, debitAccountId: string, creditAccountId: string, code: string): Promise<void> {
+  const transfer: TransferInput = {
+    id: derivedId(credit.id, purpose),
+    debitAccountId,
+    creditAccountId,
+    amountKobo: credit.amountKobo,
+    currency: credit.currency,
+    code,
+    sourceType: 'inbound_credit',
+    sourceId: credit.id,
+  }
+  const [result] = await createTransfers(tx, [transfer])
+  if (result!.result !== 'ok') throw new Error(`inbound credit ${credit.id} ${purpose}: ${result!.result}`)
+}
+
+/** credit.confirmed for intents and persistent accounts; fbo.funding (no balance) for FBO accounts. */
+async function emitCreditEvent(tx: Queryable, credit: repo.InboundCredit, account: VirtualAccount, intent: PaymentIntent | undefined): Promise<void> {
+  const common = {
+    creditId: credit.id,
+    trackingId: account.trackingId,
+    virtualAccount: account.accountNumber,
+    bankCode: account.bankCode,
+    amountKobo: credit.amountKobo,
+    currency: credit.currency,
+    sessionId: credit.sessionId,
+    creditedAt: credit.creditedAt.toISOString(),
+  }
+  if (account.purpose === 'fbo') {
+    await recordEvent(tx, {
+      partnerId: account.partnerId,
+      type: 'fbo.funding',
+      objectType: 'fbo_account',
+      objectId: account.id,
+      data: { ...common, holderRef: account.holderRef, purposeTag: account.purposeTag },
+      callbackUrl: account.callbackUrl,
+    })
+    return
+  }
+  await recordEvent(tx, {
+    partnerId: account.partnerId,
+    type: 'credit.confirmed',
+    objectType: intent ? 'payment_intent' : 'virtual_account',
+    objectId: intent?.id ?? account.id,
+    data: {
+      ...common,
+      objectType: intent ? (intent.ownerType ?? 'payment_intent') : 'virtual_account',
+      reference: intent?.reference ?? account.reference,
+      purposeTag: account.purposeTag,
+      brr: credit.brr,
+      payer: { name: credit.payerName, accountNumber: credit.payerAccountNumber, bankCode: credit.payerBankCode },
+      narration: credit.narration,
+      paymentIntent: intent
+        ? { id: intent.id, reference: intent.reference, status: intent.status, amountKobo: intent.amountKobo, amountReceivedKobo: intent.amountReceivedKobo, ownerType: intent.ownerType, ownerId: intent.ownerId }
+        : null,
+    },
+    callbackUrl: intent?.callbackUrl ?? account.callbackUrl,
+  })
+}
+
+/** The sweep: credits stored but not applied after a grace period get their apply job again. */
+export async function sweepStrandedCredits(pool: Pool): Promise<number> {
+  const stranded = await repo.selectStranded(pool, STRANDED_AFTER_S, SWEEP_BATCH)
+  for (const creditId of stranded) await addJob(pool, APPLY_TASK, { creditId }, { jobKey: `inbound_credit:${creditId}` })
+  return stranded.length
+}
+
+// ---- requery for missed credits --------------------------------------------------------------
+
+/**
+ * Asks the provider for every credit of one of the caller's accounts and applies, once each,
+ * those Rail has not seen (a lost webhook). Answers what was found and what was new.
+ */
+export async function requeryAccount(deps: InboundDeps, partnerId: string, trackingId: string) {
+  const account = await getAccount(deps.pool, partnerId, trackingId, ['payment_intent', 'persistent', 'fbo'])
+  const provider = await getProvider(deps.pool, account.provider)
+  const listed = await deps.providers.adapterFor(provider).listCredits(account.accountNumber)
+  if (listed.outcome !== 'successful') throw new RailError('provider_unavailable', `Provider ${provider.name} did not answer the requery; try again`)
+  const recorded: string[] = []
+  for (const credit of listed.value) {
+    if (credit.accountNumber !== account.accountNumber) continue
+    const { creditId, duplicate } = await recordCredit(deps.pool, provider.name, credit)
+    if (!duplicate) recorded.push(creditId)
+    // Applied here rather than by the job, so the answer shows the result; the job then finds it done.
+    await applyCredit(deps, creditId)
+  }
+  const credits = await Promise.all(listed.value.map(async (credit) => (await repo.selectBySession(deps.pool, provider.name, credit.sessionId))!))
+  return { trackingId: account.trackingId, virtualAccount: account.accountNumber, creditsFound: listed.value.length, creditsRecorded: recorded.length, credits: credits.map(toCreditJson) }
+}
+
+// ---- sandbox -------------------------------------------------------------------------------
+
+export interface SimulatedCredit {
+  virtualAccount: string
+  amountKobo: number
+  payerName?: string
+  payerAccountNumber?: string
+  payerBankCode?: string
+}
+
+/** Sandbox: the bank receives a real credit into one of the caller's accounts and announces it to Rail. */
+export async function simulateInboundCredit(deps: InboundDeps, partner: Partner, request: SimulatedCredit) {
+  if (request.payerBankCode !== undefined && !findBank(request.payerBankCode)) throw fieldError('payerBankCode', 'is not a bank code of a Nigerian bank')
+  if (request.payerAccountNumber !== undefined && request.payerBankCode !== undefined && !isValidNuban(request.payerBankCode, request.payerAccountNumber)) {
+    throw fieldError('payerAccountNumber', 'is not a valid NUBAN at that bank')
+  }
+  const found = await deps.pool.query<{ id: string }>(`SELECT id FROM virtual_accounts WHERE partner_id = $1 AND account_number = $2`, [partner.id, request.virtualAccount])
+  const account = found.rows[0] && (await selectAccountById(deps.pool, found.rows[0].id))
+  if (!account) throw notFound('Virtual account')
+  const provider = await getProvider(deps.pool, account.provider)
+  const paid = await deps.providers.adapterFor(provider).simulateInboundCredit({
+    accountNumber: account.accountNumber,
+    amountKobo: request.amountKobo,
+    payerName: request.payerName,
+    payerAccountNumber: request.payerAccountNumber,
+    payerBankCode: request.payerBankCode,
+  })
+  if (paid.outcome !== 'successful') throw new RailError('provider_unavailable', `The sandbox bank did not take the credit: ${paid.outcome === 'unknown' ? paid.error : paid.responseCode}`)
+  return {
+    virtualAccount: account.accountNumber,
+    trackingId: account.trackingId,
+    amountKobo: request.amountKobo,
+    sessionId: paid.value.sessionId,
+    notified: paid.value.notified,
+    message: paid.value.notified
+      ? 'The sandbox bank received the credit and is announcing it to Rail; the callback follows'
+      : 'The sandbox bank received the credit but lost its announcement (magic amount); requery the account to find it',
+  }
+}
+
+// ---- triage ----------------------------------------------------------------------------------
+
+export async function listTriage(pool: Pool, query: { partnerId: string; status?: repo.CreditStatus; limit: number; cursor?: string }) {
+  const page = toPage(await repo.listTriage(pool, { ...query, limit: pageQueryLimit(query.limit) }), query.limit)
+  return { data: await Promise.all(page.items.map((credit) => toTriageJson(pool, credit))), nextCursor: page.nextCursor }
+}
+
+export async function getTriageItem(pool: Pool, partnerId: string, id: string) {
+  const credit = await repo.selectCredit(pool, partnerId, id)
+  if (!credit || credit.unmatchedReason === null) throw notFound('Unmatched credit')
+  return toTriageJson(pool, credit)
+}
+
+export type Resolution = { action: 'refund' } | { action: 'assign'; target: string | { trackingId: string } }
+
+/** Settles an unmatched credit once: refunded to its sender, or assigned to another of the caller's accounts. */
+export async function resolveUnmatched(deps: InboundDeps, caller: { partner: Partner; credentialId: string; requestId?: string }, id: string, resolution: Resolution) {
+  const partnerId = caller.partner.id
+  const resolved = await withTransaction(deps.pool, async (tx) => {
+    const found = await repo.selectCredit(tx, partnerId, id)
+    if (!found || found.unmatchedReason === null) throw notFound('Unmatched credit')
+    if (resolution.action === 'assign') {
+      // The target account's lock comes first, as everywhere; then the credit's.
+      const trackingId = typeof resolution.target === 'string' ? resolution.target : resolution.target.trackingId
+      const target = await getAccount(tx, partnerId, trackingId, ['payment_intent', 'persistent', 'fbo']).catch(() => {
+        throw fieldError('target', 'is not a tracking id of one of your virtual accounts')
+      })
+      await lockById(tx, target.id)
+      const credit = await lockUnmatched(tx, id)
+      return assign(deps, tx, credit, (await selectAccountById(tx, target.id))!)
+    }
+    const credit = await lockUnmatched(tx, id)
+    return refund(deps, tx, caller, credit)
+  })
+  return toTriageJson(deps.pool, resolved)
+}
+
+async function lockUnmatched(tx: Queryable, id: string): Promise<repo.InboundCredit> {
+  const credit = (await repo.lockCredit(tx, id))!
+  if (credit.status !== 'unmatched') throw new RailError('invalid_state', `The credit was ${credit.status} already`, { id, status: credit.status })
+  return credit
+}
+
+/**
+ * Pays the credit back to its sender: suspense → float, then an outbound transfer to the payer's
+ * account through the real pipeline (held on the float, submitted, requeried, called back).
+ */
+async function refund(deps: InboundDeps, tx: Tx, caller: { partner: Partner; credentialId: string; requestId?: string }, credit: repo.InboundCredit) {
+  const { payerAccountNumber, payerBankCode } = credit
+  if (!payerAccountNumber || !payerBankCode || !findBank(payerBankCode) || !isValidNuban(payerBankCode, payerAccountNumber)) {
+    throw new RailError('refund_destination_unknown', 'The bank gave no valid sender account for this credit; assign it instead', { id: credit.id })
+  }
+  const partnerId = caller.partner.id
+  await post(tx, credit, 'refund', await ensurePartnerAccount(tx, partnerId, credit.currency, 'suspense'), await ensurePartnerAccount(tx, partnerId, credit.currency, 'float'), 'unmatched_refund')
+  const transfer = await submitOutboundInTransaction(deps.outbound, tx, caller, {
+    clientReference: `refund-${credit.id}`,
+    beneficiaryAccountNumber: payerAccountNumber,
+    beneficiaryBankCode: payerBankCode,
+    beneficiaryAccountName: credit.payerName ?? 'SENDER',
+    amountKobo: credit.amountKobo,
+    currency: credit.currency,
+    narration: `Refund of unmatched credit ${credit.sessionId}`.slice(0, 100),
+  })
+  return (await repo.resolveUnmatched(tx, credit.id, 'refunded', { action: 'refund', outboundTransferId: transfer.id }))!
+}
+
+/** Applies the credit to another account as if it had been paid there: suspense → collections, and the owner's rules. */
+async function assign(deps: InboundDeps, tx: Tx, credit: repo.InboundCredit, target: VirtualAccount) {
+  if (target.status === 'archived') throw new RailError('invalid_state', 'The target account is archived', { trackingId: target.trackingId })
+  const partnerId = target.partnerId
+  const suspense = await ensurePartnerAccount(tx, partnerId, credit.currency, 'suspense')
+  const collections = await ensurePartnerAccount(tx, partnerId, credit.currency, 'collections')
+  const intent = target.purpose === 'payment_intent' ? await lockIntentOfAccount(tx, target.id) : undefined
+  if (intent?.status === 'expired') throw new RailError('invalid_state', 'The target payment intent has expired', { trackingId: target.trackingId })
+  await post(tx, credit, 'assign', suspense, collections, 'unmatched_assigned')
+  let updatedIntent: PaymentIntent | undefined
+  if (intent?.ownerType) {
+    const handler = deps.owners[intent.ownerType]
+    if (!handler) throw new Error(`no credit handler for ${intent.ownerType} owners`)
+    const taken = await handler(tx, { creditId: credit.id, partnerId, ownerId: intent.ownerId!, intentId: intent.id, amountKobo: credit.amountKobo, currency: credit.currency, collectionsAccountId: collections })
+    if (taken === 'unmatched') throw new RailError('invalid_state', `The target's ${intent.ownerType} takes no more payments`, { trackingId: target.trackingId })
+  }
+  if (intent) updatedIntent = await recordIntentCredit(tx, intent, credit.amountKobo)
+  const resolved = (await repo.resolveUnmatched(tx, credit.id, 'assigned', { action: 'assign', trackingId: target.trackingId }))!
+  await emitCreditEvent(tx, resolved, target, updatedIntent)
+  return resolved
+}
+
+// ---- BRR -------------------------------------------------------------------------------------
+
+/**
+ * The lifecycle status behind a BRR of the caller's: a collection transaction (a credit), or a
+ * BRR-bearing account with its latest transactions. Another partner's or an unknown BRR: 404.
+ */
+export async function lookupBrr(pool: Pool, partnerId: string, brr: string) {
+  const credit = await repo.selectByBrr(pool, partnerId, brr)
+  if (credit) {
+    const account = credit.virtualAccountId ? await selectAccountById(pool, credit.virtualAccountId) : undefined
+    return { brr, kind: 'transaction' as const, status: creditLifecycle(credit.status), transaction: toCreditJson(credit), account: account ? toBrrAccount(account) : null, transactions: [] }
+  }
+  const account = await selectAccountByBrr(pool, partnerId, brr)
+  if (!account) throw notFound('BRR')
+  const credits = await repo.listByAccount(pool, account.id, ACCOUNT_CREDITS_SHOWN)
+  return { brr, kind: 'account' as const, status: account.status, transaction: null, account: toBrrAccount(account), transactions: credits.map(toCreditJson) }
+}
+
+function toBrrAccount(account: VirtualAccount) {
+  return {
+    trackingId: account.trackingId,
+    reference: account.reference,
+    purpose: account.purpose,
+    status: account.status,
+    virtualAccount: account.accountNumber,
+    virtualAccountName: account.accountName,
+    bankCode: account.bankCode,
+    bankName: bankName(account.bankCode),
+    brr: account.brr,
+  }
+}
+
+/** A credit's status as a partner reads it: confirmed once applied. */
+function creditLifecycle(status: repo.CreditStatus): string {
+  return status === 'applied' ? 'confirmed' : status
+}
+
+export function toCreditJson(credit: repo.InboundCredit) {
+  return {
+    id: credit.id,
+    status: creditLifecycle(credit.status),
+    brr: credit.brr,
+    amountKobo: credit.amountKobo,
+    currency: credit.currency,
+    virtualAccount: credit.accountNumber,
+    sessionId: credit.sessionId,
+    payer: { name: credit.payerName, accountNumber: credit.payerAccountNumber, bankCode: credit.payerBankCode },
+    narration: credit.narration,
+    creditedAt: credit.creditedAt.toISOString(),
+    receivedAt: credit.receivedAt.toISOString(),
+  }
+}
+
+async function toTriageJson(db: Queryable, credit: repo.InboundCredit) {
+  const account = credit.virtualAccountId ? await selectAccountById(db, credit.virtualAccountId) : undefined
+  return {
+    ...toCreditJson(credit),
+    status: credit.status as 'unmatched' | 'refunded' | 'assigned',
+    reason: credit.unmatchedReason ?? '',
+    trackingId: account?.trackingId ?? null,
+    resolution: credit.resolution,
+    resolvedAt: credit.resolvedAt?.toISOString() ?? null,
+  }
+}

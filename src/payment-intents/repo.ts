@@ -1,0 +1,201 @@
+// SQL of payment intents.
+import type { Queryable } from '../platform/db.ts'
+import type { AccountHolder } from '../virtual-accounts/service.ts'
+
+export type IntentStatus = 'pending' | 'partially_paid' | 'paid' | 'overpaid' | 'expired'
+export type IntentOwnerType = 'invoice' | 'escrow'
+
+export interface PaymentIntent {
+  id: string
+  partnerId: string
+  reference: string
+  requestHash: string
+  virtualAccountId: string
+  status: IntentStatus
+  amountKobo: number | null
+  amountReceivedKobo: number
+  currency: string
+  expiresAt: Date
+  checkoutToken: string
+  merchantDisplayName: string
+  returnUrl: string | null
+  callbackUrl: string | null
+  purposeTag: string | null
+  holder: AccountHolder | null
+  ownerType: IntentOwnerType | null
+  ownerId: string | null
+  creatorMetadata: Record<string, unknown>
+  createdAt: Date
+  statusChangedAt: Date
+  paidAt: Date | null
+}
+
+interface Row {
+  id: string
+  partner_id: string
+  reference: string
+  request_hash: string
+  virtual_account_id: string
+  status: IntentStatus
+  amount_kobo: number | null
+  amount_received_kobo: number
+  currency: string
+  expires_at: Date
+  checkout_token: string
+  merchant_display_name: string
+  return_url: string | null
+  callback_url: string | null
+  purpose_tag: string | null
+  holder: AccountHolder | null
+  owner_type: IntentOwnerType | null
+  owner_id: string | null
+  creator_metadata: Record<string, unknown>
+  created_at: Date
+  status_changed_at: Date
+  paid_at: Date | null
+}
+
+const COLUMNS = `id, partner_id, reference, request_hash, virtual_account_id, status, amount_kobo, amount_received_kobo, currency, expires_at, checkout_token,
+  merchant_display_name, return_url, callback_url, purpose_tag, holder, owner_type, owner_id, creator_metadata, created_at, status_changed_at, paid_at`
+
+/** The columns, qualified for a query that joins the intent (as `i`) to its account. */
+const INTENT_COLUMNS = COLUMNS.split(',')
+  .map((column) => `i.${column.trim()}`)
+  .join(', ')
+
+function toIntent(row: Row): PaymentIntent {
+  return {
+    id: row.id,
+    partnerId: row.partner_id,
+    reference: row.reference,
+    requestHash: row.request_hash,
+    virtualAccountId: row.virtual_account_id,
+    status: row.status,
+    amountKobo: row.amount_kobo,
+    amountReceivedKobo: row.amount_received_kobo,
+    currency: row.currency,
+    expiresAt: row.expires_at,
+    checkoutToken: row.checkout_token,
+    merchantDisplayName: row.merchant_display_name,
+    returnUrl: row.return_url,
+    callbackUrl: row.callback_url,
+    purposeTag: row.purpose_tag,
+    holder: row.holder,
+    ownerType: row.owner_type,
+    ownerId: row.owner_id,
+    creatorMetadata: row.creator_metadata,
+    createdAt: row.created_at,
+    statusChangedAt: row.status_changed_at,
+    paidAt: row.paid_at,
+  }
+}
+
+export type NewIntent = Omit<PaymentIntent, 'status' | 'amountReceivedKobo' | 'createdAt' | 'statusChangedAt' | 'paidAt'>
+
+export async function insertIntent(db: Queryable, intent: NewIntent): Promise<PaymentIntent> {
+  const result = await db.query<Row>(
+    `INSERT INTO payment_intents (id, partner_id, reference, request_hash, virtual_account_id, status, amount_kobo, currency, expires_at, checkout_token,
+                                  merchant_display_name, return_url, callback_url, purpose_tag, holder, owner_type, owner_id, creator_metadata)
+     VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+     RETURNING ${COLUMNS}`,
+    [
+      intent.id,
+      intent.partnerId,
+      intent.reference,
+      intent.requestHash,
+      intent.virtualAccountId,
+      intent.amountKobo,
+      intent.currency,
+      intent.expiresAt,
+      intent.checkoutToken,
+      intent.merchantDisplayName,
+      intent.returnUrl,
+      intent.callbackUrl,
+      intent.purposeTag,
+      intent.holder === null ? null : JSON.stringify(intent.holder),
+      intent.ownerType,
+      intent.ownerId,
+      JSON.stringify(intent.creatorMetadata),
+    ],
+  )
+  return toIntent(result.rows[0]!)
+}
+
+export async function selectByReference(db: Queryable, partnerId: string, reference: string): Promise<PaymentIntent | undefined> {
+  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM payment_intents WHERE partner_id = $1 AND reference = $2`, [partnerId, reference])
+  return result.rows[0] && toIntent(result.rows[0])
+}
+
+export async function selectById(db: Queryable, id: string): Promise<PaymentIntent | undefined> {
+  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM payment_intents WHERE id = $1`, [id])
+  return result.rows[0] && toIntent(result.rows[0])
+}
+
+/** The caller's intent by id, tracking id (its account's) or reference, in that order. */
+export async function selectByKey(db: Queryable, partnerId: string, key: string): Promise<PaymentIntent | undefined> {
+  const result = await db.query<Row>(
+    `SELECT ${INTENT_COLUMNS}
+       FROM payment_intents i JOIN virtual_accounts v ON v.id = i.virtual_account_id
+      WHERE i.partner_id = $1 AND (i.id::text = $2 OR v.tracking_id = $2 OR i.reference = $2)
+      ORDER BY (i.id::text = $2) DESC, (v.tracking_id = $2) DESC
+      LIMIT 1`,
+    [partnerId, key],
+  )
+  return result.rows[0] && toIntent(result.rows[0])
+}
+
+export async function selectByCheckoutToken(db: Queryable, checkoutToken: string): Promise<PaymentIntent | undefined> {
+  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM payment_intents WHERE checkout_token = $1`, [checkoutToken])
+  return result.rows[0] && toIntent(result.rows[0])
+}
+
+export async function lockByAccount(db: Queryable, virtualAccountId: string): Promise<PaymentIntent | undefined> {
+  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM payment_intents WHERE virtual_account_id = $1 FOR UPDATE`, [virtualAccountId])
+  return result.rows[0] && toIntent(result.rows[0])
+}
+
+/** Adds a received amount and sets the status it leads to (the caller holds the intent's lock). */
+export async function recordReceived(db: Queryable, id: string, amountKobo: number, status: IntentStatus): Promise<PaymentIntent> {
+  const result = await db.query<Row>(
+    `UPDATE payment_intents
+        SET amount_received_kobo = amount_received_kobo + $2,
+            status = $3,
+            status_changed_at = CASE WHEN status = $3 THEN status_changed_at ELSE now() END,
+            paid_at = CASE WHEN $3 IN ('paid', 'overpaid') THEN coalesce(paid_at, now()) ELSE paid_at END
+      WHERE id = $1
+      RETURNING ${COLUMNS}`,
+    [id, amountKobo, status],
+  )
+  return toIntent(result.rows[0]!)
+}
+
+/**
+ * Locks the accounts of open stand-alone intents past their expiry (skipping any a credit is
+ * applying to right now), expires the intents, and answers the account ids. Accounts first, as
+ * every path does (virtual-accounts/repo.ts).
+ */
+export async function expireDue(db: Queryable, limit: number): Promise<{ intentId: string; virtualAccountId: string }[]> {
+  const result = await db.query<{ intent_id: string; virtual_account_id: string }>(
+    `WITH due AS (
+       SELECT v.id FROM virtual_accounts v JOIN payment_intents i ON i.virtual_account_id = v.id
+        WHERE i.status IN ('pending', 'partially_paid') AND i.expires_at <= now() AND i.owner_type IS NULL
+        ORDER BY i.expires_at LIMIT $1
+          FOR UPDATE OF v SKIP LOCKED
+     )
+     UPDATE payment_intents SET status = 'expired', status_changed_at = now()
+      WHERE virtual_account_id IN (SELECT id FROM due) AND status IN ('pending', 'partially_paid') AND expires_at <= now()
+      RETURNING id AS intent_id, virtual_account_id`,
+    [limit],
+  )
+  return result.rows.map((row) => ({ intentId: row.intent_id, virtualAccountId: row.virtual_account_id }))
+}
+
+export async function list(db: Queryable, query: { partnerId: string; status?: IntentStatus; limit: number; cursor?: string }): Promise<PaymentIntent[]> {
+  const result = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM payment_intents
+      WHERE partner_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::uuid IS NULL OR id < $3)
+      ORDER BY id DESC LIMIT $4`,
+    [query.partnerId, query.status ?? null, query.cursor ?? null, query.limit],
+  )
+  return result.rows.map(toIntent)
+}

@@ -1,0 +1,104 @@
+// Payment intent routes of seed 001: create (200, synchronous allocation) and reads.
+import { Type } from '@sinclair/typebox'
+import { callerOf } from '../partners/auth.ts'
+import type { HttpServer } from '../platform/http.ts'
+import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
+import { CallbackUrlSchema, closedObject, errorResponses } from '../platform/schemas.ts'
+import { AccountHolderSchema, Nullable, PurposeTagSchema, ReferenceSchema } from '../virtual-accounts/routes.ts'
+import type { CollectionsDeps } from '../virtual-accounts/service.ts'
+import { createPaymentIntent, getIntent, INTENT_PAGE_MAX, listIntents, toIntentJson } from './service.ts'
+
+const StatusSchema = Type.Union([Type.Literal('pending'), Type.Literal('partially_paid'), Type.Literal('paid'), Type.Literal('overpaid'), Type.Literal('expired')])
+
+export const PaymentIntentSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  trackingId: Type.String(),
+  partnerId: Type.String({ format: 'uuid' }),
+  reference: Type.String(),
+  status: StatusSchema,
+  direction: Type.Object({ type: Type.String(), channel: Type.String() }, { description: 'Money flows in: payer → partner, by bank transfer' }),
+  provider: Type.String(),
+  providerChannel: Type.String(),
+  providerReference: Type.String(),
+  amountKobo: Nullable(Type.Integer({ description: 'The expected amount; null when any amount pays it' })),
+  currency: Type.String(),
+  virtualAccount: Type.String({ description: 'The NUBAN the payer sends money to' }),
+  virtualAccountName: Type.String(),
+  virtualAccountBank: Type.String(),
+  purposeTag: Nullable(Type.String()),
+  creatorMetadata: Type.Object({}, { additionalProperties: true, description: 'Who created it: partnerId, credentialId, requestId' }),
+  expiresAt: Type.String({ format: 'date-time' }),
+  createdAt: Type.String({ format: 'date-time' }),
+  checkoutToken: Type.String({ description: 'Unguessable token of the hosted checkout page' }),
+  merchantDisplayName: Type.String(),
+  returnUrl: Nullable(Type.String()),
+})
+
+export const PaymentIntentRequestSchema = closedObject({
+  reference: ReferenceSchema,
+  currency: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217; NGN (the default) is served' })),
+  amountKobo: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'The expected amount; without it any credit pays the intent' })),
+  callbackUrl: Type.Optional(CallbackUrlSchema),
+  purposeTag: Type.Optional(PurposeTagSchema),
+  virtualAccountHolder: Type.Optional(AccountHolderSchema),
+  expiresAt: Type.Optional(Type.String({ format: 'date-time', description: 'Default: 24 hours after creation; between 1 minute and 90 days ahead' })),
+  merchantDisplayName: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "Shown to the payer; default: the partner's name" })),
+  returnUrl: Type.Optional(Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048, description: 'Where the hosted checkout page sends the payer back' })),
+})
+
+export function registerPaymentIntentRoutes(app: HttpServer, deps: CollectionsDeps): void {
+  app.post(
+    '/api/v1/rail/payment/intent',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['collections'],
+        summary: 'Create a payment intent; its virtual account is allocated at the provider during the request',
+        body: PaymentIntentRequestSchema,
+        response: { 200: PaymentIntentSchema, ...errorResponses(403, 409, 502) },
+      },
+    },
+    async (request, reply) => {
+      const caller = callerOf(request)
+      const created = await createPaymentIntent(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.body)
+      if (created.replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
+      return toIntentJson(created)
+    },
+  )
+
+  app.get(
+    '/api/v1/rail/payment/intent',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['collections'],
+        summary: "The caller's payment intents, newest first",
+        querystring: closedObject({
+          status: Type.Optional(StatusSchema),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: INTENT_PAGE_MAX, default: 20 })),
+          cursor: Type.Optional(Type.String({ format: 'uuid' })),
+        }),
+        response: { 200: Type.Object({ data: Type.Array(PaymentIntentSchema), nextCursor: Nullable(Type.String()) }), ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const query = request.query
+      const page = await listIntents(deps.pool, { partnerId: callerOf(request).partner.id, status: query.status, limit: query.limit ?? 20, cursor: query.cursor })
+      return { data: page.intents.map(toIntentJson), nextCursor: page.nextCursor }
+    },
+  )
+
+  app.get(
+    '/api/v1/rail/payment/intent/:id',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['collections'],
+        summary: 'One payment intent, by its id, its trackingId or its reference',
+        params: closedObject({ id: Type.String({ minLength: 1, maxLength: 64 }) }),
+        response: { 200: PaymentIntentSchema, ...errorResponses(404) },
+      },
+    },
+    async (request) => toIntentJson(await getIntent(deps.pool, callerOf(request).partner.id, request.params.id)),
+  )
+}

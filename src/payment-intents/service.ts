@@ -1,0 +1,256 @@
+// Payment intents (seed 001): one collection into its own virtual account, allocated at the
+// provider during the request, optionally of an expected amount, until it expires. Invoices and
+// escrows compose one (an owner) and decide what a credit to it means; a stand-alone intent
+// counts what it received: paid, partially paid or overpaid.
+import { randomBytes } from 'node:crypto'
+import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
+import { fieldError, notFound, RailError } from '../platform/errors.ts'
+import { requestHash } from '../platform/idempotency.ts'
+import { uuidv7 } from '../platform/ids.ts'
+import { pageQueryLimit, toPage } from '../platform/pagination.ts'
+import {
+  allocateAtProvider,
+  archiveInTransaction,
+  assertCallbackUrl,
+  assertCollectionCurrency,
+  bankName,
+  bearsBrr,
+  collectionProvider,
+  COLLECTION_CURRENCY,
+  creatorMetadata,
+  holderName,
+  lockKey,
+  newTrackingId,
+  PROVIDER_CHANNEL,
+  selectById as selectAccountById,
+  type AccountHolder,
+  type Caller,
+  type CollectionsDeps,
+  type VirtualAccount,
+} from '../virtual-accounts/service.ts'
+import { insertVirtualAccount } from '../virtual-accounts/repo.ts'
+import { generateBrr } from '../nip/brr.ts'
+import * as repo from './repo.ts'
+
+export type { IntentOwnerType, IntentStatus, PaymentIntent } from './repo.ts'
+
+/** An intent expires 24 hours after creation unless the request says when. */
+export const INTENT_TTL_MS_DEFAULT = 24 * 60 * 60 * 1000
+/** The latest expiry a request may ask for: 90 days ahead. */
+export const INTENT_TTL_MS_MAX = 90 * 24 * 60 * 60 * 1000
+/** The earliest: one minute ahead, so that a payer has a chance. */
+export const INTENT_TTL_MS_MIN = 60 * 1000
+export const INTENT_PAGE_MAX = 100
+const EXPIRY_BATCH = 500
+export const EXPIRE_TASK = 'payment_intent_expire'
+/** Every minute: open stand-alone intents past their expiry are expired and their accounts archived. */
+export const PAYMENT_INTENTS_CRONTAB = `* * * * * ${EXPIRE_TASK}`
+
+export interface PaymentIntentRequest {
+  reference: string
+  currency?: string
+  amountKobo?: number
+  callbackUrl?: string
+  purposeTag?: string
+  virtualAccountHolder?: AccountHolder
+  expiresAt?: string
+  merchantDisplayName?: string
+  returnUrl?: string
+}
+
+/** The object that composed an intent (an invoice, an escrow) and decides what its credits mean. */
+export interface IntentOwner {
+  type: repo.IntentOwnerType
+  id: string
+}
+
+/** An intent with the account it collects into. */
+export interface IntentView {
+  intent: repo.PaymentIntent
+  account: VirtualAccount
+}
+
+/** The payment intent object of seed 001: exactly its fields. */
+export function toIntentJson({ intent, account }: IntentView) {
+  return {
+    id: intent.id,
+    trackingId: account.trackingId,
+    partnerId: intent.partnerId,
+    reference: intent.reference,
+    status: intent.status,
+    direction: { type: 'inbound', channel: account.providerChannel },
+    provider: account.provider,
+    providerChannel: account.providerChannel,
+    providerReference: account.providerReference,
+    amountKobo: intent.amountKobo,
+    currency: intent.currency,
+    virtualAccount: account.accountNumber,
+    virtualAccountName: account.accountName,
+    virtualAccountBank: bankName(account.bankCode),
+    purposeTag: intent.purposeTag,
+    creatorMetadata: intent.creatorMetadata,
+    expiresAt: intent.expiresAt.toISOString(),
+    createdAt: intent.createdAt.toISOString(),
+    checkoutToken: intent.checkoutToken,
+    merchantDisplayName: intent.merchantDisplayName,
+    returnUrl: intent.returnUrl,
+  }
+}
+
+/** Checks what the schema cannot (currency, expiry window, callback URL); nothing is written before. */
+async function assertCreatable(deps: CollectionsDeps, caller: Caller, request: PaymentIntentRequest, now: Date): Promise<void> {
+  assertCollectionCurrency(request.currency ?? COLLECTION_CURRENCY)
+  if (request.expiresAt !== undefined) {
+    const aheadMs = new Date(request.expiresAt).getTime() - now.getTime()
+    if (!(aheadMs >= INTENT_TTL_MS_MIN)) throw fieldError('expiresAt', 'must be at least one minute in the future')
+    if (aheadMs > INTENT_TTL_MS_MAX) throw fieldError('expiresAt', 'must be at most 90 days in the future')
+  }
+  await assertCallbackUrl(deps, caller.partner, request.callbackUrl)
+}
+
+/**
+ * Creates an intent and allocates its account at the provider during the request, once per
+ * reference (same body: the intent, replayed; another body: 409; a concurrent duplicate waits
+ * and replays). No usable provider answer: 502, nothing recorded.
+ */
+export async function createPaymentIntent(deps: CollectionsDeps, caller: Caller, request: PaymentIntentRequest): Promise<IntentView & { replayed: boolean }> {
+  const known = await repo.selectByReference(deps.pool, caller.partner.id, request.reference)
+  if (known) return replay(deps.pool, known, requestHash(request))
+  await assertCreatable(deps, caller, request, new Date())
+  return withTransaction(deps.pool, (tx) => createIntentInTransaction(deps, tx, caller, request))
+}
+
+/**
+ * The same, on the caller's transaction, for an owner composing an intent (an invoice that
+ * publishes, an escrow that needs funding): the intent commits or rolls back with the owner.
+ * The caller has checked the request (assertIntentRequest).
+ */
+export async function createIntentInTransaction(
+  deps: CollectionsDeps,
+  tx: Tx,
+  caller: Caller,
+  request: PaymentIntentRequest,
+  owner?: IntentOwner,
+): Promise<IntentView & { replayed: boolean }> {
+  const partner = caller.partner
+  const hash = requestHash(owner ? { ...request, owner } : request)
+  await lockKey(tx, `payment-intent:${partner.id}:${request.reference}`)
+  const raced = await repo.selectByReference(tx, partner.id, request.reference)
+  if (raced) return replay(tx, raced, hash)
+  const provider = await collectionProvider(tx)
+  const accountName = holderName(request.virtualAccountHolder, request.merchantDisplayName ?? partner.name)
+  const allocated = await allocateAtProvider(deps, provider, { partnerId: partner.id, uniqueKey: `payment-intent\n${request.reference}`, accountName, requestId: caller.requestId })
+  const currency = request.currency ?? COLLECTION_CURRENCY
+  const account = await insertVirtualAccount(tx, {
+    id: uuidv7(),
+    partnerId: partner.id,
+    trackingId: newTrackingId(),
+    purpose: 'payment_intent',
+    reference: request.reference,
+    requestHash: null,
+    provider: provider.name,
+    providerChannel: PROVIDER_CHANNEL,
+    providerReference: allocated.providerReference,
+    bankCode: allocated.bankCode,
+    accountNumber: allocated.accountNumber,
+    accountName: allocated.accountName,
+    currency,
+    purposeTag: request.purposeTag ?? null,
+    callbackUrl: request.callbackUrl ?? null,
+    holder: request.virtualAccountHolder ?? null,
+    holderRef: null,
+    brr: bearsBrr(partner) ? generateBrr() : null,
+    creatorMetadata: creatorMetadata(caller),
+  })
+  const intent = await repo.insertIntent(tx, {
+    id: uuidv7(),
+    partnerId: partner.id,
+    reference: request.reference,
+    requestHash: hash,
+    virtualAccountId: account.id,
+    amountKobo: request.amountKobo ?? null,
+    currency,
+    expiresAt: request.expiresAt ? new Date(request.expiresAt) : new Date(Date.now() + INTENT_TTL_MS_DEFAULT),
+    checkoutToken: newCheckoutToken(),
+    merchantDisplayName: request.merchantDisplayName ?? partner.name.slice(0, 100),
+    returnUrl: request.returnUrl ?? null,
+    callbackUrl: request.callbackUrl ?? null,
+    purposeTag: request.purposeTag ?? null,
+    holder: request.virtualAccountHolder ?? null,
+    ownerType: owner?.type ?? null,
+    ownerId: owner?.id ?? null,
+    creatorMetadata: creatorMetadata(caller),
+  })
+  return { intent, account, replayed: false }
+}
+
+/** For owners: the checks createPaymentIntent makes before anything is written. */
+export async function assertIntentRequest(deps: CollectionsDeps, caller: Caller, request: PaymentIntentRequest): Promise<void> {
+  await assertCreatable(deps, caller, request, new Date())
+}
+
+async function replay(db: Queryable, known: repo.PaymentIntent, hash: string): Promise<IntentView & { replayed: boolean }> {
+  if (known.requestHash !== hash) throw new RailError('idempotency_conflict', `reference ${known.reference} was already used with a different request`, { id: known.id })
+  return { intent: known, account: (await selectAccountById(db, known.virtualAccountId))!, replayed: true }
+}
+
+/** 32 random bytes, base64url: unguessable, for the hosted checkout page. */
+function newCheckoutToken(): string {
+  return `cht_${randomBytes(32).toString('base64url')}`
+}
+
+export async function getIntent(db: Queryable, partnerId: string, key: string): Promise<IntentView> {
+  const intent = await repo.selectByKey(db, partnerId, key)
+  if (!intent) throw notFound('Payment intent')
+  return { intent, account: (await selectAccountById(db, intent.virtualAccountId))! }
+}
+
+export async function getIntentById(db: Queryable, id: string): Promise<IntentView | undefined> {
+  const intent = await repo.selectById(db, id)
+  return intent && { intent, account: (await selectAccountById(db, intent.virtualAccountId))! }
+}
+
+export async function getIntentByCheckoutToken(db: Queryable, checkoutToken: string): Promise<IntentView | undefined> {
+  const intent = await repo.selectByCheckoutToken(db, checkoutToken)
+  return intent && { intent, account: (await selectAccountById(db, intent.virtualAccountId))! }
+}
+
+export async function listIntents(
+  db: Queryable,
+  query: { partnerId: string; status?: repo.IntentStatus; limit: number; cursor?: string },
+): Promise<{ intents: IntentView[]; nextCursor: string | null }> {
+  const page = toPage(await repo.list(db, { ...query, limit: pageQueryLimit(query.limit) }), query.limit)
+  const views = await Promise.all(page.items.map(async (intent) => ({ intent, account: (await selectAccountById(db, intent.virtualAccountId))! })))
+  return { intents: views, nextCursor: page.nextCursor }
+}
+
+/** The intent an account collects for, locked (the caller holds the account's lock). */
+export async function lockIntentOfAccount(tx: Queryable, virtualAccountId: string): Promise<repo.PaymentIntent | undefined> {
+  return repo.lockByAccount(tx, virtualAccountId)
+}
+
+/**
+ * What a credit does to a stand-alone intent: the amount received grows, and the status follows —
+ * with no expected amount any credit pays it; with one, below is partially paid, equal is paid,
+ * above is overpaid. The caller holds the intent's lock.
+ */
+export async function recordIntentCredit(tx: Queryable, intent: repo.PaymentIntent, amountKobo: number): Promise<repo.PaymentIntent> {
+  const receivedKobo = intent.amountReceivedKobo + amountKobo
+  const status: repo.IntentStatus =
+    intent.amountKobo === null ? 'paid' : receivedKobo < intent.amountKobo ? 'partially_paid' : receivedKobo === intent.amountKobo ? 'paid' : 'overpaid'
+  return repo.recordReceived(tx, intent.id, amountKobo, status)
+}
+
+/** The expiry sweep: expires due intents and archives their accounts, in batches; answers how many. */
+export async function expireIntents(pool: Pool): Promise<number> {
+  let expired = 0
+  for (;;) {
+    const batch = await withTransaction(pool, async (tx) => {
+      const due = await repo.expireDue(tx, EXPIRY_BATCH)
+      for (const { virtualAccountId } of due) await archiveInTransaction(tx, virtualAccountId)
+      return due.length
+    })
+    expired += batch
+    if (batch < EXPIRY_BATCH) return expired
+  }
+}

@@ -1,0 +1,47 @@
+// The sandbox bank's background work: announcing inbound credits to the client that owns the
+// virtual account, by a signed HTTP webhook — retried by graphile-worker (exponential backoff)
+// until the client answers 2xx, as a bank's notification service would.
+import type { Task } from 'graphile-worker'
+import { request as httpRequest } from 'undici'
+import { signRequest } from '../client/signing.ts'
+import type { Pool } from '../platform/db.ts'
+import { NOTIFY_TASK, SandboxBank } from './service.ts'
+
+const NOTIFY_TIMEOUT_MS = 10_000
+
+export interface SandboxBankJobDeps {
+  pool: Pool
+  /** The secret the bank shares with its clients; it signs the webhook. */
+  secret: string
+  /** Where the bank's clients listen: Rail's base URL (the bank is mounted on Rail's server). */
+  clientBaseUrl: () => string
+  bankCode?: string
+}
+
+export function sandboxBankTasks(deps: SandboxBankJobDeps): Record<string, Task> {
+  const bank = new SandboxBank(deps.pool, deps.bankCode)
+  return {
+    [NOTIFY_TASK]: async (payload) => {
+      const { sessionId } = payload as { sessionId: string }
+      const found = await bank.inboundNotice(sessionId)
+      if (!found) return
+      await postNotice(deps, found.client, JSON.stringify(found.notice))
+      await bank.markNotified(sessionId)
+    },
+  }
+}
+
+/** POSTs the notice to the client's webhook; anything but 2xx throws, so the job is retried. */
+async function postNotice(deps: SandboxBankJobDeps, client: string, body: string): Promise<void> {
+  const path = `/providers/${encodeURIComponent(client)}/webhooks`
+  const signed = signRequest({ keyId: 'sandbox-bank', signingSecret: deps.secret, method: 'POST', pathWithQuery: path, body })
+  const response = await httpRequest(`${deps.clientBaseUrl()}${path}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-Sandbox-Timestamp': signed['X-Rail-Timestamp']!, 'X-Sandbox-Signature': signed['X-Rail-Signature']! },
+    body,
+    headersTimeout: NOTIFY_TIMEOUT_MS,
+    bodyTimeout: NOTIFY_TIMEOUT_MS,
+  })
+  await response.body.dump()
+  if (response.statusCode < 200 || response.statusCode >= 300) throw new Error(`the client answered ${response.statusCode} to the credit notice`)
+}

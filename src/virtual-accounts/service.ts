@@ -1,0 +1,230 @@
+// Virtual accounts (seed 001): NUBANs allocated synchronously at the provider — persistent
+// accounts here, and the allocation every kind of collection account shares (payment intents and
+// FBO pool accounts compose it). Each account is recorded with its owner partner, and a BRR when
+// the partner's class bears one.
+import { createHash, randomBytes } from 'node:crypto'
+import { assertCallbackUrlAllowed } from '../events/service.ts'
+import { findBank } from '../nip/banks.ts'
+import { generateBrr } from '../nip/brr.ts'
+import type { Partner } from '../partners/service.ts'
+import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
+import { notFound, RailError } from '../platform/errors.ts'
+import { requestHash } from '../platform/idempotency.ts'
+import { uuidv7 } from '../platform/ids.ts'
+import { addJob } from '../platform/jobs.ts'
+import { pageQueryLimit, toPage } from '../platform/pagination.ts'
+import type { ProviderRegistry } from '../providers/registry.ts'
+import { DEFAULT_PROVIDER, getProvider, requireCapability, type ProviderProfile } from '../providers/service.ts'
+import type { ProviderAccount } from '../providers/types.ts'
+import * as repo from './repo.ts'
+
+export type { AccountHolder, VirtualAccount, VirtualAccountPurpose } from './repo.ts'
+export { lockById, lockByNumber, selectByBrr, selectById } from './repo.ts'
+
+/** Collections are in naira; another currency is refused with unsupported_currency. */
+export const COLLECTION_CURRENCY = 'NGN'
+/** How the payer reaches a virtual account: a bank transfer (NIP) to its NUBAN. */
+export const PROVIDER_CHANNEL = 'bank_transfer'
+export const ACCOUNT_PAGE_MAX = 100
+
+export interface CollectionsDeps {
+  pool: Pool
+  providers: ProviderRegistry
+  allowLoopbackCallbacks: boolean
+}
+
+/** Who asked: recorded on every object as its creatorMetadata. */
+export interface Caller {
+  partner: Partner
+  credentialId: string
+  requestId?: string
+}
+
+export function creatorMetadata(caller: Caller): Record<string, unknown> {
+  return { partnerId: caller.partner.id, credentialId: caller.credentialId, requestId: caller.requestId ?? null }
+}
+
+/** Government and corporate partners receive BRR-bearing accounts; fintech and citizen partners reference-only ones. */
+export function bearsBrr(partner: Partner): boolean {
+  return partner.customerClass === 'government' || partner.customerClass === 'corporate'
+}
+
+/** A stable public id: `trk_` and 24 characters of base 36 from 15 random bytes. */
+export function newTrackingId(): string {
+  return `trk_${BigInt(`0x${randomBytes(15).toString('hex')}`).toString(36).padStart(24, '0').slice(-24)}`
+}
+
+export function bankName(bankCode: string): string {
+  return findBank(bankCode)?.name ?? bankCode
+}
+
+export function assertCollectionCurrency(currency: string): void {
+  if (currency !== COLLECTION_CURRENCY) throw new RailError('unsupported_currency', `Only ${COLLECTION_CURRENCY} is served`, { currency })
+}
+
+export async function assertCallbackUrl(deps: CollectionsDeps, partner: Partner, callbackUrl: string | undefined): Promise<void> {
+  if (callbackUrl !== undefined) await assertCallbackUrlAllowed(callbackUrl, partner.environment, deps.allowLoopbackCallbacks)
+}
+
+/** The provider collections use, approved for virtual accounts (else 403 capability_disabled, nothing called). */
+export async function collectionProvider(db: Queryable): Promise<ProviderProfile> {
+  const provider = await getProvider(db, DEFAULT_PROVIDER)
+  requireCapability(provider, 'virtualAccounts')
+  return provider
+}
+
+/**
+ * Serialises creations with one key (a partner's reference) for the rest of the transaction: a
+ * concurrent duplicate waits, then finds the first one's result and replays it.
+ */
+export async function lockKey(tx: Tx, key: string): Promise<void> {
+  await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [key])
+}
+
+/**
+ * Allocates a NUBAN at the provider, during the request. The reference the provider sees is
+ * derived from what makes the account unique, so a retry after a lost answer or a crash gets
+ * the same account back. No usable answer: 502 provider_unavailable, and nothing is recorded.
+ */
+export async function allocateAtProvider(
+  deps: CollectionsDeps,
+  provider: ProviderProfile,
+  input: { partnerId: string; uniqueKey: string; accountName: string; requestId?: string },
+): Promise<ProviderAccount & { providerReference: string }> {
+  const reference = createHash('sha256').update(`${input.partnerId}\n${input.uniqueKey}`).digest('hex').slice(0, 40)
+  const allocated = await deps.providers.adapterFor(provider, input.requestId).allocateVirtualAccount({ reference, accountName: input.accountName })
+  if (allocated.outcome !== 'successful') {
+    throw new RailError('provider_unavailable', `Provider ${provider.name} did not allocate the virtual account; retry with the same reference`)
+  }
+  return { ...allocated.value, providerReference: allocated.providerReference }
+}
+
+/** The name on an account: the holder's, as the partner gave it, else the fallback (the partner's). */
+export function holderName(holder: repo.AccountHolder | undefined, fallback: string): string {
+  const given = holder?.name ?? [holder?.firstName, holder?.lastName].filter(Boolean).join(' ')
+  return (given || fallback).slice(0, 100)
+}
+
+export interface PersistentAccountRequest {
+  reference: string
+  virtualAccountHolder?: repo.AccountHolder
+  callbackUrl?: string
+  purposeTag?: string
+  currency?: string
+}
+
+/** Allocates a long-lived account, once per reference (same body: the account; another body: 409). */
+export async function createPersistentAccount(deps: CollectionsDeps, caller: Caller, request: PersistentAccountRequest): Promise<{ account: repo.VirtualAccount; replayed: boolean }> {
+  const partner = caller.partner
+  const hash = requestHash(request)
+  const replay = (known: repo.VirtualAccount) => {
+    if (known.requestHash !== hash) throw new RailError('idempotency_conflict', `reference ${request.reference} was already used with a different request`, { trackingId: known.trackingId })
+    return { account: known, replayed: true }
+  }
+  const known = await repo.selectPersistentByReference(deps.pool, partner.id, request.reference)
+  if (known) return replay(known)
+  const currency = request.currency ?? COLLECTION_CURRENCY
+  assertCollectionCurrency(currency)
+  await assertCallbackUrl(deps, partner, request.callbackUrl)
+  const provider = await collectionProvider(deps.pool)
+  return withTransaction(deps.pool, async (tx) => {
+    await lockKey(tx, `virtual-account:${partner.id}:${request.reference}`)
+    const raced = await repo.selectPersistentByReference(tx, partner.id, request.reference)
+    if (raced) return replay(raced)
+    const accountName = holderName(request.virtualAccountHolder, partner.name)
+    const allocated = await allocateAtProvider(deps, provider, { partnerId: partner.id, uniqueKey: `persistent\n${request.reference}`, accountName, requestId: caller.requestId })
+    const account = await repo.insertVirtualAccount(tx, {
+      id: uuidv7(),
+      partnerId: partner.id,
+      trackingId: newTrackingId(),
+      purpose: 'persistent',
+      reference: request.reference,
+      requestHash: hash,
+      provider: provider.name,
+      providerChannel: PROVIDER_CHANNEL,
+      providerReference: allocated.providerReference,
+      bankCode: allocated.bankCode,
+      accountNumber: allocated.accountNumber,
+      accountName: allocated.accountName,
+      currency,
+      purposeTag: request.purposeTag ?? null,
+      callbackUrl: request.callbackUrl ?? null,
+      holder: request.virtualAccountHolder ?? null,
+      holderRef: null,
+      brr: bearsBrr(partner) ? generateBrr() : null,
+      creatorMetadata: creatorMetadata(caller),
+    })
+    return { account, replayed: false }
+  })
+}
+
+/** The persistent virtual account object of seed 001: exactly its fields. */
+export function toPersistentAccountJson(account: repo.VirtualAccount) {
+  return {
+    trackingId: account.trackingId,
+    partnerId: account.partnerId,
+    reference: account.reference ?? '',
+    status: account.status,
+    provider: account.provider,
+    providerChannel: account.providerChannel,
+    bankCode: account.bankCode,
+    bankName: bankName(account.bankCode),
+    currency: account.currency,
+    virtualAccount: account.accountNumber,
+    virtualAccountName: account.accountName,
+    purposeTag: account.purposeTag,
+    creatorMetadata: account.creatorMetadata,
+    createdAt: account.createdAt.toISOString(),
+    brr: account.brr,
+  }
+}
+
+export async function getAccount(db: Queryable, partnerId: string, trackingId: string, purposes: repo.VirtualAccountPurpose[]): Promise<repo.VirtualAccount> {
+  const account = await repo.selectByTrackingId(db, partnerId, trackingId, purposes)
+  if (!account) throw notFound('Virtual account')
+  return account
+}
+
+export async function listAccounts(
+  db: Queryable,
+  query: { partnerId: string; purpose: repo.VirtualAccountPurpose; status?: repo.VirtualAccountStatus; limit: number; cursor?: string },
+): Promise<{ accounts: repo.VirtualAccount[]; nextCursor: string | null }> {
+  const rows = await repo.list(db, { ...query, limit: pageQueryLimit(query.limit) })
+  const page = toPage(rows, query.limit)
+  return { accounts: page.items, nextCursor: page.nextCursor }
+}
+
+/** Archives a persistent account: it stops collecting (later credits go to triage). Archived already: 409. */
+export async function archivePersistentAccount(pool: Pool, partnerId: string, trackingId: string): Promise<repo.VirtualAccount> {
+  return withTransaction(pool, async (tx) => {
+    const found = await repo.selectByTrackingId(tx, partnerId, trackingId, ['persistent'])
+    if (!found) throw notFound('Virtual account')
+    await repo.lockById(tx, found.id)
+    const archived = await archiveInTransaction(tx, found.id)
+    if (!archived) throw new RailError('invalid_state', 'The virtual account is archived already', { trackingId, status: 'archived' })
+    return archived
+  })
+}
+
+export const ARCHIVE_AT_PROVIDER_TASK = 'virtual_account_archive_at_provider'
+
+/**
+ * Archives an account on the caller's transaction (the caller holds the account's lock), and
+ * enqueues telling the provider. Rail's own status decides where a credit goes — an archived
+ * account's credits go to triage — so the provider's side may lag without moving money wrongly.
+ * Undefined when the account was archived already.
+ */
+export async function archiveInTransaction(tx: Queryable, accountId: string): Promise<repo.VirtualAccount | undefined> {
+  const archived = await repo.archive(tx, accountId)
+  if (archived) await addJob(tx, ARCHIVE_AT_PROVIDER_TASK, { virtualAccountId: accountId })
+  return archived
+}
+
+/** The job: tells the provider an account is archived; no usable answer throws, so it is retried. */
+export async function archiveAtProvider(deps: Pick<CollectionsDeps, 'pool' | 'providers'>, virtualAccountId: string): Promise<void> {
+  const account = await repo.selectById(deps.pool, virtualAccountId)
+  if (!account) return
+  const provider = await getProvider(deps.pool, account.provider)
+  const answer = await deps.providers.adapterFor(provider).archiveVirtualAccount(account.accountNumber)
+  if (answer.outcome === 'unknown') throw new Error(`provider ${provider.name} gave no usable answer archiving ${account.trackingId}: ${answer.error}`)
+}

@@ -1,0 +1,93 @@
+// Shared by the collections tests: an app with real workers, a callback receiver, and helpers
+// that drive the sandbox bank and read what arrived.
+import type { Runner } from 'graphile-worker'
+import { expect } from 'vitest'
+import { startBackgroundWorkers } from '../../src/app.ts'
+import { signRequest } from '../../src/client/signing.ts'
+import { verifyRailSignature, type RailClient } from '../../src/client/index.ts'
+import { startTestApp, type TestApp } from '../support/app.ts'
+import { startReceiver, type ReceivedRequest, type Receiver } from '../support/receiver.ts'
+import { waitFor } from '../support/wait.ts'
+
+export const BANK_SECRET = 'collections-test-secret'
+
+export interface CollectionsHarness {
+  app: TestApp
+  runner: Runner
+  hook: Receiver
+  close(): Promise<void>
+}
+
+export async function startCollections(): Promise<CollectionsHarness> {
+  const app = await startTestApp({ sandboxBankSecret: BANK_SECRET, outbound: { requeryFirstDelayMs: 200, requeryDeadlineMs: 5_000 } })
+  const hook = await startReceiver()
+  const runner = await startBackgroundWorkers({
+    pool: app.db.pool,
+    masterKey: app.masterKey,
+    concurrency: 8,
+    providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: BANK_SECRET },
+    events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
+    outbound: { requeryFirstDelayMs: 200, requeryDeadlineMs: 5_000 },
+  })
+  return {
+    app,
+    runner,
+    hook,
+    async close() {
+      await runner.stop()
+      await hook.close()
+    },
+  }
+}
+
+export interface EventBody<T = Record<string, unknown>> {
+  id: string
+  event: string
+  eventKind: string
+  timestamp: string
+  data: T
+}
+
+/** The callbacks received for an object, parsed, after their signature was checked with the partner's secret. */
+export function callbacksFor(hook: Receiver, secret: string, match: (body: EventBody) => boolean): EventBody[] {
+  return hook.requests
+    .map((request: ReceivedRequest) => ({ request, body: JSON.parse(request.rawBody) as EventBody }))
+    .filter(({ body }) => match(body))
+    .map(({ request, body }) => {
+      expect(verifyRailSignature(request.rawBody, String(request.headers['x-rail-signature']), secret)).toBe(true)
+      return body
+    })
+}
+
+export async function waitForCallback(hook: Receiver, secret: string, match: (body: EventBody) => boolean, count = 1): Promise<EventBody[]> {
+  await waitFor(() => callbacksFor(hook, secret, match).length >= count, 20_000, 'callback')
+  return callbacksFor(hook, secret, match)
+}
+
+/** Pays into a virtual account through the sandbox bank (which then announces it to Rail). */
+export async function payIn(client: RailClient, virtualAccount: string, amountKobo: number, payer: Record<string, string> = {}) {
+  const response = await client.post<{ sessionId: string; notified: boolean }>('/api/v1/rail/sandbox/simulate-inbound-credit', { virtualAccount, amountKobo, ...payer })
+  expect(response.status).toBe(200)
+  return response.body
+}
+
+/** POSTs a notice to Rail's provider webhook as the sandbox bank would (signed unless told otherwise). */
+export async function postBankNotice(baseUrl: string, body: string, options: { secret?: string; unsigned?: boolean; provider?: string } = {}): Promise<Response> {
+  const path = `/providers/${options.provider ?? 'sandbox'}/webhooks`
+  const signed = signRequest({ keyId: 'bank', signingSecret: options.secret ?? BANK_SECRET, method: 'POST', pathWithQuery: path, body })
+  const headers: Record<string, string> = { 'Content-Type': 'application/json' }
+  if (!options.unsigned) {
+    headers['X-Sandbox-Timestamp'] = signed['X-Rail-Timestamp']!
+    headers['X-Sandbox-Signature'] = signed['X-Rail-Signature']!
+  }
+  return fetch(`${baseUrl}${path}`, { method: 'POST', headers, body })
+}
+
+/** A ledger account's booked balance, by partner and kind. */
+export async function bookedKobo(app: TestApp, partnerId: string, kind: string): Promise<number> {
+  const result = await app.db.pool.query<{ booked: string }>(
+    `SELECT coalesce(sum(credits_posted - debits_posted), 0) AS booked FROM ledger_accounts WHERE partner_id = $1 AND kind = $2`,
+    [partnerId, kind],
+  )
+  return Number(result.rows[0]!.booked)
+}
