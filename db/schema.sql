@@ -127,6 +127,46 @@ CREATE TABLE inbound_credits (
   CONSTRAINT inbound_credits_virtual_account_id_fkey FOREIGN KEY (virtual_account_id) REFERENCES virtual_accounts(id)
 );
 
+CREATE TABLE invoices (
+  id uuid NOT NULL,
+  partner_id uuid NOT NULL,
+  reference text NOT NULL,
+  request_hash text NOT NULL,
+  status text NOT NULL,
+  title text NOT NULL,
+  description text,
+  amount_kobo bigint NOT NULL,
+  amount_paid_kobo bigint NOT NULL DEFAULT 0,
+  currency text NOT NULL,
+  customer jsonb,
+  due_at timestamp with time zone,
+  callback_url text,
+  payment_intent_id uuid,
+  creator_metadata jsonb NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  status_changed_at timestamp with time zone NOT NULL DEFAULT now(),
+  published_at timestamp with time zone,
+  paid_at timestamp with time zone,
+  cancelled_at timestamp with time zone,
+  CONSTRAINT invoices_amount_kobo_check CHECK (((amount_kobo > 0) AND (amount_kobo <= '9007199254740991'::bigint))),
+  CONSTRAINT invoices_amount_paid_kobo_check CHECK ((amount_paid_kobo >= 0)),
+  CONSTRAINT invoices_cancelled_when CHECK (((status = 'cancelled'::text) = (cancelled_at IS NOT NULL))),
+  CONSTRAINT invoices_currency_check CHECK ((currency ~ '^[A-Z]{3}$'::text)),
+  CONSTRAINT invoices_description_check CHECK ((length(description) <= 2000)),
+  CONSTRAINT invoices_draft_unpublished CHECK (((status <> 'draft'::text) OR (published_at IS NULL))),
+  CONSTRAINT invoices_one_per_reference UNIQUE (partner_id, reference),
+  CONSTRAINT invoices_paid_when CHECK (((status = 'paid'::text) = (paid_at IS NOT NULL))),
+  CONSTRAINT invoices_paid_within_amount CHECK ((amount_paid_kobo <= amount_kobo)),
+  CONSTRAINT invoices_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT invoices_payment_intent_id_fkey FOREIGN KEY (payment_intent_id) REFERENCES payment_intents(id),
+  CONSTRAINT invoices_payment_intent_id_key UNIQUE (payment_intent_id),
+  CONSTRAINT invoices_pkey PRIMARY KEY (id),
+  CONSTRAINT invoices_published_has_account CHECK (((payment_intent_id IS NULL) = (published_at IS NULL))),
+  CONSTRAINT invoices_reference_check CHECK (((length(reference) >= 1) AND (length(reference) <= 64))),
+  CONSTRAINT invoices_status_check CHECK ((status = ANY (ARRAY['draft'::text, 'published'::text, 'partially_paid'::text, 'paid'::text, 'cancelled'::text]))),
+  CONSTRAINT invoices_title_check CHECK (((length(title) >= 1) AND (length(title) <= 200)))
+);
+
 CREATE TABLE ledger_accounts (
   id uuid NOT NULL,
   partner_id uuid,
@@ -564,6 +604,10 @@ CREATE INDEX inbound_credits_by_account ON public.inbound_credits USING btree (v
 CREATE INDEX inbound_credits_received ON public.inbound_credits USING btree (received_at) WHERE (status = 'received'::text);
 
 CREATE INDEX inbound_credits_unmatched ON public.inbound_credits USING btree (partner_id, id DESC) WHERE (status = 'unmatched'::text);
+
+CREATE INDEX invoices_by_partner ON public.invoices USING btree (partner_id, id DESC);
+
+CREATE INDEX invoices_by_partner_status ON public.invoices USING btree (partner_id, status, id DESC);
 
 CREATE UNIQUE INDEX ledger_accounts_one_per_partner ON public.ledger_accounts USING btree (partner_id, currency, kind) WHERE (kind = ANY (ARRAY['float'::text, 'collections'::text, 'escrow_holding'::text, 'provider_settlement'::text, 'suspense'::text, 'fees'::text]));
 

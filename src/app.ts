@@ -11,6 +11,8 @@ import { LEDGER_CRONTAB, ledgerTasks } from './ledger/jobs.ts'
 import { registerCounterpartyRoutes } from './counterparties/routes.ts'
 import { registerFboRoutes } from './fbo/routes.ts'
 import { collectionTasks } from './inbound-credits/jobs.ts'
+import { registerInvoiceRoutes } from './invoices/routes.ts'
+import { takeInvoicePayment } from './invoices/service.ts'
 import { registerInboundCreditRoutes } from './inbound-credits/routes.ts'
 import { INBOUND_CREDITS_CRONTAB, type CreditOwners, type InboundDeps } from './inbound-credits/service.ts'
 import { registerFloatRoutes } from './outbound-transfers/float-routes.ts'
@@ -73,6 +75,7 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   registerPaymentIntentRoutes(app, collections)
   registerFboRoutes(app, collections)
   registerInboundCreditRoutes(app, collections)
+  registerInvoiceRoutes(app, collections)
   registerWalletRoutes(app, { pool: deps.pool, providers })
   registerMoveRoutes(app, { pool: deps.pool, providers })
   if (deps.sandboxBank) {
@@ -114,7 +117,7 @@ async function registerOpenApi(app: HttpServer): Promise<void> {
 
 /** Collections, and the owners that decide what a credit to an intent they composed means. */
 function collectionsDeps(outbound: OutboundDeps): InboundDeps {
-  const owners: CreditOwners = {}
+  const owners: CreditOwners = { invoice: takeInvoicePayment }
   return { pool: outbound.pool, providers: outbound.providers, allowLoopbackCallbacks: outbound.allowLoopbackCallbacks, outbound, owners }
 }
 

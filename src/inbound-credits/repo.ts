@@ -122,6 +122,23 @@ export async function insertCreditWithJob(db: Queryable, credit: NewCredit, task
   return result.rows[0]?.id
 }
 
+/** The unmatched excess of a credit its owner took only part of: a triage item of its own, with the credit's payer. */
+export async function insertExcess(
+  db: Queryable,
+  input: { id: string; of: InboundCredit; amountKobo: number; partnerId: string; virtualAccountId: string; unmatchedReason: string },
+): Promise<InboundCredit> {
+  const result = await db.query<Row>(
+    `INSERT INTO inbound_credits (id, provider, session_id, account_number, amount_kobo, currency, payer_name, payer_account_number, payer_bank_code, narration,
+                                  credited_at, status, partner_id, virtual_account_id, unmatched_reason, applied_at)
+     SELECT $1, provider, session_id || '-excess', account_number, $3, currency, payer_name, payer_account_number, payer_bank_code, narration,
+            credited_at, 'unmatched', $4, $5, $6, now()
+       FROM inbound_credits WHERE id = $2
+     RETURNING ${COLUMNS}`,
+    [input.id, input.of.id, input.amountKobo, input.partnerId, input.virtualAccountId, input.unmatchedReason],
+  )
+  return toCredit(result.rows[0]!)
+}
+
 export async function selectBySession(db: Queryable, provider: string, sessionId: string): Promise<InboundCredit | undefined> {
   const result = await db.query<Row>(`SELECT ${COLUMNS} FROM inbound_credits WHERE provider = $1 AND session_id = $2`, [provider, sessionId])
   return result.rows[0] && toCredit(result.rows[0])

@@ -49,11 +49,11 @@ export interface OwnedCredit {
 }
 
 /**
- * What an owner does with a credit, on the credit's transaction: 'applied' when it took the money
- * (moving it on from the collections account if it must), 'unmatched' when it cannot (it is paid,
- * cancelled, closed), and then the credit goes to triage.
+ * What an owner does with a credit, on the credit's transaction: how much of it the owner took —
+ * all of it (moving it on from the collections account if it must), none (it is paid, cancelled,
+ * closed: the credit goes to triage), or part (an overpayment: the excess goes to triage).
  */
-export type CreditOwnerHandler = (tx: Tx, credit: OwnedCredit) => Promise<'applied' | 'unmatched'>
+export type CreditOwnerHandler = (tx: Tx, credit: OwnedCredit) => Promise<{ takenKobo: number }>
 export type CreditOwners = Partial<Record<IntentOwnerType, CreditOwnerHandler>>
 
 export interface InboundDeps extends CollectionsDeps {
@@ -122,16 +122,26 @@ async function applyToAccount(deps: InboundDeps, tx: Tx, credit: repo.InboundCre
   if (intent?.ownerType) {
     const handler = deps.owners[intent.ownerType]
     if (!handler) throw new Error(`no credit handler for ${intent.ownerType} owners`)
-    const taken = await handler(tx, { creditId: credit.id, partnerId, ownerId: intent.ownerId!, intentId: intent.id, amountKobo: credit.amountKobo, currency: credit.currency, collectionsAccountId: collections })
-    if (taken === 'unmatched') {
+    const { takenKobo } = await handler(tx, { creditId: credit.id, partnerId, ownerId: intent.ownerId!, intentId: intent.id, amountKobo: credit.amountKobo, currency: credit.currency, collectionsAccountId: collections })
+    if (takenKobo === 0) {
       await post(tx, credit, 'unmatch', collections, await ensurePartnerAccount(tx, partnerId, credit.currency, 'suspense'), 'unmatched_credit')
       await settle('unmatched', `${intent.ownerType}_closed`)
       return
     }
+    if (takenKobo < credit.amountKobo) await recordExcess(tx, credit, account, credit.amountKobo - takenKobo, collections, `${intent.ownerType}_overpaid`)
   }
   if (intent) updatedIntent = await recordIntentCredit(tx, intent, credit.amountKobo)
   const applied = await settle('applied', null)
   await emitCreditEvent(tx, applied, account, updatedIntent)
+}
+
+/**
+ * The part of a credit its owner did not take (an overpayment): a triage item of its own — a
+ * credit row for the excess, unmatched — and the excess moves from collections to suspense.
+ */
+async function recordExcess(tx: Tx, credit: repo.InboundCredit, account: VirtualAccount, excessKobo: number, collectionsAccountId: string, reason: string): Promise<void> {
+  const excess = await repo.insertExcess(tx, { id: uuidv7(), of: credit, amountKobo: excessKobo, partnerId: account.partnerId, virtualAccountId: account.id, unmatchedReason: reason })
+  await post(tx, excess, 'collect', collectionsAccountId, await ensurePartnerAccount(tx, account.partnerId, credit.currency, 'suspense'), 'unmatched_credit')
 }
 
 /** One ledger transfer of a credit, with an id derived from the credit's, so a retry finds it. */
@@ -343,8 +353,9 @@ async function assign(deps: InboundDeps, tx: Tx, credit: repo.InboundCredit, tar
   if (intent?.ownerType) {
     const handler = deps.owners[intent.ownerType]
     if (!handler) throw new Error(`no credit handler for ${intent.ownerType} owners`)
-    const taken = await handler(tx, { creditId: credit.id, partnerId, ownerId: intent.ownerId!, intentId: intent.id, amountKobo: credit.amountKobo, currency: credit.currency, collectionsAccountId: collections })
-    if (taken === 'unmatched') throw new RailError('invalid_state', `The target's ${intent.ownerType} takes no more payments`, { trackingId: target.trackingId })
+    const { takenKobo } = await handler(tx, { creditId: credit.id, partnerId, ownerId: intent.ownerId!, intentId: intent.id, amountKobo: credit.amountKobo, currency: credit.currency, collectionsAccountId: collections })
+    // Assigning is all or nothing: an owner that would not take the whole credit refuses it, and nothing changes.
+    if (takenKobo !== credit.amountKobo) throw new RailError('invalid_state', `The target's ${intent.ownerType} does not take this whole payment`, { trackingId: target.trackingId })
   }
   if (intent) updatedIntent = await recordIntentCredit(tx, intent, credit.amountKobo)
   const resolved = (await repo.resolveUnmatched(tx, credit.id, 'assigned', { action: 'assign', trackingId: target.trackingId }))!

@@ -1,0 +1,178 @@
+// SQL of invoices. Changes of status are checked in SQL (`WHERE status = ANY(allowed)`), so a
+// late or concurrent change finds the row already moved and changes nothing.
+import type { Queryable } from '../platform/db.ts'
+
+export type InvoiceStatus = 'draft' | 'published' | 'partially_paid' | 'paid' | 'cancelled'
+
+export interface Customer {
+  name?: string
+  email?: string
+  phone?: string
+  customerId?: string
+}
+
+export interface Invoice {
+  id: string
+  partnerId: string
+  reference: string
+  requestHash: string
+  status: InvoiceStatus
+  title: string
+  description: string | null
+  amountKobo: number
+  amountPaidKobo: number
+  currency: string
+  customer: Customer | null
+  dueAt: Date | null
+  callbackUrl: string | null
+  paymentIntentId: string | null
+  creatorMetadata: Record<string, unknown>
+  createdAt: Date
+  statusChangedAt: Date
+  publishedAt: Date | null
+  paidAt: Date | null
+  cancelledAt: Date | null
+}
+
+interface Row {
+  id: string
+  partner_id: string
+  reference: string
+  request_hash: string
+  status: InvoiceStatus
+  title: string
+  description: string | null
+  amount_kobo: number
+  amount_paid_kobo: number
+  currency: string
+  customer: Customer | null
+  due_at: Date | null
+  callback_url: string | null
+  payment_intent_id: string | null
+  creator_metadata: Record<string, unknown>
+  created_at: Date
+  status_changed_at: Date
+  published_at: Date | null
+  paid_at: Date | null
+  cancelled_at: Date | null
+}
+
+const COLUMNS = `id, partner_id, reference, request_hash, status, title, description, amount_kobo, amount_paid_kobo, currency, customer, due_at, callback_url,
+  payment_intent_id, creator_metadata, created_at, status_changed_at, published_at, paid_at, cancelled_at`
+
+function toInvoice(row: Row): Invoice {
+  return {
+    id: row.id,
+    partnerId: row.partner_id,
+    reference: row.reference,
+    requestHash: row.request_hash,
+    status: row.status,
+    title: row.title,
+    description: row.description,
+    amountKobo: row.amount_kobo,
+    amountPaidKobo: row.amount_paid_kobo,
+    currency: row.currency,
+    customer: row.customer,
+    dueAt: row.due_at,
+    callbackUrl: row.callback_url,
+    paymentIntentId: row.payment_intent_id,
+    creatorMetadata: row.creator_metadata,
+    createdAt: row.created_at,
+    statusChangedAt: row.status_changed_at,
+    publishedAt: row.published_at,
+    paidAt: row.paid_at,
+    cancelledAt: row.cancelled_at,
+  }
+}
+
+export type NewInvoice = Pick<
+  Invoice,
+  'id' | 'partnerId' | 'reference' | 'requestHash' | 'title' | 'description' | 'amountKobo' | 'currency' | 'customer' | 'dueAt' | 'callbackUrl' | 'creatorMetadata'
+>
+
+/** Inserts a draft; undefined when the reference was taken (by a concurrent create that committed first). */
+export async function insertDraft(db: Queryable, invoice: NewInvoice): Promise<Invoice | undefined> {
+  const result = await db.query<Row>(
+    `INSERT INTO invoices (id, partner_id, reference, request_hash, status, title, description, amount_kobo, currency, customer, due_at, callback_url, creator_metadata)
+     VALUES ($1, $2, $3, $4, 'draft', $5, $6, $7, $8, $9, $10, $11, $12)
+     ON CONFLICT (partner_id, reference) DO NOTHING
+     RETURNING ${COLUMNS}`,
+    [
+      invoice.id,
+      invoice.partnerId,
+      invoice.reference,
+      invoice.requestHash,
+      invoice.title,
+      invoice.description,
+      invoice.amountKobo,
+      invoice.currency,
+      invoice.customer === null ? null : JSON.stringify(invoice.customer),
+      invoice.dueAt,
+      invoice.callbackUrl,
+      JSON.stringify(invoice.creatorMetadata),
+    ],
+  )
+  return result.rows[0] && toInvoice(result.rows[0])
+}
+
+export async function selectByReference(db: Queryable, partnerId: string, reference: string): Promise<Invoice | undefined> {
+  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM invoices WHERE partner_id = $1 AND reference = $2`, [partnerId, reference])
+  return result.rows[0] && toInvoice(result.rows[0])
+}
+
+export async function lockById(db: Queryable, id: string): Promise<Invoice | undefined> {
+  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM invoices WHERE id = $1 FOR UPDATE`, [id])
+  return result.rows[0] && toInvoice(result.rows[0])
+}
+
+export async function lockByReference(db: Queryable, partnerId: string, reference: string): Promise<Invoice | undefined> {
+  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM invoices WHERE partner_id = $1 AND reference = $2 FOR UPDATE`, [partnerId, reference])
+  return result.rows[0] && toInvoice(result.rows[0])
+}
+
+export async function publish(db: Queryable, id: string, paymentIntentId: string): Promise<Invoice | undefined> {
+  const result = await db.query<Row>(
+    `UPDATE invoices SET status = 'published', payment_intent_id = $2, published_at = now(), status_changed_at = now()
+      WHERE id = $1 AND status = 'draft'
+      RETURNING ${COLUMNS}`,
+    [id, paymentIntentId],
+  )
+  return result.rows[0] && toInvoice(result.rows[0])
+}
+
+/** Adds a payment (already capped at what is owed) to a published or partially paid invoice. */
+export async function recordPayment(db: Queryable, id: string, amountKobo: number): Promise<Invoice | undefined> {
+  const result = await db.query<Row>(
+    `UPDATE invoices
+        SET amount_paid_kobo = amount_paid_kobo + $2,
+            status = CASE WHEN amount_paid_kobo + $2 >= amount_kobo THEN 'paid' ELSE 'partially_paid' END,
+            paid_at = CASE WHEN amount_paid_kobo + $2 >= amount_kobo THEN now() ELSE NULL END,
+            status_changed_at = CASE WHEN status = (CASE WHEN amount_paid_kobo + $2 >= amount_kobo THEN 'paid' ELSE 'partially_paid' END) THEN status_changed_at ELSE now() END
+      WHERE id = $1 AND status IN ('published', 'partially_paid') AND amount_paid_kobo + $2 <= amount_kobo
+      RETURNING ${COLUMNS}`,
+    [id, amountKobo],
+  )
+  return result.rows[0] && toInvoice(result.rows[0])
+}
+
+export const CANCELLABLE: readonly InvoiceStatus[] = ['draft', 'published', 'partially_paid']
+
+export async function cancel(db: Queryable, id: string): Promise<Invoice | undefined> {
+  const result = await db.query<Row>(
+    `UPDATE invoices SET status = 'cancelled', cancelled_at = now(), status_changed_at = now()
+      WHERE id = $1 AND status = ANY ($2::text[])
+      RETURNING ${COLUMNS}`,
+    [id, CANCELLABLE],
+  )
+  return result.rows[0] && toInvoice(result.rows[0])
+}
+
+export async function list(db: Queryable, query: { partnerId: string; status?: InvoiceStatus; limit: number; cursor?: string }): Promise<Invoice[]> {
+  const result = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM invoices
+      WHERE partner_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::uuid IS NULL OR id < $3)
+      ORDER BY id DESC LIMIT $4`,
+    [query.partnerId, query.status ?? null, query.cursor ?? null, query.limit],
+  )
+  return result.rows.map(toInvoice)
+}

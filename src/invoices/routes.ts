@@ -1,0 +1,140 @@
+// Invoice routes of seed 001: create, read, list, publish, cancel.
+import { Type } from '@sinclair/typebox'
+import { callerOf } from '../partners/auth.ts'
+import type { HttpServer } from '../platform/http.ts'
+import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
+import { CallbackUrlSchema, closedObject, errorResponses } from '../platform/schemas.ts'
+import { Nullable, ReferenceSchema } from '../virtual-accounts/routes.ts'
+import type { CollectionsDeps } from '../virtual-accounts/service.ts'
+import { cancelInvoice, createInvoice, getInvoice, INVOICE_PAGE_MAX, listInvoices, publishInvoice, toInvoiceJson } from './service.ts'
+
+const StatusSchema = Type.Union([Type.Literal('draft'), Type.Literal('published'), Type.Literal('partially_paid'), Type.Literal('paid'), Type.Literal('cancelled')])
+
+const CustomerSchema = closedObject(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    email: Type.Optional(Type.String({ format: 'email', maxLength: 254 })),
+    phone: Type.Optional(Type.String({ pattern: '^\\+?[0-9]{7,15}$' })),
+    customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "The partner's own id of the customer" })),
+  },
+  { description: 'Who is billed; the name, when given, names the virtual account' },
+)
+
+const InvoiceSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  reference: Type.String(),
+  partnerId: Type.String({ format: 'uuid' }),
+  status: StatusSchema,
+  title: Type.String(),
+  description: Nullable(Type.String()),
+  amountKobo: Type.Integer(),
+  amountPaidKobo: Type.Integer(),
+  currency: Type.String(),
+  customer: Nullable(Type.Object({}, { additionalProperties: true })),
+  dueAt: Nullable(Type.String({ format: 'date-time' })),
+  publishedAt: Nullable(Type.String({ format: 'date-time' })),
+  paidAt: Nullable(Type.String({ format: 'date-time' })),
+  cancelledAt: Nullable(Type.String({ format: 'date-time' })),
+  persistentVirtualAccountId: Nullable(Type.String({ format: 'uuid', description: 'The id of the virtual account the invoice is paid into (from published on)' })),
+  virtualAccount: Nullable(Type.String()),
+  virtualAccountName: Nullable(Type.String()),
+  virtualAccountBank: Nullable(Type.String()),
+  trackingId: Nullable(Type.String()),
+  checkoutToken: Nullable(Type.String()),
+  createdAt: Type.String({ format: 'date-time' }),
+  creatorMetadata: Type.Object({}, { additionalProperties: true }),
+})
+
+const ReferenceParams = closedObject({ reference: ReferenceSchema })
+
+export function registerInvoiceRoutes(app: HttpServer, deps: CollectionsDeps): void {
+  app.post(
+    '/api/v1/rail/invoice',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['invoices'],
+        summary: 'Create an invoice: a draft, or published at once (publishOnCreate) with its virtual account allocated in the same request',
+        body: closedObject({
+          reference: ReferenceSchema,
+          title: Type.String({ minLength: 1, maxLength: 200 }),
+          amountKobo: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+          currency: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217; NGN (the default) is served' })),
+          customer: Type.Optional(CustomerSchema),
+          callbackUrl: Type.Optional(CallbackUrlSchema),
+          publishOnCreate: Type.Optional(Type.Boolean({ default: false })),
+          description: Type.Optional(Type.String({ maxLength: 2000 })),
+          dueAt: Type.Optional(Type.String({ format: 'date-time', description: 'When payment is due (informational; invoices do not expire)' })),
+        }),
+        response: { 200: InvoiceSchema, ...errorResponses(403, 409, 502) },
+      },
+    },
+    async (request, reply) => {
+      const caller = callerOf(request)
+      const { view, replayed } = await createInvoice(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.body)
+      if (replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
+      return toInvoiceJson(view)
+    },
+  )
+
+  app.get(
+    '/api/v1/rail/invoice',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['invoices'],
+        summary: "The caller's invoices, newest first",
+        querystring: closedObject({
+          status: Type.Optional(StatusSchema),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: INVOICE_PAGE_MAX, default: 20 })),
+          cursor: Type.Optional(Type.String({ format: 'uuid' })),
+        }),
+        response: { 200: Type.Object({ data: Type.Array(InvoiceSchema), nextCursor: Nullable(Type.String()) }), ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const query = request.query
+      return listInvoices(deps.pool, { partnerId: callerOf(request).partner.id, status: query.status, limit: query.limit ?? 20, cursor: query.cursor })
+    },
+  )
+
+  app.get(
+    '/api/v1/rail/invoice/:reference',
+    {
+      config: { auth: 'signature' },
+      schema: { tags: ['invoices'], summary: 'One invoice, by its reference', params: ReferenceParams, response: { 200: InvoiceSchema, ...errorResponses(404) } },
+    },
+    async (request) => toInvoiceJson(await getInvoice(deps.pool, callerOf(request).partner.id, request.params.reference)),
+  )
+
+  app.post(
+    '/api/v1/rail/invoice/:reference/publish',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['invoices'],
+        summary: 'Publish a draft: its virtual account is allocated (a composed payment intent). Not a draft: 409 with the current state in details',
+        params: ReferenceParams,
+        response: { 200: InvoiceSchema, ...errorResponses(403, 404, 409, 502) },
+      },
+    },
+    async (request) => {
+      const caller = callerOf(request)
+      return toInvoiceJson(await publishInvoice(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.params.reference))
+    },
+  )
+
+  app.post(
+    '/api/v1/rail/invoice/:reference/cancel',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['invoices'],
+        summary: 'Cancel a draft, published or partially paid invoice; its account is archived and later credits go to unmatched triage',
+        params: ReferenceParams,
+        response: { 200: InvoiceSchema, ...errorResponses(404, 409) },
+      },
+    },
+    async (request) => toInvoiceJson(await cancelInvoice(deps, callerOf(request).partner.id, request.params.reference)),
+  )
+}

@@ -1,0 +1,226 @@
+// Invoices (seed 001): create (draft, or published at once), publish — which allocates the
+// invoice's virtual account by composing payment-intent creation, in the same transaction —
+// payments through the collections credit path (partially paid, paid; an excess goes to triage),
+// and cancel, which archives the account so that later credits fall to unmatched triage.
+// Lock order, as in every collections path: the virtual account, then the invoice.
+import { recordEvent } from '../events/service.ts'
+import type { OwnedCredit } from '../inbound-credits/service.ts'
+import { createIntentInTransaction, getIntentById, type IntentView } from '../payment-intents/service.ts'
+import { withTransaction, type Queryable, type Tx } from '../platform/db.ts'
+import { fieldError, notFound, RailError } from '../platform/errors.ts'
+import { requestHash } from '../platform/idempotency.ts'
+import { uuidv7 } from '../platform/ids.ts'
+import { pageQueryLimit, toPage } from '../platform/pagination.ts'
+import {
+  archiveInTransaction,
+  assertCallbackUrl,
+  assertCollectionCurrency,
+  bankName,
+  collectionProvider,
+  COLLECTION_CURRENCY,
+  creatorMetadata,
+  lockById as lockAccountById,
+  type Caller,
+  type CollectionsDeps,
+} from '../virtual-accounts/service.ts'
+import * as repo from './repo.ts'
+
+export type { Invoice, InvoiceStatus } from './repo.ts'
+
+export const INVOICE_PAGE_MAX = 100
+/** The composed intent of an invoice without a due date is shown as expiring this far ahead (invoices do not expire). */
+const UNDATED_INVOICE_HORIZON_MS = 365 * 24 * 60 * 60 * 1000
+
+export interface InvoiceRequest {
+  reference: string
+  title: string
+  amountKobo: number
+  currency?: string
+  customer?: repo.Customer
+  callbackUrl?: string
+  publishOnCreate?: boolean
+  description?: string
+  dueAt?: string
+}
+
+/** An invoice with its payment surface (the composed intent and its account) once published. */
+export interface InvoiceView {
+  invoice: repo.Invoice
+  payment: IntentView | undefined
+}
+
+/** The invoice object of seed 001; the payment-surface fields are null until published. */
+export function toInvoiceJson({ invoice, payment }: InvoiceView) {
+  return {
+    id: invoice.id,
+    reference: invoice.reference,
+    partnerId: invoice.partnerId,
+    status: invoice.status,
+    title: invoice.title,
+    description: invoice.description,
+    amountKobo: invoice.amountKobo,
+    amountPaidKobo: invoice.amountPaidKobo,
+    currency: invoice.currency,
+    customer: invoice.customer,
+    dueAt: invoice.dueAt?.toISOString() ?? null,
+    publishedAt: invoice.publishedAt?.toISOString() ?? null,
+    paidAt: invoice.paidAt?.toISOString() ?? null,
+    cancelledAt: invoice.cancelledAt?.toISOString() ?? null,
+    persistentVirtualAccountId: payment?.account.id ?? null,
+    virtualAccount: payment?.account.accountNumber ?? null,
+    virtualAccountName: payment?.account.accountName ?? null,
+    virtualAccountBank: payment ? bankName(payment.account.bankCode) : null,
+    trackingId: payment?.account.trackingId ?? null,
+    checkoutToken: payment?.intent.checkoutToken ?? null,
+    createdAt: invoice.createdAt.toISOString(),
+    creatorMetadata: invoice.creatorMetadata,
+  }
+}
+
+async function viewOf(db: Queryable, invoice: repo.Invoice): Promise<InvoiceView> {
+  return { invoice, payment: invoice.paymentIntentId ? await getIntentById(db, invoice.paymentIntentId) : undefined }
+}
+
+/**
+ * Creates an invoice once per reference (same body: it again, replayed; another body: 409). With
+ * publishOnCreate it is published in the same transaction: if the account cannot be allocated,
+ * no invoice exists and the same reference can be retried.
+ */
+export async function createInvoice(deps: CollectionsDeps, caller: Caller, request: InvoiceRequest): Promise<{ view: InvoiceView; replayed: boolean }> {
+  const partnerId = caller.partner.id
+  const hash = requestHash(request)
+  const replay = async (db: Queryable, known: repo.Invoice) => {
+    if (known.requestHash !== hash) throw new RailError('idempotency_conflict', `reference ${request.reference} was already used with a different request`, { id: known.id })
+    return { view: await viewOf(db, known), replayed: true }
+  }
+  const known = await repo.selectByReference(deps.pool, partnerId, request.reference)
+  if (known) return replay(deps.pool, known)
+  assertCollectionCurrency(request.currency ?? COLLECTION_CURRENCY)
+  if (request.dueAt !== undefined && new Date(request.dueAt).getTime() <= Date.now()) throw fieldError('dueAt', 'must be in the future')
+  await assertCallbackUrl(deps, caller.partner, request.callbackUrl)
+  if (request.publishOnCreate) await collectionProvider(deps.pool) // fail closed before anything is written
+  return withTransaction(deps.pool, async (tx) => {
+    const draft = await repo.insertDraft(tx, {
+      id: uuidv7(),
+      partnerId,
+      reference: request.reference,
+      requestHash: hash,
+      title: request.title,
+      description: request.description ?? null,
+      amountKobo: request.amountKobo,
+      currency: request.currency ?? COLLECTION_CURRENCY,
+      customer: request.customer ?? null,
+      dueAt: request.dueAt ? new Date(request.dueAt) : null,
+      callbackUrl: request.callbackUrl ?? null,
+      creatorMetadata: creatorMetadata(caller),
+    })
+    // A concurrent create with this reference committed first (the insert waited for it).
+    if (!draft) return replay(tx, (await repo.selectByReference(tx, partnerId, request.reference))!)
+    const view = request.publishOnCreate ? await publishInTransaction(deps, tx, caller, draft) : { invoice: draft, payment: undefined }
+    return { view, replayed: false }
+  })
+}
+
+/** Allocates the account (a composed payment intent), publishes, and records invoice.published — on the caller's transaction. */
+async function publishInTransaction(deps: CollectionsDeps, tx: Tx, caller: Caller, draft: repo.Invoice): Promise<InvoiceView> {
+  const expiresAt = draft.dueAt ?? new Date(Date.now() + UNDATED_INVOICE_HORIZON_MS)
+  const payment = await createIntentInTransaction(
+    deps,
+    tx,
+    caller,
+    {
+      reference: `invoice:${draft.id}`,
+      amountKobo: draft.amountKobo,
+      currency: draft.currency,
+      callbackUrl: draft.callbackUrl ?? undefined,
+      purposeTag: 'invoice',
+      virtualAccountHolder: draft.customer?.name ? { name: draft.customer.name } : undefined,
+      expiresAt: expiresAt.toISOString(),
+    },
+    { type: 'invoice', id: draft.id },
+  )
+  const published = await repo.publish(tx, draft.id, payment.intent.id)
+  if (!published) throw new Error(`invoice ${draft.id} was not a draft when publishing`)
+  const view = { invoice: published, payment }
+  await emit(tx, 'invoice.published', view)
+  return view
+}
+
+/** draft → published. Already published: 409 with the current state in details; any other state: 409. */
+export async function publishInvoice(deps: CollectionsDeps, caller: Caller, reference: string): Promise<InvoiceView> {
+  await collectionProvider(deps.pool)
+  return withTransaction(deps.pool, async (tx) => {
+    const invoice = await repo.lockByReference(tx, caller.partner.id, reference)
+    if (!invoice) throw notFound('Invoice')
+    if (invoice.status !== 'draft') throw await wrongState(tx, invoice, 'publish')
+    return publishInTransaction(deps, tx, caller, invoice)
+  })
+}
+
+/** draft, published or partially_paid → cancelled; the account is archived (partial payments stay recorded). */
+export async function cancelInvoice(deps: CollectionsDeps, partnerId: string, reference: string): Promise<InvoiceView> {
+  return withTransaction(deps.pool, async (tx) => {
+    const seen = await repo.selectByReference(tx, partnerId, reference)
+    if (!seen) throw notFound('Invoice')
+    const accountId = seen.paymentIntentId ? (await getIntentById(tx, seen.paymentIntentId))!.account.id : undefined
+    if (accountId) await lockAccountById(tx, accountId) // the account first, as the credit path does
+    const invoice = (await repo.lockById(tx, seen.id))!
+    const cancelled = await repo.cancel(tx, invoice.id)
+    if (!cancelled) throw await wrongState(tx, invoice, 'cancel')
+    // Published between the two reads: its account exists now (locked after the invoice here; a
+    // deadlock with a credit is retried by withTransaction).
+    const view = await viewOf(tx, cancelled)
+    if (view.payment) await archiveInTransaction(tx, view.payment.account.id)
+    await emit(tx, 'invoice.cancelled', view)
+    return view
+  })
+}
+
+async function wrongState(db: Queryable, invoice: repo.Invoice, operation: 'publish' | 'cancel'): Promise<RailError> {
+  const current = toInvoiceJson(await viewOf(db, invoice))
+  const message =
+    operation === 'publish'
+      ? invoice.status === 'published'
+        ? 'The invoice is published already; read it for its payment details'
+        : `A ${invoice.status} invoice cannot be published`
+      : `A ${invoice.status} invoice cannot be cancelled (only draft, published and partially_paid can)`
+  return new RailError('invalid_state', message, { status: invoice.status, invoice: current })
+}
+
+/**
+ * The owner's rule for a credit to an invoice's account (called by the collections credit path,
+ * on its transaction, after the account and intent locks): a published or partially paid invoice
+ * takes what is still owed — partially paid below the amount, paid on reaching it — and the
+ * excess, or the whole credit when the invoice takes no payment, goes to triage.
+ */
+export async function takeInvoicePayment(tx: Tx, credit: OwnedCredit): Promise<{ takenKobo: number }> {
+  const invoice = await repo.lockById(tx, credit.ownerId)
+  if (!invoice || (invoice.status !== 'published' && invoice.status !== 'partially_paid')) return { takenKobo: 0 }
+  const takenKobo = Math.min(credit.amountKobo, invoice.amountKobo - invoice.amountPaidKobo)
+  const paid = await repo.recordPayment(tx, invoice.id, takenKobo)
+  if (!paid) throw new Error(`invoice ${invoice.id} refused a payment it owed`)
+  await emit(tx, paid.status === 'paid' ? 'invoice.paid' : 'invoice.partially_paid', await viewOf(tx, paid))
+  return { takenKobo }
+}
+
+async function emit(tx: Queryable, type: string, view: InvoiceView): Promise<void> {
+  await recordEvent(tx, {
+    partnerId: view.invoice.partnerId,
+    type,
+    objectType: 'invoice',
+    objectId: view.invoice.id,
+    data: toInvoiceJson(view),
+    callbackUrl: view.invoice.callbackUrl,
+  })
+}
+
+export async function getInvoice(db: Queryable, partnerId: string, reference: string): Promise<InvoiceView> {
+  const invoice = await repo.selectByReference(db, partnerId, reference)
+  if (!invoice) throw notFound('Invoice')
+  return viewOf(db, invoice)
+}
+
+export async function listInvoices(db: Queryable, query: { partnerId: string; status?: repo.InvoiceStatus; limit: number; cursor?: string }) {
+  const page = toPage(await repo.list(db, { ...query, limit: pageQueryLimit(query.limit) }), query.limit)
+  return { data: await Promise.all(page.items.map(async (invoice) => toInvoiceJson(await viewOf(db, invoice)))), nextCursor: page.nextCursor }
+}
