@@ -9,6 +9,9 @@ import { EVENTS_CRONTAB, eventTasks } from './events/jobs.ts'
 import { registerEventRoutes } from './events/routes.ts'
 import { LEDGER_CRONTAB, ledgerTasks } from './ledger/jobs.ts'
 import { registerCounterpartyRoutes } from './counterparties/routes.ts'
+import { escrowTasks } from './escrow/jobs.ts'
+import { registerEscrowRoutes } from './escrow/routes.ts'
+import { ESCROW_CRONTAB } from './escrow/service.ts'
 import { registerFloatRoutes } from './outbound-transfers/float-routes.ts'
 import { outboundTasks } from './outbound-transfers/jobs.ts'
 import { registerOutboundRoutes } from './outbound-transfers/routes.ts'
@@ -61,6 +64,7 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   registerOutboundRoutes(app, { pool: deps.pool, providers, allowLoopbackCallbacks, settings: deps.outbound })
   registerWalletRoutes(app, { pool: deps.pool, providers })
   registerMoveRoutes(app, { pool: deps.pool, providers })
+  registerEscrowRoutes(app, { pool: deps.pool, masterKey: deps.masterKey, clock, allowLoopbackCallbacks })
   if (deps.sandboxBank) {
     registerSandboxBankRoutes(app, { bank: new SandboxBank(deps.pool, deps.sandboxBank.bankCode), secret: deps.sandboxBank.secret, pool: deps.pool })
   }
@@ -107,12 +111,13 @@ export function buildTaskList(deps: Omit<WorkerDeps, 'concurrency' | 'log'>): Ta
     ...walletTasks({ pool: deps.pool, providers }),
     ...outboundTasks({ pool: deps.pool, providers, allowLoopbackCallbacks, settings: deps.outbound }),
     ...eventTasks({ pool: deps.pool, masterKey: deps.masterKey, settings: deps.events ?? { allowLoopbackCallbacks: false } }),
+    ...escrowTasks({ pool: deps.pool, clock: deps.clock ?? systemClock }),
   }
 }
 
 /** Every recurring task of every module (graphile-worker crontab lines). */
 export function buildCrontab(): string {
-  return [LEDGER_CRONTAB, WALLETS_CRONTAB, EVENTS_CRONTAB, OUTBOUND_CRONTAB].join('\n')
+  return [LEDGER_CRONTAB, WALLETS_CRONTAB, EVENTS_CRONTAB, OUTBOUND_CRONTAB, ESCROW_CRONTAB].join('\n')
 }
 
 export interface WorkerDeps {
@@ -125,6 +130,8 @@ export interface WorkerDeps {
   events?: DeliverySettings
   /** Outbound transfers' requery schedule (tests shorten it). */
   outbound?: OutboundSettings
+  /** The time escrow expiry is judged by (tests move it instead of sleeping). */
+  clock?: Clock
   log?: (level: string, message: string) => void
 }
 
