@@ -176,6 +176,16 @@ describe('escrow events', () => {
     expect(event!.headers['webhook-signature']).toBeUndefined()
   })
 
+  it("with no escrow webhook at all, events go to the partner's default callback URL signed with its callback-signing secret", async () => {
+    const { credentials } = await app.newPartner({ callbackUrl: other.url })
+    const api = escrowClient(app.baseUrl, credentials.escrowApiKey)
+    const ref = (await api.create<{ ref: string }>(createRequest())).body.ref
+    expect((await api.cancel(ref, { reason: 'no longer needed' })).status).toBe(200)
+    const [event] = await received(other, ref, 1)
+    expect(JSON.parse(event!.rawBody).event).toBe('escrow.cancelled')
+    expect(signatureMatches(event!.rawBody, event!.headers['x-rail-signature'], credentials.callbackSigningSecret)).toBe(true)
+  })
+
   it('a rolled-back change records no event: a refused release sends nothing', async () => {
     const { api } = await partnerWithWebhook()
     const ref = (await api.create<{ ref: string }>(createRequest())).body.ref
