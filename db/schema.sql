@@ -35,6 +35,70 @@ CREATE TABLE disabled_callback_urls (
   CONSTRAINT disabled_callback_urls_pkey PRIMARY KEY (partner_id, url)
 );
 
+CREATE TABLE escrow_webhooks (
+  partner_id uuid NOT NULL,
+  url text NOT NULL,
+  secret_sealed bytea,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT escrow_webhooks_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT escrow_webhooks_pkey PRIMARY KEY (partner_id),
+  CONSTRAINT escrow_webhooks_url_check CHECK ((length(url) <= 2048))
+);
+
+CREATE TABLE escrows (
+  id uuid NOT NULL,
+  partner_id uuid NOT NULL,
+  ref text NOT NULL,
+  reference text,
+  request_hash text NOT NULL,
+  type text NOT NULL,
+  status text NOT NULL,
+  amount_kobo bigint NOT NULL,
+  funded_amount_kobo bigint NOT NULL DEFAULT 0,
+  currency text NOT NULL,
+  description text NOT NULL,
+  payer_email text NOT NULL,
+  recipient_email text NOT NULL,
+  metadata jsonb NOT NULL DEFAULT '{}'::jsonb,
+  webhook_url text,
+  funding_payment_intent_id uuid,
+  recipient_payable_account_id uuid,
+  payer_refund_account_id uuid,
+  release_reason text,
+  cancel_reason text,
+  created_at timestamp with time zone NOT NULL,
+  expires_at timestamp with time zone NOT NULL,
+  funded_at timestamp with time zone,
+  released_at timestamp with time zone,
+  cancelled_at timestamp with time zone,
+  expired_at timestamp with time zone,
+  CONSTRAINT escrows_amount_kobo_check CHECK (((amount_kobo >= 10000) AND (amount_kobo <= '9007199254740991'::bigint))),
+  CONSTRAINT escrows_cancel_reason_check CHECK ((length(cancel_reason) <= 500)),
+  CONSTRAINT escrows_cancelled_when_cancelled CHECK (((status = 'cancelled'::text) = (cancelled_at IS NOT NULL))),
+  CONSTRAINT escrows_currency_check CHECK ((currency ~ '^[A-Z]{3}$'::text)),
+  CONSTRAINT escrows_description_check CHECK (((length(description) >= 1) AND (length(description) <= 255))),
+  CONSTRAINT escrows_expired_unfunded CHECK (((status <> 'expired'::text) OR (funded_at IS NULL))),
+  CONSTRAINT escrows_expired_when_expired CHECK (((status = 'expired'::text) = (expired_at IS NOT NULL))),
+  CONSTRAINT escrows_funded_amount_kobo_check CHECK (((funded_amount_kobo >= 0) AND (funded_amount_kobo <= '9007199254740991'::bigint))),
+  CONSTRAINT escrows_funded_in_full CHECK (((status <> ALL (ARRAY['funded'::text, 'released'::text])) OR ((funded_at IS NOT NULL) AND (funded_amount_kobo >= amount_kobo)))),
+  CONSTRAINT escrows_metadata_check CHECK ((jsonb_typeof(metadata) = 'object'::text)),
+  CONSTRAINT escrows_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT escrows_payer_email_check CHECK ((length(payer_email) <= 254)),
+  CONSTRAINT escrows_payer_refund_account_id_fkey FOREIGN KEY (payer_refund_account_id) REFERENCES ledger_accounts(id),
+  CONSTRAINT escrows_pkey PRIMARY KEY (id),
+  CONSTRAINT escrows_recipient_email_check CHECK ((length(recipient_email) <= 254)),
+  CONSTRAINT escrows_recipient_payable_account_id_fkey FOREIGN KEY (recipient_payable_account_id) REFERENCES ledger_accounts(id),
+  CONSTRAINT escrows_ref_check CHECK ((ref ~ '^EPT-[0-9]+-[A-Za-z0-9]+$'::text)),
+  CONSTRAINT escrows_ref_unique UNIQUE (ref),
+  CONSTRAINT escrows_reference_check CHECK (((length(reference) >= 1) AND (length(reference) <= 64))),
+  CONSTRAINT escrows_release_reason_check CHECK ((length(release_reason) <= 500)),
+  CONSTRAINT escrows_released_when_released CHECK (((status = 'released'::text) = (released_at IS NOT NULL))),
+  CONSTRAINT escrows_status_check CHECK ((status = ANY (ARRAY['initiated'::text, 'funded'::text, 'released'::text, 'cancelled'::text, 'expired'::text]))),
+  CONSTRAINT escrows_type_check CHECK ((type = ANY (ARRAY['goods'::text, 'services'::text, 'property'::text, 'conditional'::text]))),
+  CONSTRAINT escrows_webhook_url_check CHECK ((length(webhook_url) <= 2048))
+);
+
 CREATE TABLE event_deliveries (
   id uuid NOT NULL,
   seq bigint NOT NULL,
@@ -588,6 +652,12 @@ CREATE TABLE sandbox_bank.transfers (
 );
 
 CREATE INDEX counterparties_by_partner ON public.counterparties USING btree (partner_id, id DESC);
+
+CREATE INDEX escrows_by_partner ON public.escrows USING btree (partner_id, id DESC);
+
+CREATE INDEX escrows_due_to_expire ON public.escrows USING btree (expires_at) WHERE (status = 'initiated'::text);
+
+CREATE UNIQUE INDEX escrows_one_per_reference ON public.escrows USING btree (partner_id, reference) WHERE (reference IS NOT NULL);
 
 CREATE INDEX event_deliveries_event ON public.event_deliveries USING btree (event_id, seq);
 

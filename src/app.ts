@@ -15,6 +15,9 @@ import { registerInvoiceRoutes } from './invoices/routes.ts'
 import { takeInvoicePayment } from './invoices/service.ts'
 import { registerInboundCreditRoutes } from './inbound-credits/routes.ts'
 import { INBOUND_CREDITS_CRONTAB, type CreditOwners, type InboundDeps } from './inbound-credits/service.ts'
+import { escrowTasks } from './escrow/jobs.ts'
+import { registerEscrowRoutes } from './escrow/routes.ts'
+import { ESCROW_CRONTAB } from './escrow/service.ts'
 import { registerFloatRoutes } from './outbound-transfers/float-routes.ts'
 import { outboundTasks } from './outbound-transfers/jobs.ts'
 import { registerOutboundRoutes } from './outbound-transfers/routes.ts'
@@ -78,6 +81,7 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   registerInvoiceRoutes(app, collections)
   registerWalletRoutes(app, { pool: deps.pool, providers })
   registerMoveRoutes(app, { pool: deps.pool, providers })
+  registerEscrowRoutes(app, { pool: deps.pool, masterKey: deps.masterKey, clock, allowLoopbackCallbacks })
   if (deps.sandboxBank) {
     registerSandboxBankRoutes(app, { bank: new SandboxBank(deps.pool, deps.sandboxBank.bankCode), secret: deps.sandboxBank.secret, pool: deps.pool })
   }
@@ -135,12 +139,13 @@ export function buildTaskList(deps: Omit<WorkerDeps, 'concurrency' | 'log'>): Ta
     ...collectionTasks(collectionsDeps(outbound)),
     ...eventTasks({ pool: deps.pool, masterKey: deps.masterKey, settings: deps.events ?? { allowLoopbackCallbacks: false } }),
     ...bank,
+    ...escrowTasks({ pool: deps.pool, clock: deps.clock ?? systemClock }),
   }
 }
 
 /** Every recurring task of every module (graphile-worker crontab lines). */
 export function buildCrontab(): string {
-  return [LEDGER_CRONTAB, WALLETS_CRONTAB, EVENTS_CRONTAB, OUTBOUND_CRONTAB, PAYMENT_INTENTS_CRONTAB, INBOUND_CREDITS_CRONTAB].join('\n')
+  return [LEDGER_CRONTAB, WALLETS_CRONTAB, EVENTS_CRONTAB, OUTBOUND_CRONTAB, PAYMENT_INTENTS_CRONTAB, INBOUND_CREDITS_CRONTAB, ESCROW_CRONTAB].join('\n')
 }
 
 export interface WorkerDeps {
@@ -153,6 +158,8 @@ export interface WorkerDeps {
   events?: DeliverySettings
   /** Outbound transfers' requery schedule (tests shorten it). */
   outbound?: OutboundSettings
+  /** The time escrow expiry is judged by (tests move it instead of sleeping). */
+  clock?: Clock
   log?: (level: string, message: string) => void
 }
 

@@ -30,6 +30,8 @@ export interface NewEvent {
   objectType: string
   objectId: string
   data: Record<string, unknown>
+  /** Partner data returned beside `data` at the top of the body (escrow events); absent for other events. */
+  metadata?: Record<string, unknown>
   /** The object's own callback URL; when absent, the partner's default callback URL. */
   callbackUrl?: string | null
   signing?: EventSigning
@@ -46,6 +48,8 @@ export interface EventBody {
   eventKind: string
   timestamp: string
   data: Record<string, unknown>
+  /** Only on events whose emitter gave it (escrow: the partner's metadata, as seed 002 says). */
+  metadata?: Record<string, unknown>
 }
 
 export function deliveryJobKey(deliveryId: string): string {
@@ -71,6 +75,7 @@ export async function recordEvent(tx: Queryable, input: NewEvent): Promise<{ id:
   const createdAt = input.at ?? new Date()
   const id = uuidv7(createdAt.getTime())
   const body: EventBody = { id, event: input.type, eventKind: input.type, timestamp: createdAt.toISOString(), data: input.data }
+  if (input.metadata !== undefined) body.metadata = input.metadata
   const url = input.recordOnly ? null : (input.callbackUrl ?? (await getPartner(tx, input.partnerId))?.callbackUrl ?? null)
   const signing = input.signing ?? { kind: 'partner' }
   const event: repo.EventRecord = {

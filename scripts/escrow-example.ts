@@ -1,0 +1,94 @@
+// A runnable walk through the escrow API (docs/escrow.md) against `npm start`:
+//
+//   npm start                      # in one terminal: API, workers, sandbox bank, embedded database
+//   npm run example:escrow         # in another
+//
+// It uses the sandbox partner that `npm start` saved in .rail/sandbox-partner.json (or
+// RAIL_ESCROW_API_KEY), starts a local webhook receiver that verifies X-Rail-Signature with
+// node:crypto only, registers it, and then: creates an escrow (with an idempotency reference),
+// replays the create, reads it, shows that release is refused before funding, and cancels it —
+// receiving the signed escrow.cancelled event. Funding (and so release) comes from the collections
+// module: once it is available, the `funding` object of the create answer names the virtual
+// account to pay (in the sandbox: POST /api/v1/rail/sandbox/simulate-inbound-credit).
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+
+const base = process.env.RAIL_URL ?? `http://127.0.0.1:${process.env.PORT ?? 8080}`
+const apiKey = process.env.RAIL_ESCROW_API_KEY ?? (JSON.parse(readFileSync(process.env.RAIL_CREDENTIALS_FILE ?? '.rail/sandbox-partner.json', 'utf8')) as { escrowApiKey: string }).escrowApiKey
+const webhookSecret = `example-${randomUUID()}`
+
+/** Seed 002: sha256= + lowercase hex HMAC-SHA256 of the raw body keyed with the secret, compared in constant time. */
+function verified(rawBody: Buffer, header: string | undefined): boolean {
+  if (!header) return false
+  const expected = Buffer.from('sha256=' + createHmac('sha256', webhookSecret).update(rawBody).digest('hex'))
+  const given = Buffer.from(header)
+  return expected.length === given.length && timingSafeEqual(expected, given)
+}
+
+const events: { event: string; data: unknown; metadata: unknown }[] = []
+const receiver = http.createServer((request, response) => {
+  const chunks: Buffer[] = []
+  request.on('data', (chunk: Buffer) => chunks.push(chunk))
+  request.on('end', () => {
+    const raw = Buffer.concat(chunks)
+    if (!verified(raw, request.headers['x-rail-signature'] as string | undefined)) {
+      console.log('receiver: signature mismatch → 401')
+      response.writeHead(401).end()
+      return
+    }
+    const body = JSON.parse(raw.toString('utf8')) as { event: string; data: unknown; metadata: unknown }
+    events.push(body)
+    console.log(`receiver: ${body.event} verified →`, JSON.stringify({ data: body.data, metadata: body.metadata }))
+    response.writeHead(200).end('ok')
+  })
+})
+await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/escrow-events`
+
+async function call(method: string, path: string, body?: unknown): Promise<{ status: number; replayed: boolean; body: unknown }> {
+  const response = await fetch(`${base}/api/v1/escrow/partner${path}`, {
+    method,
+    headers: { 'X-API-Key': apiKey, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+  const text = await response.text()
+  const result = { status: response.status, replayed: response.headers.get('idempotent-replayed') === 'true', body: text ? JSON.parse(text) : undefined }
+  console.log(`${method} ${path} → ${result.status}${result.replayed ? ' (Idempotent-Replayed)' : ''}`, JSON.stringify(result.body))
+  return result
+}
+
+try {
+  // 1. Register the webhook (a sandbox partner may use a loopback http receiver; live needs https).
+  await call('POST', '/webhook', { webhookUrl: hookUrl, webhookSecret })
+
+  // 2. Create: a remittance payout held until the beneficiary's identity is verified at an operator.
+  const create = {
+    type: 'conditional',
+    amount: 2_500_000,
+    currency: 'NGN',
+    payerEmail: 'sender@example.com',
+    recipientEmail: 'beneficiary@example.com',
+    description: 'Remittance to Ada Obi, cash pickup at an operator',
+    ttlHours: 48,
+    metadata: { remittanceId: 'RMT-0001', pickupOperator: 'Lagos Island branch' },
+    reference: `remittance-${randomUUID()}`,
+  }
+  const created = (await call('POST', '/create', create)).body as { ref: string; funding: unknown }
+  await call('POST', '/create', create) // the same reference and body: the same escrow, replayed
+  console.log('funding:', created.funding ?? 'null — the funding virtual account arrives with the collections module')
+
+  // 3. Read it, and see release refused before funding (400 invalid_escrow_status).
+  await call('GET', `/${created.ref}`)
+  await call('PATCH', `/${created.ref}/release`, { reason: 'identity verified at operator' })
+
+  // 4. Cancel it; the signed escrow.cancelled event reaches the receiver.
+  await call('PATCH', `/${created.ref}/cancel`, { reason: 'sender withdrew the remittance' })
+  const deadline = Date.now() + 15_000
+  while (!events.some((event) => event.event === 'escrow.cancelled') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100))
+  if (!events.some((event) => event.event === 'escrow.cancelled')) throw new Error('no escrow.cancelled event within 15 s (are the workers running? `npm start` runs them)')
+  console.log('done: the event arrived signed and verified')
+} finally {
+  receiver.close()
+}

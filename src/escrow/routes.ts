@@ -1,0 +1,189 @@
+// Escrow routes of seed 002, under /api/v1/escrow/partner, authenticated by X-API-Key.
+import { Type } from '@sinclair/typebox'
+import { callerOf } from '../partners/auth.ts'
+import type { HttpServer } from '../platform/http.ts'
+import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
+import { CallbackUrlSchema, closedObject, errorResponses } from '../platform/schemas.ts'
+import {
+  AMOUNT_MIN_KOBO,
+  cancelEscrow,
+  createEscrow,
+  DESCRIPTION_MAX_CHARS,
+  ESCROW_PAGE_MAX,
+  getEscrow,
+  listEscrows,
+  REASON_MAX_CHARS,
+  REFERENCE_MAX_CHARS,
+  registerWebhook,
+  releaseEscrow,
+  toCreatedJson,
+  toEscrowJson,
+  TTL_HOURS_DEFAULT,
+  TTL_HOURS_MAX,
+  WEBHOOK_SECRET_MAX_CHARS,
+  WEBHOOK_SECRET_MIN_CHARS,
+  type EscrowDeps,
+  type EscrowType,
+} from './service.ts'
+import { ESCROW_STATUSES, type EscrowStatus } from './states.ts'
+
+const PREFIX = '/api/v1/escrow/partner'
+const EMAIL_MAX_CHARS = 254
+const REF_MAX_CHARS = 64
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
+// An enum (not a union of literals), so that a wrong value is one issue naming the field.
+const TypeSchema = Type.Unsafe<EscrowType>({ type: 'string', enum: ['goods', 'services', 'property', 'conditional'] })
+const StatusSchema = Type.Unsafe<EscrowStatus>({ type: 'string', enum: [...ESCROW_STATUSES] })
+const FundingSchema = Nullable(Type.Object({}, { additionalProperties: true, description: 'How the payer funds the escrow (virtual account, checkoutToken); null until collections is available' }))
+const MetadataSchema = Type.Object({}, { additionalProperties: true })
+
+const CreateSchema = closedObject({
+  type: TypeSchema,
+  amount: Type.Integer({ minimum: AMOUNT_MIN_KOBO, maximum: Number.MAX_SAFE_INTEGER, description: 'kobo' }),
+  currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217; NGN is served' }),
+  payerEmail: Type.String({ format: 'email', maxLength: EMAIL_MAX_CHARS }),
+  recipientEmail: Type.String({ format: 'email', maxLength: EMAIL_MAX_CHARS }),
+  description: Type.String({ minLength: 1, maxLength: DESCRIPTION_MAX_CHARS }),
+  ttlHours: Type.Optional(Type.Integer({ minimum: 1, maximum: TTL_HOURS_MAX, default: TTL_HOURS_DEFAULT, description: 'Hours until an unfunded escrow expires' })),
+  webhookUrl: Type.Optional(CallbackUrlSchema),
+  metadata: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Returned on every event; at most 4096 bytes of JSON' })),
+  reference: Type.Optional(Type.String({ minLength: 1, maxLength: REFERENCE_MAX_CHARS, description: 'Idempotency: a retry with the same body answers the same escrow' })),
+})
+
+const CreatedSchema = Type.Object({
+  success: Type.Boolean(),
+  ref: Type.String(),
+  status: StatusSchema,
+  amount: Type.Integer(),
+  currency: Type.String(),
+  expiresAt: Type.String({ format: 'date-time' }),
+  message: Type.String(),
+  funding: FundingSchema,
+})
+
+const EscrowSchema = Type.Object({
+  ref: Type.String({ description: 'EPT-<digits>-<alphanumerics>' }),
+  reference: Nullable(Type.String()),
+  type: TypeSchema,
+  status: StatusSchema,
+  amount: Type.Integer(),
+  fundedAmount: Type.Integer({ description: 'Kobo credited so far' }),
+  currency: Type.String(),
+  description: Type.String(),
+  payerEmail: Type.String(),
+  recipientEmail: Type.String(),
+  metadata: MetadataSchema,
+  webhookUrl: Nullable(Type.String()),
+  funding: FundingSchema,
+  createdAt: Type.String({ format: 'date-time' }),
+  expiresAt: Type.String({ format: 'date-time' }),
+  fundedAt: Nullable(Type.String({ format: 'date-time' })),
+  releasedAt: Nullable(Type.String({ format: 'date-time' })),
+  cancelledAt: Nullable(Type.String({ format: 'date-time' })),
+  expiredAt: Nullable(Type.String({ format: 'date-time' })),
+})
+
+const RefParams = closedObject({ ref: Type.String({ minLength: 1, maxLength: REF_MAX_CHARS }) })
+const ChangedSchema = Type.Object({ success: Type.Boolean(), ref: Type.String(), status: StatusSchema, message: Type.String() })
+const ReleaseSchema = closedObject({ reason: Type.Optional(Type.String({ maxLength: REASON_MAX_CHARS })) })
+const CancelSchema = closedObject({ reason: Type.String({ minLength: 1, maxLength: REASON_MAX_CHARS }) })
+const WebhookSchema = closedObject({
+  webhookUrl: CallbackUrlSchema,
+  webhookSecret: Type.Optional(
+    Nullable(Type.String({ minLength: WEBHOOK_SECRET_MIN_CHARS, maxLength: WEBHOOK_SECRET_MAX_CHARS, description: 'Signs events (X-Rail-Signature); omit to keep the registered one, null to remove it' })),
+  ),
+})
+const ListQuerySchema = closedObject({
+  status: Type.Optional(StatusSchema),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: ESCROW_PAGE_MAX, default: 20 })),
+  cursor: Type.Optional(Type.String({ format: 'uuid' })),
+})
+
+export function registerEscrowRoutes(app: HttpServer, deps: EscrowDeps): void {
+  const config = { auth: 'api-key' as const }
+  // A release may come without a body: it is then an empty object, validated as such.
+  const emptyBodyAsObject = async (request: { body: unknown }) => {
+    if (request.body === undefined || request.body === null) request.body = {}
+  }
+
+  app.post(
+    `${PREFIX}/create`,
+    {
+      config,
+      schema: { tags: ['escrow'], summary: 'Create an escrow (201; a replayed reference answers the same escrow)', body: CreateSchema, response: { 201: CreatedSchema, ...errorResponses(404, 409) } },
+    },
+    async (request, reply) => {
+      const { escrow, replayed } = await createEscrow(deps, callerOf(request).partner, request.body)
+      if (replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
+      return reply.code(201).send(toCreatedJson(escrow))
+    },
+  )
+
+  app.post(
+    `${PREFIX}/webhook`,
+    {
+      config,
+      schema: {
+        tags: ['escrow'],
+        summary: 'Register or update the escrow webhook',
+        body: WebhookSchema,
+        response: { 200: Type.Object({ success: Type.Boolean(), webhookUrl: Type.String(), hasSecret: Type.Boolean(), message: Type.String() }), ...errorResponses() },
+      },
+    },
+    async (request) => registerWebhook(deps, callerOf(request).partner, request.body),
+  )
+
+  app.get(
+    PREFIX,
+    {
+      config,
+      schema: {
+        tags: ['escrow'],
+        summary: "The caller's escrows, newest first",
+        querystring: ListQuerySchema,
+        response: { 200: Type.Object({ success: Type.Boolean(), data: Type.Array(EscrowSchema), nextCursor: Nullable(Type.String()) }), ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const query = request.query
+      const page = await listEscrows(deps.pool, { partnerId: callerOf(request).partner.id, status: query.status, limit: query.limit ?? 20, cursor: query.cursor })
+      return { success: true, data: page.escrows.map(toEscrowJson), nextCursor: page.nextCursor }
+    },
+  )
+
+  app.get(
+    `${PREFIX}/:ref`,
+    {
+      config,
+      schema: { tags: ['escrow'], summary: 'One escrow of the caller', params: RefParams, response: { 200: Type.Object({ success: Type.Boolean(), escrow: EscrowSchema }), ...errorResponses(404) } },
+    },
+    async (request) => ({ success: true, escrow: toEscrowJson(await getEscrow(deps.pool, callerOf(request).partner.id, request.params.ref)) }),
+  )
+
+  app.patch(
+    `${PREFIX}/:ref/release`,
+    {
+      config,
+      preValidation: emptyBodyAsObject,
+      schema: { tags: ['escrow'], summary: 'Release a funded escrow to the recipient', params: RefParams, body: ReleaseSchema, response: { 200: ChangedSchema, ...errorResponses(404) } },
+    },
+    async (request) => {
+      const escrow = await releaseEscrow(deps, callerOf(request).partner.id, request.params.ref, request.body.reason)
+      return { success: true, ref: escrow.ref, status: escrow.status, message: 'Escrow released; the recipient is being paid' }
+    },
+  )
+
+  app.patch(
+    `${PREFIX}/:ref/cancel`,
+    {
+      config,
+      preValidation: emptyBodyAsObject,
+      schema: { tags: ['escrow'], summary: 'Cancel an initiated or funded escrow; the payer is refunded', params: RefParams, body: CancelSchema, response: { 200: ChangedSchema, ...errorResponses(404) } },
+    },
+    async (request) => {
+      const escrow = await cancelEscrow(deps, callerOf(request).partner.id, request.params.ref, request.body.reason)
+      return { success: true, ref: escrow.ref, status: escrow.status, message: escrow.fundedAmountKobo > 0 ? 'Escrow cancelled; the refund to the payer is initiated' : 'Escrow cancelled' }
+    },
+  )
+}

@@ -1,0 +1,99 @@
+// Escrow test helpers: an X-API-Key client, and funding through the real collections seam
+// (a credit posted to the partner's collections account, then applyEscrowFunding in its transaction).
+import { randomUUID } from 'node:crypto'
+import { applyEscrowFunding } from '../../src/escrow/service.ts'
+import { createTransfer, derivedId, ensurePartnerAccount, getBalance } from '../../src/ledger/service.ts'
+import { withTransaction, type Pool, type Queryable } from '../../src/platform/db.ts'
+
+export interface EscrowResponse<T = Record<string, unknown>> {
+  status: number
+  headers: Headers
+  body: T
+}
+
+/** Calls the escrow API with an X-API-Key (or none when apiKey is undefined). */
+export function escrowClient(baseUrl: string, apiKey: string | undefined) {
+  async function call<T>(method: string, path: string, body?: unknown, options: { rawBody?: string; headers?: Record<string, string> } = {}): Promise<EscrowResponse<T>> {
+    const text = options.rawBody ?? (body === undefined ? undefined : JSON.stringify(body))
+    const headers: Record<string, string> = { ...(apiKey === undefined ? {} : { 'X-API-Key': apiKey }), ...(text === undefined ? {} : { 'Content-Type': 'application/json' }), ...options.headers }
+    const response = await fetch(`${baseUrl}/api/v1/escrow/partner${path}`, { method, headers, body: text })
+    const raw = await response.text()
+    return { status: response.status, headers: response.headers, body: (raw === '' ? undefined : JSON.parse(raw)) as T }
+  }
+  return {
+    create: <T = Record<string, unknown>>(body: unknown, options?: { rawBody?: string; headers?: Record<string, string> }) => call<T>('POST', '/create', body, options),
+    get: <T = Record<string, unknown>>(ref: string) => call<T>('GET', `/${ref}`),
+    list: <T = Record<string, unknown>>(query = '') => call<T>('GET', query),
+    release: <T = Record<string, unknown>>(ref: string, body?: unknown, options?: { rawBody?: string }) => call<T>('PATCH', `/${ref}/release`, body, options),
+    cancel: <T = Record<string, unknown>>(ref: string, body?: unknown, options?: { rawBody?: string }) => call<T>('PATCH', `/${ref}/cancel`, body, options),
+    webhook: <T = Record<string, unknown>>(body: unknown) => call<T>('POST', '/webhook', body),
+    call,
+  }
+}
+
+export type EscrowClient = ReturnType<typeof escrowClient>
+
+/** A valid create request; override any field. */
+export function createRequest(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    type: 'goods',
+    amount: 50_000,
+    currency: 'NGN',
+    payerEmail: 'payer@example.com',
+    recipientEmail: 'recipient@example.com',
+    description: 'A used bicycle',
+    ...overrides,
+  }
+}
+
+export async function escrowIdOf(db: Queryable, ref: string): Promise<string> {
+  const { rows } = await db.query<{ id: string }>(`SELECT id FROM escrows WHERE ref = $1`, [ref])
+  if (!rows[0]) throw new Error(`no escrow ${ref}`)
+  return rows[0].id
+}
+
+/**
+ * What the collections credit path does: posts an inbound credit (provider settlement →
+ * collections) and applies it to the escrow, in one transaction.
+ */
+export async function creditEscrow(pool: Pool, input: { partnerId: string; ref: string; amountKobo: number; creditId?: string }): Promise<'applied' | 'unmatched'> {
+  const creditId = input.creditId ?? randomUUID()
+  const escrowId = await escrowIdOf(pool, input.ref)
+  return withTransaction(pool, async (tx) => {
+    const collectionsAccountId = await ensurePartnerAccount(tx, input.partnerId, 'NGN', 'collections')
+    const settlement = await ensurePartnerAccount(tx, input.partnerId, 'NGN', 'provider_settlement')
+    await createTransfer(tx, {
+      id: derivedId(creditId, 'test_inbound_credit'),
+      debitAccountId: settlement,
+      creditAccountId: collectionsAccountId,
+      amountKobo: input.amountKobo,
+      currency: 'NGN',
+      code: 'inbound_credit',
+      sourceType: 'test_credit',
+      sourceId: creditId,
+    })
+    return applyEscrowFunding(tx, { escrowId, partnerId: input.partnerId, amountKobo: input.amountKobo, currency: 'NGN', creditId, collectionsAccountId })
+  })
+}
+
+export interface EscrowMoney {
+  holdingKobo: number
+  collectionsKobo: number
+  recipientPayableKobo: number
+  payerRefundKobo: number
+}
+
+/** The booked balances an escrow's money touches (the partner's holding and collections are shared by its escrows). */
+export async function moneyOf(db: Queryable, partnerId: string, ref: string): Promise<EscrowMoney> {
+  const { rows } = await db.query<{ recipient_payable_account_id: string | null; payer_refund_account_id: string | null }>(
+    `SELECT recipient_payable_account_id, payer_refund_account_id FROM escrows WHERE ref = $1`,
+    [ref],
+  )
+  const booked = async (accountId: string | null) => (accountId ? ((await getBalance(db, accountId))?.bookedKobo ?? 0) : 0)
+  return {
+    holdingKobo: await booked(await ensurePartnerAccount(db, partnerId, 'NGN', 'escrow_holding')),
+    collectionsKobo: await booked(await ensurePartnerAccount(db, partnerId, 'NGN', 'collections')),
+    recipientPayableKobo: await booked(rows[0]!.recipient_payable_account_id),
+    payerRefundKobo: await booked(rows[0]!.payer_refund_account_id),
+  }
+}
