@@ -3,20 +3,23 @@
 //   npm start                      # in one terminal: API, workers, sandbox bank, embedded database
 //   npm run example:escrow         # in another
 //
-// It uses the sandbox partner that `npm start` saved in .rail/sandbox-partner.json (or
-// RAIL_ESCROW_API_KEY), starts a local webhook receiver that verifies X-Rail-Signature with
-// node:crypto only, registers it, and then: creates an escrow (with an idempotency reference),
-// replays the create, reads it, shows that release is refused before funding, and cancels it —
-// receiving the signed escrow.cancelled event. Funding (and so release) comes from the collections
-// module: once it is available, the `funding` object of the create answer names the virtual
-// account to pay (in the sandbox: POST /api/v1/rail/sandbox/simulate-inbound-credit).
+// It uses the sandbox partner that `npm start` saved in .rail/sandbox-partner.json, starts a
+// local webhook receiver that verifies X-Rail-Signature with node:crypto only, registers it, and
+// walks the remittance flow: create an escrow (with an idempotency reference) and replay it, see
+// release refused before funding, fund it — the sender pays into the `funding` virtual account,
+// here through the sandbox bank (POST /api/v1/rail/sandbox/simulate-inbound-credit) — wait for the
+// signed escrow.funded event, and release it once identity is verified at the operator
+// (escrow.released). A second escrow is cancelled (escrow.cancelled).
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { RailClient } from '../src/client/index.ts'
 
 const base = process.env.RAIL_URL ?? `http://127.0.0.1:${process.env.PORT ?? 8080}`
-const apiKey = process.env.RAIL_ESCROW_API_KEY ?? (JSON.parse(readFileSync(process.env.RAIL_CREDENTIALS_FILE ?? '.rail/sandbox-partner.json', 'utf8')) as { escrowApiKey: string }).escrowApiKey
+const credentials = JSON.parse(readFileSync(process.env.RAIL_CREDENTIALS_FILE ?? '.rail/sandbox-partner.json', 'utf8')) as { escrowApiKey: string; keyId: string; signingSecret: string }
+const apiKey = credentials.escrowApiKey
+const rail = new RailClient(base, credentials)
 const webhookSecret = `example-${randomUUID()}`
 
 /** Seed 002: sha256= + lowercase hex HMAC-SHA256 of the raw body keyed with the secret, compared in constant time. */
@@ -47,6 +50,12 @@ const receiver = http.createServer((request, response) => {
 await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
 const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/escrow-events`
 
+async function waitForEvent(name: string): Promise<void> {
+  const deadline = Date.now() + 20_000
+  while (!events.some((event) => event.event === name) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100))
+  if (!events.some((event) => event.event === name)) throw new Error(`no ${name} event within 20 s (are the workers running? \`npm start\` runs them)`)
+}
+
 async function call(method: string, path: string, body?: unknown): Promise<{ status: number; replayed: boolean; body: unknown }> {
   const response = await fetch(`${base}/api/v1/escrow/partner${path}`, {
     method,
@@ -75,20 +84,29 @@ try {
     metadata: { remittanceId: 'RMT-0001', pickupOperator: 'Lagos Island branch' },
     reference: `remittance-${randomUUID()}`,
   }
-  const created = (await call('POST', '/create', create)).body as { ref: string; funding: unknown }
+  const created = (await call('POST', '/create', create)).body as { ref: string; funding: { virtualAccount: string } }
   await call('POST', '/create', create) // the same reference and body: the same escrow, replayed
-  console.log('funding:', created.funding ?? 'null — the funding virtual account arrives with the collections module')
+  console.log('the sender pays into', created.funding.virtualAccount)
 
-  // 3. Read it, and see release refused before funding (400 invalid_escrow_status).
-  await call('GET', `/${created.ref}`)
+  // 3. Release is refused before funding (400 invalid_escrow_status).
   await call('PATCH', `/${created.ref}/release`, { reason: 'identity verified at operator' })
 
-  // 4. Cancel it; the signed escrow.cancelled event reaches the receiver.
-  await call('PATCH', `/${created.ref}/cancel`, { reason: 'sender withdrew the remittance' })
-  const deadline = Date.now() + 15_000
-  while (!events.some((event) => event.event === 'escrow.cancelled') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100))
-  if (!events.some((event) => event.event === 'escrow.cancelled')) throw new Error('no escrow.cancelled event within 15 s (are the workers running? `npm start` runs them)')
-  console.log('done: the event arrived signed and verified')
+  // 4. Fund: the sender's bank transfer to the funding account (sandbox: the sandbox bank receives
+  //    it and announces it to Rail, which moves it into escrow holding).
+  const paid = await rail.post('/api/v1/rail/sandbox/simulate-inbound-credit', { virtualAccount: created.funding.virtualAccount, amountKobo: create.amount, payerName: 'SENDER ABROAD' })
+  console.log(`simulate-inbound-credit → ${paid.status}`, JSON.stringify(paid.body))
+  await waitForEvent('escrow.funded')
+  await call('GET', `/${created.ref}`)
+
+  // 5. Identity verified at the operator: release. The operator then pays cash against the recipient payable.
+  await call('PATCH', `/${created.ref}/release`, { reason: 'identity verified at operator' })
+  await waitForEvent('escrow.released')
+
+  // 6. Another remittance the sender withdraws: cancelled (nothing was funded, nothing to refund).
+  const withdrawn = (await call('POST', '/create', { ...create, reference: `remittance-${randomUUID()}` })).body as { ref: string }
+  await call('PATCH', `/${withdrawn.ref}/cancel`, { reason: 'sender withdrew the remittance' })
+  await waitForEvent('escrow.cancelled')
+  console.log('done: every event arrived signed and verified')
 } finally {
   receiver.close()
 }

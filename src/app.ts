@@ -14,10 +14,10 @@ import { collectionTasks } from './inbound-credits/jobs.ts'
 import { registerInvoiceRoutes } from './invoices/routes.ts'
 import { takeInvoicePayment } from './invoices/service.ts'
 import { registerInboundCreditRoutes } from './inbound-credits/routes.ts'
-import { INBOUND_CREDITS_CRONTAB, type CreditOwners, type InboundDeps } from './inbound-credits/service.ts'
+import { INBOUND_CREDITS_CRONTAB, type CreditOwners, type InboundDeps, type OwnedCredit } from './inbound-credits/service.ts'
 import { escrowTasks } from './escrow/jobs.ts'
 import { registerEscrowRoutes } from './escrow/routes.ts'
-import { ESCROW_CRONTAB } from './escrow/service.ts'
+import { applyEscrowFunding, ESCROW_CRONTAB } from './escrow/service.ts'
 import { registerFloatRoutes } from './outbound-transfers/float-routes.ts'
 import { outboundTasks } from './outbound-transfers/jobs.ts'
 import { registerOutboundRoutes } from './outbound-transfers/routes.ts'
@@ -31,7 +31,7 @@ import { sandboxBankTasks } from './sandbox-bank/jobs.ts'
 import { registerSandboxBankRoutes } from './sandbox-bank/routes.ts'
 import { SandboxBank } from './sandbox-bank/service.ts'
 import { systemClock, type Clock } from './platform/clock.ts'
-import type { Pool } from './platform/db.ts'
+import { createPool, type Pool, type Tx } from './platform/db.ts'
 import { registerHealthRoutes } from './platform/health.ts'
 import { createHttpServer, type HttpServer } from './platform/http.ts'
 import { startWorkers } from './platform/jobs.ts'
@@ -81,12 +81,26 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   registerInvoiceRoutes(app, collections)
   registerWalletRoutes(app, { pool: deps.pool, providers })
   registerMoveRoutes(app, { pool: deps.pool, providers })
-  registerEscrowRoutes(app, { pool: deps.pool, masterKey: deps.masterKey, clock, allowLoopbackCallbacks })
+  registerEscrowRoutes(app, { pool: deps.pool, masterKey: deps.masterKey, clock, allowLoopbackCallbacks, collections })
   if (deps.sandboxBank) {
-    registerSandboxBankRoutes(app, { bank: new SandboxBank(deps.pool, deps.sandboxBank.bankCode), secret: deps.sandboxBank.secret, pool: deps.pool })
+    // The bank is another system: its own connections, so that Rail's requests waiting on a
+    // provider call inside a transaction (allocation, idempotent creates) cannot starve it.
+    const bankPool = sandboxBankPool(deps.pool)
+    app.addHook('onClose', async () => {
+      if (bankPool !== deps.pool) await bankPool.end()
+    })
+    registerSandboxBankRoutes(app, { bank: new SandboxBank(bankPool, deps.sandboxBank.bankCode), secret: deps.sandboxBank.secret, pool: bankPool })
   }
   await app.ready()
   return app
+}
+
+/** Connections of the mounted sandbox bank, on the same database as Rail's pool. */
+const SANDBOX_BANK_POOL_MAX = 8
+
+function sandboxBankPool(pool: Pool): Pool {
+  const connectionString = (pool as Pool & { options: { connectionString?: string } }).options.connectionString
+  return connectionString ? createPool(connectionString, SANDBOX_BANK_POOL_MAX, 'rail-sandbox-bank') : pool
 }
 
 async function registerOpenApi(app: HttpServer): Promise<void> {
@@ -121,8 +135,14 @@ async function registerOpenApi(app: HttpServer): Promise<void> {
 
 /** Collections, and the owners that decide what a credit to an intent they composed means. */
 function collectionsDeps(outbound: OutboundDeps): InboundDeps {
-  const owners: CreditOwners = { invoice: takeInvoicePayment }
+  const owners: CreditOwners = { invoice: takeInvoicePayment, escrow: fundEscrow }
   return { pool: outbound.pool, providers: outbound.providers, allowLoopbackCallbacks: outbound.allowLoopbackCallbacks, outbound, owners }
+}
+
+/** The escrow's rule for a credit to its funding account: all of it while initiated, none after. */
+async function fundEscrow(tx: Tx, credit: OwnedCredit): Promise<{ takenKobo: number }> {
+  const outcome = await applyEscrowFunding(tx, { ...credit, escrowId: credit.ownerId })
+  return { takenKobo: outcome === 'applied' ? credit.amountKobo : 0 }
 }
 
 /** Every background task of every module, by name. */

@@ -211,6 +211,12 @@ export async function addFunding(db: Queryable, id: string, amountKobo: number, 
   return toEscrow(rows[0])
 }
 
+/** Names the payment intent whose account funds the escrow (composed at create). */
+export async function setFundingIntent(db: Queryable, id: string, paymentIntentId: string): Promise<Escrow> {
+  const { rows } = await db.query<Row>(`UPDATE escrows SET funding_payment_intent_id = $2 WHERE id = $1 RETURNING ${COLUMNS}`, [id, paymentIntentId])
+  return toEscrow(rows[0]!)
+}
+
 export async function setRecipientPayableAccount(db: Queryable, id: string, accountId: string): Promise<void> {
   await db.query(`UPDATE escrows SET recipient_payable_account_id = $2 WHERE id = $1`, [id, accountId])
 }

@@ -18,6 +18,7 @@ import {
   releaseEscrow,
   toCreatedJson,
   toEscrowJson,
+  fundingOfEscrow,
   TTL_HOURS_DEFAULT,
   TTL_HOURS_MAX,
   WEBHOOK_SECRET_MAX_CHARS,
@@ -35,7 +36,22 @@ const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T)
 // An enum (not a union of literals), so that a wrong value is one issue naming the field.
 const TypeSchema = Type.Unsafe<EscrowType>({ type: 'string', enum: ['goods', 'services', 'property', 'conditional'] })
 const StatusSchema = Type.Unsafe<EscrowStatus>({ type: 'string', enum: [...ESCROW_STATUSES] })
-const FundingSchema = Nullable(Type.Object({}, { additionalProperties: true, description: 'How the payer funds the escrow (virtual account, checkoutToken); null until collections is available' }))
+const FundingSchema = Nullable(
+  Type.Object(
+    {
+      virtualAccount: Type.String({ description: 'The NUBAN the payer pays into' }),
+      virtualAccountName: Type.String(),
+      bankCode: Type.String(),
+      bankName: Type.String(),
+      trackingId: Type.String(),
+      checkoutToken: Type.String({ description: 'Token of the hosted checkout page' }),
+      amountKobo: Nullable(Type.Integer()),
+      currency: Type.String(),
+      expiresAt: Type.String({ format: 'date-time' }),
+    },
+    { description: 'How the payer funds the escrow: the virtual account of a composed payment intent (DESIGN §10)' },
+  ),
+)
 const MetadataSchema = Type.Object({}, { additionalProperties: true })
 
 const CreateSchema = closedObject({
@@ -114,9 +130,10 @@ export function registerEscrowRoutes(app: HttpServer, deps: EscrowDeps): void {
       schema: { tags: ['escrow'], summary: 'Create an escrow (201; a replayed reference answers the same escrow)', body: CreateSchema, response: { 201: CreatedSchema, ...errorResponses(404, 409) } },
     },
     async (request, reply) => {
-      const { escrow, replayed } = await createEscrow(deps, callerOf(request).partner, request.body)
+      const caller = callerOf(request)
+      const { escrow, funding, replayed } = await createEscrow(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.body)
       if (replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
-      return reply.code(201).send(toCreatedJson(escrow))
+      return reply.code(201).send(toCreatedJson(escrow, funding))
     },
   )
 
@@ -148,7 +165,8 @@ export function registerEscrowRoutes(app: HttpServer, deps: EscrowDeps): void {
     async (request) => {
       const query = request.query
       const page = await listEscrows(deps.pool, { partnerId: callerOf(request).partner.id, status: query.status, limit: query.limit ?? 20, cursor: query.cursor })
-      return { success: true, data: page.escrows.map(toEscrowJson), nextCursor: page.nextCursor }
+      const data = await Promise.all(page.escrows.map(async (escrow) => toEscrowJson(escrow, await fundingOfEscrow(deps.pool, escrow))))
+      return { success: true, data, nextCursor: page.nextCursor }
     },
   )
 
@@ -158,7 +176,10 @@ export function registerEscrowRoutes(app: HttpServer, deps: EscrowDeps): void {
       config,
       schema: { tags: ['escrow'], summary: 'One escrow of the caller', params: RefParams, response: { 200: Type.Object({ success: Type.Boolean(), escrow: EscrowSchema }), ...errorResponses(404) } },
     },
-    async (request) => ({ success: true, escrow: toEscrowJson(await getEscrow(deps.pool, callerOf(request).partner.id, request.params.ref)) }),
+    async (request) => {
+      const escrow = await getEscrow(deps.pool, callerOf(request).partner.id, request.params.ref)
+      return { success: true, escrow: toEscrowJson(escrow, await fundingOfEscrow(deps.pool, escrow)) }
+    },
   )
 
   app.patch(

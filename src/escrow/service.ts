@@ -14,12 +14,14 @@ import { createAccount, createTransfers, derivedId, ensurePartnerAccount, type T
 import type { Partner } from '../partners/service.ts'
 import type { Clock } from '../platform/clock.ts'
 import { randomBase62, seal } from '../platform/crypto.ts'
-import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
+import { withKeyLock, withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
 import { fieldError, notFound, RailError } from '../platform/errors.ts'
 import { requestHash } from '../platform/idempotency.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { addJob } from '../platform/jobs.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
+import { allocateIntentAccount, createIntentInTransaction, getIntentById, type IntentView } from '../payment-intents/service.ts'
+import { bankName, type Caller, type CollectionsDeps } from '../virtual-accounts/service.ts'
 import * as repo from './repo.ts'
 import type { EscrowStatus } from './states.ts'
 
@@ -60,6 +62,8 @@ export interface EscrowDeps {
   clock: Clock
   /** Sandbox partners may use loopback webhook URLs (RAIL_ALLOW_LOOPBACK_CALLBACKS). */
   allowLoopbackCallbacks: boolean
+  /** Funding: every escrow composes a payment intent whose virtual account the payer pays into. */
+  collections: CollectionsDeps
 }
 
 export interface CreateRequest {
@@ -79,14 +83,29 @@ export interface CreateRequest {
  * How the payer funds the escrow: a virtual account of a composed payment intent and its
  * checkoutToken (DESIGN §10).
  */
-function fundingOf(_escrow: repo.Escrow): null {
-  // TODO(collections): funding — compose payment-intent creation at create time (funding_payment_intent_id)
-  // and answer { virtualAccount…, checkoutToken } here; null until collections lands.
-  return null
+function fundingOf(funding: IntentView | undefined) {
+  if (!funding) return null
+  const { intent, account } = funding
+  return {
+    virtualAccount: account.accountNumber,
+    virtualAccountName: account.accountName,
+    bankCode: account.bankCode,
+    bankName: bankName(account.bankCode),
+    trackingId: account.trackingId,
+    checkoutToken: intent.checkoutToken,
+    amountKobo: intent.amountKobo,
+    currency: intent.currency,
+    expiresAt: intent.expiresAt.toISOString(),
+  }
+}
+
+/** The funding intent of an escrow (every escrow has one: it is composed at create). */
+export async function fundingOfEscrow(db: Queryable, escrow: repo.Escrow): Promise<IntentView | undefined> {
+  return escrow.fundingPaymentIntentId ? getIntentById(db, escrow.fundingPaymentIntentId) : undefined
 }
 
 /** The escrow object of seed 002 (inside `escrow` of the read answer), with funding progress. */
-export function toEscrowJson(escrow: repo.Escrow) {
+export function toEscrowJson(escrow: repo.Escrow, funding: IntentView | undefined) {
   return {
     ref: escrow.ref,
     reference: escrow.reference,
@@ -100,7 +119,7 @@ export function toEscrowJson(escrow: repo.Escrow) {
     recipientEmail: escrow.recipientEmail,
     metadata: escrow.metadata,
     webhookUrl: escrow.webhookUrl,
-    funding: fundingOf(escrow),
+    funding: fundingOf(funding),
     createdAt: escrow.createdAt.toISOString(),
     expiresAt: escrow.expiresAt.toISOString(),
     fundedAt: escrow.fundedAt?.toISOString() ?? null,
@@ -111,7 +130,7 @@ export function toEscrowJson(escrow: repo.Escrow) {
 }
 
 /** The answer of create (seed 002), also given to a replay. */
-export function toCreatedJson(escrow: repo.Escrow) {
+export function toCreatedJson(escrow: repo.Escrow, funding: IntentView | undefined) {
   return {
     success: true,
     ref: escrow.ref,
@@ -120,7 +139,7 @@ export function toCreatedJson(escrow: repo.Escrow) {
     currency: escrow.currency,
     expiresAt: escrow.expiresAt.toISOString(),
     message: 'Escrow created; it awaits funding by the payer',
-    funding: fundingOf(escrow),
+    funding: fundingOf(funding),
   }
 }
 
@@ -138,17 +157,25 @@ async function assertCreatable(deps: EscrowDeps, partner: Partner, request: Crea
  * Idempotent on `reference` per partner: the same body answers the existing escrow (replayed),
  * another body is 409 idempotency_conflict.
  */
-export async function createEscrow(deps: EscrowDeps, partner: Partner, request: CreateRequest): Promise<{ escrow: repo.Escrow; replayed: boolean }> {
+export async function createEscrow(deps: EscrowDeps, caller: Caller, request: CreateRequest): Promise<{ escrow: repo.Escrow; funding: IntentView | undefined; replayed: boolean }> {
+  const partner = caller.partner
   const hash = requestHash(request)
   if (request.reference !== undefined) {
     const known = await repo.selectByReference(deps.pool, partner.id, request.reference)
-    if (known) return replay(known, hash)
+    if (known) return replay(deps.pool, known, hash)
   }
   await assertCreatable(deps, partner, request)
   const now = deps.clock.now()
   const id = uuidv7()
   const expiresAt = new Date(now.getTime() + (request.ttlHours ?? TTL_HOURS_DEFAULT) * 3_600_000)
-  return withTransaction(deps.pool, async (tx) => {
+  // The funding account: a payment intent owned by the escrow, allocated at the provider before
+  // the transaction — no account, no escrow (502 or 403, and the same reference can be retried).
+  const fundingRequest = { reference: `escrow:${id}`, amountKobo: request.amount, currency: request.currency, purposeTag: 'escrow', expiresAt: expiresAt.toISOString() }
+  const allocated = await allocateIntentAccount(deps.collections, caller, fundingRequest)
+  // With a reference, concurrent duplicates wait for the first outside any transaction (withKeyLock).
+  const run = <T>(work: (tx: Tx) => Promise<T>) =>
+    request.reference === undefined ? withTransaction(deps.pool, work) : withKeyLock(deps.pool, `escrow:${partner.id}:${request.reference}`, work)
+  return run(async (tx) => {
     const inserted = await repo.insertEscrow(tx, {
       id,
       partnerId: partner.id,
@@ -167,17 +194,19 @@ export async function createEscrow(deps: EscrowDeps, partner: Partner, request: 
       expiresAt,
     })
     // A concurrent create with this reference committed first (the insert waited for it).
-    if (!inserted) return replay((await repo.selectByReference(tx, partner.id, request.reference!))!, hash)
+    if (!inserted) return replay(tx, (await repo.selectByReference(tx, partner.id, request.reference!))!, hash)
+    const funding = await createIntentInTransaction(tx, caller, fundingRequest, allocated, { type: 'escrow', id })
+    const escrow = await repo.setFundingIntent(tx, id, funding.intent.id)
     await addJob(tx, EXPIRE_TASK, { id }, { runAt: expiresAt, jobKey: expireJobKey(id) })
-    return { escrow: inserted, replayed: false }
+    return { escrow, funding, replayed: false }
   })
 }
 
-function replay(known: repo.Escrow, hash: string): { escrow: repo.Escrow; replayed: boolean } {
+async function replay(db: Queryable, known: repo.Escrow, hash: string): Promise<{ escrow: repo.Escrow; funding: IntentView | undefined; replayed: boolean }> {
   if (known.requestHash !== hash) {
     throw new RailError('idempotency_conflict', `reference ${known.reference} was already used with a different request`, { ref: known.ref })
   }
-  return { escrow: known, replayed: true }
+  return { escrow: known, funding: await fundingOfEscrow(db, known), replayed: true }
 }
 
 function expireJobKey(id: string): string {

@@ -105,6 +105,54 @@ export async function insertEventWithDelivery(db: Queryable, event: EventRecord,
   })
 }
 
+/**
+ * Many events, their first deliveries (for those with one) and the deliveries' jobs, in one
+ * statement — as insertEventWithDelivery does for one.
+ */
+export async function insertEventsWithDeliveries(db: Queryable, events: readonly { event: EventRecord; delivery: NewDelivery | null }[], task: string): Promise<void> {
+  if (events.length === 0) return
+  const column = <T>(pick: (item: { event: EventRecord; delivery: NewDelivery | null }) => T) => events.map(pick)
+  await db.query(
+    `WITH input AS (
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bytea[], $10::uuid[], $11::text[],
+                            $12::timestamptz[], $13::uuid[], $14::text[], $15::text[])
+         AS t(id, partner_id, type, object_type, object_id, body, callback_url, signing, secret_sealed, secret_bound_to, delivery_status, created_at,
+              delivery_id, url, ordering_key)
+     ),
+     event AS (
+       INSERT INTO events (${EVENT_COLUMNS})
+       SELECT id, partner_id, type, object_type, object_id, body, callback_url, signing, secret_sealed, secret_bound_to, delivery_status, created_at FROM input
+       RETURNING id
+     ),
+     delivery AS (
+       INSERT INTO event_deliveries (id, event_id, partner_id, url, ordering_key, status, next_attempt_at)
+       SELECT input.delivery_id, event.id, input.partner_id, input.url, input.ordering_key, 'pending', now()
+         FROM input JOIN event ON event.id = input.id
+        WHERE input.delivery_id IS NOT NULL
+       RETURNING id, url
+     )
+     SELECT graphile_worker.add_job(identifier => $16::text, payload => json_build_object('deliveryId', delivery.id, 'url', delivery.url)) FROM delivery`,
+    [
+      column((item) => item.event.id),
+      column((item) => item.event.partnerId),
+      column((item) => item.event.type),
+      column((item) => item.event.objectType),
+      column((item) => item.event.objectId),
+      column((item) => item.event.body),
+      column((item) => item.event.callbackUrl),
+      column((item) => item.event.signing),
+      column((item) => item.event.secretSealed),
+      column((item) => item.event.secretBoundTo),
+      column((item) => item.event.deliveryStatus),
+      column((item) => item.event.createdAt),
+      column((item) => item.delivery?.id ?? null),
+      column((item) => item.delivery?.url ?? null),
+      column((item) => item.delivery?.orderingKey ?? null),
+      task,
+    ],
+  )
+}
+
 export async function selectEvent(db: Queryable, partnerId: string, eventId: string): Promise<EventRecord | undefined> {
   const { rows } = await db.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM events WHERE id = $1 AND partner_id = $2`, [eventId, partnerId])
   return rows[0] && toEvent(rows[0])

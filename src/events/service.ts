@@ -72,11 +72,49 @@ export async function enqueueDelivery(db: Queryable, deliveryId: string, url: st
 
 /** Records an event on the caller's transaction and, when it has a target, enqueues its delivery. */
 export async function recordEvent(tx: Queryable, input: NewEvent): Promise<{ id: string; body: EventBody }> {
+  const prepared = await prepareEvent(tx, input, new Map())
+  if (prepared.delivery === null) {
+    await repo.insertEvent(tx, prepared.event)
+  } else {
+    // One round trip for the event, its delivery and the delivery's job: this runs inside every business transaction.
+    await repo.insertEventWithDelivery(tx, prepared.event, prepared.delivery, deliveryJob(prepared.delivery.id, prepared.delivery.url))
+  }
+  return { id: prepared.event.id, body: prepared.body }
+}
+
+/**
+ * Records many events at once on the caller's transaction — one statement for all of them, their
+ * deliveries and jobs — for a path that changes many objects in one transaction (credits applied
+ * in a batch). Each event is what recordEvent would have recorded.
+ */
+export async function recordEvents(tx: Queryable, inputs: readonly NewEvent[]): Promise<{ id: string; body: EventBody }[]> {
+  const defaultUrls = new Map<string, string | null>()
+  const prepared: PreparedEvent[] = []
+  for (const input of inputs) prepared.push(await prepareEvent(tx, input, defaultUrls))
+  await repo.insertEventsWithDeliveries(tx, prepared, DELIVER_TASK)
+  return prepared.map((event) => ({ id: event.event.id, body: event.body }))
+}
+
+interface PreparedEvent {
+  event: repo.EventRecord
+  body: EventBody
+  delivery: repo.NewDelivery | null
+}
+
+/** The event's row, body and first delivery (none without a URL); partners' default URLs are looked up once each. */
+async function prepareEvent(tx: Queryable, input: NewEvent, defaultUrls: Map<string, string | null>): Promise<PreparedEvent> {
   const createdAt = input.at ?? new Date()
   const id = uuidv7(createdAt.getTime())
   const body: EventBody = { id, event: input.type, eventKind: input.type, timestamp: createdAt.toISOString(), data: input.data }
   if (input.metadata !== undefined) body.metadata = input.metadata
-  const url = input.recordOnly ? null : (input.callbackUrl ?? (await getPartner(tx, input.partnerId))?.callbackUrl ?? null)
+  let url: string | null = null
+  if (!input.recordOnly) {
+    url = input.callbackUrl ?? null
+    if (url === null) {
+      if (!defaultUrls.has(input.partnerId)) defaultUrls.set(input.partnerId, (await getPartner(tx, input.partnerId))?.callbackUrl ?? null)
+      url = defaultUrls.get(input.partnerId)!
+    }
+  }
   const signing = input.signing ?? { kind: 'partner' }
   const event: repo.EventRecord = {
     id,
@@ -92,14 +130,8 @@ export async function recordEvent(tx: Queryable, input: NewEvent): Promise<{ id:
     deliveryStatus: url === null ? 'skipped' : 'pending',
     createdAt,
   }
-  if (url === null) {
-    await repo.insertEvent(tx, event)
-  } else {
-    // One round trip for the event, its delivery and the delivery's job: this runs inside every business transaction.
-    const delivery = { id: uuidv7(), eventId: id, partnerId: input.partnerId, url, orderingKey: orderingKey(input.objectType, input.objectId) }
-    await repo.insertEventWithDelivery(tx, event, delivery, deliveryJob(delivery.id, url))
-  }
-  return { id, body }
+  const delivery = url === null ? null : { id: uuidv7(), eventId: id, partnerId: input.partnerId, url, orderingKey: orderingKey(input.objectType, input.objectId) }
+  return { event, body, delivery }
 }
 
 function orderingKey(objectType: string, objectId: string): string {

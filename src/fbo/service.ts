@@ -1,7 +1,7 @@
 // FBO pool virtual accounts (seed 001): identity-blind collection accounts attributed to an
 // opaque holder reference. No name, phone, email or BVN is accepted or stored: the account is
 // named after the partner's pool, and it bears no BRR (reference-only).
-import { withTransaction } from '../platform/db.ts'
+import { withKeyLock } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
 import { requestHash } from '../platform/idempotency.ts'
 import { uuidv7 } from '../platform/ids.ts'
@@ -11,7 +11,6 @@ import {
   collectionProvider,
   COLLECTION_CURRENCY,
   creatorMetadata,
-  lockKey,
   newTrackingId,
   PROVIDER_CHANNEL,
   type Caller,
@@ -60,16 +59,15 @@ export async function provisionFboAccount(deps: CollectionsDeps, caller: Caller,
   if (known) return replay(known)
   await assertCallbackUrl(deps, partner, request.callbackUrl)
   const provider = await collectionProvider(deps.pool)
-  return withTransaction(deps.pool, async (tx) => {
-    await lockKey(tx, `fbo:${partner.id}:${request.holderRef}\n${purposeTag ?? ''}`)
+  const allocated = await allocateAtProvider(deps, provider, {
+    partnerId: partner.id,
+    uniqueKey: `fbo\n${request.holderRef}\n${purposeTag ?? ''}`,
+    accountName: poolAccountName(partner.name),
+    requestId: caller.requestId,
+  })
+  return withKeyLock(deps.pool, `fbo:${partner.id}:${request.holderRef}\n${purposeTag ?? ''}`, async (tx) => {
     const raced = await selectFboByHolder(tx, partner.id, request.holderRef, purposeTag)
     if (raced) return replay(raced)
-    const allocated = await allocateAtProvider(deps, provider, {
-      partnerId: partner.id,
-      uniqueKey: `fbo\n${request.holderRef}\n${purposeTag ?? ''}`,
-      accountName: poolAccountName(partner.name),
-      requestId: caller.requestId,
-    })
     const account = await insertVirtualAccount(tx, {
       id: uuidv7(),
       partnerId: partner.id,

@@ -5,8 +5,8 @@
 // Lock order, as in every collections path: the virtual account, then the invoice.
 import { recordEvent } from '../events/service.ts'
 import type { OwnedCredit } from '../inbound-credits/service.ts'
-import { createIntentInTransaction, getIntentById, type IntentView } from '../payment-intents/service.ts'
-import { withTransaction, type Queryable, type Tx } from '../platform/db.ts'
+import { allocateIntentAccount, createIntentInTransaction, getIntentById, type IntentAccount, type IntentView, type PaymentIntentRequest } from '../payment-intents/service.ts'
+import { withKeyLock, type Queryable, type Tx } from '../platform/db.ts'
 import { fieldError, notFound, RailError } from '../platform/errors.ts'
 import { requestHash } from '../platform/idempotency.ts'
 import { uuidv7 } from '../platform/ids.ts'
@@ -16,7 +16,6 @@ import {
   assertCallbackUrl,
   assertCollectionCurrency,
   bankName,
-  collectionProvider,
   COLLECTION_CURRENCY,
   creatorMetadata,
   lockById as lockAccountById,
@@ -98,10 +97,13 @@ export async function createInvoice(deps: CollectionsDeps, caller: Caller, reque
   assertCollectionCurrency(request.currency ?? COLLECTION_CURRENCY)
   if (request.dueAt !== undefined && new Date(request.dueAt).getTime() <= Date.now()) throw fieldError('dueAt', 'must be in the future')
   await assertCallbackUrl(deps, caller.partner, request.callbackUrl)
-  if (request.publishOnCreate) await collectionProvider(deps.pool) // fail closed before anything is written
-  return withTransaction(deps.pool, async (tx) => {
+  const id = uuidv7()
+  // Publishing at once: the account is allocated before the transaction (none is held while the
+  // provider answers); if that fails, nothing is written.
+  const allocated = request.publishOnCreate ? await allocateIntentAccount(deps, caller, intentRequest(id, request)) : undefined
+  return withKeyLock(deps.pool, invoiceKey(partnerId, request.reference), async (tx) => {
     const draft = await repo.insertDraft(tx, {
-      id: uuidv7(),
+      id,
       partnerId,
       reference: request.reference,
       requestHash: hash,
@@ -116,29 +118,38 @@ export async function createInvoice(deps: CollectionsDeps, caller: Caller, reque
     })
     // A concurrent create with this reference committed first (the insert waited for it).
     if (!draft) return replay(tx, (await repo.selectByReference(tx, partnerId, request.reference))!)
-    const view = request.publishOnCreate ? await publishInTransaction(deps, tx, caller, draft) : { invoice: draft, payment: undefined }
+    const view = allocated ? await publishInTransaction(tx, caller, draft, allocated) : { invoice: draft, payment: undefined }
     return { view, replayed: false }
   })
 }
 
-/** Allocates the account (a composed payment intent), publishes, and records invoice.published — on the caller's transaction. */
-async function publishInTransaction(deps: CollectionsDeps, tx: Tx, caller: Caller, draft: repo.Invoice): Promise<InvoiceView> {
-  const expiresAt = draft.dueAt ?? new Date(Date.now() + UNDATED_INVOICE_HORIZON_MS)
-  const payment = await createIntentInTransaction(
-    deps,
-    tx,
-    caller,
-    {
-      reference: `invoice:${draft.id}`,
-      amountKobo: draft.amountKobo,
-      currency: draft.currency,
-      callbackUrl: draft.callbackUrl ?? undefined,
-      purposeTag: 'invoice',
-      virtualAccountHolder: draft.customer?.name ? { name: draft.customer.name } : undefined,
-      expiresAt: expiresAt.toISOString(),
-    },
-    { type: 'invoice', id: draft.id },
-  )
+/** The payment intent an invoice composes: its amount, its customer's name on the account, its callback URL. */
+function intentRequest(invoiceId: string, invoice: Pick<InvoiceRequest, 'amountKobo' | 'currency' | 'callbackUrl' | 'customer' | 'dueAt'>): PaymentIntentRequest {
+  const expiresAt = invoice.dueAt ? new Date(invoice.dueAt) : new Date(Date.now() + UNDATED_INVOICE_HORIZON_MS)
+  return {
+    reference: `invoice:${invoiceId}`,
+    amountKobo: invoice.amountKobo,
+    currency: invoice.currency ?? COLLECTION_CURRENCY,
+    callbackUrl: invoice.callbackUrl,
+    purposeTag: 'invoice',
+    virtualAccountHolder: invoice.customer?.name ? { name: invoice.customer.name } : undefined,
+    expiresAt: expiresAt.toISOString(),
+  }
+}
+
+function requestOf(invoice: repo.Invoice): PaymentIntentRequest {
+  return intentRequest(invoice.id, {
+    amountKobo: invoice.amountKobo,
+    currency: invoice.currency,
+    callbackUrl: invoice.callbackUrl ?? undefined,
+    customer: invoice.customer ?? undefined,
+    dueAt: invoice.dueAt?.toISOString(),
+  })
+}
+
+/** Records the composed intent with its allocated account, publishes, and records invoice.published — on the caller's transaction. */
+async function publishInTransaction(tx: Tx, caller: Caller, draft: repo.Invoice, allocated: IntentAccount): Promise<InvoiceView> {
+  const payment = await createIntentInTransaction(tx, caller, requestOf(draft), allocated, { type: 'invoice', id: draft.id })
   const published = await repo.publish(tx, draft.id, payment.intent.id)
   if (!published) throw new Error(`invoice ${draft.id} was not a draft when publishing`)
   const view = { invoice: published, payment }
@@ -148,18 +159,22 @@ async function publishInTransaction(deps: CollectionsDeps, tx: Tx, caller: Calle
 
 /** draft → published. Already published: 409 with the current state in details; any other state: 409. */
 export async function publishInvoice(deps: CollectionsDeps, caller: Caller, reference: string): Promise<InvoiceView> {
-  await collectionProvider(deps.pool)
-  return withTransaction(deps.pool, async (tx) => {
-    const invoice = await repo.lockByReference(tx, caller.partner.id, reference)
-    if (!invoice) throw notFound('Invoice')
+  const seen = await repo.selectByReference(deps.pool, caller.partner.id, reference)
+  if (!seen) throw notFound('Invoice')
+  if (seen.status !== 'draft') throw await wrongState(deps.pool, seen, 'publish')
+  // Allocated before the transaction; a concurrent publish is handed the same account, and only
+  // one of them finds the invoice still a draft.
+  const allocated = await allocateIntentAccount(deps, caller, requestOf(seen))
+  return withKeyLock(deps.pool, invoiceKey(caller.partner.id, reference), async (tx) => {
+    const invoice = (await repo.lockById(tx, seen.id))!
     if (invoice.status !== 'draft') throw await wrongState(tx, invoice, 'publish')
-    return publishInTransaction(deps, tx, caller, invoice)
+    return publishInTransaction(tx, caller, invoice, allocated)
   })
 }
 
 /** draft, published or partially_paid → cancelled; the account is archived (partial payments stay recorded). */
 export async function cancelInvoice(deps: CollectionsDeps, partnerId: string, reference: string): Promise<InvoiceView> {
-  return withTransaction(deps.pool, async (tx) => {
+  return withKeyLock(deps.pool, invoiceKey(partnerId, reference), async (tx) => {
     const seen = await repo.selectByReference(tx, partnerId, reference)
     if (!seen) throw notFound('Invoice')
     const accountId = seen.paymentIntentId ? (await getIntentById(tx, seen.paymentIntentId))!.account.id : undefined
@@ -167,13 +182,16 @@ export async function cancelInvoice(deps: CollectionsDeps, partnerId: string, re
     const invoice = (await repo.lockById(tx, seen.id))!
     const cancelled = await repo.cancel(tx, invoice.id)
     if (!cancelled) throw await wrongState(tx, invoice, 'cancel')
-    // Published between the two reads: its account exists now (locked after the invoice here; a
-    // deadlock with a credit is retried by withTransaction).
     const view = await viewOf(tx, cancelled)
     if (view.payment) await archiveInTransaction(tx, view.payment.account.id)
     await emit(tx, 'invoice.cancelled', view)
     return view
   })
+}
+
+/** Creates, publishes and cancels of one invoice take turns on this key (without waiting inside a transaction). */
+function invoiceKey(partnerId: string, reference: string): string {
+  return `invoice:${partnerId}:${reference}`
 }
 
 async function wrongState(db: Queryable, invoice: repo.Invoice, operation: 'publish' | 'cancel'): Promise<RailError> {

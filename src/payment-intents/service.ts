@@ -3,7 +3,7 @@
 // escrows compose one (an owner) and decide what a credit to it means; a stand-alone intent
 // counts what it received: paid, partially paid or overpaid.
 import { randomBytes } from 'node:crypto'
-import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
+import { withKeyLock, withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
 import { fieldError, notFound, RailError } from '../platform/errors.ts'
 import { requestHash } from '../platform/idempotency.ts'
 import { uuidv7 } from '../platform/ids.ts'
@@ -30,6 +30,8 @@ import {
 } from '../virtual-accounts/service.ts'
 import { insertVirtualAccount } from '../virtual-accounts/repo.ts'
 import { generateBrr } from '../nip/brr.ts'
+import type { ProviderProfile } from '../providers/service.ts'
+import type { ProviderAccount } from '../providers/types.ts'
 import * as repo from './repo.ts'
 
 export type { IntentOwnerType, IntentStatus, PaymentIntent } from './repo.ts'
@@ -117,29 +119,42 @@ export async function createPaymentIntent(deps: CollectionsDeps, caller: Caller,
   const known = await repo.selectByReference(deps.pool, caller.partner.id, request.reference)
   if (known) return replay(deps.pool, known, requestHash(request))
   await assertCreatable(deps, caller, request, new Date())
-  return withTransaction(deps.pool, (tx) => createIntentInTransaction(deps, tx, caller, request))
+  const allocated = await allocateIntentAccount(deps, caller, request)
+  return withKeyLock(deps.pool, intentKey(caller.partner.id, request.reference), (tx) => createIntentInTransaction(tx, caller, request, allocated))
+}
+
+/** An intent's account, allocated at the provider outside any transaction (see allocateAtProvider). */
+export interface IntentAccount {
+  provider: ProviderProfile
+  account: ProviderAccount & { providerReference: string }
+}
+
+/** Allocates the account an intent with this reference collects into (the same one every time). */
+export async function allocateIntentAccount(deps: CollectionsDeps, caller: Caller, request: PaymentIntentRequest): Promise<IntentAccount> {
+  const provider = await collectionProvider(deps.pool)
+  const accountName = holderName(request.virtualAccountHolder, request.merchantDisplayName ?? caller.partner.name)
+  const account = await allocateAtProvider(deps, provider, { partnerId: caller.partner.id, uniqueKey: `payment-intent\n${request.reference}`, accountName, requestId: caller.requestId })
+  return { provider, account }
 }
 
 /**
- * The same, on the caller's transaction, for an owner composing an intent (an invoice that
- * publishes, an escrow that needs funding): the intent commits or rolls back with the owner.
- * The caller has checked the request (assertIntentRequest).
+ * Records an intent and its allocated account on the caller's transaction — for an owner
+ * composing an intent (an invoice that publishes, an escrow that needs funding), so the intent
+ * commits or rolls back with the owner. The caller allocated the account (allocateIntentAccount)
+ * before opening the transaction.
  */
 export async function createIntentInTransaction(
-  deps: CollectionsDeps,
   tx: Tx,
   caller: Caller,
   request: PaymentIntentRequest,
+  { provider, account: allocated }: IntentAccount,
   owner?: IntentOwner,
 ): Promise<IntentView & { replayed: boolean }> {
   const partner = caller.partner
   const hash = requestHash(owner ? { ...request, owner } : request)
-  await lockKey(tx, `payment-intent:${partner.id}:${request.reference}`)
+  await lockKey(tx, intentKey(partner.id, request.reference))
   const raced = await repo.selectByReference(tx, partner.id, request.reference)
   if (raced) return replay(tx, raced, hash)
-  const provider = await collectionProvider(tx)
-  const accountName = holderName(request.virtualAccountHolder, request.merchantDisplayName ?? partner.name)
-  const allocated = await allocateAtProvider(deps, provider, { partnerId: partner.id, uniqueKey: `payment-intent\n${request.reference}`, accountName, requestId: caller.requestId })
   const currency = request.currency ?? COLLECTION_CURRENCY
   const account = await insertVirtualAccount(tx, {
     id: uuidv7(),
@@ -182,6 +197,10 @@ export async function createIntentInTransaction(
     creatorMetadata: creatorMetadata(caller),
   })
   return { intent, account, replayed: false }
+}
+
+function intentKey(partnerId: string, reference: string): string {
+  return `payment-intent:${partnerId}:${reference}`
 }
 
 /** For owners: the checks createPaymentIntent makes before anything is written. */

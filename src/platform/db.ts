@@ -93,6 +93,31 @@ export async function withTransaction<T>(pool: Pool, work: (tx: Tx) => Promise<T
   }
 }
 
+/** How long a request waits for another request holding the same key before giving up (503). */
+const KEY_LOCK_WAIT_MS = 15_000
+const KEY_LOCK_RETRY_MS = 15
+
+const KEY_BUSY = Symbol('key busy')
+
+/**
+ * Runs `work` in one transaction that holds an advisory lock on `key` (a partner's reference,
+ * say) for its whole length. A request finding the key held does not wait inside a transaction —
+ * that would hold a pooled connection, and enough waiters would leave the holder none for its
+ * own work (recording a provider call, say) — but rolls back, sleeps a moment and tries again.
+ */
+export async function withKeyLock<T>(pool: Pool, key: string, work: (tx: Tx) => Promise<T>): Promise<T> {
+  const deadline = Date.now() + KEY_LOCK_WAIT_MS
+  for (;;) {
+    const result = await withTransaction(pool, async (tx) => {
+      const locked = await tx.query<{ locked: boolean }>(`SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked`, [key])
+      return locked.rows[0]!.locked ? work(tx) : KEY_BUSY
+    })
+    if (result !== KEY_BUSY) return result
+    if (Date.now() > deadline) throw new Error(`key ${key} stayed locked for ${KEY_LOCK_WAIT_MS} ms`)
+    await new Promise((resolve) => setTimeout(resolve, KEY_LOCK_RETRY_MS + Math.random() * KEY_LOCK_RETRY_MS))
+  }
+}
+
 async function transactionOnce<T>(pool: Pool, work: (tx: Tx) => Promise<T>): Promise<T> {
   const client = await pool.connect()
   try {

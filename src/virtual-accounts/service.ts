@@ -7,7 +7,7 @@ import { assertCallbackUrlAllowed } from '../events/service.ts'
 import { findBank } from '../nip/banks.ts'
 import { generateBrr } from '../nip/brr.ts'
 import type { Partner } from '../partners/service.ts'
-import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
+import { withKeyLock, withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
 import { notFound, RailError } from '../platform/errors.ts'
 import { requestHash } from '../platform/idempotency.ts'
 import { uuidv7 } from '../platform/ids.ts'
@@ -74,17 +74,21 @@ export async function collectionProvider(db: Queryable): Promise<ProviderProfile
 }
 
 /**
- * Serialises creations with one key (a partner's reference) for the rest of the transaction: a
- * concurrent duplicate waits, then finds the first one's result and replays it.
+ * Serialises creations with one key (a partner's reference) for the rest of the transaction, on a
+ * transaction that may already hold it (withKeyLock): a concurrent duplicate waits, then finds the
+ * first one's result and replays it.
  */
 export async function lockKey(tx: Tx, key: string): Promise<void> {
   await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [key])
 }
 
 /**
- * Allocates a NUBAN at the provider, during the request. The reference the provider sees is
- * derived from what makes the account unique, so a retry after a lost answer or a crash gets
- * the same account back. No usable answer: 502 provider_unavailable, and nothing is recorded.
+ * Allocates a NUBAN at the provider, during the request and outside any transaction (no
+ * connection is held while the provider answers). The reference the provider sees is derived
+ * from what makes the account unique, so a concurrent duplicate, a retry after a lost answer or
+ * a crash gets the same account back; an account allocated for a request that then fails is
+ * never recorded by Rail (a credit to it would be unattributed). No usable answer: 502
+ * provider_unavailable, and nothing is recorded.
  */
 export async function allocateAtProvider(
   deps: CollectionsDeps,
@@ -127,12 +131,12 @@ export async function createPersistentAccount(deps: CollectionsDeps, caller: Cal
   assertCollectionCurrency(currency)
   await assertCallbackUrl(deps, partner, request.callbackUrl)
   const provider = await collectionProvider(deps.pool)
-  return withTransaction(deps.pool, async (tx) => {
-    await lockKey(tx, `virtual-account:${partner.id}:${request.reference}`)
+  // Outside any transaction: a concurrent duplicate is handed the same account by the provider.
+  const accountName = holderName(request.virtualAccountHolder, partner.name)
+  const allocated = await allocateAtProvider(deps, provider, { partnerId: partner.id, uniqueKey: `persistent\n${request.reference}`, accountName, requestId: caller.requestId })
+  return withKeyLock(deps.pool, `virtual-account:${partner.id}:${request.reference}`, async (tx) => {
     const raced = await repo.selectPersistentByReference(tx, partner.id, request.reference)
     if (raced) return replay(raced)
-    const accountName = holderName(request.virtualAccountHolder, partner.name)
-    const allocated = await allocateAtProvider(deps, provider, { partnerId: partner.id, uniqueKey: `persistent\n${request.reference}`, accountName, requestId: caller.requestId })
     const account = await repo.insertVirtualAccount(tx, {
       id: uuidv7(),
       partnerId: partner.id,

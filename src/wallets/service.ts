@@ -1,6 +1,6 @@
 // Wallets (seed 000): creation at a provider and balances from the ledger.
 import { createAccount, getBalance } from '../ledger/service.ts'
-import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
+import { withKeyLock, type Pool, type Queryable } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { requestHash } from '../platform/idempotency.ts'
@@ -50,8 +50,7 @@ export async function createWallet(deps: WalletsDeps, partnerId: string, input: 
   const provider = await getProvider(deps.pool, providerName).catch(() => {
     throw new RailError('validation_error', `provider: unknown provider ${providerName}`, { fields: [{ field: 'provider', message: 'is not a known provider' }] })
   })
-  return withTransaction(deps.pool, async (tx) => {
-    await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('wallet:' || $1 || ':' || $2, 0))`, [partnerId, input.customerReference])
+  return withKeyLock(deps.pool, `wallet:${partnerId}:${input.customerReference}`, async (tx) => {
     const raced = await repo.selectWalletByCustomerReference(tx, partnerId, input.customerReference)
     if (raced) return replay(raced)
     const opened = await deps.providers.adapterFor(provider, requestId).createWallet({ customerReference: input.customerReference, accountName: input.name })

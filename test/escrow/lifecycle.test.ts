@@ -89,14 +89,33 @@ function expectRefused(response: { status: number; body: unknown }, current: str
 }
 
 describe('create and get', () => {
-  it('creates an initiated escrow with a seed-shaped ref, expiresAt from ttlHours, and funding null; get returns the escrow object', async () => {
+  it('creates an initiated escrow with a seed-shaped ref, expiresAt from ttlHours, and a funding account; get returns the escrow object', async () => {
     const { api } = await partner()
     const before = Date.now()
     const response = await api.create<Created>(createRequest({ type: 'services', amount: 10_000, ttlHours: 48, metadata: { orderId: 'A-1', nested: { n: 1 } } }))
     expect(response.status).toBe(201)
     expect(response.headers.get('idempotent-replayed')).toBeNull()
     const body = response.body
-    expect(body).toEqual({ success: true, ref: expect.stringMatching(/^EPT-\d+-[A-Za-z0-9]+$/), status: 'initiated', amount: 10_000, currency: 'NGN', expiresAt: expect.any(String), message: expect.any(String), funding: null })
+    expect(body).toEqual({
+      success: true,
+      ref: expect.stringMatching(/^EPT-\d+-[A-Za-z0-9]+$/),
+      status: 'initiated',
+      amount: 10_000,
+      currency: 'NGN',
+      expiresAt: expect.any(String),
+      message: expect.any(String),
+      funding: {
+        virtualAccount: expect.stringMatching(/^[0-9]{10}$/),
+        virtualAccountName: expect.any(String),
+        bankCode: '101',
+        bankName: 'Providus Bank',
+        trackingId: expect.stringMatching(/^trk_/),
+        checkoutToken: expect.any(String),
+        amountKobo: 10_000,
+        currency: 'NGN',
+        expiresAt: body.expiresAt,
+      },
+    })
     const ttlMs = Date.parse(body.expiresAt) - before
     expect(ttlMs).toBeGreaterThanOrEqual(48 * HOUR_MS - 1_000)
     expect(ttlMs).toBeLessThanOrEqual(48 * HOUR_MS + 5_000)
@@ -120,7 +139,7 @@ describe('create and get', () => {
         expiresAt: body.expiresAt,
         releasedAt: null,
         cancelledAt: null,
-        funding: null,
+        funding: body.funding,
       }),
     )
   })

@@ -23,10 +23,11 @@ export async function startTestApp(
 ): Promise<TestApp> {
   const db = await createTestDatabase()
   const masterKey = randomBytes(32)
-  const sandboxBank = options.sandboxBankSecret === undefined ? undefined : { secret: options.sandboxBankSecret }
+  // Every test app mounts the sandbox bank: collections (and escrow funding) allocate accounts there.
+  const sandboxBank = { secret: options.sandboxBankSecret ?? randomBytes(16).toString('hex') }
   // The app reaches its own sandbox bank over real HTTP, at the address it gets once listening.
   let baseUrl = ''
-  const providers = sandboxBank && { sandboxBankUrl: () => baseUrl, sandboxBankSecret: sandboxBank.secret, timeoutMs: options.providerTimeoutMs }
+  const providers = { sandboxBankUrl: () => baseUrl, sandboxBankSecret: sandboxBank.secret, timeoutMs: options.providerTimeoutMs }
   const api = await buildApi({ pool: db.pool, masterKey, clock: options.clock, sandboxBank, providers, allowLoopbackCallbacks: true, outbound: options.outbound })
   await api.listen({ host: '127.0.0.1', port: 0 })
   const address = api.server.address()
