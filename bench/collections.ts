@@ -1,10 +1,12 @@
 // npm run bench:collections — NOTICES signed inbound credit notices, as the sandbox bank sends
 // them, POSTed to Rail's provider webhook over HTTP by autocannon (64 connections), across
-// ACCOUNTS persistent virtual accounts, with the workers running: each notice is stored, applied
-// by a job (ledger transfer + credit.confirmed event in one transaction) and called back to a
-// local receiver. Prints notices accepted/s, credits applied/s (first notice sent → last credit
-// applied) and the notice-to-callback latency p50/p99; verifies the ledger; writes
-// bench/results/collections.json.
+// ACCOUNTS persistent virtual accounts. Three phases on one database:
+//   A. intake: the notices are stored (each with its apply job) while no worker runs — notices/s;
+//   B. apply: the workers start and apply them (ledger transfer, credit state, credit.confirmed
+//      event, in batches) — credits applied/s, first worker start → last credit applied;
+//   C. live: LIVE_NOTICES more at LIVE_RATE/s with the workers running, each timed from its
+//      notice to its signed callback at a local receiver — p50/p99.
+// Verifies the ledger and writes bench/results/collections.json.
 import { randomBytes, randomUUID } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
@@ -25,6 +27,8 @@ const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 5_000)
 const CONNECTIONS = 64
 const CREATE_CONCURRENCY = 32
 const WORKER_CONCURRENCY = Number(process.env.WORKER_CONCURRENCY ?? 32)
+const LIVE_NOTICES = Number(process.env.BENCH_LIVE_NOTICES ?? 3_000)
+const LIVE_RATE = Number(process.env.BENCH_LIVE_RATE ?? 300)
 const SECRET = randomBytes(16).toString('hex')
 const WEBHOOK_PATH = '/providers/sandbox/webhooks'
 
@@ -70,19 +74,27 @@ async function main(): Promise<void> {
         }
       }),
     )
-    runner = await startBackgroundWorkers({ pool, masterKey, concurrency: WORKER_CONCURRENCY, providers, events: { allowLoopbackCallbacks: true } })
+    console.log(`A. intake: ${NOTICES} signed credit notices over ${CONNECTIONS} connections, no worker running…`)
+    const load = await sendNotices(baseUrl, accounts, sentAt, { amount: NOTICES })
+    console.log(`   ${Math.round(load.requests.average)} notices/s  p50 ${load.latency.p50} ms  p99 ${load.latency.p99} ms  errors ${load.errors + load.non2xx}`)
 
-    console.log(`sending ${NOTICES} signed credit notices over ${CONNECTIONS} connections, workers running (concurrency ${WORKER_CONCURRENCY})…`)
-    const startedAt = Date.now()
-    const load = await sendNotices(baseUrl, accounts, sentAt)
-    console.log(`notices: ${Math.round(load.requests.average)} accepted/s  p50 ${load.latency.p50} ms  p99 ${load.latency.p99} ms  errors ${load.errors + load.non2xx}`)
+    console.log(`B. apply: the workers start (concurrency ${WORKER_CONCURRENCY})…`)
+    const workersStartedAt = Date.now()
+    runner = await startBackgroundWorkers({ pool, masterKey, concurrency: WORKER_CONCURRENCY, providers, events: { allowLoopbackCallbacks: true } })
     await waitUntil(async () => (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM inbound_credits WHERE status = 'applied'`)).rows[0]!.n >= NOTICES, 600_000)
     const applied = await pool.query<{ n: number; last: Date }>(`SELECT count(*)::int AS n, max(applied_at) AS last FROM inbound_credits WHERE status = 'applied'`)
-    const appliedPerSecond = Math.round(applied.rows[0]!.n / ((applied.rows[0]!.last.getTime() - startedAt) / 1000))
-    console.log(`applied ${applied.rows[0]!.n} credits: ${appliedPerSecond} credits/s (first notice → last credit applied); waiting for the callbacks…`)
+    const appliedPerSecond = Math.round(applied.rows[0]!.n / ((applied.rows[0]!.last.getTime() - workersStartedAt) / 1000))
+    console.log(`   applied ${applied.rows[0]!.n} credits: ${appliedPerSecond} credits/s; waiting for their callbacks…`)
     await waitUntil(() => calledBackAt.size >= NOTICES, 600_000)
-    const latencies = [...calledBackAt].map(([sessionId, at]) => at - sentAt.get(sessionId)!).sort((a, b) => a - b)
+    console.log(`   all ${NOTICES} callbacks received ${((Date.now() - workersStartedAt) / 1000).toFixed(1)} s after the workers started`)
+
+    console.log(`C. live: ${LIVE_NOTICES} notices at ${LIVE_RATE}/s with the workers running…`)
+    const liveSessions = new Set<string>()
+    await sendNotices(baseUrl, accounts, sentAt, { amount: LIVE_NOTICES, rate: LIVE_RATE, sessions: liveSessions })
+    await waitUntil(() => [...liveSessions].every((sessionId) => calledBackAt.has(sessionId)), 600_000)
+    const latencies = [...liveSessions].map((sessionId) => calledBackAt.get(sessionId)! - sentAt.get(sessionId)!).sort((a, b) => a - b)
     const percentile = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!
+    console.log(`   notice → callback p50 ${percentile(50)} ms, p99 ${percentile(99)} ms`)
     const verification = await verifyLedger(pool)
     const figures = {
       notices: NOTICES,
@@ -91,6 +103,8 @@ async function main(): Promise<void> {
       noticeLatencyP99Ms: load.latency.p99,
       noticeErrors: load.errors + load.non2xx,
       creditsAppliedPerSecond: appliedPerSecond,
+      liveNotices: LIVE_NOTICES,
+      liveRatePerSecond: LIVE_RATE,
       noticeToCallbackP50Ms: percentile(50),
       noticeToCallbackP99Ms: percentile(99),
       workerConcurrency: WORKER_CONCURRENCY,
@@ -98,7 +112,7 @@ async function main(): Promise<void> {
       measuredAt: new Date().toISOString(),
       machine: `${os.cpus().length} cores, node ${process.version}`,
     }
-    console.log(`all ${calledBackAt.size} credit.confirmed callbacks received; notice → callback p50 ${figures.noticeToCallbackP50Ms} ms, p99 ${figures.noticeToCallbackP99Ms} ms; ledger verified: ${verification.ok}`)
+    console.log(`credits applied: ${appliedPerSecond}/s; notice → callback p99 ${figures.noticeToCallbackP99Ms} ms; ledger verified: ${verification.ok}`)
     const file = path.join(path.dirname(new URL(import.meta.url).pathname), 'results', 'collections.json')
     mkdirSync(path.dirname(file), { recursive: true })
     writeFileSync(file, `${JSON.stringify(figures, null, 2)}\n`)
@@ -114,15 +128,22 @@ async function main(): Promise<void> {
   }
 }
 
-/** Each request is one notice with a fresh session id, to an account taken in turn. */
-function sendNotices(baseUrl: string, accounts: string[], sentAt: Map<string, number>): Promise<autocannon.Result> {
-  let serial = 0
+let serial = 0
+
+/** Each request is one notice with a fresh session id, to an account taken in turn; `rate` caps requests/s. */
+function sendNotices(
+  baseUrl: string,
+  accounts: string[],
+  sentAt: Map<string, number>,
+  options: { amount: number; rate?: number; sessions?: Set<string> },
+): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
         url: baseUrl,
-        connections: CONNECTIONS,
-        amount: NOTICES,
+        connections: options.rate ? 8 : CONNECTIONS,
+        amount: options.amount,
+        ...(options.rate ? { overallRate: options.rate } : {}),
         requests: [
           {
             method: 'POST',
@@ -144,6 +165,7 @@ function sendNotices(baseUrl: string, accounts: string[], sentAt: Map<string, nu
                 creditedAt: new Date().toISOString(),
               })
               sentAt.set(sessionId, Date.now())
+              options.sessions?.add(sessionId)
               const signed = signRequest({ keyId: 'bank', signingSecret: SECRET, method: 'POST', pathWithQuery: WEBHOOK_PATH, body })
               return { ...request, body, headers: { 'content-type': 'application/json', 'x-sandbox-timestamp': signed['X-Rail-Timestamp']!, 'x-sandbox-signature': signed['X-Rail-Signature']! } }
             },

@@ -134,7 +134,7 @@ async function registerOpenApi(app: HttpServer): Promise<void> {
 }
 
 /** Collections, and the owners that decide what a credit to an intent they composed means. */
-function collectionsDeps(outbound: OutboundDeps): InboundDeps {
+export function collectionsDeps(outbound: OutboundDeps): InboundDeps {
   const owners: CreditOwners = { invoice: takeInvoicePayment, escrow: fundEscrow }
   return { pool: outbound.pool, providers: outbound.providers, allowLoopbackCallbacks: outbound.allowLoopbackCallbacks, outbound, owners }
 }

@@ -3,12 +3,13 @@
 import type { Task } from 'graphile-worker'
 import { expireIntents, EXPIRE_TASK } from '../payment-intents/service.ts'
 import { archiveAtProvider, ARCHIVE_AT_PROVIDER_TASK } from '../virtual-accounts/service.ts'
-import { applyCredit, APPLY_TASK, sweepStrandedCredits, SWEEP_TASK, type InboundDeps } from './service.ts'
+import { applyCreditBatch } from './batch.ts'
+import { APPLY_TASK, sweepStrandedCredits, SWEEP_TASK, type InboundDeps } from './service.ts'
 
 export function collectionTasks(deps: InboundDeps): Record<string, Task> {
   return {
     [APPLY_TASK]: async (payload) => {
-      await applyCredit(deps, (payload as { creditId: string }).creditId)
+      await applyCreditBatch(deps, (payload as { creditId: string }).creditId)
     },
     [SWEEP_TASK]: async (_payload, helpers) => {
       const revived = await sweepStrandedCredits(deps.pool)

@@ -52,6 +52,11 @@ interface Row {
 const COLUMNS = `id, provider, session_id, account_number, amount_kobo, currency, payer_name, payer_account_number, payer_bank_code, narration, credited_at,
   received_at, status, partner_id, virtual_account_id, brr, unmatched_reason, resolution, applied_at, resolved_at`
 
+/** The columns, qualified for a statement where the credit is `c`. */
+const QUALIFIED_COLUMNS = COLUMNS.split(',')
+  .map((column) => `c.${column.trim()}`)
+  .join(', ')
+
 function toCredit(row: Row): InboundCredit {
   return {
     id: row.id,
@@ -174,6 +179,61 @@ export async function settleReceived(
   )
   if (!result.rows[0]) throw new Error(`inbound credit ${id} was not received-and-unsettled`)
   return toCredit(result.rows[0])
+}
+
+export async function isReceived(db: Queryable, id: string): Promise<boolean> {
+  const result = await db.query<{ status: CreditStatus }>(`SELECT status FROM inbound_credits WHERE id = $1`, [id])
+  return result.rows[0]?.status === 'received'
+}
+
+/**
+ * Locks received credits for one batch: this one first (if no other batch holds it), then the
+ * oldest others no other batch holds.
+ */
+export async function claimReceived(db: Queryable, firstId: string, limit: number): Promise<InboundCredit[]> {
+  const first = await db.query<Row>(`SELECT ${COLUMNS} FROM inbound_credits WHERE id = $1 AND status = 'received' FOR UPDATE SKIP LOCKED`, [firstId])
+  const others = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM inbound_credits WHERE status = 'received' AND id <> $1 ORDER BY received_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+    [firstId, limit - first.rows.length],
+  )
+  return [...first.rows, ...others.rows].map(toCredit)
+}
+
+export interface Settlement {
+  id: string
+  status: 'applied' | 'unmatched' | 'unattributed'
+  partnerId: string | null
+  virtualAccountId: string | null
+  brr: string | null
+  unmatchedReason: string | null
+}
+
+/** Settles many received credits in one statement; answers them as settled. */
+export async function settleMany(db: Queryable, settlements: readonly Settlement[]): Promise<InboundCredit[]> {
+  if (settlements.length === 0) return []
+  const result = await db.query<Row>(
+    `UPDATE inbound_credits c
+        SET status = u.status, partner_id = u.partner_id, virtual_account_id = u.virtual_account_id, brr = u.brr, unmatched_reason = u.unmatched_reason, applied_at = now()
+       FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::uuid[], $5::text[], $6::text[]) AS u(id, status, partner_id, virtual_account_id, brr, unmatched_reason)
+      WHERE c.id = u.id AND c.status = 'received'
+      RETURNING ${QUALIFIED_COLUMNS}`,
+    [
+      settlements.map((item) => item.id),
+      settlements.map((item) => item.status),
+      settlements.map((item) => item.partnerId),
+      settlements.map((item) => item.virtualAccountId),
+      settlements.map((item) => item.brr),
+      settlements.map((item) => item.unmatchedReason),
+    ],
+  )
+  if (result.rows.length !== settlements.length) throw new Error(`settled ${result.rows.length} of ${settlements.length} credits: some were not received`)
+  return result.rows.map(toCredit)
+}
+
+/** Drops the apply jobs of credits a batch applied (jobs already running are left to find them done). */
+export async function removeApplyJobs(db: Queryable, creditIds: string[]): Promise<void> {
+  if (creditIds.length === 0) return
+  await db.query(`SELECT graphile_worker.remove_job('inbound_credit:' || id) FROM unnest($1::text[]) AS id`, [creditIds])
 }
 
 /** Triage settles an unmatched credit, once: undefined when it is not (or no longer) unmatched. */

@@ -6,7 +6,7 @@
 // intent, an owner that is closed — go to the partner's suspense account as unmatched, for triage:
 // a refund (paid back to the sender through the outbound pipeline) or an assignment to another
 // of the partner's accounts, each once.
-import { recordEvent } from '../events/service.ts'
+import { recordEvent, type NewEvent } from '../events/service.ts'
 import { createTransfers, derivedId, ensurePartnerAccount, type TransferInput } from '../ledger/service.ts'
 import { findBank } from '../nip/banks.ts'
 import { generateBrr } from '../nip/brr.ts'
@@ -102,7 +102,7 @@ export async function applyCredit(deps: InboundDeps, creditId: string): Promise<
   })
 }
 
-async function applyToAccount(deps: InboundDeps, tx: Tx, credit: repo.InboundCredit, account: VirtualAccount): Promise<void> {
+export async function applyToAccount(deps: InboundDeps, tx: Tx, credit: repo.InboundCredit, account: VirtualAccount): Promise<void> {
   const partnerId = account.partnerId
   const settlement = await ensurePartnerAccount(tx, partnerId, credit.currency, 'provider_settlement')
   const brr = account.brr ? generateBrr() : null
@@ -162,6 +162,11 @@ async function post(tx: Queryable, credit: repo.InboundCredit, purpose: string, 
 
 /** credit.confirmed for intents and persistent accounts; fbo.funding (no balance) for FBO accounts. */
 async function emitCreditEvent(tx: Queryable, credit: repo.InboundCredit, account: VirtualAccount, intent: PaymentIntent | undefined): Promise<void> {
+  await recordEvent(tx, creditEvent(credit, account, intent))
+}
+
+/** The event of an applied credit (`intent`: the intent as the credit left it). */
+export function creditEvent(credit: repo.InboundCredit, account: VirtualAccount, intent: PaymentIntent | undefined): NewEvent {
   const common = {
     creditId: credit.id,
     trackingId: account.trackingId,
@@ -173,17 +178,16 @@ async function emitCreditEvent(tx: Queryable, credit: repo.InboundCredit, accoun
     creditedAt: credit.creditedAt.toISOString(),
   }
   if (account.purpose === 'fbo') {
-    await recordEvent(tx, {
+    return {
       partnerId: account.partnerId,
       type: 'fbo.funding',
       objectType: 'fbo_account',
       objectId: account.id,
       data: { ...common, holderRef: account.holderRef, purposeTag: account.purposeTag },
       callbackUrl: account.callbackUrl,
-    })
-    return
+    }
   }
-  await recordEvent(tx, {
+  return {
     partnerId: account.partnerId,
     type: 'credit.confirmed',
     objectType: intent ? 'payment_intent' : 'virtual_account',
@@ -201,7 +205,7 @@ async function emitCreditEvent(tx: Queryable, credit: repo.InboundCredit, accoun
         : null,
     },
     callbackUrl: intent?.callbackUrl ?? account.callbackUrl,
-  })
+  }
 }
 
 /** The sweep: credits stored but not applied after a grace period get their apply job again. */

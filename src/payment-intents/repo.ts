@@ -154,6 +154,22 @@ export async function lockByAccount(db: Queryable, virtualAccountId: string): Pr
   return result.rows[0] && toIntent(result.rows[0])
 }
 
+export async function lockByAccounts(db: Queryable, virtualAccountIds: string[]): Promise<PaymentIntent[]> {
+  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM payment_intents WHERE virtual_account_id = ANY ($1::uuid[]) ORDER BY id FOR UPDATE`, [virtualAccountIds])
+  return result.rows.map(toIntent)
+}
+
+/** Writes what credits made of an intent (the caller holds its lock and computed the values). */
+export async function saveReceived(db: Queryable, intent: PaymentIntent): Promise<void> {
+  await db.query(`UPDATE payment_intents SET amount_received_kobo = $2, status = $3, status_changed_at = $4, paid_at = $5 WHERE id = $1`, [
+    intent.id,
+    intent.amountReceivedKobo,
+    intent.status,
+    intent.statusChangedAt,
+    intent.paidAt,
+  ])
+}
+
 /** Adds a received amount and sets the status it leads to (the caller holds the intent's lock). */
 export async function recordReceived(db: Queryable, id: string, amountKobo: number, status: IntentStatus): Promise<PaymentIntent> {
   const result = await db.query<Row>(

@@ -203,11 +203,6 @@ function intentKey(partnerId: string, reference: string): string {
   return `payment-intent:${partnerId}:${reference}`
 }
 
-/** For owners: the checks createPaymentIntent makes before anything is written. */
-export async function assertIntentRequest(deps: CollectionsDeps, caller: Caller, request: PaymentIntentRequest): Promise<void> {
-  await assertCreatable(deps, caller, request, new Date())
-}
-
 async function replay(db: Queryable, known: repo.PaymentIntent, hash: string): Promise<IntentView & { replayed: boolean }> {
   if (known.requestHash !== hash) throw new RailError('idempotency_conflict', `reference ${known.reference} was already used with a different request`, { id: known.id })
   return { intent: known, account: (await selectAccountById(db, known.virtualAccountId))!, replayed: true }
@@ -249,15 +244,38 @@ export async function lockIntentOfAccount(tx: Queryable, virtualAccountId: strin
 }
 
 /**
- * What a credit does to a stand-alone intent: the amount received grows, and the status follows —
- * with no expected amount any credit pays it; with one, below is partially paid, equal is paid,
- * above is overpaid. The caller holds the intent's lock.
+ * What a credit does to an intent: the amount received grows, and the status follows — with no
+ * expected amount any credit pays it; with one, below is partially paid, equal is paid, above is
+ * overpaid. Pure: the intent as the credit leaves it.
  */
-export async function recordIntentCredit(tx: Queryable, intent: repo.PaymentIntent, amountKobo: number): Promise<repo.PaymentIntent> {
+export function creditedIntent(intent: repo.PaymentIntent, amountKobo: number, at: Date): repo.PaymentIntent {
   const receivedKobo = intent.amountReceivedKobo + amountKobo
   const status: repo.IntentStatus =
     intent.amountKobo === null ? 'paid' : receivedKobo < intent.amountKobo ? 'partially_paid' : receivedKobo === intent.amountKobo ? 'paid' : 'overpaid'
-  return repo.recordReceived(tx, intent.id, amountKobo, status)
+  const paid = status === 'paid' || status === 'overpaid'
+  return {
+    ...intent,
+    amountReceivedKobo: receivedKobo,
+    status,
+    statusChangedAt: status === intent.status ? intent.statusChangedAt : at,
+    paidAt: intent.paidAt ?? (paid ? at : null),
+  }
+}
+
+/** Records a credit to an intent (the caller holds the intent's lock). */
+export async function recordIntentCredit(tx: Queryable, intent: repo.PaymentIntent, amountKobo: number): Promise<repo.PaymentIntent> {
+  return repo.recordReceived(tx, intent.id, amountKobo, creditedIntent(intent, amountKobo, new Date()).status)
+}
+
+/** The intents of these accounts, locked in id order; by account id. */
+export async function lockIntentsOfAccounts(tx: Queryable, virtualAccountIds: string[]): Promise<Map<string, repo.PaymentIntent>> {
+  const intents = await repo.lockByAccounts(tx, virtualAccountIds)
+  return new Map(intents.map((intent) => [intent.virtualAccountId, intent]))
+}
+
+/** Saves an intent as credits left it (creditedIntent), on the transaction that holds its lock. */
+export async function saveCreditedIntent(tx: Queryable, intent: repo.PaymentIntent): Promise<void> {
+  await repo.saveReceived(tx, intent)
 }
 
 /** The expiry sweep: expires due intents and archives their accounts, in batches; answers how many. */

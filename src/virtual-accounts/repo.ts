@@ -169,6 +169,17 @@ export async function lockByNumber(db: Queryable, provider: string, accountNumbe
   return result.rows[0] && toAccount(result.rows[0])
 }
 
+/** Locks the accounts these credits were paid into, in id order (a batch of credits). */
+export async function lockByNumbers(db: Queryable, keys: { provider: string; accountNumber: string }[]): Promise<VirtualAccount[]> {
+  const result = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM virtual_accounts
+      WHERE (provider, account_number) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+      ORDER BY id FOR UPDATE`,
+    [keys.map((key) => key.provider), keys.map((key) => key.accountNumber)],
+  )
+  return result.rows.map(toAccount)
+}
+
 export async function lockById(db: Queryable, id: string): Promise<VirtualAccount | undefined> {
   const result = await db.query<Row>(`SELECT ${COLUMNS} FROM virtual_accounts WHERE id = $1 FOR UPDATE`, [id])
   return result.rows[0] && toAccount(result.rows[0])

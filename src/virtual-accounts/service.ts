@@ -19,7 +19,7 @@ import type { ProviderAccount } from '../providers/types.ts'
 import * as repo from './repo.ts'
 
 export type { AccountHolder, VirtualAccount, VirtualAccountPurpose } from './repo.ts'
-export { lockById, lockByNumber, selectByBrr, selectById } from './repo.ts'
+export { lockById, lockByNumber, lockByNumbers, selectByBrr, selectById } from './repo.ts'
 
 /** Collections are in naira; another currency is refused with unsupported_currency. */
 export const COLLECTION_CURRENCY = 'NGN'

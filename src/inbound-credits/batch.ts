@@ -1,0 +1,111 @@
+// Credits applied in batches: one apply job takes its own credit and up to BATCH_MAX other
+// received ones, and applies them in one transaction with a handful of statements for the whole
+// batch — the accounts locked at once, one ledger call, one update of the credits, one insert of
+// the callbacks — instead of a transaction and a dozen statements per credit (TigerBeetle's
+// lesson: batch what arrives together). The rules are those of applyToAccount; a credit whose
+// intent an owner composed (invoice, escrow) goes through applyToAccount itself, on the same
+// transaction. If the batch fails, the job applies its own credit alone (each credit has a job).
+import { recordEvents, type NewEvent } from '../events/service.ts'
+import { createTransfers, derivedId, ensurePartnerAccount, type TransferInput } from '../ledger/service.ts'
+import { generateBrr } from '../nip/brr.ts'
+import { creditedIntent, lockIntentsOfAccounts, saveCreditedIntent, type PaymentIntent } from '../payment-intents/service.ts'
+import { withTransaction, type Tx } from '../platform/db.ts'
+import { lockByNumbers, type VirtualAccount } from '../virtual-accounts/service.ts'
+import * as repo from './repo.ts'
+import { applyCredit, applyToAccount, creditEvent, type InboundDeps } from './service.ts'
+
+/** Credits per batch: large enough to share the statements, small enough to keep locks short. */
+export const BATCH_MAX = 200
+
+/** The apply job: this credit and whatever else is waiting, in one transaction. */
+export async function applyCreditBatch(deps: InboundDeps, creditId: string): Promise<void> {
+  if (!(await repo.isReceived(deps.pool, creditId))) return // an earlier batch applied it
+  try {
+    await withTransaction(deps.pool, (tx) => applyBatch(deps, tx, creditId))
+  } catch {
+    // Something in the batch failed it (every change rolled back): this credit alone, the old way.
+    // The other credits' jobs do the same for theirs; a failure here is the job's, and retried.
+    await applyCredit(deps, creditId)
+  }
+}
+
+interface PartnerAccounts {
+  settlement: string
+  collections: string
+  suspense?: string
+}
+
+async function applyBatch(deps: InboundDeps, tx: Tx, firstId: string): Promise<void> {
+  const credits = await repo.claimReceived(tx, firstId, BATCH_MAX)
+  if (credits.length === 0) return
+  const accounts = await lockByNumbers(tx, credits.map((credit) => ({ provider: credit.provider, accountNumber: credit.accountNumber })))
+  const accountOf = new Map(accounts.map((account) => [`${account.provider}:${account.accountNumber}`, account]))
+  const intents = await lockIntentsOfAccounts(tx, accounts.filter((account) => account.purpose === 'payment_intent').map((account) => account.id))
+  const ledgerAccounts = new Map<string, PartnerAccounts>()
+  const accountsOf = async (partnerId: string, currency: string, withSuspense: boolean): Promise<PartnerAccounts> => {
+    const key = `${partnerId}:${currency}`
+    let found = ledgerAccounts.get(key)
+    if (!found) {
+      found = { settlement: await ensurePartnerAccount(tx, partnerId, currency, 'provider_settlement'), collections: await ensurePartnerAccount(tx, partnerId, currency, 'collections') }
+      ledgerAccounts.set(key, found)
+    }
+    if (withSuspense) found.suspense ??= await ensurePartnerAccount(tx, partnerId, currency, 'suspense')
+    return found
+  }
+
+  const settlements: repo.Settlement[] = []
+  const transfers: TransferInput[] = []
+  const applied = new Map<string, { account: VirtualAccount; intent: PaymentIntent | undefined }>()
+  const owned: { credit: repo.InboundCredit; account: VirtualAccount }[] = []
+  const now = new Date()
+  for (const credit of credits) {
+    const account = accountOf.get(`${credit.provider}:${credit.accountNumber}`)
+    if (!account) {
+      settlements.push({ id: credit.id, status: 'unattributed', partnerId: null, virtualAccountId: null, brr: null, unmatchedReason: 'unknown_account' })
+      continue
+    }
+    const intent = intents.get(account.id)
+    const unmatchedReason =
+      credit.currency !== account.currency ? 'currency_mismatch' : account.status === 'archived' ? 'account_archived' : intent?.status === 'expired' ? 'payment_intent_expired' : null
+    if (unmatchedReason === null && intent?.ownerType) {
+      owned.push({ credit, account }) // the owner decides: applyToAccount, below
+      continue
+    }
+    const ledger = await accountsOf(account.partnerId, credit.currency, unmatchedReason !== null)
+    const settlement = { id: credit.id, partnerId: account.partnerId, virtualAccountId: account.id, brr: account.brr ? generateBrr() : null }
+    transfers.push({
+      id: derivedId(credit.id, 'collect'), // the id applyToAccount would give it: a retry finds it
+      debitAccountId: ledger.settlement,
+      creditAccountId: unmatchedReason === null ? ledger.collections : ledger.suspense!,
+      amountKobo: credit.amountKobo,
+      currency: credit.currency,
+      code: unmatchedReason === null ? 'collection_credit' : 'unmatched_credit',
+      sourceType: 'inbound_credit',
+      sourceId: credit.id,
+    })
+    if (unmatchedReason !== null) {
+      settlements.push({ ...settlement, status: 'unmatched', unmatchedReason })
+      continue
+    }
+    settlements.push({ ...settlement, status: 'applied', unmatchedReason: null })
+    // Credits to one intent follow each other: each event shows the intent as its credit left it.
+    const credited = intent && creditedIntent(intents.get(account.id)!, credit.amountKobo, now)
+    if (credited) intents.set(account.id, credited)
+    applied.set(credit.id, { account, intent: credited })
+  }
+
+  const results = await createTransfers(tx, transfers)
+  const refused = results.find((result) => result.result !== 'ok')
+  if (refused) throw new Error(`batch ledger transfer ${refused.id}: ${refused.result}`)
+  const creditedIntents = new Set([...applied.values()].flatMap((entry) => (entry.intent ? [entry.intent.virtualAccountId] : [])))
+  for (const accountId of creditedIntents) await saveCreditedIntent(tx, intents.get(accountId)!) // as the last of its credits left it
+  const settled = new Map((await repo.settleMany(tx, settlements)).map((credit) => [credit.id, credit]))
+  // In the credits' order, so that two callbacks for one intent are delivered in the order paid.
+  const events: NewEvent[] = credits.flatMap((credit) => {
+    const entry = applied.get(credit.id)
+    return entry ? [creditEvent(settled.get(credit.id)!, entry.account, entry.intent)] : []
+  })
+  await recordEvents(tx, events)
+  for (const { credit, account } of owned) await applyToAccount(deps, tx, credit, account)
+  await repo.removeApplyJobs(tx, credits.map((credit) => credit.id).filter((id) => id !== firstId))
+}

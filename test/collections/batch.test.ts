@@ -1,0 +1,99 @@
+// Credits applied in a batch: many notices stored while no worker runs, then one apply job takes
+// them all in one transaction — persistent and FBO accounts, an intent credited three times, an
+// archived account, an invoice overpaid, an unknown account — with the same results, events in
+// the order paid, the other credits' jobs dropped, and the ledger verified.
+import { randomUUID } from 'node:crypto'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { collectionsDeps } from '../../src/app.ts'
+import { applyCreditBatch } from '../../src/inbound-credits/batch.ts'
+import { nuban } from '../../src/nip/nuban.ts'
+import { ProviderRegistry } from '../../src/providers/registry.ts'
+import { startTestApp, type TestApp } from '../support/app.ts'
+import { expectLedgerVerified } from '../support/ledger.ts'
+import { BANK_SECRET, bookedKobo, postBankNotice } from './support.ts'
+
+let app: TestApp
+
+beforeAll(async () => {
+  app = await startTestApp({ sandboxBankSecret: BANK_SECRET })
+})
+afterAll(async () => {
+  if (app) await expectLedgerVerified(app.db.pool)
+  await app?.close()
+})
+
+let serial = 0
+async function notice(accountNumber: string, amountKobo: number): Promise<string> {
+  serial++
+  const body = JSON.stringify({
+    type: 'credit.received',
+    sessionId: `777${String(Date.now()).slice(-10)}${String(serial).padStart(6, '0')}`,
+    accountNumber,
+    bankCode: '101',
+    amountKobo,
+    currency: 'NGN',
+    payerName: 'Batch Payer',
+    payerAccountNumber: null,
+    payerBankCode: null,
+    narration: null,
+    creditedAt: new Date().toISOString(),
+  })
+  const answer = await postBankNotice(app.baseUrl, body)
+  expect(answer.status).toBe(200)
+  return ((await answer.json()) as { creditId: string }).creditId
+}
+
+it('applies every waiting credit in one job, with the rules of one-by-one', async () => {
+  const { client, credentials } = await app.newPartner({ customerClass: 'government' })
+  const persistent = (await client.post<{ trackingId: string; virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })).body
+  const archived = (await client.post<{ trackingId: string; virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })).body
+  await client.post(`/api/v1/rail/virtual-account/${archived.trackingId}/archive`)
+  const intent = (await client.post<{ id: string; virtualAccount: string }>('/api/v1/rail/payment/intent', { reference: randomUUID(), amountKobo: 30_000 })).body
+  const fbo = (await client.post<{ virtualAccount: string }>('/api/v1/rail/fbo/provision', { holderRef: 'batch-holder' })).body
+  const invoice = (await client.post<{ reference: string; virtualAccount: string }>('/api/v1/rail/invoice', { reference: randomUUID(), title: 'Dues', amountKobo: 10_000, publishOnCreate: true })).body
+
+  const first = await notice(persistent.virtualAccount, 1_000)
+  for (let i = 0; i < 4; i++) await notice(persistent.virtualAccount, 1_000)
+  for (let i = 0; i < 3; i++) await notice(intent.virtualAccount, 10_000)
+  await notice(archived.virtualAccount, 2_500)
+  await notice(archived.virtualAccount, 2_500)
+  await notice(fbo.virtualAccount, 700)
+  await notice(invoice.virtualAccount, 6_000)
+  await notice(invoice.virtualAccount, 6_000)
+  await notice(nuban('101', '999999992'), 900)
+
+  const providers = new ProviderRegistry(app.db.pool, { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: BANK_SECRET })
+  await applyCreditBatch(collectionsDeps({ pool: app.db.pool, providers, allowLoopbackCallbacks: true }), first)
+
+  const statuses = await app.db.pool.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM inbound_credits GROUP BY status ORDER BY status`)
+  expect(statuses.rows).toEqual([
+    { status: 'applied', n: 11 },
+    { status: 'unattributed', n: 1 },
+    { status: 'unmatched', n: 3 }, // two to the archived account, and the invoice's excess
+  ])
+  const brrs = await app.db.pool.query(`SELECT count(*)::int AS n FROM inbound_credits WHERE account_number = $1 AND brr ~ '^BRR[0-9]{17}$'`, [persistent.virtualAccount])
+  expect(brrs.rows[0].n).toBe(5)
+  expect((await client.get<{ status: string }>(`/api/v1/rail/payment/intent/${intent.id}`)).body.status).toBe('paid')
+  expect((await client.get<{ status: string; amountPaidKobo: number }>(`/api/v1/rail/invoice/${invoice.reference}`)).body).toMatchObject({ status: 'paid', amountPaidKobo: 10_000 })
+  const intentEvents = await app.db.pool.query<{ status: string; received: number }>(
+    `SELECT body::json -> 'data' -> 'paymentIntent' ->> 'status' AS status, (body::json -> 'data' -> 'paymentIntent' ->> 'amountReceivedKobo')::int AS received
+       FROM events WHERE object_id = $1 AND type = 'credit.confirmed' ORDER BY id`,
+    [intent.id],
+  )
+  expect(intentEvents.rows).toEqual([
+    { status: 'partially_paid', received: 10_000 },
+    { status: 'partially_paid', received: 20_000 },
+    { status: 'paid', received: 30_000 },
+  ])
+  const fboEvents = await app.db.pool.query(`SELECT 1 FROM events WHERE type = 'fbo.funding' AND partner_id = $1`, [credentials.partnerId])
+  expect(fboEvents.rowCount).toBe(1)
+  // Money: every applied kobo in collections, the archived account's and the excess in suspense.
+  expect(await bookedKobo(app, credentials.partnerId, 'collections')).toBe(5_000 + 30_000 + 700 + 10_000)
+  expect(await bookedKobo(app, credentials.partnerId, 'suspense')).toBe(5_000 + 2_000)
+  // The other credits' jobs were dropped with the batch; the first credit's job remains (it was not run by a worker here).
+  const jobs = await app.db.pool.query(`SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE task_identifier = 'inbound_credit_apply'`)
+  expect(jobs.rows[0].n).toBe(1)
+  // Running it again changes nothing.
+  await applyCreditBatch(collectionsDeps({ pool: app.db.pool, providers, allowLoopbackCallbacks: true }), first)
+  expect(await bookedKobo(app, credentials.partnerId, 'collections')).toBe(45_700)
+})
