@@ -113,6 +113,9 @@ CREATE TABLE inbound_credits (
   payer_account_number text,
   payer_bank_code text,
   narration text,
+  -- The reference Rail gave the provider when it allocated the account ("<partnerId>.<hash>"):
+  -- it names the partner of an account Rail has no record of (an allocation whose request failed).
+  account_reference text CHECK (length(account_reference) <= 64),
   -- When the bank says the money arrived.
   credited_at timestamptz NOT NULL,
   received_at timestamptz NOT NULL DEFAULT now(),

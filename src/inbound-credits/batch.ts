@@ -12,7 +12,7 @@ import { creditedIntent, lockIntentsOfAccounts, saveCreditedIntent, type Payment
 import { withTransaction, type Tx } from '../platform/db.ts'
 import { lockByNumbers, type VirtualAccount } from '../virtual-accounts/service.ts'
 import * as repo from './repo.ts'
-import { applyCredit, applyToAccount, creditEvent, type InboundDeps } from './service.ts'
+import { applyCredit, applyToAccount, creditEvent, settleUnknownAccount, type InboundDeps } from './service.ts'
 
 /** Credits per batch: large enough to share the statements, small enough to keep locks short. */
 export const BATCH_MAX = 200
@@ -57,11 +57,12 @@ async function applyBatch(deps: InboundDeps, tx: Tx, firstId: string): Promise<v
   const transfers: TransferInput[] = []
   const applied = new Map<string, { account: VirtualAccount; intent: PaymentIntent | undefined }>()
   const owned: { credit: repo.InboundCredit; account: VirtualAccount }[] = []
+  const unknown: repo.InboundCredit[] = []
   const now = new Date()
   for (const credit of credits) {
     const account = accountOf.get(`${credit.provider}:${credit.accountNumber}`)
     if (!account) {
-      settlements.push({ id: credit.id, status: 'unattributed', partnerId: null, virtualAccountId: null, brr: null, unmatchedReason: 'unknown_account' })
+      unknown.push(credit) // rare: settleUnknownAccount, below
       continue
     }
     const intent = intents.get(account.id)
@@ -107,5 +108,6 @@ async function applyBatch(deps: InboundDeps, tx: Tx, firstId: string): Promise<v
   })
   await recordEvents(tx, events)
   for (const { credit, account } of owned) await applyToAccount(deps, tx, credit, account)
+  for (const credit of unknown) await settleUnknownAccount(tx, credit)
   await repo.removeApplyJobs(tx, credits.map((credit) => credit.id).filter((id) => id !== firstId))
 }

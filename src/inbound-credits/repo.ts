@@ -14,6 +14,7 @@ export interface InboundCredit {
   payerAccountNumber: string | null
   payerBankCode: string | null
   narration: string | null
+  accountReference: string | null
   creditedAt: Date
   receivedAt: Date
   status: CreditStatus
@@ -37,6 +38,7 @@ interface Row {
   payer_account_number: string | null
   payer_bank_code: string | null
   narration: string | null
+  account_reference: string | null
   credited_at: Date
   received_at: Date
   status: CreditStatus
@@ -49,7 +51,7 @@ interface Row {
   resolved_at: Date | null
 }
 
-const COLUMNS = `id, provider, session_id, account_number, amount_kobo, currency, payer_name, payer_account_number, payer_bank_code, narration, credited_at,
+const COLUMNS = `id, provider, session_id, account_number, amount_kobo, currency, payer_name, payer_account_number, payer_bank_code, narration, account_reference, credited_at,
   received_at, status, partner_id, virtual_account_id, brr, unmatched_reason, resolution, applied_at, resolved_at`
 
 /** The columns, qualified for a statement where the credit is `c`. */
@@ -69,6 +71,7 @@ function toCredit(row: Row): InboundCredit {
     payerAccountNumber: row.payer_account_number,
     payerBankCode: row.payer_bank_code,
     narration: row.narration,
+    accountReference: row.account_reference,
     creditedAt: row.credited_at,
     receivedAt: row.received_at,
     status: row.status,
@@ -93,6 +96,7 @@ export interface NewCredit {
   payerAccountNumber: string | null
   payerBankCode: string | null
   narration: string | null
+  accountReference: string | null
   creditedAt: Date
 }
 
@@ -103,12 +107,13 @@ export interface NewCredit {
 export async function insertCreditWithJob(db: Queryable, credit: NewCredit, task: string): Promise<string | undefined> {
   const result = await db.query<{ id: string }>(
     `WITH inserted AS (
-       INSERT INTO inbound_credits (id, provider, session_id, account_number, amount_kobo, currency, payer_name, payer_account_number, payer_bank_code, narration, credited_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+       INSERT INTO inbound_credits (id, provider, session_id, account_number, amount_kobo, currency, payer_name, payer_account_number, payer_bank_code, narration,
+                                    account_reference, credited_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
        ON CONFLICT (provider, session_id) DO NOTHING
        RETURNING id
      )
-     SELECT id, (graphile_worker.add_job($12::text, json_build_object('creditId', id), job_key => 'inbound_credit:' || id)).id AS job_id FROM inserted`,
+     SELECT id, (graphile_worker.add_job($13::text, json_build_object('creditId', id), job_key => 'inbound_credit:' || id)).id AS job_id FROM inserted`,
     [
       credit.id,
       credit.provider,
@@ -120,6 +125,7 @@ export async function insertCreditWithJob(db: Queryable, credit: NewCredit, task
       credit.payerAccountNumber,
       credit.payerBankCode,
       credit.narration,
+      credit.accountReference,
       credit.creditedAt,
       task,
     ],

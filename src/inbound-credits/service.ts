@@ -12,7 +12,7 @@ import { findBank } from '../nip/banks.ts'
 import { generateBrr } from '../nip/brr.ts'
 import { isValidNuban } from '../nip/nuban.ts'
 import { submitOutboundInTransaction, type OutboundDeps } from '../outbound-transfers/service.ts'
-import type { Partner } from '../partners/service.ts'
+import { getPartner, type Partner } from '../partners/service.ts'
 import { lockIntentOfAccount, recordIntentCredit, type IntentOwnerType, type PaymentIntent } from '../payment-intents/service.ts'
 import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
 import { fieldError, notFound, RailError } from '../platform/errors.ts'
@@ -21,7 +21,7 @@ import { addJob } from '../platform/jobs.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
 import { getProvider } from '../providers/service.ts'
 import type { ProviderCredit } from '../providers/types.ts'
-import { bankName, getAccount, lockById, lockByNumber, selectByBrr as selectAccountByBrr, selectById as selectAccountById, type CollectionsDeps, type VirtualAccount } from '../virtual-accounts/service.ts'
+import { bankName, getAccount, lockById, lockByNumber, partnerOfAllocation, selectByBrr as selectAccountByBrr, selectById as selectAccountById, type CollectionsDeps, type VirtualAccount } from '../virtual-accounts/service.ts'
 import * as repo from './repo.ts'
 
 export type { InboundCredit } from './repo.ts'
@@ -77,6 +77,7 @@ export async function recordCredit(pool: Queryable, provider: string, credit: Pr
       payerAccountNumber: credit.payerAccountNumber,
       payerBankCode: credit.payerBankCode,
       narration: credit.narration,
+      accountReference: credit.accountReference,
       creditedAt: credit.creditedAt,
     },
     APPLY_TASK,
@@ -93,13 +94,32 @@ export async function applyCredit(deps: InboundDeps, creditId: string): Promise<
     // The account first: every path that changes an account or its owner locks it first.
     const account = await lockByNumber(tx, credit.provider, credit.accountNumber)
     if (!account) {
-      // Not an account of Rail's: there is no partner to hold it for. Operators see it in the
-      // table; the provider holds the money until it is returned.
-      await repo.settleReceived(tx, credit.id, { status: 'unattributed', partnerId: null, virtualAccountId: null, brr: null, unmatchedReason: 'unknown_account' })
+      await settleUnknownAccount(tx, credit)
       return
     }
     await applyToAccount(deps, tx, credit, account)
   })
+}
+
+/**
+ * A credit to an account Rail has no record of. When the provider's allocation reference names a
+ * partner (an allocation whose request failed), the credit is that partner's: suspense, and
+ * triage. Otherwise there is no partner to hold it for: it stays `unattributed`, no money moves,
+ * and operators see it in the table (the provider holds the money until it is returned).
+ */
+export async function settleUnknownAccount(tx: Tx, credit: repo.InboundCredit): Promise<void> {
+  const partnerId = await knownPartner(tx, partnerOfAllocation(credit.accountReference))
+  if (!partnerId) {
+    await repo.settleReceived(tx, credit.id, { status: 'unattributed', partnerId: null, virtualAccountId: null, brr: null, unmatchedReason: 'unknown_account' })
+    return
+  }
+  const settlement = await ensurePartnerAccount(tx, partnerId, credit.currency, 'provider_settlement')
+  await post(tx, credit, 'collect', settlement, await ensurePartnerAccount(tx, partnerId, credit.currency, 'suspense'), 'unmatched_credit')
+  await repo.settleReceived(tx, credit.id, { status: 'unmatched', partnerId, virtualAccountId: null, brr: null, unmatchedReason: 'unknown_account' })
+}
+
+async function knownPartner(db: Queryable, partnerId: string | undefined): Promise<string | undefined> {
+  return partnerId && (await getPartner(db, partnerId)) ? partnerId : undefined
 }
 
 export async function applyToAccount(deps: InboundDeps, tx: Tx, credit: repo.InboundCredit, account: VirtualAccount): Promise<void> {

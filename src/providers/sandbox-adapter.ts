@@ -309,6 +309,7 @@ function readCreditNotice(value: unknown): ProviderCredit | undefined {
     payerBankCode: text('payerBankCode'),
     narration: text('narration'),
     creditedAt: at,
+    accountReference: text('clientReference'),
   }
 }
 

@@ -35,6 +35,8 @@ export interface ProviderCredit {
   payerBankCode: string | null
   narration: string | null
   creditedAt: Date
+  /** The reference Rail gave when it allocated the account, when the provider reports it. */
+  accountReference: string | null
 }
 
 /** A webhook from the provider, read: verified and parsed, or refused. */

@@ -41,6 +41,7 @@ const InboundNoticeSchema = Type.Object({
   payerBankCode: Type.Union([Type.String(), Type.Null()]),
   narration: Type.Union([Type.String(), Type.Null()]),
   creditedAt: Type.String(),
+  clientReference: Type.String(),
 })
 const FaultsSchema = Type.Object({ noAnswerRate: Type.Number(), errorRate: Type.Number(), lostResponseRate: Type.Number(), delayMs: Type.Integer() })
 const TransferAnswerSchema = Type.Object({ ...NipFields, reference: Type.String(), sessionId: Type.String(), amountKobo: Type.Integer() })

@@ -81,6 +81,8 @@ export interface InboundCreditNotice {
   payerBankCode: string | null
   narration: string | null
   creditedAt: string
+  /** The reference the client gave when it allocated the account. */
+  clientReference: string
 }
 
 /** The job that announces an inbound credit to the account's client. */
@@ -454,6 +456,7 @@ interface InboundRow {
   credit_account_number: string
   bank_code: string
   client: string
+  client_reference: string
   amount_kobo: number
   payer_name: string | null
   payer_account_number: string | null
@@ -462,7 +465,7 @@ interface InboundRow {
   created_at: Date
 }
 
-const INBOUND_SELECT = `SELECT t.session_id, t.credit_account_number, a.bank_code, a.client, t.amount_kobo, t.payer_name, t.payer_account_number, t.payer_bank_code, t.narration, t.created_at
+const INBOUND_SELECT = `SELECT t.session_id, t.credit_account_number, a.bank_code, a.client, a.client_reference, t.amount_kobo, t.payer_name, t.payer_account_number, t.payer_bank_code, t.narration, t.created_at
   FROM sandbox_bank.transfers t JOIN sandbox_bank.accounts a ON a.account_number = t.credit_account_number`
 
 function toInboundNotice(row: InboundRow): InboundCreditNotice {
@@ -478,6 +481,7 @@ function toInboundNotice(row: InboundRow): InboundCreditNotice {
     payerBankCode: row.payer_bank_code,
     narration: row.narration,
     creditedAt: row.created_at.toISOString(),
+    clientReference: row.client_reference,
   }
 }
 

@@ -87,7 +87,7 @@ export async function lockKey(tx: Tx, key: string): Promise<void> {
  * connection is held while the provider answers). The reference the provider sees is derived
  * from what makes the account unique, so a concurrent duplicate, a retry after a lost answer or
  * a crash gets the same account back; an account allocated for a request that then fails is
- * never recorded by Rail (a credit to it would be unattributed). No usable answer: 502
+ * never recorded by Rail (a credit to it goes to the partner's triage). No usable answer: 502
  * provider_unavailable, and nothing is recorded.
  */
 export async function allocateAtProvider(
@@ -95,12 +95,27 @@ export async function allocateAtProvider(
   provider: ProviderProfile,
   input: { partnerId: string; uniqueKey: string; accountName: string; requestId?: string },
 ): Promise<ProviderAccount & { providerReference: string }> {
-  const reference = createHash('sha256').update(`${input.partnerId}\n${input.uniqueKey}`).digest('hex').slice(0, 40)
+  const reference = allocationReference(input.partnerId, input.uniqueKey)
   const allocated = await deps.providers.adapterFor(provider, input.requestId).allocateVirtualAccount({ reference, accountName: input.accountName })
   if (allocated.outcome !== 'successful') {
     throw new RailError('provider_unavailable', `Provider ${provider.name} did not allocate the virtual account; retry with the same reference`)
   }
   return { ...allocated.value, providerReference: allocated.providerReference }
+}
+
+/**
+ * The reference the provider keeps for an allocation: the partner's id and a digest of what
+ * makes the account unique — so a credit to an account Rail has no record of (an allocation
+ * whose request then failed) can still be put in that partner's triage.
+ */
+export function allocationReference(partnerId: string, uniqueKey: string): string {
+  return `${partnerId}.${createHash('sha256').update(`${partnerId}\n${uniqueKey}`).digest('hex').slice(0, 27)}`
+}
+
+/** The partner an allocation reference names, if it names one. */
+export function partnerOfAllocation(reference: string | null): string | undefined {
+  const match = reference === null ? null : /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.[0-9a-f]{27}$/.exec(reference)
+  return match?.[1]
 }
 
 /** The name on an account: the holder's, as the partner gave it, else the fallback (the partner's). */

@@ -6,6 +6,8 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { nuban } from '../../src/nip/nuban.ts'
 import { expireIntents } from '../../src/payment-intents/service.ts'
+import { SandboxBank } from '../../src/sandbox-bank/service.ts'
+import { allocationReference } from '../../src/virtual-accounts/service.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
 import { bookedKobo, payIn, startCollections, waitForCallback, type CollectionsHarness } from './support.ts'
@@ -121,6 +123,22 @@ describe('a credit to an archived account', () => {
     expect((await other.client.post(`/api/v1/rail/unmatched/${item!.id}/resolve`, { action: 'refund' })).status).toBe(404)
     expect((await other.client.get(`/api/v1/rail/unmatched/${item!.id}`)).status).toBe(404)
     expect((await client.get<TriageItem>(`/api/v1/rail/unmatched/${item!.id}`)).body.status).toBe('unmatched')
+  })
+})
+
+describe('a credit to an account Rail has no record of', () => {
+  it("goes to the triage of the partner the provider's allocation reference names", async () => {
+    const { client, credentials } = await partner()
+    // An allocation whose request failed after the bank answered: the bank has the account, Rail does not.
+    const bank = new SandboxBank(harness.app.db.pool)
+    const orphan = await bank.allocateVirtualAccount('sandbox', allocationReference(credentials.partnerId, 'orphaned allocation'), 'ORPHAN')
+    await bank.receiveInboundCredit({ accountNumber: orphan.accountNumber, amountKobo: 6_000, ...PAYER })
+    const [item] = await unmatchedOf(client)
+    expect(item).toMatchObject({ status: 'unmatched', reason: 'unknown_account', amountKobo: 6_000, trackingId: null })
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'suspense')).toBe(6_000)
+    const refunded = await client.post<TriageItem>(`/api/v1/rail/unmatched/${item!.id}/resolve`, { action: 'refund' })
+    expect(refunded.status).toBe(200)
+    expect(refunded.body.status).toBe('refunded')
   })
 })
 
