@@ -21,7 +21,7 @@ import { applyEscrowFunding, ESCROW_CRONTAB } from './escrow/service.ts'
 import { registerFloatRoutes } from './outbound-transfers/float-routes.ts'
 import { outboundTasks } from './outbound-transfers/jobs.ts'
 import { registerOutboundRoutes } from './outbound-transfers/routes.ts'
-import { OUTBOUND_CRONTAB, type OutboundDeps, type OutboundSettings } from './outbound-transfers/service.ts'
+import { OUTBOUND_CRONTAB, submitBatcherFor, type OutboundDeps, type OutboundSettings } from './outbound-transfers/service.ts'
 import { registerPaymentIntentRoutes } from './payment-intents/routes.ts'
 import { PAYMENT_INTENTS_CRONTAB } from './payment-intents/service.ts'
 import { installAuthentication } from './partners/auth.ts'
@@ -72,6 +72,7 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   registerCounterpartyRoutes(app, { pool: deps.pool })
   const providers = new ProviderRegistry(deps.pool, deps.providers)
   const outbound: OutboundDeps = { pool: deps.pool, providers, allowLoopbackCallbacks, settings: deps.outbound }
+  outbound.submitBatcher = submitBatcherFor(outbound)
   registerOutboundRoutes(app, outbound)
   const collections = collectionsDeps(outbound)
   registerVirtualAccountRoutes(app, collections)

@@ -69,6 +69,25 @@ export async function upsertCounterparty(db: Queryable, counterparty: NewCounter
   return { counterparty: toCounterparty(rows[0]!), created: rows[0]!.created }
 }
 
+/** Saves many used accounts in one statement (each account once: the caller de-duplicates). */
+export async function upsertUsedMany(db: Queryable, counterparties: readonly NewCounterparty[]): Promise<void> {
+  if (counterparties.length === 0) return
+  await db.query(
+    `INSERT INTO counterparties (id, partner_id, bank_code, account_number, account_name, name, last_used_at)
+     SELECT id, partner_id, bank_code, account_number, account_name, name, now()
+       FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[]) AS t(id, partner_id, bank_code, account_number, account_name, name)
+     ON CONFLICT (partner_id, bank_code, account_number) DO UPDATE SET last_used_at = now()`,
+    [
+      counterparties.map((item) => item.id),
+      counterparties.map((item) => item.partnerId),
+      counterparties.map((item) => item.bankCode),
+      counterparties.map((item) => item.accountNumber),
+      counterparties.map((item) => item.accountName),
+      counterparties.map((item) => item.name),
+    ],
+  )
+}
+
 export async function selectCounterparty(db: Queryable, partnerId: string, id: string): Promise<Counterparty | undefined> {
   const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM counterparties WHERE id = $1 AND partner_id = $2`, [id, partnerId])
   return rows[0] && toCounterparty(rows[0])

@@ -23,6 +23,15 @@ export async function recordPayoutTo(tx: Queryable, partnerId: string, account: 
   return saved.counterparty
 }
 
+/** Many payouts' accounts at once (a batch of submits), each saved or marked used once. */
+export async function recordPayoutsTo(tx: Queryable, payouts: readonly { partnerId: string; account: CounterpartyAccount }[]): Promise<void> {
+  const unique = new Map(payouts.map((payout) => [`${payout.partnerId}:${payout.account.bankCode}:${payout.account.accountNumber}`, payout]))
+  await repo.upsertUsedMany(
+    tx,
+    [...unique.values()].map(({ partnerId, account }) => ({ id: uuidv7(), partnerId, ...account, name: account.accountName })),
+  )
+}
+
 /** The bank's name for the account, as a payout's name enquiry found it. */
 export async function recordVerifiedName(db: Queryable, partnerId: string, bankCode: string, accountNumber: string, verifiedAccountName: string): Promise<void> {
   await repo.updateVerifiedName(db, partnerId, bankCode, accountNumber, verifiedAccountName)

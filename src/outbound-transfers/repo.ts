@@ -160,6 +160,50 @@ export async function insertTransfer(db: Queryable, transfer: NewOutboundTransfe
   return rows[0] && toTransfer(rows[0])
 }
 
+/** Inserts many transfers in one statement; answers those inserted (a taken clientReference is skipped). */
+export async function insertTransfers(db: Queryable, transfers: readonly NewOutboundTransfer[]): Promise<OutboundTransfer[]> {
+  const column = <T>(pick: (transfer: NewOutboundTransfer) => T) => transfers.map(pick)
+  const { rows } = await db.query<Row>(
+    `INSERT INTO outbound_transfers (id, partner_id, client_reference, request_hash, state, consumer_id, provider, brr, beneficiary_account_number,
+                                     beneficiary_bank_code, beneficiary_account_name, amount_kobo, currency, narration, callback_url, creator_metadata,
+                                     hold_transfer_id, requery_deadline_at)
+     SELECT id, partner_id, client_reference, request_hash, 'pending', consumer_id, provider, brr, beneficiary_account_number, beneficiary_bank_code,
+            beneficiary_account_name, amount_kobo, currency, narration, callback_url, creator_metadata, hold_transfer_id, requery_deadline_at
+       FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::bigint[],
+                   $12::text[], $13::text[], $14::text[], $15::jsonb[], $16::uuid[], $17::timestamptz[])
+         AS t(id, partner_id, client_reference, request_hash, consumer_id, provider, brr, beneficiary_account_number, beneficiary_bank_code,
+              beneficiary_account_name, amount_kobo, currency, narration, callback_url, creator_metadata, hold_transfer_id, requery_deadline_at)
+     ON CONFLICT (partner_id, client_reference) DO NOTHING
+     RETURNING ${COLUMNS}`,
+    [
+      column((transfer) => transfer.id),
+      column((transfer) => transfer.partnerId),
+      column((transfer) => transfer.clientReference),
+      column((transfer) => transfer.requestHash),
+      column((transfer) => transfer.consumerId),
+      column((transfer) => transfer.provider),
+      column((transfer) => transfer.brr),
+      column((transfer) => transfer.beneficiaryAccountNumber),
+      column((transfer) => transfer.beneficiaryBankCode),
+      column((transfer) => transfer.beneficiaryAccountName),
+      column((transfer) => transfer.amountKobo),
+      column((transfer) => transfer.currency),
+      column((transfer) => transfer.narration),
+      column((transfer) => transfer.callbackUrl),
+      column((transfer) => JSON.stringify(transfer.creatorMetadata)),
+      column((transfer) => transfer.holdTransferId),
+      column((transfer) => transfer.requeryDeadlineAt),
+    ],
+  )
+  return rows.map(toTransfer)
+}
+
+/** Enqueues the submit jobs of many transfers in one statement. */
+export async function addSubmitJobs(db: Queryable, task: string, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return
+  await db.query(`SELECT graphile_worker.add_job($1::text, json_build_object('id', id)) FROM unnest($2::uuid[]) AS id`, [task, ids])
+}
+
 export async function selectTransfer(db: Queryable, id: string): Promise<OutboundTransfer | undefined> {
   const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM outbound_transfers WHERE id = $1`, [id])
   return rows[0] && toTransfer(rows[0])

@@ -5,7 +5,7 @@
 // failed voids it — or the deadline (unknown: the hold stays until a later requery decides).
 // Every change of state is checked against the transition table in SQL, and each terminal or
 // unknown state emits its callback through the events module, in the same transaction.
-import { recordPayoutTo, recordVerifiedName } from '../counterparties/service.ts'
+import { recordPayoutsTo, recordPayoutTo, recordVerifiedName } from '../counterparties/service.ts'
 import { assertCallbackUrlAllowed, recordEvent } from '../events/service.ts'
 import { createTransfers, derivedId, ensurePartnerAccount, type TransferInput } from '../ledger/service.ts'
 import { findBank } from '../nip/banks.ts'
@@ -23,6 +23,7 @@ import { uuidv7 } from '../platform/ids.ts'
 import { addJob } from '../platform/jobs.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
 import { FLOAT_CURRENCY } from './float.ts'
+import { SubmitBatcher } from './submit-batcher.ts'
 import * as repo from './repo.ts'
 import { isTerminal, type OutboundState } from './states.ts'
 
@@ -47,6 +48,8 @@ export interface OutboundDeps {
   providers: ProviderRegistry
   allowLoopbackCallbacks: boolean
   settings?: OutboundSettings
+  /** The API's coalescer of concurrent submits (without it, each submit is its own transaction). */
+  submitBatcher?: SubmitBatcher<Submission>
 }
 
 export interface SubmitRequest {
@@ -119,7 +122,15 @@ export async function submitOutbound(deps: OutboundDeps, caller: Caller, request
   await assertSubmittable(caller, request, deps.allowLoopbackCallbacks)
   const provider = await getProvider(deps.pool, DEFAULT_PROVIDER)
   requireCapability(provider, 'bankPayout')
-  return withTransaction(deps.pool, (tx) => recordSubmission(deps, tx, caller, request, provider.name, hash))
+  if (!deps.submitBatcher) return withTransaction(deps.pool, (tx) => recordSubmission(deps, tx, caller, request, provider.name, hash))
+  const transfer = await deps.submitBatcher.submit({ caller, request, providerName: provider.name, hash })
+  // Undefined: a concurrent submit with this clientReference was recorded first.
+  return transfer ? { transfer, replayed: false } : replay((await repo.selectByReference(deps.pool, partnerId, request.clientReference))!, hash)
+}
+
+/** The API's submit batcher for these deps (recordSubmissions on shared transactions). */
+export function submitBatcherFor(deps: OutboundDeps): SubmitBatcher<Submission> {
+  return new SubmitBatcher(deps.pool, (tx, submissions) => recordSubmissions(deps, tx, submissions))
 }
 
 /**
@@ -143,10 +154,31 @@ async function recordSubmission(
   hash: string,
 ): Promise<{ transfer: repo.OutboundTransfer; replayed: boolean }> {
   const partnerId = caller.partner.id
+  const inserted = await repo.insertTransfer(tx, newTransfer(deps, { caller, request, providerName, hash }))
+  // A concurrent submit with this clientReference committed first (the insert waited for it).
+  if (!inserted) return replay((await repo.selectByReference(tx, partnerId, request.clientReference))!, hash)
+  const [hold] = await createTransfers(tx, [await holdTransfer(tx, inserted)])
+  if (hold!.result === 'exceeds_credits') return { transfer: await failForFunds(tx, inserted), replayed: false }
+  if (hold!.result !== 'ok') throw new Error(`outbound hold ${inserted.holdTransferId}: ${hold!.result}`)
+  await recordPayoutTo(tx, partnerId, { bankCode: request.beneficiaryBankCode, accountNumber: request.beneficiaryAccountNumber, accountName: request.beneficiaryAccountName })
+  await addJob(tx, SUBMIT_TASK, { id: inserted.id })
+  return { transfer: inserted, replayed: false }
+}
+
+/** A checked submit, ready to record. */
+export interface Submission {
+  caller: Caller
+  request: SubmitRequest
+  providerName: string
+  hash: string
+}
+
+function newTransfer(deps: OutboundDeps, { caller, request, providerName, hash }: Submission): repo.NewOutboundTransfer {
+  const partnerId = caller.partner.id
   const id = uuidv7()
   const brrBearing = caller.partner.customerClass === 'government' || caller.partner.customerClass === 'corporate'
   const deadlineMs = deps.settings?.requeryDeadlineMs ?? REQUERY_DEADLINE_MS_DEFAULT
-  const inserted = await repo.insertTransfer(tx, {
+  return {
     id,
     partnerId,
     clientReference: request.clientReference,
@@ -164,22 +196,67 @@ async function recordSubmission(
     creatorMetadata: { partnerId, credentialId: caller.credentialId, requestId: caller.requestId ?? null },
     holdTransferId: derivedId(id, 'hold'),
     requeryDeadlineAt: new Date(Date.now() + deadlineMs),
-  })
-  // A concurrent submit with this clientReference committed first (the insert waited for it).
-  if (!inserted) return replay((await repo.selectByReference(tx, partnerId, request.clientReference))!, hash)
-  const [hold] = await createTransfers(tx, [await holdTransfer(tx, inserted)])
-  if (hold!.result === 'exceeds_credits') {
-    await repo.clearHold(tx, id)
-    const failed = await repo.transition(tx, id, 'failed', {
-      failureReason: { code: 'insufficient_funds', message: `The float's available balance is less than ${request.amountKobo} kobo; nothing was held` },
-    })
-    await emit(tx, failed!)
-    return { transfer: failed!, replayed: false }
   }
-  if (hold!.result !== 'ok') throw new Error(`outbound hold ${inserted.holdTransferId}: ${hold!.result}`)
-  await recordPayoutTo(tx, partnerId, { bankCode: request.beneficiaryBankCode, accountNumber: request.beneficiaryAccountNumber, accountName: request.beneficiaryAccountName })
-  await addJob(tx, SUBMIT_TASK, { id })
-  return { transfer: inserted, replayed: false }
+}
+
+/** Too little float: the transfer is recorded failed with insufficient_funds, nothing held, and called back. */
+async function failForFunds(tx: Queryable, transfer: repo.OutboundTransfer): Promise<repo.OutboundTransfer> {
+  await repo.clearHold(tx, transfer.id)
+  const failed = await repo.transition(tx, transfer.id, 'failed', {
+    failureReason: { code: 'insufficient_funds', message: `The float's available balance is less than ${transfer.amountKobo} kobo; nothing was held` },
+  })
+  await emit(tx, failed!)
+  return failed!
+}
+
+/**
+ * Records many checked submits on one transaction — what recordSubmission does for one, with a
+ * handful of statements for the batch: one insert of the transfers, one ledger call for their
+ * holds, one upsert of their counterparties, one statement for their jobs. Answers each
+ * submission's transfer, or undefined where its clientReference was taken (the caller replays it
+ * after the commit).
+ */
+export async function recordSubmissions(deps: OutboundDeps, tx: Queryable, submissions: readonly Submission[]): Promise<(repo.OutboundTransfer | undefined)[]> {
+  const rows = submissions.map((submission) => newTransfer(deps, submission))
+  const inserted = new Map((await repo.insertTransfers(tx, rows)).map((transfer) => [transfer.id, transfer]))
+  const transfers = rows.map((row) => inserted.get(row.id))
+  const floats = new Map<string, { float: string; settlement: string }>()
+  const holds: TransferInput[] = []
+  for (const transfer of inserted.values()) {
+    let accounts = floats.get(transfer.partnerId)
+    if (!accounts) {
+      accounts = {
+        float: await ensurePartnerAccount(tx, transfer.partnerId, FLOAT_CURRENCY, 'float'),
+        settlement: await ensurePartnerAccount(tx, transfer.partnerId, FLOAT_CURRENCY, 'provider_settlement'),
+      }
+      floats.set(transfer.partnerId, accounts)
+    }
+    holds.push(holdOn(transfer, accounts.float, accounts.settlement))
+  }
+  // Unlinked: each hold succeeds or fails on its own, in order, against the float as the holds before it left it.
+  const results = holds.length === 0 ? [] : await createTransfers(tx, holds)
+  const holding = [...inserted.values()]
+  const held: repo.OutboundTransfer[] = []
+  for (const [index, result] of results.entries()) {
+    const transfer = holding[index]!
+    if (result.result === 'exceeds_credits') {
+      const failed = await failForFunds(tx, transfer)
+      transfers[transfers.indexOf(transfer)] = failed
+    } else if (result.result === 'ok') {
+      held.push(transfer)
+    } else {
+      throw new Error(`outbound hold ${transfer.holdTransferId}: ${result.result}`)
+    }
+  }
+  await recordPayoutsTo(
+    tx,
+    held.map((transfer) => ({
+      partnerId: transfer.partnerId,
+      account: { bankCode: transfer.beneficiaryBankCode, accountNumber: transfer.beneficiaryAccountNumber, accountName: transfer.beneficiaryAccountName },
+    })),
+  )
+  await repo.addSubmitJobs(tx, SUBMIT_TASK, held.map((transfer) => transfer.id))
+  return transfers
 }
 
 function replay(known: repo.OutboundTransfer, hash: string): { transfer: repo.OutboundTransfer; replayed: boolean } {
@@ -190,11 +267,17 @@ function replay(known: repo.OutboundTransfer, hash: string): { transfer: repo.Ou
 }
 
 async function holdTransfer(db: Queryable, transfer: repo.OutboundTransfer): Promise<TransferInput> {
+  const float = await ensurePartnerAccount(db, transfer.partnerId, FLOAT_CURRENCY, 'float')
+  return holdOn(transfer, float, await ensurePartnerAccount(db, transfer.partnerId, FLOAT_CURRENCY, 'provider_settlement'))
+}
+
+/** The pending transfer holding a transfer's amount on the float while the provider decides. */
+function holdOn(transfer: repo.OutboundTransfer, floatAccountId: string, settlementAccountId: string): TransferInput {
   return {
     id: transfer.holdTransferId!,
     phase: 'pending',
-    debitAccountId: await ensurePartnerAccount(db, transfer.partnerId, FLOAT_CURRENCY, 'float'),
-    creditAccountId: await ensurePartnerAccount(db, transfer.partnerId, FLOAT_CURRENCY, 'provider_settlement'),
+    debitAccountId: floatAccountId,
+    creditAccountId: settlementAccountId,
     amountKobo: transfer.amountKobo,
     currency: transfer.currency,
     code: 'outbound_transfer',

@@ -197,7 +197,7 @@ describe('the state table', () => {
 
   it('settles a credit racing a cancel one way or the other, never both, never lost', async () => {
     const { client, credentials } = await partner()
-    const trials = 12
+    const trials = 40
     const outcomes = { paidThenRefused: 0, cancelledThenUnmatched: 0 }
     for (let trial = 0; trial < trials; trial++) {
       const invoice = await create(client, { publishOnCreate: true, amountKobo: 20_000 })
