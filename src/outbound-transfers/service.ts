@@ -117,15 +117,38 @@ async function assertSubmittable(caller: Caller, request: SubmitRequest, allowLo
 export async function submitOutbound(deps: OutboundDeps, caller: Caller, request: SubmitRequest): Promise<{ transfer: repo.OutboundTransfer; replayed: boolean }> {
   const partnerId = caller.partner.id
   const hash = requestHash(request)
+  if (deps.submitBatcher) return submitInBatch(deps, deps.submitBatcher, caller, request, hash)
   const known = await repo.selectByReference(deps.pool, partnerId, request.clientReference)
   if (known) return replay(known, hash)
   await assertSubmittable(caller, request, deps.allowLoopbackCallbacks)
   const provider = await getProvider(deps.pool, DEFAULT_PROVIDER)
   requireCapability(provider, 'bankPayout')
-  if (!deps.submitBatcher) return withTransaction(deps.pool, (tx) => recordSubmission(deps, tx, caller, request, provider.name, hash))
-  const transfer = await deps.submitBatcher.submit({ caller, request, providerName: provider.name, hash })
-  // Undefined: a concurrent submit with this clientReference was recorded first.
-  return transfer ? { transfer, replayed: false } : replay((await repo.selectByReference(deps.pool, partnerId, request.clientReference))!, hash)
+  return withTransaction(deps.pool, (tx) => recordSubmission(deps, tx, caller, request, provider.name, hash))
+}
+
+/**
+ * The API's path: the request is checked, then recorded in a shared transaction with whatever
+ * other submits are waiting; the batch checks the provider's approval and the reference (a
+ * taken one answers undefined, and the stored transfer is replayed — or is a 409).
+ */
+async function submitInBatch(
+  deps: OutboundDeps,
+  batcher: SubmitBatcher<Submission>,
+  caller: Caller,
+  request: SubmitRequest,
+  hash: string,
+): Promise<{ transfer: repo.OutboundTransfer; replayed: boolean }> {
+  const known = () => repo.selectByReference(deps.pool, caller.partner.id, request.clientReference)
+  try {
+    await assertSubmittable(caller, request, deps.allowLoopbackCallbacks)
+    const transfer = await batcher.submit({ caller, request, hash })
+    return transfer ? { transfer, replayed: false } : replay((await known())!, hash)
+  } catch (error) {
+    // A reference recorded before is answered as it was, whatever changed since (as the direct path does).
+    const stored = error instanceof RailError ? await known() : undefined
+    if (stored) return replay(stored, hash)
+    throw error
+  }
 }
 
 /** The API's submit batcher for these deps (recordSubmissions on shared transactions). */
@@ -154,7 +177,7 @@ async function recordSubmission(
   hash: string,
 ): Promise<{ transfer: repo.OutboundTransfer; replayed: boolean }> {
   const partnerId = caller.partner.id
-  const inserted = await repo.insertTransfer(tx, newTransfer(deps, { caller, request, providerName, hash }))
+  const inserted = await repo.insertTransfer(tx, newTransfer(deps, { caller, request, hash }, providerName))
   // A concurrent submit with this clientReference committed first (the insert waited for it).
   if (!inserted) return replay((await repo.selectByReference(tx, partnerId, request.clientReference))!, hash)
   const [hold] = await createTransfers(tx, [await holdTransfer(tx, inserted)])
@@ -169,11 +192,10 @@ async function recordSubmission(
 export interface Submission {
   caller: Caller
   request: SubmitRequest
-  providerName: string
   hash: string
 }
 
-function newTransfer(deps: OutboundDeps, { caller, request, providerName, hash }: Submission): repo.NewOutboundTransfer {
+function newTransfer(deps: OutboundDeps, { caller, request, hash }: Submission, providerName: string): repo.NewOutboundTransfer {
   const partnerId = caller.partner.id
   const id = uuidv7()
   const brrBearing = caller.partner.customerClass === 'government' || caller.partner.customerClass === 'corporate'
@@ -217,7 +239,10 @@ async function failForFunds(tx: Queryable, transfer: repo.OutboundTransfer): Pro
  * after the commit).
  */
 export async function recordSubmissions(deps: OutboundDeps, tx: Queryable, submissions: readonly Submission[]): Promise<(repo.OutboundTransfer | undefined)[]> {
-  const rows = submissions.map((submission) => newTransfer(deps, submission))
+  // Not approved: the batch fails, and each submit, recorded alone, fails with 403 and records nothing.
+  const provider = await getProvider(tx, DEFAULT_PROVIDER)
+  requireCapability(provider, 'bankPayout')
+  const rows = submissions.map((submission) => newTransfer(deps, submission, provider.name))
   const inserted = new Map((await repo.insertTransfers(tx, rows)).map((transfer) => [transfer.id, transfer]))
   const transfers = rows.map((row) => inserted.get(row.id))
   const floats = new Map<string, { float: string; settlement: string }>()
