@@ -8,7 +8,7 @@ import type { RailClient } from '../../src/client/index.ts'
 import { nuban } from '../../src/nip/nuban.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
-import { bookedKobo, payIn, startCollections, waitForCallback, type CollectionsHarness } from '../collections/support.ts'
+import { bookedKobo, payIn, postBankNotice, startCollections, waitForCallback, type CollectionsHarness } from '../collections/support.ts'
 
 let harness: CollectionsHarness
 
@@ -44,6 +44,28 @@ const INVOICE_FIELDS = [
   'creatorMetadata',
 ].sort()
 const SURFACE = ['virtualAccount', 'virtualAccountName', 'virtualAccountBank', 'trackingId', 'checkoutToken'] as const
+
+let noticeSerial = 0
+
+/** A credit notice as the sandbox bank sends it, for a credit of `amountKobo` to the account. */
+function bankNotice(accountNumber: string, amountKobo: number): string {
+  noticeSerial++
+  return JSON.stringify({
+    type: 'credit.received',
+    sessionId: `888${String(Date.now()).slice(-10)}${String(noticeSerial).padStart(6, '0')}`,
+    accountNumber,
+    bankCode: '101',
+    amountKobo,
+    currency: 'NGN',
+    creditedAt: new Date().toISOString(),
+  })
+}
+
+/** Starts after a random wait of up to `upToMs`. */
+async function later<T>(start: () => Promise<T>, upToMs: number): Promise<T> {
+  await new Promise((resolve) => setTimeout(resolve, Math.random() * upToMs))
+  return start()
+}
 
 async function partner() {
   return harness.app.newPartner({ callbackUrl: harness.hook.url })
@@ -201,7 +223,10 @@ describe('the state table', () => {
     const outcomes = { paidThenRefused: 0, cancelledThenUnmatched: 0 }
     for (let trial = 0; trial < trials; trial++) {
       const invoice = await create(client, { publishOnCreate: true, amountKobo: 20_000 })
-      const [, cancelled] = await Promise.all([payIn(client, invoice.virtualAccount!, 20_000), cancel(client, invoice.reference)])
+      // The bank's notice is stored and its apply job starts at once; the cancel starts within a few
+      // milliseconds either side, so that both orders happen.
+      const notice = bankNotice(invoice.virtualAccount!, 20_000)
+      const [, cancelled] = await Promise.all([later(() => postBankNotice(harness.app.baseUrl, notice), 6), later(() => cancel(client, invoice.reference), 6)])
       await waitFor(async () => {
         const settled = await harness.app.db.pool.query(`SELECT status FROM inbound_credits WHERE account_number = $1`, [invoice.virtualAccount])
         return settled.rowCount === 1 && settled.rows[0].status !== 'received'
@@ -220,6 +245,9 @@ describe('the state table', () => {
       }
     }
     expect(outcomes.paidThenRefused + outcomes.cancelledThenUnmatched).toBe(trials)
+    // Both orders happened: the race is real.
+    expect(outcomes.paidThenRefused).toBeGreaterThan(0)
+    expect(outcomes.cancelledThenUnmatched).toBeGreaterThan(0)
     const collections = await bookedKobo(harness.app, credentials.partnerId, 'collections')
     const suspense = await bookedKobo(harness.app, credentials.partnerId, 'suspense')
     expect(collections).toBe(outcomes.paidThenRefused * 20_000)
