@@ -178,6 +178,7 @@ CREATE TABLE inbound_credits (
   resolution jsonb,
   applied_at timestamp with time zone,
   resolved_at timestamp with time zone,
+  apply_failures integer NOT NULL DEFAULT 0,
   CONSTRAINT inbound_credits_account_number_check CHECK ((account_number ~ '^[0-9]{10}$'::text)),
   CONSTRAINT inbound_credits_account_reference_check CHECK ((length(account_reference) <= 64)),
   CONSTRAINT inbound_credits_amount_kobo_check CHECK (((amount_kobo > 0) AND (amount_kobo <= '9007199254740991'::bigint))),

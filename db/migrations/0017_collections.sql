@@ -132,6 +132,8 @@ CREATE TABLE inbound_credits (
   resolution jsonb,
   applied_at timestamptz,
   resolved_at timestamptz,
+  -- Times the credit failed when applied on its own; batches leave such a credit to its own job.
+  apply_failures integer NOT NULL DEFAULT 0,
   CONSTRAINT inbound_credits_once_per_session UNIQUE (provider, session_id)
 );
 CREATE INDEX inbound_credits_by_account ON inbound_credits (virtual_account_id, id DESC);

@@ -2,9 +2,11 @@
 // received ones, and applies them in one transaction with a handful of statements for the whole
 // batch — the accounts locked at once, one ledger call, one update of the credits, one insert of
 // the callbacks — instead of a transaction and a dozen statements per credit (TigerBeetle's
-// lesson: batch what arrives together). The rules are those of applyToAccount; a credit whose
-// intent an owner composed (invoice, escrow) goes through applyToAccount itself, on the same
-// transaction. If the batch fails, the job applies its own credit alone (each credit has a job).
+// lesson: batch what arrives together). The rules are those of applyToAccount. A credit whose
+// intent an owner composed (invoice, escrow), or whose account Rail does not know, is left to its
+// own job, which applies it alone: the batch's ledger locks are then all taken by its one ledger
+// call, in order. If the batch fails, the job applies its own credit alone; a credit that fails
+// alone too is kept out of later batches (it would fail them all) and retried by its job.
 import { recordEvents, type NewEvent } from '../events/service.ts'
 import { createTransfers, derivedId, ensurePartnerAccount, type TransferInput } from '../ledger/service.ts'
 import { generateBrr } from '../nip/brr.ts'
@@ -12,7 +14,7 @@ import { creditedIntent, lockIntentsOfAccounts, saveCreditedIntent, type Payment
 import { withTransaction, type Tx } from '../platform/db.ts'
 import { lockByNumbers, type VirtualAccount } from '../virtual-accounts/service.ts'
 import * as repo from './repo.ts'
-import { applyCredit, applyToAccount, creditEvent, settleUnknownAccount, type InboundDeps } from './service.ts'
+import { applyCredit, creditEvent, type InboundDeps } from './service.ts'
 
 /** Credits per batch: large enough to share the statements, small enough to keep locks short. */
 export const BATCH_MAX = 200
@@ -21,11 +23,17 @@ export const BATCH_MAX = 200
 export async function applyCreditBatch(deps: InboundDeps, creditId: string): Promise<void> {
   if (!(await repo.isReceived(deps.pool, creditId))) return // an earlier batch applied it
   try {
-    await withTransaction(deps.pool, (tx) => applyBatch(deps, tx, creditId))
+    await withTransaction(deps.pool, (tx) => applyBatch(tx, creditId))
   } catch {
-    // Something in the batch failed it (every change rolled back): this credit alone, the old way.
-    // The other credits' jobs do the same for theirs; a failure here is the job's, and retried.
+    // Something in the batch failed it (every change rolled back): this credit alone, below.
+  }
+  if (!(await repo.isReceived(deps.pool, creditId))) return
+  // Left by the batch (an owned intent, an unknown account), or the batch failed: alone, the per-credit way.
+  try {
     await applyCredit(deps, creditId)
+  } catch (error) {
+    await repo.countApplyFailure(deps.pool, creditId)
+    throw error // the job is retried with backoff
   }
 }
 
@@ -35,7 +43,7 @@ interface PartnerAccounts {
   suspense?: string
 }
 
-async function applyBatch(deps: InboundDeps, tx: Tx, firstId: string): Promise<void> {
+async function applyBatch(tx: Tx, firstId: string): Promise<void> {
   const credits = await repo.claimReceived(tx, firstId, BATCH_MAX)
   if (credits.length === 0) return
   const accounts = await lockByNumbers(tx, credits.map((credit) => ({ provider: credit.provider, accountNumber: credit.accountNumber })))
@@ -56,20 +64,19 @@ async function applyBatch(deps: InboundDeps, tx: Tx, firstId: string): Promise<v
   const settlements: repo.Settlement[] = []
   const transfers: TransferInput[] = []
   const applied = new Map<string, { account: VirtualAccount; intent: PaymentIntent | undefined }>()
-  const owned: { credit: repo.InboundCredit; account: VirtualAccount }[] = []
-  const unknown: repo.InboundCredit[] = []
+  const leftAlone: string[] = []
   const now = new Date()
   for (const credit of credits) {
     const account = accountOf.get(`${credit.provider}:${credit.accountNumber}`)
     if (!account) {
-      unknown.push(credit) // rare: settleUnknownAccount, below
+      leftAlone.push(credit.id) // rare: its own job applies it
       continue
     }
     const intent = intents.get(account.id)
     const unmatchedReason =
       credit.currency !== account.currency ? 'currency_mismatch' : account.status === 'archived' ? 'account_archived' : intent?.status === 'expired' ? 'payment_intent_expired' : null
     if (unmatchedReason === null && intent?.ownerType) {
-      owned.push({ credit, account }) // the owner decides: applyToAccount, below
+      leftAlone.push(credit.id) // the owner decides: its own job applies it
       continue
     }
     const ledger = await accountsOf(account.partnerId, credit.currency, unmatchedReason !== null)
@@ -107,7 +114,6 @@ async function applyBatch(deps: InboundDeps, tx: Tx, firstId: string): Promise<v
     return entry ? [creditEvent(settled.get(credit.id)!, entry.account, entry.intent)] : []
   })
   await recordEvents(tx, events)
-  for (const { credit, account } of owned) await applyToAccount(deps, tx, credit, account)
-  for (const credit of unknown) await settleUnknownAccount(tx, credit)
-  await repo.removeApplyJobs(tx, credits.map((credit) => credit.id).filter((id) => id !== firstId))
+  // The credits applied here no longer need their jobs; those left alone keep theirs.
+  await repo.removeApplyJobs(tx, credits.map((credit) => credit.id).filter((id) => id !== firstId && !leftAlone.includes(id)))
 }

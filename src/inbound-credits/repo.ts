@@ -133,7 +133,11 @@ export async function insertCreditWithJob(db: Queryable, credit: NewCredit, task
   return result.rows[0]?.id
 }
 
-/** The unmatched excess of a credit its owner took only part of: a triage item of its own, with the credit's payer. */
+/**
+ * The unmatched excess of a credit its owner took only part of: a triage item of its own, with
+ * the credit's payer, under a session id of its own (`excess-<id>`: the provider's ids are
+ * never of that form).
+ */
 export async function insertExcess(
   db: Queryable,
   input: { id: string; of: InboundCredit; amountKobo: number; partnerId: string; virtualAccountId: string; unmatchedReason: string },
@@ -141,7 +145,7 @@ export async function insertExcess(
   const result = await db.query<Row>(
     `INSERT INTO inbound_credits (id, provider, session_id, account_number, amount_kobo, currency, payer_name, payer_account_number, payer_bank_code, narration,
                                   credited_at, status, partner_id, virtual_account_id, unmatched_reason, applied_at)
-     SELECT $1, provider, session_id || '-excess', account_number, $3, currency, payer_name, payer_account_number, payer_bank_code, narration,
+     SELECT $1::uuid, provider, 'excess-' || $1::text, account_number, $3, currency, payer_name, payer_account_number, payer_bank_code, narration,
             credited_at, 'unmatched', $4, $5, $6, now()
        FROM inbound_credits WHERE id = $2
      RETURNING ${COLUMNS}`,
@@ -198,11 +202,17 @@ export async function isReceived(db: Queryable, id: string): Promise<boolean> {
  */
 export async function claimReceived(db: Queryable, firstId: string, limit: number): Promise<InboundCredit[]> {
   const first = await db.query<Row>(`SELECT ${COLUMNS} FROM inbound_credits WHERE id = $1 AND status = 'received' FOR UPDATE SKIP LOCKED`, [firstId])
+  // Credits that failed when applied alone are left to their own jobs: in a batch they would fail it.
   const others = await db.query<Row>(
-    `SELECT ${COLUMNS} FROM inbound_credits WHERE status = 'received' AND id <> $1 ORDER BY received_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+    `SELECT ${COLUMNS} FROM inbound_credits WHERE status = 'received' AND apply_failures = 0 AND id <> $1 ORDER BY received_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
     [firstId, limit - first.rows.length],
   )
   return [...first.rows, ...others.rows].map(toCredit)
+}
+
+/** A credit failed when applied alone: later batches leave it to its own job. */
+export async function countApplyFailure(db: Queryable, id: string): Promise<void> {
+  await db.query(`UPDATE inbound_credits SET apply_failures = apply_failures + 1 WHERE id = $1`, [id])
 }
 
 export interface Settlement {
