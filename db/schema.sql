@@ -190,7 +190,7 @@ CREATE TABLE inbound_credits (
   CONSTRAINT inbound_credits_pkey PRIMARY KEY (id),
   CONSTRAINT inbound_credits_provider_fkey FOREIGN KEY (provider) REFERENCES providers(name),
   CONSTRAINT inbound_credits_session_id_check CHECK (((length(session_id) >= 1) AND (length(session_id) <= 64))),
-  CONSTRAINT inbound_credits_status_check CHECK ((status = ANY (ARRAY['received'::text, 'applied'::text, 'unmatched'::text, 'refunded'::text, 'assigned'::text, 'unattributed'::text]))),
+  CONSTRAINT inbound_credits_status_check CHECK ((status = ANY (ARRAY['received'::text, 'applied'::text, 'unmatched'::text, 'refund_pending'::text, 'refunded'::text, 'assigned'::text, 'unattributed'::text]))),
   CONSTRAINT inbound_credits_virtual_account_id_fkey FOREIGN KEY (virtual_account_id) REFERENCES virtual_accounts(id)
 );
 

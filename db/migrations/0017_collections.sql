@@ -120,9 +120,10 @@ CREATE TABLE inbound_credits (
   credited_at timestamptz NOT NULL,
   received_at timestamptz NOT NULL DEFAULT now(),
   -- received: stored, not yet applied; applied: matched and credited to its owner; unmatched: in
-  -- the partner's suspense account awaiting triage; refunded / assigned: triage settled it;
+  -- the partner's suspense account awaiting triage; refund_pending: its refund payout is on its
+  -- way (a failed payout puts it back to unmatched); refunded / assigned: triage settled it;
   -- unattributed: the account is no account of Rail's (no partner to hold it for).
-  status text NOT NULL DEFAULT 'received' CHECK (status IN ('received', 'applied', 'unmatched', 'refunded', 'assigned', 'unattributed')),
+  status text NOT NULL DEFAULT 'received' CHECK (status IN ('received', 'applied', 'unmatched', 'refund_pending', 'refunded', 'assigned', 'unattributed')),
   partner_id uuid REFERENCES partners (id),
   virtual_account_id uuid REFERENCES virtual_accounts (id),
   -- The transaction BRR, for a credit to a BRR-bearing account.

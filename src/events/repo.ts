@@ -107,7 +107,7 @@ export async function insertEventWithDelivery(db: Queryable, event: EventRecord,
 
 /**
  * Many events, their first deliveries (for those with one) and the deliveries' jobs, in one
- * statement — as insertEventWithDelivery does for one.
+ * statement — as insertEventWithDelivery does for one (its first job has no job key either).
  */
 export async function insertEventsWithDeliveries(db: Queryable, events: readonly { event: EventRecord; delivery: NewDelivery | null }[], task: string): Promise<void> {
   if (events.length === 0) return

@@ -1,7 +1,7 @@
 // SQL of inbound credits: every credit a provider announced, stored first, then applied once.
 import type { Queryable } from '../platform/db.ts'
 
-export type CreditStatus = 'received' | 'applied' | 'unmatched' | 'refunded' | 'assigned' | 'unattributed'
+export type CreditStatus = 'received' | 'applied' | 'unmatched' | 'refund_pending' | 'refunded' | 'assigned' | 'unattributed'
 
 export interface InboundCredit {
   id: string
@@ -253,12 +253,33 @@ export async function removeApplyJobs(db: Queryable, creditIds: string[]): Promi
 }
 
 /** Triage settles an unmatched credit, once: undefined when it is not (or no longer) unmatched. */
-export async function resolveUnmatched(db: Queryable, id: string, status: 'refunded' | 'assigned', resolution: Record<string, unknown>): Promise<InboundCredit | undefined> {
+export async function resolveUnmatched(db: Queryable, id: string, status: 'refund_pending' | 'assigned', resolution: Record<string, unknown>): Promise<InboundCredit | undefined> {
   const result = await db.query<Row>(
     `UPDATE inbound_credits SET status = $2, resolution = $3, resolved_at = now() WHERE id = $1 AND status = 'unmatched' RETURNING ${COLUMNS}`,
     [id, status, JSON.stringify(resolution)],
   )
   return result.rows[0] && toCredit(result.rows[0])
+}
+
+/** Credits whose refund payout is on its way, oldest first. */
+export async function selectRefundsPending(db: Queryable, limit: number): Promise<InboundCredit[]> {
+  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM inbound_credits WHERE status = 'refund_pending' ORDER BY resolved_at LIMIT $1`, [limit])
+  return result.rows.map(toCredit)
+}
+
+/** The refund was paid: refund_pending → refunded. */
+export async function markRefunded(db: Queryable, id: string): Promise<boolean> {
+  const { rowCount } = await db.query(`UPDATE inbound_credits SET status = 'refunded', resolved_at = now() WHERE id = $1 AND status = 'refund_pending'`, [id])
+  return rowCount === 1
+}
+
+/** The refund payout failed: refund_pending → unmatched again, with what was tried. */
+export async function reopenAfterFailedRefund(db: Queryable, id: string, resolution: Record<string, unknown>): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE inbound_credits SET status = 'unmatched', resolution = $2, resolved_at = NULL WHERE id = $1 AND status = 'refund_pending'`,
+    [id, JSON.stringify(resolution)],
+  )
+  return rowCount === 1
 }
 
 /** The triage list: credits that were unmatched (still, or since resolved), newest first. */

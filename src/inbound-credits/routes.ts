@@ -16,7 +16,7 @@ const PayerSchema = Type.Object({ name: Nullable(Type.String()), accountNumber: 
 
 const CreditSchema = Type.Object({
   id: Type.String({ format: 'uuid' }),
-  status: Type.String({ description: 'received, confirmed, unmatched, refunded, assigned' }),
+  status: Type.String({ description: 'received, confirmed, unmatched, refund_pending, refunded, assigned' }),
   brr: Nullable(Type.String()),
   amountKobo: Type.Integer(),
   currency: Type.String(),
@@ -30,7 +30,7 @@ const CreditSchema = Type.Object({
 
 const TriageSchema = Type.Object({
   ...CreditSchema.properties,
-  status: Type.Union([Type.Literal('unmatched'), Type.Literal('refunded'), Type.Literal('assigned')]),
+  status: Type.Union([Type.Literal('unmatched'), Type.Literal('refund_pending'), Type.Literal('refunded'), Type.Literal('assigned')]),
   reason: Type.String({ description: 'Why it was unmatched: account_archived, payment_intent_expired, invoice_closed, escrow_closed, currency_mismatch' }),
   trackingId: Nullable(Type.String({ description: 'The account it was paid into' })),
   resolution: Nullable(Type.Object({}, { additionalProperties: true, description: '{ action: "refund", outboundTransferId } or { action: "assign", trackingId }' })),
@@ -52,7 +52,7 @@ const BrrAccountSchema = Type.Object({
 const BrrStatusSchema = Type.Object({
   brr: Type.String(),
   kind: Type.Union([Type.Literal('transaction'), Type.Literal('account')]),
-  status: Type.String({ description: 'transaction: received, confirmed, unmatched, refunded, assigned; account: active, archived' }),
+  status: Type.String({ description: 'transaction: received, confirmed, unmatched, refund_pending, refunded, assigned; account: active, archived' }),
   transaction: Nullable(CreditSchema),
   account: Nullable(BrrAccountSchema),
   transactions: Type.Array(CreditSchema, { description: "An account BRR: the account's latest transactions, newest first" }),
@@ -94,7 +94,7 @@ export function registerInboundCreditRoutes(app: HttpServer, deps: InboundDeps):
         tags: ['collections'],
         summary: "Credits that could not be applied (archived account, expired intent, closed invoice or escrow), newest first; resolved ones show how",
         querystring: closedObject({
-          status: Type.Optional(Type.Union([Type.Literal('unmatched'), Type.Literal('refunded'), Type.Literal('assigned')])),
+          status: Type.Optional(Type.Union([Type.Literal('unmatched'), Type.Literal('refund_pending'), Type.Literal('refunded'), Type.Literal('assigned')])),
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: TRIAGE_PAGE_MAX, default: 20 })),
           cursor: Type.Optional(Type.String({ format: 'uuid' })),
         }),

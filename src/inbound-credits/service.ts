@@ -11,7 +11,7 @@ import { createTransfers, derivedId, ensurePartnerAccount, type TransferInput } 
 import { findBank } from '../nip/banks.ts'
 import { generateBrr } from '../nip/brr.ts'
 import { isValidNuban } from '../nip/nuban.ts'
-import { submitOutboundInTransaction, type OutboundDeps } from '../outbound-transfers/service.ts'
+import { getOutbound, submitOutboundInTransaction, type OutboundDeps } from '../outbound-transfers/service.ts'
 import { getPartner, type Partner } from '../partners/service.ts'
 import { lockIntentOfAccount, recordIntentCredit, type IntentOwnerType, type PaymentIntent } from '../payment-intents/service.ts'
 import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
@@ -28,8 +28,9 @@ export type { InboundCredit } from './repo.ts'
 
 export const APPLY_TASK = 'inbound_credit_apply'
 export const SWEEP_TASK = 'inbound_credit_sweep'
-/** Every minute: credits stored but not applied after a grace period get their job again. */
-export const INBOUND_CREDITS_CRONTAB = `* * * * * ${SWEEP_TASK}`
+export const REFUND_SWEEP_TASK = 'inbound_credit_refund_sweep'
+/** Every minute: credits stored but not applied after a grace period get their job again; refunds are followed to their end. */
+export const INBOUND_CREDITS_CRONTAB = `* * * * * ${SWEEP_TASK}\n* * * * * ${REFUND_SWEEP_TASK}`
 const STRANDED_AFTER_S = 60
 const SWEEP_BATCH = 1_000
 export const TRIAGE_PAGE_MAX = 100
@@ -247,15 +248,15 @@ export async function requeryAccount(deps: InboundDeps, partnerId: string, track
   const listed = await deps.providers.adapterFor(provider).listCredits(account.accountNumber)
   if (listed.outcome !== 'successful') throw new RailError('provider_unavailable', `Provider ${provider.name} did not answer the requery; try again`)
   const recorded: string[] = []
-  for (const credit of listed.value) {
-    if (credit.accountNumber !== account.accountNumber) continue
+  for (const credit of listed.value.filter((listedCredit) => listedCredit.accountNumber === account.accountNumber)) {
     const { creditId, duplicate } = await recordCredit(deps.pool, provider.name, credit)
     if (!duplicate) recorded.push(creditId)
     // Applied here rather than by the job, so the answer shows the result; the job then finds it done.
     await applyCredit(deps, creditId)
   }
-  const credits = await Promise.all(listed.value.map(async (credit) => (await repo.selectBySession(deps.pool, provider.name, credit.sessionId))!))
-  return { trackingId: account.trackingId, virtualAccount: account.accountNumber, creditsFound: listed.value.length, creditsRecorded: recorded.length, credits: credits.map(toCreditJson) }
+  const ofAccount = listed.value.filter((credit) => credit.accountNumber === account.accountNumber)
+  const credits = await Promise.all(ofAccount.map(async (credit) => (await repo.selectBySession(deps.pool, provider.name, credit.sessionId))!))
+  return { trackingId: account.trackingId, virtualAccount: account.accountNumber, creditsFound: ofAccount.length, creditsRecorded: recorded.length, credits: credits.map(toCreditJson) }
 }
 
 // ---- sandbox -------------------------------------------------------------------------------
@@ -320,7 +321,8 @@ export async function resolveUnmatched(deps: InboundDeps, caller: { partner: Par
     const found = await repo.selectCredit(tx, partnerId, id)
     if (!found || found.unmatchedReason === null) throw notFound('Unmatched credit')
     if (resolution.action === 'assign') {
-      // The target account's lock comes first, as everywhere; then the credit's.
+      // The target account's lock, then the credit's. (The apply job locks a credit before its
+      // account, but only a received one; triage locks only unmatched ones: no cycle.)
       const trackingId = typeof resolution.target === 'string' ? resolution.target : resolution.target.trackingId
       const target = await getAccount(tx, partnerId, trackingId, ['payment_intent', 'persistent', 'fbo']).catch(() => {
         throw fieldError('target', 'is not a tracking id of one of your virtual accounts')
@@ -343,7 +345,10 @@ async function lockUnmatched(tx: Queryable, id: string): Promise<repo.InboundCre
 
 /**
  * Pays the credit back to its sender: suspense → float, then an outbound transfer to the payer's
- * account through the real pipeline (held on the float, submitted, requeried, called back).
+ * account through the real pipeline (held on the float, submitted, requeried, called back). The
+ * credit is refund_pending until the payout is final (settleRefunds): confirmed → refunded;
+ * failed → the money goes back to suspense and the credit is unmatched again, for another try.
+ * The payout's reference is Rail's own (`rail-refund-<uuid>`), one per attempt.
  */
 async function refund(deps: InboundDeps, tx: Tx, caller: { partner: Partner; credentialId: string; requestId?: string }, credit: repo.InboundCredit) {
   const { payerAccountNumber, payerBankCode } = credit
@@ -351,9 +356,10 @@ async function refund(deps: InboundDeps, tx: Tx, caller: { partner: Partner; cre
     throw new RailError('refund_destination_unknown', 'The bank gave no valid sender account for this credit; assign it instead', { id: credit.id })
   }
   const partnerId = caller.partner.id
-  await post(tx, credit, 'refund', await ensurePartnerAccount(tx, partnerId, credit.currency, 'suspense'), await ensurePartnerAccount(tx, partnerId, credit.currency, 'float'), 'unmatched_refund')
+  const attempt = uuidv7()
+  await post(tx, credit, `refund:${attempt}`, await ensurePartnerAccount(tx, partnerId, credit.currency, 'suspense'), await ensurePartnerAccount(tx, partnerId, credit.currency, 'float'), 'unmatched_refund')
   const transfer = await submitOutboundInTransaction(deps.outbound, tx, caller, {
-    clientReference: `refund-${credit.id}`,
+    clientReference: `rail-refund-${attempt}`,
     beneficiaryAccountNumber: payerAccountNumber,
     beneficiaryBankCode: payerBankCode,
     beneficiaryAccountName: credit.payerName ?? 'SENDER',
@@ -361,12 +367,59 @@ async function refund(deps: InboundDeps, tx: Tx, caller: { partner: Partner; cre
     currency: credit.currency,
     narration: `Refund of unmatched credit ${credit.sessionId}`.slice(0, 100),
   })
-  return (await repo.resolveUnmatched(tx, credit.id, 'refunded', { action: 'refund', outboundTransferId: transfer.id }))!
+  // The amount was just put on the float, so its hold cannot fail for funds.
+  if (transfer.state === 'failed') throw new Error(`refund payout ${transfer.id} failed at submit: ${transfer.failureReason?.code}`)
+  return (await repo.resolveUnmatched(tx, credit.id, 'refund_pending', { action: 'refund', outboundTransferId: transfer.id }))!
+}
+
+const REFUND_SWEEP_BATCH = 500
+
+/**
+ * Follows refunds to their end (a sweep every minute): a confirmed payout makes the credit
+ * refunded; a failed one moves the money back from the float to suspense — the payout's hold was
+ * voided, so the amount is in the float — and the credit is unmatched again. A float the partner
+ * has spent meanwhile leaves the credit refund_pending until it can. Answers how many settled.
+ */
+export async function settleRefunds(deps: Pick<InboundDeps, 'pool'>): Promise<number> {
+  let settled = 0
+  for (const pending of await repo.selectRefundsPending(deps.pool, REFUND_SWEEP_BATCH)) {
+    const outboundTransferId = String(pending.resolution?.outboundTransferId)
+    const payout = await getOutbound(deps.pool, pending.partnerId!, outboundTransferId)
+    if (payout.state === 'confirmed') {
+      if (await repo.markRefunded(deps.pool, pending.id)) settled++
+    } else if (payout.state === 'failed') {
+      const reopened = await withTransaction(deps.pool, async (tx) => {
+        const credit = (await repo.lockCredit(tx, pending.id))!
+        if (credit.status !== 'refund_pending') return false
+        const partnerId = credit.partnerId!
+        const float = await ensurePartnerAccount(tx, partnerId, credit.currency, 'float')
+        const [result] = await createTransfers(tx, [
+          {
+            id: derivedId(credit.id, `refund_reversal:${outboundTransferId}`),
+            debitAccountId: float,
+            creditAccountId: await ensurePartnerAccount(tx, partnerId, credit.currency, 'suspense'),
+            amountKobo: credit.amountKobo,
+            currency: credit.currency,
+            code: 'unmatched_refund_failed',
+            sourceType: 'inbound_credit',
+            sourceId: credit.id,
+          },
+        ])
+        if (result!.result !== 'ok') return false // the float was spent meanwhile: try again at the next sweep
+        return repo.reopenAfterFailedRefund(tx, credit.id, { action: 'refund', outboundTransferId, outcome: 'failed', failureReason: payout.failureReason })
+      })
+      if (reopened) settled++
+    }
+  }
+  return settled
 }
 
 /** Applies the credit to another account as if it had been paid there: suspense → collections, and the owner's rules. */
 async function assign(deps: InboundDeps, tx: Tx, credit: repo.InboundCredit, target: VirtualAccount) {
   if (target.status === 'archived') throw new RailError('invalid_state', 'The target account is archived', { trackingId: target.trackingId })
+  if (target.currency !== credit.currency) {
+    throw new RailError('invalid_state', `The credit is in ${credit.currency}; the target account collects ${target.currency}`, { trackingId: target.trackingId })
+  }
   const partnerId = target.partnerId
   const suspense = await ensurePartnerAccount(tx, partnerId, credit.currency, 'suspense')
   const collections = await ensurePartnerAccount(tx, partnerId, credit.currency, 'collections')
@@ -444,7 +497,7 @@ async function toTriageJson(db: Queryable, credit: repo.InboundCredit) {
   const account = credit.virtualAccountId ? await selectAccountById(db, credit.virtualAccountId) : undefined
   return {
     ...toCreditJson(credit),
-    status: credit.status as 'unmatched' | 'refunded' | 'assigned',
+    status: credit.status as 'unmatched' | 'refund_pending' | 'refunded' | 'assigned',
     reason: credit.unmatchedReason ?? '',
     trackingId: account?.trackingId ?? null,
     resolution: credit.resolution,

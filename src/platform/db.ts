@@ -1,6 +1,7 @@
 // PostgreSQL access: one pool per process, and one way to run a transaction.
 import { createHash } from 'node:crypto'
 import pg from 'pg'
+import { RailError } from './errors.ts'
 
 export type Pool = pg.Pool
 /** A connection inside a transaction: every write of one business operation goes through it. */
@@ -113,7 +114,7 @@ export async function withKeyLock<T>(pool: Pool, key: string, work: (tx: Tx) => 
       return locked.rows[0]!.locked ? work(tx) : KEY_BUSY
     })
     if (result !== KEY_BUSY) return result
-    if (Date.now() > deadline) throw new Error(`key ${key} stayed locked for ${KEY_LOCK_WAIT_MS} ms`)
+    if (Date.now() > deadline) throw new RailError('service_unavailable', 'Another request with the same reference is still in progress; retry shortly')
     await new Promise((resolve) => setTimeout(resolve, KEY_LOCK_RETRY_MS + Math.random() * KEY_LOCK_RETRY_MS))
   }
 }

@@ -85,9 +85,12 @@ export async function lockKey(tx: Tx, key: string): Promise<void> {
 /**
  * Allocates a NUBAN at the provider, during the request and outside any transaction (no
  * connection is held while the provider answers). The reference the provider sees is derived
- * from what makes the account unique, so a concurrent duplicate, a retry after a lost answer or
- * a crash gets the same account back; an account allocated for a request that then fails is
- * never recorded by Rail (a credit to it goes to the partner's triage). No usable answer: 502
+ * from what makes the account unique (a partner's reference, where the object has one), so a
+ * concurrent duplicate, a retry after a lost answer or a crash gets the same account back; an
+ * account allocated for a request that then fails is never recorded by Rail (a credit to it goes
+ * to the partner's triage). Objects without a reference of their own (an invoice published on
+ * create, an escrow) derive it from their new id: a retried create allocates anew, and the
+ * earlier account stays unused. No usable answer: 502
  * provider_unavailable, and nothing is recorded.
  */
 export async function allocateAtProvider(

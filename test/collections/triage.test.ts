@@ -5,12 +5,13 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { nuban } from '../../src/nip/nuban.ts'
+import { settleRefunds } from '../../src/inbound-credits/service.ts'
 import { expireIntents } from '../../src/payment-intents/service.ts'
 import { SandboxBank } from '../../src/sandbox-bank/service.ts'
 import { allocationReference } from '../../src/virtual-accounts/service.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
-import { bookedKobo, payIn, startCollections, waitForCallback, type CollectionsHarness } from './support.ts'
+import { bookedKobo, payIn, postBankNotice, startCollections, waitForCallback, type CollectionsHarness } from './support.ts'
 
 let harness: CollectionsHarness
 
@@ -65,7 +66,7 @@ describe('a credit to an archived account', () => {
     ])
     expect([first.status, second.status].sort()).toEqual([200, 409])
     const resolved = first.status === 200 ? first.body : second.body
-    expect(resolved.status).toBe('refunded')
+    expect(resolved.status).toBe('refund_pending')
     const outboundId = resolved.resolution!.outboundTransferId as string
     const payouts = await harness.app.db.pool.query(`SELECT id FROM outbound_transfers WHERE partner_id = $1`, [credentials.partnerId])
     expect(payouts.rows.map((row) => row.id)).toEqual([outboundId])
@@ -78,6 +79,8 @@ describe('a credit to an archived account', () => {
     expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: outboundId, outcome: 'confirmed' })).status).toBe(200)
     await waitForCallback(harness.hook, credentials.callbackSigningSecret, (body) => body.event === 'transfer.confirmed' && body.data.id === outboundId)
     expect(await bookedKobo(harness.app, credentials.partnerId, 'float')).toBe(0)
+    // The refund sweep (every minute; run here at once) marks it refunded.
+    expect(await settleRefunds({ pool: harness.app.db.pool })).toBeGreaterThanOrEqual(1)
 
     // Listed with its resolution; resolving again is refused.
     const listed = (await client.get<{ data: TriageItem[] }>('/api/v1/rail/unmatched')).body.data
@@ -138,7 +141,50 @@ describe('a credit to an account Rail has no record of', () => {
     expect(await bookedKobo(harness.app, credentials.partnerId, 'suspense')).toBe(6_000)
     const refunded = await client.post<TriageItem>(`/api/v1/rail/unmatched/${item!.id}/resolve`, { action: 'refund' })
     expect(refunded.status).toBe(200)
-    expect(refunded.body.status).toBe('refunded')
+    expect(refunded.body.status).toBe('refund_pending')
+  })
+})
+
+describe('a credit in another currency', () => {
+  it('goes to triage, and cannot be assigned to a naira account', async () => {
+    const { client, credentials } = await partner()
+    const account = (await client.post<{ trackingId: string; virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })).body
+    const notice = JSON.stringify({ type: 'credit.received', sessionId: `666${Date.now()}`, accountNumber: account.virtualAccount, amountKobo: 5_000, currency: 'USD', creditedAt: new Date().toISOString() })
+    expect((await postBankNotice(harness.app.baseUrl, notice)).status).toBe(200)
+    const [item] = await unmatchedOf(client)
+    expect(item).toMatchObject({ reason: 'currency_mismatch', amountKobo: 5_000 })
+    const refused = await client.post<{ error: string }>(`/api/v1/rail/unmatched/${item!.id}/resolve`, { action: 'assign', target: account.trackingId })
+    expect(refused.status).toBe(409)
+    expect(refused.body.error).toBe('invalid_state')
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(0)
+  })
+})
+
+describe('a refund whose payout fails', () => {
+  it('puts the money back in suspense and the credit back in triage, to be settled again', async () => {
+    const { client, credentials } = await partner()
+    const account = (await client.post<{ trackingId: string; virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })).body
+    await client.post(`/api/v1/rail/virtual-account/${account.trackingId}/archive`)
+    await payIn(client, account.virtualAccount, 9_000, PAYER)
+    const [item] = await unmatchedOf(client)
+    const pending = (await client.post<TriageItem>(`/api/v1/rail/unmatched/${item!.id}/resolve`, { action: 'refund' })).body
+    const outboundId = pending.resolution!.outboundTransferId as string
+    await waitFor(async () => (await client.get<{ state: string }>(`/api/v1/rail/outbound/${outboundId}`)).body.state === 'submitted', 10_000, 'refund submitted')
+    expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: outboundId, outcome: 'failed' })).status).toBe(200)
+    await waitForCallback(harness.hook, credentials.callbackSigningSecret, (body) => body.event === 'transfer.failed' && body.data.id === outboundId)
+    // Until the sweep runs, the money waits in the float (the hold was voided).
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'float')).toBe(9_000)
+    await settleRefunds({ pool: harness.app.db.pool })
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'float')).toBe(0)
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'suspense')).toBe(9_000)
+    const reopened = (await client.get<TriageItem>(`/api/v1/rail/unmatched/${item!.id}`)).body
+    expect(reopened).toMatchObject({ status: 'unmatched', resolution: { action: 'refund', outboundTransferId: outboundId, outcome: 'failed' } })
+    expect(await settleRefunds({ pool: harness.app.db.pool })).toBe(0) // once
+    // Settled again, another way.
+    const target = (await client.post<{ trackingId: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })).body
+    const assigned = await client.post<TriageItem>(`/api/v1/rail/unmatched/${item!.id}/resolve`, { action: 'assign', target: target.trackingId })
+    expect(assigned.status).toBe(200)
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(9_000)
   })
 })
 
