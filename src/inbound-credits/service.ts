@@ -108,7 +108,7 @@ export async function applyCredit(deps: InboundDeps, creditId: string): Promise<
  * triage. Otherwise there is no partner to hold it for: it stays `unattributed`, no money moves,
  * and operators see it in the table (the provider holds the money until it is returned).
  */
-export async function settleUnknownAccount(tx: Tx, credit: repo.InboundCredit): Promise<void> {
+async function settleUnknownAccount(tx: Tx, credit: repo.InboundCredit): Promise<void> {
   const partnerId = await knownPartner(tx, partnerOfAllocation(credit.accountReference))
   if (!partnerId) {
     await repo.settleReceived(tx, credit.id, { status: 'unattributed', partnerId: null, virtualAccountId: null, brr: null, unmatchedReason: 'unknown_account' })

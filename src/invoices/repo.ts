@@ -125,11 +125,6 @@ export async function lockById(db: Queryable, id: string): Promise<Invoice | und
   return result.rows[0] && toInvoice(result.rows[0])
 }
 
-export async function lockByReference(db: Queryable, partnerId: string, reference: string): Promise<Invoice | undefined> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM invoices WHERE partner_id = $1 AND reference = $2 FOR UPDATE`, [partnerId, reference])
-  return result.rows[0] && toInvoice(result.rows[0])
-}
-
 export async function publish(db: Queryable, id: string, paymentIntentId: string): Promise<Invoice | undefined> {
   const result = await db.query<Row>(
     `UPDATE invoices SET status = 'published', payment_intent_id = $2, published_at = now(), status_changed_at = now()

@@ -144,11 +144,6 @@ export async function selectByKey(db: Queryable, partnerId: string, key: string)
   return result.rows[0] && toIntent(result.rows[0])
 }
 
-export async function selectByCheckoutToken(db: Queryable, checkoutToken: string): Promise<PaymentIntent | undefined> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM payment_intents WHERE checkout_token = $1`, [checkoutToken])
-  return result.rows[0] && toIntent(result.rows[0])
-}
-
 export async function lockByAccount(db: Queryable, virtualAccountId: string): Promise<PaymentIntent | undefined> {
   const result = await db.query<Row>(`SELECT ${COLUMNS} FROM payment_intents WHERE virtual_account_id = $1 FOR UPDATE`, [virtualAccountId])
   return result.rows[0] && toIntent(result.rows[0])

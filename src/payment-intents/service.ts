@@ -224,11 +224,6 @@ export async function getIntentById(db: Queryable, id: string): Promise<IntentVi
   return intent && { intent, account: (await selectAccountById(db, intent.virtualAccountId))! }
 }
 
-export async function getIntentByCheckoutToken(db: Queryable, checkoutToken: string): Promise<IntentView | undefined> {
-  const intent = await repo.selectByCheckoutToken(db, checkoutToken)
-  return intent && { intent, account: (await selectAccountById(db, intent.virtualAccountId))! }
-}
-
 export async function listIntents(
   db: Queryable,
   query: { partnerId: string; status?: repo.IntentStatus; limit: number; cursor?: string },
