@@ -1,20 +1,20 @@
 // npm run bench:outbound — TRANSFERS signed `POST /api/v1/rail/outbound` submits over HTTP from
-// autocannon (64 connections), against the real app on a throw-away embedded PostgreSQL (or
+// autocannon (64 connections, in a process of its own: bench/outbound-load.ts), against the real app on a throw-away embedded PostgreSQL (or
 // DATABASE_URL); then the workers start and send them to the sandbox bank, every transfer is registered `confirmed` through the sandbox
 // simulator, and the bench waits for every signed `transfer.confirmed` callback at a local
 // receiver. Prints submit requests/s, p50/p99, and the time from the last registration to the last
 // callback; verifies the ledger; writes bench/results/outbound.json.
-import { randomBytes, randomUUID } from 'node:crypto'
+import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import autocannon from 'autocannon'
+import type autocannon from 'autocannon'
 import { buildApi, startBackgroundWorkers } from '../src/app.ts'
-import { RailClient, signRequest } from '../src/client/index.ts'
+import { RailClient } from '../src/client/index.ts'
 import { verifyLedger } from '../src/ledger/verify.ts'
-import { nuban } from '../src/nip/nuban.ts'
 import { createPartner } from '../src/partners/service.ts'
 import { createPool } from '../src/platform/db.ts'
 import { migrateDatabase } from '../src/platform/migrate.ts'
@@ -110,38 +110,20 @@ async function main(): Promise<void> {
   }
 }
 
+/**
+ * The submits come from another process (bench/outbound-load.ts), so that the load generator's
+ * CPU is not taken from the API's event loop: on two cores the two would otherwise share one.
+ */
 function submitAll(baseUrl: string, credentials: { keyId: string; signingSecret: string }): Promise<autocannon.Result> {
-  const pathName = '/api/v1/rail/outbound'
-  let serial = 0
   return new Promise((resolve, reject) => {
-    const instance = autocannon(
-      {
-        url: baseUrl,
-        connections: CONNECTIONS,
-        amount: TRANSFERS,
-        requests: [
-          {
-            method: 'POST',
-            path: pathName,
-            setupRequest: (request: autocannon.Request) => {
-              const account = nuban('058', String(100_000_000 + (serial++ % 899_999_999)).slice(0, 9))
-              const body = JSON.stringify({
-                clientReference: randomUUID(),
-                amountKobo: 100 * (10 + Math.floor(Math.random() * 1_000)), // whole naira: never a magic amount of the sandbox bank
-                beneficiaryAccountNumber: account,
-                beneficiaryBankCode: '058',
-                beneficiaryAccountName: 'Bench Beneficiary',
-                currency: 'NGN',
-              })
-              const headers = signRequest({ ...credentials, method: 'POST', pathWithQuery: pathName, body })
-              return { ...request, body, headers: { ...headers, 'content-type': 'application/json' } }
-            },
-          },
-        ],
-      },
-      (error: Error | null, result: autocannon.Result) => (error ? reject(error) : resolve(result)),
-    )
-    autocannon.track(instance, { renderProgressBar: false, renderResultsTable: false })
+    const child = spawn(process.execPath, [path.join(path.dirname(new URL(import.meta.url).pathname), 'outbound-load.ts')], {
+      env: { ...process.env, BENCH_BASE_URL: baseUrl, BENCH_KEY_ID: credentials.keyId, BENCH_SIGNING_SECRET: credentials.signingSecret, BENCH_TRANSFERS: String(TRANSFERS), BENCH_CONNECTIONS: String(CONNECTIONS) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    let output = ''
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
+    child.on('error', reject)
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(output) as autocannon.Result) : reject(new Error(`the load generator exited with ${code}`))))
   })
 }
 
