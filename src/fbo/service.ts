@@ -4,15 +4,12 @@
 import { withKeyLock } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
 import { requestHash } from '../platform/idempotency.ts'
-import { uuidv7 } from '../platform/ids.ts'
 import {
   allocateAtProvider,
   assertCallbackUrl,
   collectionProvider,
   COLLECTION_CURRENCY,
-  creatorMetadata,
-  newTrackingId,
-  PROVIDER_CHANNEL,
+  newAccountRow,
   type Caller,
   type CollectionsDeps,
   type VirtualAccount,
@@ -68,27 +65,20 @@ export async function provisionFboAccount(deps: CollectionsDeps, caller: Caller,
   return withKeyLock(deps.pool, `fbo:${partner.id}:${request.holderRef}\n${purposeTag ?? ''}`, async (tx) => {
     const raced = await selectFboByHolder(tx, partner.id, request.holderRef, purposeTag)
     if (raced) return replay(raced)
-    const account = await insertVirtualAccount(tx, {
-      id: uuidv7(),
-      partnerId: partner.id,
-      trackingId: newTrackingId(),
-      purpose: 'fbo',
-      reference: null,
-      requestHash: hash,
-      provider: provider.name,
-      providerChannel: PROVIDER_CHANNEL,
-      providerReference: allocated.providerReference,
-      bankCode: allocated.bankCode,
-      accountNumber: allocated.accountNumber,
-      accountName: allocated.accountName,
-      currency: COLLECTION_CURRENCY,
-      purposeTag,
-      callbackUrl: request.callbackUrl ?? null,
-      holder: null,
-      holderRef: request.holderRef,
-      brr: null,
-      creatorMetadata: creatorMetadata(caller),
-    })
+    const account = await insertVirtualAccount(
+      tx,
+      newAccountRow(caller, provider, allocated, {
+        purpose: 'fbo',
+        reference: null,
+        requestHash: hash,
+        currency: COLLECTION_CURRENCY,
+        purposeTag,
+        callbackUrl: request.callbackUrl ?? null,
+        holder: null,
+        holderRef: request.holderRef,
+        brr: null,
+      }),
+    )
     return { account, replayed: false }
   })
 }

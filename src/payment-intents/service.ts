@@ -20,8 +20,7 @@ import {
   creatorMetadata,
   holderName,
   lockKey,
-  newTrackingId,
-  PROVIDER_CHANNEL,
+  newAccountRow,
   selectById as selectAccountById,
   type AccountHolder,
   type Caller,
@@ -156,27 +155,20 @@ export async function createIntentInTransaction(
   const raced = await repo.selectByReference(tx, partner.id, request.reference)
   if (raced) return replay(tx, raced, hash)
   const currency = request.currency ?? COLLECTION_CURRENCY
-  const account = await insertVirtualAccount(tx, {
-    id: uuidv7(),
-    partnerId: partner.id,
-    trackingId: newTrackingId(),
-    purpose: 'payment_intent',
-    reference: request.reference,
-    requestHash: null,
-    provider: provider.name,
-    providerChannel: PROVIDER_CHANNEL,
-    providerReference: allocated.providerReference,
-    bankCode: allocated.bankCode,
-    accountNumber: allocated.accountNumber,
-    accountName: allocated.accountName,
-    currency,
-    purposeTag: request.purposeTag ?? null,
-    callbackUrl: request.callbackUrl ?? null,
-    holder: request.virtualAccountHolder ?? null,
-    holderRef: null,
-    brr: bearsBrr(partner) ? generateBrr() : null,
-    creatorMetadata: creatorMetadata(caller),
-  })
+  const account = await insertVirtualAccount(
+    tx,
+    newAccountRow(caller, provider, allocated, {
+      purpose: 'payment_intent',
+      reference: request.reference,
+      requestHash: null,
+      currency,
+      purposeTag: request.purposeTag ?? null,
+      callbackUrl: request.callbackUrl ?? null,
+      holder: request.virtualAccountHolder ?? null,
+      holderRef: null,
+      brr: bearsBrr(partner) ? generateBrr() : null,
+    }),
+  )
   const intent = await repo.insertIntent(tx, {
     id: uuidv7(),
     partnerId: partner.id,

@@ -121,6 +121,26 @@ export function partnerOfAllocation(reference: string | null): string | undefine
   return match?.[1]
 }
 
+/** What an account's own kind decides; the rest of its row comes from the allocation and the caller. */
+export type AccountFields = Pick<repo.NewVirtualAccount, 'purpose' | 'reference' | 'requestHash' | 'currency' | 'purposeTag' | 'callbackUrl' | 'holder' | 'holderRef' | 'brr'>
+
+/** The row of a newly allocated account: a new id and tracking id, the provider's answer, who created it. */
+export function newAccountRow(caller: Caller, provider: ProviderProfile, allocated: ProviderAccount & { providerReference: string }, fields: AccountFields): repo.NewVirtualAccount {
+  return {
+    id: uuidv7(),
+    partnerId: caller.partner.id,
+    trackingId: newTrackingId(),
+    provider: provider.name,
+    providerChannel: PROVIDER_CHANNEL,
+    providerReference: allocated.providerReference,
+    bankCode: allocated.bankCode,
+    accountNumber: allocated.accountNumber,
+    accountName: allocated.accountName,
+    creatorMetadata: creatorMetadata(caller),
+    ...fields,
+  }
+}
+
 /** The name on an account: the holder's, as the partner gave it, else the fallback (the partner's). */
 export function holderName(holder: repo.AccountHolder | undefined, fallback: string): string {
   const given = holder?.name ?? [holder?.firstName, holder?.lastName].filter(Boolean).join(' ')
@@ -155,27 +175,20 @@ export async function createPersistentAccount(deps: CollectionsDeps, caller: Cal
   return withKeyLock(deps.pool, `virtual-account:${partner.id}:${request.reference}`, async (tx) => {
     const raced = await repo.selectPersistentByReference(tx, partner.id, request.reference)
     if (raced) return replay(raced)
-    const account = await repo.insertVirtualAccount(tx, {
-      id: uuidv7(),
-      partnerId: partner.id,
-      trackingId: newTrackingId(),
-      purpose: 'persistent',
-      reference: request.reference,
-      requestHash: hash,
-      provider: provider.name,
-      providerChannel: PROVIDER_CHANNEL,
-      providerReference: allocated.providerReference,
-      bankCode: allocated.bankCode,
-      accountNumber: allocated.accountNumber,
-      accountName: allocated.accountName,
-      currency,
-      purposeTag: request.purposeTag ?? null,
-      callbackUrl: request.callbackUrl ?? null,
-      holder: request.virtualAccountHolder ?? null,
-      holderRef: null,
-      brr: bearsBrr(partner) ? generateBrr() : null,
-      creatorMetadata: creatorMetadata(caller),
-    })
+    const account = await repo.insertVirtualAccount(
+      tx,
+      newAccountRow(caller, provider, allocated, {
+        purpose: 'persistent',
+        reference: request.reference,
+        requestHash: hash,
+        currency,
+        purposeTag: request.purposeTag ?? null,
+        callbackUrl: request.callbackUrl ?? null,
+        holder: request.virtualAccountHolder ?? null,
+        holderRef: null,
+        brr: bearsBrr(partner) ? generateBrr() : null,
+      }),
+    )
     return { account, replayed: false }
   })
 }
