@@ -85,20 +85,11 @@ function toCredit(row: Row): InboundCredit {
   }
 }
 
-export interface NewCredit {
-  id: string
-  provider: string
-  sessionId: string
-  accountNumber: string
-  amountKobo: number
-  currency: string
-  payerName: string | null
-  payerAccountNumber: string | null
-  payerBankCode: string | null
-  narration: string | null
-  accountReference: string | null
-  creditedAt: Date
-}
+/** A credit as the provider reported it, under Rail's id. */
+export type NewCredit = Pick<
+  InboundCredit,
+  'id' | 'provider' | 'sessionId' | 'accountNumber' | 'amountKobo' | 'currency' | 'payerName' | 'payerAccountNumber' | 'payerBankCode' | 'narration' | 'accountReference' | 'creditedAt'
+>
 
 /**
  * Stores a credit and enqueues the job that applies it, in one statement (so one commit): once

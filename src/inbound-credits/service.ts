@@ -65,24 +65,8 @@ export interface InboundDeps extends CollectionsDeps {
 /** Stores a credit the provider announced (or a requery found) with its apply job; once per session id. */
 export async function recordCredit(pool: Queryable, provider: string, credit: ProviderCredit): Promise<{ creditId: string; duplicate: boolean }> {
   const id = uuidv7()
-  const inserted = await repo.insertCreditWithJob(
-    pool,
-    {
-      id,
-      provider,
-      sessionId: credit.sessionId,
-      accountNumber: credit.accountNumber,
-      amountKobo: credit.amountKobo,
-      currency: credit.currency,
-      payerName: credit.payerName,
-      payerAccountNumber: credit.payerAccountNumber,
-      payerBankCode: credit.payerBankCode,
-      narration: credit.narration,
-      accountReference: credit.accountReference,
-      creditedAt: credit.creditedAt,
-    },
-    APPLY_TASK,
-  )
+  // A provider's credit has exactly the fields of a stored one, less Rail's id and the provider's name.
+  const inserted = await repo.insertCreditWithJob(pool, { id, provider, ...credit }, APPLY_TASK)
   if (inserted) return { creditId: inserted, duplicate: false }
   return { creditId: (await repo.selectBySession(pool, provider, credit.sessionId))!.id, duplicate: true }
 }
