@@ -18,7 +18,8 @@ import { verifyLedger } from '../src/ledger/verify.ts'
 import { createPartner } from '../src/partners/service.ts'
 import { createPool } from '../src/platform/db.ts'
 import { migrateDatabase } from '../src/platform/migrate.ts'
-import { benchDatabase } from './bench-database.ts'
+import { benchDatabase, STATEMENT_STATS } from './bench-database.ts'
+import { postgresCpuMs, postmasterPid, printStatementStats, resetStatementStats } from './statements.ts'
 
 const TRANSFERS = Number(process.env.BENCH_TRANSFERS ?? 10_000)
 const CONNECTIONS = 64
@@ -57,8 +58,20 @@ async function main(): Promise<void> {
     // drain from the queue), so the figure is the submit path's, not the submit path's share of
     // two cores with the whole pipeline.
     console.log(`submitting ${TRANSFERS} outbound transfers over ${CONNECTIONS} connections…`)
+    if (STATEMENT_STATS) await resetStatementStats(pool)
+    const postmaster = await postmasterPid(pool)
+    const cpuBeforeMs = postgresCpuMs(postmaster)
+    const nodeCpuBefore = process.cpuUsage()
     const load = await submitAll(baseUrl, credentials)
+    const cpuAfterMs = postgresCpuMs(postmaster)
+    const nodeCpu = process.cpuUsage(nodeCpuBefore)
+    const submits = load.requests.total
+    const postgresCpuMsPerSubmit = (cpuAfterMs.backends + cpuAfterMs.others - cpuBeforeMs.backends - cpuBeforeMs.others) / submits
+    const apiCpuMsPerSubmit = (nodeCpu.user + nodeCpu.system) / 1000 / submits
     console.log(`submit: ${Math.round(load.requests.average)} requests/s  p50 ${load.latency.p50} ms  p99 ${load.latency.p99} ms  errors ${load.errors + load.non2xx}`)
+    console.log(`CPU per submit: PostgreSQL ${postgresCpuMsPerSubmit.toFixed(2)} ms, API process ${apiCpuMsPerSubmit.toFixed(2)} ms (the load generator's own process not counted)`)
+    if (STATEMENT_STATS) await printStatementStats(pool, submits)
+    if (process.env.BENCH_SUBMIT_ONLY === '1') return // quick experiments on the submit path
     runner = await startBackgroundWorkers({ pool, masterKey, concurrency: 32, providers, events: { allowLoopbackCallbacks: true } })
 
     console.log('waiting for every transfer to be submitted to the bank…')
@@ -78,8 +91,13 @@ async function main(): Promise<void> {
       }),
     )
     const lastRegisteredAt = Date.now()
-    console.log(`registered in ${((lastRegisteredAt - registeringStartedAt) / 1000).toFixed(1)} s; waiting for the callbacks…`)
-    await waitUntil(() => confirmedAt.size >= ids.length, 600_000)
+    console.log(`registered in ${((lastRegisteredAt - registeringStartedAt) / 1000).toFixed(1)} s (${confirmedAt.size} callbacks already received); waiting for the rest…`)
+    const progress = setInterval(() => void reportProgress(), 10_000)
+    const reportProgress = async () => {
+      const queue = process.env.BENCH_VERBOSE === '1' ? await jobQueue(pool) : ''
+      console.log(`  ${confirmedAt.size} callbacks after ${((Date.now() - lastRegisteredAt) / 1000).toFixed(0)} s ${queue}`)
+    }
+    await waitUntil(() => confirmedAt.size >= ids.length, 600_000).finally(() => clearInterval(progress))
     const lastCallbackAt = Math.max(...confirmedAt.values())
     const callbacksAfterS = Math.round((lastCallbackAt - lastRegisteredAt) / 100) / 10
     const verification = await verifyLedger(pool)
@@ -88,6 +106,8 @@ async function main(): Promise<void> {
       submitLatencyP50Ms: load.latency.p50,
       submitLatencyP99Ms: load.latency.p99,
       submitErrors: load.errors + load.non2xx,
+      postgresCpuMsPerSubmit: Math.round(postgresCpuMsPerSubmit * 100) / 100,
+      apiCpuMsPerSubmit: Math.round(apiCpuMsPerSubmit * 100) / 100,
       transfers: ids.length,
       lastCallbackSecondsAfterLastRegistration: callbacksAfterS,
       ledgerVerified: verification.ok,
@@ -125,6 +145,15 @@ function submitAll(baseUrl: string, credentials: { keyId: string; signingSecret:
     child.on('error', reject)
     child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(output) as autocannon.Result) : reject(new Error(`the load generator exited with ${code}`))))
   })
+}
+
+/** BENCH_VERBOSE=1: the jobs due now, by task and priority (where a callback waits, when one is slow). */
+async function jobQueue(pool: ReturnType<typeof createPool>): Promise<string> {
+  const { rows } = await pool.query<{ task: string; priority: number; due: number; locked: number }>(
+    `SELECT task_identifier AS task, priority, count(*)::int AS due, count(locked_at)::int AS locked
+       FROM graphile_worker.jobs WHERE run_at <= now() GROUP BY 1, 2 ORDER BY 1, 2`,
+  )
+  return rows.map((row) => `${row.task}/${row.priority}: ${row.due} due (${row.locked} running)`).join(', ')
 }
 
 async function waitUntil(condition: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {

@@ -21,7 +21,7 @@ import { applyEscrowFunding, ESCROW_CRONTAB } from './escrow/service.ts'
 import { registerFloatRoutes } from './outbound-transfers/float-routes.ts'
 import { outboundTasks } from './outbound-transfers/jobs.ts'
 import { registerOutboundRoutes } from './outbound-transfers/routes.ts'
-import { OUTBOUND_CRONTAB, submitBatcherFor, type OutboundDeps, type OutboundSettings } from './outbound-transfers/service.ts'
+import { finishBatcherFor, OUTBOUND_CRONTAB, submitBatcherFor, type OutboundDeps, type OutboundSettings } from './outbound-transfers/service.ts'
 import { registerPaymentIntentRoutes } from './payment-intents/routes.ts'
 import { PAYMENT_INTENTS_CRONTAB } from './payment-intents/service.ts'
 import { installAuthentication } from './partners/auth.ts'
@@ -151,6 +151,7 @@ export function buildTaskList(deps: Omit<WorkerDeps, 'concurrency' | 'log'>): Ta
   const providers = new ProviderRegistry(deps.pool, deps.providers)
   const allowLoopbackCallbacks = deps.events?.allowLoopbackCallbacks ?? false
   const outbound: OutboundDeps = { pool: deps.pool, providers, allowLoopbackCallbacks, settings: deps.outbound }
+  outbound.finishBatcher = finishBatcherFor(outbound)
   // The sandbox bank announces inbound credits to Rail, on whose server it is mounted.
   const bank = deps.providers && sandboxBankTasks({ pool: deps.pool, secret: deps.providers.sandboxBankSecret, clientBaseUrl: deps.providers.sandboxBankUrl })
   return {

@@ -131,7 +131,10 @@ export async function insertEventsWithDeliveries(db: Queryable, events: readonly
         WHERE input.delivery_id IS NOT NULL
        RETURNING id, url
      )
-     SELECT graphile_worker.add_job(identifier => $16::text, payload => json_build_object('deliveryId', delivery.id, 'url', delivery.url)) FROM delivery`,
+     -- One add_jobs call for all the deliveries: add_job scans the queue once per call.
+     SELECT count(*) FROM graphile_worker.add_jobs(ARRAY(
+       SELECT ROW($16::text, json_build_object('deliveryId', delivery.id, 'url', delivery.url), NULL, NULL, NULL, NULL, NULL, NULL)::graphile_worker.job_spec
+         FROM delivery))`,
     [
       column((item) => item.event.id),
       column((item) => item.event.partnerId),

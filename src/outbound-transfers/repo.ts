@@ -198,10 +198,18 @@ export async function insertTransfers(db: Queryable, transfers: readonly NewOutb
   return rows.map(toTransfer)
 }
 
-/** Enqueues the submit jobs of many transfers in one statement. */
+/**
+ * Enqueues the submit jobs of many transfers with one add_jobs call: graphile-worker's add_job
+ * scans the queue for a job key once per call (see docs/performance.md), so a job per row would
+ * cost a scan per transfer.
+ */
 export async function addSubmitJobs(db: Queryable, task: string, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return
-  await db.query(`SELECT graphile_worker.add_job($1::text, json_build_object('id', id)) FROM unnest($2::uuid[]) AS id`, [task, ids])
+  await db.query(
+    `SELECT count(*) FROM graphile_worker.add_jobs(ARRAY(
+       SELECT ROW($1::text, json_build_object('id', id), NULL, NULL, NULL, NULL, NULL, NULL)::graphile_worker.job_spec FROM unnest($2::uuid[]) AS id))`,
+    [task, ids],
+  )
 }
 
 export async function selectTransfer(db: Queryable, id: string): Promise<OutboundTransfer | undefined> {

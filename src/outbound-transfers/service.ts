@@ -6,7 +6,7 @@
 // Every change of state is checked against the transition table in SQL, and each terminal or
 // unknown state emits its callback through the events module, in the same transaction.
 import { recordPayoutsTo, recordPayoutTo, recordVerifiedName } from '../counterparties/service.ts'
-import { assertCallbackUrlAllowed, recordEvent } from '../events/service.ts'
+import { assertCallbackUrlAllowed, recordEvent, recordEvents, type NewEvent } from '../events/service.ts'
 import { createTransfers, derivedId, ensurePartnerAccount, type TransferInput } from '../ledger/service.ts'
 import { findBank } from '../nip/banks.ts'
 import { generateBrr } from '../nip/brr.ts'
@@ -16,14 +16,14 @@ import { requireCapability } from '../providers/capabilities.ts'
 import type { ProviderRegistry } from '../providers/registry.ts'
 import { DEFAULT_PROVIDER, getProvider } from '../providers/service.ts'
 import type { ProviderResult } from '../providers/types.ts'
-import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
+import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
 import { fieldError, notFound, RailError } from '../platform/errors.ts'
 import { requestHash } from '../platform/idempotency.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { addJob } from '../platform/jobs.ts'
+import { Coalescer } from '../platform/coalescer.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
 import { FLOAT_CURRENCY } from './float.ts'
-import { SubmitBatcher } from './submit-batcher.ts'
 import * as repo from './repo.ts'
 import { isTerminal, type OutboundState } from './states.ts'
 
@@ -49,7 +49,9 @@ export interface OutboundDeps {
   allowLoopbackCallbacks: boolean
   settings?: OutboundSettings
   /** The API's coalescer of concurrent submits (without it, each submit is its own transaction). */
-  submitBatcher?: SubmitBatcher<Submission>
+  submitBatcher?: Coalescer<Submission, repo.OutboundTransfer | undefined>
+  /** The workers' coalescer of final answers (without it, each answer is its own transaction). */
+  finishBatcher?: Coalescer<Finish, void>
 }
 
 export interface SubmitRequest {
@@ -133,7 +135,7 @@ export async function submitOutbound(deps: OutboundDeps, caller: Caller, request
  */
 async function submitInBatch(
   deps: OutboundDeps,
-  batcher: SubmitBatcher<Submission>,
+  batcher: Coalescer<Submission, repo.OutboundTransfer | undefined>,
   caller: Caller,
   request: SubmitRequest,
   hash: string,
@@ -141,7 +143,7 @@ async function submitInBatch(
   const known = () => repo.selectByReference(deps.pool, caller.partner.id, request.clientReference)
   try {
     await assertSubmittable(caller, request, deps.allowLoopbackCallbacks)
-    const transfer = await batcher.submit({ caller, request, hash })
+    const transfer = await batcher.run({ caller, request, hash })
     return transfer ? { transfer, replayed: false } : replay((await known())!, hash)
   } catch (error) {
     // A reference recorded before is answered as it was, whatever changed since (as the direct path does).
@@ -151,9 +153,12 @@ async function submitInBatch(
   }
 }
 
-/** The API's submit batcher for these deps (recordSubmissions on shared transactions). */
-export function submitBatcherFor(deps: OutboundDeps): SubmitBatcher<Submission> {
-  return new SubmitBatcher(deps.pool, (tx, submissions) => recordSubmissions(deps, tx, submissions))
+/**
+ * The API's submit batcher for these deps: the checked submits waiting when a lane frees up are
+ * recorded together by recordSubmissions (one insert, one ledger call, one commit for all of them).
+ */
+export function submitBatcherFor(deps: OutboundDeps): Coalescer<Submission, repo.OutboundTransfer | undefined> {
+  return new Coalescer(deps.pool, (tx, submissions) => recordSubmissions(deps, tx, submissions))
 }
 
 /**
@@ -313,9 +318,18 @@ function holdOn(transfer: repo.OutboundTransfer, floatAccountId: string, settlem
 
 /** The callback of a state the partner hears about: terminal states, and unknown. */
 async function emit(tx: Queryable, transfer: repo.OutboundTransfer): Promise<void> {
-  const type = transfer.state === 'confirmed' ? 'transfer.confirmed' : transfer.state === 'failed' ? 'transfer.failed' : transfer.state === 'unknown' ? 'transfer.unknown' : undefined
-  if (!type) return
-  await recordEvent(tx, { partnerId: transfer.partnerId, type, objectType: 'outbound_transfer', objectId: transfer.id, data: toOutboundJson(transfer), callbackUrl: transfer.callbackUrl })
+  if (callbackType(transfer.state)) await recordEvent(tx, callbackEvent(transfer))
+}
+
+function callbackType(state: OutboundState): string | undefined {
+  return state === 'confirmed' ? 'transfer.confirmed' : state === 'failed' ? 'transfer.failed' : state === 'unknown' ? 'transfer.unknown' : undefined
+}
+
+/** The callback of a transfer in a state that has one (confirmed, failed, unknown). */
+function callbackEvent(transfer: repo.OutboundTransfer): NewEvent {
+  const type = callbackType(transfer.state)
+  if (!type) throw new Error(`outbound transfer ${transfer.id} in ${transfer.state} has no callback`)
+  return { partnerId: transfer.partnerId, type, objectType: 'outbound_transfer', objectId: transfer.id, data: toOutboundJson(transfer), callbackUrl: transfer.callbackUrl }
 }
 
 /** The submit job: name enquiry where the provider checks names, then the payout. */
@@ -328,7 +342,7 @@ export async function processSubmit(deps: OutboundDeps, id: string): Promise<voi
   if (provider.capabilities.nameCheck) {
     const enquiry = await adapter.nameEnquiry({ bankCode: transfer.beneficiaryBankCode, accountNumber: transfer.beneficiaryAccountNumber })
     if (enquiry.outcome === 'failed') {
-      await finish(deps.pool, transfer, 'failed', {
+      await finish(deps, transfer, 'failed', {
         providerResponseCode: enquiry.responseCode,
         providerResponseMessage: enquiry.responseMessage,
         failureReason: { code: 'name_enquiry_failed', message: enquiry.responseMessage, providerResponseCode: enquiry.responseCode },
@@ -355,7 +369,7 @@ export async function processSubmit(deps: OutboundDeps, id: string): Promise<voi
 
 async function retrySubmitOrFail(deps: OutboundDeps, transfer: repo.OutboundTransfer, reason: string): Promise<void> {
   if (Date.now() >= transfer.requeryDeadlineAt.getTime()) {
-    await finish(deps.pool, transfer, 'failed', { failureReason: { code: 'provider_unavailable', message: `Name enquiry gave no answer before the deadline: ${reason}` } })
+    await finish(deps, transfer, 'failed', { failureReason: { code: 'provider_unavailable', message: `Name enquiry gave no answer before the deadline: ${reason}` } })
     return
   }
   await addJob(deps.pool, SUBMIT_TASK, { id: transfer.id }, { runAt: new Date(Date.now() + firstDelayMs(deps)) })
@@ -379,7 +393,7 @@ async function applyProviderResult(deps: OutboundDeps, transfer: repo.OutboundTr
     settlementAccountName: settlementAccountName ?? null,
     rail: { scheme: 'NIP', destinationBankCode: transfer.beneficiaryBankCode },
   }
-  if (result.outcome === 'successful') return finish(deps.pool, transfer, 'confirmed', answer)
+  if (result.outcome === 'successful') return finish(deps, transfer, 'confirmed', answer)
   if (result.outcome === 'failed') {
     // 25: the bank has no record. For a pending transfer the payout never arrived, and sending it
     // again is safe (same reference). For one the bank had accepted, it proves nothing: keep asking.
@@ -388,7 +402,7 @@ async function applyProviderResult(deps: OutboundDeps, transfer: repo.OutboundTr
       else await scheduleRequery(deps, transfer)
       return
     }
-    return finish(deps.pool, transfer, 'failed', {
+    return finish(deps, transfer, 'failed', {
       ...answer,
       failureReason: { code: 'provider_declined', message: result.responseMessage, providerResponseCode: result.responseCode },
     })
@@ -397,7 +411,9 @@ async function applyProviderResult(deps: OutboundDeps, transfer: repo.OutboundTr
   if (transfer.state === 'pending') {
     await withTransaction(deps.pool, async (tx) => {
       const submitted = await repo.transition(tx, transfer.id, 'submitted', answer)
-      if (submitted) await addJob(tx, REQUERY_TASK, { id: transfer.id }, { runAt: new Date(Date.now() + firstDelayMs(deps)), jobKey: requeryJobKey(transfer.id) })
+      if (submitted) {
+        await addJob(tx, REQUERY_TASK, { id: transfer.id }, { runAt: new Date(Date.now() + firstDelayMs(deps)), jobKey: requeryJobKey(transfer.id), priority: REQUERY_POLL_PRIORITY })
+      }
     })
     return
   }
@@ -407,6 +423,14 @@ async function applyProviderResult(deps: OutboundDeps, transfer: repo.OutboundTr
 function firstDelayMs(deps: OutboundDeps): number {
   return deps.settings?.requeryFirstDelayMs ?? REQUERY_FIRST_DELAY_MS_DEFAULT
 }
+
+/**
+ * Scheduled requeries are background polls of transfers the bank still has in progress: they run
+ * after interactive work (a requery the simulator or an operator asked for, first callback
+ * attempts), which graphile-worker takes first (lower priority first). Without it, a wave of
+ * polls for thousands of pending payouts held every asked-for requery, and its callback, behind it.
+ */
+const REQUERY_POLL_PRIORITY = 1
 
 export function requeryJobKey(id: string): string {
   return `outbound_requery:${id}`
@@ -425,24 +449,58 @@ async function scheduleRequery(deps: OutboundDeps, transfer: repo.OutboundTransf
     return
   }
   const delayMs = Math.min(firstDelayMs(deps) * 2 ** Math.min(attempts - 1, 30), remainingMs)
-  await addJob(deps.pool, REQUERY_TASK, { id: transfer.id }, { runAt: new Date(Date.now() + delayMs), jobKey: requeryJobKey(transfer.id) })
+  await addJob(deps.pool, REQUERY_TASK, { id: transfer.id }, { runAt: new Date(Date.now() + delayMs), jobKey: requeryJobKey(transfer.id), priority: REQUERY_POLL_PRIORITY })
 }
 
-/** A final answer: the state, the hold posted (confirmed) or voided (failed), and the callback, in one transaction. */
-async function finish(pool: Pool, transfer: repo.OutboundTransfer, state: 'confirmed' | 'failed', answer: repo.ProviderAnswer): Promise<void> {
-  await withTransaction(pool, async (tx) => {
-    const changed = await repo.transition(tx, transfer.id, state, answer)
-    if (!changed) return // a late or duplicate answer: decided already
-    if (changed.holdTransferId) {
-      const resolution: TransferInput =
-        state === 'confirmed'
-          ? { id: derivedId(transfer.id, 'post'), phase: 'post', pendingId: changed.holdTransferId, code: 'outbound_transfer', sourceType: 'outbound_transfer', sourceId: transfer.id }
-          : { id: derivedId(transfer.id, 'void'), phase: 'void', pendingId: changed.holdTransferId, code: 'outbound_transfer', sourceType: 'outbound_transfer', sourceId: transfer.id }
-      const [outcome] = await createTransfers(tx, [resolution])
-      if (outcome!.result !== 'ok' && outcome!.result !== 'exists') throw new Error(`outbound ${state} ${transfer.id}: ${outcome!.result}`)
-    }
-    await emit(tx, changed)
+/** A final answer for one transfer: its state, the hold posted (confirmed) or voided (failed), and its callback. */
+export interface Finish {
+  transfer: repo.OutboundTransfer
+  state: 'confirmed' | 'failed'
+  answer: repo.ProviderAnswer
+}
+
+/**
+ * A final answer, written in one transaction with its hold's resolution and its callback — through
+ * the workers' finish batcher where there is one: every final answer posts or voids a hold on the
+ * partner's float account, so answers written one transaction each queue on that account's lock,
+ * commit after commit (~100 answers/s here); a batch takes it once.
+ */
+async function finish(deps: OutboundDeps, transfer: repo.OutboundTransfer, state: Finish['state'], answer: repo.ProviderAnswer): Promise<void> {
+  const decided: Finish = { transfer, state, answer }
+  if (deps.finishBatcher) await deps.finishBatcher.run(decided)
+  else await withTransaction(deps.pool, (tx) => writeFinishes(tx, [decided]))
+}
+
+/** The workers' coalescer of final answers (writeFinishes on shared transactions). */
+export function finishBatcherFor(deps: OutboundDeps): Coalescer<Finish, void> {
+  return new Coalescer(deps.pool, writeFinishes)
+}
+
+/**
+ * Final answers of many transfers in the caller's transaction: each transition checked in SQL (a
+ * late or duplicate answer changes nothing), one ledger call posting or voiding the holds of those
+ * that changed, one statement recording their callbacks. Transfers are locked in id order, so two
+ * batches holding one transfer each cannot deadlock.
+ */
+async function writeFinishes(tx: Tx, finishes: readonly Finish[]): Promise<void[]> {
+  const changed: repo.OutboundTransfer[] = []
+  for (const decided of [...finishes].sort((a, b) => (a.transfer.id < b.transfer.id ? -1 : a.transfer.id > b.transfer.id ? 1 : 0))) {
+    const transfer = await repo.transition(tx, decided.transfer.id, decided.state, decided.answer)
+    if (transfer) changed.push(transfer) // else a late or duplicate answer: decided already
+  }
+  const resolutions = changed.filter((transfer) => transfer.holdTransferId).map(holdResolution)
+  const outcomes = resolutions.length > 0 ? await createTransfers(tx, resolutions) : []
+  outcomes.forEach((outcome, index) => {
+    if (outcome.result !== 'ok' && outcome.result !== 'exists') throw new Error(`outbound ${resolutions[index]!.sourceId}: hold resolution ${outcome.result}`)
   })
+  await recordEvents(tx, changed.map(callbackEvent))
+  return finishes.map(() => undefined)
+}
+
+/** Confirmed posts the hold; failed voids it. The id is derived, so a retried answer cannot resolve it twice. */
+function holdResolution(transfer: repo.OutboundTransfer): TransferInput {
+  const phase = transfer.state === 'confirmed' ? 'post' : 'void'
+  return { id: derivedId(transfer.id, phase), phase, pendingId: transfer.holdTransferId!, code: 'outbound_transfer', sourceType: 'outbound_transfer', sourceId: transfer.id }
 }
 
 export interface SimulationRequest {

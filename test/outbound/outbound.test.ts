@@ -8,6 +8,8 @@ import { startBackgroundWorkers } from '../../src/app.ts'
 import { verifyRailSignature, type RailClient } from '../../src/client/index.ts'
 import { isValidBrr } from '../../src/nip/brr.ts'
 import { nuban } from '../../src/nip/nuban.ts'
+import { finishBatcherFor, requeryOutbound, type OutboundDeps } from '../../src/outbound-transfers/service.ts'
+import { ProviderRegistry } from '../../src/providers/registry.ts'
 import { SandboxBank } from '../../src/sandbox-bank/service.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { runRail } from '../support/cli.ts'
@@ -208,6 +210,32 @@ describe('POST /api/v1/rail/outbound', () => {
     expect((await client.post('/api/v1/rail/outbound', body)).status).toBe(status)
     const { rows } = await app.db.pool.query(`SELECT count(*)::int AS n FROM outbound_transfers WHERE partner_id = $1`, [credentials.partnerId])
     expect(rows[0].n).toBe(0)
+  })
+  it('final answers arriving together are written in shared transactions, each transfer resolved once', async () => {
+    const { client } = await fundedPartner(2_000_000)
+    const transfers = await Promise.all(Array.from({ length: 12 }, (_unused, index) => submitted(client, 100_000 + index)))
+    const outcome = (index: number) => (index % 3 === 0 ? 'failed' : 'confirmed')
+    for (const [index, transfer] of transfers.entries()) {
+      expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: transfer.id, outcome: outcome(index) })).status).toBe(200)
+    }
+    // Besides the workers' requeries, two more each at once through a finish batcher of our own:
+    // duplicates of one final answer, in one batch or in racing ones.
+    const deps: OutboundDeps = { pool: app.db.pool, providers: new ProviderRegistry(app.db.pool, { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET }), allowLoopbackCallbacks: true }
+    deps.finishBatcher = finishBatcherFor(deps)
+    await Promise.all(transfers.flatMap((transfer) => [requeryOutbound(deps, transfer.id), requeryOutbound(deps, transfer.id)]))
+    for (const [index, transfer] of transfers.entries()) expect((await read(client, transfer.id)).state).toBe(outcome(index))
+
+    const confirmedKobo = transfers.reduce((sum, transfer, index) => sum + (outcome(index) === 'confirmed' ? transfer.amountKobo : 0), 0)
+    expect(await float(client)).toEqual(expect.objectContaining({ availableBalanceKobo: 2_000_000 - confirmedKobo, bookedBalanceKobo: 2_000_000 - confirmedKobo }))
+    // One hold and one resolution per transfer, and one callback each.
+    const moves = await app.db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ledger_transfers WHERE source_type = 'outbound_transfer' AND source_id = ANY ($1::text[])`, [transfers.map((transfer) => transfer.id)])
+    expect(moves.rows[0]!.n).toBe(24)
+    await waitFor(() => transfers.every((transfer) => callbacksFor(transfer.id).length >= 1), 10_000, 'callbacks')
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    for (const [index, transfer] of transfers.entries()) {
+      const bodies = callbacksFor(transfer.id).map((request) => JSON.parse(request.rawBody) as { event: string })
+      expect(bodies.map((body) => body.event)).toEqual([`transfer.${outcome(index)}`])
+    }
   })
 })
 

@@ -1,0 +1,91 @@
+// Coalesces concurrent business operations of one kind into one database transaction (as the
+// ledger's LedgerBatcher coalesces transfers): the operations waiting when a lane frees up are
+// written together by the kind's set-based `write` — a handful of statements and one commit for
+// all of them, whatever their number — and each caller gets its own result after the commit.
+//
+// If a batch fails, every change of it rolled back, and each of its operations is written again
+// alone, in a transaction of its own: one bad operation fails no other, and its caller gets its
+// own error. Where operations contend for a hot row (a partner's float account, the provider's
+// settlement account), a batch takes that row's lock once for all of them instead of once per
+// operation, commit after commit.
+import { withTransaction, type Pool, type Tx } from './db.ts'
+
+export interface CoalescerOptions {
+  /** Operations in one batch at most: bounds lock hold time and a failed batch's blast radius. */
+  batchMax: number
+  /** Batches in flight at once, each in its own transaction on its own connection. */
+  lanes: number
+}
+
+/** Writes many operations in the caller's transaction; answers one result per input, in order. */
+export type WriteBatch<I, O> = (tx: Tx, inputs: readonly I[]) => Promise<O[]>
+
+interface Waiting<I, O> {
+  input: I
+  resolve: (output: O) => void
+  reject: (error: unknown) => void
+}
+
+export class Coalescer<I, O> {
+  readonly #pool: Pool
+  readonly #write: WriteBatch<I, O>
+  readonly #options: CoalescerOptions
+  #queue: Waiting<I, O>[] = []
+  #lanesBusy = 0
+
+  constructor(pool: Pool, write: WriteBatch<I, O>, options: Partial<CoalescerOptions> = {}) {
+    this.#pool = pool
+    this.#write = write
+    this.#options = { batchMax: 256, lanes: 2, ...options }
+    if (this.#options.batchMax < 1 || this.#options.lanes < 1) throw new Error('a coalescer needs batchMax ≥ 1 and lanes ≥ 1')
+  }
+
+  /** Resolves with this operation's result once the transaction that wrote it has committed. */
+  run(input: I): Promise<O> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ input, resolve, reject })
+      this.#pump()
+    })
+  }
+
+  #pump(): void {
+    while (this.#lanesBusy < this.#options.lanes && this.#queue.length > 0) {
+      const batch = this.#queue.splice(0, this.#options.batchMax)
+      this.#lanesBusy++
+      void this.#execute(batch).finally(() => {
+        this.#lanesBusy--
+        this.#pump()
+      })
+    }
+  }
+
+  async #execute(batch: Waiting<I, O>[]): Promise<void> {
+    try {
+      const outputs = await withTransaction(this.#pool, (tx) => this.#writeChecked(tx, batch.map((waiting) => waiting.input)))
+      batch.forEach((waiting, index) => waiting.resolve(outputs[index]!))
+    } catch (error) {
+      if (batch.length === 1) {
+        batch[0]!.reject(error)
+        return
+      }
+      // Something in the batch failed it, and every change rolled back: each operation on its own.
+      await Promise.all(batch.map((waiting) => this.#alone(waiting)))
+    }
+  }
+
+  async #alone(waiting: Waiting<I, O>): Promise<void> {
+    try {
+      const [output] = await withTransaction(this.#pool, (tx) => this.#writeChecked(tx, [waiting.input]))
+      waiting.resolve(output!)
+    } catch (error) {
+      waiting.reject(error)
+    }
+  }
+
+  /** A write that answers a result per input, checked before its transaction commits. */
+  async #writeChecked(tx: Tx, inputs: I[]): Promise<O[]> {
+    const outputs = await this.#write(tx, inputs)
+    if (outputs.length !== inputs.length) throw new Error(`a batch write answered ${outputs.length} results for ${inputs.length} operations`)
+    return outputs
+  }
+}
