@@ -1026,4 +1026,19 @@ END
 $function$
 ;
 
+CREATE OR REPLACE FUNCTION public.rail_notify_credentials_changed()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  PERFORM pg_notify('rail_credentials_changed', TG_TABLE_NAME);
+  RETURN NULL;
+END;
+$function$
+;
+
 CREATE TRIGGER ledger_transfers_append_only BEFORE DELETE OR UPDATE OR TRUNCATE ON public.ledger_transfers FOR EACH STATEMENT EXECUTE FUNCTION ledger_transfers_are_append_only();
+
+CREATE TRIGGER partner_credentials_changed AFTER DELETE OR UPDATE OR TRUNCATE ON public.partner_credentials FOR EACH STATEMENT EXECUTE FUNCTION rail_notify_credentials_changed();
+
+CREATE TRIGGER partners_changed AFTER DELETE OR UPDATE OR TRUNCATE ON public.partners FOR EACH STATEMENT EXECUTE FUNCTION rail_notify_credentials_changed();

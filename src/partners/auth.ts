@@ -4,11 +4,12 @@
 import type { FastifyRequest } from 'fastify'
 import { canonicalRequest, computeSignature, TIMESTAMP_TOLERANCE_S } from '../client/signing.ts'
 import type { Clock } from '../platform/clock.ts'
-import { constantTimeEqual } from '../platform/crypto.ts'
+import { constantTimeEqual, sha256Hex } from '../platform/crypto.ts'
 import type { Pool } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
 import { assertJsonParsed, type HttpServer } from '../platform/http.ts'
-import { findByEscrowApiKey, findSigningKey, type AuthenticatedPartner } from './service.ts'
+import { CredentialCache } from './credential-cache.ts'
+import { findByEscrowApiKey, findSigningKey, type AuthenticatedPartner, type FoundCredential } from './service.ts'
 
 /** signature: X-Rail-Key-Id + HMAC (partner and wallet APIs); api-key: X-API-Key (escrow API). */
 export type AuthScheme = 'signature' | 'api-key' | 'none'
@@ -30,7 +31,17 @@ const API_KEY_MAX_CHARS = 256
 const SIGNATURE_PATTERN = /^v1=[0-9a-f]{64}$/
 const TIMESTAMP_PATTERN = /^\d{1,12}$/
 
-export function installAuthentication(app: HttpServer, deps: { pool: Pool; masterKey: Buffer; clock: Clock }): void {
+interface AuthDeps {
+  pool: Pool
+  masterKey: Buffer
+  clock: Clock
+  credentials: CredentialCache<FoundCredential & { signingSecret?: string }>
+}
+
+export function installAuthentication(app: HttpServer, options: { pool: Pool; masterKey: Buffer; clock: Clock }): void {
+  const deps: AuthDeps = { ...options, credentials: new CredentialCache(options.pool) }
+  deps.credentials.start()
+  app.addHook('onClose', () => deps.credentials.stop())
   app.decorateRequest('caller', undefined)
   app.addHook('onRoute', (route) => {
     const auth = route.config?.auth
@@ -41,7 +52,7 @@ export function installAuthentication(app: HttpServer, deps: { pool: Pool; maste
   app.addHook('preValidation', async (request) => {
     const scheme = request.routeOptions.config.auth ?? 'none'
     if (scheme === 'signature') request.caller = await authenticateSignature(request, deps)
-    if (scheme === 'api-key') request.caller = await authenticateApiKey(request, deps.pool)
+    if (scheme === 'api-key') request.caller = await authenticateApiKey(request, deps)
     assertJsonParsed(request)
   })
 }
@@ -52,7 +63,7 @@ function unauthorized(request: FastifyRequest, reason: string): RailError {
   return new RailError('unauthorized', 'Missing or invalid credentials')
 }
 
-async function authenticateSignature(request: FastifyRequest, deps: { pool: Pool; masterKey: Buffer; clock: Clock }): Promise<AuthenticatedPartner> {
+async function authenticateSignature(request: FastifyRequest, deps: AuthDeps): Promise<AuthenticatedPartner> {
   const keyId = singleHeader(request, 'x-rail-key-id')
   const timestamp = singleHeader(request, 'x-rail-timestamp')
   const signature = singleHeader(request, 'x-rail-signature')
@@ -63,8 +74,8 @@ async function authenticateSignature(request: FastifyRequest, deps: { pool: Pool
   const skewS = Math.abs(Math.floor(deps.clock.now().getTime() / 1000) - Number(timestamp))
   if (skewS > TIMESTAMP_TOLERANCE_S) throw unauthorized(request, `timestamp outside ±${TIMESTAMP_TOLERANCE_S}s`)
 
-  const found = await findSigningKey(deps.pool, deps.masterKey, keyId)
-  if (!found) throw unauthorized(request, 'unknown, expired or revoked key id')
+  const found = await deps.credentials.get(`signing:${keyId}`, () => findSigningKey(deps.pool, deps.masterKey, keyId))
+  if (!found?.signingSecret) throw unauthorized(request, 'unknown, expired or revoked key id')
   // request.raw.url is the path and query exactly as the client sent them.
   const canonical = canonicalRequest(Number(timestamp), request.method, request.raw.url ?? '', request.rawBody ?? '')
   const expected = computeSignature(found.signingSecret, canonical)
@@ -72,12 +83,13 @@ async function authenticateSignature(request: FastifyRequest, deps: { pool: Pool
   return { partner: found.partner, credentialId: found.credentialId }
 }
 
-async function authenticateApiKey(request: FastifyRequest, pool: Pool): Promise<AuthenticatedPartner> {
+async function authenticateApiKey(request: FastifyRequest, deps: AuthDeps): Promise<AuthenticatedPartner> {
   const apiKey = singleHeader(request, 'x-api-key')
   if (!apiKey || apiKey.length > API_KEY_MAX_CHARS) throw unauthorized(request, 'missing or oversized API key')
-  const found = await findByEscrowApiKey(pool, apiKey)
+  // Remembered under the key's hash, as it is stored: the cache holds no API key in the clear.
+  const found = await deps.credentials.get(`api-key:${sha256Hex(apiKey)}`, () => findByEscrowApiKey(deps.pool, apiKey))
   if (!found) throw unauthorized(request, 'unknown, expired or revoked API key')
-  return found
+  return { partner: found.partner, credentialId: found.credentialId }
 }
 
 function singleHeader(request: FastifyRequest, name: string): string | undefined {

@@ -109,30 +109,32 @@ export interface ActiveCredential {
   credentialId: string
   partner: Partner
   secretSealed: Buffer | null
+  /** When a rotation's overlap ends this credential; null while it has no end. */
+  expiresAt: Date | null
 }
 
 const ACTIVE = `c.revoked_at IS NULL AND (c.expires_at IS NULL OR c.expires_at > now())`
 
 export async function selectActiveSigningCredential(db: Queryable, keyId: string): Promise<ActiveCredential | undefined> {
-  const result = await db.query<PartnerRow & { credential_id: string; secret_sealed: Buffer }>(
-    `SELECT c.id AS credential_id, c.secret_sealed, p.id, p.name, p.customer_class, p.environment, p.callback_url, p.created_at
+  const result = await db.query<PartnerRow & { credential_id: string; secret_sealed: Buffer; expires_at: Date | null }>(
+    `SELECT c.id AS credential_id, c.secret_sealed, c.expires_at, p.id, p.name, p.customer_class, p.environment, p.callback_url, p.created_at
        FROM partner_credentials c JOIN partners p ON p.id = c.partner_id
       WHERE c.key_id = $1 AND c.kind = 'request_signing' AND ${ACTIVE}`,
     [keyId],
   )
   const row = result.rows[0]
-  return row && { credentialId: row.credential_id, partner: toPartner(row), secretSealed: row.secret_sealed }
+  return row && { credentialId: row.credential_id, partner: toPartner(row), secretSealed: row.secret_sealed, expiresAt: row.expires_at }
 }
 
 export async function selectActiveEscrowApiKey(db: Queryable, apiKeyHash: Buffer): Promise<ActiveCredential | undefined> {
-  const result = await db.query<PartnerRow & { credential_id: string }>(
-    `SELECT c.id AS credential_id, p.id, p.name, p.customer_class, p.environment, p.callback_url, p.created_at
+  const result = await db.query<PartnerRow & { credential_id: string; expires_at: Date | null }>(
+    `SELECT c.id AS credential_id, c.expires_at, p.id, p.name, p.customer_class, p.environment, p.callback_url, p.created_at
        FROM partner_credentials c JOIN partners p ON p.id = c.partner_id
       WHERE c.api_key_hash = $1 AND c.kind = 'escrow_api_key' AND ${ACTIVE}`,
     [apiKeyHash],
   )
   const row = result.rows[0]
-  return row && { credentialId: row.credential_id, partner: toPartner(row), secretSealed: null }
+  return row && { credentialId: row.credential_id, partner: toPartner(row), secretSealed: null, expiresAt: row.expires_at }
 }
 
 /** The newest live callback-signing secret: during a rotation overlap, callbacks use the new one. */

@@ -180,17 +180,22 @@ export interface AuthenticatedPartner {
   credentialId: string
 }
 
+/** A live credential as authentication needs it; `expiresAt` bounds how long it may be remembered. */
+export interface FoundCredential extends AuthenticatedPartner {
+  expiresAt: Date | null
+}
+
 /** The partner and signing secret behind a live key id, or undefined. */
-export async function findSigningKey(db: Queryable, masterKey: Buffer, keyId: string): Promise<(AuthenticatedPartner & { signingSecret: string }) | undefined> {
+export async function findSigningKey(db: Queryable, masterKey: Buffer, keyId: string): Promise<(FoundCredential & { signingSecret: string }) | undefined> {
   const found = await repo.selectActiveSigningCredential(db, keyId)
   if (!found?.secretSealed) return undefined
-  return { partner: found.partner, credentialId: found.credentialId, signingSecret: open(masterKey, found.secretSealed, found.credentialId) }
+  return { partner: found.partner, credentialId: found.credentialId, expiresAt: found.expiresAt, signingSecret: open(masterKey, found.secretSealed, found.credentialId) }
 }
 
 /** The partner behind a live escrow API key, or undefined. The key is looked up by its hash. */
-export async function findByEscrowApiKey(db: Queryable, apiKey: string): Promise<AuthenticatedPartner | undefined> {
+export async function findByEscrowApiKey(db: Queryable, apiKey: string): Promise<FoundCredential | undefined> {
   const found = await repo.selectActiveEscrowApiKey(db, sha256(apiKey))
-  return found && { partner: found.partner, credentialId: found.credentialId }
+  return found && { partner: found.partner, credentialId: found.credentialId, expiresAt: found.expiresAt }
 }
 
 /** The secret that signs this partner's callbacks now, or undefined when it has none. */
