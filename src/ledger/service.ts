@@ -4,7 +4,7 @@
 // checks balances on the locked rows, and the CHECK constraints of ledger_accounts check them
 // again in the very statement that writes the new totals.
 import { createHash } from 'node:crypto'
-import type { Queryable } from '../platform/db.ts'
+import type { Pool, Queryable } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import * as repo from './repo.ts'
@@ -54,6 +54,24 @@ export async function ensurePartnerAccount(db: Queryable, partnerId: string, cur
   assertAccountInput(input)
   if (!PARTNER_SINGLETON_KINDS.includes(kind)) throw new Error(`${kind} is not a per-partner account kind`)
   return repo.upsertPartnerAccount(db, { id: uuidv7(), ...accountFlags(input) })
+}
+
+const committedPartnerAccounts = new Map<string, string>()
+
+/**
+ * The id of a partner's account of one kind, made in autocommit if it is missing, and remembered
+ * by this process: a committed account never changes its id or goes away, so a hot path (a batch
+ * of submits) pays no look-up for it. Only an id read in autocommit is remembered — one made inside
+ * a caller's transaction could still roll back.
+ */
+export async function committedPartnerAccount(pool: Pool, partnerId: string, currency: string, kind: AccountKind): Promise<string> {
+  const key = `${partnerId}:${currency}:${kind}`
+  let id = committedPartnerAccounts.get(key)
+  if (id === undefined) {
+    id = await ensurePartnerAccount(pool, partnerId, currency, kind)
+    committedPartnerAccounts.set(key, id)
+  }
+  return id
 }
 
 /**

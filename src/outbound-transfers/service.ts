@@ -7,7 +7,7 @@
 // unknown state emits its callback through the events module, in the same transaction.
 import { recordPayoutsTo, recordPayoutTo, recordVerifiedName } from '../counterparties/service.ts'
 import { assertCallbackUrlAllowed, recordEvent, recordEvents, type NewEvent } from '../events/service.ts'
-import { createTransfers, derivedId, ensurePartnerAccount, type TransferInput } from '../ledger/service.ts'
+import { committedPartnerAccount, createTransfers, derivedId, ensurePartnerAccount, type TransferInput } from '../ledger/service.ts'
 import { findBank } from '../nip/banks.ts'
 import { generateBrr } from '../nip/brr.ts'
 import { isValidNuban } from '../nip/nuban.ts'
@@ -256,13 +256,17 @@ export async function recordSubmissions(deps: OutboundDeps, tx: Queryable, submi
     let accounts = floats.get(transfer.partnerId)
     if (!accounts) {
       accounts = {
-        float: await ensurePartnerAccount(tx, transfer.partnerId, FLOAT_CURRENCY, 'float'),
-        settlement: await ensurePartnerAccount(tx, transfer.partnerId, FLOAT_CURRENCY, 'provider_settlement'),
+        float: await committedPartnerAccount(deps.pool, transfer.partnerId, FLOAT_CURRENCY, 'float'),
+        settlement: await committedPartnerAccount(deps.pool, transfer.partnerId, FLOAT_CURRENCY, 'provider_settlement'),
       }
       floats.set(transfer.partnerId, accounts)
     }
     holds.push(holdOn(transfer, accounts.float, accounts.settlement))
   }
+  // The submit jobs go in before the holds: the holds lock the partner's float account, which every
+  // submit batch needs, so the less a batch does after taking it, the sooner the next batch can.
+  // A transfer the float cannot cover is failed below, and its job finds nothing to send.
+  await repo.addSubmitJobs(tx, SUBMIT_TASK, [...inserted.keys()])
   // Unlinked: each hold succeeds or fails on its own, in order, against the float as the holds before it left it.
   const results = holds.length === 0 ? [] : await createTransfers(tx, holds)
   const holding = [...inserted.values()]
@@ -285,7 +289,6 @@ export async function recordSubmissions(deps: OutboundDeps, tx: Queryable, submi
       account: { bankCode: transfer.beneficiaryBankCode, accountNumber: transfer.beneficiaryAccountNumber, accountName: transfer.beneficiaryAccountName },
     })),
   )
-  await repo.addSubmitJobs(tx, SUBMIT_TASK, held.map((transfer) => transfer.id))
   return transfers
 }
 

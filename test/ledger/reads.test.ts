@@ -1,7 +1,7 @@
 // Reads: balances, statements with running balances and cursor pagination, partner accounts.
 import { randomBytes, randomUUID } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createAccount, createTransfers, ensurePartnerAccount, getBalance, getStatement } from '../../src/ledger/service.ts'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { committedPartnerAccount, createAccount, createTransfers, ensurePartnerAccount, getBalance, getStatement } from '../../src/ledger/service.ts'
 import { createPartner } from '../../src/partners/service.ts'
 import { createTestDatabase, type TestDatabase } from '../support/database.ts'
 import { expectLedgerVerified, fund, newAccount } from '../support/ledger.ts'
@@ -69,6 +69,17 @@ describe('partner accounts', () => {
     await expect(createAccount(db.pool, { partnerId: partner.partnerId, currency: 'NGN', kind: 'float' })).rejects.toThrow(/ensurePartnerAccount/)
     await expect(ensurePartnerAccount(db.pool, partner.partnerId, 'NGN', 'wallet')).rejects.toThrow(/not a per-partner/)
     await expect(ensurePartnerAccount(db.pool, partner.partnerId, 'naira', 'float')).rejects.toThrow(/ISO 4217/)
+  })
+
+  it('a committed account id is remembered: the same account, and no look-up once known', async () => {
+    const partner = await createPartner(db.pool, randomBytes(32), { name: 'Q', customerClass: 'fintech', environment: 'sandbox' })
+    const first = await committedPartnerAccount(db.pool, partner.partnerId, 'NGN', 'collections')
+    expect(first).toBe(await ensurePartnerAccount(db.pool, partner.partnerId, 'NGN', 'collections'))
+    const queries = vi.spyOn(db.pool, 'query')
+    expect(await committedPartnerAccount(db.pool, partner.partnerId, 'NGN', 'collections')).toBe(first)
+    expect(queries).not.toHaveBeenCalled()
+    queries.mockRestore()
+    await expect(committedPartnerAccount(db.pool, partner.partnerId, 'NGN', 'wallet')).rejects.toThrow(/not a per-partner/)
   })
 })
 
