@@ -14,7 +14,7 @@ import { nuban } from '../src/nip/nuban.ts'
 const baseUrl = process.env.BENCH_BASE_URL!
 const credentials = { keyId: process.env.BENCH_KEY_ID!, signingSecret: process.env.BENCH_SIGNING_SECRET! }
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64)
-const PATH = '/api/v1/rail/outbound'
+const PATH = process.env.BENCH_PATH ?? '/api/v1/rail/outbound'
 let serial = 0
 
 interface Prepared {
