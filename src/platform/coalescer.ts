@@ -3,12 +3,12 @@
 // written together by the kind's set-based `write` — a handful of statements and one commit for
 // all of them, whatever their number — and each caller gets its own result after the commit.
 //
-// If a batch fails, every change of it rolled back, and each of its operations is written again
-// alone, in a transaction of its own: one bad operation fails no other, and its caller gets its
-// own error. Where operations contend for a hot row (a partner's float account, the provider's
+// If a batch fails, every change of it rolled back, and its operations are written again one by
+// one in a shared transaction, each in its own savepoint: one bad operation fails no other, its
+// caller gets its own error, and the others still share one commit. Where operations contend for a hot row (a partner's float account, the provider's
 // settlement account), a batch takes that row's lock once for all of them instead of once per
 // operation, commit after commit.
-import { withTransaction, type Pool, type Tx } from './db.ts'
+import { isLockConflict, withTransaction, type Pool, type Tx } from './db.ts'
 
 export interface CoalescerOptions {
   /** Operations in one batch at most: bounds lock hold time and a failed batch's blast radius. */
@@ -25,6 +25,8 @@ interface Waiting<I, O> {
   resolve: (output: O) => void
   reject: (error: unknown) => void
 }
+
+type Settled<I, O> = { waiting: Waiting<I, O>; ok: true; output: O } | { waiting: Waiting<I, O>; ok: false; error: unknown }
 
 export class Coalescer<I, O> {
   readonly #pool: Pool
@@ -69,16 +71,38 @@ export class Coalescer<I, O> {
         return
       }
       // Something in the batch failed it, and every change rolled back: each operation on its own.
-      await Promise.all(batch.map((waiting) => this.#alone(waiting)))
+      await this.#oneByOne(batch)
     }
   }
 
-  async #alone(waiting: Waiting<I, O>): Promise<void> {
+  async #oneByOne(batch: Waiting<I, O>[]): Promise<void> {
+    let settled: Settled<I, O>[]
     try {
-      const [output] = await withTransaction(this.#pool, (tx) => this.#writeChecked(tx, [waiting.input]))
-      waiting.resolve(output!)
+      settled = await withTransaction(this.#pool, async (tx) => {
+        const outcomes: Settled<I, O>[] = []
+        for (const waiting of batch) {
+          await tx.query('SAVEPOINT operation')
+          try {
+            const [output] = await this.#writeChecked(tx, [waiting.input])
+            await tx.query('RELEASE SAVEPOINT operation')
+            outcomes.push({ waiting, ok: true, output: output! })
+          } catch (error) {
+            // A lock conflict is no fault of this operation: the whole transaction runs again.
+            if (isLockConflict(error)) throw error
+            await tx.query('ROLLBACK TO SAVEPOINT operation')
+            outcomes.push({ waiting, ok: false, error })
+          }
+        }
+        return outcomes
+      })
     } catch (error) {
-      waiting.reject(error)
+      // The shared transaction itself failed (or, if the connection was lost at COMMIT, nobody knows).
+      for (const waiting of batch) waiting.reject(error)
+      return
+    }
+    for (const outcome of settled) {
+      if (outcome.ok) outcome.waiting.resolve(outcome.output)
+      else outcome.waiting.reject(outcome.error)
     }
   }
 

@@ -1,6 +1,6 @@
 // The coalescer: concurrent operations of one kind are written together, set-based, in one
-// transaction; a batch that fails is written again operation by operation, so one bad operation
-// fails no other.
+// transaction; a batch that fails is written again operation by operation, each in its own
+// savepoint of one shared transaction, so one bad operation fails no other.
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest'
 import { Coalescer } from '../../src/platform/coalescer.ts'
 import type { Tx } from '../../src/platform/db.ts'
@@ -38,7 +38,7 @@ it('writes concurrent operations in few shared transactions, each caller getting
   expect(transactions.size).toBeLessThanOrEqual(6)
 })
 
-it('a batch that fails is written operation by operation: only the bad ones fail', async () => {
+it('a batch that fails is written operation by operation, each in its own savepoint: only the bad ones fail', async () => {
   const coalescer = new Coalescer(db.pool, writeNotes, { lanes: 1, batchMax: 100 })
   const outcomes = await Promise.allSettled(
     Array.from({ length: 40 }, (_unused, i) => coalescer.run({ id: i, body: i % 10 === 7 ? 'refused' : `note ${i}` })),
@@ -46,6 +46,9 @@ it('a batch that fails is written operation by operation: only the bad ones fail
   const rejected = outcomes.flatMap((outcome, i) => (outcome.status === 'rejected' ? [i] : []))
   expect(rejected).toEqual([7, 17, 27, 37])
   for (const i of rejected) expect(String((outcomes[i] as PromiseRejectedResult).reason)).toMatch(/check constraint/)
+  // The survivors were written one by one, each in its own savepoint, yet still share one commit.
+  const transactions = new Set(outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : [])))
+  expect(transactions.size).toBeLessThanOrEqual(2) // the first call runs at once, alone; the other 39 wait for it and form one batch
   const stored = await db.pool.query<{ id: number }>('SELECT id FROM notes ORDER BY id')
   expect(stored.rows.map((row) => row.id)).toEqual(Array.from({ length: 40 }, (_unused, i) => i).filter((i) => i % 10 !== 7))
 })
