@@ -5,26 +5,35 @@
 // by side on the same database:
 //   coalesced the ledger batcher: concurrent callers' transfers go into one ledger call and one
 //             commit (keys `uniform` and `hot`);
+//   business  each transfer is a whole business operation — a business row, its ledger transfer,
+//             its event with a delivery and the delivery's graphile-worker job — and concurrent
+//             operations are coalesced (src/platform/coalescer.ts): one set-based write and one
+//             commit per batch; a batch that fails is written again one operation per savepoint;
 //   group     each transfer is a whole business operation run through the group committer
-//             (shared transaction and commit, one savepoint per operation);
+//             (shared transaction and commit, one savepoint per operation, statement by statement);
 //   direct    each transfer in its own transaction (BEGIN, ledger call, COMMIT);
 //   baseline  a minimal PL/pgSQL function posting one balanced transfer with a balance check,
 //             called once per transfer in autocommit — the pure-SQL yardstick.
 // Prints a table and writes bench/results/ledger.json. Uses DATABASE_URL when set, else a
 // throw-away embedded PostgreSQL with default (durable) settings.
-import { randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import type pg from 'pg'
 import { LedgerBatcher } from '../src/ledger/batcher.ts'
+import { recordEvents } from '../src/events/service.ts'
 import { createAccount, createTransfer, createTransfers, LedgerError, type TransferInput } from '../src/ledger/service.ts'
+import type { TransferResult } from '../src/ledger/types.ts'
 import { verifyLedger } from '../src/ledger/verify.ts'
-import { createPool, withTransaction, type Pool } from '../src/platform/db.ts'
+import { createPartner } from '../src/partners/service.ts'
+import { Coalescer } from '../src/platform/coalescer.ts'
+import { createPool, withTransaction, type Pool, type Tx } from '../src/platform/db.ts'
 import { GroupCommitter } from '../src/platform/group-commit.ts'
 import { migrateDatabase } from '../src/platform/migrate.ts'
 import { baselineTransfer, createBaseline } from './baseline.ts'
-import { benchDatabase } from './bench-database.ts'
+import { benchDatabase, STATEMENT_STATS } from './bench-database.ts'
+import { printStatementStats, resetStatementStats } from './statements.ts'
 
 const UNIFORM_ACCOUNTS = 10_000
 const CONCURRENCIES = [1, 8, 64]
@@ -32,11 +41,11 @@ const SECONDS_PER_RUN = Number(process.env.BENCH_SECONDS ?? 3)
 const OPENING_BALANCE_KOBO = 1_000_000_000_000
 const FUNDING_BATCH = 2_000
 /** BENCH_MODES=coalesced,baseline measures only those paths (for quick experiments). */
-const MODES = (process.env.BENCH_MODES?.split(',') ?? ['coalesced', 'group', 'direct', 'baseline']) as Mode[]
+const MODES = (process.env.BENCH_MODES?.split(',') ?? ['coalesced', 'business', 'group', 'direct', 'baseline']) as Mode[]
 /** Connections the batching paths use: one transaction in flight per lane. */
 const LANES = Number(process.env.BENCH_LANES ?? 2)
 
-type Mode = 'coalesced' | 'group' | 'direct' | 'baseline'
+type Mode = 'coalesced' | 'business' | 'group' | 'direct' | 'baseline'
 type Scenario = 'uniform' | 'hot'
 
 interface Accounts {
@@ -44,6 +53,8 @@ interface Accounts {
   hotLedger: string
   baseline: string[]
   hotBaseline: string
+  /** The partner whose business operations (mode `business`) record events, with a callback URL. */
+  partnerId: string
 }
 
 async function main(): Promise<void> {
@@ -52,17 +63,23 @@ async function main(): Promise<void> {
   try {
     await migrateDatabase(admin)
     const accounts = await createAccounts(admin)
+    if (STATEMENT_STATS) await resetStatementStats(admin)
     const results: Record<string, Record<string, number>> = {}
+    let totalOperations = 0 // for BENCH_STATEMENTS=1: statements per operation over the whole run
     console.log(`ledger benchmark: ${SECONDS_PER_RUN}s per run, ${LANES} lanes for the batching paths; transfers/s`)
     console.log(['scenario', 'mode', ...CONCURRENCIES.map((c) => `${c} callers`)].map((cell) => cell.padEnd(12)).join(''))
     for (const scenario of ['uniform', 'hot'] as const) {
       for (const mode of MODES) {
         const row: Record<string, number> = {}
-        for (const concurrency of CONCURRENCIES) row[concurrency] = await measure(url, accounts, scenario, mode, concurrency)
+        for (const concurrency of CONCURRENCIES) {
+          row[concurrency] = await measure(url, accounts, scenario, mode, concurrency)
+          totalOperations += row[concurrency]! * SECONDS_PER_RUN
+        }
         results[resultKey(scenario, mode)] = row
         console.log([scenario, mode, ...CONCURRENCIES.map((c) => String(row[c]))].map((cell) => cell.padEnd(12)).join(''))
       }
     }
+    if (STATEMENT_STATS) await printStatementStats(admin, totalOperations, 25)
     const verification = await verifyLedger(admin)
     if (!verification.ok) throw new Error(`ledger verification failed after the benchmark: ${verification.problems.join('; ')}`)
     console.log(`verifyLedger: ok (${verification.transfersChecked} transfers, ${verification.accountsChecked} accounts)`)
@@ -103,8 +120,18 @@ async function createAccounts(pool: Pool): Promise<Accounts> {
     if (results.some((outcome) => outcome.result !== 'ok')) throw new Error('funding failed')
   }
   await createBaseline(pool, UNIFORM_ACCOUNTS + 1, OPENING_BALANCE_KOBO)
+  // The business row of mode `business`: a bench-only table, as a payment or a payout row would be.
+  await pool.query(`CREATE TABLE bench_payments (id uuid PRIMARY KEY, transfer_id uuid NOT NULL, amount_kobo bigint NOT NULL CHECK (amount_kobo > 0), created_at timestamptz NOT NULL DEFAULT now())`)
+  // No worker runs during the bench: the deliveries' jobs wait in the queue, as in a burst.
+  const partner = await createPartner(pool, randomBytes(32), { name: 'Bench', customerClass: 'fintech', environment: 'sandbox', callbackUrl: 'https://example.com/hooks' })
   const baseline = Array.from({ length: UNIFORM_ACCOUNTS + 1 }, (_unused, i) => String(i))
-  return { ledger: ledger.slice(0, UNIFORM_ACCOUNTS), hotLedger: ledger[UNIFORM_ACCOUNTS]!, baseline: baseline.slice(0, UNIFORM_ACCOUNTS), hotBaseline: baseline[UNIFORM_ACCOUNTS]! }
+  return {
+    ledger: ledger.slice(0, UNIFORM_ACCOUNTS),
+    hotLedger: ledger[UNIFORM_ACCOUNTS]!,
+    baseline: baseline.slice(0, UNIFORM_ACCOUNTS),
+    hotBaseline: baseline[UNIFORM_ACCOUNTS]!,
+    partnerId: partner.partnerId,
+  }
 }
 
 function pickPair(accounts: string[], hot: string, scenario: Scenario): [string, string] {
@@ -116,10 +143,11 @@ function pickPair(accounts: string[], hot: string, scenario: Scenario): [string,
 }
 
 async function measure(url: string, accounts: Accounts, scenario: Scenario, mode: Mode, concurrency: number): Promise<number> {
-  const pool = createPool(url, mode === 'coalesced' || mode === 'group' ? LANES + 1 : concurrency, 'rail-bench')
+  const pool = createPool(url, mode === 'direct' || mode === 'baseline' ? concurrency : LANES + 1, 'rail-bench')
   const committer = new GroupCommitter(pool, { lanes: LANES, batchMax: 256 })
   const batcher = new LedgerBatcher(pool, { lanes: LANES })
-  const transferOnce = transferFunction({ pool, committer, batcher }, accounts, scenario, mode)
+  const payments = new Coalescer(pool, (tx, batch: readonly Payment[]) => writePayments(tx, accounts.partnerId, batch), { lanes: LANES, batchMax: 1_024 })
+  const transferOnce = transferFunction({ pool, committer, batcher, payments }, accounts, scenario, mode)
   let completed = 0
   const deadline = performance.now() + SECONDS_PER_RUN * 1000
   const started = performance.now()
@@ -143,6 +171,35 @@ interface Paths {
   pool: Pool
   committer: GroupCommitter
   batcher: LedgerBatcher
+  payments: Coalescer<Payment, TransferResult>
+}
+
+/** A whole business operation of mode `business`: a payment row and the transfer that moves its money. */
+interface Payment {
+  id: string
+  transfer: TransferInput
+}
+
+/**
+ * Many payments in one transaction, set-based: one ledger call (each transfer on its own, so a
+ * refused one fails its payment alone), then one INSERT of the payments whose money moved and one
+ * statement for their events, deliveries and delivery jobs. Each payment's answer is its transfer's.
+ */
+async function writePayments(tx: Tx, partnerId: string, payments: readonly Payment[]): Promise<TransferResult[]> {
+  const results = await createTransfers(tx, payments.map((payment) => payment.transfer))
+  const moved = payments.filter((_payment, index) => results[index]!.result === 'ok')
+  if (moved.length > 0) {
+    await tx.query(`INSERT INTO bench_payments (id, transfer_id, amount_kobo) SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::bigint[])`, [
+      moved.map((payment) => payment.id),
+      moved.map((payment) => payment.transfer.id),
+      moved.map((payment) => payment.transfer.amountKobo),
+    ])
+    await recordEvents(
+      tx,
+      moved.map((payment) => ({ partnerId, type: 'bench_payment.completed', objectType: 'bench_payment', objectId: payment.id, data: { id: payment.id, amountKobo: payment.transfer.amountKobo } })),
+    )
+  }
+  return results
 }
 
 function randomTransfer(accounts: Accounts, scenario: Scenario): TransferInput {
@@ -150,7 +207,14 @@ function randomTransfer(accounts: Accounts, scenario: Scenario): TransferInput {
   return { id: randomUUID(), debitAccountId: debit, creditAccountId: credit, amountKobo: 1 + Math.floor(Math.random() * 100), currency: 'NGN', code: 'bench_transfer' }
 }
 
-function transferFunction({ pool, committer, batcher }: Paths, accounts: Accounts, scenario: Scenario, mode: Mode): () => Promise<void> {
+function transferFunction({ pool, committer, batcher, payments }: Paths, accounts: Accounts, scenario: Scenario, mode: Mode): () => Promise<void> {
+  if (mode === 'business') {
+    return async () => {
+      const id = randomUUID()
+      const outcome = await payments.run({ id, transfer: { ...randomTransfer(accounts, scenario), sourceType: 'bench_payment', sourceId: id } })
+      if (outcome.result !== 'ok') throw new Error(`payment failed: ${outcome.result}`)
+    }
+  }
   if (mode === 'baseline') {
     return async () => {
       const [debit, credit] = pickPair(accounts.baseline, accounts.hotBaseline, scenario)
