@@ -181,24 +181,26 @@ interface Payment {
 }
 
 /**
- * Many payments in one transaction, set-based: one ledger call (each transfer on its own, so a
- * refused one fails its payment alone), then one INSERT of the payments whose money moved and one
- * statement for their events, deliveries and delivery jobs. Each payment's answer is its transfer's.
+ * Many payments in one transaction, set-based, with the ledger last: one INSERT of the payment
+ * rows, one statement for their events, deliveries and delivery jobs, then one ledger call — so
+ * the accounts' locks are held only from that call to the commit, and a batch waiting for the
+ * same accounts (every batch, on a hot account) waits that long and no longer. A refused transfer
+ * fails the batch (it rolls back whole); the coalescer then writes the payments one per savepoint,
+ * where the refused one fails alone with its own ledger error.
  */
 async function writePayments(tx: Tx, partnerId: string, payments: readonly Payment[]): Promise<TransferResult[]> {
+  await tx.query(`INSERT INTO bench_payments (id, transfer_id, amount_kobo) SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::bigint[])`, [
+    payments.map((payment) => payment.id),
+    payments.map((payment) => payment.transfer.id),
+    payments.map((payment) => payment.transfer.amountKobo),
+  ])
+  await recordEvents(
+    tx,
+    payments.map((payment) => ({ partnerId, type: 'bench_payment.completed', objectType: 'bench_payment', objectId: payment.id, data: { id: payment.id, amountKobo: payment.transfer.amountKobo } })),
+  )
   const results = await createTransfers(tx, payments.map((payment) => payment.transfer))
-  const moved = payments.filter((_payment, index) => results[index]!.result === 'ok')
-  if (moved.length > 0) {
-    await tx.query(`INSERT INTO bench_payments (id, transfer_id, amount_kobo) SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::bigint[])`, [
-      moved.map((payment) => payment.id),
-      moved.map((payment) => payment.transfer.id),
-      moved.map((payment) => payment.transfer.amountKobo),
-    ])
-    await recordEvents(
-      tx,
-      moved.map((payment) => ({ partnerId, type: 'bench_payment.completed', objectType: 'bench_payment', objectId: payment.id, data: { id: payment.id, amountKobo: payment.transfer.amountKobo } })),
-    )
-  }
+  const refused = results.find((result) => result.result !== 'ok')
+  if (refused) throw new LedgerError(refused.result, `payment refused by the ledger: ${refused.result}`)
   return results
 }
 
