@@ -41,7 +41,7 @@ interface AuthDeps {
 export function installAuthentication(app: HttpServer, options: { pool: Pool; masterKey: Buffer; clock: Clock }): void {
   const deps: AuthDeps = { ...options, credentials: new CredentialCache(options.pool) }
   deps.credentials.start()
-  app.addHook('onClose', () => deps.credentials.stop())
+  app.addHook('onClose', async () => deps.credentials.stop())
   app.decorateRequest('caller', undefined)
   app.addHook('onRoute', (route) => {
     const auth = route.config?.auth

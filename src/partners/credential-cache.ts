@@ -49,16 +49,15 @@ export class CredentialCache<T extends { expiresAt: Date | null }> {
     void this.#listen()
   }
 
-  async stop(): Promise<void> {
+  stop(): void {
     this.#stopped = true
     clearTimeout(this.#reconnect)
     this.#forget()
     const listener = this.#listener
     this.#listener = undefined
-    if (listener) {
-      await listener.query(`UNLISTEN ${CREDENTIALS_CHANNEL}`).catch(() => {})
-      listener.release()
-    }
+    this.#listening = false
+    // Closed, not returned to the pool: the connection carries this cache's listeners.
+    listener?.release(true)
   }
 
   /** The value under `key`: remembered, or read by `load` (and remembered if it is a live credential). */
@@ -100,7 +99,7 @@ export class CredentialCache<T extends { expiresAt: Date | null }> {
       listener.on('end', () => this.#lost(listener!))
       await listener.query(`LISTEN ${CREDENTIALS_CHANNEL}`)
       if (this.#stopped) {
-        listener.release()
+        listener.release(true)
         return
       }
       this.#listener = listener

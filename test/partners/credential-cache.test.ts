@@ -52,7 +52,7 @@ it('remembers a live credential while listening, and forgets everything when a p
   await waitFor(() => cache.size === 0, 2_000, 'the change notice')
   await cache.get('a', load)
   expect(load.calls).toBe(3)
-  await cache.stop()
+  cache.stop()
 })
 
 it('never remembers an unknown key, and lets an entry lapse at its credential expiry', async () => {
@@ -71,7 +71,7 @@ it('never remembers an unknown key, and lets an entry lapse at its credential ex
   await new Promise((resolve) => setTimeout(resolve, 200))
   await cache.get('overlap', expiring)
   expect(expiring.calls).toBe(2)
-  await cache.stop()
+  cache.stop()
 })
 
 it('does not store a look-up that a change notice overtook', async () => {
@@ -91,7 +91,7 @@ it('does not store a look-up that a change notice overtook', async () => {
   await cache.get('raced', slowLoad)
   await cache.get('raced', slowLoad)
   expect(calls).toBe(2)
-  await cache.stop()
+  cache.stop()
 })
 
 it('falls back to the database while its listener is lost, and listens again', async () => {
@@ -111,7 +111,7 @@ it('falls back to the database while its listener is lost, and listens again', a
   await cache.get('b', load)
   await cache.get('b', load)
   expect(load.calls).toBe(4)
-  await cache.stop()
+  cache.stop()
 })
 
 it('a key revoked right after a request that used it is refused on the next request', async () => {
