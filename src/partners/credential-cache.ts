@@ -14,6 +14,19 @@ import type pg from 'pg'
 import type { Pool } from '../platform/db.ts'
 
 export const CREDENTIALS_CHANNEL = 'rail_credentials_changed'
+
+/** The caches of this process that are started, for forgetCredentialsInThisProcess. */
+const startedCaches = new Set<{ forget(): void }>()
+
+/**
+ * Makes every cache of this process forget what it remembers, at once: a change made by this
+ * process (a rotation or revocation through the service) holds for its very next request, without
+ * waiting for the notice that tells the other processes. Called after the change commits; the
+ * notice follows anyway.
+ */
+export function forgetCredentialsInThisProcess(): void {
+  for (const cache of startedCaches) cache.forget()
+}
 const RECONNECT_DELAY_MS = 1_000
 
 export interface CredentialCacheOptions {
@@ -46,13 +59,15 @@ export class CredentialCache<T extends { expiresAt: Date | null }> {
 
   /** Starts listening; until it does, look-ups go to the database. Never throws: a failure retries. */
   start(): void {
+    startedCaches.add(this)
     void this.#listen()
   }
 
   stop(): void {
     this.#stopped = true
+    startedCaches.delete(this)
     clearTimeout(this.#reconnect)
-    this.#forget()
+    this.forget()
     const listener = this.#listener
     this.#listener = undefined
     this.#listening = false
@@ -82,7 +97,8 @@ export class CredentialCache<T extends { expiresAt: Date | null }> {
     this.#entries.set(key, { value, validUntilMs })
   }
 
-  #forget(): void {
+  /** Forgets every entry; a look-up under way is not stored either. */
+  forget(): void {
     this.#generation++
     this.#entries.clear()
   }
@@ -93,7 +109,7 @@ export class CredentialCache<T extends { expiresAt: Date | null }> {
     try {
       listener = await this.#pool.connect()
       listener.on('notification', (notice) => {
-        if (notice.channel === CREDENTIALS_CHANNEL) this.#forget()
+        if (notice.channel === CREDENTIALS_CHANNEL) this.forget()
       })
       listener.on('error', () => this.#lost(listener!))
       listener.on('end', () => this.#lost(listener!))
@@ -103,7 +119,7 @@ export class CredentialCache<T extends { expiresAt: Date | null }> {
         return
       }
       this.#listener = listener
-      this.#forget() // anything read before the listener was up is not trusted
+      this.forget() // anything read before the listener was up is not trusted
       this.#listening = true
     } catch {
       listener?.release(true)
@@ -115,7 +131,7 @@ export class CredentialCache<T extends { expiresAt: Date | null }> {
     if (this.#listener !== listener) return
     this.#listening = false
     this.#listener = undefined
-    this.#forget()
+    this.forget()
     listener.release(true)
     this.#scheduleReconnect()
   }

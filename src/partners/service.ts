@@ -5,6 +5,7 @@ import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { open, randomBase62, seal, sha256 } from '../platform/crypto.ts'
 import { RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
+import { forgetCredentialsInThisProcess } from './credential-cache.ts'
 import * as repo from './repo.ts'
 import type { CredentialKind, CustomerClass, Partner, PartnerEnvironment } from './repo.ts'
 
@@ -112,7 +113,7 @@ async function rotate<T extends { credentialId: string }>(
   if (!Number.isInteger(overlapS) || overlapS < 0 || overlapS > ROTATION_OVERLAP_MAX_S) {
     throw new RailError('validation_error', `overlap must be 0 to ${ROTATION_OVERLAP_MAX_S} seconds`)
   }
-  return withTransaction(pool, async (tx) => {
+  const rotation = await withTransaction(pool, async (tx) => {
     // Lock the partner so that two concurrent rotations serialise and each sees the other's row.
     const partner = await repo.selectPartnerForUpdate(tx, partnerId)
     if (!partner) throw new RailError('not_found', 'Partner not found')
@@ -120,11 +121,15 @@ async function rotate<T extends { credentialId: string }>(
     const previousValidUntil = await repo.expireOtherCredentials(tx, partnerId, kind, issued.credentialId, overlapS)
     return { issued, previousValidUntil }
   })
+  forgetCredentialsInThisProcess()
+  return rotation
 }
 
 /** Revokes a request-signing key at once (a leaked key): later requests signed with it get 401. */
 export async function revokeSigningKey(db: Queryable, keyId: string): Promise<boolean> {
-  return repo.revokeSigningKey(db, keyId)
+  const revoked = await repo.revokeSigningKey(db, keyId)
+  forgetCredentialsInThisProcess()
+  return revoked
 }
 
 async function addSigningCredential(tx: Queryable, masterKey: Buffer, partnerId: string, environment: PartnerEnvironment): Promise<{ credentialId: string; keyId: string; signingSecret: string }> {

@@ -114,9 +114,16 @@ it('falls back to the database while its listener is lost, and listens again', a
   cache.stop()
 })
 
-it('a key revoked right after a request that used it is refused on the next request', async () => {
+it('a key revoked by this process right after a request that used it is refused on the very next request', async () => {
   const { client, credentials } = await app.newPartner()
   for (let i = 0; i < 3; i++) expect((await client.get('/api/v1/rail/settings')).status).toBe(200)
   expect(await revokeSigningKey(app.db.pool, credentials.keyId)).toBe(true)
+  expect((await client.get('/api/v1/rail/settings')).status).toBe(401)
+})
+
+it('a key revoked elsewhere (SQL on another connection) is refused once the change notice arrives, within milliseconds', async () => {
+  const { client, credentials } = await app.newPartner()
+  for (let i = 0; i < 3; i++) expect((await client.get('/api/v1/rail/settings')).status).toBe(200)
+  await app.db.pool.query(`UPDATE partner_credentials SET revoked_at = now() WHERE key_id = $1`, [credentials.keyId])
   await waitFor(async () => (await client.get('/api/v1/rail/settings')).status === 401, 2_000, 'the revoked key to be refused')
 })
