@@ -82,9 +82,9 @@ it('does not store a look-up that a change notice overtook', async () => {
   const slowLoad = async () => {
     calls++
     if (calls === 1) {
-      // The change commits while this look-up is in flight.
+      // The change commits while this look-up is in flight; the notice empties the cache (the probe goes).
       await app.db.pool.query(`SELECT pg_notify('rail_credentials_changed', 'test')`)
-      await new Promise((resolve) => setTimeout(resolve, 100))
+      await waitFor(() => cache.size === 0, 2_000, 'the change notice')
     }
     return { name: 'raced', expiresAt: null }
   }
