@@ -102,11 +102,11 @@ async function main(): Promise<void> {
     )
     const lastRegisteredAt = Date.now()
     console.log(`registered in ${((lastRegisteredAt - registeringStartedAt) / 1000).toFixed(1)} s (${confirmedAt.size} callbacks already received); waiting for the rest…`)
-    const progress = setInterval(() => void reportProgress(), 10_000)
     const reportProgress = async () => {
       const queue = process.env.BENCH_VERBOSE === '1' ? await jobQueue(pool) : ''
       console.log(`  ${confirmedAt.size} callbacks after ${((Date.now() - lastRegisteredAt) / 1000).toFixed(0)} s ${queue}`)
     }
+    const progress = setInterval(() => void reportProgress(), 10_000)
     await waitUntil(() => confirmedAt.size >= ids.length, 600_000).finally(() => clearInterval(progress))
     const lastCallbackAt = Math.max(...confirmedAt.values())
     const callbacksAfterS = Math.round((lastCallbackAt - lastRegisteredAt) / 100) / 10

@@ -14,6 +14,7 @@ import type pg from 'pg'
 import type { Pool } from '../platform/db.ts'
 
 export const CREDENTIALS_CHANNEL = 'rail_credentials_changed'
+const RECONNECT_DELAY_MS = 1_000
 
 /** The caches of this process that are started, for forgetCredentialsInThisProcess. */
 const startedCaches = new Set<{ forget(): void }>()
@@ -27,7 +28,6 @@ const startedCaches = new Set<{ forget(): void }>()
 export function forgetCredentialsInThisProcess(): void {
   for (const cache of startedCaches) cache.forget()
 }
-const RECONNECT_DELAY_MS = 1_000
 
 export interface CredentialCacheOptions {
   /** Longest an entry is trusted without a fresh read, notices or not. */
