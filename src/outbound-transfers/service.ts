@@ -321,7 +321,7 @@ function holdOn(transfer: repo.OutboundTransfer, floatAccountId: string, settlem
 
 /** The callback of a state the partner hears about: terminal states, and unknown. */
 async function emit(tx: Queryable, transfer: repo.OutboundTransfer): Promise<void> {
-  if (callbackType(transfer.state)) await recordEvent(tx, callbackEvent(transfer))
+  await recordEvent(tx, callbackEvent(transfer))
 }
 
 function callbackType(state: OutboundState): string | undefined {
