@@ -250,15 +250,11 @@ CREATE TABLE ledger_accounts (
   CONSTRAINT ledger_accounts_credits_pending_check CHECK ((credits_pending >= 0)),
   CONSTRAINT ledger_accounts_credits_posted_check CHECK ((credits_posted >= 0)),
   CONSTRAINT ledger_accounts_credits_within_debits CHECK (((NOT credits_must_not_exceed_debits) OR ((credits_pending + credits_posted) <= debits_posted))),
-  CONSTRAINT ledger_accounts_currency_check CHECK ((currency ~ '^[A-Z]{3}$'::text)),
   CONSTRAINT ledger_accounts_debits_pending_check CHECK ((debits_pending >= 0)),
   CONSTRAINT ledger_accounts_debits_posted_check CHECK ((debits_posted >= 0)),
   CONSTRAINT ledger_accounts_debits_within_credits CHECK (((NOT debits_must_not_exceed_credits) OR ((debits_pending + debits_posted) <= credits_posted))),
-  CONSTRAINT ledger_accounts_kind_check CHECK ((kind = ANY (ARRAY['wallet'::text, 'float'::text, 'collections'::text, 'escrow_holding'::text, 'provider_settlement'::text, 'suspense'::text, 'payable'::text, 'fees'::text, 'bench'::text]))),
-  CONSTRAINT ledger_accounts_one_flag CHECK ((NOT (debits_must_not_exceed_credits AND credits_must_not_exceed_debits))),
   CONSTRAINT ledger_accounts_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
-  CONSTRAINT ledger_accounts_pkey PRIMARY KEY (id),
-  CONSTRAINT ledger_accounts_status_check CHECK ((status = ANY (ARRAY['open'::text, 'frozen'::text, 'closed'::text])))
+  CONSTRAINT ledger_accounts_pkey PRIMARY KEY (id)
 );
 
 CREATE TABLE ledger_pending_transfers (
@@ -722,6 +718,74 @@ CREATE UNIQUE INDEX accounts_virtual_by_client_reference ON sandbox_bank.account
 
 CREATE INDEX transfers_inbound_by_account ON sandbox_bank.transfers USING btree (credit_account_number, created_at) WHERE (kind = 'inbound'::text);
 
+CREATE OR REPLACE FUNCTION public.ledger_accounts_are_never_deleted()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  RAISE EXCEPTION 'ledger accounts are never deleted, only closed (% refused)', TG_OP USING ERRCODE = 'restrict_violation';
+END
+$function$
+;
+
+CREATE OR REPLACE FUNCTION public.ledger_accounts_guard_facts()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF NEW.currency !~ '^[A-Z]{3}$' THEN
+    RAISE EXCEPTION 'ledger account %: currency % is not an ISO 4217 code', NEW.id, NEW.currency USING ERRCODE = 'check_violation';
+  END IF;
+  IF NEW.kind NOT IN ('wallet', 'float', 'collections', 'escrow_holding', 'provider_settlement', 'suspense', 'payable', 'fees', 'bench') THEN
+    RAISE EXCEPTION 'ledger account %: unknown kind %', NEW.id, NEW.kind USING ERRCODE = 'check_violation';
+  END IF;
+  IF NEW.status NOT IN ('open', 'frozen', 'closed') THEN
+    RAISE EXCEPTION 'ledger account %: unknown status %', NEW.id, NEW.status USING ERRCODE = 'check_violation';
+  END IF;
+  IF NEW.debits_must_not_exceed_credits AND NEW.credits_must_not_exceed_debits THEN
+    RAISE EXCEPTION 'ledger account %: at most one balance flag', NEW.id USING ERRCODE = 'check_violation';
+  END IF;
+  IF TG_OP = 'INSERT' THEN
+    IF NEW.debits_pending <> 0 OR NEW.debits_posted <> 0 OR NEW.credits_pending <> 0 OR NEW.credits_posted <> 0 THEN
+      RAISE EXCEPTION 'ledger account %: a new account starts at zero (money arrives by transfer)', NEW.id USING ERRCODE = 'check_violation';
+    END IF;
+  ELSE
+    IF (NEW.id, NEW.partner_id, NEW.currency, NEW.kind, NEW.debits_must_not_exceed_credits, NEW.credits_must_not_exceed_debits)
+       IS DISTINCT FROM (OLD.id, OLD.partner_id, OLD.currency, OLD.kind, OLD.debits_must_not_exceed_credits, OLD.credits_must_not_exceed_debits) THEN
+      RAISE EXCEPTION 'ledger account %: partner, currency, kind and flags never change', OLD.id USING ERRCODE = 'check_violation';
+    END IF;
+    IF OLD.status = 'closed' AND NEW.status <> 'closed' THEN
+      RAISE EXCEPTION 'ledger account %: closed is for good', OLD.id USING ERRCODE = 'check_violation';
+    END IF;
+  END IF;
+  RETURN NEW;
+END
+$function$
+;
+
+CREATE OR REPLACE FUNCTION public.ledger_accounts_stay_balanced()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  unbalanced text;
+BEGIN
+  -- Currency cannot change (ledger_accounts_guard_facts), so old and new rows share it.
+  SELECT n.currency INTO unbalanced
+    FROM ledger_accounts_after n JOIN ledger_accounts_before o ON o.id = n.id
+   GROUP BY n.currency
+  HAVING sum(n.debits_posted - o.debits_posted) <> sum(n.credits_posted - o.credits_posted)
+      OR sum(n.debits_pending - o.debits_pending) <> sum(n.credits_pending - o.credits_pending)
+   LIMIT 1;
+  IF unbalanced IS NOT NULL THEN
+    RAISE EXCEPTION 'ledger: a statement changed the % debits and credits by different amounts', unbalanced
+      USING ERRCODE = 'check_violation', HINT = 'account totals change only through ledger_create_transfers()';
+  END IF;
+  RETURN NULL;
+END
+$function$
+;
+
 CREATE OR REPLACE FUNCTION public.ledger_apply_batch(p_ids uuid[], p_debit_ids uuid[], p_credit_ids uuid[], p_amounts bigint[], p_currencies text[], p_phases text[], p_pending_ids uuid[], p_codes text[], p_timeouts_s integer[], p_source_types text[], p_source_ids text[], p_linked boolean[], p_look_up_existing boolean)
  RETURNS text[]
  LANGUAGE plpgsql
@@ -737,7 +801,8 @@ DECLARE
   acc_changed boolean[];
   -- Transfers known by id: those already stored with an id of this batch, then those the batch creates.
   known_id uuid[]; known_debit uuid[]; known_credit uuid[]; known_amount bigint[]; known_currency text[];
-  known_phase text[]; known_pending uuid[]; known_code text[];
+  known_phase text[]; known_pending uuid[]; known_code text[]; known_source_type text[]; known_source_id text[];
+  known_timeout_s integer[]; known_pending_amount bigint[];
   -- Pending transfers the batch resolves or creates, with their state.
   pen_id uuid[]; pen_debit uuid[]; pen_credit uuid[]; pen_amount bigint[]; pen_currency text[];
   pen_status text[]; pen_timed_out boolean[]; pen_timeout_at timestamptz[]; pen_is_new boolean[];
@@ -758,6 +823,9 @@ DECLARE
   saved_dp bigint[]; saved_dpo bigint[]; saved_cp bigint[]; saved_cpo bigint[]; saved_acc_changed boolean[];
   saved_pen_status text[]; saved_pen_resolved_by uuid[]; saved_pen_changed boolean[];
   saved_pen_count integer; saved_known_count integer; saved_out_count integer;
+  -- Without the look-up the batch keeps no record of its own transfers by id: one with an id
+  -- twice goes to the look-up path at once.
+  track_known boolean := p_look_up_existing;
   amount bigint;
 BEGIN
   -- 1. Lock every account of the batch in ascending id order and load its totals. (The ids are
@@ -778,13 +846,23 @@ BEGIN
     FROM (SELECT * FROM ledger_accounts WHERE id = ANY (lock_ids) ORDER BY id FOR NO KEY UPDATE) a;
   acc_changed := array_fill(false, ARRAY[COALESCE(array_length(acc_id, 1), 0)]);
 
-  -- 2. Transfers that already exist with an id of this batch (idempotent retries).
+  -- 2. Transfers that already exist with an id of this batch (idempotent retries), with all that a
+  -- retry must repeat: a pending transfer's timeout (timeout_at and created_at share the
+  -- transaction's now()), and for a post the amount it reserved (a post without an amount posts it all).
   IF p_look_up_existing THEN
-    SELECT COALESCE(array_agg(id), '{}'), array_agg(debit_account_id), array_agg(credit_account_id), array_agg(amount_kobo),
-           array_agg(currency), array_agg(phase), array_agg(pending_id), array_agg(code)
-      INTO known_id, known_debit, known_credit, known_amount, known_currency, known_phase, known_pending, known_code
-      FROM ledger_transfers WHERE id = ANY (p_ids);
+    SELECT COALESCE(array_agg(t.id), '{}'), array_agg(t.debit_account_id), array_agg(t.credit_account_id), array_agg(t.amount_kobo),
+           array_agg(t.currency), array_agg(t.phase), array_agg(t.pending_id), array_agg(t.code), array_agg(t.source_type), array_agg(t.source_id),
+           array_agg(extract(epoch FROM s.timeout_at - t.created_at)::integer), array_agg(reserved.amount_kobo)
+      INTO known_id, known_debit, known_credit, known_amount, known_currency, known_phase, known_pending, known_code, known_source_type, known_source_id,
+           known_timeout_s, known_pending_amount
+      FROM ledger_transfers t
+      LEFT JOIN ledger_pending_transfers s ON s.transfer_id = t.id
+      LEFT JOIN ledger_transfers reserved ON reserved.id = t.pending_id
+     WHERE t.id = ANY (p_ids);
   ELSE
+    IF transfer_count > 1 AND (SELECT count(DISTINCT id) FROM unnest(p_ids) AS id) < transfer_count THEN
+      RAISE unique_violation USING MESSAGE = 'ledger: batch holds one id twice';
+    END IF;
     known_id := '{}';
   END IF;
 
@@ -818,7 +896,9 @@ BEGIN
     k := array_position(known_id, p_ids[i]);
     IF k IS NOT NULL THEN
       result := ledger_compare_existing(known_debit[k], known_credit[k], known_amount[k], known_currency[k], known_phase[k], known_pending[k], known_code[k],
-                                        p_debit_ids[i], p_credit_ids[i], p_amounts[i], p_currencies[i], p_phases[i], p_pending_ids[i], p_codes[i]);
+                                        known_source_type[k], known_source_id[k], known_timeout_s[k], known_pending_amount[k],
+                                        p_debit_ids[i], p_credit_ids[i], p_amounts[i], p_currencies[i], p_phases[i], p_pending_ids[i], p_codes[i],
+                                        p_source_types[i], p_source_ids[i], p_timeouts_s[i]);
     ELSIF p_phases[i] IN ('single', 'pending') THEN
       amount := p_amounts[i];
       d := array_position(acc_id, p_debit_ids[i]);
@@ -850,7 +930,8 @@ BEGIN
       -- post or void of a pending transfer
       p := array_position(pen_id, p_pending_ids[i]);
       IF p IS NULL THEN
-        result := CASE WHEN array_position(known_id, p_pending_ids[i]) IS NOT NULL
+        result := CASE WHEN p_pending_ids[i] = ANY (out_id[1:out_count])
+                         OR array_position(known_id, p_pending_ids[i]) IS NOT NULL
                          OR EXISTS (SELECT 1 FROM ledger_transfers WHERE id = p_pending_ids[i])
                        THEN 'pending_transfer_not_pending' ELSE 'pending_transfer_not_found' END;
       ELSIF pen_status[p] = 'posted' THEN result := 'pending_transfer_already_posted';
@@ -897,6 +978,8 @@ BEGIN
       known_id := known_id[1:saved_known_count]; known_debit := known_debit[1:saved_known_count]; known_credit := known_credit[1:saved_known_count];
       known_amount := known_amount[1:saved_known_count]; known_currency := known_currency[1:saved_known_count];
       known_phase := known_phase[1:saved_known_count]; known_pending := known_pending[1:saved_known_count]; known_code := known_code[1:saved_known_count];
+      known_source_type := known_source_type[1:saved_known_count]; known_source_id := known_source_id[1:saved_known_count];
+      known_timeout_s := known_timeout_s[1:saved_known_count]; known_pending_amount := known_pending_amount[1:saved_known_count];
       out_count := saved_out_count;
       chain_end := i;
       WHILE chain_end < transfer_count AND COALESCE(p_linked[chain_end], false) LOOP chain_end := chain_end + 1; END LOOP;
@@ -927,9 +1010,13 @@ BEGIN
     out_credit_booked[out_count] := acc_cpo[c] - acc_dpo[c];
     out_credit_available[out_count] := acc_cpo[c] - acc_dpo[c] - acc_dp[c];
     -- A later transfer of the batch with the same id is a retry of this one.
-    k := COALESCE(array_length(known_id, 1), 0) + 1;
-    known_id[k] := p_ids[i]; known_debit[k] := acc_id[d]; known_credit[k] := acc_id[c]; known_amount[k] := amount;
-    known_currency[k] := acc_currency[d]; known_phase[k] := p_phases[i]; known_pending[k] := p_pending_ids[i]; known_code[k] := p_codes[i];
+    IF track_known THEN
+      k := COALESCE(array_length(known_id, 1), 0) + 1;
+      known_id[k] := p_ids[i]; known_debit[k] := acc_id[d]; known_credit[k] := acc_id[c]; known_amount[k] := amount;
+      known_currency[k] := acc_currency[d]; known_phase[k] := p_phases[i]; known_pending[k] := p_pending_ids[i]; known_code[k] := p_codes[i];
+      known_source_type[k] := p_source_types[i]; known_source_id[k] := p_source_ids[i]; known_timeout_s[k] := p_timeouts_s[i];
+      known_pending_amount[k] := CASE WHEN p_pending_ids[i] IS NULL THEN NULL ELSE pen_amount[p] END;
+    END IF;
     i := i + 1;
   END LOOP;
 
@@ -964,7 +1051,7 @@ END
 $function$
 ;
 
-CREATE OR REPLACE FUNCTION public.ledger_compare_existing(e_debit uuid, e_credit uuid, e_amount bigint, e_currency text, e_phase text, e_pending_id uuid, e_code text, p_debit uuid, p_credit uuid, p_amount bigint, p_currency text, p_phase text, p_pending_id uuid, p_code text)
+CREATE OR REPLACE FUNCTION public.ledger_compare_existing(e_debit uuid, e_credit uuid, e_amount bigint, e_currency text, e_phase text, e_pending_id uuid, e_code text, e_source_type text, e_source_id text, e_timeout_s integer, e_pending_amount bigint, p_debit uuid, p_credit uuid, p_amount bigint, p_currency text, p_phase text, p_pending_id uuid, p_code text, p_source_type text, p_source_id text, p_timeout_s integer)
  RETURNS text
  LANGUAGE plpgsql
  IMMUTABLE
@@ -974,9 +1061,12 @@ BEGIN
   IF e_pending_id IS DISTINCT FROM p_pending_id THEN RETURN 'exists_with_different_pending_id'; END IF;
   IF p_debit IS NOT NULL AND e_debit <> p_debit THEN RETURN 'exists_with_different_debit_account_id'; END IF;
   IF p_credit IS NOT NULL AND e_credit <> p_credit THEN RETURN 'exists_with_different_credit_account_id'; END IF;
-  IF p_amount IS NOT NULL AND e_amount <> p_amount THEN RETURN 'exists_with_different_amount'; END IF;
+  IF e_amount <> COALESCE(p_amount, e_pending_amount, e_amount) THEN RETURN 'exists_with_different_amount'; END IF;
   IF p_currency IS NOT NULL AND e_currency <> p_currency THEN RETURN 'exists_with_different_currency'; END IF;
   IF e_code <> p_code THEN RETURN 'exists_with_different_code'; END IF;
+  IF e_source_type IS DISTINCT FROM p_source_type THEN RETURN 'exists_with_different_source_type'; END IF;
+  IF e_source_id IS DISTINCT FROM p_source_id THEN RETURN 'exists_with_different_source_id'; END IF;
+  IF e_timeout_s IS DISTINCT FROM p_timeout_s THEN RETURN 'exists_with_different_timeout'; END IF;
   RETURN 'exists';
 END
 $function$
@@ -1036,6 +1126,12 @@ BEGIN
 END;
 $function$
 ;
+
+CREATE TRIGGER ledger_accounts_guard_facts BEFORE INSERT OR UPDATE OF id, partner_id, currency, kind, status, debits_must_not_exceed_credits, credits_must_not_exceed_debits ON public.ledger_accounts FOR EACH ROW EXECUTE FUNCTION ledger_accounts_guard_facts();
+
+CREATE TRIGGER ledger_accounts_never_deleted BEFORE DELETE OR TRUNCATE ON public.ledger_accounts FOR EACH STATEMENT EXECUTE FUNCTION ledger_accounts_are_never_deleted();
+
+CREATE TRIGGER ledger_accounts_stay_balanced AFTER UPDATE ON public.ledger_accounts REFERENCING OLD TABLE AS ledger_accounts_before NEW TABLE AS ledger_accounts_after FOR EACH STATEMENT EXECUTE FUNCTION ledger_accounts_stay_balanced();
 
 CREATE TRIGGER ledger_transfers_append_only BEFORE DELETE OR UPDATE OR TRUNCATE ON public.ledger_transfers FOR EACH STATEMENT EXECUTE FUNCTION ledger_transfers_are_append_only();
 

@@ -45,9 +45,16 @@ export async function upsertPartnerAccount(db: Queryable, account: NewAccount): 
   return (await find())!
 }
 
-export async function updateAccountStatus(db: Queryable, accountId: string, status: AccountStatus): Promise<boolean> {
-  const result = await db.query(`UPDATE ledger_accounts SET status = $2 WHERE id = $1`, [accountId, status])
-  return result.rowCount === 1
+/** The account's status before the change, or undefined when there is no such account. A closed account stays closed. */
+export async function updateAccountStatus(db: Queryable, accountId: string, status: AccountStatus): Promise<AccountStatus | undefined> {
+  const { rows } = await db.query<{ previous: AccountStatus }>(
+    `UPDATE ledger_accounts a SET status = CASE WHEN was.status = 'closed' THEN was.status ELSE $2 END
+       FROM (SELECT id, status FROM ledger_accounts WHERE id = $1 FOR NO KEY UPDATE) was
+      WHERE a.id = was.id
+      RETURNING was.status AS previous`,
+    [accountId, status],
+  )
+  return rows[0]?.previous
 }
 
 interface AccountRow {

@@ -98,8 +98,11 @@ function assertAccountInput(input: NewAccountInput): void {
   if (input.debitsMustNotExceedCredits && input.creditsMustNotExceedDebits) throw new Error('an account takes at most one balance flag')
 }
 
+/** Freezes, reopens or closes an account. Closed is for good: reopening a closed account throws. */
 export async function setAccountStatus(db: Queryable, accountId: string, status: AccountStatus): Promise<void> {
-  if (!(await repo.updateAccountStatus(db, accountId, status))) throw new Error(`ledger account ${accountId} not found`)
+  const previous = await repo.updateAccountStatus(db, accountId, status)
+  if (previous === undefined) throw new Error(`ledger account ${accountId} not found`)
+  if (previous === 'closed' && status !== 'closed') throw new Error(`ledger account ${accountId} is closed for good`)
 }
 
 /**
@@ -123,6 +126,9 @@ export async function applyTransfers(db: Queryable, transfers: readonly Transfer
   if (transfers.length === 0) return []
   if (transfers.length > TRANSFERS_PER_CALL_MAX) throw new Error(`at most ${TRANSFERS_PER_CALL_MAX} transfers per call`)
   if (linkedWithNext.length !== transfers.length) throw new Error('one linked flag per transfer')
+  // As in TigerBeetle (linked_event_chain_open): the last transfer must close its chain, or the
+  // caller meant a chain longer than what it sent.
+  if (linkedWithNext[linkedWithNext.length - 1]) throw new Error('linked chain left open: the last transfer must not link to a next one')
   const results: (TransferResultCode | undefined)[] = transfers.map(validateTransfer)
   // A chain with a malformed member fails whole here; malformed unlinked transfers fail alone.
   for (const [start, end] of chains(linkedWithNext)) {

@@ -55,6 +55,9 @@ export const TRANSFER_RESULTS = [
   'exists_with_different_amount',
   'exists_with_different_currency',
   'exists_with_different_code',
+  'exists_with_different_source_type',
+  'exists_with_different_source_id',
+  'exists_with_different_timeout',
   'linked_event_failed',
 ] as const
 

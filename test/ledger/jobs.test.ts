@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { startBackgroundWorkers } from '../../src/app.ts'
 import { VOID_TIMED_OUT_TASK } from '../../src/ledger/jobs.ts'
 import { createTransfers, getBalance } from '../../src/ledger/service.ts'
+import { withTransaction, type Pool } from '../../src/platform/db.ts'
 import { addJob } from '../../src/platform/jobs.ts'
 import { runRail } from '../support/cli.ts'
 import { createTestDatabase, type TestDatabase } from '../support/database.ts'
@@ -56,12 +57,30 @@ it('`rail ledger verify` passes on a sound ledger and fails on a tampered one', 
   expect(sound.code, sound.stderr).toBe(0)
   expect(JSON.parse(sound.stdout)).toMatchObject({ ok: true, problems: [] })
 
-  const account = await newAccount(db.pool)
-  // Bypassing the write path: a balance with no transfer behind it.
-  await db.pool.query(`UPDATE ledger_accounts SET credits_posted = credits_posted + 5 WHERE id = $1`, [account])
+  const [account, other] = [await newAccount(db.pool), await newAccount(db.pool)]
+  // Bypassing the write path with a balanced change: totals with no transfer behind them.
+  const tamper = `UPDATE ledger_accounts SET credits_posted = credits_posted + CASE WHEN id = $1 THEN $3::bigint ELSE 0 END,
+                                             debits_posted = debits_posted + CASE WHEN id = $2 THEN $3::bigint ELSE 0 END
+                   WHERE id IN ($1, $2)`
+  await db.pool.query(tamper, [account, other, 5])
   const tampered = await runRail(['ledger', 'verify'], { DATABASE_URL: db.url })
   expect(tampered.code).toBe(1)
   expect(tampered.stdout).toContain(`account ${account}`)
-  expect(tampered.stdout).toContain('NGN: Σ debits posted')
-  await db.pool.query(`UPDATE ledger_accounts SET credits_posted = credits_posted - 5 WHERE id = $1`, [account])
+  expect(tampered.stdout).toContain(`account ${other}`)
+  await db.pool.query(tamper, [account, other, -5])
+
+  // A one-sided change is refused by the database; with its guard switched off, verify finds the sums apart.
+  await withoutBalanceGuard(db.pool, `UPDATE ledger_accounts SET credits_posted = credits_posted + 5 WHERE id = $1`, [account])
+  const unbalanced = await runRail(['ledger', 'verify'], { DATABASE_URL: db.url })
+  expect(unbalanced.code).toBe(1)
+  expect(unbalanced.stdout).toContain('NGN: Σ debits posted')
+  await withoutBalanceGuard(db.pool, `UPDATE ledger_accounts SET credits_posted = credits_posted - 5 WHERE id = $1`, [account])
 })
+
+async function withoutBalanceGuard(pool: Pool, sql: string, params: unknown[]): Promise<void> {
+  await withTransaction(pool, async (tx) => {
+    await tx.query('ALTER TABLE ledger_accounts DISABLE TRIGGER ledger_accounts_stay_balanced')
+    await tx.query(sql, params)
+    await tx.query('ALTER TABLE ledger_accounts ENABLE TRIGGER ledger_accounts_stay_balanced')
+  })
+}

@@ -57,14 +57,27 @@ async function pending(over: Partial<TransferInput> = {}): Promise<string> {
   return transfer.id
 }
 
+/** Rows and totals that a refused transfer must leave as they were. */
+async function ledgerState(): Promise<{ transfers: number; pendingStates: string; totals: string }> {
+  const { rows } = await db.pool.query(
+    `SELECT (SELECT count(*)::int FROM ledger_transfers) AS transfers,
+            (SELECT string_agg(transfer_id || ':' || status, ',' ORDER BY transfer_id) FROM ledger_pending_transfers) AS "pendingStates",
+            (SELECT string_agg(id || ':' || debits_pending || ':' || debits_posted || ':' || credits_pending || ':' || credits_posted, ',' ORDER BY id)
+               FROM ledger_accounts) AS totals`,
+  )
+  return rows[0]
+}
+
 async function expectResults(transfers: TransferInput[], expected: TransferResultCode[], linked = false): Promise<void> {
-  const before = await db.pool.query('SELECT count(*)::int AS n FROM ledger_transfers')
+  const before = await ledgerState()
   const results = await createTransfers(db.pool, transfers, { linked })
   expect(results.map((r) => r.result)).toEqual(expected)
   for (const code of expected) covered.add(code)
-  const after = await db.pool.query('SELECT count(*)::int AS n FROM ledger_transfers')
+  const after = await ledgerState()
   const written = expected.filter((code) => code === 'ok').length
-  expect(after.rows[0].n - before.rows[0].n).toBe(written)
+  expect(after.transfers - before.transfers).toBe(written)
+  // Nothing moved: no reservation changed state and no account total changed.
+  if (written === 0) expect(after).toEqual(before)
 }
 
 describe('malformed transfers are refused before any query', () => {
@@ -84,6 +97,9 @@ describe('malformed transfers are refused before any query', () => {
     ['post without pending id', { phase: 'post' }, 'pending_id_required'],
     ['timeout on a single transfer', { timeoutS: 10 }, 'timeout_only_for_pending'],
     ['negative timeout', { phase: 'pending', timeoutS: -1 }, 'timeout_invalid'],
+    ['zero timeout', { phase: 'pending', timeoutS: 0 }, 'timeout_invalid'],
+    ['fractional timeout', { phase: 'pending', timeoutS: 1.5 }, 'timeout_invalid'],
+    ['timeout beyond 30 days', { phase: 'pending', timeoutS: 30 * 24 * 60 * 60 + 1 }, 'timeout_invalid'],
   ])('%s', async (_rule, over, code) => {
     await expectResults([single(over)], [code])
   })
@@ -99,6 +115,8 @@ describe('rules checked by the ledger function', () => {
     ['accounts in different currencies', () => ({ creditAccountId: acc.usd }), 'accounts_must_have_the_transfer_currency'],
     ['frozen debit account', () => ({ debitAccountId: acc.frozen, creditAccountId: acc.plain }), 'debit_account_not_open'],
     ['closed credit account', () => ({ creditAccountId: acc.closed }), 'credit_account_not_open'],
+    ['closed debit account', () => ({ debitAccountId: acc.closed, creditAccountId: acc.plain }), 'debit_account_not_open'],
+    ['frozen credit account', () => ({ creditAccountId: acc.frozen }), 'credit_account_not_open'],
     ['overdraft of a no-overdraft account', () => ({ amountKobo: 1_000_000_000_000 }), 'exceeds_credits'],
     ['credit beyond a capped account', () => ({ debitAccountId: acc.source, creditAccountId: acc.capped }), 'exceeds_debits'],
   ])('%s', async (_rule, over, code) => {
@@ -171,10 +189,44 @@ describe('idempotency on the caller-chosen id', () => {
     ['another currency', (first) => ({ ...first, currency: 'USD' }), 'exists_with_different_currency'],
     ['another code', (first) => ({ ...first, code: 'other_code' }), 'exists_with_different_code'],
     ['another phase', (first) => ({ ...first, phase: 'pending' }), 'exists_with_different_phase'],
+    ['another source type', (first) => ({ ...first, sourceType: 'other_thing' }), 'exists_with_different_source_type'],
+    ['another source id', (first) => ({ ...first, sourceId: 'other-1' }), 'exists_with_different_source_id'],
+    ['no source id', (first) => ({ ...first, sourceId: undefined }), 'exists_with_different_source_id'],
   ])('%s', async (_rule, retry, code) => {
-    const first = single()
+    const first = single({ sourceType: 'test_thing', sourceId: 'thing-1' })
     await expectResults([first], ['ok'])
     await expectResults([retry(first)], [code])
+  })
+
+  it.each<[string, number | undefined, number | undefined, TransferResultCode]>([
+    ['a reservation retried with its timeout', 60, 60, 'exists'],
+    ['a reservation retried with another timeout', 60, 61, 'exists_with_different_timeout'],
+    ['a reservation retried without its timeout', 60, undefined, 'exists_with_different_timeout'],
+    ['a reservation without a timeout retried with one', undefined, 60, 'exists_with_different_timeout'],
+  ])('%s', async (_rule, timeoutS, retryTimeoutS, code) => {
+    const first = single({ phase: 'pending', timeoutS })
+    await expectResults([first], ['ok'])
+    await expectResults([{ ...first, timeoutS: retryTimeoutS }], [code])
+  })
+
+  it('a post without an amount posts it all: a retry of a partial post without one is another transfer', async () => {
+    const partial: TransferInput = { id: randomUUID(), phase: 'post', pendingId: await pending(), amountKobo: 40, code: 'test_resolve' }
+    await expectResults([partial], ['ok'])
+    await expectResults([{ ...partial, amountKobo: undefined }], ['exists_with_different_amount'])
+    const full: TransferInput = { id: randomUUID(), phase: 'post', pendingId: await pending(), code: 'test_resolve' }
+    await expectResults([full], ['ok'])
+    await expectResults([full], ['exists'])
+    await expectResults([{ ...full, amountKobo: 100 }], ['exists'])
+    await expectResults([{ ...full, amountKobo: 99 }], ['exists_with_different_amount'])
+  })
+
+  it('an id twice in one batch: the second is a retry of the first', async () => {
+    const first = single({ sourceType: 'test_thing', sourceId: 'thing-2' })
+    await expectResults([first, { ...first }], ['ok', 'exists'])
+    const second = single({ sourceType: 'test_thing', sourceId: 'thing-3' })
+    await expectResults([second, { ...second, sourceId: 'thing-4' }], ['ok', 'exists_with_different_source_id'])
+    const reserved = single({ phase: 'pending', timeoutS: 30 })
+    await expectResults([reserved, { ...reserved, timeoutS: 31 }], ['ok', 'exists_with_different_timeout'])
   })
 
   it('a post retried with another pending id', async () => {
@@ -225,6 +277,12 @@ describe('linked batches succeed or fail together', () => {
     expect(retry.map((r) => r.result)).toEqual(['ok', 'ok'])
   })
 
+  it('a chain left open is a programming error: nothing is written', async () => {
+    const before = await ledgerState()
+    await expect(applyTransfers(db.pool, [single(), single()], [true, true])).rejects.toThrow(/linked chain left open/)
+    expect(await ledgerState()).toEqual(before)
+  })
+
   it('the batcher serves concurrent callers from one call, each with its own results', async () => {
     const batcher = new LedgerBatcher(db.pool, { lanes: 1 })
     const [alone, failingChain, goodChain] = await Promise.all([
@@ -257,6 +315,60 @@ describe('the database enforces what TypeScript asserts', () => {
     await expect(db.pool.query('UPDATE ledger_accounts SET debits_posted = credits_posted + 1 WHERE id = $1', [acc.wallet])).rejects.toThrow(
       /ledger_accounts_debits_within_credits/,
     )
+  })
+
+  it('a capped account cannot be pushed past its flag by a direct update', async () => {
+    await expect(db.pool.query('UPDATE ledger_accounts SET credits_posted = debits_posted + 1 WHERE id = $1', [acc.capped])).rejects.toThrow(
+      /ledger_accounts_credits_within_debits/,
+    )
+  })
+
+  it('posted and pending sums stay balanced: a one-sided change of totals is refused', async () => {
+    const before = await ledgerState()
+    await expect(db.pool.query('UPDATE ledger_accounts SET credits_posted = credits_posted + 5 WHERE id = $1', [acc.plain])).rejects.toThrow(
+      /changed the NGN debits and credits by different amounts/,
+    )
+    await expect(
+      db.pool.query('UPDATE ledger_accounts SET debits_pending = debits_pending + 5, credits_posted = credits_posted + 5 WHERE id = ANY ($1::uuid[])', [
+        [acc.source, acc.plain],
+      ]),
+    ).rejects.toThrow(/different amounts/)
+    // Balanced in each currency is not enough across currencies.
+    await expect(
+      db.pool.query(
+        `UPDATE ledger_accounts SET credits_posted = credits_posted + CASE WHEN id = $1 THEN 5 ELSE 0 END,
+                                    debits_posted = debits_posted + CASE WHEN id = $2 THEN 5 ELSE 0 END
+          WHERE id IN ($1, $2)`,
+        [acc.usd, acc.source],
+      ),
+    ).rejects.toThrow(/(USD|NGN) debits and credits/)
+    expect(await ledgerState()).toEqual(before)
+  })
+
+  it("an account's partner, currency, kind and flags never change; closed is for good; accounts are never deleted", async () => {
+    const account = await newAccount(db.pool)
+    await expect(db.pool.query(`UPDATE ledger_accounts SET currency = 'USD' WHERE id = $1`, [account])).rejects.toThrow(/never change/)
+    await expect(db.pool.query(`UPDATE ledger_accounts SET kind = 'wallet' WHERE id = $1`, [account])).rejects.toThrow(/never change/)
+    await expect(db.pool.query(`UPDATE ledger_accounts SET debits_must_not_exceed_credits = true WHERE id = $1`, [account])).rejects.toThrow(/never change/)
+    await expect(db.pool.query(`UPDATE ledger_accounts SET status = 'gone' WHERE id = $1`, [account])).rejects.toThrow(/unknown status/)
+    await setAccountStatus(db.pool, account, 'frozen')
+    await setAccountStatus(db.pool, account, 'open')
+    await setAccountStatus(db.pool, account, 'closed')
+    await setAccountStatus(db.pool, account, 'closed')
+    await expect(setAccountStatus(db.pool, account, 'open')).rejects.toThrow(/closed for good/)
+    await expect(db.pool.query(`UPDATE ledger_accounts SET status = 'open' WHERE id = $1`, [account])).rejects.toThrow(/closed is for good/)
+    await expect(setAccountStatus(db.pool, randomUUID(), 'frozen')).rejects.toThrow(/not found/)
+    await expect(db.pool.query(`DELETE FROM ledger_accounts WHERE id = $1`, [account])).rejects.toThrow(/never deleted/)
+    expect((await getBalance(db.pool, account))!.status).toBe('closed')
+  })
+
+  it('a new account starts at zero and holds valid facts', async () => {
+    const insert = `INSERT INTO ledger_accounts (id, currency, kind, credits_posted, debits_must_not_exceed_credits, credits_must_not_exceed_debits)
+                    VALUES ($1, $2, $3, $4, $5, $6)`
+    await expect(db.pool.query(insert, [randomUUID(), 'NGN', 'bench', 5, false, false])).rejects.toThrow(/starts at zero/)
+    await expect(db.pool.query(insert, [randomUUID(), 'naira', 'bench', 0, false, false])).rejects.toThrow(/not an ISO 4217 code/)
+    await expect(db.pool.query(insert, [randomUUID(), 'NGN', 'piggy_bank', 0, false, false])).rejects.toThrow(/unknown kind/)
+    await expect(db.pool.query(insert, [randomUUID(), 'NGN', 'bench', 0, true, true])).rejects.toThrow(/at most one balance flag/)
   })
 
   it('a transfer row with equal accounts or a non-positive amount is refused', async () => {
