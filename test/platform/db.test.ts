@@ -1,0 +1,77 @@
+// withTransaction: commit or roll back, and a bounded number of fresh attempts after a lock
+// conflict (deadlock or serialization failure) — never endless, never for other errors.
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { withTransaction } from '../../src/platform/db.ts'
+import { createTestDatabase, type TestDatabase } from '../support/database.ts'
+
+let db: TestDatabase
+beforeAll(async () => {
+  db = await createTestDatabase()
+  await db.pool.query('CREATE TABLE attempts (attempt int NOT NULL, label text NOT NULL)')
+  await db.pool.query(`CREATE TABLE pair (id int PRIMARY KEY, v int NOT NULL); INSERT INTO pair VALUES (1, 0), (2, 0)`)
+})
+afterAll(async () => db?.drop())
+
+const deadlock = Object.assign(new Error('deadlock detected'), { code: '40P01' })
+
+it('a lock conflict runs the work again from scratch; the failed attempt leaves nothing', async () => {
+  let calls = 0
+  const result = await withTransaction(db.pool, async (tx) => {
+    calls++
+    await tx.query(`INSERT INTO attempts VALUES ($1, 'retried')`, [calls])
+    if (calls === 1) throw deadlock
+    return 'done'
+  })
+  expect(result).toBe('done')
+  expect(calls).toBe(2)
+  const { rows } = await db.pool.query(`SELECT attempt FROM attempts WHERE label = 'retried'`)
+  expect(rows).toEqual([{ attempt: 2 }])
+})
+
+it('gives up after five attempts and surfaces the conflict', async () => {
+  let calls = 0
+  await expect(
+    withTransaction(db.pool, async (tx) => {
+      calls++
+      await tx.query(`INSERT INTO attempts VALUES ($1, 'always')`, [calls])
+      throw Object.assign(new Error('could not serialize access'), { code: '40001' })
+    }),
+  ).rejects.toMatchObject({ code: '40001' })
+  expect(calls).toBe(5)
+  expect((await db.pool.query(`SELECT count(*)::int AS n FROM attempts WHERE label = 'always'`)).rows[0].n).toBe(0)
+})
+
+it('any other error surfaces at once', async () => {
+  let calls = 0
+  await expect(
+    withTransaction(db.pool, async () => {
+      calls++
+      throw Object.assign(new Error('unique violation'), { code: '23505' })
+    }),
+  ).rejects.toMatchObject({ code: '23505' })
+  expect(calls).toBe(1)
+})
+
+it('a real deadlock between two transactions: PostgreSQL breaks it, the loser runs again, both commit', async () => {
+  // Each transaction locks one row, waits until the other has its row too, then asks for the other's.
+  let holding = 0
+  const bothHolding = async () => {
+    holding++
+    while (holding < 2) await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+  const attempts = { first: 0, second: 0 }
+  const run = (label: 'first' | 'second', order: [number, number]) =>
+    withTransaction(db.pool, async (tx) => {
+      attempts[label]++
+      await tx.query('UPDATE pair SET v = v + 1 WHERE id = $1', [order[0]])
+      if (attempts[label] === 1) await bothHolding()
+      await tx.query('UPDATE pair SET v = v + 1 WHERE id = $1', [order[1]])
+    })
+  await Promise.all([run('first', [1, 2]), run('second', [2, 1])])
+  expect(attempts.first + attempts.second).toBe(3) // exactly one of them lost the deadlock and ran again
+  const { rows } = await db.pool.query('SELECT id, v FROM pair ORDER BY id')
+  expect(rows).toEqual([
+    { id: 1, v: 2 },
+    { id: 2, v: 2 },
+  ])
+})
