@@ -29,7 +29,8 @@ export async function benchDatabase(name: string): Promise<BenchDatabase> {
   chmodSync(dataDir, 0o755) // as root, PostgreSQL runs as the postgres user and must enter it
   const embedded = await startEmbeddedDatabase(dataDir, { persistent: false, settings: {
       max_connections: '300',
-      ...(STATEMENT_STATS ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' } : {}),
+      ...(process.env.BENCH_PG_EXTRA ? Object.fromEntries(process.env.BENCH_PG_EXTRA.split(',').map((kv) => kv.split('='))) : {}),
+      ...(STATEMENT_STATS ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all', 'pg_stat_statements.track_planning': 'on' } : {}),
     },
   })
   return {

@@ -14,8 +14,13 @@
 //   direct    each transfer in its own transaction (BEGIN, ledger call, COMMIT);
 //   baseline  a minimal PL/pgSQL function posting one balanced transfer with a balance check,
 //             called once per transfer in autocommit — the pure-SQL yardstick.
-// Prints a table and writes bench/results/ledger.json. Uses DATABASE_URL when set, else a
-// throw-away embedded PostgreSQL with default (durable) settings.
+// Prints a table and writes bench/results/ledger.json. Beside each figure it measures the CPU that
+// one transfer cost, in PostgreSQL (all its processes: backends, those that ended since, the WAL
+// writer and checkpointer) and in this process: on a shared VM whose speed swings from run to run (CPU steal), the throughput of
+// two runs can differ by 2×, while the CPU per transfer moves far less — it is the figure to
+// compare across runs, the throughput the one to compare within a run. Transfer ids are UUIDv7,
+// as the product makes them. Uses DATABASE_URL when set, else a throw-away embedded PostgreSQL
+// with default (durable) settings; BENCH_PG_EXTRA=name=value,… adds server settings there.
 import { randomBytes, randomUUID } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -26,6 +31,7 @@ import { recordEvents } from '../src/events/service.ts'
 import { createAccount, createTransfer, createTransfers, LedgerError, type TransferInput } from '../src/ledger/service.ts'
 import type { TransferResult } from '../src/ledger/types.ts'
 import { verifyLedger } from '../src/ledger/verify.ts'
+import { uuidv7 } from '../src/platform/ids.ts'
 import { createPartner } from '../src/partners/service.ts'
 import { Coalescer } from '../src/platform/coalescer.ts'
 import { createPool, withTransaction, type Pool, type Tx } from '../src/platform/db.ts'
@@ -33,7 +39,7 @@ import { GroupCommitter } from '../src/platform/group-commit.ts'
 import { migrateDatabase } from '../src/platform/migrate.ts'
 import { baselineTransfer, createBaseline } from './baseline.ts'
 import { benchDatabase, STATEMENT_STATS } from './bench-database.ts'
-import { printStatementStats, resetStatementStats } from './statements.ts'
+import { postgresCpuMs, postmasterPid, printStatementStats, resetStatementStats } from './statements.ts'
 
 const UNIFORM_ACCOUNTS = 10_000
 const CONCURRENCIES = [1, 8, 64]
@@ -63,20 +69,29 @@ async function main(): Promise<void> {
   try {
     await migrateDatabase(admin)
     const accounts = await createAccounts(admin)
+    // Settle the set-up's writes first, so that no autovacuum runs in a measured cell and every cell starts from fresh statistics.
+    await admin.query('VACUUM ANALYZE')
     if (STATEMENT_STATS) await resetStatementStats(admin)
     const results: Record<string, Record<string, number>> = {}
+    const cpuMicrosPerTransfer: Record<string, Record<string, { postgres: number; bench: number }>> = {}
+    const postmaster = await postmasterPid(admin)
     let totalOperations = 0 // for BENCH_STATEMENTS=1: statements per operation over the whole run
-    console.log(`ledger benchmark: ${SECONDS_PER_RUN}s per run, ${LANES} lanes for the batching paths; transfers/s`)
-    console.log(['scenario', 'mode', ...CONCURRENCIES.map((c) => `${c} callers`)].map((cell) => cell.padEnd(12)).join(''))
+    console.log(`ledger benchmark: ${SECONDS_PER_RUN}s per run, ${LANES} lanes for the batching paths; transfers/s (CPU µs per transfer: PostgreSQL + this process)`)
+    console.log(['scenario', 'mode', ...CONCURRENCIES.map((c) => `${c} callers`)].map((cell, index) => cell.padEnd(index < 2 ? 12 : 24)).join(''))
     for (const scenario of ['uniform', 'hot'] as const) {
       for (const mode of MODES) {
         const row: Record<string, number> = {}
+        const cpuRow: Record<string, { postgres: number; bench: number }> = {}
         for (const concurrency of CONCURRENCIES) {
-          row[concurrency] = await measure(url, accounts, scenario, mode, concurrency)
-          totalOperations += row[concurrency]! * SECONDS_PER_RUN
+          const measured = await measure(url, accounts, scenario, mode, concurrency, postmaster)
+          row[concurrency] = measured.transfersPerSecond
+          cpuRow[concurrency] = measured.cpuMicrosPerTransfer
+          totalOperations += measured.transfers
         }
         results[resultKey(scenario, mode)] = row
-        console.log([scenario, mode, ...CONCURRENCIES.map((c) => String(row[c]))].map((cell) => cell.padEnd(12)).join(''))
+        cpuMicrosPerTransfer[resultKey(scenario, mode)] = cpuRow
+        const cell = (c: number) => `${row[c]} (${cpuRow[c]!.postgres}+${cpuRow[c]!.bench})`
+        console.log([scenario, mode, ...CONCURRENCIES.map(cell)].map((text, index) => text.padEnd(index < 2 ? 12 : 24)).join(''))
       }
     }
     if (STATEMENT_STATS) await printStatementStats(admin, totalOperations, 25)
@@ -85,7 +100,8 @@ async function main(): Promise<void> {
     console.log(`verifyLedger: ok (${verification.transfersChecked} transfers, ${verification.accountsChecked} accounts)`)
     const file = path.join(path.dirname(new URL(import.meta.url).pathname), 'results', 'ledger.json')
     mkdirSync(path.dirname(file), { recursive: true })
-    writeFileSync(file, `${JSON.stringify({ ...results, secondsPerRun: SECONDS_PER_RUN, lanes: LANES, measuredAt: new Date().toISOString(), machine: machine() }, null, 2)}\n`)
+    const summary = { ...results, cpuMicrosPerTransfer, secondsPerRun: SECONDS_PER_RUN, lanes: LANES, measuredAt: new Date().toISOString(), machine: machine() }
+    writeFileSync(file, `${JSON.stringify(summary, null, 2)}\n`)
     console.log(`wrote ${path.relative(process.cwd(), file)}`)
   } finally {
     await admin.end()
@@ -142,7 +158,13 @@ function pickPair(accounts: string[], hot: string, scenario: Scenario): [string,
   return [a, b]
 }
 
-async function measure(url: string, accounts: Accounts, scenario: Scenario, mode: Mode, concurrency: number): Promise<number> {
+interface Measured {
+  transfers: number
+  transfersPerSecond: number
+  cpuMicrosPerTransfer: { postgres: number; bench: number }
+}
+
+async function measure(url: string, accounts: Accounts, scenario: Scenario, mode: Mode, concurrency: number, postmaster: number | undefined): Promise<Measured> {
   const pool = createPool(url, mode === 'direct' || mode === 'baseline' ? concurrency : LANES + 1, 'rail-bench')
   const committer = new GroupCommitter(pool, { lanes: LANES, batchMax: 256 })
   const batcher = new LedgerBatcher(pool, { lanes: LANES })
@@ -150,6 +172,8 @@ async function measure(url: string, accounts: Accounts, scenario: Scenario, mode
   const transferOnce = transferFunction({ pool, committer, batcher, payments }, accounts, scenario, mode)
   let completed = 0
   const deadline = performance.now() + SECONDS_PER_RUN * 1000
+  const postgresBefore = postgresCpuMs(postmaster)
+  const benchBefore = process.cpuUsage()
   const started = performance.now()
   try {
     await Promise.all(
@@ -160,7 +184,16 @@ async function measure(url: string, accounts: Accounts, scenario: Scenario, mode
         }
       }),
     )
-    return Math.round(completed / ((performance.now() - started) / 1000))
+    const seconds = (performance.now() - started) / 1000
+    const postgresAfter = postgresCpuMs(postmaster)
+    const bench = process.cpuUsage(benchBefore)
+    // Backends that end count in `others` once the postmaster has reaped them, so only the sum is monotonic.
+    const postgresMs = postgresAfter.backends + postgresAfter.others - postgresBefore.backends - postgresBefore.others
+    return {
+      transfers: completed,
+      transfersPerSecond: Math.round(completed / seconds),
+      cpuMicrosPerTransfer: { postgres: Math.round((postgresMs * 1000) / completed), bench: Math.round((bench.user + bench.system) / completed) },
+    }
   } finally {
     await committer.close()
     await pool.end()
@@ -206,7 +239,7 @@ async function writePayments(tx: Tx, partnerId: string, payments: readonly Payme
 
 function randomTransfer(accounts: Accounts, scenario: Scenario): TransferInput {
   const [debit, credit] = pickPair(accounts.ledger, accounts.hotLedger, scenario)
-  return { id: randomUUID(), debitAccountId: debit, creditAccountId: credit, amountKobo: 1 + Math.floor(Math.random() * 100), currency: 'NGN', code: 'bench_transfer' }
+  return { id: uuidv7(), debitAccountId: debit, creditAccountId: credit, amountKobo: 1 + Math.floor(Math.random() * 100), currency: 'NGN', code: 'bench_transfer' }
 }
 
 function transferFunction({ pool, committer, batcher, payments }: Paths, accounts: Accounts, scenario: Scenario, mode: Mode): () => Promise<void> {
