@@ -45,13 +45,12 @@ export async function upsertPartnerAccount(db: Queryable, account: NewAccount): 
   return (await find())!
 }
 
-/** The account's status before the change, or undefined when there is no such account. A closed account stays closed. */
+/** The account's status before the change, or undefined when there is no such account. A closed account is left as it is. */
 export async function updateAccountStatus(db: Queryable, accountId: string, status: AccountStatus): Promise<AccountStatus | undefined> {
   const { rows } = await db.query<{ previous: AccountStatus }>(
-    `UPDATE ledger_accounts a SET status = CASE WHEN was.status = 'closed' THEN was.status ELSE $2 END
-       FROM (SELECT id, status FROM ledger_accounts WHERE id = $1 FOR NO KEY UPDATE) was
-      WHERE a.id = was.id
-      RETURNING was.status AS previous`,
+    `WITH was AS (SELECT id, status FROM ledger_accounts WHERE id = $1 FOR NO KEY UPDATE),
+          changed AS (UPDATE ledger_accounts a SET status = $2 FROM was WHERE a.id = was.id AND was.status <> 'closed' RETURNING a.id)
+     SELECT status AS previous FROM was`,
     [accountId, status],
   )
   return rows[0]?.previous
