@@ -31,8 +31,8 @@ function fundingOf(trial: number): number {
 
 /** Starts after a random few milliseconds, so that every order of the rivals happens. Expiry is one
  * statement where the others are HTTP requests, so it is given a wider window. */
-async function late<T>(start: () => Promise<T>, upToMs = 8): Promise<T> {
-  await new Promise((resolve) => setTimeout(resolve, Math.random() * upToMs))
+async function late<T>(start: () => Promise<T>, upToMs = 8, atLeastMs = 0): Promise<T> {
+  await new Promise((resolve) => setTimeout(resolve, atLeastMs + Math.random() * upToMs))
   return start()
 }
 
@@ -118,15 +118,26 @@ it('300 trials of two half credits, cancel and expiry at once: funded amount = a
   const half = AMOUNT_KOBO / 2
   let unmatchedKobo = 0
   const outcomes = new Set<string>()
-  async function fundingTrial(): Promise<void> {
+  // Most trials start the rivals at once with jitter (every order happens, in proportions that
+  // depend on the machine's speed); one in four gives each kind of rival a head start of
+  // HEAD_START_MS, so that every kind of winner is met whatever the load.
+  const HEAD_START_MS = 150
+  const schedules = [
+    { credits: 0, cancel: 0, expiry: 0 },
+    { credits: 0, cancel: HEAD_START_MS, expiry: HEAD_START_MS },
+    { credits: HEAD_START_MS, cancel: 0, expiry: 2 * HEAD_START_MS },
+    { credits: HEAD_START_MS, cancel: 2 * HEAD_START_MS, expiry: 0 },
+  ]
+  async function fundingTrial(index: number): Promise<void> {
     const created = await api.create<{ ref: string; expiresAt: string }>(createRequest({ amount: AMOUNT_KOBO, ttlHours: 1 }))
     const { ref, expiresAt } = created.body
     const id = await escrowIdOf(app.db.pool, ref)
+    const headStart = index % 4 === 0 ? schedules[1 + ((index / 4) % 3)]! : schedules[0]!
     const [first, second, cancel, expired] = await Promise.all([
-      late(() => creditEscrow(app.db.pool, { partnerId, ref, amountKobo: half })),
-      late(() => creditEscrow(app.db.pool, { partnerId, ref, amountKobo: half })),
-      late(() => api.cancel(ref, { reason: 'race' }), 40), // as late as expiry: credits, cancel and expiry each win some trials
-      late(() => expireEscrow({ pool: app.db.pool, clock: { now: () => new Date(Date.parse(expiresAt)) } }, id), 40),
+      late(() => creditEscrow(app.db.pool, { partnerId, ref, amountKobo: half }), 8, headStart.credits),
+      late(() => creditEscrow(app.db.pool, { partnerId, ref, amountKobo: half }), 8, headStart.credits),
+      late(() => api.cancel(ref, { reason: 'race' }), 40, headStart.cancel), // as late as expiry: credits, cancel and expiry each win some trials
+      late(() => expireEscrow({ pool: app.db.pool, clock: { now: () => new Date(Date.parse(expiresAt)) } }, id), 40, headStart.expiry),
     ])
     const applied = [first, second].filter((result) => result === 'applied').length
     unmatchedKobo += (2 - applied) * half
@@ -149,7 +160,8 @@ it('300 trials of two half credits, cancel and expiry at once: funded amount = a
     const expectedEvents = [...(applied === 2 ? ['escrow.funded'] : []), ...(row.status === 'funded' ? [] : [`escrow.${row.status}`])]
     expect(row.events ?? []).toEqual(expectedEvents)
   }
-  for (let start = 0; start < 300; start += CONCURRENT_TRIALS) await Promise.all(Array.from({ length: CONCURRENT_TRIALS }, () => fundingTrial()))
+  for (let start = 0; start < 300; start += CONCURRENT_TRIALS) await Promise.all(Array.from({ length: CONCURRENT_TRIALS }, (_unused, offset) => fundingTrial(start + offset)))
+  console.log(`outcomes: ${[...outcomes].sort().join(" ")}`)
   expect(outcomes.size).toBeGreaterThanOrEqual(3) // several interleavings happened (status : credits applied)
   const collections = await getBalance(app.db.pool, await ensurePartnerAccount(app.db.pool, partnerId, 'NGN', 'collections'))
   expect(collections?.bookedKobo).toBe(unmatchedKobo)
