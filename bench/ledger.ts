@@ -46,6 +46,7 @@ const CONCURRENCIES = [1, 8, 64]
 const SECONDS_PER_RUN = Number(process.env.BENCH_SECONDS ?? 3)
 const OPENING_BALANCE_KOBO = 1_000_000_000_000
 const FUNDING_BATCH = 2_000
+const WARM_UP_OPERATIONS = 3_200
 /** BENCH_MODES=coalesced,baseline measures only those paths (for quick experiments). */
 const MODES = (process.env.BENCH_MODES?.split(',') ?? ['coalesced', 'business', 'group', 'direct', 'baseline']) as Mode[]
 /** Connections the batching paths use: one transaction in flight per lane. */
@@ -69,6 +70,7 @@ async function main(): Promise<void> {
   try {
     await migrateDatabase(admin)
     const accounts = await createAccounts(admin)
+    await warmUp(admin, accounts)
     // Settle the set-up's writes first, so that no autovacuum runs in a measured cell and every cell starts from fresh statistics.
     await admin.query('VACUUM ANALYZE')
     if (STATEMENT_STATS) await resetStatementStats(admin)
@@ -147,6 +149,24 @@ async function createAccounts(pool: Pool): Promise<Accounts> {
     baseline: baseline.slice(0, UNIFORM_ACCOUNTS),
     hotBaseline: baseline[UNIFORM_ACCOUNTS]!,
     partnerId: partner.partnerId,
+  }
+}
+
+/**
+ * A running service's tables hold rows and have statistics. A new database's do not, and a plan
+ * made while a table is empty — above all the foreign-key checks' plans, which each connection
+ * makes once and keeps — scans it whole: every delivery's check of its event read the whole events
+ * table until autovacuum next analyzed it (up to a minute), which tripled the PostgreSQL CPU of a
+ * business operation (docs/performance.md). So the bench first writes WARM_UP_OPERATIONS business
+ * operations, then analyzes, and measures the steady state.
+ */
+async function warmUp(pool: Pool, accounts: Accounts): Promise<void> {
+  for (let done = 0; done < WARM_UP_OPERATIONS; done += 64) {
+    const payments = Array.from({ length: 64 }, () => {
+      const id = randomUUID()
+      return { id, transfer: { ...randomTransfer(accounts, 'uniform'), sourceType: 'bench_payment', sourceId: id } }
+    })
+    await withTransaction(pool, (tx) => writePayments(tx, accounts.partnerId, payments))
   }
 }
 
