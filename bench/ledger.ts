@@ -16,11 +16,13 @@
 //             called once per transfer in autocommit — the pure-SQL yardstick.
 // Prints a table and writes bench/results/ledger.json. Beside each figure it measures the CPU that
 // one transfer cost, in PostgreSQL (all its processes: backends, those that ended since, the WAL
-// writer and checkpointer) and in this process: on a shared VM whose speed swings from run to run (CPU steal), the throughput of
-// two runs can differ by 2×, while the CPU per transfer moves far less — it is the figure to
-// compare across runs, the throughput the one to compare within a run. Transfer ids are UUIDv7,
-// as the product makes them. Uses DATABASE_URL when set, else a throw-away embedded PostgreSQL
-// with default (durable) settings; BENCH_PG_EXTRA=name=value,… adds server settings there.
+// writer and checkpointer) and in this process. On a shared VM whose speed swings from run to run
+// (CPU steal) the throughput of two runs can differ by 2×, while the CPU per transfer moves far
+// less: it is the figure to compare across runs, the throughput the one to compare within a run.
+// Transfer ids are UUIDv7, as the product makes them. Before measuring, the bench writes a warm-up
+// of business operations and analyzes (see warmUp). Uses DATABASE_URL when set, else a throw-away
+// embedded PostgreSQL with default (durable) settings; BENCH_PG_EXTRA=name=value,… adds server
+// settings there.
 import { randomBytes, randomUUID } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -156,8 +158,8 @@ async function createAccounts(pool: Pool): Promise<Accounts> {
  * A running service's tables hold rows and have statistics. A new database's do not, and a plan
  * made while a table is empty — above all the foreign-key checks' plans, which each connection
  * makes once and keeps — scans it whole: every delivery's check of its event read the whole events
- * table until autovacuum next analyzed it (up to a minute), which tripled the PostgreSQL CPU of a
- * business operation (docs/performance.md). So the bench first writes WARM_UP_OPERATIONS business
+ * table until autovacuum next analyzed it (up to a minute), which tripled the PostgreSQL CPU of an
+ * event's writes (docs/performance.md). So the bench first writes WARM_UP_OPERATIONS business
  * operations, then analyzes, and measures the steady state.
  */
 async function warmUp(pool: Pool, accounts: Accounts): Promise<void> {
