@@ -10,7 +10,7 @@ import { LedgerBatcher } from '../../src/ledger/batcher.ts'
 import { createTransfers, getBalances, type TransferInput, type TransferResult } from '../../src/ledger/service.ts'
 import { withTransaction, type Pool } from '../../src/platform/db.ts'
 import { createTestDatabase, type TestDatabase } from '../support/database.ts'
-import { expectLedgerVerified, fund, newAccount } from '../support/ledger.ts'
+import { expectLedgerVerified, fundedWallets } from '../support/ledger.ts'
 
 const ACCOUNTS = 100
 const OPENING_KOBO = 1_000_000
@@ -23,12 +23,7 @@ const accounts: string[] = []
 
 beforeAll(async () => {
   db = await createTestDatabase(40)
-  const source = await newAccount(db.pool)
-  for (let i = 0; i < ACCOUNTS; i++) {
-    const id = await newAccount(db.pool, { kind: 'wallet', debitsMustNotExceedCredits: true })
-    await fund(db.pool, source, id, OPENING_KOBO)
-    accounts.push(id)
-  }
+  accounts.push(...(await fundedWallets(db.pool, ACCOUNTS, OPENING_KOBO)))
 })
 afterAll(async () => db?.drop())
 

@@ -6,7 +6,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { getBalances } from '../../src/ledger/service.ts'
 import { createTestDatabase, type TestDatabase } from '../support/database.ts'
-import { expectLedgerVerified, fund, newAccount } from '../support/ledger.ts'
+import { expectLedgerVerified, fundedWallets } from '../support/ledger.ts'
 
 const ACCOUNTS = 20
 const OPENING_KOBO = 1_000_000
@@ -16,12 +16,7 @@ let db: TestDatabase
 const accounts: string[] = []
 beforeAll(async () => {
   db = await createTestDatabase()
-  const source = await newAccount(db.pool)
-  for (let i = 0; i < ACCOUNTS; i++) {
-    const id = await newAccount(db.pool, { kind: 'wallet', debitsMustNotExceedCredits: true })
-    await fund(db.pool, source, id, OPENING_KOBO)
-    accounts.push(id)
-  }
+  accounts.push(...(await fundedWallets(db.pool, ACCOUNTS, OPENING_KOBO)))
 })
 afterAll(async () => db?.drop())
 

@@ -23,6 +23,18 @@ export async function fund(db: Queryable, source: string, accountId: string, amo
   await createTransfer(db, { id: randomUUID(), debitAccountId: source, creditAccountId: accountId, amountKobo, currency, code: 'test_funding' })
 }
 
+/** `count` wallets (never overdrawn), each funded with `openingKobo` from an account without limits. */
+export async function fundedWallets(db: Queryable, count: number, openingKobo: number): Promise<string[]> {
+  const source = await newAccount(db)
+  const wallets: string[] = []
+  for (let i = 0; i < count; i++) {
+    const id = await newAccount(db, { kind: 'wallet', debitsMustNotExceedCredits: true })
+    await fund(db, source, id, openingKobo)
+    wallets.push(id)
+  }
+  return wallets
+}
+
 export async function expectLedgerVerified(db: Queryable): Promise<void> {
   const verification = await verifyLedger(db)
   expect(verification.problems).toEqual([])
