@@ -119,7 +119,8 @@ export async function withKeyLock<T>(pool: Pool, key: string, work: (tx: Tx) => 
   }
 }
 
-async function transactionOnce<T>(pool: Pool, work: (tx: Tx) => Promise<T>): Promise<T> {
+/** Runs `work` in one transaction, once: commit if it returns, roll back if it throws — a lock conflict included. */
+export async function transactionOnce<T>(pool: Pool, work: (tx: Tx) => Promise<T>): Promise<T> {
   const client = await pool.connect()
   try {
     await client.query('BEGIN')

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { LedgerBatcher } from '../../src/ledger/batcher.ts'
 import { createTransfers, getBalances, type TransferInput, type TransferResult } from '../../src/ledger/service.ts'
-import { withTransaction, type Pool } from '../../src/platform/db.ts'
+import { transactionOnce, withTransaction } from '../../src/platform/db.ts'
 import { createTestDatabase, type TestDatabase } from '../support/database.ts'
 import { expectLedgerVerified, fundedWallets } from '../support/ledger.ts'
 
@@ -74,22 +74,6 @@ function resolution(): TransferInput {
   return { ...base, phase: 'void' }
 }
 
-/** One request in a transaction of its own, with no retry: a deadlock would reach the caller. */
-async function inOwnTransaction(pool: Pool, request: { transfers: TransferInput[]; linked: boolean }): Promise<TransferResult[]> {
-  const client = await pool.connect()
-  try {
-    await client.query('BEGIN')
-    const results = await createTransfers(client, request.transfers, { linked: request.linked })
-    await client.query('COMMIT')
-    return results
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined)
-    throw error
-  } finally {
-    client.release()
-  }
-}
-
 it(
   'conserves money under 64 concurrent clients and 100,000 transfers, with no deadlock reaching a caller',
   { timeout: 240_000 },
@@ -105,9 +89,12 @@ it(
         const request = randomRequest()
         submitted += request.transfers.length
         try {
-          // Even clients go through the batcher, odd ones through their own transactions.
+          // Even clients go through the batcher, odd ones through transactions of their own with no
+          // retry (transactionOnce, not withTransaction): a deadlock would reach the caller.
           const results: TransferResult[] =
-            index % 2 === 0 ? await batcher.createTransfers(request.transfers, { linked: request.linked }) : await inOwnTransaction(db.pool, request)
+            index % 2 === 0
+              ? await batcher.createTransfers(request.transfers, { linked: request.linked })
+              : await transactionOnce(db.pool, (tx) => createTransfers(tx, request.transfers, { linked: request.linked }))
           results.forEach((outcome, position) => {
             const transfer = request.transfers[position]!
             if (outcome.result === 'ok') committed++
