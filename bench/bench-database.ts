@@ -1,5 +1,7 @@
 // The database a benchmark runs on: a fresh database on DATABASE_URL's server when it is set
-// (dropped afterwards), else a throw-away embedded PostgreSQL with default (durable) settings.
+// (dropped afterwards), else a throw-away embedded PostgreSQL with default (durable) settings —
+// plus, for experiments, the server settings BENCH_PG_EXTRA=name=value,… names
+// (e.g. BENCH_PG_EXTRA=plan_cache_mode=force_generic_plan).
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -29,8 +31,8 @@ export async function benchDatabase(name: string): Promise<BenchDatabase> {
   chmodSync(dataDir, 0o755) // as root, PostgreSQL runs as the postgres user and must enter it
   const embedded = await startEmbeddedDatabase(dataDir, { persistent: false, settings: {
       max_connections: '300',
-      ...(process.env.BENCH_PG_EXTRA ? Object.fromEntries(process.env.BENCH_PG_EXTRA.split(',').map((kv) => kv.split('='))) : {}),
-      ...(STATEMENT_STATS ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all', 'pg_stat_statements.track_planning': 'on' } : {}),
+      ...extraSettings(),
+      ...(STATEMENT_STATS ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' } : {}),
     },
   })
   return {
@@ -40,6 +42,12 @@ export async function benchDatabase(name: string): Promise<BenchDatabase> {
       rmSync(dataDir, { recursive: true, force: true })
     },
   }
+}
+
+function extraSettings(): Record<string, string> {
+  const given = process.env.BENCH_PG_EXTRA
+  if (!given) return {}
+  return Object.fromEntries(given.split(',').map((setting) => [setting.slice(0, setting.indexOf('=')), setting.slice(setting.indexOf('=') + 1)]))
 }
 
 async function adminQuery(url: string, sql: string): Promise<void> {

@@ -21,8 +21,7 @@
 // less: it is the figure to compare across runs, the throughput the one to compare within a run.
 // Transfer ids are UUIDv7, as the product makes them. Before measuring, the bench writes a warm-up
 // of business operations and analyzes (see warmUp). Uses DATABASE_URL when set, else a throw-away
-// embedded PostgreSQL with default (durable) settings; BENCH_PG_EXTRA=name=value,… adds server
-// settings there.
+// embedded PostgreSQL with default (durable) settings (bench/bench-database.ts).
 import { randomBytes, randomUUID } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
