@@ -128,6 +128,13 @@ function create(model: Model, leg: NewLeg, id: string): TransferResultCode {
   return 'ok'
 }
 
+/** Applies one leg to the model when the ledger would: its verdict, and for a post or void the reservation it names. */
+function applyLeg(model: Model, leg: Leg, transfer: TransferInput): { verdict: TransferResultCode; reserved?: ModelPending } {
+  if (!isResolution(leg)) return { verdict: create(model, leg, transfer.id) }
+  const reserved = model.pendings.find((p) => p.id === transfer.pendingId)!
+  return { verdict: resolve(model, reserved, leg), reserved }
+}
+
 function copyModel(model: Model): Model {
   return { accounts: model.accounts.map((a) => ({ ...a })), pendings: model.pendings.map((p) => ({ ...p })), transferCount: model.transferCount }
 }
@@ -178,8 +185,7 @@ it('the ledger behaves like its model', { timeout: 240_000 }, async () => {
         if (cmd.kind === 'single' || cmd.kind === 'pending' || cmd.kind === 'post' || cmd.kind === 'void') {
           if (isResolution(cmd) && model.pendings.length === 0) continue
           const transfer = toTransfer(cmd, model.pendings)
-          const reserved = isResolution(cmd) ? model.pendings[cmd.pending % model.pendings.length]! : undefined
-          const verdict = isResolution(cmd) ? resolve(model, reserved!, cmd) : create(model, cmd, transfer.id)
+          const { verdict, reserved } = applyLeg(model, cmd, transfer)
           if (verdict === 'ok') done.push({ transfer, reserved })
           transfers = [transfer]
           expected = [verdict]
@@ -193,8 +199,7 @@ it('the ledger behaves like its model', { timeout: 240_000 }, async () => {
           let failed = false
           const made: { transfer: TransferInput; reserved?: ModelPending }[] = []
           for (const [index, leg] of legs.entries()) {
-            const reserved = isResolution(leg) ? trial.pendings[leg.pending % model.pendings.length]! : undefined
-            const verdict = isResolution(leg) ? resolve(trial, reserved!, leg) : create(trial, leg, transfers[index]!.id)
+            const { verdict, reserved } = applyLeg(trial, leg, transfers[index]!)
             if (verdict !== 'ok') {
               expected[index] = verdict
               failed = true
