@@ -6,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startBackgroundWorkers } from '../../src/app.ts'
 import { nuban } from '../../src/nip/nuban.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
-import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
 
 const SECRET = 'counterparties-test-secret'
@@ -19,7 +18,6 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await runner?.stop()
-  if (app) await expectLedgerVerified(app.db.pool)
   await app?.close()
 })
 
