@@ -119,11 +119,11 @@ it('300 trials of two half credits, cancel and expiry at once: funded amount = a
   let unmatchedKobo = 0
   const outcomes = new Set<string>()
   // Most trials start the rivals at once with jitter (every order happens, in proportions that
-  // depend on the machine's speed); one in four gives each kind of rival a head start of
-  // HEAD_START_MS, so that every kind of winner is met whatever the load.
+  // depend on the machine's speed); every fourth gives one kind of rival — credits, cancel, expiry
+  // in turn — a head start of HEAD_START_MS, so that every kind of winner is met whatever the load.
   const HEAD_START_MS = 150
-  const schedules = [
-    { credits: 0, cancel: 0, expiry: 0 },
+  const atOnce = { credits: 0, cancel: 0, expiry: 0 }
+  const headStarts = [
     { credits: 0, cancel: HEAD_START_MS, expiry: HEAD_START_MS },
     { credits: HEAD_START_MS, cancel: 0, expiry: 2 * HEAD_START_MS },
     { credits: HEAD_START_MS, cancel: 2 * HEAD_START_MS, expiry: 0 },
@@ -132,7 +132,7 @@ it('300 trials of two half credits, cancel and expiry at once: funded amount = a
     const created = await api.create<{ ref: string; expiresAt: string }>(createRequest({ amount: AMOUNT_KOBO, ttlHours: 1 }))
     const { ref, expiresAt } = created.body
     const id = await escrowIdOf(app.db.pool, ref)
-    const headStart = index % 4 === 0 ? schedules[1 + ((index / 4) % 3)]! : schedules[0]!
+    const headStart = index % 4 === 0 ? headStarts[(index / 4) % headStarts.length]! : atOnce
     const [first, second, cancel, expired] = await Promise.all([
       late(() => creditEscrow(app.db.pool, { partnerId, ref, amountKobo: half }), 8, headStart.credits),
       late(() => creditEscrow(app.db.pool, { partnerId, ref, amountKobo: half }), 8, headStart.credits),
@@ -161,7 +161,7 @@ it('300 trials of two half credits, cancel and expiry at once: funded amount = a
     expect(row.events ?? []).toEqual(expectedEvents)
   }
   for (let start = 0; start < 300; start += CONCURRENT_TRIALS) await Promise.all(Array.from({ length: CONCURRENT_TRIALS }, (_unused, offset) => fundingTrial(start + offset)))
-  console.log(`outcomes: ${[...outcomes].sort().join(" ")}`)
+  console.log(`outcomes: ${[...outcomes].sort().join(' ')}`)
   expect(outcomes.size).toBeGreaterThanOrEqual(3) // several interleavings happened (status : credits applied)
   const collections = await getBalance(app.db.pool, await ensurePartnerAccount(app.db.pool, partnerId, 'NGN', 'collections'))
   expect(collections?.bookedKobo).toBe(unmatchedKobo)
