@@ -9,7 +9,7 @@ import { withTransaction, type Pool } from '../../src/platform/db.ts'
 import { addJob } from '../../src/platform/jobs.ts'
 import { runRail } from '../support/cli.ts'
 import { createTestDatabase, type TestDatabase } from '../support/database.ts'
-import { expectLedgerVerified, fund, newAccount } from '../support/ledger.ts'
+import { expectLedgerVerified, forgeBalancedTotals, fund, newAccount } from '../support/ledger.ts'
 
 let db: TestDatabase
 beforeAll(async () => {
@@ -59,15 +59,12 @@ it('`rail ledger verify` passes on a sound ledger and fails on a tampered one', 
 
   const [account, other] = [await newAccount(db.pool), await newAccount(db.pool)]
   // Bypassing the write path with a balanced change: totals with no transfer behind them.
-  const tamper = `UPDATE ledger_accounts SET credits_posted = credits_posted + CASE WHEN id = $1 THEN $3::bigint ELSE 0 END,
-                                             debits_posted = debits_posted + CASE WHEN id = $2 THEN $3::bigint ELSE 0 END
-                   WHERE id IN ($1, $2)`
-  await db.pool.query(tamper, [account, other, 5])
+  await forgeBalancedTotals(db.pool, { debitAccountId: other, creditAccountId: account, amountKobo: 5 })
   const tampered = await runRail(['ledger', 'verify'], { DATABASE_URL: db.url })
   expect(tampered.code).toBe(1)
   expect(tampered.stdout).toContain(`account ${account}`)
   expect(tampered.stdout).toContain(`account ${other}`)
-  await db.pool.query(tamper, [account, other, -5])
+  await forgeBalancedTotals(db.pool, { debitAccountId: other, creditAccountId: account, amountKobo: -5 })
 
   // A one-sided change is refused by the database; with its guard switched off, verify finds the sums apart.
   await withoutBalanceGuard(db.pool, `UPDATE ledger_accounts SET credits_posted = credits_posted + 5 WHERE id = $1`, [account])

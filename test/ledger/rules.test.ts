@@ -12,7 +12,7 @@ import {
   type TransferResultCode,
 } from '../../src/ledger/service.ts'
 import { createTestDatabase, type TestDatabase } from '../support/database.ts'
-import { expectLedgerVerified, fund, newAccount } from '../support/ledger.ts'
+import { expectLedgerVerified, forgeBalancedTotals, fund, newAccount } from '../support/ledger.ts'
 
 let db: TestDatabase
 // source: no limits (the outside world); wallet: may not be overdrawn, holds 1,000,000 kobo;
@@ -334,14 +334,9 @@ describe('the database enforces what TypeScript asserts', () => {
       ]),
     ).rejects.toThrow(/different amounts/)
     // Balanced in each currency is not enough across currencies.
-    await expect(
-      db.pool.query(
-        `UPDATE ledger_accounts SET credits_posted = credits_posted + CASE WHEN id = $1 THEN 5 ELSE 0 END,
-                                    debits_posted = debits_posted + CASE WHEN id = $2 THEN 5 ELSE 0 END
-          WHERE id IN ($1, $2)`,
-        [acc.usd, acc.source],
-      ),
-    ).rejects.toThrow(/(USD|NGN) debits and credits/)
+    await expect(forgeBalancedTotals(db.pool, { debitAccountId: acc.source, creditAccountId: acc.usd, amountKobo: 5 })).rejects.toThrow(
+      /(USD|NGN) debits and credits/,
+    )
     expect(await ledgerState()).toEqual(before)
   })
 

@@ -7,7 +7,7 @@ import { createTransfers } from '../../src/ledger/service.ts'
 import { verifyLedger } from '../../src/ledger/verify.ts'
 import { withTransaction } from '../../src/platform/db.ts'
 import { createTestDatabase, type TestDatabase } from '../support/database.ts'
-import { expectLedgerVerified, fund, newAccount } from '../support/ledger.ts'
+import { expectLedgerVerified, forgeBalancedTotals, fund, newAccount } from '../support/ledger.ts'
 
 let db: TestDatabase
 const acc = { source: '', wallet: '', other: '' }
@@ -26,46 +26,38 @@ async function problems(): Promise<string[]> {
   return verification.problems
 }
 
-/** Runs `sql` statements in one transaction (the damage, or its repair). */
-async function run(...statements: [string, unknown[]?][]): Promise<void> {
-  await withTransaction(db.pool, async (tx) => {
-    for (const [sql, params] of statements) await tx.query(sql, params)
-  })
-}
-
 it('an account past its balance flag', async () => {
-  const overdraw = `UPDATE ledger_accounts SET debits_posted = debits_posted + CASE WHEN id = $1 THEN $3::bigint ELSE 0 END,
-                                            credits_posted = credits_posted + CASE WHEN id = $2 THEN $3::bigint ELSE 0 END
-                     WHERE id IN ($1, $2)`
-  await run(['ALTER TABLE ledger_accounts DROP CONSTRAINT ledger_accounts_debits_within_credits'], [overdraw, [acc.wallet, acc.other, 5_000]])
+  const overdraw = (amountKobo: number) => ({ debitAccountId: acc.wallet, creditAccountId: acc.other, amountKobo })
+  await withTransaction(db.pool, async (tx) => {
+    await tx.query('ALTER TABLE ledger_accounts DROP CONSTRAINT ledger_accounts_debits_within_credits')
+    await forgeBalancedTotals(tx, overdraw(5_000))
+  })
   const found = await problems()
   expect(found).toContain(`account ${acc.wallet} breaks its balance flag`)
   expect(found.some((problem) => problem.startsWith(`account ${acc.wallet}: stored totals`))).toBe(true)
-  await run(
-    [overdraw, [acc.wallet, acc.other, -5_000]],
-    [
-      `ALTER TABLE ledger_accounts ADD CONSTRAINT ledger_accounts_debits_within_credits
-         CHECK (NOT debits_must_not_exceed_credits OR debits_pending + debits_posted <= credits_posted)`,
-    ],
-  )
+  await withTransaction(db.pool, async (tx) => {
+    await forgeBalancedTotals(tx, overdraw(-5_000))
+    await tx.query(`ALTER TABLE ledger_accounts ADD CONSTRAINT ledger_accounts_debits_within_credits
+                      CHECK (NOT debits_must_not_exceed_credits OR debits_pending + debits_posted <= credits_posted)`)
+  })
   await expectLedgerVerified(db.pool)
 })
 
 it('a transfer in a currency its accounts do not hold', async () => {
   const id = randomUUID()
-  await run([
+  await db.pool.query(
     `INSERT INTO ledger_transfers (id, debit_account_id, credit_account_id, amount_kobo, currency, phase, code,
                                    debit_booked_after, debit_available_after, credit_booked_after, credit_available_after)
      VALUES ($1, $2, $3, 7, 'USD', 'single', 'forged', 0, 0, 0, 0)`,
     [id, acc.source, acc.other],
-  ])
+  )
   const found = await problems()
   expect(found).toContain(`transfer ${id} moves a currency its accounts do not hold`)
-  await run(
-    ['ALTER TABLE ledger_transfers DISABLE TRIGGER ledger_transfers_append_only'],
-    ['DELETE FROM ledger_transfers WHERE id = $1', [id]],
-    ['ALTER TABLE ledger_transfers ENABLE TRIGGER ledger_transfers_append_only'],
-  )
+  await withTransaction(db.pool, async (tx) => {
+    await tx.query('ALTER TABLE ledger_transfers DISABLE TRIGGER ledger_transfers_append_only')
+    await tx.query('DELETE FROM ledger_transfers WHERE id = $1', [id])
+    await tx.query('ALTER TABLE ledger_transfers ENABLE TRIGGER ledger_transfers_append_only')
+  })
   await expectLedgerVerified(db.pool)
 })
 
@@ -75,9 +67,9 @@ it('a reservation marked resolved with no resolution behind it', async () => {
     { id: reservation, debitAccountId: acc.wallet, creditAccountId: acc.other, amountKobo: 10, currency: 'NGN', code: 'test_hold', phase: 'pending' },
   ])
   expect(outcome!.result).toBe('ok')
-  await run([`UPDATE ledger_pending_transfers SET status = 'voided', resolved_by = transfer_id, resolved_at = now() WHERE transfer_id = $1`, [reservation]])
+  await db.pool.query(`UPDATE ledger_pending_transfers SET status = 'voided', resolved_by = transfer_id, resolved_at = now() WHERE transfer_id = $1`, [reservation])
   const found = await problems()
   expect(found).toContain(`pending transfer ${reservation} is voided but its resolution says otherwise`)
-  await run([`UPDATE ledger_pending_transfers SET status = 'pending', resolved_by = NULL, resolved_at = NULL WHERE transfer_id = $1`, [reservation]])
+  await db.pool.query(`UPDATE ledger_pending_transfers SET status = 'pending', resolved_by = NULL, resolved_at = NULL WHERE transfer_id = $1`, [reservation])
   await expectLedgerVerified(db.pool)
 })

@@ -35,6 +35,20 @@ export async function fundedWallets(db: Queryable, count: number, openingKobo: n
   return wallets
 }
 
+/**
+ * Forges a balanced move: `amountKobo` onto one account's posted debits and another's posted
+ * credits with one UPDATE and no transfer behind it — damage that tests expect the database or
+ * verifyLedger to catch. A negative amount undoes it.
+ */
+export async function forgeBalancedTotals(db: Queryable, move: { debitAccountId: string; creditAccountId: string; amountKobo: number }): Promise<void> {
+  await db.query(
+    `UPDATE ledger_accounts SET debits_posted = debits_posted + CASE WHEN id = $1 THEN $3::bigint ELSE 0 END,
+                                credits_posted = credits_posted + CASE WHEN id = $2 THEN $3::bigint ELSE 0 END
+      WHERE id IN ($1, $2)`,
+    [move.debitAccountId, move.creditAccountId, move.amountKobo],
+  )
+}
+
 export async function expectLedgerVerified(db: Queryable): Promise<void> {
   const verification = await verifyLedger(db)
   expect(verification.problems).toEqual([])
