@@ -718,16 +718,6 @@ CREATE UNIQUE INDEX accounts_virtual_by_client_reference ON sandbox_bank.account
 
 CREATE INDEX transfers_inbound_by_account ON sandbox_bank.transfers USING btree (credit_account_number, created_at) WHERE (kind = 'inbound'::text);
 
-CREATE OR REPLACE FUNCTION public.ledger_accounts_are_never_deleted()
- RETURNS trigger
- LANGUAGE plpgsql
-AS $function$
-BEGIN
-  RAISE EXCEPTION 'ledger accounts are never deleted, only closed (% refused)', TG_OP USING ERRCODE = 'restrict_violation';
-END
-$function$
-;
-
 CREATE OR REPLACE FUNCTION public.ledger_accounts_guard_facts()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -1107,12 +1097,12 @@ END
 $function$
 ;
 
-CREATE OR REPLACE FUNCTION public.ledger_transfers_are_append_only()
+CREATE OR REPLACE FUNCTION public.ledger_refuse()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
 BEGIN
-  RAISE EXCEPTION 'ledger_transfers is append-only (% refused)', TG_OP USING ERRCODE = 'restrict_violation';
+  RAISE EXCEPTION '% (% refused)', TG_ARGV[0], TG_OP USING ERRCODE = 'restrict_violation';
 END
 $function$
 ;
@@ -1130,11 +1120,11 @@ $function$
 
 CREATE TRIGGER ledger_accounts_guard_facts BEFORE INSERT OR UPDATE OF id, partner_id, currency, kind, status, debits_must_not_exceed_credits, credits_must_not_exceed_debits ON public.ledger_accounts FOR EACH ROW EXECUTE FUNCTION ledger_accounts_guard_facts();
 
-CREATE TRIGGER ledger_accounts_never_deleted BEFORE DELETE OR TRUNCATE ON public.ledger_accounts FOR EACH STATEMENT EXECUTE FUNCTION ledger_accounts_are_never_deleted();
+CREATE TRIGGER ledger_accounts_never_deleted BEFORE DELETE OR TRUNCATE ON public.ledger_accounts FOR EACH STATEMENT EXECUTE FUNCTION ledger_refuse('ledger accounts are never deleted, only closed');
 
 CREATE TRIGGER ledger_accounts_stay_balanced AFTER UPDATE ON public.ledger_accounts REFERENCING OLD TABLE AS ledger_accounts_before NEW TABLE AS ledger_accounts_after FOR EACH STATEMENT EXECUTE FUNCTION ledger_accounts_stay_balanced();
 
-CREATE TRIGGER ledger_transfers_append_only BEFORE DELETE OR UPDATE OR TRUNCATE ON public.ledger_transfers FOR EACH STATEMENT EXECUTE FUNCTION ledger_transfers_are_append_only();
+CREATE TRIGGER ledger_transfers_append_only BEFORE DELETE OR UPDATE OR TRUNCATE ON public.ledger_transfers FOR EACH STATEMENT EXECUTE FUNCTION ledger_refuse('ledger_transfers is append-only');
 
 CREATE TRIGGER partner_credentials_changed AFTER DELETE OR UPDATE OR TRUNCATE ON public.partner_credentials FOR EACH STATEMENT EXECUTE FUNCTION rail_notify_credentials_changed();
 

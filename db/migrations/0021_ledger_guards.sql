@@ -80,11 +80,18 @@ CREATE TRIGGER ledger_accounts_stay_balanced AFTER UPDATE ON ledger_accounts
   REFERENCING OLD TABLE AS ledger_accounts_before NEW TABLE AS ledger_accounts_after
   FOR EACH STATEMENT EXECUTE FUNCTION ledger_accounts_stay_balanced();
 
-CREATE FUNCTION ledger_accounts_are_never_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+-- One function refuses what a ledger table never allows, saying why (the trigger's argument): the
+-- append-only guard of ledger_transfers moves onto it, and accounts are never deleted.
+CREATE FUNCTION ledger_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  RAISE EXCEPTION 'ledger accounts are never deleted, only closed (% refused)', TG_OP USING ERRCODE = 'restrict_violation';
+  RAISE EXCEPTION '% (% refused)', TG_ARGV[0], TG_OP USING ERRCODE = 'restrict_violation';
 END
 $$;
 
+DROP TRIGGER ledger_transfers_append_only ON ledger_transfers;
+DROP FUNCTION ledger_transfers_are_append_only();
+CREATE TRIGGER ledger_transfers_append_only BEFORE UPDATE OR DELETE OR TRUNCATE ON ledger_transfers
+  FOR EACH STATEMENT EXECUTE FUNCTION ledger_refuse('ledger_transfers is append-only');
+
 CREATE TRIGGER ledger_accounts_never_deleted BEFORE DELETE OR TRUNCATE ON ledger_accounts
-  FOR EACH STATEMENT EXECUTE FUNCTION ledger_accounts_are_never_deleted();
+  FOR EACH STATEMENT EXECUTE FUNCTION ledger_refuse('ledger accounts are never deleted, only closed');
