@@ -27,13 +27,14 @@ export type MagicAmount =
   | { kind: 'code'; code: string } // refused at once with this NIP code, nothing moves
   | { kind: 'pending_then_success' } // accepted with 09; a requery after settlement says 00
   | { kind: 'fault'; fault: 'no_answer' | 'error' | 'lose_response' } // see faults.ts
+  | { kind: 'drop_first_submission' } // a lost request: the first transfer of a reference is dropped unprocessed (no answer); a resend is processed
   | { kind: 'lost_notification' } // inbound credits only: received, but never announced to the client
 
 const BY_AMOUNT_ENDING: Record<number, MagicAmount> = {
   9051: { kind: 'code', code: '51' },
   9007: { kind: 'code', code: '07' },
   9009: { kind: 'pending_then_success' },
-  9097: { kind: 'fault', fault: 'no_answer' },
+  9097: { kind: 'drop_first_submission' },
   9096: { kind: 'fault', fault: 'error' },
   9098: { kind: 'fault', fault: 'lose_response' },
   9404: { kind: 'lost_notification' },

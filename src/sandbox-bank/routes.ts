@@ -9,7 +9,7 @@ import { constantTimeEqual } from '../platform/crypto.ts'
 import { notFound, RailError } from '../platform/errors.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { closedObject, errorResponses } from '../platform/schemas.ts'
-import { decideFault, readFaults, writeFaults } from './faults.ts'
+import { decideFault, readFaults, writeFaults, type FaultDecision } from './faults.ts'
 import { magicAmount } from './magic.ts'
 import type { SandboxBank } from './service.ts'
 
@@ -50,7 +50,7 @@ export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: Sandbox
   const config = { auth: 'none' as const } // the bank checks its own signature, below
   const preValidation = async (request: FastifyRequest) => verifyBankSignature(request, deps.secret)
   // Faults apply to the bank's business, not to the switch that sets them.
-  const preHandler = async (request: FastifyRequest, reply: FastifyReply) => injectFault(deps.pool, request, reply)
+  const preHandler = async (request: FastifyRequest, reply: FastifyReply) => injectFault(deps.pool, deps.bank, request, reply)
   app.decorateRequest('loseResponse', false)
   app.addHook('onSend', async (request, _reply, payload) => {
     if (request.loseResponse) request.raw.socket?.destroy() // processed in full; the answer never arrives
@@ -268,13 +268,24 @@ export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: Sandbox
   )
 }
 
-async function injectFault(pool: Pool, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+/**
+ * A lost request: the first transfer of a reference is dropped unprocessed (the bank records only
+ * that it dropped it), and a resend of it is processed. Elsewhere (an inbound credit, which has no
+ * reference of the caller's) every such request is dropped.
+ */
+async function dropDecision(bank: SandboxBank, request: FastifyRequest, body: { reference?: unknown } | undefined): Promise<FaultDecision> {
+  const isTransfer = request.method === 'POST' && request.routeOptions.url === `${SANDBOX_BANK_PREFIX}/transfers`
+  if (!isTransfer || typeof body?.reference !== 'string') return 'no_answer'
+  return (await bank.dropFirstSubmission(body.reference)) ? 'no_answer' : 'none'
+}
+
+async function injectFault(pool: Pool, bank: SandboxBank, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const faults = await readFaults(pool)
   if (faults.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, faults.delayMs))
   // A magic amount picks its fault for this request alone; otherwise the switched-on rates decide.
-  const amountKobo = (request.body as { amountKobo?: unknown } | undefined)?.amountKobo
-  const magic = typeof amountKobo === 'number' ? magicAmount(amountKobo) : undefined
-  const decision = magic?.kind === 'fault' ? magic.fault : decideFault(faults)
+  const body = request.body as { amountKobo?: unknown; reference?: unknown } | undefined
+  const magic = typeof body?.amountKobo === 'number' ? magicAmount(body.amountKobo) : undefined
+  const decision = magic?.kind === 'fault' ? magic.fault : magic?.kind === 'drop_first_submission' ? await dropDecision(bank, request, body) : decideFault(faults)
   if (decision === 'no_answer') {
     reply.hijack()
     request.raw.socket?.destroy()

@@ -235,6 +235,16 @@ export class SandboxBank {
   }
 
   /**
+   * Whether to drop this submission of `reference` unprocessed (the magic amount of a lost
+   * request): true the first time only, whichever process serving the bank is asked, and however
+   * many ask at once.
+   */
+  async dropFirstSubmission(reference: string): Promise<boolean> {
+    const { rowCount } = await this.#pool.query(`INSERT INTO sandbox_bank.dropped_submissions (reference) VALUES ($1) ON CONFLICT (reference) DO NOTHING`, [reference])
+    return rowCount === 1
+  }
+
+  /**
    * The sandbox simulator's outcome for a payout in progress; registering again before it settles
    * replaces the earlier one. It settles at the next requery. False when no payout in progress has
    * this reference.

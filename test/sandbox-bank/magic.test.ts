@@ -3,16 +3,19 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { RailClient } from '../../src/client/index.ts'
+import { getProvider } from '../../src/providers/service.ts'
 import { magicAmount } from '../../src/sandbox-bank/magic.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 
+/** The payment pipeline's first requery delay here: "no record" sooner than this after a send may be the send still on its way. */
+const FIRST_DELAY_MS = 200
 let app: TestApp
 let client: RailClient
 let walletId: string
 
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: 'magic-test-secret', providerTimeoutMs: 1_000 })
+  app = await startTestApp({ sandboxBankSecret: 'magic-test-secret', providerTimeoutMs: 1_000, payments: { sandbox: { firstDelayMs: FIRST_DELAY_MS, deadlineMs: 60_000 } } })
   client = (await app.newPartner()).client
   walletId = (await client.post<{ walletId: string }>('/wallet', { customerReference: 'magic', name: 'Magic' })).body.walletId
   await client.post('/wallet/credit', { walletId, reference: randomUUID(), amountKobo: 1_000_000, currency: 'NGN' })
@@ -50,13 +53,42 @@ it('…9009 is pending (09), then successful once settled', async () => {
   expect(await requery(reference)).toMatchObject({ status: 'successful', responseCode: '00' })
 })
 
-it.each([
-  [19_097, 'no answer'],
-  [19_096, 'a 500'],
-])('an amount ending %i gets %s: unknown, and the bank has no record (requery keeps it unknown)', async (amountKobo) => {
+it('…9097 is a lost request: the first submission gets no answer and the bank has no record (25); sent again, it is done once', async () => {
   const reference = randomUUID()
-  expect((await move('/wallet/debit', amountKobo, reference)).body.status).toBe('unknown')
+  expect((await move('/wallet/debit', 19_097, reference)).body.status).toBe('unknown')
   expect(await requery(reference)).toMatchObject({ status: 'unknown', responseCode: '25' })
+  await new Promise((resolve) => setTimeout(resolve, FIRST_DELAY_MS + 50))
+  // Still no record well after the send: the pipeline sends it again, same reference, and the bank does it.
+  expect(await requery(reference)).toMatchObject({ status: 'successful', responseCode: '00' })
+  const id = (await app.db.pool.query(`SELECT id FROM wallet_moves WHERE reference = $1`, [reference])).rows[0].id
+  expect((await app.db.pool.query(`SELECT count(*)::int AS n FROM sandbox_bank.transfers WHERE reference = $1`, [id])).rows[0].n).toBe(1)
+})
+
+it('…9097 at the bank itself: one of two concurrent first submissions is dropped, the other done', async () => {
+  const reference = randomUUID()
+  const accountNumber = (await app.db.pool.query(`SELECT account_number FROM wallets WHERE id = $1`, [walletId])).rows[0].account_number as string
+  const adapter = app.payments().providers.adapterFor(await getProvider(app.db.pool, 'sandbox'))
+  const submit = () => adapter.credit({ reference, accountNumber, amountKobo: 29_097 })
+  const answers = await Promise.all([submit(), submit()])
+  expect(answers.map((answer) => answer.outcome).sort()).toEqual(['successful', 'unknown'])
+  expect((await app.db.pool.query(`SELECT count(*)::int AS n FROM sandbox_bank.transfers WHERE reference = $1`, [reference])).rows[0].n).toBe(1)
+  expect((await app.db.pool.query(`SELECT count(*)::int AS n FROM sandbox_bank.dropped_submissions WHERE reference = $1`, [reference])).rows[0].n).toBe(1)
+})
+
+it('…9096 gets a 500 every time: nothing happens at the bank, each send is retried after "no record", and after 3 sends it fails as never received', async () => {
+  const reference = randomUUID()
+  expect((await move('/wallet/debit', 19_096, reference)).body.status).toBe('unknown')
+  for (let send = 2; send <= 3; send++) {
+    await new Promise((resolve) => setTimeout(resolve, FIRST_DELAY_MS + 50))
+    expect((await requery(reference)).status).toBe('unknown') // no record: sent again, and 500 again
+  }
+  await new Promise((resolve) => setTimeout(resolve, FIRST_DELAY_MS + 50))
+  expect(await requery(reference)).toMatchObject({ status: 'failed', responseCode: '25' })
+  const balance = (await client.get<{ availableBalanceKobo: number; bookedBalanceKobo: number }>(`/wallet/customer?customerId=${walletId}`)).body
+  expect(balance.availableBalanceKobo).toBe(balance.bookedBalanceKobo) // the hold was voided
+  const id = (await app.db.pool.query(`SELECT id FROM wallet_moves WHERE reference = $1`, [reference])).rows[0].id
+  expect((await app.db.pool.query(`SELECT count(*)::int AS n FROM provider_calls WHERE reference = $1 AND operation = 'debit'`, [id])).rows[0].n).toBe(3)
+  expect((await app.db.pool.query(`SELECT count(*)::int AS n FROM sandbox_bank.transfers WHERE reference = $1`, [id])).rows[0].n).toBe(0)
 })
 
 it('…9098 loses the answer after the money moved: unknown, then requery finds 00', async () => {
