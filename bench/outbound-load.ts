@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto'
 import autocannon from 'autocannon'
 import { signRequest } from '../src/client/index.ts'
 import { nuban } from '../src/nip/nuban.ts'
+import { syntheticAccountName } from '../src/sandbox-bank/names.ts'
 
 const baseUrl = process.env.BENCH_BASE_URL!
 const credentials = { keyId: process.env.BENCH_KEY_ID!, signingSecret: process.env.BENCH_SIGNING_SECRET! }
@@ -30,7 +31,7 @@ function prepare(count: number): Prepared[] {
       amountKobo: 100 * (10 + Math.floor(Math.random() * 1_000)), // whole naira: never a magic amount of the sandbox bank
       beneficiaryAccountNumber: account,
       beneficiaryBankCode: '058',
-      beneficiaryAccountName: 'Bench Beneficiary',
+      beneficiaryAccountName: syntheticAccountName('058', account), // the holder's name, as the bank answers it
       currency: 'NGN',
     })
     const headers = signRequest({ ...credentials, method: 'POST', pathWithQuery: PATH, body })

@@ -4,6 +4,59 @@ CREATE SEQUENCE sandbox_bank.account_serial START 1000 INCREMENT 1;
 
 CREATE SEQUENCE sandbox_bank.session_sequence START 1 INCREMENT 1;
 
+CREATE TABLE bank_instructions (
+  id uuid NOT NULL,
+  partner_id uuid NOT NULL,
+  owner_type text NOT NULL,
+  provider text NOT NULL,
+  operation text NOT NULL,
+  amount_kobo bigint NOT NULL,
+  narration text,
+  debit_account_number text,
+  credit_account_number text,
+  destination_bank_code text,
+  destination_account_number text,
+  name_check boolean NOT NULL,
+  expected_account_name text,
+  verified_account_name text,
+  state text NOT NULL,
+  send_attempts integer NOT NULL DEFAULT 0,
+  last_sent_at timestamp with time zone,
+  requery_attempts integer NOT NULL DEFAULT 0,
+  requery_first_delay_ms integer NOT NULL,
+  deadline_at timestamp with time zone NOT NULL,
+  next_attempt_at timestamp with time zone NOT NULL DEFAULT now(),
+  lease_token uuid,
+  lease_expires_at timestamp with time zone,
+  provider_reference text,
+  response_code text,
+  response_message text,
+  failure_code text,
+  failure_message text,
+  resolution jsonb,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  state_changed_at timestamp with time zone NOT NULL DEFAULT now(),
+  terminal_at timestamp with time zone,
+  CONSTRAINT bank_instructions_amount_kobo_check CHECK (((amount_kobo > 0) AND (amount_kobo <= '9007199254740991'::bigint))),
+  CONSTRAINT bank_instructions_credit_account_number_check CHECK ((credit_account_number ~ '^[0-9]{10}$'::text)),
+  CONSTRAINT bank_instructions_debit_account_number_check CHECK ((debit_account_number ~ '^[0-9]{10}$'::text)),
+  CONSTRAINT bank_instructions_destination_account_number_check CHECK ((destination_account_number ~ '^[0-9]{10}$'::text)),
+  CONSTRAINT bank_instructions_destination_bank_code_check CHECK ((destination_bank_code ~ '^[0-9]{3,6}$'::text)),
+  CONSTRAINT bank_instructions_expected_account_name_check CHECK ((length(expected_account_name) <= 100)),
+  CONSTRAINT bank_instructions_failure_when_failed CHECK (((state = 'failed'::text) = (failure_code IS NOT NULL))),
+  CONSTRAINT bank_instructions_narration_check CHECK ((length(narration) <= 100)),
+  CONSTRAINT bank_instructions_operation_check CHECK ((operation = ANY (ARRAY['credit'::text, 'debit'::text, 'book'::text, 'interbank'::text, 'payout'::text]))),
+  CONSTRAINT bank_instructions_owner_type_check CHECK ((owner_type = ANY (ARRAY['wallet_move'::text, 'outbound_transfer'::text]))),
+  CONSTRAINT bank_instructions_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT bank_instructions_pkey PRIMARY KEY (id),
+  CONSTRAINT bank_instructions_provider_fkey FOREIGN KEY (provider) REFERENCES providers(name),
+  CONSTRAINT bank_instructions_requery_attempts_check CHECK ((requery_attempts >= 0)),
+  CONSTRAINT bank_instructions_requery_first_delay_ms_check CHECK ((requery_first_delay_ms > 0)),
+  CONSTRAINT bank_instructions_send_attempts_check CHECK ((send_attempts >= 0)),
+  CONSTRAINT bank_instructions_state_check CHECK ((state = ANY (ARRAY['ready'::text, 'sending'::text, 'sent'::text, 'succeeded'::text, 'failed'::text, 'unknown'::text]))),
+  CONSTRAINT bank_instructions_terminal_when_final CHECK (((state = ANY (ARRAY['succeeded'::text, 'failed'::text])) = (terminal_at IS NOT NULL)))
+);
+
 CREATE TABLE counterparties (
   id uuid NOT NULL,
   partner_id uuid NOT NULL,
@@ -333,11 +386,12 @@ CREATE TABLE outbound_transfers (
   callback_url text,
   creator_metadata jsonb NOT NULL,
   hold_transfer_id uuid,
-  requery_attempts integer NOT NULL DEFAULT 0,
-  requery_deadline_at timestamp with time zone NOT NULL,
   created_at timestamp with time zone NOT NULL DEFAULT now(),
   state_changed_at timestamp with time zone NOT NULL DEFAULT now(),
   terminal_at timestamp with time zone,
+  source_account_id uuid,
+  origin_type text NOT NULL DEFAULT 'partner'::text,
+  origin_id uuid,
   CONSTRAINT outbound_transfers_amount_kobo_check CHECK (((amount_kobo > 0) AND (amount_kobo <= '9007199254740991'::bigint))),
   CONSTRAINT outbound_transfers_beneficiary_account_name_check CHECK (((length(beneficiary_account_name) >= 1) AND (length(beneficiary_account_name) <= 100))),
   CONSTRAINT outbound_transfers_beneficiary_account_number_check CHECK ((beneficiary_account_number ~ '^[0-9]{10}$'::text)),
@@ -347,9 +401,11 @@ CREATE TABLE outbound_transfers (
   CONSTRAINT outbound_transfers_consumer_id_check CHECK ((length(consumer_id) <= 64)),
   CONSTRAINT outbound_transfers_narration_check CHECK ((length(narration) <= 100)),
   CONSTRAINT outbound_transfers_one_per_reference UNIQUE (partner_id, client_reference),
+  CONSTRAINT outbound_transfers_origin_type_check CHECK ((origin_type = ANY (ARRAY['partner'::text, 'refund'::text]))),
   CONSTRAINT outbound_transfers_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
   CONSTRAINT outbound_transfers_pkey PRIMARY KEY (id),
   CONSTRAINT outbound_transfers_provider_fkey FOREIGN KEY (provider) REFERENCES providers(name),
+  CONSTRAINT outbound_transfers_source_account_id_fkey FOREIGN KEY (source_account_id) REFERENCES ledger_accounts(id),
   CONSTRAINT outbound_transfers_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'submitted'::text, 'confirmed'::text, 'failed'::text, 'unknown'::text]))),
   CONSTRAINT outbound_transfers_terminal_when_final CHECK (((state = ANY (ARRAY['confirmed'::text, 'failed'::text])) = (terminal_at IS NOT NULL)))
 );
@@ -528,8 +584,6 @@ CREATE TABLE wallet_moves (
   response_code text,
   response_message text,
   hold_transfer_id uuid,
-  requery_attempts integer NOT NULL DEFAULT 0,
-  requery_deadline_at timestamp with time zone NOT NULL,
   created_at timestamp with time zone NOT NULL DEFAULT now(),
   completed_at timestamp with time zone,
   destination_bank_code text,
@@ -600,6 +654,12 @@ CREATE TABLE sandbox_bank.accounts (
   CONSTRAINT accounts_virtual_has_client CHECK (((kind = 'virtual'::text) = ((client IS NOT NULL) AND (client_reference IS NOT NULL))))
 );
 
+CREATE TABLE sandbox_bank.dropped_submissions (
+  reference text NOT NULL,
+  dropped_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT dropped_submissions_pkey PRIMARY KEY (reference)
+);
+
 CREATE TABLE sandbox_bank.faults (
   id integer NOT NULL,
   no_answer_rate numeric NOT NULL DEFAULT 0,
@@ -649,6 +709,8 @@ CREATE TABLE sandbox_bank.transfers (
   CONSTRAINT transfers_response_code_check CHECK ((response_code ~ '^[0-9]{2}$'::text)),
   CONSTRAINT transfers_session_id_check CHECK ((session_id ~ '^[0-9]{30}$'::text))
 );
+
+CREATE INDEX bank_instructions_in_flight ON public.bank_instructions USING btree (next_attempt_at) WHERE (state = ANY (ARRAY['ready'::text, 'sending'::text, 'sent'::text]));
 
 CREATE INDEX counterparties_by_partner ON public.counterparties USING btree (partner_id, id DESC);
 
@@ -707,8 +769,6 @@ CREATE UNIQUE INDEX virtual_accounts_fbo_holder ON public.virtual_accounts USING
 CREATE UNIQUE INDEX virtual_accounts_persistent_reference ON public.virtual_accounts USING btree (partner_id, reference) WHERE (purpose = 'persistent'::text);
 
 CREATE INDEX wallet_moves_by_wallet ON public.wallet_moves USING btree (wallet_id, created_at);
-
-CREATE INDEX wallet_moves_unanswered ON public.wallet_moves USING btree (created_at) WHERE ((status = 'pending'::text) AND (response_code IS NULL) AND (requery_attempts = 0));
 
 CREATE INDEX wallets_by_partner ON public.wallets USING btree (partner_id, id);
 

@@ -14,18 +14,20 @@ import { collectionTasks } from './inbound-credits/jobs.ts'
 import { registerInvoiceRoutes } from './invoices/routes.ts'
 import { takeInvoicePayment } from './invoices/service.ts'
 import { registerInboundCreditRoutes } from './inbound-credits/routes.ts'
-import { INBOUND_CREDITS_CRONTAB, type CreditOwners, type InboundDeps, type OwnedCredit } from './inbound-credits/service.ts'
+import { INBOUND_CREDITS_CRONTAB, settleRefundPayouts, type CreditOwners, type InboundDeps, type OwnedCredit } from './inbound-credits/service.ts'
 import { escrowTasks } from './escrow/jobs.ts'
 import { registerEscrowRoutes } from './escrow/routes.ts'
 import { applyEscrowFunding, ESCROW_CRONTAB } from './escrow/service.ts'
 import { registerFloatRoutes } from './outbound-transfers/float-routes.ts'
-import { outboundTasks } from './outbound-transfers/jobs.ts'
+import { outboundOwner } from './outbound-transfers/owner.ts'
 import { registerOutboundRoutes } from './outbound-transfers/routes.ts'
-import { finishBatcherFor, OUTBOUND_CRONTAB, submitBatcherFor, type OutboundDeps, type OutboundSettings } from './outbound-transfers/service.ts'
+import { submitBatcherFor, type OutboundDeps } from './outbound-transfers/service.ts'
 import { registerPaymentIntentRoutes } from './payment-intents/routes.ts'
 import { PAYMENT_INTENTS_CRONTAB } from './payment-intents/service.ts'
 import { installAuthentication } from './partners/auth.ts'
 import { registerPartnerRoutes } from './partners/routes.ts'
+import { paymentTasks } from './payments/jobs.ts'
+import { PAYMENTS_CRONTAB, paymentSettings, stepWriterFor, type PaymentSettings, type PaymentsDeps } from './payments/service.ts'
 import { ProviderRegistry, type ProviderSettings } from './providers/registry.ts'
 import { sandboxBankTasks } from './sandbox-bank/jobs.ts'
 import { registerSandboxBankRoutes } from './sandbox-bank/routes.ts'
@@ -37,8 +39,7 @@ import { createHttpServer, type HttpServer } from './platform/http.ts'
 import { startWorkers } from './platform/jobs.ts'
 import { installMetrics } from './platform/metrics.ts'
 import { ErrorBodySchema } from './platform/schemas.ts'
-import { walletTasks } from './wallets/jobs.ts'
-import { WALLETS_CRONTAB } from './wallets/moves.ts'
+import { walletOwner } from './wallets/moves.ts'
 import { registerMoveRoutes } from './wallets/moves-routes.ts'
 import { registerWalletRoutes } from './wallets/routes.ts'
 import { registerVirtualAccountRoutes } from './virtual-accounts/routes.ts'
@@ -54,8 +55,8 @@ export interface AppDeps {
   providers?: ProviderSettings
   /** Sandbox partners may register loopback callback URLs (RAIL_ALLOW_LOOPBACK_CALLBACKS). */
   allowLoopbackCallbacks?: boolean
-  /** Outbound transfers' requery schedule (tests shorten it). */
-  outbound?: OutboundSettings
+  /** The payment pipeline's requery schedules, lease and send bound (tests shorten them). */
+  payments?: Partial<PaymentSettings>
 }
 
 export async function buildApi(deps: AppDeps): Promise<HttpServer> {
@@ -71,7 +72,8 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   registerFloatRoutes(app, { pool: deps.pool })
   registerCounterpartyRoutes(app, { pool: deps.pool })
   const providers = new ProviderRegistry(deps.pool, deps.providers)
-  const outbound: OutboundDeps = { pool: deps.pool, providers, allowLoopbackCallbacks, settings: deps.outbound }
+  const payments = paymentsDeps({ pool: deps.pool, providers, clock, settings: deps.payments, log: (level, message) => app.log[level](message) })
+  const outbound: OutboundDeps = { pool: deps.pool, allowLoopbackCallbacks, payments }
   outbound.submitBatcher = submitBatcherFor(outbound)
   registerOutboundRoutes(app, outbound)
   const collections = collectionsDeps(outbound)
@@ -81,7 +83,7 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   registerInboundCreditRoutes(app, collections)
   registerInvoiceRoutes(app, collections)
   registerWalletRoutes(app, { pool: deps.pool, providers })
-  registerMoveRoutes(app, { pool: deps.pool, providers })
+  registerMoveRoutes(app, { pool: deps.pool, payments })
   registerEscrowRoutes(app, { pool: deps.pool, masterKey: deps.masterKey, clock, allowLoopbackCallbacks, collections })
   if (deps.sandboxBank) {
     // The bank is another system: its own connections, so that Rail's requests waiting on a
@@ -134,10 +136,21 @@ async function registerOpenApi(app: HttpServer): Promise<void> {
   app.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger())
 }
 
+/**
+ * The payment pipeline and the owners of its instructions: wallet moves, and outbound transfers
+ * (whose refunds of unmatched credits settle their credit when they end).
+ */
+export function paymentsDeps(deps: Pick<PaymentsDeps, 'pool' | 'providers' | 'clock' | 'log'> & { settings?: Partial<PaymentSettings> }): PaymentsDeps {
+  const owners = { wallet_move: walletOwner, outbound_transfer: outboundOwner({ refund: settleRefundPayouts }) }
+  const payments: PaymentsDeps = { pool: deps.pool, providers: deps.providers, clock: deps.clock, log: deps.log, owners, settings: paymentSettings(deps.settings) }
+  payments.writer = stepWriterFor(payments)
+  return payments
+}
+
 /** Collections, and the owners that decide what a credit to an intent they composed means. */
 export function collectionsDeps(outbound: OutboundDeps): InboundDeps {
   const owners: CreditOwners = { invoice: takeInvoicePayment, escrow: fundEscrow }
-  return { pool: outbound.pool, providers: outbound.providers, allowLoopbackCallbacks: outbound.allowLoopbackCallbacks, outbound, owners }
+  return { pool: outbound.pool, providers: outbound.payments.providers, allowLoopbackCallbacks: outbound.allowLoopbackCallbacks, outbound, owners }
 }
 
 /** The escrow's rule for a credit to its funding account: all of it while initiated, none after. */
@@ -147,17 +160,17 @@ async function fundEscrow(tx: Tx, credit: OwnedCredit): Promise<{ takenKobo: num
 }
 
 /** Every background task of every module, by name. */
-export function buildTaskList(deps: Omit<WorkerDeps, 'concurrency' | 'log'>): TaskList {
+export function buildTaskList(deps: Omit<WorkerDeps, 'concurrency'>): TaskList {
   const providers = new ProviderRegistry(deps.pool, deps.providers)
   const allowLoopbackCallbacks = deps.events?.allowLoopbackCallbacks ?? false
-  const outbound: OutboundDeps = { pool: deps.pool, providers, allowLoopbackCallbacks, settings: deps.outbound }
-  outbound.finishBatcher = finishBatcherFor(outbound)
+  const log = deps.log ?? (() => {})
+  const payments = paymentsDeps({ pool: deps.pool, providers, clock: deps.clock ?? systemClock, settings: deps.payments, log })
+  const outbound: OutboundDeps = { pool: deps.pool, allowLoopbackCallbacks, payments }
   // The sandbox bank announces inbound credits to Rail, on whose server it is mounted.
   const bank = deps.providers && sandboxBankTasks({ pool: deps.pool, secret: deps.providers.sandboxBankSecret, clientBaseUrl: deps.providers.sandboxBankUrl })
   return {
     ...ledgerTasks,
-    ...walletTasks({ pool: deps.pool, providers }),
-    ...outboundTasks(outbound),
+    ...paymentTasks(payments),
     ...collectionTasks(collectionsDeps(outbound)),
     ...eventTasks({ pool: deps.pool, masterKey: deps.masterKey, settings: deps.events ?? { allowLoopbackCallbacks: false } }),
     ...bank,
@@ -167,7 +180,7 @@ export function buildTaskList(deps: Omit<WorkerDeps, 'concurrency' | 'log'>): Ta
 
 /** Every recurring task of every module (graphile-worker crontab lines). */
 export function buildCrontab(): string {
-  return [LEDGER_CRONTAB, WALLETS_CRONTAB, EVENTS_CRONTAB, OUTBOUND_CRONTAB, PAYMENT_INTENTS_CRONTAB, INBOUND_CREDITS_CRONTAB, ESCROW_CRONTAB].join('\n')
+  return [LEDGER_CRONTAB, PAYMENTS_CRONTAB, EVENTS_CRONTAB, PAYMENT_INTENTS_CRONTAB, INBOUND_CREDITS_CRONTAB, ESCROW_CRONTAB].join('\n')
 }
 
 export interface WorkerDeps {
@@ -178,9 +191,9 @@ export interface WorkerDeps {
   providers?: ProviderSettings
   /** Callback delivery: loopback receivers, and (in tests) a shorter timeout and retry schedule. */
   events?: DeliverySettings
-  /** Outbound transfers' requery schedule (tests shorten it). */
-  outbound?: OutboundSettings
-  /** The time escrow expiry is judged by (tests move it instead of sleeping). */
+  /** The payment pipeline's requery schedules, lease and send bound (tests shorten them). */
+  payments?: Partial<PaymentSettings>
+  /** The time escrow expiry and the payment pipeline's schedule are judged by (tests move it instead of sleeping). */
   clock?: Clock
   log?: (level: string, message: string) => void
 }

@@ -1,6 +1,14 @@
-// The `rail` command: serve | api | worker | migrate | partner … | provider … | ledger … | sandbox … | outbound … | schema-dump.
+// The `rail` command: serve | api | worker | migrate | partner … | provider … | ledger … | sandbox … | outbound … | payments … | schema-dump.
 // Failures print one line (`rail: <reason>`) and exit non-zero; stack traces only with DEBUG=rail.
+import { existsSync, readFileSync } from 'node:fs'
+import path from 'node:path'
 import { Command, Option } from 'commander'
+import { paymentsDeps } from './app.ts'
+import { registerPaymentCommands } from './payments/cli.ts'
+import type { PaymentsDeps } from './payments/service.ts'
+import { ProviderRegistry } from './providers/registry.ts'
+import { systemClock } from './platform/clock.ts'
+import { runningApiUrl } from './platform/embedded-db.ts'
 import { registerLedgerCommands } from './ledger/cli.ts'
 import { registerOutboundCommands, registerSandboxCommands } from './outbound-transfers/cli.ts'
 import { registerPartnerCommands } from './partners/cli.ts'
@@ -54,7 +62,8 @@ registerPartnerCommands(program, withDatabase)
 registerLedgerCommands(program, withDatabase)
 registerProviderCommands(program, withDatabase)
 registerSandboxCommands(program, withDatabase)
-registerOutboundCommands(program, withDatabase)
+registerOutboundCommands(program, withPayments)
+registerPaymentCommands(program, withPayments)
 
 /**
  * Runs a command against the database: DATABASE_URL, else the running `rail serve`'s embedded
@@ -68,6 +77,23 @@ export async function withDatabase<T>(work: (database: OpenDatabase) => Promise<
   } finally {
     await database.close()
   }
+}
+
+/**
+ * Runs a command with the payment pipeline: the database as withDatabase finds it, and the bank at
+ * SANDBOX_BANK_URL with SANDBOX_BANK_SECRET, or the running `rail serve`'s and its secret file.
+ */
+async function withPayments<T>(work: (payments: PaymentsDeps) => Promise<T>): Promise<T> {
+  const config = loadConfig()
+  const secretFile = path.join(config.dataDir, 'sandbox-bank.secret')
+  const secret = config.sandboxBankSecret ?? (existsSync(secretFile) ? readFileSync(secretFile, 'utf8').trim() : undefined)
+  const url = config.sandboxBankUrl ?? runningApiUrl(config.dataDir)
+  if (!secret || !url) throw new Error('set SANDBOX_BANK_URL and SANDBOX_BANK_SECRET (or run this beside `rail serve`)')
+  return withDatabase(({ pool }) => {
+    const providers = new ProviderRegistry(pool, { sandboxBankUrl: () => url, sandboxBankSecret: secret })
+    const log = (level: string, message: string) => console.error(`${level}: ${message}`)
+    return work(paymentsDeps({ pool, providers, clock: systemClock, settings: config.payments, log }))
+  })
 }
 
 try {

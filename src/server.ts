@@ -6,6 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Runner } from 'graphile-worker'
 import { buildApi, startBackgroundWorkers } from './app.ts'
+import { loadFailpoints } from './platform/failpoints.ts'
 import { createPartner, getPartner, type PartnerCredentials } from './partners/service.ts'
 import type { Config } from './platform/config.ts'
 import { openDatabase, type OpenDatabase } from './platform/database-runtime.ts'
@@ -33,6 +34,7 @@ export async function runRoles(config: Config, roles: Roles): Promise<void> {
   if (!roles.ownDatabase && !config.databaseUrl) {
     throw new Error('DATABASE_URL is required for `rail api` and `rail worker` (use `rail serve` for the embedded database)')
   }
+  loadFailpoints(config.failpoints)
   const masterKey = loadMasterKey(config)
   const database = await openDatabase(config, 'own')
   let api: HttpServer | undefined
@@ -56,6 +58,7 @@ export async function runRoles(config: Config, roles: Roles): Promise<void> {
         sandboxBank,
         providers,
         allowLoopbackCallbacks: config.allowLoopbackCallbacks,
+        payments: config.payments,
       })
       await listen(api, config)
       ownUrl = baseUrl(api, config)
@@ -67,6 +70,8 @@ export async function runRoles(config: Config, roles: Roles): Promise<void> {
         concurrency: config.workerConcurrency,
         providers,
         events: { allowLoopbackCallbacks: config.allowLoopbackCallbacks },
+        payments: config.payments,
+        log: workerLog,
       })
     }
   } catch (error) {
@@ -75,6 +80,11 @@ export async function runRoles(config: Config, roles: Roles): Promise<void> {
   }
   const sandbox = roles.ownDatabase && !config.production ? await ensureSandboxPartner(config, database.pool, masterKey) : undefined
   printBanner(config, database, roles, api, sandbox)
+}
+
+/** The workers' warnings and errors (a late bank answer, a failed step), one JSON line each on stderr. */
+function workerLog(level: string, message: string): void {
+  if (level === 'warn' || level === 'warning' || level === 'error') console.error(JSON.stringify({ level, time: Date.now(), msg: message }))
 }
 
 /**

@@ -4,7 +4,7 @@ import type { Task } from 'graphile-worker'
 import { expireIntents, EXPIRE_TASK } from '../payment-intents/service.ts'
 import { archiveAtProvider, ARCHIVE_AT_PROVIDER_TASK } from '../virtual-accounts/service.ts'
 import { applyCreditBatch } from './batch.ts'
-import { APPLY_TASK, REFUND_SWEEP_TASK, settleRefunds, sweepStrandedCredits, SWEEP_TASK, type InboundDeps } from './service.ts'
+import { APPLY_TASK, sweepStrandedCredits, SWEEP_TASK, type InboundDeps } from './service.ts'
 
 export function collectionTasks(deps: InboundDeps): Record<string, Task> {
   return {
@@ -14,10 +14,6 @@ export function collectionTasks(deps: InboundDeps): Record<string, Task> {
     [SWEEP_TASK]: async (_payload, helpers) => {
       const revived = await sweepStrandedCredits(deps.pool)
       if (revived > 0) helpers.logger.info(`re-enqueued ${revived} inbound credits left unapplied`)
-    },
-    [REFUND_SWEEP_TASK]: async (_payload, helpers) => {
-      const settled = await settleRefunds(deps)
-      if (settled > 0) helpers.logger.info(`settled ${settled} refunds of unmatched credits`)
     },
     [EXPIRE_TASK]: async (_payload, helpers) => {
       const expired = await expireIntents(deps.pool)

@@ -252,12 +252,6 @@ export async function resolveUnmatched(db: Queryable, id: string, status: 'refun
   return result.rows[0] && toCredit(result.rows[0])
 }
 
-/** Credits whose refund payout is on its way, oldest first. */
-export async function selectRefundsPending(db: Queryable, limit: number): Promise<InboundCredit[]> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM inbound_credits WHERE status = 'refund_pending' ORDER BY resolved_at LIMIT $1`, [limit])
-  return result.rows.map(toCredit)
-}
-
 /** The refund was paid: refund_pending → refunded. */
 export async function markRefunded(db: Queryable, id: string): Promise<boolean> {
   const { rowCount } = await db.query(`UPDATE inbound_credits SET status = 'refunded', resolved_at = now() WHERE id = $1 AND status = 'refund_pending'`, [id])

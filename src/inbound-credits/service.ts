@@ -11,7 +11,7 @@ import { createTransfers, derivedId, ensurePartnerAccount, type TransferInput } 
 import { findBank } from '../nip/banks.ts'
 import { generateBrr } from '../nip/brr.ts'
 import { isValidNuban } from '../nip/nuban.ts'
-import { getOutbound, submitOutboundInTransaction, type OutboundDeps } from '../outbound-transfers/service.ts'
+import { submitOutboundInTransaction, type OutboundDeps, type OutboundTransfer } from '../outbound-transfers/service.ts'
 import { getPartner, type Partner } from '../partners/service.ts'
 import { lockIntentOfAccount, recordIntentCredit, type IntentOwnerType, type PaymentIntent } from '../payment-intents/service.ts'
 import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
@@ -28,9 +28,8 @@ export type { InboundCredit } from './repo.ts'
 
 export const APPLY_TASK = 'inbound_credit_apply'
 export const SWEEP_TASK = 'inbound_credit_sweep'
-export const REFUND_SWEEP_TASK = 'inbound_credit_refund_sweep'
-/** Every minute: credits stored but not applied after a grace period get their job again; refunds are followed to their end. */
-export const INBOUND_CREDITS_CRONTAB = `* * * * * ${SWEEP_TASK}\n* * * * * ${REFUND_SWEEP_TASK}`
+/** Every minute: credits stored but not applied after a grace period get their job again. */
+export const INBOUND_CREDITS_CRONTAB = `* * * * * ${SWEEP_TASK}`
 const STRANDED_AFTER_S = 60
 const SWEEP_BATCH = 1_000
 export const TRIAGE_PAGE_MAX = 100
@@ -328,11 +327,12 @@ async function lockUnmatched(tx: Queryable, id: string): Promise<repo.InboundCre
 }
 
 /**
- * Pays the credit back to its sender: suspense → float, then an outbound transfer to the payer's
- * account through the real pipeline (held on the float, submitted, requeried, called back). The
- * credit is refund_pending until the payout is final (settleRefunds): confirmed → refunded;
- * failed → the money goes back to suspense and the credit is unmatched again, for another try.
- * The payout's reference is Rail's own (`rail-refund-<uuid>`), one per attempt.
+ * Pays the credit back to its sender: an outbound transfer to the payer's account through the
+ * payment pipeline, held on the partner's suspense account (where the credit sits) — never on its
+ * float. The credit is refund_pending until the payout ends (settleRefundPayouts, in the
+ * pipeline's transaction): confirmed → refunded; failed → the hold is voided back to suspense and
+ * the credit is unmatched again, for another try. The payout's reference is Rail's own
+ * (`rail-refund-<uuid>`), one per attempt.
  */
 async function refund(deps: InboundDeps, tx: Tx, caller: { partner: Partner; credentialId: string; requestId?: string }, credit: repo.InboundCredit) {
   const { payerAccountNumber, payerBankCode } = credit
@@ -341,61 +341,38 @@ async function refund(deps: InboundDeps, tx: Tx, caller: { partner: Partner; cre
   }
   const partnerId = caller.partner.id
   const attempt = uuidv7()
-  await post(tx, credit, `refund:${attempt}`, await ensurePartnerAccount(tx, partnerId, credit.currency, 'suspense'), await ensurePartnerAccount(tx, partnerId, credit.currency, 'float'), 'unmatched_refund')
-  const transfer = await submitOutboundInTransaction(deps.outbound, tx, caller, {
-    clientReference: `rail-refund-${attempt}`,
-    beneficiaryAccountNumber: payerAccountNumber,
-    beneficiaryBankCode: payerBankCode,
-    beneficiaryAccountName: credit.payerName ?? 'SENDER',
-    amountKobo: credit.amountKobo,
-    currency: credit.currency,
-    narration: `Refund of unmatched credit ${credit.sessionId}`.slice(0, 100),
-  })
-  // The amount was just put on the float, so its hold cannot fail for funds.
+  const suspense = await ensurePartnerAccount(tx, partnerId, credit.currency, 'suspense')
+  const transfer = await submitOutboundInTransaction(
+    deps.outbound,
+    tx,
+    caller,
+    {
+      clientReference: `rail-refund-${attempt}`,
+      beneficiaryAccountNumber: payerAccountNumber,
+      beneficiaryBankCode: payerBankCode,
+      beneficiaryAccountName: credit.payerName ?? 'SENDER',
+      amountKobo: credit.amountKobo,
+      currency: credit.currency,
+      narration: `Refund of unmatched credit ${credit.sessionId}`.slice(0, 100),
+    },
+    { accountId: suspense, originType: 'refund', originId: credit.id },
+  )
+  // The credit's amount is in suspense, so its hold cannot fail for funds.
   if (transfer.state === 'failed') throw new Error(`refund payout ${transfer.id} failed at submit: ${transfer.failureReason?.code}`)
   return (await repo.resolveUnmatched(tx, credit.id, 'refund_pending', { action: 'refund', outboundTransferId: transfer.id }))!
 }
 
-const REFUND_SWEEP_BATCH = 500
-
 /**
- * Follows refunds to their end (a sweep every minute): a confirmed payout makes the credit
- * refunded; a failed one moves the money back from the float to suspense — the payout's hold was
- * voided, so the amount is in the float — and the credit is unmatched again. A float the partner
- * has spent meanwhile leaves the credit refund_pending until it can. Answers how many settled.
+ * A refund payout ended, on the payment pipeline's transaction: confirmed → the credit is
+ * refunded; failed → its hold was voided back to suspense in this same transaction, and the
+ * credit is unmatched again with what was tried.
  */
-export async function settleRefunds(deps: Pick<InboundDeps, 'pool'>): Promise<number> {
-  let settled = 0
-  for (const pending of await repo.selectRefundsPending(deps.pool, REFUND_SWEEP_BATCH)) {
-    const outboundTransferId = String(pending.resolution?.outboundTransferId)
-    const payout = await getOutbound(deps.pool, pending.partnerId!, outboundTransferId)
-    if (payout.state === 'confirmed') {
-      if (await repo.markRefunded(deps.pool, pending.id)) settled++
-    } else if (payout.state === 'failed') {
-      const reopened = await withTransaction(deps.pool, async (tx) => {
-        const credit = (await repo.lockCredit(tx, pending.id))!
-        if (credit.status !== 'refund_pending') return false
-        const partnerId = credit.partnerId!
-        const float = await ensurePartnerAccount(tx, partnerId, credit.currency, 'float')
-        const [result] = await createTransfers(tx, [
-          {
-            id: derivedId(credit.id, `refund_reversal:${outboundTransferId}`),
-            debitAccountId: float,
-            creditAccountId: await ensurePartnerAccount(tx, partnerId, credit.currency, 'suspense'),
-            amountKobo: credit.amountKobo,
-            currency: credit.currency,
-            code: 'unmatched_refund_failed',
-            sourceType: 'inbound_credit',
-            sourceId: credit.id,
-          },
-        ])
-        if (result!.result !== 'ok') return false // the float was spent meanwhile: try again at the next sweep
-        return repo.reopenAfterFailedRefund(tx, credit.id, { action: 'refund', outboundTransferId, outcome: 'failed', failureReason: payout.failureReason })
-      })
-      if (reopened) settled++
-    }
+export async function settleRefundPayouts(tx: Tx, payouts: readonly OutboundTransfer[]): Promise<void> {
+  for (const payout of payouts) {
+    if (payout.originId === null) continue
+    if (payout.state === 'confirmed') await repo.markRefunded(tx, payout.originId)
+    else await repo.reopenAfterFailedRefund(tx, payout.originId, { action: 'refund', outboundTransferId: payout.id, outcome: 'failed', failureReason: payout.failureReason })
   }
-  return settled
 }
 
 /** Applies the credit to another account as if it had been paid there: suspense → collections, and the owner's rules. */

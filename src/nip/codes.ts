@@ -1,9 +1,14 @@
 // NIP (NIBSS Instant Payment) response codes and what each means for a transfer's outcome
-// (../shared/NIGERIA.md). The rule: an outcome is failed only on a final failure code; every
-// other answer — and no answer — is pending and is requeried until a final code or the deadline.
+// (docs/decisions/0008-payment-pipeline.md). The rule: an outcome is failed only on a final
+// failure code; every other answer — and no answer — is pending and is requeried until a final
+// code or the deadline. This table is the one classification of NIP answers in Rail.
 
-/** success: final success; pending: requery; failed: final failure. */
-export type NipOutcome = 'success' | 'pending' | 'failed'
+/**
+ * success: final success; pending: requery; failed: final failure; not_found: the bank has no
+ * record of the reference (25) — which the payment pipeline reads as "never received" only for an
+ * instruction whose send may not have reached the bank (then it sends again, same reference).
+ */
+export type NipOutcome = 'success' | 'pending' | 'failed' | 'not_found'
 
 export interface NipCode {
   code: string
@@ -16,8 +21,8 @@ export const NIP_CODES: readonly NipCode[] = [
   { code: '01', message: 'Status unknown, please wait for settlement report', outcome: 'pending' },
   { code: '02', message: 'Awaiting response from destination', outcome: 'pending' },
   { code: '09', message: 'Request processing in progress', outcome: 'pending' },
-  // On a requery: not seen yet. Requeried until the deadline, then unknown.
-  { code: '25', message: 'Unable to locate record', outcome: 'pending' },
+  // On a requery: not seen. A send whose answer was lost is sent again; an accepted one is requeried.
+  { code: '25', message: 'Unable to locate record', outcome: 'not_found' },
   // A duplicate is never debited again; the original is requeried.
   { code: '26', message: 'Duplicate record', outcome: 'pending' },
   { code: '94', message: 'Duplicate transaction', outcome: 'pending' },

@@ -1,31 +1,18 @@
 // `rail sandbox …` (sandbox conveniences for developers) and `rail outbound …` (operations).
-import { existsSync, readFileSync } from 'node:fs'
-import path from 'node:path'
 import { type Command, InvalidArgumentError } from 'commander'
-import { ProviderRegistry } from '../providers/registry.ts'
-import { loadConfig } from '../platform/config.ts'
+import type { WithPayments } from '../payments/cli.ts'
 import type { WithDatabase } from '../platform/database-runtime.ts'
-import { runningApiUrl } from '../platform/embedded-db.ts'
 import { fundFloat } from './float.ts'
 import { requeryOutbound, toOutboundJson } from './service.ts'
 
-export function registerOutboundCommands(program: Command, withDatabase: WithDatabase): void {
+export function registerOutboundCommands(program: Command, withPayments: WithPayments): void {
   const outbound = program.command('outbound').description('operate outbound transfers')
   outbound
     .command('requery')
     .description('ask the provider now what happened to an outbound transfer (also resolves an unknown one); prints the transfer')
     .argument('<id>', 'outbound transfer id')
     .action(async (id: string) => {
-      const config = loadConfig()
-      // The sandbox bank: SANDBOX_BANK_URL/SECRET, or the running `rail serve` and its secret file.
-      const secretFile = path.join(config.dataDir, 'sandbox-bank.secret')
-      const secret = config.sandboxBankSecret ?? (existsSync(secretFile) ? readFileSync(secretFile, 'utf8').trim() : undefined)
-      const url = config.sandboxBankUrl ?? runningApiUrl(config.dataDir)
-      if (!secret || !url) throw new Error('set SANDBOX_BANK_URL and SANDBOX_BANK_SECRET (or run this beside `rail serve`)')
-      const transfer = await withDatabase(async ({ pool }) => {
-        const providers = new ProviderRegistry(pool, { sandboxBankUrl: () => url, sandboxBankSecret: secret })
-        return requeryOutbound({ pool, providers, allowLoopbackCallbacks: config.allowLoopbackCallbacks }, id)
-      })
+      const transfer = await withPayments((payments) => requeryOutbound({ pool: payments.pool, allowLoopbackCallbacks: false, payments }, id))
       if (!transfer) throw new Error(`no outbound transfer ${id}`)
       console.log(JSON.stringify(toOutboundJson(transfer), null, 2))
     })

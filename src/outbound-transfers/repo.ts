@@ -2,6 +2,8 @@
 import type { Queryable } from '../platform/db.ts'
 import { allowedFrom, type OutboundState } from './states.ts'
 
+export type OriginType = 'partner' | 'refund'
+
 export interface FailureReason {
   code: string
   message: string
@@ -32,8 +34,11 @@ export interface OutboundTransfer {
   callbackUrl: string | null
   creatorMetadata: Record<string, unknown>
   holdTransferId: string | null
-  requeryAttempts: number
-  requeryDeadlineAt: Date
+  /** The ledger account the amount is held from: the float, or suspense for a refund. */
+  sourceAccountId: string | null
+  /** Why Rail made it: the partner's own payout, or a refund of an unmatched credit (originId: the credit). */
+  originType: OriginType
+  originId: string | null
   createdAt: Date
   stateChangedAt: Date
   terminalAt: Date | null
@@ -63,8 +68,9 @@ interface Row {
   callback_url: string | null
   creator_metadata: Record<string, unknown>
   hold_transfer_id: string | null
-  requery_attempts: number
-  requery_deadline_at: Date
+  source_account_id: string | null
+  origin_type: OriginType
+  origin_id: string | null
   created_at: Date
   state_changed_at: Date
   terminal_at: Date | null
@@ -72,7 +78,7 @@ interface Row {
 
 const COLUMNS = `id, partner_id, client_reference, request_hash, state, consumer_id, provider, brr, provider_session_id, provider_response_code,
   provider_response_message, failure_reason, rail, settlement_account_name, beneficiary_account_number, beneficiary_bank_code, beneficiary_account_name,
-  amount_kobo, currency, narration, callback_url, creator_metadata, hold_transfer_id, requery_attempts, requery_deadline_at, created_at, state_changed_at, terminal_at`
+  amount_kobo, currency, narration, callback_url, creator_metadata, hold_transfer_id, source_account_id, origin_type, origin_id, created_at, state_changed_at, terminal_at`
 
 function toTransfer(row: Row): OutboundTransfer {
   return {
@@ -99,8 +105,9 @@ function toTransfer(row: Row): OutboundTransfer {
     callbackUrl: row.callback_url,
     creatorMetadata: row.creator_metadata,
     holdTransferId: row.hold_transfer_id,
-    requeryAttempts: row.requery_attempts,
-    requeryDeadlineAt: row.requery_deadline_at,
+    sourceAccountId: row.source_account_id,
+    originType: row.origin_type,
+    originId: row.origin_id,
     createdAt: row.created_at,
     stateChangedAt: row.state_changed_at,
     terminalAt: row.terminal_at,
@@ -125,7 +132,9 @@ export type NewOutboundTransfer = Pick<
   | 'callbackUrl'
   | 'creatorMetadata'
   | 'holdTransferId'
-  | 'requeryDeadlineAt'
+  | 'sourceAccountId'
+  | 'originType'
+  | 'originId'
 >
 
 /** Inserts the transfer unless its clientReference is taken (then undefined: read the existing one). */
@@ -133,8 +142,8 @@ export async function insertTransfer(db: Queryable, transfer: NewOutboundTransfe
   const { rows } = await db.query<Row>(
     `INSERT INTO outbound_transfers (id, partner_id, client_reference, request_hash, state, consumer_id, provider, brr, beneficiary_account_number,
                                      beneficiary_bank_code, beneficiary_account_name, amount_kobo, currency, narration, callback_url, creator_metadata,
-                                     hold_transfer_id, requery_deadline_at)
-     VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+                                     hold_transfer_id, source_account_id, origin_type, origin_id)
+     VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
      ON CONFLICT (partner_id, client_reference) DO NOTHING
      RETURNING ${COLUMNS}`,
     [
@@ -154,7 +163,9 @@ export async function insertTransfer(db: Queryable, transfer: NewOutboundTransfe
       transfer.callbackUrl,
       JSON.stringify(transfer.creatorMetadata),
       transfer.holdTransferId,
-      transfer.requeryDeadlineAt,
+      transfer.sourceAccountId,
+      transfer.originType,
+      transfer.originId,
     ],
   )
   return rows[0] && toTransfer(rows[0])
@@ -166,13 +177,13 @@ export async function insertTransfers(db: Queryable, transfers: readonly NewOutb
   const { rows } = await db.query<Row>(
     `INSERT INTO outbound_transfers (id, partner_id, client_reference, request_hash, state, consumer_id, provider, brr, beneficiary_account_number,
                                      beneficiary_bank_code, beneficiary_account_name, amount_kobo, currency, narration, callback_url, creator_metadata,
-                                     hold_transfer_id, requery_deadline_at)
+                                     hold_transfer_id, source_account_id, origin_type, origin_id)
      SELECT id, partner_id, client_reference, request_hash, 'pending', consumer_id, provider, brr, beneficiary_account_number, beneficiary_bank_code,
-            beneficiary_account_name, amount_kobo, currency, narration, callback_url, creator_metadata, hold_transfer_id, requery_deadline_at
+            beneficiary_account_name, amount_kobo, currency, narration, callback_url, creator_metadata, hold_transfer_id, source_account_id, origin_type, origin_id
        FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::bigint[],
-                   $12::text[], $13::text[], $14::text[], $15::jsonb[], $16::uuid[], $17::timestamptz[])
+                   $12::text[], $13::text[], $14::text[], $15::jsonb[], $16::uuid[], $17::uuid[], $18::text[], $19::uuid[])
          AS t(id, partner_id, client_reference, request_hash, consumer_id, provider, brr, beneficiary_account_number, beneficiary_bank_code,
-              beneficiary_account_name, amount_kobo, currency, narration, callback_url, creator_metadata, hold_transfer_id, requery_deadline_at)
+              beneficiary_account_name, amount_kobo, currency, narration, callback_url, creator_metadata, hold_transfer_id, source_account_id, origin_type, origin_id)
      ON CONFLICT (partner_id, client_reference) DO NOTHING
      RETURNING ${COLUMNS}`,
     [
@@ -192,24 +203,12 @@ export async function insertTransfers(db: Queryable, transfers: readonly NewOutb
       column((transfer) => transfer.callbackUrl),
       column((transfer) => JSON.stringify(transfer.creatorMetadata)),
       column((transfer) => transfer.holdTransferId),
-      column((transfer) => transfer.requeryDeadlineAt),
+      column((transfer) => transfer.sourceAccountId),
+      column((transfer) => transfer.originType),
+      column((transfer) => transfer.originId),
     ],
   )
   return rows.map(toTransfer)
-}
-
-/**
- * Enqueues the submit jobs of many transfers with one add_jobs call: graphile-worker's add_job
- * scans the queue for a job key once per call (see docs/performance.md), so a job per row would
- * cost a scan per transfer.
- */
-export async function addSubmitJobs(db: Queryable, task: string, ids: readonly string[]): Promise<void> {
-  if (ids.length === 0) return
-  await db.query(
-    `SELECT count(*) FROM graphile_worker.add_jobs(ARRAY(
-       SELECT ROW($1::text, json_build_object('id', id), NULL, NULL, NULL, NULL, NULL, NULL)::graphile_worker.job_spec FROM unnest($2::uuid[]) AS id))`,
-    [task, ids],
-  )
 }
 
 export async function selectTransfer(db: Queryable, id: string): Promise<OutboundTransfer | undefined> {
@@ -289,24 +288,8 @@ export async function transition(db: Queryable, id: string, next: OutboundState,
   return rows[0] && toTransfer(rows[0])
 }
 
-/** Counts a requery that found no final answer. */
-export async function countRequery(db: Queryable, id: string): Promise<number> {
-  const { rows } = await db.query<{ requery_attempts: number }>(
-    `UPDATE outbound_transfers SET requery_attempts = requery_attempts + 1 WHERE id = $1 RETURNING requery_attempts`,
-    [id],
-  )
-  return rows[0]?.requery_attempts ?? 0
-}
-
 /** A transfer refused for want of float holds nothing. */
 export async function clearHold(db: Queryable, id: string): Promise<void> {
   await db.query(`UPDATE outbound_transfers SET hold_transfer_id = NULL WHERE id = $1`, [id])
 }
 
-export async function selectStrandedPending(db: Queryable, graceS: number, limit: number): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>(
-    `SELECT id FROM outbound_transfers WHERE state = 'pending' AND created_at < now() - make_interval(secs => $1) ORDER BY created_at LIMIT $2`,
-    [graceS, limit],
-  )
-  return rows.map((row) => row.id)
-}

@@ -27,6 +27,10 @@ export interface Config {
   allowLoopbackCallbacks: boolean
   /** Production refuses dev conveniences (a generated master key). */
   production: boolean
+  /** Test failpoints to turn on in this process (RAIL_FAILPOINTS; see platform/failpoints.ts); unset in production use. */
+  failpoints: string | undefined
+  /** The payment pipeline's requery schedule; unset values keep its defaults (5 s; 24 h live, 3 min sandbox). */
+  payments: { live?: { firstDelayMs: number; deadlineMs: number }; sandbox?: { firstDelayMs: number; deadlineMs: number } }
 }
 
 export const PORT_DEFAULT = 8080
@@ -49,6 +53,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL ?? 'info',
     allowLoopbackCallbacks: parseFlag('RAIL_ALLOW_LOOPBACK_CALLBACKS', env.RAIL_ALLOW_LOOPBACK_CALLBACKS, env.NODE_ENV !== 'production'),
     production: env.NODE_ENV === 'production',
+    payments: requerySchedules(env),
+    failpoints: nonEmpty(env.RAIL_FAILPOINTS),
+  }
+}
+
+/** Requeries start REQUERY_FIRST_DELAY_MS after a send and end at each environment's deadline. */
+const REQUERY_FIRST_DELAY_MS_DEFAULT = 5_000
+const REQUERY_DEADLINE_S_DEFAULT = 24 * 60 * 60
+const SANDBOX_REQUERY_DEADLINE_S_DEFAULT = 180
+
+function requerySchedules(env: NodeJS.ProcessEnv): Config['payments'] {
+  const firstDelayMs = parsePositiveInt('RAIL_REQUERY_FIRST_DELAY_MS', env.RAIL_REQUERY_FIRST_DELAY_MS, REQUERY_FIRST_DELAY_MS_DEFAULT)
+  return {
+    live: { firstDelayMs, deadlineMs: 1000 * parsePositiveInt('RAIL_REQUERY_DEADLINE_S', env.RAIL_REQUERY_DEADLINE_S, REQUERY_DEADLINE_S_DEFAULT) },
+    sandbox: { firstDelayMs, deadlineMs: 1000 * parsePositiveInt('RAIL_SANDBOX_REQUERY_DEADLINE_S', env.RAIL_SANDBOX_REQUERY_DEADLINE_S, SANDBOX_REQUERY_DEADLINE_S_DEFAULT) },
   }
 }
 

@@ -284,7 +284,8 @@ function classify(answer: CallAnswer): ProviderResult<null> {
   if (outcome === 'success') {
     return { outcome: 'successful', responseCode, responseMessage: String(responseMessage ?? ''), providerReference: providerReference ?? '', value: null }
   }
-  return { outcome, responseCode, responseMessage: String(responseMessage ?? ''), providerReference }
+  // Not final either way (in progress, or no record: 25): what it means is the pipeline's to read.
+  return { outcome: outcome === 'failed' ? 'failed' : 'pending', responseCode, responseMessage: String(responseMessage ?? ''), providerReference }
 }
 
 /** A credit notice of the sandbox bank (webhook body or requery item), read; undefined when a field is missing or wrong. */

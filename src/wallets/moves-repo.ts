@@ -23,8 +23,6 @@ export interface Move {
   destinationBankCode: string | null
   destinationAccountNumber: string | null
   destinationAccountName: string | null
-  requeryAttempts: number
-  requeryDeadlineAt: Date
   createdAt: Date
   completedAt: Date | null
 }
@@ -49,15 +47,13 @@ interface MoveRow {
   destination_bank_code: string | null
   destination_account_number: string | null
   destination_account_name: string | null
-  requery_attempts: number
-  requery_deadline_at: Date
   created_at: Date
   completed_at: Date | null
 }
 
 const COLUMNS = `id, partner_id, reference, request_hash, type, status, wallet_id, destination_wallet_id, amount_kobo, currency, narration, provider,
   provider_reference, response_code, response_message, hold_transfer_id, destination_bank_code, destination_account_number, destination_account_name,
-  requery_attempts, requery_deadline_at, created_at, completed_at`
+  created_at, completed_at`
 
 function toMove(row: MoveRow): Move {
   return {
@@ -80,8 +76,6 @@ function toMove(row: MoveRow): Move {
     destinationBankCode: row.destination_bank_code,
     destinationAccountNumber: row.destination_account_number,
     destinationAccountName: row.destination_account_name,
-    requeryAttempts: row.requery_attempts,
-    requeryDeadlineAt: row.requery_deadline_at,
     createdAt: row.created_at,
     completedAt: row.completed_at,
   }
@@ -104,12 +98,12 @@ export type NewMove = Pick<
   | 'destinationBankCode'
   | 'destinationAccountNumber'
   | 'destinationAccountName'
-> & { requeryDeadlineAt: Date }
+>
 
 /**
  * Claims the reference: the new move, or undefined when the partner already used the reference.
- * With a hold, the ledger's pending transfer is made in the same statement (one round trip, one
- * implicit transaction): a refused hold raises and nothing is recorded.
+ * With a hold, the ledger's pending transfer is made in the same statement (one round trip): a
+ * refused hold raises, and the caller's transaction records nothing.
  */
 export async function insertMove(db: Queryable, move: NewMove, hold?: TransferInput): Promise<Move | undefined> {
   const values = [
@@ -125,7 +119,6 @@ export async function insertMove(db: Queryable, move: NewMove, hold?: TransferIn
     move.narration,
     move.provider,
     move.holdTransferId,
-    move.requeryDeadlineAt,
     move.destinationBankCode,
     move.destinationAccountNumber,
     move.destinationAccountName,
@@ -134,8 +127,8 @@ export async function insertMove(db: Queryable, move: NewMove, hold?: TransferIn
   const result = await db.query<MoveRow>(
     `WITH claimed AS (
        INSERT INTO wallet_moves (id, partner_id, reference, request_hash, type, status, wallet_id, destination_wallet_id, amount_kobo, currency, narration,
-                                 provider, hold_transfer_id, requery_deadline_at, destination_bank_code, destination_account_number, destination_account_name)
-       VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+                                 provider, hold_transfer_id, destination_bank_code, destination_account_number, destination_account_name)
+       VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
        ON CONFLICT ON CONSTRAINT wallet_moves_one_per_reference DO NOTHING
        RETURNING ${COLUMNS})
      SELECT claimed.*${transfer ? `, ${transfer.sql} AS hold_result` : ''} FROM claimed`,
@@ -163,8 +156,7 @@ export interface ProviderAnswer {
 /**
  * Moves the status to `next` only from a status allowed to reach it; undefined when it was not.
  * The ledger transfer that goes with the change, if any, is made in the same statement, and only
- * when the change is made: one round trip, one implicit transaction, and a refused transfer
- * raises and undoes the change.
+ * when the change is made: one round trip, and a refused transfer raises and undoes the change.
  */
 export async function transitionMove(db: Queryable, moveId: string, next: MoveStatus, answer: ProviderAnswer, transfer?: TransferInput): Promise<Move | undefined> {
   const values = [moveId, next, allowedFrom(next), answer.providerReference, answer.responseCode, answer.responseMessage]
@@ -195,23 +187,4 @@ export async function recordAnswer(db: Queryable, moveId: string, answer: Provid
     [moveId, answer.providerReference, answer.responseCode, answer.responseMessage],
   )
   return result.rows[0] && toMove(result.rows[0])
-}
-
-export async function countRequery(db: Queryable, moveId: string): Promise<void> {
-  await db.query(`UPDATE wallet_moves SET requery_attempts = requery_attempts + 1 WHERE id = $1`, [moveId])
-}
-
-/**
- * Moves claimed more than `graceS` ago that never got an answer nor a requery, oldest first, after
- * the cursor (index wallet_moves_unanswered).
- */
-export async function selectUnansweredMoves(db: Queryable, graceS: number, after: { createdAt: Date; id: string } | null, limit: number): Promise<{ id: string; createdAt: Date }[]> {
-  const result = await db.query<{ id: string; created_at: Date }>(
-    `SELECT id, created_at FROM wallet_moves
-      WHERE status = 'pending' AND response_code IS NULL AND requery_attempts = 0 AND created_at < now() - make_interval(secs => $1)
-        AND ($2::timestamptz IS NULL OR (created_at, id) > ($2, $3::uuid))
-      ORDER BY created_at, id LIMIT $4`,
-    [graceS, after?.createdAt ?? null, after?.id ?? null, limit],
-  )
-  return result.rows.map((row) => ({ id: row.id, createdAt: row.created_at }))
 }

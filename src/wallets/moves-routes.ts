@@ -67,7 +67,7 @@ export function registerMoveRoutes(app: HttpServer, deps: MovesDeps): void {
         schema: { tags: ['wallets'], summary, body: closedObject({ ...MoveFields, ...extra }), response: { 200: MoveSchema, ...errorResponses(403, 404, 409, 502) } },
       },
       async (request, reply) => {
-        const submitted = await submitMove(deps, callerOf(request).partner.id, type, request.body as Parameters<typeof submitMove>[3], request.id)
+        const submitted = await submitMove(deps, callerOf(request).partner, type, request.body as Parameters<typeof submitMove>[3], request.id)
         if (submitted.replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
         return toMoveJson(submitted.move)
       },

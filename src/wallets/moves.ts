@@ -1,45 +1,32 @@
-// Wallet moves (seed 000): credit, debit, wallet transfer and external send (bank payout), over
-// the provider and the ledger.
-//
-// One move, three steps, none holding a transaction across the network:
-//   1. claim — in one transaction: record the move under its reference (pending) and hold the
-//      amount in the ledger for money leaving a wallet (a pending transfer; too little available
-//      → insufficient_funds and nothing is recorded). Should this process die before step 3, the
-//      sweep (every minute) finds the move still unanswered and schedules its requery;
-//   2. ask the provider, with the move's id as the bank's reference (a retry is a duplicate there,
-//      never a second move);
-//   3. apply the answer — in one transaction: the status transition (checked in SQL), and the
-//      ledger: post or void the hold, or book the credit. No final answer leaves the move unknown
-//      with the hold in place, and requery decides later.
-import { derivedId, ensurePartnerAccount, LedgerError, ledgerRefusal, type TransferInput } from '../ledger/service.ts'
+// Wallet moves (seed 000): credit, debit, wallet transfer and external send (bank payout). A move
+// is a wallet's view of one bank instruction of the payment pipeline (src/payments):
+//   1. claim — in one transaction: the move under its reference (pending), the ledger hold for
+//      money leaving a wallet (too little available → insufficient_funds, nothing recorded), and
+//      its instruction, born held by this request and already `sending` unless a name enquiry
+//      comes first: the send is committed before the bank is called;
+//   2. the request works the instruction at once (name enquiry, send, the answer);
+//   3. every change of the instruction reaches the move through walletOwner, in the pipeline's
+//      transaction: the status transition (checked in SQL) and the ledger — post or void the
+//      hold, or book the credit. No final answer leaves the move pending (the bank has it) or
+//      unknown (no answer), its hold in place, and the pipeline's requery schedule decides.
+// Should the request's process die, the pipeline's sweep finds the instruction and asks the bank.
+import { ensurePartnerAccount, LedgerError, ledgerRefusal, derivedId, type TransferInput } from '../ledger/service.ts'
 import { findBank } from '../nip/banks.ts'
 import { isValidNuban } from '../nip/nuban.ts'
-import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
+import type { Partner } from '../partners/service.ts'
+import { createInstructions, newInstruction, requeryNow, requestRequery, workCreated, type Instruction, type InstructionOwner, type Operation, type PaymentsDeps } from '../payments/service.ts'
+import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { fieldError, RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { requestHash } from '../platform/idempotency.ts'
-import { addJob } from '../platform/jobs.ts'
 import type { Capability } from '../providers/capabilities.ts'
-import type { ProviderRegistry } from '../providers/registry.ts'
-import { getProvider, requireCapability } from '../providers/service.ts'
-import type { ProviderAdapter, ProviderResult } from '../providers/types.ts'
+import { getProvider, requireCapability, type ProviderProfile } from '../providers/service.ts'
 import * as repo from './moves-repo.ts'
 import { findWallet, WALLET_CURRENCY, type Wallet } from './service.ts'
 import { isFinal, type MoveType } from './states.ts'
 
 export type { Move } from './moves-repo.ts'
 
-export const RESOLVE_MOVE_TASK = 'wallet_move_resolve'
-export const SWEEP_UNANSWERED_TASK = 'wallet_moves_sweep_unanswered'
-/** Every minute: a move left unanswered by a process that died is requeried within about 1.5 minutes. */
-export const WALLETS_CRONTAB = `* * * * * ${SWEEP_UNANSWERED_TASK}`
-/** A move still unanswered this long after its claim is resolved by requery (its process may have died). */
-const PENDING_GRACE_S = 30
-/** Moves read per query of the sweep. */
-const SWEEP_BATCH = 500
-/** Requery schedule: 5 s, then doubling, until this deadline; then the move stays unknown. */
-const REQUERY_FIRST_DELAY_S = 5
-const REQUERY_DEADLINE_S = 24 * 60 * 60
 /** How long a replay waits for the first request of its reference to finish. */
 const REPLAY_WAIT_MS = 15_000
 const REPLAY_POLL_MS = 100
@@ -49,9 +36,13 @@ const LEDGER_CODE: Record<MoveType, string> = { credit: 'wallet_credit', debit: 
 
 const CAPABILITY: Record<MoveType, Capability> = { credit: 'merchantCredit', debit: 'debit', wallet_transfer: 'walletTransfer', bank_payout: 'bankPayout' }
 
+/** What the bank is told to do for each kind of move. */
+const OPERATION: Record<MoveType, Operation> = { credit: 'credit', debit: 'debit', wallet_transfer: 'book', bank_payout: 'interbank' }
+
 export interface MovesDeps {
   pool: Pool
-  providers: ProviderRegistry
+  /** The payment pipeline, which sends the moves' instructions. */
+  payments: PaymentsDeps
 }
 
 export interface MoveRequest {
@@ -66,16 +57,14 @@ export interface MoveRequest {
   destinationAccountName?: string
 }
 
-/** A move refused before anything was sent (a failed name check); its code may be the enquiry's. */
-type MoveOutcome = ProviderResult<null> | { outcome: 'failed'; responseCode: string | null; responseMessage: string; providerReference: string | null }
-
 export interface Submitted {
   move: repo.Move
   replayed: boolean
 }
 
-export async function submitMove(deps: MovesDeps, partnerId: string, type: MoveType, request: MoveRequest, requestId?: string): Promise<Submitted> {
+export async function submitMove(deps: MovesDeps, partner: Pick<Partner, 'id' | 'environment'>, type: MoveType, request: MoveRequest, requestId?: string): Promise<Submitted> {
   if (request.currency !== WALLET_CURRENCY) throw new RailError('unsupported_currency', `currency ${request.currency} is not served; use ${WALLET_CURRENCY}`)
+  const partnerId = partner.id
   const hash = requestHash({ type, ...request })
   const known = await repo.selectMoveByReference(deps.pool, partnerId, request.reference)
   if (known) return replay(deps.pool, known, hash)
@@ -87,12 +76,15 @@ export async function submitMove(deps: MovesDeps, partnerId: string, type: MoveT
   // Fail closed: without the capability nothing is recorded and the provider is never called.
   requireCapability(provider, CAPABILITY[type])
 
-  const claimed = await claim(deps.pool, partnerId, type, request, hash, wallet, destination)
+  const claimed = await claim(deps, partner, type, request, hash, wallet, destination, provider)
   if (!claimed.created) return replay(deps.pool, claimed.move, hash)
-  const adapter = deps.providers.adapterFor(provider, requestId)
-  const narration = provider.capabilities.narration ? (request.narration ?? undefined) : undefined
-  const result = await askProvider(adapter, claimed.move, wallet, destination, narration, provider.capabilities.nameCheck)
-  return { move: await applyResult(deps.pool, claimed.move, result), replayed: false }
+  await workCreated(deps.payments, claimed.instruction, requestId).catch(async (error: unknown) => {
+    // The move is recorded: a worker asks the bank what happened (or, if even that cannot be
+    // recorded now, the pipeline's sweep does), and the caller gets the move as it stands.
+    deps.payments.log('error', `wallet move ${claimed.move.id}: ${error instanceof Error ? error.message : String(error)}`)
+    await requestRequery(deps.pool, claimed.move.id).catch(() => {})
+  })
+  return { move: (await repo.selectMove(deps.pool, claimed.move.id))!, replayed: false }
 }
 
 function assertBankDestination(request: MoveRequest): void {
@@ -111,19 +103,20 @@ async function destinationOf(pool: Pool, partnerId: string, wallet: Wallet, dest
 
 
 async function claim(
-  pool: Pool,
-  partnerId: string,
+  deps: MovesDeps,
+  partner: Pick<Partner, 'id' | 'environment'>,
   type: MoveType,
   request: MoveRequest,
   hash: string,
   wallet: Wallet,
   destination: Wallet | undefined,
-): Promise<{ created: boolean; move: repo.Move }> {
+  provider: ProviderProfile,
+): Promise<{ created: false; move: repo.Move } | { created: true; move: repo.Move; instruction: Instruction }> {
   const id = uuidv7()
   const holdTransferId = type === 'credit' ? null : derivedId(id, 'hold')
   const newMove: repo.NewMove = {
     id,
-    partnerId,
+    partnerId: partner.id,
     reference: request.reference,
     requestHash: hash,
     type,
@@ -137,23 +130,49 @@ async function claim(
     destinationBankCode: request.destinationBankCode ?? null,
     destinationAccountNumber: request.destinationAccountNumber ?? null,
     destinationAccountName: request.destinationAccountName ?? null,
-    requeryDeadlineAt: new Date(Date.now() + REQUERY_DEADLINE_S * 1000),
   }
-  // The move and its hold are one statement, hence one transaction.
-  const hold = holdTransferId ? await holdTransfer(pool, newMove, wallet, destination, holdTransferId) : undefined
-  let move: repo.Move | undefined
+  const hold = holdTransferId ? await holdTransfer(deps.pool, newMove, wallet, destination, holdTransferId) : undefined
   try {
-    move = await repo.insertMove(pool, newMove, hold)
+    return await withTransaction(deps.pool, async (tx) => {
+      const move = await repo.insertMove(tx, newMove, hold)
+      // No row: a concurrent request claimed the reference first.
+      if (!move) return { created: false as const, move: (await repo.selectMoveByReference(tx, partner.id, request.reference))! }
+      const [instruction] = await createInstructions(tx, [moveInstruction(deps, partner, move, wallet, destination, provider)])
+      return { created: true as const, move, instruction: instruction! }
+    })
   } catch (error) {
-    if (ledgerRefusal(error) === 'exceeds_credits') {
+    const refusal = ledgerRefusal(error)
+    if (refusal === 'exceeds_credits') {
       throw new RailError('insufficient_funds', `The wallet's available balance is below ${newMove.amountKobo} kobo`, { walletId: wallet.id })
     }
-    const refusal = ledgerRefusal(error)
     throw refusal ? new LedgerError(refusal, `hold ${holdTransferId}: ${refusal}`) : error
   }
-  // No row: a concurrent request claimed the reference first.
-  if (!move) return { created: false, move: (await repo.selectMoveByReference(pool, partnerId, request.reference))! }
-  return { created: true, move }
+}
+
+/** The move's bank instruction, held by this request, which sends it at once. */
+function moveInstruction(deps: MovesDeps, partner: Pick<Partner, 'environment'>, move: repo.Move, wallet: Wallet, destination: Wallet | undefined, provider: ProviderProfile) {
+  const payout = move.type === 'bank_payout'
+  return newInstruction(
+    deps.payments.settings,
+    deps.payments.clock,
+    partner.environment,
+    {
+      id: move.id,
+      partnerId: move.partnerId,
+      ownerType: 'wallet_move',
+      provider: move.provider,
+      operation: OPERATION[move.type],
+      amountKobo: move.amountKobo,
+      narration: provider.capabilities.narration ? move.narration : null,
+      debitAccountNumber: move.type === 'credit' ? null : wallet.accountNumber,
+      creditAccountNumber: move.type === 'credit' ? wallet.accountNumber : (destination?.accountNumber ?? null),
+      destinationBankCode: move.destinationBankCode,
+      destinationAccountNumber: move.destinationAccountNumber,
+      nameCheck: payout && provider.capabilities.nameCheck,
+      expectedAccountName: move.destinationAccountName,
+    },
+    true,
+  )
 }
 
 /** Holds the amount leaving a wallet: a pending ledger transfer, refused beyond the available balance. */
@@ -170,75 +189,6 @@ async function holdTransfer(pool: Pool, move: repo.NewMove, wallet: Wallet, dest
     sourceType: 'wallet_move',
     sourceId: move.id,
   }
-}
-
-async function askProvider(
-  adapter: ProviderAdapter,
-  move: repo.Move,
-  wallet: Wallet,
-  destination: Wallet | undefined,
-  narration: string | undefined,
-  nameCheck: boolean,
-): Promise<MoveOutcome> {
-  const base = { reference: move.id, amountKobo: move.amountKobo, narration }
-  if (move.type === 'credit') return adapter.credit({ ...base, accountNumber: wallet.accountNumber })
-  if (move.type === 'debit') return adapter.debit({ ...base, accountNumber: wallet.accountNumber })
-  if (move.type === 'wallet_transfer') return adapter.walletTransfer({ ...base, fromAccountNumber: wallet.accountNumber, toAccountNumber: destination!.accountNumber })
-  const bankCode = move.destinationBankCode!
-  const accountNumber = move.destinationAccountNumber!
-  if (nameCheck && move.destinationAccountName !== null) {
-    const refusal = await checkName(adapter, bankCode, accountNumber, move.destinationAccountName)
-    if (refusal) return refusal
-  }
-  return adapter.sendToBank({ ...base, fromAccountNumber: wallet.accountNumber, destinationBankCode: bankCode, destinationAccountNumber: accountNumber })
-}
-
-/**
- * Name enquiry before paying out: a different holder fails the move with NIP 08 and nothing is
- * sent. No answer to the enquiry also sends nothing: the move fails, and can be made again under
- * a new reference.
- */
-async function checkName(adapter: ProviderAdapter, bankCode: string, accountNumber: string, expectedName: string): Promise<MoveOutcome | undefined> {
-  const enquiry = await adapter.nameEnquiry({ bankCode, accountNumber })
-  if (enquiry.outcome !== 'successful') {
-    if (enquiry.outcome === 'failed') {
-      return { outcome: 'failed', responseCode: enquiry.responseCode, responseMessage: enquiry.responseMessage, providerReference: enquiry.providerReference }
-    }
-    return { outcome: 'failed', responseCode: null, responseMessage: 'Name enquiry gave no answer; nothing was sent', providerReference: null }
-  }
-  if (normalisedName(enquiry.value.accountName) !== normalisedName(expectedName)) {
-    return { outcome: 'failed', responseCode: '08', responseMessage: `Account name mismatch: the account is held by ${enquiry.value.accountName}`, providerReference: enquiry.providerReference || null }
-  }
-  return undefined
-}
-
-function normalisedName(name: string): string {
-  return name.toUpperCase().replace(/[^A-Z0-9]+/g, ' ').trim()
-}
-
-/**
- * Applies a provider answer exactly once: the status transition is checked in SQL, and only the
- * request that makes it posts the ledger transfers, in the same statement (a final answer) or
- * transaction (none yet).
- */
-export async function applyResult(pool: Pool, move: repo.Move, result: MoveOutcome): Promise<repo.Move> {
-  const answer =
-    result.outcome === 'unknown'
-      ? { providerReference: null, responseCode: null, responseMessage: null }
-      : { providerReference: result.providerReference || null, responseCode: result.responseCode, responseMessage: result.responseMessage }
-  if (result.outcome === 'successful' || result.outcome === 'failed') {
-    const transfer = await settlementTransfer(pool, move, result.outcome)
-    const changed = await repo.transitionMove(pool, move.id, result.outcome, answer, transfer)
-    return changed ?? (await repo.selectMove(pool, move.id))! // already decided: nothing twice
-  }
-  return withTransaction(pool, async (tx) => {
-    // No final answer: the hold stays and the requery schedule takes over. The bank's "in
-    // progress" keeps the move pending; no answer at all makes it unknown.
-    const changed = result.outcome === 'unknown' ? await repo.transitionMove(tx, move.id, 'unknown', answer) : await repo.recordAnswer(tx, move.id, answer)
-    const current = changed ?? (await repo.selectMove(tx, move.id))!
-    if (!isFinal(current.status)) await scheduleRequery(tx, current)
-    return current
-  })
 }
 
 /** The ledger transfer that goes with a move's final status: book a credit, post or void a hold. */
@@ -261,58 +211,45 @@ async function settlementTransfer(db: Queryable, move: repo.Move, status: 'succe
   return { id: derivedId(move.id, phase), phase, pendingId: move.holdTransferId!, code: LEDGER_CODE[move.type], ...source }
 }
 
-async function scheduleRequery(tx: Tx, move: repo.Move): Promise<void> {
-  const delayS = REQUERY_FIRST_DELAY_S * 2 ** move.requeryAttempts
-  const runAt = new Date(Math.min(Date.now() + delayS * 1000, move.requeryDeadlineAt.getTime()))
-  await addJob(tx, RESOLVE_MOVE_TASK, { moveId: move.id }, { jobKey: `wallet_move:${move.id}`, runAt })
-}
-
-/** Asks the provider what happened to a move that has no final answer yet, and applies the answer. */
-export async function requeryMove(deps: MovesDeps, move: repo.Move, requestId?: string): Promise<repo.Move> {
-  if (isFinal(move.status)) return move
-  const provider = await getProvider(deps.pool, move.provider)
-  const result = await deps.providers.adapterFor(provider, requestId).requery(move.id)
-  await repo.countRequery(deps.pool, move.id)
-  return applyResult(deps.pool, { ...move, requeryAttempts: move.requeryAttempts + 1 }, result)
-}
-
-/** GET /transaction/batch/{reference}: the move, asking the provider first when it is not final. */
+/** GET /transaction/batch/{reference}: the move, asking the bank first when it is not final. */
 export async function moveByReference(deps: MovesDeps, partnerId: string, reference: string, requestId?: string): Promise<repo.Move> {
   const move = await repo.selectMoveByReference(deps.pool, partnerId, reference)
   if (!move) throw new RailError('not_found', 'No move with this reference')
-  // Not final: ask the provider now. (A move still pending may have its first request in flight;
-  // the transitions allow that request's answer to land after this one.)
-  return isFinal(move.status) ? move : requeryMove(deps, move, requestId)
+  if (isFinal(move.status)) return move
+  await requeryNow(deps.payments, move.id, requestId)
+  return (await repo.selectMove(deps.pool, move.id))!
 }
 
 /**
- * The sweep: a move still without an answer PENDING_GRACE_S after its claim lost the process that
- * was asking the provider (its answer would have been applied within the provider timeout). Each
- * gets its resolve job; a job already scheduled for it is replaced, not doubled (job key).
+ * The wallet moves' side of their instructions: each change moves the move's status (checked in
+ * SQL) with its ledger transfer in the same statement — only the change that is made posts it.
  */
-export async function sweepUnansweredMoves(pool: Pool): Promise<number> {
-  let scheduled = 0
-  let after: { createdAt: Date; id: string } | null = null
-  for (;;) {
-    const moves = await repo.selectUnansweredMoves(pool, PENDING_GRACE_S, after, SWEEP_BATCH)
-    for (const move of moves) await addJob(pool, RESOLVE_MOVE_TASK, { moveId: move.id }, { jobKey: `wallet_move:${move.id}` })
-    scheduled += moves.length
-    if (moves.length < SWEEP_BATCH) return scheduled
-    after = moves.at(-1)!
-  }
+export const walletOwner: InstructionOwner = {
+  async apply(tx, changes) {
+    for (const { instruction, progress } of changes) {
+      const answer = answerOf(instruction)
+      if (progress === 'accepted') {
+        await repo.recordAnswer(tx, instruction.id, answer)
+      } else if (progress === 'no_answer' || progress === 'unknown') {
+        // Unknown already (an earlier silence): what the bank said since is still recorded.
+        if (!(await repo.transitionMove(tx, instruction.id, 'unknown', answer))) await repo.recordAnswer(tx, instruction.id, answer)
+      } else {
+        const move = (await repo.selectMove(tx, instruction.id))!
+        const status = progress === 'succeeded' ? 'successful' : 'failed'
+        await repo.transitionMove(tx, move.id, status, answer, await settlementTransfer(tx, move, status))
+      }
+    }
+  },
 }
 
-/** The background job: resolves a move left pending or unknown, on the requery schedule. */
-export async function resolveMove(deps: MovesDeps, moveId: string): Promise<void> {
-  const move = await repo.selectMove(deps.pool, moveId)
-  if (!move || isFinal(move.status)) return
-  if (Date.now() >= move.requeryDeadlineAt.getTime()) {
-    // The schedule is exhausted: the move stays unknown, its hold in place, for reconciliation.
-    await repo.transitionMove(deps.pool, move.id, 'unknown', { providerReference: null, responseCode: null, responseMessage: null })
-    return
+/** What the bank said, as the move shows it; a failure the pipeline decided (a name mismatch, a payment never received) says why. */
+function answerOf(instruction: Instruction): repo.ProviderAnswer {
+  const decidedByRail = instruction.failureCode !== null && instruction.failureCode !== 'provider_declined'
+  return {
+    providerReference: instruction.providerReference,
+    responseCode: instruction.responseCode,
+    responseMessage: decidedByRail ? instruction.failureMessage : instruction.responseMessage,
   }
-  // Not final after this requery: applying its answer scheduled the next one.
-  await requeryMove(deps, move)
 }
 
 async function replay(pool: Pool, move: repo.Move, hash: string): Promise<Submitted> {

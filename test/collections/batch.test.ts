@@ -8,7 +8,6 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { collectionsDeps } from '../../src/app.ts'
 import { applyCreditBatch } from '../../src/inbound-credits/batch.ts'
 import { nuban } from '../../src/nip/nuban.ts'
-import { ProviderRegistry } from '../../src/providers/registry.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { BANK_SECRET, bookedKobo, postBankNotice } from './support.ts'
@@ -64,8 +63,7 @@ it('applies every waiting credit in one job, with the rules of one-by-one', asyn
   leftToTheirJobs.push(await notice(invoice.virtualAccount, 6_000))
   leftToTheirJobs.push(await notice(nuban('101', '999999992'), 900))
 
-  const providers = new ProviderRegistry(app.db.pool, { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: BANK_SECRET })
-  const deps = collectionsDeps({ pool: app.db.pool, providers, allowLoopbackCallbacks: true })
+  const deps = collectionsDeps({ pool: app.db.pool, allowLoopbackCallbacks: true, payments: app.payments() })
   await applyCreditBatch(deps, first)
   // One job applied every plain credit; the invoice's and the unknown account's are left to their own jobs.
   const waiting = await app.db.pool.query<{ id: string }>(`SELECT id FROM inbound_credits WHERE status = 'received' ORDER BY id`)

@@ -19,7 +19,7 @@ export interface CollectionsHarness {
 }
 
 export async function startCollections(): Promise<CollectionsHarness> {
-  const app = await startTestApp({ sandboxBankSecret: BANK_SECRET, outbound: { requeryFirstDelayMs: 200, requeryDeadlineMs: 5_000 } })
+  const app = await startTestApp({ sandboxBankSecret: BANK_SECRET, payments: { sandbox: { firstDelayMs: 200, deadlineMs: 5_000 } } })
   const hook = await startReceiver()
   const runner = await startBackgroundWorkers({
     pool: app.db.pool,
@@ -27,7 +27,7 @@ export async function startCollections(): Promise<CollectionsHarness> {
     concurrency: 8,
     providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: BANK_SECRET },
     events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
-    outbound: { requeryFirstDelayMs: 200, requeryDeadlineMs: 5_000 },
+    payments: { sandbox: { firstDelayMs: 200, deadlineMs: 5_000 } },
   })
   return {
     app,

@@ -5,7 +5,6 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { nuban } from '../../src/nip/nuban.ts'
-import { settleRefunds } from '../../src/inbound-credits/service.ts'
 import { expireIntents } from '../../src/payment-intents/service.ts'
 import { SandboxBank } from '../../src/sandbox-bank/service.ts'
 import { allocationReference } from '../../src/virtual-accounts/service.ts'
@@ -70,7 +69,9 @@ describe('a credit to an archived account', () => {
     const outboundId = resolved.resolution!.outboundTransferId as string
     const payouts = await harness.app.db.pool.query(`SELECT id FROM outbound_transfers WHERE partner_id = $1`, [credentials.partnerId])
     expect(payouts.rows.map((row) => row.id)).toEqual([outboundId])
-    expect(await bookedKobo(harness.app, credentials.partnerId, 'suspense')).toBe(0)
+    // Held on suspense, where the credit is (pending): the partner's float never carries it.
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'suspense')).toBe(80_000)
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'float')).toBe(0)
 
     // The refund is a real outbound transfer to the sender: it is submitted, and settles through the simulator.
     await waitFor(async () => (await client.get<{ state: string }>(`/api/v1/rail/outbound/${outboundId}`)).body.state === 'submitted', 10_000, 'refund submitted')
@@ -78,9 +79,9 @@ describe('a credit to an archived account', () => {
     expect(refund).toMatchObject({ beneficiaryAccountNumber: PAYER.payerAccountNumber, amountKobo: 80_000 })
     expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: outboundId, outcome: 'confirmed' })).status).toBe(200)
     await waitForCallback(harness.hook, credentials.callbackSigningSecret, (body) => body.event === 'transfer.confirmed' && body.data.id === outboundId)
+    // Refunded in the transaction that confirmed its payout: the hold posted from suspense.
     expect(await bookedKobo(harness.app, credentials.partnerId, 'float')).toBe(0)
-    // The refund sweep (every minute; run here at once) marks it refunded.
-    expect(await settleRefunds({ pool: harness.app.db.pool })).toBeGreaterThanOrEqual(1)
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'suspense')).toBe(0)
 
     // Listed with its resolution; resolving again is refused.
     const listed = (await client.get<{ data: TriageItem[] }>('/api/v1/rail/unmatched')).body.data
@@ -172,14 +173,18 @@ describe('a refund whose payout fails', () => {
     await waitFor(async () => (await client.get<{ state: string }>(`/api/v1/rail/outbound/${outboundId}`)).body.state === 'submitted', 10_000, 'refund submitted')
     expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: outboundId, outcome: 'failed' })).status).toBe(200)
     await waitForCallback(harness.hook, credentials.callbackSigningSecret, (body) => body.event === 'transfer.failed' && body.data.id === outboundId)
-    // Until the sweep runs, the money waits in the float (the hold was voided).
-    expect(await bookedKobo(harness.app, credentials.partnerId, 'float')).toBe(9_000)
-    await settleRefunds({ pool: harness.app.db.pool })
+    // In the transaction that failed the payout: its hold voided back to suspense, the credit in triage again.
+    // The float never carried it.
     expect(await bookedKobo(harness.app, credentials.partnerId, 'float')).toBe(0)
     expect(await bookedKobo(harness.app, credentials.partnerId, 'suspense')).toBe(9_000)
     const reopened = (await client.get<TriageItem>(`/api/v1/rail/unmatched/${item!.id}`)).body
     expect(reopened).toMatchObject({ status: 'unmatched', resolution: { action: 'refund', outboundTransferId: outboundId, outcome: 'failed' } })
-    expect(await settleRefunds({ pool: harness.app.db.pool })).toBe(0) // once
+    const floatMoves = await harness.app.db.pool.query(
+      `SELECT count(*)::int AS n FROM ledger_transfers t JOIN ledger_accounts a ON a.id IN (t.debit_account_id, t.credit_account_id)
+        WHERE a.partner_id = $1 AND a.kind = 'float'`,
+      [credentials.partnerId],
+    )
+    expect(floatMoves.rows[0].n).toBe(0)
     // Settled again, another way.
     const target = (await client.post<{ trackingId: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })).body
     const assigned = await client.post<TriageItem>(`/api/v1/rail/unmatched/${item!.id}/resolve`, { action: 'assign', target: target.trackingId })

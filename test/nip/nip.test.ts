@@ -77,7 +77,7 @@ describe('NIP response codes', () => {
     ['01', 'pending'],
     ['02', 'pending'],
     ['09', 'pending'],
-    ['25', 'pending'],
+    ['25', 'not_found'],
     ['26', 'pending'],
     ['94', 'pending'],
     ['96', 'pending'],

@@ -5,6 +5,7 @@ import type { Runner } from 'graphile-worker'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startBackgroundWorkers } from '../../src/app.ts'
 import { nuban } from '../../src/nip/nuban.ts'
+import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { waitFor } from '../support/wait.ts'
 
@@ -37,13 +38,14 @@ describe('counterparties', () => {
   it('the first payout to an account saves it, once, with the name the bank gave', async () => {
     const { client } = await app.newPartner()
     await client.post('/api/v1/rail/sandbox/fund-float', { amountKobo: 100_000 })
-    const account = { beneficiaryAccountNumber: nuban('058', '555666777'), beneficiaryBankCode: '058', beneficiaryAccountName: 'Chidi Okeke', currency: 'NGN' }
+    const holder = syntheticAccountName('058', nuban('058', '555666777')) // the name the bank answers
+    const account = { beneficiaryAccountNumber: nuban('058', '555666777'), beneficiaryBankCode: '058', beneficiaryAccountName: holder, currency: 'NGN' }
     for (let i = 0; i < 2; i++) expect((await client.post('/api/v1/rail/outbound', { clientReference: randomUUID(), amountKobo: 1_000, ...account })).status).toBe(202)
     await waitFor(async () => (await client.get<{ data: CounterpartyJson[] }>('/api/v1/rail/counterparties')).body.data[0]?.verifiedAccountName != null)
     const list = (await client.get<{ data: CounterpartyJson[] }>('/api/v1/rail/counterparties')).body.data
     expect(list).toHaveLength(1)
     expect(list[0]).toEqual(
-      expect.objectContaining({ accountNumber: account.beneficiaryAccountNumber, bankCode: '058', bankName: expect.any(String), accountName: 'Chidi Okeke', name: 'Chidi Okeke', archived: false, lastUsedAt: expect.any(String) }),
+      expect.objectContaining({ accountNumber: account.beneficiaryAccountNumber, bankCode: '058', bankName: expect.any(String), accountName: holder, name: holder, archived: false, lastUsedAt: expect.any(String) }),
     )
   })
 

@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { startBackgroundWorkers } from '../../src/app.ts'
 import { nuban } from '../../src/nip/nuban.ts'
-import { SWEEP_PENDING_TASK } from '../../src/outbound-transfers/service.ts'
+import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
+import { SWEEP_TASK } from '../../src/payments/service.ts'
 import { addJob } from '../../src/platform/jobs.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { PROJECT_ROOT, RAIL_BIN } from '../support/cli.ts'
@@ -31,7 +32,7 @@ it('a worker killed between the payout and recording its answer: exactly one pay
     amountKobo: 40_000,
     beneficiaryAccountNumber: nuban('058', '321321321'),
     beneficiaryBankCode: '058',
-    beneficiaryAccountName: 'Crash Test',
+    beneficiaryAccountName: syntheticAccountName('058', nuban('058', '321321321')), // the holder's name, as the bank answers it
     currency: 'NGN',
   })
   const id = submitted.body.id
@@ -62,17 +63,18 @@ it('a worker killed between the payout and recording its answer: exactly one pay
   }
   expect((await app.db.pool.query(`SELECT state FROM outbound_transfers WHERE id = $1`, [id])).rows[0].state).toBe('pending')
 
-  // After the restart: the sweep (every minute) finds it once it is past its grace; brought forward here.
-  await app.db.pool.query(`UPDATE outbound_transfers SET created_at = created_at - interval '31 seconds' WHERE id = $1`, [id])
+  // After the restart: the sweep (every minute) finds it once the dead worker's lease has run out
+  // and its step is past its grace; both brought forward here.
+  await app.db.pool.query(`UPDATE bank_instructions SET lease_expires_at = now() - interval '1 second', next_attempt_at = now() - interval '31 seconds' WHERE id = $1`, [id])
   const runner = await startBackgroundWorkers({
     pool: app.db.pool,
     masterKey: app.masterKey,
     concurrency: 2,
     providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET },
-    outbound: { requeryFirstDelayMs: 200 },
+    payments: { sandbox: { firstDelayMs: 200, deadlineMs: 60_000 } },
   })
   try {
-    await addJob(app.db.pool, SWEEP_PENDING_TASK, {})
+    await addJob(app.db.pool, SWEEP_TASK, {})
     await waitFor(async () => (await app.db.pool.query(`SELECT state FROM outbound_transfers WHERE id = $1`, [id])).rows[0].state === 'submitted')
     expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: id, outcome: 'confirmed' })).status).toBe(200)
     await waitFor(async () => (await app.db.pool.query(`SELECT state FROM outbound_transfers WHERE id = $1`, [id])).rows[0].state === 'confirmed')

@@ -8,8 +8,8 @@ import { startBackgroundWorkers } from '../../src/app.ts'
 import { verifyRailSignature, type RailClient } from '../../src/client/index.ts'
 import { isValidBrr } from '../../src/nip/brr.ts'
 import { nuban } from '../../src/nip/nuban.ts'
-import { finishBatcherFor, requeryOutbound, type OutboundDeps } from '../../src/outbound-transfers/service.ts'
-import { ProviderRegistry } from '../../src/providers/registry.ts'
+import { requeryOutbound, type OutboundDeps } from '../../src/outbound-transfers/service.ts'
+import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
 import { SandboxBank } from '../../src/sandbox-bank/service.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { runRail } from '../support/cli.ts'
@@ -19,12 +19,13 @@ import { waitFor } from '../support/wait.ts'
 
 const SECRET = 'outbound-test-secret'
 const DEADLINE_MS = 3_000
+const SCHEDULE = { sandbox: { firstDelayMs: 200, deadlineMs: DEADLINE_MS } }
 let app: TestApp
 let runner: Runner
 let hook: Receiver
 
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: SECRET, outbound: { requeryFirstDelayMs: 200, requeryDeadlineMs: DEADLINE_MS } })
+  app = await startTestApp({ sandboxBankSecret: SECRET, payments: SCHEDULE })
   hook = await startReceiver()
   runner = await startBackgroundWorkers({
     pool: app.db.pool,
@@ -32,7 +33,7 @@ beforeAll(async () => {
     concurrency: 8,
     providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET },
     events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
-    outbound: { requeryFirstDelayMs: 200, requeryDeadlineMs: DEADLINE_MS },
+    payments: SCHEDULE,
   })
 })
 afterAll(async () => {
@@ -61,7 +62,8 @@ interface OutboundJson {
   creatorMetadata: Record<string, unknown>
 }
 
-const BENEFICIARY = { beneficiaryAccountNumber: nuban('058', '123456789'), beneficiaryBankCode: '058', beneficiaryAccountName: 'Ada Obi', currency: 'NGN' }
+// The holder's name the sandbox bank answers for this account: a payout must name its holder.
+const BENEFICIARY = { beneficiaryAccountNumber: nuban('058', '123456789'), beneficiaryBankCode: '058', beneficiaryAccountName: syntheticAccountName('058', nuban('058', '123456789')), currency: 'NGN' }
 
 async function fundedPartner(floatKobo = 1_000_000, overrides: Record<string, unknown> = {}) {
   const partner = await app.newPartner({ callbackUrl: hook.url, ...overrides })
@@ -128,7 +130,7 @@ describe('POST /api/v1/rail/outbound', () => {
       concurrency: 8,
       providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET },
       events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
-      outbound: { requeryFirstDelayMs: 200, requeryDeadlineMs: DEADLINE_MS },
+      payments: SCHEDULE,
     })
     await waitFor(async () => callbacksFor(transfer.id).length === 1, 15_000, 'transfer.failed callback')
     const final = await read(client, transfer.id)
@@ -218,10 +220,9 @@ describe('POST /api/v1/rail/outbound', () => {
     for (const [index, transfer] of transfers.entries()) {
       expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: transfer.id, outcome: outcome(index) })).status).toBe(200)
     }
-    // Besides the workers' requeries, two more each at once through a finish batcher of our own:
-    // duplicates of one final answer, in one batch or in racing ones.
-    const deps: OutboundDeps = { pool: app.db.pool, providers: new ProviderRegistry(app.db.pool, { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET }), allowLoopbackCallbacks: true }
-    deps.finishBatcher = finishBatcherFor(deps)
+    // Besides the workers' requeries, two more each at once through a pipeline of our own (its own
+    // step writer): duplicates of one final answer, in one batch or in racing ones.
+    const deps: OutboundDeps = { pool: app.db.pool, allowLoopbackCallbacks: true, payments: app.payments(SCHEDULE) }
     await Promise.all(transfers.flatMap((transfer) => [requeryOutbound(deps, transfer.id), requeryOutbound(deps, transfer.id)]))
     for (const [index, transfer] of transfers.entries()) expect((await read(client, transfer.id)).state).toBe(outcome(index))
 

@@ -1,7 +1,9 @@
 // Boots the real app on an ephemeral port over a fresh database, and makes partners for tests.
 import { randomBytes } from 'node:crypto'
-import { buildApi } from '../../src/app.ts'
-import type { OutboundSettings } from '../../src/outbound-transfers/service.ts'
+import { buildApi, paymentsDeps } from '../../src/app.ts'
+import type { PaymentSettings, PaymentsDeps } from '../../src/payments/service.ts'
+import { ProviderRegistry } from '../../src/providers/registry.ts'
+import { systemClock } from '../../src/platform/clock.ts'
 import { RailClient } from '../../src/client/index.ts'
 import { createPartner, type NewPartner, type PartnerCredentials } from '../../src/partners/service.ts'
 import type { Clock } from '../../src/platform/clock.ts'
@@ -13,13 +15,15 @@ export interface TestApp {
   db: TestDatabase
   api: HttpServer
   masterKey: Buffer
+  /** The payment pipeline on this app's database and bank, for a test to drive by hand. */
+  payments(settings?: Partial<PaymentSettings>): PaymentsDeps
   /** A new partner and a signing client for it. */
   newPartner(overrides?: Partial<NewPartner>): Promise<{ credentials: PartnerCredentials; client: RailClient }>
   close(): Promise<void>
 }
 
 export async function startTestApp(
-  options: { clock?: Clock; sandboxBankSecret?: string; providerTimeoutMs?: number; outbound?: OutboundSettings } = {},
+  options: { clock?: Clock; sandboxBankSecret?: string; providerTimeoutMs?: number; payments?: Partial<PaymentSettings> } = {},
 ): Promise<TestApp> {
   const db = await createTestDatabase()
   const masterKey = randomBytes(32)
@@ -28,7 +32,7 @@ export async function startTestApp(
   // The app reaches its own sandbox bank over real HTTP, at the address it gets once listening.
   let baseUrl = ''
   const providers = { sandboxBankUrl: () => baseUrl, sandboxBankSecret: sandboxBank.secret, timeoutMs: options.providerTimeoutMs }
-  const api = await buildApi({ pool: db.pool, masterKey, clock: options.clock, sandboxBank, providers, allowLoopbackCallbacks: true, outbound: options.outbound })
+  const api = await buildApi({ pool: db.pool, masterKey, clock: options.clock, sandboxBank, providers, allowLoopbackCallbacks: true, payments: options.payments })
   await api.listen({ host: '127.0.0.1', port: 0 })
   const address = api.server.address()
   baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
@@ -37,6 +41,10 @@ export async function startTestApp(
     db,
     api,
     masterKey,
+    payments(settings) {
+      const registry = new ProviderRegistry(db.pool, providers)
+      return paymentsDeps({ pool: db.pool, providers: registry, clock: options.clock ?? systemClock, settings: settings ?? options.payments, log: () => {} })
+    },
     async newPartner(overrides = {}) {
       const credentials = await createPartner(db.pool, masterKey, {
         name: 'Test Partner',

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { startBackgroundWorkers } from '../../src/app.ts'
 import { RailClient } from '../../src/client/index.ts'
 import { findFreePort } from '../../src/platform/embedded-db.ts'
-import { sweepUnansweredMoves } from '../../src/wallets/moves.ts'
+import { sweepStranded } from '../../src/payments/service.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { PROJECT_ROOT, RAIL_BIN } from '../support/cli.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
@@ -83,9 +83,9 @@ it('a process killed between the provider call and the commit loses nothing and 
     await waitFor(async () => (await app.db.pool.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE wallet_moves%'`)).rowCount! >= 1)
     child.kill('SIGKILL')
     await exited
-    // Rail records the answer and posts the ledger in one statement: once sent, it would still
-    // commit (atomically) after the process died. The crash that leaves a move unanswered is the
-    // one before that statement is sent, so its backend is ended too.
+    // Rail records the answer and posts the ledger in one transaction: once its commit is sent, it
+    // would still commit after the process died. The crash that leaves a move unanswered is the
+    // one before that, so its backend is ended too.
     await app.db.pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE wallet_moves%'`)
     await moveLock.query('ROLLBACK')
     moveLock.release()
@@ -96,11 +96,12 @@ it('a process killed between the provider call and the commit loses nothing and 
     const held = (await viaTestApp.get<{ availableBalanceKobo: number; bookedBalanceKobo: number }>(`/wallet/customer?customerId=${wallet.walletId}`)).body
     expect(held).toEqual(expect.objectContaining({ availableBalanceKobo: 6_000, bookedBalanceKobo: 10_000 }))
 
-    // 4. After the restart, the sweep finds the move unanswered past its grace and schedules the
-    // requery of the bank. Not yet: the move is too recent (the process asking may still answer).
-    expect(await sweepUnansweredMoves(app.db.pool)).toBe(0)
-    await app.db.pool.query(`UPDATE wallet_moves SET created_at = created_at - interval '31 seconds' WHERE id = $1`, [moveId])
-    expect(await sweepUnansweredMoves(app.db.pool)).toBe(1)
+    // 4. After the restart, the sweep finds the payment in flight, its lease run out and its step
+    // overdue, and gives it a job, which asks the bank first. Not yet: the dead process's lease
+    // still holds it (the process asking may still answer).
+    expect(await sweepStranded(app.db.pool)).toBe(0)
+    await app.db.pool.query(`UPDATE bank_instructions SET lease_expires_at = now() - interval '1 second', next_attempt_at = next_attempt_at - interval '31 seconds' WHERE id = $1`, [moveId])
+    expect(await sweepStranded(app.db.pool)).toBe(1)
     const runner = await startBackgroundWorkers({ pool: app.db.pool, masterKey: app.masterKey, concurrency: 2, providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET } })
     try {
       await waitFor(async () => (await app.db.pool.query(`SELECT status FROM wallet_moves WHERE id = $1`, [moveId])).rows[0].status === 'successful')
@@ -115,7 +116,7 @@ it('a process killed between the provider call and the commit loses nothing and 
     expect(bankTransfers.rows[0].n).toBe(1)
     const replay = await viaTestApp.post<{ status: string }>('/wallet/debit', { walletId: wallet.walletId, reference, amountKobo: 4_000, currency: 'NGN' })
     expect(replay.body.status).toBe('successful')
-    expect(await sweepUnansweredMoves(app.db.pool)).toBe(0) // answered now: nothing more to schedule
+    expect(await sweepStranded(app.db.pool)).toBe(0) // final now: nothing more to schedule
     await expectLedgerVerified(app.db.pool)
   } finally {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')

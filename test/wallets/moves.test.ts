@@ -7,7 +7,7 @@ import { startBackgroundWorkers } from '../../src/app.ts'
 import type { RailClient } from '../../src/client/index.ts'
 import { addJob } from '../../src/platform/jobs.ts'
 import { setCapability } from '../../src/providers/service.ts'
-import { RESOLVE_MOVE_TASK } from '../../src/wallets/moves.ts'
+import { WORK_TASK } from '../../src/payments/service.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 
@@ -311,7 +311,7 @@ describe('when the bank does not answer in time', () => {
     await waitFor(async () => (await app.db.pool.query(`SELECT count(*)::int AS n FROM sandbox_bank.transfers WHERE reference IN (SELECT id::text FROM wallet_moves WHERE reference = $1)`, [reference])).rows[0].n === 1)
 
     const moveId = (await app.db.pool.query(`SELECT id FROM wallet_moves WHERE reference = $1`, [reference])).rows[0].id
-    await addJob(app.db.pool, RESOLVE_MOVE_TASK, { moveId }, { jobKey: `wallet_move:${moveId}` })
+    await addJob(app.db.pool, WORK_TASK, { id: moveId })
     const runner = await startBackgroundWorkers({ pool: app.db.pool, masterKey: app.masterKey, concurrency: 2, providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET } })
     try {
       await waitFor(async () => (await client.get<MoveJson>(`/transaction/batch/${reference}`)).body.status === 'failed')

@@ -1,0 +1,82 @@
+// Outbound transfers as the owner of their bank instructions: each change the payment pipeline
+// reports moves the transfer (checked against the transition table in SQL), posts or voids its
+// hold, sends its callback, and tells its origin (a refund's credit), all in the pipeline's
+// transaction. Transfers are changed in id order, as the pipeline writes instructions.
+import { recordVerifiedName } from '../counterparties/service.ts'
+import { recordEvents, type NewEvent } from '../events/service.ts'
+import { createTransfers, derivedId, type TransferInput } from '../ledger/service.ts'
+import type { InstructionChange, InstructionOwner } from '../payments/service.ts'
+import type { Tx } from '../platform/db.ts'
+import * as repo from './repo.ts'
+import { toOutboundJson } from './service.ts'
+import type { OutboundState } from './states.ts'
+
+/** What an origin other than the partner (a refund) does when its payout ends, on the same transaction. */
+export type OriginHandler = (tx: Tx, transfers: readonly repo.OutboundTransfer[]) => Promise<void>
+export type Origins = Partial<Record<repo.OriginType, OriginHandler>>
+
+const STATE_OF: Record<Exclude<InstructionChange['progress'], 'no_answer'>, OutboundState> = {
+  accepted: 'submitted',
+  succeeded: 'confirmed',
+  failed: 'failed',
+  unknown: 'unknown',
+}
+
+export function outboundOwner(origins: Origins): InstructionOwner {
+  return {
+    async apply(tx, changes) {
+      const changed: repo.OutboundTransfer[] = []
+      for (const { instruction, progress } of changes) {
+        if (progress === 'no_answer') continue // still pending: the requery decides
+        const transfer = await repo.transition(tx, instruction.id, STATE_OF[progress], answerOf(instruction, STATE_OF[progress]))
+        if (!transfer) continue // it moved on already: nothing twice
+        changed.push(transfer)
+        if (progress === 'accepted' && instruction.verifiedAccountName !== null) {
+          await recordVerifiedName(tx, transfer.partnerId, transfer.beneficiaryBankCode, transfer.beneficiaryAccountNumber, instruction.verifiedAccountName)
+        }
+      }
+      const resolutions = changed.filter((transfer) => transfer.holdTransferId && (transfer.state === 'confirmed' || transfer.state === 'failed')).map(holdResolution)
+      const outcomes = resolutions.length > 0 ? await createTransfers(tx, resolutions) : []
+      outcomes.forEach((outcome, index) => {
+        if (outcome.result !== 'ok' && outcome.result !== 'exists') throw new Error(`outbound ${resolutions[index]!.sourceId}: hold resolution ${outcome.result}`)
+      })
+      await recordEvents(tx, changed.filter((transfer) => callbackType(transfer.state)).map(callbackEvent))
+      for (const originType of Object.keys(origins) as repo.OriginType[]) {
+        const ended = changed.filter((transfer) => transfer.originType === originType && (transfer.state === 'confirmed' || transfer.state === 'failed'))
+        if (ended.length > 0) await origins[originType]!(tx, ended)
+      }
+    },
+  }
+}
+
+/** What the bank said, as the transfer shows it. */
+function answerOf(instruction: InstructionChange['instruction'], next: OutboundState): repo.ProviderAnswer {
+  return {
+    providerSessionId: instruction.providerReference,
+    providerResponseCode: instruction.responseCode,
+    providerResponseMessage: instruction.responseMessage,
+    settlementAccountName: instruction.verifiedAccountName,
+    rail: instruction.sendAttempts > 0 ? { scheme: 'NIP', destinationBankCode: instruction.destinationBankCode } : null,
+    failureReason:
+      next === 'failed' && instruction.failureCode
+        ? { code: instruction.failureCode, message: instruction.failureMessage ?? '', ...(instruction.responseCode ? { providerResponseCode: instruction.responseCode } : {}) }
+        : null,
+  }
+}
+
+/** Confirmed posts the hold; failed voids it. The id is derived, so a retried answer cannot resolve it twice. */
+function holdResolution(transfer: repo.OutboundTransfer): TransferInput {
+  const phase = transfer.state === 'confirmed' ? 'post' : 'void'
+  return { id: derivedId(transfer.id, phase), phase, pendingId: transfer.holdTransferId!, code: 'outbound_transfer', sourceType: 'outbound_transfer', sourceId: transfer.id }
+}
+
+function callbackType(state: OutboundState): string | undefined {
+  return state === 'confirmed' ? 'transfer.confirmed' : state === 'failed' ? 'transfer.failed' : state === 'unknown' ? 'transfer.unknown' : undefined
+}
+
+/** The callback of a transfer in a state that has one (confirmed, failed, unknown). */
+export function callbackEvent(transfer: repo.OutboundTransfer): NewEvent {
+  const type = callbackType(transfer.state)
+  if (!type) throw new Error(`outbound transfer ${transfer.id} in ${transfer.state} has no callback`)
+  return { partnerId: transfer.partnerId, type, objectType: 'outbound_transfer', objectId: transfer.id, data: toOutboundJson(transfer), callbackUrl: transfer.callbackUrl }
+}

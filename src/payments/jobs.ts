@@ -1,0 +1,16 @@
+// Background work of the payment pipeline: working an instruction (send, requery), and the sweep
+// that gives instructions a dead process left behind a job again.
+import type { Task } from 'graphile-worker'
+import { sweepStranded, SWEEP_TASK, workInstruction, WORK_TASK, type PaymentsDeps } from './service.ts'
+
+export function paymentTasks(deps: PaymentsDeps): Record<string, Task> {
+  return {
+    [WORK_TASK]: async (payload) => {
+      await workInstruction(deps, (payload as { id: string }).id)
+    },
+    [SWEEP_TASK]: async (_payload, helpers) => {
+      const revived = await sweepStranded(deps.pool)
+      if (revived > 0) helpers.logger.info(`gave ${revived} payments left in flight a job again`)
+    },
+  }
+}

@@ -1,0 +1,286 @@
+// SQL of bank instructions.
+import type { Queryable } from '../platform/db.ts'
+import { allowedFrom, WORKABLE, type InstructionState } from './states.ts'
+
+export type OwnerType = 'wallet_move' | 'outbound_transfer'
+export type Operation = 'credit' | 'debit' | 'book' | 'interbank' | 'payout'
+
+export interface Instruction {
+  id: string
+  partnerId: string
+  ownerType: OwnerType
+  provider: string
+  operation: Operation
+  amountKobo: number
+  narration: string | null
+  debitAccountNumber: string | null
+  creditAccountNumber: string | null
+  destinationBankCode: string | null
+  destinationAccountNumber: string | null
+  nameCheck: boolean
+  expectedAccountName: string | null
+  verifiedAccountName: string | null
+  state: InstructionState
+  sendAttempts: number
+  lastSentAt: Date | null
+  requeryAttempts: number
+  requeryFirstDelayMs: number
+  deadlineAt: Date
+  nextAttemptAt: Date
+  leaseToken: string | null
+  providerReference: string | null
+  responseCode: string | null
+  responseMessage: string | null
+  failureCode: string | null
+  failureMessage: string | null
+  resolution: Record<string, unknown> | null
+  createdAt: Date
+  terminalAt: Date | null
+}
+
+interface Row {
+  id: string
+  partner_id: string
+  owner_type: OwnerType
+  provider: string
+  operation: Operation
+  amount_kobo: number
+  narration: string | null
+  debit_account_number: string | null
+  credit_account_number: string | null
+  destination_bank_code: string | null
+  destination_account_number: string | null
+  name_check: boolean
+  expected_account_name: string | null
+  verified_account_name: string | null
+  state: InstructionState
+  send_attempts: number
+  last_sent_at: Date | null
+  requery_attempts: number
+  requery_first_delay_ms: number
+  deadline_at: Date
+  next_attempt_at: Date
+  lease_token: string | null
+  provider_reference: string | null
+  response_code: string | null
+  response_message: string | null
+  failure_code: string | null
+  failure_message: string | null
+  resolution: Record<string, unknown> | null
+  created_at: Date
+  terminal_at: Date | null
+}
+
+const COLUMNS = `id, partner_id, owner_type, provider, operation, amount_kobo, narration, debit_account_number, credit_account_number, destination_bank_code,
+  destination_account_number, name_check, expected_account_name, verified_account_name, state, send_attempts, last_sent_at, requery_attempts, requery_first_delay_ms,
+  deadline_at, next_attempt_at, lease_token, provider_reference, response_code, response_message, failure_code, failure_message, resolution, created_at, terminal_at`
+
+function toInstruction(row: Row): Instruction {
+  return {
+    id: row.id,
+    partnerId: row.partner_id,
+    ownerType: row.owner_type,
+    provider: row.provider,
+    operation: row.operation,
+    amountKobo: row.amount_kobo,
+    narration: row.narration,
+    debitAccountNumber: row.debit_account_number,
+    creditAccountNumber: row.credit_account_number,
+    destinationBankCode: row.destination_bank_code,
+    destinationAccountNumber: row.destination_account_number,
+    nameCheck: row.name_check,
+    expectedAccountName: row.expected_account_name,
+    verifiedAccountName: row.verified_account_name,
+    state: row.state,
+    sendAttempts: row.send_attempts,
+    lastSentAt: row.last_sent_at,
+    requeryAttempts: row.requery_attempts,
+    requeryFirstDelayMs: row.requery_first_delay_ms,
+    deadlineAt: row.deadline_at,
+    nextAttemptAt: row.next_attempt_at,
+    leaseToken: row.lease_token,
+    providerReference: row.provider_reference,
+    responseCode: row.response_code,
+    responseMessage: row.response_message,
+    failureCode: row.failure_code,
+    failureMessage: row.failure_message,
+    resolution: row.resolution,
+    createdAt: row.created_at,
+    terminalAt: row.terminal_at,
+  }
+}
+
+/** A new instruction, as its owner describes it; `sending` when it is claimed to be sent at once. */
+export interface NewInstruction {
+  id: string
+  partnerId: string
+  ownerType: OwnerType
+  provider: string
+  operation: Operation
+  amountKobo: number
+  narration: string | null
+  debitAccountNumber: string | null
+  creditAccountNumber: string | null
+  destinationBankCode: string | null
+  destinationAccountNumber: string | null
+  nameCheck: boolean
+  expectedAccountName: string | null
+  requeryFirstDelayMs: number
+  deadlineAt: Date
+  /** Set when the creating process works it at once: the instruction is born held by it. */
+  lease?: { token: string; expiresAt: Date }
+}
+
+/** Inserts instructions in one statement; those not to be named-checked and held start `sending`, attempt 1. */
+export async function insertInstructions(db: Queryable, instructions: readonly NewInstruction[]): Promise<Instruction[]> {
+  if (instructions.length === 0) return []
+  const column = <T>(pick: (instruction: NewInstruction) => T) => instructions.map(pick)
+  // Born `sending` (attempt 1) when the creating process sends at once with no name enquiry first:
+  // the send is committed in the same transaction as the claim, before the bank is called.
+  const sendsAtOnce = (instruction: NewInstruction) => instruction.lease !== undefined && !instruction.nameCheck
+  const { rows } = await db.query<Row>(
+    `INSERT INTO bank_instructions (id, partner_id, owner_type, provider, operation, amount_kobo, narration, debit_account_number, credit_account_number,
+                                    destination_bank_code, destination_account_number, name_check, expected_account_name, state, send_attempts,
+                                    requery_first_delay_ms, deadline_at, lease_token, lease_expires_at, last_sent_at)
+     SELECT *, CASE WHEN state = 'sending' THEN now() END FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[], $9::text[], $10::text[],
+                          $11::text[], $12::boolean[], $13::text[], $14::text[], $15::int[], $16::int[], $17::timestamptz[], $18::uuid[], $19::timestamptz[])
+            AS t(id, partner_id, owner_type, provider, operation, amount_kobo, narration, debit_account_number, credit_account_number, destination_bank_code,
+                 destination_account_number, name_check, expected_account_name, state, send_attempts, requery_first_delay_ms, deadline_at, lease_token,
+                 lease_expires_at)
+     RETURNING ${COLUMNS}`,
+    [
+      column((instruction) => instruction.id),
+      column((instruction) => instruction.partnerId),
+      column((instruction) => instruction.ownerType),
+      column((instruction) => instruction.provider),
+      column((instruction) => instruction.operation),
+      column((instruction) => instruction.amountKobo),
+      column((instruction) => instruction.narration),
+      column((instruction) => instruction.debitAccountNumber),
+      column((instruction) => instruction.creditAccountNumber),
+      column((instruction) => instruction.destinationBankCode),
+      column((instruction) => instruction.destinationAccountNumber),
+      column((instruction) => instruction.nameCheck),
+      column((instruction) => instruction.expectedAccountName),
+      column((instruction) => (sendsAtOnce(instruction) ? 'sending' : 'ready')),
+      column((instruction) => (sendsAtOnce(instruction) ? 1 : 0)),
+      column((instruction) => instruction.requeryFirstDelayMs),
+      column((instruction) => instruction.deadlineAt),
+      column((instruction) => instruction.lease?.token ?? null),
+      column((instruction) => instruction.lease?.expiresAt ?? null),
+    ],
+  )
+  return rows.map(toInstruction)
+}
+
+export async function selectInstruction(db: Queryable, id: string): Promise<Instruction | undefined> {
+  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM bank_instructions WHERE id = $1`, [id])
+  return rows[0] && toInstruction(rows[0])
+}
+
+export async function lockInstruction(db: Queryable, id: string): Promise<Instruction | undefined> {
+  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM bank_instructions WHERE id = $1 FOR UPDATE`, [id])
+  return rows[0] && toInstruction(rows[0])
+}
+
+/**
+ * Takes an instruction for one worker: only in one of `states`, and only if nobody holds it (or
+ * the holder's lease ran out: it died, or is too slow to be trusted with it).
+ */
+export async function claimInstruction(db: Queryable, id: string, token: string, leaseMs: number, states: readonly InstructionState[] = WORKABLE): Promise<Instruction | undefined> {
+  const { rows } = await db.query<Row>(
+    `UPDATE bank_instructions SET lease_token = $2, lease_expires_at = now() + make_interval(secs => $3 / 1000.0)
+      WHERE id = $1 AND state = ANY ($4::text[]) AND (lease_token IS NULL OR lease_expires_at < now())
+      RETURNING ${COLUMNS}`,
+    [id, token, leaseMs, states],
+  )
+  return rows[0] && toInstruction(rows[0])
+}
+
+/** Gives an instruction back without changing it (a step that failed; the next job or the sweep takes it). */
+export async function releaseInstruction(db: Queryable, id: string, token: string): Promise<void> {
+  await db.query(`UPDATE bank_instructions SET lease_token = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_token = $2`, [id, token])
+}
+
+/** What a step records with its change of state. Absent fields keep their value. */
+export interface StepFields {
+  sendAttempts?: number
+  requeryAttempts?: number
+  verifiedAccountName?: string
+  providerReference?: string | null
+  responseCode?: string | null
+  responseMessage?: string | null
+  failureCode?: string
+  failureMessage?: string
+  /** When the pipeline next acts on it. */
+  nextAttemptAt?: Date
+  resolution?: Record<string, unknown>
+}
+
+/**
+ * Writes a step of the holder of `token`: the state (kept, or moved as the transition table
+ * allows; never out of a final state), what the bank said, and whether the lease is given back. Answers
+ * undefined when the holder no longer holds it or its state moved on: the step changes nothing.
+ */
+export async function writeStep(db: Queryable, id: string, token: string, next: InstructionState, fields: StepFields, release: boolean): Promise<Instruction | undefined> {
+  const { rows } = await db.query<Row>(
+    `UPDATE bank_instructions
+        SET state = $3,
+            state_changed_at = CASE WHEN state = $3 THEN state_changed_at ELSE now() END,
+            terminal_at = CASE WHEN $3 IN ('succeeded', 'failed') THEN now() END,
+            send_attempts = coalesce($5, send_attempts),
+            last_sent_at = CASE WHEN $5::int IS NULL THEN last_sent_at ELSE now() END,
+            requery_attempts = coalesce($6, requery_attempts),
+            verified_account_name = coalesce($7, verified_account_name),
+            provider_reference = coalesce($8, provider_reference),
+            response_code = coalesce($9, response_code),
+            response_message = coalesce($10, response_message),
+            failure_code = $11,
+            failure_message = $12,
+            next_attempt_at = coalesce($13, next_attempt_at),
+            resolution = coalesce($14::jsonb, resolution),
+            lease_token = CASE WHEN $15 THEN NULL ELSE lease_token END,
+            lease_expires_at = CASE WHEN $15 THEN NULL ELSE lease_expires_at END
+      WHERE id = $1 AND lease_token = $2 AND state NOT IN ('succeeded', 'failed') AND (state = $3 OR state = ANY ($4::text[]))
+      RETURNING ${COLUMNS}`,
+    [
+      id,
+      token,
+      next,
+      allowedFrom(next),
+      fields.sendAttempts ?? null,
+      fields.requeryAttempts ?? null,
+      fields.verifiedAccountName ?? null,
+      fields.providerReference ?? null,
+      fields.responseCode ?? null,
+      fields.responseMessage ?? null,
+      fields.failureCode ?? null,
+      fields.failureMessage ?? null,
+      fields.nextAttemptAt ?? null,
+      fields.resolution ? JSON.stringify(fields.resolution) : null,
+      release,
+    ],
+  )
+  return rows[0] && toInstruction(rows[0])
+}
+
+/** Instructions in flight that nobody holds and whose next step is overdue by `graceS`: their process died. */
+export async function selectStranded(db: Queryable, graceS: number, limit: number): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT id FROM bank_instructions
+      WHERE state IN ('ready', 'sending', 'sent') AND next_attempt_at < now() - make_interval(secs => $1)
+        AND (lease_token IS NULL OR lease_expires_at < now())
+      ORDER BY next_attempt_at LIMIT $2`,
+    [graceS, limit],
+  )
+  return rows.map((row) => row.id)
+}
+
+/** Fails an instruction that was never sent (its owner refused it in the transaction that made it). */
+export async function failUnsent(db: Queryable, id: string, failureCode: string, failureMessage: string): Promise<void> {
+  await db.query(
+    `UPDATE bank_instructions SET state = 'failed', failure_code = $2, failure_message = $3, terminal_at = now(), state_changed_at = now()
+      WHERE id = $1 AND state = 'ready' AND send_attempts = 0`,
+    [id, failureCode, failureMessage],
+  )
+}

@@ -1,0 +1,431 @@
+// The payment pipeline: the one module that gives banks instructions — wallet moves, outbound
+// transfers, refunds — and learns their outcome. Its rules (docs/decisions/0008-payment-pipeline.md):
+// - Persist before you call: an instruction's state is committed before each bank call
+//   (`sending`, with the attempt number). Whoever finds an instruction `sending` asks the bank
+//   first (requery) and acts on that answer; it never repeats the checks made before a send.
+// - Single flight: a worker takes an instruction with a lease, and every write of its step is
+//   fenced by the lease's token; any number of processes may hold jobs for one instruction.
+// - Name enquiry once, before the first send; a holder that the given name does not name fails
+//   the instruction before anything is sent (name_mismatch, NIP 08).
+// - NIP answers are read by one table (nip/codes.ts). "No record" (25) on an instruction whose send
+//   may not have reached the bank sends it again under the same reference, a bounded number of
+//   times; on one the bank accepted it proves nothing.
+// - Requery on a schedule (live or sandbox) to a deadline, then `unknown`: a later requery or an
+//   operator's decision with evidence settles it.
+// - The owner of an instruction (a wallet move, an outbound transfer) hears each change in the
+//   same transaction, and moves its own state, ledger and callbacks with it.
+import { randomUUID } from 'node:crypto'
+import { nipMessage, nipOutcome } from '../nip/codes.ts'
+import { namesMatch } from '../nip/name-match.ts'
+import type { Clock } from '../platform/clock.ts'
+import { Coalescer } from '../platform/coalescer.ts'
+import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
+import { fieldError, notFound, RailError } from '../platform/errors.ts'
+import { failpoint } from '../platform/failpoints.ts'
+import type { ProviderRegistry } from '../providers/registry.ts'
+import { getProvider } from '../providers/service.ts'
+import type { ProviderAdapter, ProviderResult } from '../providers/types.ts'
+import * as repo from './repo.ts'
+import { isFinal, WORKABLE, type InstructionState } from './states.ts'
+
+export type { Instruction, NewInstruction, OwnerType, Operation } from './repo.ts'
+export type { InstructionState } from './states.ts'
+
+export const WORK_TASK = 'payment_work'
+export const SWEEP_TASK = 'payments_sweep'
+/** Every minute: instructions a dead process left behind get a job again. */
+export const PAYMENTS_CRONTAB = `* * * * * ${SWEEP_TASK}`
+/** An instruction whose next step is this overdue, and held by nobody, was left by a dead process. */
+const STRANDED_GRACE_S = 30
+const SWEEP_BATCH = 1_000
+/**
+ * Scheduled requeries are background polls: they run after asked-for work (a requery the
+ * simulator or an operator asked for, first sends), which graphile-worker takes first.
+ */
+const POLL_PRIORITY = 1
+
+export interface RequerySchedule {
+  /** The first requery comes this long after a send; each next one twice as long after the last. */
+  firstDelayMs: number
+  /** From creation to `unknown`. */
+  deadlineMs: number
+}
+
+export interface PaymentSettings {
+  live: RequerySchedule
+  /** Sandbox partners' schedule: short enough to watch the `unknown` path end to end. */
+  sandbox: RequerySchedule
+  /** How long a worker holds an instruction: longer than the bank calls of one step take. */
+  leaseMs: number
+  /** Sends of one reference at most; a bank that still has no record after them never received it. */
+  sendAttemptsMax: number
+}
+
+export const LIVE_SCHEDULE_DEFAULT: RequerySchedule = { firstDelayMs: 5_000, deadlineMs: 24 * 60 * 60 * 1000 }
+export const SANDBOX_SCHEDULE_DEFAULT: RequerySchedule = { firstDelayMs: 5_000, deadlineMs: 3 * 60 * 1000 }
+export const LEASE_MS_DEFAULT = 60_000
+export const SEND_ATTEMPTS_MAX_DEFAULT = 3
+
+export function paymentSettings(overrides: Partial<PaymentSettings> = {}): PaymentSettings {
+  return { live: LIVE_SCHEDULE_DEFAULT, sandbox: SANDBOX_SCHEDULE_DEFAULT, leaseMs: LEASE_MS_DEFAULT, sendAttemptsMax: SEND_ATTEMPTS_MAX_DEFAULT, ...overrides }
+}
+
+/** What the owner of an instruction hears: the bank accepted it, gave no answer, or it ended. */
+export type Progress = 'accepted' | 'no_answer' | 'succeeded' | 'failed' | 'unknown'
+
+export interface InstructionChange {
+  instruction: repo.Instruction
+  progress: Progress
+}
+
+/** The module that gave an instruction: it moves its own rows, ledger and callbacks on each change, on the pipeline's transaction. */
+export interface InstructionOwner {
+  apply(tx: Tx, changes: readonly InstructionChange[]): Promise<void>
+}
+
+export type Owners = Record<repo.OwnerType, InstructionOwner>
+
+export interface PaymentsDeps {
+  pool: Pool
+  providers: ProviderRegistry
+  owners: Owners
+  settings: PaymentSettings
+  clock: Clock
+  log: (level: 'info' | 'warn' | 'error', message: string) => void
+  /** Coalesces the steps' writes into shared transactions (without it, one transaction each). */
+  writer?: Coalescer<StepWrite, repo.Instruction | undefined>
+}
+
+/** An instruction as its owner describes it, before the pipeline fills in its schedule. */
+export type InstructionSpec = Omit<repo.NewInstruction, 'requeryFirstDelayMs' | 'deadlineAt' | 'lease'>
+
+/** The instruction's row, with the schedule of the partner's environment; `held` when this process works it at once. */
+export function newInstruction(settings: PaymentSettings, clock: Clock, environment: 'sandbox' | 'live', spec: InstructionSpec, held = false): repo.NewInstruction {
+  const schedule = environment === 'sandbox' ? settings.sandbox : settings.live
+  const now = clock.now().getTime()
+  return {
+    ...spec,
+    requeryFirstDelayMs: schedule.firstDelayMs,
+    deadlineAt: new Date(now + schedule.deadlineMs),
+    lease: held ? { token: randomUUID(), expiresAt: new Date(now + settings.leaseMs) } : undefined,
+  }
+}
+
+/** Records instructions in the owner's transaction; those not held get their work job in it too. */
+export async function createInstructions(tx: Queryable, instructions: readonly repo.NewInstruction[]): Promise<repo.Instruction[]> {
+  const created = await repo.insertInstructions(tx, instructions)
+  await addWorkJobs(
+    tx,
+    created.filter((instruction) => instruction.leaseToken === null).map((instruction) => instruction.id),
+  )
+  return created
+}
+
+/** Work jobs for many instructions in one add_jobs call (add_job scans the queue once per call). */
+async function addWorkJobs(db: Queryable, ids: readonly string[], keyed = false): Promise<void> {
+  if (ids.length === 0) return
+  await db.query(
+    `SELECT count(*) FROM graphile_worker.add_jobs(ARRAY(
+       SELECT ROW($1::text, json_build_object('id', id), NULL, NULL, NULL, CASE WHEN $3::boolean THEN 'payment:' || id END, NULL, NULL)::graphile_worker.job_spec
+         FROM unnest($2::uuid[]) AS id))`,
+    [WORK_TASK, ids, keyed],
+  )
+}
+
+function jobKey(id: string): string {
+  return `payment:${id}`
+}
+
+/** An instruction its owner refused in the transaction that made it (e.g. too little float): it is never sent. */
+export async function failUnsent(tx: Queryable, id: string, failureCode: string): Promise<void> {
+  await repo.failUnsent(tx, id, failureCode, 'Refused before anything was sent')
+}
+
+export async function getInstruction(db: Queryable, id: string): Promise<repo.Instruction | undefined> {
+  return repo.selectInstruction(db, id)
+}
+
+// ---- working an instruction ------------------------------------------------------------------
+
+/** The work job: takes the instruction if nobody holds it and it is in flight, and moves it on. */
+export async function workInstruction(deps: PaymentsDeps, id: string): Promise<repo.Instruction | undefined> {
+  const token = randomUUID()
+  const claimed = await repo.claimInstruction(deps.pool, id, token, deps.settings.leaseMs)
+  return claimed && runStep(deps, claimed, token, false)
+}
+
+/** Moves on an instruction this process created held (a wallet move's request): it sends at once. */
+export async function workCreated(deps: PaymentsDeps, instruction: repo.Instruction, requestId?: string): Promise<repo.Instruction | undefined> {
+  if (instruction.leaseToken === null) throw new Error(`instruction ${instruction.id} was not created held`)
+  return runStep(deps, instruction, instruction.leaseToken, instruction.state === 'sending', requestId)
+}
+
+/**
+ * Asks the bank now about an instruction not final (an operator, the partner's requery, the
+ * sandbox simulator), unknown ones included. Held by another worker: answers it as it stands.
+ */
+export async function requeryNow(deps: PaymentsDeps, id: string, requestId?: string): Promise<repo.Instruction | undefined> {
+  const token = randomUUID()
+  const claimed = await repo.claimInstruction(deps.pool, id, token, deps.settings.leaseMs, [...WORKABLE, 'unknown'])
+  if (!claimed) return repo.selectInstruction(deps.pool, id)
+  return (await runStep(deps, claimed, token, false, requestId)) ?? repo.selectInstruction(deps.pool, id)
+}
+
+/** Asks for a requery by a worker as soon as one is free (ahead of scheduled polls). */
+export async function requestRequery(db: Queryable, id: string): Promise<void> {
+  await addWorkJobs(db, [id], true)
+}
+
+async function runStep(deps: PaymentsDeps, instruction: repo.Instruction, token: string, sendCommitted: boolean, requestId?: string): Promise<repo.Instruction | undefined> {
+  try {
+    const adapter = deps.providers.adapterFor(await getProvider(deps.pool, instruction.provider), requestId)
+    const run: Step = { deps, adapter, token }
+    if (instruction.state === 'ready') return await prepare(run, instruction)
+    if (instruction.state === 'sending') return sendCommitted ? await send(run, instruction) : await ask(run, instruction)
+    return await ask(run, instruction)
+  } catch (error) {
+    // Nothing is decided from an exception: the instruction is given back, and whoever takes it
+    // next (the job's retry, the sweep) asks the bank first.
+    await repo.releaseInstruction(deps.pool, instruction.id, token).catch(() => {})
+    throw error
+  }
+}
+
+interface Step {
+  deps: PaymentsDeps
+  adapter: ProviderAdapter
+  token: string
+}
+
+/** Before the first send: the name enquiry, once, where the provider checks names; then the send, committed first. */
+async function prepare(step: Step, instruction: repo.Instruction): Promise<repo.Instruction | undefined> {
+  let verifiedAccountName: string | undefined
+  if (instruction.nameCheck && instruction.verifiedAccountName === null) {
+    const enquiry = await step.adapter.nameEnquiry({ bankCode: instruction.destinationBankCode!, accountNumber: instruction.destinationAccountNumber! })
+    if (enquiry.outcome === 'failed') {
+      return fail(step, instruction, 'name_enquiry_failed', `Name enquiry refused: ${enquiry.responseMessage}`, { responseCode: enquiry.responseCode, responseMessage: enquiry.responseMessage })
+    }
+    if (enquiry.outcome !== 'successful') {
+      if (step.deps.clock.now() >= instruction.deadlineAt) return fail(step, instruction, 'provider_unavailable', 'Name enquiry gave no answer before the deadline; nothing was sent')
+      return later(step, instruction, 'ready', {})
+    }
+    verifiedAccountName = enquiry.value.accountName
+    if (instruction.expectedAccountName !== null && !namesMatch(instruction.expectedAccountName, verifiedAccountName)) {
+      return fail(step, instruction, 'name_mismatch', `Account name mismatch: the account is held by ${verifiedAccountName}`, {
+        responseCode: '08',
+        responseMessage: nipMessage('08'),
+        verifiedAccountName,
+      })
+    }
+  }
+  const sending = await write(step, instruction, { next: 'sending', fields: { sendAttempts: instruction.sendAttempts + 1, verifiedAccountName }, release: false })
+  return sending && send(step, sending)
+}
+
+/** One send, committed as `sending` before this call; its answer read like any other. */
+async function send(step: Step, instruction: repo.Instruction): Promise<repo.Instruction | undefined> {
+  await failpoint('payments.before_send', { id: instruction.id })
+  const result = await callBank(step.adapter, instruction)
+  await failpoint('payments.after_send', { id: instruction.id })
+  return decide(step, instruction, result, 'send')
+}
+
+/** A requery: what the bank did with the reference. */
+async function ask(step: Step, instruction: repo.Instruction): Promise<repo.Instruction | undefined> {
+  const result = await step.adapter.requery(instruction.id)
+  return decide(step, { ...instruction, requeryAttempts: instruction.requeryAttempts + 1 }, result, 'requery')
+}
+
+function callBank(adapter: ProviderAdapter, instruction: repo.Instruction): Promise<ProviderResult<null>> {
+  const base = { reference: instruction.id, amountKobo: instruction.amountKobo, narration: instruction.narration ?? undefined }
+  const destination = { destinationBankCode: instruction.destinationBankCode!, destinationAccountNumber: instruction.destinationAccountNumber! }
+  switch (instruction.operation) {
+    case 'credit':
+      return adapter.credit({ ...base, accountNumber: instruction.creditAccountNumber! })
+    case 'debit':
+      return adapter.debit({ ...base, accountNumber: instruction.debitAccountNumber! })
+    case 'book':
+      return adapter.walletTransfer({ ...base, fromAccountNumber: instruction.debitAccountNumber!, toAccountNumber: instruction.creditAccountNumber! })
+    case 'interbank':
+      return adapter.sendToBank({ ...base, fromAccountNumber: instruction.debitAccountNumber!, ...destination })
+    case 'payout':
+      return adapter.payout({ ...base, ...destination })
+  }
+}
+
+/** How the pipeline reads a bank's answer (by the NIP table), whatever the call was. */
+type Meaning = 'succeeded' | 'failed' | 'in_progress' | 'not_found' | 'no_answer'
+
+function meaningOf(result: ProviderResult<null>): Meaning {
+  if (result.outcome === 'unknown') return 'no_answer'
+  const outcome = nipOutcome(result.responseCode)
+  return outcome === 'success' ? 'succeeded' : outcome === 'failed' ? 'failed' : outcome === 'not_found' ? 'not_found' : 'in_progress'
+}
+
+/** Acts on an answer to a send or a requery. `instruction.requeryAttempts` already counts this requery. */
+async function decide(step: Step, instruction: repo.Instruction, result: ProviderResult<null>, call: 'send' | 'requery'): Promise<repo.Instruction | undefined> {
+  const answer: repo.StepFields =
+    result.outcome === 'unknown'
+      ? { requeryAttempts: instruction.requeryAttempts }
+      : { requeryAttempts: instruction.requeryAttempts, providerReference: result.providerReference || null, responseCode: result.responseCode, responseMessage: result.responseMessage }
+  const meaning = meaningOf(result)
+  if (meaning === 'succeeded') return write(step, instruction, { next: 'succeeded', fields: answer, release: true, progress: 'succeeded' })
+  if (meaning === 'failed') return fail(step, instruction, 'provider_declined', result.outcome === 'unknown' ? '' : result.responseMessage, answer)
+  const sending = instruction.state === 'sending'
+  if (meaning === 'not_found' && call === 'requery' && sending) return notReceived(step, instruction, answer)
+  if (meaning === 'in_progress') return later(step, instruction, sending ? 'sent' : instruction.state, answer, sending ? 'accepted' : undefined)
+  // No answer (or "no record" of a send the bank accepted, which proves nothing): ask again later.
+  return later(step, instruction, instruction.state, answer, sending ? 'no_answer' : undefined)
+}
+
+/**
+ * The bank has no record of a send: sent again under the same reference (its duplicate check makes
+ * that safe), up to sendAttemptsMax sends; then it never received it, and the instruction fails.
+ * "No record" right after a send may be that send still on its way: it is asked again later first.
+ */
+async function notReceived(step: Step, instruction: repo.Instruction, answer: repo.StepFields): Promise<repo.Instruction | undefined> {
+  const sinceSendMs = instruction.lastSentAt ? step.deps.clock.now().getTime() - instruction.lastSentAt.getTime() : Number.POSITIVE_INFINITY
+  if (sinceSendMs < instruction.requeryFirstDelayMs) return later(step, instruction, 'sending', answer, 'no_answer')
+  if (instruction.sendAttempts >= step.deps.settings.sendAttemptsMax) {
+    return fail(step, instruction, 'not_received', `The bank has no record of this payment after ${instruction.sendAttempts} sends; nothing was paid`, answer)
+  }
+  const again = await write(step, instruction, { next: 'sending', fields: { ...answer, sendAttempts: instruction.sendAttempts + 1 }, release: false })
+  return again && send(step, again)
+}
+
+async function fail(step: Step, instruction: repo.Instruction, failureCode: string, failureMessage: string, fields: repo.StepFields = {}): Promise<repo.Instruction | undefined> {
+  return write(step, instruction, { next: 'failed', fields: { ...fields, failureCode, failureMessage }, release: true, progress: 'failed' })
+}
+
+/** No final answer: the next requery on the schedule, or at the deadline `unknown`. */
+async function later(step: Step, instruction: repo.Instruction, next: InstructionState, fields: repo.StepFields, progress?: Progress): Promise<repo.Instruction | undefined> {
+  const nowMs = step.deps.clock.now().getTime()
+  const deadlineMs = instruction.deadlineAt.getTime()
+  // Unknown already (someone asked about it): nothing new, and no schedule.
+  if (instruction.state === 'unknown') return write(step, instruction, { next: 'unknown', fields, release: true })
+  if (nowMs >= deadlineMs && next !== 'ready') return write(step, instruction, { next: 'unknown', fields, release: true, progress: 'unknown' })
+  const delayMs = instruction.requeryFirstDelayMs * 2 ** Math.min(instruction.requeryAttempts, 30)
+  const runAt = new Date(Math.min(nowMs + delayMs, Math.max(deadlineMs, nowMs)))
+  return write(step, instruction, { next, fields: { ...fields, nextAttemptAt: runAt }, release: true, progress, runAt })
+}
+
+// ---- writing steps ---------------------------------------------------------------------------
+
+/** One step's write: the instruction's change, what its owner hears, and its next job. */
+export interface StepWrite {
+  id: string
+  token: string
+  next: InstructionState
+  fields: repo.StepFields
+  release: boolean
+  progress?: Progress
+  /** A work job at this time (a scheduled poll). */
+  runAt?: Date
+}
+
+async function write(step: Step, instruction: repo.Instruction, change: Omit<StepWrite, 'id' | 'token'>): Promise<repo.Instruction | undefined> {
+  const stepWrite: StepWrite = { id: instruction.id, token: step.token, ...change }
+  const { deps } = step
+  const written = deps.writer ? await deps.writer.run(stepWrite) : (await withTransaction(deps.pool, (tx) => writeSteps(deps, tx, [stepWrite])))[0]
+  if (!written) {
+    // A late, duplicate or contradicting answer: the instruction moved on (another worker, an
+    // operator) or this worker's lease ran out. Nothing changes; it is logged.
+    const current = await repo.selectInstruction(deps.pool, instruction.id)
+    deps.log('warn', `payment ${instruction.id}: ${change.next} not applied; it is ${current?.state ?? 'gone'}${current?.leaseToken && current.leaseToken !== step.token ? ', held by another worker' : ''}`)
+  }
+  return written
+}
+
+/** The writer of these deps: steps arriving together share one transaction. */
+export function stepWriterFor(deps: PaymentsDeps): Coalescer<StepWrite, repo.Instruction | undefined> {
+  return new Coalescer(deps.pool, (tx, writes) => writeSteps(deps, tx, writes))
+}
+
+/**
+ * Writes steps in the caller's transaction, in id order (owners lock their rows in that order too):
+ * each instruction's change fenced by its lease, the owners told of what changed, the next jobs.
+ */
+async function writeSteps(deps: PaymentsDeps, tx: Tx, writes: readonly StepWrite[]): Promise<(repo.Instruction | undefined)[]> {
+  const results: (repo.Instruction | undefined)[] = new Array(writes.length)
+  const changes: Record<repo.OwnerType, InstructionChange[]> = { wallet_move: [], outbound_transfer: [] }
+  const polls: { id: string; runAt: Date }[] = []
+  const order = writes.map((_write, index) => index).sort((a, b) => (writes[a]!.id < writes[b]!.id ? -1 : writes[a]!.id > writes[b]!.id ? 1 : 0))
+  for (const index of order) {
+    const { id, token, next, fields, release, progress, runAt } = writes[index]!
+    const written = await repo.writeStep(tx, id, token, next, fields, release)
+    results[index] = written
+    if (!written) continue
+    if (progress) {
+      await failpoint('payments.before_owner', { id }) // the answer recorded, its owner's ledger not yet written
+      changes[written.ownerType].push({ instruction: written, progress })
+    }
+    if (runAt) polls.push({ id, runAt })
+  }
+  for (const ownerType of Object.keys(changes) as repo.OwnerType[]) {
+    if (changes[ownerType].length > 0) await deps.owners[ownerType].apply(tx, changes[ownerType])
+  }
+  for (const poll of polls) {
+    await tx.query(`SELECT graphile_worker.add_job(identifier => $1::text, payload => $2::json, run_at => $3::timestamptz, job_key => $4::text, priority => $5::int)`, [
+      WORK_TASK,
+      JSON.stringify({ id: poll.id }),
+      poll.runAt.toISOString(),
+      jobKey(poll.id),
+      POLL_PRIORITY,
+    ])
+  }
+  return results
+}
+
+// ---- the sweep and operators -----------------------------------------------------------------
+
+/** Instructions a dead process left in flight (its job is held for hours by graphile-worker) get a job again. */
+export async function sweepStranded(pool: Pool): Promise<number> {
+  const ids = await repo.selectStranded(pool, STRANDED_GRACE_S, SWEEP_BATCH)
+  await addWorkJobs(pool, ids, true)
+  return ids.length
+}
+
+export const EVIDENCE_CHARS_MAX = 1_000
+
+export interface Resolution {
+  id: string
+  outcome: 'successful' | 'failed'
+  evidence: string
+  /** Who decided: recorded with the decision. */
+  operator: string
+  /** When given, the instruction must be this partner's. */
+  partnerId?: string
+}
+
+/**
+ * An operator's decision on an unknown instruction, with evidence (a bank statement line, the
+ * bank's letter): exactly once, in one transaction with its owner's change (the hold posted or
+ * voided, the terminal callback). Refused in any other state.
+ */
+export async function resolveUnknown(deps: PaymentsDeps, resolution: Resolution): Promise<repo.Instruction> {
+  const evidence = resolution.evidence.trim()
+  if (evidence.length === 0) throw fieldError('evidence', 'is required: what shows the outcome (a statement line, the bank’s answer)')
+  if (evidence.length > EVIDENCE_CHARS_MAX) throw fieldError('evidence', `must be at most ${EVIDENCE_CHARS_MAX} characters`)
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(evidence) || /[\u0000-\u001f\u007f]/.test(resolution.operator)) throw fieldError('evidence', 'must not hold control characters')
+  return withTransaction(deps.pool, async (tx) => {
+    const found = await repo.lockInstruction(tx, resolution.id)
+    if (!found || (resolution.partnerId !== undefined && found.partnerId !== resolution.partnerId)) throw notFound('Payment')
+    if (found.state !== 'unknown') {
+      throw new RailError('invalid_state', `Payment ${found.id} is ${found.state}; an operator resolves only an unknown payment`, { state: found.state, currentState: found.state })
+    }
+    // The operator takes the instruction from any worker asking about it: that worker's write is then fenced off.
+    const token = randomUUID()
+    await tx.query(`UPDATE bank_instructions SET lease_token = $2 WHERE id = $1`, [found.id, token])
+    const decided = { outcome: resolution.outcome, evidence, operator: resolution.operator, resolvedAt: deps.clock.now().toISOString() }
+    const next = resolution.outcome === 'successful' ? 'succeeded' : 'failed'
+    const fields: repo.StepFields = next === 'failed' ? { resolution: decided, failureCode: 'operator', failureMessage: `Resolved as failed by ${resolution.operator}: ${evidence}` } : { resolution: decided }
+    const written = (await repo.writeStep(tx, found.id, token, next, fields, true))!
+    await deps.owners[written.ownerType].apply(tx, [{ instruction: written, progress: next }])
+    return written
+  })
+}
+
+export function isFinalInstruction(instruction: repo.Instruction): boolean {
+  return isFinal(instruction.state)
+}

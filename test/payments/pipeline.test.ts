@@ -1,0 +1,233 @@
+// The payment pipeline's rules, each against the defect it removed: a payout the bank accepted is
+// never failed by a retry (and its float never spent twice); one name rule on every path; the
+// sandbox schedule short enough to watch `unknown`; an operator's resolution of `unknown` with
+// evidence, exactly once, refused otherwise.
+import { randomUUID } from 'node:crypto'
+import type { Runner } from 'graphile-worker'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startBackgroundWorkers } from '../../src/app.ts'
+import { nuban } from '../../src/nip/nuban.ts'
+import { LIVE_SCHEDULE_DEFAULT, newInstruction, paymentSettings, SANDBOX_SCHEDULE_DEFAULT } from '../../src/payments/service.ts'
+import { loadConfig } from '../../src/platform/config.ts'
+import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
+import { startTestApp, type TestApp } from '../support/app.ts'
+import { runRail } from '../support/cli.ts'
+import { BANK_SECRET } from '../collections/support.ts'
+import { failNext, instructionState, PAYEE, paymentParty, settle, startPayment, type PaymentParty } from '../support/payments.ts'
+import { startReceiver, type Receiver } from '../support/receiver.ts'
+import { waitFor } from '../support/wait.ts'
+
+/** Short enough that a payout nobody settles becomes unknown within the test. */
+const SETTINGS = { sandbox: { firstDelayMs: 200, deadlineMs: 4_000 }, leaseMs: 5_000 }
+let app: TestApp
+let runner: Runner
+let hook: Receiver
+let party: PaymentParty
+
+beforeAll(async () => {
+  app = await startTestApp({ sandboxBankSecret: BANK_SECRET, payments: SETTINGS })
+  hook = await startReceiver()
+  runner = await startBackgroundWorkers({
+    pool: app.db.pool,
+    masterKey: app.masterKey,
+    concurrency: 8,
+    providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: BANK_SECRET },
+    events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
+    payments: SETTINGS,
+  })
+  party = await paymentParty(app, hook.url)
+})
+afterAll(async () => {
+  await runner?.stop()
+  await hook?.close()
+  await app?.close()
+})
+
+const cli = (args: string[]) => runRail(['payments', ...args], { DATABASE_URL: app.db.url, SANDBOX_BANK_URL: app.baseUrl, SANDBOX_BANK_SECRET: BANK_SECRET })
+
+async function outbound(client: PaymentParty['client'], amountKobo: number, extra: Record<string, unknown> = {}) {
+  const answer = await client.post<{ id: string; state: string; failureReason: { code: string; providerResponseCode?: string } | null }>('/api/v1/rail/outbound', {
+    clientReference: randomUUID(),
+    amountKobo,
+    beneficiaryAccountNumber: PAYEE.accountNumber,
+    beneficiaryBankCode: PAYEE.bankCode,
+    beneficiaryAccountName: PAYEE.accountName,
+    currency: 'NGN',
+    ...extra,
+  })
+  expect(answer.status).toBe(202)
+  return answer.body
+}
+
+const read = async (client: PaymentParty['client'], id: string) =>
+  (await client.get<{ state: string; failureReason: { code: string; providerResponseCode?: string } | null; providerResponseCode: string | null }>(`/api/v1/rail/outbound/${id}`)).body
+
+describe('a payout the bank accepted', () => {
+  it('is never failed by a retry of its job, and its float is not spent twice', { timeout: 60_000 }, async () => {
+    const { client } = await app.newPartner({ callbackUrl: hook.url })
+    await client.post('/api/v1/rail/sandbox/fund-float', { amountKobo: 500_000 })
+    failNext('payments.after_send') // the worker fails after the bank accepted, before Rail recorded it
+    const first = await outbound(client, 500_000)
+    await waitFor(async () => (await read(client, first.id)).state === 'submitted', 20_000, 'submitted after the retry asked the bank')
+    // The whole float is held by the first: a second payout of it fails for funds.
+    const second = await outbound(client, 500_000)
+    expect(second.state).toBe('failed')
+    expect(second.failureReason?.code).toBe('insufficient_funds')
+    expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: first.id, outcome: 'confirmed' })).status).toBe(200)
+    await waitFor(async () => (await read(client, first.id)).state === 'confirmed', 20_000, 'confirmed')
+    const enquiries = await app.db.pool.query(`SELECT count(*)::int AS n FROM provider_calls WHERE operation = 'name_enquiry' AND created_at >= (SELECT created_at FROM bank_instructions WHERE id = $1)`, [first.id])
+    expect(enquiries.rows[0].n).toBe(1) // the retry asked the bank first; it did not check the name again
+  })
+})
+
+describe('one name rule on every path', () => {
+  it('an outbound transfer to an account held by someone else fails with name_mismatch (08), and nothing is sent', { timeout: 30_000 }, async () => {
+    const transfer = await outbound(party.client, 10_000, { beneficiaryAccountName: 'Test Payee' })
+    await waitFor(async () => (await read(party.client, transfer.id)).state === 'failed', 15_000, 'failed')
+    const failed = await read(party.client, transfer.id)
+    expect(failed.failureReason).toMatchObject({ code: 'name_mismatch', providerResponseCode: '08' })
+    expect(failed.providerResponseCode).toBe('08')
+    expect((await app.db.pool.query(`SELECT 1 FROM sandbox_bank.transfers WHERE reference = $1`, [transfer.id])).rowCount).toBe(0)
+    const resolutions = await app.db.pool.query(`SELECT phase FROM ledger_transfers WHERE pending_id = (SELECT hold_transfer_id FROM outbound_transfers WHERE id = $1)`, [transfer.id])
+    expect(resolutions.rows).toEqual([{ phase: 'void' }])
+  })
+
+  it('the holder named in another order, case and spacing is paid', { timeout: 30_000 }, async () => {
+    const [first, last] = PAYEE.accountName.split(' ')
+    const transfer = await outbound(party.client, 10_000, { beneficiaryAccountName: `  ${last!.toLowerCase()},   ${first}` })
+    await waitFor(async () => (await read(party.client, transfer.id)).state === 'submitted', 15_000, 'submitted')
+  })
+
+  it('a wallet external send to someone else fails the same way', async () => {
+    const answer = await party.client.post<{ status: string; responseCode: string }>('/transfer/bank/customer', {
+      walletId: party.walletId,
+      reference: randomUUID(),
+      amountKobo: 5_000,
+      currency: 'NGN',
+      destinationAccountNumber: PAYEE.accountNumber,
+      destinationBankCode: PAYEE.bankCode,
+      destinationAccountName: 'Test Payee',
+    })
+    expect(answer.body).toMatchObject({ status: 'failed', responseCode: '08' })
+  })
+})
+
+describe('the requery schedule', () => {
+  it('ends within 3 minutes for sandbox partners and after 24 hours for live ones, by default', () => {
+    const settings = paymentSettings()
+    const spec = {
+      id: randomUUID(),
+      partnerId: randomUUID(),
+      ownerType: 'outbound_transfer' as const,
+      provider: 'sandbox',
+      operation: 'payout' as const,
+      amountKobo: 1,
+      narration: null,
+      debitAccountNumber: null,
+      creditAccountNumber: null,
+      destinationBankCode: '058',
+      destinationAccountNumber: PAYEE.accountNumber,
+      nameCheck: true,
+      expectedAccountName: null,
+    }
+    const clock = { now: () => new Date('2026-01-01T00:00:00Z') }
+    expect(newInstruction(settings, clock, 'sandbox', spec).deadlineAt.toISOString()).toBe('2026-01-01T00:03:00.000Z')
+    expect(newInstruction(settings, clock, 'live', spec).deadlineAt.toISOString()).toBe('2026-01-02T00:00:00.000Z')
+    expect(SANDBOX_SCHEDULE_DEFAULT.deadlineMs).toBeLessThanOrEqual(3 * 60 * 1000)
+    expect(LIVE_SCHEDULE_DEFAULT).toEqual({ firstDelayMs: 5_000, deadlineMs: 24 * 60 * 60 * 1000 })
+  })
+
+  it('is configured by RAIL_REQUERY_FIRST_DELAY_MS, RAIL_REQUERY_DEADLINE_S and RAIL_SANDBOX_REQUERY_DEADLINE_S', () => {
+    expect(loadConfig({}).payments).toEqual({ live: { firstDelayMs: 5_000, deadlineMs: 86_400_000 }, sandbox: { firstDelayMs: 5_000, deadlineMs: 180_000 } })
+    const set = loadConfig({ RAIL_REQUERY_FIRST_DELAY_MS: '1000', RAIL_REQUERY_DEADLINE_S: '3600', RAIL_SANDBOX_REQUERY_DEADLINE_S: '60' })
+    expect(set.payments).toEqual({ live: { firstDelayMs: 1_000, deadlineMs: 3_600_000 }, sandbox: { firstDelayMs: 1_000, deadlineMs: 60_000 } })
+    expect(() => loadConfig({ RAIL_SANDBOX_REQUERY_DEADLINE_S: '0' })).toThrow(/RAIL_SANDBOX_REQUERY_DEADLINE_S/)
+    expect(() => loadConfig({ RAIL_REQUERY_DEADLINE_S: 'soon' })).toThrow(/RAIL_REQUERY_DEADLINE_S/)
+  })
+})
+
+describe('rail payments resolve', () => {
+  /** An outbound transfer nobody settles: the schedule runs out and it is unknown, its hold in place. */
+  async function unknownPayout(): Promise<string> {
+    const transfer = await outbound(party.client, 70_000)
+    await waitFor(async () => (await read(party.client, transfer.id)).state === 'unknown', 20_000, 'unknown')
+    await waitFor(async () => (await app.db.pool.query(`SELECT 1 FROM events WHERE object_id = $1 AND type = 'transfer.unknown'`, [transfer.id])).rowCount === 1, 10_000, 'transfer.unknown')
+    return transfer.id
+  }
+
+  it('decides an unknown payout with evidence: the hold posts once, who and why are recorded, the terminal callback is sent', { timeout: 60_000 }, async () => {
+    const id = await unknownPayout()
+    const resolved = await cli(['resolve', id, '--outcome', 'successful', '--evidence', 'GTBank statement 2026-11-24 line 14: NIP 00', '--operator', 'ada@ops'])
+    expect(resolved.code).toBe(0)
+    expect(JSON.parse(resolved.stdout)).toMatchObject({ id, state: 'succeeded', resolution: { outcome: 'successful', operator: 'ada@ops', evidence: 'GTBank statement 2026-11-24 line 14: NIP 00' } })
+    expect((await read(party.client, id)).state).toBe('confirmed')
+    const resolutions = await app.db.pool.query(`SELECT phase FROM ledger_transfers WHERE pending_id = (SELECT hold_transfer_id FROM outbound_transfers WHERE id = $1)`, [id])
+    expect(resolutions.rows).toEqual([{ phase: 'post' }])
+    await waitFor(async () => (await app.db.pool.query(`SELECT 1 FROM events WHERE object_id = $1 AND type = 'transfer.confirmed'`, [id])).rowCount === 1, 10_000, 'transfer.confirmed')
+
+    // Once: a second decision is refused, and changes nothing.
+    const again = await cli(['resolve', id, '--outcome', 'failed', '--evidence', 'changed my mind'])
+    expect(again.code).toBe(1)
+    expect(again.stderr).toMatch(/is succeeded; an operator resolves only an unknown payment/)
+    expect((await read(party.client, id)).state).toBe('confirmed')
+  })
+
+  it('decides an unknown one failed: the hold is voided and the partner told', { timeout: 60_000 }, async () => {
+    const id = await unknownPayout()
+    const resolved = await cli(['resolve', id, '--outcome', 'failed', '--evidence', 'Bank letter ref 88: never credited'])
+    expect(resolved.code).toBe(0)
+    const transfer = await read(party.client, id)
+    expect(transfer).toMatchObject({ state: 'failed', failureReason: { code: 'operator' } })
+    const resolutions = await app.db.pool.query(`SELECT phase FROM ledger_transfers WHERE pending_id = (SELECT hold_transfer_id FROM outbound_transfers WHERE id = $1)`, [id])
+    expect(resolutions.rows).toEqual([{ phase: 'void' }])
+  })
+
+  it('refuses, changing nothing: no evidence, a payment that is not unknown, another partner’s, an unknown id, a bad outcome', { timeout: 60_000 }, async () => {
+    const id = await unknownPayout()
+    const before = await app.db.pool.query(`SELECT state, resolution FROM bank_instructions WHERE id = $1`, [id])
+    const other = await app.newPartner()
+    const refusals: [string[], RegExp][] = [
+      [['resolve', id, '--outcome', 'successful', '--evidence', '   '], /evidence/],
+      [['resolve', id, '--outcome', 'successful', '--evidence', 'line\u0007bell'], /control characters/],
+      [['resolve', id, '--outcome', 'successful'], /evidence/],
+      [['resolve', id, '--outcome', 'maybe', '--evidence', 'x'], /maybe/],
+      [['resolve', id, '--outcome', 'successful', '--evidence', 'x', '--partner', other.credentials.partnerId], /not found/i],
+      [['resolve', randomUUID(), '--outcome', 'successful', '--evidence', 'x'], /not found/i],
+    ]
+    for (const [args, message] of refusals) {
+      const refused = await cli(args)
+      expect(refused.code, args.join(' ')).not.toBe(0)
+      expect(refused.stderr, args.join(' ')).toMatch(message)
+    }
+    expect((await app.db.pool.query(`SELECT state, resolution FROM bank_instructions WHERE id = $1`, [id])).rows).toEqual(before.rows)
+
+    // A payment in flight is not an operator's to decide.
+    const live = await startPayment(app, party, 'wallet external send', 5_000)
+    const inFlight = await cli(['resolve', live, '--outcome', 'failed', '--evidence', 'x'])
+    expect(inFlight.code).toBe(1)
+    expect(inFlight.stderr).toMatch(/only an unknown payment/)
+    expect(await settle(app, party, 'wallet external send', live)).toBe('succeeded')
+  })
+
+  it('a wallet move never settled by its bank becomes unknown, and an operator decides it', { timeout: 60_000 }, async () => {
+    const never = nuban('058', '135792999') // the sandbox bank never settles it
+    const reference = randomUUID()
+    const sent = await party.client.post<{ status: string }>('/transfer/bank/customer', {
+      walletId: party.walletId,
+      reference,
+      amountKobo: 4_000,
+      currency: 'NGN',
+      destinationAccountNumber: never,
+      destinationBankCode: '058',
+      destinationAccountName: syntheticAccountName('058', never),
+    })
+    expect(sent.body.status).toBe('pending')
+    const id = (await app.db.pool.query<{ id: string }>(`SELECT id FROM wallet_moves WHERE reference = $1`, [reference])).rows[0]!.id
+    await waitFor(async () => (await instructionState(app, id)) === 'unknown', 20_000, 'unknown')
+    expect((await party.client.get<{ status: string }>(`/transaction/batch/${reference}`)).body.status).toBe('unknown')
+    expect((await cli(['resolve', id, '--outcome', 'successful', '--evidence', 'bank statement line 3'])).code).toBe(0)
+    expect((await party.client.get<{ status: string }>(`/transaction/batch/${reference}`)).body.status).toBe('successful')
+    const shown = await cli(['show', id])
+    expect(JSON.parse(shown.stdout)).toMatchObject({ id, ownerType: 'wallet_move', state: 'succeeded', resolution: { outcome: 'successful' } })
+  })
+})
