@@ -3,12 +3,12 @@
 // hold, sends its callback, and tells its origin (a refund's credit), all in the pipeline's
 // transaction. Transfers are changed in id order, as the pipeline writes instructions.
 import { recordVerifiedName } from '../counterparties/service.ts'
-import { recordEvents, type NewEvent } from '../events/service.ts'
+import { recordEvents } from '../events/service.ts'
 import { createTransfers, derivedId, type TransferInput } from '../ledger/service.ts'
 import type { InstructionChange, InstructionOwner } from '../payments/service.ts'
 import type { Tx } from '../platform/db.ts'
 import * as repo from './repo.ts'
-import { toOutboundJson } from './service.ts'
+import { callbackEvent, hasCallback } from './service.ts'
 import type { OutboundState } from './states.ts'
 
 /** What an origin other than the partner (a refund) does when its payout ends, on the same transaction. */
@@ -40,7 +40,7 @@ export function outboundOwner(origins: Origins): InstructionOwner {
       outcomes.forEach((outcome, index) => {
         if (outcome.result !== 'ok' && outcome.result !== 'exists') throw new Error(`outbound ${resolutions[index]!.sourceId}: hold resolution ${outcome.result}`)
       })
-      await recordEvents(tx, changed.filter((transfer) => callbackType(transfer.state)).map(callbackEvent))
+      await recordEvents(tx, changed.filter((transfer) => hasCallback(transfer.state)).map(callbackEvent))
       for (const originType of Object.keys(origins) as repo.OriginType[]) {
         const ended = changed.filter((transfer) => transfer.originType === originType && (transfer.state === 'confirmed' || transfer.state === 'failed'))
         if (ended.length > 0) await origins[originType]!(tx, ended)
@@ -68,15 +68,4 @@ function answerOf(instruction: InstructionChange['instruction'], next: OutboundS
 function holdResolution(transfer: repo.OutboundTransfer): TransferInput {
   const phase = transfer.state === 'confirmed' ? 'post' : 'void'
   return { id: derivedId(transfer.id, phase), phase, pendingId: transfer.holdTransferId!, code: 'outbound_transfer', sourceType: 'outbound_transfer', sourceId: transfer.id }
-}
-
-function callbackType(state: OutboundState): string | undefined {
-  return state === 'confirmed' ? 'transfer.confirmed' : state === 'failed' ? 'transfer.failed' : state === 'unknown' ? 'transfer.unknown' : undefined
-}
-
-/** The callback of a transfer in a state that has one (confirmed, failed, unknown). */
-export function callbackEvent(transfer: repo.OutboundTransfer): NewEvent {
-  const type = callbackType(transfer.state)
-  if (!type) throw new Error(`outbound transfer ${transfer.id} in ${transfer.state} has no callback`)
-  return { partnerId: transfer.partnerId, type, objectType: 'outbound_transfer', objectId: transfer.id, data: toOutboundJson(transfer), callbackUrl: transfer.callbackUrl }
 }

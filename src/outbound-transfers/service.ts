@@ -5,7 +5,7 @@
 // module is the instruction's owner (owner.ts): each change moves the transfer's state, posts or
 // voids its hold and sends its callback, in the pipeline's transaction.
 import { recordPayoutsTo, recordPayoutTo } from '../counterparties/service.ts'
-import { assertCallbackUrlAllowed, recordEvent } from '../events/service.ts'
+import { assertCallbackUrlAllowed, recordEvent, type NewEvent } from '../events/service.ts'
 import { committedPartnerAccount, createTransfers, derivedId, ensurePartnerAccount, type TransferInput } from '../ledger/service.ts'
 import { findBank } from '../nip/banks.ts'
 import { generateBrr } from '../nip/brr.ts'
@@ -21,7 +21,6 @@ import { uuidv7 } from '../platform/ids.ts'
 import { Coalescer } from '../platform/coalescer.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
 import { FLOAT_CURRENCY } from './float.ts'
-import { callbackEvent } from './owner.ts'
 import * as repo from './repo.ts'
 import { isTerminal, type OutboundState } from './states.ts'
 
@@ -193,7 +192,7 @@ function payoutInstruction(deps: OutboundDeps, partner: Partner, transfer: repo.
     provider: transfer.provider,
     operation: 'payout',
     amountKobo: transfer.amountKobo,
-    narration: transfer.narration,
+    narration: provider.capabilities.narration ? transfer.narration : null,
     debitAccountNumber: null,
     creditAccountNumber: null,
     destinationBankCode: transfer.beneficiaryBankCode,
@@ -334,6 +333,22 @@ function holdOn(transfer: repo.OutboundTransfer, sourceAccountId: string, settle
     sourceType: 'outbound_transfer',
     sourceId: transfer.id,
   }
+}
+
+function callbackType(state: OutboundState): string | undefined {
+  return state === 'confirmed' ? 'transfer.confirmed' : state === 'failed' ? 'transfer.failed' : state === 'unknown' ? 'transfer.unknown' : undefined
+}
+
+/** The callback of a transfer in a state that has one (confirmed, failed, unknown). */
+export function callbackEvent(transfer: repo.OutboundTransfer): NewEvent {
+  const type = callbackType(transfer.state)
+  if (!type) throw new Error(`outbound transfer ${transfer.id} in ${transfer.state} has no callback`)
+  return { partnerId: transfer.partnerId, type, objectType: 'outbound_transfer', objectId: transfer.id, data: toOutboundJson(transfer), callbackUrl: transfer.callbackUrl }
+}
+
+/** Whether the partner hears of a transfer reaching this state. */
+export function hasCallback(state: OutboundState): boolean {
+  return callbackType(state) !== undefined
 }
 
 export interface SimulationRequest {

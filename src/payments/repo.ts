@@ -131,46 +131,94 @@ export interface NewInstruction {
   lease?: { token: string; expiresAt: Date }
 }
 
-/** Inserts instructions in one statement; those not to be named-checked and held start `sending`, attempt 1. */
-export async function insertInstructions(db: Queryable, instructions: readonly NewInstruction[]): Promise<Instruction[]> {
+/** Born `sending` (attempt 1) when the creating process sends at once with no name enquiry first: the send is committed with the claim. */
+function sendsAtOnce(instruction: NewInstruction): boolean {
+  return instruction.lease !== undefined && !instruction.nameCheck
+}
+
+const INSERT_COLUMNS = `id, partner_id, owner_type, provider, operation, amount_kobo, narration, debit_account_number, credit_account_number, destination_bank_code,
+  destination_account_number, name_check, expected_account_name, state, send_attempts, requery_first_delay_ms, deadline_at, lease_token, lease_expires_at, last_sent_at`
+
+/** The values of one instruction's row, in INSERT_COLUMNS order but the last (last_sent_at: now() when born sending). */
+function insertValues(instruction: NewInstruction): unknown[] {
+  return [
+    instruction.id,
+    instruction.partnerId,
+    instruction.ownerType,
+    instruction.provider,
+    instruction.operation,
+    instruction.amountKobo,
+    instruction.narration,
+    instruction.debitAccountNumber,
+    instruction.creditAccountNumber,
+    instruction.destinationBankCode,
+    instruction.destinationAccountNumber,
+    instruction.nameCheck,
+    instruction.expectedAccountName,
+    sendsAtOnce(instruction) ? 'sending' : 'ready',
+    sendsAtOnce(instruction) ? 1 : 0,
+    instruction.requeryFirstDelayMs,
+    instruction.deadlineAt,
+    instruction.lease?.token ?? null,
+    instruction.lease?.expiresAt ?? null,
+  ]
+}
+
+const VALUE_TYPES = ['uuid', 'uuid', 'text', 'text', 'text', 'bigint', 'text', 'text', 'text', 'text', 'text', 'boolean', 'text', 'text', 'int', 'int', 'timestamptz', 'uuid', 'timestamptz']
+
+/**
+ * Inserts instructions, and a work job for each one nobody holds (graphile-worker's add_jobs, once
+ * for all), in one statement.
+ */
+export async function insertInstructions(db: Queryable, instructions: readonly NewInstruction[], task: string): Promise<Instruction[]> {
   if (instructions.length === 0) return []
-  const column = <T>(pick: (instruction: NewInstruction) => T) => instructions.map(pick)
-  // Born `sending` (attempt 1) when the creating process sends at once with no name enquiry first:
-  // the send is committed in the same transaction as the claim, before the bank is called.
-  const sendsAtOnce = (instruction: NewInstruction) => instruction.lease !== undefined && !instruction.nameCheck
-  const { rows } = await db.query<Row>(
-    `INSERT INTO bank_instructions (id, partner_id, owner_type, provider, operation, amount_kobo, narration, debit_account_number, credit_account_number,
-                                    destination_bank_code, destination_account_number, name_check, expected_account_name, state, send_attempts,
-                                    requery_first_delay_ms, deadline_at, lease_token, lease_expires_at, last_sent_at)
-     SELECT *, CASE WHEN state = 'sending' THEN now() END FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[], $9::text[], $10::text[],
-                          $11::text[], $12::boolean[], $13::text[], $14::text[], $15::int[], $16::int[], $17::timestamptz[], $18::uuid[], $19::timestamptz[])
-            AS t(id, partner_id, owner_type, provider, operation, amount_kobo, narration, debit_account_number, credit_account_number, destination_bank_code,
-                 destination_account_number, name_check, expected_account_name, state, send_attempts, requery_first_delay_ms, deadline_at, lease_token,
-                 lease_expires_at)
-     RETURNING ${COLUMNS}`,
-    [
-      column((instruction) => instruction.id),
-      column((instruction) => instruction.partnerId),
-      column((instruction) => instruction.ownerType),
-      column((instruction) => instruction.provider),
-      column((instruction) => instruction.operation),
-      column((instruction) => instruction.amountKobo),
-      column((instruction) => instruction.narration),
-      column((instruction) => instruction.debitAccountNumber),
-      column((instruction) => instruction.creditAccountNumber),
-      column((instruction) => instruction.destinationBankCode),
-      column((instruction) => instruction.destinationAccountNumber),
-      column((instruction) => instruction.nameCheck),
-      column((instruction) => instruction.expectedAccountName),
-      column((instruction) => (sendsAtOnce(instruction) ? 'sending' : 'ready')),
-      column((instruction) => (sendsAtOnce(instruction) ? 1 : 0)),
-      column((instruction) => instruction.requeryFirstDelayMs),
-      column((instruction) => instruction.deadlineAt),
-      column((instruction) => instruction.lease?.token ?? null),
-      column((instruction) => instruction.lease?.expiresAt ?? null),
-    ],
+  const rows = instructions.map(insertValues)
+  const columns = VALUE_TYPES.map((_type, index) => rows.map((row) => row[index]))
+  const { rows: inserted } = await db.query<Row & { jobs: number }>(
+    `WITH created AS (
+       INSERT INTO bank_instructions (${INSERT_COLUMNS})
+       SELECT *, CASE WHEN t.state = 'sending' THEN now() END
+         FROM unnest(${VALUE_TYPES.map((type, index) => `$${index + 1}::${type}[]`).join(', ')})
+           AS t(id, partner_id, owner_type, provider, operation, amount_kobo, narration, debit_account_number, credit_account_number, destination_bank_code,
+                destination_account_number, name_check, expected_account_name, state, send_attempts, requery_first_delay_ms, deadline_at, lease_token,
+                lease_expires_at)
+       RETURNING ${COLUMNS}),
+     jobs AS (
+       SELECT count(*)::int AS n FROM graphile_worker.add_jobs(ARRAY(
+         SELECT ROW($${VALUE_TYPES.length + 1}::text, json_build_object('id', id), NULL, NULL, NULL, NULL, NULL, NULL)::graphile_worker.job_spec
+           FROM created WHERE lease_token IS NULL)))
+     SELECT created.*, jobs.n AS jobs FROM created, jobs`,
+    [...columns, task],
   )
-  return rows.map(toInstruction)
+  return inserted.map(toInstruction)
+}
+
+/**
+ * One instruction's insert as the body of a CTE over `source` (a CTE of at most one row: the
+ * instruction is made only when the source made its row), for an owner that claims in one
+ * statement; its parameters from `firstParam` on. The CTE answers the instruction's row.
+ */
+export function instructionInsertCte(instruction: NewInstruction, source: string, firstParam: number): { sql: string; params: unknown[] } {
+  const values = VALUE_TYPES.map((type, index) => `$${firstParam + index}::${type}`)
+  const sql = `INSERT INTO bank_instructions (${INSERT_COLUMNS})
+       SELECT ${values.join(', ')}, ${sendsAtOnce(instruction) ? 'now()' : 'NULL::timestamptz'} FROM ${source}
+       RETURNING ${COLUMNS}`
+  return { sql, params: insertValues(instruction) }
+}
+
+/** An instruction's row as a statement answered it (row_to_json of its CTE). */
+export function instructionFromJson(json: Record<string, unknown>): Instruction {
+  const row = json as unknown as Row
+  const date = (value: unknown) => (value === null ? null : new Date(value as string))
+  return toInstruction({
+    ...row,
+    amount_kobo: Number(row.amount_kobo),
+    deadline_at: date(row.deadline_at)!,
+    next_attempt_at: date(row.next_attempt_at)!,
+    last_sent_at: date(row.last_sent_at),
+    created_at: date(row.created_at)!,
+    terminal_at: date(row.terminal_at),
+  })
 }
 
 export async function selectInstruction(db: Queryable, id: string): Promise<Instruction | undefined> {

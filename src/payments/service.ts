@@ -113,12 +113,7 @@ export function newInstruction(settings: PaymentSettings, clock: Clock, environm
 
 /** Records instructions in the owner's transaction; those not held get their work job in it too. */
 export async function createInstructions(tx: Queryable, instructions: readonly repo.NewInstruction[]): Promise<repo.Instruction[]> {
-  const created = await repo.insertInstructions(tx, instructions)
-  await addWorkJobs(
-    tx,
-    created.filter((instruction) => instruction.leaseToken === null).map((instruction) => instruction.id),
-  )
-  return created
+  return repo.insertInstructions(tx, instructions, WORK_TASK)
 }
 
 /** Work jobs for many instructions in one add_jobs call (add_job scans the queue once per call). */
@@ -131,6 +126,13 @@ async function addWorkJobs(db: Queryable, ids: readonly string[], keyed = false)
     [WORK_TASK, ids, keyed],
   )
 }
+
+/**
+ * For an owner that claims in one statement (a wallet move): the instruction's insert as a CTE
+ * over the owner's own insert (`source`), and how to read the row it answers.
+ */
+export const instructionInStatement = repo.instructionInsertCte
+export const instructionFromJson = repo.instructionFromJson
 
 function jobKey(id: string): string {
   return `payment:${id}`
@@ -207,7 +209,9 @@ async function prepare(step: Step, instruction: repo.Instruction): Promise<repo.
     }
     if (enquiry.outcome !== 'successful') {
       if (step.deps.clock.now() >= instruction.deadlineAt) return fail(step, instruction, 'provider_unavailable', 'Name enquiry gave no answer before the deadline; nothing was sent')
-      return later(step, instruction, 'ready', {})
+      // Asked again later, backing off as requeries do (the count doubles the delay).
+      const asked = instruction.requeryAttempts + 1
+      return later(step, { ...instruction, requeryAttempts: asked }, 'ready', { requeryAttempts: asked })
     }
     verifiedAccountName = enquiry.value.accountName
     if (instruction.expectedAccountName !== null && !namesMatch(instruction.expectedAccountName, verifiedAccountName)) {

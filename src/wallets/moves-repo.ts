@@ -100,12 +100,16 @@ export type NewMove = Pick<
   | 'destinationAccountName'
 >
 
+/** A row another module makes in the claim's statement, from the claimed move (a CTE over it), and answers. */
+export type ClaimCompanion = (source: string, firstParam: number) => { sql: string; params: unknown[] }
+
 /**
  * Claims the reference: the new move, or undefined when the partner already used the reference.
- * With a hold, the ledger's pending transfer is made in the same statement (one round trip): a
- * refused hold raises, and the caller's transaction records nothing.
+ * One statement (one round trip, one implicit transaction, or the caller's): with a hold, the
+ * ledger's pending transfer — a refused hold raises and nothing is recorded — and with a
+ * companion, its row (the move's bank instruction), made only when the move is.
  */
-export async function insertMove(db: Queryable, move: NewMove, hold?: TransferInput): Promise<Move | undefined> {
+export async function insertMove(db: Queryable, move: NewMove, hold?: TransferInput, companion?: ClaimCompanion): Promise<{ move: Move; companion: Record<string, unknown> | null } | undefined> {
   const values = [
     move.id,
     move.partnerId,
@@ -124,17 +128,20 @@ export async function insertMove(db: Queryable, move: NewMove, hold?: TransferIn
     move.destinationAccountName,
   ]
   const transfer = hold && transferInStatement(hold, values.length + 1)
-  const result = await db.query<MoveRow>(
+  const made = companion?.('claimed', values.length + (transfer?.params.length ?? 0) + 1)
+  const result = await db.query<MoveRow & { companion: Record<string, unknown> | null }>(
     `WITH claimed AS (
        INSERT INTO wallet_moves (id, partner_id, reference, request_hash, type, status, wallet_id, destination_wallet_id, amount_kobo, currency, narration,
                                  provider, hold_transfer_id, destination_bank_code, destination_account_number, destination_account_name)
        VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
        ON CONFLICT ON CONSTRAINT wallet_moves_one_per_reference DO NOTHING
-       RETURNING ${COLUMNS})
-     SELECT claimed.*${transfer ? `, ${transfer.sql} AS hold_result` : ''} FROM claimed`,
-    [...values, ...(transfer?.params ?? [])],
+       RETURNING ${COLUMNS})${made ? `,
+     companion AS (${made.sql})` : ''}
+     SELECT claimed.*${made ? ', (SELECT row_to_json(companion) FROM companion) AS companion' : ', NULL AS companion'}${transfer ? `, ${transfer.sql} AS hold_result` : ''} FROM claimed`,
+    [...values, ...(transfer?.params ?? []), ...(made?.params ?? [])],
   )
-  return result.rows[0] && toMove(result.rows[0])
+  const row = result.rows[0]
+  return row && { move: toMove(row), companion: row.companion }
 }
 
 export async function selectMoveByReference(db: Queryable, partnerId: string, reference: string): Promise<Move | undefined> {

@@ -14,8 +14,8 @@ import { ensurePartnerAccount, LedgerError, ledgerRefusal, derivedId, type Trans
 import { findBank } from '../nip/banks.ts'
 import { isValidNuban } from '../nip/nuban.ts'
 import type { Partner } from '../partners/service.ts'
-import { createInstructions, newInstruction, requeryNow, requestRequery, workCreated, type Instruction, type InstructionOwner, type Operation, type PaymentsDeps } from '../payments/service.ts'
-import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
+import { instructionFromJson, instructionInStatement, newInstruction, requeryNow, requestRequery, workCreated, type Instruction, type InstructionOwner, type Operation, type PaymentsDeps } from '../payments/service.ts'
+import type { Pool, Queryable } from '../platform/db.ts'
 import { fieldError, RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { requestHash } from '../platform/idempotency.ts'
@@ -132,14 +132,11 @@ async function claim(
     destinationAccountName: request.destinationAccountName ?? null,
   }
   const hold = holdTransferId ? await holdTransfer(deps.pool, newMove, wallet, destination, holdTransferId) : undefined
+  const instruction = moveInstruction(deps, partner, newMove, wallet, destination, provider)
+  let claimed
   try {
-    return await withTransaction(deps.pool, async (tx) => {
-      const move = await repo.insertMove(tx, newMove, hold)
-      // No row: a concurrent request claimed the reference first.
-      if (!move) return { created: false as const, move: (await repo.selectMoveByReference(tx, partner.id, request.reference))! }
-      const [instruction] = await createInstructions(tx, [moveInstruction(deps, partner, move, wallet, destination, provider)])
-      return { created: true as const, move, instruction: instruction! }
-    })
+    // The move, its hold and its instruction (born held by this request, `sending`): one statement.
+    claimed = await repo.insertMove(deps.pool, newMove, hold, (source, firstParam) => instructionInStatement(instruction, source, firstParam))
   } catch (error) {
     const refusal = ledgerRefusal(error)
     if (refusal === 'exceeds_credits') {
@@ -147,10 +144,13 @@ async function claim(
     }
     throw refusal ? new LedgerError(refusal, `hold ${holdTransferId}: ${refusal}`) : error
   }
+  // No row: a concurrent request claimed the reference first.
+  if (!claimed) return { created: false, move: (await repo.selectMoveByReference(deps.pool, partner.id, request.reference))! }
+  return { created: true, move: claimed.move, instruction: instructionFromJson(claimed.companion!) }
 }
 
 /** The move's bank instruction, held by this request, which sends it at once. */
-function moveInstruction(deps: MovesDeps, partner: Pick<Partner, 'environment'>, move: repo.Move, wallet: Wallet, destination: Wallet | undefined, provider: ProviderProfile) {
+function moveInstruction(deps: MovesDeps, partner: Pick<Partner, 'environment'>, move: repo.NewMove, wallet: Wallet, destination: Wallet | undefined, provider: ProviderProfile) {
   const payout = move.type === 'bank_payout'
   return newInstruction(
     deps.payments.settings,
@@ -191,11 +191,16 @@ async function holdTransfer(pool: Pool, move: repo.NewMove, wallet: Wallet, dest
   }
 }
 
-/** The ledger transfer that goes with a move's final status: book a credit, post or void a hold. */
-async function settlementTransfer(db: Queryable, move: repo.Move, status: 'successful' | 'failed'): Promise<TransferInput | undefined> {
-  const source = { sourceType: 'wallet_move', sourceId: move.id }
-  if (move.type === 'credit') {
+/** Which kind of move an instruction is, by what the bank was told to do. */
+const MOVE_TYPE: Partial<Record<Operation, MoveType>> = { credit: 'credit', debit: 'debit', book: 'wallet_transfer', interbank: 'bank_payout' }
+
+/** The ledger transfer that goes with a move's final status: book a credit, post or void its hold (whose id derives from the move's). */
+async function settlementTransfer(db: Queryable, instruction: Instruction, status: 'successful' | 'failed'): Promise<TransferInput | undefined> {
+  const source = { sourceType: 'wallet_move', sourceId: instruction.id }
+  const type = MOVE_TYPE[instruction.operation]!
+  if (type === 'credit') {
     if (status !== 'successful') return undefined
+    const move = (await repo.selectMove(db, instruction.id))!
     const wallet = await findWallet(db, move.partnerId, move.walletId)
     return {
       id: derivedId(move.id, 'credit'),
@@ -208,7 +213,7 @@ async function settlementTransfer(db: Queryable, move: repo.Move, status: 'succe
     }
   }
   const phase = status === 'successful' ? 'post' : 'void'
-  return { id: derivedId(move.id, phase), phase, pendingId: move.holdTransferId!, code: LEDGER_CODE[move.type], ...source }
+  return { id: derivedId(instruction.id, phase), phase, pendingId: derivedId(instruction.id, 'hold'), code: LEDGER_CODE[type], ...source }
 }
 
 /** GET /transaction/batch/{reference}: the move, asking the bank first when it is not final. */
@@ -234,9 +239,8 @@ export const walletOwner: InstructionOwner = {
         // Unknown already (an earlier silence): what the bank said since is still recorded.
         if (!(await repo.transitionMove(tx, instruction.id, 'unknown', answer))) await repo.recordAnswer(tx, instruction.id, answer)
       } else {
-        const move = (await repo.selectMove(tx, instruction.id))!
         const status = progress === 'succeeded' ? 'successful' : 'failed'
-        await repo.transitionMove(tx, move.id, status, answer, await settlementTransfer(tx, move, status))
+        await repo.transitionMove(tx, instruction.id, status, answer, await settlementTransfer(tx, instruction, status))
       }
     }
   },
