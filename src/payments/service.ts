@@ -20,16 +20,18 @@ import { namesMatch } from '../nip/name-match.ts'
 import type { Clock } from '../platform/clock.ts'
 import { Coalescer } from '../platform/coalescer.ts'
 import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
-import { fieldError, notFound, RailError } from '../platform/errors.ts'
 import { failpoint } from '../platform/failpoints.ts'
 import type { ProviderRegistry } from '../providers/registry.ts'
 import { getProvider } from '../providers/service.ts'
 import type { ProviderAdapter, ProviderResult } from '../providers/types.ts'
 import * as repo from './repo.ts'
-import { isFinal, WORKABLE, type InstructionState } from './states.ts'
+import type { PaymentSettings } from './settings.ts'
+import { WORKABLE, type InstructionState } from './states.ts'
 
 export type { Instruction, NewInstruction, OwnerType, Operation } from './repo.ts'
 export type { InstructionState } from './states.ts'
+export * from './settings.ts'
+export { resolveUnknown, EVIDENCE_CHARS_MAX, type Resolution } from './resolution.ts'
 
 export const WORK_TASK = 'payment_work'
 export const SWEEP_TASK = 'payments_sweep'
@@ -43,32 +45,6 @@ const SWEEP_BATCH = 1_000
  * simulator or an operator asked for, first sends), which graphile-worker takes first.
  */
 const POLL_PRIORITY = 1
-
-export interface RequerySchedule {
-  /** The first requery comes this long after a send; each next one twice as long after the last. */
-  firstDelayMs: number
-  /** From creation to `unknown`. */
-  deadlineMs: number
-}
-
-export interface PaymentSettings {
-  live: RequerySchedule
-  /** Sandbox partners' schedule: short enough to watch the `unknown` path end to end. */
-  sandbox: RequerySchedule
-  /** How long a worker holds an instruction: longer than the bank calls of one step take. */
-  leaseMs: number
-  /** Sends of one reference at most; a bank that still has no record after them never received it. */
-  sendAttemptsMax: number
-}
-
-export const LIVE_SCHEDULE_DEFAULT: RequerySchedule = { firstDelayMs: 5_000, deadlineMs: 24 * 60 * 60 * 1000 }
-export const SANDBOX_SCHEDULE_DEFAULT: RequerySchedule = { firstDelayMs: 5_000, deadlineMs: 3 * 60 * 1000 }
-export const LEASE_MS_DEFAULT = 60_000
-export const SEND_ATTEMPTS_MAX_DEFAULT = 3
-
-export function paymentSettings(overrides: Partial<PaymentSettings> = {}): PaymentSettings {
-  return { live: LIVE_SCHEDULE_DEFAULT, sandbox: SANDBOX_SCHEDULE_DEFAULT, leaseMs: LEASE_MS_DEFAULT, sendAttemptsMax: SEND_ATTEMPTS_MAX_DEFAULT, ...overrides }
-}
 
 /** What the owner of an instruction hears: the bank accepted it, gave no answer, or it ended. */
 export type Progress = 'accepted' | 'no_answer' | 'succeeded' | 'failed' | 'unknown'
@@ -380,56 +356,11 @@ async function writeSteps(deps: PaymentsDeps, tx: Tx, writes: readonly StepWrite
   return results
 }
 
-// ---- the sweep and operators -----------------------------------------------------------------
+// ---- the sweep -------------------------------------------------------------------------------
 
 /** Instructions a dead process left in flight (its job is held for hours by graphile-worker) get a job again. */
 export async function sweepStranded(pool: Pool): Promise<number> {
   const ids = await repo.selectStranded(pool, STRANDED_GRACE_S, SWEEP_BATCH)
   await addWorkJobs(pool, ids, true)
   return ids.length
-}
-
-export const EVIDENCE_CHARS_MAX = 1_000
-
-export interface Resolution {
-  id: string
-  outcome: 'successful' | 'failed'
-  evidence: string
-  /** Who decided: recorded with the decision. */
-  operator: string
-  /** When given, the instruction must be this partner's. */
-  partnerId?: string
-}
-
-/**
- * An operator's decision on an unknown instruction, with evidence (a bank statement line, the
- * bank's letter): exactly once, in one transaction with its owner's change (the hold posted or
- * voided, the terminal callback). Refused in any other state.
- */
-export async function resolveUnknown(deps: PaymentsDeps, resolution: Resolution): Promise<repo.Instruction> {
-  const evidence = resolution.evidence.trim()
-  if (evidence.length === 0) throw fieldError('evidence', 'is required: what shows the outcome (a statement line, the bank’s answer)')
-  if (evidence.length > EVIDENCE_CHARS_MAX) throw fieldError('evidence', `must be at most ${EVIDENCE_CHARS_MAX} characters`)
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(evidence) || /[\u0000-\u001f\u007f]/.test(resolution.operator)) throw fieldError('evidence', 'must not hold control characters')
-  return withTransaction(deps.pool, async (tx) => {
-    const found = await repo.lockInstruction(tx, resolution.id)
-    if (!found || (resolution.partnerId !== undefined && found.partnerId !== resolution.partnerId)) throw notFound('Payment')
-    if (found.state !== 'unknown') {
-      throw new RailError('invalid_state', `Payment ${found.id} is ${found.state}; an operator resolves only an unknown payment`, { state: found.state, currentState: found.state })
-    }
-    // The operator takes the instruction from any worker asking about it: that worker's write is then fenced off.
-    const token = randomUUID()
-    await tx.query(`UPDATE bank_instructions SET lease_token = $2 WHERE id = $1`, [found.id, token])
-    const decided = { outcome: resolution.outcome, evidence, operator: resolution.operator, resolvedAt: deps.clock.now().toISOString() }
-    const next = resolution.outcome === 'successful' ? 'succeeded' : 'failed'
-    const fields: repo.StepFields = next === 'failed' ? { resolution: decided, failureCode: 'operator', failureMessage: `Resolved as failed by ${resolution.operator}: ${evidence}` } : { resolution: decided }
-    const written = (await repo.writeStep(tx, found.id, token, next, fields, true))!
-    await deps.owners[written.ownerType].apply(tx, [{ instruction: written, progress: next }])
-    return written
-  })
-}
-
-export function isFinalInstruction(instruction: repo.Instruction): boolean {
-  return isFinal(instruction.state)
 }

@@ -1,5 +1,6 @@
 // The process working a payment is killed with SIGKILL at a boundary — with its send committed and
-// nothing sent, or after the bank accepted and before Rail recorded it — for each kind of payment:
+// nothing sent, after the bank accepted and before Rail recorded it, or with the bank's answer
+// written and the ledger not yet (one transaction, left open) — for each kind of payment:
 // a real `rail api` (wallet moves are sent by the request) or `rail worker` (payouts), stopped
 // there by a failpoint (RAIL_FAILPOINTS). After it, a new worker takes the payment once the dead
 // one's lease has run out, asks the bank first, and it ends exactly once. Then several worker
@@ -93,6 +94,14 @@ async function stoppedAt(kind: PaymentKind, failpoint: string): Promise<{ id: st
   await waitFor(async () => (await instructionState(app, id)) === 'sending', 30_000, 'sending')
   if (failpoint === 'payments.after_send') {
     await waitFor(async () => (await app.db.pool.query(`SELECT 1 FROM sandbox_bank.transfers WHERE reference = $1`, [id])).rowCount === 1, 30_000, 'the bank has it')
+  } else if (failpoint === 'payments.before_owner') {
+    // The bank's answer written, in a transaction left open before the owner's ledger write.
+    await waitFor(async () => (await app.db.pool.query(`SELECT 1 FROM sandbox_bank.transfers WHERE reference = $1`, [id])).rowCount === 1, 30_000, 'the bank has it')
+    await waitFor(
+      async () => (await app.db.pool.query(`SELECT 1 FROM pg_stat_activity WHERE state = 'idle in transaction' AND query LIKE '%UPDATE bank_instructions%'`)).rowCount! >= 1,
+      30_000,
+      'the answer written, uncommitted',
+    )
   } else {
     await new Promise((resolve) => setTimeout(resolve, 300)) // time to send, were it not stopped
     expect((await app.db.pool.query(`SELECT 1 FROM sandbox_bank.transfers WHERE reference = $1`, [id])).rowCount).toBe(0)
@@ -112,7 +121,7 @@ async function workers(): Promise<Runner> {
 }
 
 describe.each(PAYMENT_KINDS)('%s', (kind) => {
-  it.each(['payments.before_send', 'payments.after_send'])('its process killed at %s: it ends exactly once', { timeout: 120_000 }, async (failpoint) => {
+  it.each(['payments.before_send', 'payments.after_send', 'payments.before_owner'])('its process killed at %s: it ends exactly once', { timeout: 120_000 }, async (failpoint) => {
     const { id, process } = await stoppedAt(kind, failpoint)
     await kill(process)
     expect(await instructionState(app, id)).toBe('sending')
