@@ -110,23 +110,25 @@ function toInstruction(row: Row): Instruction {
   }
 }
 
-/** A new instruction, as its owner describes it; `sending` when it is claimed to be sent at once. */
-export interface NewInstruction {
-  id: string
-  partnerId: string
-  ownerType: OwnerType
-  provider: string
-  operation: Operation
-  amountKobo: number
-  narration: string | null
-  debitAccountNumber: string | null
-  creditAccountNumber: string | null
-  destinationBankCode: string | null
-  destinationAccountNumber: string | null
-  nameCheck: boolean
-  expectedAccountName: string | null
-  requeryFirstDelayMs: number
-  deadlineAt: Date
+/** A new instruction, as its owner describes it with its schedule; `sending` when it is claimed to be sent at once. */
+export type NewInstruction = Pick<
+  Instruction,
+  | 'id'
+  | 'partnerId'
+  | 'ownerType'
+  | 'provider'
+  | 'operation'
+  | 'amountKobo'
+  | 'narration'
+  | 'debitAccountNumber'
+  | 'creditAccountNumber'
+  | 'destinationBankCode'
+  | 'destinationAccountNumber'
+  | 'nameCheck'
+  | 'expectedAccountName'
+  | 'requeryFirstDelayMs'
+  | 'deadlineAt'
+> & {
   /** Set when the creating process works it at once: the instruction is born held by it. */
   lease?: { token: string; expiresAt: Date }
 }

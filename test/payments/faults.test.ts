@@ -7,14 +7,13 @@
 // a ledger that verifies. (The worker killed with SIGKILL at a boundary: kill.test.ts.)
 import type { Runner } from 'graphile-worker'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { startBackgroundWorkers } from '../../src/app.ts'
 import { requeryNow, workInstruction } from '../../src/payments/service.ts'
 import * as paymentsRepo from '../../src/payments/repo.ts'
 import { clearFailpoint } from '../../src/platform/failpoints.ts'
 import { writeFaults } from '../../src/sandbox-bank/faults.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { BANK_SECRET } from '../collections/support.ts'
-import { expectExactlyOnce, failNext, instructionState, onceAt, paymentParty, PAYMENT_KINDS, settle, startPayment, type PaymentParty } from '../support/payments.ts'
+import { expectExactlyOnce, failNext, instructionState, onceAt, paymentParty, PAYMENT_KINDS, settle, startPayment, startPaymentWorkers, type PaymentParty } from '../support/payments.ts'
 import { startReceiver, type Receiver } from '../support/receiver.ts'
 
 const SETTINGS = { sandbox: { firstDelayMs: 200, deadlineMs: 60_000 }, leaseMs: 5_000 }
@@ -31,14 +30,7 @@ let party: PaymentParty
 beforeAll(async () => {
   app = await startTestApp({ sandboxBankSecret: BANK_SECRET, providerTimeoutMs: PROVIDER_TIMEOUT_MS, payments: SETTINGS })
   hook = await startReceiver()
-  runner = await startBackgroundWorkers({
-    pool: app.db.pool,
-    masterKey: app.masterKey,
-    concurrency: 8,
-    providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: BANK_SECRET, timeoutMs: PROVIDER_TIMEOUT_MS },
-    events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
-    payments: SETTINGS,
-  })
+  runner = await startPaymentWorkers(app, BANK_SECRET, SETTINGS, { providerTimeoutMs: PROVIDER_TIMEOUT_MS })
   party = await paymentParty(app, hook.url)
 })
 afterEach(async () => {

@@ -11,7 +11,6 @@ import os from 'node:os'
 import path from 'node:path'
 import type { Runner } from 'graphile-worker'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startBackgroundWorkers } from '../../src/app.ts'
 import { RailClient } from '../../src/client/index.ts'
 import { SWEEP_TASK } from '../../src/payments/service.ts'
 import { findFreePort } from '../../src/platform/embedded-db.ts'
@@ -19,7 +18,7 @@ import { addJob } from '../../src/platform/jobs.ts'
 import { BANK_SECRET } from '../collections/support.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { PROJECT_ROOT, RAIL_BIN } from '../support/cli.ts'
-import { expectExactlyOnce, instructionState, paymentParty, PAYMENT_KINDS, settle, startPayment, type PaymentKind, type PaymentParty } from '../support/payments.ts'
+import { expectExactlyOnce, instructionState, paymentParty, PAYMENT_KINDS, settle, startPayment, startPaymentWorkers, type PaymentKind, type PaymentParty } from '../support/payments.ts'
 import { startReceiver, type Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 
@@ -109,15 +108,8 @@ async function stoppedAt(kind: PaymentKind, failpoint: string): Promise<{ id: st
   return { id, process }
 }
 
-async function workers(): Promise<Runner> {
-  return startBackgroundWorkers({
-    pool: app.db.pool,
-    masterKey: app.masterKey,
-    concurrency: 4,
-    providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: BANK_SECRET },
-    events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
-    payments: SETTINGS,
-  })
+function workers(): Promise<Runner> {
+  return startPaymentWorkers(app, BANK_SECRET, SETTINGS, { concurrency: 4 })
 }
 
 describe.each(PAYMENT_KINDS)('%s', (kind) => {

@@ -5,7 +5,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Runner } from 'graphile-worker'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startBackgroundWorkers } from '../../src/app.ts'
 import { nuban } from '../../src/nip/nuban.ts'
 import { LIVE_SCHEDULE_DEFAULT, newInstruction, paymentSettings, SANDBOX_SCHEDULE_DEFAULT } from '../../src/payments/service.ts'
 import { loadConfig } from '../../src/platform/config.ts'
@@ -13,7 +12,7 @@ import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { runRail } from '../support/cli.ts'
 import { BANK_SECRET } from '../collections/support.ts'
-import { failNext, instructionState, PAYEE, paymentParty, settle, startPayment, type PaymentParty } from '../support/payments.ts'
+import { failNext, instructionState, PAYEE, paymentParty, settle, startPayment, startPaymentWorkers, type PaymentParty } from '../support/payments.ts'
 import { startReceiver, type Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 
@@ -27,14 +26,7 @@ let party: PaymentParty
 beforeAll(async () => {
   app = await startTestApp({ sandboxBankSecret: BANK_SECRET, payments: SETTINGS })
   hook = await startReceiver()
-  runner = await startBackgroundWorkers({
-    pool: app.db.pool,
-    masterKey: app.masterKey,
-    concurrency: 8,
-    providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: BANK_SECRET },
-    events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
-    payments: SETTINGS,
-  })
+  runner = await startPaymentWorkers(app, BANK_SECRET, SETTINGS)
   party = await paymentParty(app, hook.url)
 })
 afterAll(async () => {

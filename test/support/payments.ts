@@ -3,10 +3,13 @@
 // the bank per reference, one final state, one terminal callback, its hold posted or voided once,
 // and a ledger that verifies.
 import { randomUUID } from 'node:crypto'
+import type { Runner } from 'graphile-worker'
 import { expect } from 'vitest'
+import { startBackgroundWorkers } from '../../src/app.ts'
 import type { RailClient } from '../../src/client/index.ts'
 import type { PartnerCredentials } from '../../src/partners/service.ts'
 import { verifyLedger } from '../../src/ledger/verify.ts'
+import type { PaymentSettings } from '../../src/payments/service.ts'
 import { nuban } from '../../src/nip/nuban.ts'
 import { clearFailpoint, setFailpoint } from '../../src/platform/failpoints.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
@@ -25,6 +28,18 @@ export interface PaymentParty {
   credentials: PartnerCredentials
   partnerId: string
   walletId: string
+}
+
+/** Background workers on the test app's database and bank, with the given pipeline settings. */
+export function startPaymentWorkers(app: TestApp, bankSecret: string, settings: Partial<PaymentSettings>, options: { providerTimeoutMs?: number; concurrency?: number } = {}): Promise<Runner> {
+  return startBackgroundWorkers({
+    pool: app.db.pool,
+    masterKey: app.masterKey,
+    concurrency: options.concurrency ?? 8,
+    providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: bankSecret, timeoutMs: options.providerTimeoutMs },
+    events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
+    payments: settings,
+  })
 }
 
 /** A sandbox partner with a funded float and a funded wallet, its callbacks to `callbackUrl`. */
