@@ -11,17 +11,21 @@ export const ERROR_CATALOGUE = {
   capability_disabled: { status: 403, why: 'The provider has not been approved for the capability the operation needs; nothing was attempted.' },
   not_found: { status: 404, why: 'No such object for this caller (another partner\'s object is also "not found").' },
   idempotency_conflict: { status: 409, why: 'The reference was already used with a different request body.' },
+  request_in_progress: { status: 409, why: 'The first request with this reference is still being processed; retry after Retry-After for its stored result.' },
+  stale_request: { status: 409, why: 'A newer change to the same object was already applied; this signed request predates it and changed nothing.' },
   invalid_state: { status: 409, why: 'The object is not in a state that allows the operation.' },
   payload_too_large: { status: 413, why: 'The body exceeds the 1 MiB limit.' },
   unsupported_media_type: { status: 415, why: 'Bodies must be application/json.' },
   validation_error: { status: 422, why: 'The body, query or path violates the schema; details name each field.' },
   unsupported_currency: { status: 422, why: 'Only NGN is served.' },
   insufficient_funds: { status: 422, why: 'The available balance is smaller than the amount; nothing moved.' },
+  amount_above_limit: { status: 422, why: 'The amount exceeds the maximum of one instruction; nothing moved.' },
   refund_destination_unknown: { status: 422, why: 'An unmatched credit cannot be refunded: the bank gave no valid sender account; assign it instead.' },
   provider_unavailable: { status: 502, why: 'The provider gave no usable answer to a synchronous request; nothing was created, retry with the same reference.' },
   rate_limited: { status: 429, why: 'Too many requests; retry after the time in Retry-After.' },
   internal_error: { status: 500, why: 'A bug or an unexpected failure; the body carries the request id and no internals.' },
   service_unavailable: { status: 503, why: 'A dependency (the database) is unreachable; retry later.' },
+  overloaded: { status: 503, why: 'Rail is at capacity and refused the request before doing anything; retry after Retry-After.' },
 } as const satisfies Record<string, { status: number; why: string }>
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE
@@ -30,13 +34,16 @@ export class RailError extends Error {
   readonly code: ErrorCode
   readonly statusCode: number
   readonly details: Record<string, unknown> | undefined
+  /** Sent as the Retry-After header (whole seconds) when set: 429, 503 and request_in_progress. */
+  readonly retryAfterS: number | undefined
 
-  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>) {
+  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>, options: { retryAfterS?: number } = {}) {
     super(message)
     this.name = 'RailError'
     this.code = code
     this.statusCode = ERROR_CATALOGUE[code].status
     this.details = details
+    this.retryAfterS = options.retryAfterS
   }
 }
 

@@ -115,6 +115,7 @@ function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyR
   if (railError.code === 'internal_error') {
     request.log.error({ err: error }, 'unhandled error')
   }
+  if (railError.retryAfterS !== undefined) void reply.header('Retry-After', String(Math.max(1, Math.ceil(railError.retryAfterS))))
   void reply.code(railError.statusCode).send(errorBody(railError))
 }
 
