@@ -69,6 +69,8 @@ CREATE TABLE counterparties (
   created_at timestamp with time zone NOT NULL DEFAULT now(),
   updated_at timestamp with time zone NOT NULL DEFAULT now(),
   last_used_at timestamp with time zone,
+  signed_at_s bigint,
+  signed_hashes text[] NOT NULL DEFAULT '{}'::text[],
   CONSTRAINT counterparties_account_name_check CHECK (((length(account_name) >= 1) AND (length(account_name) <= 100))),
   CONSTRAINT counterparties_account_number_check CHECK ((account_number ~ '^[0-9]{10}$'::text)),
   CONSTRAINT counterparties_bank_code_check CHECK ((bank_code ~ '^[0-9]{3,6}$'::text)),
@@ -437,6 +439,8 @@ CREATE TABLE partners (
   callback_url text,
   created_at timestamp with time zone NOT NULL DEFAULT now(),
   updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  settings_signed_at_s bigint,
+  settings_signed_hashes text[] NOT NULL DEFAULT '{}'::text[],
   CONSTRAINT partners_callback_url_check CHECK ((length(callback_url) <= 2048)),
   CONSTRAINT partners_customer_class_check CHECK ((customer_class = ANY (ARRAY['government'::text, 'corporate'::text, 'fintech'::text, 'citizen'::text]))),
   CONSTRAINT partners_environment_check CHECK ((environment = ANY (ARRAY['sandbox'::text, 'live'::text]))),
@@ -521,6 +525,16 @@ CREATE TABLE providers (
   CONSTRAINT providers_adapter_check CHECK ((adapter = 'sandbox'::text)),
   CONSTRAINT providers_name_check CHECK ((name ~ '^[a-z][a-z0-9-]{1,31}$'::text)),
   CONSTRAINT providers_pkey PRIMARY KEY (name)
+);
+
+CREATE TABLE signed_requests (
+  partner_id uuid NOT NULL,
+  signature text NOT NULL,
+  response jsonb,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT signed_requests_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT signed_requests_pkey PRIMARY KEY (partner_id, signature),
+  CONSTRAINT signed_requests_signature_check CHECK ((length(signature) <= 128))
 );
 
 CREATE TABLE virtual_accounts (
