@@ -283,20 +283,12 @@ export class Deliverer {
         const finished = await deliveries.finishAttempt(tx, delivery.id, attemptNumber, { status: 'failed', error }, attempt)
         if (finished.finished) await this.afterFailure(tx, delivery, event, error, finished.next)
       } else {
-        const nextAttemptAt = new Date(Date.now() + this.retryDelayMs(attemptNumber, result))
+        const retryAfterMs = result.kind === 'answered' ? result.retryAfterMs : undefined
+        const nextAttemptAt = new Date(Date.now() + retryDelayMs(this.retryDelaysMs, attemptNumber, retryAfterMs))
         const finished = await deliveries.finishAttempt(tx, delivery.id, attemptNumber, { status: 'pending', error, nextAttemptAt }, attempt)
         if (finished.finished) await enqueueDelivery(tx, delivery.id, delivery.url, nextAttemptAt, RETRY_PRIORITY)
       }
     })
-  }
-
-  /** The wait after attempt `attemptNumber`: the schedule with ±10 % jitter, or the receiver's Retry-After on 429/503. */
-  private retryDelayMs(attemptNumber: number, result: AttemptResult): number {
-    if (result.kind === 'answered' && (result.statusCode === 429 || result.statusCode === 503) && result.retryAfterMs !== undefined) {
-      return result.retryAfterMs
-    }
-    const base = this.retryDelaysMs[attemptNumber - 1]!
-    return Math.round(base * (1 - JITTER_FRACTION + Math.random() * 2 * JITTER_FRACTION))
   }
 
   /** A delivery failed for good: record it where the partner can see it, and let the next one of the object go. */
@@ -311,6 +303,20 @@ export class Deliverer {
     })
     if (next) await enqueueDelivery(tx, next.id, next.url, next.nextAttemptAt)
   }
+}
+
+/**
+ * The wait after failed attempt `attemptNumber`: the schedule's delay with ±10 % jitter, or longer
+ * when the receiver's answer (any failure status) carried Retry-After — but never longer than the
+ * schedule's longest delay. A receiver may slow its retries down, within the schedule's bounds; it
+ * can neither hurry them (a 503 with `Retry-After: 7` once spent all ten attempts in 63 s) nor park
+ * a delivery beyond the schedule.
+ */
+export function retryDelayMs(retryDelaysMs: readonly number[], attemptNumber: number, retryAfterMs: number | undefined, random: () => number = Math.random): number {
+  const base = retryDelaysMs[attemptNumber - 1]!
+  const scheduledMs = Math.round(base * (1 - JITTER_FRACTION + random() * 2 * JITTER_FRACTION))
+  if (retryAfterMs === undefined) return scheduledMs
+  return Math.max(scheduledMs, Math.min(retryAfterMs, Math.max(...retryDelaysMs)))
 }
 
 function isSuccess(statusCode: number): boolean {

@@ -152,17 +152,6 @@ describe('with workers running', () => {
     await waitFor(async () => (await eventStatus(app.db.pool, third)) === 'delivered')
   })
 
-  it('honours Retry-After on 429', async () => {
-    const hook = await receiver()
-    hook.answer = (_request, index) => (index === 0 ? { status: 429, headers: { 'retry-after': '2' } } : { status: 200 })
-    const { credentials } = await partnerWithCallback(hook.url)
-    const eventId = await record(app.db.pool, { partnerId: credentials.partnerId })
-    await waitFor(async () => (await eventStatus(app.db.pool, eventId)) === 'delivered')
-    const [first, second] = hook.requests
-    // The schedule here would retry after 0.3 s; the receiver asked for 2 s.
-    expect(second!.receivedAt - first!.receivedAt).toBeGreaterThanOrEqual(1_900)
-  })
-
   it('does not follow redirects', async () => {
     const hook = await receiver()
     const elsewhere = await receiver()
@@ -314,5 +303,49 @@ describe('one attempt at a time, and the 10 s limit', () => {
     expect(attempts[0]).toEqual(expect.objectContaining({ status_code: null, error: 'no answer within 10000 ms' }))
     expect(attempts[1]).toEqual(expect.objectContaining({ status_code: 200 }))
     await stopWorkers()
+  })
+})
+
+describe("Retry-After, within the schedule's bounds", () => {
+  // Retries after 0.3 s, 0.3 s and 4 s (±10 %): the longest delay, 4 s, bounds any Retry-After.
+  const SCHEDULE: DeliverySettings = { allowLoopbackCallbacks: true, timeoutMs: 2_000, retryDelaysMs: [300, 300, 4_000] }
+  beforeAll(() => startWorkers(SCHEDULE))
+  afterAll(() => stopWorkers())
+
+  it('waits as long as a receiver asks when that is longer than the schedule (429, seconds)', async () => {
+    const hook = await receiver()
+    hook.answer = (_request, index) => (index === 0 ? { status: 429, headers: { 'retry-after': '2' } } : { status: 200 })
+    const { credentials } = await partnerWithCallback(hook.url)
+    const eventId = await record(app.db.pool, { partnerId: credentials.partnerId })
+    await waitFor(async () => (await eventStatus(app.db.pool, eventId)) === 'delivered')
+    const [first, second] = hook.requests
+    // The schedule would retry after 0.3 s; the receiver asked for 2 s.
+    expect(second!.receivedAt - first!.receivedAt).toBeGreaterThanOrEqual(1_900)
+  })
+
+  it('never retries sooner than the schedule because a receiver asked (503, Retry-After: 1)', async () => {
+    const hook = await receiver()
+    hook.answer = () => ({ status: 503, headers: { 'retry-after': '1' } })
+    const { credentials } = await partnerWithCallback(hook.url)
+    const eventId = await record(app.db.pool, { partnerId: credentials.partnerId })
+    await waitFor(async () => (await attemptsOf(app.db.pool, eventId)).length === 3, 20_000, 'three attempts')
+    // After the third attempt the schedule says 4 s (3.6 s at the least); the receiver's 1 s must not shorten it.
+    const { rows } = await app.db.pool.query<{ waited_ms: number }>(
+      `SELECT extract(epoch FROM d.next_attempt_at - a.started_at) * 1000 AS waited_ms
+         FROM event_deliveries d JOIN event_delivery_attempts a ON a.delivery_id = d.id AND a.attempt_number = 3
+        WHERE d.event_id = $1`,
+      [eventId],
+    )
+    expect(Number(rows[0]!.waited_ms)).toBeGreaterThanOrEqual(3_600)
+  })
+
+  it("asks no longer than the schedule's longest delay: a receiver asking for an hour (HTTP date) still gets every attempt", async () => {
+    const hook = await receiver()
+    hook.answer = () => ({ status: 503, headers: { 'retry-after': new Date(Date.now() + 3_600_000).toUTCString() } })
+    const { credentials } = await partnerWithCallback(hook.url)
+    const eventId = await record(app.db.pool, { partnerId: credentials.partnerId })
+    await waitFor(async () => (await eventStatus(app.db.pool, eventId)) === 'failed', 30_000, 'all four attempts made')
+    expect(hook.requests).toHaveLength(4)
+    expect((await attemptsOf(app.db.pool, eventId)).map((attempt) => attempt.status_code)).toEqual([503, 503, 503, 503])
   })
 })
