@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto'
 import { request as httpRequest } from 'undici'
 import { canonicalRequest, computeSignature, signRequest, TIMESTAMP_TOLERANCE_S } from '../client/signing.ts'
-import { nipOutcome } from '../nip/codes.ts'
+import { nipMessage, nipOutcome } from '../nip/codes.ts'
 import { constantTimeEqual } from '../platform/crypto.ts'
 import type { Pool } from '../platform/db.ts'
 import type { ProviderAccount, ProviderAdapter, ProviderCredit, ProviderOutcome, ProviderResult, ProviderWebhook } from './types.ts'
@@ -42,11 +42,15 @@ export class SandboxAdapter implements ProviderAdapter {
     this.#options = options
   }
 
-  async createWallet(request: { customerReference: string; accountName: string }): Promise<ProviderResult<ProviderAccount>> {
-    // Opening an account answers 201 with the account, not a NIP code.
-    const opened = (answer: CallAnswer): ProviderOutcome => (answer.ok && answer.httpStatus === 201 ? 'successful' : 'unknown')
-    const answer = await this.#call('create_wallet', request.customerReference, 'POST', '/accounts', { accountName: request.accountName }, opened)
+  async createWallet(request: { customerReference: string; accountName: string; reference?: string }): Promise<ProviderResult<ProviderAccount>> {
+    // Opening an account answers 201 with the account, not a NIP code; 409 when the opening
+    // reference opened an account for another request (in another name).
+    const taken = (answer: CallAnswer) => answer.ok && answer.httpStatus === 409
+    const opened = (answer: CallAnswer): ProviderOutcome => (answer.ok && answer.httpStatus === 201 ? 'successful' : taken(answer) ? 'failed' : 'unknown')
+    const asked = { accountName: request.accountName, ...(request.reference === undefined ? {} : { openingReference: request.reference }) }
+    const answer = await this.#call('create_wallet', request.reference ?? request.customerReference, 'POST', '/accounts', asked, opened)
     if (!answer.ok) return { outcome: 'unknown', error: answer.error }
+    if (taken(answer)) return { outcome: 'failed', responseCode: '26', responseMessage: nipMessage('26'), providerReference: null }
     const body = answer.body as unknown as ProviderAccount
     if (answer.httpStatus !== 201 || typeof body.accountNumber !== 'string') return { outcome: 'unknown', error: `unexpected answer ${answer.httpStatus}` }
     return {

@@ -44,8 +44,11 @@ export type ProviderWebhook = { kind: 'credit'; credit: ProviderCredit } | { kin
 
 /** Operations of a provider adapter that exist today; the interface grows with the features. */
 export interface ProviderAdapter {
-  /** Opens the account that backs a customer's wallet. */
-  createWallet(request: { customerReference: string; accountName: string }): Promise<ProviderResult<ProviderAccount>>
+  /**
+   * Opens the account that backs a customer's wallet. With a reference, once: asked again with it,
+   * the provider answers the account it opened (failed, 26, when that was for another request).
+   */
+  createWallet(request: { customerReference: string; accountName: string; reference?: string }): Promise<ProviderResult<ProviderAccount>>
   /** Merchant-initiated funding of a wallet account. */
   credit(request: MoveRequest & { accountNumber: string }): Promise<ProviderResult<null>>
   /** Spends from a wallet account (approval-gated). */

@@ -83,9 +83,20 @@ export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: Sandbox
       config,
       preValidation,
       preHandler,
-      schema: { tags: ['sandbox bank'], body: closedObject({ accountName: Type.String({ minLength: 1, maxLength: 100 }) }), response: { 201: AccountSchema, ...errorResponses() } },
+      schema: {
+        tags: ['sandbox bank'],
+        summary: "Open a customer's account; with an openingReference once (asked again: the same account; in another name: 409)",
+        body: closedObject({ accountName: Type.String({ minLength: 1, maxLength: 100 }), openingReference: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) }),
+        response: { 201: AccountSchema, ...errorResponses(409) },
+      },
     },
-    async (request, reply) => reply.code(201).send(await deps.bank.openAccount(request.body.accountName)),
+    async (request, reply) => {
+      const account = await deps.bank.openAccount(request.body.accountName, request.body.openingReference)
+      if (account === 'reference_taken') {
+        throw new RailError('idempotency_conflict', `openingReference ${request.body.openingReference} opened an account in another name`)
+      }
+      return reply.code(201).send(account)
+    },
   )
 
   app.get(

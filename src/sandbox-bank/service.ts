@@ -106,14 +106,32 @@ export class SandboxBank {
     this.bankCode = bankCode
   }
 
-  async openAccount(accountName: string): Promise<BankAccount> {
-    const serial = await this.#nextSerial()
-    const accountNumber = nuban(this.bankCode, serial)
+  /**
+   * Opens a customer's account. With an opening reference, once: asked again with it (a retry, a
+   * concurrent duplicate, a request whose answer was lost), the bank answers the account it opened
+   * — or `reference_taken` when that account was opened in another name (another request).
+   */
+  async openAccount(accountName: string, openingReference?: string): Promise<BankAccount | 'reference_taken'> {
+    const opened = (account: BankAccount) => (account.accountName === accountName ? account : 'reference_taken')
+    if (openingReference !== undefined) {
+      const existing = await this.#accountByOpeningReference(openingReference)
+      if (existing) return opened(existing)
+    }
+    const accountNumber = nuban(this.bankCode, await this.#nextSerial())
     const result = await this.#pool.query<AccountRow>(
-      `INSERT INTO sandbox_bank.accounts (account_number, bank_code, account_name, kind) VALUES ($1, $2, $3, 'customer') RETURNING ${ACCOUNT_COLUMNS}`,
-      [accountNumber, this.bankCode, accountName],
+      `INSERT INTO sandbox_bank.accounts (account_number, bank_code, account_name, kind, opening_reference) VALUES ($1, $2, $3, 'customer', $4)
+       ON CONFLICT ON CONSTRAINT accounts_one_per_opening_reference DO NOTHING
+       RETURNING ${ACCOUNT_COLUMNS}`,
+      [accountNumber, this.bankCode, accountName, openingReference ?? null],
     )
-    return toAccount(result.rows[0]!)
+    if (result.rows[0]) return toAccount(result.rows[0])
+    // A concurrent opening with the same reference committed first: its account is the answer.
+    return opened((await this.#accountByOpeningReference(openingReference!))!)
+  }
+
+  async #accountByOpeningReference(openingReference: string): Promise<BankAccount | undefined> {
+    const found = await this.#pool.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM sandbox_bank.accounts WHERE opening_reference = $1`, [openingReference])
+    return found.rows[0] && toAccount(found.rows[0])
   }
 
   async getAccount(accountNumber: string): Promise<BankAccount | undefined> {

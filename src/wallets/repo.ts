@@ -47,13 +47,16 @@ function toWallet(row: WalletRow): Wallet {
   }
 }
 
-export async function insertWallet(db: Queryable, wallet: Omit<Wallet, 'createdAt'>): Promise<Wallet> {
+/** The new wallet, or undefined when the partner's customer reference has one already (a concurrent creation committed first). */
+export async function insertWallet(db: Queryable, wallet: Omit<Wallet, 'createdAt'>): Promise<Wallet | undefined> {
   const result = await db.query<WalletRow>(
     `INSERT INTO wallets (id, partner_id, customer_reference, name, provider, currency, ledger_account_id, bank_code, account_number, request_hash)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+     ON CONFLICT ON CONSTRAINT wallets_one_per_customer_reference DO NOTHING
+     RETURNING ${COLUMNS}`,
     [wallet.id, wallet.partnerId, wallet.customerReference, wallet.name, wallet.provider, wallet.currency, wallet.ledgerAccountId, wallet.bankCode, wallet.accountNumber, wallet.requestHash],
   )
-  return toWallet(result.rows[0]!)
+  return result.rows[0] && toWallet(result.rows[0])
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i

@@ -1,11 +1,11 @@
 // Wallets (seed 000): creation at a provider and balances from the ledger.
-import { createAccount, getBalance } from '../ledger/service.ts'
-import { withKeyLock, type Pool, type Queryable } from '../platform/db.ts'
+import { createAccount, derivedId, getBalance } from '../ledger/service.ts'
+import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { requestHash } from '../platform/idempotency.ts'
 import type { ProviderRegistry } from '../providers/registry.ts'
-import { DEFAULT_PROVIDER, getProvider } from '../providers/service.ts'
+import { DEFAULT_PROVIDER, getProvider, type ProviderProfile } from '../providers/service.ts'
 import * as repo from './repo.ts'
 
 export type { Wallet } from './repo.ts'
@@ -32,46 +32,86 @@ export interface Created<T> {
 
 /**
  * Opens the customer's account at the provider and its ledger account, once per customer
- * reference. The provider is called inside the transaction that holds the reference's lock:
- * wallet creation is rare, and this way a concurrent duplicate waits and then replays, and a
- * failed provider call leaves nothing behind.
+ * reference. No transaction and no connection is held across the provider call: the provider is
+ * given an opening reference derived from the partner and the customer reference, and answers the
+ * same account however often it is asked with it (a retry, a concurrent duplicate, a request
+ * whose answer was lost). The wallet is then recorded in one short transaction; a concurrent
+ * duplicate that recorded it first is replayed. A failed provider call records nothing, and a
+ * retry with the same request completes the opening.
  */
 export async function createWallet(deps: WalletsDeps, partnerId: string, input: NewWallet, requestId?: string): Promise<Created<repo.Wallet>> {
   const hash = requestHash(input)
-  const providerName = input.provider ?? DEFAULT_PROVIDER
   const replay = (existing: repo.Wallet): Created<repo.Wallet> => {
     if (existing.requestHash !== hash) {
       throw new RailError('idempotency_conflict', `customerReference ${input.customerReference} was already used with a different request`, { walletId: existing.id })
     }
     return { value: existing, replayed: true }
   }
-  const existing = await repo.selectWalletByCustomerReference(deps.pool, partnerId, input.customerReference)
+  const stored = () => repo.selectWalletByCustomerReference(deps.pool, partnerId, input.customerReference)
+  const existing = await stored()
   if (existing) return replay(existing)
-  const provider = await getProvider(deps.pool, providerName).catch(() => {
-    throw new RailError('validation_error', `provider: unknown provider ${providerName}`, { fields: [{ field: 'provider', message: 'is not a known provider' }] })
+  const provider = await walletProvider(deps.pool, input.provider ?? DEFAULT_PROVIDER)
+  const opened = await deps.providers.adapterFor(provider, requestId).createWallet({
+    reference: openingReference(partnerId, input.customerReference),
+    customerReference: input.customerReference,
+    accountName: input.name,
   })
-  return withKeyLock(deps.pool, `wallet:${partnerId}:${input.customerReference}`, async (tx) => {
-    const raced = await repo.selectWalletByCustomerReference(tx, partnerId, input.customerReference)
-    if (raced) return replay(raced)
-    const opened = await deps.providers.adapterFor(provider, requestId).createWallet({ customerReference: input.customerReference, accountName: input.name })
-    if (opened.outcome !== 'successful') {
-      throw new RailError('provider_unavailable', `Provider ${provider.name} did not open the account; retry with the same customerReference`)
+  if (opened.outcome === 'failed' && opened.responseCode === '26') {
+    // The opening reference opened an account for another request with this customer reference.
+    const other = await stored()
+    if (other) return replay(other)
+    throw new RailError('idempotency_conflict', `customerReference ${input.customerReference} was already used with a different request; retry it as it was`)
+  }
+  if (opened.outcome !== 'successful') {
+    throw new RailError('provider_unavailable', `Provider ${provider.name} did not open the account; retry with the same customerReference`)
+  }
+  const recorded = await recordWallet(deps.pool, {
+    id: uuidv7(),
+    partnerId,
+    customerReference: input.customerReference,
+    name: input.name,
+    provider: provider.name,
+    currency: WALLET_CURRENCY,
+    bankCode: opened.value.bankCode,
+    accountNumber: opened.value.accountNumber,
+    requestHash: hash,
+  })
+  return recorded ? { value: recorded, replayed: false } : replay((await stored())!)
+}
+
+/** The reference under which the provider opens the account of a partner's customer: the same inputs, the same reference. */
+export function openingReference(partnerId: string, customerReference: string): string {
+  return derivedId(partnerId, `wallet:${customerReference}`)
+}
+
+/** The named provider; only a provider that does not exist is the caller's mistake (422), any other failure propagates. */
+async function walletProvider(pool: Pool, name: string): Promise<ProviderProfile> {
+  try {
+    return await getProvider(pool, name)
+  } catch (error) {
+    if (error instanceof RailError && error.code === 'not_found') {
+      throw new RailError('validation_error', `provider: unknown provider ${name}`, { fields: [{ field: 'provider', message: 'is not a known provider' }] })
     }
-    const ledgerAccountId = await createAccount(tx, { partnerId, currency: WALLET_CURRENCY, kind: 'wallet', debitsMustNotExceedCredits: true })
-    const wallet = await repo.insertWallet(tx, {
-      id: uuidv7(),
-      partnerId,
-      customerReference: input.customerReference,
-      name: input.name,
-      provider: provider.name,
-      currency: WALLET_CURRENCY,
-      ledgerAccountId,
-      bankCode: opened.value.bankCode,
-      accountNumber: opened.value.accountNumber,
-      requestHash: hash,
+    throw error
+  }
+}
+
+/** Throws to roll back a wallet's ledger account when another request recorded the wallet first. */
+class AlreadyRecorded extends Error {}
+
+/** The wallet and its ledger account, in one transaction; undefined when a concurrent creation recorded it first. */
+async function recordWallet(pool: Pool, wallet: Omit<repo.Wallet, 'createdAt' | 'ledgerAccountId'>): Promise<repo.Wallet | undefined> {
+  try {
+    return await withTransaction(pool, async (tx) => {
+      const ledgerAccountId = await createAccount(tx, { partnerId: wallet.partnerId, currency: WALLET_CURRENCY, kind: 'wallet', debitsMustNotExceedCredits: true })
+      const inserted = await repo.insertWallet(tx, { ...wallet, ledgerAccountId })
+      if (!inserted) throw new AlreadyRecorded()
+      return inserted
     })
-    return { value: wallet, replayed: false }
-  })
+  } catch (error) {
+    if (error instanceof AlreadyRecorded) return undefined
+    throw error
+  }
 }
 
 export async function findWallet(db: Queryable, partnerId: string, walletId: string): Promise<repo.Wallet> {
