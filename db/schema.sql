@@ -37,6 +37,7 @@ CREATE TABLE bank_instructions (
   created_at timestamp with time zone NOT NULL DEFAULT now(),
   state_changed_at timestamp with time zone NOT NULL DEFAULT now(),
   terminal_at timestamp with time zone,
+  accepted_at timestamp with time zone,
   CONSTRAINT bank_instructions_amount_kobo_check CHECK (((amount_kobo > 0) AND (amount_kobo <= '9007199254740991'::bigint))),
   CONSTRAINT bank_instructions_credit_account_number_check CHECK ((credit_account_number ~ '^[0-9]{10}$'::text)),
   CONSTRAINT bank_instructions_debit_account_number_check CHECK ((debit_account_number ~ '^[0-9]{10}$'::text)),

@@ -34,6 +34,8 @@ export interface Instruction {
   failureCode: string | null
   failureMessage: string | null
   resolution: Record<string, unknown> | null
+  /** When the bank first answered that it had the payment (in progress or done); null: it never did. */
+  acceptedAt: Date | null
   createdAt: Date
   terminalAt: Date | null
 }
@@ -67,13 +69,14 @@ interface Row {
   failure_code: string | null
   failure_message: string | null
   resolution: Record<string, unknown> | null
+  accepted_at: Date | null
   created_at: Date
   terminal_at: Date | null
 }
 
 const COLUMNS = `id, partner_id, owner_type, provider, operation, amount_kobo, narration, debit_account_number, credit_account_number, destination_bank_code,
   destination_account_number, name_check, expected_account_name, verified_account_name, state, send_attempts, last_sent_at, requery_attempts, requery_first_delay_ms,
-  deadline_at, next_attempt_at, lease_token, provider_reference, response_code, response_message, failure_code, failure_message, resolution, created_at, terminal_at`
+  deadline_at, next_attempt_at, lease_token, provider_reference, response_code, response_message, failure_code, failure_message, resolution, accepted_at, created_at, terminal_at`
 
 function toInstruction(row: Row): Instruction {
   return {
@@ -105,6 +108,7 @@ function toInstruction(row: Row): Instruction {
     failureCode: row.failure_code,
     failureMessage: row.failure_message,
     resolution: row.resolution,
+    acceptedAt: row.accepted_at,
     createdAt: row.created_at,
     terminalAt: row.terminal_at,
   }
@@ -218,6 +222,7 @@ export function instructionFromJson(json: Record<string, unknown>): Instruction 
     deadline_at: date(row.deadline_at)!,
     next_attempt_at: date(row.next_attempt_at)!,
     last_sent_at: date(row.last_sent_at),
+    accepted_at: date(row.accepted_at),
     created_at: date(row.created_at)!,
     terminal_at: date(row.terminal_at),
   })
@@ -265,6 +270,8 @@ export interface StepFields {
   /** When the pipeline next acts on it. */
   nextAttemptAt?: Date
   resolution?: Record<string, unknown>
+  /** The bank answered that it has the payment (in progress or done): recorded once, when first said. */
+  accepted?: boolean
 }
 
 /**
@@ -290,7 +297,8 @@ export async function writeStep(db: Queryable, id: string, token: string, next: 
             next_attempt_at = coalesce($13, next_attempt_at),
             resolution = coalesce($14::jsonb, resolution),
             lease_token = CASE WHEN $15 THEN NULL ELSE lease_token END,
-            lease_expires_at = CASE WHEN $15 THEN NULL ELSE lease_expires_at END
+            lease_expires_at = CASE WHEN $15 THEN NULL ELSE lease_expires_at END,
+            accepted_at = CASE WHEN $16 THEN coalesce(accepted_at, now()) ELSE accepted_at END
       WHERE id = $1 AND lease_token = $2 AND state NOT IN ('succeeded', 'failed') AND (state = $3 OR state = ANY ($4::text[]))
       RETURNING ${COLUMNS}`,
     [
@@ -309,6 +317,7 @@ export async function writeStep(db: Queryable, id: string, token: string, next: 
       fields.nextAttemptAt ?? null,
       fields.resolution ? JSON.stringify(fields.resolution) : null,
       release,
+      fields.accepted ?? false,
     ],
   )
   return rows[0] && toInstruction(rows[0])

@@ -26,7 +26,7 @@ import { getProvider } from '../providers/service.ts'
 import type { ProviderAdapter, ProviderResult } from '../providers/types.ts'
 import * as repo from './repo.ts'
 import type { PaymentSettings } from './settings.ts'
-import { WORKABLE, type InstructionState } from './states.ts'
+import { isFinal, WORKABLE, type InstructionState } from './states.ts'
 
 export type { Instruction, NewInstruction, OwnerType, Operation } from './repo.ts'
 export type { InstructionState } from './states.ts'
@@ -213,6 +213,7 @@ async function send(step: Step, instruction: repo.Instruction): Promise<repo.Ins
 /** A requery: what the bank did with the reference. */
 async function ask(step: Step, instruction: repo.Instruction): Promise<repo.Instruction | undefined> {
   const result = await step.adapter.requery(instruction.id)
+  await failpoint('payments.after_requery', { id: instruction.id }) // the bank's answer in hand, nothing written
   return decide(step, { ...instruction, requeryAttempts: instruction.requeryAttempts + 1 }, result, 'requery')
 }
 
@@ -249,11 +250,13 @@ async function decide(step: Step, instruction: repo.Instruction, result: Provide
       ? { requeryAttempts: instruction.requeryAttempts }
       : { requeryAttempts: instruction.requeryAttempts, providerReference: result.providerReference || null, responseCode: result.responseCode, responseMessage: result.responseMessage }
   const meaning = meaningOf(result)
-  if (meaning === 'succeeded') return write(step, instruction, { next: 'succeeded', fields: answer, release: true, progress: 'succeeded' })
+  if (meaning === 'succeeded') return write(step, instruction, { next: 'succeeded', fields: { ...answer, accepted: true }, release: true, progress: 'succeeded' })
   if (meaning === 'failed') return fail(step, instruction, 'provider_declined', result.outcome === 'unknown' ? '' : result.responseMessage, answer)
   const sending = instruction.state === 'sending'
-  if (meaning === 'not_found' && call === 'requery' && sending) return notReceived(step, instruction, answer)
-  if (meaning === 'in_progress') return later(step, instruction, sending ? 'sent' : instruction.state, answer, sending ? 'accepted' : undefined)
+  // Its sends may never have reached the bank: it is `sending`, or `unknown` without the bank ever having had it.
+  const neverHad = sending || (instruction.state === 'unknown' && instruction.acceptedAt === null)
+  if (meaning === 'not_found' && call === 'requery' && neverHad) return notReceived(step, instruction, answer)
+  if (meaning === 'in_progress') return later(step, instruction, sending ? 'sent' : instruction.state, { ...answer, accepted: true }, sending ? 'accepted' : undefined)
   // No answer (or "no record" of a send the bank accepted, which proves nothing): ask again later.
   return later(step, instruction, instruction.state, answer, sending ? 'no_answer' : undefined)
 }
@@ -309,9 +312,14 @@ async function write(step: Step, instruction: repo.Instruction, change: Omit<Ste
   const written = deps.writer ? await deps.writer.run(stepWrite) : (await withTransaction(deps.pool, (tx) => writeSteps(deps, tx, [stepWrite])))[0]
   if (!written) {
     // A late, duplicate or contradicting answer: the instruction moved on (another worker, an
-    // operator) or this worker's lease ran out. Nothing changes; it is logged.
+    // operator) or this worker's lease ran out. Nothing changes; it is logged — a warning when the
+    // answer would have changed it, a note when it only repeats the final state it found.
     const current = await repo.selectInstruction(deps.pool, instruction.id)
-    deps.log('warn', `payment ${instruction.id}: ${change.next} not applied; it is ${current?.state ?? 'gone'}${current?.leaseToken && current.leaseToken !== step.token ? ', held by another worker' : ''}`)
+    const repeats = current !== undefined && current.state === change.next && isFinal(current.state)
+    deps.log(
+      repeats ? 'info' : 'warn',
+      `payment ${instruction.id}: ${change.next} not applied; it is ${current?.state ?? 'gone'}${current?.leaseToken && current.leaseToken !== step.token ? ', held by another worker' : ''}`,
+    )
   }
   return written
 }

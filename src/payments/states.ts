@@ -11,8 +11,9 @@ export const NEXT: Record<InstructionState, readonly InstructionState[]> = {
   sending: ['sending', 'sent', 'succeeded', 'failed', 'unknown'],
   // The bank has it in progress: requery until a final code, or the deadline.
   sent: ['succeeded', 'failed', 'unknown'],
-  // The schedule ran out: a later requery or an operator's decision with evidence settles it.
-  unknown: ['succeeded', 'failed'],
+  // The schedule ran out: a later requery or an operator's decision with evidence settles it. A
+  // requery that finds no record of an instruction the bank never had sends it again (sending).
+  unknown: ['sending', 'succeeded', 'failed'],
   succeeded: [],
   failed: [],
 }
