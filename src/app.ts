@@ -33,9 +33,12 @@ import { sandboxBankTasks } from './sandbox-bank/jobs.ts'
 import { registerSandboxBankRoutes } from './sandbox-bank/routes.ts'
 import { SandboxBank } from './sandbox-bank/service.ts'
 import { systemClock, type Clock } from './platform/clock.ts'
+import { SANDBOX_BANK_POOL_MAX } from './platform/connections.ts'
 import { createPool, type Pool, type Tx } from './platform/db.ts'
 import { registerHealthRoutes } from './platform/health.ts'
-import { createHttpServer, type HttpServer } from './platform/http.ts'
+import { admissionLimitsFor, AdmissionGate, installAdmission, type AdmissionLimits } from './platform/admission.ts'
+import { createHttpServer, type HttpServer, type HttpTimeouts } from './platform/http.ts'
+import { installRateLimits, PARTNER_RPS_DEFAULT, UNAUTHENTICATED_RPS_DEFAULT, type RateLimits } from './platform/rate-limit.ts'
 import { startWorkers } from './platform/jobs.ts'
 import { installMetrics } from './platform/metrics.ts'
 import { ErrorBodySchema } from './platform/schemas.ts'
@@ -57,13 +60,22 @@ export interface AppDeps {
   allowLoopbackCallbacks?: boolean
   /** The payment pipeline's requery schedules, lease and send bound (tests shorten them). */
   payments?: Partial<PaymentSettings>
+  /** Slow clients are cut off after these (tests shorten them). */
+  httpTimeouts?: HttpTimeouts
+  /** Requests admitted at once and queued; derived from the pool's size when absent. */
+  admission?: AdmissionLimits
+  /** Per-partner and per-IP request rates (RAIL_RATE_LIMIT_RPS, RAIL_RATE_LIMIT_UNAUTHENTICATED_RPS). */
+  rateLimits?: RateLimits
 }
 
 export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   const clock = deps.clock ?? systemClock
-  const app = createHttpServer(deps.logger ?? false)
+  const app = createHttpServer(deps.logger ?? false, deps.httpTimeouts)
+  // First of all hooks: a request that cannot be served soon is refused before anything is read.
+  installAdmission(app, new AdmissionGate(deps.admission ?? admissionLimitsFor(deps.pool.options.max)))
   await registerOpenApi(app)
-  installAuthentication(app, { pool: deps.pool, masterKey: deps.masterKey, clock })
+  const rateLimiter = await installRateLimits(app, deps.rateLimits ?? { partnerRps: PARTNER_RPS_DEFAULT, unauthenticatedRps: UNAUTHENTICATED_RPS_DEFAULT })
+  installAuthentication(app, { pool: deps.pool, masterKey: deps.masterKey, clock, onFailure: rateLimiter.countUnauthenticated })
   installMetrics(app)
   registerHealthRoutes(app, deps.pool)
   const allowLoopbackCallbacks = deps.allowLoopbackCallbacks ?? false
@@ -97,9 +109,6 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   await app.ready()
   return app
 }
-
-/** Connections of the mounted sandbox bank, on the same database as Rail's pool. */
-const SANDBOX_BANK_POOL_MAX = 8
 
 function sandboxBankPool(pool: Pool): Pool {
   const connectionString = (pool as Pool & { options: { connectionString?: string } }).options.connectionString

@@ -9,8 +9,9 @@ import { buildApi, startBackgroundWorkers } from './app.ts'
 import { loadFailpoints } from './platform/failpoints.ts'
 import { createPartner, getPartner, type PartnerCredentials } from './partners/service.ts'
 import type { Config } from './platform/config.ts'
+import { checkConnectionBudget, connectionBudget, workerPoolMax, type ConnectionBudget } from './platform/connections.ts'
 import { openDatabase, type OpenDatabase } from './platform/database-runtime.ts'
-import type { Pool } from './platform/db.ts'
+import { createPool, type Pool } from './platform/db.ts'
 import { randomBase62 } from './platform/crypto.ts'
 import { readOrCreateSecretFile, recordApiUrl } from './platform/embedded-db.ts'
 import type { HttpServer } from './platform/http.ts'
@@ -39,14 +40,20 @@ export async function runRoles(config: Config, roles: Roles): Promise<void> {
   const database = await openDatabase(config, 'own')
   let api: HttpServer | undefined
   let workers: Runner | undefined
+  let workerPool: Pool | undefined
   const shutdown = installShutdown(async () => {
     await api?.close()
     await workers?.stop()
+    await workerPool?.end()
     await database.close()
   })
+  let budget: ConnectionBudget
   try {
     if (roles.ownDatabase) await migrateDatabase(database.pool)
     const sandboxBank = sandboxBankSettings(config, roles)
+    budget = connectionBudget({ ...roles, sandboxBank: sandboxBank !== undefined }, config)
+    const checked = await checkConnectionBudget(database.pool, budget)
+    if (checked.warning) console.error(`rail: warning: ${checked.warning}`)
     // The sandbox bank is reached over HTTP even when it is mounted here; its address is known once listening.
     let ownUrl = ''
     const providers = sandboxBank && { sandboxBankUrl: () => config.sandboxBankUrl ?? ownUrl, sandboxBankSecret: sandboxBank.secret }
@@ -64,8 +71,11 @@ export async function runRoles(config: Config, roles: Roles): Promise<void> {
       ownUrl = baseUrl(api, config)
     }
     if (roles.worker) {
+      // Workers have a pool of their own, one connection per concurrent job and graphile-worker's
+      // own: a job never waits for a connection, and API requests never wait behind jobs.
+      workerPool = createPool(database.url, workerPoolMax(config.workerConcurrency), 'rail-worker')
       workers = await startBackgroundWorkers({
-        pool: database.pool,
+        pool: workerPool,
         masterKey,
         concurrency: config.workerConcurrency,
         providers,
@@ -79,7 +89,7 @@ export async function runRoles(config: Config, roles: Roles): Promise<void> {
     throw error
   }
   const sandbox = roles.ownDatabase && !config.production ? await ensureSandboxPartner(config, database.pool, masterKey) : undefined
-  printBanner(config, database, roles, api, sandbox)
+  printBanner(config, database, roles, api, sandbox, budget)
 }
 
 /** The workers' warnings and errors (a late bank answer, a failed step), one JSON line each on stderr. */
@@ -170,7 +180,7 @@ async function ensureSandboxPartner(config: Config, pool: Pool, masterKey: Buffe
   }
 }
 
-function printBanner(config: Config, database: OpenDatabase, roles: Roles, api: HttpServer | undefined, sandbox: PartnerCredentials | undefined): void {
+function printBanner(config: Config, database: OpenDatabase, roles: Roles, api: HttpServer | undefined, sandbox: PartnerCredentials | undefined, budget: ConnectionBudget): void {
   const lines = ['', 'Rail is running']
   if (api) {
     const url = baseUrl(api, config)
@@ -178,6 +188,7 @@ function printBanner(config: Config, database: OpenDatabase, roles: Roles, api: 
   }
   lines.push(`  Database  ${database.description}`)
   if (roles.worker) lines.push(`  Workers   ${config.workerConcurrency} concurrent jobs`)
+  lines.push(`  Connections  ${budget.total} to PostgreSQL (API ${budget.api}, sandbox bank ${budget.sandboxBank}, workers ${budget.workers})`)
   if (sandbox) {
     lines.push(
       '',

@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import { assertSandboxPartner } from '../partners/service.ts'
-import { notFound, RailError } from '../platform/errors.ts'
+import { notFound, onNotFound, RailError } from '../platform/errors.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { closedObject, errorResponses } from '../platform/schemas.ts'
 import { getProvider } from '../providers/service.ts'
@@ -62,7 +62,9 @@ export function registerInboundCreditRoutes(app: HttpServer, deps: InboundDeps):
   app.post(
     '/providers/:provider/webhooks',
     {
-      config: { auth: 'none' }, // the provider signs; the adapter verifies with the provider's secret
+      // The provider signs; the adapter verifies with the provider's secret. Not rate-limited by IP:
+      // a bank announces credits as fast as they come.
+      config: { auth: 'none', rateLimit: false },
       schema: {
         tags: ['providers'],
         summary: "A provider's signed notice of an inbound credit: stored once per session id, then applied by a job",
@@ -71,9 +73,7 @@ export function registerInboundCreditRoutes(app: HttpServer, deps: InboundDeps):
       },
     },
     async (request) => {
-      const provider = await getProvider(deps.pool, request.params.provider).catch(() => {
-        throw notFound('Provider')
-      })
+      const provider = await getProvider(deps.pool, request.params.provider).catch(onNotFound(() => notFound('Provider')))
       const read = deps.providers.adapterFor(provider).readWebhook({
         pathWithQuery: request.raw.url ?? '',
         headers: request.headers,

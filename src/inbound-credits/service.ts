@@ -15,7 +15,7 @@ import { submitOutboundInTransaction, type OutboundDeps, type OutboundTransfer }
 import { getPartner, type Partner } from '../partners/service.ts'
 import { lockIntentOfAccount, recordIntentCredit, type IntentOwnerType, type PaymentIntent } from '../payment-intents/service.ts'
 import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
-import { fieldError, notFound, RailError } from '../platform/errors.ts'
+import { fieldError, notFound, onNotFound, RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { addJob } from '../platform/jobs.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
@@ -307,9 +307,9 @@ export async function resolveUnmatched(deps: InboundDeps, caller: { partner: Par
       // The target account's lock, then the credit's. (The apply job locks a credit before its
       // account, but only a received one; triage locks only unmatched ones: no cycle.)
       const trackingId = typeof resolution.target === 'string' ? resolution.target : resolution.target.trackingId
-      const target = await getAccount(tx, partnerId, trackingId, ['payment_intent', 'persistent', 'fbo']).catch(() => {
-        throw fieldError('target', 'is not a tracking id of one of your virtual accounts')
-      })
+      const target = await getAccount(tx, partnerId, trackingId, ['payment_intent', 'persistent', 'fbo']).catch(
+        onNotFound(() => fieldError('target', 'is not a tracking id of one of your virtual accounts')),
+      )
       await lockById(tx, target.id)
       const credit = await lockUnmatched(tx, id)
       return assign(deps, tx, credit, (await selectAccountById(tx, target.id))!)

@@ -1,13 +1,15 @@
-// Request authentication (DESIGN §7). Every route declares its scheme in `config.auth`; the hook
-// runs before validation, so an unauthenticated caller learns nothing about its body and no
-// handler (hence no table) is ever reached. Every failure gives the same 401 body.
-import type { FastifyRequest } from 'fastify'
+// Request authentication (DESIGN §7). Every route declares its scheme in `config.auth`. The
+// credential is checked when the request arrives, before its body is read, and the signature once
+// the body is in, before validation: an unauthenticated caller learns nothing about its body (no
+// 413, 415 or 422) and no handler (hence no table) is ever reached. Every failure gives the same
+// 401 body.
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { canonicalRequest, computeSignature, TIMESTAMP_TOLERANCE_S } from '../client/signing.ts'
 import type { Clock } from '../platform/clock.ts'
 import { constantTimeEqual, sha256Hex } from '../platform/crypto.ts'
 import type { Pool } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
-import { assertJsonParsed, type HttpServer } from '../platform/http.ts'
+import { assertRequestInput, type HttpServer } from '../platform/http.ts'
 import { CredentialCache } from './credential-cache.ts'
 import { findByEscrowApiKey, findSigningKey, type AuthenticatedPartner, type FoundCredential } from './service.ts'
 
@@ -21,6 +23,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated caller; set on every route whose scheme is not 'none'. */
     caller: AuthenticatedPartner | undefined
+    /** A signed request's credential, found before its body is read; the signature is checked after. */
+    signingKey: SigningKey | undefined
   }
 }
 
@@ -38,23 +42,57 @@ interface AuthDeps {
   credentials: CredentialCache<FoundCredential & { signingSecret?: string }>
 }
 
-export function installAuthentication(app: HttpServer, options: { pool: Pool; masterKey: Buffer; clock: Clock }): void {
+export interface AuthenticationOptions {
+  pool: Pool
+  masterKey: Buffer
+  clock: Clock
+  /** Told of every failed authentication before the 401 (a rate limit per client may refuse it instead). */
+  onFailure?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+}
+
+export function installAuthentication(app: HttpServer, options: AuthenticationOptions): void {
   const deps: AuthDeps = { ...options, credentials: new CredentialCache(options.pool) }
+  const onFailure = options.onFailure ?? (async () => {})
   deps.credentials.start()
   app.addHook('onClose', async () => deps.credentials.stop())
   app.decorateRequest('caller', undefined)
+  app.decorateRequest('signingKey', undefined)
   app.addHook('onRoute', (route) => {
     const auth = route.config?.auth
     if (auth === undefined && PROTECTED_PREFIXES.some((prefix) => route.url.startsWith(prefix))) {
       throw new Error(`route ${route.method} ${route.url} declares no auth scheme`)
     }
   })
-  app.addHook('preValidation', async (request) => {
+  // Credentials are checked before the body is read: an unauthenticated caller gets 401 before
+  // any 413 or 415, and its body is never parsed. The signature covers the body, so it is checked
+  // once the body is in (preValidation), before any schema or handler sees it.
+  app.addHook('onRequest', async (request, reply) => {
     const scheme = request.routeOptions.config.auth ?? 'none'
-    if (scheme === 'signature') request.caller = await authenticateSignature(request, deps)
-    if (scheme === 'api-key') request.caller = await authenticateApiKey(request, deps)
-    assertJsonParsed(request)
+    await failingThrough(request, reply, onFailure, async () => {
+      if (scheme === 'signature') request.signingKey = await findSignatureCredential(request, deps)
+      if (scheme === 'api-key') request.caller = await authenticateApiKey(request, deps)
+    })
   })
+  app.addHook('preValidation', async (request, reply) => {
+    if (request.signingKey) {
+      const key = request.signingKey
+      await failingThrough(request, reply, onFailure, async () => {
+        request.caller = verifySignature(request, key)
+      })
+    }
+    request.rateLimitPartnerId = request.caller?.partner.id
+    assertRequestInput(request)
+  })
+}
+
+/** Runs one authentication step; a failure is reported to onFailure (which may throw instead) and rethrown. */
+async function failingThrough(request: FastifyRequest, reply: FastifyReply, onFailure: NonNullable<AuthenticationOptions['onFailure']>, step: () => Promise<void>): Promise<void> {
+  try {
+    await step()
+  } catch (error) {
+    if (error instanceof RailError && error.code === 'unauthorized') await onFailure(request, reply)
+    throw error
+  }
 }
 
 function unauthorized(request: FastifyRequest, reason: string): RailError {
@@ -63,7 +101,14 @@ function unauthorized(request: FastifyRequest, reason: string): RailError {
   return new RailError('unauthorized', 'Missing or invalid credentials')
 }
 
-async function authenticateSignature(request: FastifyRequest, deps: AuthDeps): Promise<AuthenticatedPartner> {
+/** The signed request's credential, its headers well-formed and its timestamp fresh; the signature is checked later. */
+interface SigningKey {
+  found: FoundCredential & { signingSecret: string }
+  timestamp: string
+  signature: string
+}
+
+async function findSignatureCredential(request: FastifyRequest, deps: AuthDeps): Promise<SigningKey> {
   const keyId = singleHeader(request, 'x-rail-key-id')
   const timestamp = singleHeader(request, 'x-rail-timestamp')
   const signature = singleHeader(request, 'x-rail-signature')
@@ -76,11 +121,15 @@ async function authenticateSignature(request: FastifyRequest, deps: AuthDeps): P
 
   const found = await deps.credentials.get(`signing:${keyId}`, () => findSigningKey(deps.pool, deps.masterKey, keyId))
   if (!found?.signingSecret) throw unauthorized(request, 'unknown, expired or revoked key id')
+  return { found: { ...found, signingSecret: found.signingSecret }, timestamp, signature }
+}
+
+function verifySignature(request: FastifyRequest, key: SigningKey): AuthenticatedPartner {
   // request.raw.url is the path and query exactly as the client sent them.
-  const canonical = canonicalRequest(Number(timestamp), request.method, request.raw.url ?? '', request.rawBody ?? '')
-  const expected = computeSignature(found.signingSecret, canonical)
-  if (!constantTimeEqual(expected, signature)) throw unauthorized(request, 'signature mismatch')
-  return { partner: found.partner, credentialId: found.credentialId }
+  const canonical = canonicalRequest(Number(key.timestamp), request.method, request.raw.url ?? '', request.rawBody ?? '')
+  const expected = computeSignature(key.found.signingSecret, canonical)
+  if (!constantTimeEqual(expected, key.signature)) throw unauthorized(request, 'signature mismatch')
+  return { partner: key.found.partner, credentialId: key.found.credentialId }
 }
 
 async function authenticateApiKey(request: FastifyRequest, deps: AuthDeps): Promise<AuthenticatedPartner> {

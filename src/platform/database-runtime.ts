@@ -6,6 +6,8 @@ import { findRunningEmbeddedDatabase, startEmbeddedDatabase, type EmbeddedDataba
 
 export interface OpenDatabase {
   pool: Pool
+  /** The connection URL, for a process that needs a second pool (its workers', say). */
+  url: string
   /** Where the data lives, for humans. */
   description: string
   /** Set when this process started the embedded server and must stop it. */
@@ -27,18 +29,19 @@ export async function openDatabase(config: Config, mode: 'own' | 'share', poolMa
   if (config.databaseUrl) {
     const pool = createPool(config.databaseUrl, poolMax)
     await assertReachable(pool, config.databaseUrl)
-    return { pool, description: `PostgreSQL at ${redactUrl(config.databaseUrl)}`, embedded: undefined, close: () => pool.end() }
+    return { pool, url: config.databaseUrl, description: `PostgreSQL at ${redactUrl(config.databaseUrl)}`, embedded: undefined, close: () => pool.end() }
   }
   const running = mode === 'share' ? findRunningEmbeddedDatabase(config.dataDir) : undefined
   if (running) {
     const pool = createPool(running, poolMax)
     await assertReachable(pool, running)
-    return { pool, description: `the embedded PostgreSQL of the running Rail (${config.dataDir})`, embedded: undefined, close: () => pool.end() }
+    return { pool, url: running, description: `the embedded PostgreSQL of the running Rail (${config.dataDir})`, embedded: undefined, close: () => pool.end() }
   }
   const embedded = await startEmbeddedDatabase(config.dataDir, { persistent: true })
   const pool = createPool(embedded.databaseUrl, poolMax)
   return {
     pool,
+    url: embedded.databaseUrl,
     description: `embedded PostgreSQL in ${config.dataDir}/pgdata`,
     embedded,
     async close() {

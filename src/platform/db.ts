@@ -135,6 +135,26 @@ export async function transactionOnce<T>(pool: Pool, work: (tx: Tx) => Promise<T
   }
 }
 
+/**
+ * SQLSTATEs of a database that is there but cannot serve now: too many connections, starting up
+ * or shutting down, a statement cancelled by its timeout, the server crashed or restarting.
+ */
+const UNAVAILABLE_SQLSTATES = new Set(['53300', '57P01', '57P02', '57P03', '57014', '08000', '08003', '08006'])
+const UNAVAILABLE_NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN'])
+
+/**
+ * True when the error is the database being busy or away, not a bug or a rule: the pool's wait for
+ * a connection ran out, a connection broke, the server refused or cancelled. Such an error is
+ * answered 503 with Retry-After, never 500 and never as a validation error.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false
+  const code = (error as { code?: string }).code ?? ''
+  if (UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_NETWORK_CODES.has(code)) return true
+  // node-postgres' own messages carry no code.
+  return /timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|Cannot use a pool after calling end/i.test(error.message)
+}
+
 /** A one-line reason for a connection failure, for start-up messages. */
 export function describeConnectionError(error: unknown): string {
   if (error instanceof Error) {

@@ -65,6 +65,17 @@ export function fieldError(field: string, message: string): RailError {
   return new RailError('validation_error', `${field}: ${message}`, { fields: [{ field, message }] })
 }
 
+/**
+ * For `.catch()` on a look-up: its not_found becomes the caller's own error (a validation error
+ * naming the field, say); any other failure — the database busy or away — passes unchanged, so
+ * that an outage is never reported as bad input.
+ */
+export function onNotFound(replacement: () => RailError): (error: unknown) => never {
+  return (error) => {
+    throw error instanceof RailError && error.code === 'not_found' ? replacement() : error
+  }
+}
+
 export function notFound(what: string): RailError {
   return new RailError('not_found', `${what} not found`)
 }

@@ -15,10 +15,32 @@ import Fastify, {
   type RawServerDefault,
 } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { errorBody, RailError } from './errors.ts'
+import { OVERLOADED_RETRY_AFTER_S } from './admission.ts'
+import { isDatabaseUnavailable } from './db.ts'
+import { errorBody, fieldError, RailError } from './errors.ts'
 
 /** Bodies above this many bytes are refused with 413 before they are read in full. */
 export const BODY_LIMIT_BYTES = 1024 * 1024
+/**
+ * Path parameters up to this length reach the route's schema, which names the parameter in a 422;
+ * a longer one is refused by the router (also a 422, naming the path).
+ */
+const PATH_PARAMETER_MAX_CHARS = 2_048
+
+/** How long a client may take to send its headers, and its whole request, before it is cut off. */
+export interface HttpTimeouts {
+  headersTimeoutMs: number
+  requestTimeoutMs: number
+}
+
+/**
+ * A slow client (slowloris) must not hold a connection: headers within 10 s, the whole request
+ * (a 1 MiB body at a modest 50 KiB/s) within 30 s. Node checks open connections against these
+ * every CONNECTIONS_CHECK_MS.
+ */
+export const HTTP_TIMEOUTS_DEFAULT: HttpTimeouts = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 }
+const CONNECTIONS_CHECK_MS_MAX = 1_000
+
 /** A caller-supplied X-Request-Id is kept only if it looks like an id. */
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/
 /** Each field of a validation failure is named; more than this many is noise. */
@@ -35,7 +57,7 @@ declare module 'fastify' {
 
 export type HttpServer = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>
 
-export function createHttpServer(logger: FastifyServerOptions['logger']): HttpServer {
+export function createHttpServer(logger: FastifyServerOptions['logger'], timeouts: HttpTimeouts = HTTP_TIMEOUTS_DEFAULT): HttpServer {
   const app = Fastify({
     logger,
     bodyLimit: BODY_LIMIT_BYTES,
@@ -44,7 +66,20 @@ export function createHttpServer(logger: FastifyServerOptions['logger']): HttpSe
       return typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID()
     },
     // Route paths are matched exactly as written; a trailing slash is another path.
-    routerOptions: { ignoreTrailingSlash: false },
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: PATH_PARAMETER_MAX_CHARS },
+    requestTimeout: timeouts.requestTimeoutMs,
+    http: {
+      headersTimeout: timeouts.headersTimeoutMs,
+      connectionsCheckingInterval: Math.min(CONNECTIONS_CHECK_MS_MAX, timeouts.headersTimeoutMs),
+    },
+    // The router's own refusals (a malformed URL, an over-long parameter) in Rail's error body.
+    frameworkErrors: (error, request, reply) => {
+      const railError =
+        error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? fieldError('path', `a path parameter exceeds ${PATH_PARAMETER_MAX_CHARS} characters`)
+          : new RailError('bad_request', 'The request URL is malformed')
+      void (reply as FastifyReply).header('X-Request-Id', request.id).code(railError.statusCode).send(errorBody(railError))
+    },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   installValidators(app)
@@ -103,13 +138,6 @@ function installJsonParser(app: FastifyInstance): void {
   })
 }
 
-/** Throws invalid_json when the body could not be parsed. Runs after authentication. */
-export function assertJsonParsed(request: FastifyRequest): void {
-  if (request.jsonParseError) {
-    throw new RailError('invalid_json', `Malformed JSON body: ${request.jsonParseError.message}`)
-  }
-}
-
 function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const railError = toRailError(error, request)
   if (railError.code === 'internal_error') {
@@ -121,6 +149,10 @@ function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyR
 
 function toRailError(error: FastifyError, request: FastifyRequest): RailError {
   if (error instanceof RailError) return error
+  if (isDatabaseUnavailable(error)) {
+    request.log.warn({ err: error }, 'database unavailable')
+    return new RailError('overloaded', 'Rail could not reach its database in time; retry shortly', undefined, { retryAfterS: OVERLOADED_RETRY_AFTER_S })
+  }
   if (error.validation) return validationError(error.validation as ErrorObject[], error.validationContext ?? 'body')
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -141,6 +173,68 @@ function toRailError(error: FastifyError, request: FastifyRequest): RailError {
 export interface FieldIssue {
   field: string
   message: string
+}
+
+/**
+ * The checks every request's input passes before any schema or handler sees it; they run after
+ * authentication. The body must be well-formed JSON and, when present, an object (every route
+ * takes an object; `null` or `[]` is never a request). No string anywhere — body, query or path —
+ * may hold what PostgreSQL cannot store or what has no business in a request (see stringIssue).
+ */
+export function assertRequestInput(request: FastifyRequest): void {
+  if (request.jsonParseError) {
+    throw new RailError('invalid_json', `Malformed JSON body: ${request.jsonParseError.message}`)
+  }
+  const body = request.body
+  if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) {
+    throw fieldError('body', 'must be a JSON object')
+  }
+  const issues: FieldIssue[] = []
+  collectStringIssues(body, '', issues)
+  // Query and path parameters are named bare, as their schemas' errors name them.
+  collectStringIssues(request.query, '', issues)
+  collectStringIssues(request.params, '', issues)
+  if (issues.length > 0) {
+    throw new RailError('validation_error', issues.map((issue) => `${issue.field}: ${issue.message}`).join('; '), { fields: issues })
+  }
+}
+
+/**
+ * Control characters are refused in every string: NUL cannot be stored in PostgreSQL text at all,
+ * and the others (C0, DEL, C1) have no business in a reference, a name or an account number and
+ * break logs, CSV and bank files downstream. Free text written by people (a description, a note)
+ * may hold tabs and line breaks. A lone UTF-16 surrogate is not a character: stored, it would
+ * become U+FFFD and two different references would collide.
+ */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/
+// eslint-disable-next-line no-control-regex -- as above, less tab, line feed and carriage return
+const CONTROL_CHARACTERS_BUT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/
+/** Fields people write sentences in; everything inside `metadata` (the partner's own notes) too. */
+const FREE_TEXT_FIELDS = new Set(['description', 'note', 'notes', 'memo', 'evidence', 'purpose', 'metadata'])
+
+function stringIssue(value: string, freeText: boolean): string | undefined {
+  if (!value.isWellFormed()) return 'must not hold a lone UTF-16 surrogate'
+  const forbidden = freeText ? CONTROL_CHARACTERS_BUT_LINES : CONTROL_CHARACTERS
+  return forbidden.test(value) ? 'must not hold control characters' : undefined
+}
+
+/** Walks a parsed JSON value (bounded by the body limit) and names each bad string by its path. */
+function collectStringIssues(value: unknown, path: string, issues: FieldIssue[], freeText = false): void {
+  if (issues.length >= VALIDATION_ISSUES_MAX) return
+  if (typeof value === 'string') {
+    const message = stringIssue(value, freeText)
+    if (message) issues.push({ field: path || 'body', message })
+    return
+  }
+  if (value === null || typeof value !== 'object') return
+  for (const [name, child] of Object.entries(value)) {
+    const childPath = path ? `${path}.${name}` : name
+    // A field's name is input too.
+    const nameIssue = stringIssue(name, false)
+    if (nameIssue) issues.push({ field: path || 'body', message: `a field name ${nameIssue}` })
+    collectStringIssues(child, childPath, issues, freeText || (!Array.isArray(value) && FREE_TEXT_FIELDS.has(name)))
+  }
 }
 
 /** Turns Ajv errors into one 422 that names each field as a JSON pointer and in words. */

@@ -27,9 +27,8 @@ import { isFinal, type MoveType } from './states.ts'
 
 export type { Move } from './moves-repo.ts'
 
-/** How long a replay waits for the first request of its reference to finish. */
-const REPLAY_WAIT_MS = 15_000
-const REPLAY_POLL_MS = 100
+/** When a caller asks again whose reference's claim is not visible yet: the claim is one short transaction. */
+const CLAIM_IN_PROGRESS_RETRY_AFTER_S = 1
 
 /** Why the money moved, on the ledger transfers of each kind of move. */
 const LEDGER_CODE: Record<MoveType, string> = { credit: 'wallet_credit', debit: 'wallet_debit', wallet_transfer: 'wallet_transfer', bank_payout: 'wallet_bank_payout' }
@@ -67,7 +66,7 @@ export async function submitMove(deps: MovesDeps, partner: Pick<Partner, 'id' | 
   const partnerId = partner.id
   const hash = requestHash({ type, ...request })
   const known = await repo.selectMoveByReference(deps.pool, partnerId, request.reference)
-  if (known) return replay(deps.pool, known, hash)
+  if (known) return replay(known, hash)
 
   const wallet = await findWallet(deps.pool, partnerId, request.walletId)
   const destination = type === 'wallet_transfer' ? await destinationOf(deps.pool, partnerId, wallet, request.destinationWalletId) : undefined
@@ -77,7 +76,7 @@ export async function submitMove(deps: MovesDeps, partner: Pick<Partner, 'id' | 
   requireCapability(provider, CAPABILITY[type])
 
   const claimed = await claim(deps, partner, type, request, hash, wallet, destination, provider)
-  if (!claimed.created) return replay(deps.pool, claimed.move, hash)
+  if (!claimed.created) return replay(claimed.move, hash)
   await workCreated(deps.payments, claimed.instruction, requestId).catch(async (error: unknown) => {
     // The move is recorded: a worker asks the bank what happened (or, if even that cannot be
     // recorded now, the pipeline's sweep does), and the caller gets the move as it stands.
@@ -144,8 +143,8 @@ async function claim(
     }
     throw refusal ? new LedgerError(refusal, `hold ${holdTransferId}: ${refusal}`) : error
   }
-  // No row: a concurrent request claimed the reference first.
-  if (!claimed) return { created: false, move: (await repo.selectMoveByReference(deps.pool, partner.id, request.reference))! }
+  // No row: a concurrent request claimed the reference first (the insert waited for its commit).
+  if (!claimed) return { created: false, move: await claimedBefore(deps.pool, partner.id, request.reference) }
   return { created: true, move: claimed.move, instruction: instructionFromJson(claimed.companion!) }
 }
 
@@ -256,16 +255,25 @@ function answerOf(instruction: Instruction): repo.ProviderAnswer {
   }
 }
 
-async function replay(pool: Pool, move: repo.Move, hash: string): Promise<Submitted> {
+/**
+ * The stored move of a reference used before, as it stands now — a pending move included (the
+ * first request, or the pipeline after it, finishes it; GET /transaction/batch/{reference} asks
+ * the bank). A replay never waits for the first request.
+ */
+function replay(move: repo.Move, hash: string): Submitted {
   if (move.requestHash !== hash) {
     throw new RailError('idempotency_conflict', `reference ${move.reference} was already used with a different request`, { reference: move.reference })
   }
-  // The first request of this reference may still be asking the provider: wait for its result.
-  let current = move
-  const deadline = Date.now() + REPLAY_WAIT_MS
-  while (current.status === 'pending' && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, REPLAY_POLL_MS))
-    current = (await repo.selectMove(pool, move.id))!
+  return { move, replayed: true }
+}
+
+/** The move that claimed a reference first; while its claim is not visible yet, 409 request_in_progress. */
+async function claimedBefore(pool: Pool, partnerId: string, reference: string): Promise<repo.Move> {
+  const move = await repo.selectMoveByReference(pool, partnerId, reference)
+  if (!move) {
+    throw new RailError('request_in_progress', `The first request with reference ${reference} is still being recorded; retry for its result`, { reference }, {
+      retryAfterS: CLAIM_IN_PROGRESS_RETRY_AFTER_S,
+    })
   }
-  return { move: current, replayed: true }
+  return move
 }

@@ -1,6 +1,6 @@
 // Boots the real app on an ephemeral port over a fresh database, and makes partners for tests.
 import { randomBytes } from 'node:crypto'
-import { buildApi, paymentsDeps } from '../../src/app.ts'
+import { buildApi, paymentsDeps, type AppDeps } from '../../src/app.ts'
 import type { PaymentSettings, PaymentsDeps } from '../../src/payments/service.ts'
 import { ProviderRegistry } from '../../src/providers/registry.ts'
 import { systemClock } from '../../src/platform/clock.ts'
@@ -23,16 +23,25 @@ export interface TestApp {
 }
 
 export async function startTestApp(
-  options: { clock?: Clock; sandboxBankSecret?: string; providerTimeoutMs?: number; payments?: Partial<PaymentSettings> } = {},
+  options: {
+    clock?: Clock
+    sandboxBankSecret?: string
+    providerTimeoutMs?: number
+    payments?: Partial<PaymentSettings>
+    /** The HTTP edge: slow-client timeouts, admission limits, rate limits (their defaults otherwise). */
+    edge?: Pick<AppDeps, 'httpTimeouts' | 'admission' | 'rateLimits'>
+    /** Connections of the app's pool (the test database's default otherwise). */
+    poolMax?: number
+  } = {},
 ): Promise<TestApp> {
-  const db = await createTestDatabase()
+  const db = await createTestDatabase(options.poolMax)
   const masterKey = randomBytes(32)
   // Every test app mounts the sandbox bank: collections (and escrow funding) allocate accounts there.
   const sandboxBank = { secret: options.sandboxBankSecret ?? randomBytes(16).toString('hex') }
   // The app reaches its own sandbox bank over real HTTP, at the address it gets once listening.
   let baseUrl = ''
   const providers = { sandboxBankUrl: () => baseUrl, sandboxBankSecret: sandboxBank.secret, timeoutMs: options.providerTimeoutMs }
-  const api = await buildApi({ pool: db.pool, masterKey, clock: options.clock, sandboxBank, providers, allowLoopbackCallbacks: true, payments: options.payments })
+  const api = await buildApi({ pool: db.pool, masterKey, clock: options.clock, sandboxBank, providers, allowLoopbackCallbacks: true, payments: options.payments, ...options.edge })
   await api.listen({ host: '127.0.0.1', port: 0 })
   const address = api.server.address()
   baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
