@@ -48,6 +48,8 @@ function toJson(instruction: Instruction) {
     providerReference: instruction.providerReference,
     responseCode: instruction.responseCode,
     responseMessage: instruction.responseMessage,
+    // Whether the bank ever said it had it: decides what "no record" (25) means for an unknown one.
+    acceptedAt: instruction.acceptedAt?.toISOString() ?? null,
     failureCode: instruction.failureCode,
     failureMessage: instruction.failureMessage,
     resolution: instruction.resolution,

@@ -4,7 +4,9 @@
 // a real `rail api` (wallet moves are sent by the request) or `rail worker` (payouts), stopped
 // there by a failpoint (RAIL_FAILPOINTS). After it, a new worker takes the payment once the dead
 // one's lease has run out, asks the bank first, and it ends exactly once. Then several worker
-// processes work the same payments at once: still one payment at the bank per reference.
+// processes work the same payments at once — payouts and refunds, and wallet debits and external
+// sends a killed `rail api` left `sending` — with extra jobs for each: still one payment at the
+// bank per reference.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
@@ -130,19 +132,68 @@ describe.each(PAYMENT_KINDS)('%s', (kind) => {
   })
 })
 
+/** Wallet moves sent by a real `rail api` that stops at `failpoint` and is killed there: left `sending`, their lease run out. */
+async function walletMovesLeftSending(failpoint: string, amounts: readonly number[]): Promise<{ kind: PaymentKind; id: string }[]> {
+  const port = await findFreePort()
+  const api = rail('api', { RAIL_FAILPOINTS: `${failpoint}=hang`, PORT: String(port) })
+  try {
+    const childUrl = `http://127.0.0.1:${port}`
+    await waitFor(async () => (await fetch(`${childUrl}/healthz`).catch(() => undefined))?.ok === true, 30_000, 'rail api listening')
+    const client = new RailClient(childUrl, party.credentials)
+    const moves = async () => (await app.db.pool.query<{ id: string; type: string }>(`SELECT id, type FROM wallet_moves WHERE partner_id = $1 AND type <> 'credit'`, [party.partnerId])).rows
+    const before = new Set((await moves()).map((move) => move.id))
+    const kinds: PaymentKind[] = ['wallet debit', 'wallet external send']
+    // The requests never answer: their process stops at the failpoint, and is killed there.
+    for (const [index, amountKobo] of amounts.entries()) void startPayment(app, { ...party, client }, kinds[index % 2]!, amountKobo).catch(() => undefined)
+    let left: { kind: PaymentKind; id: string }[] = []
+    await waitFor(async () => {
+      left = (await moves()).filter((move) => !before.has(move.id)).map((move) => ({ id: move.id, kind: move.type === 'debit' ? 'wallet debit' : 'wallet external send' }))
+      return left.length === amounts.length
+    }, 30_000, 'the moves claimed')
+    const ids = left.map((move) => move.id)
+    await waitFor(async () => (await app.db.pool.query(`SELECT 1 FROM bank_instructions WHERE id = ANY ($1::uuid[]) AND state = 'sending'`, [ids])).rowCount === ids.length, 30_000, 'all sending')
+    if (failpoint === 'payments.after_send') {
+      // Each send made (the bank has it, or dropped the first submission of a 9097 amount), none recorded.
+      const reached = `SELECT (SELECT count(*) FROM sandbox_bank.transfers WHERE reference = ANY ($1::text[])) + (SELECT count(*) FROM sandbox_bank.dropped_submissions WHERE reference = ANY ($1::text[])) AS n`
+      await waitFor(async () => Number((await app.db.pool.query<{ n: string }>(reached, [ids])).rows[0]!.n) === ids.length, 30_000, 'every send made')
+    }
+    return left
+  } finally {
+    await kill(api)
+  }
+}
+
 describe('several worker processes', () => {
-  it('working the same payments at once: one payment at the bank per reference', { timeout: 180_000 }, async () => {
+  it('working the same payments at once: one payment at the bank per reference', { timeout: 240_000 }, async () => {
+    // Plain amounts, first submissions lost (9097) and answers lost (9098).
+    const amounts = [150_000, 159_097, 159_098]
+    // Wallet moves whose `rail api` died with the send committed and nothing sent, or after the send
+    // and before recording it; the dead process's lease runs out (brought forward here).
+    const walletMoves = [
+      ...(await walletMovesLeftSending('payments.before_send', [...amounts, ...amounts])),
+      ...(await walletMovesLeftSending('payments.after_send', [...amounts, ...amounts])),
+    ]
+    await app.db.pool.query(`UPDATE bank_instructions SET lease_expires_at = now() - interval '1 second' WHERE id = ANY ($1::uuid[])`, [walletMoves.map((move) => move.id)])
+    expect(new Set(await Promise.all(walletMoves.map((move) => instructionState(app, move.id))))).toEqual(new Set(['sending']))
+
     const children = [rail('worker'), rail('worker')]
     const runner = await workers()
     try {
-      // Plain amounts, first submissions lost (9097) and answers lost (9098), as payouts and refunds.
-      const amounts = Array.from({ length: 18 }, (_unused, index) => [150_000, 159_097, 159_098][index % 3]!)
+      // Payouts and refunds, started now.
       const kinds: PaymentKind[] = ['outbound transfer', 'outbound transfer', 'triage refund']
-      const started = await Promise.all(amounts.map(async (amountKobo, index) => ({ kind: kinds[index % 3]!, id: await startPayment(app, party, kinds[index % 3]!, amountKobo) })))
+      const payouts = await Promise.all(
+        Array.from({ length: 18 }, (_unused, index) => amounts[index % 3]!).map(async (amountKobo, index) => ({ kind: kinds[index % 3]!, id: await startPayment(app, party, kinds[index % 3]!, amountKobo) })),
+      )
+      const started = [...walletMoves, ...payouts]
       // Every instruction gets extra jobs: all processes race for each.
       await app.db.pool.query(`SELECT graphile_worker.add_job('payment_work', json_build_object('id', id)) FROM unnest($1::uuid[]) AS id, generate_series(1, 3)`, [started.map((payment) => payment.id)])
       for (const payment of started) expect(await settle(app, party, payment.kind, payment.id, 90_000)).toBe('succeeded')
       for (const payment of started) await expectExactlyOnce(app, payment.kind, payment.id, 'succeeded')
+      // The wallet moves each reached the bank once, whatever the resends.
+      const paid = await app.db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM sandbox_bank.transfers WHERE reference = ANY ($1::text[]) AND response_code = '00'`, [
+        walletMoves.map((move) => move.id),
+      ])
+      expect(paid.rows[0]!.n).toBe(walletMoves.length)
     } finally {
       await runner.stop()
       await Promise.all(children.map(kill))
