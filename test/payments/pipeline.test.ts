@@ -6,13 +6,14 @@ import { randomUUID } from 'node:crypto'
 import type { Runner } from 'graphile-worker'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { nuban } from '../../src/nip/nuban.ts'
-import { LIVE_SCHEDULE_DEFAULT, newInstruction, paymentSettings, SANDBOX_SCHEDULE_DEFAULT } from '../../src/payments/service.ts'
+import { LIVE_SCHEDULE_DEFAULT, newInstruction, paymentSettings, requeryNow, SANDBOX_SCHEDULE_DEFAULT } from '../../src/payments/service.ts'
 import { loadConfig } from '../../src/platform/config.ts'
+import { writeFaults } from '../../src/sandbox-bank/faults.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { runRail } from '../support/cli.ts'
 import { BANK_SECRET } from '../collections/support.ts'
-import { failNext, instructionState, PAYEE, paymentParty, settle, startPayment, startPaymentWorkers, type PaymentParty } from '../support/payments.ts'
+import { expectExactlyOnce, failNext, instructionState, PAYEE, paymentParty, settle, startPayment, startPaymentWorkers, type PaymentParty } from '../support/payments.ts'
 import { startReceiver, type Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 
@@ -90,10 +91,13 @@ describe('one name rule on every path', () => {
     await waitFor(async () => (await read(party.client, transfer.id)).state === 'submitted', 15_000, 'submitted')
   })
 
-  it('a wallet external send to someone else fails the same way', async () => {
+  it('a wallet external send to someone else fails the same way: nothing sent, its hold voided, the name asked once', async () => {
+    const balance = async () => (await party.client.get<{ availableBalanceKobo: number; bookedBalanceKobo: number }>(`/wallet/customer?customerId=${party.walletId}`)).body
+    const before = await balance()
+    const reference = randomUUID()
     const answer = await party.client.post<{ status: string; responseCode: string }>('/transfer/bank/customer', {
       walletId: party.walletId,
-      reference: randomUUID(),
+      reference,
       amountKobo: 5_000,
       currency: 'NGN',
       destinationAccountNumber: PAYEE.accountNumber,
@@ -101,6 +105,23 @@ describe('one name rule on every path', () => {
       destinationAccountName: 'Test Payee',
     })
     expect(answer.body).toMatchObject({ status: 'failed', responseCode: '08' })
+    const id = (await app.db.pool.query<{ id: string }>(`SELECT id FROM wallet_moves WHERE partner_id = $1 AND reference = $2`, [party.partnerId, reference])).rows[0]!.id
+    expect(await instructionState(app, id)).toBe('failed')
+    // Nothing reached the bank under this reference, and Rail never tried to send it.
+    expect((await app.db.pool.query(`SELECT 1 FROM sandbox_bank.transfers WHERE reference = $1`, [id])).rowCount).toBe(0)
+    expect((await app.db.pool.query(`SELECT 1 FROM provider_calls WHERE reference = $1`, [id])).rowCount).toBe(0)
+    // The hold was voided, once: the wallet's available balance is its booked balance again, unchanged.
+    const resolutions = await app.db.pool.query(`SELECT phase FROM ledger_transfers WHERE pending_id = (SELECT hold_transfer_id FROM wallet_moves WHERE id = $1)`, [id])
+    expect(resolutions.rows).toEqual([{ phase: 'void' }])
+    const after = await balance()
+    expect(after.availableBalanceKobo).toBe(after.bookedBalanceKobo)
+    expect(after).toEqual(before)
+    // One name enquiry for this payment.
+    const enquiries = await app.db.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM provider_calls WHERE operation = 'name_enquiry' AND reference = $1 AND created_at >= (SELECT created_at FROM bank_instructions WHERE id = $2)`,
+      [`${PAYEE.bankCode}:${PAYEE.accountNumber}`, id],
+    )
+    expect(enquiries.rows[0]!.n).toBe(1)
   })
 })
 
@@ -135,6 +156,100 @@ describe('the requery schedule', () => {
     expect(set.payments).toEqual({ live: { firstDelayMs: 1_000, deadlineMs: 3_600_000 }, sandbox: { firstDelayMs: 1_000, deadlineMs: 60_000 } })
     expect(() => loadConfig({ RAIL_SANDBOX_REQUERY_DEADLINE_S: '0' })).toThrow(/RAIL_SANDBOX_REQUERY_DEADLINE_S/)
     expect(() => loadConfig({ RAIL_REQUERY_DEADLINE_S: 'soon' })).toThrow(/RAIL_REQUERY_DEADLINE_S/)
+  })
+})
+
+describe('"no record" (25) once the schedule ran out', () => {
+  const NO_FAULTS = { noAnswerRate: 0, errorRate: 0, lostResponseRate: 0, delayMs: 0 }
+  /** The bank drops every request unanswered and unprocessed: sends never reach it, requeries learn nothing. */
+  const SILENT = { ...NO_FAULTS, noAnswerRate: 1 }
+
+  /** Sends of this reference Rail made (every call is recorded). */
+  const sends = async (id: string) =>
+    (await app.db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM provider_calls WHERE reference = $1 AND operation IN ('debit', 'send_to_bank')`, [id])).rows[0]!.n
+
+  interface NoRecordCase {
+    /** Starts the payment; the bank is silent until it is unknown when `silent`. */
+    start: () => Promise<string>
+    silent: boolean
+    /** Before the later requery: what makes the bank answer 25. */
+    before?: (id: string) => Promise<void>
+    /** Requeries until the payment is in this state (one requery when it stays unknown). */
+    until: 'succeeded' | 'failed' | 'unknown'
+    check: (id: string) => Promise<void>
+  }
+
+  const CASES: Record<string, NoRecordCase> = {
+    'never accepted (the bank silent to the deadline), sends left: sent again under its reference, paid once': {
+      start: () => startPayment(app, party, 'wallet debit', 6_000),
+      silent: true,
+      until: 'succeeded',
+      check: async (id) => {
+        await expectExactlyOnce(app, 'wallet debit', id, 'succeeded')
+        expect(await sends(id)).toBe(2)
+      },
+    },
+    'never accepted, every send lost (5xx): sent to the bound, then failed as not_received, its hold released': {
+      start: () => startPayment(app, party, 'wallet debit', 69_096), // the sandbox bank answers 500 to every send of it
+      silent: true,
+      until: 'failed',
+      check: async (id) => {
+        await expectExactlyOnce(app, 'wallet debit', id, 'failed')
+        expect(await sends(id)).toBe(3)
+        expect((await app.db.pool.query(`SELECT failure_code FROM bank_instructions WHERE id = $1`, [id])).rows[0].failure_code).toBe('not_received')
+      },
+    },
+    'accepted by the bank (09) before the deadline: 25 proves nothing, it stays unknown and nothing is sent': {
+      start: async () => {
+        const never = nuban('058', '135792999') // the sandbox bank never settles it: 09 to the deadline
+        const reference = randomUUID()
+        const sent = await party.client.post<{ status: string }>('/transfer/bank/customer', {
+          walletId: party.walletId,
+          reference,
+          amountKobo: 7_000,
+          currency: 'NGN',
+          destinationAccountNumber: never,
+          destinationBankCode: '058',
+          destinationAccountName: syntheticAccountName('058', never),
+        })
+        expect(sent.body.status).toBe('pending')
+        return (await app.db.pool.query<{ id: string }>(`SELECT id FROM wallet_moves WHERE reference = $1`, [reference])).rows[0]!.id
+      },
+      silent: false,
+      // The bank now says it has no record of what it accepted (its record hidden from requery).
+      before: async (id) => {
+        await app.db.pool.query(`UPDATE sandbox_bank.transfers SET reference = reference || ':hidden' WHERE reference = $1`, [id])
+      },
+      until: 'unknown',
+      check: async (id) => {
+        const instruction = (await app.db.pool.query(`SELECT state, send_attempts, response_code FROM bank_instructions WHERE id = $1`, [id])).rows[0]
+        expect(instruction).toEqual({ state: 'unknown', send_attempts: 1, response_code: '25' })
+        expect(await sends(id)).toBe(1)
+        const resolutions = await app.db.pool.query(`SELECT phase FROM ledger_transfers WHERE pending_id = (SELECT hold_transfer_id FROM wallet_moves WHERE id = $1)`, [id])
+        expect(resolutions.rows).toEqual([])
+        await app.db.pool.query(`UPDATE sandbox_bank.transfers SET reference = $1 WHERE reference = $1 || ':hidden'`, [id])
+      },
+    },
+  }
+
+  it.each(Object.keys(CASES))('%s', { timeout: 60_000 }, async (name) => {
+    const noRecord = CASES[name]!
+    try {
+      if (noRecord.silent) await writeFaults(app.db.pool, SILENT)
+      const id = await noRecord.start()
+      await waitFor(async () => (await instructionState(app, id)) === 'unknown', 20_000, 'unknown')
+      await writeFaults(app.db.pool, NO_FAULTS)
+      await noRecord.before?.(id)
+      const payments = app.payments(SETTINGS)
+      // A later requery (the partner's, an operator's): the bank has no record.
+      await waitFor(async () => {
+        await requeryNow(payments, id)
+        return (await instructionState(app, id)) === noRecord.until
+      }, 20_000, noRecord.until)
+      await noRecord.check(id)
+    } finally {
+      await writeFaults(app.db.pool, NO_FAULTS)
+    }
   })
 })
 
