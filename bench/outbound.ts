@@ -5,7 +5,7 @@
 // receiver. Prints submit requests/s, p50/p99, and the time from the last registration to the last
 // callback; verifies the ledger; writes bench/results/outbound.json.
 import { spawn } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -58,7 +58,7 @@ async function main(): Promise<void> {
     baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
     const credentials = await createPartner(pool, masterKey, { name: 'Bench', customerClass: 'fintech', environment: 'sandbox', callbackUrl })
     const client = new RailClient(baseUrl, credentials)
-    await client.post('/api/v1/rail/sandbox/fund-float', { amountKobo: 100_000_000_000 })
+    await client.post('/api/v1/rail/sandbox/fund-float', { amountKobo: 100_000_000_000, reference: `bench-${randomUUID()}` })
     // The submits are measured on the API alone; the workers start after them (the payouts then
     // drain from the queue), so the figure is the submit path's, not the submit path's share of
     // two cores with the whole pipeline.

@@ -5,6 +5,7 @@ import { callerOf } from '../partners/auth.ts'
 import type { Pool } from '../platform/db.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { closedObject, errorResponses } from '../platform/schemas.ts'
+import { signedRequestOf } from '../platform/signed-requests.ts'
 import { COUNTERPARTIES_PAGE_MAX, createCounterparty, getCounterparty, listCounterparties, updateCounterparty, type Counterparty } from './service.ts'
 
 const CounterpartySchema = Type.Object({
@@ -97,12 +98,12 @@ export function registerCounterpartyRoutes(app: HttpServer, deps: { pool: Pool }
       config: { auth: 'signature' },
       schema: {
         tags: ['counterparties'],
-        summary: 'Rename or archive a counterparty (soft state only)',
+        summary: 'Rename or archive a counterparty (soft state only). A change signed before the last one applied is 409 stale_request',
         params: IdParams,
         body: closedObject({ name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), archived: Type.Optional(Type.Boolean()) }, { minProperties: 1 }),
-        response: { 200: CounterpartySchema, ...errorResponses() },
+        response: { 200: CounterpartySchema, ...errorResponses(409) },
       },
     },
-    async (request) => toCounterpartyJson(await updateCounterparty(deps.pool, callerOf(request).partner.id, request.params.id, request.body)),
+    async (request) => toCounterpartyJson(await updateCounterparty(deps.pool, callerOf(request).partner.id, request.params.id, request.body, signedRequestOf(request))),
   )
 }

@@ -3,10 +3,11 @@
 // renamed or archived by the partner. Archiving is soft state: it does not block payouts.
 import { findBank } from '../nip/banks.ts'
 import { isValidNuban } from '../nip/nuban.ts'
-import type { Pool, Queryable } from '../platform/db.ts'
+import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { fieldError, notFound } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
+import { decideSignedChange, type SignedRequest } from '../platform/signed-requests.ts'
 import * as repo from './repo.ts'
 
 export type { Counterparty } from './repo.ts'
@@ -58,10 +59,18 @@ export async function listCounterparties(pool: Pool, filter: { partnerId: string
   return { counterparties: page.items, nextCursor: page.nextCursor }
 }
 
-/** Renames or archives (soft state only); another partner's id is 404. */
-export async function updateCounterparty(pool: Pool, partnerId: string, id: string, change: { name?: string; archived?: boolean }): Promise<repo.Counterparty> {
-  const updated = await repo.updateCounterparty(pool, partnerId, id, change)
-  if (!updated) throw notFound('Counterparty')
-  return updated
+/**
+ * Renames or archives (soft state only); another partner's id is 404. A change signed before the
+ * last one applied to this counterparty is 409 stale_request, the last one again changes nothing
+ * (src/platform/signed-requests.ts): a replayed rename or archive cannot undo a newer one.
+ */
+export async function updateCounterparty(pool: Pool, partnerId: string, id: string, change: { name?: string; archived?: boolean }, signed: SignedRequest): Promise<repo.Counterparty> {
+  return withTransaction(pool, async (tx) => {
+    const locked = await repo.selectCounterpartyChangesForUpdate(tx, partnerId, id)
+    if (!locked) throw notFound('Counterparty')
+    const decision = decideSignedChange(locked.changes, signed, change)
+    if (decision.kind === 'repeat') return locked.counterparty
+    return (await repo.updateCounterparty(tx, partnerId, id, change, decision.next))!
+  })
 }
 

@@ -4,7 +4,9 @@ import { callerOf } from '../partners/auth.ts'
 import { withTransaction, type Pool } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
 import type { HttpServer } from '../platform/http.ts'
+import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
 import { closedObject, errorResponses } from '../platform/schemas.ts'
+import { signedRequestOf } from '../platform/signed-requests.ts'
 import type { Attempt, Delivery } from './deliveries-repo.ts'
 import type { EventRecord } from './repo.ts'
 import { EVENTS_PAGE_MAX, getEvent, listEvents, redeliverEvent, type EventView } from './service.ts'
@@ -164,7 +166,7 @@ export function registerEventRoutes(app: HttpServer, deps: { pool: Pool }): void
       config: { auth: 'signature' },
       schema: {
         tags: ['events'],
-        summary: 'Deliver an event again (at once if a retry is waiting; else a new delivery)',
+        summary: 'Deliver an event again (at once if a retry is waiting; else a new delivery). The same signed request again starts nothing (Idempotent-Replayed: true)',
         params: EventParamsSchema,
         response: { 202: EventWithDeliveriesSchema, ...errorResponses() },
       },
@@ -172,7 +174,9 @@ export function registerEventRoutes(app: HttpServer, deps: { pool: Pool }): void
     async (request, reply) => {
       assertNoBody(request.body)
       const partnerId = callerOf(request).partner.id
-      const view = await withTransaction(deps.pool, (tx) => redeliverEvent(tx, partnerId, request.params.id))
+      const { signature } = signedRequestOf(request)
+      const { view, replayed } = await withTransaction(deps.pool, (tx) => redeliverEvent(tx, partnerId, request.params.id, signature))
+      if (replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
       return reply.code(202).send(toEventViewJson(view))
     },
   )

@@ -7,6 +7,7 @@ import { fieldError, notFound, RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { addJob } from '../platform/jobs.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
+import { claimSignature, type SignedRequest } from '../platform/signed-requests.ts'
 import { checkCallbackUrl, type CallbackPolicy } from './address-guard.ts'
 import * as deliveries from './deliveries-repo.ts'
 import * as repo from './repo.ts'
@@ -174,21 +175,28 @@ export async function listEvents(db: Queryable, filter: Omit<repo.EventFilter, '
  * new delivery starts over the retry schedule, to the event's own URL or, when it had none, the
  * partner's current default. Asking explicitly also lifts a 410 stop on that URL.
  */
-export async function redeliverEvent(tx: Queryable, partnerId: string, eventId: string): Promise<EventView> {
+export async function redeliverEvent(tx: Queryable, partnerId: string, eventId: string, signature: string): Promise<{ view: EventView; replayed: boolean }> {
   const event = await repo.selectEvent(tx, partnerId, eventId)
   if (!event || event.type === EVENT_DELIVERY_FAILED) throw notFound('Event')
+  // Redelivery has no reference: the request's signature is its key. The same signed request
+  // again (a replay within the signature's window, or a client's identical retry) starts nothing.
+  if ((await claimSignature(tx, partnerId, signature)).kind === 'seen') return { view: await getEvent(tx, partnerId, eventId), replayed: true }
+  return { view: await startRedelivery(tx, partnerId, event), replayed: false }
+}
+
+async function startRedelivery(tx: Queryable, partnerId: string, event: repo.EventRecord): Promise<EventView> {
   const waiting = await deliveries.selectPendingDelivery(tx, event.id)
   if (waiting) {
     await deliveries.advanceDelivery(tx, waiting.id)
     await enqueueDelivery(tx, waiting.id, waiting.url)
   } else {
     const url = event.callbackUrl ?? (await getPartner(tx, partnerId))?.callbackUrl ?? null
-    if (url === null) throw new RailError('invalid_state', 'There is no callback URL to deliver to: set one with PATCH /api/v1/rail/settings', { eventId })
+    if (url === null) throw new RailError('invalid_state', 'There is no callback URL to deliver to: set one with PATCH /api/v1/rail/settings', { eventId: event.id })
     await deliveries.deleteDisabledUrl(tx, partnerId, url)
     await addDelivery(tx, { eventId: event.id, partnerId, url, orderingKey: orderingKey(event.objectType, event.objectId) })
     await repo.updateEventDeliveryStatus(tx, event.id, 'pending')
   }
-  return getEvent(tx, partnerId, eventId)
+  return getEvent(tx, partnerId, event.id)
 }
 
 /** Live partners: https and public addresses only. Sandbox: http too, and loopback when allowed. */
@@ -207,13 +215,22 @@ export async function assertCallbackUrlAllowed(url: string, environment: Partner
 
 /**
  * Sets a partner's default callback URL (API and CLI) once the guard allows it. Setting a URL
- * again is how a partner says that a receiver which answered 410 is back.
+ * again is how a partner says that a receiver which answered 410 is back. A signed change
+ * (`signed`) signed before the last one applied is 409 stale_request; the last one again changes
+ * nothing (docs/api.md, "Replays and idempotency").
  */
-export async function setPartnerCallbackUrl(pool: Pool, partner: Pick<Partner, 'id' | 'environment'>, url: string | null, allowLoopbackInSandbox: boolean): Promise<Partner> {
+export async function setPartnerCallbackUrl(
+  pool: Pool,
+  partner: Pick<Partner, 'id' | 'environment'>,
+  url: string | null,
+  allowLoopbackInSandbox: boolean,
+  signed?: SignedRequest,
+): Promise<Partner> {
   if (url !== null) await assertCallbackUrlAllowed(url, partner.environment, allowLoopbackInSandbox)
   return withTransaction(pool, async (tx) => {
-    if (url !== null) await deliveries.deleteDisabledUrl(tx, partner.id, url)
-    return setDefaultCallbackUrl(tx, partner.id, url)
+    const set = await setDefaultCallbackUrl(tx, partner.id, url, signed)
+    if (set.changed && url !== null) await deliveries.deleteDisabledUrl(tx, partner.id, url)
+    return set.partner
   })
 }
 

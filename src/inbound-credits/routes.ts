@@ -5,7 +5,9 @@ import { callerOf } from '../partners/auth.ts'
 import { assertSandboxPartner } from '../partners/service.ts'
 import { notFound, onNotFound, RailError } from '../platform/errors.ts'
 import type { HttpServer } from '../platform/http.ts'
+import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
 import { closedObject, errorResponses } from '../platform/schemas.ts'
+import { signedRequestOf } from '../platform/signed-requests.ts'
 import { getProvider } from '../providers/service.ts'
 import { Nullable, TrackingIdSchema } from '../virtual-accounts/routes.ts'
 import { getTriageItem, listTriage, lookupBrr, recordCredit, requeryAccount, resolveUnmatched, simulateInboundCredit, TRIAGE_PAGE_MAX, type InboundDeps } from './service.ts'
@@ -174,7 +176,7 @@ export function registerInboundCreditRoutes(app: HttpServer, deps: InboundDeps):
       config: { auth: 'signature' },
       schema: {
         tags: ['sandbox'],
-        summary: "Sandbox: someone pays into one of your virtual accounts; the sandbox bank announces it to Rail by its signed webhook, and the credit follows Rail's real path",
+        summary: "Sandbox: someone pays into one of your virtual accounts; the sandbox bank announces it to Rail by its signed webhook, and the credit follows Rail's real path. The same signed request again pays nothing (Idempotent-Replayed: true)",
         body: closedObject({
           virtualAccount: AccountNumber,
           amountKobo: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
@@ -184,14 +186,16 @@ export function registerInboundCreditRoutes(app: HttpServer, deps: InboundDeps):
         }),
         response: {
           200: Type.Object({ virtualAccount: Type.String(), trackingId: Type.String(), amountKobo: Type.Integer(), sessionId: Type.String(), notified: Type.Boolean(), message: Type.String() }),
-          ...errorResponses(404, 502),
+          ...errorResponses(404, 409, 502),
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const partner = callerOf(request).partner
       assertSandboxPartner(partner)
-      return simulateInboundCredit(deps, partner, request.body)
+      const { replayed, ...answer } = await simulateInboundCredit(deps, partner, request.body, signedRequestOf(request).signature)
+      if (replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
+      return answer
     },
   )
 }

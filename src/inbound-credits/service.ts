@@ -19,6 +19,7 @@ import { fieldError, notFound, onNotFound, RailError } from '../platform/errors.
 import { uuidv7 } from '../platform/ids.ts'
 import { addJob } from '../platform/jobs.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
+import { claimSignature, forgetSignature, storeSignatureResponse } from '../platform/signed-requests.ts'
 import { getProvider } from '../providers/service.ts'
 import type { ProviderCredit } from '../providers/types.ts'
 import { bankName, getAccount, lockById, lockByNumber, partnerOfAllocation, selectByBrr as selectAccountByBrr, selectById as selectAccountById, type CollectionsDeps, type VirtualAccount } from '../virtual-accounts/service.ts'
@@ -252,8 +253,15 @@ export interface SimulatedCredit {
   payerBankCode?: string
 }
 
-/** Sandbox: the bank receives a real credit into one of the caller's accounts and announces it to Rail. */
-export async function simulateInboundCredit(deps: InboundDeps, partner: Partner, request: SimulatedCredit) {
+export type SimulatedCreditAnswer = Awaited<ReturnType<typeof payInto>>
+
+/**
+ * Sandbox: the bank receives a real credit into one of the caller's accounts and announces it to
+ * Rail. The request has no reference, so its signature is its key: the same signed request again
+ * (a replay within the signature's window, or an identical retry) pays nothing and answers what
+ * the first one did (`replayed`); while the first is still at the bank, 409 request_in_progress.
+ */
+export async function simulateInboundCredit(deps: InboundDeps, partner: Partner, request: SimulatedCredit, signature: string): Promise<SimulatedCreditAnswer & { replayed: boolean }> {
   if (request.payerBankCode !== undefined && !findBank(request.payerBankCode)) throw fieldError('payerBankCode', 'is not a bank code of a Nigerian bank')
   if (request.payerAccountNumber !== undefined && request.payerBankCode !== undefined && !isValidNuban(request.payerBankCode, request.payerAccountNumber)) {
     throw fieldError('payerAccountNumber', 'is not a valid NUBAN at that bank')
@@ -261,6 +269,24 @@ export async function simulateInboundCredit(deps: InboundDeps, partner: Partner,
   const found = await deps.pool.query<{ id: string }>(`SELECT id FROM virtual_accounts WHERE partner_id = $1 AND account_number = $2`, [partner.id, request.virtualAccount])
   const account = found.rows[0] && (await selectAccountById(deps.pool, found.rows[0].id))
   if (!account) throw notFound('Virtual account')
+  const claim = await claimSignature(deps.pool, partner.id, signature)
+  if (claim.kind === 'seen') {
+    if (claim.response === null) throw new RailError('request_in_progress', 'The same signed request is still being worked; retry for its answer', undefined, { retryAfterS: 1 })
+    return { ...(claim.response as SimulatedCreditAnswer), replayed: true }
+  }
+  let answer: SimulatedCreditAnswer
+  try {
+    answer = await payInto(deps, account, request)
+  } catch (error) {
+    // Nothing was paid in (or the bank's answer is unknown): the same request may be tried again.
+    await forgetSignature(deps.pool, partner.id, signature)
+    throw error
+  }
+  await storeSignatureResponse(deps.pool, partner.id, signature, answer)
+  return { ...answer, replayed: false }
+}
+
+async function payInto(deps: InboundDeps, account: VirtualAccount, request: SimulatedCredit) {
   const provider = await getProvider(deps.pool, account.provider)
   const paid = await deps.providers.adapterFor(provider).simulateInboundCredit({
     accountNumber: account.accountNumber,

@@ -25,9 +25,9 @@ export function registerSandboxCommands(program: Command, withDatabase: WithData
     .description("fund a sandbox partner's float from its provider settlement account (a balanced ledger transfer)")
     .requiredOption('--partner <partnerId>', 'partner id (a sandbox partner)')
     .requiredOption('--amount <kobo>', 'amount in kobo (integer)', parseKobo)
-    .option('--reference <reference>', 'makes a retry safe: one reference funds once')
+    .requiredOption('--reference <reference>', 'one reference funds once: running the command again with it moves no money')
     .option('--json', 'print JSON')
-    .action(async (options: { partner: string; amount: number; reference?: string; json?: boolean }) => {
+    .action(async (options: { partner: string; amount: number; reference: string; json?: boolean }) => {
       const funding = await withDatabase(({ pool }) => fundFloat(pool, options.partner, options.amount, options.reference))
       if (options.json) console.log(JSON.stringify(funding))
       else console.log(`${funding.replayed ? 'already funded' : 'funded'} ${options.amount} kobo; float available ${funding.float.availableBalanceKobo} kobo, booked ${funding.float.bookedBalanceKobo} kobo`)

@@ -17,7 +17,7 @@ const FloatSchema = Type.Object({
 
 const FundFloatBodySchema = closedObject({
   amountKobo: Type.Integer({ minimum: 1, maximum: FUND_FLOAT_MAX_KOBO }),
-  reference: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Makes a retry safe: one reference funds once' })),
+  reference: Type.String({ minLength: 1, maxLength: 64, description: 'Required: one reference funds once, so a retry or a replayed request moves no money again' }),
 })
 
 const FundingSchema = Type.Object({
@@ -43,9 +43,9 @@ export function registerFloatRoutes(app: HttpServer, deps: { pool: Pool }): void
       config: { auth: 'signature' },
       schema: {
         tags: ['sandbox'],
-        summary: 'Sandbox: fund the float from the provider settlement account (a balanced ledger transfer)',
+        summary: 'Sandbox: fund the float from the provider settlement account (a balanced ledger transfer), once per reference',
         body: FundFloatBodySchema,
-        response: { 200: FundingSchema, ...errorResponses() },
+        response: { 200: FundingSchema, ...errorResponses(409) },
       },
     },
     async (request, reply) => {

@@ -5,7 +5,6 @@ import { createTransfer, derivedId, ensurePartnerAccount, getBalance, LedgerErro
 import { getPartner } from '../partners/service.ts'
 import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { fieldError, notFound, RailError } from '../platform/errors.ts'
-import { uuidv7 } from '../platform/ids.ts'
 
 export const FLOAT_CURRENCY = 'NGN'
 /** One sandbox funding at most: ₦1bn. */
@@ -28,17 +27,18 @@ export interface Funding {
 }
 
 /**
- * Funds a sandbox partner's float. With a `reference`, a retry is safe: the transfer id is
- * derived from partner and reference, so the same reference moves the money once (and the same
- * reference with another amount is refused).
+ * Funds a sandbox partner's float, once per `reference`: the transfer id is derived from partner
+ * and reference, so the same reference moves the money once — a client's retry, or a replay of
+ * its signed request — and the same reference with another amount is refused. The reference is
+ * required: without one, a replayed request would fund the float again.
  */
-export async function fundFloat(pool: Pool, partnerId: string, amountKobo: number, reference?: string): Promise<Funding> {
+export async function fundFloat(pool: Pool, partnerId: string, amountKobo: number, reference: string): Promise<Funding> {
   if (!Number.isSafeInteger(amountKobo) || amountKobo <= 0 || amountKobo > FUND_FLOAT_MAX_KOBO) {
     throw fieldError('amountKobo', `must be an integer from 1 to ${FUND_FLOAT_MAX_KOBO}`)
   }
   const partner = await getPartner(pool, partnerId)
   if (!partner || partner.environment !== 'sandbox') throw notFound('Sandbox partner')
-  const transferId = reference === undefined ? uuidv7() : derivedId(partnerId, `fund_float:${reference}`)
+  const transferId = derivedId(partnerId, `fund_float:${reference}`)
   return withTransaction(pool, async (tx) => {
     const settlement = await ensurePartnerAccount(tx, partnerId, FLOAT_CURRENCY, 'provider_settlement')
     const float = await ensurePartnerAccount(tx, partnerId, FLOAT_CURRENCY, 'float')
@@ -52,7 +52,7 @@ export async function fundFloat(pool: Pool, partnerId: string, amountKobo: numbe
         currency: FLOAT_CURRENCY,
         code: 'sandbox_float_funding',
         sourceType: 'sandbox_funding',
-        sourceId: reference ?? transferId,
+        sourceId: reference,
       })
     } catch (error) {
       if (error instanceof LedgerError && error.result.startsWith('exists_with_different')) {

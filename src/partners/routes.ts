@@ -5,6 +5,7 @@ import type { Pool } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { CallbackUrlSchema, closedObject, errorResponses } from '../platform/schemas.ts'
+import { signedRequestOf } from '../platform/signed-requests.ts'
 import { callerOf } from './auth.ts'
 import { getPartner, type Partner } from './service.ts'
 
@@ -60,12 +61,17 @@ export function registerPartnerRoutes(app: HttpServer, deps: { pool: Pool; allow
     '/api/v1/rail/settings',
     {
       config: { auth: 'signature' },
-      schema: { tags: ['partner'], summary: 'Set the default callback URL (checked by the SSRF guard: docs/webhooks.md)', body: SettingsPatchSchema, response: { 200: SettingsSchema, ...errorResponses() } },
+      schema: {
+        tags: ['partner'],
+        summary: 'Set the default callback URL (checked by the SSRF guard: docs/webhooks.md). A change signed before the last one applied is 409 stale_request',
+        body: SettingsPatchSchema,
+        response: { 200: SettingsSchema, ...errorResponses(409) },
+      },
     },
     async (request) => {
       const partner = callerOf(request).partner
       const { callbackUrl } = request.body
-      return toSettings(await setPartnerCallbackUrl(deps.pool, partner, callbackUrl, deps.allowLoopbackCallbacks), null)
+      return settingsOf(deps.pool, await setPartnerCallbackUrl(deps.pool, partner, callbackUrl, deps.allowLoopbackCallbacks, signedRequestOf(request)))
     },
   )
 }

@@ -5,6 +5,7 @@ import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { open, randomBase62, seal, sha256 } from '../platform/crypto.ts'
 import { RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
+import { decideSignedChange, type SignedRequest } from '../platform/signed-requests.ts'
 import { forgetCredentialsInThisProcess } from './credential-cache.ts'
 import * as repo from './repo.ts'
 import type { CredentialKind, CustomerClass, Partner, PartnerEnvironment } from './repo.ts'
@@ -75,10 +76,18 @@ export async function getPartner(db: Queryable, partnerId: string): Promise<Part
   return repo.selectPartner(db, partnerId)
 }
 
-export async function setDefaultCallbackUrl(db: Queryable, partnerId: string, callbackUrl: string | null): Promise<Partner> {
-  const partner = await repo.updatePartnerCallbackUrl(db, partnerId, callbackUrl)
-  if (!partner) throw new RailError('not_found', 'Partner not found')
-  return partner
+/**
+ * Sets the default callback URL: by a signed request (`signed`: its change is decided against the
+ * last one applied, src/platform/signed-requests.ts) or by an operator. Answers the partner and
+ * whether anything changed (an identical retry of the last change changes nothing).
+ */
+export async function setDefaultCallbackUrl(db: Queryable, partnerId: string, callbackUrl: string | null, signed?: SignedRequest): Promise<{ partner: Partner; changed: boolean }> {
+  const locked = await repo.selectSettingsChangesForUpdate(db, partnerId)
+  if (!locked) throw new RailError('not_found', 'Partner not found')
+  const decision = signed && decideSignedChange(locked.changes, signed, { callbackUrl })
+  if (decision?.kind === 'repeat') return { partner: locked.partner, changed: false }
+  const partner = await repo.updatePartnerCallbackUrl(db, partnerId, callbackUrl, decision?.next ?? 'operator')
+  return { partner: partner!, changed: true }
 }
 
 export interface Rotation<T> {

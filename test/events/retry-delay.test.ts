@@ -16,7 +16,7 @@ describe('retryDelayMs', () => {
     [9, 7 * S, DAY_MS, 'the last retry keeps its 24 h'],
     [1, 2 * DAY_MS, DAY_MS, "asks beyond the schedule's longest delay: that delay"],
     [3, 3_600 * S, 3_600 * S, 'an hour where the schedule says 30 min'],
-  ])('attempt %i, Retry-After %s ms → %i ms (%s)', (attempt, retryAfterMs, expectedMs) => {
+  ] as [number, number | undefined, number, string][])('attempt %i, Retry-After %s ms → %i ms (%s)', (attempt, retryAfterMs, expectedMs) => {
     expect(retryDelayMs(RETRY_DELAYS_MS, attempt, retryAfterMs, noJitter)).toBe(expectedMs)
   })
 

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { nuban } from '../../src/nip/nuban.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
+import { fundFloat } from '../support/float.ts'
 
 let app: TestApp
 
@@ -21,7 +22,7 @@ const BENEFICIARY = { beneficiaryBankCode: '058', beneficiaryAccountName: 'Ada O
 
 it('answers 80 concurrent submits each with its own transfer, in fewer transactions than submits', async () => {
   const { client, credentials } = await app.newPartner()
-  expect((await client.post('/api/v1/rail/sandbox/fund-float', { amountKobo: 50 * 10_000 })).status).toBe(200)
+  expect((await fundFloat(client, 50 * 10_000)).status).toBe(200)
   const distinct = Array.from({ length: 70 }, (_unused, index) => ({
     clientReference: randomUUID(),
     amountKobo: 10_000,

@@ -8,6 +8,7 @@ import { nuban } from '../../src/nip/nuban.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { waitFor } from '../support/wait.ts'
+import { fundFloat } from '../support/float.ts'
 
 const SECRET = 'counterparties-test-secret'
 let app: TestApp
@@ -37,7 +38,7 @@ interface CounterpartyJson {
 describe('counterparties', () => {
   it('the first payout to an account saves it, once, with the name the bank gave', async () => {
     const { client } = await app.newPartner()
-    await client.post('/api/v1/rail/sandbox/fund-float', { amountKobo: 100_000 })
+    await fundFloat(client, 100_000)
     const holder = syntheticAccountName('058', nuban('058', '555666777')) // the name the bank answers
     const account = { beneficiaryAccountNumber: nuban('058', '555666777'), beneficiaryBankCode: '058', beneficiaryAccountName: holder, currency: 'NGN' }
     for (let i = 0; i < 2; i++) expect((await client.post('/api/v1/rail/outbound', { clientReference: randomUUID(), amountKobo: 1_000, ...account })).status).toBe(202)

@@ -13,6 +13,7 @@ import { startTestApp, type TestApp } from '../support/app.ts'
 import { PROJECT_ROOT, RAIL_BIN } from '../support/cli.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
+import { fundFloat } from '../support/float.ts'
 
 const SECRET = 'outbound-crash-secret'
 let app: TestApp
@@ -26,7 +27,7 @@ afterAll(async () => {
 
 it('a worker killed between the payout and recording its answer: exactly one payout, and the right final state', { timeout: 90_000 }, async () => {
   const { client } = await app.newPartner()
-  await client.post('/api/v1/rail/sandbox/fund-float', { amountKobo: 100_000 })
+  await fundFloat(client, 100_000)
   const submitted = await client.post<{ id: string }>('/api/v1/rail/outbound', {
     clientReference: randomUUID(),
     amountKobo: 40_000,

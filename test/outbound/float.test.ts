@@ -22,11 +22,11 @@ interface FloatJson {
 }
 
 describe('POST /api/v1/rail/sandbox/fund-float', () => {
-  it('funds the float from the provider settlement account, and a reference makes a retry safe', async () => {
+  it('funds the float from the provider settlement account, once per reference', async () => {
     const { credentials, client } = await app.newPartner()
     expect((await client.get<FloatJson>('/api/v1/rail/float')).body).toEqual({ partnerId: credentials.partnerId, currency: 'NGN', availableBalanceKobo: 0, bookedBalanceKobo: 0 })
 
-    const funded = await client.post<{ transferId: string; amountKobo: number; float: FloatJson }>('/api/v1/rail/sandbox/fund-float', { amountKobo: 500_000 })
+    const funded = await client.post<{ transferId: string; amountKobo: number; float: FloatJson }>('/api/v1/rail/sandbox/fund-float', { amountKobo: 500_000, reference: 'top-up-0' })
     expect(funded.status).toBe(200)
     expect(funded.body.float).toEqual(expect.objectContaining({ availableBalanceKobo: 500_000, bookedBalanceKobo: 500_000 }))
 
@@ -56,7 +56,7 @@ describe('POST /api/v1/rail/sandbox/fund-float', () => {
 
   it('is 404 for live partners, and changes nothing', async () => {
     const { credentials, client } = await app.newPartner({ environment: 'live' })
-    const response = await client.post<{ error: string }>('/api/v1/rail/sandbox/fund-float', { amountKobo: 1_000 })
+    const response = await client.post<{ error: string }>('/api/v1/rail/sandbox/fund-float', { amountKobo: 1_000, reference: 'live-1' })
     expect(response.status).toBe(404)
     expect(response.body.error).toBe('not_found')
     const { rows } = await app.db.pool.query(`SELECT 1 FROM ledger_accounts WHERE partner_id = $1 AND kind = 'float'`, [credentials.partnerId])
@@ -65,12 +65,14 @@ describe('POST /api/v1/rail/sandbox/fund-float', () => {
 
   it.each([
     ['missing amount', {}],
-    ['zero', { amountKobo: 0 }],
-    ['negative', { amountKobo: -5 }],
-    ['fractional', { amountKobo: 1.5 }],
-    ['a string', { amountKobo: '100' }],
-    ['over the maximum', { amountKobo: FUND_FLOAT_MAX_KOBO + 1 }],
-    ['an unknown field', { amountKobo: 100, currency: 'NGN' }],
+    ['zero', { amountKobo: 0, reference: 'r' }],
+    ['negative', { amountKobo: -5, reference: 'r' }],
+    ['fractional', { amountKobo: 1.5, reference: 'r' }],
+    ['a string', { amountKobo: '100', reference: 'r' }],
+    ['over the maximum', { amountKobo: FUND_FLOAT_MAX_KOBO + 1, reference: 'r' }],
+    ['an unknown field', { amountKobo: 100, reference: 'r', currency: 'NGN' }],
+    ['no reference (a replayed request would fund again)', { amountKobo: 100 }],
+    ['an empty reference', { amountKobo: 100, reference: '' }],
     ['an oversize reference', { amountKobo: 100, reference: 'r'.repeat(65) }],
   ])('refuses %s with 422 and moves nothing', async (_what, body) => {
     const { client } = await app.newPartner()
@@ -90,16 +92,21 @@ describe('rail sandbox fund-float', () => {
   it('funds a sandbox partner, refuses a live one and a bad amount', async () => {
     const { credentials, client } = await app.newPartner()
     const env = { DATABASE_URL: app.db.url }
-    const funded = await runRail(['sandbox', 'fund-float', '--partner', credentials.partnerId, '--amount', '120000'], env)
+    const funded = await runRail(['sandbox', 'fund-float', '--partner', credentials.partnerId, '--amount', '120000', '--reference', 'cli-1'], env)
     expect(funded.code).toBe(0)
     expect(funded.stdout).toContain('funded 120000 kobo')
+    const again = await runRail(['sandbox', 'fund-float', '--partner', credentials.partnerId, '--amount', '120000', '--reference', 'cli-1'], env)
+    expect(again.stdout).toContain('already funded 120000 kobo')
+    const noReference = await runRail(['sandbox', 'fund-float', '--partner', credentials.partnerId, '--amount', '1000'], env)
+    expect(noReference.code).not.toBe(0)
+    expect(noReference.stderr).toContain('--reference')
     expect((await client.get<FloatJson>('/api/v1/rail/float')).body.availableBalanceKobo).toBe(120_000)
 
     const live = await app.newPartner({ environment: 'live' })
-    const refused = await runRail(['sandbox', 'fund-float', '--partner', live.credentials.partnerId, '--amount', '1000'], env)
+    const refused = await runRail(['sandbox', 'fund-float', '--partner', live.credentials.partnerId, '--amount', '1000', '--reference', 'cli-2'], env)
     expect(refused.code).toBe(1)
     expect(refused.stderr).toContain('not found')
-    const badAmount = await runRail(['sandbox', 'fund-float', '--partner', credentials.partnerId, '--amount', '12.5'], env)
+    const badAmount = await runRail(['sandbox', 'fund-float', '--partner', credentials.partnerId, '--amount', '12.5', '--reference', 'cli-3'], env)
     expect(badAmount.code).not.toBe(0)
     expect((await client.get<FloatJson>('/api/v1/rail/float')).body.availableBalanceKobo).toBe(120_000)
   })

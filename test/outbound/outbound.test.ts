@@ -16,6 +16,7 @@ import { runRail } from '../support/cli.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { startReceiver, type Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
+import { fundFloat } from '../support/float.ts'
 
 const SECRET = 'outbound-test-secret'
 const DEADLINE_MS = 3_000
@@ -67,7 +68,7 @@ const BENEFICIARY = { beneficiaryAccountNumber: nuban('058', '123456789'), benef
 
 async function fundedPartner(floatKobo = 1_000_000, overrides: Record<string, unknown> = {}) {
   const partner = await app.newPartner({ callbackUrl: hook.url, ...overrides })
-  expect((await partner.client.post('/api/v1/rail/sandbox/fund-float', { amountKobo: floatKobo })).status).toBe(200)
+  expect((await fundFloat(partner.client, floatKobo)).status).toBe(200)
   return partner
 }
 

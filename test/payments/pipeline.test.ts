@@ -16,6 +16,7 @@ import { BANK_SECRET } from '../collections/support.ts'
 import { expectExactlyOnce, failNext, instructionState, PAYEE, paymentParty, settle, startPayment, startPaymentWorkers, type PaymentParty } from '../support/payments.ts'
 import { startReceiver, type Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
+import { fundFloat } from '../support/float.ts'
 
 /** Short enough that a payout nobody settles becomes unknown within the test. */
 const SETTINGS = { sandbox: { firstDelayMs: 200, deadlineMs: 4_000 }, leaseMs: 5_000 }
@@ -58,7 +59,7 @@ const read = async (client: PaymentParty['client'], id: string) =>
 describe('a payout the bank accepted', () => {
   it('is never failed by a retry of its job, and its float is not spent twice', { timeout: 60_000 }, async () => {
     const { client } = await app.newPartner({ callbackUrl: hook.url })
-    await client.post('/api/v1/rail/sandbox/fund-float', { amountKobo: 500_000 })
+    await fundFloat(client, 500_000)
     failNext('payments.after_send') // the worker fails after the bank accepted, before Rail recorded it
     const first = await outbound(client, 500_000)
     await waitFor(async () => (await read(client, first.id)).state === 'submitted', 20_000, 'submitted after the retry asked the bank')

@@ -15,6 +15,7 @@ import { clearFailpoint, setFailpoint } from '../../src/platform/failpoints.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
 import type { TestApp } from './app.ts'
 import { postBankNotice } from '../collections/support.ts'
+import { fundFloat } from './float.ts'
 import { waitFor } from './wait.ts'
 
 export type PaymentKind = 'wallet debit' | 'wallet external send' | 'outbound transfer' | 'triage refund'
@@ -45,7 +46,7 @@ export function startPaymentWorkers(app: TestApp, bankSecret: string, settings: 
 /** A sandbox partner with a funded float and a funded wallet, its callbacks to `callbackUrl`. */
 export async function paymentParty(app: TestApp, callbackUrl: string): Promise<PaymentParty> {
   const { client, credentials } = await app.newPartner({ callbackUrl })
-  expect((await client.post('/api/v1/rail/sandbox/fund-float', { amountKobo: 50_000_000_000 })).status).toBe(200)
+  expect((await fundFloat(client, 50_000_000_000)).status).toBe(200)
   const wallet = (await client.post<{ walletId: string }>('/wallet', { customerReference: randomUUID(), name: 'Payer' })).body
   expect((await client.post('/wallet/credit', { walletId: wallet.walletId, reference: randomUUID(), amountKobo: 50_000_000_000, currency: 'NGN' })).status).toBe(200)
   return { client, credentials, partnerId: credentials.partnerId, walletId: wallet.walletId }
