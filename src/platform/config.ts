@@ -1,6 +1,7 @@
 // Configuration comes from the environment, read once, validated, and passed down explicitly.
 // Nothing else in the code reads process.env.
 import path from 'node:path'
+import { PARTNER_RPS_DEFAULT, UNAUTHENTICATED_RPS_DEFAULT } from './rate-limit.ts'
 
 export interface Config {
   /** Where the HTTP API listens. */
@@ -29,6 +30,8 @@ export interface Config {
   production: boolean
   /** Test failpoints to turn on in this process (RAIL_FAILPOINTS; see platform/failpoints.ts); unset in production use. */
   failpoints: string | undefined
+  /** Requests per second per partner, and per client IP without credentials; 0 turns a limit off. */
+  rateLimits: { partnerRps: number; unauthenticatedRps: number }
   /** The payment pipeline's requery schedule; unset values keep its defaults (5 s; 24 h live, 3 min sandbox). */
   payments: { live?: { firstDelayMs: number; deadlineMs: number }; sandbox?: { firstDelayMs: number; deadlineMs: number } }
 }
@@ -54,6 +57,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowLoopbackCallbacks: parseFlag('RAIL_ALLOW_LOOPBACK_CALLBACKS', env.RAIL_ALLOW_LOOPBACK_CALLBACKS, env.NODE_ENV !== 'production'),
     production: env.NODE_ENV === 'production',
     payments: requerySchedules(env),
+    rateLimits: {
+      partnerRps: parseNonNegativeInt('RAIL_RATE_LIMIT_RPS', env.RAIL_RATE_LIMIT_RPS, PARTNER_RPS_DEFAULT),
+      unauthenticatedRps: parseNonNegativeInt('RAIL_RATE_LIMIT_UNAUTHENTICATED_RPS', env.RAIL_RATE_LIMIT_UNAUTHENTICATED_RPS, UNAUTHENTICATED_RPS_DEFAULT),
+    },
     failpoints: nonEmpty(env.RAIL_FAILPOINTS),
   }
 }
@@ -88,6 +95,13 @@ function parsePositiveInt(name: string, value: string | undefined, fallback: num
   if (value === undefined || value === '') return fallback
   const n = Number(value)
   if (!Number.isInteger(n) || n < 1) throw new ConfigError(`${name} must be a positive integer, got "${value}"`)
+  return n
+}
+
+function parseNonNegativeInt(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value.trim() === '') return fallback
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 0) throw new ConfigError(`${name} must be an integer 0 or more, got "${value}"`)
   return n
 }
 
