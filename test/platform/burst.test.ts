@@ -60,10 +60,15 @@ afterAll(async () => {
 
 type Kind = 'wallet transfer' | 'outbound' | 'payment intent'
 
+interface Body {
+  error?: string
+  id?: string
+}
+
 interface Sent {
   kind: Kind
   reference: string
-  response: RailResponse<{ error?: string; id?: string }>
+  response: RailResponse<Body>
 }
 
 function request(kind: Kind, i: number): Promise<Sent> {
@@ -72,11 +77,11 @@ function request(kind: Kind, i: number): Promise<Sent> {
   if (kind === 'wallet transfer') {
     const from = walletIds[i % WALLETS]!
     const to = walletIds[(i + 1 + (i % (WALLETS - 1))) % WALLETS]!
-    return client.post('/transfer/wallet', { walletId: from, destinationWalletId: to, reference, amountKobo: MOVE_KOBO, currency: 'NGN' }).then(answer)
+    return client.post<Body>('/transfer/wallet', { walletId: from, destinationWalletId: to, reference, amountKobo: MOVE_KOBO, currency: 'NGN' }).then(answer)
   }
   if (kind === 'outbound') {
     return client
-      .post('/api/v1/rail/outbound', {
+      .post<Body>('/api/v1/rail/outbound', {
         clientReference: reference,
         amountKobo: MOVE_KOBO,
         beneficiaryAccountNumber: PAYEE.accountNumber,
@@ -86,7 +91,7 @@ function request(kind: Kind, i: number): Promise<Sent> {
       })
       .then(answer)
   }
-  return client.post('/api/v1/rail/payment/intent', { reference, amountKobo: MOVE_KOBO }).then(answer)
+  return client.post<Body>('/api/v1/rail/payment/intent', { reference, amountKobo: MOVE_KOBO }).then(answer)
 }
 
 it(`${PER_ROUTE} wallet transfers, ${PER_ROUTE} payouts and ${PER_ROUTE} payment intents at once, on a pool of ${POOL_MAX}: no 5xx but 503 overloaded; everything accepted ends; money conserved`, async () => {
