@@ -58,7 +58,7 @@ async function main(): Promise<void> {
     baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
     const credentials = await createPartner(pool, masterKey, { name: 'Bench', customerClass: 'fintech', environment: 'sandbox', callbackUrl })
     const client = new RailClient(baseUrl, credentials)
-    await client.post('/api/v1/rail/sandbox/fund-float', { amountKobo: 100_000_000_000, reference: `bench-${randomUUID()}` })
+    await client.post('/api/v1/rail/sandbox/fund-float', { amountKobo: 25_000_000_000, reference: `bench-${randomUUID()}` })
     // The submits are measured on the API alone; the workers start after them (the payouts then
     // drain from the queue), so the figure is the submit path's, not the submit path's share of
     // two cores with the whole pipeline.

@@ -662,12 +662,14 @@ CREATE TABLE sandbox_bank.accounts (
   opening_reference text,
   CONSTRAINT accounts_account_name_check CHECK (((length(account_name) >= 1) AND (length(account_name) <= 100))),
   CONSTRAINT accounts_account_number_check CHECK ((account_number ~ '^[0-9]{10}$'::text)),
+  CONSTRAINT accounts_balance_within_safe_integers CHECK ((balance_kobo <= '9007199254740991'::bigint)),
   CONSTRAINT accounts_bank_code_check CHECK ((bank_code ~ '^[0-9]{3}$'::text)),
   CONSTRAINT accounts_customer_not_overdrawn CHECK (((kind = 'settlement'::text) OR (balance_kobo >= 0))),
   CONSTRAINT accounts_kind_check CHECK ((kind = ANY (ARRAY['customer'::text, 'settlement'::text, 'virtual'::text]))),
   CONSTRAINT accounts_one_per_opening_reference UNIQUE (opening_reference),
   CONSTRAINT accounts_opening_reference_length CHECK (((length(opening_reference) >= 1) AND (length(opening_reference) <= 64))),
   CONSTRAINT accounts_pkey PRIMARY KEY (account_number),
+  CONSTRAINT accounts_settlement_not_booked CHECK (((kind <> 'settlement'::text) OR (balance_kobo = 0))),
   CONSTRAINT accounts_status_check CHECK ((status = ANY (ARRAY['active'::text, 'dormant'::text]))),
   CONSTRAINT accounts_virtual_has_client CHECK (((kind = 'virtual'::text) = ((client IS NOT NULL) AND (client_reference IS NOT NULL))))
 );
@@ -793,6 +795,8 @@ CREATE INDEX wallets_by_partner ON public.wallets USING btree (partner_id, id);
 CREATE UNIQUE INDEX accounts_one_settlement_per_bank ON sandbox_bank.accounts USING btree (bank_code) WHERE (kind = 'settlement'::text);
 
 CREATE UNIQUE INDEX accounts_virtual_by_client_reference ON sandbox_bank.accounts USING btree (client, client_reference) WHERE (kind = 'virtual'::text);
+
+CREATE INDEX transfers_in_progress_by_debit_account ON sandbox_bank.transfers USING btree (debit_account_number) WHERE ((kind = 'interbank'::text) AND (response_code = '09'::text));
 
 CREATE INDEX transfers_inbound_by_account ON sandbox_bank.transfers USING btree (credit_account_number, created_at) WHERE (kind = 'inbound'::text);
 

@@ -32,6 +32,7 @@ import { ProviderRegistry, type ProviderSettings } from './providers/registry.ts
 import { sandboxBankTasks } from './sandbox-bank/jobs.ts'
 import { registerSandboxBankRoutes } from './sandbox-bank/routes.ts'
 import { SandboxBank } from './sandbox-bank/service.ts'
+import { installAmountLimit, MAX_AMOUNT_KOBO_DEFAULT } from './platform/amounts.ts'
 import { systemClock, type Clock } from './platform/clock.ts'
 import { SANDBOX_BANK_POOL_MAX } from './platform/connections.ts'
 import { createPool, type Pool, type Tx } from './platform/db.ts'
@@ -52,6 +53,8 @@ export interface AppDeps {
   masterKey: Buffer
   clock?: Clock
   logger?: FastifyServerOptions['logger']
+  /** The largest amount one instruction may carry (RAIL_MAX_AMOUNT_KOBO); NIP's largest single transfer when absent. */
+  maxAmountKobo?: number
   /** Mounts the sandbox bank on this server when given (development and sandbox deployments). */
   sandboxBank?: { secret: string; bankCode?: string }
   /** How to reach providers; without it, operations that call a provider fail. */
@@ -77,11 +80,14 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   const rateLimiter = await installRateLimits(app, deps.rateLimits ?? { partnerRps: PARTNER_RPS_DEFAULT, unauthenticatedRps: UNAUTHENTICATED_RPS_DEFAULT })
   installAuthentication(app, { pool: deps.pool, masterKey: deps.masterKey, clock, onFailure: rateLimiter.countUnauthenticated })
   installMetrics(app)
+  const maxAmountKobo = deps.maxAmountKobo ?? MAX_AMOUNT_KOBO_DEFAULT
+  // Before any route: every AmountKobo() body field registered after this is checked against it.
+  installAmountLimit(app, { maxAmountKobo })
   registerHealthRoutes(app, deps.pool)
   const allowLoopbackCallbacks = deps.allowLoopbackCallbacks ?? false
   registerPartnerRoutes(app, { pool: deps.pool, allowLoopbackCallbacks })
   registerEventRoutes(app, { pool: deps.pool })
-  registerFloatRoutes(app, { pool: deps.pool })
+  registerFloatRoutes(app, { pool: deps.pool, maxAmountKobo })
   registerCounterpartyRoutes(app, { pool: deps.pool })
   const providers = new ProviderRegistry(deps.pool, deps.providers)
   const payments = paymentsDeps({ pool: deps.pool, providers, clock, settings: deps.payments, log: (level, message) => app.log[level](message) })

@@ -61,7 +61,7 @@ program
 registerPartnerCommands(program, withDatabase)
 registerLedgerCommands(program, withDatabase)
 registerProviderCommands(program, withDatabase)
-registerSandboxCommands(program, withDatabase)
+registerSandboxCommands(program, withDatabase, () => loadConfig().maxAmountKobo)
 registerOutboundCommands(program, withPayments)
 registerPaymentCommands(program, withPayments)
 

@@ -66,6 +66,7 @@ export async function runRoles(config: Config, roles: Roles): Promise<void> {
         providers,
         allowLoopbackCallbacks: config.allowLoopbackCallbacks,
         payments: config.payments,
+        maxAmountKobo: config.maxAmountKobo,
         rateLimits: config.rateLimits,
       })
       await listen(api, config)

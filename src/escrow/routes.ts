@@ -1,6 +1,7 @@
 // Escrow routes of seed 002, under /api/v1/escrow/partner, authenticated by X-API-Key.
 import { Type } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
+import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
 import { CallbackUrlSchema, closedObject, errorResponses } from '../platform/schemas.ts'
@@ -56,7 +57,7 @@ const MetadataSchema = Type.Object({}, { additionalProperties: true })
 
 const CreateSchema = closedObject({
   type: TypeSchema,
-  amount: Type.Integer({ minimum: AMOUNT_MIN_KOBO, maximum: Number.MAX_SAFE_INTEGER, description: 'kobo' }),
+  amount: AmountKobo({ minimum: AMOUNT_MIN_KOBO, description: 'kobo' }),
   currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217; NGN is served' }),
   payerEmail: Type.String({ format: 'email', maxLength: EMAIL_MAX_CHARS }),
   recipientEmail: Type.String({ format: 'email', maxLength: EMAIL_MAX_CHARS }),

@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import { assertSandboxPartner } from '../partners/service.ts'
 import { notFound, onNotFound, RailError } from '../platform/errors.ts'
+import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
 import { closedObject, errorResponses } from '../platform/schemas.ts'
@@ -179,7 +180,7 @@ export function registerInboundCreditRoutes(app: HttpServer, deps: InboundDeps):
         summary: "Sandbox: someone pays into one of your virtual accounts; the sandbox bank announces it to Rail by its signed webhook, and the credit follows Rail's real path. The same signed request again pays nothing (Idempotent-Replayed: true)",
         body: closedObject({
           virtualAccount: AccountNumber,
-          amountKobo: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+          amountKobo: AmountKobo(),
           payerName: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
           payerAccountNumber: Type.Optional(AccountNumber),
           payerBankCode: Type.Optional(Type.String({ pattern: '^[0-9]{3,6}$' })),

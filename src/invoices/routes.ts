@@ -1,6 +1,7 @@
 // Invoice routes of seed 001: create, read, list, publish, cancel.
 import { Type } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
+import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
 import { CallbackUrlSchema, closedObject, errorResponses } from '../platform/schemas.ts'
@@ -58,7 +59,7 @@ export function registerInvoiceRoutes(app: HttpServer, deps: CollectionsDeps): v
         body: closedObject({
           reference: ReferenceSchema,
           title: Type.String({ minLength: 1, maxLength: 200 }),
-          amountKobo: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+          amountKobo: AmountKobo({ description: 'The total to collect, at most the maximum of one instruction' }),
           currency: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217; NGN (the default) is served' })),
           customer: Type.Optional(CustomerSchema),
           callbackUrl: Type.Optional(CallbackUrlSchema),

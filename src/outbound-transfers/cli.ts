@@ -18,7 +18,7 @@ export function registerOutboundCommands(program: Command, withPayments: WithPay
     })
 }
 
-export function registerSandboxCommands(program: Command, withDatabase: WithDatabase): void {
+export function registerSandboxCommands(program: Command, withDatabase: WithDatabase, maxAmountKobo: () => number): void {
   const sandbox = program.command('sandbox').description('sandbox conveniences')
   sandbox
     .command('fund-float')
@@ -28,7 +28,7 @@ export function registerSandboxCommands(program: Command, withDatabase: WithData
     .requiredOption('--reference <reference>', 'one reference funds once: running the command again with it moves no money')
     .option('--json', 'print JSON')
     .action(async (options: { partner: string; amount: number; reference: string; json?: boolean }) => {
-      const funding = await withDatabase(({ pool }) => fundFloat(pool, options.partner, options.amount, options.reference))
+      const funding = await withDatabase(({ pool }) => fundFloat(pool, options.partner, options.amount, options.reference, maxAmountKobo()))
       if (options.json) console.log(JSON.stringify(funding))
       else console.log(`${funding.replayed ? 'already funded' : 'funded'} ${options.amount} kobo; float available ${funding.float.availableBalanceKobo} kobo, booked ${funding.float.bookedBalanceKobo} kobo`)
     })

@@ -3,10 +3,11 @@ import { Type } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import { assertSandboxPartner } from '../partners/service.ts'
 import type { Pool } from '../platform/db.ts'
+import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
 import { closedObject, errorResponses } from '../platform/schemas.ts'
-import { FUND_FLOAT_MAX_KOBO, fundFloat, getFloat } from './float.ts'
+import { fundFloat, getFloat } from './float.ts'
 
 const FloatSchema = Type.Object({
   partnerId: Type.String({ format: 'uuid' }),
@@ -16,7 +17,7 @@ const FloatSchema = Type.Object({
 })
 
 const FundFloatBodySchema = closedObject({
-  amountKobo: Type.Integer({ minimum: 1, maximum: FUND_FLOAT_MAX_KOBO }),
+  amountKobo: AmountKobo(),
   reference: Type.String({ minLength: 1, maxLength: 64, description: 'Required: one reference funds once, so a retry or a replayed request moves no money again' }),
 })
 
@@ -27,7 +28,7 @@ const FundingSchema = Type.Object({
   float: FloatSchema,
 })
 
-export function registerFloatRoutes(app: HttpServer, deps: { pool: Pool }): void {
+export function registerFloatRoutes(app: HttpServer, deps: { pool: Pool; maxAmountKobo: number }): void {
   app.get(
     '/api/v1/rail/float',
     {
@@ -51,7 +52,7 @@ export function registerFloatRoutes(app: HttpServer, deps: { pool: Pool }): void
     async (request, reply) => {
       const partner = callerOf(request).partner
       assertSandboxPartner(partner)
-      const funding = await fundFloat(deps.pool, partner.id, request.body.amountKobo, request.body.reference)
+      const funding = await fundFloat(deps.pool, partner.id, request.body.amountKobo, request.body.reference, deps.maxAmountKobo)
       if (funding.replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
       return { transferId: funding.transferId, amountKobo: funding.amountKobo, currency: funding.float.currency, float: funding.float }
     },

@@ -4,11 +4,10 @@
 import { createTransfer, derivedId, ensurePartnerAccount, getBalance, LedgerError } from '../ledger/service.ts'
 import { getPartner } from '../partners/service.ts'
 import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
+import { assertAmountWithinLimit } from '../platform/amounts.ts'
 import { fieldError, notFound, RailError } from '../platform/errors.ts'
 
 export const FLOAT_CURRENCY = 'NGN'
-/** One sandbox funding at most: ₦1bn. */
-export const FUND_FLOAT_MAX_KOBO = 100_000_000_000
 
 export interface FloatBalance {
   partnerId: string
@@ -32,10 +31,10 @@ export interface Funding {
  * its signed request — and the same reference with another amount is refused. The reference is
  * required: without one, a replayed request would fund the float again.
  */
-export async function fundFloat(pool: Pool, partnerId: string, amountKobo: number, reference: string): Promise<Funding> {
-  if (!Number.isSafeInteger(amountKobo) || amountKobo <= 0 || amountKobo > FUND_FLOAT_MAX_KOBO) {
-    throw fieldError('amountKobo', `must be an integer from 1 to ${FUND_FLOAT_MAX_KOBO}`)
-  }
+export async function fundFloat(pool: Pool, partnerId: string, amountKobo: number, reference: string, maximumKobo: number): Promise<Funding> {
+  if (!Number.isSafeInteger(amountKobo) || amountKobo <= 0) throw fieldError('amountKobo', 'must be a positive integer')
+  // One funding is one instruction: at most the configured maximum (RAIL_MAX_AMOUNT_KOBO).
+  assertAmountWithinLimit(amountKobo, maximumKobo)
   const partner = await getPartner(pool, partnerId)
   if (!partner || partner.environment !== 'sandbox') throw notFound('Sandbox partner')
   const transferId = derivedId(partnerId, `fund_float:${reference}`)

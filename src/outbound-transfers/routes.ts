@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import { assertSandboxPartner } from '../partners/service.ts'
+import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
 import { CallbackUrlSchema, closedObject, errorResponses } from '../platform/schemas.ts'
@@ -44,7 +45,7 @@ const SubmitSchema = closedObject({
   beneficiaryAccountNumber: Type.String({ pattern: '^[0-9]{10}$', description: 'NUBAN' }),
   beneficiaryBankCode: Type.String({ pattern: '^[0-9]{3,6}$', description: 'CBN bank code' }),
   beneficiaryAccountName: Type.String({ minLength: 1, maxLength: 100 }),
-  amountKobo: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+  amountKobo: AmountKobo(),
   currency: Type.String({ pattern: '^[A-Z]{3}$' }),
   narration: Type.Optional(Type.String({ maxLength: 100 })),
   consumerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "The partner's own customer id, returned as is" })),

@@ -1,6 +1,7 @@
 // Payment intent routes of seed 001: create (200, synchronous allocation) and reads.
 import { Type } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
+import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
 import { CallbackUrlSchema, closedObject, errorResponses } from '../platform/schemas.ts'
@@ -37,7 +38,7 @@ export const PaymentIntentSchema = Type.Object({
 export const PaymentIntentRequestSchema = closedObject({
   reference: ReferenceSchema,
   currency: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217; NGN (the default) is served' })),
-  amountKobo: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'The expected amount; without it any credit pays the intent' })),
+  amountKobo: Type.Optional(AmountKobo({ description: 'The expected amount; without it any credit pays the intent' })),
   callbackUrl: Type.Optional(CallbackUrlSchema),
   purposeTag: Type.Optional(PurposeTagSchema),
   virtualAccountHolder: Type.Optional(AccountHolderSchema),

@@ -1,6 +1,7 @@
 // Configuration comes from the environment, read once, validated, and passed down explicitly.
 // Nothing else in the code reads process.env.
 import path from 'node:path'
+import { MAX_AMOUNT_KOBO_DEFAULT } from './amounts.ts'
 import { PARTNER_RPS_DEFAULT, UNAUTHENTICATED_RPS_DEFAULT } from './rate-limit.ts'
 
 export interface Config {
@@ -34,6 +35,8 @@ export interface Config {
   rateLimits: { partnerRps: number; unauthenticatedRps: number }
   /** The payment pipeline's requery schedule; unset values keep its defaults (5 s; 24 h live, 3 min sandbox). */
   payments: { live?: { firstDelayMs: number; deadlineMs: number }; sandbox?: { firstDelayMs: number; deadlineMs: number } }
+  /** The largest amount one instruction may carry (RAIL_MAX_AMOUNT_KOBO; default NIP's largest single transfer, platform/amounts.ts). */
+  maxAmountKobo: number
 }
 
 export const PORT_DEFAULT = 8080
@@ -62,6 +65,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       unauthenticatedRps: parseNonNegativeInt('RAIL_RATE_LIMIT_UNAUTHENTICATED_RPS', env.RAIL_RATE_LIMIT_UNAUTHENTICATED_RPS, UNAUTHENTICATED_RPS_DEFAULT),
     },
     failpoints: nonEmpty(env.RAIL_FAILPOINTS),
+    maxAmountKobo: parseAmountMax(env.RAIL_MAX_AMOUNT_KOBO),
   }
 }
 
@@ -79,6 +83,13 @@ function requerySchedules(env: NodeJS.ProcessEnv): Config['payments'] {
 }
 
 export class ConfigError extends Error {}
+
+/** At most 2^53 − 1: every amount must stay an exact JavaScript number. */
+function parseAmountMax(value: string | undefined): number {
+  const maximumKobo = parsePositiveInt('RAIL_MAX_AMOUNT_KOBO', value, MAX_AMOUNT_KOBO_DEFAULT)
+  if (!Number.isSafeInteger(maximumKobo)) throw new ConfigError(`RAIL_MAX_AMOUNT_KOBO must be at most ${Number.MAX_SAFE_INTEGER}, got "${value}"`)
+  return maximumKobo
+}
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value.trim()

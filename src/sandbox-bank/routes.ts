@@ -7,6 +7,7 @@ import type { Pool } from '../platform/db.ts'
 import { canonicalRequest, computeSignature, TIMESTAMP_TOLERANCE_S } from '../client/signing.ts'
 import { constantTimeEqual } from '../platform/crypto.ts'
 import { notFound, RailError } from '../platform/errors.ts'
+import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { closedObject, errorResponses } from '../platform/schemas.ts'
 import { decideFault, readFaults, writeFaults, type FaultDecision } from './faults.ts'
@@ -24,7 +25,7 @@ export const SANDBOX_BANK_PREFIX = '/sandbox-bank/v1'
 
 const AccountNumber = Type.String({ pattern: '^[0-9]{10}$' })
 const BankCode = Type.String({ pattern: '^[0-9]{3}$' })
-const Amount = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })
+const Amount = AmountKobo()
 
 const AccountSchema = Type.Object({ bankCode: Type.String(), accountNumber: Type.String(), accountName: Type.String(), balanceKobo: Type.Integer(), status: Type.String() })
 const NipFields = { responseCode: Type.String(), responseMessage: Type.String() }

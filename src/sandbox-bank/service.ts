@@ -13,6 +13,12 @@ import { syntheticAccountName } from './names.ts'
 /** The sandbox bank is Providus (101) unless configured otherwise: NUBANs it issues use this code. */
 export const SANDBOX_BANK_CODE_DEFAULT = '101'
 const SETTLEMENT_ACCOUNT_NAME = 'RAIL SANDBOX SETTLEMENT'
+/**
+ * The most a customer account may hold, counting what it has sent that may still come back (an
+ * interbank transfer in progress): 2^53 − 1 kobo, so that every balance is an exact JavaScript
+ * number. A credit that would pass it is refused with NIP 61 (transfer limit exceeded).
+ */
+export const ACCOUNT_BALANCE_MAX_KOBO = Number.MAX_SAFE_INTEGER
 
 export interface BankAccount {
   bankCode: string
@@ -189,7 +195,7 @@ export class SandboxBank {
     const refusal =
       (magic?.kind === 'code' ? magic.code : undefined) ??
       (interbank ? refuseDestination(request.destinationBankCode ?? '', request.destinationAccountNumber ?? '') : undefined)
-    let responseCode = refusal ?? (await this.#applyTransfer(tx, debit, credit, request.amountKobo))
+    let responseCode = refusal ?? (await this.#applyTransfer(tx, debit, credit, request.amountKobo, settlement))
     // An accepted interbank transfer has left the account; it is in progress until it settles.
     // So is any transfer of the magic "pending, then success" amount.
     const inProgress = responseCode === '00' && (interbank || magic?.kind === 'pending_then_success')
@@ -324,8 +330,7 @@ export class SandboxBank {
       ])
       const client = account.rows[0]?.client
       if (!client) return undefined
-      const settlement = await this.#settlementAccount(tx)
-      await tx.query(`UPDATE sandbox_bank.accounts SET balance_kobo = balance_kobo + $2 WHERE account_number = $1`, [settlement, credit.amountKobo])
+      // The money lands in the settlement pool, which is not booked (#applyTransfer): nothing to update.
       const inserted = await tx.query<{ session_id: string; created_at: Date }>(
         `INSERT INTO sandbox_bank.transfers (session_id, reference, kind, debit_account_number, credit_account_number, amount_kobo, narration, response_code,
                                              payer_name, payer_account_number, payer_bank_code)
@@ -397,39 +402,59 @@ export class SandboxBank {
       )
       const transfer = due.rows[0]
       if (!transfer) return
-      if (transfer.kind === 'payout') {
-        // A payout moved nothing yet: on success the money leaves the pool; a failure moves nothing.
-        if (transfer.final_code === '00') {
-          await tx.query(`UPDATE sandbox_bank.accounts SET balance_kobo = balance_kobo - $2 WHERE account_number = $1`, [transfer.debit_account_number, transfer.amount_kobo])
-        }
-      } else if (transfer.final_code !== '00') {
-        await tx.query(`UPDATE sandbox_bank.accounts SET balance_kobo = balance_kobo - $2 WHERE account_number = $1`, [transfer.credit_account_number, transfer.amount_kobo])
-        await tx.query(`UPDATE sandbox_bank.accounts SET balance_kobo = balance_kobo + $2 WHERE account_number = $1`, [transfer.debit_account_number, transfer.amount_kobo])
+      // A payout leaves the settlement pool, which is not booked (#applyTransfer): settling it moves
+      // no customer's money. A failed transfer gives the money back to its customer; its room under
+      // ACCOUNT_BALANCE_MAX_KOBO was kept while it was in progress.
+      if (transfer.kind !== 'payout' && transfer.final_code !== '00') {
+        await tx.query(
+          `UPDATE sandbox_bank.accounts SET balance_kobo = balance_kobo + CASE WHEN account_number = $1 THEN -$3::bigint ELSE $3::bigint END
+            WHERE account_number IN ($1, $2) AND kind <> 'settlement'`,
+          [transfer.credit_account_number, transfer.debit_account_number, transfer.amount_kobo],
+        )
       }
       await tx.query(`UPDATE sandbox_bank.transfers SET response_code = final_code WHERE reference = $1`, [reference])
     })
   }
 
-  /** Locks both accounts (in account-number order), checks them, moves the money; returns the NIP code. */
-  async #applyTransfer(tx: Queryable, debit: string, credit: string, amountKobo: number): Promise<string> {
+  /**
+   * Locks the customer accounts of a transfer (in account-number order), checks them, moves the
+   * money; returns the NIP code.
+   *
+   * The settlement pool (`settlement`) is the bank's own side of every client's credits, debits,
+   * sends and inbound credits: it is never checked, so it is not locked, and it is not booked —
+   * its position is the sum of its transfers. A running balance shared by every client would let
+   * one client's volume leave the range of BIGINT or of JavaScript numbers and break every other
+   * client's transfers (and make every credit in the bank wait on one row). Customer balances are
+   * checked in SQL and never pass ACCOUNT_BALANCE_MAX_KOBO.
+   */
+  async #applyTransfer(tx: Queryable, debit: string, credit: string, amountKobo: number, settlement: string): Promise<string> {
     if (debit === credit) return '12'
-    const locked = await tx.query<AccountRow & { kind: 'customer' | 'settlement' }>(
-      `SELECT ${ACCOUNT_COLUMNS}, kind FROM sandbox_bank.accounts WHERE account_number = ANY ($1::text[]) ORDER BY account_number FOR UPDATE`,
-      [[debit, credit]],
+    const locked = await tx.query<{ account_number: string; status: 'active' | 'dormant'; covers: boolean }>(
+      `SELECT account_number, status, balance_kobo >= $2::bigint AS covers FROM sandbox_bank.accounts
+        WHERE account_number = ANY ($1::text[]) AND kind <> 'settlement' ORDER BY account_number FOR UPDATE`,
+      [[debit, credit], amountKobo],
     )
     const byNumber = new Map(locked.rows.map((row) => [row.account_number, row]))
-    const from = byNumber.get(debit)
-    const to = byNumber.get(credit)
+    const from = debit === settlement ? 'pool' : byNumber.get(debit)
+    const to = credit === settlement ? 'pool' : byNumber.get(credit)
     if (!from || !to) return '07'
-    if (from.status === 'dormant' || to.status === 'dormant') return '06'
-    // The rows are locked: the balance read is the balance the update changes.
-    if (from.kind !== 'settlement' && from.balance_kobo < amountKobo) return '51'
-    await tx.query(
+    if ((from !== 'pool' && from.status === 'dormant') || (to !== 'pool' && to.status === 'dormant')) return '06'
+    // The rows are locked: the balance checked is the balance the update changes.
+    if (from !== 'pool' && !from.covers) return '51'
+    // The credited customer's room is judged in this later statement, which sees every transfer in
+    // progress from it (a new one needs the lock held here): what it holds, plus what it has sent
+    // that may come back, plus this amount, stays within ACCOUNT_BALANCE_MAX_KOBO. Summed in SQL.
+    const moved = await tx.query(
       `UPDATE sandbox_bank.accounts SET balance_kobo = balance_kobo + CASE WHEN account_number = $1 THEN -$3::bigint ELSE $3::bigint END
-        WHERE account_number IN ($1, $2)`,
-      [debit, credit, amountKobo],
+        WHERE account_number IN ($1, $2) AND kind <> 'settlement'
+          AND (SELECT c.balance_kobo + $3::numeric + coalesce((SELECT sum(t.amount_kobo) FROM sandbox_bank.transfers t
+                                                                WHERE t.debit_account_number = c.account_number AND t.kind = 'interbank' AND t.response_code = '09'), 0)
+                 <= $4::numeric
+                 FROM sandbox_bank.accounts c WHERE c.account_number = $2 AND c.kind <> 'settlement') IS NOT FALSE`,
+      [debit, credit, amountKobo, ACCOUNT_BALANCE_MAX_KOBO],
     )
-    return '00'
+    const customers = (from === 'pool' ? 0 : 1) + (to === 'pool' ? 0 : 1)
+    return moved.rowCount === customers ? '00' : '61'
   }
 
   async #settlementAccount(tx: Queryable): Promise<string> {

@@ -1,6 +1,7 @@
 // Move routes of seed 000, at exactly its paths: credit, debit, wallet transfer, external send, requery.
 import { Type, type TProperties } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
+import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
 import { closedObject, errorResponses } from '../platform/schemas.ts'
@@ -11,7 +12,7 @@ const Reference = Type.String({ minLength: 1, maxLength: 64, description: 'Idemp
 const MoveFields = {
   walletId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet handle from wallet creation' }),
   reference: Reference,
-  amountKobo: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Integer kobo' }),
+  amountKobo: AmountKobo({ description: 'Integer kobo, at most the maximum of one instruction (docs/api.md)' }),
   currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217; NGN is served' }),
   narration: Type.Optional(Type.String({ maxLength: 100, description: 'Applied where the provider supports it' })),
 } satisfies TProperties

@@ -1,6 +1,5 @@
 // The float: sandbox funding over HTTP and the CLI, each a balanced ledger transfer, and its balance.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { FUND_FLOAT_MAX_KOBO } from '../../src/outbound-transfers/float.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { runRail } from '../support/cli.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
@@ -69,7 +68,7 @@ describe('POST /api/v1/rail/sandbox/fund-float', () => {
     ['negative', { amountKobo: -5, reference: 'r' }],
     ['fractional', { amountKobo: 1.5, reference: 'r' }],
     ['a string', { amountKobo: '100', reference: 'r' }],
-    ['over the maximum', { amountKobo: FUND_FLOAT_MAX_KOBO + 1, reference: 'r' }],
+    ['beyond the safe integers', { amountKobo: Number.MAX_SAFE_INTEGER + 1, reference: 'r' }],
     ['an unknown field', { amountKobo: 100, reference: 'r', currency: 'NGN' }],
     ['no reference (a replayed request would fund again)', { amountKobo: 100 }],
     ['an empty reference', { amountKobo: 100, reference: '' }],
@@ -108,6 +107,9 @@ describe('rail sandbox fund-float', () => {
     expect(refused.stderr).toContain('not found')
     const badAmount = await runRail(['sandbox', 'fund-float', '--partner', credentials.partnerId, '--amount', '12.5', '--reference', 'cli-3'], env)
     expect(badAmount.code).not.toBe(0)
+    const aboveLimit = await runRail(['sandbox', 'fund-float', '--partner', credentials.partnerId, '--amount', '1000', '--reference', 'cli-4'], { ...env, RAIL_MAX_AMOUNT_KOBO: '999' })
+    expect(aboveLimit.code).toBe(1)
+    expect(aboveLimit.stderr).toContain('above the maximum of one instruction, 999 kobo')
     expect((await client.get<FloatJson>('/api/v1/rail/float')).body.availableBalanceKobo).toBe(120_000)
   })
 })

@@ -28,6 +28,8 @@ export async function startTestApp(
     sandboxBankSecret?: string
     providerTimeoutMs?: number
     payments?: Partial<PaymentSettings>
+    /** The maximum of one instruction (RAIL_MAX_AMOUNT_KOBO); the default otherwise. */
+    maxAmountKobo?: number
     /** The HTTP edge: slow-client timeouts, admission limits, rate limits (their defaults otherwise). */
     edge?: Pick<AppDeps, 'httpTimeouts' | 'admission' | 'rateLimits'>
     /** Connections of the app's pool (the test database's default otherwise). */
@@ -41,7 +43,7 @@ export async function startTestApp(
   // The app reaches its own sandbox bank over real HTTP, at the address it gets once listening.
   let baseUrl = ''
   const providers = { sandboxBankUrl: () => baseUrl, sandboxBankSecret: sandboxBank.secret, timeoutMs: options.providerTimeoutMs }
-  const api = await buildApi({ pool: db.pool, masterKey, clock: options.clock, sandboxBank, providers, allowLoopbackCallbacks: true, payments: options.payments, ...options.edge })
+  const api = await buildApi({ pool: db.pool, masterKey, clock: options.clock, sandboxBank, providers, allowLoopbackCallbacks: true, payments: options.payments, maxAmountKobo: options.maxAmountKobo, ...options.edge })
   await api.listen({ host: '127.0.0.1', port: 0 })
   const address = api.server.address()
   baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`

@@ -46,9 +46,9 @@ export function startPaymentWorkers(app: TestApp, bankSecret: string, settings: 
 /** A sandbox partner with a funded float and a funded wallet, its callbacks to `callbackUrl`. */
 export async function paymentParty(app: TestApp, callbackUrl: string): Promise<PaymentParty> {
   const { client, credentials } = await app.newPartner({ callbackUrl })
-  expect((await fundFloat(client, 50_000_000_000)).status).toBe(200)
+  expect((await fundFloat(client, 25_000_000_000)).status).toBe(200)
   const wallet = (await client.post<{ walletId: string }>('/wallet', { customerReference: randomUUID(), name: 'Payer' })).body
-  expect((await client.post('/wallet/credit', { walletId: wallet.walletId, reference: randomUUID(), amountKobo: 50_000_000_000, currency: 'NGN' })).status).toBe(200)
+  expect((await client.post('/wallet/credit', { walletId: wallet.walletId, reference: randomUUID(), amountKobo: 25_000_000_000, currency: 'NGN' })).status).toBe(200)
   return { client, credentials, partnerId: credentials.partnerId, walletId: wallet.walletId }
 }
 
