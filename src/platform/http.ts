@@ -1,6 +1,8 @@
 // The HTTP platform: Fastify with strict validation, one error body, request ids, raw bodies
 // kept for signature checks. No business words here.
 import { randomUUID } from 'node:crypto'
+import { STATUS_CODES } from 'node:http'
+import type { Duplex } from 'node:stream'
 import { Ajv, type ErrorObject } from 'ajv'
 import addFormats from 'ajv-formats'
 import Fastify, {
@@ -72,6 +74,9 @@ export function createHttpServer(logger: FastifyServerOptions['logger'], timeout
       headersTimeout: timeouts.headersTimeoutMs,
       connectionsCheckingInterval: Math.min(CONNECTIONS_CHECK_MS_MAX, timeouts.headersTimeoutMs),
     },
+    // Errors Node finds before there is a request (a slow client, oversized headers, bytes that
+    // are not HTTP) get Rail's body too; the connection is then closed, as Node would.
+    clientErrorHandler: (error, socket) => answerClientError(error as NodeJS.ErrnoException, socket),
     // The router's own refusals (a malformed URL, an over-long parameter) in Rail's error body.
     frameworkErrors: (error, request, reply) => {
       const railError =
@@ -95,6 +100,21 @@ export function createHttpServer(logger: FastifyServerOptions['logger'], timeout
     void reply.code(404).send(errorBody(new RailError('not_found', `Route ${request.method} ${request.url.split('?')[0]} not found`)))
   })
   return app as unknown as HttpServer
+}
+
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  const railError =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? new RailError('request_timeout', 'The request did not arrive in time')
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? new RailError('headers_too_large', 'The request headers are too large')
+        : new RailError('bad_request', 'The request is not well-formed HTTP')
+  const body = JSON.stringify(errorBody(railError))
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${railError.statusCode} ${STATUS_CODES[railError.statusCode]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`)
+  }
+  socket.destroy(error)
 }
 
 /**

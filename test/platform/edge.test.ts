@@ -4,7 +4,7 @@
 // slow clients, and a database that cannot be reached in time.
 import net from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { RailClient } from '../../src/client/index.ts'
+import { signRequest, type RailClient } from '../../src/client/index.ts'
 import type { PartnerCredentials } from '../../src/partners/service.ts'
 import { AdmissionGate } from '../../src/platform/admission.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
@@ -297,10 +297,33 @@ describe('slow clients are cut off', () => {
     expect(result.closed).toBe(true)
   })
 
-  it('a body trickling in: the connection is closed', async () => {
+  it('bytes that are not HTTP: 400 in the one error body', async () => {
+    const result = await slowClient('NOT HTTP AT ALL\r\n\r\n', '')
+    expect(result.answer).toMatch(/^HTTP\/1\.1 400/)
+    expect(result.answer).toContain('"error":"bad_request"')
+  })
+
+  it('an unauthenticated body trickling in: 401 at once, and the connection is closed', async () => {
     const result = await slowClient('POST /api/v1/rail/outbound HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n', '{' + ' '.repeat(999))
     expect(result.closed).toBe(true)
-    expect(result.answer).toMatch(/^HTTP\/1\.1 (408|401)/)
+    expect(result.answer).toMatch(/^HTTP\/1\.1 401/)
+  })
+
+  it('a signed body trickling in: 408 request_timeout in the one error body, and the connection is closed', async () => {
+    const { credentials: signer } = await strict.newPartner()
+    const body = `{"clientReference":"slow"${' '.repeat(960)}}`
+    const headers = signRequest({ ...signer, method: 'POST', pathWithQuery: '/api/v1/rail/outbound', body })
+    const head = [
+      'POST /api/v1/rail/outbound HTTP/1.1',
+      'Host: x',
+      'Content-Type: application/json',
+      `Content-Length: ${body.length}`,
+      ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+    ].join('\r\n')
+    const result = await slowClient(`${head}\r\n\r\n`, body)
+    expect(result.closed).toBe(true)
+    expect(result.answer).toMatch(/^HTTP\/1\.1 408/)
+    expect(JSON.parse(result.answer.slice(result.answer.indexOf('\r\n\r\n') + 4))).toEqual({ statusCode: 408, error: 'request_timeout', message: expect.any(String) })
   })
 })
 
