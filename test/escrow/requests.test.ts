@@ -3,6 +3,7 @@
 // bodies, webhook registration. A refused request changes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { METADATA_MAX_BYTES, TTL_HOURS_MAX } from '../../src/escrow/service.ts'
+import { MAX_AMOUNT_KOBO_DEFAULT } from '../../src/platform/amounts.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { creditEscrow, createRequest, escrowClient, type EscrowClient } from '../support/escrow.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
@@ -157,7 +158,7 @@ describe('POST /api/v1/escrow/partner/create', () => {
     const { partnerId, api } = await partner()
     const bounds: Record<string, unknown>[] = [
       { amount: 10_000 },
-      { amount: Number.MAX_SAFE_INTEGER },
+      { amount: MAX_AMOUNT_KOBO_DEFAULT }, // the maximum of one instruction; one kobo more is amount_above_limit (test/platform/amount-limits.test.ts)
       { description: 'd'.repeat(255) },
       { description: 'd' },
       { ttlHours: 1 },
