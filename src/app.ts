@@ -43,7 +43,7 @@ import { installRateLimits, PARTNER_RPS_DEFAULT, UNAUTHENTICATED_RPS_DEFAULT, ty
 import { startWorkers } from './platform/jobs.ts'
 import { installMetrics } from './platform/metrics.ts'
 import { ErrorBodySchema } from './platform/schemas.ts'
-import { walletOwner } from './wallets/moves.ts'
+import { claimBatcherFor, walletOwner } from './wallets/moves.ts'
 import { registerMoveRoutes } from './wallets/moves-routes.ts'
 import { registerWalletRoutes } from './wallets/routes.ts'
 import { registerVirtualAccountRoutes } from './virtual-accounts/routes.ts'
@@ -101,7 +101,8 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   registerInboundCreditRoutes(app, collections)
   registerInvoiceRoutes(app, collections)
   registerWalletRoutes(app, { pool: deps.pool, providers })
-  registerMoveRoutes(app, { pool: deps.pool, payments })
+  // Concurrent claims of wallet moves share transactions, as outbound submits do.
+  registerMoveRoutes(app, { pool: deps.pool, payments, claimer: claimBatcherFor({ pool: deps.pool, payments }) })
   registerEscrowRoutes(app, { pool: deps.pool, masterKey: deps.masterKey, clock, allowLoopbackCallbacks, collections })
   if (deps.sandboxBank) {
     // The bank is another system: its own connections, so that Rail's requests waiting on a

@@ -1,5 +1,4 @@
 // SQL of wallet moves.
-import { transferInStatement, type TransferInput } from '../ledger/service.ts'
 import type { Queryable } from '../platform/db.ts'
 import { allowedFrom, type MoveStatus, type MoveType } from './states.ts'
 
@@ -100,48 +99,57 @@ export type NewMove = Pick<
   | 'destinationAccountName'
 >
 
-/** A row another module makes in the claim's statement, from the claimed move (a CTE over it), and answers. */
-export type ClaimCompanion = (source: string, firstParam: number) => { sql: string; params: unknown[] }
+const MOVE_TYPES = ['uuid', 'uuid', 'text', 'text', 'text', 'uuid', 'uuid', 'bigint', 'text', 'text', 'text', 'uuid', 'text', 'text', 'text']
 
 /**
- * Claims the reference: the new move, or undefined when the partner already used the reference.
- * One statement (one round trip, one implicit transaction, or the caller's): with a hold, the
- * ledger's pending transfer — a refused hold raises and nothing is recorded — and with a
- * companion, its row (the move's bank instruction), made only when the move is.
+ * Claims many references in one statement: the moves made, in no particular order. A reference the
+ * partner used before — or earlier in the same batch — makes no row.
  */
-export async function insertMove(db: Queryable, move: NewMove, hold?: TransferInput, companion?: ClaimCompanion): Promise<{ move: Move; companion: Record<string, unknown> | null } | undefined> {
-  const values = [
-    move.id,
-    move.partnerId,
-    move.reference,
-    move.requestHash,
-    move.type,
-    move.walletId,
-    move.destinationWalletId,
-    move.amountKobo,
-    move.currency,
-    move.narration,
-    move.provider,
-    move.holdTransferId,
-    move.destinationBankCode,
-    move.destinationAccountNumber,
-    move.destinationAccountName,
-  ]
-  const transfer = hold && transferInStatement(hold, values.length + 1)
-  const made = companion?.('claimed', values.length + (transfer?.params.length ?? 0) + 1)
-  const result = await db.query<MoveRow & { companion: Record<string, unknown> | null }>(
-    `WITH claimed AS (
-       INSERT INTO wallet_moves (id, partner_id, reference, request_hash, type, status, wallet_id, destination_wallet_id, amount_kobo, currency, narration,
-                                 provider, hold_transfer_id, destination_bank_code, destination_account_number, destination_account_name)
-       VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-       ON CONFLICT ON CONSTRAINT wallet_moves_one_per_reference DO NOTHING
-       RETURNING ${COLUMNS})${made ? `,
-     companion AS (${made.sql})` : ''}
-     SELECT claimed.*${made ? ', (SELECT row_to_json(companion) FROM companion) AS companion' : ', NULL AS companion'}${transfer ? `, ${transfer.sql} AS hold_result` : ''} FROM claimed`,
-    [...values, ...(transfer?.params ?? []), ...(made?.params ?? [])],
+export async function insertMoves(db: Queryable, moves: readonly NewMove[]): Promise<Move[]> {
+  if (moves.length === 0) return []
+  const columns: unknown[][] = MOVE_TYPES.map(() => [])
+  for (const move of moves) {
+    const values = [
+      move.id,
+      move.partnerId,
+      move.reference,
+      move.requestHash,
+      move.type,
+      move.walletId,
+      move.destinationWalletId,
+      move.amountKobo,
+      move.currency,
+      move.narration,
+      move.provider,
+      move.holdTransferId,
+      move.destinationBankCode,
+      move.destinationAccountNumber,
+      move.destinationAccountName,
+    ]
+    values.forEach((value, index) => columns[index]!.push(value))
+  }
+  const result = await db.query<MoveRow>(
+    `INSERT INTO wallet_moves (id, partner_id, reference, request_hash, type, status, wallet_id, destination_wallet_id, amount_kobo, currency, narration,
+                               provider, hold_transfer_id, destination_bank_code, destination_account_number, destination_account_name)
+     SELECT id, partner_id, reference, request_hash, type, 'pending', wallet_id, destination_wallet_id, amount_kobo, currency, narration,
+            provider, hold_transfer_id, destination_bank_code, destination_account_number, destination_account_name
+       FROM unnest(${MOVE_TYPES.map((type, index) => `$${index + 1}::${type}[]`).join(', ')})
+         AS t(id, partner_id, reference, request_hash, type, wallet_id, destination_wallet_id, amount_kobo, currency, narration,
+              provider, hold_transfer_id, destination_bank_code, destination_account_number, destination_account_name)
+     ON CONFLICT ON CONSTRAINT wallet_moves_one_per_reference DO NOTHING
+     RETURNING ${COLUMNS}`,
+    columns,
   )
-  const row = result.rows[0]
-  return row && { move: toMove(row), companion: row.companion }
+  return result.rows.map(toMove)
+}
+
+/**
+ * Takes back moves claimed earlier in the caller's transaction whose hold the ledger refused (too
+ * little available): nothing of them was ever visible, and their references stay free.
+ */
+export async function deleteUnheldMoves(tx: Queryable, moveIds: readonly string[]): Promise<void> {
+  if (moveIds.length === 0) return
+  await tx.query(`DELETE FROM wallet_moves WHERE id = ANY ($1::uuid[]) AND status = 'pending'`, [moveIds])
 }
 
 export async function selectMoveByReference(db: Queryable, partnerId: string, reference: string): Promise<Move | undefined> {
@@ -160,38 +168,57 @@ export interface ProviderAnswer {
   responseMessage: string | null
 }
 
-/**
- * Moves the status to `next` only from a status allowed to reach it; undefined when it was not.
- * The ledger transfer that goes with the change, if any, is made in the same statement, and only
- * when the change is made: one round trip, and a refused transfer raises and undoes the change.
- */
-export async function transitionMove(db: Queryable, moveId: string, next: MoveStatus, answer: ProviderAnswer, transfer?: TransferInput): Promise<Move | undefined> {
-  const values = [moveId, next, allowedFrom(next), answer.providerReference, answer.responseCode, answer.responseMessage]
-  const withTransfer = transfer && transferInStatement(transfer, values.length + 1)
-  const result = await db.query<MoveRow>(
-    `WITH changed AS (
-       UPDATE wallet_moves
-          SET status = $2,
-              provider_reference = COALESCE($4, provider_reference),
-              response_code = COALESCE($5, response_code),
-              response_message = COALESCE($6, response_message),
-              completed_at = CASE WHEN $2 IN ('successful', 'failed') THEN now() ELSE NULL END
-        WHERE id = $1 AND status = ANY ($3::text[])
-        RETURNING ${COLUMNS})
-     SELECT changed.*${withTransfer ? `, ${withTransfer.sql} AS transfer_result` : ''} FROM changed`,
-    [...values, ...(withTransfer?.params ?? [])],
-  )
-  return result.rows[0] && toMove(result.rows[0])
+/** One move's change of status in a batch, and what the bank said. */
+export interface MoveChange {
+  moveId: string
+  next: MoveStatus
+  answer: ProviderAnswer
 }
 
-/** Records a provider's answer that is not final (e.g. NIP 09) without changing the status. */
-export async function recordAnswer(db: Queryable, moveId: string, answer: ProviderAnswer): Promise<Move | undefined> {
+/**
+ * Moves many statuses in one statement, each only from a status allowed to reach its `next`
+ * (states.ts, passed along per row); answers the moves changed. The caller makes their ledger
+ * transfers in the same transaction.
+ */
+export async function transitionMoves(db: Queryable, changes: readonly MoveChange[]): Promise<Move[]> {
+  if (changes.length === 0) return []
   const result = await db.query<MoveRow>(
-    `UPDATE wallet_moves
-        SET provider_reference = COALESCE($2, provider_reference), response_code = COALESCE($3, response_code), response_message = COALESCE($4, response_message)
-      WHERE id = $1 AND status IN ('pending', 'unknown')
-      RETURNING ${COLUMNS}`,
-    [moveId, answer.providerReference, answer.responseCode, answer.responseMessage],
+    `UPDATE wallet_moves m
+        SET status = c.next,
+            provider_reference = COALESCE(c.provider_reference, m.provider_reference),
+            response_code = COALESCE(c.response_code, m.response_code),
+            response_message = COALESCE(c.response_message, m.response_message),
+            completed_at = CASE WHEN c.next IN ('successful', 'failed') THEN now() ELSE NULL END
+       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS c(id, next, allowed, provider_reference, response_code, response_message)
+      WHERE m.id = c.id AND m.status = ANY (string_to_array(c.allowed, ','))
+      RETURNING ${COLUMNS.split(',').map((column) => `m.${column.trim()}`).join(', ')}`,
+    [
+      changes.map((change) => change.moveId),
+      changes.map((change) => change.next),
+      changes.map((change) => allowedFrom(change.next).join(',')),
+      changes.map((change) => change.answer.providerReference),
+      changes.map((change) => change.answer.responseCode),
+      changes.map((change) => change.answer.responseMessage),
+    ],
   )
-  return result.rows[0] && toMove(result.rows[0])
+  return result.rows.map(toMove)
+}
+
+/** What the bank said about many moves, recorded without changing their status (recordAnswer for a batch). */
+export async function recordAnswers(db: Queryable, answers: readonly { moveId: string; answer: ProviderAnswer }[]): Promise<void> {
+  if (answers.length === 0) return
+  await db.query(
+    `UPDATE wallet_moves m
+        SET provider_reference = COALESCE(a.provider_reference, m.provider_reference),
+            response_code = COALESCE(a.response_code, m.response_code),
+            response_message = COALESCE(a.response_message, m.response_message)
+       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS a(id, provider_reference, response_code, response_message)
+      WHERE m.id = a.id AND m.status IN ('pending', 'unknown')`,
+    [
+      answers.map((entry) => entry.moveId),
+      answers.map((entry) => entry.answer.providerReference),
+      answers.map((entry) => entry.answer.responseCode),
+      answers.map((entry) => entry.answer.responseMessage),
+    ],
+  )
 }

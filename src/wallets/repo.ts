@@ -68,6 +68,14 @@ export async function selectWallet(db: Queryable, partnerId: string, walletId: s
   return result.rows[0] && toWallet(result.rows[0])
 }
 
+/** Wallets by id, whoever's they are (a claim batch checks each caller's own); ids that are no UUID match nothing. */
+export async function selectWalletsByIds(db: Queryable, walletIds: readonly string[]): Promise<Wallet[]> {
+  const ids = [...new Set(walletIds.filter((id) => UUID.test(id)))]
+  if (ids.length === 0) return []
+  const result = await db.query<WalletRow>(`SELECT ${COLUMNS} FROM wallets WHERE id = ANY ($1::uuid[])`, [ids])
+  return result.rows.map(toWallet)
+}
+
 export async function selectWalletByCustomerReference(db: Queryable, partnerId: string, customerReference: string): Promise<Wallet | undefined> {
   const result = await db.query<WalletRow>(`SELECT ${COLUMNS} FROM wallets WHERE partner_id = $1 AND customer_reference = $2`, [partnerId, customerReference])
   return result.rows[0] && toWallet(result.rows[0])
