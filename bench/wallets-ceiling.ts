@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { Agent, request as httpRequest } from 'undici'
 import { canonicalRequest, computeSignature, signRequest } from '../src/client/signing.ts'
 import { constantTimeEqual } from '../src/platform/crypto.ts'
@@ -31,7 +32,23 @@ async function listen(app: HttpServer): Promise<string> {
   return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
 }
 
-async function main(): Promise<void> {
+export interface CeilingFigures {
+  requestsPerSecond: number
+  latencyP50Ms: number
+  latencyP99Ms: number
+  errors: number
+  serversCpuMsPerRequest: number
+  loadGeneratorCpuMsPerRequest: number
+  requests: number
+  measuredAt: string
+  machine: string
+}
+
+/**
+ * Measures the ceiling and writes bench/results/wallets-ceiling.json; bench:wallets calls it in
+ * its own run, so that the wallet figure and its ceiling share the machine's state.
+ */
+export async function measureCeiling(requests = REQUESTS): Promise<CeilingFigures> {
   const bank = createHttpServer(false)
   bank.post('/bank/transfers', async (request, reply) => {
     if (!verified(request)) return reply.code(401).send({ error: 'unauthorized' })
@@ -54,17 +71,17 @@ async function main(): Promise<void> {
   try {
     await load(railUrl, 2_000) // warm-up
     const cpuBefore = process.cpuUsage()
-    const result = await load(railUrl, REQUESTS)
+    const result = await load(railUrl, requests)
     const cpu = process.cpuUsage(cpuBefore)
-    const serversCpuMs = (cpu.user + cpu.system) / 1000 / REQUESTS
-    const figures = {
-      requestsPerSecond: Math.round(REQUESTS / result.measuredSeconds),
+    const serversCpuMs = (cpu.user + cpu.system) / 1000 / requests
+    const figures: CeilingFigures = {
+      requestsPerSecond: Math.round(requests / result.measuredSeconds),
       latencyP50Ms: result.latency.p50,
       latencyP99Ms: result.latency.p99,
       errors: result.errors + result.non2xx,
       serversCpuMsPerRequest: Math.round(serversCpuMs * 1000) / 1000,
-      loadGeneratorCpuMsPerRequest: Math.round((result.loadGeneratorCpuMs / REQUESTS) * 1000) / 1000,
-      requests: REQUESTS,
+      loadGeneratorCpuMsPerRequest: Math.round((result.loadGeneratorCpuMs / requests) * 1000) / 1000,
+      requests,
       measuredAt: new Date().toISOString(),
       machine: `${os.cpus().length} cores, node ${process.version}`,
     }
@@ -76,6 +93,7 @@ async function main(): Promise<void> {
     mkdirSync(path.dirname(file), { recursive: true })
     writeFileSync(file, `${JSON.stringify(figures, null, 2)}\n`)
     console.log(`wrote ${path.relative(process.cwd(), file)}`)
+    return figures
   } finally {
     await rail.close()
     await bank.close()
@@ -104,4 +122,5 @@ function load(baseUrl: string, requests: number): Promise<LoadResult> {
   })
 }
 
-await main()
+// Run on its own (npm run bench:wallets-ceiling), not when bench:wallets imports it.
+if (process.argv[1] === fileURLToPath(import.meta.url)) await measureCeiling()

@@ -1,30 +1,39 @@
-// npm run bench:wallets — signed POST /transfer/wallet requests over HTTP from autocannon,
-// between 10,000 funded wallets, 64 connections, 30 s (BENCH_SECONDS to change), against the real
-// app (API, ledger, sandbox bank over HTTP) on a throw-away embedded PostgreSQL (or
-// DATABASE_URL). Prints requests/s, p50/p99 latency and errors, the pure-SQL yardstick of the
-// ledger benchmark at the same concurrency, verifies the ledger, and writes
-// bench/results/wallets.json.
-import { randomBytes, randomUUID } from 'node:crypto'
-import { mkdirSync, writeFileSync } from 'node:fs'
+// npm run bench:wallets — signed POST /transfer/wallet requests between 10,000 funded wallets
+// (BENCH_WALLETS), from autocannon in a process of its own (bench/wallets-load.ts, 64 connections,
+// BENCH_TRANSFERS requests after BENCH_WARMUP unmeasured ones), against the real app (API, ledger,
+// sandbox bank over HTTP) on a throw-away embedded PostgreSQL (or DATABASE_URL). In the same run it
+// measures the machine's ceiling (bench/wallets-ceiling.ts: the two signed HTTP hops, no
+// database) and prints both, their ratio, p50/p99, errors, the CPU per move of each process
+// (PostgreSQL, the Rail process with its sandbox bank, the load generator) and the pure-SQL
+// yardstick of the ledger benchmark; verifies the ledger; writes bench/results/wallets.json.
+import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import autocannon from 'autocannon'
+import type autocannon from 'autocannon'
 import { buildApi } from '../src/app.ts'
-import { RailClient, signRequest } from '../src/client/index.ts'
+import { RailClient } from '../src/client/index.ts'
 import { verifyLedger } from '../src/ledger/verify.ts'
-import { createPartner } from '../src/partners/service.ts'
+import { createPartner, type PartnerCredentials } from '../src/partners/service.ts'
 import { createPool, type Pool } from '../src/platform/db.ts'
 import { migrateDatabase } from '../src/platform/migrate.ts'
 import { baselineTransfer, createBaseline } from './baseline.ts'
 import { benchDatabase, STATEMENT_STATS } from './bench-database.ts'
 import { postgresCpuMs, postmasterPid, printStatementStats, resetStatementStats } from './statements.ts'
+import { measureCeiling } from './wallets-ceiling.ts'
 
 const WALLETS = Number(process.env.BENCH_WALLETS ?? 10_000)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64)
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 30)
+const TRANSFERS = Number(process.env.BENCH_TRANSFERS ?? 10_000)
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 1_000)
+/** The issue's target: wallet transfers at least this share of the ceiling measured in the same run. */
+const RATIO_TARGET = 0.4
 const SETUP_CONCURRENCY = 32
 const OPENING_KOBO = 1_000_000_000
 const SECRET = randomBytes(16).toString('hex')
+
+const round2 = (value: number) => Math.round(value * 100) / 100
 
 async function main(): Promise<void> {
   const { url, stop } = await benchDatabase(`rail_bench_wallets_${process.pid}`)
@@ -37,6 +46,7 @@ async function main(): Promise<void> {
     sandboxBank: { secret: SECRET },
     providers: { sandboxBankUrl: () => baseUrl, sandboxBankSecret: SECRET },
   })
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'rail-bench-wallets-'))
   try {
     await migrateDatabase(pool)
     await api.listen({ host: '127.0.0.1', port: 0 })
@@ -44,48 +54,63 @@ async function main(): Promise<void> {
     baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
     const credentials = await createPartner(pool, masterKey, { name: 'Bench', customerClass: 'fintech', environment: 'sandbox' })
     console.log(`setting up ${WALLETS} funded wallets…`)
-    const wallets = await setUpWallets(new RailClient(baseUrl, credentials))
-    console.log(`wallet transfers: ${CONNECTIONS} connections, ${SECONDS} s`)
+    const walletsFile = path.join(scratch, 'wallets.json')
+    writeFileSync(walletsFile, JSON.stringify(await setUpWallets(new RailClient(baseUrl, credentials))))
+    console.log('the ceiling of this machine (two signed HTTP hops, no database)…')
+    const ceiling = await measureCeiling()
+    console.log(`wallet transfers: ${CONNECTIONS} connections, ${WARMUP} warm-up then ${TRANSFERS} measured`)
+    if (WARMUP > 0) await runLoad(baseUrl, credentials, walletsFile, WARMUP)
     if (STATEMENT_STATS) await resetStatementStats(pool)
     const postmaster = await postmasterPid(pool)
     const cpuBeforeMs = postgresCpuMs(postmaster)
     const nodeCpuBefore = process.cpuUsage()
-    const result = await runLoad(baseUrl, credentials, wallets)
+    const result = await runLoad(baseUrl, credentials, walletsFile, TRANSFERS)
     const cpuAfterMs = postgresCpuMs(postmaster)
-    const backendCpuMsPerRequest = (cpuAfterMs.backends - cpuBeforeMs.backends) / result.requests.total
-    const postgresCpuMsPerRequest = backendCpuMsPerRequest + (cpuAfterMs.others - cpuBeforeMs.others) / result.requests.total
     const nodeCpu = process.cpuUsage(nodeCpuBefore)
-    const nodeCpuMsPerRequest = (nodeCpu.user + nodeCpu.system) / 1000 / result.requests.total
-    console.log(`CPU per request: PostgreSQL ${postgresCpuMsPerRequest.toFixed(2)} ms (backends ${backendCpuMsPerRequest.toFixed(2)}), Node (app, bank and load generator) ${nodeCpuMsPerRequest.toFixed(2)} ms`)
-    if (STATEMENT_STATS) await printStatementStats(pool, result.requests.total)
+    const moves = result.requests.total
+    const postgresCpuMsPerMove = (cpuAfterMs.backends + cpuAfterMs.others - cpuBeforeMs.backends - cpuBeforeMs.others) / moves
+    const backendCpuMsPerMove = (cpuAfterMs.backends - cpuBeforeMs.backends) / moves
+    const railCpuMsPerMove = (nodeCpu.user + nodeCpu.system) / 1000 / moves
+    const loadCpuMsPerMove = result.loadGeneratorCpuMs / moves
+    if (STATEMENT_STATS) await printStatementStats(pool, moves)
     const baseline = await baselineYardstick(pool)
     const verification = await verifyLedger(pool)
+    const requestsPerSecond = Math.round(moves / result.measuredSeconds)
     const figures = {
-      requestsPerSecond: Math.round(result.requests.average),
+      requestsPerSecond,
       latencyP50Ms: result.latency.p50,
       latencyP99Ms: result.latency.p99,
       errors: result.errors + result.non2xx + result.timeouts,
-      requestsTotal: result.requests.total,
-      postgresCpuMsPerRequest: Math.round(postgresCpuMsPerRequest * 100) / 100,
-      nodeCpuMsPerRequest: Math.round(nodeCpuMsPerRequest * 100) / 100,
+      requestsTotal: moves,
+      ceilingRequestsPerSecond: ceiling.requestsPerSecond,
+      ratioToCeiling: Math.round((requestsPerSecond / ceiling.requestsPerSecond) * 1000) / 1000,
+      ratioTarget: RATIO_TARGET,
+      postgresCpuMsPerRequest: round2(postgresCpuMsPerMove),
+      postgresBackendsCpuMsPerRequest: round2(backendCpuMsPerMove),
+      railProcessCpuMsPerRequest: round2(railCpuMsPerMove),
+      loadGeneratorCpuMsPerRequest: round2(loadCpuMsPerMove),
       baselineTransfersPerSecond: baseline,
       ledgerVerified: verification.ok,
       connections: CONNECTIONS,
-      seconds: SECONDS,
+      warmup: WARMUP,
       wallets: WALLETS,
       measuredAt: new Date().toISOString(),
       machine: `${os.cpus().length} cores, node ${process.version}`,
     }
+    console.log(`wallet transfers/s ${requestsPerSecond} (${moves} in ${result.measuredSeconds.toFixed(2)} s)  p50 ${figures.latencyP50Ms} ms  p99 ${figures.latencyP99Ms} ms  errors ${figures.errors}`)
+    console.log(`ceiling ${ceiling.requestsPerSecond}/s (p50 ${ceiling.latencyP50Ms} ms, p99 ${ceiling.latencyP99Ms} ms)  ratio ${figures.ratioToCeiling} (target ≥ ${RATIO_TARGET})`)
     console.log(
-      `wallet transfers/s ${figures.requestsPerSecond}  p50 ${figures.latencyP50Ms} ms  p99 ${figures.latencyP99Ms} ms  errors ${figures.errors}  ` +
-        `(yardstick: pure-SQL ledger ${baseline}/s at ${CONNECTIONS} clients)  ledger verified: ${verification.ok}`,
+      `CPU per move: PostgreSQL ${postgresCpuMsPerMove.toFixed(2)} ms (backends ${backendCpuMsPerMove.toFixed(2)}), ` +
+        `Rail process (API + sandbox bank) ${railCpuMsPerMove.toFixed(2)} ms, load generator ${loadCpuMsPerMove.toFixed(2)} ms`,
     )
+    console.log(`yardstick: pure-SQL ledger ${baseline}/s at ${CONNECTIONS} clients  ledger verified: ${verification.ok}`)
     const file = path.join(path.dirname(new URL(import.meta.url).pathname), 'results', 'wallets.json')
     mkdirSync(path.dirname(file), { recursive: true })
     writeFileSync(file, `${JSON.stringify(figures, null, 2)}\n`)
     console.log(`wrote ${path.relative(process.cwd(), file)}`)
     if (!verification.ok) throw new Error(`ledger verification failed: ${verification.problems.join('; ')}`)
   } finally {
+    rmSync(scratch, { recursive: true, force: true })
     await api.close()
     await pool.end()
     await stop()
@@ -111,33 +136,28 @@ async function setUpWallets(client: RailClient): Promise<string[]> {
   return wallets
 }
 
-function runLoad(baseUrl: string, credentials: { keyId: string; signingSecret: string }, wallets: string[]): Promise<autocannon.Result> {
-  const pathName = '/transfer/wallet'
+type LoadResult = autocannon.Result & { measuredSeconds: number; loadGeneratorCpuMs: number }
+
+/** `requests` wallet transfers from the load generator's own process (bench/wallets-load.ts). */
+function runLoad(baseUrl: string, credentials: PartnerCredentials, walletsFile: string, requests: number): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
-    const instance = autocannon(
-      {
-        url: baseUrl,
-        connections: CONNECTIONS,
-        duration: SECONDS,
-        requests: [
-          {
-            method: 'POST',
-            path: pathName,
-            // Each request is a new move, signed for itself.
-            setupRequest: (request: autocannon.Request) => {
-              const from = wallets[Math.floor(Math.random() * wallets.length)]!
-              let to = from
-              while (to === from) to = wallets[Math.floor(Math.random() * wallets.length)]!
-              const body = JSON.stringify({ walletId: from, destinationWalletId: to, reference: randomUUID(), amountKobo: 1 + Math.floor(Math.random() * 1_000), currency: 'NGN' })
-              const headers = signRequest({ ...credentials, method: 'POST', pathWithQuery: pathName, body })
-              return { ...request, body, headers: { ...headers, 'content-type': 'application/json' } }
-            },
-          },
-        ],
+    const child = spawn(process.execPath, [path.join(path.dirname(new URL(import.meta.url).pathname), 'wallets-load.ts')], {
+      env: {
+        ...process.env,
+        BENCH_BASE_URL: baseUrl,
+        BENCH_KEY_ID: credentials.keyId,
+        BENCH_SIGNING_SECRET: credentials.signingSecret,
+        BENCH_WALLETS_FILE: walletsFile,
+        BENCH_TRANSFERS: String(requests),
+        BENCH_WARMUP: '0',
+        BENCH_CONNECTIONS: String(CONNECTIONS),
       },
-      (error: Error | null, result: autocannon.Result) => (error ? reject(error) : resolve(result)),
-    )
-    autocannon.track(instance, { renderProgressBar: false, renderResultsTable: false })
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    let output = ''
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
+    child.on('error', reject)
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(output) as LoadResult) : reject(new Error(`the load generator exited with ${code}`))))
   })
 }
 
