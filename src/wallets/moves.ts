@@ -67,7 +67,13 @@ export async function submitMove(deps: MovesDeps, partner: Pick<Partner, 'id' | 
     deps.payments.log('error', `wallet move ${outcome.move.id}: ${error instanceof Error ? error.message : String(error)}`)
     await requestRequery(deps.pool, outcome.move.id).catch(() => {})
   })
-  return { move: (await repo.selectMove(deps.pool, outcome.move.id))!, replayed: false }
+  // A claimed move is always answered with its state: should the database not serve the read now
+  // (overload), the move as claimed — pending — is the truth as far as this request knows it.
+  const current = await repo.selectMove(deps.pool, outcome.move.id).catch((error: unknown) => {
+    deps.payments.log('warn', `wallet move ${outcome.move.id}: answered as claimed, its state could not be read: ${error instanceof Error ? error.message : String(error)}`)
+    return undefined
+  })
+  return { move: current ?? outcome.move, replayed: false }
 }
 
 /** One claim in its own transaction (no batcher). */
