@@ -236,7 +236,8 @@ describe('rate limits', () => {
     const { client: quiet } = await limited.newPartner()
     const responses = await Promise.all(Array.from({ length: 12 }, () => busy.get('/api/v1/rail/settings')))
     const statuses = responses.map((response) => response.status)
-    expect(statuses.filter((status) => status === 200).length).toBeLessThanOrEqual(5)
+    // Five a second: twelve at once span at most two windows even on a slow machine.
+    expect(statuses.filter((status) => status === 200).length).toBeLessThanOrEqual(10)
     const refused = responses.find((response) => response.status === 429)!
     expect(refused.body).toMatchObject({ statusCode: 429, error: 'rate_limited' })
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
@@ -250,7 +251,8 @@ describe('rate limits', () => {
 
   it('failed authentications are limited per client IP: 401 then 429', async () => {
     const statuses: number[] = []
-    for (let i = 0; i < 8; i++) {
+    // Three a second: twenty in a row exceed it however slowly this machine answers them.
+    for (let i = 0; i < 20 && !statuses.includes(429); i++) {
       const response = await fetch(`${limited.baseUrl}/api/v1/rail/settings`, { headers: { 'X-Rail-Key-Id': 'nobody', 'X-Rail-Timestamp': '1', 'X-Rail-Signature': `v1=${'0'.repeat(64)}` } })
       statuses.push(response.status)
       if (response.status === 429) expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
