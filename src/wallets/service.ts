@@ -1,7 +1,7 @@
 // Wallets (seed 000): creation at a provider and balances from the ledger.
 import { createAccount, derivedId, getBalance } from '../ledger/service.ts'
 import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
-import { RailError } from '../platform/errors.ts'
+import { fieldError, onNotFound, RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { requestHash } from '../platform/idempotency.ts'
 import type { ProviderRegistry } from '../providers/registry.ts'
@@ -85,15 +85,8 @@ export function openingReference(partnerId: string, customerReference: string): 
 }
 
 /** The named provider; only a provider that does not exist is the caller's mistake (422), any other failure propagates. */
-async function walletProvider(pool: Pool, name: string): Promise<ProviderProfile> {
-  try {
-    return await getProvider(pool, name)
-  } catch (error) {
-    if (error instanceof RailError && error.code === 'not_found') {
-      throw new RailError('validation_error', `provider: unknown provider ${name}`, { fields: [{ field: 'provider', message: 'is not a known provider' }] })
-    }
-    throw error
-  }
+function walletProvider(pool: Pool, name: string): Promise<ProviderProfile> {
+  return getProvider(pool, name).catch(onNotFound(() => fieldError('provider', `${name} is not a known provider`)))
 }
 
 /** Throws to roll back a wallet's ledger account when another request recorded the wallet first. */
