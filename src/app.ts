@@ -78,7 +78,7 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   installAdmission(app, new AdmissionGate(deps.admission ?? admissionLimitsFor(deps.pool.options.max)))
   await registerOpenApi(app)
   const rateLimiter = await installRateLimits(app, deps.rateLimits ?? { partnerRps: PARTNER_RPS_DEFAULT, unauthenticatedRps: UNAUTHENTICATED_RPS_DEFAULT })
-  installAuthentication(app, { pool: deps.pool, masterKey: deps.masterKey, clock, onFailure: rateLimiter.countUnauthenticated })
+  installAuthentication(app, { pool: deps.pool, masterKey: deps.masterKey, clock, rateLimiter })
   installMetrics(app)
   const maxAmountKobo = deps.maxAmountKobo ?? MAX_AMOUNT_KOBO_DEFAULT
   // Before any route: every AmountKobo() body field registered after this is checked against it.

@@ -65,9 +65,10 @@ export function registerInboundCreditRoutes(app: HttpServer, deps: InboundDeps):
   app.post(
     '/providers/:provider/webhooks',
     {
-      // The provider signs; the adapter verifies with the provider's secret. Not rate-limited by IP:
-      // a bank announces credits as fast as they come.
-      config: { auth: 'none', rateLimit: false },
+      // The provider signs; the adapter verifies with the provider's secret. Not rate-limited by
+      // address: a bank announces credits as fast as they come. Admitted once the body is in, so
+      // that a client trickling a body holds no place meanwhile.
+      config: { auth: 'none', rateLimited: false, admission: 'after-body' },
       schema: {
         tags: ['providers'],
         summary: "A provider's signed notice of an inbound credit: stored once per session id, then applied by a job",

@@ -10,6 +10,7 @@ import { constantTimeEqual, sha256Hex } from '../platform/crypto.ts'
 import type { Pool } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
 import { assertRequestInput, type HttpServer } from '../platform/http.ts'
+import type { RateLimiter } from '../platform/rate-limit.ts'
 import { CredentialCache } from './credential-cache.ts'
 import { findByEscrowApiKey, findSigningKey, type AuthenticatedPartner, type FoundCredential } from './service.ts'
 
@@ -46,13 +47,15 @@ export interface AuthenticationOptions {
   pool: Pool
   masterKey: Buffer
   clock: Clock
-  /** Told of every failed authentication before the 401 (a rate limit per client may refuse it instead). */
-  onFailure?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+  /** Counts every request once it is known whose it is, and failed authentications by client address. */
+  rateLimiter?: RateLimiter
 }
+
+const NO_RATE_LIMITS: RateLimiter = { count: async () => {}, refuseIfOverLimit: async () => {} }
 
 export function installAuthentication(app: HttpServer, options: AuthenticationOptions): void {
   const deps: AuthDeps = { ...options, credentials: new CredentialCache(options.pool) }
-  const onFailure = options.onFailure ?? (async () => {})
+  const limiter = options.rateLimiter ?? NO_RATE_LIMITS
   deps.credentials.start()
   app.addHook('onClose', async () => deps.credentials.stop())
   app.decorateRequest('caller', undefined)
@@ -64,11 +67,16 @@ export function installAuthentication(app: HttpServer, options: AuthenticationOp
     }
   })
   // Credentials are checked before the body is read: an unauthenticated caller gets 401 before
-  // any 413 or 415, and its body is never parsed. The signature covers the body, so it is checked
-  // once the body is in (preValidation), before any schema or handler sees it.
+  // any 413 or 415, and its body is never parsed. A client address already past its limit of
+  // failures is refused before its credentials are looked up. The signature covers the body, so
+  // it is checked once the body is in (preValidation); then the request counts against its
+  // partner's rate (or its address's, unauthenticated), and only then is its input checked, so
+  // that malformed requests count too.
   app.addHook('onRequest', async (request, reply) => {
     const scheme = request.routeOptions.config.auth ?? 'none'
-    await failingThrough(request, reply, onFailure, async () => {
+    if (scheme === 'none') return
+    await limiter.refuseIfOverLimit(request, reply)
+    await countingFailures(request, reply, limiter, async () => {
       if (scheme === 'signature') request.signingKey = await findSignatureCredential(request, deps)
       if (scheme === 'api-key') request.caller = await authenticateApiKey(request, deps)
     })
@@ -76,21 +84,21 @@ export function installAuthentication(app: HttpServer, options: AuthenticationOp
   app.addHook('preValidation', async (request, reply) => {
     if (request.signingKey) {
       const key = request.signingKey
-      await failingThrough(request, reply, onFailure, async () => {
+      await countingFailures(request, reply, limiter, async () => {
         request.caller = verifySignature(request, key)
       })
     }
-    request.rateLimitPartnerId = request.caller?.partner.id
+    await limiter.count(request, reply, request.caller?.partner.id)
     assertRequestInput(request)
   })
 }
 
-/** Runs one authentication step; a failure is reported to onFailure (which may throw instead) and rethrown. */
-async function failingThrough(request: FastifyRequest, reply: FastifyReply, onFailure: NonNullable<AuthenticationOptions['onFailure']>, step: () => Promise<void>): Promise<void> {
+/** Runs one authentication step; a failure counts against the client's address (which may answer 429 instead) and is rethrown. */
+async function countingFailures(request: FastifyRequest, reply: FastifyReply, limiter: RateLimiter, step: () => Promise<void>): Promise<void> {
   try {
     await step()
   } catch (error) {
-    if (error instanceof RailError && error.code === 'unauthorized') await onFailure(request, reply)
+    if (error instanceof RailError && error.code === 'unauthorized') await limiter.count(request, reply, undefined)
     throw error
   }
 }

@@ -1,17 +1,22 @@
-// Admission control in front of the connection pool. A burst larger than the pool does not queue
-// inside the pool, where a connection timeout could fire after a request had claimed something
-// (a move recorded, a hold taken): it queues here, before anything is read or written, with a
-// bounded length and a bounded wait, and whatever cannot be admitted is refused at once with
-// 503 `overloaded` and Retry-After. An admitted request then finds a connection promptly, because
-// no more requests run at once than the pool can serve.
-import type { FastifyRequest } from 'fastify'
+// Admission control in front of the connection pool. A burst larger than the service can take
+// does not queue inside the pool, where a connection timeout could fire after a request had
+// claimed something (a move recorded, a hold taken): it queues here, before anything is read or
+// written, with a bounded length and a bounded wait, and whatever cannot be admitted is refused
+// at once with 503 `overloaded` and Retry-After. Admitted requests are a few per pooled connection
+// (most hold one only for moments between waits on a bank or a shared batch), so they find one
+// soon; the pool's own timeout stays as the last resort, and its error is answered 503 too.
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { RailError } from './errors.ts'
 import type { HttpServer } from './http.ts'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** false: the route touches no pooled connection of Rail's (health, metrics, the sandbox bank's own API). */
-    admission?: boolean
+    /**
+     * When the route takes its place: on arrival (the default), once its body is in ('after-body':
+     * a route without credentials that must not hold a place while a client trickles a body), or
+     * never (false: health, metrics, the sandbox bank's own API, which use no connection of Rail's pool).
+     */
+    admission?: true | 'after-body' | false
   }
 }
 
@@ -58,24 +63,33 @@ export class AdmissionGate {
     this.limits = limits
   }
 
-  /** Resolves true once admitted (call leave() exactly once after), false when refused. */
-  enter(): Promise<boolean> | boolean {
+  /**
+   * Resolves true once admitted (call leave() exactly once after), false when refused or when
+   * `abandoned` fires first (the client went away while waiting: its place in the queue is given up).
+   */
+  enter(abandoned?: AbortSignal): Promise<boolean> | boolean {
+    if (abandoned?.aborted) return false
     if (this.inFlight < this.limits.inFlightMax) {
       this.inFlight += 1
       return true
     }
     if (this.waiting.length >= this.limits.queueMax) return false
     return new Promise<boolean>((resolve) => {
+      const giveUp = () => {
+        const index = this.waiting.indexOf(waiter)
+        if (index >= 0) this.waiting.splice(index, 1)
+        clearTimeout(waiter.timer)
+        resolve(false)
+      }
       const waiter: Waiter = {
         admit: () => {
           clearTimeout(waiter.timer)
+          abandoned?.removeEventListener('abort', giveUp)
           resolve(true)
         },
-        timer: setTimeout(() => {
-          this.waiting.splice(this.waiting.indexOf(waiter), 1)
-          resolve(false)
-        }, this.limits.queueWaitMs),
+        timer: setTimeout(giveUp, this.limits.queueWaitMs),
       }
+      abandoned?.addEventListener('abort', giveUp, { once: true })
       this.waiting.push(waiter)
     })
   }
@@ -93,21 +107,36 @@ export class AdmissionGate {
 }
 
 /**
- * Every route not marked `admission: false` passes the gate first, before authentication (which
- * may read the database). The place is given back when the response is finished or the
- * connection closes, whichever comes first.
+ * Every route takes its place before anything else is done with it (or once its body is in, where
+ * it says so). The place is given back when the response is finished or the connection closes,
+ * whichever comes first; a client that goes away while waiting leaves the queue.
  */
 export function installAdmission(app: HttpServer, gate: AdmissionGate): void {
-  app.addHook('onRequest', async (request: FastifyRequest, reply) => {
-    if (request.routeOptions.config.admission === false) return
-    if (!(await gate.enter())) {
+  const admit = async (request: FastifyRequest, reply: FastifyReply) => {
+    const closed = new AbortController()
+    let admitted = false
+    let left = false
+    const leave = () => {
+      if (admitted && !left) {
+        left = true
+        gate.leave()
+      }
+    }
+    reply.raw.once('close', () => {
+      closed.abort()
+      leave()
+    })
+    admitted = await gate.enter(closed.signal)
+    // The connection may have closed while the admission resolved: the place goes back at once.
+    if (closed.signal.aborted) leave()
+    if (!admitted) {
       throw new RailError('overloaded', 'Rail is at capacity and did nothing with this request; retry shortly', undefined, { retryAfterS: OVERLOADED_RETRY_AFTER_S })
     }
-    let left = false
-    reply.raw.once('close', () => {
-      if (left) return
-      left = true
-      gate.leave()
-    })
+  }
+  app.addHook('onRequest', async (request, reply) => {
+    if ((request.routeOptions.config.admission ?? true) === true) await admit(request, reply)
+  })
+  app.addHook('preValidation', async (request, reply) => {
+    if (request.routeOptions.config.admission === 'after-body') await admit(request, reply)
   })
 }

@@ -26,8 +26,8 @@ export const ERROR_CATALOGUE = {
   provider_unavailable: { status: 502, why: 'The provider gave no usable answer to a synchronous request; nothing was created, retry with the same reference.' },
   rate_limited: { status: 429, why: 'Too many requests; retry after the time in Retry-After.' },
   internal_error: { status: 500, why: 'A bug or an unexpected failure; the body carries the request id and no internals.' },
-  service_unavailable: { status: 503, why: 'A dependency (the database) is unreachable; retry later.' },
-  overloaded: { status: 503, why: 'Rail is at capacity and refused the request before doing anything; retry after Retry-After.' },
+  service_unavailable: { status: 503, why: 'The instance is not ready (its database unreachable or migrations pending); retry later.' },
+  overloaded: { status: 503, why: 'Rail is at capacity or its database could not serve in time; retry after Retry-After with the same request (refused at admission, it did nothing; cut short later, the retry answers what was recorded).' },
 } as const satisfies Record<string, { status: number; why: string }>
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE

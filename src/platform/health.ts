@@ -7,8 +7,8 @@ import { migrationIdsOnDisk, migrationsAreCurrent } from './migrate.ts'
 
 export function registerHealthRoutes(app: HttpServer, pool: Pool): void {
   const idsOnDisk = migrationIdsOnDisk()
-  app.get('/healthz', { config: { auth: 'none', admission: false, rateLimit: false }, schema: { hide: true } }, async () => ({ status: 'ok' }))
-  app.get('/readyz', { config: { auth: 'none', admission: false, rateLimit: false }, schema: { hide: true } }, async (_request, reply) => {
+  app.get('/healthz', { config: { auth: 'none', admission: false, rateLimited: false }, schema: { hide: true } }, async () => ({ status: 'ok' }))
+  app.get('/readyz', { config: { auth: 'none', admission: false, rateLimited: false }, schema: { hide: true } }, async (_request, reply) => {
     let reason: string
     try {
       if (await migrationsAreCurrent(pool, idsOnDisk)) return { status: 'ready' }

@@ -40,7 +40,7 @@ export interface HttpTimeouts {
  * (a 1 MiB body at a modest 50 KiB/s) within 30 s. Node checks open connections against these
  * every CONNECTIONS_CHECK_MS.
  */
-export const HTTP_TIMEOUTS_DEFAULT: HttpTimeouts = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 }
+const HTTP_TIMEOUTS_DEFAULT: HttpTimeouts = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 }
 const CONNECTIONS_CHECK_MS_MAX = 1_000
 
 /** A caller-supplied X-Request-Id is kept only if it looks like an id. */
@@ -89,6 +89,7 @@ export function createHttpServer(logger: FastifyServerOptions['logger'], timeout
 
   installValidators(app)
   installJsonParser(app)
+  markEarlyAnswers(app)
 
   app.decorateRequest('rawBody', null)
   app.decorateRequest('jsonParseError', undefined)
@@ -102,8 +103,27 @@ export function createHttpServer(logger: FastifyServerOptions['logger'], timeout
   return app as unknown as HttpServer
 }
 
+/** Marks a connection whose current request was answered before its body had all arrived. */
+const ANSWERED_BEFORE_BODY_END = Symbol('answered before the body ended')
+type MarkedSocket = Duplex & { [ANSWERED_BEFORE_BODY_END]?: boolean }
+
+function markEarlyAnswers(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request) => {
+    delete (request.raw.socket as MarkedSocket)[ANSWERED_BEFORE_BODY_END]
+  })
+  app.addHook('onSend', async (request) => {
+    if (!request.raw.complete) (request.raw.socket as MarkedSocket)[ANSWERED_BEFORE_BODY_END] = true
+  })
+}
+
 function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return
+  // Already answered (a 401 while the body still trickled in, say): a second answer on the same
+  // connection would be read as the answer to the next request. Close it without one.
+  if ((socket as MarkedSocket)[ANSWERED_BEFORE_BODY_END]) {
+    socket.destroy(error)
+    return
+  }
   const railError =
     error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
       ? new RailError('request_timeout', 'The request did not arrive in time')

@@ -27,7 +27,7 @@ export function installMetrics(app: HttpServer): Registry {
     requests.inc(labels)
     latency.observe(labels, reply.elapsedTime / 1000)
   })
-  app.get('/metrics', { config: { auth: 'none', admission: false, rateLimit: false }, schema: { hide: true } }, async (_request, reply) => {
+  app.get('/metrics', { config: { auth: 'none', admission: false, rateLimited: false }, schema: { hide: true } }, async (_request, reply) => {
     void reply.header('Content-Type', registry.contentType)
     return registry.metrics()
   })

@@ -50,7 +50,7 @@ const TransferAnswerSchema = Type.Object({ ...NipFields, reference: Type.String(
 export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: SandboxBank; secret: string; pool: Pool }): void {
   // The bank checks its own signature, below. It is another system with its own connections, so it
   // never queues behind Rail's requests, which may be waiting on it.
-  const config = { auth: 'none' as const, admission: false, rateLimit: false as const }
+  const config = { auth: 'none' as const, admission: false, rateLimited: false }
   const preValidation = async (request: FastifyRequest) => verifyBankSignature(request, deps.secret)
   // Faults apply to the bank's business, not to the switch that sets them.
   const preHandler = async (request: FastifyRequest, reply: FastifyReply) => injectFault(deps.pool, deps.bank, request, reply)

@@ -309,6 +309,8 @@ describe('slow clients are cut off', () => {
     const result = await slowClient('POST /api/v1/rail/outbound HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n', '{' + ' '.repeat(999))
     expect(result.closed).toBe(true)
     expect(result.answer).toMatch(/^HTTP\/1\.1 401/)
+    // One answer only: no stray 408 after it for a proxy to hand to the next request.
+    expect(result.answer.match(/HTTP\/1\.1 \d{3}/g)).toHaveLength(1)
   })
 
   it('a signed body trickling in: 408 request_timeout in the one error body, and the connection is closed', async () => {
@@ -352,6 +354,40 @@ describe('a database that cannot serve in time', () => {
   })
 })
 
+describe('admission and clients that go away', () => {
+  it('a client that disconnects while queued gives up its place: the next request is served', async () => {
+    const narrow = await startTestApp({ edge: { admission: { inFlightMax: 1, queueMax: 5, queueWaitMs: 15_000 } } })
+    try {
+      const { client: partner, credentials: signer } = await narrow.newPartner()
+      const port = Number(new URL(narrow.baseUrl).port)
+      const rawRequest = (method: string, path: string, body: string, bodyLength: number) => {
+        const headers = signRequest({ ...signer, method, pathWithQuery: path, body })
+        const lines = [`${method} ${path} HTTP/1.1`, 'Host: x', ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)]
+        if (bodyLength > 0) lines.push('Content-Type: application/json', `Content-Length: ${bodyLength}`)
+        const socket = net.connect(port, '127.0.0.1')
+        socket.on('error', () => {})
+        socket.write(`${lines.join('\r\n')}\r\n\r\n`)
+        return socket
+      }
+      // One request holds the only place: signed, its body never sent.
+      const holder = rawRequest('POST', '/api/v1/rail/outbound', '{}', 2)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      // A second waits for the place, then goes away.
+      const quitter = rawRequest('GET', '/api/v1/rail/settings', '', 0)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      quitter.destroy()
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      holder.destroy()
+      // Had the quitter kept its place in the queue, the freed place would have gone to it for good.
+      const served = await partner.get('/api/v1/rail/settings')
+      expect(served.status).toBe(200)
+      expect((await partner.get('/api/v1/rail/settings')).status).toBe(200)
+    } finally {
+      await narrow.close()
+    }
+  })
+})
+
 describe('the admission gate', () => {
   it('admits up to its limit, queues up to its bound in order, refuses the rest at once', async () => {
     const gate = new AdmissionGate({ inFlightMax: 2, queueMax: 2, queueWaitMs: 60_000 })
@@ -368,6 +404,21 @@ describe('the admission gate', () => {
     expect(await fourth).toBe(true)
     expect(order).toEqual([3, 4])
     gate.leave()
+    gate.leave()
+    expect(gate.state).toEqual({ inFlight: 0, waiting: 0 })
+  })
+
+  it('a waiter whose client went away leaves the queue, and the place goes to the next', async () => {
+    const gate = new AdmissionGate({ inFlightMax: 1, queueMax: 5, queueWaitMs: 60_000 })
+    expect(await gate.enter()).toBe(true)
+    const gone = new AbortController()
+    const abandoned = gate.enter(gone.signal)
+    const next = gate.enter()
+    gone.abort()
+    expect(await abandoned).toBe(false)
+    expect(gate.state).toEqual({ inFlight: 1, waiting: 1 })
+    gate.leave()
+    expect(await next).toBe(true)
     gate.leave()
     expect(gate.state).toEqual({ inFlight: 0, waiting: 0 })
   })
