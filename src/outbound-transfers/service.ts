@@ -124,6 +124,10 @@ async function submitInBatch(
   const known = () => repo.selectByReference(deps.pool, caller.partner.id, request.clientReference)
   try {
     await assertSubmittable(caller, request, deps.allowLoopbackCallbacks)
+    // The partner's float and settlement accounts exist before the shared batch transaction needs
+    // them: made there, each would take a second connection while the batch holds one.
+    await committedPartnerAccount(deps.pool, caller.partner.id, FLOAT_CURRENCY, 'float')
+    await committedPartnerAccount(deps.pool, caller.partner.id, FLOAT_CURRENCY, 'provider_settlement')
     const transfer = await batcher.run({ caller, request, hash })
     return transfer ? { transfer, replayed: false } : replay((await known())!, hash)
   } catch (error) {

@@ -12,7 +12,7 @@
 //      statements for the batch. No final answer leaves the move pending (the bank has it) or
 //      unknown (no answer), its hold in place, and the pipeline's requery schedule decides.
 // Should the request's process die, the pipeline's sweep finds the instruction and asks the bank.
-import { createTransfers, derivedId, ensurePartnerAccount, type TransferInput } from '../ledger/service.ts'
+import { committedPartnerAccount, createTransfers, derivedId, ensurePartnerAccount, type TransferInput } from '../ledger/service.ts'
 import type { Partner } from '../partners/service.ts'
 import { requeryNow, requestRequery, workCreated, type Instruction, type InstructionChange, type InstructionOwner, type PaymentsDeps } from '../payments/service.ts'
 import { Coalescer } from '../platform/coalescer.ts'
@@ -53,6 +53,9 @@ export async function submitMove(deps: MovesDeps, partner: Pick<Partner, 'id' | 
   if (request.currency !== WALLET_CURRENCY) throw new RailError('unsupported_currency', `currency ${request.currency} is not served; use ${WALLET_CURRENCY}`)
   const hash = requestHash({ type, ...request })
   const claim: Claim = { partner, type, request, hash }
+  // The partner's settlement account exists before the shared claim transaction needs it: made
+  // there, it would take a second connection while the batch holds one (once per process).
+  if (type !== 'wallet_transfer') await committedPartnerAccount(deps.pool, partner.id, WALLET_CURRENCY, 'provider_settlement')
   const outcome = deps.claimer ? await deps.claimer.run(claim) : (await claimAlone(deps, claim))
   if (outcome.kind === 'taken') return replay(await claimedBefore(deps.pool, partner.id, request.reference), hash)
   if (outcome.kind === 'refused') {
