@@ -662,7 +662,7 @@ CREATE TABLE sandbox_bank.accounts (
   opening_reference text,
   CONSTRAINT accounts_account_name_check CHECK (((length(account_name) >= 1) AND (length(account_name) <= 100))),
   CONSTRAINT accounts_account_number_check CHECK ((account_number ~ '^[0-9]{10}$'::text)),
-  CONSTRAINT accounts_balance_within_safe_integers CHECK ((balance_kobo <= '9007199254740991'::bigint)),
+  CONSTRAINT accounts_balance_within_safe_integers CHECK ((balance_kobo <= '9007199254740991'::bigint)) NOT VALID,
   CONSTRAINT accounts_bank_code_check CHECK ((bank_code ~ '^[0-9]{3}$'::text)),
   CONSTRAINT accounts_customer_not_overdrawn CHECK (((kind = 'settlement'::text) OR (balance_kobo >= 0))),
   CONSTRAINT accounts_kind_check CHECK ((kind = ANY (ARRAY['customer'::text, 'settlement'::text, 'virtual'::text]))),
