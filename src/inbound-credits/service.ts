@@ -278,12 +278,19 @@ export async function simulateInboundCredit(deps: InboundDeps, partner: Partner,
   try {
     answer = await payInto(deps, account, request)
   } catch (error) {
-    // Nothing was paid in (or the bank's answer is unknown): the same request may be tried again.
-    await forgetSignature(deps.pool, partner.id, signature)
+    // Forgotten only when nothing can have been paid in — the bank refused, or was never reached —
+    // so that the same request may be tried again. When the bank's answer is unknown the credit
+    // may have been made: the signature stays taken (a retry answers request_in_progress, and the
+    // credit, if made, arrives by the bank's notice); a new payment is a newly signed request.
+    if (!isOutcomeUnknown(error)) await forgetSignature(deps.pool, partner.id, signature)
     throw error
   }
   await storeSignatureResponse(deps.pool, partner.id, signature, answer)
   return { ...answer, replayed: false }
+}
+
+function isOutcomeUnknown(error: unknown): boolean {
+  return error instanceof RailError && error.details?.outcome === 'unknown'
 }
 
 async function payInto(deps: InboundDeps, account: VirtualAccount, request: SimulatedCredit) {
@@ -295,7 +302,10 @@ async function payInto(deps: InboundDeps, account: VirtualAccount, request: Simu
     payerAccountNumber: request.payerAccountNumber,
     payerBankCode: request.payerBankCode,
   })
-  if (paid.outcome !== 'successful') throw new RailError('provider_unavailable', `The sandbox bank did not take the credit: ${paid.outcome === 'unknown' ? paid.error : paid.responseCode}`)
+  if (paid.outcome === 'unknown') {
+    throw new RailError('provider_unavailable', `The sandbox bank's answer was lost (${paid.error}); the credit may have been made and would arrive by its notice`, { outcome: 'unknown' })
+  }
+  if (paid.outcome !== 'successful') throw new RailError('provider_unavailable', `The sandbox bank did not take the credit: ${paid.responseCode}`)
   return {
     virtualAccount: account.accountNumber,
     trackingId: account.trackingId,

@@ -80,8 +80,10 @@ export type SignatureClaim = { kind: 'first' } | { kind: 'seen'; response: unkno
 /**
  * Remembers a signature for the partner, or tells that it was seen. Run in the transaction that
  * makes the request's effect: a concurrent request with the same signature waits on the key
- * until this one commits (then it is `seen`) or rolls back (then it is `first` in turn). Also
- * forgets the partner's signatures that are past the window.
+ * until this one commits (then it is `seen`) or rolls back (then it is `first` in turn). When the
+ * effect is a call to another system instead, run it alone before the call, store the answer
+ * after, and forget the signature only when the call certainly did nothing. Also forgets the
+ * partner's signatures that are past the window.
  */
 export async function claimSignature(db: Queryable, partnerId: string, signature: string): Promise<SignatureClaim> {
   for (let attempt = 1; ; attempt++) {
