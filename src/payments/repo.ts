@@ -199,35 +199,6 @@ export async function insertInstructions(db: Queryable, instructions: readonly N
   return inserted.map(toInstruction)
 }
 
-/**
- * One instruction's insert as the body of a CTE over `source` (a CTE of at most one row: the
- * instruction is made only when the source made its row), for an owner that claims in one
- * statement; its parameters from `firstParam` on. The CTE answers the instruction's row.
- */
-export function instructionInsertCte(instruction: NewInstruction, source: string, firstParam: number): { sql: string; params: unknown[] } {
-  const values = VALUE_TYPES.map((type, index) => `$${firstParam + index}::${type}`)
-  const sql = `INSERT INTO bank_instructions (${INSERT_COLUMNS})
-       SELECT ${values.join(', ')}, ${sendsAtOnce(instruction) ? 'now()' : 'NULL::timestamptz'} FROM ${source}
-       RETURNING ${COLUMNS}`
-  return { sql, params: insertValues(instruction) }
-}
-
-/** An instruction's row as a statement answered it (row_to_json of its CTE). */
-export function instructionFromJson(json: Record<string, unknown>): Instruction {
-  const row = json as unknown as Row
-  const date = (value: unknown) => (value === null ? null : new Date(value as string))
-  return toInstruction({
-    ...row,
-    amount_kobo: Number(row.amount_kobo),
-    deadline_at: date(row.deadline_at)!,
-    next_attempt_at: date(row.next_attempt_at)!,
-    last_sent_at: date(row.last_sent_at),
-    accepted_at: date(row.accepted_at),
-    created_at: date(row.created_at)!,
-    terminal_at: date(row.terminal_at),
-  })
-}
-
 export async function selectInstruction(db: Queryable, id: string): Promise<Instruction | undefined> {
   const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM bank_instructions WHERE id = $1`, [id])
   return rows[0] && toInstruction(rows[0])

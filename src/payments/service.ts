@@ -103,13 +103,6 @@ async function addWorkJobs(db: Queryable, ids: readonly string[], keyed = false)
   )
 }
 
-/**
- * For an owner that claims in one statement (a wallet move): the instruction's insert as a CTE
- * over the owner's own insert (`source`), and how to read the row it answers.
- */
-export const instructionInStatement = repo.instructionInsertCte
-export const instructionFromJson = repo.instructionFromJson
-
 function jobKey(id: string): string {
   return `payment:${id}`
 }
