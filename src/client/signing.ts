@@ -1,4 +1,4 @@
-// Request signing for Rail's partner and wallet APIs (DESIGN §7). Dependency-free on purpose:
+// Request signing for Rail's partner and wallet APIs (docs/design.md §7). Dependency-free on purpose:
 // tests, the CLI and partners' own code use this one implementation.
 //
 //   canonical = timestamp + "\n" + METHOD + "\n" + path-with-query + "\n" + hex(SHA-256(raw body))

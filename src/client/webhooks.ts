@@ -1,4 +1,4 @@
-// Verifying Rail's callbacks (DESIGN §9, docs/webhooks.md). Dependency-free so that a partner can
+// Verifying Rail's callbacks (docs/design.md §9, docs/webhooks.md). Dependency-free so that a partner can
 // copy this one file:
 //
 //   X-Rail-Signature: sha256=<lowercase hex HMAC-SHA256(UTF-8 bytes of the secret, raw body)>

@@ -1,4 +1,4 @@
-// Counterparty routes: create, list, read, and PATCH (rename, archive) — seed 001 and DESIGN §10.
+// Counterparty routes: create, list, read, and PATCH (rename, archive) — seed 001 and docs/design.md §10.
 import { Type } from '@sinclair/typebox'
 import { findBank } from '../nip/banks.ts'
 import { callerOf } from '../partners/auth.ts'

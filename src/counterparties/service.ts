@@ -1,4 +1,4 @@
-// Counterparties (seed 001, DESIGN §10): saved beneficiaries. One per partner and account; made
+// Counterparties (seed 001, docs/design.md §10): saved beneficiaries. One per partner and account; made
 // on the first payout to the account (outbound transfers call recordPayoutTo) or explicitly, and
 // renamed or archived by the partner. Archiving is soft state: it does not block payouts.
 import { findBank } from '../nip/banks.ts'

@@ -50,7 +50,7 @@ const FundingSchema = Nullable(
       currency: Type.String(),
       expiresAt: Type.String({ format: 'date-time' }),
     },
-    { description: 'How the payer funds the escrow: the virtual account of a composed payment intent (DESIGN §10)' },
+    { description: 'How the payer funds the escrow: the virtual account of a composed payment intent (docs/design.md §10)' },
   ),
 )
 const MetadataSchema = Type.Object({}, { additionalProperties: true })

@@ -27,7 +27,7 @@ import type { EscrowStatus } from './states.ts'
 
 export type { Escrow, EscrowType } from './repo.ts'
 
-/** Only naira is held in escrow (DESIGN §5); another ISO 4217 code is 422 unsupported_currency. */
+/** Only naira is held in escrow (docs/design.md §5); another ISO 4217 code is 422 unsupported_currency. */
 export const ESCROW_CURRENCY = 'NGN'
 /** Seed 002: the smallest escrow, ₦100. */
 export const AMOUNT_MIN_KOBO = 10_000
@@ -81,7 +81,7 @@ export interface CreateRequest {
 
 /**
  * How the payer funds the escrow: a virtual account of a composed payment intent and its
- * checkoutToken (DESIGN §10).
+ * checkoutToken (docs/design.md §10).
  */
 function fundingOf(funding: IntentView | undefined) {
   if (!funding) return null

@@ -1,4 +1,4 @@
-// The SSRF guard for callback URLs (DESIGN §9). A callback URL is a partner-chosen address that
+// The SSRF guard for callback URLs (docs/design.md §9). A callback URL is a partner-chosen address that
 // Rail's own servers connect to, so it must not reach Rail's network: loopback, private ranges,
 // link-local (cloud metadata lives at 169.254.169.254), and every spelling of those. The URL is
 // checked when it is set and again at each delivery, and the delivery connects only to addresses

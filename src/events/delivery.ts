@@ -1,4 +1,4 @@
-// One delivery attempt, made by a graphile-worker job (DESIGN §9): claim the attempt, sign, POST,
+// One delivery attempt, made by a graphile-worker job (docs/design.md §9): claim the attempt, sign, POST,
 // and record what happened, then deliver the next event of the same object or schedule a retry.
 //
 // Guarantees (docs/webhooks.md):
@@ -18,7 +18,7 @@ import type * as repo from './repo.ts'
 import { callbackPolicyFor, deliveryJob, enqueueDelivery, RETRY_PRIORITY, EVENT_DELIVERY_FAILED, recordEvent } from './service.ts'
 import { deliveryHeaders } from './signing.ts'
 
-/** DESIGN §9: the wait before each retry; the first attempt is at once. About three days in all. */
+/** docs/design.md §9: the wait before each retry; the first attempt is at once. About three days in all. */
 export const RETRY_DELAYS_MS: readonly number[] = [5, 300, 1_800, 7_200, 18_000, 36_000, 50_400, 72_000, 86_400].map((s) => s * 1000)
 export const DELIVERY_TIMEOUT_MS = 10_000
 /** Only the first bytes of an answer are read and kept. */

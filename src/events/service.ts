@@ -1,4 +1,4 @@
-// Events (DESIGN §9): every state change a partner hears about is recorded here, on the caller's
+// Events (docs/design.md §9): every state change a partner hears about is recorded here, on the caller's
 // transaction, together with its first delivery and the job that makes it. So an event exists,
 // and is delivered, exactly when the change that caused it committed.
 import { getPartner, setDefaultCallbackUrl, type Partner, type PartnerEnvironment } from '../partners/service.ts'

@@ -1,4 +1,4 @@
-// The headers of one delivery attempt (DESIGN §9): Rail's own signature, which the escrow seed
+// The headers of one delivery attempt (docs/design.md §9): Rail's own signature, which the escrow seed
 // names, and the Standard Webhooks headers, so that partners can verify with its libraries.
 import { createHmac } from 'node:crypto'
 import { railSignature } from '../client/webhooks.ts'

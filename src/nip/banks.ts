@@ -1,4 +1,4 @@
-// Nigerian banks by CBN code (../shared/NIGERIA.md). The sandbox bank issues accounts at these
+// Nigerian banks by CBN code (docs/banking.md). The sandbox bank issues accounts at these
 // banks and payouts may only name them; an unknown code is NIP's response 16.
 
 export interface Bank {

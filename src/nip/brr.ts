@@ -1,4 +1,4 @@
-// BRR (DESIGN §10): "BRR" + 17 digits, the last a Luhn check digit over the 16 before it.
+// BRR (docs/design.md §10): "BRR" + 17 digits, the last a Luhn check digit over the 16 before it.
 import { randomInt } from 'node:crypto'
 
 export const BRR_PATTERN = /^BRR[0-9]{17}$/

@@ -1,4 +1,4 @@
-// NUBAN account numbers (../shared/NIGERIA.md): 9-digit serial + 1 check digit, computed over the
+// NUBAN account numbers (docs/banking.md): 9-digit serial + 1 check digit, computed over the
 // institution code followed by the serial. Banks use their 3-digit CBN code (weights
 // 3,7,3,3,7,3,3,7,3,3,7,3); the 2020 revision uses a 6-digit institution code ("000" + the bank
 // code, or "9" + 5 digits for a microfinance bank) over 15 digits (weights 373373373373373),

@@ -1,5 +1,5 @@
 // NIP session ids: 30 digits — the 6-digit institution code of the sending institution,
-// yyMMddHHmmss (UTC here), and a 12-digit sequence (../shared/NIGERIA.md).
+// yyMMddHHmmss (UTC here), and a 12-digit sequence (docs/banking.md).
 
 const INSTITUTION_CODE = /^\d{6}$/
 const SEQUENCE_MAX = 999_999_999_999

@@ -1,4 +1,4 @@
-// The float over HTTP: its balance, and sandbox funding (DESIGN §10; sandbox partners only, 404 for live ones).
+// The float over HTTP: its balance, and sandbox funding (docs/design.md §10; sandbox partners only, 404 for live ones).
 import { Type } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import { assertSandboxPartner } from '../partners/service.ts'

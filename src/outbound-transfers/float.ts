@@ -1,4 +1,4 @@
-// The partner's float: the money outbound transfers draw on (DESIGN §10). In sandbox it is funded
+// The partner's float: the money outbound transfers draw on (docs/design.md §10). In sandbox it is funded
 // from the partner's provider settlement account, as a balanced ledger transfer, by
 // `rail sandbox fund-float` and `POST /api/v1/rail/sandbox/fund-float`.
 import { createTransfer, derivedId, ensurePartnerAccount, getBalance, LedgerError } from '../ledger/service.ts'

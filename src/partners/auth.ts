@@ -1,4 +1,4 @@
-// Request authentication (DESIGN §7). Every route declares its scheme in `config.auth`. The
+// Request authentication (docs/design.md §7). Every route declares its scheme in `config.auth`. The
 // credential is checked when the request arrives, before its body is read, and the signature once
 // the body is in, before validation: an unauthenticated caller learns nothing about its body (no
 // 413, 415 or 422) and no handler (hence no table) is ever reached. Every failure gives the same

@@ -10,7 +10,7 @@ export type Tx = pg.PoolClient
 export type Queryable = pg.Pool | pg.PoolClient
 
 // BIGINT (int8) columns hold kobo. They are parsed to JavaScript numbers: amounts are bounded by
-// 2^53 − 1 everywhere (DESIGN §5), so a number is exact. A value outside that range is a bug and
+// 2^53 − 1 everywhere (docs/design.md §5), so a number is exact. A value outside that range is a bug and
 // must fail loudly rather than silently lose precision.
 pg.types.setTypeParser(pg.types.builtins.INT8, (text: string) => {
   const value = Number(text)

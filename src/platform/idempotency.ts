@@ -1,4 +1,4 @@
-// Idempotency helpers (DESIGN §5): a request is identified by its reference, and told apart from
+// Idempotency helpers (docs/design.md §5): a request is identified by its reference, and told apart from
 // a different request with the same reference by a hash of its body.
 import { createHash } from 'node:crypto'
 

@@ -1,5 +1,5 @@
 // Schema building blocks shared by every feature. Objects are closed (unknown fields are a 422,
-// never silently ignored or mass-assigned) and the error body is the one shape of DESIGN §8.
+// never silently ignored or mass-assigned) and the error body is the one shape of docs/design.md §8.
 import { Type, type TObject, type TProperties, type ObjectOptions } from '@sinclair/typebox'
 
 /** An object schema that rejects fields it does not name. */

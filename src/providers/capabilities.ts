@@ -1,4 +1,4 @@
-// Provider capabilities (DESIGN §6): what a provider is approved to do. Operations name the
+// Provider capabilities (docs/design.md §6): what a provider is approved to do. Operations name the
 // capability they need; a false one fails closed before anything happens.
 import { RailError } from '../platform/errors.ts'
 

@@ -200,7 +200,7 @@ export class SandboxAdapter implements ProviderAdapter {
     const answer = await this.#call(operation, reference, 'POST', '/transfers', { reference, ...body })
     const result = classify(answer)
     // 26: the bank has this reference already and moved nothing now; what happened to the
-    // original is the answer, so ask for it (NIGERIA.md: never debit again, requery).
+    // original is the answer, so ask for it (docs/banking.md: never debit again, requery).
     if (result.outcome !== 'unknown' && result.responseCode === '26') return this.requery(reference)
     return result
   }

@@ -1,6 +1,6 @@
 // The sandbox bank's books: accounts with real NUBANs, name enquiry, transfers on its own books
 // (between customers, and to and from the merchant's settlement pool) answered with NIP codes,
-// and requery by reference. Outcomes follow ../shared/NIGERIA.md.
+// and requery by reference. Outcomes follow docs/banking.md.
 import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { findBank } from '../nip/banks.ts'
 import { nipMessage } from '../nip/codes.ts'
@@ -107,7 +107,7 @@ export class SandboxBank {
   readonly bankCode: string
 
   constructor(pool: Pool, bankCode = SANDBOX_BANK_CODE_DEFAULT) {
-    if (!findBank(bankCode)) throw new Error(`sandbox bank code ${bankCode} is not a bank of NIGERIA.md`)
+    if (!findBank(bankCode)) throw new Error(`sandbox bank code ${bankCode} is not a bank of docs/banking.md`)
     this.#pool = pool
     this.bankCode = bankCode
   }

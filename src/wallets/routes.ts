@@ -1,4 +1,4 @@
-// Wallet routes of seed 000: creation (DESIGN §10) and balance. Signed requests (DESIGN §7).
+// Wallet routes of seed 000: creation (docs/design.md §10) and balance. Signed requests (docs/design.md §7).
 import { Type } from '@sinclair/typebox'
 import { findBank } from '../nip/banks.ts'
 import { callerOf } from '../partners/auth.ts'

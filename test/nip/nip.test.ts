@@ -1,4 +1,4 @@
-// Banking facts of ../shared/NIGERIA.md: NUBAN check digits, NIP response codes, session ids.
+// Banking facts of docs/banking.md: NUBAN check digits, NIP response codes, session ids.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { BANKS, findBank } from '../../src/nip/banks.ts'
@@ -64,7 +64,7 @@ describe('NUBAN', () => {
     expect(() => nubanCheckDigit('9123', '123456789')).toThrow(/3 or 6 digits/)
   })
 
-  it('knows the CBN codes of NIGERIA.md', () => {
+  it('knows the CBN codes of docs/banking.md', () => {
     expect(findBank('058')?.name).toBe('Guaranty Trust Bank')
     expect(findBank('999')).toBeUndefined()
     expect(BANKS).toHaveLength(17)

@@ -1,4 +1,4 @@
-// Both authentication schemes of DESIGN §7, one line per rule: what is sent → what comes back.
+// Both authentication schemes of docs/design.md §7, one line per rule: what is sent → what comes back.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { canonicalRequest, computeSignature, RailClient, signRequest } from '../../src/client/index.ts'
 import { installAuthentication, callerOf } from '../../src/partners/auth.ts'

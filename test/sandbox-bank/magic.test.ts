@@ -1,5 +1,5 @@
 // Magic amounts at the sandbox bank (docs/sandbox.md), end to end through Rail's wallet moves:
-// each reproduces one path of NIGERIA.md's rules.
+// each reproduces one path of docs/banking.md's rules.
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { RailClient } from '../../src/client/index.ts'
