@@ -59,3 +59,10 @@ async function adminQuery(url: string, sql: string): Promise<void> {
     await client.end()
   }
 }
+
+/** Starts `api` on a free loopback port and answers its base URL (the benches' app and sandbox bank). */
+export async function listenOnLoopback(api: { listen(options: { host: string; port: number }): Promise<unknown>; server: { address(): unknown } }): Promise<string> {
+  await api.listen({ host: '127.0.0.1', port: 0 })
+  const address = api.server.address() as { port?: number } | null
+  return `http://127.0.0.1:${address?.port ?? 0}`
+}

@@ -20,7 +20,7 @@ import { workerPoolMax } from '../src/platform/connections.ts'
 import { createPool, type Pool } from '../src/platform/db.ts'
 import { migrateDatabase } from '../src/platform/migrate.ts'
 import { syntheticAccountName } from '../src/sandbox-bank/names.ts'
-import { benchDatabase } from './bench-database.ts'
+import { benchDatabase, listenOnLoopback } from './bench-database.ts'
 import { postgresCpuMs, postmasterPid } from './statements.ts'
 
 const WALLETS = Number(process.env.BENCH_WALLETS ?? 200)
@@ -63,9 +63,7 @@ async function main(): Promise<void> {
   let runner: Awaited<ReturnType<typeof startBackgroundWorkers>> | undefined
   try {
     await migrateDatabase(pool)
-    await api.listen({ host: '127.0.0.1', port: 0 })
-    const address = api.server.address()
-    baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+    baseUrl = await listenOnLoopback(api)
     runner = await startBackgroundWorkers({ pool: workerPool, masterKey, concurrency: WORKER_CONCURRENCY, providers, events: { allowLoopbackCallbacks: true }, payments })
     const credentials = await createPartner(pool, masterKey, { name: 'Burst', customerClass: 'fintech', environment: 'sandbox' })
     const client = new RailClient(baseUrl, credentials)

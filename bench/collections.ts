@@ -20,7 +20,7 @@ import { verifyLedger } from '../src/ledger/verify.ts'
 import { createPartner } from '../src/partners/service.ts'
 import { createPool } from '../src/platform/db.ts'
 import { migrateDatabase } from '../src/platform/migrate.ts'
-import { benchDatabase } from './bench-database.ts'
+import { benchDatabase, listenOnLoopback } from './bench-database.ts'
 
 const NOTICES = Number(process.env.BENCH_NOTICES ?? 20_000)
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 5_000)
@@ -55,9 +55,7 @@ async function main(): Promise<void> {
   let runner: Awaited<ReturnType<typeof startBackgroundWorkers>> | undefined
   try {
     await migrateDatabase(pool)
-    await api.listen({ host: '127.0.0.1', port: 0 })
-    const address = api.server.address()
-    baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+    baseUrl = await listenOnLoopback(api)
     const credentials = await createPartner(pool, masterKey, { name: 'Bench', customerClass: 'government', environment: 'sandbox', callbackUrl })
     const client = new RailClient(baseUrl, credentials)
 

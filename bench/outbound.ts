@@ -19,7 +19,7 @@ import { createPartner } from '../src/partners/service.ts'
 import { createPool } from '../src/platform/db.ts'
 import { migrateDatabase } from '../src/platform/migrate.ts'
 import { LIVE_SCHEDULE_DEFAULT } from '../src/payments/service.ts'
-import { benchDatabase, STATEMENT_STATS } from './bench-database.ts'
+import { benchDatabase, listenOnLoopback, STATEMENT_STATS } from './bench-database.ts'
 import { postgresCpuMs, postmasterPid, printStatementStats, resetStatementStats } from './statements.ts'
 
 const TRANSFERS = Number(process.env.BENCH_TRANSFERS ?? 10_000)
@@ -53,9 +53,7 @@ async function main(): Promise<void> {
   let runner: Awaited<ReturnType<typeof startBackgroundWorkers>> | undefined
   try {
     await migrateDatabase(pool)
-    await api.listen({ host: '127.0.0.1', port: 0 })
-    const address = api.server.address()
-    baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+    baseUrl = await listenOnLoopback(api)
     const credentials = await createPartner(pool, masterKey, { name: 'Bench', customerClass: 'fintech', environment: 'sandbox', callbackUrl })
     const client = new RailClient(baseUrl, credentials)
     await client.post('/api/v1/rail/sandbox/fund-float', { amountKobo: 25_000_000_000, reference: `bench-${randomUUID()}` })

@@ -19,7 +19,7 @@ import { createPartner, type PartnerCredentials } from '../src/partners/service.
 import { createPool, type Pool } from '../src/platform/db.ts'
 import { migrateDatabase } from '../src/platform/migrate.ts'
 import { baselineTransfer, createBaseline } from './baseline.ts'
-import { benchDatabase, STATEMENT_STATS } from './bench-database.ts'
+import { benchDatabase, listenOnLoopback, STATEMENT_STATS } from './bench-database.ts'
 import { postgresCpuMs, postmasterPid, printStatementStats, resetStatementStats } from './statements.ts'
 import { measureCeiling } from './wallets-ceiling.ts'
 
@@ -49,9 +49,7 @@ async function main(): Promise<void> {
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'rail-bench-wallets-'))
   try {
     await migrateDatabase(pool)
-    await api.listen({ host: '127.0.0.1', port: 0 })
-    const address = api.server.address()
-    baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+    baseUrl = await listenOnLoopback(api)
     const credentials = await createPartner(pool, masterKey, { name: 'Bench', customerClass: 'fintech', environment: 'sandbox' })
     console.log(`setting up ${WALLETS} funded wallets…`)
     const walletsFile = path.join(scratch, 'wallets.json')
