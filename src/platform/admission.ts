@@ -136,7 +136,10 @@ export function installAdmission(app: HttpServer, gate: AdmissionGate): void {
   app.addHook('onRequest', async (request, reply) => {
     if ((request.routeOptions.config.admission ?? true) === true) await admit(request, reply)
   })
-  app.addHook('preValidation', async (request, reply) => {
-    if (request.routeOptions.config.admission === 'after-body') await admit(request, reply)
+  // Only the few routes admitted after their body carry this hook (routes are registered after this).
+  app.addHook('onRoute', (route) => {
+    if (route.config?.admission !== 'after-body') return
+    const existing = route.preValidation === undefined ? [] : Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation]
+    route.preValidation = [admit, ...existing]
   })
 }
