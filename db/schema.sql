@@ -404,7 +404,7 @@ CREATE TABLE outbound_transfers (
   CONSTRAINT outbound_transfers_consumer_id_check CHECK ((length(consumer_id) <= 64)),
   CONSTRAINT outbound_transfers_narration_check CHECK ((length(narration) <= 100)),
   CONSTRAINT outbound_transfers_one_per_reference UNIQUE (partner_id, client_reference),
-  CONSTRAINT outbound_transfers_origin_type_check CHECK ((origin_type = ANY (ARRAY['partner'::text, 'refund'::text]))),
+  CONSTRAINT outbound_transfers_origin_type_check CHECK ((origin_type = ANY (ARRAY['partner'::text, 'refund'::text, 'escrow'::text, 'settlement'::text]))),
   CONSTRAINT outbound_transfers_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
   CONSTRAINT outbound_transfers_pkey PRIMARY KEY (id),
   CONSTRAINT outbound_transfers_provider_fkey FOREIGN KEY (provider) REFERENCES providers(name),

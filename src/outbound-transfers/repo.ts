@@ -2,7 +2,13 @@
 import type { Queryable } from '../platform/db.ts'
 import { allowedFrom, type OutboundState } from './states.ts'
 
-export type OriginType = 'partner' | 'refund'
+/**
+ * Why Rail makes a payout: the partner's own (`partner`), a refund of a credit (`refund`), an
+ * escrow's disbursement to its recipient (`escrow`), or a settlement of collections to the
+ * partner's bank (`settlement`).
+ */
+export type OriginType = 'partner' | 'refund' | 'escrow' | 'settlement'
+export const ORIGIN_TYPES: readonly OriginType[] = ['partner', 'refund', 'escrow', 'settlement']
 
 export interface FailureReason {
   code: string
@@ -36,7 +42,7 @@ export interface OutboundTransfer {
   holdTransferId: string | null
   /** The ledger account the amount is held from: the float, or suspense for a refund. */
   sourceAccountId: string | null
-  /** Why Rail made it: the partner's own payout, or a refund of an unmatched credit (originId: the credit). */
+  /** Why Rail made it (OriginType); originId names the object behind it (null for the partner's own payout). */
   originType: OriginType
   originId: string | null
   createdAt: Date
@@ -230,6 +236,7 @@ export interface ListFilter {
   partnerId: string
   clientReference?: string
   state?: OutboundState
+  originType?: OriginType
   beforeId?: string
   limit: number
 }
@@ -239,8 +246,9 @@ export async function selectTransfers(db: Queryable, filter: ListFilter): Promis
   const { rows } = await db.query<Row>(
     `SELECT ${COLUMNS} FROM outbound_transfers
       WHERE partner_id = $1 AND ($2::text IS NULL OR client_reference = $2) AND ($3::text IS NULL OR state = $3) AND ($4::uuid IS NULL OR id < $4)
+        AND ($6::text IS NULL OR origin_type = $6)
       ORDER BY id DESC LIMIT $5`,
-    [filter.partnerId, filter.clientReference ?? null, filter.state ?? null, filter.beforeId ?? null, filter.limit],
+    [filter.partnerId, filter.clientReference ?? null, filter.state ?? null, filter.beforeId ?? null, filter.limit, filter.originType ?? null],
   )
   return rows.map(toTransfer)
 }

@@ -6,6 +6,7 @@ import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
 import { CallbackUrlSchema, closedObject, errorResponses } from '../platform/schemas.ts'
+import { ORIGIN_TYPES, type OriginType } from './repo.ts'
 import { getOutbound, listOutbound, OUTBOUND_PAGE_MAX, simulateSettlement, submitOutbound, toOutboundJson, type OutboundDeps } from './service.ts'
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
@@ -35,6 +36,13 @@ const OutboundSchema = Type.Object({
   currency: Type.String(),
   narration: Nullable(Type.String()),
   creatorMetadata: Type.Object({}, { additionalProperties: true, description: 'Who created it: partnerId, credentialId, requestId' }),
+  origin: Type.Object(
+    {
+      type: Type.Unsafe<OriginType>({ type: 'string', enum: [...ORIGIN_TYPES] }),
+      id: Nullable(Type.String({ description: 'The object behind it: the refund, the escrow, the settlement; null for a partner payout' })),
+    },
+    { description: 'Why Rail made this payout: partner (the partner submitted it), refund, escrow (a disbursement), settlement' },
+  ),
   createdAt: Type.String({ format: 'date-time' }),
   stateChangedAt: Type.String({ format: 'date-time' }),
   terminalAt: Nullable(Type.String({ format: 'date-time' })),
@@ -55,6 +63,7 @@ const SubmitSchema = closedObject({
 const ListQuerySchema = closedObject({
   clientReference: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
   state: Type.Optional(StateSchema),
+  origin: Type.Optional(Type.Unsafe<OriginType>({ type: 'string', enum: [...ORIGIN_TYPES], description: 'Only payouts of this origin' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: OUTBOUND_PAGE_MAX, default: 20 })),
   cursor: Type.Optional(Type.String({ format: 'uuid' })),
 })
@@ -111,6 +120,7 @@ export function registerOutboundRoutes(app: HttpServer, deps: OutboundDeps): voi
         partnerId: callerOf(request).partner.id,
         clientReference: query.clientReference,
         state: query.state,
+        originType: query.origin,
         limit: query.limit ?? 20,
         cursor: query.cursor,
       })

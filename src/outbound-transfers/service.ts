@@ -76,6 +76,7 @@ export function toOutboundJson(transfer: repo.OutboundTransfer) {
     currency: transfer.currency,
     narration: transfer.narration,
     creatorMetadata: transfer.creatorMetadata,
+    origin: { type: transfer.originType, id: transfer.originId },
     createdAt: transfer.createdAt.toISOString(),
     stateChangedAt: transfer.stateChangedAt.toISOString(),
     terminalAt: transfer.terminalAt?.toISOString() ?? null,
