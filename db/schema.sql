@@ -91,6 +91,34 @@ CREATE TABLE disabled_callback_urls (
   CONSTRAINT disabled_callback_urls_pkey PRIMARY KEY (partner_id, url)
 );
 
+CREATE TABLE escrow_funding_credits (
+  escrow_id uuid NOT NULL,
+  credit_id uuid NOT NULL,
+  amount_kobo bigint NOT NULL,
+  applied_at timestamp with time zone NOT NULL,
+  CONSTRAINT escrow_funding_credits_amount_kobo_check CHECK (((amount_kobo > 0) AND (amount_kobo <= '9007199254740991'::bigint))),
+  CONSTRAINT escrow_funding_credits_credit_id_fkey FOREIGN KEY (credit_id) REFERENCES inbound_credits(id),
+  CONSTRAINT escrow_funding_credits_escrow_id_fkey FOREIGN KEY (escrow_id) REFERENCES escrows(id),
+  CONSTRAINT escrow_funding_credits_pkey PRIMARY KEY (escrow_id, credit_id)
+);
+
+CREATE TABLE escrow_refunds (
+  refund_id uuid NOT NULL,
+  escrow_id uuid NOT NULL,
+  credit_id uuid NOT NULL,
+  purpose text NOT NULL,
+  amount_kobo bigint NOT NULL,
+  state text NOT NULL DEFAULT 'pending'::text,
+  outbound_transfer_id uuid,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT escrow_refunds_amount_kobo_check CHECK (((amount_kobo > 0) AND (amount_kobo <= '9007199254740991'::bigint))),
+  CONSTRAINT escrow_refunds_credit_id_fkey FOREIGN KEY (credit_id) REFERENCES inbound_credits(id),
+  CONSTRAINT escrow_refunds_escrow_id_fkey FOREIGN KEY (escrow_id) REFERENCES escrows(id),
+  CONSTRAINT escrow_refunds_pkey PRIMARY KEY (refund_id),
+  CONSTRAINT escrow_refunds_purpose_check CHECK ((purpose = ANY (ARRAY['refund'::text, 'excess_refund'::text]))),
+  CONSTRAINT escrow_refunds_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'succeeded'::text, 'failed'::text])))
+);
+
 CREATE TABLE escrow_webhooks (
   partner_id uuid NOT NULL,
   url text NOT NULL,
@@ -119,7 +147,6 @@ CREATE TABLE escrows (
   metadata jsonb NOT NULL DEFAULT '{}'::jsonb,
   webhook_url text,
   funding_payment_intent_id uuid,
-  recipient_payable_account_id uuid,
   payer_refund_account_id uuid,
   release_reason text,
   cancel_reason text,
@@ -129,11 +156,28 @@ CREATE TABLE escrows (
   released_at timestamp with time zone,
   cancelled_at timestamp with time zone,
   expired_at timestamp with time zone,
+  disbursement_account_number text,
+  disbursement_bank_code text,
+  disbursement_account_name text,
+  disbursement_state text,
+  disbursement_outbound_transfer_id uuid,
+  disbursement_failure_reason jsonb,
+  disbursement_attempts integer NOT NULL DEFAULT 0,
+  refund_state text,
   CONSTRAINT escrows_amount_kobo_check CHECK (((amount_kobo >= 10000) AND (amount_kobo <= '9007199254740991'::bigint))),
   CONSTRAINT escrows_cancel_reason_check CHECK ((length(cancel_reason) <= 500)),
   CONSTRAINT escrows_cancelled_when_cancelled CHECK (((status = 'cancelled'::text) = (cancelled_at IS NOT NULL))),
   CONSTRAINT escrows_currency_check CHECK ((currency ~ '^[A-Z]{3}$'::text)),
   CONSTRAINT escrows_description_check CHECK (((length(description) >= 1) AND (length(description) <= 255))),
+  CONSTRAINT escrows_disbursed_when_released CHECK (((disbursement_state IS NULL) OR (status = 'released'::text))),
+  CONSTRAINT escrows_disbursement_account_name_check CHECK (((length(disbursement_account_name) >= 1) AND (length(disbursement_account_name) <= 100))),
+  CONSTRAINT escrows_disbursement_account_number_check CHECK ((disbursement_account_number ~ '^[0-9]{10}$'::text)),
+  CONSTRAINT escrows_disbursement_attempts_check CHECK ((disbursement_attempts >= 0)),
+  CONSTRAINT escrows_disbursement_bank_code_check CHECK ((disbursement_bank_code ~ '^[0-9]{3,6}$'::text)),
+  CONSTRAINT escrows_disbursement_destination_whole CHECK ((((disbursement_account_number IS NULL) = (disbursement_bank_code IS NULL)) AND ((disbursement_account_number IS NULL) = (disbursement_account_name IS NULL)))),
+  CONSTRAINT escrows_disbursement_outbound_transfer_id_fkey FOREIGN KEY (disbursement_outbound_transfer_id) REFERENCES outbound_transfers(id),
+  CONSTRAINT escrows_disbursement_payout CHECK (((disbursement_state IS NULL) OR (disbursement_account_number IS NULL) OR (disbursement_outbound_transfer_id IS NOT NULL))),
+  CONSTRAINT escrows_disbursement_state_check CHECK ((disbursement_state = ANY (ARRAY['pending'::text, 'paid'::text, 'failed'::text]))),
   CONSTRAINT escrows_expired_unfunded CHECK (((status <> 'expired'::text) OR (funded_at IS NULL))),
   CONSTRAINT escrows_expired_when_expired CHECK (((status = 'expired'::text) = (expired_at IS NOT NULL))),
   CONSTRAINT escrows_funded_amount_kobo_check CHECK (((funded_amount_kobo >= 0) AND (funded_amount_kobo <= '9007199254740991'::bigint))),
@@ -144,10 +188,10 @@ CREATE TABLE escrows (
   CONSTRAINT escrows_payer_refund_account_id_fkey FOREIGN KEY (payer_refund_account_id) REFERENCES ledger_accounts(id),
   CONSTRAINT escrows_pkey PRIMARY KEY (id),
   CONSTRAINT escrows_recipient_email_check CHECK ((length(recipient_email) <= 254)),
-  CONSTRAINT escrows_recipient_payable_account_id_fkey FOREIGN KEY (recipient_payable_account_id) REFERENCES ledger_accounts(id),
   CONSTRAINT escrows_ref_check CHECK ((ref ~ '^EPT-[0-9]+-[A-Za-z0-9]+$'::text)),
   CONSTRAINT escrows_ref_unique UNIQUE (ref),
   CONSTRAINT escrows_reference_check CHECK (((length(reference) >= 1) AND (length(reference) <= 64))),
+  CONSTRAINT escrows_refund_state_check CHECK ((refund_state = ANY (ARRAY['pending'::text, 'refunded'::text, 'failed'::text]))),
   CONSTRAINT escrows_release_reason_check CHECK ((length(release_reason) <= 500)),
   CONSTRAINT escrows_released_when_released CHECK (((status = 'released'::text) = (released_at IS NOT NULL))),
   CONSTRAINT escrows_status_check CHECK ((status = ANY (ARRAY['initiated'::text, 'funded'::text, 'released'::text, 'cancelled'::text, 'expired'::text]))),
@@ -235,19 +279,24 @@ CREATE TABLE inbound_credits (
   applied_at timestamp with time zone,
   resolved_at timestamp with time zone,
   apply_failures integer NOT NULL DEFAULT 0,
+  excess_of uuid,
+  wallet_id uuid,
   CONSTRAINT inbound_credits_account_number_check CHECK ((account_number ~ '^[0-9]{10}$'::text)),
   CONSTRAINT inbound_credits_account_reference_check CHECK ((length(account_reference) <= 64)),
   CONSTRAINT inbound_credits_amount_kobo_check CHECK (((amount_kobo > 0) AND (amount_kobo <= '9007199254740991'::bigint))),
   CONSTRAINT inbound_credits_brr_check CHECK ((brr ~ '^BRR[0-9]{17}$'::text)),
   CONSTRAINT inbound_credits_brr_key UNIQUE (brr),
   CONSTRAINT inbound_credits_currency_check CHECK ((currency ~ '^[A-Z]{3}$'::text)),
+  CONSTRAINT inbound_credits_excess_of_fkey FOREIGN KEY (excess_of) REFERENCES inbound_credits(id),
   CONSTRAINT inbound_credits_once_per_session UNIQUE (provider, session_id),
+  CONSTRAINT inbound_credits_one_target CHECK (((virtual_account_id IS NULL) OR (wallet_id IS NULL))),
   CONSTRAINT inbound_credits_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
   CONSTRAINT inbound_credits_pkey PRIMARY KEY (id),
   CONSTRAINT inbound_credits_provider_fkey FOREIGN KEY (provider) REFERENCES providers(name),
   CONSTRAINT inbound_credits_session_id_check CHECK (((length(session_id) >= 1) AND (length(session_id) <= 64))),
   CONSTRAINT inbound_credits_status_check CHECK ((status = ANY (ARRAY['received'::text, 'applied'::text, 'unmatched'::text, 'refund_pending'::text, 'refunded'::text, 'assigned'::text, 'unattributed'::text]))),
-  CONSTRAINT inbound_credits_virtual_account_id_fkey FOREIGN KEY (virtual_account_id) REFERENCES virtual_accounts(id)
+  CONSTRAINT inbound_credits_virtual_account_id_fkey FOREIGN KEY (virtual_account_id) REFERENCES virtual_accounts(id),
+  CONSTRAINT inbound_credits_wallet_id_fkey FOREIGN KEY (wallet_id) REFERENCES wallets(id)
 );
 
 CREATE TABLE invoices (
@@ -528,6 +577,103 @@ CREATE TABLE providers (
   CONSTRAINT providers_pkey PRIMARY KEY (name)
 );
 
+CREATE TABLE refunds (
+  id uuid NOT NULL,
+  partner_id uuid NOT NULL,
+  reference text NOT NULL,
+  request_hash text NOT NULL,
+  credit_id uuid NOT NULL,
+  amount_kobo bigint NOT NULL,
+  currency text NOT NULL,
+  state text NOT NULL DEFAULT 'pending'::text,
+  origin_type text NOT NULL,
+  origin_id uuid,
+  source_account_id uuid NOT NULL,
+  outbound_transfer_id uuid,
+  reason text,
+  failure_reason jsonb,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  completed_at timestamp with time zone,
+  CONSTRAINT refunds_amount_kobo_check CHECK (((amount_kobo > 0) AND (amount_kobo <= '9007199254740991'::bigint))),
+  CONSTRAINT refunds_check CHECK (((origin_type = 'escrow'::text) = (origin_id IS NOT NULL))),
+  CONSTRAINT refunds_check1 CHECK (((state = 'pending'::text) = (completed_at IS NULL))),
+  CONSTRAINT refunds_credit_id_fkey FOREIGN KEY (credit_id) REFERENCES inbound_credits(id),
+  CONSTRAINT refunds_currency_check CHECK ((currency ~ '^[A-Z]{3}$'::text)),
+  CONSTRAINT refunds_once_per_reference UNIQUE (partner_id, reference, credit_id),
+  CONSTRAINT refunds_origin_type_check CHECK ((origin_type = ANY (ARRAY['partner'::text, 'escrow'::text, 'triage'::text]))),
+  CONSTRAINT refunds_outbound_transfer_id_fkey FOREIGN KEY (outbound_transfer_id) REFERENCES outbound_transfers(id),
+  CONSTRAINT refunds_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT refunds_pkey PRIMARY KEY (id),
+  CONSTRAINT refunds_reason_check CHECK ((length(reason) <= 200)),
+  CONSTRAINT refunds_reference_check CHECK (((length(reference) >= 1) AND (length(reference) <= 200))),
+  CONSTRAINT refunds_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'succeeded'::text, 'failed'::text])))
+);
+
+CREATE TABLE settlement_credits (
+  settlement_id uuid NOT NULL,
+  credit_id uuid NOT NULL,
+  amount_kobo bigint NOT NULL,
+  collected_at timestamp with time zone NOT NULL,
+  CONSTRAINT settlement_credits_pkey PRIMARY KEY (settlement_id, credit_id),
+  CONSTRAINT settlement_credits_settlement_id_fkey FOREIGN KEY (settlement_id) REFERENCES settlements(id)
+);
+
+CREATE TABLE settlement_queue (
+  credit_id uuid NOT NULL,
+  partner_id uuid NOT NULL,
+  currency text NOT NULL,
+  amount_kobo bigint NOT NULL,
+  collected_at timestamp with time zone NOT NULL DEFAULT now(),
+  settlement_id uuid,
+  CONSTRAINT settlement_queue_amount_kobo_check CHECK ((amount_kobo > 0)),
+  CONSTRAINT settlement_queue_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT settlement_queue_pkey PRIMARY KEY (credit_id),
+  CONSTRAINT settlement_queue_settlement_id_fkey FOREIGN KEY (settlement_id) REFERENCES settlements(id)
+);
+
+CREATE TABLE settlement_settings (
+  partner_id uuid NOT NULL,
+  mode text NOT NULL DEFAULT 'float'::text,
+  bank_code text,
+  account_number text,
+  account_name text,
+  verified_account_name text,
+  cutoff_time text NOT NULL DEFAULT '17:00'::text,
+  bank_since timestamp with time zone,
+  changes_signed_at_s bigint,
+  changes_body_hashes text[] NOT NULL DEFAULT '{}'::text[],
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT settlement_settings_check CHECK (((mode = 'float'::text) OR ((bank_code IS NOT NULL) AND (account_number IS NOT NULL) AND (account_name IS NOT NULL) AND (bank_since IS NOT NULL)))),
+  CONSTRAINT settlement_settings_cutoff_time_check CHECK ((cutoff_time ~ '^([01][0-9]|2[0-3]):[0-5][0-9]$'::text)),
+  CONSTRAINT settlement_settings_mode_check CHECK ((mode = ANY (ARRAY['float'::text, 'bank'::text]))),
+  CONSTRAINT settlement_settings_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT settlement_settings_pkey PRIMARY KEY (partner_id)
+);
+
+CREATE TABLE settlements (
+  id uuid NOT NULL,
+  partner_id uuid NOT NULL,
+  currency text NOT NULL,
+  cycle text NOT NULL,
+  cutoff_at timestamp with time zone NOT NULL,
+  state text NOT NULL,
+  amount_kobo bigint NOT NULL,
+  credits_total_kobo bigint NOT NULL,
+  credit_count integer NOT NULL,
+  bank_code text NOT NULL,
+  account_number text NOT NULL,
+  account_name text NOT NULL,
+  outbound_transfer_id uuid,
+  failure_reason jsonb,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  state_changed_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT settlements_amount_kobo_check CHECK ((amount_kobo > 0)),
+  CONSTRAINT settlements_partner_id_currency_cycle_key UNIQUE (partner_id, currency, cycle),
+  CONSTRAINT settlements_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT settlements_pkey PRIMARY KEY (id),
+  CONSTRAINT settlements_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'paid'::text, 'failed'::text])))
+);
+
 CREATE TABLE signed_requests (
   partner_id uuid NOT NULL,
   signature text NOT NULL,
@@ -669,9 +815,10 @@ CREATE TABLE sandbox_bank.accounts (
   CONSTRAINT accounts_one_per_opening_reference UNIQUE (opening_reference),
   CONSTRAINT accounts_opening_reference_length CHECK (((length(opening_reference) >= 1) AND (length(opening_reference) <= 64))),
   CONSTRAINT accounts_pkey PRIMARY KEY (account_number),
+  CONSTRAINT accounts_settlement_has_no_client CHECK (((kind <> 'settlement'::text) OR (client IS NULL))),
   CONSTRAINT accounts_settlement_not_booked CHECK (((kind <> 'settlement'::text) OR (balance_kobo = 0))),
   CONSTRAINT accounts_status_check CHECK ((status = ANY (ARRAY['active'::text, 'dormant'::text]))),
-  CONSTRAINT accounts_virtual_has_client CHECK (((kind = 'virtual'::text) = ((client IS NOT NULL) AND (client_reference IS NOT NULL))))
+  CONSTRAINT accounts_virtual_has_client CHECK (((kind <> 'virtual'::text) OR ((client IS NOT NULL) AND (client_reference IS NOT NULL))))
 );
 
 CREATE TABLE sandbox_bank.dropped_submissions (
@@ -734,6 +881,8 @@ CREATE INDEX bank_instructions_in_flight ON public.bank_instructions USING btree
 
 CREATE INDEX counterparties_by_partner ON public.counterparties USING btree (partner_id, id DESC);
 
+CREATE INDEX escrow_refunds_by_escrow ON public.escrow_refunds USING btree (escrow_id, created_at);
+
 CREATE INDEX escrows_by_partner ON public.escrows USING btree (partner_id, id DESC);
 
 CREATE INDEX escrows_due_to_expire ON public.escrows USING btree (expires_at) WHERE (status = 'initiated'::text);
@@ -751,6 +900,10 @@ CREATE INDEX events_partner_id ON public.events USING btree (partner_id, id DESC
 CREATE INDEX events_partner_object ON public.events USING btree (partner_id, object_type, object_id, id DESC);
 
 CREATE INDEX inbound_credits_by_account ON public.inbound_credits USING btree (virtual_account_id, id DESC);
+
+CREATE INDEX inbound_credits_by_excess_of ON public.inbound_credits USING btree (excess_of) WHERE (excess_of IS NOT NULL);
+
+CREATE INDEX inbound_credits_by_wallet ON public.inbound_credits USING btree (wallet_id, id DESC) WHERE (wallet_id IS NOT NULL);
 
 CREATE INDEX inbound_credits_received ON public.inbound_credits USING btree (received_at) WHERE (status = 'received'::text);
 
@@ -770,9 +923,15 @@ CREATE INDEX ledger_transfers_by_debit_account ON public.ledger_transfers USING 
 
 CREATE INDEX ledger_transfers_by_source ON public.ledger_transfers USING btree (source_type, source_id) WHERE (source_id IS NOT NULL);
 
+CREATE INDEX ledger_transfers_credit_lines_by_time ON public.ledger_transfers USING btree (credit_account_id, created_at, sequence) WHERE (phase = ANY (ARRAY['single'::text, 'post'::text]));
+
+CREATE INDEX ledger_transfers_debit_lines_by_time ON public.ledger_transfers USING btree (debit_account_id, created_at, sequence) WHERE (phase = ANY (ARRAY['single'::text, 'post'::text]));
+
 CREATE UNIQUE INDEX ledger_transfers_one_resolution ON public.ledger_transfers USING btree (pending_id) WHERE (pending_id IS NOT NULL);
 
 CREATE INDEX outbound_transfers_by_partner ON public.outbound_transfers USING btree (partner_id, id DESC);
+
+CREATE INDEX outbound_transfers_in_flight ON public.outbound_transfers USING btree (partner_id) WHERE (state = ANY (ARRAY['pending'::text, 'submitted'::text, 'unknown'::text]));
 
 CREATE INDEX partner_credentials_by_partner ON public.partner_credentials USING btree (partner_id, kind, created_at);
 
@@ -782,6 +941,16 @@ CREATE INDEX payment_intents_open_by_expiry ON public.payment_intents USING btre
 
 CREATE INDEX provider_calls_by_reference ON public.provider_calls USING btree (reference, created_at) WHERE (reference IS NOT NULL);
 
+CREATE INDEX refunds_by_credit ON public.refunds USING btree (credit_id) WHERE (state <> 'failed'::text);
+
+CREATE UNIQUE INDEX refunds_by_outbound_transfer ON public.refunds USING btree (outbound_transfer_id);
+
+CREATE INDEX refunds_by_partner ON public.refunds USING btree (partner_id, id DESC);
+
+CREATE INDEX settlement_queue_waiting ON public.settlement_queue USING btree (partner_id, currency, collected_at) WHERE (settlement_id IS NULL);
+
+CREATE INDEX settlements_partner ON public.settlements USING btree (partner_id, id DESC);
+
 CREATE INDEX virtual_accounts_by_partner ON public.virtual_accounts USING btree (partner_id, purpose, id DESC);
 
 CREATE UNIQUE INDEX virtual_accounts_fbo_holder ON public.virtual_accounts USING btree (partner_id, holder_ref, COALESCE(purpose_tag, ''::text)) WHERE (purpose = 'fbo'::text);
@@ -789,6 +958,8 @@ CREATE UNIQUE INDEX virtual_accounts_fbo_holder ON public.virtual_accounts USING
 CREATE UNIQUE INDEX virtual_accounts_persistent_reference ON public.virtual_accounts USING btree (partner_id, reference) WHERE (purpose = 'persistent'::text);
 
 CREATE INDEX wallet_moves_by_wallet ON public.wallet_moves USING btree (wallet_id, created_at);
+
+CREATE INDEX wallets_by_account_number ON public.wallets USING btree (provider, account_number);
 
 CREATE INDEX wallets_by_partner ON public.wallets USING btree (partner_id, id);
 

@@ -14,15 +14,18 @@ import { collectionTasks } from './inbound-credits/jobs.ts'
 import { registerInvoiceRoutes } from './invoices/routes.ts'
 import { takeInvoicePayment } from './invoices/service.ts'
 import { registerInboundCreditRoutes } from './inbound-credits/routes.ts'
-import { INBOUND_CREDITS_CRONTAB, settleRefundPayouts, type CreditOwners, type InboundDeps, type OwnedCredit } from './inbound-credits/service.ts'
+import { registerWalletFundingRoutes } from './inbound-credits/wallet-routes.ts'
+import { INBOUND_CREDITS_CRONTAB, settleTriageRefunds, type CreditOwners, type InboundDeps, type OwnedCredit } from './inbound-credits/service.ts'
 import { escrowTasks } from './escrow/jobs.ts'
 import { registerEscrowRoutes } from './escrow/routes.ts'
-import { applyEscrowFunding, ESCROW_CRONTAB } from './escrow/service.ts'
+import { applyEscrowFunding, ESCROW_CRONTAB, settleEscrowPayouts } from './escrow/service.ts'
 import { registerFloatRoutes } from './outbound-transfers/float-routes.ts'
 import { outboundOwner } from './outbound-transfers/owner.ts'
 import { registerOutboundRoutes } from './outbound-transfers/routes.ts'
 import { submitBatcherFor, type OutboundDeps } from './outbound-transfers/service.ts'
 import { registerPaymentIntentRoutes } from './payment-intents/routes.ts'
+import { registerRefundRoutes } from './refunds/routes.ts'
+import { refundPayoutsEnded, type RefundsDeps } from './refunds/service.ts'
 import { PAYMENT_INTENTS_CRONTAB } from './payment-intents/service.ts'
 import { installAuthentication } from './partners/auth.ts'
 import { registerPartnerRoutes } from './partners/routes.ts'
@@ -31,6 +34,10 @@ import { PAYMENTS_CRONTAB, paymentSettings, stepWriterFor, type PaymentSettings,
 import { ProviderRegistry, type ProviderSettings } from './providers/registry.ts'
 import { sandboxBankTasks } from './sandbox-bank/jobs.ts'
 import { registerSandboxBankRoutes } from './sandbox-bank/routes.ts'
+import { registerStatementRoutes } from './statements/routes.ts'
+import { settlementTasks } from './settlement/jobs.ts'
+import { registerSettlementRoutes } from './settlement/routes.ts'
+import { SETTLEMENT_CRONTAB, settlementTransfersFor, settleSettlementPayouts } from './settlement/service.ts'
 import { SandboxBank } from './sandbox-bank/service.ts'
 import { installAmountLimit, MAX_AMOUNT_KOBO_DEFAULT } from './platform/amounts.ts'
 import { systemClock, type Clock } from './platform/clock.ts'
@@ -99,11 +106,15 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   registerPaymentIntentRoutes(app, collections)
   registerFboRoutes(app, collections)
   registerInboundCreditRoutes(app, collections)
+  registerWalletFundingRoutes(app, collections)
   registerInvoiceRoutes(app, collections)
+  registerRefundRoutes(app, collections.refunds)
   registerWalletRoutes(app, { pool: deps.pool, providers })
+  registerStatementRoutes(app, { pool: deps.pool })
+  registerSettlementRoutes(app, { pool: deps.pool, outbound, clock })
   // Concurrent claims of wallet moves share transactions, as outbound submits do.
   registerMoveRoutes(app, { pool: deps.pool, payments, claimer: claimBatcherFor({ pool: deps.pool, payments }) })
-  registerEscrowRoutes(app, { pool: deps.pool, masterKey: deps.masterKey, clock, allowLoopbackCallbacks, collections })
+  registerEscrowRoutes(app, { pool: deps.pool, masterKey: deps.masterKey, clock, allowLoopbackCallbacks, collections, outbound })
   if (deps.sandboxBank) {
     // The bank is another system: its own connections, so that Rail's requests waiting on a
     // provider call inside a transaction (allocation, idempotent creates) cannot starve it.
@@ -157,22 +168,32 @@ async function registerOpenApi(app: HttpServer): Promise<void> {
  * (whose refunds of unmatched credits settle their credit when they end).
  */
 export function paymentsDeps(deps: Pick<PaymentsDeps, 'pool' | 'providers' | 'clock' | 'log'> & { settings?: Partial<PaymentSettings> }): PaymentsDeps {
-  const owners = { wallet_move: walletOwner, outbound_transfer: outboundOwner({ refund: settleRefundPayouts }) }
+  const owners = { wallet_move: walletOwner, outbound_transfer: outboundOwner({ refund: refundPayoutsEnded(REFUND_ENDINGS), escrow: settleEscrowPayouts, settlement: settleSettlementPayouts }) }
   const payments: PaymentsDeps = { pool: deps.pool, providers: deps.providers, clock: deps.clock, log: deps.log, owners, settings: paymentSettings(deps.settings) }
   payments.writer = stepWriterFor(payments)
   return payments
 }
 
+/** What the origin that asked for a refund does when it ends (on the pipeline's transaction). */
+const REFUND_ENDINGS: RefundsDeps['onEnded'] = { triage: settleTriageRefunds }
+
+/** The refunds core: refunds are payouts of the pipeline; their endings go back to the origin that asked. */
+export function refundsDeps(outbound: OutboundDeps): RefundsDeps {
+  return { outbound, onEnded: REFUND_ENDINGS }
+}
+
 /** Collections, and the owners that decide what a credit to an intent they composed means. */
 export function collectionsDeps(outbound: OutboundDeps): InboundDeps {
   const owners: CreditOwners = { invoice: takeInvoicePayment, escrow: fundEscrow }
-  return { pool: outbound.pool, providers: outbound.payments.providers, allowLoopbackCallbacks: outbound.allowLoopbackCallbacks, outbound, owners }
+  return { pool: outbound.pool, providers: outbound.payments.providers, allowLoopbackCallbacks: outbound.allowLoopbackCallbacks, outbound, owners, refunds: refundsDeps(outbound), settlement: settlementTransfersFor }
 }
 
 /** The escrow's rule for a credit to its funding account: all of it while initiated, none after. */
-async function fundEscrow(tx: Tx, credit: OwnedCredit): Promise<{ takenKobo: number }> {
+async function fundEscrow(tx: Tx, credit: OwnedCredit): Promise<{ takenKobo: number; movedOnKobo: number }> {
   const outcome = await applyEscrowFunding(tx, { ...credit, escrowId: credit.ownerId })
-  return { takenKobo: outcome === 'applied' ? credit.amountKobo : 0 }
+  const takenKobo = outcome === 'applied' ? credit.amountKobo : 0
+  // The escrow takes what it funds out of collections into its holding account: nothing of it is settled.
+  return { takenKobo, movedOnKobo: takenKobo }
 }
 
 /** Every background task of every module, by name. */
@@ -190,13 +211,14 @@ export function buildTaskList(deps: Omit<WorkerDeps, 'concurrency'>): TaskList {
     ...collectionTasks(collectionsDeps(outbound)),
     ...eventTasks({ pool: deps.pool, masterKey: deps.masterKey, settings: deps.events ?? { allowLoopbackCallbacks: false } }),
     ...bank,
-    ...escrowTasks({ pool: deps.pool, clock: deps.clock ?? systemClock }),
+    ...escrowTasks({ pool: deps.pool, clock: deps.clock ?? systemClock, outbound }),
+    ...settlementTasks({ pool: deps.pool, outbound, clock: deps.clock ?? systemClock }),
   }
 }
 
 /** Every recurring task of every module (graphile-worker crontab lines). */
 export function buildCrontab(): string {
-  return [LEDGER_CRONTAB, PAYMENTS_CRONTAB, EVENTS_CRONTAB, PAYMENT_INTENTS_CRONTAB, INBOUND_CREDITS_CRONTAB, ESCROW_CRONTAB].join('\n')
+  return [LEDGER_CRONTAB, PAYMENTS_CRONTAB, EVENTS_CRONTAB, PAYMENT_INTENTS_CRONTAB, INBOUND_CREDITS_CRONTAB, ESCROW_CRONTAB, SETTLEMENT_CRONTAB].join('\n')
 }
 
 export interface WorkerDeps {

@@ -25,6 +25,8 @@ export interface InboundCredit {
   resolution: Record<string, unknown> | null
   appliedAt: Date | null
   resolvedAt: Date | null
+  /** The wallet the credit was paid into (wallet funding by transfer); null for a virtual account's credit. */
+  walletId: string | null
 }
 
 interface Row {
@@ -49,10 +51,11 @@ interface Row {
   resolution: Record<string, unknown> | null
   applied_at: Date | null
   resolved_at: Date | null
+  wallet_id: string | null
 }
 
 const COLUMNS = `id, provider, session_id, account_number, amount_kobo, currency, payer_name, payer_account_number, payer_bank_code, narration, account_reference, credited_at,
-  received_at, status, partner_id, virtual_account_id, brr, unmatched_reason, resolution, applied_at, resolved_at`
+  received_at, status, partner_id, virtual_account_id, brr, unmatched_reason, resolution, applied_at, resolved_at, wallet_id`
 
 /** The columns, qualified for a statement where the credit is `c`. */
 const QUALIFIED_COLUMNS = COLUMNS.split(',')
@@ -82,6 +85,7 @@ function toCredit(row: Row): InboundCredit {
     resolution: row.resolution,
     appliedAt: row.applied_at,
     resolvedAt: row.resolved_at,
+    walletId: row.wallet_id,
   }
 }
 
@@ -127,7 +131,7 @@ export async function insertCreditWithJob(db: Queryable, credit: NewCredit, task
 /**
  * The unmatched excess of a credit its owner took only part of: a triage item of its own, with
  * the credit's payer, under a session id of its own (`excess-<id>`: the provider's ids are
- * never of that form).
+ * never of that form). It names the credit it was split off (excess_of), whose refundable amount leaves it out.
  */
 export async function insertExcess(
   db: Queryable,
@@ -135,9 +139,9 @@ export async function insertExcess(
 ): Promise<InboundCredit> {
   const result = await db.query<Row>(
     `INSERT INTO inbound_credits (id, provider, session_id, account_number, amount_kobo, currency, payer_name, payer_account_number, payer_bank_code, narration,
-                                  credited_at, status, partner_id, virtual_account_id, unmatched_reason, applied_at)
+                                  credited_at, status, partner_id, virtual_account_id, unmatched_reason, applied_at, excess_of)
      SELECT $1::uuid, provider, 'excess-' || $1::text, account_number, $3, currency, payer_name, payer_account_number, payer_bank_code, narration,
-            credited_at, 'unmatched', $4, $5, $6, now()
+            credited_at, 'unmatched', $4, $5, $6, now(), id
        FROM inbound_credits WHERE id = $2
      RETURNING ${COLUMNS}`,
     [input.id, input.of.id, input.amountKobo, input.partnerId, input.virtualAccountId, input.unmatchedReason],
@@ -170,13 +174,20 @@ export async function selectByBrr(db: Queryable, partnerId: string, brr: string)
 export async function settleReceived(
   db: Queryable,
   id: string,
-  outcome: { status: 'applied' | 'unmatched' | 'unattributed'; partnerId: string | null; virtualAccountId: string | null; brr: string | null; unmatchedReason: string | null },
+  outcome: {
+    status: 'applied' | 'unmatched' | 'unattributed'
+    partnerId: string | null
+    virtualAccountId: string | null
+    brr: string | null
+    unmatchedReason: string | null
+    walletId?: string | null
+  },
 ): Promise<InboundCredit> {
   const result = await db.query<Row>(
-    `UPDATE inbound_credits SET status = $2, partner_id = $3, virtual_account_id = $4, brr = $5, unmatched_reason = $6, applied_at = now()
+    `UPDATE inbound_credits SET status = $2, partner_id = $3, virtual_account_id = $4, brr = $5, unmatched_reason = $6, wallet_id = $7, applied_at = now()
       WHERE id = $1 AND status = 'received'
       RETURNING ${COLUMNS}`,
-    [id, outcome.status, outcome.partnerId, outcome.virtualAccountId, outcome.brr, outcome.unmatchedReason],
+    [id, outcome.status, outcome.partnerId, outcome.virtualAccountId, outcome.brr, outcome.unmatchedReason, outcome.walletId ?? null],
   )
   if (!result.rows[0]) throw new Error(`inbound credit ${id} was not received-and-unsettled`)
   return toCredit(result.rows[0])

@@ -11,7 +11,8 @@ import { createTransfers, derivedId, ensurePartnerAccount, type TransferInput } 
 import { findBank } from '../nip/banks.ts'
 import { generateBrr } from '../nip/brr.ts'
 import { isValidNuban } from '../nip/nuban.ts'
-import { submitOutboundInTransaction, type OutboundDeps, type OutboundTransfer } from '../outbound-transfers/service.ts'
+import type { OutboundDeps } from '../outbound-transfers/service.ts'
+import { refundCreditInTransaction, type Refund, type RefundsDeps } from '../refunds/service.ts'
 import { getPartner, type Partner } from '../partners/service.ts'
 import { lockIntentOfAccount, recordIntentCredit, type IntentOwnerType, type PaymentIntent } from '../payment-intents/service.ts'
 import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
@@ -23,6 +24,9 @@ import { claimSignature, forgetSignature, storeSignatureResponse } from '../plat
 import { getProvider } from '../providers/service.ts'
 import type { ProviderCredit } from '../providers/types.ts'
 import { bankName, getAccount, lockById, lockByNumber, partnerOfAllocation, selectByBrr as selectAccountByBrr, selectById as selectAccountById, type CollectionsDeps, type VirtualAccount } from '../virtual-accounts/service.ts'
+import { findWallet, partnerWalletOfAccountNumber, walletOfAccountNumber, type Wallet } from '../wallets/service.ts'
+import { creditUnmatchedEvent, unmatchedAtAccount, walletFundedEvent } from './events.ts'
+import { accountUnmatchedReason, walletUnmatchedReason } from './matching.ts'
 import * as repo from './repo.ts'
 
 export type { InboundCredit } from './repo.ts'
@@ -53,14 +57,36 @@ export interface OwnedCredit {
  * What an owner does with a credit, on the credit's transaction: how much of it the owner took —
  * all of it (moving it on from the collections account if it must), none (it is paid, cancelled,
  * closed: the credit goes to triage), or part (an overpayment: the excess goes to triage).
+ * `movedOnKobo`: how much of what it took the owner moved out of collections itself (an escrow's
+ * holding account); the rest stays in collections and is settled (default 0).
  */
-export type CreditOwnerHandler = (tx: Tx, credit: OwnedCredit) => Promise<{ takenKobo: number }>
+export type CreditOwnerHandler = (tx: Tx, credit: OwnedCredit) => Promise<{ takenKobo: number; movedOnKobo?: number }>
 export type CreditOwners = Partial<Record<IntentOwnerType, CreditOwnerHandler>>
 
 export interface InboundDeps extends CollectionsDeps {
   outbound: OutboundDeps
   owners: CreditOwners
+  /** The refunds core, through which triage refunds an unmatched credit. */
+  refunds: RefundsDeps
+  /** Settlement of what credits leave in collections (src/settlement); without it, the money stays there. */
+  settlement?: CollectedHandler
 }
+
+/** Money a credit left in the partner's collections account: what settlement moves on. */
+export interface CollectedCredit {
+  creditId: string
+  partnerId: string
+  currency: string
+  amountKobo: number
+  collectionsAccountId: string
+}
+
+/**
+ * Settlement's seam, on the credit's transaction: the ledger transfers that settle these credits
+ * now (collections → float), to be posted with or after the credits' own; credits settled later
+ * (to a bank account, by cycle) are recorded for their cycle and give no transfer.
+ */
+export type CollectedHandler = (tx: Tx, credits: readonly CollectedCredit[]) => Promise<TransferInput[]>
 
 /** Stores a credit the provider announced (or a requery found) with its apply job; once per session id. */
 export async function recordCredit(pool: Queryable, provider: string, credit: ProviderCredit): Promise<{ creditId: string; duplicate: boolean }> {
@@ -71,20 +97,43 @@ export async function recordCredit(pool: Queryable, provider: string, credit: Pr
   return { creditId: (await repo.selectBySession(pool, provider, credit.sessionId))!.id, duplicate: true }
 }
 
-/** The apply job: matches a stored credit to its owner and applies it, once. */
+/** The apply job: matches a stored credit to its owner (matching.ts: a virtual account, else a wallet) and applies it, once. */
 export async function applyCredit(deps: InboundDeps, creditId: string): Promise<void> {
   await withTransaction(deps.pool, async (tx) => {
     const credit = await repo.lockCredit(tx, creditId)
     if (!credit || credit.status !== 'received') return
     // The account first: every path that changes an account or its owner locks it first.
     const account = await lockByNumber(tx, credit.provider, credit.accountNumber)
-    if (!account) {
-      await settleUnknownAccount(tx, credit)
-      return
-    }
-    await applyToAccount(deps, tx, credit, account)
+    if (account) return applyToAccount(deps, tx, credit, account)
+    const wallet = await walletOfAccountNumber(tx, credit.provider, credit.accountNumber)
+    if (wallet) return applyToWallet(tx, credit, wallet)
+    await settleUnknownAccount(tx, credit)
   })
 }
+
+/**
+ * Wallet funding by transfer (seed 000): the customer paid into the wallet's account number. The
+ * wallet is credited (provider settlement → the wallet's ledger account, one posted transfer, so
+ * available = booked) and the partner hears `wallet.funded` — whatever the provider's
+ * merchantCredit capability says. Once: the credit row is locked and settled from `received`.
+ */
+async function applyToWallet(tx: Tx, credit: repo.InboundCredit, wallet: Wallet): Promise<void> {
+  const partnerId = wallet.partnerId
+  const settlement = await ensurePartnerAccount(tx, partnerId, credit.currency, 'provider_settlement')
+  const reason = walletUnmatchedReason(credit, wallet)
+  if (reason !== null) {
+    await post(tx, credit, 'collect', settlement, await ensurePartnerAccount(tx, partnerId, credit.currency, 'suspense'), 'unmatched_credit')
+    const unmatched = await repo.settleReceived(tx, credit.id, { status: 'unmatched', partnerId, virtualAccountId: null, brr: null, unmatchedReason: reason, walletId: wallet.id })
+    await recordEvent(tx, creditUnmatchedEvent(unmatched, { walletId: wallet.id }))
+    return
+  }
+  await post(tx, credit, 'fund_wallet', settlement, wallet.ledgerAccountId, WALLET_FUNDING_CODE)
+  const applied = await repo.settleReceived(tx, credit.id, { status: 'applied', partnerId, virtualAccountId: null, brr: null, unmatchedReason: null, walletId: wallet.id })
+  await recordEvent(tx, walletFundedEvent(applied, wallet))
+}
+
+/** The ledger code of a wallet funded by its customer's transfer (a merchant's credit is `wallet_credit`). */
+export const WALLET_FUNDING_CODE = 'wallet_funding'
 
 /**
  * A credit to an account Rail has no record of. When the provider's allocation reference names a
@@ -100,7 +149,8 @@ async function settleUnknownAccount(tx: Tx, credit: repo.InboundCredit): Promise
   }
   const settlement = await ensurePartnerAccount(tx, partnerId, credit.currency, 'provider_settlement')
   await post(tx, credit, 'collect', settlement, await ensurePartnerAccount(tx, partnerId, credit.currency, 'suspense'), 'unmatched_credit')
-  await repo.settleReceived(tx, credit.id, { status: 'unmatched', partnerId, virtualAccountId: null, brr: null, unmatchedReason: 'unknown_account' })
+  const unmatched = await repo.settleReceived(tx, credit.id, { status: 'unmatched', partnerId, virtualAccountId: null, brr: null, unmatchedReason: 'unknown_account' })
+  await recordEvent(tx, creditUnmatchedEvent(unmatched))
 }
 
 async function knownPartner(db: Queryable, partnerId: string | undefined): Promise<string | undefined> {
@@ -113,28 +163,37 @@ export async function applyToAccount(deps: InboundDeps, tx: Tx, credit: repo.Inb
   const brr = account.brr ? generateBrr() : null
   const settle = (status: 'applied' | 'unmatched', unmatchedReason: string | null) =>
     repo.settleReceived(tx, credit.id, { status, partnerId, virtualAccountId: account.id, brr, unmatchedReason })
-  const toSuspense = async (reason: string) => {
-    await post(tx, credit, 'collect', settlement, await ensurePartnerAccount(tx, partnerId, credit.currency, 'suspense'), 'unmatched_credit')
-    await settle('unmatched', reason)
-  }
-  if (credit.currency !== account.currency) return toSuspense('currency_mismatch')
-  if (account.status === 'archived') return toSuspense('account_archived')
-  const collections = await ensurePartnerAccount(tx, partnerId, credit.currency, 'collections')
   const intent = account.purpose === 'payment_intent' ? await lockIntentOfAccount(tx, account.id) : undefined
-  if (intent?.status === 'expired') return toSuspense('payment_intent_expired')
+  // In triage: the partner hears credit.unmatched, where the account (or its intent) says, in this transaction.
+  const unmatchedPlace = unmatchedAtAccount(account, intent)
+  const toTriage = async (reason: string) => recordEvent(tx, creditUnmatchedEvent(await settle('unmatched', reason), unmatchedPlace))
+  const reason = accountUnmatchedReason(credit, account, intent)
+  if (reason !== null) {
+    await post(tx, credit, 'collect', settlement, await ensurePartnerAccount(tx, partnerId, credit.currency, 'suspense'), 'unmatched_credit')
+    await toTriage(reason)
+    return
+  }
+  const collections = await ensurePartnerAccount(tx, partnerId, credit.currency, 'collections')
   await post(tx, credit, 'collect', settlement, collections, 'collection_credit')
   let updatedIntent: PaymentIntent | undefined
+  // What of the credit stays in collections, for settlement: all of it unless an owner moves it on.
+  let keptKobo = credit.amountKobo
   if (intent?.ownerType) {
     const handler = deps.owners[intent.ownerType]
     if (!handler) throw new Error(`no credit handler for ${intent.ownerType} owners`)
-    const { takenKobo } = await handler(tx, { creditId: credit.id, partnerId, ownerId: intent.ownerId!, intentId: intent.id, amountKobo: credit.amountKobo, currency: credit.currency, collectionsAccountId: collections })
+    const { takenKobo, movedOnKobo = 0 } = await handler(tx, { creditId: credit.id, partnerId, ownerId: intent.ownerId!, intentId: intent.id, amountKobo: credit.amountKobo, currency: credit.currency, collectionsAccountId: collections })
+    keptKobo = takenKobo - movedOnKobo
     if (takenKobo === 0) {
       await post(tx, credit, 'unmatch', collections, await ensurePartnerAccount(tx, partnerId, credit.currency, 'suspense'), 'unmatched_credit')
-      await settle('unmatched', `${intent.ownerType}_closed`)
+      await toTriage(`${intent.ownerType}_closed`)
       return
     }
-    if (takenKobo < credit.amountKobo) await recordExcess(tx, credit, account, credit.amountKobo - takenKobo, collections, `${intent.ownerType}_overpaid`)
+    if (takenKobo < credit.amountKobo) {
+      const excess = await recordExcess(tx, credit, account, credit.amountKobo - takenKobo, collections, `${intent.ownerType}_overpaid`)
+      await recordEvent(tx, creditUnmatchedEvent(excess, { ...unmatchedPlace, excessOf: credit }))
+    }
   }
+  await settleCollected(deps, tx, { creditId: credit.id, partnerId, currency: credit.currency, amountKobo: keptKobo, collectionsAccountId: collections })
   if (intent) updatedIntent = await recordIntentCredit(tx, intent, credit.amountKobo)
   const applied = await settle('applied', null)
   await emitCreditEvent(tx, applied, account, updatedIntent)
@@ -144,9 +203,23 @@ export async function applyToAccount(deps: InboundDeps, tx: Tx, credit: repo.Inb
  * The part of a credit its owner did not take (an overpayment): a triage item of its own — a
  * credit row for the excess, unmatched — and the excess moves from collections to suspense.
  */
-async function recordExcess(tx: Tx, credit: repo.InboundCredit, account: VirtualAccount, excessKobo: number, collectionsAccountId: string, reason: string): Promise<void> {
+async function recordExcess(tx: Tx, credit: repo.InboundCredit, account: VirtualAccount, excessKobo: number, collectionsAccountId: string, reason: string): Promise<repo.InboundCredit> {
   const excess = await repo.insertExcess(tx, { id: uuidv7(), of: credit, amountKobo: excessKobo, partnerId: account.partnerId, virtualAccountId: account.id, unmatchedReason: reason })
   await post(tx, excess, 'collect', collectionsAccountId, await ensurePartnerAccount(tx, account.partnerId, credit.currency, 'suspense'), 'unmatched_credit')
+  return excess
+}
+
+/**
+ * Hands what a credit left in collections to settlement, on the credit's transaction: in float
+ * mode it moves on to the float here (a ledger transfer whose id derives from the credit's, so a
+ * retry finds it); in bank mode it waits for its cycle.
+ */
+async function settleCollected(deps: InboundDeps, tx: Tx, collected: CollectedCredit): Promise<void> {
+  if (!deps.settlement || collected.amountKobo <= 0) return
+  const transfers = await deps.settlement(tx, [collected])
+  const results = await createTransfers(tx, transfers)
+  const refused = results.find((result) => result.result !== 'ok' && result.result !== 'exists')
+  if (refused) throw new Error(`inbound credit ${collected.creditId} settlement ${refused.id}: ${refused.result}`)
 }
 
 /** One ledger transfer of a credit, with an id derived from the credit's, so a retry finds it. */
@@ -228,19 +301,34 @@ export async function sweepStrandedCredits(pool: Pool): Promise<number> {
  */
 export async function requeryAccount(deps: InboundDeps, partnerId: string, trackingId: string) {
   const account = await getAccount(deps.pool, partnerId, trackingId, ['payment_intent', 'persistent', 'fbo'])
-  const provider = await getProvider(deps.pool, account.provider)
-  const listed = await deps.providers.adapterFor(provider).listCredits(account.accountNumber)
+  return { trackingId: account.trackingId, virtualAccount: account.accountNumber, ...(await requeryCredits(deps, account.provider, account.accountNumber)) }
+}
+
+/** The same for one of the caller's wallets (wallet funding by transfer): credits to its account number Rail has not seen. */
+export async function requeryWallet(deps: InboundDeps, partnerId: string, walletId: string) {
+  const wallet = await findWallet(deps.pool, partnerId, walletId)
+  return { walletId: wallet.id, accountNumber: wallet.accountNumber, ...(await requeryCredits(deps, wallet.provider, wallet.accountNumber)) }
+}
+
+/**
+ * Lists the credits the provider has for one account number, records those Rail has not seen
+ * (once each: unique on the provider's session id, so a webhook racing the requery records
+ * nothing twice) and applies each through the one apply path.
+ */
+async function requeryCredits(deps: InboundDeps, providerName: string, accountNumber: string) {
+  const provider = await getProvider(deps.pool, providerName)
+  const listed = await deps.providers.adapterFor(provider).listCredits(accountNumber)
   if (listed.outcome !== 'successful') throw new RailError('provider_unavailable', `Provider ${provider.name} did not answer the requery; try again`)
+  const ofAccount = listed.value.filter((credit) => credit.accountNumber === accountNumber)
   const recorded: string[] = []
-  for (const credit of listed.value.filter((listedCredit) => listedCredit.accountNumber === account.accountNumber)) {
+  for (const credit of ofAccount) {
     const { creditId, duplicate } = await recordCredit(deps.pool, provider.name, credit)
     if (!duplicate) recorded.push(creditId)
     // Applied here rather than by the job, so the answer shows the result; the job then finds it done.
     await applyCredit(deps, creditId)
   }
-  const ofAccount = listed.value.filter((credit) => credit.accountNumber === account.accountNumber)
   const credits = await Promise.all(ofAccount.map(async (credit) => (await repo.selectBySession(deps.pool, provider.name, credit.sessionId))!))
-  return { trackingId: account.trackingId, virtualAccount: account.accountNumber, creditsFound: ofAccount.length, creditsRecorded: recorded.length, credits: credits.map(toCreditJson) }
+  return { creditsFound: ofAccount.length, creditsRecorded: recorded.length, credits: credits.map(toCreditJson) }
 }
 
 // ---- sandbox -------------------------------------------------------------------------------
@@ -266,9 +354,7 @@ export async function simulateInboundCredit(deps: InboundDeps, partner: Partner,
   if (request.payerAccountNumber !== undefined && request.payerBankCode !== undefined && !isValidNuban(request.payerBankCode, request.payerAccountNumber)) {
     throw fieldError('payerAccountNumber', 'is not a valid NUBAN at that bank')
   }
-  const found = await deps.pool.query<{ id: string }>(`SELECT id FROM virtual_accounts WHERE partner_id = $1 AND account_number = $2`, [partner.id, request.virtualAccount])
-  const account = found.rows[0] && (await selectAccountById(deps.pool, found.rows[0].id))
-  if (!account) throw notFound('Virtual account')
+  const account = await simulationTarget(deps.pool, partner.id, request.virtualAccount)
   const claim = await claimSignature(deps.pool, partner.id, signature)
   if (claim.kind === 'seen') {
     if (claim.response === null) throw new RailError('request_in_progress', 'The same signed request is still being worked; retry for its answer', undefined, { retryAfterS: 1 })
@@ -289,11 +375,28 @@ export async function simulateInboundCredit(deps: InboundDeps, partner: Partner,
   return { ...answer, replayed: false }
 }
 
+/** Where a simulated credit is paid: one of the partner's virtual accounts, else one of its wallets; anyone else's is not found. */
+interface SimulationTarget {
+  provider: string
+  accountNumber: string
+  trackingId: string | null
+  walletId: string | null
+}
+
+async function simulationTarget(pool: Pool, partnerId: string, accountNumber: string): Promise<SimulationTarget> {
+  const found = await pool.query<{ id: string }>(`SELECT id FROM virtual_accounts WHERE partner_id = $1 AND account_number = $2`, [partnerId, accountNumber])
+  const account = found.rows[0] && (await selectAccountById(pool, found.rows[0].id))
+  if (account) return { provider: account.provider, accountNumber: account.accountNumber, trackingId: account.trackingId, walletId: null }
+  const wallet = await partnerWalletOfAccountNumber(pool, partnerId, accountNumber)
+  if (wallet) return { provider: wallet.provider, accountNumber: wallet.accountNumber, trackingId: null, walletId: wallet.id }
+  throw new RailError('not_found', 'Virtual account or wallet not found')
+}
+
 function isOutcomeUnknown(error: unknown): boolean {
   return error instanceof RailError && error.details?.outcome === 'unknown'
 }
 
-async function payInto(deps: InboundDeps, account: VirtualAccount, request: SimulatedCredit) {
+async function payInto(deps: InboundDeps, account: SimulationTarget, request: SimulatedCredit) {
   const provider = await getProvider(deps.pool, account.provider)
   const paid = await deps.providers.adapterFor(provider).simulateInboundCredit({
     accountNumber: account.accountNumber,
@@ -309,12 +412,13 @@ async function payInto(deps: InboundDeps, account: VirtualAccount, request: Simu
   return {
     virtualAccount: account.accountNumber,
     trackingId: account.trackingId,
+    walletId: account.walletId,
     amountKobo: request.amountKobo,
     sessionId: paid.value.sessionId,
     notified: paid.value.notified,
     message: paid.value.notified
       ? 'The sandbox bank received the credit and is announcing it to Rail; the callback follows'
-      : 'The sandbox bank received the credit but lost its announcement (magic amount); requery the account to find it',
+      : `The sandbox bank received the credit but lost its announcement (magic amount); requery the ${account.walletId ? 'wallet' : 'account'} to find it`,
   }
 }
 
@@ -363,51 +467,43 @@ async function lockUnmatched(tx: Queryable, id: string): Promise<repo.InboundCre
 }
 
 /**
- * Pays the credit back to its sender: an outbound transfer to the payer's account through the
- * payment pipeline, held on the partner's suspense account (where the credit sits) — never on its
- * float. The credit is refund_pending until the payout ends (settleRefundPayouts, in the
- * pipeline's transaction): confirmed → refunded; failed → the hold is voided back to suspense and
- * the credit is unmatched again, for another try. The payout's reference is Rail's own
- * (`rail-refund-<uuid>`), one per attempt.
+ * Pays the credit back to its sender through the refunds core (origin 'triage'): an outbound
+ * transfer to the payer's account through the payment pipeline, held on the partner's suspense
+ * account (where the credit sits) — never on its float. The credit is refund_pending until the
+ * refund ends (settleTriageRefunds, in the pipeline's transaction): succeeded → refunded; failed →
+ * the hold is voided back to suspense and the credit is unmatched again, for another try. Each
+ * attempt is a refund of its own, under Rail's reference `triage-refund:<credit>:<uuid>`.
  */
 async function refund(deps: InboundDeps, tx: Tx, caller: { partner: Partner; credentialId: string; requestId?: string }, credit: repo.InboundCredit) {
-  const { payerAccountNumber, payerBankCode } = credit
-  if (!payerAccountNumber || !payerBankCode || !findBank(payerBankCode) || !isValidNuban(payerBankCode, payerAccountNumber)) {
-    throw new RailError('refund_destination_unknown', 'The bank gave no valid sender account for this credit; assign it instead', { id: credit.id })
-  }
-  const partnerId = caller.partner.id
-  const attempt = uuidv7()
-  const suspense = await ensurePartnerAccount(tx, partnerId, credit.currency, 'suspense')
-  const transfer = await submitOutboundInTransaction(
-    deps.outbound,
-    tx,
+  const suspense = await ensurePartnerAccount(tx, caller.partner.id, credit.currency, 'suspense')
+  const refunded = await refundCreditInTransaction(deps.refunds, tx, {
     caller,
-    {
-      clientReference: `rail-refund-${attempt}`,
-      beneficiaryAccountNumber: payerAccountNumber,
-      beneficiaryBankCode: payerBankCode,
-      beneficiaryAccountName: credit.payerName ?? 'SENDER',
-      amountKobo: credit.amountKobo,
-      currency: credit.currency,
-      narration: `Refund of unmatched credit ${credit.sessionId}`.slice(0, 100),
-    },
-    { accountId: suspense, originType: 'refund', originId: credit.id },
-  )
-  // The credit's amount is in suspense, so its hold cannot fail for funds.
-  if (transfer.state === 'failed') throw new Error(`refund payout ${transfer.id} failed at submit: ${transfer.failureReason?.code}`)
-  return (await repo.resolveUnmatched(tx, credit.id, 'refund_pending', { action: 'refund', outboundTransferId: transfer.id }))!
+    reference: `triage-refund:${credit.id}:${uuidv7()}`,
+    creditId: credit.id,
+    amountKobo: credit.amountKobo,
+    sourceAccountId: suspense,
+    origin: { type: 'triage' },
+  })
+  return (await repo.resolveUnmatched(tx, credit.id, 'refund_pending', { action: 'refund', outboundTransferId: refunded.outboundTransferId, refundId: refunded.id }))!
 }
 
 /**
- * A refund payout ended, on the payment pipeline's transaction: confirmed → the credit is
+ * Triage's refunds ended, on the payment pipeline's transaction: succeeded → the credit is
  * refunded; failed → its hold was voided back to suspense in this same transaction, and the
  * credit is unmatched again with what was tried.
  */
-export async function settleRefundPayouts(tx: Tx, payouts: readonly OutboundTransfer[]): Promise<void> {
-  for (const payout of payouts) {
-    if (payout.originId === null) continue
-    if (payout.state === 'confirmed') await repo.markRefunded(tx, payout.originId)
-    else await repo.reopenAfterFailedRefund(tx, payout.originId, { action: 'refund', outboundTransferId: payout.id, outcome: 'failed', failureReason: payout.failureReason })
+export async function settleTriageRefunds(tx: Tx, refunds: readonly Refund[]): Promise<void> {
+  for (const ended of refunds) {
+    if (ended.state === 'succeeded') await repo.markRefunded(tx, ended.creditId)
+    else {
+      await repo.reopenAfterFailedRefund(tx, ended.creditId, {
+        action: 'refund',
+        outboundTransferId: ended.outboundTransferId,
+        refundId: ended.id,
+        outcome: 'failed',
+        failureReason: ended.failureReason,
+      })
+    }
   }
 }
 
@@ -424,13 +520,16 @@ async function assign(deps: InboundDeps, tx: Tx, credit: repo.InboundCredit, tar
   if (intent?.status === 'expired') throw new RailError('invalid_state', 'The target payment intent has expired', { trackingId: target.trackingId })
   await post(tx, credit, 'assign', suspense, collections, 'unmatched_assigned')
   let updatedIntent: PaymentIntent | undefined
+  let keptKobo = credit.amountKobo
   if (intent?.ownerType) {
     const handler = deps.owners[intent.ownerType]
     if (!handler) throw new Error(`no credit handler for ${intent.ownerType} owners`)
-    const { takenKobo } = await handler(tx, { creditId: credit.id, partnerId, ownerId: intent.ownerId!, intentId: intent.id, amountKobo: credit.amountKobo, currency: credit.currency, collectionsAccountId: collections })
+    const { takenKobo, movedOnKobo = 0 } = await handler(tx, { creditId: credit.id, partnerId, ownerId: intent.ownerId!, intentId: intent.id, amountKobo: credit.amountKobo, currency: credit.currency, collectionsAccountId: collections })
     // Assigning is all or nothing: an owner that would not take the whole credit refuses it, and nothing changes.
     if (takenKobo !== credit.amountKobo) throw new RailError('invalid_state', `The target's ${intent.ownerType} does not take this whole payment`, { trackingId: target.trackingId })
+    keptKobo = takenKobo - movedOnKobo
   }
+  await settleCollected(deps, tx, { creditId: credit.id, partnerId, currency: credit.currency, amountKobo: keptKobo, collectionsAccountId: collections })
   if (intent) updatedIntent = await recordIntentCredit(tx, intent, credit.amountKobo)
   const resolved = (await repo.resolveUnmatched(tx, credit.id, 'assigned', { action: 'assign', trackingId: target.trackingId }))!
   await emitCreditEvent(tx, resolved, target, updatedIntent)

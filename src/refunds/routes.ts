@@ -1,0 +1,109 @@
+// Refund routes (issue 18, item 7): refund a confirmed credit, or the credits of a payment intent
+// or invoice (201; a replay 200 with Idempotent-Replayed), and read the caller's refunds.
+import { Type } from '@sinclair/typebox'
+import { callerOf } from '../partners/auth.ts'
+import { AmountKobo } from '../platform/amounts.ts'
+import type { HttpServer } from '../platform/http.ts'
+import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
+import { closedObject, errorResponses } from '../platform/schemas.ts'
+import { createRefunds, getRefund, listRefunds, REFUNDS_PAGE_MAX, toRefundJson, type RefundsDeps } from './service.ts'
+import { REFUND_STATES, type RefundState } from './states.ts'
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
+
+const StateSchema = Type.Unsafe<RefundState>({ type: 'string', enum: [...REFUND_STATES] })
+
+/** Printable text: no control characters (they would reach the bank and the partner's logs). */
+const PRINTABLE = '^[^\\u0000-\\u001f\\u007f]*$'
+
+const RefundSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  partnerId: Type.String({ format: 'uuid' }),
+  reference: Type.String(),
+  creditId: Type.String({ format: 'uuid' }),
+  amountKobo: Type.Integer(),
+  currency: Type.String(),
+  state: StateSchema,
+  origin: Type.Object(
+    {
+      type: Type.Unsafe<'partner' | 'escrow' | 'triage'>({ type: 'string', enum: ['partner', 'escrow', 'triage'] }),
+      id: Nullable(Type.String({ description: 'The escrow, for an escrow refund; null otherwise' })),
+    },
+    { description: 'Who asked: the partner (this API), an escrow (its cancel or expiry), triage' },
+  ),
+  outboundTransferId: Nullable(Type.String({ format: 'uuid', description: 'The payout, listed in GET /api/v1/rail/outbound with origin { type: "refund", id }' })),
+  reason: Nullable(Type.String()),
+  failureReason: Nullable(Type.Object({}, { additionalProperties: true, description: "Why the payout failed: the outbound transfer's failureReason" })),
+  createdAt: Type.String({ format: 'date-time' }),
+  completedAt: Nullable(Type.String({ format: 'date-time' })),
+})
+
+const RefundRequestSchema = Type.Object({
+  reference: Type.String(),
+  amountKobo: Type.Integer({ description: 'The sum of the refunds' }),
+  refunds: Type.Array(RefundSchema, { description: 'One refund per credit, newest credit first' }),
+})
+
+const CreateSchema = closedObject({
+  reference: Type.String({ minLength: 1, maxLength: 64, pattern: PRINTABLE, description: "The partner's reference; a retry with the same body answers the same refunds" }),
+  creditId: Type.Optional(Type.String({ format: 'uuid', description: 'A confirmed inbound credit' })),
+  paymentIntentId: Type.Optional(Type.String({ format: 'uuid', description: "A payment intent: its confirmed credits, newest first" })),
+  invoiceReference: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: PRINTABLE, description: "An invoice (a cancelled one's partial payments too): its confirmed credits, newest first" })),
+  amountKobo: Type.Optional(AmountKobo({ description: 'At most what is left to refund; all of it when absent' })),
+  reason: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: PRINTABLE })),
+})
+
+const ListQuerySchema = closedObject({
+  creditId: Type.Optional(Type.String({ format: 'uuid' })),
+  state: Type.Optional(StateSchema),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: REFUNDS_PAGE_MAX, default: 20 })),
+  cursor: Type.Optional(Type.String({ format: 'uuid' })),
+})
+
+export function registerRefundRoutes(app: HttpServer, deps: RefundsDeps): void {
+  app.post(
+    '/api/v1/rail/refunds',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['refunds'],
+        summary: 'Refund a confirmed credit, or the credits of a payment intent or invoice, to the account the money came from (201; paid asynchronously)',
+        body: CreateSchema,
+        response: { 200: RefundRequestSchema, 201: RefundRequestSchema, ...errorResponses() },
+      },
+    },
+    async (request, reply) => {
+      const caller = callerOf(request)
+      const { view, replayed } = await createRefunds(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.body)
+      if (replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
+      return reply.code(replayed ? 200 : 201).send({ reference: view.reference, amountKobo: view.amountKobo, refunds: view.refunds.map(toRefundJson) })
+    },
+  )
+
+  app.get(
+    '/api/v1/rail/refunds/:id',
+    {
+      config: { auth: 'signature' },
+      schema: { tags: ['refunds'], summary: 'One refund', params: closedObject({ id: Type.String({ format: 'uuid' }) }), response: { 200: RefundSchema, ...errorResponses() } },
+    },
+    async (request) => toRefundJson(await getRefund(deps.outbound.pool, callerOf(request).partner.id, request.params.id)),
+  )
+
+  app.get(
+    '/api/v1/rail/refunds',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['refunds'],
+        summary: "The caller's refunds, newest first",
+        querystring: ListQuerySchema,
+        response: { 200: Type.Object({ data: Type.Array(RefundSchema), nextCursor: Nullable(Type.String()) }), ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const query = request.query
+      const page = await listRefunds(deps.outbound.pool, { partnerId: callerOf(request).partner.id, creditId: query.creditId, state: query.state, limit: query.limit ?? 20, cursor: query.cursor })
+      return { data: page.refunds.map(toRefundJson), nextCursor: page.nextCursor }
+    },
+  )
+}
