@@ -1,0 +1,174 @@
+// Settlement routes (docs/settlement.md): the caller's settlement settings, its bank settlements
+// with their reports, and a sandbox cycle on request.
+import { Type } from '@sinclair/typebox'
+import { callerOf } from '../partners/auth.ts'
+import { assertSandboxPartner } from '../partners/service.ts'
+import type { HttpServer } from '../platform/http.ts'
+import { closedObject, errorResponses } from '../platform/schemas.ts'
+import { signedRequestOf } from '../platform/signed-requests.ts'
+import { CUTOFF_PATTERN } from './cycles.ts'
+import { DEFAULT_CUTOFF } from './repo.ts'
+import {
+  getSettlement,
+  getSettlementSettings,
+  listSettlements,
+  putSettlementSettings,
+  runSettlementNow,
+  SETTLEMENTS_PAGE_MAX,
+  toSettingsJson,
+  type SettlementDeps,
+} from './service.ts'
+import type { SettlementState } from './states.ts'
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
+
+const ModeSchema = Type.Union([Type.Literal('float'), Type.Literal('bank')], {
+  description: 'float (default): collections move to the float after each credit; bank: once a day after the cut-off, to the registered bank account',
+})
+const StateSchema = Type.Union([Type.Literal('pending'), Type.Literal('paid'), Type.Literal('failed')])
+
+const SettingsSchema = Type.Object({
+  mode: ModeSchema,
+  bankAccount: Nullable(
+    Type.Object({
+      accountNumber: Type.String(),
+      bankCode: Type.String(),
+      bankName: Type.String(),
+      accountName: Type.String(),
+      verifiedAccountName: Nullable(Type.String({ description: "The name the bank's name enquiry gave at registration" })),
+    }),
+  ),
+  cutoffTime: Type.String({ description: 'Daily cut-off, HH:MM in timeZone' }),
+  timeZone: Type.String(),
+  nextCutoffAt: Nullable(Type.String({ format: 'date-time', description: 'The next cut-off (bank mode)' })),
+  updatedAt: Nullable(Type.String({ format: 'date-time' })),
+})
+
+const SettingsPutSchema = closedObject({
+  mode: ModeSchema,
+  bankAccount: Type.Optional(
+    closedObject(
+      {
+        accountNumber: Type.String({ pattern: '^[0-9]{10}$', description: 'NUBAN' }),
+        bankCode: Type.String({ pattern: '^[0-9]{3,6}$', description: 'CBN bank code' }),
+        accountName: Type.String({ minLength: 1, maxLength: 100, description: "Checked against the bank's name enquiry" }),
+      },
+      { description: 'The settlement bank account; required for mode bank' },
+    ),
+  ),
+  cutoffTime: Type.Optional(Type.String({ pattern: CUTOFF_PATTERN, description: `Daily cut-off, HH:MM Africa/Lagos; default ${DEFAULT_CUTOFF}` })),
+})
+
+const SettlementSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  state: StateSchema,
+  cycle: Type.String({ description: "The cycle: the Africa/Lagos date of its cut-off, or 'sandbox-…' for a run on request" }),
+  cutoffAt: Type.String({ format: 'date-time' }),
+  amountKobo: Type.Integer({ description: 'What the payout pays' }),
+  currency: Type.String(),
+  creditCount: Type.Integer(),
+  creditsTotalKobo: Type.Integer(),
+  destination: Type.Object({ bankCode: Type.String(), bankName: Type.String(), accountNumber: Type.String(), accountName: Type.String() }),
+  outboundTransferId: Nullable(Type.String({ format: 'uuid', description: 'The payout (GET /api/v1/rail/outbound/{id}, origin settlement)' })),
+  failureReason: Nullable(Type.Object({ code: Type.String(), message: Type.String() })),
+  createdAt: Type.String({ format: 'date-time' }),
+  stateChangedAt: Type.String({ format: 'date-time' }),
+})
+
+const SettlementWithReportSchema = Type.Intersect([
+  SettlementSchema,
+  Type.Object({
+    report: Type.Object({
+      creditCount: Type.Integer(),
+      creditsTotalKobo: Type.Integer(),
+      paidKobo: Type.Integer(),
+      keptBackKobo: Type.Integer({ description: "Of the credits' total, what collections no longer had available at the cycle (a refund held or paid from it)" }),
+      credits: Type.Array(Type.Object({ creditId: Type.String({ format: 'uuid' }), amountKobo: Type.Integer(), collectedAt: Type.String({ format: 'date-time' }) })),
+      creditsShown: Type.Integer({ description: 'At most 1000 credits are listed; creditCount has them all' }),
+    }),
+  }),
+])
+
+export function registerSettlementRoutes(app: HttpServer, deps: SettlementDeps): void {
+  app.get(
+    '/api/v1/rail/settlement',
+    {
+      config: { auth: 'signature' },
+      schema: { tags: ['settlement'], summary: "The caller's settlement settings (float unless set)", response: { 200: SettingsSchema, ...errorResponses() } },
+    },
+    async (request) => toSettingsJson(await getSettlementSettings(deps.pool, callerOf(request).partner.id), deps.clock.now()),
+  )
+
+  app.put(
+    '/api/v1/rail/settlement',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['settlement'],
+        summary:
+          'Set how collections settle: float, or bank with a registered account (NUBAN, name-checked) and a daily cut-off. Replaces the settings whole; a change signed before the last one applied is 409 stale_request',
+        body: SettingsPutSchema,
+        response: { 200: SettingsSchema, ...errorResponses(409, 502) },
+      },
+    },
+    async (request) => {
+      const settings = await putSettlementSettings(deps, callerOf(request).partner, request.body, signedRequestOf(request))
+      return toSettingsJson(settings, deps.clock.now())
+    },
+  )
+
+  app.get(
+    '/api/v1/rail/settlements',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['settlement'],
+        summary: "The caller's bank settlements, newest first",
+        querystring: closedObject({
+          state: Type.Optional(StateSchema),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: SETTLEMENTS_PAGE_MAX, default: 20 })),
+          cursor: Type.Optional(Type.String({ format: 'uuid' })),
+        }),
+        response: { 200: Type.Object({ data: Type.Array(SettlementSchema), nextCursor: Nullable(Type.String()) }), ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const query = request.query
+      return listSettlements(deps.pool, { partnerId: callerOf(request).partner.id, state: query.state as SettlementState | undefined, limit: query.limit ?? 20, cursor: query.cursor })
+    },
+  )
+
+  app.get(
+    '/api/v1/rail/settlements/:id',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['settlement'],
+        summary: 'One settlement with its report: the credits it included, the total, the payout',
+        params: closedObject({ id: Type.String({ format: 'uuid' }) }),
+        response: { 200: SettlementWithReportSchema, ...errorResponses(404) },
+      },
+    },
+    async (request) => getSettlement(deps.pool, callerOf(request).partner.id, request.params.id),
+  )
+
+  app.post(
+    '/api/v1/rail/sandbox/run-settlement',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['sandbox'],
+        summary: "Sandbox: run the caller's settlement cycle now, with now as its cut-off (the same signed request again pays nothing twice)",
+        response: {
+          200: Type.Object({ mode: ModeSchema, settlement: Nullable(SettlementSchema), sweptToFloatKobo: Type.Integer(), message: Type.String() }),
+          ...errorResponses(404),
+        },
+      },
+    },
+    async (request) => {
+      const partner = callerOf(request).partner
+      assertSandboxPartner(partner)
+      return runSettlementNow(deps, partner, signedRequestOf(request))
+    },
+  )
+}

@@ -1,0 +1,395 @@
+// Settlement of collections (docs/settlement.md). Money a credit leaves in the partner's
+// collections account moves on by the partner's mode:
+// - float (the default): to the float in the credit's own transaction — a ledger line
+//   (`settlement_to_float`, its id derived from the credit's), no settlement object, no event;
+// - bank: it waits in collections; once a day, after the partner's cut-off, one payout of the
+//   payment pipeline pays the cycle's credits (as far as collections still has them available)
+//   to the registered bank account, recorded as a settlement with its report. The payout's end
+//   (confirmed or failed) reaches settleSettlementPayouts on the pipeline's transaction.
+import { recordEvent, type NewEvent } from '../events/service.ts'
+import type { CollectedCredit } from '../inbound-credits/service.ts'
+import { createTransfers, derivedId, ensurePartnerAccount, getBalance, type TransferInput } from '../ledger/service.ts'
+import { findBank } from '../nip/banks.ts'
+import { namesMatch } from '../nip/name-match.ts'
+import { isValidNuban } from '../nip/nuban.ts'
+import { FLOAT_CURRENCY } from '../outbound-transfers/float.ts'
+import { submitOutboundInTransaction, type OutboundDeps, type OutboundTransfer } from '../outbound-transfers/service.ts'
+import { getPartner, type Partner } from '../partners/service.ts'
+import { MAX_AMOUNT_KOBO_DEFAULT } from '../platform/amounts.ts'
+import type { Clock } from '../platform/clock.ts'
+import { sha256Hex } from '../platform/crypto.ts'
+import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
+import { fieldError, notFound, RailError } from '../platform/errors.ts'
+import { uuidv7 } from '../platform/ids.ts'
+import { pageQueryLimit, toPage } from '../platform/pagination.ts'
+import { decideSignedChange, type SignedRequest } from '../platform/signed-requests.ts'
+import { DEFAULT_PROVIDER, getProvider } from '../providers/service.ts'
+import { bankName } from '../virtual-accounts/service.ts'
+import { latestCycle, nextCutoff, SETTLEMENT_TIME_ZONE, type Cycle } from './cycles.ts'
+import * as repo from './repo.ts'
+import type { SettlementMode, SettlementState } from './states.ts'
+
+export type { Settlement, SettlementSettings } from './repo.ts'
+
+export const RUN_DUE_TASK = 'settlement_run_due'
+/** Every minute: bank-mode partners past their cut-off get their cycle's payout; float-mode leftovers move to the float. */
+export const SETTLEMENT_CRONTAB = `* * * * * ${RUN_DUE_TASK}`
+export const SETTLEMENTS_PAGE_MAX = 100
+/** Credits a settlement's read shows in its report (creditCount has them all). */
+export const REPORT_CREDITS_SHOWN = 1_000
+/** The ledger code of collected money moving to the float. */
+export const SETTLEMENT_TO_FLOAT_CODE = 'settlement_to_float'
+/** Who submits a settlement's payout (the outbound transfer's creatorMetadata.credentialId): Rail itself, on its schedule. */
+const SETTLEMENT_CREDENTIAL = 'rail:settlement'
+const LEFTOVER_SWEEP_BATCH = 1_000
+
+export interface SettlementDeps {
+  pool: Pool
+  /** The payment pipeline's outbound transfers, through which a bank settlement is paid. */
+  outbound: OutboundDeps
+  /** The time cut-offs are judged by (tests move it instead of waiting for 17:00). */
+  clock: Clock
+}
+
+// ---- the seam for collections: what a credit leaves in collections ---------------------------
+
+/**
+ * On the credits' transaction (src/inbound-credits: applied, or assigned from triage): float-mode
+ * partners' credits answer their transfer collections → float, to be posted with the credits';
+ * bank-mode partners' credits are queued for their cycle. The partners' settings rows are
+ * share-locked, so a change of mode waits for these credits (and they for it).
+ */
+export async function settlementTransfersFor(tx: Tx, credits: readonly CollectedCredit[]): Promise<TransferInput[]> {
+  const kept = credits.filter((credit) => credit.amountKobo > 0)
+  if (kept.length === 0) return []
+  const modes = await repo.modesForShare(tx, [...new Set(kept.map((credit) => credit.partnerId))])
+  const queued = kept.filter((credit) => modes.get(credit.partnerId) === 'bank')
+  await repo.enqueue(tx, queued)
+  const floats = new Map<string, string>()
+  const transfers: TransferInput[] = []
+  for (const credit of kept.filter((candidate) => modes.get(candidate.partnerId) !== 'bank')) {
+    const key = `${credit.partnerId}:${credit.currency}`
+    let float = floats.get(key)
+    if (float === undefined) {
+      float = await ensurePartnerAccount(tx, credit.partnerId, credit.currency, 'float')
+      floats.set(key, float)
+    }
+    transfers.push({
+      id: derivedId(credit.creditId, SETTLEMENT_TO_FLOAT_CODE),
+      debitAccountId: credit.collectionsAccountId,
+      creditAccountId: float,
+      amountKobo: credit.amountKobo,
+      currency: credit.currency,
+      code: SETTLEMENT_TO_FLOAT_CODE,
+      sourceType: 'inbound_credit',
+      sourceId: credit.creditId,
+    })
+  }
+  return transfers
+}
+
+// ---- settings ----------------------------------------------------------------------------------
+
+export interface SettlementSettingsInput {
+  mode: SettlementMode
+  bankAccount?: { accountNumber: string; bankCode: string; accountName: string }
+  cutoffTime?: string
+}
+
+export async function getSettlementSettings(pool: Queryable, partnerId: string): Promise<repo.SettlementSettings> {
+  return (await repo.selectSettings(pool, partnerId)) ?? repo.defaultSettings(partnerId)
+}
+
+export function toSettingsJson(settings: repo.SettlementSettings, now: Date) {
+  const account = settings.bankAccount
+  return {
+    mode: settings.mode,
+    bankAccount: account && {
+      accountNumber: account.accountNumber,
+      bankCode: account.bankCode,
+      bankName: bankName(account.bankCode),
+      accountName: account.accountName,
+      verifiedAccountName: account.verifiedAccountName,
+    },
+    cutoffTime: settings.cutoffTime,
+    timeZone: SETTLEMENT_TIME_ZONE,
+    nextCutoffAt: settings.mode === 'bank' ? nextCutoff(now, settings.cutoffTime).toISOString() : null,
+    updatedAt: settings.updatedAt?.toISOString() ?? null,
+  }
+}
+
+/**
+ * Replaces the caller's settlement settings. The bank account is checked before anything is
+ * written — a bank of Nigeria, a valid NUBAN there, and the name the bank's name enquiry gives
+ * matching the name given — so bad input changes nothing. Ordered by signed time like every
+ * change that sets values (docs/api.md "Replays"): a change signed before the last one applied is
+ * 409 stale_request. Switching to bank mode starts with the next cut-off; switching to float
+ * moves what waits in collections to the float at the next minute's run.
+ */
+export async function putSettlementSettings(deps: SettlementDeps, partner: Partner, input: SettlementSettingsInput, signed?: SignedRequest): Promise<repo.SettlementSettings> {
+  if (input.mode === 'bank' && !input.bankAccount) throw fieldError('bankAccount', 'is required when mode is bank')
+  const current = await getSettlementSettings(deps.pool, partner.id)
+  const bankAccount = input.bankAccount ? await checkedBankAccount(deps, input.bankAccount, current.bankAccount) : null
+  return withTransaction(deps.pool, async (tx) => {
+    const locked = await repo.lockSettings(tx, partner.id)
+    const decision = signed && decideSignedChange(locked.changes, signed, input)
+    if (decision?.kind === 'repeat') return locked
+    const bankSince = input.mode === 'bank' ? (locked.mode === 'bank' && locked.bankSince ? locked.bankSince : deps.clock.now()) : null
+    return repo.updateSettings(tx, partner.id, {
+      mode: input.mode,
+      bankAccount,
+      cutoffTime: input.cutoffTime ?? repo.DEFAULT_CUTOFF,
+      bankSince,
+      changes: decision?.next ?? 'operator',
+    })
+  })
+}
+
+async function checkedBankAccount(
+  deps: SettlementDeps,
+  account: NonNullable<SettlementSettingsInput['bankAccount']>,
+  registered: repo.SettlementSettings['bankAccount'],
+): Promise<NonNullable<repo.SettlementSettings['bankAccount']>> {
+  if (!findBank(account.bankCode)) throw fieldError('bankAccount.bankCode', 'is not a bank code of a Nigerian bank')
+  if (!isValidNuban(account.bankCode, account.accountNumber)) throw fieldError('bankAccount.accountNumber', 'is not a valid NUBAN at that bank')
+  // The account registered already, with the same name: the bank answered for it before.
+  if (registered && registered.bankCode === account.bankCode && registered.accountNumber === account.accountNumber && registered.accountName === account.accountName) {
+    return registered
+  }
+  const provider = await getProvider(deps.pool, DEFAULT_PROVIDER)
+  if (!provider.capabilities.nameCheck) return { ...account, verifiedAccountName: null }
+  const enquiry = await deps.outbound.payments.providers.adapterFor(provider).nameEnquiry({ bankCode: account.bankCode, accountNumber: account.accountNumber })
+  if (enquiry.outcome === 'failed') throw fieldError('bankAccount.accountNumber', `the bank's name enquiry refused it: ${enquiry.responseMessage}`)
+  if (enquiry.outcome !== 'successful') throw new RailError('provider_unavailable', "The bank's name enquiry gave no answer; nothing changed, try again")
+  if (!namesMatch(account.accountName, enquiry.value.accountName)) {
+    throw fieldError('bankAccount.accountName', `does not match the name the bank holds for the account (${enquiry.value.accountName})`)
+  }
+  return { ...account, verifiedAccountName: enquiry.value.accountName }
+}
+
+// ---- cycles --------------------------------------------------------------------------------------
+
+/**
+ * The cron task: float-mode leftovers move to the float, and each bank-mode partner whose latest
+ * cut-off has passed (and came after it chose bank mode) gets that cycle's settlement, once —
+ * the unique key (partner, currency, cycle) and the settings row's lock make a second worker or a
+ * rerun find the cycle done. One partner's failure does not stop the others; the task then fails
+ * (and is retried) after trying them all.
+ */
+export async function runDueSettlements(deps: SettlementDeps): Promise<{ settlements: number; sweptKobo: number }> {
+  const sweptKobo = await sweepFloatLeftovers(deps.pool)
+  const now = deps.clock.now()
+  let settlements = 0
+  let firstError: unknown
+  for (const settings of await repo.selectBankModePartners(deps.pool)) {
+    const cycle = latestCycle(now, settings.cutoffTime)
+    if (!settings.bankSince || cycle.cutoffAt.getTime() < settings.bankSince.getTime()) continue
+    if (await repo.selectByCycle(deps.pool, settings.partnerId, FLOAT_CURRENCY, cycle.key)) continue
+    try {
+      if (await runCycle(deps, settings.partnerId, cycle)) settlements++
+    } catch (error) {
+      firstError ??= error
+    }
+  }
+  if (firstError) throw firstError
+  return { settlements, sweptKobo }
+}
+
+/**
+ * One cycle of one partner, in one transaction: the credits collected by the cut-off and not yet
+ * paid, the amount (their total, at most what collections has available — a refund's hold or a
+ * refund paid keeps its part back — and at most one instruction's maximum), the settlement with
+ * its report, and its payout held on collections. Nothing to pay: no settlement. The cycle's
+ * settlement when it has one already.
+ */
+export async function runCycle(deps: SettlementDeps, partnerId: string, cycle: Cycle): Promise<repo.Settlement | undefined> {
+  return withTransaction(deps.pool, async (tx) => {
+    const settings = await repo.lockSettings(tx, partnerId) // one cycle of a partner at a time, and no change of mode meanwhile
+    const done = await repo.selectByCycle(tx, partnerId, FLOAT_CURRENCY, cycle.key)
+    if (done || settings.mode !== 'bank' || !settings.bankAccount) return done
+    const partner = (await getPartner(tx, partnerId))!
+    const collections = await ensurePartnerAccount(tx, partnerId, FLOAT_CURRENCY, 'collections')
+    const credits = withinOneInstruction(await repo.lockWaiting(tx, partnerId, FLOAT_CURRENCY, cycle.cutoffAt))
+    const creditsTotalKobo = credits.reduce((sum, credit) => sum + credit.amountKobo, 0)
+    const amountKobo = Math.min(creditsTotalKobo, (await getBalance(tx, collections))!.availableKobo)
+    if (amountKobo <= 0) return undefined
+    const { bankCode, accountNumber, accountName } = settings.bankAccount
+    const settlement = await repo.insertSettlement(tx, {
+      id: uuidv7(),
+      partnerId,
+      currency: FLOAT_CURRENCY,
+      cycle: cycle.key,
+      cutoffAt: cycle.cutoffAt,
+      amountKobo,
+      creditsTotalKobo,
+      creditCount: credits.length,
+      destination: { bankCode, accountNumber, accountName },
+    })
+    if (!settlement) return repo.selectByCycle(tx, partnerId, FLOAT_CURRENCY, cycle.key)
+    await repo.attachCredits(tx, settlement.id, credits)
+    const transfer = await submitOutboundInTransaction(
+      deps.outbound,
+      tx,
+      { partner, credentialId: SETTLEMENT_CREDENTIAL },
+      {
+        clientReference: `rail-settlement-${settlement.id}`,
+        beneficiaryAccountNumber: accountNumber,
+        beneficiaryBankCode: bankCode,
+        beneficiaryAccountName: accountName,
+        amountKobo,
+        currency: FLOAT_CURRENCY,
+        narration: `Rail settlement ${cycle.key}`.slice(0, 100),
+      },
+      { accountId: collections, originType: 'settlement', originId: settlement.id },
+    )
+    const withPayout = await repo.setOutboundTransfer(tx, settlement.id, transfer.id)
+    // Held on collections from what was available in this transaction, so it holds; if it did not, the settlement fails now.
+    if (transfer.state === 'failed') return (await failSettlement(tx, withPayout.id, transfer.failureReason)) ?? withPayout
+    return withPayout
+  })
+}
+
+/** The waiting credits, oldest first, as many as one instruction carries; the rest wait for the next cycle. */
+function withinOneInstruction<T extends { amountKobo: number }>(credits: readonly T[]): T[] {
+  const taken: T[] = []
+  let totalKobo = 0
+  for (const credit of credits) {
+    if (totalKobo + credit.amountKobo > MAX_AMOUNT_KOBO_DEFAULT) break
+    taken.push(credit)
+    totalKobo += credit.amountKobo
+  }
+  return taken
+}
+
+/**
+ * Collections left in float mode — what a voided refund hold gave back, or what waited for a bank
+ * cycle before the partner switched to float — move to the float: one transfer per partner of
+ * what is available (holds stay). A concurrent sweep or hold that took it first: nothing moves.
+ */
+export async function sweepFloatLeftovers(pool: Pool, partnerId?: string): Promise<number> {
+  let sweptKobo = 0
+  for (const leftover of await repo.selectFloatModeLeftovers(pool, LEFTOVER_SWEEP_BATCH, partnerId)) {
+    sweptKobo += await withTransaction(pool, async (tx) => {
+      const modes = await repo.modesForShare(tx, [leftover.partnerId])
+      if (modes.get(leftover.partnerId) === 'bank') return 0
+      await repo.forgetWaiting(tx, leftover.partnerId, leftover.currency)
+      const availableKobo = (await getBalance(tx, leftover.accountId))!.availableKobo
+      if (availableKobo <= 0) return 0
+      const sweepId = uuidv7()
+      const [result] = await createTransfers(tx, [
+        {
+          id: sweepId,
+          debitAccountId: leftover.accountId,
+          creditAccountId: await ensurePartnerAccount(tx, leftover.partnerId, leftover.currency, 'float'),
+          amountKobo: availableKobo,
+          currency: leftover.currency,
+          code: SETTLEMENT_TO_FLOAT_CODE,
+          sourceType: 'settlement_sweep',
+          sourceId: sweepId,
+        },
+      ])
+      return result!.result === 'ok' ? availableKobo : 0
+    })
+  }
+  return sweptKobo
+}
+
+// ---- the payout's end ------------------------------------------------------------------------------
+
+/**
+ * Settlement payouts ended, on the payment pipeline's transaction (the outbound owner has posted
+ * or voided each hold in it): confirmed → the settlement is paid, `settlement.paid`; failed → the
+ * hold was voided (the money is back in collections), the settlement is failed, its credits wait
+ * again for the next cycle, `settlement.failed`. Each settlement changes once (the transition table).
+ */
+export async function settleSettlementPayouts(tx: Tx, payouts: readonly OutboundTransfer[]): Promise<void> {
+  for (const payout of payouts) {
+    if (payout.originId === null) continue
+    if (payout.state === 'confirmed') {
+      const paid = await repo.transition(tx, payout.originId, 'paid')
+      if (paid) await recordEvent(tx, settlementEvent(paid, 'settlement.paid'))
+    } else {
+      await failSettlement(tx, payout.originId, payout.failureReason)
+    }
+  }
+}
+
+async function failSettlement(tx: Queryable, settlementId: string, reason: OutboundTransfer['failureReason']): Promise<repo.Settlement | undefined> {
+  const failed = await repo.transition(tx, settlementId, 'failed', { code: reason?.code ?? 'payout_failed', message: reason?.message ?? 'The payout failed' })
+  if (!failed) return undefined
+  await repo.releaseCredits(tx, settlementId)
+  await recordEvent(tx, settlementEvent(failed, 'settlement.failed'))
+  return failed
+}
+
+function settlementEvent(settlement: repo.Settlement, type: 'settlement.paid' | 'settlement.failed'): NewEvent {
+  return { partnerId: settlement.partnerId, type, objectType: 'settlement', objectId: settlement.id, data: toSettlementJson(settlement) }
+}
+
+// ---- reads -------------------------------------------------------------------------------------------
+
+export function toSettlementJson(settlement: repo.Settlement) {
+  return {
+    id: settlement.id,
+    state: settlement.state,
+    cycle: settlement.cycle,
+    cutoffAt: settlement.cutoffAt.toISOString(),
+    amountKobo: settlement.amountKobo,
+    currency: settlement.currency,
+    creditCount: settlement.creditCount,
+    creditsTotalKobo: settlement.creditsTotalKobo,
+    destination: { ...settlement.destination, bankName: bankName(settlement.destination.bankCode) },
+    outboundTransferId: settlement.outboundTransferId,
+    failureReason: settlement.failureReason,
+    createdAt: settlement.createdAt.toISOString(),
+    stateChangedAt: settlement.stateChangedAt.toISOString(),
+  }
+}
+
+/** One of the caller's settlements with its report: the credits it included. Anyone else's: 404. */
+export async function getSettlement(pool: Pool, partnerId: string, id: string) {
+  const settlement = await repo.selectPartnerSettlement(pool, partnerId, id)
+  if (!settlement) throw notFound('Settlement')
+  const credits = await repo.selectReport(pool, id, REPORT_CREDITS_SHOWN)
+  return {
+    ...toSettlementJson(settlement),
+    report: {
+      creditCount: settlement.creditCount,
+      creditsTotalKobo: settlement.creditsTotalKobo,
+      paidKobo: settlement.amountKobo,
+      // Of the credits' total, what collections no longer had available at the cycle (a refund held or paid from it).
+      keptBackKobo: settlement.creditsTotalKobo - settlement.amountKobo,
+      credits: credits.map((credit) => ({ creditId: credit.creditId, amountKobo: credit.amountKobo, collectedAt: credit.collectedAt.toISOString() })),
+      creditsShown: credits.length,
+    },
+  }
+}
+
+export async function listSettlements(pool: Pool, query: { partnerId: string; state?: SettlementState; limit: number; cursor?: string }) {
+  const rows = await repo.selectSettlements(pool, { partnerId: query.partnerId, state: query.state, beforeId: query.cursor, limit: pageQueryLimit(query.limit) })
+  const page = toPage(rows, query.limit)
+  return { data: page.items.map(toSettlementJson), nextCursor: page.nextCursor }
+}
+
+// ---- sandbox -------------------------------------------------------------------------------------------
+
+/**
+ * Sandbox: a cycle now, with now as its cut-off, so a partner can watch a settlement without
+ * waiting for the day's. Its cycle key derives from the request's signature: the same signed
+ * request again answers the same settlement and pays nothing twice. Float mode: the leftovers sweep.
+ */
+export async function runSettlementNow(deps: SettlementDeps, partner: Partner, signed: SignedRequest) {
+  const settings = await getSettlementSettings(deps.pool, partner.id)
+  if (settings.mode === 'float') {
+    const sweptKobo = await sweepFloatLeftovers(deps.pool, partner.id)
+    return { mode: settings.mode, settlement: null, sweptToFloatKobo: sweptKobo, message: 'Float mode: collections settle to the float after each credit; any leftover was moved now' }
+  }
+  const cycle = { key: `sandbox-${sha256Hex(signed.signature).slice(0, 16)}`, cutoffAt: deps.clock.now() }
+  const settlement = await runCycle(deps, partner.id, cycle)
+  return {
+    mode: settings.mode,
+    settlement: settlement ? toSettlementJson(settlement) : null,
+    sweptToFloatKobo: 0,
+    message: settlement ? 'The settlement payout is submitted; settle it with simulate-outbound-settlement' : 'Nothing waits in collections to be settled',
+  }
+}
