@@ -1,0 +1,218 @@
+// Settlement to a bank account: the partner registers its account (NUBAN-validated, name-checked)
+// and a cut-off; credits wait in collections; after the cut-off (the task's clock moved past it)
+// one pipeline payout pays the cycle, listed in GET /outbound with origin settlement; settled
+// through the sandbox simulator, the settlement is paid with its report and `settlement.paid`
+// reaches a real receiver. A failed payout gives the money back to collections and the next
+// cycle pays it; a cycle run twice at once pays once; bad settings change nothing.
+import { randomUUID } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { RailClient } from '../../src/client/index.ts'
+import { nuban } from '../../src/nip/nuban.ts'
+import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
+import { runDueSettlements } from '../../src/settlement/service.ts'
+import { expectLedgerVerified } from '../support/ledger.ts'
+import { waitFor } from '../support/wait.ts'
+import { bookedKobo, payIn, startCollections, waitForCallback, type CollectionsHarness } from '../collections/support.ts'
+import { lagosCutoffIn, movableClock, settlementDeps } from './support.ts'
+
+let harness: CollectionsHarness
+const clock = movableClock()
+
+beforeAll(async () => {
+  harness = await startCollections()
+})
+afterAll(async () => {
+  await harness?.close()
+  if (harness) await expectLedgerVerified(harness.app.db.pool)
+  await harness?.app.close()
+})
+
+const SETTLEMENT_ACCOUNT = { accountNumber: nuban('057', '000246810'), bankCode: '057' }
+const BANK_ACCOUNT = { ...SETTLEMENT_ACCOUNT, accountName: syntheticAccountName(SETTLEMENT_ACCOUNT.bankCode, SETTLEMENT_ACCOUNT.accountNumber) }
+const PAYER = { payerName: 'Tunde Bello', payerAccountNumber: nuban('044', '000765432'), payerBankCode: '044' }
+
+interface SettingsJson {
+  mode: string
+  bankAccount: { accountNumber: string; bankCode: string; accountName: string; verifiedAccountName: string | null } | null
+  cutoffTime: string
+  timeZone: string
+  nextCutoffAt: string | null
+}
+
+interface SettlementJson {
+  id: string
+  state: string
+  cycle: string
+  amountKobo: number
+  creditCount: number
+  creditsTotalKobo: number
+  outboundTransferId: string | null
+  failureReason: { code: string } | null
+  report?: { creditCount: number; creditsTotalKobo: number; paidKobo: number; keptBackKobo: number; credits: { creditId: string; amountKobo: number }[] }
+}
+
+async function bankPartner(cutoffHoursFromNow = 2) {
+  const { client, credentials } = await harness.app.newPartner({ callbackUrl: harness.hook.url })
+  const put = await client.request<SettingsJson>('PUT', '/api/v1/rail/settlement', { mode: 'bank', bankAccount: BANK_ACCOUNT, cutoffTime: lagosCutoffIn(cutoffHoursFromNow) })
+  expect(put.status, JSON.stringify(put.body)).toBe(200)
+  return { client, credentials }
+}
+
+/** Pays credits into a new persistent account and waits until each is confirmed; answers their ids. */
+async function collect(client: RailClient, secret: string, amountsKobo: number[]): Promise<string[]> {
+  const account = (await client.post<{ trackingId: string; virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })).body
+  for (const amountKobo of amountsKobo) await payIn(client, account.virtualAccount, amountKobo, PAYER)
+  const callbacks = await waitForCallback(harness.hook, secret, (body) => body.event === 'credit.confirmed' && body.data.trackingId === account.trackingId, amountsKobo.length)
+  return callbacks.map((callback) => callback.data.creditId as string)
+}
+
+async function settlementsOf(client: RailClient): Promise<SettlementJson[]> {
+  return (await client.get<{ data: SettlementJson[] }>('/api/v1/rail/settlements')).body.data
+}
+
+async function settlementPayouts(client: RailClient) {
+  return (await client.get<{ data: { id: string; state: string; amountKobo: number; beneficiaryAccountNumber: string; origin: { type: string; id: string } }[] }>('/api/v1/rail/outbound?origin=settlement')).body.data
+}
+
+async function waitForSubmitted(client: RailClient, transferId: string): Promise<void> {
+  await waitFor(async () => (await client.get<{ state: string }>(`/api/v1/rail/outbound/${transferId}`)).body.state === 'submitted', 15_000, 'payout submitted')
+}
+
+async function waitForSettlement(client: RailClient, id: string, state: string): Promise<SettlementJson> {
+  let settlement: SettlementJson | undefined
+  await waitFor(async () => {
+    settlement = (await client.get<SettlementJson>(`/api/v1/rail/settlements/${id}`)).body
+    return settlement.state === state
+  }, 15_000, `settlement ${state}`)
+  return settlement!
+}
+
+describe('bank settlement', () => {
+  it('registers the account, waits for the cut-off, pays the cycle once, and reports it', async () => {
+    const { client, credentials } = await bankPartner()
+    const settings = (await client.get<SettingsJson>('/api/v1/rail/settlement')).body
+    expect(settings).toMatchObject({ mode: 'bank', timeZone: 'Africa/Lagos', bankAccount: { ...BANK_ACCOUNT, verifiedAccountName: BANK_ACCOUNT.accountName } })
+    expect(settings.nextCutoffAt).not.toBeNull()
+
+    const creditIds = await collect(client, credentials.callbackSigningSecret, [30_000, 20_000])
+    // Bank mode: the money waits in collections; the float sees none of it.
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(50_000)
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'float')).toBe(0)
+
+    // Before the cut-off: nothing is due.
+    clock.setAheadHours(0)
+    await runDueSettlements(settlementDeps(harness.app, clock))
+    expect(await settlementsOf(client)).toEqual([])
+
+    // Past the cut-off, two workers at once: one settlement, one payout.
+    clock.setAheadHours(3)
+    await Promise.all([runDueSettlements(settlementDeps(harness.app, clock)), runDueSettlements(settlementDeps(harness.app, clock))])
+    await runDueSettlements(settlementDeps(harness.app, clock)) // a rerun finds the cycle done
+    const [settlement, ...others] = await settlementsOf(client)
+    expect(others).toEqual([])
+    expect(settlement).toMatchObject({ state: 'pending', amountKobo: 50_000, creditCount: 2, creditsTotalKobo: 50_000 })
+    const payouts = await settlementPayouts(client)
+    expect(payouts).toHaveLength(1)
+    expect(payouts[0]).toMatchObject({ id: settlement!.outboundTransferId, amountKobo: 50_000, beneficiaryAccountNumber: BANK_ACCOUNT.accountNumber, origin: { type: 'settlement', id: settlement!.id } })
+    // Held on collections while the bank decides: booked still, not available.
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(50_000)
+
+    await waitForSubmitted(client, settlement!.outboundTransferId!)
+    const simulated = await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: settlement!.outboundTransferId, outcome: 'confirmed' })
+    expect(simulated.status).toBe(200)
+    const paid = await waitForSettlement(client, settlement!.id, 'paid')
+    expect(paid.report).toMatchObject({ creditCount: 2, creditsTotalKobo: 50_000, paidKobo: 50_000, keptBackKobo: 0 })
+    expect(paid.report!.credits.map((credit) => credit.creditId).sort()).toEqual([...creditIds].sort())
+    const [event] = await waitForCallback(harness.hook, credentials.callbackSigningSecret, (body) => body.event === 'settlement.paid' && body.data.id === settlement!.id)
+    expect(event!.data).toMatchObject({ id: settlement!.id, state: 'paid', amountKobo: 50_000, outboundTransferId: settlement!.outboundTransferId, destination: { accountNumber: BANK_ACCOUNT.accountNumber } })
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(0)
+
+    // Another partner sees none of it.
+    const stranger = await harness.app.newPartner()
+    expect((await stranger.client.get(`/api/v1/rail/settlements/${settlement!.id}`)).status).toBe(404)
+    expect(await settlementsOf(stranger.client)).toEqual([])
+  })
+
+  it('a failed payout gives the money back to collections, and the next cycle pays it', async () => {
+    const { client, credentials } = await bankPartner()
+    await collect(client, credentials.callbackSigningSecret, [40_000])
+    clock.setAheadHours(3)
+    await runDueSettlements(settlementDeps(harness.app, clock))
+    const [first] = await settlementsOf(client)
+    await waitForSubmitted(client, first!.outboundTransferId!)
+    expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: first!.outboundTransferId, outcome: 'failed' })).status).toBe(200)
+    const failed = await waitForSettlement(client, first!.id, 'failed')
+    expect(failed.failureReason).not.toBeNull()
+    await waitForCallback(harness.hook, credentials.callbackSigningSecret, (body) => body.event === 'settlement.failed' && body.data.id === first!.id)
+    // The hold was voided: the money is available in collections again.
+    const balance = await harness.app.db.pool.query<{ available: string }>(
+      `SELECT credits_posted - debits_posted - debits_pending AS available FROM ledger_accounts WHERE partner_id = $1 AND kind = 'collections'`,
+      [credentials.partnerId],
+    )
+    expect(Number(balance.rows[0]!.available)).toBe(40_000)
+
+    // The same cycle again pays nothing; the next day's cycle pays the credit.
+    await runDueSettlements(settlementDeps(harness.app, clock))
+    expect(await settlementsOf(client)).toHaveLength(1)
+    clock.setAheadHours(27)
+    await runDueSettlements(settlementDeps(harness.app, clock))
+    const [second] = await settlementsOf(client)
+    expect(second!.id).not.toBe(first!.id)
+    expect(second).toMatchObject({ state: 'pending', amountKobo: 40_000, creditCount: 1 })
+    await waitForSubmitted(client, second!.outboundTransferId!)
+    expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: second!.outboundTransferId, outcome: 'confirmed' })).status).toBe(200)
+    await waitForSettlement(client, second!.id, 'paid')
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(0)
+    expect(await settlementPayouts(client)).toHaveLength(2)
+  })
+
+  it('runs a cycle now in the sandbox; the same signed request again pays nothing twice', async () => {
+    const { client, credentials } = await bankPartner()
+    await collect(client, credentials.callbackSigningSecret, [15_000])
+    const timestampS = Math.floor(Date.now() / 1000)
+    const run = await client.post<{ mode: string; settlement: SettlementJson | null }>('/api/v1/rail/sandbox/run-settlement', undefined, { timestampS })
+    expect(run.status).toBe(200)
+    expect(run.body.settlement).toMatchObject({ state: 'pending', amountKobo: 15_000, creditCount: 1 })
+    // The same signed request again (a replay): the same settlement, nothing paid twice.
+    const replayed = await client.post<{ settlement: SettlementJson | null }>('/api/v1/rail/sandbox/run-settlement', undefined, { timestampS })
+    expect(replayed.body.settlement!.id).toBe(run.body.settlement!.id)
+    // A new request: nothing is left to settle.
+    const again = await client.post<{ settlement: SettlementJson | null }>('/api/v1/rail/sandbox/run-settlement', undefined, { timestampS: timestampS + 1 })
+    expect(again.body.settlement).toBeNull()
+    expect(await settlementPayouts(client)).toHaveLength(1)
+  })
+})
+
+describe('settlement settings', () => {
+  it('refuses bad input with 422 and changes nothing', async () => {
+    const { client } = await harness.app.newPartner()
+    const put = (body: unknown) => client.request<{ error: string; message: string }>('PUT', '/api/v1/rail/settlement', body)
+    const refusals = [
+      { mode: 'bank', bankAccount: { ...BANK_ACCOUNT, accountNumber: '0000000001' } }, // not a NUBAN at that bank
+      { mode: 'bank', bankAccount: { ...BANK_ACCOUNT, bankCode: '999' } }, // no such bank
+      { mode: 'bank', bankAccount: { ...BANK_ACCOUNT, accountName: 'SOMEONE ELSE ENTIRELY' } }, // name mismatch
+      { mode: 'bank', bankAccount: BANK_ACCOUNT, cutoffTime: '25:00' },
+      { mode: 'bank', bankAccount: BANK_ACCOUNT, cutoffTime: '5pm' },
+      { mode: 'bank' }, // no account
+      { mode: 'weekly' },
+      { mode: 'float', unknown: true },
+      { mode: 'bank', bankAccount: { ...BANK_ACCOUNT, sortCode: '1' } },
+    ]
+    for (const body of refusals) {
+      const answer = await put(body)
+      expect(answer.status, JSON.stringify(body)).toBe(422)
+      expect(answer.body.error).toBe('validation_error')
+    }
+    expect((await client.get<SettingsJson>('/api/v1/rail/settlement')).body).toMatchObject({ mode: 'float', bankAccount: null, cutoffTime: '17:00', nextCutoffAt: null })
+  })
+
+  it('is ordered by signed time: the last change sent again is 200, float switches back', async () => {
+    const { client } = await harness.app.newPartner()
+    const body = { mode: 'bank', bankAccount: BANK_ACCOUNT, cutoffTime: '16:30' }
+    expect((await client.request('PUT', '/api/v1/rail/settlement', body)).status).toBe(200)
+    expect((await client.request<SettingsJson>('PUT', '/api/v1/rail/settlement', body)).body.cutoffTime).toBe('16:30')
+    const back = await client.request<SettingsJson>('PUT', '/api/v1/rail/settlement', { mode: 'float' })
+    expect(back.status).toBe(200)
+    expect(back.body).toMatchObject({ mode: 'float', bankAccount: null, cutoffTime: '17:00' })
+  })
+})
