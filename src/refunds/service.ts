@@ -354,10 +354,9 @@ async function refundCredits(deps: RefundsDeps, tx: Tx, caller: Caller, request:
     refundableKobo += leftKobo
     // By id, the amount asked goes to the core, whose check under the lock refuses it if it is too much.
     const amountKobo = single ? (request.amountKobo ?? leftKobo) : Math.min(leftKobo, remainingKobo)
-    if (amountKobo === 0) {
-      if (single) throw await exceedsRefundable(tx, creditId, 0)
-      continue
-    }
+    // Too much is refused as such before the source is chosen (the lock is held: what is left cannot change).
+    if (single && (amountKobo === 0 || amountKobo > leftKobo)) throw await exceedsRefundable(tx, creditId, amountKobo)
+    if (amountKobo === 0) continue
     const sourceAccountId = await sourceFor(tx, partnerId, credit.currency, amountKobo)
     const { refund } = await refundCredit(
       deps,
