@@ -176,7 +176,7 @@ CREATE TABLE escrows (
   CONSTRAINT escrows_disbursement_bank_code_check CHECK ((disbursement_bank_code ~ '^[0-9]{3,6}$'::text)),
   CONSTRAINT escrows_disbursement_destination_whole CHECK ((((disbursement_account_number IS NULL) = (disbursement_bank_code IS NULL)) AND ((disbursement_account_number IS NULL) = (disbursement_account_name IS NULL)))),
   CONSTRAINT escrows_disbursement_outbound_transfer_id_fkey FOREIGN KEY (disbursement_outbound_transfer_id) REFERENCES outbound_transfers(id),
-  CONSTRAINT escrows_disbursement_payout CHECK (((disbursement_state IS NULL) OR (disbursement_account_number IS NULL) OR (disbursement_outbound_transfer_id IS NOT NULL))),
+  CONSTRAINT escrows_disbursement_payout CHECK (((disbursement_state IS NULL) OR (disbursement_state = 'pending'::text) OR (disbursement_account_number IS NULL) OR (disbursement_outbound_transfer_id IS NOT NULL))),
   CONSTRAINT escrows_disbursement_state_check CHECK ((disbursement_state = ANY (ARRAY['pending'::text, 'paid'::text, 'failed'::text]))),
   CONSTRAINT escrows_expired_unfunded CHECK (((status <> 'expired'::text) OR (funded_at IS NULL))),
   CONSTRAINT escrows_expired_when_expired CHECK (((status = 'expired'::text) = (expired_at IS NOT NULL))),

@@ -1,0 +1,154 @@
+// Balances and statements over HTTP (docs/statements.md): GET /api/v1/rail/balances, and the
+// statements of a wallet (seed 000's style, as GET /wallet/customer), the float and collections, as
+// JSON or, asked with `Accept: text/csv`, as CSV. Signed requests (docs/design.md §7).
+import { Type, type TProperties } from '@sinclair/typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { callerOf } from '../partners/auth.ts'
+import type { Pool } from '../platform/db.ts'
+import type { HttpServer } from '../platform/http.ts'
+import { closedObject, errorResponses } from '../platform/schemas.ts'
+import { CAUSES } from './causes.ts'
+import { CSV_CONTENT_TYPE, prefersCsv, statementCsv } from './csv.ts'
+import {
+  partnerBalances,
+  partnerStatementAccount,
+  STATEMENT_PAGE_DEFAULT,
+  STATEMENT_PAGE_MAX,
+  statementPage,
+  walletStatementAccount,
+  type StatementAccount,
+  type StatementPage,
+} from './service.ts'
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
+const Kobo = Type.Integer()
+
+const BalancesSchema = Type.Object({
+  currency: Type.String(),
+  float: Type.Object({
+    availableKobo: Type.Integer({ description: 'What payouts can draw on now: booked less the holds of payouts in flight' }),
+    bookedKobo: Kobo,
+  }),
+  collections: Type.Object({
+    awaitingSettlementKobo: Type.Integer({ description: 'Collected and not yet settled: the collections account less settlement payouts in flight' }),
+    bookedKobo: Kobo,
+  }),
+  escrow: Type.Object({
+    heldKobo: Type.Integer({ description: 'Held in escrow (funded, not yet released or refunded), less disbursements and refunds in flight' }),
+    bookedKobo: Kobo,
+  }),
+  pendingPayouts: Type.Object({
+    count: Type.Integer({ description: 'Outbound transfers not yet final (pending, submitted, unknown), every origin' }),
+    amountKobo: Type.Integer({ description: 'Their amounts, held in the ledger until each is final' }),
+  }),
+})
+
+const LineSchema = Type.Object({
+  id: Type.String({ format: 'uuid', description: 'The ledger transfer' }),
+  postedAt: Type.String({ format: 'date-time' }),
+  cause: Type.Unsafe<string>({ type: 'string', enum: [...CAUSES] }),
+  direction: Type.Unsafe<'credit' | 'debit'>({ type: 'string', enum: ['credit', 'debit'] }),
+  amountKobo: Type.Integer({ minimum: 1 }),
+  balanceAfterKobo: Type.Integer({ description: 'The booked balance right after this line' }),
+  object: Nullable(Type.Object({ type: Type.String(), id: Type.String() })),
+  narration: Nullable(Type.String()),
+})
+
+const StatementSchema = Type.Object({
+  account: Type.Object({
+    type: Type.Unsafe<string>({ type: 'string', enum: ['wallet', 'float', 'collections'] }),
+    walletId: Type.Optional(Type.String()),
+    currency: Type.String(),
+  }),
+  openingBalanceKobo: Type.Integer({ description: "The booked balance before the page's oldest line" }),
+  closingBalanceKobo: Type.Integer({ description: "The booked balance after the page's newest line" }),
+  data: Type.Array(LineSchema),
+  nextCursor: Nullable(Type.String()),
+})
+
+const RangeFields = {
+  from: Type.Optional(Type.String({ format: 'date-time', description: 'Inclusive: lines posted at or after it' })),
+  to: Type.Optional(Type.String({ format: 'date-time', description: 'Exclusive: lines posted before it' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: STATEMENT_PAGE_MAX, default: STATEMENT_PAGE_DEFAULT })),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'nextCursor of the previous page (with the same from/to)' })),
+} satisfies TProperties
+
+interface RangeQuery {
+  from?: string
+  to?: string
+  limit?: number
+  cursor?: string
+}
+
+function statementRoute(summary: string, extra: TProperties = {}) {
+  return {
+    config: { auth: 'signature' as const },
+    schema: {
+      tags: ['statements'],
+      summary,
+      description: 'JSON by default; CSV (text/csv; charset=utf-8) when asked with Accept: text/csv, the next cursor in X-Next-Cursor',
+      querystring: closedObject({ ...extra, ...RangeFields }),
+      response: { 200: StatementSchema, ...errorResponses(404) },
+    },
+  }
+}
+
+export function registerStatementRoutes(app: HttpServer, deps: { pool: Pool }): void {
+  app.get(
+    '/api/v1/rail/balances',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['statements'],
+        summary: "The caller's balances in kobo: float, collections, escrow, payouts in flight",
+        querystring: closedObject({}),
+        response: { 200: BalancesSchema, ...errorResponses() },
+      },
+    },
+    async (request) => partnerBalances(deps.pool, callerOf(request).partner.id),
+  )
+
+  app.get(
+    '/wallet/statement',
+    statementRoute("A wallet's statement: its booked movements newest first, each with the balance after it", {
+      customerId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet handle (walletId)' }),
+    }),
+    async (request, reply) => {
+      const query = request.query as RangeQuery & { customerId: string }
+      return sendStatement(deps.pool, request, reply, await walletStatementAccount(deps.pool, callerOf(request).partner.id, query.customerId))
+    },
+  )
+
+  for (const type of ['float', 'collections'] as const) {
+    app.get(`/api/v1/rail/${type}/statement`, statementRoute(`The ${type} account's statement: its booked movements newest first, each with the balance after it`), async (request, reply) =>
+      sendStatement(deps.pool, request, reply, await partnerStatementAccount(deps.pool, callerOf(request).partner.id, type)),
+    )
+  }
+}
+
+async function sendStatement(pool: Pool, request: FastifyRequest, reply: FastifyReply, account: StatementAccount) {
+  const query = request.query as RangeQuery
+  const page = await statementPage(pool, account, {
+    from: query.from === undefined ? undefined : new Date(query.from),
+    to: query.to === undefined ? undefined : new Date(query.to),
+    limit: query.limit ?? STATEMENT_PAGE_DEFAULT,
+    cursor: query.cursor,
+  })
+  if (prefersCsv(request.headers.accept)) {
+    if (page.nextCursor !== null) void reply.header('X-Next-Cursor', page.nextCursor)
+    void reply.header('X-Opening-Balance-Kobo', String(page.openingBalanceKobo)).header('X-Closing-Balance-Kobo', String(page.closingBalanceKobo))
+    return reply.type(CSV_CONTENT_TYPE).send(statementCsv(page.lines))
+  }
+  return toStatementJson(page)
+}
+
+function toStatementJson(page: StatementPage) {
+  const { type, walletId, currency } = page.account
+  return {
+    account: walletId === undefined ? { type, currency } : { type, walletId, currency },
+    openingBalanceKobo: page.openingBalanceKobo,
+    closingBalanceKobo: page.closingBalanceKobo,
+    data: page.lines.map((line) => ({ ...line, postedAt: line.postedAt.toISOString() })),
+    nextCursor: page.nextCursor,
+  }
+}
