@@ -94,10 +94,14 @@ it('applies every waiting credit in one job, with the rules of one-by-one', asyn
   ])
   const fboEvents = await app.db.pool.query(`SELECT 1 FROM events WHERE type = 'fbo.funding' AND partner_id = $1`, [credentials.partnerId])
   expect(fboEvents.rowCount).toBe(1)
-  // Money: every applied kobo in collections, the archived account's and the excess in suspense.
-  expect(await bookedKobo(app, credentials.partnerId, 'collections')).toBe(5_000 + 30_000 + 700 + 10_000)
+  // Money: every applied kobo in collections and on to the float, the archived account's and the excess in suspense.
+  // Settled at once from collections to the float (float mode, the default: docs/settlement.md).
+  expect(await bookedKobo(app, credentials.partnerId, 'collections')).toBe(0)
+  expect(await bookedKobo(app, credentials.partnerId, 'float')).toBe(5_000 + 30_000 + 700 + 10_000)
   expect(await bookedKobo(app, credentials.partnerId, 'suspense')).toBe(5_000 + 2_000)
   // Running it again changes nothing.
   await applyCreditBatch(deps, first)
-  expect(await bookedKobo(app, credentials.partnerId, 'collections')).toBe(45_700)
+  // Settled at once from collections to the float (float mode, the default: docs/settlement.md).
+  expect(await bookedKobo(app, credentials.partnerId, 'collections')).toBe(0)
+  expect(await bookedKobo(app, credentials.partnerId, 'float')).toBe(45_700)
 })

@@ -55,7 +55,9 @@ describe('payment intents', () => {
       paymentIntent: { id: intent.id, status: 'paid', amountKobo: 150_000, amountReceivedKobo: 150_000 },
     })
     expect((await client.get<{ status: string }>(`/api/v1/rail/payment/intent/${intent.id}`)).body.status).toBe('paid')
-    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(150_000)
+    // Settled at once from collections to the float (float mode, the default: docs/settlement.md).
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(0)
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'float')).toBe(150_000)
   })
 
   it('is partially paid, then paid, then overpaid as credits add up', async () => {
@@ -69,7 +71,9 @@ describe('payment intents', () => {
     expect(await statusAfter(40_000, 1)).toBe('partially_paid')
     expect(await statusAfter(60_000, 2)).toBe('paid')
     expect(await statusAfter(5_000, 3)).toBe('overpaid')
-    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(105_000)
+    // Settled at once from collections to the float (float mode, the default: docs/settlement.md).
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(0)
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'float')).toBe(105_000)
   })
 })
 
@@ -140,7 +144,9 @@ describe('FBO pool accounts', () => {
       expect(JSON.stringify(callback.data)).not.toMatch(/balance/i)
     }
     expect(callbacks.map((callback) => callback.data.amountKobo).sort()).toEqual([20_000, 30_000])
-    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(50_000)
+    // Settled at once from collections to the float (float mode, the default: docs/settlement.md).
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(0)
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'float')).toBe(50_000)
   })
 })
 
@@ -168,7 +174,9 @@ describe('the provider webhook', () => {
     expect(bodies.filter((body) => !body.duplicate)).toHaveLength(1)
     await waitForCallback(harness.hook, credentials.callbackSigningSecret, (body) => body.data.trackingId === account.trackingId)
     await new Promise((resolve) => setTimeout(resolve, 300))
-    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(44_000)
+    // Settled at once from collections to the float (float mode, the default: docs/settlement.md).
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(0)
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'float')).toBe(44_000)
     const stored = await harness.app.db.pool.query(`SELECT count(*)::int AS n FROM inbound_credits WHERE account_number = $1`, [account.virtualAccount])
     expect(stored.rows[0].n).toBe(1)
   })

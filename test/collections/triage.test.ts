@@ -102,7 +102,9 @@ describe('a credit to an archived account', () => {
     expect(assigned.body).toMatchObject({ status: 'assigned', resolution: { action: 'assign', trackingId: intent.trackingId } })
     const [callback] = await waitForCallback(harness.hook, credentials.callbackSigningSecret, (body) => body.event === 'credit.confirmed' && body.data.trackingId === intent.trackingId)
     expect(callback!.data.paymentIntent).toMatchObject({ status: 'paid', amountReceivedKobo: 25_000 })
-    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(25_000)
+    // Settled at once from collections to the float (float mode, the default: docs/settlement.md).
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(0)
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'float')).toBe(25_000)
     expect(await bookedKobo(harness.app, credentials.partnerId, 'suspense')).toBe(0)
     expect((await client.post(`/api/v1/rail/unmatched/${item!.id}/resolve`, { action: 'refund' })).status).toBe(409)
   })
@@ -189,7 +191,9 @@ describe('a refund whose payout fails', () => {
     const target = (await client.post<{ trackingId: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })).body
     const assigned = await client.post<TriageItem>(`/api/v1/rail/unmatched/${item!.id}/resolve`, { action: 'assign', target: target.trackingId })
     expect(assigned.status).toBe(200)
-    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(9_000)
+    // Settled at once from collections to the float (float mode, the default: docs/settlement.md).
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(0)
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'float')).toBe(9_000)
   })
 })
 
@@ -221,7 +225,9 @@ describe('requery for missed credits', () => {
     const lost = await payIn(client, account.virtualAccount, 19_404) // magic amount: the bank never announces it
     expect(lost.notified).toBe(false)
     await waitForCallback(harness.hook, credentials.callbackSigningSecret, (body) => body.data.trackingId === account.trackingId)
-    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(11_000)
+    // Settled at once from collections to the float (float mode, the default: docs/settlement.md).
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(0)
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'float')).toBe(11_000)
 
     const requery = await client.post<{ creditsFound: number; creditsRecorded: number; credits: { sessionId: string; status: string }[] }>(`/api/v1/rail/virtual-account/${account.trackingId}/requery`)
     expect(requery.status).toBe(200)
@@ -229,11 +235,15 @@ describe('requery for missed credits', () => {
     expect(requery.body.creditsRecorded).toBe(1)
     expect(requery.body.credits.map((credit) => credit.status)).toEqual(['confirmed', 'confirmed'])
     await waitForCallback(harness.hook, credentials.callbackSigningSecret, (body) => body.data.trackingId === account.trackingId, 2)
-    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(30_404)
+    // Settled at once from collections to the float (float mode, the default: docs/settlement.md).
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(0)
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'float')).toBe(30_404)
     // Asking again finds nothing new and moves nothing.
     const again = await client.post<{ creditsRecorded: number }>(`/api/v1/rail/virtual-account/${account.trackingId}/requery`)
     expect(again.body.creditsRecorded).toBe(0)
-    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(30_404)
+    // Settled at once from collections to the float (float mode, the default: docs/settlement.md).
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(0)
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'float')).toBe(30_404)
     const other = await partner()
     expect((await other.client.post(`/api/v1/rail/virtual-account/${account.trackingId}/requery`)).status).toBe(404)
   })

@@ -166,7 +166,9 @@ describe('payments', () => {
       return excess.length === 1
     }, 10_000, 'excess in triage')
     expect(excess[0]).toMatchObject({ amountKobo: 20_000, reason: 'invoice_overpaid', status: 'unmatched' })
-    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(100_000)
+    // Settled at once from collections to the float (float mode, the default: docs/settlement.md).
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(0)
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'float')).toBe(100_000)
     expect(await bookedKobo(harness.app, credentials.partnerId, 'suspense')).toBe(20_000)
 
     // A paid invoice takes no more: the next credit goes to triage whole.
@@ -247,9 +249,11 @@ describe('the state table', () => {
     expect(outcomes.paidThenRefused + outcomes.cancelledThenUnmatched).toBe(trials)
     // Both orders happen (measured on a quiet machine: 32 paid-then-refused, 8 cancelled-then-unmatched
     // of 40); how many of each depends on the machine's load, so only the invariants are asserted.
-    const collections = await bookedKobo(harness.app, credentials.partnerId, 'collections')
+    // What was paid settled from collections to the float at once (docs/settlement.md).
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(0)
+    const collected = await bookedKobo(harness.app, credentials.partnerId, 'float')
     const suspense = await bookedKobo(harness.app, credentials.partnerId, 'suspense')
-    expect(collections).toBe(outcomes.paidThenRefused * 20_000)
+    expect(collected).toBe(outcomes.paidThenRefused * 20_000)
     expect(suspense).toBe(outcomes.cancelledThenUnmatched * 20_000)
   })
 })
