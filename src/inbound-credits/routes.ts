@@ -178,16 +178,25 @@ export function registerInboundCreditRoutes(app: HttpServer, deps: InboundDeps):
       config: { auth: 'signature' },
       schema: {
         tags: ['sandbox'],
-        summary: "Sandbox: someone pays into one of your virtual accounts; the sandbox bank announces it to Rail by its signed webhook, and the credit follows Rail's real path. The same signed request again pays nothing (Idempotent-Replayed: true)",
+        summary:
+          "Sandbox: someone pays into one of your virtual accounts or wallets' account numbers; the sandbox bank announces it to Rail by its signed webhook, and the credit follows Rail's real path. The same signed request again pays nothing (Idempotent-Replayed: true)",
         body: closedObject({
-          virtualAccount: AccountNumber,
+          virtualAccount: Type.String({ pattern: '^[0-9]{10}$', description: 'NUBAN of one of your virtual accounts, or of one of your wallets (wallet funding by transfer)' }),
           amountKobo: AmountKobo(),
           payerName: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
           payerAccountNumber: Type.Optional(AccountNumber),
           payerBankCode: Type.Optional(Type.String({ pattern: '^[0-9]{3,6}$' })),
         }),
         response: {
-          200: Type.Object({ virtualAccount: Type.String(), trackingId: Type.String(), amountKobo: Type.Integer(), sessionId: Type.String(), notified: Type.Boolean(), message: Type.String() }),
+          200: Type.Object({
+            virtualAccount: Type.String(),
+            trackingId: Nullable(Type.String({ description: "The virtual account's; null for a wallet" })),
+            walletId: Nullable(Type.String({ description: 'The wallet paid into; null for a virtual account' })),
+            amountKobo: Type.Integer(),
+            sessionId: Type.String(),
+            notified: Type.Boolean(),
+            message: Type.String(),
+          }),
           ...errorResponses(404, 409, 502),
         },
       },

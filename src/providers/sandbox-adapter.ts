@@ -47,7 +47,8 @@ export class SandboxAdapter implements ProviderAdapter {
     // reference opened an account for another request (in another name).
     const taken = (answer: CallAnswer) => answer.ok && answer.httpStatus === 409
     const opened = (answer: CallAnswer): ProviderOutcome => (answer.ok && answer.httpStatus === 201 ? 'successful' : taken(answer) ? 'failed' : 'unknown')
-    const asked = { accountName: request.accountName, ...(request.reference === undefined ? {} : { openingReference: request.reference }) }
+    // The bank announces credits paid into the account to this provider profile (wallet funding by transfer).
+    const asked = { accountName: request.accountName, ...(request.reference === undefined ? {} : { openingReference: request.reference }), client: this.#options.provider }
     const answer = await this.#call('create_wallet', request.reference ?? request.customerReference, 'POST', '/accounts', asked, opened)
     if (!answer.ok) return { outcome: 'unknown', error: answer.error }
     if (taken(answer)) return { outcome: 'failed', responseCode: '26', responseMessage: nipMessage('26'), providerReference: null }

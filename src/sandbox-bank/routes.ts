@@ -89,12 +89,16 @@ export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: Sandbox
       schema: {
         tags: ['sandbox bank'],
         summary: "Open a customer's account; with an openingReference once (asked again: the same account; in another name: 409)",
-        body: closedObject({ accountName: Type.String({ minLength: 1, maxLength: 100 }), openingReference: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) }),
+        body: closedObject({
+          accountName: Type.String({ minLength: 1, maxLength: 100 }),
+          openingReference: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+          client: Type.Optional(Type.String({ pattern: '^[a-z0-9-]{1,64}$', description: 'The provider profile opening a wallet: the bank announces credits paid into the account to it' })),
+        }),
         response: { 201: AccountSchema, ...errorResponses(409) },
       },
     },
     async (request, reply) => {
-      const account = await deps.bank.openAccount(request.body.accountName, request.body.openingReference)
+      const account = await deps.bank.openAccount(request.body.accountName, request.body.openingReference, request.body.client)
       if (account === 'reference_taken') {
         throw new RailError('idempotency_conflict', `openingReference ${request.body.openingReference} opened an account in another name`)
       }
@@ -232,7 +236,7 @@ export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: Sandbox
       preHandler,
       schema: {
         tags: ['sandbox bank'],
-        summary: 'The inbound credits of a virtual account, oldest first (for a client requerying credits it missed)',
+        summary: "The inbound credits of a client's account (a virtual account or a wallet's), oldest first (for a client requerying credits it missed)",
         params: closedObject({ accountNumber: AccountNumber }),
         querystring: closedObject({ client: ClientName }),
         response: { 200: Type.Object({ credits: Type.Array(InboundNoticeSchema) }), ...errorResponses(404) },
@@ -240,7 +244,7 @@ export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: Sandbox
     },
     async (request) => {
       const credits = await deps.bank.inboundCredits(request.query.client, request.params.accountNumber)
-      if (!credits) throw notFound('Virtual account')
+      if (!credits) throw notFound('Account')
       return { credits }
     },
   )
@@ -253,7 +257,7 @@ export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: Sandbox
       preHandler,
       schema: {
         tags: ['sandbox bank'],
-        summary: 'Someone pays into a virtual account of this bank; the bank announces it to the account\'s client by a signed webhook',
+        summary: "Someone pays into a virtual account or a wallet's account of this bank; the bank announces it to the account's client by a signed webhook",
         body: closedObject({
           accountNumber: AccountNumber,
           amountKobo: Amount,

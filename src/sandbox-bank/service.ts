@@ -115,9 +115,11 @@ export class SandboxBank {
   /**
    * Opens a customer's account. With an opening reference, once: asked again with it (a retry, a
    * concurrent duplicate, a request whose answer was lost), the bank answers the account it opened
-   * — or `reference_taken` when that account was opened in another name (another request).
+   * — or `reference_taken` when that account was opened in another name (another request). With a
+   * client (the provider profile opening a wallet), the bank announces credits paid into it to
+   * that client, as it does for virtual accounts.
    */
-  async openAccount(accountName: string, openingReference?: string): Promise<BankAccount | 'reference_taken'> {
+  async openAccount(accountName: string, openingReference?: string, client?: string): Promise<BankAccount | 'reference_taken'> {
     const opened = (account: BankAccount) => (account.accountName === accountName ? account : 'reference_taken')
     if (openingReference !== undefined) {
       const existing = await this.#accountByOpeningReference(openingReference)
@@ -125,10 +127,10 @@ export class SandboxBank {
     }
     const accountNumber = nuban(this.bankCode, await this.#nextSerial())
     const result = await this.#pool.query<AccountRow>(
-      `INSERT INTO sandbox_bank.accounts (account_number, bank_code, account_name, kind, opening_reference) VALUES ($1, $2, $3, 'customer', $4)
+      `INSERT INTO sandbox_bank.accounts (account_number, bank_code, account_name, kind, opening_reference, client) VALUES ($1, $2, $3, 'customer', $4, $5)
        ON CONFLICT ON CONSTRAINT accounts_one_per_opening_reference DO NOTHING
        RETURNING ${ACCOUNT_COLUMNS}`,
-      [accountNumber, this.bankCode, accountName, openingReference ?? null],
+      [accountNumber, this.bankCode, accountName, openingReference ?? null, client ?? null],
     )
     if (result.rows[0]) return toAccount(result.rows[0])
     // A concurrent opening with the same reference committed first: its account is the answer.
@@ -318,19 +320,26 @@ export class SandboxBank {
   }
 
   /**
-   * Someone at any bank pays into one of this bank's virtual accounts: the money lands in the
-   * settlement pool, the credit is recorded under a new NIP session id, and a job announces it to
-   * the account's client (unless a magic amount says the announcement is lost). Archived accounts
-   * still receive: the bank leaves it to its client to triage them, as many providers do.
+   * Someone at any bank pays into one of this bank's accounts that has a client — a virtual
+   * account, or a wallet's customer account: the credit is recorded under a new NIP session id,
+   * and a job announces it to the account's client (unless a magic amount says the announcement
+   * is lost). Paid into a virtual account, the money lands in the settlement pool; into a
+   * customer account, it is that customer's (refused with 61 past ACCOUNT_BALANCE_MAX_KOBO).
+   * Archived accounts still receive: the bank leaves it to its client to triage them, as many
+   * providers do.
    */
   async receiveInboundCredit(credit: InboundCreditRequest): Promise<InboundCreditAnswer | undefined> {
     return withTransaction(this.#pool, async (tx) => {
-      const account = await tx.query<{ client: string }>(`SELECT client FROM sandbox_bank.accounts WHERE account_number = $1 AND kind = 'virtual'`, [
-        credit.accountNumber,
-      ])
-      const client = account.rows[0]?.client
-      if (!client) return undefined
-      // The money lands in the settlement pool, which is not booked (#applyTransfer): nothing to update.
+      const account = await tx.query<{ client: string; kind: 'virtual' | 'customer' }>(
+        `SELECT client, kind FROM sandbox_bank.accounts WHERE account_number = $1 AND kind IN ('virtual', 'customer') AND client IS NOT NULL`,
+        [credit.accountNumber],
+      )
+      const found = account.rows[0]
+      if (!found) return undefined
+      // Into the settlement pool, which is not booked (#applyTransfer): nothing to update. Into a customer's account: its balance.
+      if (found.kind === 'customer' && !(await this.#creditCustomer(tx, credit.accountNumber, credit.amountKobo))) {
+        return { sessionId: '', accountNumber: credit.accountNumber, amountKobo: credit.amountKobo, creditedAt: new Date().toISOString(), notified: false, responseCode: '61', responseMessage: nipMessage('61') }
+      }
       const inserted = await tx.query<{ session_id: string; created_at: Date }>(
         `INSERT INTO sandbox_bank.transfers (session_id, reference, kind, debit_account_number, credit_account_number, amount_kobo, narration, response_code,
                                              payer_name, payer_account_number, payer_bank_code)
@@ -354,9 +363,28 @@ export class SandboxBank {
     })
   }
 
-  /** The inbound credits of a virtual account, oldest first: what a client requeries for credits it missed. */
+  /**
+   * An inbound credit into a customer's account: its balance grows, within what it may hold
+   * (counting what it has sent that may come back, as #applyTransfer does). False when refused.
+   */
+  async #creditCustomer(tx: Queryable, accountNumber: string, amountKobo: number): Promise<boolean> {
+    const { rowCount } = await tx.query(
+      `UPDATE sandbox_bank.accounts c SET balance_kobo = balance_kobo + $2::bigint
+        WHERE account_number = $1 AND kind = 'customer'
+          AND c.balance_kobo + $2::numeric + coalesce((SELECT sum(t.amount_kobo) FROM sandbox_bank.transfers t
+                                                        WHERE t.debit_account_number = c.account_number AND t.kind = 'interbank' AND t.response_code = '09'), 0)
+              <= $3::numeric`,
+      [accountNumber, amountKobo, ACCOUNT_BALANCE_MAX_KOBO],
+    )
+    return rowCount === 1
+  }
+
+  /** The inbound credits of an account of a client (a virtual account or a wallet's), oldest first: what a client requeries for credits it missed. */
   async inboundCredits(client: string, accountNumber: string): Promise<InboundCreditNotice[] | undefined> {
-    const account = await this.#pool.query(`SELECT 1 FROM sandbox_bank.accounts WHERE account_number = $1 AND kind = 'virtual' AND client = $2`, [accountNumber, client])
+    const account = await this.#pool.query(`SELECT 1 FROM sandbox_bank.accounts WHERE account_number = $1 AND kind IN ('virtual', 'customer') AND client = $2`, [
+      accountNumber,
+      client,
+    ])
     if (account.rowCount === 0) return undefined
     const found = await this.#pool.query<InboundRow>(`${INBOUND_SELECT} WHERE t.kind = 'inbound' AND t.credit_account_number = $1 ORDER BY t.created_at, t.session_id LIMIT 1000`, [
       accountNumber,
@@ -518,7 +546,8 @@ interface InboundRow {
   created_at: Date
 }
 
-const INBOUND_SELECT = `SELECT t.session_id, t.credit_account_number, a.bank_code, a.client, a.client_reference, t.amount_kobo, t.payer_name, t.payer_account_number, t.payer_bank_code, t.narration, t.created_at
+// A wallet's account has no client reference of its own: its opening reference is the one its client gave.
+const INBOUND_SELECT = `SELECT t.session_id, t.credit_account_number, a.bank_code, a.client, coalesce(a.client_reference, a.opening_reference, a.account_number) AS client_reference, t.amount_kobo, t.payer_name, t.payer_account_number, t.payer_bank_code, t.narration, t.created_at
   FROM sandbox_bank.transfers t JOIN sandbox_bank.accounts a ON a.account_number = t.credit_account_number`
 
 function toInboundNotice(row: InboundRow): InboundCreditNotice {

@@ -80,3 +80,18 @@ export async function selectWalletByCustomerReference(db: Queryable, partnerId: 
   const result = await db.query<WalletRow>(`SELECT ${COLUMNS} FROM wallets WHERE partner_id = $1 AND customer_reference = $2`, [partnerId, customerReference])
   return result.rows[0] && toWallet(result.rows[0])
 }
+
+/**
+ * The wallet an inbound credit was paid into: by the provider and the account number the bank
+ * reported. The oldest, should a provider ever have given one number to two wallets.
+ */
+export async function selectWalletByAccountNumber(db: Queryable, provider: string, accountNumber: string): Promise<Wallet | undefined> {
+  const result = await db.query<WalletRow>(`SELECT ${COLUMNS} FROM wallets WHERE provider = $1 AND account_number = $2 ORDER BY created_at, id LIMIT 1`, [provider, accountNumber])
+  return result.rows[0] && toWallet(result.rows[0])
+}
+
+/** The partner's wallet with this account number (at any provider); another partner's is not found. */
+export async function selectPartnerWalletByAccountNumber(db: Queryable, partnerId: string, accountNumber: string): Promise<Wallet | undefined> {
+  const result = await db.query<WalletRow>(`SELECT ${COLUMNS} FROM wallets WHERE partner_id = $1 AND account_number = $2 ORDER BY created_at, id LIMIT 1`, [partnerId, accountNumber])
+  return result.rows[0] && toWallet(result.rows[0])
+}

@@ -9,6 +9,8 @@ import { DEFAULT_PROVIDER, getProvider, type ProviderProfile } from '../provider
 import * as repo from './repo.ts'
 
 export type { Wallet } from './repo.ts'
+/** For inbound credits (wallet funding by transfer): the wallet behind an account number. */
+export { selectWalletByAccountNumber as walletOfAccountNumber, selectPartnerWalletByAccountNumber as partnerWalletOfAccountNumber } from './repo.ts'
 
 /** Wallets hold naira; another currency is refused with unsupported_currency. */
 export const WALLET_CURRENCY = 'NGN'

@@ -1,0 +1,88 @@
+// The events of inbound credits that are not credit.confirmed: a wallet funded by transfer
+// (`wallet.funded`), and a credit that fell to triage (`credit.unmatched`). Each is recorded in
+// the transaction that settles the credit, so it exists exactly when that change committed —
+// once per credit, and once per triage item (an overpayment's excess is an item of its own).
+import type { NewEvent } from '../events/service.ts'
+import type { InboundCredit } from './repo.ts'
+
+function payerOf(credit: InboundCredit) {
+  return { name: credit.payerName, accountNumber: credit.payerAccountNumber, bankCode: credit.payerBankCode }
+}
+
+export interface FundedWallet {
+  id: string
+  partnerId: string
+  customerReference: string
+  accountNumber: string
+  bankCode: string
+}
+
+/** A wallet funded by its customer's transfer: to the partner's default callback URL (wallets have none of their own). */
+export function walletFundedEvent(credit: InboundCredit, wallet: FundedWallet): NewEvent {
+  return {
+    partnerId: wallet.partnerId,
+    type: 'wallet.funded',
+    objectType: 'wallet',
+    objectId: wallet.id,
+    data: {
+      walletId: wallet.id,
+      customerReference: wallet.customerReference,
+      accountNumber: wallet.accountNumber,
+      bankCode: wallet.bankCode,
+      amountKobo: credit.amountKobo,
+      currency: credit.currency,
+      sessionId: credit.sessionId,
+      payer: payerOf(credit),
+      narration: credit.narration,
+      creditId: credit.id,
+      creditedAt: credit.creditedAt.toISOString(),
+    },
+  }
+}
+
+/** Where an unmatched credit was paid: the account (and intent) or wallet behind its number, when Rail knows one. */
+export interface UnmatchedPlace {
+  trackingId?: string | null
+  walletId?: string | null
+  /** The account's (or its intent's) own callback URL; null: the partner's default callback URL. */
+  callbackUrl?: string | null
+  /** For an overpayment's excess: the credit it was part of. */
+  excessOf?: InboundCredit
+}
+
+/**
+ * A credit to a virtual account in triage is told of where its credits' callbacks go: the
+ * intent's callback URL, else the account's, else (null) the partner's default.
+ */
+export function unmatchedAtAccount(account: { trackingId: string; callbackUrl: string | null }, intent: { callbackUrl: string | null } | undefined): UnmatchedPlace {
+  return { trackingId: account.trackingId, callbackUrl: intent?.callbackUrl ?? account.callbackUrl }
+}
+
+/**
+ * A credit in triage (status unmatched, in the partner's suspense account): its id is the triage
+ * item's (`GET /api/v1/rail/unmatched/{creditId}`), and the reason says why.
+ */
+export function creditUnmatchedEvent(credit: InboundCredit, place: UnmatchedPlace = {}): NewEvent {
+  if (credit.partnerId === null || credit.unmatchedReason === null) throw new Error(`inbound credit ${credit.id} is no triage item`)
+  return {
+    partnerId: credit.partnerId,
+    type: 'credit.unmatched',
+    objectType: 'unmatched_credit',
+    objectId: credit.id,
+    data: {
+      creditId: credit.id,
+      reason: credit.unmatchedReason,
+      amountKobo: credit.amountKobo,
+      currency: credit.currency,
+      virtualAccount: credit.accountNumber,
+      trackingId: place.trackingId ?? null,
+      walletId: place.walletId ?? null,
+      sessionId: credit.sessionId,
+      payer: payerOf(credit),
+      narration: credit.narration,
+      creditedAt: credit.creditedAt.toISOString(),
+      excessOf: place.excessOf ? { creditId: place.excessOf.id, sessionId: place.excessOf.sessionId, amountKobo: place.excessOf.amountKobo } : null,
+    },
+    callbackUrl: place.callbackUrl ?? null,
+  }
+}
