@@ -1,2 +1,47 @@
--- Reserved for issue 18 (0031_escrow_disbursement); filled in by its change.
-SELECT 1;
+-- Escrow money out (issue 18): a released escrow is disbursed — an outbound transfer of the payment
+-- pipeline to the recipient's bank account, or a credit to the partner's float — and a cancelled or
+-- expired escrow (and an overfunded one's excess) is refunded credit by credit to the accounts the
+-- money came from. The payables that nothing paid out are gone.
+
+-- The destination given at create or release (all three or none: none is the partner's float), and
+-- the disbursement made at release: its state, its payout, why it failed.
+ALTER TABLE escrows
+  DROP COLUMN recipient_payable_account_id,
+  ADD COLUMN disbursement_account_number text CHECK (disbursement_account_number ~ '^[0-9]{10}$'),
+  ADD COLUMN disbursement_bank_code text CHECK (disbursement_bank_code ~ '^[0-9]{3,6}$'),
+  ADD COLUMN disbursement_account_name text CHECK (length(disbursement_account_name) BETWEEN 1 AND 100),
+  ADD COLUMN disbursement_state text CHECK (disbursement_state IN ('pending', 'paid', 'failed')),
+  ADD COLUMN disbursement_outbound_transfer_id uuid REFERENCES outbound_transfers (id),
+  ADD COLUMN disbursement_failure_reason jsonb,
+  ADD COLUMN disbursement_attempts integer NOT NULL DEFAULT 0 CHECK (disbursement_attempts >= 0),
+  ADD COLUMN refund_state text CHECK (refund_state IN ('pending', 'refunded', 'failed')),
+  ADD CONSTRAINT escrows_disbursement_destination_whole CHECK (
+    (disbursement_account_number IS NULL) = (disbursement_bank_code IS NULL)
+    AND (disbursement_account_number IS NULL) = (disbursement_account_name IS NULL)),
+  -- Only a released escrow is disbursed; a bank disbursement that ended names its payout.
+  ADD CONSTRAINT escrows_disbursed_when_released CHECK ((disbursement_state IS NULL) OR (status = 'released')),
+  ADD CONSTRAINT escrows_disbursement_payout CHECK (
+    disbursement_state IS NULL OR disbursement_state = 'pending' OR disbursement_account_number IS NULL OR disbursement_outbound_transfer_id IS NOT NULL);
+
+-- The credits that funded an escrow, each as applied: what a refund pays back, and to whom.
+CREATE TABLE escrow_funding_credits (
+  escrow_id uuid NOT NULL REFERENCES escrows (id),
+  credit_id uuid NOT NULL REFERENCES inbound_credits (id),
+  amount_kobo bigint NOT NULL CHECK (amount_kobo > 0 AND amount_kobo <= 9007199254740991),
+  applied_at timestamptz NOT NULL,
+  PRIMARY KEY (escrow_id, credit_id)
+);
+
+-- The refunds of an escrow, one per funding credit (the excess of an overfunded escrow: one, from
+-- the credit that overfunded it), as the refunds core made them; their state follows its outcome.
+CREATE TABLE escrow_refunds (
+  refund_id uuid PRIMARY KEY,
+  escrow_id uuid NOT NULL REFERENCES escrows (id),
+  credit_id uuid NOT NULL REFERENCES inbound_credits (id),
+  purpose text NOT NULL CHECK (purpose IN ('refund', 'excess_refund')),
+  amount_kobo bigint NOT NULL CHECK (amount_kobo > 0 AND amount_kobo <= 9007199254740991),
+  state text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'succeeded', 'failed')),
+  outbound_transfer_id uuid,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX escrow_refunds_by_escrow ON escrow_refunds (escrow_id, created_at);

@@ -3,7 +3,7 @@
 import type { Task } from 'graphile-worker'
 import { expireDueEscrows, expireEscrow, EXPIRE_TASK, EXPIRY_SWEEP_TASK, type EscrowDeps } from './service.ts'
 
-export function escrowTasks(deps: Pick<EscrowDeps, 'pool' | 'clock'>): Record<string, Task> {
+export function escrowTasks(deps: Pick<EscrowDeps, 'pool' | 'clock' | 'outbound'>): Record<string, Task> {
   return {
     [EXPIRE_TASK]: async (payload) => {
       await expireEscrow(deps, (payload as { id: string }).id)

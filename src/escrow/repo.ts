@@ -1,8 +1,18 @@
 // SQL of escrows and the registered escrow webhook. The camelCase ↔ snake_case mapping lives here.
 import type { Queryable } from '../platform/db.ts'
-import { allowedFrom, type EscrowStatus } from './states.ts'
+import { allowedFrom, disbursementAllowedFrom, refundAllowedFrom, type DisbursementState, type EscrowRefundState, type EscrowStatus } from './states.ts'
 
 export type EscrowType = 'goods' | 'services' | 'property' | 'conditional'
+
+/** A bank account the released amount is paid to (NUBAN-checked before it is stored). */
+export interface Destination {
+  accountNumber: string
+  bankCode: string
+  accountName: string
+}
+
+/** Why a disbursement's payout failed, as the payout says. */
+export type FailureReason = Record<string, unknown>
 
 export interface Escrow {
   id: string
@@ -21,7 +31,13 @@ export interface Escrow {
   metadata: Record<string, unknown>
   webhookUrl: string | null
   fundingPaymentIntentId: string | null
-  recipientPayableAccountId: string | null
+  /** Where the amount goes at release; null: the partner's float. */
+  destination: Destination | null
+  disbursementState: DisbursementState | null
+  disbursementOutboundTransferId: string | null
+  disbursementFailureReason: FailureReason | null
+  disbursementAttempts: number
+  refundState: EscrowRefundState | null
   payerRefundAccountId: string | null
   releaseReason: string | null
   cancelReason: string | null
@@ -50,7 +66,14 @@ interface Row {
   metadata: Record<string, unknown>
   webhook_url: string | null
   funding_payment_intent_id: string | null
-  recipient_payable_account_id: string | null
+  disbursement_account_number: string | null
+  disbursement_bank_code: string | null
+  disbursement_account_name: string | null
+  disbursement_state: DisbursementState | null
+  disbursement_outbound_transfer_id: string | null
+  disbursement_failure_reason: FailureReason | null
+  disbursement_attempts: number
+  refund_state: EscrowRefundState | null
   payer_refund_account_id: string | null
   release_reason: string | null
   cancel_reason: string | null
@@ -63,8 +86,9 @@ interface Row {
 }
 
 const COLUMNS = `id, partner_id, ref, reference, request_hash, type, status, amount_kobo, funded_amount_kobo, currency, description, payer_email,
-  recipient_email, metadata, webhook_url, funding_payment_intent_id, recipient_payable_account_id, payer_refund_account_id, release_reason,
-  cancel_reason, created_at, expires_at, funded_at, released_at, cancelled_at, expired_at`
+  recipient_email, metadata, webhook_url, funding_payment_intent_id, disbursement_account_number, disbursement_bank_code,
+  disbursement_account_name, disbursement_state, disbursement_outbound_transfer_id, disbursement_failure_reason, disbursement_attempts,
+  refund_state, payer_refund_account_id, release_reason, cancel_reason, created_at, expires_at, funded_at, released_at, cancelled_at, expired_at`
 
 function toEscrow(row: Row): Escrow {
   return {
@@ -84,7 +108,15 @@ function toEscrow(row: Row): Escrow {
     metadata: row.metadata,
     webhookUrl: row.webhook_url,
     fundingPaymentIntentId: row.funding_payment_intent_id,
-    recipientPayableAccountId: row.recipient_payable_account_id,
+    destination:
+      row.disbursement_account_number === null
+        ? null
+        : { accountNumber: row.disbursement_account_number, bankCode: row.disbursement_bank_code!, accountName: row.disbursement_account_name! },
+    disbursementState: row.disbursement_state,
+    disbursementOutboundTransferId: row.disbursement_outbound_transfer_id,
+    disbursementFailureReason: row.disbursement_failure_reason,
+    disbursementAttempts: row.disbursement_attempts,
+    refundState: row.refund_state,
     payerRefundAccountId: row.payer_refund_account_id,
     releaseReason: row.release_reason,
     cancelReason: row.cancel_reason,
@@ -112,6 +144,7 @@ export type NewEscrow = Pick<
   | 'recipientEmail'
   | 'metadata'
   | 'webhookUrl'
+  | 'destination'
   | 'createdAt'
   | 'expiresAt'
 >
@@ -120,8 +153,9 @@ export type NewEscrow = Pick<
 export async function insertEscrow(db: Queryable, escrow: NewEscrow): Promise<Escrow | undefined> {
   const { rows } = await db.query<Row>(
     `INSERT INTO escrows (id, partner_id, ref, reference, request_hash, type, status, amount_kobo, currency, description, payer_email,
-                          recipient_email, metadata, webhook_url, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, 'initiated', $7, $8, $9, $10, $11, $12, $13, $14, $15)
+                          recipient_email, metadata, webhook_url, created_at, expires_at,
+                          disbursement_account_number, disbursement_bank_code, disbursement_account_name)
+     VALUES ($1, $2, $3, $4, $5, $6, 'initiated', $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
      ON CONFLICT (partner_id, reference) WHERE reference IS NOT NULL DO NOTHING
      RETURNING ${COLUMNS}`,
     [
@@ -140,6 +174,9 @@ export async function insertEscrow(db: Queryable, escrow: NewEscrow): Promise<Es
       escrow.webhookUrl,
       escrow.createdAt,
       escrow.expiresAt,
+      escrow.destination?.accountNumber ?? null,
+      escrow.destination?.bankCode ?? null,
+      escrow.destination?.accountName ?? null,
     ],
   )
   return rows[0] && toEscrow(rows[0])
@@ -217,12 +254,167 @@ export async function setFundingIntent(db: Queryable, id: string, paymentIntentI
   return toEscrow(rows[0]!)
 }
 
-export async function setRecipientPayableAccount(db: Queryable, id: string, accountId: string): Promise<void> {
-  await db.query(`UPDATE escrows SET recipient_payable_account_id = $2 WHERE id = $1`, [id, accountId])
+// ---- disbursement ---------------------------------------------------------------------------
+
+/**
+ * Starts a disbursement of a released escrow whose disbursement is in `from` (null: none yet, the
+ * release itself; 'failed': a retry): pending, one more attempt, the destination replaced when
+ * one is given. Undefined when the escrow is elsewhere (a racing release or retry won).
+ */
+export async function startDisbursement(db: Queryable, key: EscrowKey, from: DisbursementState | null, destination: Destination | undefined): Promise<Escrow | undefined> {
+  const allowed = disbursementAllowedFrom('pending')
+  if (from !== null && !allowed.includes(from)) throw new Error(`escrow disbursement: pending does not follow ${from}`)
+  const params: unknown[] = [from, destination?.accountNumber ?? null, destination?.bankCode ?? null, destination?.accountName ?? null, destination !== undefined]
+  const where = keyCondition(key, params)
+  const { rows } = await db.query<Row>(
+    `UPDATE escrows
+        SET disbursement_state = 'pending',
+            disbursement_attempts = disbursement_attempts + 1,
+            disbursement_outbound_transfer_id = NULL,
+            disbursement_failure_reason = NULL,
+            disbursement_account_number = CASE WHEN $5 THEN $2 ELSE disbursement_account_number END,
+            disbursement_bank_code = CASE WHEN $5 THEN $3 ELSE disbursement_bank_code END,
+            disbursement_account_name = CASE WHEN $5 THEN $4 ELSE disbursement_account_name END
+      WHERE status = 'released' AND disbursement_state IS NOT DISTINCT FROM $1::text AND ${where}
+      RETURNING ${COLUMNS}`,
+    params,
+  )
+  return rows[0] && toEscrow(rows[0])
+}
+
+function keyCondition(key: EscrowKey, params: unknown[]): string {
+  if ('id' in key) return `id = $${params.push(key.id)}::uuid`
+  return `partner_id = $${params.push(key.partnerId)}::uuid AND ref = $${params.push(key.ref)}::text`
+}
+
+/** Names the payout of a pending bank disbursement. */
+export async function setDisbursementPayout(db: Queryable, id: string, outboundTransferId: string): Promise<Escrow> {
+  const { rows } = await db.query<Row>(
+    `UPDATE escrows SET disbursement_outbound_transfer_id = $2 WHERE id = $1 AND disbursement_state = 'pending' RETURNING ${COLUMNS}`,
+    [id, outboundTransferId],
+  )
+  if (!rows[0]) throw new Error(`escrow ${id}: a payout named for a disbursement that is not pending`)
+  return toEscrow(rows[0])
+}
+
+/**
+ * Ends a pending disbursement: paid or failed. With a payout, only the disbursement that payout is
+ * for (a late answer about an earlier attempt changes nothing). Undefined when it ended already.
+ */
+export async function endDisbursement(db: Queryable, id: string, next: 'paid' | 'failed', outboundTransferId: string | null, failureReason: FailureReason | null): Promise<Escrow | undefined> {
+  const { rows } = await db.query<Row>(
+    `UPDATE escrows SET disbursement_state = $2, disbursement_failure_reason = $4
+      WHERE id = $1 AND disbursement_state = ANY ($5::text[]) AND disbursement_outbound_transfer_id IS NOT DISTINCT FROM $3::uuid
+      RETURNING ${COLUMNS}`,
+    [id, next, outboundTransferId, failureReason === null ? null : JSON.stringify(failureReason), disbursementAllowedFrom(next)],
+  )
+  return rows[0] && toEscrow(rows[0])
 }
 
 export async function setPayerRefundAccount(db: Queryable, id: string, accountId: string): Promise<void> {
   await db.query(`UPDATE escrows SET payer_refund_account_id = $2 WHERE id = $1`, [id, accountId])
+}
+
+// ---- funding credits and refunds --------------------------------------------------------------
+
+/** Records a credit applied to an escrow (in the transaction that applies it). */
+export async function insertFundingCredit(db: Queryable, escrowId: string, creditId: string, amountKobo: number, at: Date): Promise<void> {
+  await db.query(`INSERT INTO escrow_funding_credits (escrow_id, credit_id, amount_kobo, applied_at) VALUES ($1, $2, $3, $4)`, [escrowId, creditId, amountKobo, at])
+}
+
+export interface FundingCredit {
+  creditId: string
+  amountKobo: number
+}
+
+/** The credits that funded an escrow, in the order they were applied. */
+export async function selectFundingCredits(db: Queryable, escrowId: string): Promise<FundingCredit[]> {
+  const { rows } = await db.query<{ credit_id: string; amount_kobo: number }>(
+    `SELECT credit_id, amount_kobo FROM escrow_funding_credits WHERE escrow_id = $1 ORDER BY applied_at, credit_id`,
+    [escrowId],
+  )
+  return rows.map((row) => ({ creditId: row.credit_id, amountKobo: row.amount_kobo }))
+}
+
+export type RefundPurpose = 'refund' | 'excess_refund'
+export type RefundRowState = 'pending' | 'succeeded' | 'failed'
+
+export interface EscrowRefund {
+  refundId: string
+  escrowId: string
+  creditId: string
+  purpose: RefundPurpose
+  amountKobo: number
+  state: RefundRowState
+  outboundTransferId: string | null
+}
+
+interface RefundRow {
+  refund_id: string
+  escrow_id: string
+  credit_id: string
+  purpose: RefundPurpose
+  amount_kobo: number
+  state: RefundRowState
+  outbound_transfer_id: string | null
+}
+
+const REFUND_COLUMNS = `refund_id, escrow_id, credit_id, purpose, amount_kobo, state, outbound_transfer_id`
+
+function toRefund(row: RefundRow): EscrowRefund {
+  return {
+    refundId: row.refund_id,
+    escrowId: row.escrow_id,
+    creditId: row.credit_id,
+    purpose: row.purpose,
+    amountKobo: row.amount_kobo,
+    state: row.state,
+    outboundTransferId: row.outbound_transfer_id,
+  }
+}
+
+export async function insertRefund(db: Queryable, refund: Omit<EscrowRefund, 'state'>): Promise<void> {
+  await db.query(
+    `INSERT INTO escrow_refunds (refund_id, escrow_id, credit_id, purpose, amount_kobo, outbound_transfer_id) VALUES ($1, $2, $3, $4, $5, $6)`,
+    [refund.refundId, refund.escrowId, refund.creditId, refund.purpose, refund.amountKobo, refund.outboundTransferId],
+  )
+}
+
+/** The refunds of an escrow, oldest first (a retried refund follows the one that failed). */
+export async function selectRefunds(db: Queryable, escrowId: string): Promise<EscrowRefund[]> {
+  const { rows } = await db.query<RefundRow>(`SELECT ${REFUND_COLUMNS} FROM escrow_refunds WHERE escrow_id = $1 ORDER BY created_at, refund_id`, [escrowId])
+  return rows.map(toRefund)
+}
+
+/** Ends pending refunds of escrows; answers those that changed (an ending reported twice changes nothing). */
+export async function endRefunds(db: Queryable, endings: readonly { refundId: string; state: 'succeeded' | 'failed' }[]): Promise<EscrowRefund[]> {
+  if (endings.length === 0) return []
+  const { rows } = await db.query<RefundRow>(
+    `UPDATE escrow_refunds r SET state = e.state
+       FROM unnest($1::uuid[], $2::text[]) AS e(refund_id, state)
+      WHERE r.refund_id = e.refund_id AND r.state = 'pending'
+      RETURNING ${REFUND_COLUMNS.split(', ').map((column) => `r.${column}`).join(', ')}`,
+    [endings.map((ending) => ending.refundId), endings.map((ending) => ending.state)],
+  )
+  return rows.map(toRefund)
+}
+
+/** Locks an escrow by id (whatever its partner), for a change of its refund. */
+export async function lockById(db: Queryable, id: string): Promise<Escrow | undefined> {
+  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM escrows WHERE id = $1 FOR UPDATE`, [id])
+  return rows[0] && toEscrow(rows[0])
+}
+
+/** Moves the escrow's refund state when the table allows it (null: no refund yet). Undefined otherwise. */
+export async function setRefundState(db: Queryable, id: string, next: EscrowRefundState): Promise<Escrow | undefined> {
+  const from = refundAllowedFrom(next)
+  const { rows } = await db.query<Row>(
+    `UPDATE escrows SET refund_state = $2
+      WHERE id = $1 AND (refund_state = ANY ($3::text[]) OR ($2 = 'pending' AND refund_state IS NULL))
+      RETURNING ${COLUMNS}`,
+    [id, next, from],
+  )
+  return rows[0] && toEscrow(rows[0])
 }
 
 /** Initiated escrows whose TTL has elapsed by `now`, oldest deadline first. */

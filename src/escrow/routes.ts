@@ -55,6 +55,27 @@ const FundingSchema = Nullable(
 )
 const MetadataSchema = Type.Object({}, { additionalProperties: true })
 
+/** A bank account to pay the released amount to; checked as a NUBAN here, its name by the bank when paid. */
+const DestinationSchema = closedObject(
+  {
+    accountNumber: Type.String({ pattern: '^[0-9]{10}$', description: 'NUBAN' }),
+    bankCode: Type.String({ pattern: '^[0-9]{3,6}$', description: 'CBN bank code' }),
+    accountName: Type.String({ minLength: 1, maxLength: 100, description: "The account holder's name; the bank's name enquiry must agree" }),
+  },
+  { description: "The recipient's bank account; without one the released amount goes to the partner's float" },
+)
+const DisbursementSchema = Nullable(
+  Type.Object({
+    destination: Type.Union([
+      Type.Object({ accountNumber: Type.String(), bankCode: Type.String(), accountName: Type.String() }),
+      Type.Literal('float'),
+    ]),
+    state: Type.Unsafe<string>({ type: 'string', enum: ['awaiting_release', 'pending', 'paid', 'failed'] }),
+    outboundTransferId: Nullable(Type.String({ description: 'The payout in GET /api/v1/rail/outbound (origin escrow)' })),
+    failureReason: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  }),
+)
+
 const CreateSchema = closedObject({
   type: TypeSchema,
   amount: AmountKobo({ minimum: AMOUNT_MIN_KOBO, description: 'kobo' }),
@@ -66,6 +87,7 @@ const CreateSchema = closedObject({
   webhookUrl: Type.Optional(CallbackUrlSchema),
   metadata: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Returned on every event; at most 4096 bytes of JSON' })),
   reference: Type.Optional(Type.String({ minLength: 1, maxLength: REFERENCE_MAX_CHARS, description: 'Idempotency: a retry with the same body answers the same escrow' })),
+  disbursement: Type.Optional(DestinationSchema),
 })
 
 const CreatedSchema = Type.Object({
@@ -93,6 +115,7 @@ const EscrowSchema = Type.Object({
   metadata: MetadataSchema,
   webhookUrl: Nullable(Type.String()),
   funding: FundingSchema,
+  disbursement: DisbursementSchema,
   createdAt: Type.String({ format: 'date-time' }),
   expiresAt: Type.String({ format: 'date-time' }),
   fundedAt: Nullable(Type.String({ format: 'date-time' })),
@@ -103,7 +126,7 @@ const EscrowSchema = Type.Object({
 
 const RefParams = closedObject({ ref: Type.String({ minLength: 1, maxLength: REF_MAX_CHARS }) })
 const ChangedSchema = Type.Object({ success: Type.Boolean(), ref: Type.String(), status: StatusSchema, message: Type.String() })
-const ReleaseSchema = closedObject({ reason: Type.Optional(Type.String({ maxLength: REASON_MAX_CHARS })) })
+const ReleaseSchema = closedObject({ reason: Type.Optional(Type.String({ maxLength: REASON_MAX_CHARS })), disbursement: Type.Optional(DestinationSchema) })
 const CancelSchema = closedObject({ reason: Type.String({ minLength: 1, maxLength: REASON_MAX_CHARS }) })
 const WebhookSchema = closedObject({
   webhookUrl: CallbackUrlSchema,
@@ -188,11 +211,24 @@ export function registerEscrowRoutes(app: HttpServer, deps: EscrowDeps): void {
     {
       config,
       preValidation: emptyBodyAsObject,
-      schema: { tags: ['escrow'], summary: 'Release a funded escrow to the recipient', params: RefParams, body: ReleaseSchema, response: { 200: ChangedSchema, ...errorResponses(404) } },
+      schema: {
+        tags: ['escrow'],
+        summary: 'Release a funded escrow to the recipient (or, after a failed disbursement, release it again)',
+        params: RefParams,
+        body: ReleaseSchema,
+        response: { 200: ChangedSchema, ...errorResponses(404) },
+      },
     },
     async (request) => {
-      const escrow = await releaseEscrow(deps, callerOf(request).partner.id, request.params.ref, request.body.reason)
-      return { success: true, ref: escrow.ref, status: escrow.status, message: 'Escrow released; the recipient is being paid' }
+      const caller = callerOf(request)
+      const { escrow, retried } = await releaseEscrow(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.params.ref, request.body)
+      const message =
+        escrow.destination === null
+          ? "Escrow released; the amount is credited to your float for the recipient's payment"
+          : retried
+            ? 'Disbursement retried; the recipient is being paid'
+            : 'Escrow released; the recipient is being paid'
+      return { success: true, ref: escrow.ref, status: escrow.status, message }
     },
   )
 

@@ -6,8 +6,11 @@
 // SQL), the ledger transfers, and the signed event. Release, cancel, expiry and funding racing on
 // one escrow serialise on its row; the first to commit wins and money moves once.
 //
-// Money: credits → escrow_holding (funding); escrow_holding → the recipient payable (release);
-// escrow_holding → the payer refund payable (cancel, expiry, and any excess funding on release).
+// Money: credits → escrow_holding (funding). Release disburses the amount: an outbound transfer
+// of the payment pipeline to the recipient's bank account, held on escrow_holding until the bank
+// answers (a failed one is voided back there, for the partner to release again), or, without a
+// destination, escrow_holding → the partner's float at once. Cancel and expiry (and any excess
+// funding on release) go to the payer refund payable.
 import { assertCallbackUrlAllowed, recordEvent, type EventSigning } from '../events/service.ts'
 import { classifyAddress } from '../events/address-guard.ts'
 import { createAccount, createTransfers, derivedId, ensurePartnerAccount, type TransferInput } from '../ledger/service.ts'
@@ -21,11 +24,14 @@ import { uuidv7 } from '../platform/ids.ts'
 import { addJob } from '../platform/jobs.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
 import { allocateIntentAccount, createIntentInTransaction, getIntentById, type IntentView } from '../payment-intents/service.ts'
+import { findBank } from '../nip/banks.ts'
+import { isValidNuban } from '../nip/nuban.ts'
+import { submitOutboundInTransaction, type OutboundDeps, type OutboundTransfer } from '../outbound-transfers/service.ts'
 import { bankName, type Caller, type CollectionsDeps } from '../virtual-accounts/service.ts'
 import * as repo from './repo.ts'
 import type { EscrowStatus } from './states.ts'
 
-export type { Escrow, EscrowType } from './repo.ts'
+export type { Destination, Escrow, EscrowType } from './repo.ts'
 
 /** Only naira is held in escrow (docs/design.md §5); another ISO 4217 code is 422 unsupported_currency. */
 export const ESCROW_CURRENCY = 'NGN'
@@ -64,6 +70,8 @@ export interface EscrowDeps {
   allowLoopbackCallbacks: boolean
   /** Funding: every escrow composes a payment intent whose virtual account the payer pays into. */
   collections: CollectionsDeps
+  /** Money out: disbursements and refunds are outbound transfers of the payment pipeline. */
+  outbound: OutboundDeps
 }
 
 export interface CreateRequest {
@@ -77,6 +85,8 @@ export interface CreateRequest {
   webhookUrl?: string
   metadata?: Record<string, unknown>
   reference?: string
+  /** Where the amount goes at release (a release may override it); none: the partner's float. */
+  disbursement?: repo.Destination
 }
 
 /**
@@ -104,7 +114,22 @@ export async function fundingOfEscrow(db: Queryable, escrow: repo.Escrow): Promi
   return escrow.fundingPaymentIntentId ? getIntentById(db, escrow.fundingPaymentIntentId) : undefined
 }
 
-/** The escrow object of seed 002 (inside `escrow` of the read answer), with funding progress. */
+/**
+ * Where the released amount goes and how far it got: before release the destination planned
+ * (state `awaiting_release`); after release `pending` (a bank payout on its way), `paid` or
+ * `failed` (with why). Null on a cancelled or expired escrow: nothing is disbursed.
+ */
+function disbursementOf(escrow: repo.Escrow) {
+  if (escrow.status === 'cancelled' || escrow.status === 'expired') return null
+  return {
+    destination: escrow.destination ?? ('float' as const),
+    state: escrow.disbursementState ?? ('awaiting_release' as const),
+    outboundTransferId: escrow.disbursementOutboundTransferId,
+    ...(escrow.disbursementState === 'failed' && escrow.disbursementFailureReason ? { failureReason: escrow.disbursementFailureReason } : {}),
+  }
+}
+
+/** The escrow object of seed 002 (inside `escrow` of the read answer), with funding progress and money out. */
 export function toEscrowJson(escrow: repo.Escrow, funding: IntentView | undefined) {
   return {
     ref: escrow.ref,
@@ -120,6 +145,7 @@ export function toEscrowJson(escrow: repo.Escrow, funding: IntentView | undefine
     metadata: escrow.metadata,
     webhookUrl: escrow.webhookUrl,
     funding: fundingOf(funding),
+    disbursement: disbursementOf(escrow),
     createdAt: escrow.createdAt.toISOString(),
     expiresAt: escrow.expiresAt.toISOString(),
     fundedAt: escrow.fundedAt?.toISOString() ?? null,
@@ -150,6 +176,13 @@ async function assertCreatable(deps: EscrowDeps, partner: Partner, request: Crea
     throw fieldError('metadata', `must be at most ${METADATA_MAX_BYTES} bytes of JSON`)
   }
   if (request.webhookUrl !== undefined) await assertCallbackUrlAllowed(request.webhookUrl, partner.environment, deps.allowLoopbackCallbacks, 'webhookUrl')
+  if (request.disbursement !== undefined) assertDestination(request.disbursement)
+}
+
+/** A destination is a NUBAN at a Nigerian bank; its name is checked by the bank when it is paid (name enquiry). */
+function assertDestination(destination: repo.Destination): void {
+  if (!findBank(destination.bankCode)) throw fieldError('disbursement.bankCode', 'is not a bank code of a Nigerian bank')
+  if (!isValidNuban(destination.bankCode, destination.accountNumber)) throw fieldError('disbursement.accountNumber', 'is not a valid NUBAN at that bank')
 }
 
 /**
@@ -190,6 +223,7 @@ export async function createEscrow(deps: EscrowDeps, caller: Caller, request: Cr
       recipientEmail: request.recipientEmail,
       metadata: request.metadata ?? {},
       webhookUrl: request.webhookUrl ?? null,
+      destination: request.disbursement ?? null,
       createdAt: now,
       expiresAt,
     })
@@ -225,18 +259,84 @@ export async function listEscrows(db: Queryable, filter: { partnerId: string; st
   return { escrows: page.items, nextCursor: page.nextCursor }
 }
 
-/** Release: only from funded. The amount goes to the recipient payable, any excess back to the payer. */
-export async function releaseEscrow(deps: EscrowDeps, partnerId: string, ref: string, reason: string | undefined): Promise<repo.Escrow> {
+export interface ReleaseRequest {
+  reason?: string
+  /** Replaces the destination given at create; on a released escrow whose disbursement failed, the retry's. */
+  disbursement?: repo.Destination
+}
+
+/**
+ * Release: a funded escrow becomes released and its amount is disbursed (to the destination of the
+ * request, else of the create, else the partner's float); any excess funding goes back to the
+ * payer. A released escrow whose disbursement failed may be released again: the amount, held
+ * again, is disbursed anew (to the request's destination, else the last one). Anything else is
+ * refused and nothing moves.
+ */
+export async function releaseEscrow(deps: EscrowDeps, caller: Caller, ref: string, request: ReleaseRequest): Promise<{ escrow: repo.Escrow; retried: boolean }> {
+  if (request.disbursement !== undefined) assertDestination(request.disbursement)
+  const partnerId = caller.partner.id
   return withTransaction(deps.pool, async (tx) => {
-    const released = await repo.transition(tx, { partnerId, ref }, 'released', { at: deps.clock.now(), reason: reason ?? null })
-    if (!released) throw await refusal(tx, partnerId, ref, 'released')
-    const moves = [await payRecipient(tx, released)]
-    const excessKobo = released.fundedAmountKobo - released.amountKobo
-    if (excessKobo > 0) moves.push(await refundPayer(tx, released, excessKobo, 'excess_refund'))
-    await move(tx, released, moves)
-    await emit(tx, released, 'escrow.released')
-    return released
+    const released = await repo.transition(tx, { partnerId, ref }, 'released', { at: deps.clock.now(), reason: request.reason ?? null })
+    if (released) {
+      const escrow = await disburse(deps, tx, caller, (await repo.startDisbursement(tx, { id: released.id }, null, request.disbursement))!)
+      const excessKobo = escrow.fundedAmountKobo - escrow.amountKobo
+      if (excessKobo > 0) await move(tx, escrow, [await refundPayer(tx, escrow, excessKobo, 'excess_refund')])
+      await emit(tx, escrow, 'escrow.released')
+      if (escrow.disbursementState === 'paid') await emit(tx, escrow, 'escrow.disbursed')
+      return { escrow, retried: false }
+    }
+    const again = await repo.startDisbursement(tx, { partnerId, ref }, 'failed', request.disbursement)
+    if (again) return { escrow: await disburse(deps, tx, caller, again), retried: true }
+    throw await refusal(tx, partnerId, ref, 'released')
   })
+}
+
+/**
+ * Pays a pending disbursement: to a bank account, an outbound transfer of the payment pipeline held
+ * on the escrow holding account (the bank checks the account's name against the destination's);
+ * to the float, at once. The payout's reference is Rail's, one per attempt.
+ */
+async function disburse(deps: EscrowDeps, tx: Tx, caller: Caller, escrow: repo.Escrow): Promise<repo.Escrow> {
+  const holding = await holdingOf(tx, escrow)
+  const destination = escrow.destination
+  if (destination === null) {
+    const float = await ensurePartnerAccount(tx, escrow.partnerId, escrow.currency, 'float')
+    await move(tx, escrow, [transfer(escrow, 'disbursement', holding, float, escrow.amountKobo)])
+    return (await repo.endDisbursement(tx, escrow.id, 'paid', null, null))!
+  }
+  const payout = await submitOutboundInTransaction(
+    deps.outbound,
+    tx,
+    caller,
+    {
+      clientReference: `rail-escrow-${escrow.id}-${escrow.disbursementAttempts}`,
+      beneficiaryAccountNumber: destination.accountNumber,
+      beneficiaryBankCode: destination.bankCode,
+      beneficiaryAccountName: destination.accountName,
+      amountKobo: escrow.amountKobo,
+      currency: escrow.currency,
+      narration: `Escrow ${escrow.ref}`,
+    },
+    { accountId: holding, originType: 'escrow', originId: escrow.id },
+  )
+  // The amount is in the holding account, so its hold cannot fail for funds.
+  if (payout.state === 'failed') throw new Error(`escrow ${escrow.id} disbursement ${payout.id} failed at submit: ${payout.failureReason?.code}`)
+  return repo.setDisbursementPayout(tx, escrow.id, payout.id)
+}
+
+/**
+ * A disbursement's payout ended, on the payment pipeline's transaction: confirmed → paid; failed →
+ * its hold was voided back to the escrow holding account in this same transaction, and the
+ * disbursement is failed until the partner releases the escrow again. Each sends its event.
+ */
+export async function settleEscrowPayouts(tx: Tx, payouts: readonly OutboundTransfer[]): Promise<void> {
+  for (const payout of payouts) {
+    if (payout.originId === null) continue
+    const paid = payout.state === 'confirmed'
+    const failureReason = paid ? null : { ...(payout.failureReason ?? { code: 'failed', message: 'The bank did not pay the transfer' }) }
+    const ended = await repo.endDisbursement(tx, payout.originId, paid ? 'paid' : 'failed', payout.id, failureReason)
+    if (ended) await emit(tx, ended, paid ? 'escrow.disbursed' : 'escrow.disbursement_failed')
+  }
 }
 
 /** Cancel: from initiated or funded; whatever was funded goes back to the payer. */
@@ -277,6 +377,12 @@ export async function expireDueEscrows(deps: Pick<EscrowDeps, 'pool' | 'clock'>)
 async function refusal(tx: Queryable, partnerId: string, ref: string, next: 'released' | 'cancelled'): Promise<RailError> {
   const current = await repo.selectByRef(tx, partnerId, ref)
   if (!current) return notFound('Escrow')
+  if (next === 'released' && current.status === 'released') {
+    return new RailError(
+      'invalid_escrow_status',
+      `Escrow ${ref} is released; its disbursement is ${current.disbursementState}, and only a failed disbursement can be released again`,
+    )
+  }
   const needs = next === 'released' ? 'release needs funded' : 'cancel needs initiated or funded'
   return new RailError('invalid_escrow_status', `Escrow ${ref} is ${current.status}; ${needs}`)
 }
@@ -309,7 +415,10 @@ export async function applyEscrowFunding(
   ])
   if (outcome!.result === 'exists') return 'applied' // this credit was applied already, with its funded amount
   if (outcome!.result !== 'ok') throw new Error(`escrow ${escrow.id} funding from credit ${credit.creditId}: ${outcome!.result}`)
-  const funded = await repo.addFunding(tx, escrow.id, credit.amountKobo, new Date())
+  const now = new Date()
+  // Remembered with its credit: a refund pays each credit back to the account it came from.
+  await repo.insertFundingCredit(tx, escrow.id, credit.creditId, credit.amountKobo, now)
+  const funded = await repo.addFunding(tx, escrow.id, credit.amountKobo, now)
   if (funded.status === 'funded') await emit(tx, funded, 'escrow.funded')
   return 'applied'
 }
@@ -323,15 +432,6 @@ async function newPayable(tx: Queryable, escrow: repo.Escrow): Promise<string> {
   return createAccount(tx, { partnerId: escrow.partnerId, currency: escrow.currency, kind: 'payable', debitsMustNotExceedCredits: true })
 }
 
-async function payRecipient(tx: Queryable, escrow: repo.Escrow): Promise<TransferInput> {
-  let payable = escrow.recipientPayableAccountId
-  if (!payable) {
-    payable = await newPayable(tx, escrow)
-    await repo.setRecipientPayableAccount(tx, escrow.id, payable)
-  }
-  return transfer(escrow, 'release', await holdingOf(tx, escrow), payable, escrow.amountKobo)
-}
-
 async function refundPayer(tx: Queryable, escrow: repo.Escrow, amountKobo: number, purpose: 'refund' | 'excess_refund'): Promise<TransferInput> {
   let payable = escrow.payerRefundAccountId
   if (!payable) {
@@ -341,7 +441,7 @@ async function refundPayer(tx: Queryable, escrow: repo.Escrow, amountKobo: numbe
   return transfer(escrow, purpose, await holdingOf(tx, escrow), payable, amountKobo)
 }
 
-function transfer(escrow: repo.Escrow, purpose: 'release' | 'refund' | 'excess_refund', debitAccountId: string, creditAccountId: string, amountKobo: number): TransferInput {
+function transfer(escrow: repo.Escrow, purpose: 'disbursement' | 'refund' | 'excess_refund', debitAccountId: string, creditAccountId: string, amountKobo: number): TransferInput {
   return {
     id: derivedId(escrow.id, `escrow_${purpose}`),
     debitAccountId,
@@ -372,7 +472,9 @@ function webhookSecretBinding(partnerId: string): string {
  * registered webhookSecret when there is one; none for an escrow webhook without a secret (the
  * seed signs only when a secret is registered); the partner's callback secret on the default URL.
  */
-async function emit(tx: Queryable, escrow: repo.Escrow, type: 'escrow.funded' | 'escrow.released' | 'escrow.cancelled' | 'escrow.expired'): Promise<void> {
+type EscrowEventType = 'escrow.funded' | 'escrow.released' | 'escrow.cancelled' | 'escrow.expired' | 'escrow.disbursed' | 'escrow.disbursement_failed'
+
+async function emit(tx: Queryable, escrow: repo.Escrow, type: EscrowEventType): Promise<void> {
   const webhook = await repo.selectWebhook(tx, escrow.partnerId)
   const url = escrow.webhookUrl ?? webhook?.url ?? null
   const signing: EventSigning = webhook?.secretSealed
@@ -382,6 +484,7 @@ async function emit(tx: Queryable, escrow: repo.Escrow, type: 'escrow.funded' | 
       : { kind: 'partner' }
   const data: Record<string, unknown> = { ref: escrow.ref, status: escrow.status, amount: escrow.amountKobo, currency: escrow.currency }
   if (type === 'escrow.released') data.releasedAt = escrow.releasedAt!.toISOString()
+  if (type === 'escrow.disbursed' || type === 'escrow.disbursement_failed') data.disbursement = disbursementOf(escrow)
   await recordEvent(tx, { partnerId: escrow.partnerId, type, objectType: 'escrow', objectId: escrow.ref, data, metadata: escrow.metadata, callbackUrl: url, signing })
 }
 

@@ -175,7 +175,7 @@ describe('funding (the collections seam)', () => {
     expect(await creditEscrow(app.db.pool, { partnerId, ref: escrow.ref, amountKobo: 10_000 })).toBe('applied')
     let json = await read(api, escrow.ref)
     expect(json).toEqual(expect.objectContaining({ status: 'initiated', fundedAmount: 10_000, fundedAt: null }))
-    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 10_000, collectionsKobo: 0, recipientPayableKobo: 0, payerRefundKobo: 0 })
+    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 10_000, collectionsKobo: 0, floatKobo: 0, payerRefundKobo: 0 })
 
     expect(await creditEscrow(app.db.pool, { partnerId, ref: escrow.ref, amountKobo: 20_000 })).toBe('applied')
     json = await read(api, escrow.ref)
@@ -218,7 +218,7 @@ describe('funding (the collections seam)', () => {
 })
 
 describe('the state table', () => {
-  it('funded → release → released: releasedAt set, the amount moves from holding to the recipient payable', async () => {
+  it('funded → release → released: releasedAt set, without a destination the amount moves from holding to the partner’s float', async () => {
     const { partnerId, api } = await partner()
     const escrow = await funded(partnerId, api, 40_000)
     const response = await api.release(escrow.ref, { reason: 'buyer confirmed receipt' })
@@ -226,7 +226,7 @@ describe('the state table', () => {
     expect(response.body).toEqual({ success: true, ref: escrow.ref, status: 'released', message: expect.any(String) })
     const json = await read(api, escrow.ref)
     expect(json).toEqual(expect.objectContaining({ status: 'released', releasedAt: expect.any(String), cancelledAt: null }))
-    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, recipientPayableKobo: 40_000, payerRefundKobo: 0 })
+    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, floatKobo: 40_000, payerRefundKobo: 0 })
     await expectLedgerVerified(app.db.pool)
   })
 
@@ -236,13 +236,13 @@ describe('the state table', () => {
     expect((await api.release(escrow.ref)).status).toBe(200)
   })
 
-  it('an overfunded escrow releases its amount to the recipient and refunds the excess to the payer', async () => {
+  it('an overfunded escrow releases its amount (to the float, without a destination) and refunds the excess to the payer', async () => {
     const { partnerId, api } = await partner()
     const escrow = await created(api, { amount: 20_000 })
     expect(await creditEscrow(app.db.pool, { partnerId, ref: escrow.ref, amountKobo: 25_000 })).toBe('applied')
     expect((await read(api, escrow.ref)).fundedAmount).toBe(25_000)
     expect((await api.release(escrow.ref)).status).toBe(200)
-    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, recipientPayableKobo: 20_000, payerRefundKobo: 5_000 })
+    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, floatKobo: 20_000, payerRefundKobo: 5_000 })
     await expectLedgerVerified(app.db.pool)
   })
 
@@ -254,7 +254,7 @@ describe('the state table', () => {
     expect(response.status).toBe(200)
     expect(response.body).toEqual({ success: true, ref: escrow.ref, status: 'cancelled', message: expect.any(String) })
     expect(await read(api, escrow.ref)).toEqual(expect.objectContaining({ status: 'cancelled', cancelledAt: expect.any(String), releasedAt: null }))
-    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, recipientPayableKobo: 0, payerRefundKobo: 12_000 })
+    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, floatKobo: 0, payerRefundKobo: 12_000 })
     await expectLedgerVerified(app.db.pool)
   })
 
@@ -262,7 +262,7 @@ describe('the state table', () => {
     const { partnerId, api } = await partner()
     const escrow = await created(api)
     expect((await api.cancel(escrow.ref, { reason: 'changed my mind' })).status).toBe(200)
-    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, recipientPayableKobo: 0, payerRefundKobo: 0 })
+    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, floatKobo: 0, payerRefundKobo: 0 })
   })
 
   it('funded → cancel → cancelled: the whole amount is refunded to the payer payable', async () => {
@@ -270,7 +270,7 @@ describe('the state table', () => {
     const escrow = await funded(partnerId, api, 45_000)
     expect((await api.cancel(escrow.ref, { reason: 'dispute settled for the buyer' })).status).toBe(200)
     expect((await read(api, escrow.ref)).status).toBe('cancelled')
-    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, recipientPayableKobo: 0, payerRefundKobo: 45_000 })
+    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, floatKobo: 0, payerRefundKobo: 45_000 })
     await expectLedgerVerified(app.db.pool)
   })
 
@@ -284,7 +284,7 @@ describe('the state table', () => {
     await expireDueEscrows({ pool: app.db.pool, clock: { now: () => new Date(expiresAtMs) } })
     const json = await read(api, escrow.ref)
     expect(json).toEqual(expect.objectContaining({ status: 'expired', expiredAt: new Date(expiresAtMs).toISOString(), releasedAt: null, cancelledAt: null }))
-    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, recipientPayableKobo: 0, payerRefundKobo: 7_000 })
+    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, floatKobo: 0, payerRefundKobo: 7_000 })
     await expectLedgerVerified(app.db.pool)
   })
 

@@ -3,7 +3,9 @@
 import { randomUUID } from 'node:crypto'
 import { applyEscrowFunding } from '../../src/escrow/service.ts'
 import { createTransfer, derivedId, ensurePartnerAccount, getBalance } from '../../src/ledger/service.ts'
+import { nuban } from '../../src/nip/nuban.ts'
 import { withTransaction, type Pool, type Queryable } from '../../src/platform/db.ts'
+import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
 
 export interface EscrowResponse<T = Record<string, unknown>> {
   status: number
@@ -52,14 +54,27 @@ export async function escrowIdOf(db: Queryable, ref: string): Promise<string> {
   return rows[0].id
 }
 
+/** The account a test payer pays from (at another bank), and the name the sandbox bank answers for it. */
+export const TEST_PAYER = { accountNumber: nuban('058', '135792468'), bankCode: '058', accountName: syntheticAccountName('058', nuban('058', '135792468')) }
+
 /**
- * What the collections credit path does: posts an inbound credit (provider settlement →
- * collections) and applies it to the escrow, in one transaction.
+ * What the collections credit path does: records the bank's credit to the escrow's funding account
+ * (from TEST_PAYER), posts it (provider settlement → collections) and applies it to the escrow, in
+ * one transaction. A creditId seen before is the bank's credit announced again.
  */
 export async function creditEscrow(pool: Pool, input: { partnerId: string; ref: string; amountKobo: number; creditId?: string }): Promise<'applied' | 'unmatched'> {
   const creditId = input.creditId ?? randomUUID()
   const escrowId = await escrowIdOf(pool, input.ref)
   return withTransaction(pool, async (tx) => {
+    await tx.query(
+      `INSERT INTO inbound_credits (id, provider, session_id, account_number, amount_kobo, currency, payer_name, payer_account_number, payer_bank_code,
+                                    credited_at, status, partner_id, virtual_account_id, applied_at)
+       SELECT $1::uuid, 'sandbox', $1::text, va.account_number, $2, 'NGN', $3, $4, $5, now(), 'applied', e.partner_id, va.id, now()
+         FROM escrows e JOIN payment_intents pi ON pi.id = e.funding_payment_intent_id JOIN virtual_accounts va ON va.id = pi.virtual_account_id
+        WHERE e.id = $6
+       ON CONFLICT DO NOTHING`,
+      [creditId, input.amountKobo, TEST_PAYER.accountName, TEST_PAYER.accountNumber, TEST_PAYER.bankCode, escrowId],
+    )
     const collectionsAccountId = await ensurePartnerAccount(tx, input.partnerId, 'NGN', 'collections')
     const settlement = await ensurePartnerAccount(tx, input.partnerId, 'NGN', 'provider_settlement')
     await createTransfer(tx, {
@@ -79,21 +94,19 @@ export async function creditEscrow(pool: Pool, input: { partnerId: string; ref: 
 export interface EscrowMoney {
   holdingKobo: number
   collectionsKobo: number
-  recipientPayableKobo: number
+  /** The partner's float: where a release without a destination puts the amount. */
+  floatKobo: number
   payerRefundKobo: number
 }
 
-/** The booked balances an escrow's money touches (the partner's holding and collections are shared by its escrows). */
+/** The booked balances an escrow's money touches (the partner's holding, collections and float are shared by its escrows). */
 export async function moneyOf(db: Queryable, partnerId: string, ref: string): Promise<EscrowMoney> {
-  const { rows } = await db.query<{ recipient_payable_account_id: string | null; payer_refund_account_id: string | null }>(
-    `SELECT recipient_payable_account_id, payer_refund_account_id FROM escrows WHERE ref = $1`,
-    [ref],
-  )
+  const { rows } = await db.query<{ payer_refund_account_id: string | null }>(`SELECT payer_refund_account_id FROM escrows WHERE ref = $1`, [ref])
   const booked = async (accountId: string | null) => (accountId ? ((await getBalance(db, accountId))?.bookedKobo ?? 0) : 0)
   return {
     holdingKobo: await booked(await ensurePartnerAccount(db, partnerId, 'NGN', 'escrow_holding')),
     collectionsKobo: await booked(await ensurePartnerAccount(db, partnerId, 'NGN', 'collections')),
-    recipientPayableKobo: await booked(rows[0]!.recipient_payable_account_id),
+    floatKobo: await booked(await ensurePartnerAccount(db, partnerId, 'NGN', 'float')),
     payerRefundKobo: await booked(rows[0]!.payer_refund_account_id),
   }
 }
