@@ -145,13 +145,13 @@ export async function enqueue(db: Queryable, credits: readonly QueuedCredit[]): 
   )
 }
 
-/** Credits waiting (no settlement) that were collected by the cut-off, locked for the cycle taking them. */
-export async function lockWaiting(db: Queryable, partnerId: string, currency: string, cutoffAt: Date): Promise<{ creditId: string; amountKobo: number; collectedAt: Date }[]> {
+/** The partner's credits waiting for a cycle (in no settlement), oldest first, locked for the cycle taking some of them. */
+export async function lockWaiting(db: Queryable, partnerId: string, currency: string): Promise<{ creditId: string; amountKobo: number; collectedAt: Date }[]> {
   const { rows } = await db.query<{ credit_id: string; amount_kobo: string; collected_at: Date }>(
     `SELECT credit_id, amount_kobo, collected_at FROM settlement_queue
-      WHERE partner_id = $1 AND currency = $2 AND settlement_id IS NULL AND collected_at <= $3
+      WHERE partner_id = $1 AND currency = $2 AND settlement_id IS NULL
       ORDER BY collected_at, credit_id FOR UPDATE`,
-    [partnerId, currency, cutoffAt],
+    [partnerId, currency],
   )
   return rows.map((row) => ({ creditId: row.credit_id, amountKobo: Number(row.amount_kobo), collectedAt: row.collected_at }))
 }

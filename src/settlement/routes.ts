@@ -82,7 +82,9 @@ const SettlementWithReportSchema = Type.Intersect([
       creditCount: Type.Integer(),
       creditsTotalKobo: Type.Integer(),
       paidKobo: Type.Integer(),
-      keptBackKobo: Type.Integer({ description: "Of the credits' total, what collections no longer had available at the cycle (a refund held or paid from it)" }),
+      adjustmentKobo: Type.Integer({
+        description: "paidKobo − creditsTotalKobo: negative when a refund held or paid from collections kept part back; positive when money given back to collections (a voided hold) was paid with the cycle",
+      }),
       credits: Type.Array(Type.Object({ creditId: Type.String({ format: 'uuid' }), amountKobo: Type.Integer(), collectedAt: Type.String({ format: 'date-time' }) })),
       creditsShown: Type.Integer({ description: 'At most 1000 credits are listed; creditCount has them all' }),
     }),

@@ -197,8 +197,10 @@ export async function runDueSettlements(deps: SettlementDeps): Promise<{ settlem
 
 /**
  * One cycle of one partner, in one transaction: the credits collected by the cut-off and not yet
- * paid, the amount (their total, at most what collections has available — a refund's hold or a
- * refund paid keeps its part back — and at most one instruction's maximum), the settlement with
+ * paid (as many as one instruction carries), the amount — what collections has available, less
+ * the waiting credits this cycle does not include (collected after the cut-off, or past one
+ * instruction's maximum): so a refund held or paid from collections keeps its part back, and
+ * money given back to collections (a voided hold) is paid with the cycle — the settlement with
  * its report, and its payout held on collections. Nothing to pay: no settlement. The cycle's
  * settlement when it has one already.
  */
@@ -209,9 +211,12 @@ export async function runCycle(deps: SettlementDeps, partnerId: string, cycle: C
     if (done || settings.mode !== 'bank' || !settings.bankAccount) return done
     const partner = (await getPartner(tx, partnerId))!
     const collections = await ensurePartnerAccount(tx, partnerId, FLOAT_CURRENCY, 'collections')
-    const credits = withinOneInstruction(await repo.lockWaiting(tx, partnerId, FLOAT_CURRENCY, cycle.cutoffAt))
-    const creditsTotalKobo = credits.reduce((sum, credit) => sum + credit.amountKobo, 0)
-    const amountKobo = Math.min(creditsTotalKobo, (await getBalance(tx, collections))!.availableKobo)
+    const waiting = await repo.lockWaiting(tx, partnerId, FLOAT_CURRENCY)
+    const credits = withinOneInstruction(waiting.filter((credit) => credit.collectedAt.getTime() <= cycle.cutoffAt.getTime()))
+    const creditsTotalKobo = sumKobo(credits)
+    const notIncludedKobo = sumKobo(waiting) - creditsTotalKobo
+    const availableKobo = (await getBalance(tx, collections))!.availableKobo
+    const amountKobo = Math.min(availableKobo - notIncludedKobo, MAX_AMOUNT_KOBO_DEFAULT)
     if (amountKobo <= 0) return undefined
     const { bankCode, accountNumber, accountName } = settings.bankAccount
     const settlement = await repo.insertSettlement(tx, {
@@ -247,6 +252,10 @@ export async function runCycle(deps: SettlementDeps, partnerId: string, cycle: C
     if (transfer.state === 'failed') return (await failSettlement(tx, withPayout.id, transfer.failureReason)) ?? withPayout
     return withPayout
   })
+}
+
+function sumKobo(credits: readonly { amountKobo: number }[]): number {
+  return credits.reduce((sum, credit) => sum + credit.amountKobo, 0)
 }
 
 /** The waiting credits, oldest first, as many as one instruction carries; the rest wait for the next cycle. */
@@ -357,8 +366,9 @@ export async function getSettlement(pool: Pool, partnerId: string, id: string) {
       creditCount: settlement.creditCount,
       creditsTotalKobo: settlement.creditsTotalKobo,
       paidKobo: settlement.amountKobo,
-      // Of the credits' total, what collections no longer had available at the cycle (a refund held or paid from it).
-      keptBackKobo: settlement.creditsTotalKobo - settlement.amountKobo,
+      // paid − the credits' total: negative when a refund held or paid from collections kept part back,
+      // positive when money given back to collections (a voided hold) was paid with the cycle.
+      adjustmentKobo: settlement.amountKobo - settlement.creditsTotalKobo,
       credits: credits.map((credit) => ({ creditId: credit.creditId, amountKobo: credit.amountKobo, collectedAt: credit.collectedAt.toISOString() })),
       creditsShown: credits.length,
     },

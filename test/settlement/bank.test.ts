@@ -48,7 +48,7 @@ interface SettlementJson {
   creditsTotalKobo: number
   outboundTransferId: string | null
   failureReason: { code: string } | null
-  report?: { creditCount: number; creditsTotalKobo: number; paidKobo: number; keptBackKobo: number; credits: { creditId: string; amountKobo: number }[] }
+  report?: { creditCount: number; creditsTotalKobo: number; paidKobo: number; adjustmentKobo: number; credits: { creditId: string; amountKobo: number }[] }
 }
 
 async function bankPartner(cutoffHoursFromNow = 2) {
@@ -121,7 +121,7 @@ describe('bank settlement', () => {
     const simulated = await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: settlement!.outboundTransferId, outcome: 'confirmed' })
     expect(simulated.status).toBe(200)
     const paid = await waitForSettlement(client, settlement!.id, 'paid')
-    expect(paid.report).toMatchObject({ creditCount: 2, creditsTotalKobo: 50_000, paidKobo: 50_000, keptBackKobo: 0 })
+    expect(paid.report).toMatchObject({ creditCount: 2, creditsTotalKobo: 50_000, paidKobo: 50_000, adjustmentKobo: 0 })
     expect(paid.report!.credits.map((credit) => credit.creditId).sort()).toEqual([...creditIds].sort())
     const [event] = await waitForCallback(harness.hook, credentials.callbackSigningSecret, (body) => body.event === 'settlement.paid' && body.data.id === settlement!.id)
     expect(event!.data).toMatchObject({ id: settlement!.id, state: 'paid', amountKobo: 50_000, outboundTransferId: settlement!.outboundTransferId, destination: { accountNumber: BANK_ACCOUNT.accountNumber } })
@@ -206,13 +206,31 @@ describe('settlement settings', () => {
     expect((await client.get<SettingsJson>('/api/v1/rail/settlement')).body).toMatchObject({ mode: 'float', bankAccount: null, cutoffTime: '17:00', nextCutoffAt: null })
   })
 
-  it('is ordered by signed time: the last change sent again is 200, float switches back', async () => {
+  it('is ordered by signed time: the last change sent again is 200, an older one is 409 stale_request', async () => {
     const { client } = await harness.app.newPartner()
+    const nowS = Math.floor(Date.now() / 1000)
     const body = { mode: 'bank', bankAccount: BANK_ACCOUNT, cutoffTime: '16:30' }
-    expect((await client.request('PUT', '/api/v1/rail/settlement', body)).status).toBe(200)
-    expect((await client.request<SettingsJson>('PUT', '/api/v1/rail/settlement', body)).body.cutoffTime).toBe('16:30')
-    const back = await client.request<SettingsJson>('PUT', '/api/v1/rail/settlement', { mode: 'float' })
+    expect((await client.request('PUT', '/api/v1/rail/settlement', body, { timestampS: nowS })).status).toBe(200)
+    expect((await client.request<SettingsJson>('PUT', '/api/v1/rail/settlement', body, { timestampS: nowS })).body.cutoffTime).toBe('16:30')
+    const stale = await client.request<{ error: string }>('PUT', '/api/v1/rail/settlement', { mode: 'float' }, { timestampS: nowS - 5 })
+    expect(stale.status).toBe(409)
+    expect(stale.body.error).toBe('stale_request')
+    expect((await client.get<SettingsJson>('/api/v1/rail/settlement')).body).toMatchObject({ mode: 'bank', cutoffTime: '16:30' })
+  })
+
+  it('switching back to float moves what waited for a bank cycle to the float', async () => {
+    const { client, credentials } = await bankPartner()
+    await collect(client, credentials.callbackSigningSecret, [8_000, 9_000])
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(17_000)
+    const back = await client.request<SettingsJson>('PUT', '/api/v1/rail/settlement', { mode: 'float' }, { timestampS: Math.floor(Date.now() / 1000) + 1 })
     expect(back.status).toBe(200)
-    expect(back.body).toMatchObject({ mode: 'float', bankAccount: null, cutoffTime: '17:00' })
+    expect(back.body).toMatchObject({ mode: 'float', bankAccount: null, cutoffTime: '17:00', nextCutoffAt: null })
+    clock.setAheadHours(0)
+    await runDueSettlements(settlementDeps(harness.app, clock))
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(0)
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'float')).toBe(17_000)
+    const waiting = await harness.app.db.pool.query(`SELECT 1 FROM settlement_queue WHERE partner_id = $1 AND settlement_id IS NULL`, [credentials.partnerId])
+    expect(waiting.rowCount).toBe(0)
+    expect(await settlementsOf(client)).toEqual([])
   })
 })
