@@ -66,6 +66,7 @@ export const CAUSE_RULES: readonly CauseRule[] = [
   { sourceType: 'escrow', cause: 'escrow' },
   { sourceType: 'settlement', cause: 'settlement' },
   { sourceType: 'settlement_cycle', cause: 'settlement' },
+  { sourceType: 'settlement_sweep', cause: 'settlement' },
 ]
 
 function codeMatches(pattern: string | undefined, code: string): boolean {

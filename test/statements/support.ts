@@ -1,7 +1,7 @@
 // Statement helpers for tests: read every page of a statement (JSON and CSV), check that each page
 // sums and that the running balances chain from line to line and page to page, and parse CSV back.
 import { expect } from 'vitest'
-import type { RailClient } from '../../src/client/index.ts'
+import type { RailClient, RailResponse } from '../../src/client/index.ts'
 
 export interface LineJson {
   id: string
@@ -76,8 +76,22 @@ export async function wholeStatement(
 /** What a spreadsheet must see in a text cell: a leading =, +, -, @, tab or CR made inert. */
 export const inertText = (text: string) => (/^[=+\-@\t\r]/.test(text) ? `'${text}` : text)
 
+/**
+ * The CSV of a page holds the JSON page's lines. Money may be moving meanwhile (a settlement
+ * sweeping collections): the CSV is compared with a JSON page read just before and after it that
+ * did not change.
+ */
 export async function expectCsvOf(client: RailClient, path: string, page: StatementJson): Promise<void> {
-  const response = await client.get<string>(path, { headers: { Accept: 'text/csv' } })
+  let before = page
+  for (let attempt = 1; ; attempt++) {
+    const response = await client.get<string>(path, { headers: { Accept: 'text/csv' } })
+    const after = (await client.get<StatementJson>(path)).body
+    if (JSON.stringify(after) === JSON.stringify(before) || attempt === 5) return expectCsvResponse(response, after)
+    before = after
+  }
+}
+
+function expectCsvResponse(response: RailResponse<string>, page: StatementJson): void {
   expect(response.status).toBe(200)
   expect(response.headers.get('content-type')).toBe('text/csv; charset=utf-8')
   expect(response.headers.get('x-next-cursor')).toBe(page.nextCursor)
