@@ -111,8 +111,11 @@ export function toRefundJson(refund: Refund) {
  * answers the refund made before; another request with them is 409 idempotency_conflict.
  * Refused, with nothing written: another partner's or unknown credit (404), a credit the origin
  * may not refund (409 invalid_state), no valid sender account (422 refund_destination_unknown),
- * more than is refundable (422 refund_exceeds_refundable), a source that cannot cover it
- * (422 insufficient_funds — the caller's transaction must not commit then: the error aborts it).
+ * more than is refundable (422 refund_exceeds_refundable) — each thrown before anything is
+ * written (the credit's lock aside), so a caller may catch one and go on. A source that cannot
+ * cover it is 422 insufficient_funds, thrown after the refund was written: the caller's
+ * transaction must not commit then. A failed refund keeps its reference: another try is a new
+ * reference (the same one answers the failed refund).
  */
 export async function refundCreditInTransaction(deps: RefundsDeps, tx: Tx, request: CreditRefundRequest): Promise<Refund> {
   return (await refundCredit(deps, tx, request)).refund

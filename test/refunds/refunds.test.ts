@@ -4,6 +4,8 @@
 // exceeding it, and refunds by payment intent and by invoice (a cancelled invoice's partial payments).
 import { randomUUID } from 'node:crypto'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { nuban } from '../../src/nip/nuban.ts'
+import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { startCollections, waitForCallback, type CollectionsHarness } from '../collections/support.ts'
 import { confirmedCredit, creditTo, heldKobo, movedFor, newPartner, PAYER, refund, refundOne, settleRefund, type RefundJson } from './support.ts'
@@ -102,6 +104,38 @@ describe('a refund of a confirmed credit', () => {
     expect(last.map((answer) => answer.status).sort()).toEqual([201, 422])
     for (const answer of [...made, ...last.filter((entry) => entry.status === 201)]) await settleRefund(partner.client, answer.body.refunds[0]!.id, 'confirmed')
     expect(await heldKobo(harness, partner.credentials.partnerId)).toBe(0)
+  })
+})
+
+describe('where a refund is held', () => {
+  async function heldOn(outboundTransferId: string | null): Promise<string> {
+    const { rows } = await harness.app.db.pool.query<{ kind: string }>(
+      `SELECT a.kind FROM outbound_transfers t JOIN ledger_accounts a ON a.id = t.source_account_id WHERE t.id = $1`,
+      [outboundTransferId],
+    )
+    return rows[0]!.kind
+  }
+
+  it('is the collections account while the money waits there for a bank settlement, else the float', async () => {
+    const floatPartner = await newPartner(harness)
+    const toFloat = await refundOne(floatPartner.client, { reference: randomUUID(), creditId: await confirmedCredit(harness, floatPartner, 10_000) })
+    expect(await heldOn(toFloat.outboundTransferId)).toBe('float')
+
+    const bankPartner = await newPartner(harness)
+    const settlementAccount = { accountNumber: nuban('057', '000246810'), bankCode: '057' }
+    const put = await bankPartner.client.request('PUT', '/api/v1/rail/settlement', {
+      mode: 'bank',
+      bankAccount: { ...settlementAccount, accountName: syntheticAccountName(settlementAccount.bankCode, settlementAccount.accountNumber) },
+      cutoffTime: new Date(Date.now() + 13 * 60 * 60 * 1000).toISOString().slice(11, 16),
+    })
+    expect(put.status).toBe(200)
+    const fromCollections = await refundOne(bankPartner.client, { reference: randomUUID(), creditId: await confirmedCredit(harness, bankPartner, 10_000), amountKobo: 4_000 })
+    expect(await heldOn(fromCollections.outboundTransferId)).toBe('collections')
+
+    await settleRefund(floatPartner.client, toFloat.id, 'confirmed')
+    await settleRefund(bankPartner.client, fromCollections.id, 'confirmed')
+    expect(await heldKobo(harness, floatPartner.credentials.partnerId)).toBe(0)
+    expect(await heldKobo(harness, bankPartner.credentials.partnerId)).toBe(6_000)
   })
 })
 
