@@ -173,6 +173,9 @@ describe('GET /api/v1/rail/balances', () => {
     const float = await wholeStatement(client, '/api/v1/rail/float/statement')
     expect(float.closingBalanceKobo).toBe(figures.float.bookedKobo)
     expect(float.lines.filter((line) => line.cause === 'payout').map((line) => line.amountKobo)).toEqual([100_000])
+    // Collected money is settled to the float (the default): a settlement line on each side.
+    expect(collections.lines).toContainEqual(expect.objectContaining({ cause: 'settlement', direction: 'debit', amountKobo: 40_000 }))
+    expect(float.lines).toContainEqual(expect.objectContaining({ cause: 'settlement', direction: 'credit', amountKobo: 40_000 }))
 
     // The payouts in flight end: one confirmed, one failed; nothing is pending any more.
     await settle(client, inFlight[0]!, 'confirmed')
