@@ -259,6 +259,17 @@ export async function selectConfirmedCreditIds(db: Queryable, partnerId: string,
   return rows.map((row) => row.id)
 }
 
+/** Requests with one partner reference take turns until the first commits (a transaction-scoped lock). */
+export async function lockReference(db: Queryable, partnerId: string, reference: string): Promise<void> {
+  await db.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`refund:${partnerId}:${reference}`])
+}
+
+/** Who composed the payment intent of a virtual account (an invoice, an escrow), if anyone. */
+export async function selectIntentOwnerType(db: Queryable, virtualAccountId: string): Promise<string | null> {
+  const { rows } = await db.query<{ owner_type: string | null }>(`SELECT owner_type FROM payment_intents WHERE virtual_account_id = $1`, [virtualAccountId])
+  return rows[0]?.owner_type ?? null
+}
+
 /** The virtual account of one of the partner's payment intents, or of an invoice's intent. */
 export async function selectIntentAccount(db: Queryable, partnerId: string, paymentIntentId: string): Promise<string | undefined> {
   const { rows } = await db.query<{ virtual_account_id: string }>(`SELECT virtual_account_id FROM payment_intents WHERE partner_id = $1 AND id = $2`, [partnerId, paymentIntentId])

@@ -301,7 +301,7 @@ export async function createRefunds(deps: RefundsDeps, caller: Caller, request: 
   const hash = requestHash(request)
   const partnerId = caller.partner.id
   return withTransaction(deps.outbound.pool, async (tx) => {
-    await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`refund:${partnerId}:${request.reference}`])
+    await repo.lockReference(tx, partnerId, request.reference)
     const known = await repo.selectByReference(tx, partnerId, request.reference)
     if (known.length > 0) {
       const refunds = known.map((refund) => replayOf(refund, hash))
@@ -326,8 +326,9 @@ async function creditsOfObject(tx: Tx, partnerId: string, request: RefundApiRequ
   }
   if (!accountId) return [] // a draft invoice: nothing was paid
   // An escrow's intent is refused before any credit is locked (escrow takes its credits' locks in its own order).
-  const owner = await tx.query<{ owner_type: string | null }>(`SELECT owner_type FROM payment_intents WHERE virtual_account_id = $1`, [accountId])
-  if (owner.rows[0]?.owner_type === 'escrow') throw new RailError('invalid_state', 'The payment intent funds an escrow: cancel the escrow to refund its payer', {})
+  if ((await repo.selectIntentOwnerType(tx, accountId)) === 'escrow') {
+    throw new RailError('invalid_state', 'The payment intent funds an escrow: cancel the escrow to refund its payer', { paymentIntentId: request.paymentIntentId ?? null })
+  }
   return repo.selectConfirmedCreditIds(tx, partnerId, accountId)
 }
 
@@ -341,6 +342,7 @@ async function refundCredits(deps: RefundsDeps, tx: Tx, caller: Caller, request:
   const single = request.creditId !== undefined
   let remainingKobo = request.amountKobo ?? Number.MAX_SAFE_INTEGER
   let refundableKobo = 0
+  let withoutSender = 0
   const refunds: Refund[] = []
   for (const creditId of creditIds) {
     if (remainingKobo === 0) break
@@ -351,7 +353,8 @@ async function refundCredits(deps: RefundsDeps, tx: Tx, caller: Caller, request:
       assertRefundableBy({ type: 'partner' }, credit)
       senderOf(credit)
     } else if (!hasSender(credit)) {
-      continue // a credit of the intent or invoice that cannot be refunded is passed over
+      withoutSender += 1 // a credit of the intent or invoice that cannot be refunded is passed over
+      continue
     }
     const leftKobo = await repo.selectRefundableKobo(tx, creditId)
     refundableKobo += leftKobo
@@ -372,6 +375,9 @@ async function refundCredits(deps: RefundsDeps, tx: Tx, caller: Caller, request:
   }
   if (request.amountKobo !== undefined && remainingKobo > 0) {
     throw new RailError('refund_exceeds_refundable', `${refundableKobo} kobo is left to refund; ${request.amountKobo} kobo was asked`, { refundableKobo, amountKobo: request.amountKobo })
+  }
+  if (refunds.length === 0 && withoutSender > 0) {
+    throw new RailError('refund_destination_unknown', 'The bank gave no valid sender account for the credits left to refund', { creditsWithoutSender: withoutSender })
   }
   if (refunds.length === 0) throw new RailError('refund_exceeds_refundable', 'Nothing is left to refund', { refundableKobo: 0 })
   return refunds
