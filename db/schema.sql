@@ -91,6 +91,34 @@ CREATE TABLE disabled_callback_urls (
   CONSTRAINT disabled_callback_urls_pkey PRIMARY KEY (partner_id, url)
 );
 
+CREATE TABLE escrow_funding_credits (
+  escrow_id uuid NOT NULL,
+  credit_id uuid NOT NULL,
+  amount_kobo bigint NOT NULL,
+  applied_at timestamp with time zone NOT NULL,
+  CONSTRAINT escrow_funding_credits_amount_kobo_check CHECK (((amount_kobo > 0) AND (amount_kobo <= '9007199254740991'::bigint))),
+  CONSTRAINT escrow_funding_credits_credit_id_fkey FOREIGN KEY (credit_id) REFERENCES inbound_credits(id),
+  CONSTRAINT escrow_funding_credits_escrow_id_fkey FOREIGN KEY (escrow_id) REFERENCES escrows(id),
+  CONSTRAINT escrow_funding_credits_pkey PRIMARY KEY (escrow_id, credit_id)
+);
+
+CREATE TABLE escrow_refunds (
+  refund_id uuid NOT NULL,
+  escrow_id uuid NOT NULL,
+  credit_id uuid NOT NULL,
+  purpose text NOT NULL,
+  amount_kobo bigint NOT NULL,
+  state text NOT NULL DEFAULT 'pending'::text,
+  outbound_transfer_id uuid,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT escrow_refunds_amount_kobo_check CHECK (((amount_kobo > 0) AND (amount_kobo <= '9007199254740991'::bigint))),
+  CONSTRAINT escrow_refunds_credit_id_fkey FOREIGN KEY (credit_id) REFERENCES inbound_credits(id),
+  CONSTRAINT escrow_refunds_escrow_id_fkey FOREIGN KEY (escrow_id) REFERENCES escrows(id),
+  CONSTRAINT escrow_refunds_pkey PRIMARY KEY (refund_id),
+  CONSTRAINT escrow_refunds_purpose_check CHECK ((purpose = ANY (ARRAY['refund'::text, 'excess_refund'::text]))),
+  CONSTRAINT escrow_refunds_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'succeeded'::text, 'failed'::text])))
+);
+
 CREATE TABLE escrow_webhooks (
   partner_id uuid NOT NULL,
   url text NOT NULL,
@@ -119,7 +147,6 @@ CREATE TABLE escrows (
   metadata jsonb NOT NULL DEFAULT '{}'::jsonb,
   webhook_url text,
   funding_payment_intent_id uuid,
-  recipient_payable_account_id uuid,
   payer_refund_account_id uuid,
   release_reason text,
   cancel_reason text,
@@ -129,11 +156,28 @@ CREATE TABLE escrows (
   released_at timestamp with time zone,
   cancelled_at timestamp with time zone,
   expired_at timestamp with time zone,
+  disbursement_account_number text,
+  disbursement_bank_code text,
+  disbursement_account_name text,
+  disbursement_state text,
+  disbursement_outbound_transfer_id uuid,
+  disbursement_failure_reason jsonb,
+  disbursement_attempts integer NOT NULL DEFAULT 0,
+  refund_state text,
   CONSTRAINT escrows_amount_kobo_check CHECK (((amount_kobo >= 10000) AND (amount_kobo <= '9007199254740991'::bigint))),
   CONSTRAINT escrows_cancel_reason_check CHECK ((length(cancel_reason) <= 500)),
   CONSTRAINT escrows_cancelled_when_cancelled CHECK (((status = 'cancelled'::text) = (cancelled_at IS NOT NULL))),
   CONSTRAINT escrows_currency_check CHECK ((currency ~ '^[A-Z]{3}$'::text)),
   CONSTRAINT escrows_description_check CHECK (((length(description) >= 1) AND (length(description) <= 255))),
+  CONSTRAINT escrows_disbursed_when_released CHECK (((disbursement_state IS NULL) OR (status = 'released'::text))),
+  CONSTRAINT escrows_disbursement_account_name_check CHECK (((length(disbursement_account_name) >= 1) AND (length(disbursement_account_name) <= 100))),
+  CONSTRAINT escrows_disbursement_account_number_check CHECK ((disbursement_account_number ~ '^[0-9]{10}$'::text)),
+  CONSTRAINT escrows_disbursement_attempts_check CHECK ((disbursement_attempts >= 0)),
+  CONSTRAINT escrows_disbursement_bank_code_check CHECK ((disbursement_bank_code ~ '^[0-9]{3,6}$'::text)),
+  CONSTRAINT escrows_disbursement_destination_whole CHECK ((((disbursement_account_number IS NULL) = (disbursement_bank_code IS NULL)) AND ((disbursement_account_number IS NULL) = (disbursement_account_name IS NULL)))),
+  CONSTRAINT escrows_disbursement_outbound_transfer_id_fkey FOREIGN KEY (disbursement_outbound_transfer_id) REFERENCES outbound_transfers(id),
+  CONSTRAINT escrows_disbursement_payout CHECK (((disbursement_state IS NULL) OR (disbursement_state = 'pending'::text) OR (disbursement_account_number IS NULL) OR (disbursement_outbound_transfer_id IS NOT NULL))),
+  CONSTRAINT escrows_disbursement_state_check CHECK ((disbursement_state = ANY (ARRAY['pending'::text, 'paid'::text, 'failed'::text]))),
   CONSTRAINT escrows_expired_unfunded CHECK (((status <> 'expired'::text) OR (funded_at IS NULL))),
   CONSTRAINT escrows_expired_when_expired CHECK (((status = 'expired'::text) = (expired_at IS NOT NULL))),
   CONSTRAINT escrows_funded_amount_kobo_check CHECK (((funded_amount_kobo >= 0) AND (funded_amount_kobo <= '9007199254740991'::bigint))),
@@ -144,10 +188,10 @@ CREATE TABLE escrows (
   CONSTRAINT escrows_payer_refund_account_id_fkey FOREIGN KEY (payer_refund_account_id) REFERENCES ledger_accounts(id),
   CONSTRAINT escrows_pkey PRIMARY KEY (id),
   CONSTRAINT escrows_recipient_email_check CHECK ((length(recipient_email) <= 254)),
-  CONSTRAINT escrows_recipient_payable_account_id_fkey FOREIGN KEY (recipient_payable_account_id) REFERENCES ledger_accounts(id),
   CONSTRAINT escrows_ref_check CHECK ((ref ~ '^EPT-[0-9]+-[A-Za-z0-9]+$'::text)),
   CONSTRAINT escrows_ref_unique UNIQUE (ref),
   CONSTRAINT escrows_reference_check CHECK (((length(reference) >= 1) AND (length(reference) <= 64))),
+  CONSTRAINT escrows_refund_state_check CHECK ((refund_state = ANY (ARRAY['pending'::text, 'refunded'::text, 'failed'::text]))),
   CONSTRAINT escrows_release_reason_check CHECK ((length(release_reason) <= 500)),
   CONSTRAINT escrows_released_when_released CHECK (((status = 'released'::text) = (released_at IS NOT NULL))),
   CONSTRAINT escrows_status_check CHECK ((status = ANY (ARRAY['initiated'::text, 'funded'::text, 'released'::text, 'cancelled'::text, 'expired'::text]))),
@@ -836,6 +880,8 @@ CREATE TABLE sandbox_bank.transfers (
 CREATE INDEX bank_instructions_in_flight ON public.bank_instructions USING btree (next_attempt_at) WHERE (state = ANY (ARRAY['ready'::text, 'sending'::text, 'sent'::text]));
 
 CREATE INDEX counterparties_by_partner ON public.counterparties USING btree (partner_id, id DESC);
+
+CREATE INDEX escrow_refunds_by_escrow ON public.escrow_refunds USING btree (escrow_id, created_at);
 
 CREATE INDEX escrows_by_partner ON public.escrows USING btree (partner_id, id DESC);
 

@@ -122,6 +122,29 @@ describe('a transfer into a wallet on a provider without merchant credit', () =>
   })
 })
 
+describe('money funded by transfer', () => {
+  it('is really at the bank: the wallet pays it out to another bank, on the restricted provider too', async () => {
+    const { client } = await partner()
+    const wallet = await openWallet(client)
+    await payIn(client, wallet.accountNumber, 20_000, PAYER)
+    await waitForBalance(client, wallet.walletId, 20_000)
+    const reference = randomUUID()
+    const sent = await client.post<{ status: string; responseCode: string }>('/transfer/bank/customer', {
+      walletId: wallet.walletId,
+      reference,
+      amountKobo: 12_000,
+      currency: 'NGN',
+      destinationAccountNumber: nuban('058', '222333444'),
+      destinationBankCode: '058',
+    })
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200)
+    expect(sent.body.responseCode).toBe('09') // accepted: the wallet's account at the bank covered it
+    await waitFor(async () => (await client.get<{ status: string }>(`/transaction/batch/${reference}`)).body.status === 'successful', 15_000, 'payout settled')
+    expect(await balanceOf(client, wallet.walletId)).toMatchObject({ availableBalanceKobo: 8_000, bookedBalanceKobo: 8_000 })
+    expect(await bankBalanceKobo(wallet.accountNumber)).toBe(8_000)
+  })
+})
+
 describe('the same credit announced more than once', () => {
   it('credits once when the bank notice arrives twice more', async () => {
     const { client, credentials } = await partner()
