@@ -212,7 +212,10 @@ async function recordExcess(tx: Tx, credit: repo.InboundCredit, account: Virtual
 /**
  * Hands what a credit left in collections to settlement, on the credit's transaction: in float
  * mode it moves on to the float here (a ledger transfer whose id derives from the credit's, so a
- * retry finds it); in bank mode it waits for its cycle.
+ * retry finds it); in bank mode it waits for its cycle. A ledger call after the credit's own, as
+ * an owner decides first what stays: it locks the float after collections, so a payout locking
+ * the float at the same moment can deadlock with it — PostgreSQL breaks that, and the loser's
+ * transaction runs again (withTransaction). The batched path posts it in its one ledger call.
  */
 async function settleCollected(deps: InboundDeps, tx: Tx, collected: CollectedCredit): Promise<void> {
   if (!deps.settlement || collected.amountKobo <= 0) return

@@ -63,12 +63,15 @@ export async function lockSettings(db: Queryable, partnerId: string): Promise<Se
 }
 
 /**
- * The modes of these partners, each row share-locked so that a change of mode waits for the
- * credits being applied (and they for it): a credit settles by the mode that is in force.
+ * The modes of these partners (no row: float). Read without a lock: a credit applied while its
+ * partner changes mode settles by either mode, and both end right — one queued after a switch to
+ * float is swept to the float by the next run (sweepFloatLeftovers), one moved to the float after
+ * a switch to bank is the float's. Taking no lock here keeps credits out of the settings rows'
+ * lock order (a cycle locks its settings row, then collections).
  */
-export async function modesForShare(db: Queryable, partnerIds: readonly string[]): Promise<Map<string, SettlementMode>> {
+export async function modes(db: Queryable, partnerIds: readonly string[]): Promise<Map<string, SettlementMode>> {
   const { rows } = await db.query<{ partner_id: string; mode: SettlementMode }>(
-    `SELECT partner_id, mode FROM settlement_settings WHERE partner_id = ANY ($1::uuid[]) ORDER BY partner_id FOR SHARE`,
+    `SELECT partner_id, mode FROM settlement_settings WHERE partner_id = ANY ($1::uuid[])`,
     [partnerIds],
   )
   return new Map(rows.map((row) => [row.partner_id, row.mode]))

@@ -56,13 +56,12 @@ export interface SettlementDeps {
 /**
  * On the credits' transaction (src/inbound-credits: applied, or assigned from triage): float-mode
  * partners' credits answer their transfer collections → float, to be posted with the credits';
- * bank-mode partners' credits are queued for their cycle. The partners' settings rows are
- * share-locked, so a change of mode waits for these credits (and they for it).
+ * bank-mode partners' credits are queued for their cycle.
  */
 export async function settlementTransfersFor(tx: Tx, credits: readonly CollectedCredit[]): Promise<TransferInput[]> {
   const kept = credits.filter((credit) => credit.amountKobo > 0)
   if (kept.length === 0) return []
-  const modes = await repo.modesForShare(tx, [...new Set(kept.map((credit) => credit.partnerId))])
+  const modes = await repo.modes(tx, [...new Set(kept.map((credit) => credit.partnerId))])
   const queued = kept.filter((credit) => modes.get(credit.partnerId) === 'bank')
   await repo.enqueue(tx, queued)
   const floats = new Map<string, string>()
@@ -279,8 +278,9 @@ export async function sweepFloatLeftovers(pool: Pool, partnerId?: string): Promi
   let sweptKobo = 0
   for (const leftover of await repo.selectFloatModeLeftovers(pool, LEFTOVER_SWEEP_BATCH, partnerId)) {
     sweptKobo += await withTransaction(pool, async (tx) => {
-      const modes = await repo.modesForShare(tx, [leftover.partnerId])
-      if (modes.get(leftover.partnerId) === 'bank') return 0
+      // The settings row locked (made if missing): a cycle or a change of mode for this partner waits.
+      const settings = await repo.lockSettings(tx, leftover.partnerId)
+      if (settings.mode === 'bank') return 0
       await repo.forgetWaiting(tx, leftover.partnerId, leftover.currency)
       const availableKobo = (await getBalance(tx, leftover.accountId))!.availableKobo
       if (availableKobo <= 0) return 0
