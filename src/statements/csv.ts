@@ -6,7 +6,7 @@ import type { StatementLine } from './service.ts'
 
 export const CSV_CONTENT_TYPE = 'text/csv; charset=utf-8'
 
-export const CSV_COLUMNS = ['id', 'postedAt', 'cause', 'direction', 'amountKobo', 'balanceAfterKobo', 'objectType', 'objectId', 'narration'] as const
+export const CSV_COLUMNS = ['id', 'postedAt', 'cause', 'direction', 'amountKobo', 'balanceAfterKobo', 'objectType', 'objectId', 'objectReference', 'narration'] as const
 
 const FORMULA_START = /^[=+\-@\t\r]/
 
@@ -27,6 +27,7 @@ function lineRow(line: StatementLine): string {
     String(line.balanceAfterKobo),
     textCell(line.object?.type ?? null),
     textCell(line.object?.id ?? null),
+    textCell(line.object?.reference ?? null),
     textCell(line.narration),
   ].join(',')
 }

@@ -16,6 +16,8 @@ export interface LineRow {
   sourceType: string | null
   sourceId: string | null
   originType: string | null
+  /** The handle the partner knows the object by, where it is not its id: a move's or payout's reference, an escrow's ref. */
+  objectReference: string | null
   amountKobo: number
   isCredit: boolean
   bookedAfterKobo: number
@@ -57,7 +59,8 @@ export async function selectRangeSequences(db: Queryable, accountId: string, fro
 /**
  * The account's lines with `lowest` <= sequence <= `highest`, newest first, at most `limit`: each
  * side is a backward range scan of its (account, sequence) index that stops after `limit` rows.
- * The object behind each line is joined by its id for its narration and a payout's origin.
+ * The object behind each line is joined by its id for its narration, the handle the partner knows
+ * it by, and a payout's origin.
  */
 export async function selectLines(db: Queryable, accountId: string, lowest: number, highest: number, limit: number): Promise<LineRow[]> {
   const { rows } = await db.query<{
@@ -67,6 +70,7 @@ export async function selectLines(db: Queryable, accountId: string, lowest: numb
     source_type: string | null
     source_id: string | null
     origin_type: string | null
+    object_reference: string | null
     amount_kobo: number
     is_credit: boolean
     booked_after: number
@@ -85,11 +89,13 @@ export async function selectLines(db: Queryable, accountId: string, lowest: numb
          ORDER BY sequence DESC LIMIT $4)
        ORDER BY sequence DESC LIMIT $4
      )
-     SELECT l.*, o.origin_type, COALESCE(m.narration, o.narration, c.narration) AS narration
+     SELECT l.*, o.origin_type, COALESCE(m.reference, o.client_reference, e.ref) AS object_reference,
+            COALESCE(m.narration, o.narration, c.narration) AS narration
        FROM lines l
        LEFT JOIN outbound_transfers o ON o.id = CASE WHEN l.source_type = 'outbound_transfer' THEN l.source_id::uuid END
        LEFT JOIN wallet_moves m ON m.id = CASE WHEN l.source_type = 'wallet_move' THEN l.source_id::uuid END
        LEFT JOIN inbound_credits c ON c.id = CASE WHEN l.source_type = 'inbound_credit' THEN l.source_id::uuid END
+       LEFT JOIN escrows e ON e.id = CASE WHEN l.source_type = 'escrow' THEN l.source_id::uuid END
       ORDER BY l.sequence DESC`,
     [accountId, lowest, highest, limit],
   )
@@ -100,6 +106,7 @@ export async function selectLines(db: Queryable, accountId: string, lowest: numb
     sourceType: row.source_type,
     sourceId: row.source_id,
     originType: row.origin_type,
+    objectReference: row.object_reference,
     amountKobo: row.amount_kobo,
     isCredit: row.is_credit,
     bookedAfterKobo: row.booked_after,

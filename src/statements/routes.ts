@@ -50,7 +50,13 @@ const LineSchema = Type.Object({
   direction: Type.Unsafe<'credit' | 'debit'>({ type: 'string', enum: ['credit', 'debit'] }),
   amountKobo: Type.Integer({ minimum: 1 }),
   balanceAfterKobo: Type.Integer({ description: 'The booked balance right after this line' }),
-  object: Nullable(Type.Object({ type: Type.String(), id: Type.String() })),
+  object: Nullable(
+    Type.Object({
+      type: Type.String(),
+      id: Type.String(),
+      reference: Nullable(Type.String({ description: "The partner's handle of the object where it is not its id: a wallet move's reference, a payout's clientReference, an escrow's ref" })),
+    }),
+  ),
   narration: Nullable(Type.String()),
 })
 

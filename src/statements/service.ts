@@ -35,7 +35,8 @@ export interface StatementLine {
   direction: 'credit' | 'debit'
   amountKobo: number
   balanceAfterKobo: number
-  object: { type: string; id: string } | null
+  /** The business object behind the line; `reference` where the partner knows it by another handle than its id. */
+  object: { type: string; id: string; reference: string | null } | null
   narration: string | null
 }
 
@@ -110,7 +111,7 @@ function toLine(row: repo.LineRow): StatementLine {
     direction: row.isCredit ? 'credit' : 'debit',
     amountKobo: row.amountKobo,
     balanceAfterKobo: row.bookedAfterKobo,
-    object: row.sourceType && row.sourceId ? { type: row.sourceType, id: row.sourceId } : null,
+    object: row.sourceType && row.sourceId ? { type: row.sourceType, id: row.sourceId, reference: row.objectReference } : null,
     narration: row.narration,
   }
 }

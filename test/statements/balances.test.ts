@@ -166,8 +166,8 @@ describe('GET /api/v1/rail/balances', () => {
     expect(collections.openingBalanceKobo).toBe(0)
     expect(collections.closingBalanceKobo).toBe(figures.collections.bookedKobo)
     expect(collections.lines.reduce((sum, line) => sum + signedKobo(line), 0)).toBe(figures.collections.bookedKobo)
-    expect(collections.lines).toContainEqual(expect.objectContaining({ cause: 'escrow', direction: 'debit', amountKobo: 25_000, object: { type: 'escrow', id: expect.any(String) } }))
-    expect(collections.lines).toContainEqual(expect.objectContaining({ cause: 'credit', direction: 'credit', amountKobo: 40_000, object: { type: 'inbound_credit', id: expect.any(String) } }))
+    expect(collections.lines).toContainEqual(expect.objectContaining({ cause: 'escrow', direction: 'debit', amountKobo: 25_000, object: { type: 'escrow', id: expect.any(String), reference: expect.stringMatching(/^EPT-/) } }))
+    expect(collections.lines).toContainEqual(expect.objectContaining({ cause: 'credit', direction: 'credit', amountKobo: 40_000, object: { type: 'inbound_credit', id: expect.any(String), reference: null } }))
 
     // The float statement ends at the float's booked balance: a posted payout is a line, a hold is not.
     const float = await wholeStatement(client, '/api/v1/rail/float/statement')

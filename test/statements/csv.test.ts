@@ -36,15 +36,15 @@ describe('statementCsv', () => {
       direction: 'credit' as const,
       amountKobo: 1_500,
       balanceAfterKobo: -20,
-      object: { type: 'wallet_move', id: 'x,y' },
+      object: { type: 'wallet_move', id: 'x,y', reference: '-ref' },
       narration: 'rent,\r\n"March"',
     }
     const text = statementCsv([line, { ...line, object: null, narration: null }])
-    expect(text.split('\r\n')[0]).toBe('id,postedAt,cause,direction,amountKobo,balanceAfterKobo,objectType,objectId,narration')
+    expect(text.split('\r\n')[0]).toBe('id,postedAt,cause,direction,amountKobo,balanceAfterKobo,objectType,objectId,objectReference,narration')
     expect(parseCsv(text)).toEqual([
-      ['id', 'postedAt', 'cause', 'direction', 'amountKobo', 'balanceAfterKobo', 'objectType', 'objectId', 'narration'],
-      [line.id, '2026-01-02T03:04:05.678Z', 'credit', 'credit', '1500', '-20', 'wallet_move', 'x,y', 'rent,\r\n"March"'],
-      [line.id, '2026-01-02T03:04:05.678Z', 'credit', 'credit', '1500', '-20', '', '', ''],
+      ['id', 'postedAt', 'cause', 'direction', 'amountKobo', 'balanceAfterKobo', 'objectType', 'objectId', 'objectReference', 'narration'],
+      [line.id, '2026-01-02T03:04:05.678Z', 'credit', 'credit', '1500', '-20', 'wallet_move', 'x,y', "'-ref", 'rent,\r\n"March"'],
+      [line.id, '2026-01-02T03:04:05.678Z', 'credit', 'credit', '1500', '-20', '', '', '', ''],
     ])
     expect(parseCsv(statementCsv([]))).toHaveLength(1)
   })

@@ -155,16 +155,19 @@ async function run(client: RailClient, wallets: string[], ops: Op[]): Promise<Ex
   return expected
 }
 
-function shape(line: LineJson): Omit<ExpectedLine, 'account'> {
-  return { cause: line.cause, direction: line.direction, amountKobo: line.amountKobo, objectType: line.object!.type, narration: line.narration }
+function shape(line: LineJson): Omit<ExpectedLine, 'account'> & { referenced: boolean } {
+  return { cause: line.cause, direction: line.direction, amountKobo: line.amountKobo, objectType: line.object!.type, narration: line.narration, referenced: line.object!.reference !== null }
 }
+
+/** Moves and payouts are known to the partner by their reference: the line names it. */
+const REFERENCED_OBJECTS = new Set(['wallet_move', 'outbound_transfer'])
 
 async function expectStatementOf(client: RailClient, path: string, bookedKobo: number, expected: ExpectedLine[]): Promise<void> {
   const statement = await wholeStatement(client, path, { limit: 3 })
   // Newest first; the range is the whole history: it opens at 0 and closes at the booked balance.
   expect(statement.lines.map(shape)).toEqual(
     expected
-      .map(({ account: _account, ...rest }) => rest)
+      .map(({ account: _account, ...rest }) => ({ ...rest, referenced: REFERENCED_OBJECTS.has(rest.objectType) }))
       .reverse(),
   )
   expect(statement.openingBalanceKobo).toBe(0)
@@ -212,7 +215,7 @@ describe('a wallet funded by a transfer into its account number', () => {
     const path = withQuery('/wallet/statement', { customerId: walletId })
     await waitFor(async () => (await statementPage(client, path)).data.length === 1, 20_000, 'the wallet funded')
     const statement = await wholeStatement(client, path)
-    expect(statement.lines).toEqual([expect.objectContaining({ cause: 'funding', direction: 'credit', amountKobo: 12_345, balanceAfterKobo: 12_345, object: { type: 'inbound_credit', id: expect.any(String) } })])
+    expect(statement.lines).toEqual([expect.objectContaining({ cause: 'funding', direction: 'credit', amountKobo: 12_345, balanceAfterKobo: 12_345, object: { type: 'inbound_credit', id: expect.any(String), reference: null } })])
     const balance = (await client.get<{ bookedBalanceKobo: number }>(`/wallet/customer?customerId=${walletId}`)).body
     expect(statement.closingBalanceKobo).toBe(balance.bookedBalanceKobo)
   })

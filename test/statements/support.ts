@@ -10,7 +10,7 @@ export interface LineJson {
   direction: 'credit' | 'debit'
   amountKobo: number
   balanceAfterKobo: number
-  object: { type: string; id: string } | null
+  object: { type: string; id: string; reference: string | null } | null
   narration: string | null
 }
 
@@ -100,7 +100,7 @@ function expectCsvResponse(response: RailResponse<string>, page: StatementJson):
   const text = String(response.body ?? '')
   expect(text.endsWith('\r\n')).toBe(true)
   const [header, ...rows] = parseCsv(text)
-  expect(header).toEqual(['id', 'postedAt', 'cause', 'direction', 'amountKobo', 'balanceAfterKobo', 'objectType', 'objectId', 'narration'])
+  expect(header).toEqual(['id', 'postedAt', 'cause', 'direction', 'amountKobo', 'balanceAfterKobo', 'objectType', 'objectId', 'objectReference', 'narration'])
   expect(rows).toEqual(
     page.data.map((line) => [
       line.id,
@@ -109,9 +109,10 @@ function expectCsvResponse(response: RailResponse<string>, page: StatementJson):
       line.direction,
       String(line.amountKobo),
       String(line.balanceAfterKobo),
-      line.object?.type ?? '',
-      line.object?.id ?? '',
-      line.narration === null ? '' : inertText(line.narration),
+      inertText(line.object?.type ?? ''),
+      inertText(line.object?.id ?? ''),
+      inertText(line.object?.reference ?? ''),
+      inertText(line.narration ?? ''),
     ]),
   )
 }
