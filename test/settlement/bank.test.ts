@@ -166,6 +166,27 @@ describe('bank settlement', () => {
     expect(await settlementPayouts(client)).toHaveLength(2)
   })
 
+  it('respects a refund held on collections: the cycle pays what is available, the report shows the adjustment', async () => {
+    const { client, credentials } = await bankPartner()
+    const [creditId] = await collect(client, credentials.callbackSigningSecret, [30_000, 25_000])
+    const refund = await client.post<{ refunds: { outboundTransferId: string }[] }>('/api/v1/rail/refunds', { reference: randomUUID(), creditId, amountKobo: 10_000 })
+    expect(refund.status, JSON.stringify(refund.body)).toBe(201)
+    const refundPayoutId = refund.body.refunds[0]!.outboundTransferId
+    clock.setAheadHours(3)
+    await runDueSettlements(settlementDeps(harness.app, clock))
+    const [settlement] = await settlementsOf(client)
+    expect(settlement).toMatchObject({ state: 'pending', amountKobo: 45_000, creditCount: 2, creditsTotalKobo: 55_000 })
+    const report = (await client.get<SettlementJson>(`/api/v1/rail/settlements/${settlement!.id}`)).body.report!
+    expect(report).toMatchObject({ paidKobo: 45_000, creditsTotalKobo: 55_000, adjustmentKobo: -10_000 })
+    // Both payouts settle; collections ends empty.
+    for (const transferId of [refundPayoutId, settlement!.outboundTransferId!]) {
+      await waitForSubmitted(client, transferId)
+      expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId, outcome: 'confirmed' })).status).toBe(200)
+    }
+    await waitForSettlement(client, settlement!.id, 'paid')
+    await waitFor(async () => (await bookedKobo(harness.app, credentials.partnerId, 'collections')) === 0, 15_000, 'collections emptied')
+  })
+
   it('runs a cycle now in the sandbox; the same signed request again pays nothing twice', async () => {
     const { client, credentials } = await bankPartner()
     await collect(client, credentials.callbackSigningSecret, [15_000])
