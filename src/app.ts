@@ -18,7 +18,7 @@ import { registerWalletFundingRoutes } from './inbound-credits/wallet-routes.ts'
 import { INBOUND_CREDITS_CRONTAB, settleTriageRefunds, type CreditOwners, type InboundDeps, type OwnedCredit } from './inbound-credits/service.ts'
 import { escrowTasks } from './escrow/jobs.ts'
 import { registerEscrowRoutes } from './escrow/routes.ts'
-import { applyEscrowFunding, ESCROW_CRONTAB, settleEscrowPayouts } from './escrow/service.ts'
+import { applyEscrowFunding, ESCROW_CRONTAB, settleEscrowPayouts, settleEscrowRefunds } from './escrow/service.ts'
 import { registerFloatRoutes } from './outbound-transfers/float-routes.ts'
 import { outboundOwner } from './outbound-transfers/owner.ts'
 import { registerOutboundRoutes } from './outbound-transfers/routes.ts'
@@ -175,7 +175,7 @@ export function paymentsDeps(deps: Pick<PaymentsDeps, 'pool' | 'providers' | 'cl
 }
 
 /** What the origin that asked for a refund does when it ends (on the pipeline's transaction). */
-const REFUND_ENDINGS: RefundsDeps['onEnded'] = { triage: settleTriageRefunds }
+const REFUND_ENDINGS: RefundsDeps['onEnded'] = { triage: settleTriageRefunds, escrow: settleEscrowRefunds }
 
 /** The refunds core: refunds are payouts of the pipeline; their endings go back to the origin that asked. */
 export function refundsDeps(outbound: OutboundDeps): RefundsDeps {

@@ -7,6 +7,7 @@
 -- the disbursement made at release: its state, its payout, why it failed.
 ALTER TABLE escrows
   DROP COLUMN recipient_payable_account_id,
+  DROP COLUMN payer_refund_account_id,
   ADD COLUMN disbursement_account_number text CHECK (disbursement_account_number ~ '^[0-9]{10}$'),
   ADD COLUMN disbursement_bank_code text CHECK (disbursement_bank_code ~ '^[0-9]{3,6}$'),
   ADD COLUMN disbursement_account_name text CHECK (length(disbursement_account_name) BETWEEN 1 AND 100),

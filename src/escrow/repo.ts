@@ -38,7 +38,6 @@ export interface Escrow {
   disbursementFailureReason: FailureReason | null
   disbursementAttempts: number
   refundState: EscrowRefundState | null
-  payerRefundAccountId: string | null
   releaseReason: string | null
   cancelReason: string | null
   createdAt: Date
@@ -74,7 +73,6 @@ interface Row {
   disbursement_failure_reason: FailureReason | null
   disbursement_attempts: number
   refund_state: EscrowRefundState | null
-  payer_refund_account_id: string | null
   release_reason: string | null
   cancel_reason: string | null
   created_at: Date
@@ -88,7 +86,7 @@ interface Row {
 const COLUMNS = `id, partner_id, ref, reference, request_hash, type, status, amount_kobo, funded_amount_kobo, currency, description, payer_email,
   recipient_email, metadata, webhook_url, funding_payment_intent_id, disbursement_account_number, disbursement_bank_code,
   disbursement_account_name, disbursement_state, disbursement_outbound_transfer_id, disbursement_failure_reason, disbursement_attempts,
-  refund_state, payer_refund_account_id, release_reason, cancel_reason, created_at, expires_at, funded_at, released_at, cancelled_at, expired_at`
+  refund_state, release_reason, cancel_reason, created_at, expires_at, funded_at, released_at, cancelled_at, expired_at`
 
 function toEscrow(row: Row): Escrow {
   return {
@@ -117,7 +115,6 @@ function toEscrow(row: Row): Escrow {
     disbursementFailureReason: row.disbursement_failure_reason,
     disbursementAttempts: row.disbursement_attempts,
     refundState: row.refund_state,
-    payerRefundAccountId: row.payer_refund_account_id,
     releaseReason: row.release_reason,
     cancelReason: row.cancel_reason,
     createdAt: row.created_at,
@@ -311,10 +308,6 @@ export async function endDisbursement(db: Queryable, id: string, next: 'paid' | 
   return rows[0] && toEscrow(rows[0])
 }
 
-export async function setPayerRefundAccount(db: Queryable, id: string, accountId: string): Promise<void> {
-  await db.query(`UPDATE escrows SET payer_refund_account_id = $2 WHERE id = $1`, [id, accountId])
-}
-
 // ---- funding credits and refunds --------------------------------------------------------------
 
 /** Records a credit applied to an escrow (in the transaction that applies it). */
@@ -405,15 +398,19 @@ export async function lockById(db: Queryable, id: string): Promise<Escrow | unde
   return rows[0] && toEscrow(rows[0])
 }
 
-/** Moves the escrow's refund state when the table allows it (null: no refund yet). Undefined otherwise. */
+/** Starts the escrow's refund (pending), once: undefined when it was started before. */
+export async function beginRefund(db: Queryable, id: string): Promise<Escrow | undefined> {
+  const { rows } = await db.query<Row>(`UPDATE escrows SET refund_state = 'pending' WHERE id = $1 AND refund_state IS NULL RETURNING ${COLUMNS}`, [id])
+  return rows[0] && toEscrow(rows[0])
+}
+
+/** Moves the escrow's refund state when the table allows it; undefined otherwise. */
 export async function setRefundState(db: Queryable, id: string, next: EscrowRefundState): Promise<Escrow | undefined> {
-  const from = refundAllowedFrom(next)
-  const { rows } = await db.query<Row>(
-    `UPDATE escrows SET refund_state = $2
-      WHERE id = $1 AND (refund_state = ANY ($3::text[]) OR ($2 = 'pending' AND refund_state IS NULL))
-      RETURNING ${COLUMNS}`,
-    [id, next, from],
-  )
+  const { rows } = await db.query<Row>(`UPDATE escrows SET refund_state = $2 WHERE id = $1 AND refund_state = ANY ($3::text[]) RETURNING ${COLUMNS}`, [
+    id,
+    next,
+    refundAllowedFrom(next),
+  ])
   return rows[0] && toEscrow(rows[0])
 }
 

@@ -17,9 +17,9 @@ import {
   REFERENCE_MAX_CHARS,
   registerWebhook,
   releaseEscrow,
+  retryRefund,
   toCreatedJson,
-  toEscrowJson,
-  fundingOfEscrow,
+  escrowView,
   TTL_HOURS_DEFAULT,
   TTL_HOURS_MAX,
   WEBHOOK_SECRET_MAX_CHARS,
@@ -63,6 +63,21 @@ const DestinationSchema = closedObject(
     accountName: Type.String({ minLength: 1, maxLength: 100, description: "The account holder's name; the bank's name enquiry must agree" }),
   },
   { description: "The recipient's bank account; without one the released amount goes to the partner's float" },
+)
+const RefundSchema = Nullable(
+  Type.Object({
+    state: Type.Unsafe<string>({ type: 'string', enum: ['pending', 'refunded', 'failed'] }),
+    amountKobo: Type.Integer({ description: 'Kobo paid back to the payer (each credit to the account it came from)' }),
+    refunds: Type.Array(
+      Type.Object({
+        id: Type.String({ description: 'The refund in GET /api/v1/rail/refunds' }),
+        creditId: Type.String(),
+        amountKobo: Type.Integer(),
+        state: Type.Unsafe<string>({ type: 'string', enum: ['pending', 'succeeded', 'failed'] }),
+        outboundTransferId: Nullable(Type.String()),
+      }),
+    ),
+  }),
 )
 const DisbursementSchema = Nullable(
   Type.Object({
@@ -116,6 +131,7 @@ const EscrowSchema = Type.Object({
   webhookUrl: Nullable(Type.String()),
   funding: FundingSchema,
   disbursement: DisbursementSchema,
+  refund: RefundSchema,
   createdAt: Type.String({ format: 'date-time' }),
   expiresAt: Type.String({ format: 'date-time' }),
   fundedAt: Nullable(Type.String({ format: 'date-time' })),
@@ -189,7 +205,7 @@ export function registerEscrowRoutes(app: HttpServer, deps: EscrowDeps): void {
     async (request) => {
       const query = request.query
       const page = await listEscrows(deps.pool, { partnerId: callerOf(request).partner.id, status: query.status, limit: query.limit ?? 20, cursor: query.cursor })
-      const data = await Promise.all(page.escrows.map(async (escrow) => toEscrowJson(escrow, await fundingOfEscrow(deps.pool, escrow))))
+      const data = await Promise.all(page.escrows.map((escrow) => escrowView(deps.pool, escrow)))
       return { success: true, data, nextCursor: page.nextCursor }
     },
   )
@@ -202,7 +218,7 @@ export function registerEscrowRoutes(app: HttpServer, deps: EscrowDeps): void {
     },
     async (request) => {
       const escrow = await getEscrow(deps.pool, callerOf(request).partner.id, request.params.ref)
-      return { success: true, escrow: toEscrowJson(escrow, await fundingOfEscrow(deps.pool, escrow)) }
+      return { success: true, escrow: await escrowView(deps.pool, escrow) }
     },
   )
 
@@ -240,8 +256,30 @@ export function registerEscrowRoutes(app: HttpServer, deps: EscrowDeps): void {
       schema: { tags: ['escrow'], summary: 'Cancel an initiated or funded escrow; the payer is refunded', params: RefParams, body: CancelSchema, response: { 200: ChangedSchema, ...errorResponses(404) } },
     },
     async (request) => {
-      const escrow = await cancelEscrow(deps, callerOf(request).partner.id, request.params.ref, request.body.reason)
+      const caller = callerOf(request)
+      const escrow = await cancelEscrow(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.params.ref, request.body.reason)
       return { success: true, ref: escrow.ref, status: escrow.status, message: escrow.fundedAmountKobo > 0 ? 'Escrow cancelled; the refund to the payer is initiated' : 'Escrow cancelled' }
+    },
+  )
+
+  app.patch(
+    `${PREFIX}/:ref/refund`,
+    {
+      config,
+      preValidation: emptyBodyAsObject,
+      schema: {
+        tags: ['escrow'],
+        summary: "Retry a failed refund: each credit whose refund failed is refunded again to the account it came from",
+        params: RefParams,
+        body: closedObject({}),
+        response: { 200: Type.Object({ success: Type.Boolean(), ref: Type.String(), status: StatusSchema, refundState: Type.String(), message: Type.String() }), ...errorResponses(404) },
+      },
+    },
+    async (request) => {
+      const caller = callerOf(request)
+      const escrow = await retryRefund(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.params.ref)
+      const message = escrow.refundState === 'pending' ? 'Refund retried; the payer is being refunded' : 'Refund retried; a credit still cannot be refunded (no valid sender account)'
+      return { success: true, ref: escrow.ref, status: escrow.status, refundState: escrow.refundState!, message }
     },
   )
 }

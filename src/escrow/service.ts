@@ -10,11 +10,12 @@
 // of the payment pipeline to the recipient's bank account, held on escrow_holding until the bank
 // answers (a failed one is voided back there, for the partner to release again), or, without a
 // destination, escrow_holding → the partner's float at once. Cancel and expiry (and any excess
-// funding on release) go to the payer refund payable.
+// funding on release) refund each funding credit to the account it came from through the refunds
+// core: payouts held on escrow_holding, so a failed refund leaves the money held there.
 import { assertCallbackUrlAllowed, recordEvent, type EventSigning } from '../events/service.ts'
 import { classifyAddress } from '../events/address-guard.ts'
-import { createAccount, createTransfers, derivedId, ensurePartnerAccount, type TransferInput } from '../ledger/service.ts'
-import type { Partner } from '../partners/service.ts'
+import { createTransfers, derivedId, ensurePartnerAccount, type TransferInput } from '../ledger/service.ts'
+import { getPartner, type Partner } from '../partners/service.ts'
 import type { Clock } from '../platform/clock.ts'
 import { randomBase62, seal } from '../platform/crypto.ts'
 import { withKeyLock, withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
@@ -27,6 +28,7 @@ import { allocateIntentAccount, createIntentInTransaction, getIntentById, type I
 import { findBank } from '../nip/banks.ts'
 import { isValidNuban } from '../nip/nuban.ts'
 import { submitOutboundInTransaction, type OutboundDeps, type OutboundTransfer } from '../outbound-transfers/service.ts'
+import { refundCreditInTransaction, type Refund } from '../refunds/service.ts'
 import { bankName, type Caller, type CollectionsDeps } from '../virtual-accounts/service.ts'
 import * as repo from './repo.ts'
 import type { EscrowStatus } from './states.ts'
@@ -129,8 +131,33 @@ function disbursementOf(escrow: repo.Escrow) {
   }
 }
 
+/**
+ * The refund of a cancelled or expired escrow's funding (or an overfunded escrow's excess): its
+ * state, the amount it pays back, and every refund made — one per funding credit, a retried one
+ * after the one that failed. Null when nothing is to be refunded.
+ */
+function refundOf(escrow: repo.Escrow, refunds: readonly repo.EscrowRefund[]) {
+  if (escrow.refundState === null) return null
+  const latest = latestRefunds(refunds)
+  return {
+    state: escrow.refundState,
+    amountKobo: [...latest.values()].reduce((sum, refund) => sum + refund.amountKobo, 0),
+    refunds: refunds.map((refund) => ({ id: refund.refundId, creditId: refund.creditId, amountKobo: refund.amountKobo, state: refund.state, outboundTransferId: refund.outboundTransferId })),
+  }
+}
+
+/** The last refund made of each credit (for each purpose): the one that counts. */
+function latestRefunds(refunds: readonly repo.EscrowRefund[]): Map<string, repo.EscrowRefund> {
+  return new Map(refunds.map((refund) => [`${refund.creditId}:${refund.purpose}`, refund]))
+}
+
+/** The escrow with what its read shows beyond the row: its funding account and its refunds. */
+export async function escrowView(db: Queryable, escrow: repo.Escrow) {
+  return toEscrowJson(escrow, await fundingOfEscrow(db, escrow), await repo.selectRefunds(db, escrow.id))
+}
+
 /** The escrow object of seed 002 (inside `escrow` of the read answer), with funding progress and money out. */
-export function toEscrowJson(escrow: repo.Escrow, funding: IntentView | undefined) {
+export function toEscrowJson(escrow: repo.Escrow, funding: IntentView | undefined, refunds: readonly repo.EscrowRefund[]) {
   return {
     ref: escrow.ref,
     reference: escrow.reference,
@@ -146,6 +173,7 @@ export function toEscrowJson(escrow: repo.Escrow, funding: IntentView | undefine
     webhookUrl: escrow.webhookUrl,
     funding: fundingOf(funding),
     disbursement: disbursementOf(escrow),
+    refund: refundOf(escrow, refunds),
     createdAt: escrow.createdAt.toISOString(),
     expiresAt: escrow.expiresAt.toISOString(),
     fundedAt: escrow.fundedAt?.toISOString() ?? null,
@@ -279,11 +307,11 @@ export async function releaseEscrow(deps: EscrowDeps, caller: Caller, ref: strin
     const released = await repo.transition(tx, { partnerId, ref }, 'released', { at: deps.clock.now(), reason: request.reason ?? null })
     if (released) {
       const escrow = await disburse(deps, tx, caller, (await repo.startDisbursement(tx, { id: released.id }, null, request.disbursement))!)
-      const excessKobo = escrow.fundedAmountKobo - escrow.amountKobo
-      if (excessKobo > 0) await move(tx, escrow, [await refundPayer(tx, escrow, excessKobo, 'excess_refund')])
       await emit(tx, escrow, 'escrow.released')
       if (escrow.disbursementState === 'paid') await emit(tx, escrow, 'escrow.disbursed')
-      return { escrow, retried: false }
+      // The excess of an overfunded escrow goes back to the payer.
+      const refunded = escrow.fundedAmountKobo > escrow.amountKobo ? await startRefund(deps, tx, caller, escrow, request.reason) : escrow
+      return { escrow: refunded, retried: false }
     }
     const again = await repo.startDisbursement(tx, { partnerId, ref }, 'failed', request.disbursement)
     if (again) return { escrow: await disburse(deps, tx, caller, again), retried: true }
@@ -339,34 +367,47 @@ export async function settleEscrowPayouts(tx: Tx, payouts: readonly OutboundTran
   }
 }
 
-/** Cancel: from initiated or funded; whatever was funded goes back to the payer. */
-export async function cancelEscrow(deps: EscrowDeps, partnerId: string, ref: string, reason: string): Promise<repo.Escrow> {
+/** Cancel: from initiated or funded; whatever was funded goes back to the payer, credit by credit. */
+export async function cancelEscrow(deps: EscrowDeps, caller: Caller, ref: string, reason: string): Promise<repo.Escrow> {
+  const partnerId = caller.partner.id
   return withTransaction(deps.pool, async (tx) => {
     const cancelled = await repo.transition(tx, { partnerId, ref }, 'cancelled', { at: deps.clock.now(), reason })
     if (!cancelled) throw await refusal(tx, partnerId, ref, 'cancelled')
-    if (cancelled.fundedAmountKobo > 0) await move(tx, cancelled, [await refundPayer(tx, cancelled, cancelled.fundedAmountKobo, 'refund')])
     await emit(tx, cancelled, 'escrow.cancelled')
-    return cancelled
+    return cancelled.fundedAmountKobo > 0 ? startRefund(deps, tx, caller, cancelled, reason) : cancelled
   })
 }
 
+/** The part of EscrowDeps that expiry (a job) needs. */
+export type ExpiryDeps = Pick<EscrowDeps, 'pool' | 'clock' | 'outbound'>
+
 /**
  * Expiry: an initiated escrow whose TTL has elapsed by the clock becomes expired, and any partial
- * funding goes back to the payer. Undefined when it was not due or is elsewhere already.
+ * funding goes back to the payer, credit by credit. Undefined when it was not due or is elsewhere
+ * already. No request asks for it: its refunds are made by the escrow's system caller.
  */
-export async function expireEscrow(deps: Pick<EscrowDeps, 'pool' | 'clock'>, id: string): Promise<repo.Escrow | undefined> {
+export async function expireEscrow(deps: ExpiryDeps, id: string): Promise<repo.Escrow | undefined> {
   return withTransaction(deps.pool, async (tx) => {
     const now = deps.clock.now()
     const expired = await repo.transition(tx, { id }, 'expired', { at: now, dueBy: now })
     if (!expired) return undefined
-    if (expired.fundedAmountKobo > 0) await move(tx, expired, [await refundPayer(tx, expired, expired.fundedAmountKobo, 'refund')])
     await emit(tx, expired, 'escrow.expired')
-    return expired
+    return expired.fundedAmountKobo > 0 ? startRefund(deps, tx, await systemCaller(tx, expired), expired, 'escrow expired before it was funded') : expired
   })
 }
 
+/**
+ * Who a refund is made by when no request asks (expiry): the escrow's partner, with a credential
+ * id that names Rail's job (the payout's creatorMetadata shows it).
+ */
+async function systemCaller(tx: Queryable, escrow: repo.Escrow): Promise<Caller> {
+  const partner = await getPartner(tx, escrow.partnerId)
+  if (!partner) throw new Error(`escrow ${escrow.id}: partner ${escrow.partnerId} not found`)
+  return { partner, credentialId: 'rail:escrow-expiry' }
+}
+
 /** The sweep: expires initiated escrows past their TTL, each in its own transaction. */
-export async function expireDueEscrows(deps: Pick<EscrowDeps, 'pool' | 'clock'>): Promise<number> {
+export async function expireDueEscrows(deps: ExpiryDeps): Promise<number> {
   const ids = await repo.selectDueToExpire(deps.pool, deps.clock.now(), EXPIRY_SWEEP_BATCH)
   let expired = 0
   for (const id of ids) if (await expireEscrow(deps, id)) expired++
@@ -427,21 +468,131 @@ async function holdingOf(tx: Queryable, escrow: repo.Escrow): Promise<string> {
   return ensurePartnerAccount(tx, escrow.partnerId, escrow.currency, 'escrow_holding')
 }
 
-/** A payable never goes below zero: only what was put in it can be paid out of it. */
-async function newPayable(tx: Queryable, escrow: repo.Escrow): Promise<string> {
-  return createAccount(tx, { partnerId: escrow.partnerId, currency: escrow.currency, kind: 'payable', debitsMustNotExceedCredits: true })
+// ---- refunds ----------------------------------------------------------------------------------
+
+interface PlannedRefund {
+  creditId: string
+  purpose: repo.RefundPurpose
+  amountKobo: number
 }
 
-async function refundPayer(tx: Queryable, escrow: repo.Escrow, amountKobo: number, purpose: 'refund' | 'excess_refund'): Promise<TransferInput> {
-  let payable = escrow.payerRefundAccountId
-  if (!payable) {
-    payable = await newPayable(tx, escrow)
-    await repo.setPayerRefundAccount(tx, escrow.id, payable)
+/**
+ * What an escrow pays back: a cancelled or expired escrow, each funding credit in full; a released
+ * overfunded escrow, its excess, from the credit that overfunded it (the last applied: before it
+ * the credits were short of the amount, so the excess is less than that credit).
+ */
+async function refundPlan(db: Queryable, escrow: repo.Escrow): Promise<PlannedRefund[]> {
+  const credits = await repo.selectFundingCredits(db, escrow.id)
+  if (escrow.status === 'cancelled' || escrow.status === 'expired') return credits.map((credit) => ({ ...credit, purpose: 'refund' }))
+  const excessKobo = escrow.fundedAmountKobo - escrow.amountKobo
+  const last = credits.at(-1)
+  if (escrow.status !== 'released' || excessKobo <= 0 || !last) return []
+  return [{ creditId: last.creditId, purpose: 'excess_refund', amountKobo: excessKobo }]
+}
+
+/** The refund starts (pending), and every planned refund is made. */
+async function startRefund(deps: Pick<EscrowDeps, 'outbound'>, tx: Tx, caller: Caller, escrow: repo.Escrow, reason: string | undefined): Promise<repo.Escrow> {
+  const pending = await repo.beginRefund(tx, escrow.id)
+  if (!pending) throw new Error(`escrow ${escrow.id}: its refund was started already`)
+  return makeRefunds(deps, tx, caller, pending, reason)
+}
+
+/**
+ * Makes each planned refund that has none pending or succeeded (all of them at first; on a retry,
+ * those whose last refund failed): a refund of the credit through the refunds core, paid to the
+ * credit's sender and held on the escrow holding account. A credit the bank gave no valid sender
+ * account for cannot be refunded: the refund is failed at once and the money stays held.
+ */
+async function makeRefunds(deps: Pick<EscrowDeps, 'outbound'>, tx: Tx, caller: Caller, escrow: repo.Escrow, reason: string | undefined): Promise<repo.Escrow> {
+  const existing = await repo.selectRefunds(tx, escrow.id)
+  const made = latestRefunds(existing)
+  const attempts = existing.length
+  const holding = await holdingOf(tx, escrow)
+  let unrefundable = false
+  for (const [index, planned] of (await refundPlan(tx, escrow)).entries()) {
+    const last = made.get(`${planned.creditId}:${planned.purpose}`)
+    if (last && last.state !== 'failed') continue
+    const refund = await refundOne(deps, tx, caller, escrow, planned, holding, `escrow:${escrow.id}:${planned.purpose}:${attempts + index}`, reason)
+    if (refund) {
+      await repo.insertRefund(tx, { refundId: refund.id, escrowId: escrow.id, creditId: planned.creditId, purpose: planned.purpose, amountKobo: planned.amountKobo, outboundTransferId: refund.outboundTransferId })
+    } else unrefundable = true
   }
-  return transfer(escrow, purpose, await holdingOf(tx, escrow), payable, amountKobo)
+  if (!unrefundable) return escrow
+  const failed = (await repo.setRefundState(tx, escrow.id, 'failed'))!
+  await emit(tx, failed, 'escrow.refund_failed', { refund: refundOf(failed, await repo.selectRefunds(tx, escrow.id)) })
+  return failed
 }
 
-function transfer(escrow: repo.Escrow, purpose: 'disbursement' | 'refund' | 'excess_refund', debitAccountId: string, creditAccountId: string, amountKobo: number): TransferInput {
+/** One refund of one credit; undefined when the credit has no sender account to pay back (nothing written). */
+async function refundOne(
+  deps: Pick<EscrowDeps, 'outbound'>,
+  tx: Tx,
+  caller: Caller,
+  escrow: repo.Escrow,
+  planned: PlannedRefund,
+  holding: string,
+  reference: string,
+  reason: string | undefined,
+): Promise<Refund | undefined> {
+  try {
+    return await refundCreditInTransaction({ outbound: deps.outbound, onEnded: {} }, tx, {
+      caller,
+      reference,
+      creditId: planned.creditId,
+      amountKobo: planned.amountKobo,
+      sourceAccountId: holding,
+      origin: { type: 'escrow', id: escrow.id },
+      reason: (reason ?? (planned.purpose === 'refund' ? `escrow ${escrow.ref} ${escrow.status}` : `excess funding of escrow ${escrow.ref}`)).slice(0, 200),
+    })
+  } catch (error) {
+    // Thrown before anything is written (the core checks the sender's account first): the transaction goes on.
+    if (error instanceof RailError && error.code === 'refund_destination_unknown') return undefined
+    throw error
+  }
+}
+
+/**
+ * Refunds of escrows ended, on the payment pipeline's transaction (the refunds core's onEnded
+ * hook): each escrow's refund is refunded once every credit's last refund succeeded, failed as
+ * soon as one failed (its hold was voided: the money is back in escrow holding). Each change
+ * sends its event once.
+ */
+export async function settleEscrowRefunds(tx: Tx, refunds: readonly Refund[]): Promise<void> {
+  const ended = await repo.endRefunds(
+    tx,
+    refunds.filter((refund) => refund.state !== 'pending').map((refund) => ({ refundId: refund.id, state: refund.state as 'succeeded' | 'failed' })),
+  )
+  for (const escrowId of [...new Set(ended.map((refund) => refund.escrowId))].sort()) {
+    const escrow = (await repo.lockById(tx, escrowId))!
+    const all = await repo.selectRefunds(tx, escrowId)
+    const latest = [...latestRefunds(all).values()]
+    const next = latest.some((refund) => refund.state === 'failed') ? 'failed' : latest.every((refund) => refund.state === 'succeeded') ? 'refunded' : undefined
+    if (!next || escrow.refundState !== 'pending') continue
+    const changed = (await repo.setRefundState(tx, escrowId, next))!
+    await emit(tx, changed, next === 'refunded' ? 'escrow.refunded' : 'escrow.refund_failed', { refund: refundOf(changed, all) })
+  }
+}
+
+/**
+ * Retries a failed refund: every credit whose last refund failed is refunded again, to the account
+ * it came from. Anything but a failed refund is refused (400 invalid_escrow_status) and nothing moves.
+ */
+export async function retryRefund(deps: EscrowDeps, caller: Caller, ref: string): Promise<repo.Escrow> {
+  const partnerId = caller.partner.id
+  return withTransaction(deps.pool, async (tx) => {
+    const escrow = await repo.selectByRef(tx, partnerId, ref)
+    if (!escrow) throw notFound('Escrow')
+    // Failed → pending in SQL: of two retries at once, one retries and the other is refused.
+    const pending = await repo.setRefundState(tx, escrow.id, 'pending')
+    if (!pending) {
+      const current = (await repo.selectByRef(tx, partnerId, ref))!
+      throw new RailError('invalid_escrow_status', `Escrow ${ref} is ${current.status}; its refund is ${current.refundState ?? 'none'}, and only a failed refund can be retried`)
+    }
+    return makeRefunds(deps, tx, caller, pending, undefined)
+  })
+}
+
+function transfer(escrow: repo.Escrow, purpose: 'disbursement', debitAccountId: string, creditAccountId: string, amountKobo: number): TransferInput {
   return {
     id: derivedId(escrow.id, `escrow_${purpose}`),
     debitAccountId,
@@ -472,9 +623,17 @@ function webhookSecretBinding(partnerId: string): string {
  * registered webhookSecret when there is one; none for an escrow webhook without a secret (the
  * seed signs only when a secret is registered); the partner's callback secret on the default URL.
  */
-type EscrowEventType = 'escrow.funded' | 'escrow.released' | 'escrow.cancelled' | 'escrow.expired' | 'escrow.disbursed' | 'escrow.disbursement_failed'
+type EscrowEventType =
+  | 'escrow.funded'
+  | 'escrow.released'
+  | 'escrow.cancelled'
+  | 'escrow.expired'
+  | 'escrow.disbursed'
+  | 'escrow.disbursement_failed'
+  | 'escrow.refunded'
+  | 'escrow.refund_failed'
 
-async function emit(tx: Queryable, escrow: repo.Escrow, type: EscrowEventType): Promise<void> {
+async function emit(tx: Queryable, escrow: repo.Escrow, type: EscrowEventType, extra: Record<string, unknown> = {}): Promise<void> {
   const webhook = await repo.selectWebhook(tx, escrow.partnerId)
   const url = escrow.webhookUrl ?? webhook?.url ?? null
   const signing: EventSigning = webhook?.secretSealed
@@ -485,6 +644,7 @@ async function emit(tx: Queryable, escrow: repo.Escrow, type: EscrowEventType): 
   const data: Record<string, unknown> = { ref: escrow.ref, status: escrow.status, amount: escrow.amountKobo, currency: escrow.currency }
   if (type === 'escrow.released') data.releasedAt = escrow.releasedAt!.toISOString()
   if (type === 'escrow.disbursed' || type === 'escrow.disbursement_failed') data.disbursement = disbursementOf(escrow)
+  Object.assign(data, extra)
   await recordEvent(tx, { partnerId: escrow.partnerId, type, objectType: 'escrow', objectId: escrow.ref, data, metadata: escrow.metadata, callbackUrl: url, signing })
 }
 

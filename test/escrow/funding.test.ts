@@ -6,7 +6,7 @@ import { createHmac } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { setCapability } from '../../src/providers/service.ts'
 import { bookedKobo, payIn, startCollections, type CollectionsHarness } from '../collections/support.ts'
-import { createRequest, escrowClient } from '../support/escrow.ts'
+import { createRequest, escrowClient, TEST_PAYER } from '../support/escrow.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
 
@@ -82,10 +82,12 @@ describe('escrow funding', () => {
   it('refunds partial funding on cancel, and sends later credits to triage', async () => {
     const { client, credentials, api } = await escrowPartner()
     const { ref, funding } = (await api.create<{ ref: string; funding: Funding }>(createRequest({ amount: 40_000 }))).body
-    await payIn(client, funding.virtualAccount, 15_000)
+    await payIn(client, funding.virtualAccount, 15_000, { payerName: TEST_PAYER.accountName, payerAccountNumber: TEST_PAYER.accountNumber, payerBankCode: TEST_PAYER.bankCode })
     await waitFor(async () => (await api.get<{ escrow: { fundedAmount: number } }>(ref)).body.escrow.fundedAmount === 15_000, 10_000, 'partly funded')
     expect((await api.cancel(ref, { reason: 'buyer changed their mind' })).status).toBe(200)
-    expect(await bookedKobo(harness.app, credentials.partnerId, 'escrow_holding')).toBe(0)
+    // Held for the refund's payout until the bank answers (test/escrow/refunds.test.ts settles refunds).
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'escrow_holding')).toBe(15_000)
+    expect((await api.get<{ escrow: { refund: { state: string; amountKobo: number } } }>(ref)).body.escrow.refund).toEqual(expect.objectContaining({ state: 'pending', amountKobo: 15_000 }))
     await payIn(client, funding.virtualAccount, 25_000)
     await waitFor(async () => (await client.get<{ data: unknown[] }>('/api/v1/rail/unmatched')).body.data.length === 1, 10_000, 'triage')
     expect((await api.get<{ escrow: { status: string; fundedAmount: number } }>(ref)).body.escrow).toMatchObject({ status: 'cancelled', fundedAmount: 15_000 })

@@ -8,7 +8,7 @@ import { expireDueEscrows, EXPIRY_SWEEP_TASK } from '../../src/escrow/service.ts
 import type { Clock } from '../../src/platform/clock.ts'
 import { addJob } from '../../src/platform/jobs.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
-import { creditEscrow, createRequest, escrowClient, moneyOf, type EscrowClient } from '../support/escrow.ts'
+import { creditEscrow, createRequest, escrowClient, expiryDeps, moneyOf, type EscrowClient } from '../support/escrow.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
 
@@ -175,7 +175,7 @@ describe('funding (the collections seam)', () => {
     expect(await creditEscrow(app.db.pool, { partnerId, ref: escrow.ref, amountKobo: 10_000 })).toBe('applied')
     let json = await read(api, escrow.ref)
     expect(json).toEqual(expect.objectContaining({ status: 'initiated', fundedAmount: 10_000, fundedAt: null }))
-    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 10_000, collectionsKobo: 0, floatKobo: 0, payerRefundKobo: 0 })
+    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 10_000, payingOutKobo: 0, collectionsKobo: 0, floatKobo: 0 })
 
     expect(await creditEscrow(app.db.pool, { partnerId, ref: escrow.ref, amountKobo: 20_000 })).toBe('applied')
     json = await read(api, escrow.ref)
@@ -202,7 +202,7 @@ describe('funding (the collections seam)', () => {
     const cancelledEscrow = await created(api)
     expect((await api.cancel(cancelledEscrow.ref, { reason: 'buyer withdrew' })).status).toBe(200)
     const expiredEscrow = await created(api, { ttlHours: 1 })
-    await expireDueEscrows({ pool: app.db.pool, clock: { now: () => new Date(Date.parse(expiredEscrow.expiresAt)) } })
+    await expireDueEscrows(expiryDeps(app, { now: () => new Date(Date.parse(expiredEscrow.expiresAt)) }))
     expect((await read(api, expiredEscrow.ref)).status).toBe('expired')
 
     for (const escrow of [fundedEscrow, releasedEscrow, cancelledEscrow, expiredEscrow]) {
@@ -226,7 +226,7 @@ describe('the state table', () => {
     expect(response.body).toEqual({ success: true, ref: escrow.ref, status: 'released', message: expect.any(String) })
     const json = await read(api, escrow.ref)
     expect(json).toEqual(expect.objectContaining({ status: 'released', releasedAt: expect.any(String), cancelledAt: null }))
-    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, floatKobo: 40_000, payerRefundKobo: 0 })
+    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, floatKobo: 40_000, payingOutKobo: 0 })
     await expectLedgerVerified(app.db.pool)
   })
 
@@ -242,11 +242,11 @@ describe('the state table', () => {
     expect(await creditEscrow(app.db.pool, { partnerId, ref: escrow.ref, amountKobo: 25_000 })).toBe('applied')
     expect((await read(api, escrow.ref)).fundedAmount).toBe(25_000)
     expect((await api.release(escrow.ref)).status).toBe(200)
-    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, floatKobo: 20_000, payerRefundKobo: 5_000 })
+    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, floatKobo: 20_000, payingOutKobo: 5_000 })
     await expectLedgerVerified(app.db.pool)
   })
 
-  it('initiated → cancel → cancelled: cancelledAt set; partial funding is refunded to the payer payable', async () => {
+  it('initiated → cancel → cancelled: cancelledAt set; partial funding is refunded to the payer (a payout held on escrow holding)', async () => {
     const { partnerId, api } = await partner()
     const escrow = await created(api, { amount: 30_000 })
     expect(await creditEscrow(app.db.pool, { partnerId, ref: escrow.ref, amountKobo: 12_000 })).toBe('applied')
@@ -254,7 +254,7 @@ describe('the state table', () => {
     expect(response.status).toBe(200)
     expect(response.body).toEqual({ success: true, ref: escrow.ref, status: 'cancelled', message: expect.any(String) })
     expect(await read(api, escrow.ref)).toEqual(expect.objectContaining({ status: 'cancelled', cancelledAt: expect.any(String), releasedAt: null }))
-    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, floatKobo: 0, payerRefundKobo: 12_000 })
+    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, floatKobo: 0, payingOutKobo: 12_000 })
     await expectLedgerVerified(app.db.pool)
   })
 
@@ -262,15 +262,15 @@ describe('the state table', () => {
     const { partnerId, api } = await partner()
     const escrow = await created(api)
     expect((await api.cancel(escrow.ref, { reason: 'changed my mind' })).status).toBe(200)
-    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, floatKobo: 0, payerRefundKobo: 0 })
+    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, floatKobo: 0, payingOutKobo: 0 })
   })
 
-  it('funded → cancel → cancelled: the whole amount is refunded to the payer payable', async () => {
+  it('funded → cancel → cancelled: the whole amount is refunded to the payer (a payout held on escrow holding)', async () => {
     const { partnerId, api } = await partner()
     const escrow = await funded(partnerId, api, 45_000)
     expect((await api.cancel(escrow.ref, { reason: 'dispute settled for the buyer' })).status).toBe(200)
     expect((await read(api, escrow.ref)).status).toBe('cancelled')
-    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, floatKobo: 0, payerRefundKobo: 45_000 })
+    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, floatKobo: 0, payingOutKobo: 45_000 })
     await expectLedgerVerified(app.db.pool)
   })
 
@@ -279,12 +279,12 @@ describe('the state table', () => {
     const escrow = await created(api, { amount: 30_000, ttlHours: 1 })
     expect(await creditEscrow(app.db.pool, { partnerId, ref: escrow.ref, amountKobo: 7_000 })).toBe('applied')
     const expiresAtMs = Date.parse(escrow.expiresAt)
-    await expireDueEscrows({ pool: app.db.pool, clock: { now: () => new Date(expiresAtMs - 1) } })
+    await expireDueEscrows(expiryDeps(app, { now: () => new Date(expiresAtMs - 1) }))
     expect((await read(api, escrow.ref)).status).toBe('initiated')
-    await expireDueEscrows({ pool: app.db.pool, clock: { now: () => new Date(expiresAtMs) } })
+    await expireDueEscrows(expiryDeps(app, { now: () => new Date(expiresAtMs) }))
     const json = await read(api, escrow.ref)
     expect(json).toEqual(expect.objectContaining({ status: 'expired', expiredAt: new Date(expiresAtMs).toISOString(), releasedAt: null, cancelledAt: null }))
-    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, floatKobo: 0, payerRefundKobo: 7_000 })
+    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, floatKobo: 0, payingOutKobo: 7_000 })
     await expectLedgerVerified(app.db.pool)
   })
 
@@ -330,7 +330,7 @@ describe('the state table', () => {
       const escrow = await created(api, { ttlHours: 1 })
       ref = escrow.ref
       expect(await creditEscrow(app.db.pool, { partnerId, ref, amountKobo: 3_000 })).toBe('applied')
-      await expireDueEscrows({ pool: app.db.pool, clock: { now: () => new Date(Date.parse(escrow.expiresAt)) } })
+      await expireDueEscrows(expiryDeps(app, { now: () => new Date(Date.parse(escrow.expiresAt)) }))
     }
     const before = await read(api, ref)
     const money = await moneyOf(app.db.pool, partnerId, ref)

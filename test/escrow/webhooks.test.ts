@@ -11,7 +11,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { startBackgroundWorkers } from '../../src/app.ts'
 import { expireDueEscrows } from '../../src/escrow/service.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
-import { creditEscrow, createRequest, escrowClient } from '../support/escrow.ts'
+import { creditEscrow, createRequest, escrowClient, expiryDeps } from '../support/escrow.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { startReceiver, type ReceivedRequest, type Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
@@ -149,7 +149,7 @@ describe('escrow events', () => {
     expect((await api.cancel(cancelled, { reason: 'buyer withdrew' })).status).toBe(200)
     const expiring = await api.create<{ ref: string; expiresAt: string }>(createRequest({ ttlHours: 1 }))
     expect(await creditEscrow(app.db.pool, { partnerId, ref: expiring.body.ref, amountKobo: 4_000 })).toBe('applied')
-    await expireDueEscrows({ pool: app.db.pool, clock: { now: () => new Date(Date.parse(expiring.body.expiresAt)) } })
+    await expireDueEscrows(expiryDeps(app, { now: () => new Date(Date.parse(expiring.body.expiresAt)) }))
 
     const [cancelEvent] = await received(verifying, cancelled, 1)
     expect(JSON.parse(cancelEvent!.rawBody)).toEqual(expect.objectContaining({ event: 'escrow.cancelled', data: { ref: cancelled, status: 'cancelled', amount: 50_000, currency: 'NGN' }, metadata: {} }))

@@ -1,7 +1,9 @@
 // Escrow test helpers: an X-API-Key client, and funding through the real collections seam
 // (a credit posted to the partner's collections account, then applyEscrowFunding in its transaction).
 import { randomUUID } from 'node:crypto'
-import { applyEscrowFunding } from '../../src/escrow/service.ts'
+import { applyEscrowFunding, type ExpiryDeps } from '../../src/escrow/service.ts'
+import { systemClock, type Clock } from '../../src/platform/clock.ts'
+import type { TestApp } from './app.ts'
 import { createTransfer, derivedId, ensurePartnerAccount, getBalance } from '../../src/ledger/service.ts'
 import { nuban } from '../../src/nip/nuban.ts'
 import { withTransaction, type Pool, type Queryable } from '../../src/platform/db.ts'
@@ -29,6 +31,8 @@ export function escrowClient(baseUrl: string, apiKey: string | undefined) {
     release: <T = Record<string, unknown>>(ref: string, body?: unknown, options?: { rawBody?: string }) => call<T>('PATCH', `/${ref}/release`, body, options),
     cancel: <T = Record<string, unknown>>(ref: string, body?: unknown, options?: { rawBody?: string }) => call<T>('PATCH', `/${ref}/cancel`, body, options),
     webhook: <T = Record<string, unknown>>(body: unknown) => call<T>('POST', '/webhook', body),
+    /** PATCH /:ref/<action> (e.g. `refund`, the retry of a failed refund). */
+    patch: <T = Record<string, unknown>>(ref: string, action: string, body?: unknown) => call<T>('PATCH', `/${ref}/${action}`, body),
     call,
   }
 }
@@ -92,21 +96,28 @@ export async function creditEscrow(pool: Pool, input: { partnerId: string; ref: 
 }
 
 export interface EscrowMoney {
+  /** Available in the partner's escrow holding account: held for escrows. */
   holdingKobo: number
+  /** Held on the escrow holding account for payouts on their way (disbursements, refunds) until the bank answers. */
+  payingOutKobo: number
   collectionsKobo: number
   /** The partner's float: where a release without a destination puts the amount. */
   floatKobo: number
-  payerRefundKobo: number
 }
 
-/** The booked balances an escrow's money touches (the partner's holding, collections and float are shared by its escrows). */
-export async function moneyOf(db: Queryable, partnerId: string, ref: string): Promise<EscrowMoney> {
-  const { rows } = await db.query<{ payer_refund_account_id: string | null }>(`SELECT payer_refund_account_id FROM escrows WHERE ref = $1`, [ref])
-  const booked = async (accountId: string | null) => (accountId ? ((await getBalance(db, accountId))?.bookedKobo ?? 0) : 0)
+/** The balances an escrow's money touches (the partner's holding, collections and float are shared by its escrows). */
+export async function moneyOf(db: Queryable, partnerId: string, _ref?: string): Promise<EscrowMoney> {
+  const balance = async (kind: 'escrow_holding' | 'collections' | 'float') => (await getBalance(db, await ensurePartnerAccount(db, partnerId, 'NGN', kind)))!
+  const holding = await balance('escrow_holding')
   return {
-    holdingKobo: await booked(await ensurePartnerAccount(db, partnerId, 'NGN', 'escrow_holding')),
-    collectionsKobo: await booked(await ensurePartnerAccount(db, partnerId, 'NGN', 'collections')),
-    floatKobo: await booked(await ensurePartnerAccount(db, partnerId, 'NGN', 'float')),
-    payerRefundKobo: await booked(rows[0]!.payer_refund_account_id),
+    holdingKobo: holding.availableKobo,
+    payingOutKobo: holding.bookedKobo - holding.availableKobo,
+    collectionsKobo: (await balance('collections')).bookedKobo,
+    floatKobo: (await balance('float')).bookedKobo,
   }
+}
+
+/** What expiry needs, on a test app (its payouts go to the app's pipeline). */
+export function expiryDeps(app: TestApp, clock: Clock = systemClock): ExpiryDeps {
+  return { pool: app.db.pool, clock, outbound: { pool: app.db.pool, allowLoopbackCallbacks: true, payments: app.payments() } }
 }
