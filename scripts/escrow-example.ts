@@ -98,7 +98,7 @@ try {
   await waitForEvent('escrow.funded')
   await call('GET', `/${created.ref}`)
 
-  // 5. Identity verified at the operator: release. The operator then pays cash against the recipient payable.
+  // 5. Identity verified at the operator: release (no destination: the amount goes to the partner's float, from which the operator pays cash).
   await call('PATCH', `/${created.ref}/release`, { reason: 'identity verified at operator' })
   await waitForEvent('escrow.released')
 
