@@ -6,6 +6,9 @@
 // or minus its amount).
 import type { Queryable } from '../platform/db.ts'
 
+// A source id is cast to uuid only when it is one: a line is never refused for its source's id.
+const UUID_TEXT = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$'
+
 /** The greatest sequence a page can start below: "no cursor". */
 export const NO_UPPER_SEQUENCE = Number.MAX_SAFE_INTEGER
 
@@ -25,6 +28,57 @@ export interface LineRow {
   narration: string | null
 }
 
+/** The sequences bounding a from/to range ($1 account, $2 from, $3 to). */
+export const RANGE_SQL = `SELECT
+    (SELECT sequence FROM (
+       (SELECT sequence, created_at FROM ledger_transfers
+         WHERE debit_account_id = $1 AND phase IN ('single', 'post') AND created_at >= $2 ORDER BY created_at, sequence LIMIT 1)
+       UNION ALL
+       (SELECT sequence, created_at FROM ledger_transfers
+         WHERE credit_account_id = $1 AND phase IN ('single', 'post') AND created_at >= $2 ORDER BY created_at, sequence LIMIT 1)
+     ) earliest ORDER BY created_at, sequence LIMIT 1) AS first,
+    (SELECT sequence FROM (
+       (SELECT sequence, created_at FROM ledger_transfers
+         WHERE debit_account_id = $1 AND phase IN ('single', 'post') AND created_at < $3 ORDER BY created_at DESC, sequence DESC LIMIT 1)
+       UNION ALL
+       (SELECT sequence, created_at FROM ledger_transfers
+         WHERE credit_account_id = $1 AND phase IN ('single', 'post') AND created_at < $3 ORDER BY created_at DESC, sequence DESC LIMIT 1)
+     ) latest ORDER BY created_at DESC, sequence DESC LIMIT 1) AS last`
+
+/** A page of lines ($1 account, $2 lowest and $3 highest sequence, $4 limit, $5 the UUID pattern). */
+export const LINES_SQL = `WITH lines AS (
+    (SELECT id, sequence, code, source_type, source_id, amount_kobo, false AS is_credit, debit_booked_after AS booked_after, created_at
+       FROM ledger_transfers
+      WHERE debit_account_id = $1 AND phase IN ('single', 'post') AND sequence BETWEEN $2 AND $3
+      ORDER BY sequence DESC LIMIT $4)
+    UNION ALL
+    (SELECT id, sequence, code, source_type, source_id, amount_kobo, true, credit_booked_after, created_at
+       FROM ledger_transfers
+      WHERE credit_account_id = $1 AND phase IN ('single', 'post') AND sequence BETWEEN $2 AND $3
+      ORDER BY sequence DESC LIMIT $4)
+    ORDER BY sequence DESC LIMIT $4
+  )
+  SELECT l.*, o.origin_type, COALESCE(m.reference, o.client_reference, e.ref) AS object_reference,
+         COALESCE(m.narration, o.narration, c.narration) AS narration
+    FROM lines l
+    LEFT JOIN LATERAL (SELECT origin_type, client_reference, narration FROM outbound_transfers
+                        WHERE id = CASE WHEN l.source_type = 'outbound_transfer' AND l.source_id ~ $5 THEN l.source_id::uuid END LIMIT 1) o ON true
+    LEFT JOIN LATERAL (SELECT reference, narration FROM wallet_moves
+                        WHERE id = CASE WHEN l.source_type = 'wallet_move' AND l.source_id ~ $5 THEN l.source_id::uuid END LIMIT 1) m ON true
+    LEFT JOIN LATERAL (SELECT narration FROM inbound_credits
+                        WHERE id = CASE WHEN l.source_type = 'inbound_credit' AND l.source_id ~ $5 THEN l.source_id::uuid END LIMIT 1) c ON true
+    LEFT JOIN LATERAL (SELECT ref FROM escrows
+                        WHERE id = CASE WHEN l.source_type = 'escrow' AND l.source_id ~ $5 THEN l.source_id::uuid END LIMIT 1) e ON true
+   ORDER BY l.sequence DESC`
+
+/** The booked balance after the last line at or below a sequence ($1 account, $2 sequence). */
+export const BOOKED_AT_SQL = `(SELECT sequence, debit_booked_after AS booked_after FROM ledger_transfers
+    WHERE debit_account_id = $1 AND phase IN ('single', 'post') AND sequence <= $2 ORDER BY sequence DESC LIMIT 1)
+  UNION ALL
+  (SELECT sequence, credit_booked_after FROM ledger_transfers
+    WHERE credit_account_id = $1 AND phase IN ('single', 'post') AND sequence <= $2 ORDER BY sequence DESC LIMIT 1)
+  ORDER BY sequence DESC LIMIT 1`
+
 export async function selectPartnerAccountId(db: Queryable, partnerId: string, currency: string, kind: 'float' | 'collections'): Promise<string | undefined> {
   const { rows } = await db.query<{ id: string }>(`SELECT id FROM ledger_accounts WHERE partner_id = $1 AND currency = $2 AND kind = $3`, [partnerId, currency, kind])
   return rows[0]?.id
@@ -36,21 +90,7 @@ export async function selectPartnerAccountId(db: Queryable, partnerId: string, c
  */
 export async function selectRangeSequences(db: Queryable, accountId: string, from: Date, to: Date): Promise<{ first: number | null; last: number | null }> {
   const { rows } = await db.query<{ first: number | null; last: number | null }>(
-    `SELECT
-       (SELECT sequence FROM (
-          (SELECT sequence, created_at FROM ledger_transfers
-            WHERE debit_account_id = $1 AND phase IN ('single', 'post') AND created_at >= $2 ORDER BY created_at, sequence LIMIT 1)
-          UNION ALL
-          (SELECT sequence, created_at FROM ledger_transfers
-            WHERE credit_account_id = $1 AND phase IN ('single', 'post') AND created_at >= $2 ORDER BY created_at, sequence LIMIT 1)
-        ) earliest ORDER BY created_at, sequence LIMIT 1) AS first,
-       (SELECT sequence FROM (
-          (SELECT sequence, created_at FROM ledger_transfers
-            WHERE debit_account_id = $1 AND phase IN ('single', 'post') AND created_at < $3 ORDER BY created_at DESC, sequence DESC LIMIT 1)
-          UNION ALL
-          (SELECT sequence, created_at FROM ledger_transfers
-            WHERE credit_account_id = $1 AND phase IN ('single', 'post') AND created_at < $3 ORDER BY created_at DESC, sequence DESC LIMIT 1)
-        ) latest ORDER BY created_at DESC, sequence DESC LIMIT 1) AS last`,
+    RANGE_SQL,
     [accountId, from, to],
   )
   return rows[0]!
@@ -59,8 +99,8 @@ export async function selectRangeSequences(db: Queryable, accountId: string, fro
 /**
  * The account's lines with `lowest` <= sequence <= `highest`, newest first, at most `limit`: each
  * side is a backward range scan of its (account, sequence) index that stops after `limit` rows.
- * The object behind each line is joined by its id for its narration, the handle the partner knows
- * it by, and a payout's origin.
+ * The object behind each line is looked up by its id (one primary-key probe per line — LIMIT 1 keeps
+ * each look-up a subquery of its own, never a join planned as a scan of the object's table) for its narration, the handle the partner knows it by, and a payout's origin.
  */
 export async function selectLines(db: Queryable, accountId: string, lowest: number, highest: number, limit: number): Promise<LineRow[]> {
   const { rows } = await db.query<{
@@ -77,27 +117,8 @@ export async function selectLines(db: Queryable, accountId: string, lowest: numb
     created_at: Date
     narration: string | null
   }>(
-    `WITH lines AS (
-       (SELECT id, sequence, code, source_type, source_id, amount_kobo, false AS is_credit, debit_booked_after AS booked_after, created_at
-          FROM ledger_transfers
-         WHERE debit_account_id = $1 AND phase IN ('single', 'post') AND sequence BETWEEN $2 AND $3
-         ORDER BY sequence DESC LIMIT $4)
-       UNION ALL
-       (SELECT id, sequence, code, source_type, source_id, amount_kobo, true, credit_booked_after, created_at
-          FROM ledger_transfers
-         WHERE credit_account_id = $1 AND phase IN ('single', 'post') AND sequence BETWEEN $2 AND $3
-         ORDER BY sequence DESC LIMIT $4)
-       ORDER BY sequence DESC LIMIT $4
-     )
-     SELECT l.*, o.origin_type, COALESCE(m.reference, o.client_reference, e.ref) AS object_reference,
-            COALESCE(m.narration, o.narration, c.narration) AS narration
-       FROM lines l
-       LEFT JOIN outbound_transfers o ON o.id = CASE WHEN l.source_type = 'outbound_transfer' THEN l.source_id::uuid END
-       LEFT JOIN wallet_moves m ON m.id = CASE WHEN l.source_type = 'wallet_move' THEN l.source_id::uuid END
-       LEFT JOIN inbound_credits c ON c.id = CASE WHEN l.source_type = 'inbound_credit' THEN l.source_id::uuid END
-       LEFT JOIN escrows e ON e.id = CASE WHEN l.source_type = 'escrow' THEN l.source_id::uuid END
-      ORDER BY l.sequence DESC`,
-    [accountId, lowest, highest, limit],
+    LINES_SQL,
+    [accountId, lowest, highest, limit, UUID_TEXT],
   )
   return rows.map((row) => ({
     id: row.id,
@@ -118,12 +139,7 @@ export async function selectLines(db: Queryable, accountId: string, lowest: numb
 /** The account's booked balance after its last line with sequence <= `highest` (0 before its first). */
 export async function selectBookedAt(db: Queryable, accountId: string, highest: number): Promise<number> {
   const { rows } = await db.query<{ booked_after: number }>(
-    `(SELECT sequence, debit_booked_after AS booked_after FROM ledger_transfers
-       WHERE debit_account_id = $1 AND phase IN ('single', 'post') AND sequence <= $2 ORDER BY sequence DESC LIMIT 1)
-     UNION ALL
-     (SELECT sequence, credit_booked_after FROM ledger_transfers
-       WHERE credit_account_id = $1 AND phase IN ('single', 'post') AND sequence <= $2 ORDER BY sequence DESC LIMIT 1)
-     ORDER BY sequence DESC LIMIT 1`,
+    BOOKED_AT_SQL,
     [accountId, highest],
   )
   return rows[0]?.booked_after ?? 0
