@@ -10,6 +10,7 @@ import type { RailClient } from '../../src/client/index.ts'
 import { nuban } from '../../src/nip/nuban.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
 import { runDueSettlements } from '../../src/settlement/service.ts'
+import { createRequest, escrowClient } from '../support/escrow.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
 import { bookedKobo, payIn, startCollections, waitForCallback, type CollectionsHarness } from '../collections/support.ts'
@@ -185,6 +186,22 @@ describe('bank settlement', () => {
     }
     await waitForSettlement(client, settlement!.id, 'paid')
     await waitFor(async () => (await bookedKobo(harness.app, credentials.partnerId, 'collections')) === 0, 15_000, 'collections emptied')
+  })
+
+  it('queues invoice payments for the cycle and leaves escrow funding in the escrow', async () => {
+    const { client, credentials } = await bankPartner()
+    const invoice = (await client.post<{ id: string; virtualAccount: string }>('/api/v1/rail/invoice', { reference: randomUUID(), title: 'Dues', amountKobo: 20_000, publishOnCreate: true })).body
+    await payIn(client, invoice.virtualAccount, 20_000, PAYER)
+    await waitForCallback(harness.hook, credentials.callbackSigningSecret, (body) => body.event === 'invoice.paid' && body.data.id === invoice.id)
+    const api = escrowClient(harness.app.baseUrl, credentials.escrowApiKey)
+    const escrow = await api.create<{ ref: string; funding: { virtualAccount: string } }>(createRequest({ amount: 10_000 }))
+    await payIn(client, escrow.body.funding.virtualAccount, 10_000, PAYER)
+    await waitFor(async () => (await api.get<{ escrow: { status: string } }>(escrow.body.ref)).body.escrow.status === 'funded', 15_000, 'escrow funded')
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(20_000)
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'escrow_holding')).toBe(10_000)
+    const run = await client.post<{ settlement: SettlementJson | null }>('/api/v1/rail/sandbox/run-settlement')
+    expect(run.body.settlement).toMatchObject({ amountKobo: 20_000, creditCount: 1, creditsTotalKobo: 20_000 })
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'escrow_holding')).toBe(10_000)
   })
 
   it('runs a cycle now in the sandbox; the same signed request again pays nothing twice', async () => {
