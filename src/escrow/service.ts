@@ -313,6 +313,8 @@ export async function releaseEscrow(deps: EscrowDeps, caller: Caller, ref: strin
       const refunded = escrow.fundedAmountKobo > escrow.amountKobo ? await startRefund(deps, tx, caller, escrow, request.reason) : escrow
       return { escrow: refunded, retried: false }
     }
+    // A release again: the escrow may have a payout in flight (an excess refund), whose settling locks holding first.
+    await repo.lockLedgerAccount(tx, await ensurePartnerAccount(tx, partnerId, ESCROW_CURRENCY, 'escrow_holding'))
     const again = await repo.startDisbursement(tx, { partnerId, ref }, 'failed', request.disbursement)
     if (again) return { escrow: await disburse(deps, tx, caller, again), retried: true }
     throw await refusal(tx, partnerId, ref, 'released')
@@ -582,6 +584,8 @@ export async function retryRefund(deps: EscrowDeps, caller: Caller, ref: string)
   return withTransaction(deps.pool, async (tx) => {
     const escrow = await repo.selectByRef(tx, partnerId, ref)
     if (!escrow) throw notFound('Escrow')
+    // Its other payouts may be in flight, and their settling locks holding before the escrow.
+    await repo.lockLedgerAccount(tx, await holdingOf(tx, escrow))
     // Failed → pending in SQL: of two retries at once, one retries and the other is refused.
     const pending = await repo.setRefundState(tx, escrow.id, 'pending')
     if (!pending) {
