@@ -205,6 +205,29 @@ describe('statements after a random sequence of moves', () => {
   }, 600_000)
 })
 
+describe('concurrent moves on the same wallets', () => {
+  it('still chain: the ledger orders an account\'s lines as it applied them (one batch or many)', async () => {
+    const { client } = await app.newPartner()
+    const [ada, obi] = [await newWallet(client), await newWallet(client)]
+    await walletMove(client, '/wallet/credit', { walletId: ada, amountKobo: 100_000 })
+    await walletMove(client, '/wallet/credit', { walletId: obi, amountKobo: 100_000 })
+    // Concurrent claims share transactions (coalesced batches): several lines of one account per ledger call.
+    await Promise.all(
+      Array.from({ length: 24 }, (_, i) =>
+        i % 3 === 2
+          ? walletMove(client, '/wallet/credit', { walletId: i % 2 ? ada : obi, amountKobo: 700 + i })
+          : walletMove(client, '/transfer/wallet', { walletId: i % 2 ? ada : obi, destinationWalletId: i % 2 ? obi : ada, amountKobo: 1_000 + i }),
+      ),
+    )
+    for (const walletId of [ada, obi]) {
+      const booked = (await client.get<{ bookedBalanceKobo: number }>(`/wallet/customer?customerId=${walletId}`)).body.bookedBalanceKobo
+      const statement = await wholeStatement(client, withQuery('/wallet/statement', { customerId: walletId }), { limit: 5 })
+      expect(statement).toMatchObject({ openingBalanceKobo: 0, closingBalanceKobo: booked })
+      expect(statement.lines.reduce((sum, line) => sum + signedKobo(line), 0)).toBe(booked)
+    }
+  })
+})
+
 describe('a wallet funded by a transfer into its account number', () => {
   it('is a funding line naming the inbound credit', async () => {
     const { client } = await app.newPartner()
