@@ -9,11 +9,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RailClient } from '../../src/client/index.ts'
 import { nuban } from '../../src/nip/nuban.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
-import { runDueSettlements } from '../../src/settlement/service.ts'
+import { buildCrontab, startBackgroundWorkers } from '../../src/app.ts'
+import { addJob } from '../../src/platform/jobs.ts'
+import { RUN_DUE_TASK, runDueSettlements } from '../../src/settlement/service.ts'
 import { createRequest, escrowClient } from '../support/escrow.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
-import { bookedKobo, payIn, startCollections, waitForCallback, type CollectionsHarness } from '../collections/support.ts'
+import { BANK_SECRET, bookedKobo, payIn, startCollections, waitForCallback, type CollectionsHarness } from '../collections/support.ts'
 import { lagosCutoffIn, movableClock, settlementDeps } from './support.ts'
 
 let harness: CollectionsHarness
@@ -132,6 +134,29 @@ describe('bank settlement', () => {
     const stranger = await harness.app.newPartner()
     expect((await stranger.client.get(`/api/v1/rail/settlements/${settlement!.id}`)).status).toBe(404)
     expect(await settlementsOf(stranger.client)).toEqual([])
+  })
+
+  it('the worker task (cron every minute) pays the cycle once its clock is past the cut-off', async () => {
+    expect(buildCrontab()).toContain(`* * * * * ${RUN_DUE_TASK}`)
+    const { client, credentials } = await bankPartner()
+    await collect(client, credentials.callbackSigningSecret, [7_000])
+    const workerClock = movableClock()
+    workerClock.setAheadHours(3)
+    const runner = await startBackgroundWorkers({
+      pool: harness.app.db.pool,
+      masterKey: harness.app.masterKey,
+      concurrency: 2,
+      providers: { sandboxBankUrl: () => harness.app.baseUrl, sandboxBankSecret: BANK_SECRET },
+      events: { allowLoopbackCallbacks: true },
+      clock: workerClock,
+    })
+    try {
+      await addJob(harness.app.db.pool, RUN_DUE_TASK, {})
+      await waitFor(async () => (await settlementsOf(client)).length === 1, 15_000, 'settlement by the worker')
+      expect((await settlementsOf(client))[0]).toMatchObject({ amountKobo: 7_000, creditCount: 1 })
+    } finally {
+      await runner.stop()
+    }
   })
 
   it('a failed payout gives the money back to collections, and the next cycle pays it', async () => {
