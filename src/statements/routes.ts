@@ -140,6 +140,7 @@ async function sendStatement(pool: Pool, request: FastifyRequest, reply: Fastify
     limit: query.limit ?? STATEMENT_PAGE_DEFAULT,
     cursor: query.cursor,
   })
+  void reply.header('Vary', 'Accept') // one URL, two representations
   if (prefersCsv(request.headers.accept)) {
     if (page.nextCursor !== null) void reply.header('X-Next-Cursor', page.nextCursor)
     void reply.header('X-Opening-Balance-Kobo', String(page.openingBalanceKobo)).header('X-Closing-Balance-Kobo', String(page.closingBalanceKobo))

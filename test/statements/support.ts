@@ -94,6 +94,7 @@ export async function expectCsvOf(client: RailClient, path: string, page: Statem
 function expectCsvResponse(response: RailResponse<string>, page: StatementJson): void {
   expect(response.status).toBe(200)
   expect(response.headers.get('content-type')).toBe('text/csv; charset=utf-8')
+  expect(response.headers.get('vary')).toMatch(/accept/i)
   expect(response.headers.get('x-next-cursor')).toBe(page.nextCursor)
   expect(Number(response.headers.get('x-opening-balance-kobo'))).toBe(page.openingBalanceKobo)
   expect(Number(response.headers.get('x-closing-balance-kobo'))).toBe(page.closingBalanceKobo)
