@@ -30,7 +30,7 @@ const BalancesSchema = Type.Object({
     bookedKobo: Kobo,
   }),
   collections: Type.Object({
-    awaitingSettlementKobo: Type.Integer({ description: 'Collected and not yet settled: the collections account less settlement payouts in flight' }),
+    awaitingSettlementKobo: Type.Integer({ description: 'Collected and not yet settled: the collections account less payouts in flight from it (settlement to the bank, refunds)' }),
     bookedKobo: Kobo,
   }),
   escrow: Type.Object({
