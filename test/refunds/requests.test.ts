@@ -99,6 +99,13 @@ describe('credits the Refunds API does not refund', () => {
     const unmatched = await creditOfSession(sessionId, 'unmatched')
     const refused = await expectRefused(partner, { reference: randomUUID(), creditId: unmatched }, 409, 'invalid_state')
     expect(refused).toMatchObject({ details: { creditId: unmatched, status: 'unmatched' } })
+    // Triage refunds it through the same refunds: listed with origin triage, ended by its payout.
+    const resolved = await partner.client.post<{ status: string; resolution: { refundId: string } }>(`/api/v1/rail/unmatched/${unmatched}/resolve`, { action: 'refund' })
+    expect(resolved.body.status).toBe('refund_pending')
+    const [viaTriage] = (await partner.client.get<{ data: RefundJson[] }>(`/api/v1/rail/refunds?creditId=${unmatched}`)).body.data
+    expect(viaTriage).toMatchObject({ id: resolved.body.resolution.refundId, origin: { type: 'triage', id: null }, amountKobo: 8_000, state: 'pending' })
+    expect((await settleRefund(partner.client, viaTriage!.id, 'confirmed')).state).toBe('succeeded')
+    await waitFor(async () => (await partner.client.get<{ status: string }>(`/api/v1/rail/unmatched/${unmatched}`)).body.status === 'refunded', 10_000, 'triage item refunded')
 
     const anonymous = await confirmedCredit(harness, partner, 9_000, {})
     await expectRefused(partner, { reference: randomUUID(), creditId: anonymous }, 422, 'refund_destination_unknown')
