@@ -96,6 +96,7 @@ CREATE TABLE escrow_funding_credits (
   credit_id uuid NOT NULL,
   amount_kobo bigint NOT NULL,
   applied_at timestamp with time zone NOT NULL,
+  applied_order bigint NOT NULL,
   CONSTRAINT escrow_funding_credits_amount_kobo_check CHECK (((amount_kobo > 0) AND (amount_kobo <= '9007199254740991'::bigint))),
   CONSTRAINT escrow_funding_credits_credit_id_fkey FOREIGN KEY (credit_id) REFERENCES inbound_credits(id),
   CONSTRAINT escrow_funding_credits_escrow_id_fkey FOREIGN KEY (escrow_id) REFERENCES escrows(id),

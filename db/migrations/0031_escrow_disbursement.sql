@@ -30,6 +30,9 @@ CREATE TABLE escrow_funding_credits (
   credit_id uuid NOT NULL REFERENCES inbound_credits (id),
   amount_kobo bigint NOT NULL CHECK (amount_kobo > 0 AND amount_kobo <= 9007199254740991),
   applied_at timestamptz NOT NULL,
+  -- The order credits were applied in (they serialise on the escrow's row): the last one is the
+  -- credit that overfunded it, whatever the clock says.
+  applied_order bigint GENERATED ALWAYS AS IDENTITY,
   PRIMARY KEY (escrow_id, credit_id)
 );
 

@@ -332,7 +332,7 @@ export interface FundingCredit {
 /** The credits that funded an escrow, in the order they were applied. */
 export async function selectFundingCredits(db: Queryable, escrowId: string): Promise<FundingCredit[]> {
   const { rows } = await db.query<{ credit_id: string; amount_kobo: number }>(
-    `SELECT credit_id, amount_kobo FROM escrow_funding_credits WHERE escrow_id = $1 ORDER BY applied_at, credit_id`,
+    `SELECT credit_id, amount_kobo FROM escrow_funding_credits WHERE escrow_id = $1 ORDER BY applied_order`,
     [escrowId],
   )
   return rows.map((row) => ({ creditId: row.credit_id, amountKobo: row.amount_kobo }))
