@@ -443,6 +443,7 @@ CREATE TABLE outbound_transfers (
   source_account_id uuid,
   origin_type text NOT NULL DEFAULT 'partner'::text,
   origin_id uuid,
+  origin_reference text,
   CONSTRAINT outbound_transfers_amount_kobo_check CHECK (((amount_kobo > 0) AND (amount_kobo <= '9007199254740991'::bigint))),
   CONSTRAINT outbound_transfers_beneficiary_account_name_check CHECK (((length(beneficiary_account_name) >= 1) AND (length(beneficiary_account_name) <= 100))),
   CONSTRAINT outbound_transfers_beneficiary_account_number_check CHECK ((beneficiary_account_number ~ '^[0-9]{10}$'::text)),

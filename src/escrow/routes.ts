@@ -117,6 +117,7 @@ const CreatedSchema = Type.Object({
 })
 
 const EscrowSchema = Type.Object({
+  id: Type.String({ format: 'uuid', description: "Rail's id of the escrow: the origin id of its disbursement payout and its refunds" }),
   ref: Type.String({ description: 'EPT-<digits>-<alphanumerics>' }),
   reference: Nullable(Type.String()),
   type: TypeSchema,

@@ -159,6 +159,8 @@ export async function escrowView(db: Queryable, escrow: repo.Escrow) {
 /** The escrow object of seed 002 (inside `escrow` of the read answer), with funding progress and money out. */
 export function toEscrowJson(escrow: repo.Escrow, funding: IntentView | undefined, refunds: readonly repo.EscrowRefund[]) {
   return {
+    // Rail's id, as payouts and refunds name their origin ({ type: 'escrow', id, reference: ref }).
+    id: escrow.id,
     ref: escrow.ref,
     reference: escrow.reference,
     type: escrow.type,
@@ -347,7 +349,7 @@ async function disburse(deps: EscrowDeps, tx: Tx, caller: Caller, escrow: repo.E
       currency: escrow.currency,
       narration: `Escrow ${escrow.ref}`,
     },
-    { accountId: holding, originType: 'escrow', originId: escrow.id },
+    { accountId: holding, originType: 'escrow', originId: escrow.id, originReference: escrow.ref },
   )
   // The amount is in the holding account, so its hold cannot fail for funds.
   if (payout.state === 'failed') throw new Error(`escrow ${escrow.id} disbursement ${payout.id} failed at submit: ${payout.failureReason?.code}`)

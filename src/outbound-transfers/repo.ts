@@ -45,6 +45,8 @@ export interface OutboundTransfer {
   /** Why Rail made it (OriginType); originId names the object behind it (null for the partner's own payout). */
   originType: OriginType
   originId: string | null
+  /** The handle the partner knows the origin by (an escrow's ref, a refund's reference); null for the partner's own payout. */
+  originReference: string | null
   createdAt: Date
   stateChangedAt: Date
   terminalAt: Date | null
@@ -77,6 +79,7 @@ interface Row {
   source_account_id: string | null
   origin_type: OriginType
   origin_id: string | null
+  origin_reference: string | null
   created_at: Date
   state_changed_at: Date
   terminal_at: Date | null
@@ -84,7 +87,7 @@ interface Row {
 
 const COLUMNS = `id, partner_id, client_reference, request_hash, state, consumer_id, provider, brr, provider_session_id, provider_response_code,
   provider_response_message, failure_reason, rail, settlement_account_name, beneficiary_account_number, beneficiary_bank_code, beneficiary_account_name,
-  amount_kobo, currency, narration, callback_url, creator_metadata, hold_transfer_id, source_account_id, origin_type, origin_id, created_at, state_changed_at, terminal_at`
+  amount_kobo, currency, narration, callback_url, creator_metadata, hold_transfer_id, source_account_id, origin_type, origin_id, origin_reference, created_at, state_changed_at, terminal_at`
 
 function toTransfer(row: Row): OutboundTransfer {
   return {
@@ -114,6 +117,7 @@ function toTransfer(row: Row): OutboundTransfer {
     sourceAccountId: row.source_account_id,
     originType: row.origin_type,
     originId: row.origin_id,
+    originReference: row.origin_reference,
     createdAt: row.created_at,
     stateChangedAt: row.state_changed_at,
     terminalAt: row.terminal_at,
@@ -141,6 +145,7 @@ export type NewOutboundTransfer = Pick<
   | 'sourceAccountId'
   | 'originType'
   | 'originId'
+  | 'originReference'
 >
 
 /** Inserts the transfer unless its clientReference is taken (then undefined: read the existing one). */
@@ -148,8 +153,8 @@ export async function insertTransfer(db: Queryable, transfer: NewOutboundTransfe
   const { rows } = await db.query<Row>(
     `INSERT INTO outbound_transfers (id, partner_id, client_reference, request_hash, state, consumer_id, provider, brr, beneficiary_account_number,
                                      beneficiary_bank_code, beneficiary_account_name, amount_kobo, currency, narration, callback_url, creator_metadata,
-                                     hold_transfer_id, source_account_id, origin_type, origin_id)
-     VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+                                     hold_transfer_id, source_account_id, origin_type, origin_id, origin_reference)
+     VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
      ON CONFLICT (partner_id, client_reference) DO NOTHING
      RETURNING ${COLUMNS}`,
     [
@@ -172,12 +177,16 @@ export async function insertTransfer(db: Queryable, transfer: NewOutboundTransfe
       transfer.sourceAccountId,
       transfer.originType,
       transfer.originId,
+      transfer.originReference,
     ],
   )
   return rows[0] && toTransfer(rows[0])
 }
 
-/** Inserts many transfers in one statement; answers those inserted (a taken clientReference is skipped). */
+/**
+ * Inserts many transfers in one statement; answers those inserted (a taken clientReference is
+ * skipped). Only partners' own payouts are batched: their origin has no reference.
+ */
 export async function insertTransfers(db: Queryable, transfers: readonly NewOutboundTransfer[]): Promise<OutboundTransfer[]> {
   const column = <T>(pick: (transfer: NewOutboundTransfer) => T) => transfers.map(pick)
   const { rows } = await db.query<Row>(

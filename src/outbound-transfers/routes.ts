@@ -40,6 +40,7 @@ const OutboundSchema = Type.Object({
     {
       type: Type.Unsafe<OriginType>({ type: 'string', enum: [...ORIGIN_TYPES] }),
       id: Nullable(Type.String({ description: 'The object behind it: the refund, the escrow, the settlement; null for a partner payout' })),
+      reference: Nullable(Type.String({ description: "The handle you know it by: the escrow's ref, the refund's reference, the settlement's id; null for a partner payout" })),
     },
     { description: 'Why Rail made this payout: partner (the partner submitted it), refund, escrow (a disbursement), settlement' },
   ),

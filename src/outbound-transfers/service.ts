@@ -76,7 +76,7 @@ export function toOutboundJson(transfer: repo.OutboundTransfer) {
     currency: transfer.currency,
     narration: transfer.narration,
     creatorMetadata: transfer.creatorMetadata,
-    origin: { type: transfer.originType, id: transfer.originId },
+    origin: { type: transfer.originType, id: transfer.originId, reference: transfer.originReference },
     createdAt: transfer.createdAt.toISOString(),
     stateChangedAt: transfer.stateChangedAt.toISOString(),
     terminalAt: transfer.terminalAt?.toISOString() ?? null,
@@ -153,6 +153,8 @@ export interface PayoutSource {
   accountId: string
   originType: repo.OriginType
   originId: string
+  /** The handle the partner knows the origin by: the escrow's ref, the refund's reference, the settlement's id. */
+  originReference: string
 }
 
 /**
@@ -239,6 +241,7 @@ function newTransfer({ caller, request, hash }: Submission, providerName: string
     sourceAccountId: source?.accountId ?? null,
     originType: source?.originType ?? 'partner',
     originId: source?.originId ?? null,
+    originReference: source?.originReference ?? null,
   }
 }
 

@@ -143,12 +143,24 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
  * declared types. allErrors makes a 422 name every offending field, not only the first.
  */
 function installValidators(app: FastifyInstance): void {
-  const strict = addFormats.default(new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true, removeAdditional: false, strict: false }))
-  const coercing = addFormats.default(new Ajv({ allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false, strict: false }))
+  const strict = withFormats(new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true, removeAdditional: false, strict: false }))
+  const coercing = withFormats(new Ajv({ allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false, strict: false }))
   app.setValidatorCompiler(({ schema, httpPart }) => {
     const ajv = httpPart === 'body' ? strict : coercing
     return ajv.compile(schema) as ReturnType<Parameters<FastifyInstance['setValidatorCompiler']>[0]>
   })
+}
+
+/**
+ * ajv-formats' formats, with one change: a `date-time` must also be a time JavaScript can hold.
+ * RFC 3339 allows a leap second (`23:59:60`), which `new Date()` cannot represent: accepted, it
+ * would reach the handler as an Invalid Date and PostgreSQL as `NaN-NaN-…` (a 500).
+ */
+function withFormats(ajv: Ajv): Ajv {
+  addFormats.default(ajv)
+  const rfc3339 = ajv.formats['date-time'] as { validate: (value: string) => boolean }
+  ajv.addFormat('date-time', { type: 'string', validate: (value: string) => rfc3339.validate(value) && !Number.isNaN(Date.parse(value)) })
+  return ajv
 }
 
 /**

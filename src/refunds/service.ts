@@ -158,7 +158,7 @@ async function refundCredit(deps: RefundsDeps, tx: Tx, request: CreditRefundRequ
       currency: inserted.currency,
       narration: narrationOf(request.origin, credit).slice(0, 100),
     },
-    { accountId: request.sourceAccountId, originType: 'refund', originId: inserted.id },
+    { accountId: request.sourceAccountId, originType: 'refund', originId: inserted.id, originReference: inserted.reference },
   )
   if (payout.state === 'failed') {
     // The hold was refused for funds: thrown, so the caller's transaction (the refund, the failed payout) is rolled back.

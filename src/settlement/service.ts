@@ -244,7 +244,7 @@ export async function runCycle(deps: SettlementDeps, partnerId: string, cycle: C
         currency: FLOAT_CURRENCY,
         narration: `Rail settlement ${cycle.key}`.slice(0, 100),
       },
-      { accountId: collections, originType: 'settlement', originId: settlement.id },
+      { accountId: collections, originType: 'settlement', originId: settlement.id, originReference: settlement.id },
     )
     const withPayout = await repo.setOutboundTransfer(tx, settlement.id, transfer.id)
     // Held on collections from what was available in this transaction, so it holds; if it did not, the settlement fails now.

@@ -54,7 +54,7 @@ interface OutboundJson {
   beneficiaryAccountNumber: string
   beneficiaryBankCode: string
   beneficiaryAccountName: string
-  origin: { type: string; id: string | null }
+  origin: { type: string; id: string | null; reference: string | null }
   failureReason: { code: string } | null
 }
 interface EventJson {
@@ -131,11 +131,11 @@ describe('escrow disbursement', () => {
         beneficiaryAccountNumber: FIRST.accountNumber,
         beneficiaryBankCode: FIRST.bankCode,
         beneficiaryAccountName: FIRST.accountName,
-        origin: { type: 'escrow', id: expect.any(String) },
+        origin: { type: 'escrow', id: expect.any(String), reference: ref },
       }),
     )
-    const escrowId = (await harness.app.db.pool.query(`SELECT id FROM escrows WHERE ref = $1`, [ref])).rows[0].id
-    expect(listed[0]!.origin.id).toBe(escrowId)
+    // The origin names the escrow as the partner reads it: its id and its ref.
+    expect(listed[0]!.origin.id).toBe((await api.get<{ escrow: { id: string } }>(ref)).body.escrow.id)
     expect(await bookedKobo(harness.app, partnerId, 'escrow_holding')).toBe(60_000) // held until the bank answers
     expect(await bookedKobo(harness.app, partnerId, 'float')).toBe(0)
     expect((await api.release<{ error: string }>(ref, { disbursement: SECOND })).body.error).toBe('invalid_escrow_status') // pending: no change

@@ -120,7 +120,7 @@ describe('escrow refunds', () => {
     const [refund] = pending.refunds
     // A payout of the pipeline to the credit's payer, its origin the refund; held on escrow holding (not the float).
     const payout = await outbound(client, refund!.outboundTransferId!)
-    expect(payout).toEqual(expect.objectContaining({ amountKobo: 40_000, beneficiaryAccountNumber: ADA.accountNumber, beneficiaryBankCode: ADA.bankCode, origin: { type: 'refund', id: refund!.id } }))
+    expect(payout).toEqual(expect.objectContaining({ amountKobo: 40_000, beneficiaryAccountNumber: ADA.accountNumber, beneficiaryBankCode: ADA.bankCode, origin: { type: 'refund', id: refund!.id, reference: expect.any(String) } }))
     const credit = await harness.app.db.pool.query(`SELECT payer_account_number, payer_bank_code FROM inbound_credits WHERE id = $1`, [refund!.creditId])
     expect(credit.rows).toEqual([{ payer_account_number: ADA.accountNumber, payer_bank_code: ADA.bankCode }])
     expect(await moneyOf(harness.app.db.pool, partnerId)).toEqual(expect.objectContaining({ holdingKobo: 0, payingOutKobo: 40_000, floatKobo: 0 }))

@@ -34,7 +34,7 @@ describe('a refund of a confirmed credit', () => {
     expect(partial).toMatchObject({ creditId, amountKobo: 20_000, currency: 'NGN', state: 'pending', origin: { type: 'partner', id: null }, reason: 'Returned goods', completedAt: null })
     // The payout is an ordinary outbound transfer to the sender, its origin the refund.
     const payout = (await client.get<Record<string, unknown>>(`/api/v1/rail/outbound/${partial.outboundTransferId}`)).body
-    expect(payout).toMatchObject({ origin: { type: 'refund', id: partial.id }, beneficiaryAccountNumber: PAYER.payerAccountNumber, beneficiaryBankCode: PAYER.payerBankCode, amountKobo: 20_000 })
+    expect(payout).toMatchObject({ origin: { type: 'refund', id: partial.id, reference: partial.reference }, beneficiaryAccountNumber: PAYER.payerAccountNumber, beneficiaryBankCode: PAYER.payerBankCode, amountKobo: 20_000 })
     const listed = (await client.get<{ data: { id: string }[] }>('/api/v1/rail/outbound?origin=refund')).body.data
     expect(listed.map((transfer) => transfer.id)).toEqual([partial.outboundTransferId])
 

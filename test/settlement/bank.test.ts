@@ -116,7 +116,7 @@ describe('bank settlement', () => {
     expect(settlement).toMatchObject({ state: 'pending', amountKobo: 50_000, creditCount: 2, creditsTotalKobo: 50_000 })
     const payouts = await settlementPayouts(client)
     expect(payouts).toHaveLength(1)
-    expect(payouts[0]).toMatchObject({ id: settlement!.outboundTransferId, amountKobo: 50_000, beneficiaryAccountNumber: BANK_ACCOUNT.accountNumber, origin: { type: 'settlement', id: settlement!.id } })
+    expect(payouts[0]).toMatchObject({ id: settlement!.outboundTransferId, amountKobo: 50_000, beneficiaryAccountNumber: BANK_ACCOUNT.accountNumber, origin: { type: 'settlement', id: settlement!.id, reference: settlement!.id } })
     // Held on collections while the bank decides: booked still, not available.
     expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(50_000)
 

@@ -329,6 +329,8 @@ describe('refusals', () => {
     ['an empty cursor', '/api/v1/rail/collections/statement', { cursor: '' }],
     ['a date that is no date', '/api/v1/rail/float/statement', { from: 'yesterday' }],
     ['a day February lacks', '/api/v1/rail/float/statement', { to: '2026-02-30T00:00:00Z' }],
+    ['a leap second (RFC 3339 allows it; JavaScript dates cannot hold it)', '/api/v1/rail/float/statement', { from: '2016-12-31T23:59:60Z' }],
+    ['a leap second in to', '/wallet/statement', { customerId: 'W', to: '2016-12-31T23:59:60Z' }],
     ['a time without a zone', '/api/v1/rail/float/statement', { from: '2026-01-01T00:00:00' }],
     ['from after to', '/api/v1/rail/float/statement', { from: '2026-02-01T00:00:00Z', to: '2026-01-01T00:00:00Z' }],
     ['from equal to to (an empty range)', '/api/v1/rail/collections/statement', { from: '2026-01-01T00:00:00Z', to: '2026-01-01T00:00:00Z' }],
