@@ -95,3 +95,22 @@ export async function selectPartnerWalletByAccountNumber(db: Queryable, partnerI
   const result = await db.query<WalletRow>(`SELECT ${COLUMNS} FROM wallets WHERE partner_id = $1 AND account_number = $2 ORDER BY created_at, id LIMIT 1`, [partnerId, accountNumber])
   return result.rows[0] && toWallet(result.rows[0])
 }
+
+export interface WalletListFilter {
+  partnerId: string
+  customerReference?: string
+  /** Only wallets older than this one (the cursor: ids are UUIDv7, ordered by creation). */
+  beforeId?: string
+  limit: number
+}
+
+/** The partner's wallets, newest first. */
+export async function selectWallets(db: Queryable, filter: WalletListFilter): Promise<Wallet[]> {
+  const result = await db.query<WalletRow>(
+    `SELECT ${COLUMNS} FROM wallets
+      WHERE partner_id = $1 AND ($2::text IS NULL OR customer_reference = $2) AND ($3::uuid IS NULL OR id < $3)
+      ORDER BY id DESC LIMIT $4`,
+    [filter.partnerId, filter.customerReference ?? null, filter.beforeId ?? null, filter.limit],
+  )
+  return result.rows.map(toWallet)
+}

@@ -5,7 +5,7 @@ import { callerOf } from '../partners/auth.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
 import { closedObject, errorResponses } from '../platform/schemas.ts'
-import { createWallet, walletBalance, type Wallet, type WalletsDeps } from './service.ts'
+import { createWallet, listWallets, walletBalance, WALLETS_PAGE_MAX, type Wallet, type WalletsDeps } from './service.ts'
 
 const WalletSchema = Type.Object({
   walletId: Type.String({ description: 'The wallet handle: walletId in move bodies, customerId in the balance query' }),
@@ -24,6 +24,12 @@ const BalanceSchema = Type.Object({
   availableBalanceKobo: Type.Integer(),
   bookedBalanceKobo: Type.Integer(),
   currency: Type.String(),
+})
+
+const ListQuerySchema = closedObject({
+  customerReference: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only the wallet of this customer reference' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: WALLETS_PAGE_MAX, default: 20 })),
+  cursor: Type.Optional(Type.String({ format: 'uuid', description: 'nextCursor of the previous page' })),
 })
 
 function toWalletJson(wallet: Wallet) {
@@ -60,6 +66,29 @@ export function registerWalletRoutes(app: HttpServer, deps: WalletsDeps): void {
       const created = await createWallet(deps, callerOf(request).partner.id, request.body, request.id)
       if (created.replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
       return reply.code(201).send(toWalletJson(created.value))
+    },
+  )
+
+  app.get(
+    '/wallet',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        tags: ['wallets'],
+        summary: "The caller's wallets, newest first (customerReference finds one)",
+        querystring: ListQuerySchema,
+        response: { 200: Type.Object({ data: Type.Array(WalletSchema), nextCursor: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const query = request.query
+      const page = await listWallets(deps.pool, {
+        partnerId: callerOf(request).partner.id,
+        customerReference: query.customerReference,
+        limit: query.limit ?? 20,
+        cursor: query.cursor,
+      })
+      return { data: page.wallets.map(toWalletJson), nextCursor: page.nextCursor }
     },
   )
 

@@ -3,6 +3,7 @@ import { createAccount, derivedId, getBalance } from '../ledger/service.ts'
 import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { fieldError, onNotFound, RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
+import { pageQueryLimit, toPage } from '../platform/pagination.ts'
 import { requestHash } from '../platform/idempotency.ts'
 import type { ProviderRegistry } from '../providers/registry.ts'
 import { DEFAULT_PROVIDER, getProvider, type ProviderProfile } from '../providers/service.ts'
@@ -107,6 +108,15 @@ async function recordWallet(pool: Pool, wallet: Omit<repo.Wallet, 'createdAt' | 
     if (error instanceof AlreadyRecorded) return undefined
     throw error
   }
+}
+
+export const WALLETS_PAGE_MAX = 100
+
+/** A page of the partner's wallets, newest first; the cursor is the last wallet id of the previous page. */
+export async function listWallets(pool: Pool, filter: Omit<repo.WalletListFilter, 'beforeId'> & { cursor?: string }): Promise<{ wallets: repo.Wallet[]; nextCursor: string | null }> {
+  const rows = await repo.selectWallets(pool, { ...filter, beforeId: filter.cursor, limit: pageQueryLimit(filter.limit) })
+  const page = toPage(rows, filter.limit)
+  return { wallets: page.items, nextCursor: page.nextCursor }
 }
 
 export async function findWallet(db: Queryable, partnerId: string, walletId: string): Promise<repo.Wallet> {
