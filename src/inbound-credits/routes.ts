@@ -36,6 +36,7 @@ const TriageSchema = Type.Object({
   status: Type.Union([Type.Literal('unmatched'), Type.Literal('refund_pending'), Type.Literal('refunded'), Type.Literal('assigned')]),
   reason: Type.String({ description: 'Why it was unmatched: account_archived, payment_intent_expired, invoice_closed, escrow_closed, currency_mismatch' }),
   trackingId: Nullable(Type.String({ description: 'The account it was paid into' })),
+  walletId: Nullable(Type.String({ description: "The wallet whose account number it was paid into (a wallet's credit in another currency); null for a virtual account's credit" })),
   resolution: Nullable(Type.Object({}, { additionalProperties: true, description: '{ action: "refund", outboundTransferId } or { action: "assign", trackingId }' })),
   resolvedAt: Nullable(Type.String({ format: 'date-time' })),
 })

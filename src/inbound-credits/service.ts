@@ -599,6 +599,7 @@ async function toTriageJson(db: Queryable, credit: repo.InboundCredit) {
     status: credit.status as 'unmatched' | 'refund_pending' | 'refunded' | 'assigned',
     reason: credit.unmatchedReason ?? '',
     trackingId: account?.trackingId ?? null,
+    walletId: credit.walletId,
     resolution: credit.resolution,
     resolvedAt: credit.resolvedAt?.toISOString() ?? null,
   }
