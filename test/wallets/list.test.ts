@@ -1,7 +1,7 @@
 // GET /wallet: the caller's wallets, newest first, cursor-paginated like the other lists; one
 // customer reference finds its wallet; another partner's wallets never appear; bad input is 422.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { RailClient } from '../../src/client/index.ts'
+import type { RailClient, RailResponse } from '../../src/client/index.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 
 interface WalletJson {
@@ -48,7 +48,7 @@ async function allPages(client: RailClient, limit: number): Promise<{ pages: Pag
   const pages: Page[] = []
   let cursor: string | null = null
   do {
-    const answer = await client.get<Page>(`/wallet?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`)
+    const answer: RailResponse<Page> = await client.get<Page>(`/wallet?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`)
     expect(answer.status).toBe(200)
     pages.push(answer.body)
     cursor = answer.body.nextCursor
