@@ -39,3 +39,41 @@ CREATE UNIQUE INDEX refunds_by_outbound_transfer ON refunds (outbound_transfer_i
 -- so that the credit's refundable amount leaves it out. Excess rows recorded before have none.
 ALTER TABLE inbound_credits ADD COLUMN excess_of uuid REFERENCES inbound_credits (id);
 CREATE INDEX inbound_credits_by_excess_of ON inbound_credits (excess_of) WHERE excess_of IS NOT NULL;
+
+-- Triage refunds made before refunds had rows: a payout of origin 'refund' whose origin_id is the
+-- unmatched credit itself. Each becomes a refund of origin triage (the payout's amount, held on the
+-- payout's source account, the payout's client reference as its reference, its state the
+-- payout's: confirmed → succeeded, failed → failed, else pending), and the payout names it. A
+-- payout still in flight then ends its refund, and the credit (refund_pending) with it; else it
+-- would stay refund_pending for ever, and a failed payout's money in suspense with no retry.
+-- A backfilled refund takes its payout's id (a UUIDv7 of when it was made: lists keep their
+-- order); its request_hash matches no request, so the reference answers no replay. One statement,
+-- which finds only payouts without a refund (the test runs it again over rows made the old way).
+-- backfill triage refunds: begin
+WITH old_payouts AS (
+  SELECT t.* FROM outbound_transfers t
+   WHERE t.origin_type = 'refund' AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.id = t.origin_id)
+     FOR UPDATE
+), backfilled AS (
+  INSERT INTO refunds (id, partner_id, reference, request_hash, credit_id, amount_kobo, currency, state, origin_type, origin_id,
+                       source_account_id, outbound_transfer_id, failure_reason, created_at, completed_at)
+  SELECT t.id, t.partner_id, t.client_reference, 'backfilled: triage refund made before refunds', t.origin_id, t.amount_kobo, t.currency,
+         CASE t.state WHEN 'confirmed' THEN 'succeeded' WHEN 'failed' THEN 'failed' ELSE 'pending' END,
+         'triage', NULL,
+         t.source_account_id, -- the partner's suspense account (recorded since origins were, in 0025)
+         t.id,
+         CASE WHEN t.state = 'failed' THEN COALESCE(t.failure_reason, '{"code": "payout_failed", "message": "The bank did not pay the refund"}') END,
+         t.created_at,
+         CASE WHEN t.state IN ('confirmed', 'failed') THEN COALESCE(t.terminal_at, t.state_changed_at) END
+    FROM old_payouts t
+  RETURNING id, credit_id, reference, outbound_transfer_id
+), repointed AS (
+  UPDATE outbound_transfers t SET origin_id = b.id, origin_reference = b.reference
+    FROM backfilled b WHERE t.id = b.outbound_transfer_id
+  RETURNING t.id
+)
+-- The credit's resolution names its refund, as triage's refunds now do.
+UPDATE inbound_credits c SET resolution = c.resolution || jsonb_build_object('refundId', b.id)
+  FROM backfilled b
+ WHERE c.id = b.credit_id AND c.resolution->>'outboundTransferId' = b.outbound_transfer_id::text;
+-- backfill triage refunds: end
