@@ -259,11 +259,6 @@ export async function selectConfirmedCreditIds(db: Queryable, partnerId: string,
   return rows.map((row) => row.id)
 }
 
-/** Requests with one partner reference take turns until the first commits (a transaction-scoped lock). */
-export async function lockReference(db: Queryable, partnerId: string, reference: string): Promise<void> {
-  await db.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`refund:${partnerId}:${reference}`])
-}
-
 /** Who composed the payment intent of a virtual account (an invoice, an escrow), if anyone. */
 export async function selectIntentOwnerType(db: Queryable, virtualAccountId: string): Promise<string | null> {
   const { rows } = await db.query<{ owner_type: string | null }>(`SELECT owner_type FROM payment_intents WHERE virtual_account_id = $1`, [virtualAccountId])

@@ -1,5 +1,6 @@
 // Refund routes (issue 18, item 7): refund a confirmed credit, or the credits of a payment intent
-// or invoice (201; a replay 200 with Idempotent-Replayed), and read the caller's refunds.
+// or invoice (201; a replay answers 201 too, with Idempotent-Replayed: like the other create
+// routes, a replay keeps the original status), and read the caller's refunds.
 import { Type } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import { AmountKobo } from '../platform/amounts.ts'
@@ -69,14 +70,14 @@ export function registerRefundRoutes(app: HttpServer, deps: RefundsDeps): void {
         tags: ['refunds'],
         summary: 'Refund a confirmed credit, or the credits of a payment intent or invoice, to the account the money came from (201; paid asynchronously)',
         body: CreateSchema,
-        response: { 200: RefundRequestSchema, 201: RefundRequestSchema, ...errorResponses() },
+        response: { 201: RefundRequestSchema, ...errorResponses() },
       },
     },
     async (request, reply) => {
       const caller = callerOf(request)
       const { view, replayed } = await createRefunds(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.body)
       if (replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
-      return reply.code(replayed ? 200 : 201).send({ reference: view.reference, amountKobo: view.amountKobo, refunds: view.refunds.map(toRefundJson) })
+      return reply.code(201).send({ reference: view.reference, amountKobo: view.amountKobo, refunds: view.refunds.map(toRefundJson) })
     },
   )
 

@@ -14,7 +14,7 @@ import { findBank } from '../nip/banks.ts'
 import { isValidNuban } from '../nip/nuban.ts'
 import type { OriginHandler } from '../outbound-transfers/owner.ts'
 import { submitOutboundInTransaction, type Caller, type OutboundDeps, type OutboundTransfer } from '../outbound-transfers/service.ts'
-import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
+import { withKeyLock, type Pool, type Queryable, type Tx } from '../platform/db.ts'
 import { fieldError, notFound, RailError } from '../platform/errors.ts'
 import { requestHash } from '../platform/idempotency.ts'
 import { uuidv7 } from '../platform/ids.ts'
@@ -131,6 +131,7 @@ async function refundCredit(deps: RefundsDeps, tx: Tx, request: CreditRefundRequ
   if (known) return { refund: replayOf(known, hash), replayed: true }
   assertRefundableBy(request.origin, credit)
   const destination = senderOf(credit)
+  if (!destination) throw noSender(credit)
   const inserted = await repo.insertWithinRefundable(tx, {
     id: uuidv7(),
     partnerId,
@@ -208,12 +209,15 @@ function creditStatus(status: string): string {
   return status === 'applied' ? 'confirmed' : status
 }
 
-function senderOf(credit: repo.RefundableCredit): { accountNumber: string; bankCode: string } {
+/** The account the credit came from, when the bank gave a valid one (a known bank, a NUBAN that checks out). */
+function senderOf(credit: repo.RefundableCredit): { accountNumber: string; bankCode: string } | undefined {
   const { payerAccountNumber, payerBankCode } = credit
-  if (!payerAccountNumber || !payerBankCode || !findBank(payerBankCode) || !isValidNuban(payerBankCode, payerAccountNumber)) {
-    throw new RailError('refund_destination_unknown', 'The bank gave no valid sender account for this credit, so it cannot be refunded', { creditId: credit.id })
-  }
+  if (!payerAccountNumber || !payerBankCode || !findBank(payerBankCode) || !isValidNuban(payerBankCode, payerAccountNumber)) return undefined
   return { accountNumber: payerAccountNumber, bankCode: payerBankCode }
+}
+
+function noSender(credit: repo.RefundableCredit): RailError {
+  return new RailError('refund_destination_unknown', 'The bank gave no valid sender account for this credit, so it cannot be refunded', { creditId: credit.id })
 }
 
 function narrationOf(origin: RefundOrigin, credit: repo.RefundableCredit): string {
@@ -289,7 +293,8 @@ export interface RefundRequestView {
  * reference), all or nothing, in one transaction. Each refund is held on the partner's
  * collections account when its available balance covers it, else on the float; neither → 422
  * insufficient_funds. Idempotent on the reference per partner: concurrent requests with one
- * reference take turns on it (a transaction-scoped lock), and the later finds the first's refunds.
+ * reference take turns on it (withKeyLock: a duplicate waits for the first outside any
+ * transaction, holding no pooled connection), and the later finds the first's refunds.
  */
 export async function createRefunds(deps: RefundsDeps, caller: Caller, request: RefundApiRequest): Promise<{ view: RefundRequestView; replayed: boolean }> {
   const given = (['creditId', 'paymentIntentId', 'invoiceReference'] as const).filter((field) => request[field] !== undefined)
@@ -300,8 +305,7 @@ export async function createRefunds(deps: RefundsDeps, caller: Caller, request: 
   }
   const hash = requestHash(request)
   const partnerId = caller.partner.id
-  return withTransaction(deps.outbound.pool, async (tx) => {
-    await repo.lockReference(tx, partnerId, request.reference)
+  return withKeyLock(deps.outbound.pool, `refund:${partnerId}:${request.reference}`, async (tx) => {
     const known = await repo.selectByReference(tx, partnerId, request.reference)
     if (known.length > 0) {
       const refunds = known.map((refund) => replayOf(refund, hash))
@@ -351,8 +355,8 @@ async function refundCredits(deps: RefundsDeps, tx: Tx, caller: Caller, request:
     if (single) {
       // Asked by id: the credit's own refusals come before the choice of source (no 422 insufficient_funds for a triage item).
       assertRefundableBy({ type: 'partner' }, credit)
-      senderOf(credit)
-    } else if (!hasSender(credit)) {
+      if (!senderOf(credit)) throw noSender(credit)
+    } else if (!senderOf(credit)) {
       withoutSender += 1 // a credit of the intent or invoice that cannot be refunded is passed over
       continue
     }
@@ -381,10 +385,6 @@ async function refundCredits(deps: RefundsDeps, tx: Tx, caller: Caller, request:
   }
   if (refunds.length === 0) throw new RailError('refund_exceeds_refundable', 'Nothing is left to refund', { refundableKobo: 0 })
   return refunds
-}
-
-function hasSender(credit: repo.RefundableCredit): boolean {
-  return credit.payerAccountNumber !== null && credit.payerBankCode !== null && findBank(credit.payerBankCode) !== undefined && isValidNuban(credit.payerBankCode, credit.payerAccountNumber)
 }
 
 /**

@@ -53,14 +53,15 @@ describe('replays', () => {
     expect(first.status).toBe(201)
     expect(first.headers.get('idempotent-replayed')).toBeNull()
     const again = await refund(partner.client, body)
-    expect(again.status).toBe(200)
+    expect(again.status).toBe(201)
     expect(again.headers.get('idempotent-replayed')).toBe('true')
     expect(again.body).toEqual(first.body)
     await expectRefused(partner, { ...body, amountKobo: 10_001 }, 409, 'idempotency_conflict')
 
     const racing = { reference: randomUUID(), creditId, amountKobo: 5_000 }
     const answers = await Promise.all(Array.from({ length: 6 }, () => refund(partner.client, racing)))
-    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 200, 200, 200, 200, 201])
+    expect(answers.map((answer) => answer.status)).toEqual([201, 201, 201, 201, 201, 201])
+    expect(answers.filter((answer) => answer.headers.get('idempotent-replayed') === 'true')).toHaveLength(5)
     expect(new Set(answers.map((answer) => answer.body.refunds[0]!.id)).size).toBe(1)
     const stored = await harness.app.db.pool.query(`SELECT id FROM refunds WHERE partner_id = $1 AND reference = $2`, [partner.credentials.partnerId, racing.reference])
     expect(stored.rows).toHaveLength(1)
