@@ -1,13 +1,11 @@
 -- Escrow money out (issue 18): a released escrow is disbursed — an outbound transfer of the payment
 -- pipeline to the recipient's bank account, or a credit to the partner's float — and a cancelled or
 -- expired escrow (and an overfunded one's excess) is refunded credit by credit to the accounts the
--- money came from. The payables that nothing paid out are gone.
+-- money came from. Nothing is parked in a payable account any more.
 
 -- The destination given at create or release (all three or none: none is the partner's float), and
 -- the disbursement made at release: its state, its payout, why it failed.
 ALTER TABLE escrows
-  DROP COLUMN recipient_payable_account_id,
-  DROP COLUMN payer_refund_account_id,
   ADD COLUMN disbursement_account_number text CHECK (disbursement_account_number ~ '^[0-9]{10}$'),
   ADD COLUMN disbursement_bank_code text CHECK (disbursement_bank_code ~ '^[0-9]{3,6}$'),
   ADD COLUMN disbursement_account_name text CHECK (length(disbursement_account_name) BETWEEN 1 AND 100),
@@ -49,3 +47,13 @@ CREATE TABLE escrow_refunds (
   created_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX escrow_refunds_by_escrow ON escrow_refunds (escrow_id, created_at);
+
+-- Legacy, kept for operators: before disbursement existed, a release moved the amount to the
+-- escrow's recipient payable account and a cancel or expiry to its payer refund account, and
+-- nothing paid those accounts out. The columns are no longer written; on a database with such
+-- escrows they are the only link from the money still in those payables to its escrow
+-- (docs/escrow.md "Money released or refunded before disbursement").
+COMMENT ON COLUMN escrows.recipient_payable_account_id IS
+  'Legacy (no longer written): the payable account a release before disbursement existed moved the amount to; an operator pays out any balance left there (docs/escrow.md).';
+COMMENT ON COLUMN escrows.payer_refund_account_id IS
+  'Legacy (no longer written): the payable account a cancel or expiry before disbursement existed moved the funding to; an operator refunds any balance left there (docs/escrow.md).';

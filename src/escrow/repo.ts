@@ -308,15 +308,6 @@ export async function endDisbursement(db: Queryable, id: string, next: 'paid' | 
   return rows[0] && toEscrow(rows[0])
 }
 
-/**
- * Takes the lock the ledger takes on an account when it moves money on it. A change that may meet
- * the payment pipeline settling a payout of the same escrow (which locks the holding account, then
- * the escrow) takes it before the escrow's row, so that both lock in one order.
- */
-export async function lockLedgerAccount(db: Queryable, accountId: string): Promise<void> {
-  await db.query(`SELECT 1 FROM ledger_accounts WHERE id = $1 FOR NO KEY UPDATE`, [accountId])
-}
-
 // ---- funding credits and refunds --------------------------------------------------------------
 
 /** Records a credit applied to an escrow (in the transaction that applies it). */

@@ -14,7 +14,7 @@
 // core: payouts held on escrow_holding, so a failed refund leaves the money held there.
 import { assertCallbackUrlAllowed, recordEvent, type EventSigning } from '../events/service.ts'
 import { classifyAddress } from '../events/address-guard.ts'
-import { createTransfers, derivedId, ensurePartnerAccount, type TransferInput } from '../ledger/service.ts'
+import { createTransfers, derivedId, ensurePartnerAccount, lockLedgerAccount, type TransferInput } from '../ledger/service.ts'
 import { getPartner, type Partner } from '../partners/service.ts'
 import type { Clock } from '../platform/clock.ts'
 import { randomBase62, seal } from '../platform/crypto.ts'
@@ -25,9 +25,8 @@ import { uuidv7 } from '../platform/ids.ts'
 import { addJob } from '../platform/jobs.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
 import { allocateIntentAccount, createIntentInTransaction, getIntentById, type IntentView } from '../payment-intents/service.ts'
-import { findBank } from '../nip/banks.ts'
-import { isValidNuban } from '../nip/nuban.ts'
 import { submitOutboundInTransaction, type OutboundDeps, type OutboundTransfer } from '../outbound-transfers/service.ts'
+import { checkBankAccount } from '../providers/bank-accounts.ts'
 import { refundCreditInTransaction, type Refund } from '../refunds/service.ts'
 import { bankName, type Caller, type CollectionsDeps } from '../virtual-accounts/service.ts'
 import * as repo from './repo.ts'
@@ -206,13 +205,17 @@ async function assertCreatable(deps: EscrowDeps, partner: Partner, request: Crea
     throw fieldError('metadata', `must be at most ${METADATA_MAX_BYTES} bytes of JSON`)
   }
   if (request.webhookUrl !== undefined) await assertCallbackUrlAllowed(request.webhookUrl, partner.environment, deps.allowLoopbackCallbacks, 'webhookUrl')
-  if (request.disbursement !== undefined) assertDestination(request.disbursement)
+  if (request.disbursement !== undefined) await assertDestination(deps, request.disbursement)
 }
 
-/** A destination is a NUBAN at a Nigerian bank; its name is checked by the bank when it is paid (name enquiry). */
-function assertDestination(destination: repo.Destination): void {
-  if (!findBank(destination.bankCode)) throw fieldError('disbursement.bankCode', 'is not a bank code of a Nigerian bank')
-  if (!isValidNuban(destination.bankCode, destination.accountNumber)) throw fieldError('disbursement.accountNumber', 'is not a valid NUBAN at that bank')
+/**
+ * A destination is a NUBAN at a Nigerian bank whose holder the name names, by the bank's name
+ * enquiry asked now, before anything is written: a mismatch is 422 naming disbursement.accountName
+ * (the bank's name in details), a bank that does not answer 502 provider_unavailable. The payment
+ * pipeline asks the bank again when it sends the payout.
+ */
+async function assertDestination(deps: EscrowDeps, destination: repo.Destination): Promise<void> {
+  await checkBankAccount({ pool: deps.pool, providers: deps.outbound.payments.providers }, destination, 'disbursement')
 }
 
 /**
@@ -303,8 +306,12 @@ export interface ReleaseRequest {
  * refused and nothing moves.
  */
 export async function releaseEscrow(deps: EscrowDeps, caller: Caller, ref: string, request: ReleaseRequest): Promise<{ escrow: repo.Escrow; retried: boolean }> {
-  if (request.disbursement !== undefined) assertDestination(request.disbursement)
   const partnerId = caller.partner.id
+  if (request.disbursement !== undefined) {
+    // Someone else's escrow is 404 before the bank is asked about the destination.
+    await getEscrow(deps.pool, partnerId, ref)
+    await assertDestination(deps, request.disbursement)
+  }
   return withTransaction(deps.pool, async (tx) => {
     const released = await repo.transition(tx, { partnerId, ref }, 'released', { at: deps.clock.now(), reason: request.reason ?? null })
     if (released) {
@@ -316,7 +323,7 @@ export async function releaseEscrow(deps: EscrowDeps, caller: Caller, ref: strin
       return { escrow: refunded, retried: false }
     }
     // A release again: the escrow may have a payout in flight (an excess refund), whose settling locks holding first.
-    await repo.lockLedgerAccount(tx, await ensurePartnerAccount(tx, partnerId, ESCROW_CURRENCY, 'escrow_holding'))
+    await lockLedgerAccount(tx, await ensurePartnerAccount(tx, partnerId, ESCROW_CURRENCY, 'escrow_holding'))
     const again = await repo.startDisbursement(tx, { partnerId, ref }, 'failed', request.disbursement)
     if (again) return { escrow: await disburse(deps, tx, caller, again), retried: true }
     throw await refusal(tx, partnerId, ref, 'released')
@@ -587,7 +594,7 @@ export async function retryRefund(deps: EscrowDeps, caller: Caller, ref: string)
     const escrow = await repo.selectByRef(tx, partnerId, ref)
     if (!escrow) throw notFound('Escrow')
     // Its other payouts may be in flight, and their settling locks holding before the escrow.
-    await repo.lockLedgerAccount(tx, await holdingOf(tx, escrow))
+    await lockLedgerAccount(tx, await holdingOf(tx, escrow))
     // Failed → pending in SQL: of two retries at once, one retries and the other is refused.
     const pending = await repo.setRefundState(tx, escrow.id, 'pending')
     if (!pending) {

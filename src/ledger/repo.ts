@@ -56,6 +56,11 @@ export async function updateAccountStatus(db: Queryable, accountId: string, stat
   return rows[0]?.previous
 }
 
+/** Locks the account's row as a transfer on it does (FOR NO KEY UPDATE), until the transaction ends. */
+export async function lockAccount(db: Queryable, accountId: string): Promise<void> {
+  await db.query(`SELECT 1 FROM ledger_accounts WHERE id = $1 FOR NO KEY UPDATE`, [accountId])
+}
+
 interface AccountRow {
   id: string
   currency: string

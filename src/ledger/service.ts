@@ -106,6 +106,15 @@ export async function setAccountStatus(db: Queryable, accountId: string, status:
 }
 
 /**
+ * Takes, in the caller's transaction, the lock a transfer takes on the account's row. A change that
+ * will move money on an account, and that may meet another transaction moving money on it and then
+ * locking a row of its own domain, takes it first, so that both lock in one order (no deadlock).
+ */
+export async function lockLedgerAccount(db: Queryable, accountId: string): Promise<void> {
+  await repo.lockAccount(db, accountId)
+}
+
+/**
  * Creates transfers in order, one result per transfer. Unlinked, each succeeds or fails on its
  * own; linked, all succeed or none is written. Invalid input is refused here, without a query.
  */

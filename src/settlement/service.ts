@@ -9,9 +9,6 @@
 import { recordEvent, type NewEvent } from '../events/service.ts'
 import type { CollectedCredit } from '../inbound-credits/service.ts'
 import { createTransfers, derivedId, ensurePartnerAccount, getBalance, type TransferInput } from '../ledger/service.ts'
-import { findBank } from '../nip/banks.ts'
-import { namesMatch } from '../nip/name-match.ts'
-import { isValidNuban } from '../nip/nuban.ts'
 import { FLOAT_CURRENCY } from '../outbound-transfers/float.ts'
 import { submitOutboundInTransaction, type OutboundDeps, type OutboundTransfer } from '../outbound-transfers/service.ts'
 import { getPartner, type Partner } from '../partners/service.ts'
@@ -19,11 +16,11 @@ import { MAX_AMOUNT_KOBO_DEFAULT } from '../platform/amounts.ts'
 import type { Clock } from '../platform/clock.ts'
 import { sha256Hex } from '../platform/crypto.ts'
 import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
-import { fieldError, notFound, RailError } from '../platform/errors.ts'
+import { fieldError, notFound } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
 import { decideSignedChange, type SignedRequest } from '../platform/signed-requests.ts'
-import { DEFAULT_PROVIDER, getProvider } from '../providers/service.ts'
+import { checkBankAccount } from '../providers/bank-accounts.ts'
 import { bankName } from '../virtual-accounts/service.ts'
 import { latestCycle, nextCutoff, SETTLEMENT_TIME_ZONE, type Cycle } from './cycles.ts'
 import * as repo from './repo.ts'
@@ -149,21 +146,11 @@ async function checkedBankAccount(
   account: NonNullable<SettlementSettingsInput['bankAccount']>,
   registered: repo.SettlementSettings['bankAccount'],
 ): Promise<NonNullable<repo.SettlementSettings['bankAccount']>> {
-  if (!findBank(account.bankCode)) throw fieldError('bankAccount.bankCode', 'is not a bank code of a Nigerian bank')
-  if (!isValidNuban(account.bankCode, account.accountNumber)) throw fieldError('bankAccount.accountNumber', 'is not a valid NUBAN at that bank')
   // The account registered already, with the same name: the bank answered for it before.
   if (registered && registered.bankCode === account.bankCode && registered.accountNumber === account.accountNumber && registered.accountName === account.accountName) {
     return registered
   }
-  const provider = await getProvider(deps.pool, DEFAULT_PROVIDER)
-  if (!provider.capabilities.nameCheck) return { ...account, verifiedAccountName: null }
-  const enquiry = await deps.outbound.payments.providers.adapterFor(provider).nameEnquiry({ bankCode: account.bankCode, accountNumber: account.accountNumber })
-  if (enquiry.outcome === 'failed') throw fieldError('bankAccount.accountNumber', `the bank's name enquiry refused it: ${enquiry.responseMessage}`)
-  if (enquiry.outcome !== 'successful') throw new RailError('provider_unavailable', "The bank's name enquiry gave no answer; nothing changed, try again")
-  if (!namesMatch(account.accountName, enquiry.value.accountName)) {
-    throw fieldError('bankAccount.accountName', `does not match the name the bank holds for the account (${enquiry.value.accountName})`)
-  }
-  return { ...account, verifiedAccountName: enquiry.value.accountName }
+  return checkBankAccount({ pool: deps.pool, providers: deps.outbound.payments.providers }, account, 'bankAccount')
 }
 
 // ---- cycles --------------------------------------------------------------------------------------

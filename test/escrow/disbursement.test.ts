@@ -2,7 +2,8 @@
 // webhook receiver: a release with a destination is an outbound transfer of the payment pipeline
 // (origin escrow, held on the escrow holding account) settled by the simulator; a failed one keeps
 // the money held until the partner releases again to another destination; a release without a
-// destination credits the partner's float; bad input and a change after release move nothing.
+// destination credits the partner's float; bad input (a name the bank does not give, asked of it at once) and a
+// change after release move nothing.
 import { createHmac } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RailClient } from '../../src/client/index.ts'
@@ -107,6 +108,28 @@ async function disbursementReaches(api: EscrowClient, ref: string, state: string
   return (await read(api, ref)).disbursement!
 }
 
+/** Every ledger line of the partner's accounts, posted and pending: unchanged when nothing moved. */
+async function ledgerOf(partnerId: string) {
+  const result = await harness.app.db.pool.query(
+    `SELECT kind, debits_pending, debits_posted, credits_pending, credits_posted FROM ledger_accounts WHERE partner_id = $1 ORDER BY kind, id`,
+    [partnerId],
+  )
+  return result.rows
+}
+
+/** The partner's outbound transfers of any origin. */
+const outboundList = async (client: RailClient) => (await client.get<{ data: OutboundJson[] }>('/api/v1/rail/outbound')).body.data
+
+/** Runs `work` while the sandbox bank fails every request (a 5xx). */
+async function whileBankFails<T>(work: () => Promise<T>): Promise<T> {
+  await harness.app.db.pool.query(`UPDATE sandbox_bank.faults SET error_rate = 1 WHERE id = 1`)
+  try {
+    return await work()
+  } finally {
+    await harness.app.db.pool.query(`UPDATE sandbox_bank.faults SET error_rate = 0 WHERE id = 1`)
+  }
+}
+
 describe('escrow disbursement', () => {
   it('funded by the payer, released to a bank account: an escrow payout in the outbound list, confirmed by the bank, escrow.disbursed delivered', async () => {
     const { client, partnerId, api } = await escrowPartner()
@@ -191,15 +214,6 @@ describe('escrow disbursement', () => {
     await expectLedgerVerified(harness.app.db.pool)
   })
 
-  it('a name the bank does not give for the account: the payout fails with name_mismatch and the money stays held', async () => {
-    const { partnerId, api } = await escrowPartner()
-    const ref = await fundedEscrow(partnerId, api)
-    expect((await api.release(ref, { disbursement: { ...FIRST, accountName: 'SOMEONE ELSE ENTIRELY' } })).status).toBe(200)
-    const failed = await disbursementReaches(api, ref, 'failed')
-    expect(failed.failureReason?.code).toBe('name_mismatch')
-    expect(await bookedKobo(harness.app, partnerId, 'escrow_holding')).toBe(50_000)
-  })
-
   it('released without a destination: the amount is credited to the partner’s float at once (the remittance flow)', async () => {
     const { partnerId, api } = await escrowPartner()
     const ref = await fundedEscrow(partnerId, api)
@@ -241,6 +255,63 @@ describe('bad disbursement input: a clear error, nothing moved', () => {
       expect(await bookedKobo(harness.app, partnerId, 'escrow_holding')).toBe(50_000)
     })
   }
+
+  describe('a name the bank does not give for the account (its name enquiry, asked at once): 422 naming disbursement.accountName, nothing moved', () => {
+    const mismatched = { ...FIRST, accountName: 'SOMEONE ELSE ENTIRELY' }
+    type Refusal = { error: string; details: { fields: { field: string }[]; bankAccountName: string } }
+
+    it('on create: no escrow', async () => {
+      const { api } = await escrowPartner()
+      const response = await api.create<Refusal>(createRequest({ disbursement: mismatched }))
+      expect([response.status, response.body.error]).toEqual([422, 'validation_error'])
+      expect(response.body.details.fields.map((f) => f.field)).toEqual(['disbursement.accountName'])
+      expect(response.body.details.bankAccountName).toBe(FIRST.accountName)
+      expect((await api.list<{ data: unknown[] }>()).body.data).toEqual([])
+    })
+
+    it('on release: no outbound transfer, the escrow still funded, the ledger unchanged; released to the right name after, it is paid', async () => {
+      const { client, partnerId, api } = await escrowPartner()
+      const ref = await fundedEscrow(partnerId, api)
+      const before = await ledgerOf(partnerId)
+      const response = await api.release<Refusal>(ref, { disbursement: mismatched })
+      expect([response.status, response.body.error]).toEqual([422, 'validation_error'])
+      expect(response.body.details.fields.map((f) => f.field)).toEqual(['disbursement.accountName'])
+      expect(response.body.details.bankAccountName).toBe(FIRST.accountName)
+      expect(await outboundList(client)).toEqual([])
+      const escrow = await read(api, ref)
+      expect(escrow.status).toBe('funded')
+      expect(escrow.disbursement).toEqual({ destination: 'float', state: 'awaiting_release', outboundTransferId: null })
+      expect(await ledgerOf(partnerId)).toEqual(before)
+      expect(await bookedKobo(harness.app, partnerId, 'escrow_holding')).toBe(50_000)
+      expect(escrowEvents(ref).map((event) => event.event)).not.toContain('escrow.released')
+
+      expect((await api.release(ref, { disbursement: FIRST })).status).toBe(200)
+      const transferId = (await read(api, ref)).disbursement!.outboundTransferId!
+      await settle(client, transferId, 'confirmed')
+      await disbursementReaches(api, ref, 'paid')
+      await expectLedgerVerified(harness.app.db.pool)
+    })
+  })
+
+  describe('the bank does not answer the name enquiry: 502 provider_unavailable, nothing written', () => {
+    it('on create: no escrow', async () => {
+      const { api } = await escrowPartner()
+      const response = await whileBankFails(() => api.create<{ error: string }>(createRequest({ disbursement: FIRST })))
+      expect([response.status, response.body.error]).toEqual([502, 'provider_unavailable'])
+      expect((await api.list<{ data: unknown[] }>()).body.data).toEqual([])
+    })
+
+    it('on release: the escrow still funded, no outbound transfer, the ledger unchanged', async () => {
+      const { client, partnerId, api } = await escrowPartner()
+      const ref = await fundedEscrow(partnerId, api)
+      const before = await ledgerOf(partnerId)
+      const response = await whileBankFails(() => api.release<{ error: string }>(ref, { disbursement: FIRST }))
+      expect([response.status, response.body.error]).toEqual([502, 'provider_unavailable'])
+      expect((await read(api, ref)).status).toBe('funded')
+      expect(await outboundList(client)).toEqual([])
+      expect(await ledgerOf(partnerId)).toEqual(before)
+    })
+  })
 
   it('unknown or missing fields in the destination, or a malformed account number: 422', async () => {
     const { partnerId, api } = await escrowPartner()
