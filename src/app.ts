@@ -111,7 +111,7 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   registerRefundRoutes(app, collections.refunds)
   registerWalletRoutes(app, { pool: deps.pool, providers })
   registerStatementRoutes(app, { pool: deps.pool })
-  registerSettlementRoutes(app, { pool: deps.pool, outbound, clock })
+  registerSettlementRoutes(app, { pool: deps.pool, outbound, clock, maxAmountKobo })
   // Concurrent claims of wallet moves share transactions, as outbound submits do.
   registerMoveRoutes(app, { pool: deps.pool, payments, claimer: claimBatcherFor({ pool: deps.pool, payments }) })
   registerEscrowRoutes(app, { pool: deps.pool, masterKey: deps.masterKey, clock, allowLoopbackCallbacks, collections, outbound })
@@ -212,7 +212,7 @@ export function buildTaskList(deps: Omit<WorkerDeps, 'concurrency'>): TaskList {
     ...eventTasks({ pool: deps.pool, masterKey: deps.masterKey, settings: deps.events ?? { allowLoopbackCallbacks: false } }),
     ...bank,
     ...escrowTasks({ pool: deps.pool, clock: deps.clock ?? systemClock, outbound }),
-    ...settlementTasks({ pool: deps.pool, outbound, clock: deps.clock ?? systemClock }),
+    ...settlementTasks({ pool: deps.pool, outbound, clock: deps.clock ?? systemClock, maxAmountKobo: deps.maxAmountKobo }),
   }
 }
 
@@ -233,6 +233,8 @@ export interface WorkerDeps {
   payments?: Partial<PaymentSettings>
   /** The time escrow expiry and the payment pipeline's schedule are judged by (tests move it instead of sleeping). */
   clock?: Clock
+  /** The maximum of one instruction (RAIL_MAX_AMOUNT_KOBO), which caps a settlement cycle's payout; the default otherwise. */
+  maxAmountKobo?: number
   log?: (level: string, message: string) => void
 }
 

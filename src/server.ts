@@ -83,6 +83,7 @@ export async function runRoles(config: Config, roles: Roles): Promise<void> {
         providers,
         events: { allowLoopbackCallbacks: config.allowLoopbackCallbacks },
         payments: config.payments,
+        maxAmountKobo: config.maxAmountKobo,
         log: workerLog,
       })
     }

@@ -46,6 +46,8 @@ export interface SettlementDeps {
   outbound: OutboundDeps
   /** The time cut-offs are judged by (tests move it instead of waiting for 17:00). */
   clock: Clock
+  /** The largest payout one instruction may carry (RAIL_MAX_AMOUNT_KOBO); MAX_AMOUNT_KOBO_DEFAULT when absent. */
+  maxAmountKobo?: number
 }
 
 // ---- the seam for collections: what a credit leaves in collections ---------------------------
@@ -198,11 +200,12 @@ export async function runCycle(deps: SettlementDeps, partnerId: string, cycle: C
     const partner = (await getPartner(tx, partnerId))!
     const collections = await ensurePartnerAccount(tx, partnerId, FLOAT_CURRENCY, 'collections')
     const waiting = await repo.lockWaiting(tx, partnerId, FLOAT_CURRENCY)
-    const credits = withinOneInstruction(waiting.filter((credit) => credit.collectedAt.getTime() <= cycle.cutoffAt.getTime()))
+    const maxAmountKobo = deps.maxAmountKobo ?? MAX_AMOUNT_KOBO_DEFAULT
+    const credits = withinOneInstruction(waiting.filter((credit) => credit.collectedAt.getTime() <= cycle.cutoffAt.getTime()), maxAmountKobo)
     const creditsTotalKobo = sumKobo(credits)
     const notIncludedKobo = sumKobo(waiting) - creditsTotalKobo
     const availableKobo = (await getBalance(tx, collections))!.availableKobo
-    const amountKobo = Math.min(availableKobo - notIncludedKobo, MAX_AMOUNT_KOBO_DEFAULT)
+    const amountKobo = Math.min(availableKobo - notIncludedKobo, maxAmountKobo)
     if (amountKobo <= 0) return undefined
     const { bankCode, accountNumber, accountName } = settings.bankAccount
     const settlement = await repo.insertSettlement(tx, {
@@ -245,11 +248,11 @@ function sumKobo(credits: readonly { amountKobo: number }[]): number {
 }
 
 /** The waiting credits, oldest first, as many as one instruction carries; the rest wait for the next cycle. */
-function withinOneInstruction<T extends { amountKobo: number }>(credits: readonly T[]): T[] {
+function withinOneInstruction<T extends { amountKobo: number }>(credits: readonly T[], maxAmountKobo: number): T[] {
   const taken: T[] = []
   let totalKobo = 0
   for (const credit of credits) {
-    if (totalKobo + credit.amountKobo > MAX_AMOUNT_KOBO_DEFAULT) break
+    if (totalKobo + credit.amountKobo > maxAmountKobo) break
     taken.push(credit)
     totalKobo += credit.amountKobo
   }

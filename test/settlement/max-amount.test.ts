@@ -1,0 +1,112 @@
+// A settlement cycle pays at most the configured maximum of one instruction (RAIL_MAX_AMOUNT_KOBO,
+// here 50,000 kobo), on the API's sandbox cycle and on the worker's: the credits that would take
+// it past the maximum wait, in order, for the next cycle.
+import { randomUUID } from 'node:crypto'
+import type { Runner } from 'graphile-worker'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startBackgroundWorkers } from '../../src/app.ts'
+import type { RailClient } from '../../src/client/index.ts'
+import { nuban } from '../../src/nip/nuban.ts'
+import { addJob } from '../../src/platform/jobs.ts'
+import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
+import { RUN_DUE_TASK } from '../../src/settlement/service.ts'
+import { BANK_SECRET, payIn, waitForCallback } from '../collections/support.ts'
+import { startTestApp, type TestApp } from '../support/app.ts'
+import { expectLedgerVerified } from '../support/ledger.ts'
+import { startReceiver, type Receiver } from '../support/receiver.ts'
+import { waitFor } from '../support/wait.ts'
+import { lagosCutoffIn, movableClock } from './support.ts'
+
+const MAX_AMOUNT_KOBO = 50_000
+const PAYMENTS = { sandbox: { firstDelayMs: 200, deadlineMs: 5_000 } }
+const SETTLEMENT_ACCOUNT = { accountNumber: nuban('057', '000246810'), bankCode: '057' }
+const BANK_ACCOUNT = { ...SETTLEMENT_ACCOUNT, accountName: syntheticAccountName(SETTLEMENT_ACCOUNT.bankCode, SETTLEMENT_ACCOUNT.accountNumber) }
+
+let app: TestApp
+let hook: Receiver
+let runner: Runner
+
+function workers(extra: { clock?: ReturnType<typeof movableClock> } = {}): Promise<Runner> {
+  return startBackgroundWorkers({
+    pool: app.db.pool,
+    masterKey: app.masterKey,
+    concurrency: 4,
+    providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: BANK_SECRET },
+    events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
+    payments: PAYMENTS,
+    maxAmountKobo: MAX_AMOUNT_KOBO,
+    ...extra,
+  })
+}
+
+beforeAll(async () => {
+  app = await startTestApp({ sandboxBankSecret: BANK_SECRET, payments: PAYMENTS, maxAmountKobo: MAX_AMOUNT_KOBO })
+  hook = await startReceiver()
+  runner = await workers()
+})
+afterAll(async () => {
+  await runner?.stop()
+  await hook?.close()
+  if (app) await expectLedgerVerified(app.db.pool)
+  await app?.close()
+})
+
+interface SettlementJson {
+  id: string
+  amountKobo: number
+  creditCount: number
+  creditsTotalKobo: number
+}
+
+async function bankPartner() {
+  const { client, credentials } = await app.newPartner({ callbackUrl: hook.url })
+  const put = await client.request('PUT', '/api/v1/rail/settlement', { mode: 'bank', bankAccount: BANK_ACCOUNT, cutoffTime: lagosCutoffIn(2) })
+  expect(put.status, JSON.stringify(put.body)).toBe(200)
+  return { client, secret: credentials.callbackSigningSecret }
+}
+
+/** Pays the credits in, one after another (so they are collected in this order), and waits until each is confirmed. */
+async function collect(client: RailClient, secret: string, amountsKobo: number[]): Promise<void> {
+  const account = (await client.post<{ trackingId: string; virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })).body
+  for (const [index, amountKobo] of amountsKobo.entries()) {
+    await payIn(client, account.virtualAccount, amountKobo)
+    await waitForCallback(hook, secret, (body) => body.event === 'credit.confirmed' && body.data.trackingId === account.trackingId, index + 1)
+  }
+}
+
+async function settlementsOf(client: RailClient): Promise<SettlementJson[]> {
+  return (await client.get<{ data: SettlementJson[] }>('/api/v1/rail/settlements')).body.data
+}
+
+/** The sandbox cycle now, signed `secondsAgo` back so that each call is a request (and a cycle) of its own. */
+async function runNow(client: RailClient, secondsAgo: number): Promise<SettlementJson | null> {
+  const answer = await client.post<{ settlement: SettlementJson | null }>('/api/v1/rail/sandbox/run-settlement', undefined, { timestampS: Math.floor(Date.now() / 1000) - secondsAgo })
+  expect(answer.status, JSON.stringify(answer.body)).toBe(200)
+  return answer.body.settlement
+}
+
+describe('a settlement cycle under a configured maximum of 50,000 kobo', () => {
+  it('the API cycle pays at most the maximum; the rest waits for the next cycle', async () => {
+    const { client, secret } = await bankPartner()
+    await collect(client, secret, [30_000, 20_000, 40_000, 45_000])
+    expect(await runNow(client, 3)).toMatchObject({ amountKobo: 50_000, creditCount: 2, creditsTotalKobo: 50_000 })
+    expect(await runNow(client, 2)).toMatchObject({ amountKobo: 40_000, creditCount: 1, creditsTotalKobo: 40_000 })
+    expect(await runNow(client, 1)).toMatchObject({ amountKobo: 45_000, creditCount: 1, creditsTotalKobo: 45_000 })
+    expect(await runNow(client, 0)).toBeNull()
+    const payouts = (await client.get<{ data: { amountKobo: number }[] }>('/api/v1/rail/outbound?origin=settlement')).body.data
+    expect(payouts.map((payout) => payout.amountKobo).sort()).toEqual([40_000, 45_000, 50_000])
+  })
+
+  it("the worker's cycle pays at most the maximum too", async () => {
+    const { client, secret } = await bankPartner()
+    await collect(client, secret, [35_000, 30_000])
+    // Only workers past the cut-off from now on, so that none on the real clock takes the job and finds nothing due.
+    await runner.stop()
+    const clock = movableClock()
+    clock.setAheadHours(3)
+    runner = await workers({ clock })
+    await addJob(app.db.pool, RUN_DUE_TASK, {})
+    await waitFor(async () => (await settlementsOf(client)).length === 1, 15_000, 'settlement by the worker')
+    expect((await settlementsOf(client))[0]).toMatchObject({ amountKobo: 35_000, creditCount: 1, creditsTotalKobo: 35_000 })
+  })
+})
