@@ -26,6 +26,12 @@ const BalanceSchema = Type.Object({
   currency: Type.String(),
 })
 
+const ListedWalletSchema = Type.Object({
+  ...WalletSchema.properties,
+  availableBalanceKobo: Type.Integer(),
+  bookedBalanceKobo: Type.Integer(),
+})
+
 const ListQuerySchema = closedObject({
   customerReference: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only the wallet of this customer reference' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: WALLETS_PAGE_MAX, default: 20 })),
@@ -75,9 +81,9 @@ export function registerWalletRoutes(app: HttpServer, deps: WalletsDeps): void {
       config: { auth: 'signature' },
       schema: {
         tags: ['wallets'],
-        summary: "The caller's wallets, newest first (customerReference finds one)",
+        summary: "The caller's wallets with their balances, newest first (customerReference finds one)",
         querystring: ListQuerySchema,
-        response: { 200: Type.Object({ data: Type.Array(WalletSchema), nextCursor: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses() },
+        response: { 200: Type.Object({ data: Type.Array(ListedWalletSchema), nextCursor: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses() },
       },
     },
     async (request) => {
@@ -88,7 +94,8 @@ export function registerWalletRoutes(app: HttpServer, deps: WalletsDeps): void {
         limit: query.limit ?? 20,
         cursor: query.cursor,
       })
-      return { data: page.wallets.map(toWalletJson), nextCursor: page.nextCursor }
+      const data = page.wallets.map(({ wallet, ...balances }) => ({ ...toWalletJson(wallet), ...balances }))
+      return { data, nextCursor: page.nextCursor }
     },
   )
 

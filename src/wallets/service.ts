@@ -1,5 +1,5 @@
 // Wallets (seed 000): creation at a provider and balances from the ledger.
-import { createAccount, derivedId, getBalance } from '../ledger/service.ts'
+import { createAccount, derivedId, getBalance, getBalances } from '../ledger/service.ts'
 import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { fieldError, onNotFound, RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
@@ -112,11 +112,26 @@ async function recordWallet(pool: Pool, wallet: Omit<repo.Wallet, 'createdAt' | 
 
 export const WALLETS_PAGE_MAX = 100
 
-/** A page of the partner's wallets, newest first; the cursor is the last wallet id of the previous page. */
-export async function listWallets(pool: Pool, filter: Omit<repo.WalletListFilter, 'beforeId'> & { cursor?: string }): Promise<{ wallets: repo.Wallet[]; nextCursor: string | null }> {
+export interface ListedWallet {
+  wallet: repo.Wallet
+  availableBalanceKobo: number
+  bookedBalanceKobo: number
+}
+
+/**
+ * A page of the partner's wallets, newest first, with their balances (one ledger read for the
+ * page); the cursor is the last wallet id of the previous page.
+ */
+export async function listWallets(pool: Pool, filter: Omit<repo.WalletListFilter, 'beforeId'> & { cursor?: string }): Promise<{ wallets: ListedWallet[]; nextCursor: string | null }> {
   const rows = await repo.selectWallets(pool, { ...filter, beforeId: filter.cursor, limit: pageQueryLimit(filter.limit) })
   const page = toPage(rows, filter.limit)
-  return { wallets: page.items, nextCursor: page.nextCursor }
+  const balances = new Map((await getBalances(pool, page.items.map((wallet) => wallet.ledgerAccountId))).map((balance) => [balance.accountId, balance]))
+  const wallets = page.items.map((wallet) => {
+    const balance = balances.get(wallet.ledgerAccountId)
+    if (!balance) throw new Error(`wallet ${wallet.id} has no ledger account`)
+    return { wallet, availableBalanceKobo: balance.availableKobo, bookedBalanceKobo: balance.bookedKobo }
+  })
+  return { wallets, nextCursor: page.nextCursor }
 }
 
 export async function findWallet(db: Queryable, partnerId: string, walletId: string): Promise<repo.Wallet> {

@@ -1,5 +1,6 @@
 // GET /wallet: the caller's wallets, newest first, cursor-paginated like the other lists; one
 // customer reference finds its wallet; another partner's wallets never appear; bad input is 422.
+import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RailClient, RailResponse } from '../../src/client/index.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
@@ -15,8 +16,12 @@ interface WalletJson {
   bankName: string
   createdAt: string
 }
+interface ListedWalletJson extends WalletJson {
+  availableBalanceKobo: number
+  bookedBalanceKobo: number
+}
 interface Page {
-  data: WalletJson[]
+  data: ListedWalletJson[]
   nextCursor: string | null
 }
 
@@ -44,7 +49,7 @@ afterAll(async () => {
   await app.close()
 })
 
-async function allPages(client: RailClient, limit: number): Promise<{ pages: Page[]; wallets: WalletJson[] }> {
+async function allPages(client: RailClient, limit: number): Promise<{ pages: Page[]; wallets: ListedWalletJson[] }> {
   const pages: Page[] = []
   let cursor: string | null = null
   do {
@@ -64,9 +69,16 @@ describe('GET /wallet', () => {
     expect(pages.at(-1)!.nextCursor).toBeNull()
   })
 
-  it('answers each wallet as POST /wallet answered it', async () => {
+  it('answers each wallet as POST /wallet answered it, with its balances as GET /wallet/customer has them', async () => {
+    const credited = await owner.post('/wallet/credit', { walletId: created[2]!.walletId, reference: randomUUID(), amountKobo: 12_345, currency: 'NGN' })
+    expect(credited.status, JSON.stringify(credited.body)).toBe(200)
     const { wallets } = await allPages(owner, 100)
-    expect(wallets).toEqual([...created].reverse())
+    expect(wallets.map(({ availableBalanceKobo: _available, bookedBalanceKobo: _booked, ...wallet }) => wallet)).toEqual([...created].reverse())
+    for (const listed of wallets) {
+      const balance = (await owner.get<{ availableBalanceKobo: number; bookedBalanceKobo: number }>(`/wallet/customer?customerId=${listed.walletId}`)).body
+      expect({ available: listed.availableBalanceKobo, booked: listed.bookedBalanceKobo }).toEqual({ available: balance.availableBalanceKobo, booked: balance.bookedBalanceKobo })
+    }
+    expect(wallets.find((wallet) => wallet.walletId === created[2]!.walletId)!.availableBalanceKobo).toBeGreaterThan(0)
   })
 
   it('a page holding the last wallet has a null cursor', async () => {
@@ -78,7 +90,7 @@ describe('GET /wallet', () => {
   it('customerReference finds the one wallet, and only the caller’s', async () => {
     const found = await owner.get<Page>('/wallet?customerReference=list-4')
     expect(found.status).toBe(200)
-    expect(found.body).toEqual({ data: [created[4]], nextCursor: null })
+    expect(found.body).toEqual({ data: [{ ...created[4], availableBalanceKobo: 0, bookedBalanceKobo: 0 }], nextCursor: null })
     const theirs = await other.get<Page>('/wallet?customerReference=list-0')
     expect(theirs.body.data.map((wallet) => wallet.walletId)).toEqual([othersWalletId])
     const none = await owner.get<Page>('/wallet?customerReference=nobody')
