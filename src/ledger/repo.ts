@@ -61,6 +61,25 @@ export async function lockAccount(db: Queryable, accountId: string): Promise<voi
   await db.query(`SELECT 1 FROM ledger_accounts WHERE id = $1 FOR NO KEY UPDATE`, [accountId])
 }
 
+/**
+ * How many more kobo each account can be credited before its lifetime credits (posted and
+ * pending) leave JavaScript's safe integers — 0 when they are there already. Computed and clamped
+ * in SQL, so that an account past the range is read without a number that cannot be held.
+ */
+export async function selectCreditRoom(db: Queryable, accountIds: readonly string[]): Promise<Map<string, number>> {
+  const result = await db.query<{ id: string; room_kobo: string }>(
+    `SELECT id, GREATEST(0, 9007199254740991 - credits_posted - credits_pending)::text AS room_kobo
+       FROM ledger_accounts WHERE id = ANY ($1::uuid[])`,
+    [accountIds],
+  )
+  return new Map(result.rows.map((row) => [row.id, Number(row.room_kobo)]))
+}
+
+export async function selectTransferExists(db: Queryable, transferId: string): Promise<boolean> {
+  const result = await db.query(`SELECT 1 FROM ledger_transfers WHERE id = $1`, [transferId])
+  return (result.rowCount ?? 0) > 0
+}
+
 interface AccountRow {
   id: string
   currency: string

@@ -244,6 +244,20 @@ export async function getBalance(db: Queryable, accountId: string): Promise<Acco
   return balance
 }
 
+/**
+ * How many more kobo each account can be credited while its totals stay exact in JavaScript
+ * (lifetime credits ≤ 2^53 − 1). Callers that concentrate money in one account (funding the
+ * float, settling collections to it) check it first, so that no balance read of it can fail.
+ */
+export async function creditRoom(db: Queryable, accountIds: readonly string[]): Promise<Map<string, number>> {
+  return repo.selectCreditRoom(db, accountIds)
+}
+
+/** Whether a transfer with this id was made (a retry of it finds `exists`). */
+export async function transferExists(db: Queryable, transferId: string): Promise<boolean> {
+  return repo.selectTransferExists(db, transferId)
+}
+
 export async function getBalances(db: Queryable, accountIds: string[]): Promise<AccountBalance[]> {
   return repo.selectBalances(db, accountIds)
 }

@@ -1,7 +1,7 @@
 // The partner's float: the money outbound transfers draw on (docs/design.md §10). In sandbox it is funded
 // from the partner's provider settlement account, as a balanced ledger transfer, by
 // `rail sandbox fund-float` and `POST /api/v1/rail/sandbox/fund-float`.
-import { createTransfer, derivedId, ensurePartnerAccount, getBalance, LedgerError } from '../ledger/service.ts'
+import { createTransfer, creditRoom, derivedId, ensurePartnerAccount, getBalance, LedgerError, transferExists } from '../ledger/service.ts'
 import { getPartner } from '../partners/service.ts'
 import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { assertAmountWithinLimit } from '../platform/amounts.ts'
@@ -41,6 +41,7 @@ export async function fundFloat(pool: Pool, partnerId: string, amountKobo: numbe
   return withTransaction(pool, async (tx) => {
     const settlement = await ensurePartnerAccount(tx, partnerId, FLOAT_CURRENCY, 'provider_settlement')
     const float = await ensurePartnerAccount(tx, partnerId, FLOAT_CURRENCY, 'float')
+    await assertFloatRoom(tx, float, amountKobo, transferId)
     let result
     try {
       result = await createTransfer(tx, {
@@ -61,6 +62,17 @@ export async function fundFloat(pool: Pool, partnerId: string, amountKobo: numbe
     }
     return { transferId, amountKobo, replayed: result === 'exists', float: await floatBalance(tx, partnerId, float) }
   })
+}
+
+/**
+ * A funding that would take the float's lifetime credits past 2^53 − 1 is refused (its balance
+ * could no longer be read exactly); a replay of a funding made before is not a new credit.
+ */
+async function assertFloatRoom(tx: Queryable, floatAccountId: string, amountKobo: number, transferId: string): Promise<void> {
+  const roomKobo = (await creditRoom(tx, [floatAccountId])).get(floatAccountId) ?? 0
+  if (roomKobo >= amountKobo) return
+  if (await transferExists(tx, transferId)) return
+  throw new RailError('balance_limit_exceeded', `The float can take at most ${roomKobo} kobo more; nothing moved`, { roomKobo })
 }
 
 async function floatBalance(db: Queryable, partnerId: string, accountId: string): Promise<FloatBalance> {

@@ -21,6 +21,7 @@ export const ERROR_CATALOGUE = {
   validation_error: { status: 422, why: 'The body, query or path violates the schema; details name each field.' },
   unsupported_currency: { status: 422, why: 'Only NGN is served.' },
   insufficient_funds: { status: 422, why: 'The available balance is smaller than the amount; nothing moved.' },
+  balance_limit_exceeded: { status: 422, why: "The account's lifetime credits would leave the range every balance is exact in (2^53 − 1 kobo); nothing moved." },
   amount_above_limit: { status: 422, why: 'The amount exceeds the maximum of one instruction; nothing moved.' },
   refund_destination_unknown: { status: 422, why: 'A credit cannot be refunded: the bank gave no valid sender account (an unmatched one can be assigned instead).' },
   refund_exceeds_refundable: { status: 422, why: 'The refund is more than the credit has left to refund (what it brought less its refunds pending or succeeded); details.refundableKobo says how much is left; nothing moved.' },

@@ -8,7 +8,7 @@
 //   (confirmed or failed) reaches settleSettlementPayouts on the pipeline's transaction.
 import { recordEvent, type NewEvent } from '../events/service.ts'
 import type { CollectedCredit } from '../inbound-credits/service.ts'
-import { createTransfers, derivedId, ensurePartnerAccount, getBalance, type TransferInput } from '../ledger/service.ts'
+import { createTransfers, creditRoom, derivedId, ensurePartnerAccount, getBalance, type TransferInput } from '../ledger/service.ts'
 import { FLOAT_CURRENCY } from '../outbound-transfers/float.ts'
 import { submitOutboundInTransaction, type OutboundDeps, type OutboundTransfer } from '../outbound-transfers/service.ts'
 import { getPartner, type Partner } from '../partners/service.ts'
@@ -64,14 +64,20 @@ export async function settlementTransfersFor(tx: Tx, credits: readonly Collected
   const queued = kept.filter((credit) => modes.get(credit.partnerId) === 'bank')
   await repo.enqueue(tx, queued)
   const floats = new Map<string, string>()
-  const transfers: TransferInput[] = []
-  for (const credit of kept.filter((candidate) => modes.get(candidate.partnerId) !== 'bank')) {
+  const toFloat = kept.filter((candidate) => modes.get(candidate.partnerId) !== 'bank')
+  for (const credit of toFloat) {
     const key = `${credit.partnerId}:${credit.currency}`
-    let float = floats.get(key)
-    if (float === undefined) {
-      float = await ensurePartnerAccount(tx, credit.partnerId, credit.currency, 'float')
-      floats.set(key, float)
-    }
+    if (!floats.has(key)) floats.set(key, await ensurePartnerAccount(tx, credit.partnerId, credit.currency, 'float'))
+  }
+  // A float is never credited past 2^53 − 1 kobo in its lifetime (its balances would no longer be
+  // exact): a credit that would take it there waits in collections (docs/settlement.md).
+  const roomKobo = await creditRoom(tx, [...new Set(floats.values())])
+  const transfers: TransferInput[] = []
+  for (const credit of toFloat) {
+    const float = floats.get(`${credit.partnerId}:${credit.currency}`)!
+    const room = roomKobo.get(float) ?? 0
+    if (room < credit.amountKobo) continue
+    roomKobo.set(float, room - credit.amountKobo)
     transfers.push({
       id: derivedId(credit.creditId, SETTLEMENT_TO_FLOAT_CODE),
       debitAccountId: credit.collectionsAccountId,

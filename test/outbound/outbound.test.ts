@@ -225,7 +225,10 @@ describe('POST /api/v1/rail/outbound', () => {
     // step writer): duplicates of one final answer, in one batch or in racing ones.
     const deps: OutboundDeps = { pool: app.db.pool, allowLoopbackCallbacks: true, payments: app.payments(SCHEDULE) }
     await Promise.all(transfers.flatMap((transfer) => [requeryOutbound(deps, transfer.id), requeryOutbound(deps, transfer.id)]))
-    for (const [index, transfer] of transfers.entries()) expect((await read(client, transfer.id)).state).toBe(outcome(index))
+    // A requery that finds the instruction leased by a worker leaves it to that worker: wait for the final states.
+    const finalStates = async () => Promise.all(transfers.map(async (transfer) => (await read(client, transfer.id)).state))
+    await waitFor(async () => (await finalStates()).every((state) => state === 'confirmed' || state === 'failed'), 15_000, 'every transfer final')
+    expect(await finalStates()).toEqual(transfers.map((_transfer, index) => outcome(index)))
 
     const confirmedKobo = transfers.reduce((sum, transfer, index) => sum + (outcome(index) === 'confirmed' ? transfer.amountKobo : 0), 0)
     expect(await float(client)).toEqual(expect.objectContaining({ availableBalanceKobo: 2_000_000 - confirmedKobo, bookedBalanceKobo: 2_000_000 - confirmedKobo }))

@@ -10,6 +10,7 @@ import { canonicalRequest, computeSignature } from '../../src/client/signing.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { createRequest, escrowClient } from '../support/escrow.ts'
 import { PAYEE, settle, startPayment, startPaymentWorkers, type PaymentParty } from '../support/payments.ts'
+import { waitFor } from '../support/wait.ts'
 
 const SECRET = 'amount-limits-test-secret'
 
@@ -184,7 +185,20 @@ describe('one partner pushing 2^53 − 1 kobo again and again cannot break anoth
       const paid = await attacker.post('/api/v1/rail/sandbox/simulate-inbound-credit', { virtualAccount: collection, amountKobo: HUGE_KOBO })
       expect(paid.status).toBe(200)
     }
-    expect((await attacker.post('/api/v1/rail/sandbox/fund-float', { amountKobo: HUGE_KOBO, reference: randomUUID() })).status).toBe(200)
+    // The credits settle to the float (the default) while it has room below 2^53 − 1 in its
+    // lifetime, the rest waits in collections; a funding past that room is refused, nothing moved,
+    // and the float's balance stays readable.
+    const attackerId = (await attacker.get<{ partnerId: string }>('/api/v1/rail/float')).body.partnerId
+    const appliedCredits = async () =>
+      Number((await app.db.pool.query(`SELECT count(*) FROM inbound_credits WHERE partner_id = $1 AND status = 'applied'`, [attackerId])).rows[0].count)
+    // Identical signed requests within one second are one credit (the signature is the key of a request without a reference).
+    await waitFor(async () => (await appliedCredits()) >= 1, 20_000, 'the credit applied')
+    const funding = await attacker.post<{ error: string }>('/api/v1/rail/sandbox/fund-float', { amountKobo: HUGE_KOBO, reference: randomUUID() })
+    expect(funding.status).toBe(422)
+    expect(funding.body.error).toBe('balance_limit_exceeded')
+    const float = await attacker.get<{ bookedBalanceKobo: number }>('/api/v1/rail/float')
+    expect(float.status).toBe(200)
+    expect(float.body.bookedBalanceKobo).toBe(HUGE_KOBO)
 
     // Every balance the bank stores is an exact JavaScript number.
     const unsafe = await app.db.pool.query(`SELECT account_number FROM sandbox_bank.accounts WHERE balance_kobo > 9007199254740991 OR balance_kobo < 0`)
