@@ -164,8 +164,8 @@ async function registerOpenApi(app: HttpServer): Promise<void> {
 }
 
 /**
- * The payment pipeline and the owners of its instructions: wallet moves, and outbound transfers
- * (whose refunds of unmatched credits settle their credit when they end).
+ * The payment pipeline and the owners of its instructions: wallet moves, and outbound transfers,
+ * whose origins (a refund, an escrow's disbursement, a settlement) hear when their payout ends.
  */
 export function paymentsDeps(deps: Pick<PaymentsDeps, 'pool' | 'providers' | 'clock' | 'log'> & { settings?: Partial<PaymentSettings> }): PaymentsDeps {
   const owners = { wallet_move: walletOwner, outbound_transfer: outboundOwner({ refund: refundPayoutsEnded(REFUND_ENDINGS), escrow: settleEscrowPayouts, settlement: settleSettlementPayouts }) }
