@@ -233,6 +233,8 @@ describe("another partner's wallet", () => {
     expect((await other.client.post('/wallet/requery', { customerId: wallet.walletId })).status).toBe(404)
     expect((await client.post('/wallet/requery', { customerId: randomUUID() })).status).toBe(404)
     expect((await client.post('/wallet/requery', { customerId: wallet.walletId, extra: 1 })).status).toBe(422)
+    expect((await client.post('/wallet/requery', {})).status).toBe(422)
+    expect((await client.post('/wallet/requery', { customerId: 42 })).status).toBe(422)
     const paidIn = await harness.app.db.pool.query(`SELECT count(*) FROM sandbox_bank.transfers WHERE kind = 'inbound' AND credit_account_number = $1`, [wallet.accountNumber])
     expect(Number(paidIn.rows[0].count)).toBe(0)
     expect(await balanceOf(client, wallet.walletId)).toMatchObject({ bookedBalanceKobo: 0 })
