@@ -82,6 +82,48 @@ CREATE TABLE counterparties (
   CONSTRAINT counterparties_verified_account_name_check CHECK ((length(verified_account_name) <= 100))
 );
 
+CREATE TABLE dashboard_actions (
+  id bigint NOT NULL,
+  partner_id uuid NOT NULL,
+  actor text NOT NULL DEFAULT 'dashboard'::text,
+  action text NOT NULL,
+  object_id uuid,
+  detail jsonb NOT NULL DEFAULT '{}'::jsonb,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  operator text,
+  CONSTRAINT dashboard_actions_action_check CHECK ((length(action) <= 64)),
+  CONSTRAINT dashboard_actions_actor_check CHECK ((actor = 'dashboard'::text)),
+  CONSTRAINT dashboard_actions_operator_check CHECK ((((length(operator) >= 1) AND (length(operator) <= 100)) AND (operator !~ '[[:cntrl:]]'::text))),
+  CONSTRAINT dashboard_actions_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT dashboard_actions_pkey PRIMARY KEY (id)
+);
+
+CREATE TABLE dashboard_links (
+  token_hash text NOT NULL,
+  partner_id uuid NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  expires_at timestamp with time zone NOT NULL,
+  used_at timestamp with time zone,
+  operator text,
+  CONSTRAINT dashboard_links_operator_check CHECK ((((length(operator) >= 1) AND (length(operator) <= 100)) AND (operator !~ '[[:cntrl:]]'::text))),
+  CONSTRAINT dashboard_links_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT dashboard_links_pkey PRIMARY KEY (token_hash),
+  CONSTRAINT dashboard_links_token_hash_check CHECK ((length(token_hash) = 64))
+);
+
+CREATE TABLE dashboard_sessions (
+  id_hash text NOT NULL,
+  partner_id uuid NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  expires_at timestamp with time zone NOT NULL,
+  ended_at timestamp with time zone,
+  operator text,
+  CONSTRAINT dashboard_sessions_id_hash_check CHECK ((length(id_hash) = 64)),
+  CONSTRAINT dashboard_sessions_operator_check CHECK ((((length(operator) >= 1) AND (length(operator) <= 100)) AND (operator !~ '[[:cntrl:]]'::text))),
+  CONSTRAINT dashboard_sessions_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT dashboard_sessions_pkey PRIMARY KEY (id_hash)
+);
+
 CREATE TABLE disabled_callback_urls (
   partner_id uuid NOT NULL,
   url text NOT NULL,
@@ -408,6 +450,14 @@ CREATE TABLE ledger_transfers (
   CONSTRAINT ledger_transfers_source_type_check CHECK ((length(source_type) <= 64))
 );
 
+CREATE TABLE master_key_check (
+  only_row boolean NOT NULL DEFAULT true,
+  sealed bytea NOT NULL,
+  recorded_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT master_key_check_only_row_check CHECK (only_row),
+  CONSTRAINT master_key_check_pkey PRIMARY KEY (only_row)
+);
+
 CREATE TABLE migrations (
   id integer NOT NULL,
   name character varying(100) NOT NULL,
@@ -581,6 +631,16 @@ CREATE TABLE providers (
   CONSTRAINT providers_pkey PRIMARY KEY (name)
 );
 
+CREATE TABLE refund_requests (
+  partner_id uuid NOT NULL,
+  reference text NOT NULL,
+  request_hash text NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT refund_requests_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT refund_requests_pkey PRIMARY KEY (partner_id, reference),
+  CONSTRAINT refund_requests_reference_check CHECK (((length(reference) >= 1) AND (length(reference) <= 200)))
+);
+
 CREATE TABLE refunds (
   id uuid NOT NULL,
   partner_id uuid NOT NULL,
@@ -611,6 +671,15 @@ CREATE TABLE refunds (
   CONSTRAINT refunds_reason_check CHECK ((length(reason) <= 200)),
   CONSTRAINT refunds_reference_check CHECK (((length(reference) >= 1) AND (length(reference) <= 200))),
   CONSTRAINT refunds_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'succeeded'::text, 'failed'::text])))
+);
+
+CREATE TABLE sandbox_clocks (
+  partner_id uuid NOT NULL,
+  offset_seconds bigint NOT NULL,
+  advanced_at timestamp with time zone NOT NULL,
+  CONSTRAINT sandbox_clocks_offset_seconds_check CHECK (((offset_seconds >= 0) AND (offset_seconds <= '3155760000'::bigint))),
+  CONSTRAINT sandbox_clocks_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT sandbox_clocks_pkey PRIMARY KEY (partner_id)
 );
 
 CREATE TABLE settlement_credits (
@@ -686,6 +755,13 @@ CREATE TABLE signed_requests (
   CONSTRAINT signed_requests_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
   CONSTRAINT signed_requests_pkey PRIMARY KEY (partner_id, signature),
   CONSTRAINT signed_requests_signature_check CHECK ((length(signature) <= 128))
+);
+
+CREATE TABLE state_transitions (
+  machine text NOT NULL,
+  from_state text,
+  to_state text NOT NULL,
+  CONSTRAINT state_transitions_move UNIQUE NULLS NOT DISTINCT (machine, from_state, to_state)
 );
 
 CREATE TABLE virtual_accounts (
@@ -798,6 +874,16 @@ CREATE TABLE wallets (
   CONSTRAINT wallets_provider_fkey FOREIGN KEY (provider) REFERENCES providers(name)
 );
 
+CREATE TABLE worker_processes (
+  process_id uuid NOT NULL,
+  host text NOT NULL,
+  pid integer NOT NULL,
+  worker_ids text[] NOT NULL,
+  started_at timestamp with time zone NOT NULL DEFAULT now(),
+  seen_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT worker_processes_pkey PRIMARY KEY (process_id)
+);
+
 CREATE TABLE sandbox_bank.accounts (
   account_number text NOT NULL,
   bank_code text NOT NULL,
@@ -885,6 +971,14 @@ CREATE INDEX bank_instructions_in_flight ON public.bank_instructions USING btree
 
 CREATE INDEX counterparties_by_partner ON public.counterparties USING btree (partner_id, id DESC);
 
+CREATE INDEX dashboard_actions_partner ON public.dashboard_actions USING btree (partner_id, created_at);
+
+CREATE INDEX dashboard_links_expiry ON public.dashboard_links USING btree (expires_at);
+
+CREATE INDEX dashboard_sessions_expiry ON public.dashboard_sessions USING btree (expires_at);
+
+CREATE INDEX dashboard_sessions_partner ON public.dashboard_sessions USING btree (partner_id);
+
 CREATE INDEX escrow_refunds_by_escrow ON public.escrow_refunds USING btree (escrow_id, created_at);
 
 CREATE INDEX escrows_by_partner ON public.escrows USING btree (partner_id, id DESC);
@@ -906,6 +1000,8 @@ CREATE INDEX events_partner_object ON public.events USING btree (partner_id, obj
 CREATE INDEX inbound_credits_by_account ON public.inbound_credits USING btree (virtual_account_id, id DESC);
 
 CREATE INDEX inbound_credits_by_excess_of ON public.inbound_credits USING btree (excess_of) WHERE (excess_of IS NOT NULL);
+
+CREATE INDEX inbound_credits_by_partner ON public.inbound_credits USING btree (partner_id, id DESC);
 
 CREATE INDEX inbound_credits_by_wallet ON public.inbound_credits USING btree (wallet_id, id DESC) WHERE (wallet_id IS NOT NULL);
 
@@ -1364,6 +1460,15 @@ END
 $function$
 ;
 
+CREATE OR REPLACE FUNCTION public.partner_now(partner uuid, at timestamp with time zone)
+ RETURNS timestamp with time zone
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT at + make_interval(secs => coalesce((SELECT c.offset_seconds FROM sandbox_clocks c WHERE c.partner_id = partner), 0))
+$function$
+;
+
 CREATE OR REPLACE FUNCTION public.rail_notify_credentials_changed()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -1375,6 +1480,116 @@ END;
 $function$
 ;
 
+CREATE OR REPLACE FUNCTION public.refuse_state_transition()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  from_state text := to_jsonb(OLD) ->> TG_ARGV[1];
+  to_state text := to_jsonb(NEW) ->> TG_ARGV[1];
+BEGIN
+  RAISE EXCEPTION '%: % % → % refused (not a move of its state machine)', TG_ARGV[0], TG_TABLE_NAME || '.' || TG_ARGV[1],
+      coalesce(from_state, 'NULL'), coalesce(to_state, 'NULL')
+    USING ERRCODE = 'RS001', DETAIL = format('id %s', to_jsonb(OLD) ->> 'id'),
+          HINT = 'the allowed moves are in state_transitions (src/<domain>/states.ts)';
+END
+$function$
+;
+
+CREATE OR REPLACE FUNCTION public.state_transition_allowed(machine text, from_state text, to_state text)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+BEGIN
+  IF from_state IS NULL THEN
+    RETURN EXISTS (SELECT 1 FROM state_transitions t
+                    WHERE t.machine = state_transition_allowed.machine AND t.from_state IS NULL AND t.to_state = state_transition_allowed.to_state);
+  END IF;
+  RETURN EXISTS (SELECT 1 FROM state_transitions t
+                  WHERE t.machine = state_transition_allowed.machine AND t.from_state = state_transition_allowed.from_state
+                    AND t.to_state = state_transition_allowed.to_state);
+END
+$function$
+;
+
+CREATE OR REPLACE FUNCTION sandbox_bank.transfer_on_books(p_institution text, p_reference text, p_kind text, p_debit text, p_credit text, p_settlement text, p_amount bigint, p_narration text, p_refusal text, p_hold boolean, p_final_code text, p_destination_bank_code text, p_destination_account_number text, p_settles_at timestamp with time zone, p_balance_max numeric)
+ RETURNS TABLE(session_id text, response_code text)
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  code text := p_refusal;
+  debit_found boolean;
+  credit_found boolean;
+  any_dormant boolean;
+  debit_covers boolean;
+  customers integer := (CASE WHEN p_debit = p_settlement THEN 0 ELSE 1 END) + (CASE WHEN p_credit = p_settlement THEN 0 ELSE 1 END);
+  moved integer;
+  in_progress boolean;
+  new_session text;
+BEGIN
+  IF code IS NULL AND p_debit = p_credit THEN
+    code := '12';
+  ELSIF code IS NULL THEN
+    SELECT coalesce(bool_or(a.account_number = p_debit), false), coalesce(bool_or(a.account_number = p_credit), false),
+           coalesce(bool_or(a.status = 'dormant'), false), coalesce(bool_or(a.account_number = p_debit AND a.balance_kobo >= p_amount), false)
+      INTO debit_found, credit_found, any_dormant, debit_covers
+      FROM (SELECT l.account_number, l.status, l.balance_kobo FROM sandbox_bank.accounts l
+             WHERE l.account_number IN (p_debit, p_credit) AND l.kind <> 'settlement'
+             ORDER BY l.account_number FOR UPDATE) a;
+    IF (p_debit <> p_settlement AND NOT debit_found) OR (p_credit <> p_settlement AND NOT credit_found) THEN
+      code := '07';
+    ELSIF any_dormant THEN
+      code := '06';
+    ELSIF p_debit <> p_settlement AND NOT debit_covers THEN
+      code := '51';
+    ELSE
+      UPDATE sandbox_bank.accounts SET balance_kobo = balance_kobo + CASE WHEN account_number = p_debit THEN -p_amount ELSE p_amount END
+       WHERE account_number IN (p_debit, p_credit) AND kind <> 'settlement'
+         AND (SELECT c.balance_kobo + p_amount::numeric + coalesce((SELECT sum(t.amount_kobo) FROM sandbox_bank.transfers t
+                                                                 WHERE t.debit_account_number = c.account_number AND t.kind = 'interbank' AND t.response_code = '09'), 0)
+                <= p_balance_max
+                FROM sandbox_bank.accounts c WHERE c.account_number = p_credit AND c.kind <> 'settlement') IS NOT FALSE;
+      GET DIAGNOSTICS moved = ROW_COUNT;
+      code := CASE WHEN moved = customers THEN '00' ELSE '61' END;
+    END IF;
+  END IF;
+  in_progress := code = '00' AND p_hold;
+  IF in_progress THEN
+    code := '09';
+  END IF;
+  -- Refused transfers are recorded too: the reference is spent, and a requery says why. The
+  -- session id is the NIP session id made as src/sandbox-bank/transfers.ts makes it.
+  INSERT INTO sandbox_bank.transfers (session_id, reference, kind, debit_account_number, credit_account_number, amount_kobo, narration, response_code,
+                                      destination_bank_code, destination_account_number, settles_at, final_code)
+  VALUES (p_institution || to_char(now() AT TIME ZONE 'UTC', 'YYMMDDHH24MISS') || lpad(nextval('sandbox_bank.session_sequence')::text, 12, '0'),
+          p_reference, p_kind, p_debit, p_credit, p_amount, p_narration, code,
+          p_destination_bank_code, p_destination_account_number,
+          CASE WHEN in_progress THEN p_settles_at END, CASE WHEN in_progress THEN p_final_code END)
+  RETURNING transfers.session_id INTO new_session;
+  RETURN QUERY SELECT new_session, code;
+END
+$function$
+;
+
+CREATE TRIGGER bank_instructions_state_machine BEFORE UPDATE OF state ON public.bank_instructions FOR EACH ROW WHEN (((old.state IS DISTINCT FROM new.state) AND (NOT state_transition_allowed('bank_instruction'::text, old.state, new.state)))) EXECUTE FUNCTION refuse_state_transition('bank_instruction', 'state');
+
+CREATE TRIGGER escrow_refunds_state_machine BEFORE UPDATE OF state ON public.escrow_refunds FOR EACH ROW WHEN (((old.state IS DISTINCT FROM new.state) AND (NOT state_transition_allowed('escrow_credit_refund'::text, old.state, new.state)))) EXECUTE FUNCTION refuse_state_transition('escrow_credit_refund', 'state');
+
+CREATE TRIGGER escrows_disbursement_state_machine BEFORE UPDATE OF disbursement_state ON public.escrows FOR EACH ROW WHEN (((old.disbursement_state IS DISTINCT FROM new.disbursement_state) AND (NOT state_transition_allowed('escrow_disbursement'::text, old.disbursement_state, new.disbursement_state)))) EXECUTE FUNCTION refuse_state_transition('escrow_disbursement', 'disbursement_state');
+
+CREATE TRIGGER escrows_refund_state_machine BEFORE UPDATE OF refund_state ON public.escrows FOR EACH ROW WHEN (((old.refund_state IS DISTINCT FROM new.refund_state) AND (NOT state_transition_allowed('escrow_refund'::text, old.refund_state, new.refund_state)))) EXECUTE FUNCTION refuse_state_transition('escrow_refund', 'refund_state');
+
+CREATE TRIGGER escrows_status_machine BEFORE UPDATE OF status ON public.escrows FOR EACH ROW WHEN (((old.status IS DISTINCT FROM new.status) AND (NOT state_transition_allowed('escrow'::text, old.status, new.status)))) EXECUTE FUNCTION refuse_state_transition('escrow', 'status');
+
+CREATE TRIGGER event_deliveries_status_machine BEFORE UPDATE OF status ON public.event_deliveries FOR EACH ROW WHEN (((old.status IS DISTINCT FROM new.status) AND (NOT state_transition_allowed('event_delivery'::text, old.status, new.status)))) EXECUTE FUNCTION refuse_state_transition('event_delivery', 'status');
+
+CREATE TRIGGER events_delivery_status_machine BEFORE UPDATE OF delivery_status ON public.events FOR EACH ROW WHEN (((old.delivery_status IS DISTINCT FROM new.delivery_status) AND (NOT state_transition_allowed('event'::text, old.delivery_status, new.delivery_status)))) EXECUTE FUNCTION refuse_state_transition('event', 'delivery_status');
+
+CREATE TRIGGER inbound_credits_status_machine BEFORE UPDATE OF status ON public.inbound_credits FOR EACH ROW WHEN (((old.status IS DISTINCT FROM new.status) AND (NOT state_transition_allowed('inbound_credit'::text, old.status, new.status)))) EXECUTE FUNCTION refuse_state_transition('inbound_credit', 'status');
+
+CREATE TRIGGER invoices_status_machine BEFORE UPDATE OF status ON public.invoices FOR EACH ROW WHEN (((old.status IS DISTINCT FROM new.status) AND (NOT state_transition_allowed('invoice'::text, old.status, new.status)))) EXECUTE FUNCTION refuse_state_transition('invoice', 'status');
+
 CREATE TRIGGER ledger_accounts_guard_facts BEFORE INSERT OR UPDATE OF id, partner_id, currency, kind, status, debits_must_not_exceed_credits, credits_must_not_exceed_debits ON public.ledger_accounts FOR EACH ROW EXECUTE FUNCTION ledger_accounts_guard_facts();
 
 CREATE TRIGGER ledger_accounts_never_deleted BEFORE DELETE OR TRUNCATE ON public.ledger_accounts FOR EACH STATEMENT EXECUTE FUNCTION ledger_refuse('ledger accounts are never deleted, only closed');
@@ -1383,6 +1598,18 @@ CREATE TRIGGER ledger_accounts_stay_balanced AFTER UPDATE ON public.ledger_accou
 
 CREATE TRIGGER ledger_transfers_append_only BEFORE DELETE OR UPDATE OR TRUNCATE ON public.ledger_transfers FOR EACH STATEMENT EXECUTE FUNCTION ledger_refuse('ledger_transfers is append-only');
 
+CREATE TRIGGER outbound_transfers_state_machine BEFORE UPDATE OF state ON public.outbound_transfers FOR EACH ROW WHEN (((old.state IS DISTINCT FROM new.state) AND (NOT state_transition_allowed('outbound_transfer'::text, old.state, new.state)))) EXECUTE FUNCTION refuse_state_transition('outbound_transfer', 'state');
+
 CREATE TRIGGER partner_credentials_changed AFTER DELETE OR UPDATE OR TRUNCATE ON public.partner_credentials FOR EACH STATEMENT EXECUTE FUNCTION rail_notify_credentials_changed();
 
 CREATE TRIGGER partners_changed AFTER DELETE OR UPDATE OR TRUNCATE ON public.partners FOR EACH STATEMENT EXECUTE FUNCTION rail_notify_credentials_changed();
+
+CREATE TRIGGER payment_intents_status_machine BEFORE UPDATE OF status ON public.payment_intents FOR EACH ROW WHEN (((old.status IS DISTINCT FROM new.status) AND (NOT state_transition_allowed('payment_intent'::text, old.status, new.status)))) EXECUTE FUNCTION refuse_state_transition('payment_intent', 'status');
+
+CREATE TRIGGER refunds_state_machine BEFORE UPDATE OF state ON public.refunds FOR EACH ROW WHEN (((old.state IS DISTINCT FROM new.state) AND (NOT state_transition_allowed('refund'::text, old.state, new.state)))) EXECUTE FUNCTION refuse_state_transition('refund', 'state');
+
+CREATE TRIGGER settlements_state_machine BEFORE UPDATE OF state ON public.settlements FOR EACH ROW WHEN (((old.state IS DISTINCT FROM new.state) AND (NOT state_transition_allowed('settlement'::text, old.state, new.state)))) EXECUTE FUNCTION refuse_state_transition('settlement', 'state');
+
+CREATE TRIGGER virtual_accounts_status_machine BEFORE UPDATE OF status ON public.virtual_accounts FOR EACH ROW WHEN (((old.status IS DISTINCT FROM new.status) AND (NOT state_transition_allowed('virtual_account'::text, old.status, new.status)))) EXECUTE FUNCTION refuse_state_transition('virtual_account', 'status');
+
+CREATE TRIGGER wallet_moves_status_machine BEFORE UPDATE OF status ON public.wallet_moves FOR EACH ROW WHEN (((old.status IS DISTINCT FROM new.status) AND (NOT state_transition_allowed('wallet_move'::text, old.status, new.status)))) EXECUTE FUNCTION refuse_state_transition('wallet_move', 'status');

@@ -3,7 +3,7 @@
 //   npm start                      # in one terminal: API, workers, sandbox bank, embedded database
 //   npm run example:escrow         # in another
 //
-// It uses the sandbox partner that `npm start` saved in .rail/sandbox-partner.json, starts a
+// It uses the sandbox partner that `npm start` saved in its data directory (sandbox-partner.json), starts a
 // local webhook receiver that verifies X-Rail-Signature with node:crypto only, registers it, and
 // walks the remittance flow: create an escrow (with an idempotency reference) and replay it, see
 // release refused before funding, fund it — the sender pays into the `funding` virtual account,
@@ -11,18 +11,28 @@
 // signed escrow.funded event, and release it once identity is verified at the operator
 // (escrow.released). A second escrow is cancelled (escrow.cancelled).
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import path from 'node:path'
 import { RailClient } from '../src/client/index.ts'
+import { sandboxPartnerFile } from '../src/partners/sandbox-file.ts'
+import { runningApiUrl } from '../src/platform/embedded-db.ts'
 
-const base = process.env.RAIL_URL ?? `http://127.0.0.1:${process.env.PORT ?? 8080}`
-const credentials = JSON.parse(readFileSync(process.env.RAIL_CREDENTIALS_FILE ?? '.rail/sandbox-partner.json', 'utf8')) as { escrowApiKey: string; keyId: string; signingSecret: string }
+// Where `npm start` keeps its data (RAIL_DATA_DIR, default .rail): the address it serves and its sandbox partner.
+const dataDir = path.resolve(process.env.RAIL_DATA_DIR ?? '.rail')
+const base = process.env.RAIL_URL ?? runningApiUrl(dataDir) ?? `http://127.0.0.1:${process.env.PORT ?? 8080}`
+const credentialsFile = process.env.RAIL_CREDENTIALS_FILE ?? sandboxPartnerFile(dataDir)
+if (!existsSync(credentialsFile)) {
+  console.error(`No sandbox partner at ${credentialsFile}: start Rail with \`npm start\` first (or set RAIL_CREDENTIALS_FILE).`)
+  process.exit(1)
+}
+const credentials = JSON.parse(readFileSync(credentialsFile, 'utf8')) as { escrowApiKey: string; keyId: string; signingSecret: string; partnerId: string }
 const apiKey = credentials.escrowApiKey
 const rail = new RailClient(base, credentials)
 const webhookSecret = `example-${randomUUID()}`
 
-/** Seed 002: sha256= + lowercase hex HMAC-SHA256 of the raw body keyed with the secret, compared in constant time. */
+/** docs/contracts/escrow.md §Webhooks: sha256= + lowercase hex HMAC-SHA256 of the raw body keyed with the secret, compared in constant time. */
 function verified(rawBody: Buffer, header: string | undefined): boolean {
   if (!header) return false
   const expected = Buffer.from('sha256=' + createHmac('sha256', webhookSecret).update(rawBody).digest('hex'))
@@ -70,7 +80,13 @@ async function call(method: string, path: string, body?: unknown): Promise<{ sta
 
 try {
   // 1. Register the webhook (a sandbox partner may use a loopback http receiver; live needs https).
-  await call('POST', '/webhook', { webhookUrl: hookUrl, webhookSecret })
+  const registered = await call('POST', '/webhook', { webhookUrl: hookUrl, webhookSecret })
+  if (registered.status === 401) {
+    throw new Error(
+      `the escrow API key in ${credentialsFile} is no longer valid (rotated on the dashboard, or revoked): rotate it with \`npx rail partner rotate-api-key --partner ${credentials.partnerId}\`, which updates that file`,
+    )
+  }
+  if (registered.status !== 200) throw new Error(`registering the webhook answered ${registered.status}`)
 
   // 2. Create: a remittance payout held until the beneficiary's identity is verified at an operator.
   const create = {
@@ -107,6 +123,9 @@ try {
   await call('PATCH', `/${withdrawn.ref}/cancel`, { reason: 'sender withdrew the remittance' })
   await waitForEvent('escrow.cancelled')
   console.log('done: every event arrived signed and verified')
+} catch (error) {
+  console.error(`example:escrow: ${error instanceof Error ? error.message : String(error)}`)
+  process.exitCode = 1
 } finally {
   receiver.close()
 }

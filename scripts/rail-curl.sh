@@ -7,7 +7,9 @@
 #   scripts/rail-curl.sh PATCH /api/v1/rail/settings '{"callbackUrl":"https://example.com/hooks"}'
 #
 # Credentials come from RAIL_KEY_ID and RAIL_SIGNING_SECRET, else from the sandbox partner that
-# `npm start` saved in .rail/sandbox-partner.json. RAIL_URL defaults to http://127.0.0.1:$PORT.
+# `npm start` saved in its data directory (RAIL_DATA_DIR, default .rail): sandbox-partner.json.
+# The server is RAIL_URL, else the address the running `npm start` recorded in the data
+# directory's runtime.json, else http://127.0.0.1:$PORT (8080 when PORT is not set).
 set -euo pipefail
 if [ $# -lt 2 ]; then
   echo "usage: $0 METHOD PATH-WITH-QUERY [JSON-BODY]" >&2
@@ -16,9 +18,13 @@ fi
 method=$1
 path=$2
 body=${3:-}
-base=${RAIL_URL:-http://127.0.0.1:${PORT:-8080}}
-credentials=${RAIL_CREDENTIALS_FILE:-.rail/sandbox-partner.json}
-field() { sed -n "s/.*\"$1\": *\"\([^\"]*\)\".*/\1/p" "$credentials" | head -n 1; }
+data_dir=${RAIL_DATA_DIR:-.rail}
+# A string field of a one-object JSON file; empty when the file or the field is missing.
+field_of() { { sed -n "s/.*\"$1\": *\"\([^\"]*\)\".*/\1/p" "$2" 2>/dev/null || true; } | head -n 1; }
+running=$(field_of apiUrl "$data_dir/runtime.json")
+base=${RAIL_URL:-${running:-http://127.0.0.1:${PORT:-8080}}}
+credentials=${RAIL_CREDENTIALS_FILE:-$data_dir/sandbox-partner.json}
+field() { field_of "$1" "$credentials"; }
 key_id=${RAIL_KEY_ID:-$(field keyId)}
 secret=${RAIL_SIGNING_SECRET:-$(field signingSecret)}
 

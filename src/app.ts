@@ -1,13 +1,18 @@
 // Composition root: builds the HTTP API and the background workers from configuration, a pool
 // and the master key. Modules are wired here and nowhere else.
-import swagger from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyServerOptions } from 'fastify'
 import type { Runner, TaskList } from 'graphile-worker'
 import type { DeliverySettings } from './events/delivery.ts'
 import { EVENTS_CRONTAB, eventTasks } from './events/jobs.ts'
 import { registerEventRoutes } from './events/routes.ts'
+import { registerEventStreamRoute } from './events/stream.ts'
+import { bringForwardDeliveries } from './events/service.ts'
+import { partnerCallbackUrls } from './events/service.ts'
 import { LEDGER_CRONTAB, ledgerTasks } from './ledger/jobs.ts'
+import { registerBankRoutes } from './banks/routes.ts'
+import { registerCheckoutRoutes } from './checkout/routes.ts'
+import { DASHBOARD_CRONTAB, dashboardTasks } from './dashboard/jobs.ts'
+import { registerDashboardRoutes } from './dashboard/routes.ts'
 import { registerCounterpartyRoutes } from './counterparties/routes.ts'
 import { registerFboRoutes } from './fbo/routes.ts'
 import { collectionTasks } from './inbound-credits/jobs.ts'
@@ -18,7 +23,7 @@ import { registerWalletFundingRoutes } from './inbound-credits/wallet-routes.ts'
 import { INBOUND_CREDITS_CRONTAB, settleTriageRefunds, type CreditOwners, type InboundDeps, type OwnedCredit } from './inbound-credits/service.ts'
 import { escrowTasks } from './escrow/jobs.ts'
 import { registerEscrowRoutes } from './escrow/routes.ts'
-import { applyEscrowFunding, ESCROW_CRONTAB, settleEscrowPayouts, settleEscrowRefunds } from './escrow/service.ts'
+import { applyEscrowFunding, ESCROW_CRONTAB, EXPIRY_SWEEP_TASK as ESCROW_EXPIRY_SWEEP_TASK, settleEscrowPayouts, settleEscrowRefunds } from './escrow/service.ts'
 import { registerFloatRoutes } from './outbound-transfers/float-routes.ts'
 import { outboundOwner } from './outbound-transfers/owner.ts'
 import { registerOutboundRoutes } from './outbound-transfers/routes.ts'
@@ -26,30 +31,39 @@ import { submitBatcherFor, type OutboundDeps } from './outbound-transfers/servic
 import { registerPaymentIntentRoutes } from './payment-intents/routes.ts'
 import { registerRefundRoutes } from './refunds/routes.ts'
 import { refundPayoutsEnded, type RefundsDeps } from './refunds/service.ts'
-import { PAYMENT_INTENTS_CRONTAB } from './payment-intents/service.ts'
+import { EXPIRE_TASK as INTENT_EXPIRE_TASK, PAYMENT_INTENTS_CRONTAB } from './payment-intents/service.ts'
 import { installAuthentication } from './partners/auth.ts'
 import { registerPartnerRoutes } from './partners/routes.ts'
 import { paymentTasks } from './payments/jobs.ts'
-import { PAYMENTS_CRONTAB, paymentSettings, stepWriterFor, type PaymentSettings, type PaymentsDeps } from './payments/service.ts'
+import { bringForwardPartner, PAYMENTS_CRONTAB, paymentSettings, stepWriterFor, type PaymentSettings, type PaymentsDeps } from './payments/service.ts'
 import { ProviderRegistry, type ProviderSettings } from './providers/registry.ts'
 import { sandboxBankTasks } from './sandbox-bank/jobs.ts'
 import { registerSandboxBankRoutes } from './sandbox-bank/routes.ts'
 import { registerStatementRoutes } from './statements/routes.ts'
 import { settlementTasks } from './settlement/jobs.ts'
 import { registerSettlementRoutes } from './settlement/routes.ts'
-import { SETTLEMENT_CRONTAB, settlementTransfersFor, settleSettlementPayouts } from './settlement/service.ts'
+import { RUN_DUE_TASK as SETTLEMENT_RUN_DUE_TASK, SETTLEMENT_CRONTAB, settlementTransfersFor, settleSettlementPayouts } from './settlement/service.ts'
 import { SandboxBank } from './sandbox-bank/service.ts'
+import { registerSandboxClockRoutes } from './sandbox-clock/routes.ts'
+import type { OnAdvance } from './sandbox-clock/service.ts'
 import { installAmountLimit, MAX_AMOUNT_KOBO_DEFAULT } from './platform/amounts.ts'
 import { systemClock, type Clock } from './platform/clock.ts'
 import { SANDBOX_BANK_POOL_MAX } from './platform/connections.ts'
-import { createPool, type Pool, type Tx } from './platform/db.ts'
+import { createSiblingPool, type Pool, type Tx } from './platform/db.ts'
 import { registerHealthRoutes } from './platform/health.ts'
 import { admissionLimitsFor, AdmissionGate, installAdmission, type AdmissionLimits } from './platform/admission.ts'
 import { createHttpServer, type HttpServer, type HttpTimeouts } from './platform/http.ts'
 import { installRateLimits, PARTNER_RPS_DEFAULT, UNAUTHENTICATED_RPS_DEFAULT, type RateLimits } from './platform/rate-limit.ts'
-import { startWorkers } from './platform/jobs.ts'
+import { addJob, startWorkers } from './platform/jobs.ts'
 import { installMetrics } from './platform/metrics.ts'
-import { ErrorBodySchema } from './platform/schemas.ts'
+import { registerDatabaseGauges } from './platform/observability/database-gauges.ts'
+import { watchPool } from './platform/observability/pools.ts'
+import { installRequestTracing } from './platform/observability/tracing.ts'
+import { observeWorkers, type WorkerObservationSettings } from './platform/observability/workers.ts'
+import type { Registry } from 'prom-client'
+import { setPublicUrl } from './platform/public-url.ts'
+import { registerOpenApi } from './platform/openapi.ts'
+import { WORKER_LIVENESS_CRONTAB, workerLivenessTasks } from './platform/worker-liveness.ts'
 import { claimBatcherFor, walletOwner } from './wallets/moves.ts'
 import { registerMoveRoutes } from './wallets/moves-routes.ts'
 import { registerWalletRoutes } from './wallets/routes.ts'
@@ -57,6 +71,8 @@ import { registerVirtualAccountRoutes } from './virtual-accounts/routes.ts'
 
 export interface AppDeps {
   pool: Pool
+  /** Work that needs a session (the credential cache's LISTEN): `pool` when absent; beside a pooler, a pool straight to PostgreSQL. */
+  sessionPool?: Pool
   masterKey: Buffer
   clock?: Clock
   logger?: FastifyServerOptions['logger']
@@ -76,6 +92,12 @@ export interface AppDeps {
   admission?: AdmissionLimits
   /** Per-partner and per-IP request rates (RAIL_RATE_LIMIT_RPS, RAIL_RATE_LIMIT_UNAUTHENTICATED_RPS). */
   rateLimits?: RateLimits
+  /** Base of hosted checkout page URLs (PUBLIC_URL); the address the server listens on when absent. */
+  publicUrl?: string
+  /** The registry /metrics serves (shared with the workers of the same process); a new one when absent. */
+  metrics?: Registry
+  /** /metrics also reads the database gauges at each scrape (`rail serve`); `rail api` leaves them to the workers' endpoints. */
+  databaseGauges?: boolean
 }
 
 export async function buildApi(deps: AppDeps): Promise<HttpServer> {
@@ -85,15 +107,20 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   installAdmission(app, new AdmissionGate(deps.admission ?? admissionLimitsFor(deps.pool.options.max)))
   await registerOpenApi(app)
   const rateLimiter = await installRateLimits(app, deps.rateLimits ?? { partnerRps: PARTNER_RPS_DEFAULT, unauthenticatedRps: UNAUTHENTICATED_RPS_DEFAULT })
-  installAuthentication(app, { pool: deps.pool, masterKey: deps.masterKey, clock, rateLimiter })
-  installMetrics(app)
+  installAuthentication(app, { pool: deps.pool, sessionPool: deps.sessionPool, masterKey: deps.masterKey, clock, rateLimiter })
+  installRequestTracing(app)
+  const metrics = installMetrics(app, deps.metrics)
+  if (deps.databaseGauges) registerDatabaseGauges(metrics, deps.pool)
+  watchPool(metrics, 'rail', deps.pool)
   const maxAmountKobo = deps.maxAmountKobo ?? MAX_AMOUNT_KOBO_DEFAULT
   // Before any route: every AmountKobo() body field registered after this is checked against it.
   installAmountLimit(app, { maxAmountKobo })
   registerHealthRoutes(app, deps.pool)
+  installPublicUrl(app, deps.publicUrl)
   const allowLoopbackCallbacks = deps.allowLoopbackCallbacks ?? false
-  registerPartnerRoutes(app, { pool: deps.pool, allowLoopbackCallbacks })
+  registerPartnerRoutes(app, { pool: deps.pool, allowLoopbackCallbacks, callbackUrls: partnerCallbackUrls })
   registerEventRoutes(app, { pool: deps.pool })
+  registerEventStreamRoute(app, { pool: deps.pool })
   registerFloatRoutes(app, { pool: deps.pool, maxAmountKobo })
   registerCounterpartyRoutes(app, { pool: deps.pool })
   const providers = new ProviderRegistry(deps.pool, deps.providers)
@@ -108,59 +135,45 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   registerInboundCreditRoutes(app, collections)
   registerWalletFundingRoutes(app, collections)
   registerInvoiceRoutes(app, collections)
+  registerCheckoutRoutes(app, { pool: deps.pool, clock, inbound: collections, maxAmountKobo })
+  registerDashboardRoutes(app, { pool: deps.pool, clock, masterKey: deps.masterKey, allowLoopbackCallbacks, maxAmountKobo, outbound, collections })
   registerRefundRoutes(app, collections.refunds)
   registerWalletRoutes(app, { pool: deps.pool, providers })
+  registerBankRoutes(app, { pool: deps.pool, providers, nameEnquiriesPerMinute: deps.rateLimits?.nameEnquiriesPerMinute })
   registerStatementRoutes(app, { pool: deps.pool })
   registerSettlementRoutes(app, { pool: deps.pool, outbound, clock, maxAmountKobo })
   // Concurrent claims of wallet moves share transactions, as outbound submits do.
   registerMoveRoutes(app, { pool: deps.pool, payments, claimer: claimBatcherFor({ pool: deps.pool, payments }) })
   registerEscrowRoutes(app, { pool: deps.pool, masterKey: deps.masterKey, clock, allowLoopbackCallbacks, collections, outbound })
+  registerSandboxClockRoutes(app, { pool: deps.pool, clock, onAdvance: dueOnSandboxClockAdvance(payments) })
   if (deps.sandboxBank) {
     // The bank is another system: its own connections, so that Rail's requests waiting on a
     // provider call inside a transaction (allocation, idempotent creates) cannot starve it.
     const bankPool = sandboxBankPool(deps.pool)
+    if (bankPool !== deps.pool) watchPool(metrics, 'rail-sandbox-bank', bankPool)
     app.addHook('onClose', async () => {
       if (bankPool !== deps.pool) await bankPool.end()
     })
-    registerSandboxBankRoutes(app, { bank: new SandboxBank(bankPool, deps.sandboxBank.bankCode), secret: deps.sandboxBank.secret, pool: bankPool })
+    registerSandboxBankRoutes(app, { bank: new SandboxBank(bankPool, deps.sandboxBank.bankCode, clock), secret: deps.sandboxBank.secret, pool: bankPool })
   }
   await app.ready()
   return app
 }
 
-function sandboxBankPool(pool: Pool): Pool {
-  const connectionString = (pool as Pool & { options: { connectionString?: string } }).options.connectionString
-  return connectionString ? createPool(connectionString, SANDBOX_BANK_POOL_MAX, 'rail-sandbox-bank') : pool
+/** Page URLs start with PUBLIC_URL, else with the address this server listens on (known once listening). */
+function installPublicUrl(app: HttpServer, publicUrl: string | undefined): void {
+  if (publicUrl !== undefined) return setPublicUrl(publicUrl)
+  app.addHook('onListen', async () => {
+    const address = app.server.address()
+    if (typeof address !== 'object' || !address) return
+    const host = address.family === 'IPv6' ? `[${address.address === '::' ? '::1' : address.address}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address
+    setPublicUrl(`http://${host}:${address.port}`)
+  })
 }
 
-async function registerOpenApi(app: HttpServer): Promise<void> {
-  app.addSchema(ErrorBodySchema)
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Rail API',
-        version: '1.0.0',
-        description: 'Wallets, collections, payouts, invoices and escrow for Nigerian partners. Amounts are integer kobo.',
-      },
-      components: {
-        securitySchemes: {
-          railKeyId: { type: 'apiKey', in: 'header', name: 'X-Rail-Key-Id', description: 'Credential id; see docs/authentication.md' },
-          railTimestamp: { type: 'apiKey', in: 'header', name: 'X-Rail-Timestamp', description: 'Unix seconds, within ±300 s' },
-          railSignature: { type: 'apiKey', in: 'header', name: 'X-Rail-Signature', description: 'v1=<hex HMAC-SHA256>' },
-          escrowApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Escrow API key' },
-        },
-      },
-    },
-    transform: ({ schema, url, route }) => {
-      const auth = route.config?.auth
-      const security =
-        auth === 'signature' ? [{ railKeyId: [], railTimestamp: [], railSignature: [] }] : auth === 'api-key' ? [{ escrowApiKey: [] }] : undefined
-      return { schema: security && schema ? { ...schema, security } : schema, url }
-    },
-  })
-  await app.register(swaggerUi, { routePrefix: '/docs' })
-  app.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger())
+function sandboxBankPool(pool: Pool): Pool {
+  const connectionString = (pool as Pool & { options: { connectionString?: string } }).options.connectionString
+  return connectionString ? createSiblingPool(pool, SANDBOX_BANK_POOL_MAX, 'rail-sandbox-bank') : pool
 }
 
 /**
@@ -174,6 +187,22 @@ export function paymentsDeps(deps: Pick<PaymentsDeps, 'pool' | 'providers' | 'cl
   return payments
 }
 
+/**
+ * What a sandbox partner's clock moving on makes due, at once: the sweeps that judge expiry and
+ * settlement cut-offs by each partner's time are queued now (not at the next minute), and the
+ * partner's payments in flight and callback deliveries waiting to retry are brought forward.
+ */
+function dueOnSandboxClockAdvance(payments: PaymentsDeps): OnAdvance[] {
+  const sweepNow = (task: string): OnAdvance => (tx) => addJob(tx, task, {}, { jobKey: `sandbox-clock:${task}` })
+  return [
+    sweepNow(INTENT_EXPIRE_TASK),
+    sweepNow(ESCROW_EXPIRY_SWEEP_TASK),
+    sweepNow(SETTLEMENT_RUN_DUE_TASK),
+    (tx, partnerId, seconds) => bringForwardPartner(tx, payments.clock, partnerId, seconds),
+    (tx, partnerId, seconds) => bringForwardDeliveries(tx, payments.clock, partnerId, seconds),
+  ]
+}
+
 /** What the origin that asked for a refund does when it ends (on the pipeline's transaction). */
 const REFUND_ENDINGS: RefundsDeps['onEnded'] = { triage: settleTriageRefunds, escrow: settleEscrowRefunds }
 
@@ -185,7 +214,7 @@ export function refundsDeps(outbound: OutboundDeps): RefundsDeps {
 /** Collections, and the owners that decide what a credit to an intent they composed means. */
 export function collectionsDeps(outbound: OutboundDeps): InboundDeps {
   const owners: CreditOwners = { invoice: takeInvoicePayment, escrow: fundEscrow }
-  return { pool: outbound.pool, providers: outbound.payments.providers, allowLoopbackCallbacks: outbound.allowLoopbackCallbacks, outbound, owners, refunds: refundsDeps(outbound), settlement: settlementTransfersFor }
+  return { pool: outbound.pool, clock: outbound.payments.clock, providers: outbound.payments.providers, allowLoopbackCallbacks: outbound.allowLoopbackCallbacks, outbound, owners, refunds: refundsDeps(outbound), settlement: settlementTransfersFor }
 }
 
 /** The escrow's rule for a credit to its funding account: all of it while initiated, none after. */
@@ -201,28 +230,34 @@ export function buildTaskList(deps: Omit<WorkerDeps, 'concurrency'>): TaskList {
   const providers = new ProviderRegistry(deps.pool, deps.providers)
   const allowLoopbackCallbacks = deps.events?.allowLoopbackCallbacks ?? false
   const log = deps.log ?? (() => {})
+  const observed = deps.observe && observeWorkers(deps.observe)
   const payments = paymentsDeps({ pool: deps.pool, providers, clock: deps.clock ?? systemClock, settings: deps.payments, log })
   const outbound: OutboundDeps = { pool: deps.pool, allowLoopbackCallbacks, payments }
   // The sandbox bank announces inbound credits to Rail, on whose server it is mounted.
   const bank = deps.providers && sandboxBankTasks({ pool: deps.pool, secret: deps.providers.sandboxBankSecret, clientBaseUrl: deps.providers.sandboxBankUrl })
-  return {
-    ...ledgerTasks,
+  const tasks: TaskList = {
+    ...ledgerTasks({ pool: deps.pool, onVerified: observed?.onLedgerVerified }),
     ...paymentTasks(payments),
     ...collectionTasks(collectionsDeps(outbound)),
-    ...eventTasks({ pool: deps.pool, masterKey: deps.masterKey, settings: deps.events ?? { allowLoopbackCallbacks: false } }),
+    ...eventTasks({ pool: deps.pool, masterKey: deps.masterKey, clock: deps.clock ?? systemClock, settings: deps.events ?? { allowLoopbackCallbacks: false }, onAttempt: observed?.onDeliveryAttempt }),
     ...bank,
     ...escrowTasks({ pool: deps.pool, clock: deps.clock ?? systemClock, outbound }),
     ...settlementTasks({ pool: deps.pool, outbound, clock: deps.clock ?? systemClock, maxAmountKobo: deps.maxAmountKobo }),
+    ...dashboardTasks({ pool: deps.pool, clock: deps.clock ?? systemClock }),
+    ...workerLivenessTasks({ pool: deps.pool }),
   }
+  return observed ? observed.instrument(tasks) : tasks
 }
 
 /** Every recurring task of every module (graphile-worker crontab lines). */
 export function buildCrontab(): string {
-  return [LEDGER_CRONTAB, PAYMENTS_CRONTAB, EVENTS_CRONTAB, PAYMENT_INTENTS_CRONTAB, INBOUND_CREDITS_CRONTAB, ESCROW_CRONTAB, SETTLEMENT_CRONTAB].join('\n')
+  return [LEDGER_CRONTAB, PAYMENTS_CRONTAB, EVENTS_CRONTAB, PAYMENT_INTENTS_CRONTAB, INBOUND_CREDITS_CRONTAB, ESCROW_CRONTAB, SETTLEMENT_CRONTAB, DASHBOARD_CRONTAB, WORKER_LIVENESS_CRONTAB].join('\n')
 }
 
 export interface WorkerDeps {
   pool: Pool
+  /** graphile-worker's own pool (its LISTEN, fetching and completing jobs): `pool` when absent; beside a pooler, one straight to PostgreSQL. */
+  queuePool?: Pool
   /** Opens the secrets that sign callbacks. */
   masterKey: Buffer
   concurrency: number
@@ -236,8 +271,11 @@ export interface WorkerDeps {
   /** The maximum of one instruction (RAIL_MAX_AMOUNT_KOBO), which caps a settlement cycle's payout; the default otherwise. */
   maxAmountKobo?: number
   log?: (level: string, message: string) => void
+  /** Job metrics, one log line per job and delivery outcomes, in this registry and logger. */
+  observe?: WorkerObservationSettings
 }
 
 export async function startBackgroundWorkers(deps: WorkerDeps): Promise<Runner> {
-  return startWorkers({ pool: deps.pool, concurrency: deps.concurrency, taskList: buildTaskList(deps), crontab: buildCrontab(), log: deps.log })
+  if (deps.observe) watchPool(deps.observe.registry, 'rail-worker', deps.pool)
+  return startWorkers({ pool: deps.pool, queuePool: deps.queuePool, concurrency: deps.concurrency, taskList: buildTaskList(deps), crontab: buildCrontab(), log: deps.log })
 }

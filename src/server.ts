@@ -2,25 +2,33 @@
 // `api` and `worker` (production, on DATABASE_URL). Shutdown drains in order: stop accepting
 // requests and finish in-flight ones, stop workers (running jobs finish), close the pool, stop
 // the embedded database.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Runner } from 'graphile-worker'
 import { buildApi, startBackgroundWorkers } from './app.ts'
 import { loadFailpoints } from './platform/failpoints.ts'
-import { createPartner, getPartner, type PartnerCredentials } from './partners/service.ts'
+import { createMetricsRegistry } from './platform/metrics.ts'
+import { createLogger, logDestination, type Logger } from './platform/observability/logger.ts'
+import { startTracing } from './platform/observability/tracing.ts'
+import { startWorkerHttpServer, workerHttpUrl, WORKER_HTTP_POOL_MAX } from './platform/worker-http.ts'
+import type { ProviderSettings } from './providers/registry.ts'
+import type { DestinationStream } from 'pino'
+import type { Registry } from 'prom-client'
+import { countPartners, createPartner, getPartner, readSandboxPartner, SANDBOX_PARTNER_FILE, writeSandboxPartner, type PartnerCredentials } from './partners/service.ts'
 import type { Config } from './platform/config.ts'
-import { checkConnectionBudget, connectionBudget, workerPoolMax, type ConnectionBudget } from './platform/connections.ts'
-import { openDatabase, type OpenDatabase } from './platform/database-runtime.ts'
+import { checkConnectionBudget, checkPoolSizes, connectionBudget, describeBudget, workerPoolMax, WORKER_POOL_OVERHEAD, type ConnectionBudget } from './platform/connections.ts'
+import { openDatabase, redactUrl, type OpenDatabase } from './platform/database-runtime.ts'
 import { createPool, type Pool } from './platform/db.ts'
 import { randomBase62 } from './platform/crypto.ts'
 import { readOrCreateSecretFile, recordApiUrl } from './platform/embedded-db.ts'
 import type { HttpServer } from './platform/http.ts'
-import { loadMasterKey } from './platform/master-key.ts'
+import { assertMasterKeyOfDatabase, loadMasterKey } from './platform/master-key.ts'
 import { migrateDatabase } from './platform/migrate.ts'
+import { setListClockMarginMs } from './platform/pagination.ts'
+import { openReadReplica } from './platform/read-pool.ts'
+import { setPublicUrl } from './platform/public-url.ts'
 
 /** A second Ctrl-C during shutdown exits at once; otherwise shutdown gets this long. */
 const SHUTDOWN_TIMEOUT_MS = 30_000
-const SANDBOX_PARTNER_FILE = 'sandbox-partner.json'
 /** Serialises first-start partner creation across processes sharing one database. */
 const SANDBOX_PARTNER_LOCK = 7_340_001
 
@@ -35,24 +43,32 @@ export async function runRoles(config: Config, roles: Roles): Promise<void> {
   if (!roles.ownDatabase && !config.databaseUrl) {
     throw new Error('DATABASE_URL is required for `rail api` and `rail worker` (use `rail serve` for the embedded database)')
   }
+  // Before anything starts: separate processes must share one master key.
+  const masterKey = loadMasterKey(config, roles.ownDatabase ? 'own' : 'shared')
   loadFailpoints(config.failpoints)
-  const masterKey = loadMasterKey(config)
-  const database = await openDatabase(config, 'own')
+  setListClockMarginMs(config.listClockMarginMs)
+  checkPoolSizes(roles, config)
+  const telemetry = await startTelemetry(config)
+  // A worker alone uses this pool only for its endpoints (readyz, the scrape's gauges): a small one.
+  const database = await openDatabase(config, 'own', roles.api ? config.databasePoolMax : WORKER_HTTP_POOL_MAX)
+  // Only the API serves lists, statements and event reads.
+  const readReplica = roles.api && config.readReplica ? openReadReplica(database.pool, config.readReplica, telemetry.metrics) : undefined
   let api: HttpServer | undefined
-  let workers: Runner | undefined
-  let workerPool: Pool | undefined
+  let workers: WorkerRole | undefined
   const shutdown = installShutdown(async () => {
     await api?.close()
     await workers?.stop()
-    await workerPool?.end()
+    await readReplica?.close()
     await database.close()
+    await telemetry.stop()
   })
   let budget: ConnectionBudget
   try {
-    if (roles.ownDatabase) await migrateDatabase(database.pool)
+    if (roles.ownDatabase) await migrateDatabase(database.sessionPool)
+    await assertMasterKeyOfDatabase(database.pool, masterKey)
     const sandboxBank = sandboxBankSettings(config, roles)
-    budget = connectionBudget({ ...roles, sandboxBank: sandboxBank !== undefined }, config)
-    const checked = await checkConnectionBudget(database.pool, budget)
+    budget = connectionBudget({ ...roles, sandboxBank: sandboxBank !== undefined }, config, config.databaseDirectUrl !== undefined)
+    const checked = await checkConnectionBudget(database.sessionPool, budget)
     if (checked.warning) console.error(`rail: warning: ${checked.warning}`)
     // The sandbox bank is reached over HTTP even when it is mounted here; its address is known once listening.
     let ownUrl = ''
@@ -60,44 +76,111 @@ export async function runRoles(config: Config, roles: Roles): Promise<void> {
     if (roles.api) {
       api = await buildApi({
         pool: database.pool,
+        sessionPool: database.sessionPool,
         masterKey,
-        logger: { level: config.logLevel },
+        logger: { level: config.logLevel, ...(telemetry.logStream ? { stream: telemetry.logStream } : {}) },
         sandboxBank,
         providers,
         allowLoopbackCallbacks: config.allowLoopbackCallbacks,
         payments: config.payments,
         maxAmountKobo: config.maxAmountKobo,
         rateLimits: config.rateLimits,
+        publicUrl: config.publicUrl,
+        metrics: telemetry.metrics,
+        // Read once per scrape by the processes that run workers, not again by every API process.
+        databaseGauges: roles.worker,
       })
       await listen(api, config)
       ownUrl = baseUrl(api, config)
     }
-    if (roles.worker) {
-      // Workers have a pool of their own, one connection per concurrent job and graphile-worker's
-      // own: a job never waits for a connection, and API requests never wait behind jobs.
-      workerPool = createPool(database.url, workerPoolMax(config.workerConcurrency), 'rail-worker')
-      workers = await startBackgroundWorkers({
-        pool: workerPool,
-        masterKey,
-        concurrency: config.workerConcurrency,
-        providers,
-        events: { allowLoopbackCallbacks: config.allowLoopbackCallbacks },
-        payments: config.payments,
-        maxAmountKobo: config.maxAmountKobo,
-        log: workerLog,
-      })
-    }
+    // Callback payloads built by workers carry page URLs too: a worker alone takes the configured address.
+    if (!roles.api) setPublicUrl(config.publicUrl ?? `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${config.port}`)
+    if (roles.worker) workers = await startWorkerRole(config, { database, masterKey, providers, telemetry, endpoints: !roles.api })
   } catch (error) {
     await shutdown.run().catch(() => {})
     throw error
   }
-  const sandbox = roles.ownDatabase && !config.production ? await ensureSandboxPartner(config, database.pool, masterKey) : undefined
-  printBanner(config, database, roles, api, sandbox, budget)
+  const sandbox = roles.ownDatabase && !config.production ? await ensureSandboxPartner(config, database, masterKey) : undefined
+  printBanner(config, database, roles, api, sandbox, budget, workers?.http)
 }
 
-/** The workers' warnings and errors (a late bank answer, a failed step), one JSON line each on stderr. */
-function workerLog(level: string, message: string): void {
-  if (level === 'warn' || level === 'warning' || level === 'error') console.error(JSON.stringify({ level, time: Date.now(), msg: message }))
+interface Telemetry {
+  metrics: Registry
+  logger: Logger
+  /** Where the logger's and the API's lines go when LOG_FORMAT=text; undefined: pino's JSON on stdout. */
+  logStream: DestinationStream | undefined
+  stop(): Promise<void>
+}
+
+/** The process's metrics registry and logger, and traces when OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+async function startTelemetry(config: Config): Promise<Telemetry> {
+  const stopTracing = config.tracing ? await startTracing(config.tracing) : undefined
+  const logStream = logDestination(config.logFormat)
+  return { metrics: createMetricsRegistry(), logger: createLogger(config.logLevel, logStream), logStream, stop: async () => stopTracing?.() }
+}
+
+interface WorkerRole {
+  /** The worker's own endpoints (`rail worker` alone, unless WORKER_HTTP_PORT is 0). */
+  http: HttpServer | undefined
+  /** Stops serving, then the workers (running jobs finish), then closes their pool. */
+  stop(): Promise<void>
+}
+
+/**
+ * Workers have a pool of their own, one connection per concurrent job and graphile-worker's own:
+ * a job never waits for a connection, and API requests never wait behind jobs. A worker alone
+ * serves /healthz, /readyz and /metrics on WORKER_HTTP_PORT; beside the API, the API's port does.
+ */
+async function startWorkerRole(
+  config: Config,
+  on: { database: OpenDatabase; masterKey: Buffer; providers: ProviderSettings | undefined; telemetry: Telemetry; endpoints: boolean },
+): Promise<WorkerRole> {
+  const { pool, queuePool } = workerPools(on.database, config.workerConcurrency)
+  let runner: Runner | undefined
+  let http: HttpServer | undefined
+  const stop = async () => {
+    await http?.close()
+    await runner?.stop()
+    await Promise.all([pool.end(), queuePool?.end()])
+  }
+  try {
+    runner = await startBackgroundWorkers({
+      pool,
+      queuePool,
+      masterKey: on.masterKey,
+      concurrency: config.workerConcurrency,
+      providers: on.providers,
+      events: { allowLoopbackCallbacks: config.allowLoopbackCallbacks },
+      payments: config.payments,
+      maxAmountKobo: config.maxAmountKobo,
+      log: workerLog(on.telemetry.logger),
+      observe: { registry: on.telemetry.metrics, logger: on.telemetry.logger },
+    })
+    if (on.endpoints && config.workerHttpPort !== 0) {
+      http = await startWorkerHttpServer({ pool: on.database.pool, registry: on.telemetry.metrics, host: config.host, port: config.workerHttpPort })
+    }
+  } catch (error) {
+    await stop().catch(() => {})
+    throw error
+  }
+  return { http, stop }
+}
+
+/**
+ * The jobs' pool, and beside a pooler graphile-worker's own pool straight to PostgreSQL: its LISTEN
+ * needs a session, and its fetching and completing of jobs use named statements.
+ */
+function workerPools(database: OpenDatabase, concurrency: number): { pool: Pool; queuePool: Pool | undefined } {
+  if (database.directUrl === undefined) return { pool: createPool(database.url, workerPoolMax(concurrency), 'rail-worker'), queuePool: undefined }
+  return { pool: createPool(database.url, concurrency, 'rail-worker', 'pooler'), queuePool: createPool(database.directUrl, WORKER_POOL_OVERHEAD, 'rail-worker-queue') }
+}
+
+/** graphile-worker's and the pipeline's warnings and errors (a late bank answer, a lost connection), through the process's logger. */
+function workerLog(logger: Logger): (level: string, message: string) => void {
+  return (level, message) => {
+    if (level === 'error') logger.error(message)
+    else if (level === 'warn' || level === 'warning') logger.warn(message)
+  }
 }
 
 /**
@@ -163,19 +246,17 @@ function installShutdown(stop: () => Promise<void>): { run(): Promise<void> } {
  * make a signed call at once. Its credentials are kept in <dataDir>/sandbox-partner.json (0600,
  * beside the master key) and printed at every start while that partner exists.
  */
-async function ensureSandboxPartner(config: Config, pool: Pool, masterKey: Buffer): Promise<PartnerCredentials | undefined> {
-  const file = path.join(config.dataDir, SANDBOX_PARTNER_FILE)
-  const client = await pool.connect()
+async function ensureSandboxPartner(config: Config, database: OpenDatabase, masterKey: Buffer): Promise<PartnerCredentials | undefined> {
+  const pool = database.pool
+  // A session lock: on a connection of its own, never through a pooler.
+  const client = await database.sessionPool.connect()
   try {
     await client.query('SELECT pg_advisory_lock($1)', [SANDBOX_PARTNER_LOCK])
-    if (existsSync(file)) {
-      const saved = JSON.parse(readFileSync(file, 'utf8')) as PartnerCredentials
-      if (await getPartner(pool, saved.partnerId)) return saved
-    }
-    const { rows } = await client.query<{ count: number }>('SELECT count(*)::int AS count FROM partners')
-    if (rows[0]!.count > 0) return undefined
+    const saved = readSandboxPartner(config.dataDir)
+    if (saved && (await getPartner(pool, saved.partnerId))) return saved
+    if ((await countPartners(client)) > 0) return undefined
     const created = await createPartner(pool, masterKey, { name: 'Sandbox Partner', customerClass: 'fintech', environment: 'sandbox' })
-    writeFileSync(file, `${JSON.stringify(created, null, 2)}\n`, { mode: 0o600 })
+    writeSandboxPartner(config.dataDir, created)
     return created
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [SANDBOX_PARTNER_LOCK]).catch(() => {})
@@ -183,15 +264,17 @@ async function ensureSandboxPartner(config: Config, pool: Pool, masterKey: Buffe
   }
 }
 
-function printBanner(config: Config, database: OpenDatabase, roles: Roles, api: HttpServer | undefined, sandbox: PartnerCredentials | undefined, budget: ConnectionBudget): void {
+function printBanner(config: Config, database: OpenDatabase, roles: Roles, api: HttpServer | undefined, sandbox: PartnerCredentials | undefined, budget: ConnectionBudget, workerHttp?: HttpServer): void {
   const lines = ['', 'Rail is running']
   if (api) {
     const url = baseUrl(api, config)
     lines.push(`  API       ${url}`, `  Docs      ${url}/docs`, `  OpenAPI   ${url}/openapi.json`)
   }
   lines.push(`  Database  ${database.description}`)
+  if (api && config.readReplica) lines.push(`  Reads     lists, statements and events from the replica at ${redactUrl(config.readReplica.url)} once it has caught up`)
   if (roles.worker) lines.push(`  Workers   ${config.workerConcurrency} concurrent jobs`)
-  lines.push(`  Connections  ${budget.total} to PostgreSQL (API ${budget.api}, sandbox bank ${budget.sandboxBank}, workers ${budget.workers})`)
+  if (workerHttp) lines.push(`  Worker endpoints  ${workerHttpUrl(workerHttp)}/healthz, /readyz, /metrics`)
+  lines.push(`  Connections  ${describeBudget(budget)}`)
   if (sandbox) {
     lines.push(
       '',
@@ -202,9 +285,17 @@ function printBanner(config: Config, database: OpenDatabase, roles: Roles, api: 
       `  escrowApiKey           ${sandbox.escrowApiKey}`,
       `  callbackSigningSecret  ${sandbox.callbackSigningSecret}`,
       '',
-      'First call:  scripts/rail-curl.sh GET /api/v1/rail/settings   (reads .rail/sandbox-partner.json)',
+      `First call:  ${firstCall(config.dataDir)}`,
     )
   }
   lines.push('Stop with Ctrl-C.', '')
   console.log(lines.join('\n'))
+}
+
+/** The signed first call a newcomer can paste: rail-curl.sh finds the server and the credentials through the data directory. */
+function firstCall(dataDir: string): string {
+  const relative = path.relative(process.cwd(), dataDir)
+  const shown = relative === '' ? '.' : relative.startsWith('..') || path.isAbsolute(relative) ? dataDir : relative
+  const prefix = path.resolve('.rail') === dataDir ? '' : `RAIL_DATA_DIR=${shown.includes(' ') ? JSON.stringify(shown) : shown} `
+  return `${prefix}scripts/rail-curl.sh GET /api/v1/rail/settings   (reads ${path.join(shown, SANDBOX_PARTNER_FILE)})`
 }

@@ -90,6 +90,17 @@ describe('start-up failures', () => {
     expect(result.stderr).toMatch(/^rail: DATABASE_URL is required/)
   })
 
+  it.each([[['partner', 'rotate-secret', '--partner', 'nope']], [['partner', 'set-callback-url', '--partner', '12345', '--url', 'https://example.com/h']], [['dashboard', 'link', '--partner', 'x'.repeat(40)]]])(
+    'a malformed id is named as such, not as a database error: %j',
+    async (args) => {
+      const result = await runRail(args, env())
+      expect(result.code).toBe(1)
+      expect(result.stderr.trim().split('\n')).toHaveLength(1)
+      expect(result.stderr).toMatch(/is not a valid id|No partner/)
+      expect(result.stderr).not.toMatch(/invalid input syntax|22P02/)
+    },
+  )
+
   it('a malformed RAIL_MASTER_KEY is refused', async () => {
     const result = await runRail(['partner', 'list'], { DATABASE_URL: db.url, RAIL_MASTER_KEY: 'short' })
     expect(result.code).toBe(1)

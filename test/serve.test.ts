@@ -2,7 +2,8 @@
 // a signed call with the printed credentials, the CLI joining the running database, a clear
 // refusal of a second start, a clean stop, data surviving a restart, and recovery after SIGKILL.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { execFile } from 'node:child_process'
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -11,6 +12,15 @@ import { findFreePort } from '../src/platform/embedded-db.ts'
 import { PROJECT_ROOT, RAIL_BIN, runRail } from './support/cli.ts'
 
 const START_TIMEOUT_MS = 60_000
+
+/** Runs a program from the project's root to its end: its exit code and output. */
+function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(command, args, { cwd: PROJECT_ROOT, env, timeout: 90_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr })
+    })
+  })
+}
 
 interface Served {
   child: ChildProcess
@@ -21,7 +31,7 @@ interface Served {
 }
 
 function serveEnv(dataDir: string, port: number): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, RAIL_DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' }
+  const env: NodeJS.ProcessEnv = { ...process.env, RAIL_DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'info', LOG_FORMAT: 'text' }
   delete env.DATABASE_URL
   delete env.RAIL_MASTER_KEY
   return env
@@ -62,6 +72,10 @@ describe('rail serve on a fresh data directory', () => {
     const first = await serveUntilReady(dataDir, port)
     expect(first.baseUrl).toBe(`http://127.0.0.1:${port}`)
     expect(first.stdout()).toContain(`Docs      http://127.0.0.1:${port}/docs`)
+    // The banner names the data directory it was given, and the log lines around it are text, not JSON.
+    expect(first.stdout()).toContain(`First call:  RAIL_DATA_DIR=${dataDir} scripts/rail-curl.sh GET /api/v1/rail/settings   (reads ${path.join(dataDir, 'sandbox-partner.json')})`)
+    expect(first.stdout()).toMatch(/^\d\d:\d\d:\d\d\.\d{3} {2}INFO {3}Server listening at http:\/\/127\.0\.0\.1:\d+$/m)
+    expect(first.stdout()).not.toMatch(/^\{"level"/m)
     expect((await fetch(`${first.baseUrl}/readyz`)).status).toBe(200)
     const settings = await new RailClient(first.baseUrl, { keyId: first.credentials.keyId!, signingSecret: first.credentials.signingSecret! }).get<{ partnerId: string }>(
       '/api/v1/rail/settings',
@@ -81,6 +95,30 @@ describe('rail serve on a fresh data directory', () => {
     expect(again.code).toBe(1)
     expect(again.stderr).toMatch(/^rail: Rail is already running \(pid \d+ serving http:\/\/127\.0\.0\.1:\d+\); its data directory .* is in use\n$/)
 
+    // The newcomer's scripts find the running server and its partner through the data directory alone (no PORT).
+    const scriptEnv: NodeJS.ProcessEnv = { ...process.env, RAIL_DATA_DIR: dataDir }
+    delete scriptEnv.PORT
+    const curl = await run('bash', ['scripts/rail-curl.sh', 'GET', '/api/v1/rail/settings'], scriptEnv)
+    expect(curl.code, curl.stderr).toBe(0)
+    expect(JSON.parse(curl.stdout)).toMatchObject({ partnerId: first.credentials.partnerId })
+
+    // Rotating the sandbox partner's escrow key with the CLI updates its saved file; the example then runs on the new key.
+    const rotated = await runRail(['partner', 'rotate-api-key', '--partner', first.credentials.partnerId!, '--overlap-hours', '0', '--json'], { RAIL_DATA_DIR: dataDir })
+    expect(rotated.code, rotated.stderr).toBe(0)
+    expect(rotated.stderr).toContain(`updated ${path.join(dataDir, 'sandbox-partner.json')}`)
+    const saved = JSON.parse(readFileSync(path.join(dataDir, 'sandbox-partner.json'), 'utf8')) as Record<string, string>
+    expect(saved.escrowApiKey).toBe((JSON.parse(rotated.stdout) as { escrowApiKey: string }).escrowApiKey)
+    const example = await run(process.execPath, ['scripts/escrow-example.ts'], scriptEnv)
+    expect(example.code, example.stderr).toBe(0)
+    expect(example.stdout).toContain('done: every event arrived signed and verified')
+    // With the replaced key (a file nobody updated), it says what to do instead of crashing.
+    const staleFile = path.join(dataDir, 'stale-partner.json')
+    writeFileSync(staleFile, JSON.stringify({ ...saved, escrowApiKey: first.credentials.escrowApiKey }))
+    const stale = await run(process.execPath, ['scripts/escrow-example.ts'], { ...scriptEnv, RAIL_CREDENTIALS_FILE: staleFile })
+    expect(stale.code).toBe(1)
+    expect(stale.stderr).toContain('is no longer valid')
+    expect(stale.stderr).not.toContain('TypeError')
+
     // SIGTERM drains and stops everything, embedded PostgreSQL included.
     first.child.kill('SIGTERM')
     expect(await first.exited).toBe(0)
@@ -94,9 +132,9 @@ describe('rail serve on a fresh data directory', () => {
     const ids = (JSON.parse(listed.stdout) as { id: string }[]).map((partner) => partner.id)
     expect(ids).toEqual([first.credentials.partnerId, second.partnerId])
 
-    // A restart shows the same sandbox partner, whose credentials still work.
+    // A restart shows the same sandbox partner, with the rotated escrow key, whose credentials work.
     const restarted = await serveUntilReady(dataDir, port)
-    expect(restarted.credentials).toEqual(first.credentials)
+    expect(restarted.credentials).toEqual({ ...first.credentials, escrowApiKey: saved.escrowApiKey })
     expect((await new RailClient(restarted.baseUrl, second).get('/api/v1/rail/settings')).status).toBe(200)
 
     // Killed without warning, it loses nothing and the next start recovers the data directory.

@@ -1,4 +1,4 @@
--- Banking providers and what each is approved to do (DESIGN §6). An operation whose capability
+-- Banking providers and what each is approved to do (docs/design.md §6). An operation whose capability
 -- is false fails closed: no provider call, no ledger transfer, no move recorded.
 CREATE TABLE providers (
   name text PRIMARY KEY CHECK (name ~ '^[a-z][a-z0-9-]{1,31}$'),

@@ -1,4 +1,4 @@
--- Customer wallets (seed 000). A wallet is an account at a provider (its NUBAN) mirrored by a
+-- Customer wallets (docs/contracts/wallets.md). A wallet is an account at a provider (its NUBAN) mirrored by a
 -- ledger account that may not be overdrawn; every balance Rail reports comes from the ledger.
 CREATE TABLE wallets (
   id uuid PRIMARY KEY,

@@ -1,4 +1,4 @@
--- Moves of seed 000: credit, debit and wallet transfer, each idempotent on the partner's
+-- Wallet moves (docs/contracts/wallets.md): credit, debit and wallet transfer, each idempotent on the partner's
 -- reference. A move is recorded before the provider is called (so a crash mid-call is found and
 -- resolved by requery), and its ledger transfers are posted in the same transaction as each
 -- change of its status.

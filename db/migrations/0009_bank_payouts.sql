@@ -1,4 +1,4 @@
--- External sends (seed 000 `POST /transfer/bank/customer`): a wallet pays an account at any bank.
+-- External sends (`POST /transfer/bank/customer`, docs/contracts/wallets.md): a wallet pays an account at any bank.
 
 -- At the sandbox bank, an interbank transfer leaves the customer's account at once (to the
 -- bank's outward settlement pool), answers 09 (in progress), and settles a moment later with the

@@ -1,4 +1,4 @@
--- Events and their signed deliveries (DESIGN §9). An event row and its first delivery are written
+-- Events and their signed deliveries (docs/design.md §9). An event row and its first delivery are written
 -- in the transaction of the state change that caused them; the delivery job rides in it too.
 
 CREATE TABLE events (

@@ -1,4 +1,4 @@
--- Outbound transfers (seed 001): payouts from the partner's float to an account at any bank.
+-- Outbound transfers (docs/contracts/collections-and-payouts.md): payouts from the partner's float to an account at any bank.
 
 -- At the sandbox bank, a payout leaves from the bank's settlement pool (Rail's funds at the
 -- bank) to an account at another bank. It answers 09 and stays in progress until the sandbox

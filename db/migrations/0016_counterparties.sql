@@ -1,4 +1,4 @@
--- Counterparties (seed 001): a partner's saved beneficiaries, made on the first payout to an
+-- Counterparties (docs/contracts/collections-and-payouts.md): a partner's saved beneficiaries, made on the first payout to an
 -- account (or explicitly), renamed or archived by the partner (soft state only).
 CREATE TABLE counterparties (
   id uuid PRIMARY KEY,

@@ -1,4 +1,4 @@
--- Collections (seed 001): virtual accounts allocated at the provider, payment intents, FBO pool
+-- Collections (docs/contracts/collections-and-payouts.md): virtual accounts allocated at the provider, payment intents, FBO pool
 -- accounts, and the inbound credits the provider announces to Rail.
 
 -- At the sandbox bank, a virtual account is a collection account in a client's name (the

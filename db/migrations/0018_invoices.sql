@@ -1,4 +1,4 @@
--- Invoices (seed 001): a bill for an amount, drafted, then published with a virtual account (a
+-- Invoices (docs/contracts/collections-and-payouts.md): a bill for an amount, drafted, then published with a virtual account (a
 -- composed payment intent) that the customer pays into, partially or in full, or cancelled.
 CREATE TABLE invoices (
   id uuid PRIMARY KEY,

@@ -1,4 +1,4 @@
--- Escrow (seed 002): a partner's escrow, funded by credits into its holding account, released to
+-- Escrow (docs/contracts/escrow.md): a partner's escrow, funded by credits into its holding account, released to
 -- the recipient or refunded to the payer; and the partner's registered escrow webhook.
 
 CREATE TABLE escrows (

@@ -1,5 +1,5 @@
 -- Wallet funding by transfer (issue 18): some providers fund a wallet only when the customer
--- transfers in to its account number (seed 000). Such a credit takes the inbound-credit path of
+-- transfers in to its account number (docs/contracts/wallets.md). Such a credit takes the inbound-credit path of
 -- virtual accounts — stored once per provider session id, applied once by its job — and is
 -- applied to the wallet whose account number it was paid into.
 

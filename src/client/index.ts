@@ -21,15 +21,28 @@ export interface RequestOptions {
   /** Send this exact text as the body instead of JSON-encoding `body`. */
   rawBody?: string
   timestampS?: number
+  /** Give up on the answer after this long (the client's default when absent; none by default). */
+  timeoutMs?: number
+}
+
+export interface RailClientOptions {
+  /**
+   * Every request gives up on its answer after this long unless it says otherwise. A caller needs
+   * one: a connection can be accepted by a process that dies before answering, and nothing else
+   * ends the wait.
+   */
+  timeoutMs?: number
 }
 
 export class RailClient {
   readonly baseUrl: string
   readonly credentials: RailCredentials
+  readonly #timeoutMs: number | undefined
 
-  constructor(baseUrl: string, credentials: RailCredentials) {
+  constructor(baseUrl: string, credentials: RailCredentials, options: RailClientOptions = {}) {
     this.baseUrl = baseUrl.replace(/\/$/, '')
     this.credentials = credentials
+    this.#timeoutMs = options.timeoutMs
   }
 
   async request<T = unknown>(method: string, pathWithQuery: string, body?: unknown, options: RequestOptions = {}): Promise<RailResponse<T>> {
@@ -39,7 +52,9 @@ export class RailClient {
       ...(text === '' ? {} : { 'Content-Type': 'application/json' }),
       ...options.headers,
     }
-    const response = await fetch(`${this.baseUrl}${pathWithQuery}`, { method, headers, body: text === '' ? undefined : text })
+    const timeoutMs = options.timeoutMs ?? this.#timeoutMs
+    const signal = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs)
+    const response = await fetch(`${this.baseUrl}${pathWithQuery}`, { method, headers, body: text === '' ? undefined : text, signal })
     const responseText = await response.text()
     return { status: response.status, headers: response.headers, body: parseBody(responseText) as T }
   }

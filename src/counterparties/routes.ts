@@ -1,4 +1,4 @@
-// Counterparty routes: create, list, read, and PATCH (rename, archive) — seed 001 and docs/design.md §10.
+// Counterparty routes: create, list, read, and PATCH (rename, archive) — docs/contracts/collections-and-payouts.md §Counterparties, docs/design.md §10.
 import { Type } from '@sinclair/typebox'
 import { findBank } from '../nip/banks.ts'
 import { callerOf } from '../partners/auth.ts'
@@ -21,7 +21,7 @@ const CounterpartySchema = Type.Object({
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
   lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-})
+}, { title: 'Counterparty', description: 'A saved beneficiary: a bank account the partner pays' })
 
 function toCounterpartyJson(counterparty: Counterparty) {
   return {
@@ -42,20 +42,24 @@ function toCounterpartyJson(counterparty: Counterparty) {
 
 const IdParams = closedObject({ id: Type.String({ format: 'uuid' }) })
 
+const CreateBodySchema = closedObject({
+  accountNumber: Type.String({ pattern: '^[0-9]{10}$' }),
+  bankCode: Type.String({ pattern: '^[0-9]{3,6}$' }),
+  accountName: Type.String({ minLength: 1, maxLength: 100 }),
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+})
+
 export function registerCounterpartyRoutes(app: HttpServer, deps: { pool: Pool }): void {
   app.post(
     '/api/v1/rail/counterparties',
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'createCounterparty',
+        description: 'Saves a beneficiary account. Saving an account already saved answers the saved counterparty with 200 instead of 201. Payouts also save their beneficiary on the first payout to an account.',
         tags: ['counterparties'],
         summary: 'Save a beneficiary (201; the same account again answers the saved one with 200)',
-        body: closedObject({
-          accountNumber: Type.String({ pattern: '^[0-9]{10}$' }),
-          bankCode: Type.String({ pattern: '^[0-9]{3,6}$' }),
-          accountName: Type.String({ minLength: 1, maxLength: 100 }),
-          name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-        }),
+        body: CreateBodySchema,
         response: { 200: CounterpartySchema, 201: CounterpartySchema, ...errorResponses() },
       },
     },
@@ -70,10 +74,12 @@ export function registerCounterpartyRoutes(app: HttpServer, deps: { pool: Pool }
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'listCounterparties',
+        description: "The caller's saved beneficiaries, newest first, optionally only active or archived ones; page with `cursor` and `limit`.",
         tags: ['counterparties'],
         summary: "The caller's counterparties, newest first",
         querystring: closedObject({
-          archived: Type.Optional(Type.Boolean()),
+          archived: Type.Optional(Type.Boolean({ description: 'true: only archived counterparties; false: only active ones; absent: both' })),
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: COUNTERPARTIES_PAGE_MAX, default: 20 })),
           cursor: Type.Optional(Type.String({ format: 'uuid' })),
         }),
@@ -88,7 +94,7 @@ export function registerCounterpartyRoutes(app: HttpServer, deps: { pool: Pool }
 
   app.get(
     '/api/v1/rail/counterparties/:id',
-    { config: { auth: 'signature' }, schema: { tags: ['counterparties'], summary: 'One counterparty', params: IdParams, response: { 200: CounterpartySchema, ...errorResponses() } } },
+    { config: { auth: 'signature' }, schema: { operationId: 'getCounterparty', description: "One saved beneficiary by its id; another partner's is 404.", tags: ['counterparties'], summary: 'One counterparty', params: IdParams, response: { 200: CounterpartySchema, ...errorResponses() } } },
     async (request) => toCounterpartyJson(await getCounterparty(deps.pool, callerOf(request).partner.id, request.params.id)),
   )
 
@@ -97,6 +103,8 @@ export function registerCounterpartyRoutes(app: HttpServer, deps: { pool: Pool }
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'updateCounterparty',
+        description: 'Renames a counterparty or archives or restores it; the account it names never changes. A change signed before the last one applied is 409 `stale_request`.',
         tags: ['counterparties'],
         summary: 'Rename or archive a counterparty (soft state only). A change signed before the last one applied is 409 stale_request',
         params: IdParams,

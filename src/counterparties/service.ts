@@ -1,4 +1,4 @@
-// Counterparties (seed 001, docs/design.md §10): saved beneficiaries. One per partner and account; made
+// Counterparties (docs/contracts/collections-and-payouts.md §Counterparties, docs/design.md §10): saved beneficiaries. One per partner and account; made
 // on the first payout to the account (outbound transfers call recordPayoutTo) or explicitly, and
 // renamed or archived by the partner. Archiving is soft state: it does not block payouts.
 import { findBank } from '../nip/banks.ts'
@@ -7,6 +7,7 @@ import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { fieldError, notFound } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
+import { readPage } from '../platform/read-pool.ts'
 import { decideSignedChange, type SignedRequest } from '../platform/signed-requests.ts'
 import * as repo from './repo.ts'
 
@@ -54,7 +55,7 @@ export async function getCounterparty(pool: Pool, partnerId: string, id: string)
 export const COUNTERPARTIES_PAGE_MAX = 100
 
 export async function listCounterparties(pool: Pool, filter: { partnerId: string; archived?: boolean; limit: number; cursor?: string }) {
-  const rows = await repo.selectCounterparties(pool, { partnerId: filter.partnerId, archived: filter.archived, beforeId: filter.cursor, limit: pageQueryLimit(filter.limit) })
+  const rows = await readPage(pool, filter.cursor, (reader, before) => repo.selectCounterparties(reader, { partnerId: filter.partnerId, archived: filter.archived, beforeId: before, limit: pageQueryLimit(filter.limit) }))
   const page = toPage(rows, filter.limit)
   return { counterparties: page.items, nextCursor: page.nextCursor }
 }

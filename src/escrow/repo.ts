@@ -1,6 +1,10 @@
-// SQL of escrows and the registered escrow webhook. The camelCase ↔ snake_case mapping lives here.
+// SQL of escrows. The camelCase ↔ snake_case mapping lives here; the funding credits and refunds
+// (credits-repo.ts) and the registered webhook (webhooks-repo.ts) have their own.
 import type { Queryable } from '../platform/db.ts'
-import { allowedFrom, disbursementAllowedFrom, refundAllowedFrom, type DisbursementState, type EscrowRefundState, type EscrowStatus } from './states.ts'
+import { disbursementStates, escrowRefundStates, escrowStates, type DisbursementState, type EscrowRefundState, type EscrowStatus } from './states.ts'
+
+export { endRefunds, insertFundingCredit, insertRefund, selectFundingCredits, selectRefunds, type EscrowRefund, type FundingCredit, type RefundPurpose } from './credits-repo.ts'
+export { selectWebhook, upsertWebhook, type EscrowWebhook } from './webhooks-repo.ts'
 
 export type EscrowType = 'goods' | 'services' | 'property' | 'conditional'
 
@@ -184,6 +188,11 @@ export async function selectByRef(db: Queryable, partnerId: string, ref: string)
   return rows[0] && toEscrow(rows[0])
 }
 
+export async function selectById(db: Queryable, partnerId: string, id: string): Promise<Escrow | undefined> {
+  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM escrows WHERE partner_id = $1 AND id = $2`, [partnerId, id])
+  return rows[0] && toEscrow(rows[0])
+}
+
 export async function selectByReference(db: Queryable, partnerId: string, reference: string): Promise<Escrow | undefined> {
   const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM escrows WHERE partner_id = $1 AND reference = $2`, [partnerId, reference])
   return rows[0] && toEscrow(rows[0])
@@ -206,6 +215,7 @@ export interface TransitionFields {
 }
 
 const STAMP_COLUMN: Partial<Record<EscrowStatus, string>> = { released: 'released_at', cancelled: 'cancelled_at', expired: 'expired_at' }
+
 const REASON_COLUMN: Partial<Record<EscrowStatus, string>> = { released: 'release_reason', cancelled: 'cancel_reason' }
 
 /**
@@ -214,7 +224,7 @@ const REASON_COLUMN: Partial<Record<EscrowStatus, string>> = { released: 'releas
  * first of several racing changes wins, the others change nothing.
  */
 export async function transition(db: Queryable, key: EscrowKey, next: 'released' | 'cancelled' | 'expired', fields: TransitionFields): Promise<Escrow | undefined> {
-  const params: unknown[] = [next, allowedFrom(next), fields.at]
+  const params: unknown[] = [next, escrowStates.from(next), fields.at]
   const param = (value: unknown, type: string) => `$${params.push(value)}::${type}`
   const sets = [`status = $1`, `${STAMP_COLUMN[next]!} = $3`]
   const reasonColumn = REASON_COLUMN[next]
@@ -222,7 +232,8 @@ export async function transition(db: Queryable, key: EscrowKey, next: 'released'
   const where = ['status = ANY ($2::text[])']
   if ('id' in key) where.push(`id = ${param(key.id, 'uuid')}`)
   else where.push(`partner_id = ${param(key.partnerId, 'uuid')}`, `ref = ${param(key.ref, 'text')}`)
-  if (fields.dueBy) where.push(`expires_at <= ${param(fields.dueBy, 'timestamptz')}`)
+  // Due by the partner's time (its sandbox test clock, or the given time for a live partner).
+  if (fields.dueBy) where.push(`expires_at <= partner_now(partner_id, ${param(fields.dueBy, 'timestamptz')})`)
   const { rows } = await db.query<Row>(`UPDATE escrows SET ${sets.join(', ')} WHERE ${where.join(' AND ')} RETURNING ${COLUMNS}`, params)
   return rows[0] && toEscrow(rows[0])
 }
@@ -259,7 +270,7 @@ export async function setFundingIntent(db: Queryable, id: string, paymentIntentI
  * one is given. Undefined when the escrow is elsewhere (a racing release or retry won).
  */
 export async function startDisbursement(db: Queryable, key: EscrowKey, from: DisbursementState | null, destination: Destination | undefined): Promise<Escrow | undefined> {
-  const allowed = disbursementAllowedFrom('pending')
+  const allowed = disbursementStates.from('pending')
   if (from !== null && !allowed.includes(from)) throw new Error(`escrow disbursement: pending does not follow ${from}`)
   const params: unknown[] = [from, destination?.accountNumber ?? null, destination?.bankCode ?? null, destination?.accountName ?? null, destination !== undefined]
   const where = keyCondition(key, params)
@@ -303,94 +314,12 @@ export async function endDisbursement(db: Queryable, id: string, next: 'paid' | 
     `UPDATE escrows SET disbursement_state = $2, disbursement_failure_reason = $4
       WHERE id = $1 AND disbursement_state = ANY ($5::text[]) AND disbursement_outbound_transfer_id IS NOT DISTINCT FROM $3::uuid
       RETURNING ${COLUMNS}`,
-    [id, next, outboundTransferId, failureReason === null ? null : JSON.stringify(failureReason), disbursementAllowedFrom(next)],
+    [id, next, outboundTransferId, failureReason === null ? null : JSON.stringify(failureReason), disbursementStates.from(next)],
   )
   return rows[0] && toEscrow(rows[0])
 }
 
 // ---- funding credits and refunds --------------------------------------------------------------
-
-/** Records a credit applied to an escrow (in the transaction that applies it). */
-export async function insertFundingCredit(db: Queryable, escrowId: string, creditId: string, amountKobo: number, at: Date): Promise<void> {
-  await db.query(`INSERT INTO escrow_funding_credits (escrow_id, credit_id, amount_kobo, applied_at) VALUES ($1, $2, $3, $4)`, [escrowId, creditId, amountKobo, at])
-}
-
-export interface FundingCredit {
-  creditId: string
-  amountKobo: number
-}
-
-/** The credits that funded an escrow, in the order they were applied. */
-export async function selectFundingCredits(db: Queryable, escrowId: string): Promise<FundingCredit[]> {
-  const { rows } = await db.query<{ credit_id: string; amount_kobo: number }>(
-    `SELECT credit_id, amount_kobo FROM escrow_funding_credits WHERE escrow_id = $1 ORDER BY applied_order`,
-    [escrowId],
-  )
-  return rows.map((row) => ({ creditId: row.credit_id, amountKobo: row.amount_kobo }))
-}
-
-export type RefundPurpose = 'refund' | 'excess_refund'
-export type RefundRowState = 'pending' | 'succeeded' | 'failed'
-
-export interface EscrowRefund {
-  refundId: string
-  escrowId: string
-  creditId: string
-  purpose: RefundPurpose
-  amountKobo: number
-  state: RefundRowState
-  outboundTransferId: string | null
-}
-
-interface RefundRow {
-  refund_id: string
-  escrow_id: string
-  credit_id: string
-  purpose: RefundPurpose
-  amount_kobo: number
-  state: RefundRowState
-  outbound_transfer_id: string | null
-}
-
-const REFUND_COLUMNS = `refund_id, escrow_id, credit_id, purpose, amount_kobo, state, outbound_transfer_id`
-
-function toRefund(row: RefundRow): EscrowRefund {
-  return {
-    refundId: row.refund_id,
-    escrowId: row.escrow_id,
-    creditId: row.credit_id,
-    purpose: row.purpose,
-    amountKobo: row.amount_kobo,
-    state: row.state,
-    outboundTransferId: row.outbound_transfer_id,
-  }
-}
-
-export async function insertRefund(db: Queryable, refund: Omit<EscrowRefund, 'state'>): Promise<void> {
-  await db.query(
-    `INSERT INTO escrow_refunds (refund_id, escrow_id, credit_id, purpose, amount_kobo, outbound_transfer_id) VALUES ($1, $2, $3, $4, $5, $6)`,
-    [refund.refundId, refund.escrowId, refund.creditId, refund.purpose, refund.amountKobo, refund.outboundTransferId],
-  )
-}
-
-/** The refunds of an escrow, oldest first (a retried refund follows the one that failed). */
-export async function selectRefunds(db: Queryable, escrowId: string): Promise<EscrowRefund[]> {
-  const { rows } = await db.query<RefundRow>(`SELECT ${REFUND_COLUMNS} FROM escrow_refunds WHERE escrow_id = $1 ORDER BY created_at, refund_id`, [escrowId])
-  return rows.map(toRefund)
-}
-
-/** Ends pending refunds of escrows; answers those that changed (an ending reported twice changes nothing). */
-export async function endRefunds(db: Queryable, endings: readonly { refundId: string; state: 'succeeded' | 'failed' }[]): Promise<EscrowRefund[]> {
-  if (endings.length === 0) return []
-  const { rows } = await db.query<RefundRow>(
-    `UPDATE escrow_refunds r SET state = e.state
-       FROM unnest($1::uuid[], $2::text[]) AS e(refund_id, state)
-      WHERE r.refund_id = e.refund_id AND r.state = 'pending'
-      RETURNING ${REFUND_COLUMNS.split(', ').map((column) => `r.${column}`).join(', ')}`,
-    [endings.map((ending) => ending.refundId), endings.map((ending) => ending.state)],
-  )
-  return rows.map(toRefund)
-}
 
 /** Locks an escrow by id (whatever its partner), for a change of its refund. */
 export async function lockById(db: Queryable, id: string): Promise<Escrow | undefined> {
@@ -409,7 +338,7 @@ export async function setRefundState(db: Queryable, id: string, next: EscrowRefu
   const { rows } = await db.query<Row>(`UPDATE escrows SET refund_state = $2 WHERE id = $1 AND refund_state = ANY ($3::text[]) RETURNING ${COLUMNS}`, [
     id,
     next,
-    refundAllowedFrom(next),
+    escrowRefundStates.from(next),
   ])
   return rows[0] && toEscrow(rows[0])
 }
@@ -417,7 +346,11 @@ export async function setRefundState(db: Queryable, id: string, next: EscrowRefu
 /** Initiated escrows whose TTL has elapsed by `now`, oldest deadline first. */
 export async function selectDueToExpire(db: Queryable, now: Date, limit: number): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
-    `SELECT id FROM escrows WHERE status = 'initiated' AND expires_at <= $1 ORDER BY expires_at LIMIT $2`,
+    `SELECT id FROM escrows
+      WHERE status = 'initiated' AND expires_at <= partner_now(partner_id, $1)
+        -- A constant bound (no partner's time is later), so the expiry index is scanned as a range.
+        AND expires_at <= $1::timestamptz + (SELECT make_interval(secs => coalesce(max(offset_seconds), 0)) FROM sandbox_clocks)
+      ORDER BY expires_at LIMIT $2`,
     [now, limit],
   )
   return rows.map((row) => row.id)
@@ -439,37 +372,4 @@ export async function selectEscrows(db: Queryable, filter: ListFilter): Promise<
     [filter.partnerId, filter.status ?? null, filter.beforeId ?? null, filter.limit],
   )
   return rows.map(toEscrow)
-}
-
-export interface EscrowWebhook {
-  partnerId: string
-  url: string
-  secretSealed: Buffer | null
-}
-
-/**
- * Registers or updates the partner's escrow webhook. `secretSealed` undefined keeps the stored
- * secret; null removes it.
- */
-export async function upsertWebhook(db: Queryable, partnerId: string, url: string, secretSealed: Buffer | null | undefined): Promise<EscrowWebhook> {
-  const { rows } = await db.query<{ partner_id: string; url: string; secret_sealed: Buffer | null }>(
-    `INSERT INTO escrow_webhooks (partner_id, url, secret_sealed) VALUES ($1, $2, $3)
-     ON CONFLICT (partner_id) DO UPDATE
-       SET url = EXCLUDED.url,
-           secret_sealed = CASE WHEN $4 THEN escrow_webhooks.secret_sealed ELSE EXCLUDED.secret_sealed END,
-           updated_at = now()
-     RETURNING partner_id, url, secret_sealed`,
-    [partnerId, url, secretSealed ?? null, secretSealed === undefined],
-  )
-  const row = rows[0]!
-  return { partnerId: row.partner_id, url: row.url, secretSealed: row.secret_sealed }
-}
-
-export async function selectWebhook(db: Queryable, partnerId: string): Promise<EscrowWebhook | undefined> {
-  const { rows } = await db.query<{ partner_id: string; url: string; secret_sealed: Buffer | null }>(
-    `SELECT partner_id, url, secret_sealed FROM escrow_webhooks WHERE partner_id = $1`,
-    [partnerId],
-  )
-  const row = rows[0]
-  return row && { partnerId: row.partner_id, url: row.url, secretSealed: row.secret_sealed }
 }

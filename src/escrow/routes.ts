@@ -1,10 +1,10 @@
-// Escrow routes of seed 002, under /api/v1/escrow/partner, authenticated by X-API-Key.
+// Escrow routes (docs/contracts/escrow.md), under /api/v1/escrow/partner, authenticated by X-API-Key.
 import { Type } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
-import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
-import { CallbackUrlSchema, closedObject, errorResponses } from '../platform/schemas.ts'
+import { sendOnce } from '../platform/idempotency.ts'
+import { CallbackUrlSchema, closedObject, errorResponses, Nullable } from '../platform/schemas.ts'
 import {
   AMOUNT_MIN_KOBO,
   cancelEscrow,
@@ -27,16 +27,15 @@ import {
   type EscrowDeps,
   type EscrowType,
 } from './service.ts'
-import { ESCROW_STATUSES, type EscrowStatus } from './states.ts'
+import { escrowStates, type EscrowStatus } from './states.ts'
 
 const PREFIX = '/api/v1/escrow/partner'
 const EMAIL_MAX_CHARS = 254
 const REF_MAX_CHARS = 64
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
 // An enum (not a union of literals), so that a wrong value is one issue naming the field.
 const TypeSchema = Type.Unsafe<EscrowType>({ type: 'string', enum: ['goods', 'services', 'property', 'conditional'] })
-const StatusSchema = Type.Unsafe<EscrowStatus>({ type: 'string', enum: [...ESCROW_STATUSES] })
+const StatusSchema = Type.Unsafe<EscrowStatus>({ type: 'string', enum: [...escrowStates.states] })
 const FundingSchema = Nullable(
   Type.Object(
     {
@@ -46,6 +45,7 @@ const FundingSchema = Nullable(
       bankName: Type.String(),
       trackingId: Type.String(),
       checkoutToken: Type.String({ description: 'Token of the hosted checkout page' }),
+      checkoutUrl: Type.String({ format: 'uri', description: 'The hosted checkout page for the payer: PUBLIC_URL + /checkout/{checkoutToken}' }),
       amountKobo: Nullable(Type.Integer()),
       currency: Type.String(),
       expiresAt: Type.String({ format: 'date-time' }),
@@ -114,7 +114,7 @@ const CreatedSchema = Type.Object({
   expiresAt: Type.String({ format: 'date-time' }),
   message: Type.String(),
   funding: FundingSchema,
-})
+}, { title: 'EscrowCreated', description: 'The escrow just created, with the virtual account its payer funds' })
 
 const EscrowSchema = Type.Object({
   id: Type.String({ format: 'uuid', description: "Rail's id of the escrow: the origin id of its disbursement payout and its refunds" }),
@@ -139,10 +139,10 @@ const EscrowSchema = Type.Object({
   releasedAt: Nullable(Type.String({ format: 'date-time' })),
   cancelledAt: Nullable(Type.String({ format: 'date-time' })),
   expiredAt: Nullable(Type.String({ format: 'date-time' })),
-})
+}, { title: 'Escrow', description: 'An escrow: money a payer funds, held until the partner releases it to the recipient or cancels it' })
 
 const RefParams = closedObject({ ref: Type.String({ minLength: 1, maxLength: REF_MAX_CHARS }) })
-const ChangedSchema = Type.Object({ success: Type.Boolean(), ref: Type.String(), status: StatusSchema, message: Type.String() })
+const ChangedSchema = Type.Object({ success: Type.Boolean(), ref: Type.String(), status: StatusSchema, message: Type.String() }, { title: 'EscrowChange', description: "An escrow's status after a release or cancel" })
 const ReleaseSchema = closedObject({ reason: Type.Optional(Type.String({ maxLength: REASON_MAX_CHARS })), disbursement: Type.Optional(DestinationSchema) })
 const CancelSchema = closedObject({ reason: Type.String({ minLength: 1, maxLength: REASON_MAX_CHARS }) })
 const WebhookSchema = closedObject({
@@ -157,24 +157,32 @@ const ListQuerySchema = closedObject({
   cursor: Type.Optional(Type.String({ format: 'uuid' })),
 })
 
-export function registerEscrowRoutes(app: HttpServer, deps: EscrowDeps): void {
-  const config = { auth: 'api-key' as const }
-  // A release may come without a body: it is then an empty object, validated as such.
-  const emptyBodyAsObject = async (request: { body: unknown }) => {
-    if (request.body === undefined || request.body === null) request.body = {}
-  }
+const config = { auth: 'api-key' as const }
 
+// A release may come without a body: it is then an empty object, validated as such.
+async function emptyBodyAsObject(request: { body: unknown }): Promise<void> {
+  if (request.body === undefined || request.body === null) request.body = {}
+}
+
+/** The escrow API, one group of routes per resource (registered in this order, as the docs list them). */
+export function registerEscrowRoutes(app: HttpServer, deps: EscrowDeps): void {
+  registerCreateRoutes(app, deps)
+  registerReadRoutes(app, deps)
+  registerChangeRoutes(app, deps)
+}
+
+/** Creating an escrow, and the webhook its events go to. */
+function registerCreateRoutes(app: HttpServer, deps: EscrowDeps): void {
   app.post(
     `${PREFIX}/create`,
     {
       config,
-      schema: { tags: ['escrow'], summary: 'Create an escrow (201; a replayed reference answers the same escrow)', body: CreateSchema, response: { 201: CreatedSchema, ...errorResponses(404, 409) } },
+      schema: { operationId: 'createEscrow', description: 'Creates an escrow of `amount` kobo from a payer to a recipient, with a funding virtual account (and `checkoutUrl`) the payer pays into. Answers 201; a replayed `reference` answers the same escrow. Funding, release, cancel and expiry are announced to the escrow webhook.', tags: ['escrow'], summary: 'Create an escrow (201; a replayed reference answers the same escrow)', body: CreateSchema, response: { 201: CreatedSchema, ...errorResponses(404, 409) } },
     },
     async (request, reply) => {
       const caller = callerOf(request)
       const { escrow, funding, replayed } = await createEscrow(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.body)
-      if (replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
-      return reply.code(201).send(toCreatedJson(escrow, funding))
+      return sendOnce(reply, 201, replayed, toCreatedJson(escrow, funding))
     },
   )
 
@@ -183,6 +191,8 @@ export function registerEscrowRoutes(app: HttpServer, deps: EscrowDeps): void {
     {
       config,
       schema: {
+        operationId: 'registerEscrowWebhook',
+        description: 'Registers or replaces the URL escrow events go to, and the secret that signs them (`X-Rail-Signature` and Standard Webhooks).',
         tags: ['escrow'],
         summary: 'Register or update the escrow webhook',
         body: WebhookSchema,
@@ -191,12 +201,17 @@ export function registerEscrowRoutes(app: HttpServer, deps: EscrowDeps): void {
     },
     async (request) => registerWebhook(deps, callerOf(request).partner, request.body),
   )
+}
 
+/** The caller's escrows: the list and one by its ref. */
+function registerReadRoutes(app: HttpServer, deps: EscrowDeps): void {
   app.get(
     PREFIX,
     {
       config,
       schema: {
+        operationId: 'listEscrows',
+        description: "The caller's escrows, newest first; filter by `status`, page with `cursor` and `limit`.",
         tags: ['escrow'],
         summary: "The caller's escrows, newest first",
         querystring: ListQuerySchema,
@@ -215,20 +230,25 @@ export function registerEscrowRoutes(app: HttpServer, deps: EscrowDeps): void {
     `${PREFIX}/:ref`,
     {
       config,
-      schema: { tags: ['escrow'], summary: 'One escrow of the caller', params: RefParams, response: { 200: Type.Object({ success: Type.Boolean(), escrow: EscrowSchema }), ...errorResponses(404) } },
+      schema: { operationId: 'getEscrow', description: 'One escrow by its ref, with its funding and, once released, its disbursement.', tags: ['escrow'], summary: 'One escrow of the caller', params: RefParams, response: { 200: Type.Object({ success: Type.Boolean(), escrow: EscrowSchema }), ...errorResponses(404) } },
     },
     async (request) => {
       const escrow = await getEscrow(deps.pool, callerOf(request).partner.id, request.params.ref)
       return { success: true, escrow: await escrowView(deps.pool, escrow) }
     },
   )
+}
 
+/** What the partner does to an escrow: release it, cancel it, retry its refund. */
+function registerChangeRoutes(app: HttpServer, deps: EscrowDeps): void {
   app.patch(
     `${PREFIX}/:ref/release`,
     {
       config,
       preValidation: emptyBodyAsObject,
       schema: {
+        operationId: 'releaseEscrow',
+        description: "Releases a funded escrow to the recipient's bank account (a payout) or the partner's float. After a failed disbursement the same call releases it again. Not funded: 400 `invalid_escrow_status`.",
         tags: ['escrow'],
         summary: 'Release a funded escrow to the recipient (or, after a failed disbursement, release it again)',
         params: RefParams,
@@ -254,7 +274,7 @@ export function registerEscrowRoutes(app: HttpServer, deps: EscrowDeps): void {
     {
       config,
       preValidation: emptyBodyAsObject,
-      schema: { tags: ['escrow'], summary: 'Cancel an initiated or funded escrow; the payer is refunded', params: RefParams, body: CancelSchema, response: { 200: ChangedSchema, ...errorResponses(404) } },
+      schema: { operationId: 'cancelEscrow', description: "Cancels an initiated or funded escrow with a reason; money already funded is refunded to each payer's account. Another status: 400 `invalid_escrow_status`.", tags: ['escrow'], summary: 'Cancel an initiated or funded escrow; the payer is refunded', params: RefParams, body: CancelSchema, response: { 200: ChangedSchema, ...errorResponses(404) } },
     },
     async (request) => {
       const caller = callerOf(request)
@@ -269,6 +289,8 @@ export function registerEscrowRoutes(app: HttpServer, deps: EscrowDeps): void {
       config,
       preValidation: emptyBodyAsObject,
       schema: {
+        operationId: 'retryEscrowRefund',
+        description: 'Retries a failed refund: each funding credit whose refund failed is refunded again to the account it came from. No body, or an empty object.',
         tags: ['escrow'],
         summary: "Retry a failed refund: each credit whose refund failed is refunded again to the account it came from",
         params: RefParams,

@@ -90,15 +90,13 @@ export interface ClaimedAttempt {
  * those does not hold; whoever holds the lease, or the earlier delivery's completion, or the
  * sweep, brings the delivery back.
  */
-export async function claimAttempt(db: Queryable, deliveryId: string, leaseMs: number): Promise<ClaimedAttempt | undefined> {
-  const { rows } = await db.query<DeliveryRow & { event: EventRow & { secret_sealed_hex: string | null }; url_disabled: { disabled_at: string; reason: string } | null }>({
-    // Prepared once per connection: planning this statement costs more than running it.
-    name: 'events_claim_attempt',
-    text: `UPDATE event_deliveries d
+export async function claimAttempt(db: Queryable, deliveryId: string, leaseMs: number, now: Date): Promise<ClaimedAttempt | undefined> {
+  const { rows } = await db.query<DeliveryRow & { event: EventRow & { secret_sealed_hex: string | null }; url_disabled: { disabled_at: string; reason: string } | null }>(
+    `UPDATE event_deliveries d
         SET attempts_made = d.attempts_made + 1, lease_until = now() + make_interval(secs => $2::double precision / 1000), updated_at = now()
       WHERE d.id = $1
         AND d.status = 'pending'
-        AND d.next_attempt_at <= now()
+        AND d.next_attempt_at <= $3::timestamptz -- due by the worker's clock (the lease is wall time: it bounds I/O)
         AND (d.lease_until IS NULL OR d.lease_until < now())
         AND NOT EXISTS (
           SELECT 1 FROM event_deliveries earlier
@@ -110,8 +108,8 @@ export async function claimAttempt(db: Queryable, deliveryId: string, leaseMs: n
            SELECT ${EVENT_COLUMNS}, encode(secret_sealed, 'hex') AS secret_sealed_hex FROM events WHERE id = d.event_id) e) AS event,
         (SELECT row_to_json(u) FROM (
            SELECT disabled_at, reason FROM disabled_callback_urls WHERE partner_id = d.partner_id AND url = d.url) u) AS url_disabled`,
-    values: [deliveryId, leaseMs],
-  })
+    [deliveryId, leaseMs, now],
+  )
   const row = rows[0]
   if (!row) return undefined
   const { secret_sealed_hex: secretHex, ...eventRow } = row.event
@@ -121,18 +119,31 @@ export async function claimAttempt(db: Queryable, deliveryId: string, leaseMs: n
   return { delivery: toDelivery(row), attemptNumber: row.attempts_made, event, urlDisabled }
 }
 
+/**
+ * A sandbox partner's clock moved `seconds` ahead: its pending deliveries are judged by the
+ * workers' (real) clock, so their next attempt comes as many seconds earlier. Answers those now due.
+ */
+export async function bringForward(db: Queryable, partnerId: string, seconds: number, now: Date): Promise<{ id: string; url: string }[]> {
+  const { rows } = await db.query<{ id: string; url: string; due: boolean }>(
+    `UPDATE event_deliveries SET next_attempt_at = next_attempt_at - make_interval(secs => $2::double precision), updated_at = now()
+      WHERE partner_id = $1 AND status = 'pending'
+      RETURNING id, url, next_attempt_at <= $3::timestamptz AS due`,
+    [partnerId, seconds, now],
+  )
+  return rows.filter((row) => row.due).map(({ id, url }) => ({ id, url }))
+}
+
 /** Puts off a delivery that this worker will not attempt now (its URL is busy), with its job; no attempt is counted. */
 export async function deferDelivery(db: Queryable, deliveryId: string, delayMs: number, job: DeliveryJob): Promise<void> {
-  await db.query({
-    name: 'events_defer_delivery',
-    text: `WITH deferred AS (
+  await db.query(
+    `WITH deferred AS (
              UPDATE event_deliveries SET next_attempt_at = now() + make_interval(secs => $2::double precision / 1000), updated_at = now()
               WHERE id = $1 AND status = 'pending' AND (lease_until IS NULL OR lease_until < now())
               RETURNING next_attempt_at)
            SELECT graphile_worker.add_job(identifier => $3::text, payload => $4::json, run_at => next_attempt_at, job_key => $5::text, priority => $6::int)
              FROM deferred`,
-    values: [deliveryId, delayMs, job.task, JSON.stringify(job.payload), job.jobKey, job.priority],
-  })
+    [deliveryId, delayMs, job.task, JSON.stringify(job.payload), job.jobKey, job.priority],
+  )
 }
 
 /**
@@ -141,14 +152,13 @@ export async function deferDelivery(db: Queryable, deliveryId: string, delayMs: 
  * jobs: the sweep brings each back when it is due.
  */
 export async function deferDeliveriesToUrl(db: Queryable, url: string, delayMs: number): Promise<number> {
-  const { rowCount } = await db.query({
-    name: 'events_defer_deliveries_to_url',
-    text: `UPDATE event_deliveries
+  const { rowCount } = await db.query(
+    `UPDATE event_deliveries
               SET next_attempt_at = greatest(next_attempt_at, now() + make_interval(secs => $2::double precision / 1000 * (0.5 + random()))),
                   updated_at = now()
             WHERE url = $1 AND status = 'pending' AND (lease_until IS NULL OR lease_until < now())`,
-    values: [url, delayMs],
-  })
+    [url, delayMs],
+  )
   return rowCount ?? 0
 }
 
@@ -185,9 +195,8 @@ export interface Finished {
  * Without an attempt (a disabled URL), only the delivery changes.
  */
 export async function finishAttempt(db: Queryable, deliveryId: string, attemptNumber: number, outcome: Outcome, attempt?: Attempt): Promise<Finished> {
-  const { rows } = await db.query<{ next: { id: string; url: string; next_attempt_at: string } | null }>({
-    name: 'events_finish_attempt',
-    text: `WITH attempt AS (
+  const { rows } = await db.query<{ next: { id: string; url: string; next_attempt_at: string } | null }>(
+    `WITH attempt AS (
        INSERT INTO event_delivery_attempts (delivery_id, attempt_number, url, started_at, duration_ms, status_code, error, response_excerpt)
        SELECT $1, $2, $6, $7, $8, $9, $10, $11 WHERE $6::text IS NOT NULL
      ),
@@ -213,7 +222,7 @@ export async function finishAttempt(db: Queryable, deliveryId: string, attemptNu
                  WHERE next.url = f.url AND next.ordering_key = f.ordering_key AND next.status = 'pending' AND next.seq > f.seq
                  ORDER BY next.seq LIMIT 1) n) END AS next
        FROM finished f`,
-    values: [
+    [
       deliveryId,
       attemptNumber,
       outcome.status,
@@ -226,7 +235,7 @@ export async function finishAttempt(db: Queryable, deliveryId: string, attemptNu
       attempt?.error ?? null,
       attempt?.responseExcerpt ?? null,
     ],
-  })
+  )
   const row = rows[0]
   if (!row) return { finished: false, next: null }
   return { finished: true, next: row.next && { id: row.next.id, url: row.next.url, nextAttemptAt: new Date(row.next.next_attempt_at) } }

@@ -9,10 +9,11 @@
 //   same object to the same URL is pending; it goes when that one is delivered or has failed.
 import { Agent, request } from 'undici'
 import { getPartner, currentCallbackSecret, type PartnerEnvironment } from '../partners/service.ts'
+import { unixSeconds, type Clock } from '../platform/clock.ts'
 import { open } from '../platform/crypto.ts'
 import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { uuidv7Ms } from '../platform/ids.ts'
-import { checkCallbackUrl, guardedLookup, type CallbackPolicy } from './address-guard.ts'
+import { checkCallbackUrl, guardedLookup, type CallbackPolicy } from '../platform/address-guard.ts'
 import * as deliveries from './deliveries-repo.ts'
 import type * as repo from './repo.ts'
 import { callbackPolicyFor, deliveryJob, enqueueDelivery, RETRY_PRIORITY, EVENT_DELIVERY_FAILED, recordEvent } from './service.ts'
@@ -39,6 +40,10 @@ export interface DeliveryDeps {
   pool: Pool
   masterKey: Buffer
   settings: DeliverySettings
+  /** Retry schedules, signature timestamps and the secret cache go by it (tests move it). */
+  clock: Clock
+  /** Told of each attempt once it is recorded (metrics, the job's log line). */
+  onAttempt?: (attempt: { statusCode: number | null; result: 'delivered' | 'retrying' | 'failed'; durationMs: number }) => void
 }
 
 type AttemptResult =
@@ -64,7 +69,10 @@ export class UrlThrottle {
   private readonly healthy = new Set<string>()
   private readonly failing = new Set<string>()
 
-  /** healthy: the last attempt answered 2xx; failing: it did not, or one is running slowly; unknown: none seen yet. */
+  /**
+   * healthy: the last attempt answered 2xx; failing: it did not, or one is running slowly; unknown: none seen yet.
+   * Attempts are timed on the wall clock (Date.now()), as I/O is: no test clock makes a receiver slow.
+   */
   stateOf(url: string, nowMs = Date.now()): 'healthy' | 'failing' | 'unknown' {
     const slowRunning = (this.running.get(url) ?? []).some((startedMs) => nowMs - startedMs > UrlThrottle.SLOW_MS)
     if (slowRunning || this.failing.has(url)) return 'failing'
@@ -174,7 +182,7 @@ export class Deliverer {
     }
     const deferredAtMs = this.urlsDeferredAtMs.get(url)
     if (deferredAtMs !== undefined && uuidv7Ms(deliveryId) < deferredAtMs - DEFER_COVER_MARGIN_MS) return
-    const startedMs = Date.now()
+    const startedMs = Date.now() // compared with a UUIDv7's wall-clock milliseconds
     await deliveries.deferDeliveriesToUrl(this.deps.pool, url, DEFER_FAILING_MS)
     if (this.urlsDeferredAtMs.size >= 10_000) this.urlsDeferredAtMs.clear()
     this.urlsDeferredAtMs.set(url, startedMs)
@@ -182,7 +190,7 @@ export class Deliverer {
 
   /** Claims and makes the attempt; answers whether it succeeded (undefined: no attempt was made). */
   private async claimAndAttempt(deliveryId: string): Promise<{ success: boolean } | undefined> {
-    const claimed = await deliveries.claimAttempt(this.deps.pool, deliveryId, this.timeoutMs + 5_000)
+    const claimed = await deliveries.claimAttempt(this.deps.pool, deliveryId, this.timeoutMs + 5_000, this.deps.clock.now())
     if (!claimed) return undefined
     const { delivery, event, urlDisabled } = claimed
     if (urlDisabled) {
@@ -194,7 +202,7 @@ export class Deliverer {
       return undefined
     }
     const policy = callbackPolicyFor(await this.environmentOf(delivery.partnerId), this.deps.settings.allowLoopbackCallbacks)
-    const startedAt = new Date()
+    const startedAt = new Date() // the attempt's wall-clock start, recorded with its duration
     const result = await this.post(delivery.url, policy, event, await this.secretFor(event))
     await this.recordOutcome(claimed, startedAt, result)
     return { success: result.kind === 'answered' && isSuccess(result.statusCode) }
@@ -213,9 +221,10 @@ export class Deliverer {
     if (event.signing === 'sealed') return open(this.deps.masterKey, event.secretSealed!, event.secretBoundTo!)
     if (event.signing === 'none') return undefined
     const cached = this.secrets.get(event.partnerId)
-    if (cached && Date.now() - cached.readAtMs < SECRET_CACHE_MS) return cached.secret
+    const nowMs = this.deps.clock.now().getTime()
+    if (cached && nowMs - cached.readAtMs < SECRET_CACHE_MS) return cached.secret
     const secret = await currentCallbackSecret(this.deps.pool, this.deps.masterKey, event.partnerId)
-    this.secrets.set(event.partnerId, { secret, readAtMs: Date.now() })
+    this.secrets.set(event.partnerId, { secret, readAtMs: nowMs })
     return secret
   }
 
@@ -235,7 +244,7 @@ export class Deliverer {
     const elapsed = () => Math.round(performance.now() - started)
     const check = await checkCallbackUrl(url, policy)
     if (!check.ok) return { kind: 'no_answer', error: `refused: callback URL ${check.reason}`, durationMs: elapsed() }
-    const headers = deliveryHeaders({ eventId: event.id, eventType: event.type, body: event.body, timestampS: Math.floor(Date.now() / 1000), secret })
+    const headers = deliveryHeaders({ eventId: event.id, eventType: event.type, body: event.body, timestampS: unixSeconds(this.deps.clock), secret })
     try {
       const response = await request(url, {
         method: 'POST',
@@ -247,7 +256,7 @@ export class Deliverer {
         signal: AbortSignal.timeout(this.timeoutMs),
       })
       const excerpt = await readExcerpt(response.body)
-      return { kind: 'answered', statusCode: response.statusCode, retryAfterMs: parseRetryAfter(response.headers['retry-after']), excerpt, durationMs: elapsed() }
+      return { kind: 'answered', statusCode: response.statusCode, retryAfterMs: parseRetryAfter(response.headers['retry-after'], this.deps.clock.now().getTime()), excerpt, durationMs: elapsed() }
     } catch (error) {
       return { kind: 'no_answer', error: describeError(error, this.timeoutMs), durationMs: elapsed() }
     }
@@ -267,12 +276,15 @@ export class Deliverer {
       error,
       responseExcerpt: result.kind === 'answered' ? result.excerpt : null,
     }
+    const report = (outcome: 'delivered' | 'retrying' | 'failed') => this.deps.onAttempt?.({ statusCode, result: outcome, durationMs: result.durationMs })
     if (statusCode !== null && isSuccess(statusCode)) {
       // The common case is one statement; waking the next event of the object may follow (the sweep covers a crash in between).
       const finished = await deliveries.finishAttempt(this.deps.pool, delivery.id, attemptNumber, { status: 'delivered', error: null }, attempt)
+      report('delivered')
       if (finished.next) await enqueueDelivery(this.deps.pool, finished.next.id, finished.next.url, finished.next.nextAttemptAt)
       return
     }
+    const gaveUp = statusCode === 410 || attemptNumber > this.retryDelaysMs.length
     await withTransaction(this.deps.pool, async (tx) => {
       if (statusCode === 410) {
         // The receiver says the endpoint is gone for good: stop, and stop its other deliveries too.
@@ -284,11 +296,12 @@ export class Deliverer {
         if (finished.finished) await this.afterFailure(tx, delivery, event, error, finished.next)
       } else {
         const retryAfterMs = result.kind === 'answered' ? result.retryAfterMs : undefined
-        const nextAttemptAt = new Date(Date.now() + retryDelayMs(this.retryDelaysMs, attemptNumber, retryAfterMs))
+        const nextAttemptAt = new Date(this.deps.clock.now().getTime() + retryDelayMs(this.retryDelaysMs, attemptNumber, retryAfterMs))
         const finished = await deliveries.finishAttempt(tx, delivery.id, attemptNumber, { status: 'pending', error, nextAttemptAt }, attempt)
         if (finished.finished) await enqueueDelivery(tx, delivery.id, delivery.url, nextAttemptAt, RETRY_PRIORITY)
       }
     })
+    report(gaveUp ? 'failed' : 'retrying')
   }
 
   /** A delivery failed for good: record it where the partner can see it, and let the next one of the object go. */
@@ -338,7 +351,7 @@ async function readExcerpt(body: AsyncIterable<Buffer> & { destroy(): void }): P
 }
 
 /** Retry-After in seconds or as an HTTP date, bounded to a day. */
-export function parseRetryAfter(value: string | string[] | undefined, nowMs = Date.now()): number | undefined {
+export function parseRetryAfter(value: string | string[] | undefined, nowMs: number): number | undefined {
   const text = Array.isArray(value) ? value[0] : value
   if (!text) return undefined
   const seconds = /^\d+$/.test(text.trim()) ? Number(text.trim()) * 1000 : Date.parse(text) - nowMs

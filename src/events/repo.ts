@@ -1,9 +1,10 @@
 // SQL of events (deliveries and attempts: deliveries-repo.ts).
 import type { Queryable } from '../platform/db.ts'
+import { jobSpecSql } from '../platform/jobs.ts'
+import type { EventDeliveryStatus } from './states.ts'
 
 export type Signing = 'partner' | 'sealed' | 'none'
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed'
-export type EventDeliveryStatus = DeliveryStatus | 'skipped'
+export type { DeliveryStatus, EventDeliveryStatus } from './states.ts'
 
 export interface EventRecord {
   id: string
@@ -90,9 +91,8 @@ export interface DeliveryJob {
  * harmless (the claim lets one attempt through).
  */
 export async function insertEventWithDelivery(db: Queryable, event: EventRecord, delivery: NewDelivery, job: DeliveryJob): Promise<void> {
-  await db.query({
-    name: 'events_insert_with_delivery',
-    text: `WITH event AS (
+  await db.query(
+    `WITH event AS (
        INSERT INTO events (${EVENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id
      ),
      delivery AS (
@@ -101,8 +101,8 @@ export async function insertEventWithDelivery(db: Queryable, event: EventRecord,
        RETURNING id
      )
      SELECT graphile_worker.add_job(identifier => $16::text, payload => $17::json) FROM delivery -- no job key: see above`,
-    values: [...eventValues(event), delivery.id, delivery.url, delivery.orderingKey, job.task, JSON.stringify(job.payload)],
-  })
+    [...eventValues(event), delivery.id, delivery.url, delivery.orderingKey, job.task, JSON.stringify(job.payload)],
+  )
 }
 
 /**
@@ -133,7 +133,7 @@ export async function insertEventsWithDeliveries(db: Queryable, events: readonly
      )
      -- One add_jobs call for all the deliveries: add_job scans the queue once per call.
      SELECT count(*) FROM graphile_worker.add_jobs(ARRAY(
-       SELECT ROW($16::text, json_build_object('deliveryId', delivery.id, 'url', delivery.url), NULL, NULL, NULL, NULL, NULL, NULL)::graphile_worker.job_spec
+       SELECT ${jobSpecSql({ identifier: '$16::text', payload: "json_build_object('deliveryId', delivery.id, 'url', delivery.url)" })}
          FROM delivery))`,
     [
       column((item) => item.event.id),

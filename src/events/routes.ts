@@ -4,7 +4,8 @@ import { callerOf } from '../partners/auth.ts'
 import { withTransaction, type Pool } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
 import type { HttpServer } from '../platform/http.ts'
-import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
+import { sendOnce } from '../platform/idempotency.ts'
+import { withReadConnection } from '../platform/read-pool.ts'
 import { closedObject, errorResponses } from '../platform/schemas.ts'
 import { signedRequestOf } from '../platform/signed-requests.ts'
 import type { Attempt, Delivery } from './deliveries-repo.ts'
@@ -23,7 +24,7 @@ const AttemptSchema = Type.Object({
   statusCode: Type.Union([Type.Integer(), Type.Null()]),
   error: Type.Union([Type.String(), Type.Null()]),
   responseExcerpt: Type.Union([Type.String(), Type.Null()], { description: 'The first 1 KiB of the answer' }),
-})
+}, { title: 'DeliveryAttempt', description: 'One attempt to deliver an event: what the receiver answered, or why it did not' })
 
 const DeliverySchema = Type.Object({
   id: Type.String(),
@@ -36,7 +37,7 @@ const DeliverySchema = Type.Object({
   failedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   createdAt: Type.String({ format: 'date-time' }),
   attempts: Type.Array(AttemptSchema),
-})
+}, { title: 'Delivery', description: 'The delivery of an event to one callback URL, with every attempt' })
 
 const eventProperties = {
   id: Type.String({ format: 'uuid' }),
@@ -47,13 +48,13 @@ const eventProperties = {
   deliveryStatus: DeliveryStatusSchema,
   payload: Type.Unknown({ description: 'The delivered JSON body, exactly as signed' }),
 }
-const EventSchema = Type.Object(eventProperties)
-const EventWithDeliveriesSchema = Type.Object({ ...eventProperties, deliveries: Type.Array(DeliverySchema) })
+const EventSchema = Type.Object(eventProperties, { title: 'Event', description: "Something that happened to one of the caller's objects, and whether it was delivered" })
+const EventWithDeliveriesSchema = Type.Object({ ...eventProperties, deliveries: Type.Array(DeliverySchema) }, { title: 'EventWithDeliveries', description: 'An event with its deliveries and every attempt' })
 
 const EventListSchema = Type.Object({
   data: Type.Array(EventSchema),
   nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next (older) page; null on the last page' }),
-})
+}, { title: 'EventList', description: "A page of the caller's events, newest first" })
 
 const ListQuerySchema = closedObject({
   type: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
@@ -125,6 +126,8 @@ export function registerEventRoutes(app: HttpServer, deps: { pool: Pool }): void
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'listEvents',
+        description: "The caller's events, newest first, each with its payload exactly as delivered and its delivery status. Filter by `type`, `objectType`, `objectId` or `deliveryStatus`; page with `cursor` and `limit`.",
         tags: ['events'],
         summary: "The caller's events, newest first",
         querystring: ListQuerySchema,
@@ -151,13 +154,15 @@ export function registerEventRoutes(app: HttpServer, deps: { pool: Pool }): void
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'getEvent',
+        description: "One event with each of its deliveries (one per callback URL and redelivery) and every attempt: when, to which URL, how long it took, the status or error, and the first 1 KiB of the answer. Another partner's event is 404.",
         tags: ['events'],
         summary: 'One event with its deliveries and every attempt',
         params: EventParamsSchema,
         response: { 200: EventWithDeliveriesSchema, ...errorResponses() },
       },
     },
-    async (request) => toEventViewJson(await getEvent(deps.pool, callerOf(request).partner.id, request.params.id)),
+    async (request) => toEventViewJson(await withReadConnection(deps.pool, (reader) => getEvent(reader, callerOf(request).partner.id, request.params.id))),
   )
 
   app.post(
@@ -165,6 +170,8 @@ export function registerEventRoutes(app: HttpServer, deps: { pool: Pool }): void
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'redeliverEvent',
+        description: "Delivers the event again: a delivery waiting for its next retry is attempted at once, otherwise a new delivery starts to the object's own URL, else the partner's current default, over the whole retry schedule. No body. No URL anywhere is 409 `invalid_state`. The same signed request again starts nothing and answers 202 with `Idempotent-Replayed: true`.",
         tags: ['events'],
         summary: 'Deliver an event again (at once if a retry is waiting; else a new delivery). The same signed request again starts nothing (Idempotent-Replayed: true)',
         params: EventParamsSchema,
@@ -176,8 +183,7 @@ export function registerEventRoutes(app: HttpServer, deps: { pool: Pool }): void
       const partnerId = callerOf(request).partner.id
       const { signature } = signedRequestOf(request)
       const { view, replayed } = await withTransaction(deps.pool, (tx) => redeliverEvent(tx, partnerId, request.params.id, signature))
-      if (replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
-      return reply.code(202).send(toEventViewJson(view))
+      return sendOnce(reply, 202, replayed, toEventViewJson(view))
     },
   )
 }

@@ -1,14 +1,16 @@
 // Events (docs/design.md §9): every state change a partner hears about is recorded here, on the caller's
 // transaction, together with its first delivery and the job that makes it. So an event exists,
 // and is delivered, exactly when the change that caused it committed.
-import { getPartner, setDefaultCallbackUrl, type Partner, type PartnerEnvironment } from '../partners/service.ts'
+import { getPartner, setDefaultCallbackUrl, type CallbackUrls, type Partner, type PartnerEnvironment } from '../partners/service.ts'
+import type { Clock } from '../platform/clock.ts'
 import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { fieldError, notFound, RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { addJob } from '../platform/jobs.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
+import { readPage } from '../platform/read-pool.ts'
 import { claimSignature, type SignedRequest } from '../platform/signed-requests.ts'
-import { checkCallbackUrl, type CallbackPolicy } from './address-guard.ts'
+import { checkCallbackUrl, type CallbackPolicy } from '../platform/address-guard.ts'
 import * as deliveries from './deliveries-repo.ts'
 import * as repo from './repo.ts'
 
@@ -45,11 +47,11 @@ export interface NewEvent {
 export interface EventBody {
   id: string
   event: string
-  /** The same name as `event`; seed 001 names its FBO callbacks by this field. */
+  /** The same name as `event`; FBO callbacks are named by this field (docs/contracts/collections-and-payouts.md §Callbacks). */
   eventKind: string
   timestamp: string
   data: Record<string, unknown>
-  /** Only on events whose emitter gave it (escrow: the partner's metadata, as seed 002 says). */
+  /** Only on events whose emitter gave it (escrow: the partner's metadata, as docs/contracts/escrow.md §Webhooks says). */
   metadata?: Record<string, unknown>
 }
 
@@ -69,6 +71,11 @@ export function deliveryJob(deliveryId: string, url: string, priority = FIRST_AT
 export async function enqueueDelivery(db: Queryable, deliveryId: string, url: string, runAt?: Date, priority = FIRST_ATTEMPT_PRIORITY): Promise<void> {
   const job = deliveryJob(deliveryId, url, priority)
   await addJob(db, job.task, job.payload, { jobKey: job.jobKey, runAt, priority: job.priority })
+}
+
+/** A sandbox partner's clock moved on (docs/sandbox.md): its pending deliveries' retries come as much earlier, and those due run now. */
+export async function bringForwardDeliveries(tx: Queryable, clock: Clock, partnerId: string, seconds: number): Promise<void> {
+  for (const due of await deliveries.bringForward(tx, partnerId, seconds, clock.now())) await enqueueDelivery(tx, due.id, due.url, undefined, RETRY_PRIORITY)
 }
 
 /** Records an event on the caller's transaction and, when it has a target, enqueues its delivery. */
@@ -165,7 +172,7 @@ export async function getEvent(db: Queryable, partnerId: string, eventId: string
 export const EVENTS_PAGE_MAX = 100
 
 export async function listEvents(db: Queryable, filter: Omit<repo.EventFilter, 'limit' | 'beforeId'> & { limit: number; cursor?: string }) {
-  const rows = await repo.selectEvents(db, { ...filter, beforeId: filter.cursor, limit: pageQueryLimit(filter.limit) })
+  const rows = await readPage(db, filter.cursor, (reader, before) => repo.selectEvents(reader, { ...filter, beforeId: before, limit: pageQueryLimit(filter.limit) }))
   const page = toPage(rows, filter.limit)
   return { events: page.items, nextCursor: page.nextCursor }
 }
@@ -237,3 +244,6 @@ export async function setPartnerCallbackUrl(
 export async function callbackUrlDisabled(db: Queryable, partnerId: string, url: string) {
   return deliveries.selectUrlDisabled(db, partnerId, url)
 }
+
+/** What the partner routes and commands use to check and set a callback URL (given to them by the composition root). */
+export const partnerCallbackUrls: CallbackUrls = { assertAllowed: assertCallbackUrlAllowed, set: setPartnerCallbackUrl, disabled: callbackUrlDisabled }

@@ -1,5 +1,5 @@
-// The headers of one delivery attempt (docs/design.md §9): Rail's own signature, which the escrow seed
-// names, and the Standard Webhooks headers, so that partners can verify with its libraries.
+// The headers of one delivery attempt (docs/design.md §9): Rail's own signature, which the escrow contract
+// names (docs/contracts/escrow.md §Webhooks), and the Standard Webhooks headers, so that partners can verify with its libraries.
 import { createHmac } from 'node:crypto'
 import { railSignature } from '../client/webhooks.ts'
 

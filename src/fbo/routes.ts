@@ -1,10 +1,9 @@
-// FBO pool virtual account routes of seed 001: provision (200, synchronous allocation) and reads.
+// FBO pool virtual account routes (docs/contracts/collections-and-payouts.md §FBO pool accounts): provision (200, synchronous allocation) and reads.
 import { Type } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import type { HttpServer } from '../platform/http.ts'
-import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
-import { CallbackUrlSchema, closedObject, errorResponses } from '../platform/schemas.ts'
-import { Nullable, PurposeTagSchema, TrackingIdSchema } from '../virtual-accounts/routes.ts'
+import { sendOnce } from '../platform/idempotency.ts'
+import { CallbackUrlSchema, closedObject, errorResponses, Nullable, PurposeTagSchema, TrackingIdSchema } from '../platform/schemas.ts'
 import { ACCOUNT_PAGE_MAX, getAccount, listAccounts, type CollectionsDeps } from '../virtual-accounts/service.ts'
 import { provisionFboAccount, toFboJson } from './service.ts'
 
@@ -17,7 +16,7 @@ const FboSchema = Type.Object({
   providerChannel: Type.String(),
   purposeTag: Nullable(Type.String()),
   createdAt: Type.String({ format: 'date-time' }),
-})
+}, { title: 'FboAccount', description: 'An identity-blind FBO pool virtual account, attributed to an opaque holder reference' })
 
 export function registerFboRoutes(app: HttpServer, deps: CollectionsDeps): void {
   app.post(
@@ -25,6 +24,8 @@ export function registerFboRoutes(app: HttpServer, deps: CollectionsDeps): void 
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'provisionFboAccount',
+        description: 'Provisions an identity-blind FBO pool virtual account for an opaque holder reference and purpose tag: no name, phone, email or BVN is accepted. Credits are attributed to the holder reference and announced with `fbo.funding`. Idempotent on `holderRef` and `purposeTag`.',
         tags: ['collections'],
         summary: 'Provision an identity-blind FBO pool virtual account for an opaque holder reference (synchronous; no name, phone, email or BVN accepted)',
         body: closedObject({
@@ -38,8 +39,7 @@ export function registerFboRoutes(app: HttpServer, deps: CollectionsDeps): void 
     async (request, reply) => {
       const caller = callerOf(request)
       const { account, replayed } = await provisionFboAccount(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.body)
-      if (replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
-      return toFboJson(account)
+      return sendOnce(reply, 200, replayed, toFboJson(account))
     },
   )
 
@@ -48,6 +48,8 @@ export function registerFboRoutes(app: HttpServer, deps: CollectionsDeps): void 
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'listFboAccounts',
+        description: "The caller's FBO pool virtual accounts, newest first; page with `cursor` and `limit`.",
         tags: ['collections'],
         summary: "The caller's FBO pool virtual accounts, newest first",
         querystring: closedObject({
@@ -67,7 +69,7 @@ export function registerFboRoutes(app: HttpServer, deps: CollectionsDeps): void 
     '/api/v1/rail/fbo/:trackingId',
     {
       config: { auth: 'signature' },
-      schema: { tags: ['collections'], summary: 'One FBO pool virtual account', params: closedObject({ trackingId: TrackingIdSchema }), response: { 200: FboSchema, ...errorResponses(404) } },
+      schema: { operationId: 'getFboAccount', description: 'One FBO pool virtual account by its tracking id.', tags: ['collections'], summary: 'One FBO pool virtual account', params: closedObject({ trackingId: TrackingIdSchema }), response: { 200: FboSchema, ...errorResponses(404) } },
     },
     async (request) => toFboJson(await getAccount(deps.pool, callerOf(request).partner.id, request.params.trackingId, ['fbo'])),
   )

@@ -1,20 +1,20 @@
-// FBO pool virtual accounts (seed 001): identity-blind collection accounts attributed to an
+// FBO pool virtual accounts (docs/contracts/collections-and-payouts.md §FBO pool accounts): identity-blind collection accounts attributed to an
 // opaque holder reference. No name, phone, email or BVN is accepted or stored: the account is
 // named after the partner's pool, and it bears no BRR (reference-only).
-import { withKeyLock } from '../platform/db.ts'
-import { RailError } from '../platform/errors.ts'
-import { requestHash } from '../platform/idempotency.ts'
+import { withTransaction, type Queryable } from '../platform/db.ts'
+import { claimReference, findReplay, requestHash, type ReferenceKind } from '../platform/idempotency.ts'
 import {
   allocateAtProvider,
   assertCallbackUrl,
   collectionProvider,
   COLLECTION_CURRENCY,
+  insertVirtualAccount,
   newAccountRow,
+  selectFboByHolder,
   type Caller,
   type CollectionsDeps,
   type VirtualAccount,
 } from '../virtual-accounts/service.ts'
-import { insertVirtualAccount, selectFboByHolder } from '../virtual-accounts/repo.ts'
 
 export interface FboRequest {
   holderRef: string
@@ -22,7 +22,7 @@ export interface FboRequest {
   purposeTag?: string
 }
 
-/** The FBO pool virtual account object of seed 001: exactly its fields. */
+/** The FBO pool virtual account object of docs/contracts/collections-and-payouts.md §FBO pool accounts: exactly its fields. */
 export function toFboJson(account: VirtualAccount) {
   return {
     trackingId: account.trackingId,
@@ -45,15 +45,11 @@ function poolAccountName(partnerName: string): string {
 export async function provisionFboAccount(deps: CollectionsDeps, caller: Caller, request: FboRequest): Promise<{ account: VirtualAccount; replayed: boolean }> {
   const partner = caller.partner
   const purposeTag = request.purposeTag ?? null
-  const hash = requestHash(request)
-  const replay = (known: VirtualAccount) => {
-    if (known.requestHash !== hash) {
-      throw new RailError('idempotency_conflict', `holderRef ${request.holderRef} with this purposeTag was already provisioned with a different request`, { trackingId: known.trackingId })
-    }
-    return { account: known, replayed: true }
-  }
-  const known = await selectFboByHolder(deps.pool, partner.id, request.holderRef, purposeTag)
-  if (known) return replay(known)
+  // The holder reference and purpose tag together are the reference an FBO account is taken by.
+  const key = { reference: request.holderRef, requestHash: requestHash(request) }
+  const stored = (db: Queryable) => () => selectFboByHolder(db, partner.id, request.holderRef, purposeTag)
+  const known = await findReplay(FBO_REFERENCE, key, stored(deps.pool))
+  if (known) return { account: known.replayed, replayed: true }
   await assertCallbackUrl(deps, partner, request.callbackUrl)
   const provider = await collectionProvider(deps.pool)
   const allocated = await allocateAtProvider(deps, provider, {
@@ -62,23 +58,20 @@ export async function provisionFboAccount(deps: CollectionsDeps, caller: Caller,
     accountName: poolAccountName(partner.name),
     requestId: caller.requestId,
   })
-  return withKeyLock(deps.pool, `fbo:${partner.id}:${request.holderRef}\n${purposeTag ?? ''}`, async (tx) => {
-    const raced = await selectFboByHolder(tx, partner.id, request.holderRef, purposeTag)
-    if (raced) return replay(raced)
-    const account = await insertVirtualAccount(
-      tx,
-      newAccountRow(caller, provider, allocated, {
-        purpose: 'fbo',
-        reference: null,
-        requestHash: hash,
-        currency: COLLECTION_CURRENCY,
-        purposeTag,
-        callbackUrl: request.callbackUrl ?? null,
-        holder: null,
-        holderRef: request.holderRef,
-        brr: null,
-      }),
-    )
-    return { account, replayed: false }
+  const row = newAccountRow(caller, provider, allocated, {
+    purpose: 'fbo',
+    reference: null,
+    requestHash: key.requestHash,
+    currency: COLLECTION_CURRENCY,
+    purposeTag,
+    callbackUrl: request.callbackUrl ?? null,
+    holder: null,
+    holderRef: request.holderRef,
+    brr: null,
   })
+  const claimed = await withTransaction(deps.pool, (tx) => claimReference(FBO_REFERENCE, key, () => insertVirtualAccount(tx, row), stored(tx)))
+  return claimed.created ? { account: claimed.created, replayed: false } : { account: claimed.replayed, replayed: true }
 }
+
+/** How an FBO account takes its holder reference (platform/idempotency.ts); the API knows it by its tracking id. */
+const FBO_REFERENCE: ReferenceKind<VirtualAccount> = { field: 'holderRef', hashOf: (account) => account.requestHash ?? '', idOf: (account) => account.trackingId }

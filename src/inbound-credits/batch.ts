@@ -2,21 +2,23 @@
 // received ones, and applies them in one transaction with a handful of statements for the whole
 // batch — the accounts locked at once, one ledger call, one update of the credits, one insert of
 // the callbacks — instead of a transaction and a dozen statements per credit (TigerBeetle's
-// lesson: batch what arrives together). The rules are matching.ts's, as applyToAccount's are. A
-// credit whose intent an owner composed (invoice, escrow), or whose number is no virtual account
-// (a wallet's, or none of Rail's), is left to its own job, which applies it alone: the batch's ledger locks are then all taken by its one ledger
-// call, in order. If the batch fails, the job applies its own credit alone; a credit that fails
-// alone too is kept out of later batches (it would fail them all) and retried by its job.
+// lesson: batch what arrives together). Each credit is decided by matching.ts, as apply.ts decides
+// it alone, and its transfer, settlement and event are built by the same functions. A credit
+// whose intent an owner composed (invoice, escrow), or whose number is no virtual account (a
+// wallet's, or none of Rail's), is left to its own job, which applies it alone: the batch's ledger
+// locks are then all taken by its one ledger call, in order. If the batch fails, the job applies
+// its own credit alone; a credit that fails alone too is kept out of later batches (it would fail
+// them all) and retried by its job.
 import { recordEvents, type NewEvent } from '../events/service.ts'
-import { createTransfers, derivedId, ensurePartnerAccount, type TransferInput } from '../ledger/service.ts'
-import { generateBrr } from '../nip/brr.ts'
+import { createTransfers, ensurePartnerAccount, type TransferInput } from '../ledger/service.ts'
 import { creditedIntent, lockIntentsOfAccounts, saveCreditedIntent, type PaymentIntent } from '../payment-intents/service.ts'
 import { withTransaction, type Tx } from '../platform/db.ts'
 import { lockByNumbers, type VirtualAccount } from '../virtual-accounts/service.ts'
-import { creditUnmatchedEvent, unmatchedAtAccount } from './events.ts'
-import { accountUnmatchedReason } from './matching.ts'
+import { applyCredit } from './apply.ts'
+import type { CollectedCredit, InboundDeps } from './deps.ts'
+import { creditEvent, creditUnmatchedEvent, unmatchedAtAccount } from './events.ts'
+import { accountSettlement, CREDIT_CODES, creditTransfer, decideAccountCredit } from './matching.ts'
 import * as repo from './repo.ts'
-import { applyCredit, creditEvent, type CollectedCredit, type InboundDeps } from './service.ts'
 
 /** Credits per batch: large enough to share the statements, small enough to keep locks short. */
 export const BATCH_MAX = 200
@@ -39,93 +41,121 @@ export async function applyCreditBatch(deps: InboundDeps, creditId: string): Pro
   }
 }
 
-interface PartnerAccounts {
-  settlement: string
-  collections: string
-  suspense?: string
+/** Where a credit of the batch landed: its account, and its intent as the credit left it (applied) or found it (unmatched). */
+interface Landed {
+  account: VirtualAccount
+  intent: PaymentIntent | undefined
+}
+
+/** What the batch will write, built credit by credit before any of it is. */
+interface BatchPlan {
+  settlements: repo.Settlement[]
+  transfers: TransferInput[]
+  applied: Map<string, Landed>
+  unmatched: Map<string, Landed>
+  /** Credits the batch leaves to their own jobs. */
+  leftAlone: Set<string>
+  /** What applied credits left in collections, for settlement. */
+  collected: CollectedCredit[]
+  /** The intents credited, by account id, as the last of their credits left them. */
+  intents: Map<string, PaymentIntent>
 }
 
 async function applyBatch(deps: InboundDeps, tx: Tx, firstId: string): Promise<void> {
   const credits = await repo.claimReceived(tx, firstId, BATCH_MAX)
   if (credits.length === 0) return
+  const plan = await planBatch(tx, credits)
+  // Settlement of what stays in collections (to the float: after each credit's own transfer, in
+  // the same ledger call, so the batch still takes its ledger locks at once, in order).
+  if (deps.settlement) plan.transfers.push(...(await deps.settlement(tx, plan.collected)))
+  const results = await createTransfers(tx, plan.transfers)
+  const refused = results.find((result) => result.result !== 'ok')
+  if (refused) throw new Error(`batch ledger transfer ${refused.id}: ${refused.result}`)
+  const creditedAccounts = new Set([...plan.applied.values()].flatMap((landed) => (landed.intent ? [landed.intent.virtualAccountId] : [])))
+  for (const accountId of creditedAccounts) await saveCreditedIntent(tx, plan.intents.get(accountId)!)
+  const settled = new Map((await repo.settleMany(tx, plan.settlements)).map((credit) => [credit.id, credit]))
+  await recordEvents(tx, batchEvents(credits, plan, settled))
+  // The credits applied here no longer need their jobs; those left alone keep theirs.
+  await repo.removeApplyJobs(tx, credits.map((credit) => credit.id).filter((id) => id !== firstId && !plan.leftAlone.has(id)))
+}
+
+/** Locks the batch's accounts and intents, and decides each credit by matching.ts, in the credits' order. */
+async function planBatch(tx: Tx, credits: readonly repo.InboundCredit[]): Promise<BatchPlan> {
   const accounts = await lockByNumbers(tx, credits.map((credit) => ({ provider: credit.provider, accountNumber: credit.accountNumber })))
   const accountOf = new Map(accounts.map((account) => [`${account.provider}:${account.accountNumber}`, account]))
   const intents = await lockIntentsOfAccounts(tx, accounts.filter((account) => account.purpose === 'payment_intent').map((account) => account.id))
-  const ledgerAccounts = new Map<string, PartnerAccounts>()
-  const accountsOf = async (partnerId: string, currency: string, withSuspense: boolean): Promise<PartnerAccounts> => {
-    const key = `${partnerId}:${currency}`
-    let found = ledgerAccounts.get(key)
-    if (!found) {
-      found = { settlement: await ensurePartnerAccount(tx, partnerId, currency, 'provider_settlement'), collections: await ensurePartnerAccount(tx, partnerId, currency, 'collections') }
-      ledgerAccounts.set(key, found)
-    }
-    if (withSuspense) found.suspense ??= await ensurePartnerAccount(tx, partnerId, currency, 'suspense')
-    return found
-  }
-
-  const settlements: repo.Settlement[] = []
-  const transfers: TransferInput[] = []
-  const applied = new Map<string, { account: VirtualAccount; intent: PaymentIntent | undefined }>()
-  const unmatched = new Map<string, { account: VirtualAccount; intent: PaymentIntent | undefined }>()
-  const leftAlone: string[] = []
-  const collected: CollectedCredit[] = []
+  const plan: BatchPlan = { settlements: [], transfers: [], applied: new Map(), unmatched: new Map(), leftAlone: new Set(), collected: [], intents }
+  const ledgerOf = partnerLedger(tx)
   const now = new Date()
   for (const credit of credits) {
     const account = accountOf.get(`${credit.provider}:${credit.accountNumber}`)
+    // A wallet's account number, or none of Rail's: its own job applies it.
     if (!account) {
-      leftAlone.push(credit.id) // a wallet's account number, or none of Rail's: its own job applies it
+      plan.leftAlone.add(credit.id)
       continue
     }
     const intent = intents.get(account.id)
-    const unmatchedReason = accountUnmatchedReason(credit, account, intent)
-    if (unmatchedReason === null && intent?.ownerType) {
-      leftAlone.push(credit.id) // the owner decides: its own job applies it
+    const decision = decideAccountCredit(credit, account, intent)
+    if (decision.kind === 'owned') {
+      plan.leftAlone.add(credit.id) // the owner decides: its own job applies it
       continue
     }
-    const ledger = await accountsOf(account.partnerId, credit.currency, unmatchedReason !== null)
-    const settlement = { id: credit.id, partnerId: account.partnerId, virtualAccountId: account.id, brr: account.brr ? generateBrr() : null }
-    transfers.push({
-      id: derivedId(credit.id, 'collect'), // the id applyToAccount would give it: a retry finds it
-      debitAccountId: ledger.settlement,
-      creditAccountId: unmatchedReason === null ? ledger.collections : ledger.suspense!,
-      amountKobo: credit.amountKobo,
-      currency: credit.currency,
-      code: unmatchedReason === null ? 'collection_credit' : 'unmatched_credit',
-      sourceType: 'inbound_credit',
-      sourceId: credit.id,
-    })
-    if (unmatchedReason !== null) {
-      settlements.push({ ...settlement, status: 'unmatched', unmatchedReason })
-      unmatched.set(credit.id, { account, intent })
+    // The transfer's id is the one apply.ts would give it: a retry finds it.
+    if (decision.kind === 'unmatched') {
+      const ledger = await ledgerOf(account.partnerId, credit.currency, 'suspense')
+      plan.transfers.push(creditTransfer(credit, 'collect', ledger.settlement, ledger.suspense!, CREDIT_CODES.unmatched))
+      plan.settlements.push(accountSettlement(credit, account, { status: 'unmatched', reason: decision.reason }))
+      plan.unmatched.set(credit.id, { account, intent })
       continue
     }
-    settlements.push({ ...settlement, status: 'applied', unmatchedReason: null })
+    const ledger = await ledgerOf(account.partnerId, credit.currency, 'collections')
+    plan.transfers.push(creditTransfer(credit, 'collect', ledger.settlement, ledger.collections!, CREDIT_CODES.collected))
+    plan.settlements.push(accountSettlement(credit, account, { status: 'applied' }))
     // Credits to one intent follow each other: each event shows the intent as its credit left it.
-    const credited = intent && creditedIntent(intents.get(account.id)!, credit.amountKobo, now)
+    const credited = intent && creditedIntent(intent, credit.amountKobo, now)
     if (credited) intents.set(account.id, credited)
-    applied.set(credit.id, { account, intent: credited })
-    collected.push({ creditId: credit.id, partnerId: account.partnerId, currency: credit.currency, amountKobo: credit.amountKobo, collectionsAccountId: ledger.collections })
+    plan.applied.set(credit.id, { account, intent: credited })
+    plan.collected.push({ creditId: credit.id, partnerId: account.partnerId, currency: credit.currency, amountKobo: credit.amountKobo, collectionsAccountId: ledger.collections! })
   }
+  return plan
+}
 
-  // Settlement of what stays in collections (to the float: after each credit's own transfer, in
-  // the same ledger call, so the batch still takes its ledger locks at once, in order).
-  if (deps.settlement) transfers.push(...(await deps.settlement(tx, collected)))
-  const results = await createTransfers(tx, transfers)
-  const refused = results.find((result) => result.result !== 'ok')
-  if (refused) throw new Error(`batch ledger transfer ${refused.id}: ${refused.result}`)
-  const creditedIntents = new Set([...applied.values()].flatMap((entry) => (entry.intent ? [entry.intent.virtualAccountId] : [])))
-  for (const accountId of creditedIntents) await saveCreditedIntent(tx, intents.get(accountId)!) // as the last of its credits left it
-  const settled = new Map((await repo.settleMany(tx, settlements)).map((credit) => [credit.id, credit]))
-  // In the credits' order, so that two callbacks for one intent are delivered in the order paid.
-  // A credit in triage: credit.unmatched, where applyToAccount would send it.
-  const events: NewEvent[] = credits.flatMap((credit) => {
-    const entry = applied.get(credit.id)
-    if (entry) return [creditEvent(settled.get(credit.id)!, entry.account, entry.intent)]
-    const fallen = unmatched.get(credit.id)
+interface PartnerAccounts {
+  settlement: string
+  collections?: string
+  suspense?: string
+}
+
+/**
+ * The partners' ledger accounts the batch posts to, ensured once per partner and currency: the
+ * provider settlement account, and the one a credit's money goes to — only those, as apply.ts
+ * ensures them (a credit in a currency the partner does not collect opens no collections account).
+ */
+function partnerLedger(tx: Tx): (partnerId: string, currency: string, into: 'collections' | 'suspense') => Promise<PartnerAccounts> {
+  const known = new Map<string, PartnerAccounts>()
+  return async (partnerId, currency, into) => {
+    const key = `${partnerId}:${currency}`
+    let found = known.get(key)
+    if (!found) {
+      found = { settlement: await ensurePartnerAccount(tx, partnerId, currency, 'provider_settlement') }
+      known.set(key, found)
+    }
+    found[into] ??= await ensurePartnerAccount(tx, partnerId, currency, into)
+    return found
+  }
+}
+
+/**
+ * The batch's events, in the credits' order, so that two callbacks for one intent are delivered in
+ * the order paid: credit.confirmed (or fbo.funding) for an applied credit, credit.unmatched for one
+ * in triage — what apply.ts sends for each.
+ */
+function batchEvents(credits: readonly repo.InboundCredit[], plan: BatchPlan, settled: Map<string, repo.InboundCredit>): NewEvent[] {
+  return credits.flatMap((credit) => {
+    const applied = plan.applied.get(credit.id)
+    if (applied) return [creditEvent(settled.get(credit.id)!, applied.account, applied.intent)]
+    const fallen = plan.unmatched.get(credit.id)
     if (!fallen) return []
     return [creditUnmatchedEvent(settled.get(credit.id)!, unmatchedAtAccount(fallen.account, fallen.intent))]
   })
-  await recordEvents(tx, events)
-  // The credits applied here no longer need their jobs; those left alone keep theirs.
-  await repo.removeApplyJobs(tx, credits.map((credit) => credit.id).filter((id) => id !== firstId && !leftAlone.includes(id)))
 }

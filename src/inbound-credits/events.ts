@@ -1,8 +1,11 @@
-// The events of inbound credits that are not credit.confirmed: a wallet funded by transfer
-// (`wallet.funded`), and a credit that fell to triage (`credit.unmatched`). Each is recorded in
-// the transaction that settles the credit, so it exists exactly when that change committed —
-// once per credit, and once per triage item (an overpayment's excess is an item of its own).
+// The events of inbound credits: an applied credit (`credit.confirmed`, or `fbo.funding` for an
+// FBO account), a wallet funded by transfer (`wallet.funded`), and a credit that fell to triage
+// (`credit.unmatched`). Each is recorded in the transaction that settles the credit, so it exists
+// exactly when that change committed — once per credit, and once per triage item (an
+// overpayment's excess is an item of its own). Both apply paths build them here.
 import type { NewEvent } from '../events/service.ts'
+import type { PaymentIntent } from '../payment-intents/service.ts'
+import type { VirtualAccount } from '../virtual-accounts/service.ts'
 import type { InboundCredit } from './repo.ts'
 
 function payerOf(credit: InboundCredit) {
@@ -84,5 +87,48 @@ export function creditUnmatchedEvent(credit: InboundCredit, place: UnmatchedPlac
       excessOf: place.excessOf ? { creditId: place.excessOf.id, sessionId: place.excessOf.sessionId, amountKobo: place.excessOf.amountKobo } : null,
     },
     callbackUrl: place.callbackUrl ?? null,
+  }
+}
+
+/** The event of an applied credit (`intent`: the intent as the credit left it). */
+export function creditEvent(credit: InboundCredit, account: VirtualAccount, intent: PaymentIntent | undefined): NewEvent {
+  const common = {
+    creditId: credit.id,
+    trackingId: account.trackingId,
+    virtualAccount: account.accountNumber,
+    bankCode: account.bankCode,
+    amountKobo: credit.amountKobo,
+    currency: credit.currency,
+    sessionId: credit.sessionId,
+    creditedAt: credit.creditedAt.toISOString(),
+  }
+  if (account.purpose === 'fbo') {
+    return {
+      partnerId: account.partnerId,
+      type: 'fbo.funding',
+      objectType: 'fbo_account',
+      objectId: account.id,
+      data: { ...common, holderRef: account.holderRef, purposeTag: account.purposeTag },
+      callbackUrl: account.callbackUrl,
+    }
+  }
+  return {
+    partnerId: account.partnerId,
+    type: 'credit.confirmed',
+    objectType: intent ? 'payment_intent' : 'virtual_account',
+    objectId: intent?.id ?? account.id,
+    data: {
+      ...common,
+      objectType: intent ? (intent.ownerType ?? 'payment_intent') : 'virtual_account',
+      reference: intent?.reference ?? account.reference,
+      purposeTag: account.purposeTag,
+      brr: credit.brr,
+      payer: { name: credit.payerName, accountNumber: credit.payerAccountNumber, bankCode: credit.payerBankCode },
+      narration: credit.narration,
+      paymentIntent: intent
+        ? { id: intent.id, reference: intent.reference, status: intent.status, amountKobo: intent.amountKobo, amountReceivedKobo: intent.amountReceivedKobo, ownerType: intent.ownerType, ownerId: intent.ownerId }
+        : null,
+    },
+    callbackUrl: intent?.callbackUrl ?? account.callbackUrl,
   }
 }

@@ -16,7 +16,7 @@ export function collectionTasks(deps: InboundDeps): Record<string, Task> {
       if (revived > 0) helpers.logger.info(`re-enqueued ${revived} inbound credits left unapplied`)
     },
     [EXPIRE_TASK]: async (_payload, helpers) => {
-      const expired = await expireIntents(deps.pool)
+      const expired = await expireIntents(deps.pool, deps.outbound.payments.clock)
       if (expired > 0) helpers.logger.info(`expired ${expired} payment intents`)
     },
     [ARCHIVE_AT_PROVIDER_TASK]: async (payload) => {

@@ -1,7 +1,8 @@
 // SQL of inbound credits: every credit a provider announced, stored first, then applied once.
 import type { Queryable } from '../platform/db.ts'
+import type { CreditStatus } from './states.ts'
 
-export type CreditStatus = 'received' | 'applied' | 'unmatched' | 'refund_pending' | 'refunded' | 'assigned' | 'unattributed'
+export type { CreditStatus } from './states.ts'
 
 export interface InboundCredit {
   id: string
@@ -289,6 +290,20 @@ export async function listTriage(db: Queryable, query: { partnerId: string; stat
   return result.rows.map(toCredit)
 }
 
+/** A partner's credits, newest first: all of them, or of one status, or of one virtual account. */
+export async function listByPartner(
+  db: Queryable,
+  query: { partnerId: string; status?: CreditStatus; virtualAccountId?: string; limit: number; cursor?: string },
+): Promise<InboundCredit[]> {
+  const result = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM inbound_credits
+      WHERE partner_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::uuid IS NULL OR virtual_account_id = $3) AND ($4::uuid IS NULL OR id < $4)
+      ORDER BY id DESC LIMIT $5`,
+    [query.partnerId, query.status ?? null, query.virtualAccountId ?? null, query.cursor ?? null, query.limit],
+  )
+  return result.rows.map(toCredit)
+}
+
 export async function listByAccount(db: Queryable, virtualAccountId: string, limit: number): Promise<InboundCredit[]> {
   const result = await db.query<Row>(`SELECT ${COLUMNS} FROM inbound_credits WHERE virtual_account_id = $1 ORDER BY id DESC LIMIT $2`, [virtualAccountId, limit])
   return result.rows.map(toCredit)
@@ -301,4 +316,15 @@ export async function selectStranded(db: Queryable, olderThanS: number, limit: n
     [olderThanS, limit],
   )
   return result.rows.map((row) => row.id)
+}
+
+/** Credits received for the partner in [from, before): how many and how much, and how many of them are unmatched. */
+export async function selectReceivedVolume(db: Queryable, partnerId: string, from: Date, before: Date): Promise<{ count: number; amountKobo: number; unmatchedCount: number }> {
+  const { rows } = await db.query<{ count: number; amount_kobo: string; unmatched_count: number }>(
+    `SELECT count(*)::int AS count, coalesce(sum(amount_kobo), 0)::text AS amount_kobo, (count(*) FILTER (WHERE status = 'unmatched'))::int AS unmatched_count
+       FROM inbound_credits WHERE partner_id = $1 AND received_at >= $2 AND received_at < $3`,
+    [partnerId, from, before],
+  )
+  const row = rows[0]!
+  return { count: row.count, amountKobo: Number(row.amount_kobo), unmatchedCount: row.unmatched_count }
 }

@@ -6,11 +6,10 @@ import { assertSandboxPartner } from '../partners/service.ts'
 import { notFound, onNotFound, RailError } from '../platform/errors.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
-import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
-import { closedObject, errorResponses } from '../platform/schemas.ts'
+import { sendOnce } from '../platform/idempotency.ts'
+import { closedObject, errorResponses, Nullable, TrackingIdSchema } from '../platform/schemas.ts'
 import { signedRequestOf } from '../platform/signed-requests.ts'
 import { getProvider } from '../providers/service.ts'
-import { Nullable, TrackingIdSchema } from '../virtual-accounts/routes.ts'
 import { getTriageItem, listTriage, lookupBrr, recordCredit, requeryAccount, resolveUnmatched, simulateInboundCredit, TRIAGE_PAGE_MAX, type InboundDeps } from './service.ts'
 
 const AccountNumber = Type.String({ pattern: '^[0-9]{10}$', description: 'NUBAN' })
@@ -29,7 +28,7 @@ const CreditSchema = Type.Object({
   narration: Nullable(Type.String()),
   creditedAt: Type.String({ format: 'date-time' }),
   receivedAt: Type.String({ format: 'date-time' }),
-})
+}, { title: 'InboundCredit', description: "A credit paid into one of the caller's accounts" })
 
 const TriageSchema = Type.Object({
   ...CreditSchema.properties,
@@ -39,7 +38,7 @@ const TriageSchema = Type.Object({
   walletId: Nullable(Type.String({ description: "The wallet whose account number it was paid into (a wallet's credit in another currency); null for a virtual account's credit" })),
   resolution: Nullable(Type.Object({}, { additionalProperties: true, description: '{ action: "refund", outboundTransferId } or { action: "assign", trackingId }' })),
   resolvedAt: Nullable(Type.String({ format: 'date-time' })),
-})
+}, { title: 'UnmatchedCredit', description: 'A credit that could not be applied, and how it was resolved' })
 
 const BrrAccountSchema = Type.Object({
   trackingId: Type.String(),
@@ -60,9 +59,17 @@ const BrrStatusSchema = Type.Object({
   transaction: Nullable(CreditSchema),
   account: Nullable(BrrAccountSchema),
   transactions: Type.Array(CreditSchema, { description: "An account BRR: the account's latest transactions, newest first" }),
-})
+}, { title: 'BrrStatus', description: 'The lifecycle status of a collection by its BRR' })
 
+/** The route table of inbound credits, by resource: the provider's webhook, triage, lookups, the sandbox simulator. */
 export function registerInboundCreditRoutes(app: HttpServer, deps: InboundDeps): void {
+  registerProviderWebhookRoute(app, deps)
+  registerTriageRoutes(app, deps)
+  registerLookupRoutes(app, deps)
+  registerSimulatorRoute(app, deps)
+}
+
+function registerProviderWebhookRoute(app: HttpServer, deps: InboundDeps): void {
   app.post(
     '/providers/:provider/webhooks',
     {
@@ -71,6 +78,8 @@ export function registerInboundCreditRoutes(app: HttpServer, deps: InboundDeps):
       // that a client trickling a body holds no place meanwhile.
       config: { auth: 'none', rateLimited: false, admission: 'after-body' },
       schema: {
+        operationId: 'receiveProviderNotice',
+        description: "A provider's signed notice of an inbound credit. Stored once per NIP session id (a repeat answers `duplicate: true`), then applied by a background job. A bad signature is 401.",
         tags: ['providers'],
         summary: "A provider's signed notice of an inbound credit: stored once per session id, then applied by a job",
         params: closedObject({ provider: Type.String({ pattern: '^[a-z][a-z0-9-]{1,31}$' }) }),
@@ -90,12 +99,16 @@ export function registerInboundCreditRoutes(app: HttpServer, deps: InboundDeps):
       return { received: true, creditId, duplicate }
     },
   )
+}
 
+function registerTriageRoutes(app: HttpServer, deps: InboundDeps): void {
   app.get(
     '/api/v1/rail/unmatched',
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'listUnmatchedCredits',
+        description: "Credits that could not be applied (an archived account, an expired intent, a closed invoice or escrow, an overpayment's excess), newest first; resolved ones show how. Filter by status; page with `cursor` and `limit`.",
         tags: ['collections'],
         summary: "Credits that could not be applied (archived account, expired intent, closed invoice or escrow), newest first; resolved ones show how",
         querystring: closedObject({
@@ -116,7 +129,7 @@ export function registerInboundCreditRoutes(app: HttpServer, deps: InboundDeps):
     '/api/v1/rail/unmatched/:id',
     {
       config: { auth: 'signature' },
-      schema: { tags: ['collections'], summary: 'One unmatched credit', params: closedObject({ id: Type.String({ format: 'uuid' }) }), response: { 200: TriageSchema, ...errorResponses(404) } },
+      schema: { operationId: 'getUnmatchedCredit', description: 'One unmatched credit: what arrived, why it could not be applied, and how it was resolved.', tags: ['collections'], summary: 'One unmatched credit', params: closedObject({ id: Type.String({ format: 'uuid' }) }), response: { 200: TriageSchema, ...errorResponses(404) } },
     },
     async (request) => getTriageItem(deps.pool, callerOf(request).partner.id, request.params.id),
   )
@@ -126,6 +139,8 @@ export function registerInboundCreditRoutes(app: HttpServer, deps: InboundDeps):
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'resolveUnmatchedCredit',
+        description: "Settles an unmatched credit once: `refund` pays it back to its sender (an outbound transfer from the float, announced with `refund.*`), `assign` applies it to another of the caller's accounts. A credit already resolved is 409 `invalid_state`.",
         tags: ['collections'],
         summary: 'Settle an unmatched credit once: refund it to its sender (an outbound transfer from the float) or assign it to another of your accounts',
         params: closedObject({ id: Type.String({ format: 'uuid' }) }),
@@ -141,12 +156,17 @@ export function registerInboundCreditRoutes(app: HttpServer, deps: InboundDeps):
       return resolveUnmatched(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.params.id, request.body)
     },
   )
+}
 
+/** The status behind a BRR, and the requery of an account's credits Rail missed. */
+function registerLookupRoutes(app: HttpServer, deps: InboundDeps): void {
   app.get(
     '/api/v1/rail/collections/brr/:brr',
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'getCollectionByBrr',
+        description: "The lifecycle status of a collection by its BRR: a transaction's BRR gives that credit's status; an account's BRR gives the account and its latest transactions. Another partner's BRR is 404.",
         tags: ['collections'],
         summary: "The lifecycle status of a collection transaction by its BRR (or of a BRR-bearing account, with its latest transactions); another partner's BRR is not found",
         params: closedObject({ brr: Type.String({ minLength: 1, maxLength: 32 }) }),
@@ -161,6 +181,8 @@ export function registerInboundCreditRoutes(app: HttpServer, deps: InboundDeps):
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'requeryVirtualAccount',
+        description: 'Asks the provider for credits into this account that Rail has not seen (a missed notice), and applies each once, as if it had been announced. Answers what was found and applied.',
         tags: ['collections'],
         summary: 'Ask the provider for credits to this account that Rail has not seen, and apply each once',
         params: closedObject({ trackingId: TrackingIdSchema }),
@@ -172,12 +194,16 @@ export function registerInboundCreditRoutes(app: HttpServer, deps: InboundDeps):
     },
     async (request) => requeryAccount(deps, callerOf(request).partner.id, request.params.trackingId),
   )
+}
 
+function registerSimulatorRoute(app: HttpServer, deps: InboundDeps): void {
   app.post(
     '/api/v1/rail/sandbox/simulate-inbound-credit',
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'simulateInboundCredit',
+        description: "Sandbox partners only: someone pays `amountKobo` into one of the caller's virtual accounts or wallets' account numbers. The sandbox bank announces it to Rail by its signed webhook and the credit follows Rail's real path (applied, called back). The same signed request again pays nothing (`Idempotent-Replayed: true`).",
         tags: ['sandbox'],
         summary:
           "Sandbox: someone pays into one of your virtual accounts or wallets' account numbers; the sandbox bank announces it to Rail by its signed webhook, and the credit follows Rail's real path. The same signed request again pays nothing (Idempotent-Replayed: true)",
@@ -206,8 +232,7 @@ export function registerInboundCreditRoutes(app: HttpServer, deps: InboundDeps):
       const partner = callerOf(request).partner
       assertSandboxPartner(partner)
       const { replayed, ...answer } = await simulateInboundCredit(deps, partner, request.body, signedRequestOf(request).signature)
-      if (replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
-      return answer
+      return sendOnce(reply, 200, replayed, answer)
     },
   )
 }

@@ -1,11 +1,10 @@
-// Wallet funding by transfer (seed 000): the requery for credits to a wallet's account number
+// Wallet funding by transfer (docs/contracts/wallets.md §Funding): the requery for credits to a wallet's account number
 // whose bank notice Rail missed. Credits themselves arrive by the provider's webhook, like every
 // inbound credit (routes.ts), and are applied by the apply job and the stranded-credit sweep.
 import { Type } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import type { HttpServer } from '../platform/http.ts'
-import { closedObject, errorResponses } from '../platform/schemas.ts'
-import { Nullable } from '../virtual-accounts/routes.ts'
+import { closedObject, errorResponses, Nullable } from '../platform/schemas.ts'
 import { requeryWallet, type InboundDeps } from './service.ts'
 
 const CreditSchema = Type.Object({
@@ -27,6 +26,8 @@ export function registerWalletFundingRoutes(app: HttpServer, deps: InboundDeps):
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'requeryWallet',
+        description: "Asks the provider for transfers into this wallet's account number that Rail has not seen, and applies each once (`wallet.funded`).",
         tags: ['wallets'],
         summary: "Ask the provider for transfers into this wallet's account number that Rail has not seen, and apply each once",
         body: closedObject({ customerId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet handle (walletId)' }) }),

@@ -1,8 +1,9 @@
 // SQL of invoices. Changes of status are checked in SQL (`WHERE status = ANY(allowed)`), so a
 // late or concurrent change finds the row already moved and changes nothing.
 import type { Queryable } from '../platform/db.ts'
+import { invoiceStates, type InvoiceStatus } from './states.ts'
 
-export type InvoiceStatus = 'draft' | 'published' | 'partially_paid' | 'paid' | 'cancelled'
+export type { InvoiceStatus } from './states.ts'
 
 export interface Customer {
   name?: string
@@ -120,6 +121,11 @@ export async function selectByReference(db: Queryable, partnerId: string, refere
   return result.rows[0] && toInvoice(result.rows[0])
 }
 
+export async function selectById(db: Queryable, partnerId: string, id: string): Promise<Invoice | undefined> {
+  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM invoices WHERE partner_id = $1 AND id = $2`, [partnerId, id])
+  return result.rows[0] && toInvoice(result.rows[0])
+}
+
 export async function lockById(db: Queryable, id: string): Promise<Invoice | undefined> {
   const result = await db.query<Row>(`SELECT ${COLUMNS} FROM invoices WHERE id = $1 FOR UPDATE`, [id])
   return result.rows[0] && toInvoice(result.rows[0])
@@ -128,9 +134,9 @@ export async function lockById(db: Queryable, id: string): Promise<Invoice | und
 export async function publish(db: Queryable, id: string, paymentIntentId: string): Promise<Invoice | undefined> {
   const result = await db.query<Row>(
     `UPDATE invoices SET status = 'published', payment_intent_id = $2, published_at = now(), status_changed_at = now()
-      WHERE id = $1 AND status = 'draft'
+      WHERE id = $1 AND status = ANY ($3::text[])
       RETURNING ${COLUMNS}`,
-    [id, paymentIntentId],
+    [id, paymentIntentId, invoiceStates.from('published')],
   )
   return result.rows[0] && toInvoice(result.rows[0])
 }
@@ -143,14 +149,14 @@ export async function recordPayment(db: Queryable, id: string, amountKobo: numbe
             status = CASE WHEN amount_paid_kobo + $2 >= amount_kobo THEN 'paid' ELSE 'partially_paid' END,
             paid_at = CASE WHEN amount_paid_kobo + $2 >= amount_kobo THEN now() ELSE NULL END,
             status_changed_at = CASE WHEN status = (CASE WHEN amount_paid_kobo + $2 >= amount_kobo THEN 'paid' ELSE 'partially_paid' END) THEN status_changed_at ELSE now() END
-      WHERE id = $1 AND status IN ('published', 'partially_paid') AND amount_paid_kobo + $2 <= amount_kobo
+      WHERE id = $1 AND status = ANY ($3::text[]) AND amount_paid_kobo + $2 <= amount_kobo
       RETURNING ${COLUMNS}`,
-    [id, amountKobo],
+    [id, amountKobo, invoiceStates.from('paid')],
   )
   return result.rows[0] && toInvoice(result.rows[0])
 }
 
-export const CANCELLABLE: readonly InvoiceStatus[] = ['draft', 'published', 'partially_paid']
+export const CANCELLABLE: readonly InvoiceStatus[] = invoiceStates.from('cancelled')
 
 export async function cancel(db: Queryable, id: string): Promise<Invoice | undefined> {
   const result = await db.query<Row>(

@@ -1,11 +1,10 @@
-// Invoice routes of seed 001: create, read, list, publish, cancel.
+// Invoice routes (docs/contracts/collections-and-payouts.md §Invoices): create, read, list, publish, cancel.
 import { Type } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
-import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
-import { CallbackUrlSchema, closedObject, errorResponses } from '../platform/schemas.ts'
-import { Nullable, ReferenceSchema } from '../virtual-accounts/routes.ts'
+import { sendOnce } from '../platform/idempotency.ts'
+import { CallbackUrlSchema, closedObject, errorResponses, Nullable, ReferenceSchema } from '../platform/schemas.ts'
 import type { CollectionsDeps } from '../virtual-accounts/service.ts'
 import { cancelInvoice, createInvoice, getInvoice, INVOICE_PAGE_MAX, listInvoices, publishInvoice, toInvoiceJson } from './service.ts'
 
@@ -42,39 +41,49 @@ const InvoiceSchema = Type.Object({
   virtualAccountBank: Nullable(Type.String()),
   trackingId: Nullable(Type.String()),
   checkoutToken: Nullable(Type.String()),
+  checkoutUrl: Nullable(Type.String({ format: 'uri', description: "The invoice's payment page for the payer: PUBLIC_URL + /pay/{checkoutToken}; null until published" })),
   createdAt: Type.String({ format: 'date-time' }),
   creatorMetadata: Type.Object({}, { additionalProperties: true }),
-})
+}, { title: 'Invoice', description: 'An invoice: an amount a customer owes, paid into its own virtual account' })
 
 const ReferenceParams = closedObject({ reference: ReferenceSchema })
 
+const CreateSchema = closedObject({
+  reference: ReferenceSchema,
+  title: Type.String({ minLength: 1, maxLength: 200 }),
+  amountKobo: AmountKobo({ description: 'The total to collect, at most the maximum of one instruction' }),
+  currency: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217; NGN (the default) is served' })),
+  customer: Type.Optional(CustomerSchema),
+  callbackUrl: Type.Optional(CallbackUrlSchema),
+  publishOnCreate: Type.Optional(Type.Boolean({ default: false })),
+  description: Type.Optional(Type.String({ maxLength: 2000 })),
+  dueAt: Type.Optional(Type.String({ format: 'date-time', description: 'When payment is due (informational; invoices do not expire)' })),
+})
+
+/** The invoice API: creating and reading invoices, then publishing and cancelling them. */
 export function registerInvoiceRoutes(app: HttpServer, deps: CollectionsDeps): void {
+  registerCreateAndReadRoutes(app, deps)
+  registerChangeRoutes(app, deps)
+}
+
+function registerCreateAndReadRoutes(app: HttpServer, deps: CollectionsDeps): void {
   app.post(
     '/api/v1/rail/invoice',
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'createInvoice',
+        description: 'Creates an invoice for a customer: a draft, or published at once (`publishOnCreate`) with its virtual account allocated in the same request and a hosted `checkoutUrl`. Idempotent on `reference`.',
         tags: ['invoices'],
         summary: 'Create an invoice: a draft, or published at once (publishOnCreate) with its virtual account allocated in the same request',
-        body: closedObject({
-          reference: ReferenceSchema,
-          title: Type.String({ minLength: 1, maxLength: 200 }),
-          amountKobo: AmountKobo({ description: 'The total to collect, at most the maximum of one instruction' }),
-          currency: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217; NGN (the default) is served' })),
-          customer: Type.Optional(CustomerSchema),
-          callbackUrl: Type.Optional(CallbackUrlSchema),
-          publishOnCreate: Type.Optional(Type.Boolean({ default: false })),
-          description: Type.Optional(Type.String({ maxLength: 2000 })),
-          dueAt: Type.Optional(Type.String({ format: 'date-time', description: 'When payment is due (informational; invoices do not expire)' })),
-        }),
+        body: CreateSchema,
         response: { 200: InvoiceSchema, ...errorResponses(403, 409, 502) },
       },
     },
     async (request, reply) => {
       const caller = callerOf(request)
       const { view, replayed } = await createInvoice(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.body)
-      if (replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
-      return toInvoiceJson(view)
+      return sendOnce(reply, 200, replayed, toInvoiceJson(view))
     },
   )
 
@@ -83,6 +92,8 @@ export function registerInvoiceRoutes(app: HttpServer, deps: CollectionsDeps): v
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'listInvoices',
+        description: "The caller's invoices, newest first; filter by `status`, page with `cursor` and `limit`.",
         tags: ['invoices'],
         summary: "The caller's invoices, newest first",
         querystring: closedObject({
@@ -103,16 +114,21 @@ export function registerInvoiceRoutes(app: HttpServer, deps: CollectionsDeps): v
     '/api/v1/rail/invoice/:reference',
     {
       config: { auth: 'signature' },
-      schema: { tags: ['invoices'], summary: 'One invoice, by its reference', params: ReferenceParams, response: { 200: InvoiceSchema, ...errorResponses(404) } },
+      schema: { operationId: 'getInvoice', description: 'One invoice by its reference, with what has been paid and its payment account once published.', tags: ['invoices'], summary: 'One invoice, by its reference', params: ReferenceParams, response: { 200: InvoiceSchema, ...errorResponses(404) } },
     },
     async (request) => toInvoiceJson(await getInvoice(deps.pool, callerOf(request).partner.id, request.params.reference)),
   )
+}
 
+/** Publishing a draft and cancelling an invoice. */
+function registerChangeRoutes(app: HttpServer, deps: CollectionsDeps): void {
   app.post(
     '/api/v1/rail/invoice/:reference/publish',
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'publishInvoice',
+        description: 'Publishes a draft: its virtual account is allocated at the provider and the invoice starts collecting (`invoice.published`). An invoice that is not a draft is 409 `invalid_state` with its current state in `details`.',
         tags: ['invoices'],
         summary: 'Publish a draft: its virtual account is allocated (a composed payment intent). Not a draft: 409 with the current state in details',
         params: ReferenceParams,
@@ -130,6 +146,8 @@ export function registerInvoiceRoutes(app: HttpServer, deps: CollectionsDeps): v
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'cancelInvoice',
+        description: 'Cancels a draft, published or partially paid invoice (`invoice.cancelled`); its account is archived, later credits go to unmatched triage, and partial payments can be refunded with `POST /api/v1/rail/refunds`.',
         tags: ['invoices'],
         summary: 'Cancel a draft, published or partially paid invoice; its account is archived and later credits go to unmatched triage',
         params: ReferenceParams,

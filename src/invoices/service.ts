@@ -1,4 +1,4 @@
-// Invoices (seed 001): create (draft, or published at once), publish — which allocates the
+// Invoices (docs/contracts/collections-and-payouts.md §Invoices): create (draft, or published at once), publish — which allocates the
 // invoice's virtual account by composing payment-intent creation, in the same transaction —
 // payments through the collections credit path (partially paid, paid; an excess goes to triage),
 // and cancel, which archives the account so that later credits fall to unmatched triage.
@@ -6,11 +6,13 @@
 import { recordEvent } from '../events/service.ts'
 import type { OwnedCredit } from '../inbound-credits/service.ts'
 import { allocateIntentAccount, createIntentInTransaction, getIntentById, type IntentAccount, type IntentView, type PaymentIntentRequest } from '../payment-intents/service.ts'
-import { withKeyLock, type Queryable, type Tx } from '../platform/db.ts'
+import { withTransaction, type Queryable, type Tx } from '../platform/db.ts'
 import { fieldError, notFound, RailError } from '../platform/errors.ts'
-import { requestHash } from '../platform/idempotency.ts'
+import { claimReference, findReplay, requestHash, type ReferenceKind } from '../platform/idempotency.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
+import { readPage } from '../platform/read-pool.ts'
+import { checkoutUrl } from '../platform/public-url.ts'
 import {
   archiveInTransaction,
   assertCallbackUrl,
@@ -22,6 +24,7 @@ import {
   type Caller,
   type CollectionsDeps,
 } from '../virtual-accounts/service.ts'
+import { partnerClock } from '../sandbox-clock/service.ts'
 import * as repo from './repo.ts'
 
 export type { Invoice, InvoiceStatus } from './repo.ts'
@@ -48,7 +51,7 @@ export interface InvoiceView {
   payment: IntentView | undefined
 }
 
-/** The invoice object of seed 001; the payment-surface fields are null until published. */
+/** The invoice object of docs/contracts/collections-and-payouts.md §Invoices; the payment-surface fields are null until published. */
 export function toInvoiceJson({ invoice, payment }: InvoiceView) {
   return {
     id: invoice.id,
@@ -71,6 +74,7 @@ export function toInvoiceJson({ invoice, payment }: InvoiceView) {
     virtualAccountBank: payment ? bankName(payment.account.bankCode) : null,
     trackingId: payment?.account.trackingId ?? null,
     checkoutToken: payment?.intent.checkoutToken ?? null,
+    checkoutUrl: payment ? checkoutUrl(payment.intent.checkoutToken, 'pay') : null,
     createdAt: invoice.createdAt.toISOString(),
     creatorMetadata: invoice.creatorMetadata,
   }
@@ -87,26 +91,25 @@ async function viewOf(db: Queryable, invoice: repo.Invoice): Promise<InvoiceView
  */
 export async function createInvoice(deps: CollectionsDeps, caller: Caller, request: InvoiceRequest): Promise<{ view: InvoiceView; replayed: boolean }> {
   const partnerId = caller.partner.id
-  const hash = requestHash(request)
-  const replay = async (db: Queryable, known: repo.Invoice) => {
-    if (known.requestHash !== hash) throw new RailError('idempotency_conflict', `reference ${request.reference} was already used with a different request`, { id: known.id })
-    return { view: await viewOf(db, known), replayed: true }
-  }
-  const known = await repo.selectByReference(deps.pool, partnerId, request.reference)
-  if (known) return replay(deps.pool, known)
+  const key = { reference: request.reference, requestHash: requestHash(request) }
+  const stored = (db: Queryable) => () => repo.selectByReference(db, partnerId, request.reference)
+  const known = await findReplay(INVOICE_REFERENCE, key, stored(deps.pool))
+  if (known) return { view: await viewOf(deps.pool, known.replayed), replayed: true }
   assertCollectionCurrency(request.currency ?? COLLECTION_CURRENCY)
-  if (request.dueAt !== undefined && new Date(request.dueAt).getTime() <= Date.now()) throw fieldError('dueAt', 'must be in the future')
+  // Judged by the partner's time (its sandbox test clock, if moved), as the composed intent's expiry is.
+  const now = (await partnerClock(deps.pool, deps.clock, caller.partner)).now()
+  if (request.dueAt !== undefined && new Date(request.dueAt).getTime() <= now.getTime()) throw fieldError('dueAt', 'must be in the future')
   await assertCallbackUrl(deps, caller.partner, request.callbackUrl)
   const id = uuidv7()
   // Publishing at once: the account is allocated before the transaction (none is held while the
   // provider answers); if that fails, nothing is written.
-  const allocated = request.publishOnCreate ? await allocateIntentAccount(deps, caller, intentRequest(id, request)) : undefined
-  return withKeyLock(deps.pool, invoiceKey(partnerId, request.reference), async (tx) => {
-    const draft = await repo.insertDraft(tx, {
+  const allocated = request.publishOnCreate ? await allocateIntentAccount(deps, caller, intentRequest(id, request, now)) : undefined
+  return withTransaction(deps.pool, async (tx) => {
+    const draft = {
       id,
       partnerId,
       reference: request.reference,
-      requestHash: hash,
+      requestHash: key.requestHash,
       title: request.title,
       description: request.description ?? null,
       amountKobo: request.amountKobo,
@@ -115,17 +118,21 @@ export async function createInvoice(deps: CollectionsDeps, caller: Caller, reque
       dueAt: request.dueAt ? new Date(request.dueAt) : null,
       callbackUrl: request.callbackUrl ?? null,
       creatorMetadata: creatorMetadata(caller),
-    })
-    // A concurrent create with this reference committed first (the insert waited for it).
-    if (!draft) return replay(tx, (await repo.selectByReference(tx, partnerId, request.reference))!)
-    const view = allocated ? await publishInTransaction(tx, caller, draft, allocated) : { invoice: draft, payment: undefined }
+    }
+    // The draft's row claims the reference: the transaction's first write.
+    const claimed = await claimReference(INVOICE_REFERENCE, key, () => repo.insertDraft(tx, draft), stored(tx))
+    if (claimed.replayed) return { view: await viewOf(tx, claimed.replayed), replayed: true }
+    const view = allocated ? await publishInTransaction(tx, caller, claimed.created, allocated, now) : { invoice: claimed.created, payment: undefined }
     return { view, replayed: false }
   })
 }
 
+/** How an invoice takes its reference (platform/idempotency.ts). */
+const INVOICE_REFERENCE: ReferenceKind<repo.Invoice> = { field: 'reference', hashOf: (invoice) => invoice.requestHash, idOf: (invoice) => invoice.id }
+
 /** The payment intent an invoice composes: its amount, its customer's name on the account, its callback URL. */
-function intentRequest(invoiceId: string, invoice: Pick<InvoiceRequest, 'amountKobo' | 'currency' | 'callbackUrl' | 'customer' | 'dueAt'>): PaymentIntentRequest {
-  const expiresAt = invoice.dueAt ? new Date(invoice.dueAt) : new Date(Date.now() + UNDATED_INVOICE_HORIZON_MS)
+function intentRequest(invoiceId: string, invoice: Pick<InvoiceRequest, 'amountKobo' | 'currency' | 'callbackUrl' | 'customer' | 'dueAt'>, now: Date): PaymentIntentRequest {
+  const expiresAt = invoice.dueAt ? new Date(invoice.dueAt) : new Date(now.getTime() + UNDATED_INVOICE_HORIZON_MS)
   return {
     reference: `invoice:${invoiceId}`,
     amountKobo: invoice.amountKobo,
@@ -137,19 +144,19 @@ function intentRequest(invoiceId: string, invoice: Pick<InvoiceRequest, 'amountK
   }
 }
 
-function requestOf(invoice: repo.Invoice): PaymentIntentRequest {
+function requestOf(invoice: repo.Invoice, now: Date): PaymentIntentRequest {
   return intentRequest(invoice.id, {
     amountKobo: invoice.amountKobo,
     currency: invoice.currency,
     callbackUrl: invoice.callbackUrl ?? undefined,
     customer: invoice.customer ?? undefined,
     dueAt: invoice.dueAt?.toISOString(),
-  })
+  }, now)
 }
 
 /** Records the composed intent with its allocated account, publishes, and records invoice.published — on the caller's transaction. */
-async function publishInTransaction(tx: Tx, caller: Caller, draft: repo.Invoice, allocated: IntentAccount): Promise<InvoiceView> {
-  const payment = await createIntentInTransaction(tx, caller, requestOf(draft), allocated, { type: 'invoice', id: draft.id })
+async function publishInTransaction(tx: Tx, caller: Caller, draft: repo.Invoice, allocated: IntentAccount, now: Date): Promise<InvoiceView> {
+  const payment = await createIntentInTransaction(tx, caller, requestOf(draft, now), allocated, now, { type: 'invoice', id: draft.id })
   const published = await repo.publish(tx, draft.id, payment.intent.id)
   if (!published) throw new Error(`invoice ${draft.id} was not a draft when publishing`)
   const view = { invoice: published, payment }
@@ -164,17 +171,23 @@ export async function publishInvoice(deps: CollectionsDeps, caller: Caller, refe
   if (seen.status !== 'draft') throw await wrongState(deps.pool, seen, 'publish')
   // Allocated before the transaction; a concurrent publish is handed the same account, and only
   // one of them finds the invoice still a draft.
-  const allocated = await allocateIntentAccount(deps, caller, requestOf(seen))
-  return withKeyLock(deps.pool, invoiceKey(caller.partner.id, reference), async (tx) => {
+  const now = (await partnerClock(deps.pool, deps.clock, caller.partner)).now()
+  const allocated = await allocateIntentAccount(deps, caller, requestOf(seen, now))
+  return withTransaction(deps.pool, async (tx) => {
     const invoice = (await repo.lockById(tx, seen.id))!
     if (invoice.status !== 'draft') throw await wrongState(tx, invoice, 'publish')
-    return publishInTransaction(tx, caller, invoice, allocated)
+    return publishInTransaction(tx, caller, invoice, allocated, now)
   })
 }
 
-/** draft, published or partially_paid → cancelled; the account is archived (partial payments stay recorded). */
+/**
+ * draft, published or partially_paid → cancelled; the account is archived (partial payments stay
+ * recorded). A publish committing between the read and the invoice's lock leaves the account
+ * unlocked here, taken after the invoice: a credit holding it waits, or the two deadlock and the
+ * transaction runs again (withTransaction), now reading the account first.
+ */
 export async function cancelInvoice(deps: CollectionsDeps, partnerId: string, reference: string): Promise<InvoiceView> {
-  return withKeyLock(deps.pool, invoiceKey(partnerId, reference), async (tx) => {
+  return withTransaction(deps.pool, async (tx) => {
     const seen = await repo.selectByReference(tx, partnerId, reference)
     if (!seen) throw notFound('Invoice')
     const accountId = seen.paymentIntentId ? (await getIntentById(tx, seen.paymentIntentId))!.account.id : undefined
@@ -189,11 +202,6 @@ export async function cancelInvoice(deps: CollectionsDeps, partnerId: string, re
   })
 }
 
-/** Creates, publishes and cancels of one invoice take turns on this key (without waiting inside a transaction). */
-function invoiceKey(partnerId: string, reference: string): string {
-  return `invoice:${partnerId}:${reference}`
-}
-
 async function wrongState(db: Queryable, invoice: repo.Invoice, operation: 'publish' | 'cancel'): Promise<RailError> {
   const current = toInvoiceJson(await viewOf(db, invoice))
   const message =
@@ -202,7 +210,7 @@ async function wrongState(db: Queryable, invoice: repo.Invoice, operation: 'publ
         ? 'The invoice is published already; read it for its payment details'
         : `A ${invoice.status} invoice cannot be published`
       : `A ${invoice.status} invoice cannot be cancelled (only draft, published and partially_paid can)`
-  return new RailError('invalid_state', message, { status: invoice.status, invoice: current })
+  return new RailError('invalid_state', message, { status: invoice.status, currentState: invoice.status, invoice: current })
 }
 
 /**
@@ -232,6 +240,11 @@ async function emit(tx: Queryable, type: string, view: InvoiceView): Promise<voi
   })
 }
 
+/** The invoice that composed an intent (its owner), for the intent's payment page. */
+export async function getInvoiceById(db: Queryable, partnerId: string, id: string): Promise<repo.Invoice | undefined> {
+  return repo.selectById(db, partnerId, id)
+}
+
 export async function getInvoice(db: Queryable, partnerId: string, reference: string): Promise<InvoiceView> {
   const invoice = await repo.selectByReference(db, partnerId, reference)
   if (!invoice) throw notFound('Invoice')
@@ -239,6 +252,8 @@ export async function getInvoice(db: Queryable, partnerId: string, reference: st
 }
 
 export async function listInvoices(db: Queryable, query: { partnerId: string; status?: repo.InvoiceStatus; limit: number; cursor?: string }) {
-  const page = toPage(await repo.list(db, { ...query, limit: pageQueryLimit(query.limit) }), query.limit)
-  return { data: await Promise.all(page.items.map(async (invoice) => toInvoiceJson(await viewOf(db, invoice)))), nextCursor: page.nextCursor }
+  return readPage(db, query.cursor, async (reader, before) => {
+    const page = toPage(await repo.list(reader, { ...query, cursor: before, limit: pageQueryLimit(query.limit) }), query.limit)
+    return { data: await Promise.all(page.items.map(async (invoice) => toInvoiceJson(await viewOf(reader, invoice)))), nextCursor: page.nextCursor }
+  })
 }

@@ -1,6 +1,6 @@
 // `rail sandbox …` (sandbox conveniences for developers) and `rail outbound …` (operations).
 import { type Command, InvalidArgumentError } from 'commander'
-import type { WithPayments } from '../payments/cli.ts'
+import type { WithPayments } from '../payments/service.ts'
 import type { WithDatabase } from '../platform/database-runtime.ts'
 import { fundFloat } from './float.ts'
 import { requeryOutbound, toOutboundJson } from './service.ts'

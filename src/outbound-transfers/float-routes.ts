@@ -5,7 +5,7 @@ import { assertSandboxPartner } from '../partners/service.ts'
 import type { Pool } from '../platform/db.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
-import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
+import { sendOnce } from '../platform/idempotency.ts'
 import { closedObject, errorResponses } from '../platform/schemas.ts'
 import { fundFloat, getFloat } from './float.ts'
 
@@ -14,7 +14,7 @@ const FloatSchema = Type.Object({
   currency: Type.String(),
   availableBalanceKobo: Type.Integer({ description: 'What outbound transfers can draw on now (booked minus amounts held by transfers in flight)' }),
   bookedBalanceKobo: Type.Integer(),
-})
+}, { title: 'Float', description: "The partner's float: the account outbound transfers draw on" })
 
 const FundFloatBodySchema = closedObject({
   amountKobo: AmountKobo(),
@@ -26,14 +26,14 @@ const FundingSchema = Type.Object({
   amountKobo: Type.Integer(),
   currency: Type.String(),
   float: FloatSchema,
-})
+}, { title: 'FloatFunding', description: 'A sandbox funding of the float' })
 
 export function registerFloatRoutes(app: HttpServer, deps: { pool: Pool; maxAmountKobo: number }): void {
   app.get(
     '/api/v1/rail/float',
     {
       config: { auth: 'signature' },
-      schema: { tags: ['outbound'], summary: "The caller's float: what outbound transfers draw on", response: { 200: FloatSchema, ...errorResponses() } },
+      schema: { operationId: 'getFloat', description: "The partner's float: its available and booked balance in kobo. Outbound transfers, refunds and settlements draw on it; an outbound transfer holds its amount until the bank's answer is final.", tags: ['outbound'], summary: "The caller's float: what outbound transfers draw on", response: { 200: FloatSchema, ...errorResponses() } },
     },
     async (request) => getFloat(deps.pool, callerOf(request).partner.id),
   )
@@ -43,6 +43,8 @@ export function registerFloatRoutes(app: HttpServer, deps: { pool: Pool; maxAmou
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'fundSandboxFloat',
+        description: "Sandbox partners only (404 for live ones): moves money from the provider's settlement account into the float with a balanced ledger transfer. Idempotent on the required `reference`: the same body again answers the same funding with `Idempotent-Replayed: true`.",
         tags: ['sandbox'],
         summary: 'Sandbox: fund the float from the provider settlement account (a balanced ledger transfer), once per reference',
         body: FundFloatBodySchema,
@@ -53,8 +55,7 @@ export function registerFloatRoutes(app: HttpServer, deps: { pool: Pool; maxAmou
       const partner = callerOf(request).partner
       assertSandboxPartner(partner)
       const funding = await fundFloat(deps.pool, partner.id, request.body.amountKobo, request.body.reference, deps.maxAmountKobo)
-      if (funding.replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
-      return { transferId: funding.transferId, amountKobo: funding.amountKobo, currency: funding.float.currency, float: funding.float }
+      return sendOnce(reply, 200, funding.replayed, { transferId: funding.transferId, amountKobo: funding.amountKobo, currency: funding.float.currency, float: funding.float })
     },
   )
 }

@@ -1,11 +1,12 @@
 // The partner's float: the money outbound transfers draw on (docs/design.md §10). In sandbox it is funded
 // from the partner's provider settlement account, as a balanced ledger transfer, by
 // `rail sandbox fund-float` and `POST /api/v1/rail/sandbox/fund-float`.
-import { createTransfer, creditRoom, derivedId, ensurePartnerAccount, getBalance, LedgerError, transferExists } from '../ledger/service.ts'
+import { createTransfers, creditRoom, derivedId, ensurePartnerAccount, getBalance, LedgerError, transferExists, type TransferResultCode } from '../ledger/service.ts'
 import { getPartner } from '../partners/service.ts'
 import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { assertAmountWithinLimit } from '../platform/amounts.ts'
 import { fieldError, notFound, RailError } from '../platform/errors.ts'
+import { claimReference, requestHash, type ReferenceKind } from '../platform/idempotency.ts'
 
 export const FLOAT_CURRENCY = 'NGN'
 
@@ -42,26 +43,35 @@ export async function fundFloat(pool: Pool, partnerId: string, amountKobo: numbe
     const settlement = await ensurePartnerAccount(tx, partnerId, FLOAT_CURRENCY, 'provider_settlement')
     const float = await ensurePartnerAccount(tx, partnerId, FLOAT_CURRENCY, 'float')
     await assertFloatRoom(tx, float, amountKobo, transferId)
-    let result
-    try {
-      result = await createTransfer(tx, {
-        id: transferId,
-        debitAccountId: settlement,
-        creditAccountId: float,
-        amountKobo,
-        currency: FLOAT_CURRENCY,
-        code: 'sandbox_float_funding',
-        sourceType: 'sandbox_funding',
-        sourceId: reference,
-      })
-    } catch (error) {
-      if (error instanceof LedgerError && error.result.startsWith('exists_with_different')) {
-        throw new RailError('idempotency_conflict', `reference ${reference} already funded the float with another amount`)
-      }
-      throw error
-    }
-    return { transferId, amountKobo, replayed: result === 'exists', float: await floatBalance(tx, partnerId, float) }
+    // The funding's ledger transfer claims the reference: its id derives from it, and the ledger
+    // answers `exists` for the same transfer again and a refusal for another amount under the id.
+    const key = { reference, requestHash: requestHash({ amountKobo, reference }) }
+    let ledgerResult: TransferResultCode | undefined
+    const claimed = await claimReference(
+      FUNDING_REFERENCE,
+      key,
+      async () => {
+        const [outcome] = await createTransfers(tx, [
+          { id: transferId, debitAccountId: settlement, creditAccountId: float, amountKobo, currency: FLOAT_CURRENCY, code: 'sandbox_float_funding', sourceType: 'sandbox_funding', sourceId: reference },
+        ])
+        ledgerResult = outcome!.result
+        return ledgerResult === 'ok' ? { transferId, requestHash: key.requestHash } : undefined
+      },
+      async () => {
+        if (ledgerResult !== 'exists' && !ledgerResult!.startsWith('exists_with_different')) throw new LedgerError(ledgerResult!, `transfer ${transferId}: ${ledgerResult}`)
+        // The stored funding is this request exactly when the ledger found the same transfer.
+        return { transferId, requestHash: ledgerResult === 'exists' ? key.requestHash : 'another request' }
+      },
+    )
+    return { transferId, amountKobo, replayed: claimed.replayed !== undefined, float: await floatBalance(tx, partnerId, float) }
   })
+}
+
+/** How a float funding takes its reference (platform/idempotency.ts): its ledger transfer is the stored funding. */
+const FUNDING_REFERENCE: ReferenceKind<{ transferId: string; requestHash: string }> = {
+  field: 'reference',
+  hashOf: (funding) => funding.requestHash,
+  idOf: (funding) => funding.transferId,
 }
 
 /**

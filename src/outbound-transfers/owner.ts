@@ -6,14 +6,10 @@ import { recordVerifiedName } from '../counterparties/service.ts'
 import { recordEvents } from '../events/service.ts'
 import { createTransfers, derivedId, type TransferInput } from '../ledger/service.ts'
 import type { InstructionChange, InstructionOwner } from '../payments/service.ts'
-import type { Tx } from '../platform/db.ts'
 import * as repo from './repo.ts'
 import { callbackEvent, hasCallback } from './service.ts'
 import type { OutboundState } from './states.ts'
-
-/** What an origin other than the partner (a refund) does when its payout ends, on the same transaction. */
-export type OriginHandler = (tx: Tx, transfers: readonly repo.OutboundTransfer[]) => Promise<void>
-export type Origins = Partial<Record<repo.OriginType, OriginHandler>>
+import type { Origins } from './types.ts'
 
 const STATE_OF: Record<Exclude<InstructionChange['progress'], 'no_answer'>, OutboundState> = {
   accepted: 'submitted',

@@ -1,6 +1,6 @@
 // SQL of outbound transfers.
 import type { Queryable } from '../platform/db.ts'
-import { allowedFrom, type OutboundState } from './states.ts'
+import { outboundStates, type OutboundState } from './states.ts'
 
 /**
  * Why Rail makes a payout: the partner's own (`partner`), a refund of a credit (`refund`), an
@@ -247,6 +247,10 @@ export interface ListFilter {
   state?: OutboundState
   originType?: OriginType
   beforeId?: string
+  /** Created at or after this instant. */
+  createdFrom?: Date
+  /** Created before this instant. */
+  createdBefore?: Date
   limit: number
 }
 
@@ -256,8 +260,9 @@ export async function selectTransfers(db: Queryable, filter: ListFilter): Promis
     `SELECT ${COLUMNS} FROM outbound_transfers
       WHERE partner_id = $1 AND ($2::text IS NULL OR client_reference = $2) AND ($3::text IS NULL OR state = $3) AND ($4::uuid IS NULL OR id < $4)
         AND ($6::text IS NULL OR origin_type = $6)
+        AND ($7::timestamptz IS NULL OR created_at >= $7) AND ($8::timestamptz IS NULL OR created_at < $8)
       ORDER BY id DESC LIMIT $5`,
-    [filter.partnerId, filter.clientReference ?? null, filter.state ?? null, filter.beforeId ?? null, filter.limit, filter.originType ?? null],
+    [filter.partnerId, filter.clientReference ?? null, filter.state ?? null, filter.beforeId ?? null, filter.limit, filter.originType ?? null, filter.createdFrom ?? null, filter.createdBefore ?? null],
   )
   return rows.map(toTransfer)
 }
@@ -293,7 +298,7 @@ export async function transition(db: Queryable, id: string, next: OutboundState,
     [
       id,
       next,
-      allowedFrom(next),
+      outboundStates.from(next),
       answer.providerSessionId ?? null,
       answer.providerResponseCode ?? null,
       answer.providerResponseMessage ?? null,
@@ -310,3 +315,25 @@ export async function clearHold(db: Queryable, id: string): Promise<void> {
   await db.query(`UPDATE outbound_transfers SET hold_transfer_id = NULL WHERE id = $1`, [id])
 }
 
+
+/** What the partner sent in a period: transfers created in it, and how many of them ended confirmed or failed. */
+export interface OutboundVolume {
+  count: number
+  amountKobo: number
+  confirmedCount: number
+  confirmedKobo: number
+  failedCount: number
+}
+
+export async function selectVolume(db: Queryable, partnerId: string, from: Date, before: Date): Promise<OutboundVolume> {
+  const { rows } = await db.query<{ count: number; amount_kobo: string; confirmed_count: number; confirmed_kobo: string; failed_count: number }>(
+    `SELECT count(*)::int AS count, coalesce(sum(amount_kobo), 0)::text AS amount_kobo,
+            (count(*) FILTER (WHERE state = 'confirmed'))::int AS confirmed_count,
+            coalesce(sum(amount_kobo) FILTER (WHERE state = 'confirmed'), 0)::text AS confirmed_kobo,
+            (count(*) FILTER (WHERE state = 'failed'))::int AS failed_count
+       FROM outbound_transfers WHERE partner_id = $1 AND created_at >= $2 AND created_at < $3`,
+    [partnerId, from, before],
+  )
+  const row = rows[0]!
+  return { count: row.count, amountKobo: Number(row.amount_kobo), confirmedCount: row.confirmed_count, confirmedKobo: Number(row.confirmed_kobo), failedCount: row.failed_count }
+}

@@ -1,15 +1,13 @@
-// Outbound transfer routes of seed 001: submit (202), reads, and the sandbox settlement simulator.
+// Outbound transfer routes (docs/contracts/collections-and-payouts.md §Outbound transfers): submit (202), reads, and the sandbox settlement simulator.
 import { Type } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import { assertSandboxPartner } from '../partners/service.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
-import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
-import { CallbackUrlSchema, closedObject, errorResponses } from '../platform/schemas.ts'
+import { sendOnce } from '../platform/idempotency.ts'
+import { CallbackUrlSchema, closedObject, errorResponses, Nullable } from '../platform/schemas.ts'
 import { ORIGIN_TYPES, type OriginType } from './repo.ts'
 import { getOutbound, listOutbound, OUTBOUND_PAGE_MAX, simulateSettlement, submitOutbound, toOutboundJson, type OutboundDeps } from './service.ts'
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
 
 const StateSchema = Type.Union([Type.Literal('pending'), Type.Literal('submitted'), Type.Literal('confirmed'), Type.Literal('failed'), Type.Literal('unknown')])
 
@@ -47,7 +45,7 @@ const OutboundSchema = Type.Object({
   createdAt: Type.String({ format: 'date-time' }),
   stateChangedAt: Type.String({ format: 'date-time' }),
   terminalAt: Nullable(Type.String({ format: 'date-time' })),
-})
+}, { title: 'OutboundTransfer', description: 'A payout from Rail to an account at any bank, with its state at the bank' })
 
 const SubmitSchema = closedObject({
   clientReference: Type.String({ minLength: 1, maxLength: 64, description: "The partner's reference; a retry with the same body answers the same transfer" }),
@@ -75,12 +73,21 @@ const SimulationSchema = closedObject({
   outcome: Type.Union([Type.Literal('confirmed'), Type.Literal('failed')]),
 })
 
+/** Outbound transfers, then the sandbox's simulation of their outcome at the bank. */
 export function registerOutboundRoutes(app: HttpServer, deps: OutboundDeps): void {
+  registerTransferRoutes(app, deps)
+  registerSimulationRoute(app, deps)
+}
+
+/** Submitting a payout, and reading the caller's payouts. */
+function registerTransferRoutes(app: HttpServer, deps: OutboundDeps): void {
   app.post(
     '/api/v1/rail/outbound',
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'createOutboundTransfer',
+        description: 'Submits a payout of `amountKobo` from the float to a NUBAN at any bank. Answers 202 at once with the transfer `pending`; the pipeline name-checks the account, sends it to the bank and requeries until a final answer, then calls back `transfer.confirmed`, `transfer.failed` or `transfer.unknown`. Idempotent on `clientReference`. Refused before anything moves: 422 `insufficient_funds`, `amount_above_limit`, `unsupported_currency`.',
         tags: ['outbound'],
         summary: 'Submit a payout from the float to an account at any bank (asynchronous: 202)',
         body: SubmitSchema,
@@ -90,8 +97,7 @@ export function registerOutboundRoutes(app: HttpServer, deps: OutboundDeps): voi
     async (request, reply) => {
       const caller = callerOf(request)
       const { transfer, replayed } = await submitOutbound(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.body)
-      if (replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
-      return reply.code(202).send(toOutboundJson(transfer))
+      return sendOnce(reply, 202, replayed, toOutboundJson(transfer))
     },
   )
 
@@ -99,7 +105,7 @@ export function registerOutboundRoutes(app: HttpServer, deps: OutboundDeps): voi
     '/api/v1/rail/outbound/:id',
     {
       config: { auth: 'signature' },
-      schema: { tags: ['outbound'], summary: 'One outbound transfer', params: closedObject({ id: Type.String({ format: 'uuid' }) }), response: { 200: OutboundSchema, ...errorResponses() } },
+      schema: { operationId: 'getOutboundTransfer', description: "One outbound transfer by its id, with its state at the bank, the bank's last answer and, when it failed, why.", tags: ['outbound'], summary: 'One outbound transfer', params: closedObject({ id: Type.String({ format: 'uuid' }) }), response: { 200: OutboundSchema, ...errorResponses() } },
     },
     async (request) => toOutboundJson(await getOutbound(deps.pool, callerOf(request).partner.id, request.params.id)),
   )
@@ -109,6 +115,8 @@ export function registerOutboundRoutes(app: HttpServer, deps: OutboundDeps): voi
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'listOutboundTransfers',
+        description: "The caller's outbound transfers, newest first, of every origin (partner payouts, refunds, escrow disbursements, settlements). Filter by `clientReference`, `state` or `origin`; page with `cursor` and `limit`.",
         tags: ['outbound'],
         summary: "The caller's outbound transfers, newest first (clientReference finds one)",
         querystring: ListQuerySchema,
@@ -128,12 +136,16 @@ export function registerOutboundRoutes(app: HttpServer, deps: OutboundDeps): voi
       return { data: page.transfers.map(toOutboundJson), nextCursor: page.nextCursor }
     },
   )
+}
 
+function registerSimulationRoute(app: HttpServer, deps: OutboundDeps): void {
   app.post(
     '/api/v1/rail/sandbox/simulate-outbound-settlement',
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'simulateOutboundSettlement',
+        description: "Sandbox partners only: registers at the sandbox bank the outcome (`confirmed` or `failed`) of one of the caller's submitted transfers, named by `transferId` or `clientReference`. The transfer then resolves through the real requery and callback path, not at once.",
         tags: ['sandbox'],
         summary: "Sandbox: register the outcome of one of the caller's submitted transfers; it resolves through the real requery and callback path",
         body: SimulationSchema,

@@ -1,363 +1,24 @@
-// Outbound transfers (seed 001): payouts from the partner's float to an account at any bank.
+// Outbound transfers (docs/contracts/collections-and-payouts.md §Outbound transfers): payouts from the partner's float to an account at any bank.
 // Submit records the transfer, holds the amount on the float (a pending ledger transfer) and
 // records its bank instruction with its job, in one transaction, and answers 202. The payment
 // pipeline (src/payments) then gives the instruction to the bank and learns its outcome; this
 // module is the instruction's owner (owner.ts): each change moves the transfer's state, posts or
 // voids its hold and sends its callback, in the pipeline's transaction.
-import { recordPayoutsTo, recordPayoutTo } from '../counterparties/service.ts'
-import { assertCallbackUrlAllowed, recordEvent, type NewEvent } from '../events/service.ts'
-import { committedPartnerAccount, createTransfers, derivedId, ensurePartnerAccount, type TransferInput } from '../ledger/service.ts'
-import { findBank } from '../nip/banks.ts'
-import { generateBrr } from '../nip/brr.ts'
-import { isValidNuban } from '../nip/nuban.ts'
+import { requestRequery, requeryNow } from '../payments/service.ts'
 import type { Partner } from '../partners/service.ts'
-import { createInstructions, failUnsent, newInstruction, requestRequery, requeryNow, type PaymentsDeps } from '../payments/service.ts'
-import { requireCapability, type ProviderProfile } from '../providers/capabilities.ts'
-import { DEFAULT_PROVIDER, getProvider } from '../providers/service.ts'
-import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
+import { getProvider } from '../providers/service.ts'
+import type { Pool } from '../platform/db.ts'
 import { fieldError, notFound, RailError } from '../platform/errors.ts'
-import { requestHash } from '../platform/idempotency.ts'
-import { uuidv7 } from '../platform/ids.ts'
-import { Coalescer } from '../platform/coalescer.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
-import { FLOAT_CURRENCY } from './float.ts'
+import { readPage } from '../platform/read-pool.ts'
 import * as repo from './repo.ts'
-import { isTerminal, type OutboundState } from './states.ts'
+import { outboundStates, type OutboundState } from './states.ts'
+import type { OutboundDeps } from './submit.ts'
 
-export type { OutboundTransfer } from './repo.ts'
-
-export interface OutboundDeps {
-  pool: Pool
-  allowLoopbackCallbacks: boolean
-  /** The payment pipeline, which sends the transfers' instructions. */
-  payments: PaymentsDeps
-  /** The API's coalescer of concurrent submits (without it, each submit is its own transaction). */
-  submitBatcher?: Coalescer<Submission, repo.OutboundTransfer | undefined>
-}
-
-export interface SubmitRequest {
-  clientReference: string
-  beneficiaryAccountNumber: string
-  beneficiaryBankCode: string
-  beneficiaryAccountName: string
-  amountKobo: number
-  currency: string
-  narration?: string
-  consumerId?: string
-  callbackUrl?: string
-}
-
-export interface Caller {
-  partner: Partner
-  credentialId: string
-  requestId?: string
-}
-
-/** The outbound transfer object of seed 001. */
-export function toOutboundJson(transfer: repo.OutboundTransfer) {
-  return {
-    id: transfer.id,
-    clientReference: transfer.clientReference,
-    consumerId: transfer.consumerId,
-    partnerId: transfer.partnerId,
-    state: transfer.state,
-    provider: transfer.provider,
-    brr: transfer.brr,
-    providerSessionId: transfer.providerSessionId,
-    providerResponseCode: transfer.providerResponseCode,
-    providerResponseMessage: transfer.providerResponseMessage,
-    failureReason: transfer.failureReason,
-    rail: transfer.rail,
-    settlementAccountName: transfer.settlementAccountName,
-    beneficiaryAccountNumber: transfer.beneficiaryAccountNumber,
-    beneficiaryBankCode: transfer.beneficiaryBankCode,
-    beneficiaryAccountName: transfer.beneficiaryAccountName,
-    amountKobo: transfer.amountKobo,
-    currency: transfer.currency,
-    narration: transfer.narration,
-    creatorMetadata: transfer.creatorMetadata,
-    origin: { type: transfer.originType, id: transfer.originId, reference: transfer.originReference },
-    createdAt: transfer.createdAt.toISOString(),
-    stateChangedAt: transfer.stateChangedAt.toISOString(),
-    terminalAt: transfer.terminalAt?.toISOString() ?? null,
-  }
-}
-
-
-/** Checks what the schema cannot: currency, bank, NUBAN, callback URL. Nothing is written before. */
-async function assertSubmittable(caller: Caller, request: SubmitRequest, allowLoopbackCallbacks: boolean): Promise<void> {
-  if (request.currency !== FLOAT_CURRENCY) throw new RailError('unsupported_currency', `Only ${FLOAT_CURRENCY} is served`, { currency: request.currency })
-  if (!findBank(request.beneficiaryBankCode)) throw fieldError('beneficiaryBankCode', 'is not a bank code of a Nigerian bank')
-  if (!isValidNuban(request.beneficiaryBankCode, request.beneficiaryAccountNumber)) throw fieldError('beneficiaryAccountNumber', 'is not a valid NUBAN at that bank')
-  if (request.callbackUrl !== undefined) await assertCallbackUrlAllowed(request.callbackUrl, caller.partner.environment, allowLoopbackCallbacks)
-}
-
-/**
- * Records the transfer and holds its amount on the float, with its submit job, in one
- * transaction; idempotent on clientReference per partner (same body: the existing transfer;
- * another body: 409). Too little float: the transfer is recorded `failed` with
- * `insufficient_funds`, and nothing is held.
- */
-export async function submitOutbound(deps: OutboundDeps, caller: Caller, request: SubmitRequest): Promise<{ transfer: repo.OutboundTransfer; replayed: boolean }> {
-  const partnerId = caller.partner.id
-  const hash = requestHash(request)
-  if (deps.submitBatcher) return submitInBatch(deps, deps.submitBatcher, caller, request, hash)
-  const known = await repo.selectByReference(deps.pool, partnerId, request.clientReference)
-  if (known) return replay(known, hash)
-  await assertSubmittable(caller, request, deps.allowLoopbackCallbacks)
-  const provider = await getProvider(deps.pool, DEFAULT_PROVIDER)
-  requireCapability(provider, 'bankPayout')
-  return withTransaction(deps.pool, (tx) => recordSubmission(deps, tx, caller, request, provider, hash))
-}
-
-/**
- * The API's path: the request is checked, then recorded in a shared transaction with whatever
- * other submits are waiting; the batch checks the provider's approval and the reference (a
- * taken one answers undefined, and the stored transfer is replayed — or is a 409).
- */
-async function submitInBatch(
-  deps: OutboundDeps,
-  batcher: Coalescer<Submission, repo.OutboundTransfer | undefined>,
-  caller: Caller,
-  request: SubmitRequest,
-  hash: string,
-): Promise<{ transfer: repo.OutboundTransfer; replayed: boolean }> {
-  const known = () => repo.selectByReference(deps.pool, caller.partner.id, request.clientReference)
-  try {
-    await assertSubmittable(caller, request, deps.allowLoopbackCallbacks)
-    // The partner's float and settlement accounts exist before the shared batch transaction needs
-    // them: made there, each would take a second connection while the batch holds one.
-    await committedPartnerAccount(deps.pool, caller.partner.id, FLOAT_CURRENCY, 'float')
-    await committedPartnerAccount(deps.pool, caller.partner.id, FLOAT_CURRENCY, 'provider_settlement')
-    const transfer = await batcher.run({ caller, request, hash })
-    return transfer ? { transfer, replayed: false } : replay((await known())!, hash)
-  } catch (error) {
-    // A reference recorded before is answered as it was, whatever changed since (as the direct path does).
-    const stored = error instanceof RailError ? await known() : undefined
-    if (stored) return replay(stored, hash)
-    throw error
-  }
-}
-
-/**
- * The API's submit batcher for these deps: the checked submits waiting when a lane frees up are
- * recorded together by recordSubmissions (one insert, one ledger call, one commit for all of them).
- */
-export function submitBatcherFor(deps: OutboundDeps): Coalescer<Submission, repo.OutboundTransfer | undefined> {
-  return new Coalescer(deps.pool, (tx, submissions) => recordSubmissions(deps, tx, submissions))
-}
-
-/** Where a payout Rail makes on the partner's behalf is held from, and why it is made. */
-export interface PayoutSource {
-  /** The ledger account holding the amount until the bank decides (never the partner's float for a refund). */
-  accountId: string
-  originType: repo.OriginType
-  originId: string
-  /** The handle the partner knows the origin by: the escrow's ref, the refund's reference, the settlement's id. */
-  originReference: string
-}
-
-/**
- * A payout Rail makes on the partner's behalf (the refund of an unmatched credit), on the
- * caller's transaction: recorded, held on `source.accountId` and given to the pipeline like a
- * submit. The caller has checked the request; its origin hears the final state (owner.ts).
- */
-export async function submitOutboundInTransaction(deps: OutboundDeps, tx: Queryable, caller: Caller, request: SubmitRequest, source: PayoutSource): Promise<repo.OutboundTransfer> {
-  const provider = await getProvider(tx, DEFAULT_PROVIDER)
-  requireCapability(provider, 'bankPayout')
-  const { transfer } = await recordSubmission(deps, tx, caller, request, provider, requestHash(request), source)
-  return transfer
-}
-
-async function recordSubmission(
-  deps: OutboundDeps,
-  tx: Queryable,
-  caller: Caller,
-  request: SubmitRequest,
-  provider: ProviderProfile,
-  hash: string,
-  source?: PayoutSource,
-): Promise<{ transfer: repo.OutboundTransfer; replayed: boolean }> {
-  const partnerId = caller.partner.id
-  const inserted = await repo.insertTransfer(tx, newTransfer({ caller, request, hash }, provider.name, source))
-  // A concurrent submit with this clientReference committed first (the insert waited for it).
-  if (!inserted) return replay((await repo.selectByReference(tx, partnerId, request.clientReference))!, hash)
-  const [hold] = await createTransfers(tx, [await holdTransfer(tx, inserted)])
-  if (hold!.result === 'exceeds_credits') return { transfer: await failForFunds(tx, inserted), replayed: false }
-  if (hold!.result !== 'ok') throw new Error(`outbound hold ${inserted.holdTransferId}: ${hold!.result}`)
-  await createInstructions(tx, [payoutInstruction(deps, caller.partner, inserted, provider)])
-  await recordPayoutTo(tx, partnerId, { bankCode: request.beneficiaryBankCode, accountNumber: request.beneficiaryAccountNumber, accountName: request.beneficiaryAccountName })
-  return { transfer: inserted, replayed: false }
-}
-
-/** The bank instruction of a transfer: a payout from the merchant's funds, its name checked where the provider checks names. */
-function payoutInstruction(deps: OutboundDeps, partner: Partner, transfer: repo.OutboundTransfer, provider: ProviderProfile) {
-  return newInstruction(deps.payments.settings, deps.payments.clock, partner.environment, {
-    id: transfer.id,
-    partnerId: transfer.partnerId,
-    ownerType: 'outbound_transfer',
-    provider: transfer.provider,
-    operation: 'payout',
-    amountKobo: transfer.amountKobo,
-    narration: provider.capabilities.narration ? transfer.narration : null,
-    debitAccountNumber: null,
-    creditAccountNumber: null,
-    destinationBankCode: transfer.beneficiaryBankCode,
-    destinationAccountNumber: transfer.beneficiaryAccountNumber,
-    nameCheck: provider.capabilities.nameCheck,
-    // A refund goes back to the account the money came from, as the bank named it: its name is the bank's, not a caller's.
-    expectedAccountName: transfer.originType === 'refund' ? null : transfer.beneficiaryAccountName,
-  })
-}
-
-/** A checked submit, ready to record. */
-export interface Submission {
-  caller: Caller
-  request: SubmitRequest
-  hash: string
-}
-
-function newTransfer({ caller, request, hash }: Submission, providerName: string, source?: PayoutSource): repo.NewOutboundTransfer {
-  const partnerId = caller.partner.id
-  const id = uuidv7()
-  const brrBearing = caller.partner.customerClass === 'government' || caller.partner.customerClass === 'corporate'
-  return {
-    id,
-    partnerId,
-    clientReference: request.clientReference,
-    requestHash: hash,
-    consumerId: request.consumerId ?? null,
-    provider: providerName,
-    brr: brrBearing ? generateBrr() : null,
-    beneficiaryAccountNumber: request.beneficiaryAccountNumber,
-    beneficiaryBankCode: request.beneficiaryBankCode,
-    beneficiaryAccountName: request.beneficiaryAccountName,
-    amountKobo: request.amountKobo,
-    currency: request.currency,
-    narration: request.narration ?? null,
-    callbackUrl: request.callbackUrl ?? null,
-    creatorMetadata: { partnerId, credentialId: caller.credentialId, requestId: caller.requestId ?? null },
-    holdTransferId: derivedId(id, 'hold'),
-    sourceAccountId: source?.accountId ?? null,
-    originType: source?.originType ?? 'partner',
-    originId: source?.originId ?? null,
-    originReference: source?.originReference ?? null,
-  }
-}
-
-/** Too little float: the transfer is recorded failed with insufficient_funds, nothing held, and called back. */
-async function failForFunds(tx: Queryable, transfer: repo.OutboundTransfer): Promise<repo.OutboundTransfer> {
-  await repo.clearHold(tx, transfer.id)
-  const failed = await repo.transition(tx, transfer.id, 'failed', {
-    failureReason: { code: 'insufficient_funds', message: `The float's available balance is less than ${transfer.amountKobo} kobo; nothing was held` },
-  })
-  await recordEvent(tx, callbackEvent(failed!))
-  return failed!
-}
-
-/**
- * Records many checked submits on one transaction — what recordSubmission does for one, with a
- * handful of statements for the batch: one insert of the transfers, one ledger call for their
- * holds, one upsert of their counterparties, one statement for their jobs. Answers each
- * submission's transfer, or undefined where its clientReference was taken (the caller replays it
- * after the commit).
- */
-export async function recordSubmissions(deps: OutboundDeps, tx: Queryable, submissions: readonly Submission[]): Promise<(repo.OutboundTransfer | undefined)[]> {
-  // Not approved: the batch fails, and each submit, recorded alone, fails with 403 and records nothing.
-  const provider = await getProvider(tx, DEFAULT_PROVIDER)
-  requireCapability(provider, 'bankPayout')
-  const rows = submissions.map((submission) => newTransfer(submission, provider.name))
-  const inserted = new Map((await repo.insertTransfers(tx, rows)).map((transfer) => [transfer.id, transfer]))
-  const partners = new Map(submissions.map((submission) => [submission.caller.partner.id, submission.caller.partner]))
-  const transfers = rows.map((row) => inserted.get(row.id))
-  const floats = new Map<string, { float: string; settlement: string }>()
-  const holds: TransferInput[] = []
-  for (const transfer of inserted.values()) {
-    let accounts = floats.get(transfer.partnerId)
-    if (!accounts) {
-      accounts = {
-        float: await committedPartnerAccount(deps.pool, transfer.partnerId, FLOAT_CURRENCY, 'float'),
-        settlement: await committedPartnerAccount(deps.pool, transfer.partnerId, FLOAT_CURRENCY, 'provider_settlement'),
-      }
-      floats.set(transfer.partnerId, accounts)
-    }
-    holds.push(holdOn(transfer, accounts.float, accounts.settlement))
-  }
-  // The instructions and their jobs go in before the holds: the holds lock the partner's float
-  // account, which every submit batch needs, so the less a batch does after taking it, the sooner
-  // the next batch can. A transfer the float cannot cover fails below with its instruction unsent.
-  await createInstructions(
-    tx,
-    [...inserted.values()].map((transfer) => payoutInstruction(deps, partners.get(transfer.partnerId)!, transfer, provider)),
-  )
-  // Unlinked: each hold succeeds or fails on its own, in order, against the float as the holds before it left it.
-  const results = holds.length === 0 ? [] : await createTransfers(tx, holds)
-  const holding = [...inserted.values()]
-  const held: repo.OutboundTransfer[] = []
-  for (const [index, result] of results.entries()) {
-    const transfer = holding[index]!
-    if (result.result === 'exceeds_credits') {
-      const failed = await failForFunds(tx, transfer)
-      await failUnsent(tx, transfer.id, 'insufficient_funds')
-      transfers[transfers.indexOf(transfer)] = failed
-    } else if (result.result === 'ok') {
-      held.push(transfer)
-    } else {
-      throw new Error(`outbound hold ${transfer.holdTransferId}: ${result.result}`)
-    }
-  }
-  await recordPayoutsTo(
-    tx,
-    held.map((transfer) => ({
-      partnerId: transfer.partnerId,
-      account: { bankCode: transfer.beneficiaryBankCode, accountNumber: transfer.beneficiaryAccountNumber, accountName: transfer.beneficiaryAccountName },
-    })),
-  )
-  return transfers
-}
-
-function replay(known: repo.OutboundTransfer, hash: string): { transfer: repo.OutboundTransfer; replayed: boolean } {
-  if (known.requestHash !== hash) {
-    throw new RailError('idempotency_conflict', `clientReference ${known.clientReference} was already used with a different request`, { transferId: known.id })
-  }
-  return { transfer: known, replayed: true }
-}
-
-async function holdTransfer(db: Queryable, transfer: repo.OutboundTransfer): Promise<TransferInput> {
-  const source = transfer.sourceAccountId ?? (await ensurePartnerAccount(db, transfer.partnerId, FLOAT_CURRENCY, 'float'))
-  return holdOn(transfer, source, await ensurePartnerAccount(db, transfer.partnerId, FLOAT_CURRENCY, 'provider_settlement'))
-}
-
-/** The pending transfer holding a transfer's amount on its source (the float, unless told otherwise) while the bank decides. */
-function holdOn(transfer: repo.OutboundTransfer, sourceAccountId: string, settlementAccountId: string): TransferInput {
-  return {
-    id: transfer.holdTransferId!,
-    phase: 'pending',
-    debitAccountId: sourceAccountId,
-    creditAccountId: settlementAccountId,
-    amountKobo: transfer.amountKobo,
-    currency: transfer.currency,
-    code: 'outbound_transfer',
-    sourceType: 'outbound_transfer',
-    sourceId: transfer.id,
-  }
-}
-
-function callbackType(state: OutboundState): string | undefined {
-  return state === 'confirmed' ? 'transfer.confirmed' : state === 'failed' ? 'transfer.failed' : state === 'unknown' ? 'transfer.unknown' : undefined
-}
-
-/** The callback of a transfer in a state that has one (confirmed, failed, unknown). */
-export function callbackEvent(transfer: repo.OutboundTransfer): NewEvent {
-  const type = callbackType(transfer.state)
-  if (!type) throw new Error(`outbound transfer ${transfer.id} in ${transfer.state} has no callback`)
-  return { partnerId: transfer.partnerId, type, objectType: 'outbound_transfer', objectId: transfer.id, data: toOutboundJson(transfer), callbackUrl: transfer.callbackUrl }
-}
-
-/** Whether the partner hears of a transfer reaching this state. */
-export function hasCallback(state: OutboundState): boolean {
-  return callbackType(state) !== undefined
-}
+export type { OutboundTransfer, OutboundVolume } from './repo.ts'
+export { FLOAT_CURRENCY, fundFloat } from './float.ts'
+export { callbackEvent, hasCallback, toOutboundJson } from './callbacks.ts'
+export { recordSubmissions, submitBatcherFor, submitOutbound, submitOutboundInTransaction, type Caller, type OutboundDeps, type PayoutSource, type Submission, type SubmitRequest } from './submit.ts'
 
 export interface SimulationRequest {
   transferId?: string
@@ -381,7 +42,7 @@ export async function simulateSettlement(deps: OutboundDeps, partner: Partner, r
   const adapter = deps.payments.providers.adapterFor(await getProvider(deps.pool, transfer.provider))
   const { registered } = await adapter.registerPayoutOutcome(transfer.id, request.outcome)
   if (!registered) {
-    throw new RailError('invalid_state', `Outbound transfer ${transfer.id} is no longer in progress at the bank; it resolves at its next requery`, { state: transfer.state })
+    throw new RailError('invalid_state', `Outbound transfer ${transfer.id} is no longer in progress at the bank; it resolves at its next requery`, { state: transfer.state, currentState: transfer.state })
   }
   await requestRequery(deps.pool, transfer.id)
   return {
@@ -393,7 +54,7 @@ export async function simulateSettlement(deps: OutboundDeps, partner: Partner, r
 }
 
 function assertSubmitted(state: OutboundState, id: string): void {
-  if (state !== 'submitted') throw new RailError('invalid_state', `Outbound transfer ${id} is ${state}; only a submitted transfer can be settled`, { state })
+  if (state !== 'submitted') throw new RailError('invalid_state', `Outbound transfer ${id} is ${state}; only a submitted transfer can be settled`, { state, currentState: state })
 }
 
 export async function getOutbound(pool: Pool, partnerId: string, id: string): Promise<repo.OutboundTransfer> {
@@ -405,7 +66,7 @@ export async function getOutbound(pool: Pool, partnerId: string, id: string): Pr
 export const OUTBOUND_PAGE_MAX = 100
 
 export async function listOutbound(pool: Pool, filter: Omit<repo.ListFilter, 'beforeId'> & { cursor?: string }) {
-  const rows = await repo.selectTransfers(pool, { ...filter, beforeId: filter.cursor, limit: pageQueryLimit(filter.limit) })
+  const rows = await readPage(pool, filter.cursor, (reader, before) => repo.selectTransfers(reader, { ...filter, beforeId: before, limit: pageQueryLimit(filter.limit) }))
   const page = toPage(rows, filter.limit)
   return { transfers: page.items, nextCursor: page.nextCursor }
 }
@@ -413,7 +74,12 @@ export async function listOutbound(pool: Pool, filter: Omit<repo.ListFilter, 'be
 /** `rail outbound requery`: asks the bank now (an unknown transfer included) and answers the transfer as it then stands. */
 export async function requeryOutbound(deps: OutboundDeps, id: string): Promise<repo.OutboundTransfer | undefined> {
   const transfer = await repo.selectTransfer(deps.pool, id)
-  if (!transfer || isTerminal(transfer.state)) return transfer
+  if (!transfer || outboundStates.isTerminal(transfer.state)) return transfer
   await requeryNow(deps.payments, id)
   return repo.selectTransfer(deps.pool, id)
+}
+
+/** The partner's transfers created in [from, before): how many, how much, how many confirmed and failed. */
+export async function outboundVolume(pool: Pool, partnerId: string, from: Date, before: Date): Promise<repo.OutboundVolume> {
+  return repo.selectVolume(pool, partnerId, from, before)
 }

@@ -4,13 +4,14 @@
 // 413, 415 or 422) and no handler (hence no table) is ever reached. Every failure gives the same
 // 401 body.
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { canonicalRequest, computeSignature, TIMESTAMP_TOLERANCE_S } from '../client/signing.ts'
+import { TIMESTAMP_TOLERANCE_S } from '../client/signing.ts'
 import type { Clock } from '../platform/clock.ts'
-import { constantTimeEqual, sha256Hex } from '../platform/crypto.ts'
+import { sha256Hex } from '../platform/crypto.ts'
 import type { Pool } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
 import { assertRequestInput, type HttpServer } from '../platform/http.ts'
 import type { RateLimiter } from '../platform/rate-limit.ts'
+import { readSignatureHeaders, signatureMatches, type SignatureHeaders, type SignatureRefusal } from '../platform/request-signature.ts'
 import { CredentialCache } from './credential-cache.ts'
 import { findByEscrowApiKey, findSigningKey, type AuthenticatedPartner, type FoundCredential } from './service.ts'
 
@@ -33,8 +34,6 @@ declare module 'fastify' {
 const PROTECTED_PREFIXES = ['/api/', '/wallet', '/transfer', '/transaction']
 const KEY_ID_MAX_CHARS = 128
 const API_KEY_MAX_CHARS = 256
-const SIGNATURE_PATTERN = /^v1=[0-9a-f]{64}$/
-const TIMESTAMP_PATTERN = /^\d{1,12}$/
 
 interface AuthDeps {
   pool: Pool
@@ -45,6 +44,8 @@ interface AuthDeps {
 
 export interface AuthenticationOptions {
   pool: Pool
+  /** Where the credential cache LISTENs: a session of its own, so never through a transaction-mode pooler; `pool` when absent. */
+  sessionPool?: Pool
   masterKey: Buffer
   clock: Clock
   /** Counts every request once it is known whose it is, and failed authentications by client address. */
@@ -54,7 +55,7 @@ export interface AuthenticationOptions {
 const NO_RATE_LIMITS: RateLimiter = { count: async () => {}, refuseIfOverLimit: async () => {} }
 
 export function installAuthentication(app: HttpServer, options: AuthenticationOptions): void {
-  const deps: AuthDeps = { ...options, credentials: new CredentialCache(options.pool) }
+  const deps: AuthDeps = { ...options, credentials: new CredentialCache(options.sessionPool ?? options.pool, { clock: options.clock }) }
   const limiter = options.rateLimiter ?? NO_RATE_LIMITS
   deps.credentials.start()
   app.addHook('onClose', async () => deps.credentials.stop())
@@ -112,31 +113,33 @@ function unauthorized(request: FastifyRequest, reason: string): RailError {
 /** The signed request's credential, its headers well-formed and its timestamp fresh; the signature is checked later. */
 interface SigningKey {
   found: FoundCredential & { signingSecret: string }
-  timestamp: string
-  signature: string
+  headers: SignatureHeaders
+}
+
+/** What operators read in the log for each refusal of the verifier. */
+const REFUSAL_REASONS: Record<SignatureRefusal, string> = {
+  missing: 'missing authentication header',
+  malformed: 'malformed timestamp or signature',
+  stale: `timestamp outside ±${TIMESTAMP_TOLERANCE_S}s`,
+  bad_signature: 'signature mismatch',
 }
 
 async function findSignatureCredential(request: FastifyRequest, deps: AuthDeps): Promise<SigningKey> {
   const keyId = singleHeader(request, 'x-rail-key-id')
-  const timestamp = singleHeader(request, 'x-rail-timestamp')
-  const signature = singleHeader(request, 'x-rail-signature')
-  if (!keyId || !timestamp || !signature) throw unauthorized(request, 'missing authentication header')
+  if (!keyId) throw unauthorized(request, REFUSAL_REASONS.missing)
+  const read = readSignatureHeaders(request.headers['x-rail-timestamp'], request.headers['x-rail-signature'], deps.clock)
+  if (!read.ok) throw unauthorized(request, REFUSAL_REASONS[read.refusal])
   if (keyId.length > KEY_ID_MAX_CHARS) throw unauthorized(request, 'key id too long')
-  if (!TIMESTAMP_PATTERN.test(timestamp)) throw unauthorized(request, 'malformed timestamp')
-  if (!SIGNATURE_PATTERN.test(signature)) throw unauthorized(request, 'malformed signature')
-  const skewS = Math.abs(Math.floor(deps.clock.now().getTime() / 1000) - Number(timestamp))
-  if (skewS > TIMESTAMP_TOLERANCE_S) throw unauthorized(request, `timestamp outside ±${TIMESTAMP_TOLERANCE_S}s`)
 
   const found = await deps.credentials.get(`signing:${keyId}`, () => findSigningKey(deps.pool, deps.masterKey, keyId))
   if (!found?.signingSecret) throw unauthorized(request, 'unknown, expired or revoked key id')
-  return { found: { ...found, signingSecret: found.signingSecret }, timestamp, signature }
+  return { found: { ...found, signingSecret: found.signingSecret }, headers: read.headers }
 }
 
 function verifySignature(request: FastifyRequest, key: SigningKey): AuthenticatedPartner {
   // request.raw.url is the path and query exactly as the client sent them.
-  const canonical = canonicalRequest(Number(key.timestamp), request.method, request.raw.url ?? '', request.rawBody ?? '')
-  const expected = computeSignature(key.found.signingSecret, canonical)
-  if (!constantTimeEqual(expected, key.signature)) throw unauthorized(request, 'signature mismatch')
+  const content = { method: request.method, pathWithQuery: request.raw.url ?? '', body: request.rawBody ?? '' }
+  if (!signatureMatches(key.found.signingSecret, key.headers, content)) throw unauthorized(request, REFUSAL_REASONS.bad_signature)
   return { partner: key.found.partner, credentialId: key.found.credentialId }
 }
 

@@ -1,10 +1,10 @@
 // `rail partner …`: create partners and rotate or revoke their credentials. Secrets are printed
 // once, here, and never again.
 import { type Command, InvalidArgumentError, Option } from 'commander'
-import { assertCallbackUrlAllowed, setPartnerCallbackUrl } from '../events/service.ts'
 import { loadConfig } from '../platform/config.ts'
 import type { WithDatabase } from '../platform/database-runtime.ts'
-import { loadMasterKey } from '../platform/master-key.ts'
+import { assertMasterKeyOfDatabase, loadMasterKey } from '../platform/master-key.ts'
+import { saveRotatedCredential } from './sandbox-file.ts'
 import {
   createPartner,
   CUSTOMER_CLASSES,
@@ -17,6 +17,8 @@ import {
   rotateSigningSecret,
   ROTATION_OVERLAP_DEFAULT_S,
   type CustomerClass,
+  type CallbackUrls,
+  type PartnerCredentials,
   type PartnerEnvironment,
 } from './service.ts'
 
@@ -26,9 +28,14 @@ interface RotateOptions {
   json?: boolean
 }
 
-export function registerPartnerCommands(program: Command, withDatabase: WithDatabase): void {
+export function registerPartnerCommands(program: Command, withDatabase: WithDatabase, callbackUrls: CallbackUrls): void {
   const partner = program.command('partner').description('manage partners and their credentials')
+  registerRecordCommands(partner, withDatabase, callbackUrls)
+  registerCredentialCommands(partner, withDatabase)
+}
 
+/** `partner create`, `set-callback-url` and `list`: the partners themselves. */
+function registerRecordCommands(partner: Command, withDatabase: WithDatabase, callbackUrls: CallbackUrls): void {
   partner
     .command('create')
     .description('create a partner and print its credentials (shown once)')
@@ -40,10 +47,11 @@ export function registerPartnerCommands(program: Command, withDatabase: WithData
     .action(async (options: { name: string; class: CustomerClass; env: PartnerEnvironment; callbackUrl?: string; json?: boolean }) => {
       const config = loadConfig()
       const masterKey = loadMasterKey(config)
-      if (options.callbackUrl) await assertCallbackUrlAllowed(options.callbackUrl, options.env, config.allowLoopbackCallbacks, '--callback-url')
-      const created = await withDatabase(({ pool }) =>
-        createPartner(pool, masterKey, { name: options.name, customerClass: options.class, environment: options.env, callbackUrl: options.callbackUrl ?? null }),
-      )
+      if (options.callbackUrl) await callbackUrls.assertAllowed(options.callbackUrl, options.env, config.allowLoopbackCallbacks, '--callback-url')
+      const created = await withDatabase(async ({ pool }) => {
+        await assertMasterKeyOfDatabase(pool, masterKey)
+        return createPartner(pool, masterKey, { name: options.name, customerClass: options.class, environment: options.env, callbackUrl: options.callbackUrl ?? null })
+      })
       if (options.json) {
         const { partnerId, keyId, signingSecret, escrowApiKey, callbackSigningSecret } = created
         console.log(JSON.stringify({ partnerId, keyId, signingSecret, escrowApiKey, callbackSigningSecret }))
@@ -64,7 +72,7 @@ export function registerPartnerCommands(program: Command, withDatabase: WithData
       const updated = await withDatabase(async ({ pool }) => {
         const found = await getPartner(pool, options.partner)
         if (!found) throw new Error(`no partner ${options.partner}`)
-        return setPartnerCallbackUrl(pool, found, options.url ?? null, config.allowLoopbackCallbacks)
+        return callbackUrls.set(pool, found, options.url ?? null, config.allowLoopbackCallbacks)
       })
       console.log(`callbackUrl  ${updated.callbackUrl ?? '(none)'}`)
     })
@@ -81,17 +89,26 @@ export function registerPartnerCommands(program: Command, withDatabase: WithData
       }
       for (const p of partners) console.log(`${p.id}  ${p.environment.padEnd(7)}  ${p.customerClass.padEnd(10)}  ${p.name}`)
     })
+}
 
+/** Rotating and revoking a partner's credentials. */
+function registerCredentialCommands(partner: Command, withDatabase: WithDatabase): void {
   rotateCommand(partner, 'rotate-secret', 'issue a new key id and signing secret; the old ones stay valid for the overlap', async (o) => {
     const masterKey = loadMasterKey(loadConfig())
-    return withDatabase(({ pool }) => rotateSigningSecret(pool, masterKey, o.partner, Math.round(o.overlapHours * 3600)))
+    return withDatabase(async ({ pool }) => {
+      await assertMasterKeyOfDatabase(pool, masterKey)
+      return rotateSigningSecret(pool, masterKey, o.partner, Math.round(o.overlapHours * 3600))
+    })
   })
   rotateCommand(partner, 'rotate-api-key', 'issue a new escrow API key; the old one stays valid for the overlap', async (o) =>
     withDatabase(({ pool }) => rotateEscrowApiKey(pool, o.partner, Math.round(o.overlapHours * 3600))),
   )
   rotateCommand(partner, 'rotate-callback-secret', 'issue a new callback-signing secret; callbacks are signed with it at once', async (o) => {
     const masterKey = loadMasterKey(loadConfig())
-    return withDatabase(({ pool }) => rotateCallbackSecret(pool, masterKey, o.partner, Math.round(o.overlapHours * 3600)))
+    return withDatabase(async ({ pool }) => {
+      await assertMasterKeyOfDatabase(pool, masterKey)
+      return rotateCallbackSecret(pool, masterKey, o.partner, Math.round(o.overlapHours * 3600))
+    })
   })
 
   partner
@@ -109,7 +126,7 @@ function rotateCommand(
   partner: Command,
   name: string,
   description: string,
-  rotate: (options: RotateOptions) => Promise<{ issued: object; previousValidUntil: Date }>,
+  rotate: (options: RotateOptions) => Promise<{ issued: Partial<Omit<PartnerCredentials, 'partnerId'>>; previousValidUntil: Date }>,
 ): void {
   partner
     .command(name)
@@ -121,6 +138,9 @@ function rotateCommand(
       const rotation = await rotate(options)
       const output = { partnerId: options.partner, ...rotation.issued, previousValidUntil: rotation.previousValidUntil.toISOString() }
       console.log(options.json ? JSON.stringify(output) : formatPairs(output))
+      // The development sandbox partner: its saved file (and so the start banner and the scripts) takes the new credential.
+      const updated = saveRotatedCredential(loadConfig().dataDir, options.partner, rotation.issued)
+      if (updated) console.error(`updated ${updated}`)
     })
 }
 

@@ -11,6 +11,7 @@
 // before a revocation committed cannot outlive it. Unknown keys are never remembered: a prober
 // cannot fill the cache.
 import type pg from 'pg'
+import { systemClock, type Clock } from '../platform/clock.ts'
 import type { Pool } from '../platform/db.ts'
 
 export const CREDENTIALS_CHANNEL = 'rail_credentials_changed'
@@ -34,6 +35,8 @@ export interface CredentialCacheOptions {
   ttlMs: number
   /** Entries at most; the oldest is forgotten first. */
   entriesMax: number
+  /** Entries lapse by it (at ttlMs, and at the credential's expiry). */
+  clock: Clock
 }
 
 interface Entry<T> {
@@ -54,7 +57,7 @@ export class CredentialCache<T extends { expiresAt: Date | null }> {
 
   constructor(pool: Pool, options: Partial<CredentialCacheOptions> = {}) {
     this.#pool = pool
-    this.#options = { ttlMs: 60_000, entriesMax: 10_000, ...options }
+    this.#options = { ttlMs: 60_000, entriesMax: 10_000, clock: systemClock, ...options }
   }
 
   /** Starts listening; until it does, look-ups go to the database. Never throws: a failure retries. */
@@ -77,7 +80,7 @@ export class CredentialCache<T extends { expiresAt: Date | null }> {
 
   /** The value under `key`: remembered, or read by `load` (and remembered if it is a live credential). */
   async get(key: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
-    const nowMs = Date.now()
+    const nowMs = this.#options.clock.now().getTime()
     const entry = this.#entries.get(key)
     if (entry && this.#listening && nowMs < entry.validUntilMs) return entry.value
     if (entry) this.#entries.delete(key)
@@ -92,7 +95,7 @@ export class CredentialCache<T extends { expiresAt: Date | null }> {
   }
 
   #remember(key: string, value: T): void {
-    const validUntilMs = Math.min(Date.now() + this.#options.ttlMs, value.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY)
+    const validUntilMs = Math.min(this.#options.clock.now().getTime() + this.#options.ttlMs, value.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY)
     if (this.#entries.size >= this.#options.entriesMax) this.#entries.delete(this.#entries.keys().next().value!)
     this.#entries.set(key, { value, validUntilMs })
   }

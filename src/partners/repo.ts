@@ -9,6 +9,15 @@ export type CredentialKind = 'request_signing' | 'escrow_api_key' | 'callback_si
 export const CUSTOMER_CLASSES: readonly CustomerClass[] = ['government', 'corporate', 'fintech', 'citizen']
 export const PARTNER_ENVIRONMENTS: readonly PartnerEnvironment[] = ['sandbox', 'live']
 
+/** What a partner is given once at creation: its id and its credentials, secrets included. */
+export interface PartnerCredentials {
+  partnerId: string
+  keyId: string
+  signingSecret: string
+  escrowApiKey: string
+  callbackSigningSecret: string
+}
+
 export interface Partner {
   id: string
   name: string
@@ -55,6 +64,11 @@ export async function selectPartner(db: Queryable, partnerId: string): Promise<P
 export async function selectPartnerForUpdate(db: Queryable, partnerId: string): Promise<Partner | undefined> {
   const result = await db.query<PartnerRow>(`SELECT ${PARTNER_COLUMNS} FROM partners WHERE id = $1 FOR UPDATE`, [partnerId])
   return result.rows[0] && toPartner(result.rows[0])
+}
+
+export async function countPartners(db: Queryable): Promise<number> {
+  const result = await db.query<{ count: number }>('SELECT count(*)::int AS count FROM partners')
+  return result.rows[0]!.count
 }
 
 export async function selectPartners(db: Queryable): Promise<Partner[]> {
@@ -172,6 +186,29 @@ export async function selectNewestCallbackSecret(db: Queryable, partnerId: strin
   )
   const row = result.rows[0]
   return row && { credentialId: row.id, secretSealed: row.secret_sealed }
+}
+
+/** A live credential as a partner may see it: which it is, never its secret. */
+export interface CredentialSummary {
+  kind: CredentialKind
+  /** The request-signing key id; null for the other kinds. */
+  keyId: string | null
+  /** The first characters of an escrow API key, to tell keys apart; null for the other kinds. */
+  apiKeyPrefix: string | null
+  createdAt: Date
+  /** When a rotation's overlap ends it; null while it has no end. */
+  expiresAt: Date | null
+}
+
+/** The partner's live credentials (not revoked, not expired), by kind, newest first. */
+export async function selectLiveCredentials(db: Queryable, partnerId: string): Promise<CredentialSummary[]> {
+  const result = await db.query<{ kind: CredentialKind; key_id: string | null; api_key_prefix: string | null; created_at: Date; expires_at: Date | null }>(
+    `SELECT c.kind, c.key_id, c.api_key_prefix, c.created_at, c.expires_at FROM partner_credentials c
+      WHERE c.partner_id = $1 AND ${ACTIVE}
+      ORDER BY c.kind, c.created_at DESC, c.id DESC`,
+    [partnerId],
+  )
+  return result.rows.map((row) => ({ kind: row.kind, keyId: row.key_id, apiKeyPrefix: row.api_key_prefix, createdAt: row.created_at, expiresAt: row.expires_at }))
 }
 
 export async function revokeSigningKey(db: Queryable, keyId: string): Promise<boolean> {

@@ -1,13 +1,12 @@
 // Partner settings: who the caller is, and its default callback URL.
 import { Type } from '@sinclair/typebox'
-import { callbackUrlDisabled, setPartnerCallbackUrl } from '../events/service.ts'
 import type { Pool } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { CallbackUrlSchema, closedObject, errorResponses } from '../platform/schemas.ts'
 import { signedRequestOf } from '../platform/signed-requests.ts'
 import { callerOf } from './auth.ts'
-import { getPartner, type Partner } from './service.ts'
+import { getPartner, type CallbackUrls, type Partner } from './service.ts'
 
 const SettingsSchema = Type.Object({
   partnerId: Type.String({ format: 'uuid' }),
@@ -19,15 +18,21 @@ const SettingsSchema = Type.Object({
     description: 'Set when the callback URL answered 410 Gone: deliveries to it stop until it is set again',
   }),
   createdAt: Type.String({ format: 'date-time' }),
-})
+}, { title: 'PartnerSettings', description: 'The calling partner and its settings' })
 
 const SettingsPatchSchema = closedObject(
   { callbackUrl: Type.Union([CallbackUrlSchema, Type.Null()], { description: 'Default address for signed callbacks; null removes it' }) },
   { minProperties: 1 },
 )
 
-async function settingsOf(pool: Pool, partner: Partner) {
-  const disabled = partner.callbackUrl === null ? undefined : await callbackUrlDisabled(pool, partner.id, partner.callbackUrl)
+interface PartnerRoutesDeps {
+  pool: Pool
+  allowLoopbackCallbacks: boolean
+  callbackUrls: CallbackUrls
+}
+
+async function settingsOf(deps: PartnerRoutesDeps, partner: Partner) {
+  const disabled = partner.callbackUrl === null ? undefined : await deps.callbackUrls.disabled(deps.pool, partner.id, partner.callbackUrl)
   return toSettings(partner, disabled ?? null)
 }
 
@@ -43,17 +48,17 @@ function toSettings(partner: Partner, disabled: { disabledAt: Date; reason: stri
   }
 }
 
-export function registerPartnerRoutes(app: HttpServer, deps: { pool: Pool; allowLoopbackCallbacks: boolean }): void {
+export function registerPartnerRoutes(app: HttpServer, deps: PartnerRoutesDeps): void {
   app.get(
     '/api/v1/rail/settings',
     {
       config: { auth: 'signature' },
-      schema: { tags: ['partner'], summary: 'The calling partner and its settings', response: { 200: SettingsSchema, ...errorResponses() } },
+      schema: { operationId: 'getSettings', description: 'The calling partner: its id, name, class and environment, and its default callback URL with whether deliveries to it are disabled (after a 410) and why.', tags: ['partner'], summary: 'The calling partner and its settings', response: { 200: SettingsSchema, ...errorResponses() } },
     },
     async (request) => {
       const partner = await getPartner(deps.pool, callerOf(request).partner.id)
       if (!partner) throw new RailError('not_found', 'Partner not found')
-      return settingsOf(deps.pool, partner)
+      return settingsOf(deps, partner)
     },
   )
 
@@ -62,6 +67,8 @@ export function registerPartnerRoutes(app: HttpServer, deps: { pool: Pool; allow
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'updateSettings',
+        description: 'Sets or clears (`null`) the default callback URL, the URL events go to when their object names none. The URL passes the SSRF guard (https for live partners). Setting it again re-enables a URL disabled by a 410. A change signed before the last one applied is 409 `stale_request` and changes nothing.',
         tags: ['partner'],
         summary: 'Set the default callback URL (checked by the SSRF guard: docs/webhooks.md). A change signed before the last one applied is 409 stale_request',
         body: SettingsPatchSchema,
@@ -71,7 +78,7 @@ export function registerPartnerRoutes(app: HttpServer, deps: { pool: Pool; allow
     async (request) => {
       const partner = callerOf(request).partner
       const { callbackUrl } = request.body
-      return settingsOf(deps.pool, await setPartnerCallbackUrl(deps.pool, partner, callbackUrl, deps.allowLoopbackCallbacks, signedRequestOf(request)))
+      return settingsOf(deps, await deps.callbackUrls.set(deps.pool, partner, callbackUrl, deps.allowLoopbackCallbacks, signedRequestOf(request)))
     },
   )
 }

@@ -8,10 +8,11 @@ import { uuidv7 } from '../platform/ids.ts'
 import { decideSignedChange, type SignedRequest } from '../platform/signed-requests.ts'
 import { forgetCredentialsInThisProcess } from './credential-cache.ts'
 import * as repo from './repo.ts'
-import type { CredentialKind, CustomerClass, Partner, PartnerEnvironment } from './repo.ts'
+import type { CredentialKind, CustomerClass, Partner, PartnerCredentials, PartnerEnvironment } from './repo.ts'
 
-export type { CustomerClass, Partner, PartnerEnvironment } from './repo.ts'
+export type { CredentialKind, CredentialSummary, CustomerClass, Partner, PartnerCredentials, PartnerEnvironment } from './repo.ts'
 export { CUSTOMER_CLASSES, PARTNER_ENVIRONMENTS } from './repo.ts'
+export { readSandboxPartner, SANDBOX_PARTNER_FILE, writeSandboxPartner } from './sandbox-file.ts'
 
 /** How long a rotated-out credential keeps working, unless the caller says otherwise. */
 export const ROTATION_OVERLAP_DEFAULT_S = 24 * 60 * 60
@@ -20,13 +21,6 @@ export const ROTATION_OVERLAP_MAX_S = 30 * 24 * 60 * 60
 /** Characters of an escrow API key kept in clear, so an operator can tell keys apart. */
 const API_KEY_PREFIX_CHARS = 12
 
-export interface PartnerCredentials {
-  partnerId: string
-  keyId: string
-  signingSecret: string
-  escrowApiKey: string
-  callbackSigningSecret: string
-}
 
 export interface NewPartner {
   name: string
@@ -67,6 +61,10 @@ export async function listPartners(db: Queryable): Promise<Partner[]> {
   return repo.selectPartners(db)
 }
 
+export async function countPartners(db: Queryable): Promise<number> {
+  return repo.countPartners(db)
+}
+
 /** Sandbox routes do not exist for live partners: they answer 404, as any unknown route does. */
 export function assertSandboxPartner(partner: Pick<Partner, 'environment'>): void {
   if (partner.environment !== 'sandbox') throw new RailError('not_found', 'Route not found')
@@ -88,6 +86,17 @@ export async function setDefaultCallbackUrl(db: Queryable, partnerId: string, ca
   if (decision?.kind === 'repeat') return { partner: locked.partner, changed: false }
   const partner = await repo.updatePartnerCallbackUrl(db, partnerId, callbackUrl, decision?.next ?? 'operator')
   return { partner: partner!, changed: true }
+}
+
+/**
+ * How a partner's callback URL is checked and set, and whether deliveries to it stopped. The events
+ * feature owns these (the SSRF guard, the deliveries a new URL resumes) and depends on partners, so
+ * the partner routes and commands are given them by the composition root instead of importing them.
+ */
+export interface CallbackUrls {
+  assertAllowed(url: string, environment: PartnerEnvironment, allowLoopbackInSandbox: boolean, field?: string): Promise<void>
+  set(pool: Pool, partner: Pick<Partner, 'id' | 'environment'>, url: string | null, allowLoopbackInSandbox: boolean, signed?: SignedRequest): Promise<Partner>
+  disabled(db: Queryable, partnerId: string, url: string): Promise<{ disabledAt: Date; reason: string } | undefined>
 }
 
 export interface Rotation<T> {
@@ -132,6 +141,11 @@ async function rotate<T extends { credentialId: string }>(
   })
   forgetCredentialsInThisProcess()
   return rotation
+}
+
+/** The partner's live credentials, without their secrets (what the dashboard's settings page lists). */
+export async function listLiveCredentials(db: Queryable, partnerId: string): Promise<repo.CredentialSummary[]> {
+  return repo.selectLiveCredentials(db, partnerId)
 }
 
 /** Revokes a request-signing key at once (a leaked key): later requests signed with it get 401. */

@@ -1,8 +1,9 @@
 // SQL of payment intents.
 import type { Queryable } from '../platform/db.ts'
 import type { AccountHolder } from '../virtual-accounts/service.ts'
+import { intentStates, type IntentStatus } from './states.ts'
 
-export type IntentStatus = 'pending' | 'partially_paid' | 'paid' | 'overpaid' | 'expired'
+export type { IntentStatus } from './states.ts'
 export type IntentOwnerType = 'invoice' | 'escrow'
 
 export interface PaymentIntent {
@@ -126,6 +127,11 @@ export async function selectByReference(db: Queryable, partnerId: string, refere
   return result.rows[0] && toIntent(result.rows[0])
 }
 
+export async function selectByCheckoutToken(db: Queryable, token: string): Promise<PaymentIntent | undefined> {
+  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM payment_intents WHERE checkout_token = $1`, [token])
+  return result.rows[0] && toIntent(result.rows[0])
+}
+
 export async function selectById(db: Queryable, id: string): Promise<PaymentIntent | undefined> {
   const result = await db.query<Row>(`SELECT ${COLUMNS} FROM payment_intents WHERE id = $1`, [id])
   return result.rows[0] && toIntent(result.rows[0])
@@ -185,26 +191,33 @@ export async function recordReceived(db: Queryable, id: string, amountKobo: numb
  * applying to right now), expires the intents, and answers the account ids. Accounts first, as
  * every path does (virtual-accounts/repo.ts).
  */
-export async function expireDue(db: Queryable, limit: number): Promise<{ intentId: string; virtualAccountId: string }[]> {
+export async function expireDue(db: Queryable, now: Date, limit: number): Promise<{ intentId: string; virtualAccountId: string }[]> {
   const result = await db.query<{ intent_id: string; virtual_account_id: string }>(
     `WITH due AS (
        SELECT v.id FROM virtual_accounts v JOIN payment_intents i ON i.virtual_account_id = v.id
-        WHERE i.status IN ('pending', 'partially_paid') AND i.expires_at <= now() AND i.owner_type IS NULL
+        WHERE i.status = ANY ($3::text[]) AND i.expires_at <= partner_now(i.partner_id, $2) AND i.owner_type IS NULL
+          -- A constant bound (no partner's time is later), so the expiry index is scanned as a range.
+          AND i.expires_at <= $2::timestamptz + (SELECT make_interval(secs => coalesce(max(offset_seconds), 0)) FROM sandbox_clocks)
         ORDER BY i.expires_at LIMIT $1
           FOR UPDATE OF v SKIP LOCKED
      )
      UPDATE payment_intents SET status = 'expired', status_changed_at = now()
-      WHERE virtual_account_id IN (SELECT id FROM due) AND status IN ('pending', 'partially_paid') AND expires_at <= now()
+      WHERE virtual_account_id IN (SELECT id FROM due) AND status = ANY ($3::text[]) AND expires_at <= partner_now(partner_id, $2)
       RETURNING id AS intent_id, virtual_account_id`,
-    [limit],
+    [limit, now, intentStates.from('expired')],
   )
   return result.rows.map((row) => ({ intentId: row.intent_id, virtualAccountId: row.virtual_account_id }))
 }
 
+/**
+ * The partner's own intents, newest first. An intent an invoice or escrow made to collect its
+ * payment is part of that object and is read through it: its own status says nothing of the
+ * owner's (a cancelled invoice's intent is not cancelled), so it is not listed.
+ */
 export async function list(db: Queryable, query: { partnerId: string; status?: IntentStatus; limit: number; cursor?: string }): Promise<PaymentIntent[]> {
   const result = await db.query<Row>(
     `SELECT ${COLUMNS} FROM payment_intents
-      WHERE partner_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::uuid IS NULL OR id < $3)
+      WHERE partner_id = $1 AND owner_type IS NULL AND ($2::text IS NULL OR status = $2) AND ($3::uuid IS NULL OR id < $3)
       ORDER BY id DESC LIMIT $4`,
     [query.partnerId, query.status ?? null, query.cursor ?? null, query.limit],
   )

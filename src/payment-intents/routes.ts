@@ -1,11 +1,10 @@
-// Payment intent routes of seed 001: create (200, synchronous allocation) and reads.
+// Payment intent routes (docs/contracts/collections-and-payouts.md §Payment intents): create (200, synchronous allocation) and reads.
 import { Type } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
-import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
-import { CallbackUrlSchema, closedObject, errorResponses } from '../platform/schemas.ts'
-import { AccountHolderSchema, Nullable, PurposeTagSchema, ReferenceSchema } from '../virtual-accounts/routes.ts'
+import { sendOnce } from '../platform/idempotency.ts'
+import { AccountHolderSchema, CallbackUrlSchema, closedObject, errorResponses, Nullable, PurposeTagSchema, ReferenceSchema } from '../platform/schemas.ts'
 import type { CollectionsDeps } from '../virtual-accounts/service.ts'
 import { createPaymentIntent, getIntent, INTENT_PAGE_MAX, listIntents, toIntentJson } from './service.ts'
 
@@ -31,9 +30,10 @@ export const PaymentIntentSchema = Type.Object({
   expiresAt: Type.String({ format: 'date-time' }),
   createdAt: Type.String({ format: 'date-time' }),
   checkoutToken: Type.String({ description: 'Unguessable token of the hosted checkout page' }),
+  checkoutUrl: Type.String({ format: 'uri', description: 'The hosted checkout page for the payer: PUBLIC_URL + /checkout/{checkoutToken}' }),
   merchantDisplayName: Type.String(),
   returnUrl: Nullable(Type.String()),
-})
+}, { title: 'PaymentIntent', description: 'An expected payment: an amount, a virtual account to pay into, and what has been received' })
 
 export const PaymentIntentRequestSchema = closedObject({
   reference: ReferenceSchema,
@@ -53,6 +53,8 @@ export function registerPaymentIntentRoutes(app: HttpServer, deps: CollectionsDe
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'createPaymentIntent',
+        description: 'Creates a payment intent: an amount expected by an expiry, with a virtual account allocated at the provider during the request and a hosted `checkoutUrl` for the payer. Credits move it to `partially_paid`, `paid` or `overpaid`; unpaid at expiry it becomes `expired`. Idempotent on `reference`.',
         tags: ['collections'],
         summary: 'Create a payment intent; its virtual account is allocated at the provider during the request',
         body: PaymentIntentRequestSchema,
@@ -62,8 +64,7 @@ export function registerPaymentIntentRoutes(app: HttpServer, deps: CollectionsDe
     async (request, reply) => {
       const caller = callerOf(request)
       const created = await createPaymentIntent(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.body)
-      if (created.replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
-      return toIntentJson(created)
+      return sendOnce(reply, 200, created.replayed, toIntentJson(created))
     },
   )
 
@@ -72,6 +73,8 @@ export function registerPaymentIntentRoutes(app: HttpServer, deps: CollectionsDe
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'listPaymentIntents',
+        description: "The caller's own payment intents, newest first (the intents behind invoices and escrows are read through those objects); filter by `status`, page with `cursor` and `limit`.",
         tags: ['collections'],
         summary: "The caller's payment intents, newest first",
         querystring: closedObject({
@@ -94,6 +97,8 @@ export function registerPaymentIntentRoutes(app: HttpServer, deps: CollectionsDe
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'getPaymentIntent',
+        description: 'One payment intent, named by its id, its tracking id or its reference, with what it has received so far.',
         tags: ['collections'],
         summary: 'One payment intent, by its id, its trackingId or its reference',
         params: closedObject({ id: Type.String({ minLength: 1, maxLength: 64 }) }),

@@ -1,13 +1,16 @@
-// Payment intents (seed 001): one collection into its own virtual account, allocated at the
+// Payment intents (docs/contracts/collections-and-payouts.md §Payment intents): one collection into its own virtual account, allocated at the
 // provider during the request, optionally of an expected amount, until it expires. Invoices and
 // escrows compose one (an owner) and decide what a credit to it means; a stand-alone intent
 // counts what it received: paid, partially paid or overpaid.
 import { randomBytes } from 'node:crypto'
-import { withKeyLock, withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
-import { fieldError, notFound, RailError } from '../platform/errors.ts'
-import { requestHash } from '../platform/idempotency.ts'
+import type { Clock } from '../platform/clock.ts'
+import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
+import { fieldError, notFound } from '../platform/errors.ts'
+import { claimReference, findReplay, requestHash, type ReferenceKind } from '../platform/idempotency.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
+import { readPage } from '../platform/read-pool.ts'
+import { checkoutUrl } from '../platform/public-url.ts'
 import {
   allocateAtProvider,
   archiveInTransaction,
@@ -19,7 +22,7 @@ import {
   COLLECTION_CURRENCY,
   creatorMetadata,
   holderName,
-  lockKey,
+  insertVirtualAccount,
   newAccountRow,
   selectById as selectAccountById,
   type AccountHolder,
@@ -27,10 +30,10 @@ import {
   type CollectionsDeps,
   type VirtualAccount,
 } from '../virtual-accounts/service.ts'
-import { insertVirtualAccount } from '../virtual-accounts/repo.ts'
 import { generateBrr } from '../nip/brr.ts'
 import type { ProviderProfile } from '../providers/service.ts'
 import type { ProviderAccount } from '../providers/types.ts'
+import { partnerClock } from '../sandbox-clock/service.ts'
 import * as repo from './repo.ts'
 
 export type { IntentOwnerType, IntentStatus, PaymentIntent } from './repo.ts'
@@ -71,7 +74,7 @@ export interface IntentView {
   account: VirtualAccount
 }
 
-/** The payment intent object of seed 001: exactly its fields. */
+/** The payment intent object of docs/contracts/collections-and-payouts.md §Payment intents: exactly its fields. */
 export function toIntentJson({ intent, account }: IntentView) {
   return {
     id: intent.id,
@@ -93,6 +96,7 @@ export function toIntentJson({ intent, account }: IntentView) {
     expiresAt: intent.expiresAt.toISOString(),
     createdAt: intent.createdAt.toISOString(),
     checkoutToken: intent.checkoutToken,
+    checkoutUrl: checkoutUrl(intent.checkoutToken),
     merchantDisplayName: intent.merchantDisplayName,
     returnUrl: intent.returnUrl,
   }
@@ -115,11 +119,13 @@ async function assertCreatable(deps: CollectionsDeps, caller: Caller, request: P
  * and replays). No usable provider answer: 502, nothing recorded.
  */
 export async function createPaymentIntent(deps: CollectionsDeps, caller: Caller, request: PaymentIntentRequest): Promise<IntentView & { replayed: boolean }> {
-  const known = await repo.selectByReference(deps.pool, caller.partner.id, request.reference)
-  if (known) return replay(deps.pool, known, requestHash(request))
-  await assertCreatable(deps, caller, request, new Date())
+  const known = await findReplay(INTENT_REFERENCE, { reference: request.reference, requestHash: requestHash(request) }, storedIntent(deps.pool, caller.partner.id, request.reference))
+  if (known) return { ...known.replayed, replayed: true }
+  // The partner's time (its sandbox test clock, if moved) judges the expiry it asks for and sets the default.
+  const now = (await partnerClock(deps.pool, deps.clock, caller.partner)).now()
+  await assertCreatable(deps, caller, request, now)
   const allocated = await allocateIntentAccount(deps, caller, request)
-  return withKeyLock(deps.pool, intentKey(caller.partner.id, request.reference), (tx) => createIntentInTransaction(tx, caller, request, allocated))
+  return withTransaction(deps.pool, (tx) => createIntentInTransaction(tx, caller, request, allocated, now))
 }
 
 /** An intent's account, allocated at the provider outside any transaction (see allocateAtProvider). */
@@ -140,44 +146,59 @@ export async function allocateIntentAccount(deps: CollectionsDeps, caller: Calle
  * Records an intent and its allocated account on the caller's transaction — for an owner
  * composing an intent (an invoice that publishes, an escrow that needs funding), so the intent
  * commits or rolls back with the owner. The caller allocated the account (allocateIntentAccount)
- * before opening the transaction.
+ * before opening the transaction. `now` is the partner's time, which a default expiry counts from.
+ * The intent's account claims its reference (platform/idempotency.ts): the provider allocates one
+ * NUBAN per reference, so a concurrent duplicate's account row conflicts with the first's, waits
+ * for it to commit, and the first's intent is answered.
  */
 export async function createIntentInTransaction(
   tx: Tx,
   caller: Caller,
   request: PaymentIntentRequest,
   { provider, account: allocated }: IntentAccount,
+  now: Date,
   owner?: IntentOwner,
 ): Promise<IntentView & { replayed: boolean }> {
   const partner = caller.partner
-  const hash = requestHash(owner ? { ...request, owner } : request)
-  await lockKey(tx, intentKey(partner.id, request.reference))
-  const raced = await repo.selectByReference(tx, partner.id, request.reference)
-  if (raced) return replay(tx, raced, hash)
+  const key = { reference: request.reference, requestHash: requestHash(owner ? { ...request, owner } : request) }
   const currency = request.currency ?? COLLECTION_CURRENCY
-  const account = await insertVirtualAccount(
-    tx,
-    newAccountRow(caller, provider, allocated, {
-      purpose: 'payment_intent',
-      reference: request.reference,
-      requestHash: null,
-      currency,
-      purposeTag: request.purposeTag ?? null,
-      callbackUrl: request.callbackUrl ?? null,
-      holder: request.virtualAccountHolder ?? null,
-      holderRef: null,
-      brr: bearsBrr(partner) ? generateBrr() : null,
-    }),
+  const claimed = await claimReference(
+    INTENT_REFERENCE,
+    key,
+    async () => {
+      const account = await insertVirtualAccount(
+        tx,
+        newAccountRow(caller, provider, allocated, {
+          purpose: 'payment_intent',
+          reference: request.reference,
+          requestHash: null,
+          currency,
+          purposeTag: request.purposeTag ?? null,
+          callbackUrl: request.callbackUrl ?? null,
+          holder: request.virtualAccountHolder ?? null,
+          holderRef: null,
+          brr: bearsBrr(partner) ? generateBrr() : null,
+        }),
+      )
+      return account && { intent: await repo.insertIntent(tx, newIntent(caller, request, key.requestHash, account.id, now, owner)), account }
+    },
+    storedIntent(tx, partner.id, request.reference),
   )
-  const intent = await repo.insertIntent(tx, {
+  return claimed.created ? { ...claimed.created, replayed: false } : { ...claimed.replayed, replayed: true }
+}
+
+/** The intent row of a request whose account was just recorded. */
+function newIntent(caller: Caller, request: PaymentIntentRequest, hash: string, virtualAccountId: string, now: Date, owner?: IntentOwner): repo.NewIntent {
+  const partner = caller.partner
+  return {
     id: uuidv7(),
     partnerId: partner.id,
     reference: request.reference,
     requestHash: hash,
-    virtualAccountId: account.id,
+    virtualAccountId,
     amountKobo: request.amountKobo ?? null,
-    currency,
-    expiresAt: request.expiresAt ? new Date(request.expiresAt) : new Date(Date.now() + INTENT_TTL_MS_DEFAULT),
+    currency: request.currency ?? COLLECTION_CURRENCY,
+    expiresAt: request.expiresAt ? new Date(request.expiresAt) : new Date(now.getTime() + INTENT_TTL_MS_DEFAULT),
     checkoutToken: newCheckoutToken(),
     merchantDisplayName: request.merchantDisplayName ?? partner.name.slice(0, 100),
     returnUrl: request.returnUrl ?? null,
@@ -187,17 +208,18 @@ export async function createIntentInTransaction(
     ownerType: owner?.type ?? null,
     ownerId: owner?.id ?? null,
     creatorMetadata: creatorMetadata(caller),
-  })
-  return { intent, account, replayed: false }
+  }
 }
 
-function intentKey(partnerId: string, reference: string): string {
-  return `payment-intent:${partnerId}:${reference}`
-}
+/** How a payment intent takes its reference (platform/idempotency.ts). */
+const INTENT_REFERENCE: ReferenceKind<IntentView> = { field: 'reference', hashOf: (view) => view.intent.requestHash, idOf: (view) => view.intent.id }
 
-async function replay(db: Queryable, known: repo.PaymentIntent, hash: string): Promise<IntentView & { replayed: boolean }> {
-  if (known.requestHash !== hash) throw new RailError('idempotency_conflict', `reference ${known.reference} was already used with a different request`, { id: known.id })
-  return { intent: known, account: (await selectAccountById(db, known.virtualAccountId))!, replayed: true }
+/** The intent stored under a reference, with its account. */
+function storedIntent(db: Queryable, partnerId: string, reference: string): () => Promise<IntentView | undefined> {
+  return async () => {
+    const intent = await repo.selectByReference(db, partnerId, reference)
+    return intent && { intent, account: (await selectAccountById(db, intent.virtualAccountId))! }
+  }
 }
 
 /** 32 random bytes, base64url: unguessable, for the hosted checkout page. */
@@ -211,6 +233,12 @@ export async function getIntent(db: Queryable, partnerId: string, key: string): 
   return { intent, account: (await selectAccountById(db, intent.virtualAccountId))! }
 }
 
+/** The intent a hosted checkout page shows (the token is its only credential). */
+export async function getIntentByCheckoutToken(db: Queryable, token: string): Promise<IntentView | undefined> {
+  const intent = await repo.selectByCheckoutToken(db, token)
+  return intent && { intent, account: (await selectAccountById(db, intent.virtualAccountId))! }
+}
+
 export async function getIntentById(db: Queryable, id: string): Promise<IntentView | undefined> {
   const intent = await repo.selectById(db, id)
   return intent && { intent, account: (await selectAccountById(db, intent.virtualAccountId))! }
@@ -220,9 +248,11 @@ export async function listIntents(
   db: Queryable,
   query: { partnerId: string; status?: repo.IntentStatus; limit: number; cursor?: string },
 ): Promise<{ intents: IntentView[]; nextCursor: string | null }> {
-  const page = toPage(await repo.list(db, { ...query, limit: pageQueryLimit(query.limit) }), query.limit)
-  const views = await Promise.all(page.items.map(async (intent) => ({ intent, account: (await selectAccountById(db, intent.virtualAccountId))! })))
-  return { intents: views, nextCursor: page.nextCursor }
+  return readPage(db, query.cursor, async (reader, before) => {
+    const page = toPage(await repo.list(reader, { ...query, cursor: before, limit: pageQueryLimit(query.limit) }), query.limit)
+    const views = await Promise.all(page.items.map(async (intent) => ({ intent, account: (await selectAccountById(reader, intent.virtualAccountId))! })))
+    return { intents: views, nextCursor: page.nextCursor }
+  })
 }
 
 /** The intent an account collects for, locked (the caller holds the account's lock). */
@@ -251,7 +281,8 @@ export function creditedIntent(intent: repo.PaymentIntent, amountKobo: number, a
 
 /** Records a credit to an intent (the caller holds the intent's lock). */
 export async function recordIntentCredit(tx: Queryable, intent: repo.PaymentIntent, amountKobo: number): Promise<repo.PaymentIntent> {
-  return repo.recordReceived(tx, intent.id, amountKobo, creditedIntent(intent, amountKobo, new Date()).status)
+  // Only the status is read here; the database stamps when it changed.
+  return repo.recordReceived(tx, intent.id, amountKobo, creditedIntent(intent, amountKobo, intent.statusChangedAt).status)
 }
 
 /** The intents of these accounts, locked in id order; by account id. */
@@ -265,12 +296,12 @@ export async function saveCreditedIntent(tx: Queryable, intent: repo.PaymentInte
   await repo.saveReceived(tx, intent)
 }
 
-/** The expiry sweep: expires due intents and archives their accounts, in batches; answers how many. */
-export async function expireIntents(pool: Pool): Promise<number> {
+/** The expiry sweep: expires intents due by their partner's time, and archives their accounts, in batches; answers how many. */
+export async function expireIntents(pool: Pool, clock: Clock): Promise<number> {
   let expired = 0
   for (;;) {
     const batch = await withTransaction(pool, async (tx) => {
-      const due = await repo.expireDue(tx, EXPIRY_BATCH)
+      const due = await repo.expireDue(tx, clock.now(), EXPIRY_BATCH)
       for (const { virtualAccountId } of due) await archiveInTransaction(tx, virtualAccountId)
       return due.length
     })

@@ -2,10 +2,8 @@
 // bank to make: wallet moves, outbound transfers, refunds). An instruction's id is its owner's id.
 import os from 'node:os'
 import { type Command, Option } from 'commander'
-import { getInstruction, resolveUnknown, type Instruction, type PaymentsDeps } from './service.ts'
-
-/** Runs work with the payment pipeline wired to the database and the bank (built by the composition root). */
-export type WithPayments = <T>(work: (payments: PaymentsDeps) => Promise<T>) => Promise<T>
+import { resolveUnknown } from './resolution.ts'
+import { getInstruction, type Instruction, type WithPayments } from './service.ts'
 
 export function registerPaymentCommands(program: Command, withPayments: WithPayments): void {
   const payments = program.command('payments').description('operate the payment pipeline (wallet moves, outbound transfers, refunds)')

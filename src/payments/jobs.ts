@@ -1,12 +1,15 @@
 // Background work of the payment pipeline: working an instruction (send, requery), and the sweep
 // that gives instructions a dead process left behind a job again.
 import type { Task } from 'graphile-worker'
+import { annotateStep } from '../platform/observability/jobs.ts'
 import { sweepStranded, SWEEP_TASK, workInstruction, WORK_TASK, type PaymentsDeps } from './service.ts'
 
 export function paymentTasks(deps: PaymentsDeps): Record<string, Task> {
   return {
     [WORK_TASK]: async (payload) => {
-      await workInstruction(deps, (payload as { id: string }).id)
+      const instruction = await workInstruction(deps, (payload as { id: string }).id)
+      // The step's outcome is the state the instruction was left in (not claimed: final, or another worker holds it).
+      annotateStep({ outcome: instruction?.state ?? 'not_claimed' })
     },
     [SWEEP_TASK]: async (_payload, helpers) => {
       const revived = await sweepStranded(deps.pool)

@@ -1,6 +1,7 @@
 // SQL of bank instructions.
 import type { Queryable } from '../platform/db.ts'
-import { allowedFrom, WORKABLE, type InstructionState } from './states.ts'
+import { jobSpecSql } from '../platform/jobs.ts'
+import { instructionStates, WORKABLE, type InstructionState } from './states.ts'
 
 export type OwnerType = 'wallet_move' | 'outbound_transfer'
 export type Operation = 'credit' | 'debit' | 'book' | 'interbank' | 'payout'
@@ -191,7 +192,7 @@ export async function insertInstructions(db: Queryable, instructions: readonly N
        RETURNING ${COLUMNS}),
      jobs AS (
        SELECT count(*)::int AS n FROM graphile_worker.add_jobs(ARRAY(
-         SELECT ROW($${VALUE_TYPES.length + 1}::text, json_build_object('id', id), NULL, NULL, NULL, NULL, NULL, NULL)::graphile_worker.job_spec
+         SELECT ${jobSpecSql({ identifier: `$${VALUE_TYPES.length + 1}::text`, payload: "json_build_object('id', id)" })}
            FROM created WHERE lease_token IS NULL)))
      SELECT created.*, jobs.n AS jobs FROM created, jobs`,
     [...columns, task],
@@ -245,53 +246,79 @@ export interface StepFields {
   accepted?: boolean
 }
 
+/** One step to write: the holder's token, the state it moves to, what it records, whether it gives the lease back. */
+export interface StepRow {
+  id: string
+  token: string
+  next: InstructionState
+  fields: StepFields
+  release: boolean
+}
+
 /**
  * Writes a step of the holder of `token`: the state (kept, or moved as the transition table
  * allows; never out of a final state), what the bank said, and whether the lease is given back. Answers
  * undefined when the holder no longer holds it or its state moved on: the step changes nothing.
  */
 export async function writeStep(db: Queryable, id: string, token: string, next: InstructionState, fields: StepFields, release: boolean): Promise<Instruction | undefined> {
-  const { rows } = await db.query<Row>(
-    `UPDATE bank_instructions
-        SET state = $3,
-            state_changed_at = CASE WHEN state = $3 THEN state_changed_at ELSE now() END,
-            terminal_at = CASE WHEN $3 IN ('succeeded', 'failed') THEN now() END,
-            send_attempts = coalesce($5, send_attempts),
-            last_sent_at = CASE WHEN $5::int IS NULL THEN last_sent_at ELSE now() END,
-            requery_attempts = coalesce($6, requery_attempts),
-            verified_account_name = coalesce($7, verified_account_name),
-            provider_reference = coalesce($8, provider_reference),
-            response_code = coalesce($9, response_code),
-            response_message = coalesce($10, response_message),
-            failure_code = $11,
-            failure_message = $12,
-            next_attempt_at = coalesce($13, next_attempt_at),
-            resolution = coalesce($14::jsonb, resolution),
-            lease_token = CASE WHEN $15 THEN NULL ELSE lease_token END,
-            lease_expires_at = CASE WHEN $15 THEN NULL ELSE lease_expires_at END,
-            accepted_at = CASE WHEN $16 THEN coalesce(accepted_at, now()) ELSE accepted_at END
-      WHERE id = $1 AND lease_token = $2 AND state NOT IN ('succeeded', 'failed') AND (state = $3 OR state = ANY ($4::text[]))
-      RETURNING ${COLUMNS}`,
+  return (await writeSteps(db, [{ id, token, next, fields, release }]))[0]
+}
+
+/**
+ * writeStep for many instructions in one statement (the steps arriving together): each row fenced
+ * by its own token and its own allowed states, as if written alone; one answer per step, in order.
+ */
+export async function writeSteps(db: Queryable, steps: readonly StepRow[]): Promise<(Instruction | undefined)[]> {
+  if (steps.length === 0) return []
+  const column = <T>(pick: (step: StepRow) => T) => steps.map(pick)
+  const { rows } = await db.query<Row & { step: number }>(
+    `UPDATE bank_instructions i
+        SET state = s.next,
+            state_changed_at = CASE WHEN i.state = s.next THEN i.state_changed_at ELSE now() END,
+            terminal_at = CASE WHEN s.next IN ('succeeded', 'failed') THEN now() END,
+            send_attempts = coalesce(s.send_attempts, i.send_attempts),
+            last_sent_at = CASE WHEN s.send_attempts IS NULL THEN i.last_sent_at ELSE now() END,
+            requery_attempts = coalesce(s.requery_attempts, i.requery_attempts),
+            verified_account_name = coalesce(s.verified_account_name, i.verified_account_name),
+            provider_reference = coalesce(s.provider_reference, i.provider_reference),
+            response_code = coalesce(s.response_code, i.response_code),
+            response_message = coalesce(s.response_message, i.response_message),
+            failure_code = s.failure_code,
+            failure_message = s.failure_message,
+            next_attempt_at = coalesce(s.next_attempt_at, i.next_attempt_at),
+            resolution = coalesce(s.resolution, i.resolution),
+            lease_token = CASE WHEN s.release THEN NULL ELSE i.lease_token END,
+            lease_expires_at = CASE WHEN s.release THEN NULL ELSE i.lease_expires_at END,
+            accepted_at = CASE WHEN s.accepted THEN coalesce(i.accepted_at, now()) ELSE i.accepted_at END
+       FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::int[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
+                   $13::timestamptz[], $14::jsonb[], $15::boolean[], $16::boolean[]) WITH ORDINALITY
+         AS s(id, token, next, allowed, send_attempts, requery_attempts, verified_account_name, provider_reference, response_code, response_message,
+              failure_code, failure_message, next_attempt_at, resolution, release, accepted, step)
+      WHERE i.id = s.id AND i.lease_token = s.token AND i.state NOT IN ('succeeded', 'failed')
+        AND (i.state = s.next OR i.state = ANY (string_to_array(s.allowed, ',')))
+      RETURNING s.step, ${COLUMNS.split(',').map((name) => `i.${name.trim()}`).join(', ')}`,
     [
-      id,
-      token,
-      next,
-      allowedFrom(next),
-      fields.sendAttempts ?? null,
-      fields.requeryAttempts ?? null,
-      fields.verifiedAccountName ?? null,
-      fields.providerReference ?? null,
-      fields.responseCode ?? null,
-      fields.responseMessage ?? null,
-      fields.failureCode ?? null,
-      fields.failureMessage ?? null,
-      fields.nextAttemptAt ?? null,
-      fields.resolution ? JSON.stringify(fields.resolution) : null,
-      release,
-      fields.accepted ?? false,
+      column((step) => step.id),
+      column((step) => step.token),
+      column((step) => step.next),
+      column((step) => instructionStates.from(step.next).join(',')),
+      column((step) => step.fields.sendAttempts ?? null),
+      column((step) => step.fields.requeryAttempts ?? null),
+      column((step) => step.fields.verifiedAccountName ?? null),
+      column((step) => step.fields.providerReference ?? null),
+      column((step) => step.fields.responseCode ?? null),
+      column((step) => step.fields.responseMessage ?? null),
+      column((step) => step.fields.failureCode ?? null),
+      column((step) => step.fields.failureMessage ?? null),
+      column((step) => step.fields.nextAttemptAt ?? null),
+      column((step) => (step.fields.resolution ? JSON.stringify(step.fields.resolution) : null)),
+      column((step) => step.release),
+      column((step) => step.fields.accepted ?? false),
     ],
   )
-  return rows[0] && toInstruction(rows[0])
+  const written: (Instruction | undefined)[] = new Array(steps.length).fill(undefined)
+  for (const row of rows) written[Number(row.step) - 1] = toInstruction(row)
+  return written
 }
 
 /** Instructions in flight that nobody holds and whose next step is overdue by `graceS`: their process died. */
@@ -304,6 +331,23 @@ export async function selectStranded(db: Queryable, graceS: number, limit: numbe
     [graceS, limit],
   )
   return rows.map((row) => row.id)
+}
+
+/**
+ * A sandbox partner's clock moved `seconds` ahead: its instructions in flight are judged by the
+ * same (real) clock as every other, so their schedule — the requery deadline, the next requery,
+ * the last send — moves as many seconds earlier. Answers those whose next step is now due.
+ */
+export async function bringForward(db: Queryable, partnerId: string, seconds: number, now: Date, inFlight: readonly string[]): Promise<string[]> {
+  const { rows } = await db.query<{ id: string; due: boolean }>(
+    `UPDATE bank_instructions
+        SET deadline_at = deadline_at - make_interval(secs => $2::double precision), next_attempt_at = next_attempt_at - make_interval(secs => $2::double precision),
+            last_sent_at = last_sent_at - make_interval(secs => $2::double precision)
+      WHERE partner_id = $1 AND state = ANY ($4::text[])
+      RETURNING id, next_attempt_at <= $3 AS due`,
+    [partnerId, seconds, now, inFlight],
+  )
+  return rows.filter((row) => row.due).map((row) => row.id)
 }
 
 /** Fails an instruction that was never sent (its owner refused it in the transaction that made it). */

@@ -21,17 +21,16 @@ import type { Clock } from '../platform/clock.ts'
 import { Coalescer } from '../platform/coalescer.ts'
 import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
 import { failpoint } from '../platform/failpoints.ts'
-import type { ProviderRegistry } from '../providers/registry.ts'
-import { getProvider } from '../providers/service.ts'
+import { jobSpecSql } from '../platform/jobs.ts'
+import { getProvider, type ProviderProfile, type ProviderRegistry } from '../providers/service.ts'
 import type { ProviderAdapter, ProviderResult } from '../providers/types.ts'
 import * as repo from './repo.ts'
 import type { PaymentSettings } from './settings.ts'
-import { isFinal, WORKABLE, type InstructionState } from './states.ts'
+import { instructionStates, WORKABLE, type InstructionState } from './states.ts'
 
 export type { Instruction, NewInstruction, OwnerType, Operation } from './repo.ts'
 export type { InstructionState } from './states.ts'
 export * from './settings.ts'
-export { resolveUnknown, EVIDENCE_CHARS_MAX, type Resolution } from './resolution.ts'
 
 export const WORK_TASK = 'payment_work'
 export const SWEEP_TASK = 'payments_sweep'
@@ -72,6 +71,9 @@ export interface PaymentsDeps {
   writer?: Coalescer<StepWrite, repo.Instruction | undefined>
 }
 
+/** Runs work with the payment pipeline wired to the database and the bank (built by the composition root). */
+export type WithPayments = <T>(work: (payments: PaymentsDeps) => Promise<T>) => Promise<T>
+
 /** An instruction as its owner describes it, before the pipeline fills in its schedule. */
 export type InstructionSpec = Omit<repo.NewInstruction, 'requeryFirstDelayMs' | 'deadlineAt' | 'lease'>
 
@@ -97,7 +99,7 @@ async function addWorkJobs(db: Queryable, ids: readonly string[], keyed = false)
   if (ids.length === 0) return
   await db.query(
     `SELECT count(*) FROM graphile_worker.add_jobs(ARRAY(
-       SELECT ROW($1::text, json_build_object('id', id), NULL, NULL, NULL, CASE WHEN $3::boolean THEN 'payment:' || id END, NULL, NULL)::graphile_worker.job_spec
+       SELECT ${jobSpecSql({ identifier: '$1::text', payload: "json_build_object('id', id)", jobKey: "CASE WHEN $3::boolean THEN 'payment:' || id END" })}
          FROM unnest($2::uuid[]) AS id))`,
     [WORK_TASK, ids, keyed],
   )
@@ -125,10 +127,14 @@ export async function workInstruction(deps: PaymentsDeps, id: string): Promise<r
   return claimed && runStep(deps, claimed, token, false)
 }
 
-/** Moves on an instruction this process created held (a wallet move's request): it sends at once. */
-export async function workCreated(deps: PaymentsDeps, instruction: repo.Instruction, requestId?: string): Promise<repo.Instruction | undefined> {
+/**
+ * Moves on an instruction this process created held (a wallet move's request): it sends at once,
+ * through `provider` when the creator has just read it (the profile its checks were made against,
+ * read in the transaction that created the instruction): no second read of it per send.
+ */
+export async function workCreated(deps: PaymentsDeps, instruction: repo.Instruction, requestId?: string, provider?: ProviderProfile): Promise<repo.Instruction | undefined> {
   if (instruction.leaseToken === null) throw new Error(`instruction ${instruction.id} was not created held`)
-  return runStep(deps, instruction, instruction.leaseToken, instruction.state === 'sending', requestId)
+  return runStep(deps, instruction, instruction.leaseToken, instruction.state === 'sending', requestId, provider)
 }
 
 /**
@@ -147,9 +153,16 @@ export async function requestRequery(db: Queryable, id: string): Promise<void> {
   await addWorkJobs(db, [id], true)
 }
 
-async function runStep(deps: PaymentsDeps, instruction: repo.Instruction, token: string, sendCommitted: boolean, requestId?: string): Promise<repo.Instruction | undefined> {
+async function runStep(
+  deps: PaymentsDeps,
+  instruction: repo.Instruction,
+  token: string,
+  sendCommitted: boolean,
+  requestId?: string,
+  provider?: ProviderProfile,
+): Promise<repo.Instruction | undefined> {
   try {
-    const adapter = deps.providers.adapterFor(await getProvider(deps.pool, instruction.provider), requestId)
+    const adapter = deps.providers.adapterFor(provider ?? (await getProvider(deps.pool, instruction.provider)), requestId)
     const run: Step = { deps, adapter, token }
     if (instruction.state === 'ready') return await prepare(run, instruction)
     if (instruction.state === 'sending') return sendCommitted ? await send(run, instruction) : await ask(run, instruction)
@@ -308,7 +321,7 @@ async function write(step: Step, instruction: repo.Instruction, change: Omit<Ste
     // operator) or this worker's lease ran out. Nothing changes; it is logged — a warning when the
     // answer would have changed it, a note when it only repeats the final state it found.
     const current = await repo.selectInstruction(deps.pool, instruction.id)
-    const repeats = current !== undefined && current.state === change.next && isFinal(current.state)
+    const repeats = current !== undefined && current.state === change.next && instructionStates.isTerminal(current.state)
     deps.log(
       repeats ? 'info' : 'warn',
       `payment ${instruction.id}: ${change.next} not applied; it is ${current?.state ?? 'gone'}${current?.leaseToken && current.leaseToken !== step.token ? ', held by another worker' : ''}`,
@@ -323,18 +336,18 @@ export function stepWriterFor(deps: PaymentsDeps): Coalescer<StepWrite, repo.Ins
 }
 
 /**
- * Writes steps in the caller's transaction, in id order (owners lock their rows in that order too):
- * each instruction's change fenced by its lease, the owners told of what changed, the next jobs.
+ * Writes steps in the caller's transaction, in one statement: each instruction's change fenced by
+ * its lease; then, in id order (owners lock their rows in that order too), the owners told of what
+ * changed, and the next jobs.
  */
 async function writeSteps(deps: PaymentsDeps, tx: Tx, writes: readonly StepWrite[]): Promise<(repo.Instruction | undefined)[]> {
-  const results: (repo.Instruction | undefined)[] = new Array(writes.length)
   const changes: Record<repo.OwnerType, InstructionChange[]> = { wallet_move: [], outbound_transfer: [] }
   const polls: { id: string; runAt: Date }[] = []
+  const results = await repo.writeSteps(tx, writes)
   const order = writes.map((_write, index) => index).sort((a, b) => (writes[a]!.id < writes[b]!.id ? -1 : writes[a]!.id > writes[b]!.id ? 1 : 0))
   for (const index of order) {
-    const { id, token, next, fields, release, progress, runAt } = writes[index]!
-    const written = await repo.writeStep(tx, id, token, next, fields, release)
-    results[index] = written
+    const { id, progress, runAt } = writes[index]!
+    const written = results[index]
     if (!written) continue
     if (progress) {
       await failpoint('payments.before_owner', { id }) // the answer recorded, its owner's ledger not yet written
@@ -355,6 +368,11 @@ async function writeSteps(deps: PaymentsDeps, tx: Tx, writes: readonly StepWrite
     ])
   }
   return results
+}
+
+/** A sandbox partner's clock moved on (docs/sandbox.md): its schedule comes as much earlier, and what is due gets a job now. */
+export async function bringForwardPartner(tx: Queryable, clock: Clock, partnerId: string, seconds: number): Promise<void> {
+  await addWorkJobs(tx, await repo.bringForward(tx, partnerId, seconds, clock.now(), WORKABLE), true)
 }
 
 // ---- the sweep -------------------------------------------------------------------------------

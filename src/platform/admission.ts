@@ -6,7 +6,7 @@
 // (most hold one only for moments between waits on a bank or a shared batch), so they find one
 // soon; the pool's own timeout stays as the last resort, and its error is answered 503 too.
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { RailError } from './errors.ts'
+import { OVERLOADED_RETRY_AFTER_S, RailError } from './errors.ts'
 import type { HttpServer } from './http.ts'
 
 declare module 'fastify' {
@@ -28,9 +28,6 @@ export interface AdmissionLimits {
   /** Longest wait for a place before the request is refused. */
   queueWaitMs: number
 }
-
-/** What a refused caller is told to wait: long enough for a queue to drain, short enough to retry soon. */
-export const OVERLOADED_RETRY_AFTER_S = 1
 
 /**
  * Requests in flight per pooled connection. Most requests hold a connection for a few

@@ -1,5 +1,5 @@
 // Coalesces concurrent business operations of one kind into one database transaction (as the
-// ledger's LedgerBatcher coalesces transfers): the operations waiting when a lane frees up are
+// benchmark's LedgerBatcher, bench/ledger-batcher.ts, coalesces transfers): the operations waiting when a lane frees up are
 // written together by the kind's set-based `write` — a handful of statements and one commit for
 // all of them, whatever their number — and each caller gets its own result after the commit.
 //

@@ -1,7 +1,6 @@
 // PostgreSQL access: one pool per process, and one way to run a transaction.
 import { createHash } from 'node:crypto'
 import pg from 'pg'
-import { RailError } from './errors.ts'
 
 export type Pool = pg.Pool
 /** A connection inside a transaction: every write of one business operation goes through it. */
@@ -19,26 +18,46 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (text: string) => {
 })
 
 const CONNECTION_TIMEOUT_MS = 5_000
-const STATEMENT_TIMEOUT_MS = 30_000
+export const STATEMENT_TIMEOUT_MS = 30_000
 const IDLE_TIMEOUT_MS = 30_000
 
-export function createPool(databaseUrl: string, max: number, applicationName = 'rail'): Pool {
+/**
+ * How a pool reaches PostgreSQL. `direct`: PostgreSQL itself, every connection a session of its own.
+ * `pooler`: a pooler in transaction mode (PgBouncer's pool_mode = transaction), which hands each
+ * transaction whichever server connection is free — so nothing may outlive one transaction: no
+ * named statement (PgBouncer before 1.21 does not carry them), no startup parameter it does not
+ * know (PgBouncer refuses statement_timeout; set it on the role instead, docs/operations.md).
+ */
+export type Route = 'direct' | 'pooler'
+
+/** Where each pool goes, so that a pool opened beside another (the sandbox bank's) goes the same way. */
+const routes = new WeakMap<Pool, { databaseUrl: string; route: Route }>()
+
+export function createPool(databaseUrl: string, max: number, applicationName = 'rail', route: Route = 'direct'): Pool {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max,
     connectionTimeoutMillis: CONNECTION_TIMEOUT_MS,
     idleTimeoutMillis: IDLE_TIMEOUT_MS,
-    statement_timeout: STATEMENT_TIMEOUT_MS,
+    ...(route === 'direct' ? { statement_timeout: STATEMENT_TIMEOUT_MS } : {}),
     application_name: applicationName,
   })
+  routes.set(pool, { databaseUrl, route })
   // A client that loses its connection emits 'error'; without a listener the process dies. The
   // query in flight fails on its own, and the pool replaces the client.
   pool.on('error', () => {})
   pool.on('connect', (client) => {
     client.on('error', () => {})
-    prepareParameterizedStatements(client)
+    if (route === 'direct') prepareParameterizedStatements(client)
   })
   return pool
+}
+
+/** A second pool to where `pool` (made by createPool) goes, the same way: direct or through the pooler. */
+export function createSiblingPool(pool: Pool, max: number, applicationName: string): Pool {
+  const made = routes.get(pool)
+  const databaseUrl = made?.databaseUrl ?? (pool as Pool & { options: { connectionString?: string } }).options.connectionString ?? ''
+  return createPool(databaseUrl, max, applicationName, made?.route ?? 'direct')
 }
 
 /**
@@ -48,6 +67,8 @@ export function createPool(databaseUrl: string, max: number, applicationName = '
  * per callback delivery (docs/performance.md). The name is derived from the text, so one text is
  * one statement; Rail's SQL texts are fixed (values are always parameters), so their number is
  * bounded. Statements without parameters (BEGIN, DDL, several statements in one text) go as they are.
+ * Not through a transaction-mode pooler: a statement prepared on one server connection would be
+ * looked for on another.
  */
 function prepareParameterizedStatements(client: pg.PoolClient): void {
   const query = client.query.bind(client) as (config: unknown, values?: unknown, callback?: unknown) => unknown
@@ -91,31 +112,6 @@ export async function withTransaction<T>(pool: Pool, work: (tx: Tx) => Promise<T
     } catch (error) {
       if (!isLockConflict(error) || attempt >= TRANSACTION_ATTEMPTS_MAX) throw error
     }
-  }
-}
-
-/** How long a request waits for another request holding the same key before giving up (503). */
-const KEY_LOCK_WAIT_MS = 15_000
-const KEY_LOCK_RETRY_MS = 15
-
-const KEY_BUSY = Symbol('key busy')
-
-/**
- * Runs `work` in one transaction that holds an advisory lock on `key` (a partner's reference,
- * say) for its whole length. A request finding the key held does not wait inside a transaction —
- * that would hold a pooled connection, and enough waiters would leave the holder none for its
- * own work (recording a provider call, say) — but rolls back, sleeps a moment and tries again.
- */
-export async function withKeyLock<T>(pool: Pool, key: string, work: (tx: Tx) => Promise<T>): Promise<T> {
-  const deadline = Date.now() + KEY_LOCK_WAIT_MS
-  for (;;) {
-    const result = await withTransaction(pool, async (tx) => {
-      const locked = await tx.query<{ locked: boolean }>(`SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked`, [key])
-      return locked.rows[0]!.locked ? work(tx) : KEY_BUSY
-    })
-    if (result !== KEY_BUSY) return result
-    if (Date.now() > deadline) throw new RailError('service_unavailable', 'Another request with the same reference is still in progress; retry shortly')
-    await new Promise((resolve) => setTimeout(resolve, KEY_LOCK_RETRY_MS + Math.random() * KEY_LOCK_RETRY_MS))
   }
 }
 

@@ -170,13 +170,13 @@ export function findRunningEmbeddedDatabase(dataDir: string): string | undefined
   return `postgres://${EMBEDDED_USER}:${encodeURIComponent(password)}@127.0.0.1:${owner.pgPort}/${EMBEDDED_DATABASE_NAME}`
 }
 
-/** Records the API address in the runtime file so that other commands can say where Rail runs. */
 /** The API address of the `rail serve` that owns the data directory, when one runs. */
 export function runningApiUrl(dataDir: string): string | undefined {
   const owner = readRuntimeFile(dataDir)
   return owner && isProcessAlive(owner.pid) ? owner.apiUrl : undefined
 }
 
+/** Records the API address in the runtime file so that other commands can say where Rail runs. */
 export function recordApiUrl(dataDir: string, apiUrl: string): void {
   const owner = readRuntimeFile(dataDir)
   if (owner && owner.pid === process.pid) writeRuntimeFile(dataDir, { ...owner, apiUrl })
@@ -217,7 +217,7 @@ async function stopOrphanedServer(pgdata: string): Promise<void> {
   const pid = Number.parseInt(readFileSync(pidFile, 'utf8').split('\n')[0] ?? '', 10)
   if (!Number.isInteger(pid) || !isProcessAlive(pid)) return
   process.kill(pid, 'SIGINT') // PostgreSQL's "fast shutdown": roll back open transactions, checkpoint, exit.
-  const deadline = Date.now() + ORPHAN_STOP_TIMEOUT_MS
+  const deadline = Date.now() + ORPHAN_STOP_TIMEOUT_MS // wall time: a process has this long to stop
   while (isProcessAlive(pid)) {
     if (Date.now() > deadline) throw new Error(`an orphaned PostgreSQL (pid ${pid}) still holds ${pgdata}`)
     await new Promise((resolve) => setTimeout(resolve, 100))

@@ -5,7 +5,7 @@
 
 export const ERROR_CATALOGUE = {
   invalid_json: { status: 400, why: 'The body is not well-formed JSON.' },
-  invalid_escrow_status: { status: 400, why: 'The escrow is not in the status the operation needs (escrow seed).' },
+  invalid_escrow_status: { status: 400, why: 'The escrow is not in the status the operation needs (docs/contracts/escrow.md).' },
   bad_request: { status: 400, why: 'The request is malformed in a way no schema names (for example an empty JSON body).' },
   unauthorized: { status: 401, why: 'Missing, unknown, expired or revoked credential; bad signature; stale timestamp.' },
   capability_disabled: { status: 403, why: 'The provider has not been approved for the capability the operation needs; nothing was attempted.' },
@@ -33,6 +33,9 @@ export const ERROR_CATALOGUE = {
 } as const satisfies Record<string, { status: number; why: string }>
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE
+
+/** What a refused caller is told to wait: long enough for a queue to drain, short enough to retry soon. */
+export const OVERLOADED_RETRY_AFTER_S = 1
 
 export class RailError extends Error {
   readonly code: ErrorCode

@@ -17,9 +17,8 @@ import Fastify, {
   type RawServerDefault,
 } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { OVERLOADED_RETRY_AFTER_S } from './admission.ts'
 import { isDatabaseUnavailable } from './db.ts'
-import { errorBody, fieldError, RailError } from './errors.ts'
+import { errorBody, fieldError, OVERLOADED_RETRY_AFTER_S, RailError } from './errors.ts'
 
 /** Bodies above this many bytes are refused with 413 before they are read in full. */
 export const BODY_LIMIT_BYTES = 1024 * 1024
@@ -192,14 +191,12 @@ function installJsonParser(app: FastifyInstance): void {
 
 function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const railError = toRailError(error, request)
-  if (railError.code === 'internal_error') {
-    request.log.error({ err: error }, 'unhandled error')
-  }
   if (railError.retryAfterS !== undefined) void reply.header('Retry-After', String(Math.max(1, Math.ceil(railError.retryAfterS))))
   void reply.code(railError.statusCode).send(errorBody(railError))
 }
 
-function toRailError(error: FastifyError, request: FastifyRequest): RailError {
+/** Any error as the one error shape (an unexpected one logged, and answered by its request id only). */
+export function toRailError(error: FastifyError, request: FastifyRequest): RailError {
   if (error instanceof RailError) return error
   if (isDatabaseUnavailable(error)) {
     request.log.warn({ err: error }, 'database unavailable')
@@ -219,6 +216,7 @@ function toRailError(error: FastifyError, request: FastifyRequest): RailError {
   if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
     return new RailError('bad_request', error.message)
   }
+  request.log.error({ err: error }, 'unhandled error')
   return new RailError('internal_error', `Internal error; quote request id ${request.id}`, { requestId: request.id })
 }
 

@@ -1,7 +1,9 @@
 // Background work on graphile-worker. Jobs are rows: a job added inside a transaction exists only
 // if that transaction commits (the transactional outbox), and any number of workers share them.
-import { Logger, run, type Runner, type TaskList } from 'graphile-worker'
+import { EventEmitter } from 'node:events'
+import { Logger, run, type Runner, type TaskList, type WorkerEvents } from 'graphile-worker'
 import type { Pool, Queryable } from './db.ts'
+import { announceWorkerProcess } from './worker-liveness.ts'
 
 /** graphile-worker polls as a fallback only; LISTEN/NOTIFY wakes it at once. */
 const POLL_INTERVAL_MS = 1_000
@@ -26,23 +28,72 @@ export async function addJob(db: Queryable, task: string, payload: unknown, opti
   )
 }
 
+/**
+ * One graphile_worker.job_spec for add_jobs, built by field name rather than by position (the type
+ * is a row whose fields graphile-worker may add to or reorder between versions). The arguments are
+ * SQL expressions; every field not given is null (graphile-worker's defaults).
+ */
+export function jobSpecSql(fields: { identifier: string; payload: string; jobKey?: string }): string {
+  const named = [`'identifier', ${fields.identifier}`, `'payload', ${fields.payload}`]
+  if (fields.jobKey !== undefined) named.push(`'job_key', ${fields.jobKey}`)
+  return `json_populate_record(NULL::graphile_worker.job_spec, json_build_object(${named.join(', ')}))`
+}
+
 export interface WorkerOptions {
   pool: Pool
+  /** graphile-worker's own connections (its LISTEN, fetching and completing jobs); `pool` when absent. */
+  queuePool?: Pool
   concurrency: number
   taskList: TaskList
   crontab?: string
   log?: (level: string, message: string) => void
 }
 
+/**
+ * Runs the task list on `concurrency` workers, and announces the process and its worker ids while
+ * it runs (worker-liveness.ts), so that the jobs it holds are freed soon after it dies. Stopping
+ * the runner stops the workers (running jobs finish), then withdraws the announcement.
+ */
+/**
+ * graphile-worker warns when its pool is smaller than its concurrency, taking it for the pool its
+ * jobs run on. With a queue pool of its own (beside a pooler) the jobs run on `pool`: not a fault.
+ */
+function isQueuePoolWarning(options: WorkerOptions, message: string): boolean {
+  return options.queuePool !== undefined && message.startsWith('WARNING: having maxPoolSize')
+}
+
 export async function startWorkers(options: WorkerOptions): Promise<Runner> {
   const log = options.log ?? (() => {})
-  return run({
-    pgPool: options.pool,
+  const events: WorkerEvents = new EventEmitter()
+  // graphile-worker locks jobs under its pool's id (and, in other set-ups, a worker's own): both
+  // are announced, so whichever holds a job is known.
+  const workerIds: string[] = []
+  events.on('pool:create', ({ workerPool }) => workerIds.push(workerPool.id))
+  events.on('worker:create', ({ worker }) => workerIds.push(worker.workerId))
+  const runner = await run({
+    pgPool: options.queuePool ?? options.pool,
     concurrency: options.concurrency,
     taskList: options.taskList,
     crontab: options.crontab ?? '',
     pollInterval: POLL_INTERVAL_MS,
     noHandleSignals: true, // the process owns shutdown: drain HTTP, then stop workers, then the database
-    logger: new Logger(() => (level, message) => log(level, message)),
+    logger: new Logger(() => (level, message) => {
+      if (!isQueuePoolWarning(options, message)) log(level, message)
+    }),
+    events,
+  })
+  let live
+  try {
+    live = await announceWorkerProcess(options.pool, workerIds, (message) => log('warn', message))
+  } catch (error) {
+    await runner.stop()
+    throw error
+  }
+  const stopWorkers = runner.stop.bind(runner)
+  return Object.assign(runner, {
+    async stop(reason?: string) {
+      await stopWorkers(reason)
+      await live.stop()
+    },
   })
 }

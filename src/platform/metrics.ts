@@ -1,13 +1,19 @@
-// Prometheus metrics at /metrics: request count and latency by route and status. Each app
-// instance has its own registry (tests run several apps in one process).
+// Prometheus metrics at /metrics: request count and latency by route and status. Each process
+// (and each app a test builds) has its own registry, shared by everything the process runs: in
+// `rail serve` the API's /metrics also carries the workers' metrics.
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
 import type { HttpServer } from './http.ts'
 
 const LATENCY_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
-export function installMetrics(app: HttpServer): Registry {
+/** A registry with Node's process metrics (CPU, memory, event loop lag, handles). */
+export function createMetricsRegistry(): Registry {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
+  return registry
+}
+
+export function installMetrics(app: HttpServer, registry: Registry = createMetricsRegistry()): Registry {
   const requests = new Counter({
     name: 'rail_http_requests_total',
     help: 'HTTP requests by method, route template and status code',
@@ -27,9 +33,14 @@ export function installMetrics(app: HttpServer): Registry {
     requests.inc(labels)
     latency.observe(labels, reply.elapsedTime / 1000)
   })
+  registerMetricsRoute(app, registry)
+  return registry
+}
+
+/** GET /metrics in Prometheus' text format: no credentials, never admitted or rate-limited, not in the API reference. */
+export function registerMetricsRoute(app: HttpServer, registry: Registry): void {
   app.get('/metrics', { config: { auth: 'none', admission: false, rateLimited: false }, schema: { hide: true } }, async (_request, reply) => {
     void reply.header('Content-Type', registry.contentType)
     return registry.metrics()
   })
-  return registry
 }

@@ -2,18 +2,57 @@
 // postgres-migrations library (it records a hash of each file and refuses an edited one, and
 // serialises concurrent runs with an advisory lock). graphile-worker's own schema is migrated
 // alongside, so the job queue exists wherever the tables do.
-import { readdirSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Logger, runMigrations as runWorkerMigrations } from 'graphile-worker'
 import { migrate } from 'postgres-migrations'
-import type { Pool } from './db.ts'
+import type { Pool, Queryable } from './db.ts'
 
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../db/migrations')
+
+/**
+ * Migrations whose comments were reworded after they shipped, the SQL unchanged: the hash each had
+ * before (sha1 of file name and contents, as postgres-migrations computes it). The library refuses
+ * a file whose hash changed, so a database that applied one of these is told its new hash first.
+ * Only a file's comments may ever be reworded; its statements, never.
+ */
+const REWORDED_MIGRATIONS: Readonly<Record<string, string>> = {
+  '0004_providers.sql': '283a3b071bb63e053f9a3060d39babeec8b32aee',
+  '0007_wallets.sql': '1e459cdb8a1efd9386152e11e0ecbc7f2321a169',
+  '0008_wallet_moves.sql': '98c3ec6d9199032e862f2378e0383d735744a976',
+  '0009_bank_payouts.sql': '3a11a3bb4c4c99f364c408380de8bfa8ca4edece',
+  '0014_events.sql': 'a348129a3d7ded87d2f11686f137dcd592876b98',
+  '0015_outbound_transfers.sql': '9ba37bac38e97173ae99bc9326db41276bac77f9',
+  '0016_counterparties.sql': 'd3261dfc70fb3f8052b9f150d3e1e528d17ed4d9',
+  '0017_collections.sql': '59346e71043dfbd3213f76ca83e92aed706f636f',
+  '0018_invoices.sql': '863872928fb2bc04a05a5d8367ab3012da9b4a8e',
+  '0019_escrow.sql': '900a59b79e29a7fbb4fb5249557154419257bfed',
+  '0033_wallet_funding_and_unmatched.sql': 'edf3cfde6673b16809b5d1274e9cc333e4be0808',
+}
+
+/** The hash postgres-migrations records for a migration file. */
+export function migrationFileHash(fileName: string): string {
+  return createHash('sha1').update(fileName + readFileSync(path.join(MIGRATIONS_DIR, fileName), 'utf8'), 'utf8').digest('hex')
+}
+
+/** A database that applied a reworded migration's earlier text records its present hash (see REWORDED_MIGRATIONS). */
+async function acceptRewordedMigrations(client: Queryable): Promise<void> {
+  const exists = await client.query<{ present: boolean }>(`SELECT to_regclass('public.migrations') IS NOT NULL AS present`)
+  if (!exists.rows[0]?.present) return
+  const files = Object.entries(REWORDED_MIGRATIONS)
+  await client.query(
+    `UPDATE migrations m SET hash = r.hash FROM unnest($1::int[], $2::text[], $3::text[]) AS r(id, previous_hash, hash)
+      WHERE m.id = r.id AND m.hash = r.previous_hash`,
+    [files.map(([fileName]) => Number.parseInt(fileName, 10)), files.map(([, previousHash]) => previousHash), files.map(([fileName]) => migrationFileHash(fileName))],
+  )
+}
 
 export async function migrateDatabase(pool: Pool): Promise<void> {
   const client = await pool.connect()
   try {
+    await acceptRewordedMigrations(client)
     await migrate({ client }, MIGRATIONS_DIR)
   } finally {
     client.release()

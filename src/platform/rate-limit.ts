@@ -18,6 +18,8 @@ export interface RateLimits {
   partnerRps: number
   /** Requests per second per client address without valid credentials; 0 turns the limit off. */
   unauthenticatedRps: number
+  /** Account-name checks (name enquiries, which cost money at a bank) per minute per partner; the banks routes' default when absent, 0 off. */
+  nameEnquiriesPerMinute?: number
 }
 
 /** Far above any benchmark here (about 2,600 requests/s on this machine's two cores). */

@@ -14,7 +14,7 @@ export const ErrorBodySchema = Type.Object(
     message: Type.String(),
     details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   },
-  { $id: 'ErrorBody', description: 'The one error body of every endpoint' },
+  { $id: 'ErrorBody', title: 'ErrorBody', description: 'The one error body of every endpoint' },
 )
 
 /** Error responses every authenticated route may give. */
@@ -24,3 +24,22 @@ export function errorResponses(...statuses: number[]): Record<number, typeof Err
 
 /** An absolute http(s) URL for callbacks; further checks (https in live, SSRF) are the caller's. */
 export const CallbackUrlSchema = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 })
+
+/** A schema, or null: fields a partner may clear or Rail may not know yet. */
+export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
+
+/** The holder of an account as the partner describes it (structure decided in docs/api.md). */
+export const AccountHolderSchema = closedObject(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    firstName: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
+    lastName: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
+    email: Type.Optional(Type.String({ format: 'email', maxLength: 254 })),
+    phone: Type.Optional(Type.String({ pattern: '^\\+?[0-9]{7,15}$' })),
+  },
+  { description: 'Who the account collects for; its name (or first and last name) names the account at the bank' },
+)
+
+export const ReferenceSchema = Type.String({ minLength: 1, maxLength: 64, description: "The partner's reference; a retry with the same body answers the same object" })
+export const PurposeTagSchema = Type.String({ minLength: 1, maxLength: 64, description: "The partner's label for what the account collects for" })
+export const TrackingIdSchema = Type.String({ pattern: '^trk_[a-z0-9]{24}$', description: 'The stable public id of a virtual account' })

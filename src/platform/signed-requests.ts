@@ -87,14 +87,13 @@ export type SignatureClaim = { kind: 'first' } | { kind: 'seen'; response: unkno
  */
 export async function claimSignature(db: Queryable, partnerId: string, signature: string): Promise<SignatureClaim> {
   for (let attempt = 1; ; attempt++) {
-    const inserted = await db.query({
-      name: 'signed_requests_claim',
-      text: `WITH forgotten AS (
-               DELETE FROM signed_requests WHERE partner_id = $1 AND created_at < now() - make_interval(secs => $3)
-             )
-             INSERT INTO signed_requests (partner_id, signature) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
-      values: [partnerId, signature, SIGNATURE_REMEMBERED_S],
-    })
+    const inserted = await db.query(
+      `WITH forgotten AS (
+         DELETE FROM signed_requests WHERE partner_id = $1 AND created_at < now() - make_interval(secs => $3)
+       )
+       INSERT INTO signed_requests (partner_id, signature) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+      [partnerId, signature, SIGNATURE_REMEMBERED_S],
+    )
     if (inserted.rowCount === 1) return { kind: 'first' }
     // A statement of its own: its snapshot sees the row that the conflicting request committed.
     const { rows } = await db.query<{ response: unknown }>(`SELECT response FROM signed_requests WHERE partner_id = $1 AND signature = $2`, [partnerId, signature])

@@ -1,7 +1,11 @@
 // Which adapter talks to which provider. Adapters are made per use, carrying the request id that
-// caused the calls (recorded in provider_calls).
+// caused the calls (recorded in provider_calls); the records of concurrent calls share one
+// transaction and one INSERT (src/platform/coalescer.ts), each call still waiting for its own
+// record's commit before its answer is acted on.
+import { Coalescer } from '../platform/coalescer.ts'
 import type { Pool } from '../platform/db.ts'
 import type { ProviderProfile } from './capabilities.ts'
+import { insertCalls, type NewProviderCall } from './repo.ts'
 import { SandboxAdapter } from './sandbox-adapter.ts'
 import type { ProviderAdapter } from './types.ts'
 
@@ -15,10 +19,15 @@ export interface ProviderSettings {
 export class ProviderRegistry {
   readonly #pool: Pool
   readonly #settings: ProviderSettings | undefined
+  readonly #recorder: Coalescer<NewProviderCall, null>
 
   constructor(pool: Pool, settings: ProviderSettings | undefined) {
     this.#pool = pool
     this.#settings = settings
+    this.#recorder = new Coalescer<NewProviderCall, null>(pool, async (tx, calls) => {
+      await insertCalls(tx, calls)
+      return calls.map(() => null)
+    })
   }
 
   adapterFor(provider: ProviderProfile, requestId?: string): ProviderAdapter {
@@ -29,6 +38,7 @@ export class ProviderRegistry {
         baseUrl: this.#settings.sandboxBankUrl(),
         secret: this.#settings.sandboxBankSecret,
         pool: this.#pool,
+        recorder: this.#recorder,
         timeoutMs: this.#settings.timeoutMs,
         requestId,
       })

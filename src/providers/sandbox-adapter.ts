@@ -3,10 +3,13 @@
 // code, and records every call and its answer in provider_calls.
 import { randomUUID } from 'node:crypto'
 import { request as httpRequest } from 'undici'
-import { canonicalRequest, computeSignature, signRequest, TIMESTAMP_TOLERANCE_S } from '../client/signing.ts'
+import { signRequest } from '../client/signing.ts'
 import { nipMessage, nipOutcome } from '../nip/codes.ts'
-import { constantTimeEqual } from '../platform/crypto.ts'
+import { systemClock, unixSeconds, type Clock } from '../platform/clock.ts'
+import type { Coalescer } from '../platform/coalescer.ts'
 import type { Pool } from '../platform/db.ts'
+import { verifyRequestSignature } from '../platform/request-signature.ts'
+import { insertCalls, type NewProviderCall } from './repo.ts'
 import type { ProviderAccount, ProviderAdapter, ProviderCredit, ProviderOutcome, ProviderResult, ProviderWebhook } from './types.ts'
 
 /** How long Rail waits for the bank's headers and body; past that the answer is unknown. */
@@ -21,9 +24,19 @@ export interface SandboxAdapterOptions {
   baseUrl: string
   secret: string
   pool: Pool
+  /**
+   * Coalesces the call records of concurrent requests into shared transactions (the registry's);
+   * without it, one INSERT each. Either way a call's record is committed before its answer is returned.
+   */
+  recorder?: Coalescer<NewProviderCall, null>
   timeoutMs?: number
   /** Rail's request id, recorded with each call. */
   requestId?: string
+  /**
+   * The time requests to the bank are signed at and the bank's notices are checked against: the
+   * time Rail and the bank share (the system clock unless told), not a partner's sandbox clock.
+   */
+  clock?: Clock
 }
 
 interface BankAnswer {
@@ -154,12 +167,16 @@ export class SandboxAdapter implements ProviderAdapter {
   }
 
   readWebhook(request: { pathWithQuery: string; headers: Record<string, string | string[] | undefined>; rawBody: string }): ProviderWebhook {
-    const timestamp = request.headers['x-sandbox-timestamp']
-    const signature = request.headers['x-sandbox-signature']
-    if (typeof timestamp !== 'string' || typeof signature !== 'string' || !/^\d{1,12}$/.test(timestamp)) return { kind: 'unauthorized' }
-    if (Math.abs(Math.floor(Date.now() / 1000) - Number(timestamp)) > TIMESTAMP_TOLERANCE_S) return { kind: 'unauthorized' }
-    const expected = computeSignature(this.#options.secret, canonicalRequest(Number(timestamp), 'POST', request.pathWithQuery, request.rawBody))
-    if (!constantTimeEqual(expected, signature)) return { kind: 'unauthorized' }
+    const verified = verifyRequestSignature({
+      secret: this.#options.secret,
+      timestamp: request.headers['x-sandbox-timestamp'],
+      signature: request.headers['x-sandbox-signature'],
+      clock: this.#options.clock ?? systemClock,
+      method: 'POST',
+      pathWithQuery: request.pathWithQuery,
+      body: request.rawBody,
+    })
+    if (!verified.ok) return { kind: 'unauthorized' }
     let parsed: unknown
     try {
       parsed = JSON.parse(request.rawBody)
@@ -217,7 +234,8 @@ export class SandboxAdapter implements ProviderAdapter {
   ): Promise<CallAnswer> {
     const fullPath = `/sandbox-bank/v1${path}`
     const text = body === undefined ? '' : JSON.stringify(body)
-    const signed = signRequest({ keyId: 'sandbox', signingSecret: this.#options.secret, method, pathWithQuery: fullPath, body: text })
+    const timestampS = unixSeconds(this.#options.clock ?? systemClock)
+    const signed = signRequest({ keyId: 'sandbox', signingSecret: this.#options.secret, method, pathWithQuery: fullPath, body: text, timestampS })
     const headers: Record<string, string> = { 'X-Sandbox-Timestamp': signed['X-Rail-Timestamp']!, 'X-Sandbox-Signature': signed['X-Rail-Signature']! }
     if (text) headers['Content-Type'] = 'application/json'
     if (this.#options.requestId) headers['X-Request-Id'] = this.#options.requestId
@@ -242,22 +260,20 @@ export class SandboxAdapter implements ProviderAdapter {
   }
 
   async #record(operation: string, reference: string, answer: CallAnswer, outcome: ProviderOutcome, latencyMs: number): Promise<void> {
-    await this.#options.pool.query(
-      `INSERT INTO provider_calls (id, provider, operation, reference, request_id, outcome, http_status, response_code, error, latency_ms)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [
-        randomUUID(),
-        this.#options.provider,
-        operation,
-        reference.slice(0, 128),
-        this.#options.requestId ?? null,
-        outcome,
-        answer.httpStatus,
-        answer.ok ? String(answer.body.responseCode ?? '').slice(0, 16) || null : null,
-        answer.ok ? null : answer.error.slice(0, ERROR_CHARS_MAX),
-        latencyMs,
-      ],
-    )
+    const call: NewProviderCall = {
+      id: randomUUID(),
+      provider: this.#options.provider,
+      operation,
+      reference: reference.slice(0, 128),
+      requestId: this.#options.requestId ?? null,
+      outcome,
+      httpStatus: answer.httpStatus,
+      responseCode: answer.ok ? String(answer.body.responseCode ?? '').slice(0, 16) || null : null,
+      error: answer.ok ? null : answer.error.slice(0, ERROR_CHARS_MAX),
+      latencyMs,
+    }
+    if (this.#options.recorder) await this.#options.recorder.run(call)
+    else await insertCalls(this.#options.pool, [call])
   }
 }
 

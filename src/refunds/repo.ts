@@ -1,6 +1,6 @@
 // SQL of refunds: one row per refund of one inbound credit, and what a credit still has to refund.
 import type { Queryable } from '../platform/db.ts'
-import { allowedFrom, LIVE_STATES, type RefundState } from './states.ts'
+import { LIVE_STATES, refundStates, type RefundState } from './states.ts'
 
 export type RefundOriginType = 'partner' | 'escrow' | 'triage'
 
@@ -127,7 +127,7 @@ export async function setOutboundTransfer(db: Queryable, id: string, outboundTra
 export async function complete(db: Queryable, id: string, next: 'succeeded' | 'failed', failureReason: Record<string, unknown> | null): Promise<Refund | undefined> {
   const { rows } = await db.query<Row>(
     `UPDATE refunds SET state = $2, failure_reason = $3, completed_at = now() WHERE id = $1 AND state = ANY($4) RETURNING ${COLUMNS}`,
-    [id, next, failureReason === null ? null : JSON.stringify(failureReason), allowedFrom(next)],
+    [id, next, failureReason === null ? null : JSON.stringify(failureReason), refundStates.from(next)],
   )
   return rows[0] && toRefund(rows[0])
 }
@@ -277,4 +277,33 @@ export async function selectInvoiceAccount(db: Queryable, partnerId: string, inv
     [partnerId, invoiceReference],
   )
   return rows[0] ? { found: true, virtualAccountId: rows[0].virtual_account_id } : { found: false, virtualAccountId: null }
+}
+
+/** A Refunds API request's claim on its reference: the hash, and its first refund (a conflict names it). */
+export interface RefundRequest {
+  reference: string
+  requestHash: string
+  firstRefundId: string | null
+}
+
+/** Claims the partner's reference for one Refunds API request; undefined when it is taken (ON CONFLICT waited for the taker). */
+export async function insertRequest(db: Queryable, partnerId: string, reference: string, requestHash: string): Promise<RefundRequest | undefined> {
+  const { rows } = await db.query<{ reference: string; request_hash: string }>(
+    `INSERT INTO refund_requests (partner_id, reference, request_hash) VALUES ($1, $2, $3)
+     ON CONFLICT (partner_id, reference) DO NOTHING
+     RETURNING reference, request_hash`,
+    [partnerId, reference, requestHash],
+  )
+  return rows[0] && { reference: rows[0].reference, requestHash: rows[0].request_hash, firstRefundId: null }
+}
+
+export async function selectRequest(db: Queryable, partnerId: string, reference: string): Promise<RefundRequest | undefined> {
+  const { rows } = await db.query<{ reference: string; request_hash: string; first_refund_id: string | null }>(
+    `SELECT q.reference, q.request_hash,
+            (SELECT f.id FROM refunds f WHERE f.partner_id = q.partner_id AND f.reference = q.reference ORDER BY f.id LIMIT 1) AS first_refund_id
+       FROM refund_requests q
+      WHERE q.partner_id = $1 AND q.reference = $2`,
+    [partnerId, reference],
+  )
+  return rows[0] && { reference: rows[0].reference, requestHash: rows[0].request_hash, firstRefundId: rows[0].first_refund_id }
 }

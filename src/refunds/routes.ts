@@ -5,14 +5,12 @@ import { Type } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
-import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
-import { closedObject, errorResponses } from '../platform/schemas.ts'
+import { sendOnce } from '../platform/idempotency.ts'
+import { closedObject, errorResponses, Nullable } from '../platform/schemas.ts'
 import { createRefunds, getRefund, listRefunds, REFUNDS_PAGE_MAX, toRefundJson, type RefundsDeps } from './service.ts'
-import { REFUND_STATES, type RefundState } from './states.ts'
+import { refundStates, type RefundState } from './states.ts'
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
-
-const StateSchema = Type.Unsafe<RefundState>({ type: 'string', enum: [...REFUND_STATES] })
+const StateSchema = Type.Unsafe<RefundState>({ type: 'string', enum: [...refundStates.states] })
 
 /** Printable text: no control characters (they would reach the bank and the partner's logs). */
 const PRINTABLE = '^[^\\u0000-\\u001f\\u007f]*$'
@@ -37,7 +35,7 @@ const RefundSchema = Type.Object({
   failureReason: Nullable(Type.Object({}, { additionalProperties: true, description: "Why the payout failed: the outbound transfer's failureReason" })),
   createdAt: Type.String({ format: 'date-time' }),
   completedAt: Nullable(Type.String({ format: 'date-time' })),
-})
+}, { title: 'Refund', description: 'A refund of a confirmed credit to the account the money came from' })
 
 const RefundRequestSchema = Type.Object({
   reference: Type.String(),
@@ -55,7 +53,7 @@ const CreateSchema = closedObject({
 })
 
 const ListQuerySchema = closedObject({
-  creditId: Type.Optional(Type.String({ format: 'uuid' })),
+  creditId: Type.Optional(Type.String({ format: 'uuid', description: 'Only refunds of this credit' })),
   state: Type.Optional(StateSchema),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: REFUNDS_PAGE_MAX, default: 20 })),
   cursor: Type.Optional(Type.String({ format: 'uuid' })),
@@ -67,6 +65,8 @@ export function registerRefundRoutes(app: HttpServer, deps: RefundsDeps): void {
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'createRefund',
+        description: 'Refunds a confirmed credit, or the credits of a payment intent or invoice, to the account the money came from. Answers 201 with the refund `pending`; it is paid as an outbound transfer and ends with `refund.succeeded` or `refund.failed`. More than is left to refund is 422 `refund_exceeds_refundable`. Idempotent on `reference`.',
         tags: ['refunds'],
         summary: 'Refund a confirmed credit, or the credits of a payment intent or invoice, to the account the money came from (201; paid asynchronously)',
         body: CreateSchema,
@@ -76,8 +76,7 @@ export function registerRefundRoutes(app: HttpServer, deps: RefundsDeps): void {
     async (request, reply) => {
       const caller = callerOf(request)
       const { view, replayed } = await createRefunds(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.body)
-      if (replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
-      return reply.code(201).send({ reference: view.reference, amountKobo: view.amountKobo, refunds: view.refunds.map(toRefundJson) })
+      return sendOnce(reply, 201, replayed, { reference: view.reference, amountKobo: view.amountKobo, refunds: view.refunds.map(toRefundJson) })
     },
   )
 
@@ -85,7 +84,7 @@ export function registerRefundRoutes(app: HttpServer, deps: RefundsDeps): void {
     '/api/v1/rail/refunds/:id',
     {
       config: { auth: 'signature' },
-      schema: { tags: ['refunds'], summary: 'One refund', params: closedObject({ id: Type.String({ format: 'uuid' }) }), response: { 200: RefundSchema, ...errorResponses() } },
+      schema: { operationId: 'getRefund', description: 'One refund by its id, with its payout once made.', tags: ['refunds'], summary: 'One refund', params: closedObject({ id: Type.String({ format: 'uuid' }) }), response: { 200: RefundSchema, ...errorResponses() } },
     },
     async (request) => toRefundJson(await getRefund(deps.outbound.pool, callerOf(request).partner.id, request.params.id)),
   )
@@ -95,6 +94,8 @@ export function registerRefundRoutes(app: HttpServer, deps: RefundsDeps): void {
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'listRefunds',
+        description: "The caller's refunds of every origin (partner, escrow, triage), newest first; page with `cursor` and `limit`.",
         tags: ['refunds'],
         summary: "The caller's refunds, newest first",
         querystring: ListQuerySchema,

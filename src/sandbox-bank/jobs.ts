@@ -4,6 +4,7 @@
 import type { Task } from 'graphile-worker'
 import { request as httpRequest } from 'undici'
 import { signRequest } from '../client/signing.ts'
+import { systemClock, unixSeconds, type Clock } from '../platform/clock.ts'
 import type { Pool } from '../platform/db.ts'
 import { NOTIFY_TASK, SandboxBank } from './service.ts'
 
@@ -16,10 +17,12 @@ export interface SandboxBankJobDeps {
   /** Where the bank's clients listen: Rail's base URL (the bank is mounted on Rail's server). */
   clientBaseUrl: () => string
   bankCode?: string
+  /** The time notices are signed at: the time the bank shares with its clients (the system clock unless told). */
+  clock?: Clock
 }
 
 export function sandboxBankTasks(deps: SandboxBankJobDeps): Record<string, Task> {
-  const bank = new SandboxBank(deps.pool, deps.bankCode)
+  const bank = new SandboxBank(deps.pool, deps.bankCode, deps.clock)
   return {
     [NOTIFY_TASK]: async (payload) => {
       const { sessionId } = payload as { sessionId: string }
@@ -34,7 +37,8 @@ export function sandboxBankTasks(deps: SandboxBankJobDeps): Record<string, Task>
 /** POSTs the notice to the client's webhook; anything but 2xx throws, so the job is retried. */
 async function postNotice(deps: SandboxBankJobDeps, client: string, body: string): Promise<void> {
   const path = `/providers/${encodeURIComponent(client)}/webhooks`
-  const signed = signRequest({ keyId: 'sandbox-bank', signingSecret: deps.secret, method: 'POST', pathWithQuery: path, body })
+  const timestampS = unixSeconds(deps.clock ?? systemClock)
+  const signed = signRequest({ keyId: 'sandbox-bank', signingSecret: deps.secret, method: 'POST', pathWithQuery: path, body, timestampS })
   const response = await httpRequest(`${deps.clientBaseUrl()}${path}`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', 'X-Sandbox-Timestamp': signed['X-Rail-Timestamp']!, 'X-Sandbox-Signature': signed['X-Rail-Signature']! },

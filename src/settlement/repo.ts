@@ -2,7 +2,7 @@
 // reports, and the queue of credits waiting for a bank cycle.
 import type { Queryable } from '../platform/db.ts'
 import type { SignedChanges } from '../platform/signed-requests.ts'
-import { allowedFrom, type SettlementMode, type SettlementState } from './states.ts'
+import { settlementStates, type SettlementMode, type SettlementState } from './states.ts'
 
 export const DEFAULT_CUTOFF = '17:00'
 
@@ -270,7 +270,7 @@ export async function transition(db: Queryable, settlementId: string, next: Sett
     `UPDATE settlements SET state = $2, failure_reason = $3, state_changed_at = now()
       WHERE id = $1 AND state = ANY ($4::text[])
       RETURNING *`,
-    [settlementId, next, failureReason === null ? null : JSON.stringify(failureReason), allowedFrom(next)],
+    [settlementId, next, failureReason === null ? null : JSON.stringify(failureReason), settlementStates.from(next)],
   )
   return rows[0] && toSettlement(rows[0])
 }

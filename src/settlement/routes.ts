@@ -4,28 +4,20 @@ import { Type } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import { assertSandboxPartner } from '../partners/service.ts'
 import type { HttpServer } from '../platform/http.ts'
-import { closedObject, errorResponses } from '../platform/schemas.ts'
+import { closedObject, errorResponses, Nullable } from '../platform/schemas.ts'
 import { signedRequestOf } from '../platform/signed-requests.ts'
+import { partnerClock } from '../sandbox-clock/service.ts'
 import { CUTOFF_PATTERN } from './cycles.ts'
 import { DEFAULT_CUTOFF } from './repo.ts'
-import {
-  getSettlement,
-  getSettlementSettings,
-  listSettlements,
-  putSettlementSettings,
-  runSettlementNow,
-  SETTLEMENTS_PAGE_MAX,
-  toSettingsJson,
-  type SettlementDeps,
-} from './service.ts'
-import type { SettlementState } from './states.ts'
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
+import { runSettlementNow, SETTLEMENTS_PAGE_MAX, type SettlementDeps } from './service.ts'
+import { getSettlementSettings, putSettlementSettings, toSettingsJson } from './settings.ts'
+import { settlementStates, type SettlementState } from './states.ts'
+import { getSettlement, listSettlements } from './views.ts'
 
 const ModeSchema = Type.Union([Type.Literal('float'), Type.Literal('bank')], {
   description: 'float (default): collections move to the float after each credit; bank: once a day after the cut-off, to the registered bank account',
 })
-const StateSchema = Type.Union([Type.Literal('pending'), Type.Literal('paid'), Type.Literal('failed')])
+const StateSchema = Type.Unsafe<SettlementState>({ type: 'string', enum: [...settlementStates.states] })
 
 const SettingsSchema = Type.Object({
   mode: ModeSchema,
@@ -42,7 +34,7 @@ const SettingsSchema = Type.Object({
   timeZone: Type.String(),
   nextCutoffAt: Nullable(Type.String({ format: 'date-time', description: 'The next cut-off (bank mode)' })),
   updatedAt: Nullable(Type.String({ format: 'date-time' })),
-})
+}, { title: 'SettlementSettings', description: 'How collections settle: to the float after each credit, or daily to a bank account' })
 
 const SettingsPutSchema = closedObject({
   mode: ModeSchema,
@@ -73,7 +65,7 @@ const SettlementSchema = Type.Object({
   failureReason: Nullable(Type.Object({ code: Type.String(), message: Type.String() })),
   createdAt: Type.String({ format: 'date-time' }),
   stateChangedAt: Type.String({ format: 'date-time' }),
-})
+}, { title: 'Settlement', description: 'A bank settlement: the credits of one cycle paid out to the registered account' })
 
 const SettlementWithReportSchema = Type.Intersect([
   SettlementSchema,
@@ -92,13 +84,24 @@ const SettlementWithReportSchema = Type.Intersect([
 ])
 
 export function registerSettlementRoutes(app: HttpServer, deps: SettlementDeps): void {
+  registerSettingsRoutes(app, deps)
+  registerSettlementReadRoutes(app, deps)
+  registerSandboxSettlementRoute(app, deps)
+}
+
+/** GET and PUT /api/v1/rail/settlement: the caller's settlement settings. */
+function registerSettingsRoutes(app: HttpServer, deps: SettlementDeps): void {
   app.get(
     '/api/v1/rail/settlement',
     {
       config: { auth: 'signature' },
-      schema: { tags: ['settlement'], summary: "The caller's settlement settings (float unless set)", response: { 200: SettingsSchema, ...errorResponses() } },
+      schema: { operationId: 'getSettlementSettings', description: "How the caller's collections settle: `float` (after each credit, the default) or `bank` (daily at a cut-off to a registered account).", tags: ['settlement'], summary: "The caller's settlement settings (float unless set)", response: { 200: SettingsSchema, ...errorResponses() } },
     },
-    async (request) => toSettingsJson(await getSettlementSettings(deps.pool, callerOf(request).partner.id), deps.clock.now()),
+    async (request) => {
+      const partner = callerOf(request).partner
+      // The next cut-off by the partner's time (its sandbox test clock, if moved): the one its cycles are judged by.
+      return toSettingsJson(await getSettlementSettings(deps.pool, partner.id), (await partnerClock(deps.pool, deps.clock, partner)).now())
+    },
   )
 
   app.put(
@@ -106,6 +109,8 @@ export function registerSettlementRoutes(app: HttpServer, deps: SettlementDeps):
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'setSettlementSettings',
+        description: 'Replaces the settlement settings whole: `float`, or `bank` with a NUBAN (name-checked at the bank during the request) and a daily cut-off. A change signed before the last one applied is 409 `stale_request`.',
         tags: ['settlement'],
         summary:
           'Set how collections settle: float, or bank with a registered account (NUBAN, name-checked) and a daily cut-off. Replaces the settings whole; a change signed before the last one applied is 409 stale_request',
@@ -114,16 +119,22 @@ export function registerSettlementRoutes(app: HttpServer, deps: SettlementDeps):
       },
     },
     async (request) => {
-      const settings = await putSettlementSettings(deps, callerOf(request).partner, request.body, signedRequestOf(request))
-      return toSettingsJson(settings, deps.clock.now())
+      const partner = callerOf(request).partner
+      const settings = await putSettlementSettings(deps, partner, request.body, signedRequestOf(request))
+      return toSettingsJson(settings, (await partnerClock(deps.pool, deps.clock, partner)).now())
     },
   )
+}
 
+/** The caller's bank settlements: the list, and one with its report. */
+function registerSettlementReadRoutes(app: HttpServer, deps: SettlementDeps): void {
   app.get(
     '/api/v1/rail/settlements',
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'listSettlements',
+        description: "The caller's bank settlements, newest first; page with `cursor` and `limit`.",
         tags: ['settlement'],
         summary: "The caller's bank settlements, newest first",
         querystring: closedObject({
@@ -136,7 +147,7 @@ export function registerSettlementRoutes(app: HttpServer, deps: SettlementDeps):
     },
     async (request) => {
       const query = request.query
-      return listSettlements(deps.pool, { partnerId: callerOf(request).partner.id, state: query.state as SettlementState | undefined, limit: query.limit ?? 20, cursor: query.cursor })
+      return listSettlements(deps.pool, { partnerId: callerOf(request).partner.id, state: query.state, limit: query.limit ?? 20, cursor: query.cursor })
     },
   )
 
@@ -145,6 +156,8 @@ export function registerSettlementRoutes(app: HttpServer, deps: SettlementDeps):
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'getSettlement',
+        description: 'One settlement with its report: the credits it included, their total, what was paid and why it differs.',
         tags: ['settlement'],
         summary: 'One settlement with its report: the credits it included, the total, the payout',
         params: closedObject({ id: Type.String({ format: 'uuid' }) }),
@@ -153,12 +166,17 @@ export function registerSettlementRoutes(app: HttpServer, deps: SettlementDeps):
     },
     async (request) => getSettlement(deps.pool, callerOf(request).partner.id, request.params.id),
   )
+}
 
+/** Sandbox: a settlement cycle now. */
+function registerSandboxSettlementRoute(app: HttpServer, deps: SettlementDeps): void {
   app.post(
     '/api/v1/rail/sandbox/run-settlement',
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'runSandboxSettlement',
+        description: "Sandbox partners only: runs the caller's settlement cycle now, with now as its cut-off. The same signed request again pays nothing twice.",
         tags: ['sandbox'],
         summary: "Sandbox: run the caller's settlement cycle now, with now as its cut-off (the same signed request again pays nothing twice)",
         response: {

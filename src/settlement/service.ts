@@ -6,25 +6,24 @@
 //   payment pipeline pays the cycle's credits (as far as collections still has them available)
 //   to the registered bank account, recorded as a settlement with its report. The payout's end
 //   (confirmed or failed) reaches settleSettlementPayouts on the pipeline's transaction.
+// A partner's settings are in settings.ts; what a settlement reads as, in views.ts.
 import { recordEvent, type NewEvent } from '../events/service.ts'
 import type { CollectedCredit } from '../inbound-credits/service.ts'
 import { createTransfers, creditRoom, derivedId, ensurePartnerAccount, getBalance, type TransferInput } from '../ledger/service.ts'
-import { FLOAT_CURRENCY } from '../outbound-transfers/float.ts'
+import { FLOAT_CURRENCY } from '../outbound-transfers/service.ts'
 import { submitOutboundInTransaction, type OutboundDeps, type OutboundTransfer } from '../outbound-transfers/service.ts'
 import { getPartner, type Partner } from '../partners/service.ts'
 import { MAX_AMOUNT_KOBO_DEFAULT } from '../platform/amounts.ts'
 import type { Clock } from '../platform/clock.ts'
 import { sha256Hex } from '../platform/crypto.ts'
 import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
-import { fieldError, notFound } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
-import { pageQueryLimit, toPage } from '../platform/pagination.ts'
-import { decideSignedChange, type SignedRequest } from '../platform/signed-requests.ts'
-import { checkBankAccount } from '../providers/bank-accounts.ts'
-import { bankName } from '../virtual-accounts/service.ts'
-import { latestCycle, nextCutoff, SETTLEMENT_TIME_ZONE, type Cycle } from './cycles.ts'
+import type { SignedRequest } from '../platform/signed-requests.ts'
+import { latestCycle, type Cycle } from './cycles.ts'
+import { partnerClockById } from '../sandbox-clock/service.ts'
 import * as repo from './repo.ts'
-import type { SettlementMode, SettlementState } from './states.ts'
+import { getSettlementSettings } from './settings.ts'
+import { toSettlementJson } from './views.ts'
 
 export type { Settlement, SettlementSettings } from './repo.ts'
 
@@ -32,8 +31,6 @@ export const RUN_DUE_TASK = 'settlement_run_due'
 /** Every minute: bank-mode partners past their cut-off get their cycle's payout; float-mode leftovers move to the float. */
 export const SETTLEMENT_CRONTAB = `* * * * * ${RUN_DUE_TASK}`
 export const SETTLEMENTS_PAGE_MAX = 100
-/** Credits a settlement's read shows in its report (creditCount has them all). */
-export const REPORT_CREDITS_SHOWN = 1_000
 /** The ledger code of collected money moving to the float. */
 export const SETTLEMENT_TO_FLOAT_CODE = 'settlement_to_float'
 /** Who submits a settlement's payout (the outbound transfer's creatorMetadata.credentialId): Rail itself, on its schedule. */
@@ -92,75 +89,6 @@ export async function settlementTransfersFor(tx: Tx, credits: readonly Collected
   return transfers
 }
 
-// ---- settings ----------------------------------------------------------------------------------
-
-export interface SettlementSettingsInput {
-  mode: SettlementMode
-  bankAccount?: { accountNumber: string; bankCode: string; accountName: string }
-  cutoffTime?: string
-}
-
-export async function getSettlementSettings(pool: Queryable, partnerId: string): Promise<repo.SettlementSettings> {
-  return (await repo.selectSettings(pool, partnerId)) ?? repo.defaultSettings(partnerId)
-}
-
-export function toSettingsJson(settings: repo.SettlementSettings, now: Date) {
-  const account = settings.bankAccount
-  return {
-    mode: settings.mode,
-    bankAccount: account && {
-      accountNumber: account.accountNumber,
-      bankCode: account.bankCode,
-      bankName: bankName(account.bankCode),
-      accountName: account.accountName,
-      verifiedAccountName: account.verifiedAccountName,
-    },
-    cutoffTime: settings.cutoffTime,
-    timeZone: SETTLEMENT_TIME_ZONE,
-    nextCutoffAt: settings.mode === 'bank' ? nextCutoff(now, settings.cutoffTime).toISOString() : null,
-    updatedAt: settings.updatedAt?.toISOString() ?? null,
-  }
-}
-
-/**
- * Replaces the caller's settlement settings. The bank account is checked before anything is
- * written — a bank of Nigeria, a valid NUBAN there, and the name the bank's name enquiry gives
- * matching the name given — so bad input changes nothing. Ordered by signed time like every
- * change that sets values (docs/api.md "Replays"): a change signed before the last one applied is
- * 409 stale_request. Switching to bank mode starts with the next cut-off; switching to float
- * moves what waits in collections to the float at the next minute's run.
- */
-export async function putSettlementSettings(deps: SettlementDeps, partner: Partner, input: SettlementSettingsInput, signed?: SignedRequest): Promise<repo.SettlementSettings> {
-  if (input.mode === 'bank' && !input.bankAccount) throw fieldError('bankAccount', 'is required when mode is bank')
-  const current = await getSettlementSettings(deps.pool, partner.id)
-  const bankAccount = input.bankAccount ? await checkedBankAccount(deps, input.bankAccount, current.bankAccount) : null
-  return withTransaction(deps.pool, async (tx) => {
-    const locked = await repo.lockSettings(tx, partner.id)
-    const decision = signed && decideSignedChange(locked.changes, signed, input)
-    if (decision?.kind === 'repeat') return locked
-    const bankSince = input.mode === 'bank' ? (locked.mode === 'bank' && locked.bankSince ? locked.bankSince : deps.clock.now()) : null
-    return repo.updateSettings(tx, partner.id, {
-      mode: input.mode,
-      bankAccount,
-      cutoffTime: input.cutoffTime ?? repo.DEFAULT_CUTOFF,
-      bankSince,
-      changes: decision?.next ?? 'operator',
-    })
-  })
-}
-
-async function checkedBankAccount(
-  deps: SettlementDeps,
-  account: NonNullable<SettlementSettingsInput['bankAccount']>,
-  registered: repo.SettlementSettings['bankAccount'],
-): Promise<NonNullable<repo.SettlementSettings['bankAccount']>> {
-  // The account registered already, with the same name: the bank answered for it before.
-  if (registered && registered.bankCode === account.bankCode && registered.accountNumber === account.accountNumber && registered.accountName === account.accountName) {
-    return registered
-  }
-  return checkBankAccount({ pool: deps.pool, providers: deps.outbound.payments.providers }, account, 'bankAccount')
-}
-
 // ---- cycles --------------------------------------------------------------------------------------
 
 /**
@@ -172,11 +100,11 @@ async function checkedBankAccount(
  */
 export async function runDueSettlements(deps: SettlementDeps): Promise<{ settlements: number; sweptKobo: number }> {
   const sweptKobo = await sweepFloatLeftovers(deps.pool)
-  const now = deps.clock.now()
   let settlements = 0
   let firstError: unknown
   for (const settings of await repo.selectBankModePartners(deps.pool)) {
-    const cycle = latestCycle(now, settings.cutoffTime)
+    // The cut-off passed by the partner's time (its sandbox test clock, if moved).
+    const cycle = latestCycle((await partnerClockById(deps.pool, deps.clock, settings.partnerId)).now(), settings.cutoffTime)
     if (!settings.bankSince || cycle.cutoffAt.getTime() < settings.bankSince.getTime()) continue
     if (await repo.selectByCycle(deps.pool, settings.partnerId, FLOAT_CURRENCY, cycle.key)) continue
     try {
@@ -329,52 +257,6 @@ async function failSettlement(tx: Queryable, settlementId: string, reason: Outbo
 
 function settlementEvent(settlement: repo.Settlement, type: 'settlement.paid' | 'settlement.failed'): NewEvent {
   return { partnerId: settlement.partnerId, type, objectType: 'settlement', objectId: settlement.id, data: toSettlementJson(settlement) }
-}
-
-// ---- reads -------------------------------------------------------------------------------------------
-
-export function toSettlementJson(settlement: repo.Settlement) {
-  return {
-    id: settlement.id,
-    state: settlement.state,
-    cycle: settlement.cycle,
-    cutoffAt: settlement.cutoffAt.toISOString(),
-    amountKobo: settlement.amountKobo,
-    currency: settlement.currency,
-    creditCount: settlement.creditCount,
-    creditsTotalKobo: settlement.creditsTotalKobo,
-    destination: { ...settlement.destination, bankName: bankName(settlement.destination.bankCode) },
-    outboundTransferId: settlement.outboundTransferId,
-    failureReason: settlement.failureReason,
-    createdAt: settlement.createdAt.toISOString(),
-    stateChangedAt: settlement.stateChangedAt.toISOString(),
-  }
-}
-
-/** One of the caller's settlements with its report: the credits it included. Anyone else's: 404. */
-export async function getSettlement(pool: Pool, partnerId: string, id: string) {
-  const settlement = await repo.selectPartnerSettlement(pool, partnerId, id)
-  if (!settlement) throw notFound('Settlement')
-  const credits = await repo.selectReport(pool, id, REPORT_CREDITS_SHOWN)
-  return {
-    ...toSettlementJson(settlement),
-    report: {
-      creditCount: settlement.creditCount,
-      creditsTotalKobo: settlement.creditsTotalKobo,
-      paidKobo: settlement.amountKobo,
-      // paid − the credits' total: negative when a refund held or paid from collections kept part back,
-      // positive when money given back to collections (a voided hold) was paid with the cycle.
-      adjustmentKobo: settlement.amountKobo - settlement.creditsTotalKobo,
-      credits: credits.map((credit) => ({ creditId: credit.creditId, amountKobo: credit.amountKobo, collectedAt: credit.collectedAt.toISOString() })),
-      creditsShown: credits.length,
-    },
-  }
-}
-
-export async function listSettlements(pool: Pool, query: { partnerId: string; state?: SettlementState; limit: number; cursor?: string }) {
-  const rows = await repo.selectSettlements(pool, { partnerId: query.partnerId, state: query.state, beforeId: query.cursor, limit: pageQueryLimit(query.limit) })
-  const page = toPage(rows, query.limit)
-  return { data: page.items.map(toSettlementJson), nextCursor: page.nextCursor }
 }
 
 // ---- sandbox -------------------------------------------------------------------------------------------

@@ -46,7 +46,7 @@ export const CAUSE_RULES: readonly CauseRule[] = [
   // A transfer into a wallet's account number (an inbound credit landing on a wallet) funds it.
   { code: 'wallet_*', sourceType: 'inbound_credit', cause: 'funding' },
   { code: 'wallet_funding*', cause: 'funding' },
-  // Wallet moves (seed 000).
+  // Wallet moves (docs/contracts/wallets.md §Moves).
   { code: 'wallet_credit', cause: 'credit' },
   { code: 'wallet_debit', cause: 'debit' },
   { code: 'wallet_transfer', cause: 'wallet_transfer' },

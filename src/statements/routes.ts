@@ -1,11 +1,12 @@
 // Balances and statements over HTTP (docs/statements.md): GET /api/v1/rail/balances, and the
-// statements of a wallet (seed 000's style, as GET /wallet/customer), the float and collections, as
+// statements of a wallet (in the wallet API's style, as GET /wallet/customer), the float and collections, as
 // JSON or, asked with `Accept: text/csv`, as CSV. Signed requests (docs/design.md §7).
 import { Type, type TProperties } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { callerOf } from '../partners/auth.ts'
-import type { Pool } from '../platform/db.ts'
+import type { Pool, Queryable } from '../platform/db.ts'
 import type { HttpServer } from '../platform/http.ts'
+import { withReadConnection } from '../platform/read-pool.ts'
 import { closedObject, errorResponses } from '../platform/schemas.ts'
 import { CAUSES } from './causes.ts'
 import { CSV_CONTENT_TYPE, prefersCsv, statementCsv } from './csv.ts'
@@ -41,7 +42,7 @@ const BalancesSchema = Type.Object({
     count: Type.Integer({ description: 'Outbound transfers not yet final (pending, submitted, unknown), every origin' }),
     amountKobo: Type.Integer({ description: 'Their amounts, held in the ledger until each is final' }),
   }),
-})
+}, { title: 'Balances', description: "The caller's balances in kobo" })
 
 const LineSchema = Type.Object({
   id: Type.String({ format: 'uuid', description: 'The ledger transfer' }),
@@ -58,7 +59,7 @@ const LineSchema = Type.Object({
     }),
   ),
   narration: Nullable(Type.String()),
-})
+}, { title: 'StatementLine', description: 'One booked movement and the balance after it' })
 
 const StatementSchema = Type.Object({
   account: Type.Object({
@@ -70,7 +71,7 @@ const StatementSchema = Type.Object({
   closingBalanceKobo: Type.Integer({ description: "The booked balance after the page's newest line" }),
   data: Type.Array(LineSchema),
   nextCursor: Nullable(Type.String()),
-})
+}, { title: 'Statement', description: "A page of an account's statement, newest first" })
 
 const RangeFields = {
   from: Type.Optional(Type.String({ format: 'date-time', description: 'Inclusive: lines posted at or after it' })),
@@ -86,13 +87,15 @@ interface RangeQuery {
   cursor?: string
 }
 
-function statementRoute(summary: string, extra: TProperties = {}) {
+function statementRoute(operationId: string, summary: string, extra: TProperties = {}) {
+  const csv = 'JSON by default; CSV (`text/csv; charset=utf-8`) when asked with `Accept: text/csv`, the next cursor then in `X-Next-Cursor`. Bound with `from` and `to`; page with `cursor` and `limit`.'
   return {
     config: { auth: 'signature' as const },
     schema: {
+      operationId,
       tags: ['statements'],
       summary,
-      description: 'JSON by default; CSV (text/csv; charset=utf-8) when asked with Accept: text/csv, the next cursor in X-Next-Cursor',
+      description: `${summary}, each with its cause. ${csv}`,
       querystring: closedObject({ ...extra, ...RangeFields }),
       response: { 200: StatementSchema, ...errorResponses(404) },
     },
@@ -105,41 +108,46 @@ export function registerStatementRoutes(app: HttpServer, deps: { pool: Pool }): 
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'getBalances',
+        description: "The caller's balances in kobo: the float, collections not yet settled, money held in escrow, and payouts in flight.",
         tags: ['statements'],
         summary: "The caller's balances in kobo: float, collections, escrow, payouts in flight",
         querystring: closedObject({}),
         response: { 200: BalancesSchema, ...errorResponses() },
       },
     },
-    async (request) => partnerBalances(deps.pool, callerOf(request).partner.id),
+    async (request) => withReadConnection(deps.pool, (reader) => partnerBalances(reader, callerOf(request).partner.id)),
   )
 
   app.get(
     '/wallet/statement',
-    statementRoute("A wallet's statement: its booked movements newest first, each with the balance after it", {
+    statementRoute('getWalletStatement', "A wallet's statement: its booked movements newest first, each with the balance after it", {
       customerId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet handle (walletId)' }),
     }),
     async (request, reply) => {
       const query = request.query as RangeQuery & { customerId: string }
-      return sendStatement(deps.pool, request, reply, await walletStatementAccount(deps.pool, callerOf(request).partner.id, query.customerId))
+      return sendStatement(deps.pool, request, reply, (reader) => walletStatementAccount(reader, callerOf(request).partner.id, query.customerId))
     },
   )
 
   for (const type of ['float', 'collections'] as const) {
-    app.get(`/api/v1/rail/${type}/statement`, statementRoute(`The ${type} account's statement: its booked movements newest first, each with the balance after it`), async (request, reply) =>
-      sendStatement(deps.pool, request, reply, await partnerStatementAccount(deps.pool, callerOf(request).partner.id, type)),
+    app.get(`/api/v1/rail/${type}/statement`, statementRoute(`get${type === 'float' ? 'Float' : 'Collections'}Statement`, `The ${type} account's statement: its booked movements newest first, each with the balance after it`), async (request, reply) =>
+      sendStatement(deps.pool, request, reply, (reader) => partnerStatementAccount(reader, callerOf(request).partner.id, type)),
     )
   }
 }
 
-async function sendStatement(pool: Pool, request: FastifyRequest, reply: FastifyReply, account: StatementAccount) {
+/** The account and its page are read on one connection: the replica's when it is current enough (platform/read-pool.ts). */
+async function sendStatement(pool: Pool, request: FastifyRequest, reply: FastifyReply, accountOf: (db: Queryable) => Promise<StatementAccount>) {
   const query = request.query as RangeQuery
-  const page = await statementPage(pool, account, {
-    from: query.from === undefined ? undefined : new Date(query.from),
-    to: query.to === undefined ? undefined : new Date(query.to),
-    limit: query.limit ?? STATEMENT_PAGE_DEFAULT,
-    cursor: query.cursor,
-  })
+  const page = await withReadConnection(pool, async (reader) =>
+    statementPage(reader, await accountOf(reader), {
+      from: query.from === undefined ? undefined : new Date(query.from),
+      to: query.to === undefined ? undefined : new Date(query.to),
+      limit: query.limit ?? STATEMENT_PAGE_DEFAULT,
+      cursor: query.cursor,
+    }),
+  )
   void reply.header('Vary', 'Accept') // one URL, two representations
   if (prefersCsv(request.headers.accept)) {
     if (page.nextCursor !== null) void reply.header('X-Next-Cursor', page.nextCursor)

@@ -1,7 +1,7 @@
 // Balances and statements of a partner's accounts, read from the ledger (docs/statements.md): a
 // wallet's, the float's and collections'. A statement is the account's booked movements newest
 // first, each with the booked balance after it; a hold shows as a line only when it posts.
-import { FLOAT_CURRENCY } from '../outbound-transfers/float.ts'
+import { FLOAT_CURRENCY } from '../outbound-transfers/service.ts'
 import type { Queryable } from '../platform/db.ts'
 import { fieldError } from '../platform/errors.ts'
 import { findWallet } from '../wallets/service.ts'

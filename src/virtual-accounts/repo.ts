@@ -1,8 +1,9 @@
 // SQL of virtual accounts: every NUBAN Rail allocated at a provider, whatever it collects for.
 import type { Queryable } from '../platform/db.ts'
+import { virtualAccountStates, type VirtualAccountStatus } from './states.ts'
 
 export type VirtualAccountPurpose = 'payment_intent' | 'persistent' | 'fbo'
-export type VirtualAccountStatus = 'active' | 'archived'
+export type { VirtualAccountStatus } from './states.ts'
 
 /** What the partner said about the account's holder (persistent accounts and payment intents). */
 export interface AccountHolder {
@@ -95,11 +96,18 @@ function toAccount(row: Row): VirtualAccount {
 
 export type NewVirtualAccount = Omit<VirtualAccount, 'status' | 'createdAt' | 'archivedAt'>
 
-export async function insertVirtualAccount(db: Queryable, account: NewVirtualAccount): Promise<VirtualAccount> {
+/**
+ * The new account, or undefined when one of its unique keys is taken — the partner's reference or
+ * holder, or the NUBAN the provider allocated for them (a concurrent duplicate of the same request
+ * is handed the same account): the claim of platform/idempotency.ts. Every unique key is an
+ * arbiter, so a duplicate racing on any of them waits for the first and does nothing.
+ */
+export async function insertVirtualAccount(db: Queryable, account: NewVirtualAccount): Promise<VirtualAccount | undefined> {
   const result = await db.query<Row>(
     `INSERT INTO virtual_accounts (id, partner_id, tracking_id, purpose, reference, request_hash, provider, provider_channel, provider_reference, bank_code,
                                    account_number, account_name, currency, purpose_tag, callback_url, holder, holder_ref, brr, creator_metadata)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+     ON CONFLICT DO NOTHING
      RETURNING ${COLUMNS}`,
     [
       account.id,
@@ -123,11 +131,17 @@ export async function insertVirtualAccount(db: Queryable, account: NewVirtualAcc
       JSON.stringify(account.creatorMetadata),
     ],
   )
-  return toAccount(result.rows[0]!)
+  return result.rows[0] && toAccount(result.rows[0])
 }
 
 export async function selectById(db: Queryable, id: string): Promise<VirtualAccount | undefined> {
   const result = await db.query<Row>(`SELECT ${COLUMNS} FROM virtual_accounts WHERE id = $1`, [id])
+  return result.rows[0] && toAccount(result.rows[0])
+}
+
+/** The partner's account with this account number, of any purpose. */
+export async function selectByPartnerAndNumber(db: Queryable, partnerId: string, accountNumber: string): Promise<VirtualAccount | undefined> {
+  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM virtual_accounts WHERE partner_id = $1 AND account_number = $2`, [partnerId, accountNumber])
   return result.rows[0] && toAccount(result.rows[0])
 }
 
@@ -187,7 +201,7 @@ export async function lockById(db: Queryable, id: string): Promise<VirtualAccoun
 
 /** Archives an active account; undefined when it was archived already. */
 export async function archive(db: Queryable, id: string): Promise<VirtualAccount | undefined> {
-  const result = await db.query<Row>(`UPDATE virtual_accounts SET status = 'archived', archived_at = now() WHERE id = $1 AND status = 'active' RETURNING ${COLUMNS}`, [id])
+  const result = await db.query<Row>(`UPDATE virtual_accounts SET status = 'archived', archived_at = now() WHERE id = $1 AND status = ANY ($2::text[]) RETURNING ${COLUMNS}`, [id, virtualAccountStates.from('archived')])
   return result.rows[0] && toAccount(result.rows[0])
 }
 

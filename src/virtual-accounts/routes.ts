@@ -1,28 +1,10 @@
-// Persistent virtual account routes of seed 001: create (200, synchronous allocation), reads, archive.
+// Persistent virtual account routes (docs/contracts/collections-and-payouts.md §Persistent virtual accounts): create (200, synchronous allocation), reads, archive.
 import { Type } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import type { HttpServer } from '../platform/http.ts'
-import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
-import { CallbackUrlSchema, closedObject, errorResponses } from '../platform/schemas.ts'
-import { ACCOUNT_PAGE_MAX, archivePersistentAccount, createPersistentAccount, getAccount, listAccounts, toPersistentAccountJson, type CollectionsDeps } from './service.ts'
-
-export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
-
-/** The holder of an account as the partner describes it (structure decided in docs/api.md). */
-export const AccountHolderSchema = closedObject(
-  {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-    firstName: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
-    lastName: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
-    email: Type.Optional(Type.String({ format: 'email', maxLength: 254 })),
-    phone: Type.Optional(Type.String({ pattern: '^\\+?[0-9]{7,15}$' })),
-  },
-  { description: 'Who the account collects for; its name (or first and last name) names the account at the bank' },
-)
-
-export const ReferenceSchema = Type.String({ minLength: 1, maxLength: 64, description: "The partner's reference; a retry with the same body answers the same object" })
-export const PurposeTagSchema = Type.String({ minLength: 1, maxLength: 64, description: "The partner's label for what the account collects for" })
-export const TrackingIdSchema = Type.String({ pattern: '^trk_[a-z0-9]{24}$', description: 'The stable public id of a virtual account' })
+import { sendOnce } from '../platform/idempotency.ts'
+import { AccountHolderSchema, CallbackUrlSchema, closedObject, errorResponses, Nullable, PurposeTagSchema, ReferenceSchema, TrackingIdSchema } from '../platform/schemas.ts'
+import { ACCOUNT_PAGE_MAX, archivePersistentAccount, createPersistentAccount, getAccountByKey, listAccounts, toPersistentAccountJson, type CollectionsDeps } from './service.ts'
 
 const PersistentAccountSchema = Type.Object({
   trackingId: Type.String(),
@@ -40,14 +22,22 @@ const PersistentAccountSchema = Type.Object({
   creatorMetadata: Type.Object({}, { additionalProperties: true, description: 'Who created it: partnerId, credentialId, requestId' }),
   createdAt: Type.String({ format: 'date-time' }),
   brr: Nullable(Type.String({ description: 'BRR + 17 digits (Luhn) for government and corporate partners; null for reference-only accounts' })),
-})
+}, { title: 'VirtualAccount', description: 'A persistent virtual account: a NUBAN that collects for the partner for as long as it is active' })
 
+/** Persistent virtual accounts: creating and listing them, then one account (read, archive). */
 export function registerVirtualAccountRoutes(app: HttpServer, deps: CollectionsDeps): void {
+  registerCreateAndListRoutes(app, deps)
+  registerAccountRoutes(app, deps)
+}
+
+function registerCreateAndListRoutes(app: HttpServer, deps: CollectionsDeps): void {
   app.post(
     '/api/v1/rail/virtual-account',
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'createVirtualAccount',
+        description: 'Allocates a persistent virtual account (a NUBAN) at the provider during the request; credits into it are applied and announced with `credit.confirmed`. Idempotent on `reference`. A provider that gives no usable answer is 502 `provider_unavailable`: nothing was created, retry with the same reference.',
         tags: ['collections'],
         summary: 'Allocate a persistent virtual account at the provider (synchronous)',
         body: closedObject({
@@ -62,8 +52,7 @@ export function registerVirtualAccountRoutes(app: HttpServer, deps: CollectionsD
     async (request, reply) => {
       const caller = callerOf(request)
       const { account, replayed } = await createPersistentAccount(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.body)
-      if (replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
-      return toPersistentAccountJson(account)
+      return sendOnce(reply, 200, replayed, toPersistentAccountJson(account))
     },
   )
 
@@ -72,6 +61,8 @@ export function registerVirtualAccountRoutes(app: HttpServer, deps: CollectionsD
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'listVirtualAccounts',
+        description: "The caller's persistent virtual accounts, newest first; page with `cursor` and `limit`.",
         tags: ['collections'],
         summary: "The caller's persistent virtual accounts, newest first",
         querystring: closedObject({
@@ -88,19 +79,26 @@ export function registerVirtualAccountRoutes(app: HttpServer, deps: CollectionsD
       return { data: page.accounts.map(toPersistentAccountJson), nextCursor: page.nextCursor }
     },
   )
+}
 
+function registerAccountRoutes(app: HttpServer, deps: CollectionsDeps): void {
   app.get(
     '/api/v1/rail/virtual-account/:trackingId',
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'getVirtualAccount',
+        description:
+          "One virtual account: a persistent account by its tracking id (`trk_…`) or its id, or the account an invoice is paid into by the invoice's `persistentVirtualAccountId`.",
         tags: ['collections'],
         summary: 'One persistent virtual account',
-        params: closedObject({ trackingId: TrackingIdSchema }),
+        params: closedObject({
+          trackingId: Type.Union([TrackingIdSchema, Type.String({ format: 'uuid', description: "The account's id (an invoice's persistentVirtualAccountId)" })]),
+        }),
         response: { 200: PersistentAccountSchema, ...errorResponses(404) },
       },
     },
-    async (request) => toPersistentAccountJson(await getAccount(deps.pool, callerOf(request).partner.id, request.params.trackingId, ['persistent'])),
+    async (request) => toPersistentAccountJson(await getAccountByKey(deps.pool, callerOf(request).partner.id, request.params.trackingId)),
   )
 
   app.post(
@@ -108,6 +106,8 @@ export function registerVirtualAccountRoutes(app: HttpServer, deps: CollectionsD
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'archiveVirtualAccount',
+        description: 'Archives a persistent virtual account: it stops collecting, and later credits into it go to unmatched triage. Archiving an archived account is 409 `invalid_state`.',
         tags: ['collections'],
         summary: 'Archive a persistent virtual account: it stops collecting, and later credits to it go to unmatched triage',
         params: closedObject({ trackingId: TrackingIdSchema }),

@@ -1,4 +1,4 @@
-// Virtual accounts (seed 001): NUBANs allocated synchronously at the provider — persistent
+// Virtual accounts (docs/contracts/collections-and-payouts.md): NUBANs allocated synchronously at the provider — persistent
 // accounts here, and the allocation every kind of collection account shares (payment intents and
 // FBO pool accounts compose it). Each account is recorded with its owner partner, and a BRR when
 // the partner's class bears one.
@@ -7,19 +7,21 @@ import { assertCallbackUrlAllowed } from '../events/service.ts'
 import { findBank } from '../nip/banks.ts'
 import { generateBrr } from '../nip/brr.ts'
 import type { Partner } from '../partners/service.ts'
-import { withKeyLock, withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
+import type { Clock } from '../platform/clock.ts'
+import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { notFound, RailError } from '../platform/errors.ts'
-import { requestHash } from '../platform/idempotency.ts'
+import { claimReference, findReplay, requestHash, type ReferenceKind } from '../platform/idempotency.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { addJob } from '../platform/jobs.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
-import type { ProviderRegistry } from '../providers/registry.ts'
-import { DEFAULT_PROVIDER, getProvider, requireCapability, type ProviderProfile } from '../providers/service.ts'
+import { readPage } from '../platform/read-pool.ts'
+import { DEFAULT_PROVIDER, getProvider, requireCapability, type ProviderProfile, type ProviderRegistry } from '../providers/service.ts'
 import type { ProviderAccount } from '../providers/types.ts'
 import * as repo from './repo.ts'
 
 export type { AccountHolder, VirtualAccount, VirtualAccountPurpose } from './repo.ts'
-export { lockById, lockByNumber, lockByNumbers, selectByBrr, selectById } from './repo.ts'
+// The rows other features record on their own transaction (an intent's account, an FBO account).
+export { insertVirtualAccount, lockById, lockByNumber, lockByNumbers, selectByBrr, selectById, selectByPartnerAndNumber, selectFboByHolder } from './repo.ts'
 
 /** Collections are in naira; another currency is refused with unsupported_currency. */
 export const COLLECTION_CURRENCY = 'NGN'
@@ -29,6 +31,8 @@ export const ACCOUNT_PAGE_MAX = 100
 
 export interface CollectionsDeps {
   pool: Pool
+  /** The real clock; a partner's objects are judged by its own (sandbox-clock/service.ts partnerClock). */
+  clock: Clock
   providers: ProviderRegistry
   allowLoopbackCallbacks: boolean
 }
@@ -71,15 +75,6 @@ export async function collectionProvider(db: Queryable): Promise<ProviderProfile
   const provider = await getProvider(db, DEFAULT_PROVIDER)
   requireCapability(provider, 'virtualAccounts')
   return provider
-}
-
-/**
- * Serialises creations with one key (a partner's reference) for the rest of the transaction, on a
- * transaction that may already hold it (withKeyLock): a concurrent duplicate waits, then finds the
- * first one's result and replays it.
- */
-export async function lockKey(tx: Tx, key: string): Promise<void> {
-  await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [key])
 }
 
 /**
@@ -158,13 +153,10 @@ export interface PersistentAccountRequest {
 /** Allocates a long-lived account, once per reference (same body: the account; another body: 409). */
 export async function createPersistentAccount(deps: CollectionsDeps, caller: Caller, request: PersistentAccountRequest): Promise<{ account: repo.VirtualAccount; replayed: boolean }> {
   const partner = caller.partner
-  const hash = requestHash(request)
-  const replay = (known: repo.VirtualAccount) => {
-    if (known.requestHash !== hash) throw new RailError('idempotency_conflict', `reference ${request.reference} was already used with a different request`, { trackingId: known.trackingId })
-    return { account: known, replayed: true }
-  }
-  const known = await repo.selectPersistentByReference(deps.pool, partner.id, request.reference)
-  if (known) return replay(known)
+  const key = { reference: request.reference, requestHash: requestHash(request) }
+  const stored = (db: Queryable) => () => repo.selectPersistentByReference(db, partner.id, request.reference)
+  const known = await findReplay(PERSISTENT_REFERENCE, key, stored(deps.pool))
+  if (known) return { account: known.replayed, replayed: true }
   const currency = request.currency ?? COLLECTION_CURRENCY
   assertCollectionCurrency(currency)
   await assertCallbackUrl(deps, partner, request.callbackUrl)
@@ -172,28 +164,25 @@ export async function createPersistentAccount(deps: CollectionsDeps, caller: Cal
   // Outside any transaction: a concurrent duplicate is handed the same account by the provider.
   const accountName = holderName(request.virtualAccountHolder, partner.name)
   const allocated = await allocateAtProvider(deps, provider, { partnerId: partner.id, uniqueKey: `persistent\n${request.reference}`, accountName, requestId: caller.requestId })
-  return withKeyLock(deps.pool, `virtual-account:${partner.id}:${request.reference}`, async (tx) => {
-    const raced = await repo.selectPersistentByReference(tx, partner.id, request.reference)
-    if (raced) return replay(raced)
-    const account = await repo.insertVirtualAccount(
-      tx,
-      newAccountRow(caller, provider, allocated, {
-        purpose: 'persistent',
-        reference: request.reference,
-        requestHash: hash,
-        currency,
-        purposeTag: request.purposeTag ?? null,
-        callbackUrl: request.callbackUrl ?? null,
-        holder: request.virtualAccountHolder ?? null,
-        holderRef: null,
-        brr: bearsBrr(partner) ? generateBrr() : null,
-      }),
-    )
-    return { account, replayed: false }
+  const row = newAccountRow(caller, provider, allocated, {
+    purpose: 'persistent',
+    reference: request.reference,
+    requestHash: key.requestHash,
+    currency,
+    purposeTag: request.purposeTag ?? null,
+    callbackUrl: request.callbackUrl ?? null,
+    holder: request.virtualAccountHolder ?? null,
+    holderRef: null,
+    brr: bearsBrr(partner) ? generateBrr() : null,
   })
+  const claimed = await withTransaction(deps.pool, (tx) => claimReference(PERSISTENT_REFERENCE, key, () => repo.insertVirtualAccount(tx, row), stored(tx)))
+  return claimed.created ? { account: claimed.created, replayed: false } : { account: claimed.replayed, replayed: true }
 }
 
-/** The persistent virtual account object of seed 001: exactly its fields. */
+/** How a persistent account takes its reference (platform/idempotency.ts); the API knows it by its tracking id. */
+const PERSISTENT_REFERENCE: ReferenceKind<repo.VirtualAccount> = { field: 'reference', hashOf: (account) => account.requestHash ?? '', idOf: (account) => account.trackingId }
+
+/** The persistent virtual account object of docs/contracts/collections-and-payouts.md §Persistent virtual accounts: exactly its fields. */
 export function toPersistentAccountJson(account: repo.VirtualAccount) {
   return {
     trackingId: account.trackingId,
@@ -214,6 +203,18 @@ export function toPersistentAccountJson(account: repo.VirtualAccount) {
   }
 }
 
+/**
+ * The account `GET /virtual-account/{key}` answers: a persistent account by its tracking id or id;
+ * by its id, also the account a payment intent collects through — what an invoice names as its
+ * persistentVirtualAccountId. Another partner's, or any other: 404.
+ */
+export async function getAccountByKey(db: Queryable, partnerId: string, key: string): Promise<repo.VirtualAccount> {
+  if (key.startsWith('trk_')) return getAccount(db, partnerId, key, ['persistent'])
+  const account = await repo.selectById(db, key)
+  if (!account || account.partnerId !== partnerId || account.purpose === 'fbo') throw notFound('Virtual account')
+  return account
+}
+
 export async function getAccount(db: Queryable, partnerId: string, trackingId: string, purposes: repo.VirtualAccountPurpose[]): Promise<repo.VirtualAccount> {
   const account = await repo.selectByTrackingId(db, partnerId, trackingId, purposes)
   if (!account) throw notFound('Virtual account')
@@ -224,7 +225,7 @@ export async function listAccounts(
   db: Queryable,
   query: { partnerId: string; purpose: repo.VirtualAccountPurpose; status?: repo.VirtualAccountStatus; limit: number; cursor?: string },
 ): Promise<{ accounts: repo.VirtualAccount[]; nextCursor: string | null }> {
-  const rows = await repo.list(db, { ...query, limit: pageQueryLimit(query.limit) })
+  const rows = await readPage(db, query.cursor, (reader, before) => repo.list(reader, { ...query, cursor: before, limit: pageQueryLimit(query.limit) }))
   const page = toPage(rows, query.limit)
   return { accounts: page.items, nextCursor: page.nextCursor }
 }
@@ -236,7 +237,7 @@ export async function archivePersistentAccount(pool: Pool, partnerId: string, tr
     if (!found) throw notFound('Virtual account')
     await repo.lockById(tx, found.id)
     const archived = await archiveInTransaction(tx, found.id)
-    if (!archived) throw new RailError('invalid_state', 'The virtual account is archived already', { trackingId, status: 'archived' })
+    if (!archived) throw new RailError('invalid_state', 'The virtual account is archived already', { trackingId, status: 'archived', currentState: 'archived' })
     return archived
   })
 }

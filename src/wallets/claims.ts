@@ -13,9 +13,9 @@ import type { Partner } from '../partners/service.ts'
 import { createInstructions, newInstruction, type Instruction, type Operation, type PaymentsDeps } from '../payments/service.ts'
 import type { Pool, Tx } from '../platform/db.ts'
 import { fieldError, notFound, RailError } from '../platform/errors.ts'
+import { claimReferences } from '../platform/idempotency.ts'
 import { uuidv7 } from '../platform/ids.ts'
-import type { Capability } from '../providers/capabilities.ts'
-import { getProvider, requireCapability, type ProviderProfile } from '../providers/service.ts'
+import { getProvider, requireCapability, type Capability, type ProviderProfile } from '../providers/service.ts'
 import * as repo from './moves-repo.ts'
 import { selectWalletsByIds, type Wallet } from './repo.ts'
 import { WALLET_CURRENCY } from './service.ts'
@@ -50,8 +50,8 @@ export interface Claim {
 }
 
 export type ClaimOutcome =
-  /** Committed: the move, its hold and its instruction, which the caller sends. */
-  | { kind: 'claimed'; move: repo.Move; instruction: Instruction }
+  /** Committed: the move, its hold and its instruction, which the caller sends through the provider the claim was checked against. */
+  | { kind: 'claimed'; move: repo.Move; instruction: Instruction; provider: ProviderProfile }
   /** The partner used the reference before (or another caller in the same batch did): replay it. */
   | { kind: 'taken' }
   /** Refused by a rule before anything was recorded. */
@@ -82,7 +82,9 @@ export async function claimMoves(pool: Pool, payments: PaymentsDeps, tx: Tx, cla
       outcomes[index] = { kind: 'refused', error }
     }
   }
-  const claimed = new Map((await repo.insertMoves(tx, prepared.map((entry) => entry.move))).map((move) => [move.id, move]))
+  // The moves' rows claim their references, in the batch's one insert (platform/idempotency.ts).
+  const claimedRows = await claimReferences(prepared.map((entry) => entry.move), (rows) => repo.insertMoves(tx, rows))
+  const claimed = new Map(claimedRows.flatMap((move) => (move ? [[move.id, move] as const] : [])))
   const holding: { entry: Prepared; hold: TransferInput }[] = []
   const sending: Prepared[] = []
   for (const entry of prepared) {
@@ -111,7 +113,7 @@ export async function claimMoves(pool: Pool, payments: PaymentsDeps, tx: Tx, cla
   const instructions = new Map(
     (await createInstructions(tx, sending.map((entry) => moveInstruction(payments, claims[entry.index]!.partner, entry)))).map((instruction) => [instruction.id, instruction]),
   )
-  for (const entry of sending) outcomes[entry.index] = { kind: 'claimed', move: claimed.get(entry.move.id)!, instruction: instructions.get(entry.move.id)! }
+  for (const entry of sending) outcomes[entry.index] = { kind: 'claimed', move: claimed.get(entry.move.id)!, instruction: instructions.get(entry.move.id)!, provider: entry.provider }
   return outcomes.map((outcome) => outcome!)
 }
 
@@ -140,7 +142,8 @@ function prepare(claim: Claim, index: number, wallets: Map<string, Wallet>, prov
     destinationWalletId: destination?.id ?? null,
     amountKobo: request.amountKobo,
     currency: request.currency,
-    narration: request.narration ?? null,
+    // Applied where the provider supports it: the move says what its statement line will say.
+    narration: provider.capabilities.narration ? (request.narration ?? null) : null,
     provider: wallet.provider,
     holdTransferId: type === 'credit' ? null : derivedId(id, 'hold'),
     destinationBankCode: request.destinationBankCode ?? null,
@@ -195,7 +198,7 @@ function moveInstruction(payments: PaymentsDeps, partner: Pick<Partner, 'environ
       provider: move.provider,
       operation: OPERATION[move.type],
       amountKobo: move.amountKobo,
-      narration: provider.capabilities.narration ? move.narration : null,
+      narration: move.narration,
       debitAccountNumber: move.type === 'credit' ? null : wallet.accountNumber,
       creditAccountNumber: move.type === 'credit' ? wallet.accountNumber : (destination?.accountNumber ?? null),
       destinationBankCode: move.destinationBankCode,

@@ -1,6 +1,6 @@
 // SQL of wallet moves.
 import type { Queryable } from '../platform/db.ts'
-import { allowedFrom, type MoveStatus, type MoveType } from './states.ts'
+import { walletMoveStates, type MoveStatus, type MoveType } from './states.ts'
 
 export interface Move {
   id: string
@@ -195,7 +195,7 @@ export async function transitionMoves(db: Queryable, changes: readonly MoveChang
     [
       changes.map((change) => change.moveId),
       changes.map((change) => change.next),
-      changes.map((change) => allowedFrom(change.next).join(',')),
+      changes.map((change) => walletMoveStates.from(change.next).join(',')),
       changes.map((change) => change.answer.providerReference),
       changes.map((change) => change.answer.responseCode),
       changes.map((change) => change.answer.responseMessage),

@@ -1,9 +1,9 @@
-// Move routes of seed 000, at exactly its paths: credit, debit, wallet transfer, external send, requery.
+// Move routes, at exactly the paths of docs/contracts/wallets.md §Endpoints: credit, debit, wallet transfer, external send, requery.
 import { Type, type TProperties } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
-import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
+import { sendOnce } from '../platform/idempotency.ts'
 import { closedObject, errorResponses } from '../platform/schemas.ts'
 import { moveByReference, submitMove, type Move, type MovesDeps } from './moves.ts'
 import type { MoveType } from './states.ts'
@@ -35,7 +35,7 @@ const MoveSchema = Type.Object({
   responseMessage: Type.Union([Type.String(), Type.Null()]),
   createdAt: Type.String({ format: 'date-time' }),
   completedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-})
+}, { title: 'WalletMove', description: 'A wallet move: a credit, debit, transfer between wallets or payout to a bank, with its outcome' })
 
 export function toMoveJson(move: Move) {
   return {
@@ -59,28 +59,52 @@ export function toMoveJson(move: Move) {
   }
 }
 
+/** How a move route describes itself in the OpenAPI document. */
+interface MoveOperation {
+  operationId: string
+  summary: string
+  description: string
+}
+
 export function registerMoveRoutes(app: HttpServer, deps: MovesDeps): void {
-  const moveRoute = (path: string, type: MoveType, summary: string, extra: TProperties = {}) =>
+  const moveRoute = (path: string, type: MoveType, { operationId, summary, description }: MoveOperation, extra: TProperties = {}) =>
     app.post(
       path,
       {
         config: { auth: 'signature' },
-        schema: { tags: ['wallets'], summary, body: closedObject({ ...MoveFields, ...extra }), response: { 200: MoveSchema, ...errorResponses(403, 404, 409, 502) } },
+        schema: { operationId, summary, description, tags: ['wallets'], body: closedObject({ ...MoveFields, ...extra }), response: { 200: MoveSchema, ...errorResponses(403, 404, 409, 502) } },
       },
       async (request, reply) => {
         const submitted = await submitMove(deps, callerOf(request).partner, type, request.body as Parameters<typeof submitMove>[3], request.id)
-        if (submitted.replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
-        return toMoveJson(submitted.move)
+        return sendOnce(reply, 200, submitted.replayed, toMoveJson(submitted.move))
       },
     )
 
-  moveRoute('/wallet/credit', 'credit', 'Fund a wallet (merchant-initiated credit, where the provider supports it)')
-  moveRoute('/wallet/debit', 'debit', 'Spend from a wallet (approval-gated)')
-  moveRoute('/transfer/wallet', 'wallet_transfer', 'Move value between two wallets at the same provider', {
+  moveRoute('/wallet/credit', 'credit', {
+    operationId: 'creditWallet',
+    summary: 'Fund a wallet (merchant-initiated credit, where the provider supports it)',
+    description: 'Funds a wallet with a merchant-initiated credit where the provider supports it (403 `capability_disabled` otherwise, nothing attempted). Idempotent on `reference`.',
+  })
+  moveRoute('/wallet/debit', 'debit', {
+    operationId: 'debitWallet',
+    summary: 'Spend from a wallet (approval-gated)',
+    description: 'Spends from a wallet (approval-gated: 403 `capability_disabled` where the provider is not approved). More than the available balance is 422 `insufficient_funds`. Idempotent on `reference`.',
+  })
+  const betweenWallets = {
+    operationId: 'transferBetweenWallets',
+    summary: 'Move value between two wallets at the same provider',
+    description: 'Moves value from one wallet to another at the same provider. Idempotent on `reference`.',
+  }
+  moveRoute('/transfer/wallet', 'wallet_transfer', betweenWallets, {
     destinationWalletId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet receiving the value' }),
   })
 
-  moveRoute('/transfer/bank/customer', 'bank_payout', 'Pay out from a wallet to an account at any bank (the outcome may come later: requery)', {
+  const toBank = {
+    operationId: 'transferWalletToBank',
+    summary: 'Pay out from a wallet to an account at any bank (the outcome may come later: requery)',
+    description: "Pays out from a wallet to an account at any bank. The amount is held until the bank's outcome is final, which may come later: read it with `GET /transaction/batch/{reference}`. Idempotent on `reference`.",
+  }
+  moveRoute('/transfer/bank/customer', 'bank_payout', toBank, {
     destinationAccountNumber: Type.String({ pattern: '^[0-9]{10}$', description: 'NUBAN of the account to pay' }),
     destinationBankCode: Type.String({ pattern: '^[0-9]{3}$', description: 'CBN code of its bank' }),
     destinationAccountName: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "Checked by name enquiry where the provider requires a name check" })),
@@ -91,6 +115,8 @@ export function registerMoveRoutes(app: HttpServer, deps: MovesDeps): void {
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'getWalletTransaction',
+        description: 'What happened to a wallet move, by its reference; when the outcome is not final Rail asks the provider first.',
         tags: ['wallets'],
         summary: 'What happened to a move, by its reference (asks the provider when the outcome is not final)',
         params: closedObject({ reference: Reference }),

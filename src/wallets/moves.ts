@@ -1,4 +1,4 @@
-// Wallet moves (seed 000): credit, debit, wallet transfer and external send (bank payout). A move
+// Wallet moves (docs/contracts/wallets.md §Moves): credit, debit, wallet transfer and external send (bank payout). A move
 // is a wallet's view of one bank instruction of the payment pipeline (src/payments):
 //   1. claim (claims.ts) — in one transaction shared with whatever other claims are waiting: the
 //      move under its reference (pending), the ledger hold for money leaving a wallet (too little
@@ -18,18 +18,15 @@ import { requeryNow, requestRequery, workCreated, type Instruction, type Instruc
 import { Coalescer } from '../platform/coalescer.ts'
 import { withTransaction, type Pool, type Tx } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
-import { requestHash } from '../platform/idempotency.ts'
+import { findReplay, replayOf, requestHash, type ReferenceKind } from '../platform/idempotency.ts'
 import { claimMoves, LEDGER_CODE, type Claim, type ClaimOutcome, type MoveRequest } from './claims.ts'
 import * as repo from './moves-repo.ts'
 import { selectWalletsByIds } from './repo.ts'
 import { WALLET_CURRENCY } from './service.ts'
-import { isFinal, type MoveType } from './states.ts'
+import { walletMoveStates, type MoveType } from './states.ts'
 
 export type { Move } from './moves-repo.ts'
 export type { MoveRequest } from './claims.ts'
-
-/** When a caller asks again whose reference's claim is not visible yet: the claim is one short transaction. */
-const CLAIM_IN_PROGRESS_RETRY_AFTER_S = 1
 
 export interface MovesDeps {
   pool: Pool
@@ -51,20 +48,23 @@ export function claimBatcherFor(deps: Pick<MovesDeps, 'pool' | 'payments'>): Coa
 
 export async function submitMove(deps: MovesDeps, partner: Pick<Partner, 'id' | 'environment'>, type: MoveType, request: MoveRequest, requestId?: string): Promise<Submitted> {
   if (request.currency !== WALLET_CURRENCY) throw new RailError('unsupported_currency', `currency ${request.currency} is not served; use ${WALLET_CURRENCY}`)
-  const hash = requestHash({ type, ...request })
-  const claim: Claim = { partner, type, request, hash }
+  const key = { reference: request.reference, requestHash: requestHash({ type, ...request }) }
+  const claim: Claim = { partner, type, request, hash: key.requestHash }
   // The partner's settlement account exists before the shared claim transaction needs it: made
   // there, it would take a second connection while the batch holds one (once per process).
   if (type !== 'wallet_transfer') await committedPartnerAccount(deps.pool, partner.id, WALLET_CURRENCY, 'provider_settlement')
   const outcome = deps.claimer ? await deps.claimer.run(claim) : (await claimAlone(deps, claim))
-  if (outcome.kind === 'taken') return replay(await claimedBefore(deps.pool, partner.id, request.reference), hash)
+  // A taken reference is answered with its move as it stands now — a pending move included (the
+  // first request, or the pipeline after it, finishes it): a replay never waits for the first request.
+  const stored = () => repo.selectMoveByReference(deps.pool, partner.id, request.reference)
+  if (outcome.kind === 'taken') return { move: replayOf(MOVE_REFERENCE, key, await stored()).replayed, replayed: true }
   if (outcome.kind === 'refused') {
     // A reference recorded before is answered as it was, whatever changed since (its wallet, an approval).
-    const stored = await repo.selectMoveByReference(deps.pool, partner.id, request.reference)
-    if (stored) return replay(stored, hash)
+    const known = await findReplay(MOVE_REFERENCE, key, stored)
+    if (known) return { move: known.replayed, replayed: true }
     throw outcome.error
   }
-  await workCreated(deps.payments, outcome.instruction, requestId).catch(async (error: unknown) => {
+  await workCreated(deps.payments, outcome.instruction, requestId, outcome.provider).catch(async (error: unknown) => {
     // The move is recorded: a worker asks the bank what happened (or, if even that cannot be
     // recorded now, the pipeline's sweep does), and the caller gets the move as it stands.
     deps.payments.log('error', `wallet move ${outcome.move.id}: ${error instanceof Error ? error.message : String(error)}`)
@@ -88,7 +88,7 @@ async function claimAlone(deps: MovesDeps, claim: Claim): Promise<ClaimOutcome> 
 export async function moveByReference(deps: MovesDeps, partnerId: string, reference: string, requestId?: string): Promise<repo.Move> {
   const move = await repo.selectMoveByReference(deps.pool, partnerId, reference)
   if (!move) throw new RailError('not_found', 'No move with this reference')
-  if (isFinal(move.status)) return move
+  if (walletMoveStates.isTerminal(move.status)) return move
   await requeryNow(deps.payments, move.id, requestId)
   return (await repo.selectMove(deps.pool, move.id))!
 }
@@ -154,25 +154,5 @@ function answerOf(instruction: Instruction): repo.ProviderAnswer {
   }
 }
 
-/**
- * The stored move of a reference used before, as it stands now — a pending move included (the
- * first request, or the pipeline after it, finishes it; GET /transaction/batch/{reference} asks
- * the bank). A replay never waits for the first request.
- */
-function replay(move: repo.Move, hash: string): Submitted {
-  if (move.requestHash !== hash) {
-    throw new RailError('idempotency_conflict', `reference ${move.reference} was already used with a different request`, { reference: move.reference })
-  }
-  return { move, replayed: true }
-}
-
-/** The move that claimed a reference first; while its claim is not visible yet, 409 request_in_progress. */
-async function claimedBefore(pool: Pool, partnerId: string, reference: string): Promise<repo.Move> {
-  const move = await repo.selectMoveByReference(pool, partnerId, reference)
-  if (!move) {
-    throw new RailError('request_in_progress', `The first request with reference ${reference} is still being recorded; retry for its result`, { reference }, {
-      retryAfterS: CLAIM_IN_PROGRESS_RETRY_AFTER_S,
-    })
-  }
-  return move
-}
+/** How a wallet move takes its reference (platform/idempotency.ts). */
+const MOVE_REFERENCE: ReferenceKind<repo.Move> = { field: 'reference', hashOf: (move) => move.requestHash, idOf: (move) => move.id }

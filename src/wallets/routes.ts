@@ -1,9 +1,9 @@
-// Wallet routes of seed 000: creation (docs/design.md §10) and balance. Signed requests (docs/design.md §7).
+// Wallet routes (docs/contracts/wallets.md §Wallets): creation (docs/design.md §10) and balance. Signed requests (docs/design.md §7).
 import { Type } from '@sinclair/typebox'
 import { findBank } from '../nip/banks.ts'
 import { callerOf } from '../partners/auth.ts'
 import type { HttpServer } from '../platform/http.ts'
-import { IDEMPOTENT_REPLAYED_HEADER } from '../platform/idempotency.ts'
+import { sendOnce } from '../platform/idempotency.ts'
 import { closedObject, errorResponses } from '../platform/schemas.ts'
 import { createWallet, listWallets, walletBalance, WALLETS_PAGE_MAX, type Wallet, type WalletsDeps } from './service.ts'
 
@@ -17,20 +17,20 @@ const WalletSchema = Type.Object({
   bankCode: Type.String(),
   bankName: Type.String(),
   createdAt: Type.String({ format: 'date-time' }),
-})
+}, { title: 'Wallet', description: "A customer's wallet at a provider, backed by an account number" })
 
 const BalanceSchema = Type.Object({
   walletId: Type.String(),
   availableBalanceKobo: Type.Integer(),
   bookedBalanceKobo: Type.Integer(),
   currency: Type.String(),
-})
+}, { title: 'WalletBalance', description: "A wallet's balances in kobo" })
 
 const ListedWalletSchema = Type.Object({
   ...WalletSchema.properties,
   availableBalanceKobo: Type.Integer(),
   bookedBalanceKobo: Type.Integer(),
-})
+}, { title: 'ListedWallet', description: 'A wallet with its balances' })
 
 const ListQuerySchema = closedObject({
   customerReference: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only the wallet of this customer reference' })),
@@ -58,6 +58,8 @@ export function registerWalletRoutes(app: HttpServer, deps: WalletsDeps): void {
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'createWallet',
+        description: 'Creates a wallet for a customer at a provider, backed by an account number at that provider. Idempotent on `customerReference`: the same body again answers the same wallet with `Idempotent-Replayed: true`.',
         tags: ['wallets'],
         summary: 'Create a wallet for a customer at a provider (idempotent on customerReference)',
         body: closedObject({
@@ -70,8 +72,7 @@ export function registerWalletRoutes(app: HttpServer, deps: WalletsDeps): void {
     },
     async (request, reply) => {
       const created = await createWallet(deps, callerOf(request).partner.id, request.body, request.id)
-      if (created.replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
-      return reply.code(201).send(toWalletJson(created.value))
+      return sendOnce(reply, 201, created.replayed, toWalletJson(created.value))
     },
   )
 
@@ -80,6 +81,8 @@ export function registerWalletRoutes(app: HttpServer, deps: WalletsDeps): void {
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'listWallets',
+        description: "The caller's wallets with their balances, newest first; `customerReference` finds one; page with `cursor` and `limit`.",
         tags: ['wallets'],
         summary: "The caller's wallets with their balances, newest first (customerReference finds one)",
         querystring: ListQuerySchema,
@@ -104,6 +107,8 @@ export function registerWalletRoutes(app: HttpServer, deps: WalletsDeps): void {
     {
       config: { auth: 'signature' },
       schema: {
+        operationId: 'getWalletBalance',
+        description: "A wallet's available and booked balance in kobo, named by `customerId` (the wallet's `walletId`).",
         tags: ['wallets'],
         summary: 'Available and booked balance of a wallet, in kobo',
         querystring: closedObject({ customerId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet handle (walletId)' }) }),

@@ -1,12 +1,12 @@
-// Wallets (seed 000): creation at a provider and balances from the ledger.
+// Wallets (docs/contracts/wallets.md): creation at a provider and balances from the ledger.
 import { createAccount, derivedId, getBalance, getBalances } from '../ledger/service.ts'
 import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { fieldError, onNotFound, RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
-import { requestHash } from '../platform/idempotency.ts'
-import type { ProviderRegistry } from '../providers/registry.ts'
-import { DEFAULT_PROVIDER, getProvider, type ProviderProfile } from '../providers/service.ts'
+import { readPage } from '../platform/read-pool.ts'
+import { claimReference, findReplay, idempotencyConflict, requestHash, type Claimed, type ReferenceKey, type ReferenceKind } from '../platform/idempotency.ts'
+import { DEFAULT_PROVIDER, getProvider, type ProviderProfile, type ProviderRegistry } from '../providers/service.ts'
 import * as repo from './repo.ts'
 
 export type { Wallet } from './repo.ts'
@@ -43,16 +43,10 @@ export interface Created<T> {
  * retry with the same request completes the opening.
  */
 export async function createWallet(deps: WalletsDeps, partnerId: string, input: NewWallet, requestId?: string): Promise<Created<repo.Wallet>> {
-  const hash = requestHash(input)
-  const replay = (existing: repo.Wallet): Created<repo.Wallet> => {
-    if (existing.requestHash !== hash) {
-      throw new RailError('idempotency_conflict', `customerReference ${input.customerReference} was already used with a different request`, { walletId: existing.id })
-    }
-    return { value: existing, replayed: true }
-  }
+  const key = { reference: input.customerReference, requestHash: requestHash(input) }
   const stored = () => repo.selectWalletByCustomerReference(deps.pool, partnerId, input.customerReference)
-  const existing = await stored()
-  if (existing) return replay(existing)
+  const known = await findReplay(WALLET_REFERENCE, key, stored)
+  if (known) return { value: known.replayed, replayed: true }
   const provider = await walletProvider(deps.pool, input.provider ?? DEFAULT_PROVIDER)
   const opened = await deps.providers.adapterFor(provider, requestId).createWallet({
     reference: openingReference(partnerId, input.customerReference),
@@ -61,14 +55,14 @@ export async function createWallet(deps: WalletsDeps, partnerId: string, input: 
   })
   if (opened.outcome === 'failed' && opened.responseCode === '26') {
     // The opening reference opened an account for another request with this customer reference.
-    const other = await stored()
-    if (other) return replay(other)
-    throw new RailError('idempotency_conflict', `customerReference ${input.customerReference} was already used with a different request; retry it as it was`)
+    const other = await findReplay(WALLET_REFERENCE, key, stored)
+    if (other) return { value: other.replayed, replayed: true }
+    throw idempotencyConflict(WALLET_REFERENCE, key, null)
   }
   if (opened.outcome !== 'successful') {
     throw new RailError('provider_unavailable', `Provider ${provider.name} did not open the account; retry with the same customerReference`)
   }
-  const recorded = await recordWallet(deps.pool, {
+  const claimed = await recordWallet(deps.pool, key, {
     id: uuidv7(),
     partnerId,
     customerReference: input.customerReference,
@@ -77,10 +71,13 @@ export async function createWallet(deps: WalletsDeps, partnerId: string, input: 
     currency: WALLET_CURRENCY,
     bankCode: opened.value.bankCode,
     accountNumber: opened.value.accountNumber,
-    requestHash: hash,
+    requestHash: key.requestHash,
   })
-  return recorded ? { value: recorded, replayed: false } : replay((await stored())!)
+  return claimed.created ? { value: claimed.created, replayed: false } : { value: claimed.replayed, replayed: true }
 }
+
+/** How a wallet takes its customer reference (platform/idempotency.ts). */
+const WALLET_REFERENCE: ReferenceKind<repo.Wallet> = { field: 'customerReference', hashOf: (wallet) => wallet.requestHash, idOf: (wallet) => wallet.id }
 
 /** The reference under which the provider opens the account of a partner's customer: the same inputs, the same reference. */
 export function openingReference(partnerId: string, customerReference: string): string {
@@ -92,20 +89,36 @@ function walletProvider(pool: Pool, name: string): Promise<ProviderProfile> {
   return getProvider(pool, name).catch(onNotFound(() => fieldError('provider', `${name} is not a known provider`)))
 }
 
-/** Throws to roll back a wallet's ledger account when another request recorded the wallet first. */
-class AlreadyRecorded extends Error {}
+/** Carries a replay out of a transaction that must not commit: the ledger account it made goes with it. */
+class AlreadyRecorded extends Error {
+  readonly replayed: repo.Wallet
+  constructor(replayed: repo.Wallet) {
+    super('wallet already recorded')
+    this.replayed = replayed
+  }
+}
 
-/** The wallet and its ledger account, in one transaction; undefined when a concurrent creation recorded it first. */
-async function recordWallet(pool: Pool, wallet: Omit<repo.Wallet, 'createdAt' | 'ledgerAccountId'>): Promise<repo.Wallet | undefined> {
+/**
+ * Records the wallet and its ledger account in one transaction; the wallet's row claims its
+ * customer reference. The ledger account comes first (the wallet's row refers to it): when a
+ * concurrent creation recorded the wallet first, the transaction rolls back with its account and
+ * that wallet is answered.
+ */
+async function recordWallet(pool: Pool, key: ReferenceKey, wallet: Omit<repo.Wallet, 'createdAt' | 'ledgerAccountId'>): Promise<Claimed<repo.Wallet>> {
   try {
     return await withTransaction(pool, async (tx) => {
       const ledgerAccountId = await createAccount(tx, { partnerId: wallet.partnerId, currency: WALLET_CURRENCY, kind: 'wallet', debitsMustNotExceedCredits: true })
-      const inserted = await repo.insertWallet(tx, { ...wallet, ledgerAccountId })
-      if (!inserted) throw new AlreadyRecorded()
-      return inserted
+      const claimed = await claimReference(
+        WALLET_REFERENCE,
+        key,
+        () => repo.insertWallet(tx, { ...wallet, ledgerAccountId }),
+        () => repo.selectWalletByCustomerReference(tx, wallet.partnerId, wallet.customerReference),
+      )
+      if (claimed.replayed) throw new AlreadyRecorded(claimed.replayed)
+      return claimed
     })
   } catch (error) {
-    if (error instanceof AlreadyRecorded) return undefined
+    if (error instanceof AlreadyRecorded) return { replayed: error.replayed }
     throw error
   }
 }
@@ -123,9 +136,11 @@ export interface ListedWallet {
  * page); the cursor is the last wallet id of the previous page.
  */
 export async function listWallets(pool: Pool, filter: Omit<repo.WalletListFilter, 'beforeId'> & { cursor?: string }): Promise<{ wallets: ListedWallet[]; nextCursor: string | null }> {
-  const rows = await repo.selectWallets(pool, { ...filter, beforeId: filter.cursor, limit: pageQueryLimit(filter.limit) })
-  const page = toPage(rows, filter.limit)
-  const balances = new Map((await getBalances(pool, page.items.map((wallet) => wallet.ledgerAccountId))).map((balance) => [balance.accountId, balance]))
+  const { page, balanceRows } = await readPage(pool, filter.cursor, async (reader, before) => {
+    const page = toPage(await repo.selectWallets(reader, { ...filter, beforeId: before, limit: pageQueryLimit(filter.limit) }), filter.limit)
+    return { page, balanceRows: await getBalances(reader, page.items.map((wallet) => wallet.ledgerAccountId)) }
+  })
+  const balances = new Map(balanceRows.map((balance) => [balance.accountId, balance]))
   const wallets = page.items.map((wallet) => {
     const balance = balances.get(wallet.ledgerAccountId)
     if (!balance) throw new Error(`wallet ${wallet.id} has no ledger account`)

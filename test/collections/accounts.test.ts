@@ -1,5 +1,5 @@
 // Creating collection accounts over HTTP: payment intents, persistent virtual accounts and FBO
-// pool accounts — synchronous allocation at the sandbox bank, the exact fields of seed 001, BRR by
+// pool accounts — synchronous allocation at the sandbox bank, the exact fields of docs/contracts/collections-and-payouts.md, BRR by
 // customer class, idempotency and races, fail-closed capability, provider failure, bad input.
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -21,7 +21,7 @@ afterAll(async () => {
 const INTENT_FIELDS = [
   'id', 'trackingId', 'partnerId', 'reference', 'status', 'direction', 'provider', 'providerChannel', 'providerReference', 'amountKobo', 'currency',
   'virtualAccount', 'virtualAccountName', 'virtualAccountBank', 'purposeTag', 'creatorMetadata', 'expiresAt', 'createdAt', 'checkoutToken',
-  'merchantDisplayName', 'returnUrl',
+  'checkoutUrl', 'merchantDisplayName', 'returnUrl',
 ].sort()
 const PERSISTENT_FIELDS = [
   'trackingId', 'partnerId', 'reference', 'status', 'provider', 'providerChannel', 'bankCode', 'bankName', 'currency', 'virtualAccount',
@@ -34,7 +34,7 @@ async function rowCount(table: string): Promise<number> {
 }
 
 describe('payment intents', () => {
-  it('allocates a NUBAN during the request and answers 200 with exactly the fields of the seed', async () => {
+  it('allocates a NUBAN during the request and answers 200 with exactly the fields of the contract', async () => {
     const { client, credentials } = await app.newPartner({ name: 'Ada Stores' })
     const reference = randomUUID()
     const before = Date.now()
@@ -201,7 +201,7 @@ describe('persistent virtual accounts', () => {
 })
 
 describe('FBO pool accounts', () => {
-  it('provisions an identity-blind, reference-only account with exactly the fields of the seed', async () => {
+  it('provisions an identity-blind, reference-only account with exactly the fields of the contract', async () => {
     const { client } = await app.newPartner({ customerClass: 'government', name: 'State Revenue' })
     const response = await client.post<Record<string, unknown>>('/api/v1/rail/fbo/provision', { holderRef: 'holder-8841', purposeTag: 'levy' })
     expect(response.status).toBe(200)

@@ -18,8 +18,14 @@ export interface CollectionsHarness {
   close(): Promise<void>
 }
 
-export async function startCollections(): Promise<CollectionsHarness> {
-  const app = await startTestApp({ sandboxBankSecret: BANK_SECRET, payments: { sandbox: { firstDelayMs: 200, deadlineMs: 5_000 } } })
+/**
+ * A real app with the sandbox bank, workers and a receiver. A payout nobody settles becomes
+ * `unknown` at the requery deadline: 5 s unless `deadlineMs` says otherwise (tests that settle a
+ * payout by hand after slow steps, such as a browser's, give it longer).
+ */
+export async function startCollections(options: { deadlineMs?: number } = {}): Promise<CollectionsHarness> {
+  const sandbox = { firstDelayMs: 200, deadlineMs: options.deadlineMs ?? 5_000 }
+  const app = await startTestApp({ sandboxBankSecret: BANK_SECRET, payments: { sandbox } })
   const hook = await startReceiver()
   const runner = await startBackgroundWorkers({
     pool: app.db.pool,
@@ -27,7 +33,7 @@ export async function startCollections(): Promise<CollectionsHarness> {
     concurrency: 8,
     providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: BANK_SECRET },
     events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
-    payments: { sandbox: { firstDelayMs: 200, deadlineMs: 5_000 } },
+    payments: { sandbox },
   })
   return {
     app,
@@ -59,8 +65,13 @@ export function callbacksFor(hook: Receiver, secret: string, match: (body: Event
     })
 }
 
+/**
+ * Waits for the callbacks. Up to 45 s: on a busy machine Rail may answer the bank's credit
+ * notice 503 (overloaded), and the bank retries with graphile-worker's exponential backoff
+ * (about 3 s, 7 s, then 20 s), so a callback two refusals late is still a callback.
+ */
 export async function waitForCallback(hook: Receiver, secret: string, match: (body: EventBody) => boolean, count = 1): Promise<EventBody[]> {
-  await waitFor(() => callbacksFor(hook, secret, match).length >= count, 20_000, 'callback')
+  await waitFor(() => callbacksFor(hook, secret, match).length >= count, 45_000, 'callback')
   return callbacksFor(hook, secret, match)
 }
 

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { nuban } from '../../src/nip/nuban.ts'
+import { systemClock } from '../../src/platform/clock.ts'
 import { expireIntents } from '../../src/payment-intents/service.ts'
 import { SandboxBank } from '../../src/sandbox-bank/service.ts'
 import { allocationReference } from '../../src/virtual-accounts/service.ts'
@@ -203,7 +204,7 @@ describe('payment intent expiry', () => {
     const intent = (await client.post<{ id: string; trackingId: string; virtualAccount: string }>('/api/v1/rail/payment/intent', { reference: randomUUID(), amountKobo: 10_000 })).body
     const fresh = (await client.post<{ id: string }>('/api/v1/rail/payment/intent', { reference: randomUUID() })).body
     await harness.app.db.pool.query(`UPDATE payment_intents SET expires_at = now() - interval '1 second' WHERE id = $1`, [intent.id])
-    expect(await expireIntents(harness.app.db.pool)).toBeGreaterThanOrEqual(1)
+    expect(await expireIntents(harness.app.db.pool, systemClock)).toBeGreaterThanOrEqual(1)
     expect((await client.get<{ status: string }>(`/api/v1/rail/payment/intent/${intent.id}`)).body.status).toBe('expired')
     expect((await client.get<{ status: string }>(`/api/v1/rail/payment/intent/${fresh.id}`)).body.status).toBe('pending')
     const account = await harness.app.db.pool.query(`SELECT status FROM virtual_accounts WHERE tracking_id = $1`, [intent.trackingId])
@@ -213,7 +214,7 @@ describe('payment intent expiry', () => {
     await payIn(client, intent.virtualAccount, 10_000)
     const [item] = await unmatchedOf(client)
     expect(item).toMatchObject({ reason: 'account_archived', trackingId: intent.trackingId })
-    expect(await expireIntents(harness.app.db.pool)).toBe(0)
+    expect(await expireIntents(harness.app.db.pool, systemClock)).toBe(0)
   })
 })
 

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RailClient } from '../../src/client/index.ts'
 import { nuban } from '../../src/nip/nuban.ts'
+import { systemClock } from '../../src/platform/clock.ts'
 import { expireIntents } from '../../src/payment-intents/service.ts'
 import { SandboxBank } from '../../src/sandbox-bank/service.ts'
 import { allocationReference } from '../../src/virtual-accounts/service.ts'
@@ -130,7 +131,7 @@ describe('credit.unmatched', () => {
     const { client, credentials } = await partner()
     const expired = (await client.post<{ id: string; trackingId: string; virtualAccount: string }>('/api/v1/rail/payment/intent', { reference: randomUUID(), amountKobo: 10_000 })).body
     await harness.app.db.pool.query(`UPDATE payment_intents SET expires_at = now() - interval '1 second' WHERE id = $1`, [expired.id])
-    expect(await expireIntents(harness.app.db.pool)).toBeGreaterThanOrEqual(1)
+    expect(await expireIntents(harness.app.db.pool, systemClock)).toBeGreaterThanOrEqual(1)
     await payIn(client, expired.virtualAccount, 10_000, PAYER)
     const [archivedItem] = await triage(client, 1)
     expect(await unmatchedCallbackOf(credentials.callbackSigningSecret, archivedItem!)).toMatchObject({ reason: 'account_archived', trackingId: expired.trackingId, amountKobo: 10_000 })

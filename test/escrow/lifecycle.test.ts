@@ -1,4 +1,4 @@
-// Escrow end to end over HTTP with real workers: every row of seed 002's state table and every
+// Escrow end to end over HTTP with real workers: every row of the contract's state table (docs/contracts/escrow.md §Statuses) and every
 // refused transition, the money of each (ledger balances, verifyLedger after), funding through
 // the collections seam, expiry by the sweep job, and reads.
 import type { Runner } from 'graphile-worker'
@@ -89,7 +89,7 @@ function expectRefused(response: { status: number; body: unknown }, current: str
 }
 
 describe('create and get', () => {
-  it('creates an initiated escrow with a seed-shaped ref, expiresAt from ttlHours, and a funding account; get returns the escrow object', async () => {
+  it('creates an initiated escrow with a contract-shaped ref, expiresAt from ttlHours, and a funding account; get returns the escrow object', async () => {
     const { api } = await partner()
     const before = Date.now()
     const response = await api.create<Created>(createRequest({ type: 'services', amount: 10_000, ttlHours: 48, metadata: { orderId: 'A-1', nested: { n: 1 } } }))
@@ -111,6 +111,7 @@ describe('create and get', () => {
         bankName: 'Providus Bank',
         trackingId: expect.stringMatching(/^trk_/),
         checkoutToken: expect.any(String),
+        checkoutUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/checkout\/cht_/),
         amountKobo: 10_000,
         currency: 'NGN',
         expiresAt: body.expiresAt,

@@ -141,6 +141,13 @@ describe('POST /api/v1/escrow/partner/create', () => {
     expect(await escrowCount(partnerId)).toBe(0)
   })
 
+  it("an escrow's own webhookUrl follows the registered webhook's rule: https (http only to a sandbox loopback receiver)", async () => {
+    const { partnerId, api } = await partner()
+    expect422(await api.create(createRequest({ webhookUrl: 'http://example.com/hooks' })), 'webhookUrl')
+    expect422(await api.webhook({ webhookUrl: 'http://example.com/hooks' }), 'webhookUrl')
+    expect(await escrowCount(partnerId)).toBe(0)
+  })
+
   it('malformed JSON → 400 invalid_json; another media type → 415; over 1 MiB → 413; nothing is created', async () => {
     const { partnerId, api } = await partner()
     const malformed = await api.create<ErrorJson>(undefined, { rawBody: '{"type": "goods",' })

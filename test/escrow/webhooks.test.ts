@@ -1,5 +1,5 @@
 // Escrow events delivered for real: a receiver on a local HTTP server that verifies
-// X-Rail-Signature with nothing but node:crypto, written from seed 002's sentence ("sha256=
+// X-Rail-Signature with nothing but node:crypto, written from the contract's sentence (docs/contracts/escrow.md §Webhooks: "sha256=
 // followed by the lowercase hex HMAC-SHA256 of the raw request body keyed with the secret; the
 // receiver compares it in constant time and answers 401 when it does not match, 200 when
 // accepted"). Every state change's event, its body, the per-escrow URL override, unsigned events
@@ -18,7 +18,7 @@ import { waitFor } from '../support/wait.ts'
 
 const SECRET = 'partner-chosen escrow secret ✓'
 
-/** The seed's verification, from its own words. */
+/** The contract's verification, from its own words. */
 function signatureMatches(rawBody: string, header: string | string[] | undefined, secret: string): boolean {
   if (typeof header !== 'string') return false
   const expected = Buffer.from('sha256=' + createHmac('sha256', secret).update(rawBody).digest('hex'))
@@ -80,7 +80,7 @@ async function partnerWithWebhook(secret: string | null = SECRET) {
 }
 
 describe('escrow events', () => {
-  it('funded and released: seed-shaped bodies with metadata, signed with the webhookSecret, accepted by the verifying receiver', async () => {
+  it('funded and released: contract-shaped bodies with metadata, signed with the webhookSecret, accepted by the verifying receiver', async () => {
     const { partnerId, api } = await partnerWithWebhook()
     const metadata = { orderId: 'ORD-77', buyer: { tier: 'gold' } }
     const ref = (await api.create<{ ref: string }>(createRequest({ amount: 25_000, metadata }))).body.ref

@@ -1,5 +1,5 @@
-// Invoices end to end over HTTP with real workers and the sandbox bank: the state table of seed
-// 001 (each arrow and each refused arrow), the payment surface rule, publish races, payments
+// Invoices end to end over HTTP with real workers and the sandbox bank: the state table of
+// docs/contracts/collections-and-payouts.md §States (each arrow and each refused arrow), the payment surface rule, publish races, payments
 // through the collections credit path (partial, full, over), cancel with credits racing it, and
 // allocation failure on publishOnCreate.
 import { randomUUID } from 'node:crypto'
@@ -36,14 +36,15 @@ interface InvoiceJson {
   virtualAccountBank: string | null
   trackingId: string | null
   checkoutToken: string | null
+  checkoutUrl: string | null
 }
 
 const INVOICE_FIELDS = [
   'id', 'reference', 'partnerId', 'status', 'title', 'description', 'amountKobo', 'amountPaidKobo', 'currency', 'customer', 'dueAt', 'publishedAt', 'paidAt',
-  'cancelledAt', 'persistentVirtualAccountId', 'virtualAccount', 'virtualAccountName', 'virtualAccountBank', 'trackingId', 'checkoutToken', 'createdAt',
+  'cancelledAt', 'persistentVirtualAccountId', 'virtualAccount', 'virtualAccountName', 'virtualAccountBank', 'trackingId', 'checkoutToken', 'checkoutUrl', 'createdAt',
   'creatorMetadata',
 ].sort()
-const SURFACE = ['virtualAccount', 'virtualAccountName', 'virtualAccountBank', 'trackingId', 'checkoutToken'] as const
+const SURFACE = ['virtualAccount', 'virtualAccountName', 'virtualAccountBank', 'trackingId', 'checkoutToken', 'checkoutUrl'] as const
 
 let noticeSerial = 0
 
@@ -78,8 +79,8 @@ async function create(client: RailClient, extra: Record<string, unknown> = {}): 
 }
 
 const read = async (client: RailClient, reference: string) => (await client.get<InvoiceJson>(`/api/v1/rail/invoice/${encodeURIComponent(reference)}`)).body
-const publish = (client: RailClient, reference: string) => client.post<InvoiceJson & { error: string; details: { status: string; invoice: InvoiceJson } }>(`/api/v1/rail/invoice/${encodeURIComponent(reference)}/publish`)
-const cancel = (client: RailClient, reference: string) => client.post<InvoiceJson & { error: string; details: { status: string } }>(`/api/v1/rail/invoice/${encodeURIComponent(reference)}/cancel`)
+const publish = (client: RailClient, reference: string) => client.post<InvoiceJson & { error: string; details: { status: string; currentState: string; invoice: InvoiceJson } }>(`/api/v1/rail/invoice/${encodeURIComponent(reference)}/publish`)
+const cancel = (client: RailClient, reference: string) => client.post<InvoiceJson & { error: string; details: { status: string; currentState: string } }>(`/api/v1/rail/invoice/${encodeURIComponent(reference)}/cancel`)
 
 describe('create and publish', () => {
   it('creates a draft with the payment surface null, then publishes it with an account', async () => {
@@ -111,6 +112,16 @@ describe('create and publish', () => {
     expect(again.headers.get('idempotent-replayed')).toBe('true')
     expect(again.body).toEqual(invoice)
     expect((await client.post('/api/v1/rail/invoice', { reference: invoice.reference, title: 'Other', amountKobo: 500_000 })).status).toBe(409)
+    // Its persistentVirtualAccountId reads as a virtual account (for its partner only).
+    const account = await client.get<{ virtualAccount: string; trackingId: string }>(`/api/v1/rail/virtual-account/${invoice.persistentVirtualAccountId}`)
+    expect(account.status).toBe(200)
+    expect(account.body).toMatchObject({ virtualAccount: invoice.virtualAccount, trackingId: invoice.trackingId })
+    expect((await (await partner()).client.get(`/api/v1/rail/virtual-account/${invoice.persistentVirtualAccountId}`)).status).toBe(404)
+    expect((await client.get(`/api/v1/rail/virtual-account/${randomUUID()}`)).status).toBe(404)
+    // The intent the invoice collects through is the invoice's, not one of the partner's own intents: not listed.
+    const own = await client.post<{ id: string }>('/api/v1/rail/payment/intent', { reference: randomUUID(), amountKobo: 10_000 })
+    const listed = await client.get<{ data: { id: string; virtualAccount: string }[] }>('/api/v1/rail/payment/intent')
+    expect(listed.body.data.map((intent) => intent.id)).toEqual([own.body.id])
   })
 
   it('leaves nothing when the account cannot be allocated on create, and the reference works after', async () => {
@@ -139,6 +150,7 @@ describe('create and publish', () => {
     const refused = answers.find((answer) => answer.status === 409)!
     expect(refused.body.error).toBe('invalid_state')
     expect(refused.body.details.status).toBe('published')
+    expect(refused.body.details.currentState).toBe('published')
     expect(refused.body.details.invoice.virtualAccount).toBe(answers.find((answer) => answer.status === 200)!.body.virtualAccount)
     const intents = await harness.app.db.pool.query(`SELECT count(*)::int AS n FROM payment_intents WHERE owner_id = $1`, [draft.id])
     expect(intents.rows[0].n).toBe(1)
@@ -216,6 +228,7 @@ describe('the state table', () => {
     const cancelPaid = await cancel(client, paid.reference)
     expect(cancelPaid.status).toBe(409)
     expect(cancelPaid.body.details.status).toBe('paid')
+    expect(cancelPaid.body.details.currentState).toBe('paid')
     expect((await publish(client, paid.reference)).status).toBe(409)
   })
 

@@ -6,7 +6,7 @@
 // caller, and verifyLedger() agrees.
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { LedgerBatcher } from '../../src/ledger/batcher.ts'
+import { LedgerBatcher } from '../../bench/ledger-batcher.ts'
 import { createTransfers, getBalances, type TransferInput, type TransferResult } from '../../src/ledger/service.ts'
 import { transactionOnce, withTransaction } from '../../src/platform/db.ts'
 import { createTestDatabase, type TestDatabase } from '../support/database.ts'

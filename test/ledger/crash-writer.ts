@@ -3,7 +3,7 @@
 // pair as their source) and print the id of each transfer the ledger acknowledged as made, one
 // per line, until the process is killed.
 import { randomUUID } from 'node:crypto'
-import { LedgerBatcher } from '../../src/ledger/batcher.ts'
+import { LedgerBatcher } from '../../bench/ledger-batcher.ts'
 import type { TransferInput } from '../../src/ledger/service.ts'
 import { createPool } from '../../src/platform/db.ts'
 

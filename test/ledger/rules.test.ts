@@ -1,7 +1,7 @@
 // One line per rule: transfers in → result codes out. Together the lines cover every result code.
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { LedgerBatcher } from '../../src/ledger/batcher.ts'
+import { LedgerBatcher } from '../../bench/ledger-batcher.ts'
 import {
   applyTransfers,
   createTransfers,

@@ -88,7 +88,8 @@ describe('POST /api/v1/rail/sandbox/fund-float', () => {
 })
 
 describe('rail sandbox fund-float', () => {
-  it('funds a sandbox partner, refuses a live one and a bad amount', async () => {
+  // Six `rail` processes one after another: on a busy machine each may take seconds to start.
+  it('funds a sandbox partner, refuses a live one and a bad amount', { timeout: 120_000 }, async () => {
     const { credentials, client } = await app.newPartner()
     const env = { DATABASE_URL: app.db.url }
     const funded = await runRail(['sandbox', 'fund-float', '--partner', credentials.partnerId, '--amount', '120000', '--reference', 'cli-1'], env)

@@ -17,9 +17,11 @@ import { expectLedgerVerified } from '../support/ledger.ts'
 import { startReceiver, type Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 import { fundFloat } from '../support/float.ts'
+import { advanceSandboxClock } from '../support/clock.ts'
 
 const SECRET = 'outbound-test-secret'
-const DEADLINE_MS = 3_000
+/** Far off: no transfer becomes unknown by waiting (a busy machine once made one); the unknown test moves the partner's sandbox clock past it. */
+const DEADLINE_MS = 600_000
 const SCHEDULE = { sandbox: { firstDelayMs: 200, deadlineMs: DEADLINE_MS } }
 let app: TestApp
 let runner: Runner
@@ -144,14 +146,15 @@ describe('POST /api/v1/rail/outbound', () => {
   it('unknown: with nothing registered the schedule runs out, the hold stays, transfer.unknown is delivered', async () => {
     const { client } = await fundedPartner()
     const transfer = await submitted(client)
+    await advanceSandboxClock(client, DEADLINE_MS / 1000 + 1)
     await waitFor(async () => (await read(client, transfer.id)).state === 'unknown', 15_000, 'unknown')
     await waitFor(async () => callbacksFor(transfer.id).length === 1, 10_000, 'transfer.unknown callback')
     expect(JSON.parse(callbacksFor(transfer.id)[0]!.rawBody).event).toBe('transfer.unknown')
     expect(await float(client)).toEqual(expect.objectContaining({ availableBalanceKobo: 900_000, bookedBalanceKobo: 1_000_000 }))
     // Unknown is not submitted: the simulator refuses it.
-    const refused = await client.post<{ error: string; details: { state: string } }>('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: transfer.id, outcome: 'confirmed' })
+    const refused = await client.post<{ error: string; details: { state: string; currentState: string } }>('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: transfer.id, outcome: 'confirmed' })
     expect(refused.status).toBe(409)
-    expect(refused.body.details.state).toBe('unknown')
+    expect(refused.body.details).toMatchObject({ state: 'unknown', currentState: 'unknown' })
 
     // Later the bank's answer is final, and an operator's `rail outbound requery` resolves it: the hold posts once.
     expect(await new SandboxBank(app.db.pool).registerOutcome(transfer.id, 'confirmed')).toBe(true)
@@ -216,11 +219,17 @@ describe('POST /api/v1/rail/outbound', () => {
   })
   it('final answers arriving together are written in shared transactions, each transfer resolved once', async () => {
     const { client } = await fundedPartner(2_000_000)
-    const transfers = await Promise.all(Array.from({ length: 12 }, (_unused, index) => submitted(client, 100_000 + index)))
     const outcome = (index: number) => (index % 3 === 0 ? 'failed' : 'confirmed')
-    for (const [index, transfer] of transfers.entries()) {
-      expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: transfer.id, outcome: outcome(index) })).status).toBe(200)
-    }
+    // Each outcome is registered as soon as its transfer is submitted (the state the simulator
+    // needs), not after all twelve are: waiting for the slowest left the first ones to run out
+    // their requery schedule on a busy machine, and the simulator refused them (409).
+    const transfers = await Promise.all(
+      Array.from({ length: 12 }, async (_unused, index) => {
+        const transfer = await submitted(client, 100_000 + index)
+        expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: transfer.id, outcome: outcome(index) })).status).toBe(200)
+        return transfer
+      }),
+    )
     // Besides the workers' requeries, two more each at once through a pipeline of our own (its own
     // step writer): duplicates of one final answer, in one batch or in racing ones.
     const deps: OutboundDeps = { pool: app.db.pool, allowLoopbackCallbacks: true, payments: app.payments(SCHEDULE) }
@@ -236,7 +245,10 @@ describe('POST /api/v1/rail/outbound', () => {
     const moves = await app.db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ledger_transfers WHERE source_type = 'outbound_transfer' AND source_id = ANY ($1::text[])`, [transfers.map((transfer) => transfer.id)])
     expect(moves.rows[0]!.n).toBe(24)
     await waitFor(() => transfers.every((transfer) => callbacksFor(transfer.id).length >= 1), 10_000, 'callbacks')
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    // Every event of these transfers delivered: no callback is still on its way to be counted.
+    const ids = transfers.map((transfer) => transfer.id)
+    const undelivered = async () => (await app.db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM events WHERE object_id = ANY ($1::text[]) AND delivery_status = 'pending'`, [ids])).rows[0]!.n
+    await waitFor(async () => (await undelivered()) === 0, 10_000, 'every callback delivered')
     for (const [index, transfer] of transfers.entries()) {
       const bodies = callbacksFor(transfer.id).map((request) => JSON.parse(request.rawBody) as { event: string })
       expect(bodies.map((body) => body.event)).toEqual([`transfer.${outcome(index)}`])

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { CredentialCache } from '../../src/partners/credential-cache.ts'
 import { revokeSigningKey } from '../../src/partners/service.ts'
+import { testClock } from '../support/clock.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { waitFor } from '../support/wait.ts'
 
@@ -56,7 +57,8 @@ it('remembers a live credential while listening, and forgets everything when a p
 })
 
 it('never remembers an unknown key, and lets an entry lapse at its credential expiry', async () => {
-  const cache = new CredentialCache<Value>(app.db.pool)
+  const clock = testClock()
+  const cache = new CredentialCache<Value>(app.db.pool, { clock })
   cache.start()
   await listening(cache)
   const unknown = counted(undefined)
@@ -64,11 +66,11 @@ it('never remembers an unknown key, and lets an entry lapse at its credential ex
   await cache.get('nobody', unknown)
   expect(unknown.calls).toBe(2)
 
-  const expiring = counted({ name: 'overlap', expiresAt: new Date(Date.now() + 150) })
+  const expiring = counted({ name: 'overlap', expiresAt: new Date(clock.now().getTime() + 150) })
   await cache.get('overlap', expiring)
   await cache.get('overlap', expiring)
   expect(expiring.calls).toBe(1)
-  await new Promise((resolve) => setTimeout(resolve, 200))
+  clock.advance(200) // past the credential's expiry
   await cache.get('overlap', expiring)
   expect(expiring.calls).toBe(2)
   cache.stop()

@@ -17,9 +17,13 @@ import { expectExactlyOnce, failNext, instructionState, PAYEE, paymentParty, set
 import { startReceiver, type Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 import { fundFloat } from '../support/float.ts'
+import { advanceSandboxClock } from '../support/clock.ts'
 
-/** Short enough that a payout nobody settles becomes unknown within the test. */
-const SETTINGS = { sandbox: { firstDelayMs: 200, deadlineMs: 4_000 }, leaseMs: 5_000 }
+/** The deadline is far off: a test reaches it by moving the partner's sandbox clock past it, not by waiting. */
+const SETTINGS = { sandbox: { firstDelayMs: 200, deadlineMs: 600_000 }, leaseMs: 5_000 }
+
+/** Moves the partner's time past the requery deadline of its payments in flight (the sandbox test clock). */
+const pastTheDeadline = (client: PaymentParty['client']) => advanceSandboxClock(client, SETTINGS.sandbox.deadlineMs / 1000 + 1)
 let app: TestApp
 let runner: Runner
 let hook: Receiver
@@ -238,6 +242,7 @@ describe('"no record" (25) once the schedule ran out', () => {
     try {
       if (noRecord.silent) await writeFaults(app.db.pool, SILENT)
       const id = await noRecord.start()
+      await pastTheDeadline(party.client)
       await waitFor(async () => (await instructionState(app, id)) === 'unknown', 20_000, 'unknown')
       await writeFaults(app.db.pool, NO_FAULTS)
       await noRecord.before?.(id)
@@ -258,6 +263,7 @@ describe('rail payments resolve', () => {
   /** An outbound transfer nobody settles: the schedule runs out and it is unknown, its hold in place. */
   async function unknownPayout(): Promise<string> {
     const transfer = await outbound(party.client, 70_000)
+    await pastTheDeadline(party.client)
     await waitFor(async () => (await read(party.client, transfer.id)).state === 'unknown', 20_000, 'unknown')
     await waitFor(async () => (await app.db.pool.query(`SELECT 1 FROM events WHERE object_id = $1 AND type = 'transfer.unknown'`, [transfer.id])).rowCount === 1, 10_000, 'transfer.unknown')
     return transfer.id
@@ -331,6 +337,7 @@ describe('rail payments resolve', () => {
     })
     expect(sent.body.status).toBe('pending')
     const id = (await app.db.pool.query<{ id: string }>(`SELECT id FROM wallet_moves WHERE reference = $1`, [reference])).rows[0]!.id
+    await pastTheDeadline(party.client)
     await waitFor(async () => (await instructionState(app, id)) === 'unknown', 20_000, 'unknown')
     expect((await party.client.get<{ status: string }>(`/transaction/batch/${reference}`)).body.status).toBe('unknown')
     expect((await cli(['resolve', id, '--outcome', 'successful', '--evidence', 'bank statement line 3'])).code).toBe(0)

@@ -1,7 +1,7 @@
 // withTransaction: commit or roll back, and a bounded number of fresh attempts after a lock
 // conflict (deadlock or serialization failure) — never endless, never for other errors.
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { withTransaction } from '../../src/platform/db.ts'
+import { createPool, createSiblingPool, withTransaction, type Pool } from '../../src/platform/db.ts'
 import { createTestDatabase, type TestDatabase } from '../support/database.ts'
 
 let db: TestDatabase
@@ -74,4 +74,29 @@ it('a real deadlock between two transactions: PostgreSQL breaks it, the loser ru
     { id: 1, v: 2 },
     { id: 2, v: 2 },
   ])
+})
+
+/** The named statements the connection `pool` hands out has prepared so far (a pool of one: always the same connection). */
+async function preparedOnConnection(pool: Pool): Promise<string[]> {
+  await pool.query('SELECT $1::int AS n', [1])
+  await withTransaction(pool, (tx) => tx.query('SELECT $1::text AS t', ['x']))
+  const { rows } = await pool.query<{ name: string }>(`SELECT name FROM pg_prepared_statements WHERE name LIKE 'rail\\_%' ORDER BY name`)
+  return rows.map((row) => row.name)
+}
+
+it('directly, statements with parameters are prepared once per connection; through a pooler, every statement is unnamed and no statement_timeout is sent', async () => {
+  const direct = createPool(db.url, 1)
+  const pooled = createPool(db.url, 1, 'rail', 'pooler')
+  const sibling = createSiblingPool(pooled, 1, 'rail-sibling')
+  try {
+    expect(await preparedOnConnection(direct)).toHaveLength(2)
+    expect((await direct.query(`SELECT current_setting('statement_timeout') AS t`)).rows[0].t).toBe('30s')
+    for (const pool of [pooled, sibling]) {
+      expect(await preparedOnConnection(pool)).toEqual([])
+      // The server's default (0) or the role's: nothing sent at connection start.
+      expect((await pool.query(`SELECT current_setting('statement_timeout') AS t`)).rows[0].t).toBe('0')
+    }
+  } finally {
+    await Promise.all([direct.end(), pooled.end(), sibling.end()])
+  }
 })

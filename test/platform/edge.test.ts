@@ -33,11 +33,25 @@ interface JsonSchema {
   properties?: Record<string, JsonSchema>
   items?: JsonSchema
   anyOf?: JsonSchema[]
+  $ref?: string
+}
+
+/** The schema with every `$ref` to a named component replaced by that component (the document names its bodies). */
+function resolved(schema: JsonSchema | undefined, components: Record<string, JsonSchema>, depth = 0): JsonSchema | undefined {
+  if (!schema || depth > 20) return schema
+  if (schema.$ref) return resolved(components[schema.$ref.replace('#/components/schemas/', '')], components, depth + 1)
+  return {
+    ...schema,
+    ...(schema.properties ? { properties: Object.fromEntries(Object.entries(schema.properties).map(([name, child]) => [name, resolved(child, components, depth + 1)!])) } : {}),
+    ...(schema.items ? { items: resolved(schema.items, components, depth + 1) } : {}),
+    ...(schema.anyOf ? { anyOf: schema.anyOf.map((variant) => resolved(variant, components, depth + 1)!) } : {}),
+  }
 }
 
 /** Every operation of the app, from its own OpenAPI document. */
 function operations(): Operation[] {
-  const document = app.api.swagger() as { paths: Record<string, Record<string, OpenApiOperation>> }
+  const document = app.api.swagger() as { paths: Record<string, Record<string, OpenApiOperation>>; components?: { schemas?: Record<string, JsonSchema> } }
+  const components = document.components?.schemas ?? {}
   const found: Operation[] = []
   for (const [path, methods] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(methods)) {
@@ -46,7 +60,7 @@ function operations(): Operation[] {
         method: method.toUpperCase(),
         path,
         security: security?.escrowApiKey ? 'api-key' : security?.railKeyId ? 'signature' : 'none',
-        bodySchema: operation.requestBody?.content?.['application/json']?.schema,
+        bodySchema: resolved(operation.requestBody?.content?.['application/json']?.schema, components),
         pathParams: (operation.parameters ?? []).filter((parameter) => parameter.in === 'path').map((parameter) => parameter.name),
         queryParams: (operation.parameters ?? []).filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name),
       })

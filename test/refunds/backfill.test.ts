@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { payIn, startCollections, type CollectionsHarness } from '../collections/support.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
-import { newPartner, PAYER, settleRefund, type Partner, type RefundJson } from './support.ts'
+import { confirmedCredit, newPartner, PAYER, refund, settleRefund, type Partner, type RefundJson } from './support.ts'
 
 let harness: CollectionsHarness
 
@@ -26,12 +26,16 @@ afterAll(async () => {
   await harness?.app.close()
 })
 
-/** The backfill statement exactly as migration 0032 runs it (between its begin and end markers). */
-function backfillStatement(): string {
-  const migration = readFileSync(new URL('../../db/migrations/0032_refunds.sql', import.meta.url), 'utf8')
-  const found = /-- backfill triage refunds: begin\n([\s\S]*?)-- backfill triage refunds: end/.exec(migration)
-  if (!found) throw new Error('the backfill markers are missing from 0032_refunds.sql')
+/** A backfill statement exactly as its migration runs it (between its begin and end markers). */
+function migrationStatement(file: string, marker: string): string {
+  const migration = readFileSync(new URL(`../../db/migrations/${file}`, import.meta.url), 'utf8')
+  const found = new RegExp(`-- ${marker}: begin\\n([\\s\\S]*?)-- ${marker}: end`).exec(migration)
+  if (!found) throw new Error(`the ${marker} markers are missing from ${file}`)
   return found[1]!
+}
+
+function backfillStatement(): string {
+  return migrationStatement('0032_refunds.sql', 'backfill triage refunds')
 }
 
 interface TriageItem {
@@ -164,5 +168,31 @@ describe('triage refunds made before 0032', () => {
     // The failed one's credit is refundable again: triage refunds it.
     const retried = await partner.client.post<{ status: string }>(`/api/v1/rail/unmatched/${failed.creditId}/resolve`, { action: 'refund' })
     expect(retried.body.status).toBe('refund_pending')
+  })
+})
+
+// Refunds API requests made before 0038 claimed their reference by their refunds alone; the
+// migration gives each its refund_requests row, so that the reference still replays and conflicts.
+describe('Refunds API requests made before 0038', () => {
+  it('replay their refunds and refuse another body under their reference', async () => {
+    const partner = await newPartner(harness)
+    const creditId = await confirmedCredit(harness, partner, 30_000)
+    const reference = randomUUID()
+    const first = await refund(partner.client, { reference, creditId, amountKobo: 1_000 })
+    expect(first.status, JSON.stringify(first.body)).toBe(201)
+    const pool = harness.app.db.pool
+    await pool.query(`DELETE FROM refund_requests WHERE partner_id = $1 AND reference = $2`, [partner.credentials.partnerId, reference])
+    await pool.query(migrationStatement('0038_refund_requests.sql', 'backfill refund requests'))
+
+    const claimed = await pool.query(`SELECT count(*)::int AS n FROM refund_requests WHERE partner_id = $1 AND reference = $2`, [partner.credentials.partnerId, reference])
+    expect(claimed.rows[0].n).toBe(1)
+    const again = await refund(partner.client, { reference, creditId, amountKobo: 1_000 })
+    expect(again.status).toBe(201)
+    expect(again.headers.get('idempotent-replayed')).toBe('true')
+    expect(again.body.refunds.map((made) => made.id)).toEqual(first.body.refunds.map((made) => made.id))
+    const other = await refund(partner.client, { reference, creditId, amountKobo: 2_000 })
+    expect(other.status).toBe(409)
+    expect(other.body.error).toBe('idempotency_conflict')
+    expect(other.body.details).toMatchObject({ reference, id: first.body.refunds[0]!.id })
   })
 })

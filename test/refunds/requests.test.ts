@@ -99,7 +99,7 @@ describe('credits the Refunds API does not refund', () => {
     const { sessionId } = await payIn(partner.client, account.virtualAccount, 8_000, PAYER)
     const unmatched = await creditOfSession(sessionId, 'unmatched')
     const refused = await expectRefused(partner, { reference: randomUUID(), creditId: unmatched }, 409, 'invalid_state')
-    expect(refused).toMatchObject({ details: { creditId: unmatched, status: 'unmatched' } })
+    expect(refused).toMatchObject({ details: { creditId: unmatched, status: 'unmatched', currentState: 'unmatched' } })
     // Triage refunds it through the same refunds: listed with origin triage, ended by its payout.
     const resolved = await partner.client.post<{ status: string; resolution: { refundId: string } }>(`/api/v1/rail/unmatched/${unmatched}/resolve`, { action: 'refund' })
     expect(resolved.body.status).toBe('refund_pending')

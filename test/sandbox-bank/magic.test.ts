@@ -4,18 +4,24 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { RailClient } from '../../src/client/index.ts'
 import { getProvider } from '../../src/providers/service.ts'
-import { magicAmount } from '../../src/sandbox-bank/magic.ts'
+import { magicAmount, SETTLE_DELAY_MS } from '../../src/sandbox-bank/magic.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
+import { testClock } from '../support/clock.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 
-/** The payment pipeline's first requery delay here: "no record" sooner than this after a send may be the send still on its way. */
-const FIRST_DELAY_MS = 200
+/**
+ * The payment pipeline's first requery delay here: "no record" sooner than this after a send may
+ * be the send still on its way. Long, so that a slow machine never reaches it by itself: the test
+ * moves the app's clock past it instead of sleeping.
+ */
+const FIRST_DELAY_MS = 30_000
+const clock = testClock()
 let app: TestApp
 let client: RailClient
 let walletId: string
 
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: 'magic-test-secret', providerTimeoutMs: 1_000, payments: { sandbox: { firstDelayMs: FIRST_DELAY_MS, deadlineMs: 60_000 } } })
+  app = await startTestApp({ clock, sandboxBankSecret: 'magic-test-secret', providerTimeoutMs: 1_000, payments: { sandbox: { firstDelayMs: FIRST_DELAY_MS, deadlineMs: 10 * FIRST_DELAY_MS } } })
   client = (await app.newPartner()).client
   walletId = (await client.post<{ walletId: string }>('/wallet', { customerReference: 'magic', name: 'Magic' })).body.walletId
   await client.post('/wallet/credit', { walletId, reference: randomUUID(), amountKobo: 1_000_000, currency: 'NGN' })
@@ -49,7 +55,7 @@ it.each([
 it('…9009 is pending (09), then successful once settled', async () => {
   const reference = randomUUID()
   expect((await move('/wallet/credit', 19_009, reference)).body).toMatchObject({ status: 'pending', responseCode: '09' })
-  await new Promise((resolve) => setTimeout(resolve, 1_100))
+  clock.advance(SETTLE_DELAY_MS + 100)
   expect(await requery(reference)).toMatchObject({ status: 'successful', responseCode: '00' })
 })
 
@@ -57,7 +63,7 @@ it('…9097 is a lost request: the first submission gets no answer and the bank 
   const reference = randomUUID()
   expect((await move('/wallet/debit', 19_097, reference)).body.status).toBe('unknown')
   expect(await requery(reference)).toMatchObject({ status: 'unknown', responseCode: '25' })
-  await new Promise((resolve) => setTimeout(resolve, FIRST_DELAY_MS + 50))
+  clock.advance(FIRST_DELAY_MS + 50)
   // Still no record well after the send: the pipeline sends it again, same reference, and the bank does it.
   expect(await requery(reference)).toMatchObject({ status: 'successful', responseCode: '00' })
   const id = (await app.db.pool.query(`SELECT id FROM wallet_moves WHERE reference = $1`, [reference])).rows[0].id
@@ -79,10 +85,10 @@ it('…9096 gets a 500 every time: nothing happens at the bank, each send is ret
   const reference = randomUUID()
   expect((await move('/wallet/debit', 19_096, reference)).body.status).toBe('unknown')
   for (let send = 2; send <= 3; send++) {
-    await new Promise((resolve) => setTimeout(resolve, FIRST_DELAY_MS + 50))
+    clock.advance(FIRST_DELAY_MS + 50)
     expect((await requery(reference)).status).toBe('unknown') // no record: sent again, and 500 again
   }
-  await new Promise((resolve) => setTimeout(resolve, FIRST_DELAY_MS + 50))
+  clock.advance(FIRST_DELAY_MS + 50)
   expect(await requery(reference)).toMatchObject({ status: 'failed', responseCode: '25' })
   const balance = (await client.get<{ availableBalanceKobo: number; bookedBalanceKobo: number }>(`/wallet/customer?customerId=${walletId}`)).body
   expect(balance.availableBalanceKobo).toBe(balance.bookedBalanceKobo) // the hold was voided

@@ -9,13 +9,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RailClient } from '../../src/client/index.ts'
 import { nuban } from '../../src/nip/nuban.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
-import { buildCrontab, startBackgroundWorkers } from '../../src/app.ts'
-import { addJob } from '../../src/platform/jobs.ts'
+import { buildCrontab } from '../../src/app.ts'
 import { RUN_DUE_TASK, runDueSettlements } from '../../src/settlement/service.ts'
+import { advanceSandboxClock } from '../support/clock.ts'
 import { createRequest, escrowClient } from '../support/escrow.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
-import { BANK_SECRET, bookedKobo, payIn, startCollections, waitForCallback, type CollectionsHarness } from '../collections/support.ts'
+import { bookedKobo, payIn, startCollections, waitForCallback, type CollectionsHarness } from '../collections/support.ts'
 import { lagosCutoffIn, movableClock, settlementDeps } from './support.ts'
 
 let harness: CollectionsHarness
@@ -140,28 +140,14 @@ describe('bank settlement', () => {
     expect(buildCrontab()).toContain(`* * * * * ${RUN_DUE_TASK}`)
     const { client, credentials } = await bankPartner()
     await collect(client, credentials.callbackSigningSecret, [7_000])
-    const workerClock = movableClock()
-    workerClock.setAheadHours(3)
-    const runner = await startBackgroundWorkers({
-      pool: harness.app.db.pool,
-      masterKey: harness.app.masterKey,
-      concurrency: 2,
-      providers: { sandboxBankUrl: () => harness.app.baseUrl, sandboxBankSecret: BANK_SECRET },
-      events: { allowLoopbackCallbacks: true },
-      clock: workerClock,
-    })
-    try {
-      // The harness's own workers (on the real clock, before the cut-off) may take a job and find
-      // nothing due: the job is queued again (one pending at a time) until this runner has taken one.
-      await waitFor(async () => {
-        if ((await settlementsOf(client)).length === 1) return true
-        await addJob(harness.app.db.pool, RUN_DUE_TASK, {}, { jobKey: 'settlement-test-run-due' })
-        return false
-      }, 15_000, 'settlement by the worker')
-      expect((await settlementsOf(client))[0]).toMatchObject({ amountKobo: 7_000, creditCount: 1 })
-    } finally {
-      await runner.stop()
-    }
+    // The partner's sandbox clock moves past its cut-off (2 h away); the advance queues the task at
+    // once, and any worker judges the cycle by the partner's time.
+    await advanceSandboxClock(client, 3 * 3_600)
+    await waitFor(async () => (await settlementsOf(client)).length === 1, 15_000, 'settlement by the worker')
+    expect((await settlementsOf(client))[0]).toMatchObject({ amountKobo: 7_000, creditCount: 1 })
+    // The settings show the next cut-off by the partner's time: tomorrow's, not the one 2 h from real now.
+    const { nextCutoffAt } = (await client.get<SettingsJson>('/api/v1/rail/settlement')).body
+    expect(new Date(nextCutoffAt!).getTime()).toBeGreaterThan(Date.now() + 3 * 3_600_000)
   })
 
   it('a failed payout gives the money back to collections, and the next cycle pays it', async () => {

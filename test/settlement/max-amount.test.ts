@@ -7,15 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startBackgroundWorkers } from '../../src/app.ts'
 import type { RailClient } from '../../src/client/index.ts'
 import { nuban } from '../../src/nip/nuban.ts'
-import { addJob } from '../../src/platform/jobs.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
-import { RUN_DUE_TASK } from '../../src/settlement/service.ts'
 import { BANK_SECRET, payIn, waitForCallback } from '../collections/support.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
+import { advanceSandboxClock } from '../support/clock.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { startReceiver, type Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
-import { lagosCutoffIn, movableClock } from './support.ts'
+import { lagosCutoffIn } from './support.ts'
 
 const MAX_AMOUNT_KOBO = 50_000
 const PAYMENTS = { sandbox: { firstDelayMs: 200, deadlineMs: 5_000 } }
@@ -26,7 +25,7 @@ let app: TestApp
 let hook: Receiver
 let runner: Runner
 
-function workers(extra: { clock?: ReturnType<typeof movableClock> } = {}): Promise<Runner> {
+function workers(): Promise<Runner> {
   return startBackgroundWorkers({
     pool: app.db.pool,
     masterKey: app.masterKey,
@@ -35,7 +34,6 @@ function workers(extra: { clock?: ReturnType<typeof movableClock> } = {}): Promi
     events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
     payments: PAYMENTS,
     maxAmountKobo: MAX_AMOUNT_KOBO,
-    ...extra,
   })
 }
 
@@ -100,12 +98,8 @@ describe('a settlement cycle under a configured maximum of 50,000 kobo', () => {
   it("the worker's cycle pays at most the maximum too", async () => {
     const { client, secret } = await bankPartner()
     await collect(client, secret, [35_000, 30_000])
-    // Only workers past the cut-off from now on, so that none on the real clock takes the job and finds nothing due.
-    await runner.stop()
-    const clock = movableClock()
-    clock.setAheadHours(3)
-    runner = await workers({ clock })
-    await addJob(app.db.pool, RUN_DUE_TASK, {})
+    // The partner's sandbox clock moves past its cut-off; the advance queues the worker's task at once.
+    await advanceSandboxClock(client, 3 * 3_600)
     await waitFor(async () => (await settlementsOf(client)).length === 1, 15_000, 'settlement by the worker')
     expect((await settlementsOf(client))[0]).toMatchObject({ amountKobo: 35_000, creditCount: 1, creditsTotalKobo: 35_000 })
   })

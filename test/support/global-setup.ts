@@ -57,7 +57,8 @@ export async function setup(project: TestProject): Promise<() => Promise<void>> 
   }
 }
 
-async function adminQuery(adminUrl: string, sql: string): Promise<void> {
+/** One statement on the admin connection (CREATE or DROP DATABASE), on a client of its own. */
+export async function adminQuery(adminUrl: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl })
   await client.connect()
   try {

@@ -19,7 +19,11 @@ let client: RailClient
 let partnerId: string
 
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: SECRET })
+  // Every request of the 64 below is admitted at once (none holds a connection for long, so 20 go
+  // round): this file checks one account per reference under concurrency, not overload
+  // (edge.test.ts and burst.test.ts do), so no answer may depend on how busy the machine is (the
+  // default limits queued a third of them for at most 2 s, and answered 503 under load).
+  app = await startTestApp({ sandboxBankSecret: SECRET, poolMax: 20, edge: { admission: { inFlightMax: 64, queueMax: 64, queueWaitMs: 30_000 } } })
   const partner = await app.newPartner()
   client = partner.client
   partnerId = partner.credentials.partnerId

@@ -1,4 +1,4 @@
-// Wallet funding by transfer (seed 000: some providers fund a wallet only when the customer
+// Wallet funding by transfer (docs/contracts/wallets.md §Funding: some providers fund a wallet only when the customer
 // transfers in to its account number). Over HTTP with the sandbox bank, its signed notices and a
 // real callback receiver: the credit takes the inbound-credit path of virtual accounts and funds
 // the wallet once, on a provider without merchant credit too, however its notice arrives.

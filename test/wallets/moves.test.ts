@@ -143,6 +143,27 @@ describe('capabilities fail closed', () => {
       await setCapability(app.db.pool, 'sandbox-restricted', 'merchantCredit', false)
     }
   })
+
+  it('on a provider without narration, the move says none was applied (the bank got none)', async () => {
+    const wallet = await newWallet(client, 'sandbox-restricted')
+    await setCapability(app.db.pool, 'sandbox-restricted', 'merchantCredit', true)
+    await setCapability(app.db.pool, 'sandbox-restricted', 'narration', false)
+    try {
+      const reference = randomUUID()
+      const answer = await client.post<MoveJson>('/wallet/credit', { walletId: wallet.walletId, reference, amountKobo: 700, currency: 'NGN', narration: 'top up' })
+      expect(answer.status).toBe(200)
+      expect(answer.body).toMatchObject({ status: 'successful', narration: null })
+      const sent = await app.db.pool.query(`SELECT b.narration FROM bank_instructions b JOIN wallet_moves m ON m.id = b.id WHERE m.reference = $1`, [reference])
+      expect(sent.rows).toEqual([{ narration: null }])
+      // The same request again is the same move (the narration is part of what was asked).
+      const again = await client.post<MoveJson>('/wallet/credit', { walletId: wallet.walletId, reference, amountKobo: 700, currency: 'NGN', narration: 'top up' })
+      expect(again.headers.get('idempotent-replayed')).toBe('true')
+      expect(again.body).toEqual(answer.body)
+    } finally {
+      await setCapability(app.db.pool, 'sandbox-restricted', 'merchantCredit', false)
+      await setCapability(app.db.pool, 'sandbox-restricted', 'narration', true)
+    }
+  })
 })
 
 describe('idempotency', () => {

@@ -8,7 +8,9 @@ import type { RailClient } from '../../src/client/index.ts'
 import { nuban } from '../../src/nip/nuban.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
+import { advanceSandboxClock } from '../support/clock.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
+import { waitFor } from '../support/wait.ts'
 
 const SECRET = 'payouts-test-secret'
 let app: TestApp
@@ -100,6 +102,12 @@ describe('POST /transfer/bank/customer', () => {
     expect((await payout(wallet.walletId, nuban('033', '444555666'), { destinationBankCode: '033' }, reference)).body.status).toBe('pending')
     const runner = await startBackgroundWorkers({ pool: app.db.pool, masterKey: app.masterKey, concurrency: 2, providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET } })
     try {
+      // Once the bank has settled it (its own moment after accepting), the partner's clock moves past
+      // the first requery of the schedule (5 s) instead of waiting for it.
+      const id = (await app.db.pool.query<{ id: string }>(`SELECT id FROM wallet_moves WHERE reference = $1`, [reference])).rows[0]!.id
+      const bankSettled = async () => (await app.db.pool.query(`SELECT 1 FROM sandbox_bank.transfers WHERE reference = $1 AND settles_at <= now()`, [id])).rowCount === 1
+      await waitFor(bankSettled, 10_000, 'the bank settled')
+      await advanceSandboxClock(client, 5)
       const deadline = Date.now() + 20_000
       let status = 'pending'
       while (status !== 'successful' && Date.now() < deadline) {

@@ -1,0 +1,126 @@
+// Partner routes of banks: the bank list, and the account-name check (docs/banking.md, "Bank list
+// and account-name check").
+import { Type } from '@sinclair/typebox'
+import type { FastifyRequest } from 'fastify'
+import { callerOf } from '../partners/auth.ts'
+import { RailError } from '../platform/errors.ts'
+import type { HttpServer } from '../platform/http.ts'
+import { closedObject, errorResponses } from '../platform/schemas.ts'
+import { checkResolvable, listBanks, resolveAccountName, type BankDeps } from './service.ts'
+
+/**
+ * Name enquiries one partner may make per minute and API process. They cost money at a real bank
+ * and answer whether an account exists, so they are held far below the general request rate.
+ */
+export const NAME_ENQUIRIES_PER_MINUTE_DEFAULT = 60
+const NAME_ENQUIRY_WINDOW_MS = 60_000
+
+export interface BankRoutesDeps extends BankDeps {
+  /** RAIL_RATE_LIMIT_NAME_ENQUIRIES_PER_MINUTE; 0 turns the limit off. */
+  nameEnquiriesPerMinute?: number
+}
+
+const BankSchema = Type.Object(
+  {
+    code: Type.String({ pattern: '^[0-9]{3}$', description: "The bank's 3-digit CBN code: the `bankCode` of every route" }),
+    name: Type.String({ description: "The bank's name", examples: ['Guaranty Trust Bank'] }),
+    nipInstitutionCode: Type.String({ pattern: '^[0-9]{6}$', description: "The bank's 6-digit NIP institution code (\"000\" and the CBN code)", examples: ['000058'] }),
+  },
+  { title: 'Bank', description: 'A Nigerian bank Rail pays to and can ask who holds an account' },
+)
+
+const BankListSchema = Type.Object(
+  {
+    data: Type.Array(BankSchema, { description: 'Every bank, by name' }),
+    nextCursor: Type.Null({ description: 'Always null: every bank is on the one page' }),
+  },
+  { title: 'BankList', description: 'Every bank Rail pays to, on one page' },
+)
+
+const ResolveBodySchema = closedObject(
+  {
+    bankCode: Type.String({ pattern: '^[0-9]{3}$', description: 'The CBN code of a bank of GET /api/v1/rail/banks' }),
+    accountNumber: Type.String({ pattern: '^[0-9]{10}$', description: 'A 10-digit NUBAN at that bank', examples: ['0000014579'] }),
+  },
+  { title: 'BankAccountToResolve', description: 'The account whose holder to ask the bank for' },
+)
+
+const ResolvedSchema = Type.Object(
+  {
+    bankCode: Type.String({ description: 'The bank code asked about' }),
+    accountNumber: Type.String({ description: 'The account number asked about', examples: ['0000014579'] }),
+    accountName: Type.String({ description: "The holder's name exactly as the bank's name enquiry gives it" }),
+  },
+  { title: 'ResolvedBankAccount', description: "An account and its holder's name as the bank gives it" },
+)
+
+const RESOLVE_DESCRIPTION = [
+  "Asks the bank who holds an account (NIP name enquiry), so that a payout's beneficiary name can be checked, or shown to the customer, before paying.",
+  'The request is checked before any bank is asked: a code that is no Nigerian bank or a number that is not a NUBAN at that bank (a wrong check digit) is 422 naming the field;',
+  'a provider not approved for name checks is 403 `capability_disabled`. A bank that refuses (no such account, a dormant one) is 422 naming `accountNumber`, with the NIP',
+  '`responseCode`; a bank that gives no answer is 502 `provider_unavailable` — safe to retry, an enquiry changes nothing. Each partner may make',
+  `${NAME_ENQUIRIES_PER_MINUTE_DEFAULT} enquiries a minute by default (RAIL_RATE_LIMIT_NAME_ENQUIRIES_PER_MINUTE), counted only when the bank is asked; past it, 429 \`rate_limited\` with Retry-After.`,
+].join(' ')
+
+export function registerBankRoutes(app: HttpServer, deps: BankRoutesDeps): void {
+  const countEnquiry = nameEnquiryLimiter(app, deps.nameEnquiriesPerMinute ?? NAME_ENQUIRIES_PER_MINUTE_DEFAULT)
+
+  app.get(
+    '/api/v1/rail/banks',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        operationId: 'listBanks',
+        tags: ['banks'],
+        summary: 'The banks Rail pays to',
+        description: 'Every Nigerian bank Rail can pay to and ask who holds an account, by name, with its CBN code (the `bankCode` of every route) and its NIP institution code. One page: `nextCursor` is always null.',
+        querystring: closedObject({}),
+        response: { 200: BankListSchema, ...errorResponses() },
+      },
+    },
+    async () => ({ data: listBanks(), nextCursor: null }),
+  )
+
+  app.post(
+    '/api/v1/rail/banks/resolve',
+    {
+      config: { auth: 'signature' },
+      schema: {
+        operationId: 'resolveBankAccount',
+        tags: ['banks'],
+        summary: "Who holds an account, by the bank's name enquiry",
+        description: RESOLVE_DESCRIPTION,
+        body: ResolveBodySchema,
+        response: { 200: ResolvedSchema, ...errorResponses(403, 429, 502) },
+      },
+    },
+    async (request) => {
+      const account = { bankCode: request.body.bankCode, accountNumber: request.body.accountNumber }
+      const provider = await checkResolvable(deps, account)
+      // Counted here: only the enquiries that reach the bank cost anything.
+      await countEnquiry(request)
+      const { accountName } = await resolveAccountName(deps, provider, account, request.id)
+      return { ...account, accountName }
+    },
+  )
+}
+
+/** A fixed one-minute window per partner on the store the general limits use; past it, 429 with Retry-After. */
+function nameEnquiryLimiter(app: HttpServer, perMinute: number): (request: FastifyRequest) => Promise<void> {
+  if (perMinute === 0) return async () => {}
+  const counter = app.createRateLimit({
+    max: perMinute,
+    timeWindow: NAME_ENQUIRY_WINDOW_MS,
+    keyGenerator: (request) => `name-enquiry:${callerOf(request).partner.id}`,
+  })
+  return async (request) => {
+    const counted = await counter(request)
+    if (counted.isAllowed || !counted.isExceeded) return
+    throw new RailError(
+      'rate_limited',
+      `More than ${perMinute} account-name checks in a minute; retry after the time in Retry-After`,
+      { limit: perMinute, windowSeconds: NAME_ENQUIRY_WINDOW_MS / 1000 },
+      { retryAfterS: Math.max(1, counted.ttlInSeconds) },
+    )
+  }
+}

@@ -1,0 +1,75 @@
+// The partner dashboard over HTTP (docs/dashboard.md): sign-in by one-time link, sign-out, the
+// style sheet, and each area's pages. The session lives in a cookie (HttpOnly, SameSite=Strict,
+// Secure unless the request came to a loopback address); a missing, forged, ended or expired one is
+// "signed out". Every post carries the session's CSRF token or is refused 403 with nothing changed.
+import { readFileSync } from 'node:fs'
+import type { FastifyError, FastifyRequest } from 'fastify'
+import { toRailError, type HttpServer } from '../platform/http.ts'
+import { registerCollectionPages } from './collections.ts'
+import { registerEscrowPages } from './escrows.ts'
+import { registerEventPages } from './events.ts'
+import { COOKIE, cookieOf, dashboardRoutes, headers, type DashboardDeps, type DashboardRoutes } from './http.ts'
+import { registerInvoicePages } from './invoices.ts'
+import { plainPage } from './layout.ts'
+import { registerOverviewPage } from './overview.ts'
+import { endSession, redeemSignInLink, SESSION_LIFETIME_MS } from './service.ts'
+import { registerSandboxPages } from './sandbox.ts'
+import { registerSettingsPages } from './settings.ts'
+import { registerTransferPages } from './transfers.ts'
+
+export type { DashboardDeps } from './http.ts'
+
+const STYLE = readFileSync(new URL('./assets/dashboard.css', import.meta.url))
+
+/** Every area of the dashboard; each registers its pages and forms through the same session and CSRF checks. */
+const AREAS: readonly ((routes: DashboardRoutes) => void)[] = [
+  registerOverviewPage,
+  registerTransferPages,
+  registerCollectionPages,
+  registerInvoicePages,
+  registerEscrowPages,
+  registerEventPages,
+  registerSettingsPages,
+  registerSandboxPages,
+]
+
+/** Secure everywhere but loopback, where tests and local development speak plain HTTP. */
+function isLoopback(request: FastifyRequest): boolean {
+  return /^(127\.|::1$|::ffff:127\.)/.test(request.socket.localAddress ?? '')
+}
+
+function sessionCookie(request: FastifyRequest, value: string, maxAgeS: number): string {
+  return `${COOKIE}=${value}; Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}${isLoopback(request) ? '' : '; Secure'}`
+}
+
+export function registerDashboardRoutes(app: HttpServer, deps: DashboardDeps): void {
+  const open = { config: { auth: 'none' as const }, schema: { hide: true } }
+  app.get<{ Params: { token: string } }>('/dashboard/sign-in/:token', open, async (request, reply) => {
+    const sessionId = await redeemSignInLink(deps.pool, deps.clock, request.params.token)
+    if (!sessionId) return headers(reply).code(410).send(plainPage('Link not valid', 'This sign-in link is used, expired or not valid. Ask for a new one.'))
+    // A fresh session id on every sign-in: a session fixed before sign-in is never the one used after.
+    return headers(reply).header('Set-Cookie', sessionCookie(request, sessionId, SESSION_LIFETIME_MS / 1000)).redirect('/dashboard', 303)
+  })
+  app.get('/dashboard-assets/dashboard.css', open, async (_request, reply) =>
+    reply.header('X-Content-Type-Options', 'nosniff').header('Cache-Control', 'public, max-age=300').type('text/css; charset=utf-8').send(STYLE),
+  )
+  // Pages and posts share one scope, which reads urlencoded form bodies.
+  app.register(async (scope) => {
+    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(body as string)))
+    })
+    // Whatever is refused before or inside a handler (a control character in a field, a bank
+    // that did not answer) is a page, not the API's JSON: its status and message, nothing changed.
+    scope.setErrorHandler((error, request, reply) => {
+      const refusal = toRailError(error as FastifyError, request)
+      if (refusal.retryAfterS !== undefined) void reply.header('Retry-After', String(Math.max(1, Math.ceil(refusal.retryAfterS))))
+      return headers(reply).code(refusal.statusCode).send(plainPage(refusal.statusCode >= 500 ? 'Something went wrong' : 'Refused', refusal.message))
+    })
+    const routes = dashboardRoutes(scope as unknown as HttpServer, deps)
+    routes.form('/dashboard/sign-out', async (request, reply) => {
+      await endSession(deps.pool, deps.clock, cookieOf(request))
+      return headers(reply).header('Set-Cookie', sessionCookie(request, '', 0)).send(plainPage('Signed out', 'You are signed out.'))
+    })
+    for (const register of AREAS) register(routes)
+  })
+}

@@ -1,0 +1,138 @@
+// Triage of credits nobody could take (unmatched, in the partner's suspense account): listed,
+// read, and settled once — refunded to the sender through the refunds core, or assigned to
+// another of the partner's accounts as if it had been paid there (the owner's rules apply).
+import { recordEvent } from '../events/service.ts'
+import { ensurePartnerAccount } from '../ledger/service.ts'
+import type { Partner } from '../partners/service.ts'
+import { lockIntentOfAccount, recordIntentCredit } from '../payment-intents/service.ts'
+import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
+import { fieldError, notFound, onNotFound, RailError } from '../platform/errors.ts'
+import { uuidv7 } from '../platform/ids.ts'
+import { pageQueryLimit, toPage } from '../platform/pagination.ts'
+import { readPage } from '../platform/read-pool.ts'
+import { refundCreditInTransaction, type Refund } from '../refunds/service.ts'
+import { getAccount, lockById, selectById as selectAccountById, type VirtualAccount } from '../virtual-accounts/service.ts'
+import { askOwner, post, settleCollected } from './apply.ts'
+import type { InboundDeps } from './deps.ts'
+import { creditEvent } from './events.ts'
+import { accountUnmatchedReason, CREDIT_CODES, type AccountUnmatchedReason } from './matching.ts'
+import * as repo from './repo.ts'
+import { toTriageJson } from './views.ts'
+
+export const TRIAGE_PAGE_MAX = 100
+
+export async function listTriage(pool: Pool, query: { partnerId: string; status?: repo.CreditStatus; limit: number; cursor?: string }) {
+  return readPage(pool, query.cursor, async (reader, before) => {
+    const page = toPage(await repo.listTriage(reader, { ...query, cursor: before, limit: pageQueryLimit(query.limit) }), query.limit)
+    return { data: await Promise.all(page.items.map((credit) => toTriageJson(reader, credit))), nextCursor: page.nextCursor }
+  })
+}
+
+export async function getTriageItem(pool: Pool, partnerId: string, id: string) {
+  const credit = await repo.selectCredit(pool, partnerId, id)
+  if (!credit || credit.unmatchedReason === null) throw notFound('Unmatched credit')
+  return toTriageJson(pool, credit)
+}
+
+export type Resolution = { action: 'refund' } | { action: 'assign'; target: string | { trackingId: string } }
+
+/** Settles an unmatched credit once: refunded to its sender, or assigned to another of the caller's accounts. */
+export async function resolveUnmatched(deps: InboundDeps, caller: { partner: Partner; credentialId: string; requestId?: string }, id: string, resolution: Resolution) {
+  const partnerId = caller.partner.id
+  const resolved = await withTransaction(deps.pool, async (tx) => {
+    const found = await repo.selectCredit(tx, partnerId, id)
+    if (!found || found.unmatchedReason === null) throw notFound('Unmatched credit')
+    if (resolution.action === 'assign') {
+      // The target account's lock, then the credit's. (The apply job locks a credit before its
+      // account, but only a received one; triage locks only unmatched ones: no cycle.)
+      const trackingId = typeof resolution.target === 'string' ? resolution.target : resolution.target.trackingId
+      const target = await getAccount(tx, partnerId, trackingId, ['payment_intent', 'persistent', 'fbo']).catch(
+        onNotFound(() => fieldError('target', 'is not a tracking id of one of your virtual accounts')),
+      )
+      await lockById(tx, target.id)
+      const credit = await lockUnmatched(tx, id)
+      return assign(deps, tx, credit, (await selectAccountById(tx, target.id))!)
+    }
+    const credit = await lockUnmatched(tx, id)
+    return refund(deps, tx, caller, credit)
+  })
+  return toTriageJson(deps.pool, resolved)
+}
+
+async function lockUnmatched(tx: Queryable, id: string): Promise<repo.InboundCredit> {
+  const credit = (await repo.lockCredit(tx, id))!
+  if (credit.status !== 'unmatched') throw new RailError('invalid_state', `The credit was ${credit.status} already`, { id, status: credit.status, currentState: credit.status })
+  return credit
+}
+
+/**
+ * Pays the credit back to its sender through the refunds core (origin 'triage'): an outbound
+ * transfer to the payer's account through the payment pipeline, held on the partner's suspense
+ * account (where the credit sits) — never on its float. The credit is refund_pending until the
+ * refund ends (settleTriageRefunds, in the pipeline's transaction): succeeded → refunded; failed →
+ * the hold is voided back to suspense and the credit is unmatched again, for another try. Each
+ * attempt is a refund of its own, under Rail's reference `triage-refund:<credit>:<uuid>`.
+ */
+async function refund(deps: InboundDeps, tx: Tx, caller: { partner: Partner; credentialId: string; requestId?: string }, credit: repo.InboundCredit) {
+  const suspense = await ensurePartnerAccount(tx, caller.partner.id, credit.currency, 'suspense')
+  const refunded = await refundCreditInTransaction(deps.refunds, tx, {
+    caller,
+    reference: `triage-refund:${credit.id}:${uuidv7()}`,
+    creditId: credit.id,
+    amountKobo: credit.amountKobo,
+    sourceAccountId: suspense,
+    origin: { type: 'triage' },
+  })
+  return (await repo.resolveUnmatched(tx, credit.id, 'refund_pending', { action: 'refund', outboundTransferId: refunded.outboundTransferId, refundId: refunded.id }))!
+}
+
+/**
+ * Triage's refunds ended, on the payment pipeline's transaction: succeeded → the credit is
+ * refunded; failed → its hold was voided back to suspense in this same transaction, and the
+ * credit is unmatched again with what was tried.
+ */
+export async function settleTriageRefunds(tx: Tx, refunds: readonly Refund[]): Promise<void> {
+  for (const ended of refunds) {
+    if (ended.state === 'succeeded') await repo.markRefunded(tx, ended.creditId)
+    else {
+      await repo.reopenAfterFailedRefund(tx, ended.creditId, {
+        action: 'refund',
+        outboundTransferId: ended.outboundTransferId,
+        refundId: ended.id,
+        outcome: 'failed',
+        failureReason: ended.failureReason,
+      })
+    }
+  }
+}
+
+/** Applies the credit to another account as if it had been paid there: suspense → collections, and the owner's rules. */
+async function assign(deps: InboundDeps, tx: Tx, credit: repo.InboundCredit, target: VirtualAccount) {
+  const intent = target.purpose === 'payment_intent' ? await lockIntentOfAccount(tx, target.id) : undefined
+  // The rules a credit paid there would meet (matching.ts); one the target could not take is refused, not sent back to triage.
+  const reason = accountUnmatchedReason(credit, target, intent)
+  if (reason !== null) throw new RailError('invalid_state', ASSIGN_REFUSALS[reason](credit, target), { trackingId: target.trackingId })
+  const partnerId = target.partnerId
+  const suspense = await ensurePartnerAccount(tx, partnerId, credit.currency, 'suspense')
+  const collections = await ensurePartnerAccount(tx, partnerId, credit.currency, 'collections')
+  await post(tx, credit, 'assign', suspense, collections, CREDIT_CODES.assigned)
+  let keptKobo = credit.amountKobo
+  if (intent?.ownerType) {
+    const owned = await askOwner(deps, tx, credit, intent, { partnerId, collectionsAccountId: collections })
+    // Assigning is all or nothing: an owner that would not take the whole credit refuses it, and nothing changes.
+    if (owned.takenKobo !== credit.amountKobo) throw new RailError('invalid_state', `The target's ${intent.ownerType} does not take this whole payment`, { trackingId: target.trackingId })
+    keptKobo = owned.keptKobo
+  }
+  await settleCollected(deps, tx, { creditId: credit.id, partnerId, currency: credit.currency, amountKobo: keptKobo, collectionsAccountId: collections })
+  const updatedIntent = intent ? await recordIntentCredit(tx, intent, credit.amountKobo) : undefined
+  const resolved = (await repo.resolveUnmatched(tx, credit.id, 'assigned', { action: 'assign', trackingId: target.trackingId }))!
+  await recordEvent(tx, creditEvent(resolved, target, updatedIntent))
+  return resolved
+}
+
+/** Why triage cannot assign a credit to an account, by the reason a credit paid there would be unmatched. */
+const ASSIGN_REFUSALS: Record<AccountUnmatchedReason, (credit: repo.InboundCredit, target: VirtualAccount) => string> = {
+  account_archived: () => 'The target account is archived',
+  currency_mismatch: (credit, target) => `The credit is in ${credit.currency}; the target account collects ${target.currency}`,
+  payment_intent_expired: () => 'The target payment intent has expired',
+}

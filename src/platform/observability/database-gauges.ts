@@ -1,0 +1,172 @@
+// Gauges read from the database when Prometheus scrapes, not by polling: the job queue, pending
+// callback deliveries, instructions to banks, inbound credits and unmatched items. Each is one
+// query; a scrape runs them one after another on one connection, each bounded by a statement
+// timeout, and scrapes that arrive together share one run. A query that fails or times out
+// leaves its gauges empty for that scrape and counts in rail_metrics_query_failures_total.
+// The queries read other features' tables, read-only, by the schema's names: no feature code is
+// imported, as with every library.
+import { Counter, Gauge, type Registry } from 'prom-client'
+import type { Pool } from '../db.ts'
+
+/** The default bound of each query; a scrape takes at most this long per query. */
+export const SCRAPE_QUERY_TIMEOUT_MS = 2_000
+
+type Row = Record<string, unknown>
+
+/** Every query; their rows become gauges in `publish`. */
+const QUERIES = {
+  // graphile-worker's public view of its jobs: due and free, scheduled later, locked by a worker, out of attempts.
+  jobs: `SELECT task_identifier AS task,
+                count(*) FILTER (WHERE locked_at IS NULL AND attempts < max_attempts AND run_at <= now())::int AS queued,
+                count(*) FILTER (WHERE locked_at IS NULL AND attempts < max_attempts AND run_at > now())::int AS scheduled,
+                count(*) FILTER (WHERE locked_at IS NOT NULL)::int AS running,
+                count(*) FILTER (WHERE locked_at IS NULL AND attempts >= max_attempts)::int AS failed,
+                COALESCE(extract(epoch FROM now() - min(run_at) FILTER (WHERE locked_at IS NULL AND attempts < max_attempts AND run_at <= now())), 0)::float8 AS oldest_queued_s
+           FROM graphile_worker.jobs GROUP BY task_identifier`,
+  // Pending deliveries only (a partial index holds them): how many, how many due now, how old.
+  deliveries: `SELECT count(*)::int AS pending,
+                      count(*) FILTER (WHERE next_attempt_at <= now())::int AS due,
+                      COALESCE(extract(epoch FROM now() - min(created_at)), 0)::float8 AS oldest_pending_s,
+                      COALESCE(extract(epoch FROM now() - min(next_attempt_at) FILTER (WHERE next_attempt_at <= now())), 0)::float8 AS oldest_due_s
+                 FROM event_deliveries WHERE status = 'pending'`,
+  instructions: `SELECT operation, state, count(*)::int AS count FROM bank_instructions GROUP BY operation, state`,
+  credits: `SELECT status, count(*)::int AS count FROM inbound_credits GROUP BY status`,
+  unmatched: `SELECT count(*)::int AS count, COALESCE(sum(amount_kobo), 0)::bigint AS amount_kobo,
+                     COALESCE(extract(epoch FROM now() - min(received_at)), 0)::float8 AS oldest_s
+                FROM inbound_credits WHERE status = 'unmatched'`,
+} as const
+
+type QueryName = keyof typeof QUERIES
+type Snapshot = Partial<Record<QueryName, Row[]>>
+
+export function registerDatabaseGauges(registry: Registry, pool: Pool, timeoutMs = SCRAPE_QUERY_TIMEOUT_MS): void {
+  let running: Promise<Snapshot> | undefined
+  // Scrapes that arrive while one runs share it; the next scrape after it reads afresh. The
+  // failures and durations wait for it too, so that a scrape reports its own.
+  const snapshot = () => (running ??= readSnapshot(pool, timeoutMs, { failures, durations }).finally(() => (running = undefined)))
+  const failures: Counter<'query'> = new Counter({
+    name: 'rail_metrics_query_failures_total',
+    help: 'Scrape-time database queries that failed or timed out, by query',
+    labelNames: ['query'],
+    registers: [registry],
+    async collect() {
+      await snapshot()
+    },
+  })
+  const durations: Gauge<'query'> = new Gauge({
+    name: 'rail_metrics_query_duration_seconds',
+    help: 'How long each scrape-time database query took',
+    labelNames: ['query'],
+    registers: [registry],
+    async collect() {
+      await snapshot()
+    },
+  })
+  for (const define of GAUGES) define(registry, snapshot)
+}
+
+async function readSnapshot(pool: Pool, timeoutMs: number, meters: { failures: Counter<'query'>; durations: Gauge<'query'> }): Promise<Snapshot> {
+  const result: Snapshot = {}
+  const failAll = () => {
+    for (const name of Object.keys(QUERIES)) meters.failures.inc({ query: name })
+    return result
+  }
+  // The timeout holds for this transaction only (SET LOCAL): a session setting would stay on the
+  // connection, and through a transaction-mode pooler on whichever client gets it next.
+  let client
+  try {
+    client = await pool.connect()
+    await client.query('BEGIN')
+    await client.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`)
+  } catch {
+    client?.release(true)
+    return failAll()
+  }
+  for (const [name, sql] of Object.entries(QUERIES) as [QueryName, string][]) {
+    const started = performance.now()
+    try {
+      // A query that fails (its timeout, say) is undone to here, and the next one runs.
+      await client.query('SAVEPOINT gauge')
+      result[name] = (await client.query(sql)).rows as Row[]
+    } catch {
+      meters.failures.inc({ query: name })
+      await client.query('ROLLBACK TO SAVEPOINT gauge').catch(() => {})
+    }
+    meters.durations.set({ query: name }, (performance.now() - started) / 1000)
+  }
+  // A connection whose transaction cannot be ended is closed rather than handed to anyone else.
+  const ended = await client.query('COMMIT').then(
+    () => true,
+    () => false,
+  )
+  client.release(!ended)
+  return result
+}
+
+type GaugeDefinition = (registry: Registry, snapshot: () => Promise<Snapshot>) => void
+
+/** A gauge whose values are set from the snapshot's rows of one query at each scrape. */
+function snapshotGauge<L extends string>(
+  registry: Registry,
+  snapshot: () => Promise<Snapshot>,
+  definition: { name: string; help: string; labelNames: readonly L[]; query: QueryName; values: (row: Row) => [Partial<Record<L, string>>, number][] },
+): void {
+  new Gauge<L>({
+    name: definition.name,
+    help: definition.help,
+    labelNames: definition.labelNames,
+    registers: [registry],
+    async collect() {
+      const rows = (await snapshot())[definition.query]
+      this.reset()
+      for (const row of rows ?? []) for (const [labels, value] of definition.values(row)) this.set(labels, value)
+    },
+  })
+}
+
+const num = (value: unknown) => Number(value ?? 0)
+
+const GAUGES: GaugeDefinition[] = [
+  (registry, snapshot) => {
+    for (const column of ['queued', 'scheduled', 'running', 'failed'] as const) {
+      snapshotGauge(registry, snapshot, {
+        name: `rail_jobs_${column}`,
+        help: JOB_HELP[column],
+        labelNames: ['task'],
+        query: 'jobs',
+        values: (row) => [[{ task: String(row.task) }, num(row[column])]],
+      })
+    }
+    snapshotGauge(registry, snapshot, { name: 'rail_jobs_oldest_queued_seconds', help: 'How long the oldest job due and not started has waited, by task', labelNames: ['task'], query: 'jobs', values: (row) => [[{ task: String(row.task) }, num(row.oldest_queued_s)]] })
+  },
+  (registry, snapshot) => {
+    const one = (name: string, help: string, column: string) => snapshotGauge(registry, snapshot, { name, help, labelNames: [], query: 'deliveries', values: (row) => [[{}, num(row[column])]] })
+    one('rail_deliveries_pending', 'Callback deliveries not yet delivered nor given up', 'pending')
+    one('rail_deliveries_due', 'Pending callback deliveries whose next attempt is due now', 'due')
+    one('rail_deliveries_oldest_pending_seconds', 'Age of the oldest pending callback delivery (0 when none)', 'oldest_pending_s')
+    one('rail_deliveries_oldest_due_seconds', 'How long the most overdue pending delivery has been due (0 when none): workers falling behind', 'oldest_due_s')
+  },
+  (registry, snapshot) =>
+    snapshotGauge(registry, snapshot, {
+      name: 'rail_bank_instructions',
+      help: 'Instructions to banks (payouts, wallet moves) by operation and state',
+      labelNames: ['operation', 'state'],
+      query: 'instructions',
+      values: (row) => [[{ operation: String(row.operation), state: String(row.state) }, num(row.count)]],
+    }),
+  (registry, snapshot) =>
+    snapshotGauge(registry, snapshot, { name: 'rail_inbound_credits', help: 'Inbound credits by status', labelNames: ['status'], query: 'credits', values: (row) => [[{ status: String(row.status) }, num(row.count)]] }),
+  (registry, snapshot) => {
+    const one = (name: string, help: string, column: string) => snapshotGauge(registry, snapshot, { name, help, labelNames: [], query: 'unmatched', values: (row) => [[{}, num(row[column])]] })
+    one('rail_unmatched_credits', 'Inbound credits waiting in unmatched triage (refund or assign)', 'count')
+    one('rail_unmatched_credits_amount_kobo', 'Their total amount, in kobo', 'amount_kobo')
+    one('rail_unmatched_credits_oldest_seconds', 'Age of the oldest unmatched credit (0 when none)', 'oldest_s')
+  },
+]
+
+const JOB_HELP = {
+  queued: 'Background jobs due and waiting for a worker, by task',
+  scheduled: 'Background jobs waiting for a later time (retries, timers), by task',
+  running: 'Background jobs locked by a worker now, by task',
+  failed: 'Background jobs that used all their attempts and will not run again, by task',
+}

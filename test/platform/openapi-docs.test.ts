@@ -1,0 +1,56 @@
+// /docs in a real browser: the reference renders, and "Try it out" on a signed route works once the
+// partner authorizes with its key id and signing secret (the page signs each request itself).
+import type { Browser } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { launchBrowser } from '../checkout/browser.ts'
+import { startTestApp, type TestApp } from '../support/app.ts'
+
+let app: TestApp
+let browser: Browser
+
+beforeAll(async () => {
+  app = await startTestApp()
+  browser = await launchBrowser()
+}, 60_000)
+afterAll(async () => {
+  await browser?.close()
+  await app?.close()
+})
+
+describe('/docs', () => {
+  it('"Try it out" on GET /api/v1/rail/settings answers 200 for the partner who authorized, and the secret is never sent', { timeout: 90_000 }, async () => {
+    const { credentials } = await app.newPartner({ name: 'Docs Reader' })
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+    const page = await context.newPage()
+    const sentHeaders: Record<string, string>[] = []
+    page.on('request', (request) => {
+      if (request.url().includes('/api/v1/rail/settings')) sentHeaders.push(request.headers())
+    })
+    await page.goto(`${app.baseUrl}/docs/#/partner/getSettings`)
+    const operation = page.locator('#operations-partner-getSettings')
+    await operation.waitFor({ timeout: 60_000 })
+
+    await page.locator('button.authorize').first().click()
+    const values: Record<string, string> = { railKeyId: credentials.keyId, railTimestamp: 'auto', railSignature: credentials.signingSecret }
+    for (const [scheme, value] of Object.entries(values)) {
+      const container = page.locator('.auth-container form', { hasText: `${scheme} (apiKey)` })
+      await container.locator('input').fill(value)
+      await container.locator('button.authorize').click()
+    }
+    await page.locator('button.btn-done').first().click()
+
+    if (!(await operation.locator('.try-out__btn').isVisible())) await operation.locator('.opblock-summary').click()
+    await operation.locator('.try-out__btn').click()
+    await operation.locator('button.execute').click()
+    const status = operation.locator('.live-responses-table tbody .response-col_status').first()
+    await status.waitFor({ timeout: 30_000 })
+    expect((await status.textContent())?.trim()).toBe('200')
+    await expect.poll(() => sentHeaders.length).toBeGreaterThan(0)
+    const sent = sentHeaders[0]!
+    expect(sent['x-rail-key-id']).toBe(credentials.keyId)
+    expect(sent['x-rail-signature']).toMatch(/^v1=[0-9a-f]{64}$/)
+    expect(Object.values(sent)).not.toContain(credentials.signingSecret)
+    expect(await operation.locator('.live-responses-table tbody .response-col_description').first().textContent()).toContain(credentials.partnerId)
+    await context.close()
+  })
+})
