@@ -1,5 +1,6 @@
 // SQL of deliveries, their attempts, and callback URLs stopped by a 410.
 import type { Queryable } from '../platform/db.ts'
+import { jobSpecSql } from '../platform/jobs.ts'
 import { EVENT_COLUMNS, toEvent, type DeliveryJob, type DeliveryStatus, type EventRecord, type EventRow, type NewDelivery } from './repo.ts'
 
 export interface Delivery {
@@ -160,6 +161,26 @@ export async function deferDeliveriesToUrl(db: Queryable, url: string, delayMs: 
     [url, delayMs],
   )
   return rowCount ?? 0
+}
+
+/**
+ * Brings back at once, each with its job, the deliveries to `url` that were put off untried
+ * (deferDeliveriesToUrl): the URL has answered 2xx since. Retries of failed attempts keep their
+ * schedule. Answers how many came back.
+ */
+export async function resumeDeliveriesToUrl(db: Queryable, url: string, job: { task: string; jobKeyPrefix: string; priority: number }): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `WITH resumed AS (
+       UPDATE event_deliveries SET next_attempt_at = now(), updated_at = now()
+        WHERE url = $1 AND status = 'pending' AND attempts_made = 0 AND next_attempt_at > now()
+          AND (lease_until IS NULL OR lease_until < now())
+       RETURNING id, url)
+     SELECT count(*)::int AS n FROM graphile_worker.add_jobs(ARRAY(
+       SELECT ${jobSpecSql({ identifier: '$2::text', payload: "json_build_object('deliveryId', id, 'url', url)", jobKey: "$3::text || id", priority: '$4::int' })}
+         FROM resumed))`,
+    [url, job.task, job.jobKeyPrefix, job.priority],
+  )
+  return rows[0]!.n
 }
 
 export interface Attempt {

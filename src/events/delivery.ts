@@ -16,7 +16,7 @@ import { uuidv7Ms } from '../platform/ids.ts'
 import { checkCallbackUrl, guardedLookup, type CallbackPolicy } from '../platform/address-guard.ts'
 import * as deliveries from './deliveries-repo.ts'
 import type * as repo from './repo.ts'
-import { callbackPolicyFor, deliveryJob, enqueueDelivery, RETRY_PRIORITY, EVENT_DELIVERY_FAILED, recordEvent } from './service.ts'
+import { callbackPolicyFor, DELIVER_TASK, DELIVERY_JOB_KEY_PREFIX, deliveryJob, enqueueDelivery, RETRY_PRIORITY, EVENT_DELIVERY_FAILED, recordEvent } from './service.ts'
 import { deliveryHeaders } from './signing.ts'
 
 /** docs/design.md §9: the wait before each retry; the first attempt is at once. About three days in all. */
@@ -166,6 +166,17 @@ export class Deliverer {
     } finally {
       this.throttle.release(url, slot, learned)
     }
+    if (learned?.success) await this.resumePutOff(url)
+  }
+
+  /**
+   * A URL this process put off (holdBack) has answered 2xx: its put-off deliveries come back now
+   * rather than when the sweep finds them due. A URL taken for failing only because an attempt ran
+   * slowly on a busy machine then costs its other deliveries seconds, not minutes.
+   */
+  private async resumePutOff(url: string): Promise<void> {
+    if (!this.urlsDeferredAtMs.delete(url)) return
+    await deliveries.resumeDeliveriesToUrl(this.deps.pool, url, { task: DELIVER_TASK, jobKeyPrefix: DELIVERY_JOB_KEY_PREFIX, priority: RETRY_PRIORITY })
   }
 
   /**

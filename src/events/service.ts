@@ -55,8 +55,11 @@ export interface EventBody {
   metadata?: Record<string, unknown>
 }
 
+/** A delivery's job key is this and its id: one job per delivery at a time. */
+export const DELIVERY_JOB_KEY_PREFIX = 'event_delivery:'
+
 export function deliveryJobKey(deliveryId: string): string {
-  return `event_delivery:${deliveryId}`
+  return `${DELIVERY_JOB_KEY_PREFIX}${deliveryId}`
 }
 
 /**

@@ -33,9 +33,10 @@ export async function addJob(db: Queryable, task: string, payload: unknown, opti
  * is a row whose fields graphile-worker may add to or reorder between versions). The arguments are
  * SQL expressions; every field not given is null (graphile-worker's defaults).
  */
-export function jobSpecSql(fields: { identifier: string; payload: string; jobKey?: string }): string {
+export function jobSpecSql(fields: { identifier: string; payload: string; jobKey?: string; priority?: string }): string {
   const named = [`'identifier', ${fields.identifier}`, `'payload', ${fields.payload}`]
   if (fields.jobKey !== undefined) named.push(`'job_key', ${fields.jobKey}`)
+  if (fields.priority !== undefined) named.push(`'priority', ${fields.priority}`)
   return `json_populate_record(NULL::graphile_worker.job_spec, json_build_object(${named.join(', ')}))`
 }
 
@@ -50,11 +51,6 @@ export interface WorkerOptions {
 }
 
 /**
- * Runs the task list on `concurrency` workers, and announces the process and its worker ids while
- * it runs (worker-liveness.ts), so that the jobs it holds are freed soon after it dies. Stopping
- * the runner stops the workers (running jobs finish), then withdraws the announcement.
- */
-/**
  * graphile-worker warns when its pool is smaller than its concurrency, taking it for the pool its
  * jobs run on. With a queue pool of its own (beside a pooler) the jobs run on `pool`: not a fault.
  */
@@ -62,6 +58,11 @@ function isQueuePoolWarning(options: WorkerOptions, message: string): boolean {
   return options.queuePool !== undefined && message.startsWith('WARNING: having maxPoolSize')
 }
 
+/**
+ * Runs the task list on `concurrency` workers, and announces the process and its worker ids while
+ * it runs (worker-liveness.ts), so that the jobs it holds are freed soon after it dies. Stopping
+ * the runner stops the workers (running jobs finish), then withdraws the announcement.
+ */
 export async function startWorkers(options: WorkerOptions): Promise<Runner> {
   const log = options.log ?? (() => {})
   const events: WorkerEvents = new EventEmitter()

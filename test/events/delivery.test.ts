@@ -6,7 +6,7 @@ import type { Runner } from 'graphile-worker'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { startBackgroundWorkers } from '../../src/app.ts'
 import { verifyRailSignature } from '../../src/client/index.ts'
-import { Deliverer, type DeliverySettings } from '../../src/events/delivery.ts'
+import { Deliverer, UrlThrottle, type DeliverySettings } from '../../src/events/delivery.ts'
 import { recordEvent } from '../../src/events/service.ts'
 import { rotateCallbackSecret } from '../../src/partners/service.ts'
 import { systemClock } from '../../src/platform/clock.ts'
@@ -214,6 +214,34 @@ describe('with workers running', () => {
     const overlapping = intervals.map(([start]) => intervals.filter(([s, e]) => s <= start && start < e).length)
     expect(Math.max(...overlapping)).toBeLessThanOrEqual(2)
     expect(hook.requests.length).toBeLessThan(15)
+  })
+
+  it("a URL put off because its attempts ran slowly gets its put-off deliveries back as soon as one answers 2xx", { timeout: 60_000 }, async () => {
+    // The default 10 s limit would end the slow attempt; 30 s leaves the test time to watch.
+    await startWorkers({ allowLoopbackCallbacks: true, timeoutMs: 30_000, retryDelaysMs: [200, 200] })
+    const hook = await receiver()
+    let answerSlowOnes!: () => void
+    const slowOnesAnswered = new Promise<void>((resolve) => (answerSlowOnes = resolve))
+    hook.answer = (_request, index) => (index < UrlThrottle.UNPROVEN_IN_FLIGHT_MAX ? { status: 200, until: slowOnesAnswered } : { status: 200 })
+    const { credentials } = await partnerWithCallback(hook.url)
+    const slow: string[] = []
+    for (let i = 0; i < UrlThrottle.UNPROVEN_IN_FLIGHT_MAX; i++) slow.push(await record(app.db.pool, { partnerId: credentials.partnerId, objectId: `slow_${i}` }))
+    await hook.waitForRequests(slow.length)
+    // An attempt running longer than UrlThrottle.SLOW_MS (wall clock) makes its URL failing; with
+    // as many running as a failing URL may have, the next deliveries are put off.
+    await new Promise((resolve) => setTimeout(resolve, UrlThrottle.SLOW_MS + 500))
+    const others: string[] = []
+    for (let i = 0; i < 5; i++) others.push(await record(app.db.pool, { partnerId: credentials.partnerId, objectId: `after_slow_${i}` }))
+    const putOff = async () =>
+      (
+        await app.db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM event_deliveries WHERE url = $1 AND attempts_made = 0 AND next_attempt_at > now() + interval '30 seconds'`, [hook.url])
+      ).rows[0]!.n
+    await waitFor(async () => (await putOff()) === others.length, 20_000, 'the other deliveries put off')
+    answerSlowOnes()
+    // Put off by a minute or more, they would not arrive within 20 s without being brought back.
+    await waitFor(async () => (await Promise.all([...slow, ...others].map((id) => eventStatus(app.db.pool, id)))).every((status) => status === 'delivered'), 20_000, 'every delivery')
+    expect(hook.requests).toHaveLength(slow.length + others.length)
+    await startWorkers()
   })
 
   it('during a callback-secret rotation overlap, signs with the new secret', async () => {

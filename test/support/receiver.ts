@@ -19,6 +19,8 @@ export interface Answer {
   delayMs?: number
   /** Never answer (the request hangs until the receiver closes). */
   hang?: boolean
+  /** Answer once this settles (then after delayMs). */
+  until?: Promise<unknown>
 }
 
 export interface Receiver {
@@ -59,11 +61,14 @@ export async function startReceiver(port = 0): Promise<Receiver> {
       const index = receiver.requests.push(received) - 1
       const answer = receiver.answer(received, index)
       if (answer.hang) return
-      setTimeout(() => {
-        if (res.destroyed) return
-        res.writeHead(answer.status ?? 200, answer.headers ?? {})
-        res.end(answer.body ?? '')
-      }, answer.delayMs ?? 0)
+      const reply = () =>
+        setTimeout(() => {
+          if (res.destroyed) return
+          res.writeHead(answer.status ?? 200, answer.headers ?? {})
+          res.end(answer.body ?? '')
+        }, answer.delayMs ?? 0)
+      if (answer.until) void answer.until.finally(reply)
+      else reply()
     })
   })
   server.on('connection', (socket) => {
