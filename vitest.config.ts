@@ -24,7 +24,7 @@ const shared = {
   isolate: false,
   // Limits, not waits: a passing test never waits for them. They are generous because files run
   // side by side and the machine may be busy; a test that needs longer says so itself.
-  testTimeout: 60_000,
+  testTimeout: 180_000,
   hookTimeout: 120_000,
 }
 
