@@ -16,7 +16,10 @@ const AMOUNT_KOBO = 20_000
 let app: TestApp
 
 beforeAll(async () => {
-  app = await startTestApp()
+  // The trials' credits and expiries run on the test's side of the app's pool, as a worker's jobs
+  // would on a pool of their own: 25 trials at once need room beside the API's requests, or a busy
+  // machine turns the race into a wait for a connection (the pool's 5 s connect timeout).
+  app = await startTestApp({ poolMax: 40 })
 })
 afterAll(async () => {
   await app?.close()
