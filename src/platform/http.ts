@@ -2,6 +2,7 @@
 // kept for signature checks. No business words here.
 import { randomUUID } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { Ajv, type ErrorObject } from 'ajv'
 import addFormats from 'ajv-formats'
@@ -89,6 +90,7 @@ export function createHttpServer(logger: FastifyServerOptions['logger'], timeout
   installValidators(app)
   installJsonParser(app)
   markEarlyAnswers(app)
+  endUnusedConnectionsOnClose(app)
 
   app.decorateRequest('rawBody', null)
   app.decorateRequest('jsonParseError', undefined)
@@ -100,6 +102,24 @@ export function createHttpServer(logger: FastifyServerOptions['logger'], timeout
     void reply.code(404).send(errorBody(new RailError('not_found', `Route ${request.method} ${request.url.split('?')[0]} not found`)))
   })
   return app as unknown as HttpServer
+}
+
+/**
+ * Closing waits for every connection Node counts as open. One on which no byte has arrived (a
+ * client or load balancer that connects ahead of need, a request aborted before it was written)
+ * is not idle to Node, so it would hold a closing server until its peer gives up — about a minute.
+ * Once the server stops serving, those are ended; requests in flight finish as before, and idle
+ * keep-alive connections are closed by Node itself.
+ */
+function endUnusedConnectionsOnClose(app: FastifyInstance): void {
+  const sockets = new Set<Socket>()
+  app.server.on('connection', (socket: Socket) => {
+    sockets.add(socket)
+    socket.once('close', () => sockets.delete(socket))
+  })
+  app.addHook('preClose', async () => {
+    for (const socket of sockets) if (socket.bytesRead === 0) socket.destroy()
+  })
 }
 
 /** Marks a connection whose current request was answered before its body had all arrived. */
