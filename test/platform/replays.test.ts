@@ -168,6 +168,9 @@ describe('POST /api/v1/rail/events/{id}/redeliver', () => {
     ])
     expect(await deliveriesOf(eventId)).toBe(2)
     await waitFor(() => deliveredTo() === 2, 10_000, 'redelivery')
+    // The receiver has the redelivery before the worker records it delivered; until then a new
+    // request advances that pending delivery instead of starting another.
+    await waitFor(async () => (await client.get<{ deliveryStatus: string }>(`/api/v1/rail/events/${eventId}`)).body.deliveryStatus === 'delivered', 10_000, 'redelivered')
 
     // A new request (signed another second) is a new redelivery.
     expect((await client.post(path, undefined, { timestampS: timestampS + 1 })).status).toBe(202)
