@@ -4,6 +4,7 @@
 // slow clients, and a database that cannot be reached in time.
 import net from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { PoolClient } from 'pg'
 import { signRequest, type RailClient } from '../../src/client/index.ts'
 import type { PartnerCredentials } from '../../src/partners/service.ts'
 import { AdmissionGate } from '../../src/platform/admission.ts'
@@ -347,20 +348,23 @@ describe('slow clients are cut off', () => {
 
 describe('a database that cannot serve in time', () => {
   it('a request that cannot get a connection is answered 503 overloaded with Retry-After, never 500', async () => {
-    // Two connections: the credential cache listens on one, the test takes the other.
+    // Two connections: the credential cache listens on one (once it is up), the test takes the rest.
     const starved = await startTestApp({ poolMax: 2 })
     try {
       const { client: partner } = await starved.newPartner()
-      // Warm the credential cache, then take the only connection away.
       expect((await partner.get('/api/v1/rail/settings')).status).toBe(200)
-      const held = await starved.db.pool.connect()
+      // Every connection the listener does not hold is taken (on a busy machine its first connect
+      // may have timed out and be waiting to try again): none is left for the request.
+      const pool = starved.db.pool
+      const held: PoolClient[] = []
+      while (pool.totalCount < 2 || pool.idleCount > 0) held.push(await pool.connect())
       try {
         const response = await partner.get<{ error: string }>('/api/v1/rail/float')
         expect(response.status).toBe(503)
         expect(response.body.error).toBe('overloaded')
         expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
       } finally {
-        held.release()
+        for (const connection of held) connection.release()
       }
     } finally {
       await starved.close()
