@@ -4,7 +4,7 @@
 // the credential. Pages are never framed, cached or referred (the token is in their URL).
 import { readFileSync } from 'node:fs'
 import type { FastifyReply } from 'fastify'
-import type { HttpServer } from '../platform/http.ts'
+import { registerPageArea, type HttpServer } from '../platform/http.ts'
 import { errorBody, RailError } from '../platform/errors.ts'
 import { pageHeaders as securityHeaders } from '../platform/html.ts'
 import { checkoutPage, notFoundPage, statusText } from './page.ts'
@@ -28,6 +28,8 @@ type TokenRequest = { Params: { token: string }; Querystring: { notice?: string 
 export function registerCheckoutRoutes(app: HttpServer, deps: CheckoutDeps): void {
   const open = { config: { auth: 'none' as const }, schema: { hide: true } }
   for (const prefix of ['/checkout', '/pay']) {
+    // Whatever is wrong with a link (malformed, over-long, a path no page has) is a link not found.
+    registerPageArea(app, { prefix: `${prefix}/`, except: /\/status$/, notFound: (reply) => pageHeaders(reply).code(404).type('text/html; charset=utf-8').send(notFoundPage()) })
     app.get<TokenRequest>(`${prefix}/:token`, open, async (request, reply) => {
       const view = await checkoutView(deps, request.params.token)
       const page = view ? checkoutPage(`${prefix}/${encodeURIComponent(request.params.token)}`, view, request.query.notice) : notFoundPage()

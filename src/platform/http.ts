@@ -83,6 +83,8 @@ export function createHttpServer(logger: FastifyServerOptions['logger'], timeout
         error.code === 'FST_ERR_MAX_PARAM_LENGTH'
           ? fieldError('path', `a path parameter exceeds ${PATH_PARAMETER_MAX_CHARS} characters`)
           : new RailError('bad_request', 'The request URL is malformed')
+      const page = pageAreaOf(app, request)
+      if (page) return void page.notFound((reply as FastifyReply).header('X-Request-Id', request.id))
       void (reply as FastifyReply).header('X-Request-Id', request.id).code(railError.statusCode).send(errorBody(railError))
     },
   }).withTypeProvider<TypeBoxTypeProvider>()
@@ -97,11 +99,43 @@ export function createHttpServer(logger: FastifyServerOptions['logger'], timeout
   app.addHook('onSend', async (request, reply) => {
     reply.header('X-Request-Id', request.id)
   })
-  app.setErrorHandler((error: FastifyError, request, reply) => sendError(error, request, reply))
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const railError = toRailError(error, request)
+    const page = railError.statusCode < 500 ? pageAreaOf(app, request) : undefined
+    if (page) return void page.notFound(reply)
+    sendError(railError, reply)
+  })
   app.setNotFoundHandler((request, reply) => {
+    const page = pageAreaOf(app, request)
+    if (page) return void page.notFound(reply)
     void reply.code(404).send(errorBody(new RailError('not_found', `Route ${request.method} ${request.url.split('?')[0]} not found`)))
   })
   return app as unknown as HttpServer
+}
+
+/**
+ * Paths whose GET requests are pages people open (a payer's link): a request refused before its
+ * handler runs — a malformed or over-long URL, control characters, a path no route has — is
+ * answered with the area's own not-found page, as an unknown link is, not with the API's error
+ * body. `except` names paths under the prefix that answer JSON (a page's status endpoint).
+ */
+export interface PageArea {
+  prefix: string
+  except?: RegExp
+  notFound(reply: FastifyReply): FastifyReply
+}
+
+const pageAreas = new WeakMap<object, PageArea[]>()
+
+export function registerPageArea(app: HttpServer, area: PageArea): void {
+  const root = app as unknown as object
+  pageAreas.set(root, [...(pageAreas.get(root) ?? []), area])
+}
+
+function pageAreaOf(app: FastifyInstance, request: FastifyRequest): PageArea | undefined {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return undefined
+  const path = (request.raw.url ?? '').split('?')[0]!
+  return pageAreas.get(app)?.find((area) => path.startsWith(area.prefix) && !area.except?.test(path))
 }
 
 /**
@@ -209,8 +243,7 @@ function installJsonParser(app: FastifyInstance): void {
   })
 }
 
-function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  const railError = toRailError(error, request)
+function sendError(railError: RailError, reply: FastifyReply): void {
   if (railError.retryAfterS !== undefined) void reply.header('Retry-After', String(Math.max(1, Math.ceil(railError.retryAfterS))))
   void reply.code(railError.statusCode).send(errorBody(railError))
 }

@@ -205,6 +205,16 @@ describe('hosted checkout page', () => {
         bodies.push(await response!.text())
       }
     }
+    // A link broken anywhere — malformed escapes, control characters, far too long, a path
+    // below the token — is a link not found too, never the API's JSON error.
+    for (const token of ['%ZZ', '%E0%A4%A', 'abc%00', 'abc%7F', 'x'.repeat(3_000), 'abc/def']) {
+      for (const prefix of ['/checkout/', '/pay/']) {
+        const response = await fetch(`${harness.app.baseUrl}${prefix}${token}`)
+        expect([prefix + token.slice(0, 20), response.status, response.headers.get('content-type')]).toEqual([prefix + token.slice(0, 20), 404, 'text/html; charset=utf-8'])
+        expect(response.headers.get('content-security-policy')).toContain("default-src 'none'")
+        bodies.push(await response.text())
+      }
+    }
     expect(new Set(bodies).size).toBe(1)
     expect(await page.locator('h1').textContent()).toBe('Payment link not found')
     expect(watched.dialogs).toEqual([])
