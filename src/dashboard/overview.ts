@@ -1,7 +1,7 @@
 // The overview (/dashboard): the partner's balances, today's volumes (the Lagos day so far) and
 // what needs attention.
 import { html } from '../platform/html.ts'
-import { listEvents } from '../events/service.ts'
+import { countRetryingEvents, listEvents } from '../events/service.ts'
 import { listTriage, receivedVolume } from '../inbound-credits/service.ts'
 import { listOutbound, outboundVolume, type OutboundVolume } from '../outbound-transfers/service.ts'
 import { partnerBalances, type PartnerBalances } from '../statements/service.ts'
@@ -14,9 +14,11 @@ const ATTENTION_PAGE = 100
 export interface Attention {
   unknownPayouts: number
   unmatchedCredits: number
+  /** Events whose delivery failed for good, and events being retried after a failed attempt. */
   failingWebhooks: number
+  retryingWebhooks: number
   /** True when a count stopped at the page size (shown as "100+"). */
-  more: { unknownPayouts: boolean; unmatchedCredits: boolean; failingWebhooks: boolean }
+  more: { unknownPayouts: boolean; unmatchedCredits: boolean; failingWebhooks: boolean; retryingWebhooks: boolean }
 }
 
 /** Today's volumes: what was sent (payouts created today) and received (credits received today). */
@@ -32,19 +34,26 @@ export function registerOverviewPage(routes: DashboardRoutes): void {
     const partnerId = visit.partner.id
     const day = lagosToday(clock.now())
     const [from, before] = [lagosDayStart(day)!, lagosDayEnd(day)!]
-    const [balances, sent, received, unknown, unmatched, failing] = await Promise.all([
+    const [balances, sent, received, unknown, unmatched, failing, retrying] = await Promise.all([
       partnerBalances(pool, partnerId),
       outboundVolume(pool, partnerId, from, before),
       receivedVolume(pool, partnerId, from, before),
       listOutbound(pool, { partnerId, state: 'unknown', limit: ATTENTION_PAGE }),
       listTriage(pool, { partnerId, status: 'unmatched', limit: ATTENTION_PAGE }),
       listEvents(pool, { partnerId, deliveryStatus: 'failed', limit: ATTENTION_PAGE }),
+      countRetryingEvents(pool, partnerId, ATTENTION_PAGE + 1),
     ])
     const attention = {
       unknownPayouts: unknown.transfers.length,
       unmatchedCredits: unmatched.data.length,
       failingWebhooks: failing.events.length,
-      more: { unknownPayouts: unknown.nextCursor !== null, unmatchedCredits: unmatched.nextCursor !== null, failingWebhooks: failing.nextCursor !== null },
+      retryingWebhooks: Math.min(retrying, ATTENTION_PAGE),
+      more: {
+        unknownPayouts: unknown.nextCursor !== null,
+        unmatchedCredits: unmatched.nextCursor !== null,
+        failingWebhooks: failing.nextCursor !== null,
+        retryingWebhooks: retrying > ATTENTION_PAGE,
+      },
     }
     return headers(reply).send(overviewPage(visit.chrome, balances, { day, sent, received }, attention))
   })
@@ -76,6 +85,7 @@ ${rows.map(([id, label, value]) => html`<div><dt>${label}</dt><dd id="${id}">${v
 <section aria-labelledby="attention"><h2 id="attention">Needs attention</h2><ul>
 <li><a href="/dashboard/transfers?state=unknown">Payouts in unknown state</a>: <span id="unknown-payouts">${count(attention.unknownPayouts, attention.more.unknownPayouts)}</span></li>
 <li><a href="/dashboard/unmatched">Unmatched credits</a>: <span id="unmatched-credits">${count(attention.unmatchedCredits, attention.more.unmatchedCredits)}</span></li>
+<li><a href="/dashboard/events?delivery=pending">Events being retried after a failed webhook attempt</a>: <span id="retrying-webhooks">${count(attention.retryingWebhooks, attention.more.retryingWebhooks)}</span></li>
 <li><a href="/dashboard/events?delivery=failed">Events whose webhook delivery failed</a>: <span id="failing-webhooks">${count(attention.failingWebhooks, attention.more.failingWebhooks)}</span></li>
 </ul></section>`,
     chrome,

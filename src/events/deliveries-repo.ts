@@ -71,6 +71,22 @@ export async function selectPendingDelivery(db: Queryable, eventId: string): Pro
   return rows[0] && toDelivery(rows[0])
 }
 
+/**
+ * How many of a partner's events are being retried after a failed attempt (a pending delivery
+ * whose last attempt failed), counting at most `limit`: webhooks failing now, before their
+ * schedule runs out and the event is failed for good.
+ */
+export async function countRetryingEvents(db: Queryable, partnerId: string, limit: number): Promise<number> {
+  const { rows } = await db.query<{ count: number }>(
+    `SELECT count(*)::int AS count FROM (
+       SELECT DISTINCT event_id FROM event_deliveries
+        WHERE status = 'pending' AND partner_id = $1 AND last_error IS NOT NULL
+        LIMIT $2) retrying`,
+    [partnerId, limit],
+  )
+  return rows[0]!.count
+}
+
 /** Moves a waiting delivery's next attempt to now (a redelivery request while one is pending). */
 export async function advanceDelivery(db: Queryable, deliveryId: string): Promise<void> {
   await db.query(`UPDATE event_deliveries SET next_attempt_at = now(), updated_at = now() WHERE id = $1 AND status = 'pending'`, [deliveryId])

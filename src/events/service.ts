@@ -180,6 +180,11 @@ export async function listEvents(db: Queryable, filter: Omit<repo.EventFilter, '
   return { events: page.items, nextCursor: page.nextCursor }
 }
 
+/** Events being retried after a failed attempt, at most `limit` counted (the dashboard's "needs attention"). */
+export async function countRetryingEvents(db: Queryable, partnerId: string, limit: number): Promise<number> {
+  return deliveries.countRetryingEvents(db, partnerId, limit)
+}
+
 /**
  * Delivers an event again. A delivery still waiting for its next attempt is attempted now; else a
  * new delivery starts over the retry schedule, to the event's own URL or, when it had none, the

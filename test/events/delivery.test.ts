@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { startBackgroundWorkers } from '../../src/app.ts'
 import { verifyRailSignature } from '../../src/client/index.ts'
 import { Deliverer, UrlThrottle, type DeliverySettings } from '../../src/events/delivery.ts'
-import { recordEvent } from '../../src/events/service.ts'
+import { countRetryingEvents, recordEvent } from '../../src/events/service.ts'
 import { rotateCallbackSecret } from '../../src/partners/service.ts'
 import { systemClock } from '../../src/platform/clock.ts'
 import { seal } from '../../src/platform/crypto.ts'
@@ -112,6 +112,23 @@ describe('with workers running', () => {
     expect(attempts[0]).toEqual(expect.objectContaining({ attempt_number: 1, status_code: null, error: expect.stringContaining('ECONNREFUSED') }))
     expect(attempts.at(-1)).toEqual(expect.objectContaining({ status_code: 200, error: null }))
     expect(hook.requests.map((r) => JSON.parse(r.rawBody).id)).toEqual([eventId])
+  })
+
+  it('an event retried after a failed attempt is counted as retrying until it is delivered', async () => {
+    const hook = await receiver()
+    let answerRetry!: () => void
+    const retryAnswered = new Promise<void>((resolve) => (answerRetry = resolve))
+    // The first attempt fails; the retry is held open, so the delivery stays pending after a failure.
+    hook.answer = (_request, index) => (index === 0 ? { status: 500, body: 'broken' } : { status: 200, until: retryAnswered })
+    const { credentials } = await partnerWithCallback(hook.url)
+    expect(await countRetryingEvents(app.db.pool, credentials.partnerId, 100)).toBe(0)
+    const eventId = await record(app.db.pool, { partnerId: credentials.partnerId })
+    await hook.waitForRequests(2)
+    expect(await eventStatus(app.db.pool, eventId)).toBe('pending')
+    expect(await countRetryingEvents(app.db.pool, credentials.partnerId, 100)).toBe(1)
+    answerRetry()
+    await waitFor(async () => (await eventStatus(app.db.pool, eventId)) === 'delivered')
+    expect(await countRetryingEvents(app.db.pool, credentials.partnerId, 100)).toBe(0)
   })
 
   it('after the last attempt the delivery is failed and event.delivery_failed is recorded', async () => {
