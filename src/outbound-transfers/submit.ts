@@ -147,7 +147,7 @@ async function recordSubmission(
   const claimed = await claimReference(
     TRANSFER_REFERENCE,
     { reference: request.clientReference, requestHash: hash },
-    () => repo.insertTransfer(tx, newTransfer({ caller, request, hash }, provider.name, source)),
+    () => repo.insertTransfer(tx, newTransfer({ caller, request, hash }, provider, source)),
     () => repo.selectByReference(tx, partnerId, request.clientReference),
   )
   if (claimed.replayed) return { transfer: claimed.replayed, replayed: true }
@@ -187,7 +187,7 @@ export interface Submission {
   hash: string
 }
 
-function newTransfer({ caller, request, hash }: Submission, providerName: string, source?: PayoutSource): repo.NewOutboundTransfer {
+function newTransfer({ caller, request, hash }: Submission, provider: ProviderProfile, source?: PayoutSource): repo.NewOutboundTransfer {
   const partnerId = caller.partner.id
   const id = uuidv7()
   const brrBearing = caller.partner.customerClass === 'government' || caller.partner.customerClass === 'corporate'
@@ -197,14 +197,15 @@ function newTransfer({ caller, request, hash }: Submission, providerName: string
     clientReference: request.clientReference,
     requestHash: hash,
     consumerId: request.consumerId ?? null,
-    provider: providerName,
+    provider: provider.name,
     brr: brrBearing ? generateBrr() : null,
     beneficiaryAccountNumber: request.beneficiaryAccountNumber,
     beneficiaryBankCode: request.beneficiaryBankCode,
     beneficiaryAccountName: request.beneficiaryAccountName,
     amountKobo: request.amountKobo,
     currency: request.currency,
-    narration: request.narration ?? null,
+    // Applied where the provider supports it: the transfer says what the bank was told.
+    narration: provider.capabilities.narration ? (request.narration ?? null) : null,
     callbackUrl: request.callbackUrl ?? null,
     creatorMetadata: { partnerId, credentialId: caller.credentialId, requestId: caller.requestId ?? null },
     holdTransferId: derivedId(id, 'hold'),
@@ -236,7 +237,7 @@ export async function recordSubmissions(deps: OutboundDeps, tx: Queryable, submi
   // Not approved: the batch fails, and each submit, recorded alone, fails with 403 and records nothing.
   const provider = await getProvider(tx, DEFAULT_PROVIDER)
   requireCapability(provider, 'bankPayout')
-  const rows = submissions.map((submission) => newTransfer(submission, provider.name))
+  const rows = submissions.map((submission) => newTransfer(submission, provider))
   // The rows claim their clientReferences, in the batch's one insert (platform/idempotency.ts).
   const transfers = await claimReferences(rows, (claims) => repo.insertTransfers(tx, claims))
   const inserted = new Map(transfers.flatMap((transfer) => (transfer ? [[transfer.id, transfer] as const] : [])))

@@ -9,6 +9,7 @@ import { verifyRailSignature, type RailClient } from '../../src/client/index.ts'
 import { isValidBrr } from '../../src/nip/brr.ts'
 import { nuban } from '../../src/nip/nuban.ts'
 import { requeryOutbound, type OutboundDeps } from '../../src/outbound-transfers/service.ts'
+import { setCapability } from '../../src/providers/service.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
 import { SandboxBank } from '../../src/sandbox-bank/service.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
@@ -176,6 +177,25 @@ describe('POST /api/v1/rail/outbound', () => {
     expect(response.body.failureReason?.code).toBe('insufficient_funds')
     expect(response.body.terminalAt).toEqual(expect.any(String))
     expect(await float(client)).toEqual(expect.objectContaining({ availableBalanceKobo: 50_000, bookedBalanceKobo: 50_000 }))
+  })
+
+  it('on a provider without narration, the transfer says none was applied (the bank got none)', async () => {
+    const { client } = await fundedPartner()
+    await setCapability(app.db.pool, 'sandbox', 'narration', false)
+    try {
+      const body = { clientReference: randomUUID(), amountKobo: 10_000, narration: 'invoice 42', ...BENEFICIARY }
+      const response = await client.post<OutboundJson & { narration: string | null }>('/api/v1/rail/outbound', body)
+      expect(response.status).toBe(202)
+      expect(response.body.narration).toBeNull()
+      const sent = await app.db.pool.query(`SELECT narration FROM bank_instructions WHERE id = $1`, [response.body.id])
+      expect(sent.rows).toEqual([{ narration: null }])
+      // The same request again is the same transfer (the narration is part of what was asked).
+      const again = await client.post<OutboundJson & { narration: string | null }>('/api/v1/rail/outbound', body)
+      expect(again.headers.get('idempotent-replayed')).toBe('true')
+      expect([again.body.id, again.body.narration]).toEqual([response.body.id, null])
+    } finally {
+      await setCapability(app.db.pool, 'sandbox', 'narration', true)
+    }
   })
 
   it('30 concurrent submits with one clientReference make one transfer; another body is 409', async () => {
