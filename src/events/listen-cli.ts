@@ -1,7 +1,8 @@
 // `rail listen --forward-to URL [--events transfer.*]`: the partner's events, read from the signed
 // event stream (stream.ts), posted to a local URL exactly as a real delivery would post them —
 // the same body and the same headers, signed by the same function (signing.ts) with the
-// partner's callback-signing secret — one line printed per event. A dropped stream is opened
+// partner's callback-signing secret (escrow events with the escrow webhook secret, when given) — one
+// line printed per event. A dropped stream is opened
 // again after a pause and resumes after the last event read, so nothing is missed or repeated.
 import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
@@ -28,6 +29,7 @@ interface ListenOptions {
   keyId?: string
   signingSecret?: string
   callbackSecret?: string
+  escrowWebhookSecret?: string
 }
 
 interface ListenSettings {
@@ -37,6 +39,8 @@ interface ListenSettings {
   keyId: string
   signingSecret: string
   callbackSecret: string
+  /** What escrow.* events are signed with, as their real deliveries are; undefined: the callback secret. */
+  escrowWebhookSecret: string | undefined
 }
 
 export function registerListenCommand(program: Command): void {
@@ -50,6 +54,11 @@ export function registerListenCommand(program: Command): void {
     .addOption(new Option('--key-id <id>', 'request-signing key id (else from the credentials file)').env('RAIL_KEY_ID'))
     .addOption(new Option('--signing-secret <secret>', 'request-signing secret (else from the credentials file)').env('RAIL_SIGNING_SECRET'))
     .addOption(new Option('--callback-secret <secret>', 'callback-signing secret the forwarded events are signed with (else from the credentials file)').env('RAIL_CALLBACK_SIGNING_SECRET'))
+    .addOption(
+      new Option('--escrow-webhook-secret <secret>', 'the escrow webhook secret escrow.* events are signed with, as their real deliveries are (else the callback-signing secret)').env(
+        'RAIL_ESCROW_WEBHOOK_SECRET',
+      ),
+    )
     .action(async (options: ListenOptions) => listen(settingsOf(options)))
 }
 
@@ -74,7 +83,7 @@ function settingsOf(options: ListenOptions): ListenSettings {
     throw new Error(`no partner credentials: ${file} is missing or incomplete; set RAIL_KEY_ID, RAIL_SIGNING_SECRET and RAIL_CALLBACK_SIGNING_SECRET, or pass --credentials`)
   }
   const apiUrl = (options.apiUrl ?? runningApiUrl(config.dataDir) ?? `http://127.0.0.1:${config.port}`).replace(/\/$/, '')
-  return { apiUrl, forwardTo: options.forwardTo, types: options.events, keyId, signingSecret, callbackSecret }
+  return { apiUrl, forwardTo: options.forwardTo, types: options.events, keyId, signingSecret, callbackSecret, escrowWebhookSecret: options.escrowWebhookSecret }
 }
 
 type SavedCredentials = Partial<Record<'keyId' | 'signingSecret' | 'callbackSigningSecret', string>>
@@ -155,7 +164,8 @@ async function refusal(statusCode: number, text: string): Promise<StreamEnd> {
 /** Posts one event as a delivery attempt does, and says what the local URL answered. */
 async function forward(settings: ListenSettings, body: string): Promise<string> {
   const event = JSON.parse(body) as { id: string; event: string }
-  const headers = deliveryHeaders({ eventId: event.id, eventType: event.event, body, timestampS: Math.floor(Date.now() / 1000), secret: settings.callbackSecret })
+  const secret = event.event.startsWith('escrow.') ? (settings.escrowWebhookSecret ?? settings.callbackSecret) : settings.callbackSecret
+  const headers = deliveryHeaders({ eventId: event.id, eventType: event.event, body, timestampS: Math.floor(Date.now() / 1000), secret })
   const line = `${new Date().toISOString()}  ${event.event}  ${event.id}  -> `
   try {
     const answer = await request(settings.forwardTo, { method: 'POST', headers, body, headersTimeout: FORWARD_TIMEOUT_MS, bodyTimeout: FORWARD_TIMEOUT_MS })

@@ -170,7 +170,7 @@ export class EventStreamHub {
   }
 }
 
-/** `transfer.*,refund.created`: `*` stands for any characters. */
+/** `transfer.*,refund.succeeded`: `*` stands for any characters. */
 export function typeMatcher(types: string | undefined): (type: string) => boolean {
   if (types === undefined) return () => true
   const patterns = types.split(',').map((glob) => new RegExp(`^${glob.split('*').map(escapeRegExp).join('.*')}$`))
@@ -213,7 +213,7 @@ export function registerEventStreamRoute(app: HttpServer, deps: { pool: Pool; se
         description: STREAM_DESCRIPTION,
         querystring: closedObject({
           types: Type.Optional(
-            Type.String({ pattern: `^${TYPE_GLOB}(,${TYPE_GLOB}){0,19}$`, description: 'Comma-separated event types, at most 20; `*` matches any characters', examples: ['transfer.*,refund.created'] }),
+            Type.String({ pattern: `^${TYPE_GLOB}(,${TYPE_GLOB}){0,19}$`, description: 'Comma-separated event types, at most 20; `*` matches any characters', examples: ['transfer.*,refund.succeeded'] }),
           ),
         }),
         headers: Type.Object({

@@ -110,7 +110,7 @@ describe('GET /api/v1/rail/events/stream', () => {
     const ids: string[] = []
     for (let i = 0; i < 3; i++) {
       await record(app.db.pool, { partnerId: other.credentials.partnerId, type: 'transfer.confirmed' })
-      ids.push(await record(app.db.pool, { partnerId: credentials.partnerId, type: i === 1 ? 'refund.created' : 'transfer.failed', objectId: `obj_${i}` }))
+      ids.push(await record(app.db.pool, { partnerId: credentials.partnerId, type: i === 1 ? 'refund.succeeded' : 'transfer.failed', objectId: `obj_${i}` }))
     }
     await waitFor(() => stream.events().length >= 3, 20_000, 'three events')
     stream.close()
@@ -151,13 +151,13 @@ describe('GET /api/v1/rail/events/stream', () => {
 
   it('filters by type: `*` matches any characters, several patterns separated by commas', async () => {
     const { credentials, client } = await app.newPartner()
-    const stream = await openStream(client, { query: `?types=${encodeURIComponent('transfer.*,refund.created')}` })
+    const stream = await openStream(client, { query: `?types=${encodeURIComponent('transfer.*,refund.succeeded')}` })
     expect(stream.status).toBe(200)
     await waitFor(() => stream.messages.length > 0, 20_000, 'the position')
     const wanted: string[] = []
-    for (const type of ['credit.confirmed', 'transfer.failed', 'refund.failed', 'refund.created', 'transfers.x', 'transfer.confirmed']) {
+    for (const type of ['credit.confirmed', 'transfer.failed', 'refund.failed', 'refund.succeeded', 'transfers.x', 'transfer.confirmed']) {
       const id = await record(app.db.pool, { partnerId: credentials.partnerId, type })
-      if (['transfer.failed', 'refund.created', 'transfer.confirmed'].includes(type)) wanted.push(id)
+      if (['transfer.failed', 'refund.succeeded', 'transfer.confirmed'].includes(type)) wanted.push(id)
     }
     await waitFor(() => stream.events().length >= 3, 20_000, 'the matching events')
     stream.close()

@@ -63,7 +63,7 @@ function laptopDataDir(credentials: PartnerCredentials): string {
 
 async function startListener(dataDir: string, args: string[]): Promise<Listener> {
   const env: NodeJS.ProcessEnv = { ...process.env, RAIL_DATA_DIR: dataDir }
-  for (const name of ['DATABASE_URL', 'RAIL_URL', 'RAIL_KEY_ID', 'RAIL_SIGNING_SECRET', 'RAIL_CALLBACK_SIGNING_SECRET', 'RAIL_CREDENTIALS_FILE', 'PORT']) delete env[name]
+  for (const name of ['DATABASE_URL', 'RAIL_URL', 'RAIL_KEY_ID', 'RAIL_SIGNING_SECRET', 'RAIL_CALLBACK_SIGNING_SECRET', 'RAIL_ESCROW_WEBHOOK_SECRET', 'RAIL_CREDENTIALS_FILE', 'PORT']) delete env[name]
   const child = spawn(process.execPath, [RAIL_BIN, 'listen', ...args], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   const listener: Listener = { lines: [], stderr: [], child, stop: () => child.kill('SIGTERM') }
   listeners.push(listener)
@@ -126,15 +126,30 @@ describe('rail listen', () => {
   it('--events forwards only the types that match its patterns', { timeout: 120_000 }, async () => {
     const partner = await app.newPartner()
     const hookPath = `/hooks/${randomUUID()}`
-    const listener = await startListener(laptopDataDir(partner.credentials), ['--forward-to', `${receiver.url.replace('/hooks', '')}${hookPath}`, '--events', 'transfer.*,refund.created'])
+    const listener = await startListener(laptopDataDir(partner.credentials), ['--forward-to', `${receiver.url.replace('/hooks', '')}${hookPath}`, '--events', 'transfer.*,refund.succeeded'])
     const partnerId = partner.credentials.partnerId
     // Left out first, then wanted: events are forwarded in order, so the last one arriving means the others were judged.
     const leftOut = [await record(app.db.pool, { partnerId, type: 'credit.confirmed' }), await record(app.db.pool, { partnerId, type: 'refund.failed' })]
-    const wanted = [await record(app.db.pool, { partnerId, type: 'refund.created' }), await failedTransfer(partner)]
+    const wanted = [await record(app.db.pool, { partnerId, type: 'refund.succeeded' }), await failedTransfer(partner)]
     await waitFor(() => requestsFor(hookPath).length >= 2, 30_000, 'the matching events')
     const forwardedIds = requestsFor(hookPath).map((request) => (JSON.parse(request.rawBody) as { id: string }).id)
     expect(forwardedIds).toEqual(wanted)
     for (const id of leftOut) expect(listener.lines.join('\n')).not.toContain(id)
+  })
+
+  it('signs escrow events with the escrow webhook secret when given, and the others with the callback secret', { timeout: 120_000 }, async () => {
+    const partner = await app.newPartner()
+    const hookPath = `/hooks/${randomUUID()}`
+    const escrowSecret = `escrow-secret-${randomUUID()}`
+    await startListener(laptopDataDir(partner.credentials), ['--forward-to', `${receiver.url.replace('/hooks', '')}${hookPath}`, '--escrow-webhook-secret', escrowSecret])
+    const partnerId = partner.credentials.partnerId
+    const escrowEvent = await record(app.db.pool, { partnerId, type: 'escrow.funded' })
+    const transferEvent = await failedTransfer(partner)
+    await waitFor(() => requestsFor(hookPath).length >= 2, 30_000, 'both events')
+    const byId = new Map(requestsFor(hookPath).map((request) => [(JSON.parse(request.rawBody) as { id: string }).id, request]))
+    const signedWith = (id: string, secret: string) => verifyRailSignature(byId.get(id)!.rawBody, byId.get(id)!.headers['x-rail-signature'] as string, secret)
+    expect([signedWith(escrowEvent, escrowSecret), signedWith(escrowEvent, partner.credentials.callbackSigningSecret)]).toEqual([true, false])
+    expect([signedWith(transferEvent, partner.credentials.callbackSigningSecret), signedWith(transferEvent, escrowSecret)]).toEqual([true, false])
   })
 
   it('resumes after the server goes away and comes back: every event forwarded once, in order', { timeout: 180_000 }, async () => {
