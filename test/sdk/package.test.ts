@@ -33,6 +33,14 @@ afterAll(async () => {
 })
 
 describe('the package', () => {
+  it("in this repository, npm install builds it: imported by name from the project's root, as the README's examples do", async () => {
+    const script = "const sdk = await import('@rail/sdk'); console.log(JSON.stringify({ rail: typeof sdk.Rail, verify: typeof sdk.verifyWebhook, from: import.meta.resolve('@rail/sdk') }))"
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: path.resolve(SDK, '../..') })
+    const answer = JSON.parse(stdout) as { rail: string; verify: string; from: string }
+    expect([answer.rail, answer.verify]).toEqual(['function', 'function'])
+    expect(answer.from).toMatch(/\/packages\/sdk\/dist\/index\.js$/)
+  })
+
   it('declares no runtime dependency, and its sources import only node: modules and its own files', () => {
     const manifest = JSON.parse(readFileSync(path.join(SDK, 'package.json'), 'utf8')) as Record<string, unknown>
     for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies', 'bundleDependencies']) expect(manifest[field], field).toBeUndefined()

@@ -44,7 +44,8 @@ describe('cursor lists', () => {
     const { rail } = await harness.newPartner()
     const walletId = await partnerWithSomethingInEveryList(rail)
     const required: Partial<Record<OperationId, Record<string, string>>> = { getWalletStatement: { customerId: walletId } }
-    const lists = (Object.keys(OPERATIONS) as OperationId[]).filter((operationId) => OPERATIONS[operationId].list)
+    // The bank list is one page and takes no limit (the test below walks it).
+    const lists = (Object.keys(OPERATIONS) as OperationId[]).filter((operationId) => OPERATIONS[operationId].list && operationId !== 'listBanks')
     expect(lists.length).toBeGreaterThanOrEqual(15)
 
     const walked: Record<string, number> = {}
@@ -61,6 +62,18 @@ describe('cursor lists', () => {
     for (const operationId of ['listEvents', 'listInvoices', 'listPaymentIntents', 'listOutboundTransfers', 'listEscrows', 'listCounterparties', 'getFloatStatement', 'getWalletStatement'] as const) {
       expect(walked[operationId], operationId).toBeGreaterThanOrEqual(2)
     }
+  })
+})
+
+describe('lists on one page', () => {
+  it('the banks: await is the whole list, and for await walks it, ending after its one page', async () => {
+    const { rail } = await harness.newPartner()
+    const page = await rail.listBanks()
+    expect(page.nextCursor).toBeNull()
+    expect(page.data.length).toBeGreaterThanOrEqual(10)
+    const walked: string[] = []
+    for await (const bank of rail.listBanks()) walked.push(bank.code)
+    expect(walked).toEqual(page.data.map((bank) => bank.code))
   })
 })
 

@@ -70,11 +70,12 @@ function isStream(document: Json, operation: Json): boolean {
   return successResponses(document, operation).some((response) => 'text/event-stream' in ((response['content'] ?? {}) as Json))
 }
 
-/** A GET taking `cursor` whose answer is `{ data: [...], nextCursor }`. */
+/**
+ * A GET whose answer is `{ data: [...], nextCursor }`: iterable with `for await`, page after page
+ * while `nextCursor` is set (a list on one page, such as the banks, simply ends after it).
+ */
 function isCursorList(document: Json, method: string, operation: Json): boolean {
   if (method !== 'get') return false
-  const parameters = ((operation['parameters'] ?? []) as Json[]).map((parameter) => resolve(document, parameter))
-  if (!parameters.some((parameter) => parameter['in'] === 'query' && parameter['name'] === 'cursor')) return false
   return successResponses(document, operation).some((response) => {
     const properties = propertiesOf(document, jsonSchemaOf(document, response))
     return properties['data'] !== undefined && properties['nextCursor'] !== undefined

@@ -3871,7 +3871,7 @@ export interface operations {
             query?: {
                 /**
                  * @description Comma-separated event types, at most 20; `*` matches any characters
-                 * @example transfer.*,refund.created
+                 * @example transfer.*,refund.succeeded
                  */
                 types?: string;
             };

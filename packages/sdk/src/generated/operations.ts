@@ -44,7 +44,7 @@ export const OPERATIONS = {
   listWallets: { method: 'GET', path: '/wallet', auth: 'signature', list: true, reference: null },
   createWallet: { method: 'POST', path: '/wallet', auth: 'signature', list: false, reference: null },
   getWalletBalance: { method: 'GET', path: '/wallet/customer', auth: 'signature', list: false, reference: null },
-  listBanks: { method: 'GET', path: '/api/v1/rail/banks', auth: 'signature', list: false, reference: null },
+  listBanks: { method: 'GET', path: '/api/v1/rail/banks', auth: 'signature', list: true, reference: null },
   resolveBankAccount: { method: 'POST', path: '/api/v1/rail/banks/resolve', auth: 'signature', list: false, reference: null },
   getBalances: { method: 'GET', path: '/api/v1/rail/balances', auth: 'signature', list: false, reference: null },
   getWalletStatement: { method: 'GET', path: '/wallet/statement', auth: 'signature', list: true, reference: null },
