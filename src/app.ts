@@ -94,6 +94,8 @@ export interface AppDeps {
   rateLimits?: RateLimits
   /** Base of hosted checkout page URLs (PUBLIC_URL); the address the server listens on when absent. */
   publicUrl?: string
+  /** Where `rail serve` keeps the sandbox partner's credentials: a rotation from the dashboard updates them there. */
+  sandboxPartnerDataDir?: string
   /** The registry /metrics serves (shared with the workers of the same process); a new one when absent. */
   metrics?: Registry
   /** /metrics also reads the database gauges at each scrape (`rail serve`); `rail api` leaves them to the workers' endpoints. */
@@ -136,7 +138,7 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   registerWalletFundingRoutes(app, collections)
   registerInvoiceRoutes(app, collections)
   registerCheckoutRoutes(app, { pool: deps.pool, clock, inbound: collections, maxAmountKobo })
-  registerDashboardRoutes(app, { pool: deps.pool, clock, masterKey: deps.masterKey, allowLoopbackCallbacks, maxAmountKobo, outbound, collections })
+  registerDashboardRoutes(app, { pool: deps.pool, clock, masterKey: deps.masterKey, allowLoopbackCallbacks, maxAmountKobo, outbound, collections, sandboxPartnerDataDir: deps.sandboxPartnerDataDir })
   registerRefundRoutes(app, collections.refunds)
   registerWalletRoutes(app, { pool: deps.pool, providers })
   registerBankRoutes(app, { pool: deps.pool, providers, nameEnquiriesPerMinute: deps.rateLimits?.nameEnquiriesPerMinute })

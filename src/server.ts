@@ -43,6 +43,10 @@ export async function runRoles(config: Config, roles: Roles): Promise<void> {
   if (!roles.ownDatabase && !config.databaseUrl) {
     throw new Error('DATABASE_URL is required for `rail api` and `rail worker` (use `rail serve` for the embedded database)')
   }
+  // A worker alone mounts no sandbox bank: with the bank's secret it must be told where one is served.
+  if (!roles.api && config.sandboxBankSecret !== undefined && config.sandboxBankUrl === undefined) {
+    throw new Error('SANDBOX_BANK_URL is required for `rail worker` when SANDBOX_BANK_SECRET is set: a worker serves no sandbox bank of its own (point it at an API process that has the same secret, e.g. SANDBOX_BANK_URL=http://api-host:8080)')
+  }
   // Before anything starts: separate processes must share one master key.
   const masterKey = loadMasterKey(config, roles.ownDatabase ? 'own' : 'shared')
   loadFailpoints(config.failpoints)
@@ -86,6 +90,7 @@ export async function runRoles(config: Config, roles: Roles): Promise<void> {
         maxAmountKobo: config.maxAmountKobo,
         rateLimits: config.rateLimits,
         publicUrl: config.publicUrl,
+        sandboxPartnerDataDir: roles.ownDatabase && !config.production ? config.dataDir : undefined,
         metrics: telemetry.metrics,
         // Read once per scrape by the processes that run workers, not again by every API process.
         databaseGauges: roles.worker,

@@ -23,6 +23,8 @@ export interface DashboardDeps {
   maxAmountKobo: number
   outbound: OutboundDeps
   collections: InboundDeps
+  /** `rail serve`'s data directory: a rotation of the sandbox partner's credentials is saved to its file there. */
+  sandboxPartnerDataDir?: string
 }
 
 export const COOKIE = 'rail_dashboard'

@@ -5,7 +5,8 @@
 // double click, a reload of the answer page) rotates nothing more and shows no secret.
 import { RailError } from '../platform/errors.ts'
 import { withTransaction, type Queryable } from '../platform/db.ts'
-import { rotateCallbackSecret, rotateEscrowApiKey, rotateSigningSecret, type CredentialKind } from '../partners/service.ts'
+import { saveRotatedCredential } from '../partners/sandbox-file.ts'
+import { rotateCallbackSecret, rotateEscrowApiKey, rotateSigningSecret, type CredentialKind, type PartnerCredentials } from '../partners/service.ts'
 import { recordAction, recordOutcome, type DashboardDeps, type Visit } from './http.ts'
 
 export const ROTATE_ACTION = 'credentials.rotate'
@@ -51,6 +52,8 @@ export async function rotateFromDashboard(deps: DashboardDeps, visit: Visit, kin
   if (actionId === undefined) return { ok: false, seen: true }
   try {
     const issued = await rotate(deps, visit.partner.id, kind, overlapS)
+    // The sandbox partner's file (`npm start`'s banner, rail listen, the examples) follows the rotation, as after `rail partner rotate-*`.
+    if (deps.sandboxPartnerDataDir !== undefined) saveRotatedCredential(deps.sandboxPartnerDataDir, visit.partner.id, savedFields(kind, issued))
     await recordOutcome(deps.pool, actionId, { keyId: issued.keyId ?? null, previousValidUntil: issued.previousValidUntil.toISOString() })
     return { ok: true, issued }
   } catch (error) {
@@ -58,4 +61,11 @@ export async function rotateFromDashboard(deps: DashboardDeps, visit: Visit, kin
     await recordOutcome(deps.pool, actionId, { refused: error.message })
     return { ok: false, seen: false, error }
   }
+}
+
+/** The credentials-file fields a rotation replaces. */
+function savedFields(kind: CredentialKind, issued: Issued): Partial<Omit<PartnerCredentials, 'partnerId'>> {
+  if (kind === 'request_signing') return { keyId: issued.keyId!, signingSecret: issued.secret }
+  if (kind === 'escrow_api_key') return { escrowApiKey: issued.secret }
+  return { callbackSigningSecret: issued.secret }
 }

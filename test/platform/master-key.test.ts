@@ -55,6 +55,15 @@ describe('rail api and rail worker without RAIL_MASTER_KEY', () => {
   })
 })
 
+describe('rail worker and the sandbox bank', () => {
+  it('with SANDBOX_BANK_SECRET and no SANDBOX_BANK_URL, exits 1 with one line saying where to point it', async () => {
+    const result = await runRail(['worker'], { DATABASE_URL: db.url, RAIL_MASTER_KEY: randomBytes(32).toString('hex'), SANDBOX_BANK_SECRET: 'shared-bank-secret', SANDBOX_BANK_URL: undefined, WORKER_HTTP_PORT: '0' })
+    expect(result.code).toBe(1)
+    expect(result.stderr.trim().split('\n')).toHaveLength(1)
+    expect(result.stderr).toMatch(/^rail: SANDBOX_BANK_URL is required for `rail worker` when SANDBOX_BANK_SECRET is set/)
+  })
+})
+
 describe('loadMasterKey', () => {
   it('a process sharing the database takes the given key', () => {
     const hex = randomBytes(32).toString('hex')
