@@ -467,6 +467,16 @@ CREATE TABLE migrations (
   CONSTRAINT migrations_pkey PRIMARY KEY (id)
 );
 
+CREATE TABLE outbound_transfer_states (
+  transfer_id uuid NOT NULL,
+  seq bigint NOT NULL,
+  state text NOT NULL,
+  at timestamp with time zone NOT NULL,
+  CONSTRAINT outbound_transfer_states_pkey PRIMARY KEY (transfer_id, seq),
+  CONSTRAINT outbound_transfer_states_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'submitted'::text, 'confirmed'::text, 'failed'::text, 'unknown'::text]))),
+  CONSTRAINT outbound_transfer_states_transfer_id_fkey FOREIGN KEY (transfer_id) REFERENCES outbound_transfers(id)
+);
+
 CREATE TABLE outbound_transfers (
   id uuid NOT NULL,
   partner_id uuid NOT NULL,
@@ -1480,6 +1490,18 @@ END;
 $function$
 ;
 
+CREATE OR REPLACE FUNCTION public.record_outbound_transfer_state()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  INSERT INTO outbound_transfer_states (transfer_id, state, at)
+  VALUES (NEW.id, NEW.state, CASE WHEN TG_OP = 'INSERT' THEN NEW.created_at ELSE NEW.state_changed_at END);
+  RETURN NULL;
+END
+$function$
+;
+
 CREATE OR REPLACE FUNCTION public.refuse_state_transition()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -1597,6 +1619,10 @@ CREATE TRIGGER ledger_accounts_never_deleted BEFORE DELETE OR TRUNCATE ON public
 CREATE TRIGGER ledger_accounts_stay_balanced AFTER UPDATE ON public.ledger_accounts REFERENCING OLD TABLE AS ledger_accounts_before NEW TABLE AS ledger_accounts_after FOR EACH STATEMENT EXECUTE FUNCTION ledger_accounts_stay_balanced();
 
 CREATE TRIGGER ledger_transfers_append_only BEFORE DELETE OR UPDATE OR TRUNCATE ON public.ledger_transfers FOR EACH STATEMENT EXECUTE FUNCTION ledger_refuse('ledger_transfers is append-only');
+
+CREATE TRIGGER outbound_transfers_state_changed AFTER UPDATE OF state ON public.outbound_transfers FOR EACH ROW WHEN ((old.state IS DISTINCT FROM new.state)) EXECUTE FUNCTION record_outbound_transfer_state();
+
+CREATE TRIGGER outbound_transfers_state_created AFTER INSERT ON public.outbound_transfers FOR EACH ROW EXECUTE FUNCTION record_outbound_transfer_state();
 
 CREATE TRIGGER outbound_transfers_state_machine BEFORE UPDATE OF state ON public.outbound_transfers FOR EACH ROW WHEN (((old.state IS DISTINCT FROM new.state) AND (NOT state_transition_allowed('outbound_transfer'::text, old.state, new.state)))) EXECUTE FUNCTION refuse_state_transition('outbound_transfer', 'state');
 

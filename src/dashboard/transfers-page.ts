@@ -2,7 +2,7 @@
 // states, every call Rail made to the bank for it — the send and each requery — and the callbacks
 // the partner was sent), and in the sandbox the settlement simulator.
 import { html, type Html } from '../platform/html.ts'
-import type { OutboundTransfer } from '../outbound-transfers/service.ts'
+import type { OutboundTransfer, StateMoment } from '../outbound-transfers/service.ts'
 import type { ProviderCall } from '../providers/service.ts'
 import { csrfField, layout, naira, when, type Chrome } from './layout.ts'
 
@@ -59,11 +59,13 @@ function bankMoment(call: ProviderCall): Moment {
   return { at: call.at, kind: 'bank', label: html`${label}: ${call.outcome}, ${answer}, ${call.latencyMs} ms` }
 }
 
-/** Everything known of the transfer's life, oldest first. */
-export function timelineOf(transfer: OutboundTransfer, calls: readonly ProviderCall[], callbacks: readonly TransferCallback[]): Moment[] {
-  const moments: Moment[] = [{ at: transfer.createdAt, kind: 'state', label: html`Created (pending)` }]
-  if (transfer.state !== 'pending') moments.push({ at: transfer.stateChangedAt, kind: 'state', label: html`Now ${transfer.state}` })
-  if (transfer.terminalAt && transfer.terminalAt.getTime() !== transfer.stateChangedAt.getTime()) moments.push({ at: transfer.terminalAt, kind: 'state', label: html`Final` })
+/** Everything known of the transfer's life, oldest first: each state it was in, each bank call, each callback. */
+export function timelineOf(states: readonly StateMoment[], calls: readonly ProviderCall[], callbacks: readonly TransferCallback[]): Moment[] {
+  const moments: Moment[] = states.map((moment, index) => ({
+    at: moment.at,
+    kind: 'state',
+    label: index === 0 ? html`Created (<span class="state-name">${moment.state}</span>)` : html`State <span class="state-name">${moment.state}</span>`,
+  }))
   moments.push(...calls.map(bankMoment))
   for (const callback of callbacks) {
     moments.push({ at: callback.createdAt, kind: 'callback', label: html`Callback <a href="/dashboard/events/${callback.eventId}">${callback.type}</a>: ${callback.deliveryStatus}` })

@@ -310,6 +310,18 @@ export async function transition(db: Queryable, id: string, next: OutboundState,
   return rows[0] && toTransfer(rows[0])
 }
 
+/** One state a transfer has been in, and when it began. */
+export interface StateMoment {
+  state: OutboundState
+  at: Date
+}
+
+/** Every state the transfer has been in, oldest first (kept by the database: migration 0045). */
+export async function selectStateHistory(db: Queryable, id: string): Promise<StateMoment[]> {
+  const { rows } = await db.query<{ state: OutboundState; at: Date }>(`SELECT state, at FROM outbound_transfer_states WHERE transfer_id = $1 ORDER BY seq`, [id])
+  return rows.map((row) => ({ state: row.state, at: row.at }))
+}
+
 /** A transfer refused for want of float holds nothing. */
 export async function clearHold(db: Queryable, id: string): Promise<void> {
   await db.query(`UPDATE outbound_transfers SET hold_transfer_id = NULL WHERE id = $1`, [id])

@@ -15,7 +15,7 @@ import * as repo from './repo.ts'
 import { outboundStates, type OutboundState } from './states.ts'
 import type { OutboundDeps } from './submit.ts'
 
-export type { OutboundTransfer, OutboundVolume } from './repo.ts'
+export type { OutboundTransfer, OutboundVolume, StateMoment } from './repo.ts'
 export { FLOAT_CURRENCY, fundFloat } from './float.ts'
 export { callbackEvent, hasCallback, toOutboundJson } from './callbacks.ts'
 export { recordSubmissions, submitBatcherFor, submitOutbound, submitOutboundInTransaction, type Caller, type OutboundDeps, type PayoutSource, type Submission, type SubmitRequest } from './submit.ts'
@@ -61,6 +61,11 @@ export async function getOutbound(pool: Pool, partnerId: string, id: string): Pr
   const transfer = await repo.selectPartnerTransfer(pool, partnerId, id)
   if (!transfer) throw notFound('Outbound transfer')
   return transfer
+}
+
+/** The states a transfer has been in, oldest first: its timeline. */
+export async function outboundStateHistory(pool: Pool, id: string): Promise<repo.StateMoment[]> {
+  return repo.selectStateHistory(pool, id)
 }
 
 export const OUTBOUND_PAGE_MAX = 100

@@ -91,6 +91,9 @@ describe('dashboard operations', () => {
     const watched = await signedInPage(browser, harness.app.db.pool, harness.app.baseUrl, partnerId)
     await watched.page.goto(`${harness.app.baseUrl}/dashboard/transfers/${transferId}`)
     expect(await watched.page.locator('#timeline li.bank').count()).toBeGreaterThanOrEqual(2)
+    // Every state it was in, in order, each with when it began.
+    expect(await watched.page.locator('#timeline li.state .state-name').allTextContents()).toEqual(['pending', 'submitted', 'confirmed'])
+    expect(await watched.page.locator('#timeline li.state time').count()).toBe(3)
     await screenshot(watched.page, 'dashboard-transfer-timeline')
     await watched.context.close()
   })
