@@ -6,6 +6,7 @@
 // database) and prints both, their ratio, p50/p99, errors, the CPU per move of each process
 // (PostgreSQL, the Rail process with its sandbox bank, the load generator) and the pure-SQL
 // yardstick of the ledger benchmark; verifies the ledger; writes bench/results/wallets.json.
+// BENCH_CPU_PROFILE=file.cpuprofile profiles the Rail process over the measured window.
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -20,6 +21,7 @@ import { createPool, type Pool } from '../src/platform/db.ts'
 import { migrateDatabase } from '../src/platform/migrate.ts'
 import { baselineTransfer, createBaseline } from './baseline.ts'
 import { benchDatabase, listenOnLoopback, STATEMENT_STATS } from './bench-database.ts'
+import { startCpuProfile } from './cpu-profile.ts'
 import { postgresCpuMs, postmasterPid, printStatementStats, resetStatementStats } from './statements.ts'
 import { measureCeiling } from './wallets-ceiling.ts'
 
@@ -62,9 +64,11 @@ async function main(): Promise<void> {
     const postmaster = await postmasterPid(pool)
     const cpuBeforeMs = postgresCpuMs(postmaster)
     const nodeCpuBefore = process.cpuUsage()
+    const profiler = await startCpuProfile()
     const result = await runLoad(baseUrl, credentials, walletsFile, TRANSFERS)
     const cpuAfterMs = postgresCpuMs(postmaster)
     const nodeCpu = process.cpuUsage(nodeCpuBefore)
+    await profiler.stop()
     const moves = result.requests.total
     const postgresCpuMsPerMove = (cpuAfterMs.backends + cpuAfterMs.others - cpuBeforeMs.backends - cpuBeforeMs.others) / moves
     const backendCpuMsPerMove = (cpuAfterMs.backends - cpuBeforeMs.backends) / moves
