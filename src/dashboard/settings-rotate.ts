@@ -5,8 +5,7 @@
 // double click, a reload of the answer page) rotates nothing more and shows no secret.
 import { RailError } from '../platform/errors.ts'
 import { withTransaction, type Queryable } from '../platform/db.ts'
-import { saveRotatedCredential } from '../partners/sandbox-file.ts'
-import { rotateCallbackSecret, rotateEscrowApiKey, rotateSigningSecret, type CredentialKind, type PartnerCredentials } from '../partners/service.ts'
+import { rotateCallbackSecret, rotateEscrowApiKey, rotateSigningSecret, saveRotatedCredential, type CredentialKind, type PartnerCredentials } from '../partners/service.ts'
 import { recordAction, recordOutcome, type DashboardDeps, type Visit } from './http.ts'
 
 export const ROTATE_ACTION = 'credentials.rotate'

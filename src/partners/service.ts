@@ -12,7 +12,7 @@ import type { CredentialKind, CustomerClass, Partner, PartnerCredentials, Partne
 
 export type { CredentialKind, CredentialSummary, CustomerClass, Partner, PartnerCredentials, PartnerEnvironment } from './repo.ts'
 export { CUSTOMER_CLASSES, PARTNER_ENVIRONMENTS } from './repo.ts'
-export { readSandboxPartner, SANDBOX_PARTNER_FILE, writeSandboxPartner } from './sandbox-file.ts'
+export { readSandboxPartner, SANDBOX_PARTNER_FILE, saveRotatedCredential, writeSandboxPartner } from './sandbox-file.ts'
 
 /** How long a rotated-out credential keeps working, unless the caller says otherwise. */
 export const ROTATION_OVERLAP_DEFAULT_S = 24 * 60 * 60
