@@ -5,6 +5,8 @@
 import path from 'node:path'
 import type { Runner } from 'graphile-worker'
 import { buildApi, startBackgroundWorkers } from './app.ts'
+import { VERIFY_TASK } from './ledger/jobs.ts'
+import { addJob } from './platform/jobs.ts'
 import { loadFailpoints } from './platform/failpoints.ts'
 import { createMetricsRegistry } from './platform/metrics.ts'
 import { createLogger, logDestination, type Logger } from './platform/observability/logger.ts'
@@ -136,6 +138,9 @@ interface WorkerRole {
  * a job never waits for a connection, and API requests never wait behind jobs. A worker alone
  * serves /healthz, /readyz and /metrics on WORKER_HTTP_PORT; beside the API, the API's port does.
  */
+/** The job key of the ledger verification a worker process queues as it starts. */
+const STARTUP_VERIFY_JOB_KEY = 'ledger_verify:startup'
+
 async function startWorkerRole(
   config: Config,
   on: { database: OpenDatabase; masterKey: Buffer; providers: ProviderSettings | undefined; telemetry: Telemetry; endpoints: boolean },
@@ -164,6 +169,9 @@ async function startWorkerRole(
     if (on.endpoints && config.workerHttpPort !== 0) {
       http = await startWorkerHttpServer({ pool: on.database.pool, registry: on.telemetry.metrics, host: config.host, port: config.workerHttpPort })
     }
+    // Started: the ledger is verified once now, not only at the next hourly run, so the metrics
+    // report a result (rail_ledger_verify_*) soon after a deploy. Workers starting together share one job.
+    await addJob(pool, VERIFY_TASK, {}, { jobKey: STARTUP_VERIFY_JOB_KEY })
   } catch (error) {
     await stop().catch(() => {})
     throw error

@@ -100,6 +100,18 @@ describe('/metrics moves with real flows', () => {
   let after: Sample[]
   let payoutId: string
 
+  it('on a quiet system, every task and credit status is a series at 0, not a missing one', async () => {
+    const quiet = await scrape(baseUrl)
+    for (const task of ['payment_work', 'event_deliver', 'inbound_credit_apply', 'ledger_verify']) {
+      expect(hasSeries(quiet, 'rail_jobs_queued', { task }), task).toBe(true)
+      expect(hasSeries(quiet, 'rail_jobs_failed', { task }), task).toBe(true)
+    }
+    for (const status of ['received', 'applied', 'unmatched', 'refunded']) {
+      expect([status, hasSeries(quiet, 'rail_inbound_credits', { status }), valueOf(quiet, 'rail_inbound_credits', { status })]).toEqual([status, true, 0])
+    }
+    expect(valueOf(quiet, 'rail_metrics_query_failures_total')).toBe(0)
+  })
+
   it('counts a settled payout, received credits, deliveries and a ledger verification', { timeout: 120_000 }, async () => {
     before = await scrape(baseUrl)
     payoutId = await settledPayout()

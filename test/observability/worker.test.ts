@@ -79,6 +79,14 @@ describe('rail worker', () => {
     expect((await fetch(`${workerUrl}/api/v1/rail/settings`)).status).toBe(404) // the API is not served here
   })
 
+  it('verifies the ledger once as it starts: its metrics hold a result before the first hourly run', async () => {
+    const scrape = async () => parseMetrics(await (await fetch(`${workerUrl}/metrics`)).text())
+    await waitFor(async () => valueOf(await scrape(), 'rail_ledger_verify_runs_total', { result: 'ok' }) === 1, 30_000, 'the start-up verification')
+    const metrics = await scrape()
+    expect(valueOf(metrics, 'rail_ledger_verify_last_ok_timestamp_seconds')).toBeGreaterThan(Date.now() / 1000 - 600)
+    expect(valueOf(metrics, 'rail_ledger_verify_problems')).toBe(0)
+  })
+
   it('logs a line per job, counts it on its /metrics, and exports its span', { timeout: 60_000 }, async () => {
     const verifyJob = await addJob('ledger_verify', {})
     const failingJob = await addJob('inbound_credit_apply', { creditId: 'not-a-uuid' }, 1)
@@ -94,9 +102,10 @@ describe('rail worker', () => {
     const response = await fetch(`${workerUrl}/metrics`)
     expect(response.headers.get('content-type')).toContain('text/plain')
     const metrics = parseMetrics(await response.text())
-    expect(valueOf(metrics, 'rail_job_runs_total', { task: 'ledger_verify', outcome: 'done' })).toBe(1)
+    // The start-up verification and this one.
+    expect(valueOf(metrics, 'rail_job_runs_total', { task: 'ledger_verify', outcome: 'done' })).toBe(2)
     expect(valueOf(metrics, 'rail_job_runs_total', { task: 'inbound_credit_apply', outcome: 'failed' })).toBe(1)
-    expect(valueOf(metrics, 'rail_ledger_verify_runs_total', { result: 'ok' })).toBe(1)
+    expect(valueOf(metrics, 'rail_ledger_verify_runs_total', { result: 'ok' })).toBe(2)
     expect(valueOf(metrics, 'rail_db_pool_max_connections', { pool: 'rail-worker' })).toBe(4) // WORKER_CONCURRENCY + 2
     expect(valueOf(metrics, 'rail_db_pool_max_connections', { pool: 'rail' })).toBe(2) // its endpoints' own
     expect(valueOf(metrics, 'rail_deliveries_pending')).toBe(0)
@@ -134,6 +143,6 @@ describe('rail worker', () => {
     // The scrape still answers: the database gauges are left out and their failures counted.
     const metrics = parseMetrics(await (await fetch(`${workerUrl}/metrics`)).text())
     expect(valueOf(metrics, 'rail_metrics_query_failures_total')).toBeGreaterThan(0)
-    expect(valueOf(metrics, 'rail_job_runs_total', { task: 'ledger_verify' })).toBe(1)
+    expect(valueOf(metrics, 'rail_job_runs_total', { task: 'ledger_verify' })).toBe(2) // the start-up one and the test's
   })
 })

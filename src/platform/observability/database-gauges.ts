@@ -15,14 +15,19 @@ type Row = Record<string, unknown>
 
 /** Every query; their rows become gauges in `publish`. */
 const QUERIES = {
-  // graphile-worker's public view of its jobs: due and free, scheduled later, locked by a worker, out of attempts.
-  jobs: `SELECT task_identifier AS task,
-                count(*) FILTER (WHERE locked_at IS NULL AND attempts < max_attempts AND run_at <= now())::int AS queued,
-                count(*) FILTER (WHERE locked_at IS NULL AND attempts < max_attempts AND run_at > now())::int AS scheduled,
-                count(*) FILTER (WHERE locked_at IS NOT NULL)::int AS running,
-                count(*) FILTER (WHERE locked_at IS NULL AND attempts >= max_attempts)::int AS failed,
-                COALESCE(extract(epoch FROM now() - min(run_at) FILTER (WHERE locked_at IS NULL AND attempts < max_attempts AND run_at <= now())), 0)::float8 AS oldest_queued_s
-           FROM graphile_worker.jobs GROUP BY task_identifier`,
+  // graphile-worker's public view of its jobs: due and free, scheduled later, locked by a worker, out
+  // of attempts. Every task a worker has registered has its row, 0 when it has no job: a quiet
+  // system shows zeros, not missing series. (Its task catalog is graphile-worker's _private_tasks,
+  // which every worker fills with its task names as it starts; read only. Should a later version
+  // rename it, this query fails and counts in rail_metrics_query_failures_total, which a test checks.)
+  jobs: `SELECT t.identifier AS task,
+                count(j.id) FILTER (WHERE j.locked_at IS NULL AND j.attempts < j.max_attempts AND j.run_at <= now())::int AS queued,
+                count(j.id) FILTER (WHERE j.locked_at IS NULL AND j.attempts < j.max_attempts AND j.run_at > now())::int AS scheduled,
+                count(j.id) FILTER (WHERE j.locked_at IS NOT NULL)::int AS running,
+                count(j.id) FILTER (WHERE j.locked_at IS NULL AND j.attempts >= j.max_attempts)::int AS failed,
+                COALESCE(extract(epoch FROM now() - min(j.run_at) FILTER (WHERE j.locked_at IS NULL AND j.attempts < j.max_attempts AND j.run_at <= now())), 0)::float8 AS oldest_queued_s
+           FROM graphile_worker._private_tasks t LEFT JOIN graphile_worker.jobs j ON j.task_identifier = t.identifier
+          GROUP BY t.identifier`,
   // Pending deliveries only (a partial index holds them): how many, how many due now, how old.
   deliveries: `SELECT count(*)::int AS pending,
                       count(*) FILTER (WHERE next_attempt_at <= now())::int AS due,
@@ -30,7 +35,12 @@ const QUERIES = {
                       COALESCE(extract(epoch FROM now() - min(next_attempt_at) FILTER (WHERE next_attempt_at <= now())), 0)::float8 AS oldest_due_s
                  FROM event_deliveries WHERE status = 'pending'`,
   instructions: `SELECT operation, state, count(*)::int AS count FROM bank_instructions GROUP BY operation, state`,
-  credits: `SELECT status, count(*)::int AS count FROM inbound_credits GROUP BY status`,
+  // Every status of the inbound_credit machine (state_transitions), 0 when no credit is in it.
+  credits: `SELECT s.status, count(c.id)::int AS count
+              FROM (SELECT from_state AS status FROM state_transitions WHERE machine = 'inbound_credit' AND from_state IS NOT NULL
+                    UNION SELECT to_state FROM state_transitions WHERE machine = 'inbound_credit') s
+              LEFT JOIN inbound_credits c ON c.status = s.status
+             GROUP BY s.status`,
   unmatched: `SELECT count(*)::int AS count, COALESCE(sum(amount_kobo), 0)::bigint AS amount_kobo,
                      COALESCE(extract(epoch FROM now() - min(received_at)), 0)::float8 AS oldest_s
                 FROM inbound_credits WHERE status = 'unmatched'`,
