@@ -4,7 +4,8 @@
 // "signed out". Every post carries the session's CSRF token or is refused 403 with nothing changed.
 import { readFileSync } from 'node:fs'
 import type { FastifyError, FastifyRequest } from 'fastify'
-import { toRailError, type HttpServer } from '../platform/http.ts'
+import { registerPageArea, toRailError, type HttpServer } from '../platform/http.ts'
+import { publicUrlIsHttps } from '../platform/public-url.ts'
 import { registerCollectionPages } from './collections.ts'
 import { registerEscrowPages } from './escrows.ts'
 import { registerEventPages } from './events.ts'
@@ -33,17 +34,23 @@ const AREAS: readonly ((routes: DashboardRoutes) => void)[] = [
   registerSandboxPages,
 ]
 
-/** Secure everywhere but loopback, where tests and local development speak plain HTTP. */
-function isLoopback(request: FastifyRequest): boolean {
-  return /^(127\.|::1$|::ffff:127\.)/.test(request.socket.localAddress ?? '')
+/**
+ * Secure everywhere but loopback, where tests and local development speak plain HTTP — unless
+ * PUBLIC_URL is https: behind a TLS-terminating proxy on the same host the socket is loopback, yet
+ * the browser speaks https.
+ */
+function isPlainLoopback(request: FastifyRequest): boolean {
+  return !publicUrlIsHttps() && /^(127\.|::1$|::ffff:127\.)/.test(request.socket.localAddress ?? '')
 }
 
 function sessionCookie(request: FastifyRequest, value: string, maxAgeS: number): string {
-  return `${COOKIE}=${value}; Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}${isLoopback(request) ? '' : '; Secure'}`
+  return `${COOKIE}=${value}; Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}${isPlainLoopback(request) ? '' : '; Secure'}`
 }
 
 export function registerDashboardRoutes(app: HttpServer, deps: DashboardDeps): void {
   const open = { config: { auth: 'none' as const }, schema: { hide: true } }
+  // A dashboard URL that is wrong (no such page, a malformed or over-long link) is a page too.
+  registerPageArea(app, { prefix: '/dashboard', notFound: (reply) => headers(reply).code(404).send(plainPage('Page not found', 'There is no such page. Start again from the overview.')) })
   app.get<{ Params: { token: string } }>('/dashboard/sign-in/:token', open, async (request, reply) => {
     const sessionId = await redeemSignInLink(deps.pool, deps.clock, request.params.token)
     if (!sessionId) return headers(reply).code(410).send(plainPage('Link not valid', 'This sign-in link is used, expired or not valid. Ask for a new one.'))

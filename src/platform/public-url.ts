@@ -19,3 +19,8 @@ export function checkoutPath(token: string, kind: 'checkout' | 'pay' = 'checkout
 export function checkoutUrl(token: string, kind: 'checkout' | 'pay' = 'checkout'): string {
   return `${publicBaseUrl ?? 'http://127.0.0.1'}${checkoutPath(token, kind)}`
 }
+
+/** True when payers and partners reach Rail over https (PUBLIC_URL names an https address, e.g. behind a TLS-terminating proxy). */
+export function publicUrlIsHttps(): boolean {
+  return publicBaseUrl?.startsWith('https://') ?? false
+}

@@ -7,6 +7,7 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RailClient } from '../../src/client/index.ts'
 import { offsetClock, systemClock } from '../../src/platform/clock.ts'
+import { setPublicUrl } from '../../src/platform/public-url.ts'
 import { createSignInLink } from '../../src/dashboard/service.ts'
 import { fitsWidth, launchBrowser, openPage, screenshot, waitForText } from '../checkout/browser.ts'
 import { startCollections, type CollectionsHarness } from '../collections/support.ts'
@@ -146,6 +147,24 @@ describe('partner dashboard', () => {
     expect((await fetch(expired.url, { redirect: 'manual' })).status).toBe(410)
     const forged = await fetch(`${harness.app.baseUrl}/dashboard`, { headers: { cookie: `rail_dashboard=${'x'.repeat(43)}` } })
     expect(forged.status).toBe(401)
+    // A link broken in its URL (malformed escapes, far too long), and a page that does not exist, are pages too.
+    for (const path of ['/dashboard/sign-in/%ZZ', `/dashboard/sign-in/${'x'.repeat(3_000)}`, '/dashboard/sign-in/abc%00', '/dashboard/no-such-page', '/dashboard/']) {
+      const answer = await fetch(`${harness.app.baseUrl}${path}`, { redirect: 'manual' })
+      expect([path.slice(0, 30), answer.status, answer.headers.get('content-type')]).toEqual([path.slice(0, 30), 404, 'text/html; charset=utf-8'])
+      expect(answer.headers.get('set-cookie')).toBeNull()
+    }
+  })
+
+  it('sets the session cookie Secure off loopback, and on loopback too when PUBLIC_URL is https (behind a TLS proxy)', async () => {
+    const loopback = await fetch(await signInUrl(), { redirect: 'manual' })
+    expect(loopback.headers.get('set-cookie')).toMatch(/HttpOnly; SameSite=Strict; Max-Age=43200$/)
+    setPublicUrl('https://pay.example.com')
+    try {
+      const proxied = await fetch(await signInUrl(), { redirect: 'manual' })
+      expect(proxied.headers.get('set-cookie')).toMatch(/HttpOnly; SameSite=Strict; Max-Age=43200; Secure$/)
+    } finally {
+      setPublicUrl(harness.app.baseUrl)
+    }
   })
 
   it('refuses a post without the CSRF token or with another session token (403), and changes nothing', async () => {
