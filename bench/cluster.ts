@@ -3,8 +3,12 @@
 // with 1 API + 1 worker and with 3 API + 2 workers, each on a fresh database, printed side by
 // side with the CPU each operation cost: Rail's processes (every process of the cluster),
 // PostgreSQL, and this load generator. On 2 cores throughput cannot grow with processes; what is
-// measured is whether scaling out costs more per operation.
-// BENCH_CLUSTER_OPERATIONS=N sets the operations of each kind (default 60). BENCH_CLUSTER_PGBOUNCER=1
+// measured is whether scaling out costs more per operation. Each cluster's idle CPU (its processes
+// and PostgreSQL doing nothing but their timers: job polling, crons, liveness, metrics) is measured
+// for IDLE_S before the load, and the CPU per operation is printed as measured and with that idle
+// cost over the same wall time taken out: what an operation costs, apart from what N processes cost
+// by existing.
+// BENCH_CLUSTER_OPERATIONS=N sets the operations of each kind (default 30, as the recorded runs). BENCH_CLUSTER_PGBOUNCER=1
 // measures 1 API + 1 worker straight to PostgreSQL against the same through PgBouncer in transaction
 // mode (`rail cluster --pgbouncer`: unnamed statements; PgBouncer's CPU is counted with Rail's
 // processes, under the cluster), into results/cluster-pgbouncer.json.
@@ -20,12 +24,13 @@ import { benchDatabase } from './bench-database.ts'
 import { postgresCpuMs, postmasterPid } from './statements.ts'
 import { printSideBySide } from './table.ts'
 
-const PER_KIND = Number(process.env.BENCH_CLUSTER_OPERATIONS ?? 60)
+const PER_KIND = Number(process.env.BENCH_CLUSTER_OPERATIONS ?? 30)
 const LANES = 8
 const WARM_UP_PER_KIND = 5
 const CLOCK_TICKS_PER_S = 100 // USER_HZ on Linux
 const BANK_SECRET = 'bench-cluster-secret'
 const SETTLE_TIMEOUT_MS = 120_000
+const IDLE_S = 10
 const THROUGH_PGBOUNCER = process.env.BENCH_CLUSTER_PGBOUNCER === '1'
 const SIZES: { api: number; worker: number; pgbouncer?: boolean }[] = THROUGH_PGBOUNCER
   ? [
@@ -48,6 +53,12 @@ interface Figures {
   totalCpuMsPerOperation: number
   requestsSeconds: number
   railCpuMsPerOperationUntilLastAnswer: number
+  /** CPU the cluster's processes and PostgreSQL spend each second doing nothing (their timers). */
+  idleRailCpuMsPerSecond: number
+  idlePostgresCpuMsPerSecond: number
+  /** CPU per operation with the idle cost over the measured wall time taken out. */
+  railCpuMsPerOperationLessIdle: number
+  postgresCpuMsPerOperationLessIdle: number
   retries: number
 }
 
@@ -72,8 +83,17 @@ async function measure(size: (typeof SIZES)[number]): Promise<Figures> {
     console.log(`  started (${cluster.output.filter((line) => line.startsWith('rail cluster:')).length} processes)`)
     const party = await loadParty(pool, masterKey, cluster.url, receiver.url)
     await settle(pool, party, await runMixedLoad(party, { perKind: WARM_UP_PER_KIND, lanes: LANES }))
-    console.log('  warmed up; measuring…')
     const postmaster = await postmasterPid(pool)
+    console.log(`  warmed up; ${IDLE_S} s idle…`)
+    const idleFrom = { rail: treeCpuMs(cluster.launcher.pid!), postgres: postgresCpuMs(postmaster), at: performance.now() }
+    await new Promise((resolve) => setTimeout(resolve, IDLE_S * 1000))
+    const idleSeconds = (performance.now() - idleFrom.at) / 1000
+    const idlePostgres = postgresCpuMs(postmaster)
+    const idle = {
+      railMsPerS: (treeCpuMs(cluster.launcher.pid!) - idleFrom.rail) / idleSeconds,
+      postgresMsPerS: (idlePostgres.backends + idlePostgres.others - idleFrom.postgres.backends - idleFrom.postgres.others) / idleSeconds,
+    }
+    console.log('  measuring…')
     const before = { rail: treeCpuMs(cluster.launcher.pid!), postgres: postgresCpuMs(postmaster), load: process.cpuUsage(), at: performance.now() }
     const load = await runMixedLoad(party, { perKind: PER_KIND, lanes: LANES })
     // The requests alone (until the last answer), apart from the background work that follows them.
@@ -98,6 +118,10 @@ async function measure(size: (typeof SIZES)[number]): Promise<Figures> {
       totalCpuMsPerOperation: per(railMs + postgresMs + loadMs),
       requestsSeconds: Math.round(requestsPhase.seconds * 10) / 10,
       railCpuMsPerOperationUntilLastAnswer: per(requestsPhase.railMs),
+      idleRailCpuMsPerSecond: Math.round(idle.railMsPerS * 10) / 10,
+      idlePostgresCpuMsPerSecond: Math.round(idle.postgresMsPerS * 10) / 10,
+      railCpuMsPerOperationLessIdle: per(Math.max(0, railMs - idle.railMsPerS * wallSeconds)),
+      postgresCpuMsPerOperationLessIdle: per(Math.max(0, postgresMs - idle.postgresMsPerS * wallSeconds)),
       retries: load.retries,
     }
   } finally {
@@ -172,6 +196,10 @@ const rows: [string, (figures: Figures) => string][] = [
   ['CPU ms per operation: PostgreSQL', (f) => f.postgresCpuMsPerOperation.toFixed(2)],
   ['CPU ms per operation: load generator', (f) => f.loadGeneratorCpuMsPerOperation.toFixed(2)],
   ['CPU ms per operation: total', (f) => f.totalCpuMsPerOperation.toFixed(2)],
+  ['idle CPU ms per second: Rail processes', (f) => f.idleRailCpuMsPerSecond.toFixed(1)],
+  ['idle CPU ms per second: PostgreSQL', (f) => f.idlePostgresCpuMsPerSecond.toFixed(1)],
+  ['CPU ms per operation less idle: Rail', (f) => f.railCpuMsPerOperationLessIdle.toFixed(2)],
+  ['CPU ms per operation less idle: PostgreSQL', (f) => f.postgresCpuMsPerOperationLessIdle.toFixed(2)],
   ['requests and jobs tried again', (f) => String(f.retries)],
 ]
 printSideBySide(results, (f) => f.processes, rows, 28)
