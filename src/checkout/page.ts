@@ -70,6 +70,7 @@ export function checkoutPage(pagePath: string, view: CheckoutView, notice: strin
 <h1>${view.title}</h1>
 ${view.details ? html`<p class="details">${view.details}</p>` : ''}
 ${view.lines.length > 0 ? html`<dl class="lines">${view.lines.map((line) => html`<dt>${line.label}</dt><dd>${line.value}</dd>`)}</dl>` : ''}
+${view.items.length > 0 ? itemsTable(view.items) : ''}
 </header>
 <p class="amount">${view.amountKobo === null ? 'Any amount' : naira(view.amountKobo)}</p>
 <div id="status" class="status status-${view.state}" role="status" aria-live="polite"><strong id="status-label">${status.label}</strong> <span id="status-detail">${status.detail}</span></div>
@@ -80,6 +81,17 @@ ${open && view.sandbox ? simulateForm(pagePath, view) : ''}
 <footer><p>Secured by Rail. Only pay into the account shown on this page.</p></footer>
 </main>`
   return layout(`Pay ${view.merchantName}`, body)
+}
+
+/** An invoice's billed lines: what, how many at how much, and the line's total. */
+function itemsTable(items: CheckoutView['items']): Html {
+  return html`<table class="items">
+<caption>What is billed</caption>
+<thead><tr><th scope="col">Item</th><th scope="col">Quantity</th><th scope="col">Total</th></tr></thead>
+<tbody>${items.map(
+    (item) => html`<tr><th scope="row" class="item-description">${item.description}</th><td class="item-quantity">${item.quantity} × ${naira(item.unitAmountKobo)}</td><td class="item-total">${naira(item.quantity * item.unitAmountKobo)}</td></tr>`,
+  )}</tbody>
+</table>`
 }
 
 function accountSection(view: CheckoutView): Html {

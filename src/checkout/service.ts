@@ -28,6 +28,8 @@ export interface CheckoutView {
   details: string | null
   /** Extra labelled lines (an invoice's customer and due date). */
   lines: { label: string; value: string }[]
+  /** What an invoice bills, line by line (empty otherwise). */
+  items: { description: string; quantity: number; unitAmountKobo: number }[]
   amountKobo: number | null
   paidKobo: number
   remainingKobo: number | null
@@ -70,6 +72,7 @@ async function pageOf(db: Queryable, view: IntentView, now: Date): Promise<Check
   const base = {
     merchantName: intent.merchantDisplayName,
     lines: [],
+    items: [],
     accountNumber: account.accountNumber,
     accountName: account.accountName,
     bankName: bankName(account.bankCode),
@@ -98,7 +101,7 @@ async function pageOf(db: Queryable, view: IntentView, now: Date): Promise<Check
   }
 }
 
-type PageBase = Pick<CheckoutView, 'merchantName' | 'lines' | 'accountNumber' | 'accountName' | 'bankName' | 'returnUrl' | 'sandbox'>
+type PageBase = Pick<CheckoutView, 'merchantName' | 'lines' | 'items' | 'accountNumber' | 'accountName' | 'bankName' | 'returnUrl' | 'sandbox'>
 
 function amounts(amountKobo: number | null, paidKobo: number): Pick<CheckoutView, 'amountKobo' | 'paidKobo' | 'remainingKobo'> {
   return { amountKobo, paidKobo, remainingKobo: amountKobo === null ? null : Math.max(0, amountKobo - paidKobo) }
@@ -115,6 +118,7 @@ async function invoicePage(db: Queryable, base: PageBase, partnerId: string, inv
     title: invoice.title,
     details: invoice.description,
     lines,
+    items: invoice.lineItems,
     ...amounts(invoice.amountKobo, invoice.amountPaidKobo),
     state: states[invoice.status],
     // Invoices do not expire: a due date is shown, and counted down to, when one was set.

@@ -109,6 +109,12 @@ function actions(chrome: Chrome, view: InvoiceView): Html {
   return publish || cancel ? html`<h2>Actions</h2>${publish}${cancel}` : html``
 }
 
+/** The invoice's billed lines, one a line: "2 × Textbooks at ₦5,000.00". */
+function lineItemsText(lineItems: InvoiceView['invoice']['lineItems']): Html | string {
+  if (lineItems.length === 0) return '—'
+  return html`<ul class="line-items">${lineItems.map((line) => html`<li>${line.quantity} × ${line.description} at ${naira(line.unitAmountKobo)}</li>`)}</ul>`
+}
+
 export function invoicePage(chrome: Chrome, view: InvoiceView, notice: Html | ''): string {
   const { invoice } = view
   const json = toInvoiceJson(view)
@@ -122,6 +128,7 @@ ${row('invoice-remaining', 'Remaining', naira(invoice.amountKobo - invoice.amoun
 ${row('invoice-due', 'Due', invoice.dueAt ? html`<time datetime="${invoice.dueAt.toISOString()}">${when(invoice.dueAt)}</time>` : '—')}
 ${row('invoice-reference', 'Reference', invoice.reference)}
 ${row('description', 'Description', invoice.description ?? '—')}
+${row('line-items', 'Lines', lineItemsText(invoice.lineItems))}
 ${row('customer', 'Customer', customerText(json.customer))}
 ${row('callback-url', 'Callback URL', invoice.callbackUrl ?? '—')}
 ${row('created-by', 'Created by', creatorText(invoice.creatorMetadata))}

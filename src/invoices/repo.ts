@@ -12,6 +12,13 @@ export interface Customer {
   customerId?: string
 }
 
+/** One billed line: what, how many, at how much each (kobo). */
+export interface LineItem {
+  description: string
+  quantity: number
+  unitAmountKobo: number
+}
+
 export interface Invoice {
   id: string
   partnerId: string
@@ -20,6 +27,7 @@ export interface Invoice {
   status: InvoiceStatus
   title: string
   description: string | null
+  lineItems: LineItem[]
   amountKobo: number
   amountPaidKobo: number
   currency: string
@@ -43,6 +51,7 @@ interface Row {
   status: InvoiceStatus
   title: string
   description: string | null
+  line_items: LineItem[]
   amount_kobo: number
   amount_paid_kobo: number
   currency: string
@@ -58,7 +67,7 @@ interface Row {
   cancelled_at: Date | null
 }
 
-const COLUMNS = `id, partner_id, reference, request_hash, status, title, description, amount_kobo, amount_paid_kobo, currency, customer, due_at, callback_url,
+const COLUMNS = `id, partner_id, reference, request_hash, status, title, description, line_items, amount_kobo, amount_paid_kobo, currency, customer, due_at, callback_url,
   payment_intent_id, creator_metadata, created_at, status_changed_at, published_at, paid_at, cancelled_at`
 
 function toInvoice(row: Row): Invoice {
@@ -70,6 +79,7 @@ function toInvoice(row: Row): Invoice {
     status: row.status,
     title: row.title,
     description: row.description,
+    lineItems: row.line_items,
     amountKobo: row.amount_kobo,
     amountPaidKobo: row.amount_paid_kobo,
     currency: row.currency,
@@ -88,14 +98,14 @@ function toInvoice(row: Row): Invoice {
 
 export type NewInvoice = Pick<
   Invoice,
-  'id' | 'partnerId' | 'reference' | 'requestHash' | 'title' | 'description' | 'amountKobo' | 'currency' | 'customer' | 'dueAt' | 'callbackUrl' | 'creatorMetadata'
+  'id' | 'partnerId' | 'reference' | 'requestHash' | 'title' | 'description' | 'lineItems' | 'amountKobo' | 'currency' | 'customer' | 'dueAt' | 'callbackUrl' | 'creatorMetadata'
 >
 
 /** Inserts a draft; undefined when the reference was taken (by a concurrent create that committed first). */
 export async function insertDraft(db: Queryable, invoice: NewInvoice): Promise<Invoice | undefined> {
   const result = await db.query<Row>(
-    `INSERT INTO invoices (id, partner_id, reference, request_hash, status, title, description, amount_kobo, currency, customer, due_at, callback_url, creator_metadata)
-     VALUES ($1, $2, $3, $4, 'draft', $5, $6, $7, $8, $9, $10, $11, $12)
+    `INSERT INTO invoices (id, partner_id, reference, request_hash, status, title, description, amount_kobo, currency, customer, due_at, callback_url, creator_metadata, line_items)
+     VALUES ($1, $2, $3, $4, 'draft', $5, $6, $7, $8, $9, $10, $11, $12, $13)
      ON CONFLICT (partner_id, reference) DO NOTHING
      RETURNING ${COLUMNS}`,
     [
@@ -111,6 +121,7 @@ export async function insertDraft(db: Queryable, invoice: NewInvoice): Promise<I
       invoice.dueAt,
       invoice.callbackUrl,
       JSON.stringify(invoice.creatorMetadata),
+      JSON.stringify(invoice.lineItems),
     ],
   )
   return result.rows[0] && toInvoice(result.rows[0])

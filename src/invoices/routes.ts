@@ -20,6 +20,15 @@ const CustomerSchema = closedObject(
   { description: 'Who is billed; the name, when given, names the virtual account' },
 )
 
+const LineItemSchema = closedObject(
+  {
+    description: Type.String({ minLength: 1, maxLength: 200, description: 'What is billed on this line', examples: ['Website design, phase 1'] }),
+    quantity: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'How many', examples: [2] }),
+    unitAmountKobo: AmountKobo({ description: 'The price of one, in kobo', examples: [500_000] }),
+  },
+  { title: 'InvoiceLineItem', description: 'One billed line of an invoice' },
+)
+
 const InvoiceSchema = Type.Object({
   id: Type.String({ format: 'uuid' }),
   reference: Type.String(),
@@ -27,6 +36,7 @@ const InvoiceSchema = Type.Object({
   status: StatusSchema,
   title: Type.String(),
   description: Nullable(Type.String()),
+  lineItems: Type.Array(LineItemSchema, { description: 'What the invoice bills, line by line (empty when none were given)' }),
   amountKobo: Type.Integer(),
   amountPaidKobo: Type.Integer(),
   currency: Type.String(),
@@ -58,6 +68,13 @@ const CreateSchema = closedObject({
   publishOnCreate: Type.Optional(Type.Boolean({ default: false })),
   description: Type.Optional(Type.String({ maxLength: 2000 })),
   dueAt: Type.Optional(Type.String({ format: 'date-time', description: 'When payment is due (informational; invoices do not expire)' })),
+  lineItems: Type.Optional(
+    Type.Array(LineItemSchema, {
+      minItems: 1,
+      maxItems: 100,
+      description: "What is billed, line by line, shown on the payment page: the lines' quantity × unitAmountKobo must add up to amountKobo (422 naming lineItems otherwise)",
+    }),
+  ),
 })
 
 /** The invoice API: creating and reading invoices, then publishing and cancelling them. */

@@ -27,7 +27,7 @@ import {
 import { partnerClock } from '../sandbox-clock/service.ts'
 import * as repo from './repo.ts'
 
-export type { Invoice, InvoiceStatus } from './repo.ts'
+export type { Invoice, InvoiceStatus, LineItem } from './repo.ts'
 
 export const INVOICE_PAGE_MAX = 100
 /** The composed intent of an invoice without a due date is shown as expiring this far ahead (invoices do not expire). */
@@ -43,6 +43,7 @@ export interface InvoiceRequest {
   publishOnCreate?: boolean
   description?: string
   dueAt?: string
+  lineItems?: repo.LineItem[]
 }
 
 /** An invoice with its payment surface (the composed intent and its account) once published. */
@@ -60,6 +61,7 @@ export function toInvoiceJson({ invoice, payment }: InvoiceView) {
     status: invoice.status,
     title: invoice.title,
     description: invoice.description,
+    lineItems: invoice.lineItems,
     amountKobo: invoice.amountKobo,
     amountPaidKobo: invoice.amountPaidKobo,
     currency: invoice.currency,
@@ -96,6 +98,7 @@ export async function createInvoice(deps: CollectionsDeps, caller: Caller, reque
   const known = await findReplay(INVOICE_REFERENCE, key, stored(deps.pool))
   if (known) return { view: await viewOf(deps.pool, known.replayed), replayed: true }
   assertCollectionCurrency(request.currency ?? COLLECTION_CURRENCY)
+  assertLineItemsTotal(request.lineItems ?? [], request.amountKobo)
   // Judged by the partner's time (its sandbox test clock, if moved), as the composed intent's expiry is.
   const now = (await partnerClock(deps.pool, deps.clock, caller.partner)).now()
   if (request.dueAt !== undefined && new Date(request.dueAt).getTime() <= now.getTime()) throw fieldError('dueAt', 'must be in the future')
@@ -112,6 +115,7 @@ export async function createInvoice(deps: CollectionsDeps, caller: Caller, reque
       requestHash: key.requestHash,
       title: request.title,
       description: request.description ?? null,
+      lineItems: request.lineItems ?? [],
       amountKobo: request.amountKobo,
       currency: request.currency ?? COLLECTION_CURRENCY,
       customer: request.customer ?? null,
@@ -125,6 +129,13 @@ export async function createInvoice(deps: CollectionsDeps, caller: Caller, reque
     const view = allocated ? await publishInTransaction(tx, caller, claimed.created, allocated, now) : { invoice: claimed.created, payment: undefined }
     return { view, replayed: false }
   })
+}
+
+/** Lines, when given, bill exactly the invoice's amount: Σ quantity × unit amount = amountKobo (summed in bigint, never rounded). */
+function assertLineItemsTotal(lineItems: readonly repo.LineItem[], amountKobo: number): void {
+  if (lineItems.length === 0) return
+  const total = lineItems.reduce((sum, line) => sum + BigInt(line.quantity) * BigInt(line.unitAmountKobo), 0n)
+  if (total !== BigInt(amountKobo)) throw fieldError('lineItems', `must add up to amountKobo (${amountKobo}); they add up to ${total}`)
 }
 
 /** How an invoice takes its reference (platform/idempotency.ts). */

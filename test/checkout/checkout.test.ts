@@ -91,6 +91,10 @@ describe('hosted checkout page', () => {
       title: 'Website redesign, phase 1',
       description: 'Design and build of five pages.\nPayable within 14 days.',
       amountKobo: 2_000_000,
+      lineItems: [
+        { description: 'Page design', quantity: 5, unitAmountKobo: 300_000 },
+        { description: 'Hosting set-up', quantity: 1, unitAmountKobo: 500_000 },
+      ],
       customer: { name: 'Chinedu Okafor', email: 'chinedu@example.com' },
       dueAt: new Date(Date.now() + 14 * 86_400_000).toISOString(),
       publishOnCreate: true,
@@ -102,6 +106,10 @@ describe('hosted checkout page', () => {
     await page.goto(created.body.checkoutUrl)
     expect(await page.locator('h1').textContent()).toBe('Website redesign, phase 1')
     expect(await page.locator('.lines').textContent()).toContain('Chinedu Okafor')
+    // The invoice's lines: what, how many at how much, and each line's total.
+    expect(await page.locator('.items .item-description').allTextContents()).toEqual(['Page design', 'Hosting set-up'])
+    expect(await page.locator('.items .item-quantity').allTextContents()).toEqual(['5 × ₦3,000.00', '1 × ₦5,000.00'])
+    expect(await page.locator('.items .item-total').allTextContents()).toEqual(['₦15,000.00', '₦5,000.00'])
     expect(await page.locator('.amount').textContent()).toBe('₦20,000.00')
     await waitForStatus(page, 'Awaiting payment')
     // A marker the page would lose if it reloaded: the status below changes without a reload.
@@ -269,6 +277,7 @@ describe('partner-supplied text on the page', () => {
       title: INJECTED,
       description: INJECTED,
       amountKobo: 100_000,
+      lineItems: [{ description: INJECTED, quantity: 1, unitAmountKobo: 100_000 }],
       customer: { name: INJECTED },
       publishOnCreate: true,
     })
@@ -281,7 +290,7 @@ describe('partner-supplied text on the page', () => {
     const { page } = watched
     const pages: [string, string[]][] = [
       [intent.body.checkoutUrl, ['.merchant', 'h1']],
-      [invoice.body.checkoutUrl, ['h1', '.details', '.lines dd']],
+      [invoice.body.checkoutUrl, ['h1', '.details', '.lines dd', '.items .item-description']],
       [escrow.body.funding.checkoutUrl, ['.merchant', 'h1']],
     ]
     for (const [url, fields] of pages) {

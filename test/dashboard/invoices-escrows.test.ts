@@ -300,6 +300,18 @@ describe('dashboard invoices', () => {
     expect((await invoicesOf(ada)).length).toBe(before)
   })
 
+  it("shows an invoice's billed lines, as text", async () => {
+    const mine = await signedInSession(harness.app.db.pool, baseUrl, ada.credentials.partnerId)
+    const lineItems = [
+      { description: 'Textbooks <b>x</b>', quantity: 2, unitAmountKobo: 500_000 },
+      { description: 'Uniform', quantity: 1, unitAmountKobo: 250_000 },
+    ]
+    const invoice = await ada.client.post<InvoiceJson>('/api/v1/rail/invoice', { reference: `lines-${randomUUID()}`, title: 'Term 2', amountKobo: 1_250_000, lineItems })
+    expect(invoice.status).toBe(200)
+    const page = await (await fetch(`${baseUrl}/dashboard/invoices/${invoice.body.id}`, { headers: { cookie: mine.cookie } })).text()
+    expect(page).toContain('<li>2 × Textbooks &lt;b&gt;x&lt;/b&gt; at ₦5,000.00</li><li>1 × Uniform at ₦2,500.00</li>')
+  })
+
   it('refuses posts without the session CSRF token, and another partner or unknown invoice is not found', async () => {
     const mine = await signedInSession(harness.app.db.pool, baseUrl, ada.credentials.partnerId)
     const theirs: DashboardSession = await signedInSession(harness.app.db.pool, baseUrl, other.credentials.partnerId)

@@ -26,6 +26,7 @@ interface InvoiceJson {
   reference: string
   status: string
   amountKobo: number
+  lineItems: { description: string; quantity: number; unitAmountKobo: number }[]
   amountPaidKobo: number
   publishedAt: string | null
   paidAt: string | null
@@ -40,7 +41,7 @@ interface InvoiceJson {
 }
 
 const INVOICE_FIELDS = [
-  'id', 'reference', 'partnerId', 'status', 'title', 'description', 'amountKobo', 'amountPaidKobo', 'currency', 'customer', 'dueAt', 'publishedAt', 'paidAt',
+  'id', 'reference', 'partnerId', 'status', 'title', 'description', 'lineItems', 'amountKobo', 'amountPaidKobo', 'currency', 'customer', 'dueAt', 'publishedAt', 'paidAt',
   'cancelledAt', 'persistentVirtualAccountId', 'virtualAccount', 'virtualAccountName', 'virtualAccountBank', 'trackingId', 'checkoutToken', 'checkoutUrl', 'createdAt',
   'creatorMetadata',
 ].sort()
@@ -88,7 +89,7 @@ describe('create and publish', () => {
     const dueAt = new Date(Date.now() + 7 * 86400_000).toISOString()
     const draft = await create(client, { description: 'Term 1', dueAt, customer: { name: 'Tolu Bakare', email: 'tolu@example.com' }, currency: 'NGN' })
     expect(Object.keys(draft).sort()).toEqual(INVOICE_FIELDS)
-    expect(draft).toMatchObject({ status: 'draft', amountPaidKobo: 0, publishedAt: null, persistentVirtualAccountId: null, description: 'Term 1', dueAt })
+    expect(draft).toMatchObject({ status: 'draft', amountPaidKobo: 0, publishedAt: null, persistentVirtualAccountId: null, description: 'Term 1', dueAt, lineItems: [] })
     for (const field of SURFACE) expect(draft[field]).toBeNull()
 
     const published = await publish(client, draft.reference)
@@ -101,6 +102,52 @@ describe('create and publish', () => {
     expect(await read(client, draft.reference)).toEqual(published.body)
     const [event] = await waitForCallback(harness.hook, credentials.callbackSigningSecret, (body) => body.event === 'invoice.published' && body.data.id === draft.id)
     expect(event!.data).toMatchObject({ status: 'published', virtualAccount: published.body.virtualAccount })
+  })
+
+  it('bills line by line: the lines add up to the amount, are kept and answered as given; a replay is the same invoice', async () => {
+    const { client } = await partner()
+    const body = {
+      reference: randomUUID(),
+      title: 'School fees, term 1',
+      amountKobo: 7_550_000,
+      lineItems: [
+        { description: 'Tuition', quantity: 1, unitAmountKobo: 6_000_000 },
+        { description: 'Textbooks', quantity: 3, unitAmountKobo: 500_000 },
+        { description: 'Lab fee', quantity: 1, unitAmountKobo: 50_000 },
+      ],
+      publishOnCreate: true,
+    }
+    const created = await client.post<Record<string, unknown>>('/api/v1/rail/invoice', body)
+    expect(created.status).toBe(200)
+    expect(created.body.lineItems).toEqual(body.lineItems)
+    expect((await read(client, body.reference)).lineItems).toEqual(body.lineItems)
+    const again = await client.post<Record<string, unknown>>('/api/v1/rail/invoice', body)
+    expect([again.status, again.headers.get('idempotent-replayed'), again.body.id]).toEqual([200, 'true', created.body.id])
+  })
+
+  it('refuses lines that do not add up to the amount, or are malformed, naming lineItems, and records nothing', async () => {
+    const { client } = await partner()
+    const before = (await harness.app.db.pool.query(`SELECT count(*)::int AS n FROM invoices`)).rows[0].n
+    const line = { description: 'Tuition', quantity: 2, unitAmountKobo: 50_000 }
+    const cases: Record<string, unknown>[] = [
+      { amountKobo: 100_001, lineItems: [line] },
+      { amountKobo: 100_000, lineItems: [line, { ...line, quantity: 1 }] },
+      { amountKobo: 100_000, lineItems: [] },
+      { amountKobo: 100_000, lineItems: [{ ...line, quantity: 0 }] },
+      { amountKobo: 100_000, lineItems: [{ ...line, quantity: 1.5 }] },
+      { amountKobo: 100_000, lineItems: [{ ...line, unitAmountKobo: '50000' }] },
+      { amountKobo: 100_000, lineItems: [{ quantity: 2, unitAmountKobo: 50_000 }] },
+      { amountKobo: 100_000, lineItems: [{ ...line, sku: 'T-1' }] },
+      { amountKobo: 100_000, lineItems: [{ ...line, description: 'Tui\u0000tion' }] },
+      { amountKobo: 100_000, lineItems: line },
+      { amountKobo: 100_000, lineItems: Array.from({ length: 101 }, () => ({ ...line, quantity: 1, unitAmountKobo: 1 })) },
+    ]
+    for (const fields of cases) {
+      const answer = await client.post<{ statusCode: number; error: string; message: string }>('/api/v1/rail/invoice', { reference: randomUUID(), title: 'T', ...fields })
+      expect([JSON.stringify(fields).slice(0, 80), answer.status, answer.body.error]).toEqual([JSON.stringify(fields).slice(0, 80), 422, 'validation_error'])
+      expect(answer.body.message).toContain('lineItems')
+    }
+    expect((await harness.app.db.pool.query(`SELECT count(*)::int AS n FROM invoices`)).rows[0].n).toBe(before)
   })
 
   it('publishes on create, atomically', async () => {

@@ -2069,6 +2069,27 @@ export interface components {
             transactions: components["schemas"]["InboundCredit"][];
         };
         /**
+         * InvoiceLineItem
+         * @description One billed line of an invoice
+         */
+        InvoiceLineItem: {
+            /**
+             * @description What is billed on this line
+             * @example Website design, phase 1
+             */
+            description: string;
+            /**
+             * @description How many
+             * @example 2
+             */
+            quantity: number;
+            /**
+             * @description The price of one, in kobo
+             * @example 500000
+             */
+            unitAmountKobo: number;
+        };
+        /**
          * Invoice
          * @description An invoice: an amount a customer owes, paid into its own virtual account
          */
@@ -2081,6 +2102,8 @@ export interface components {
             status: "draft" | "published" | "partially_paid" | "paid" | "cancelled";
             title: string;
             description: string | null;
+            /** @description What the invoice bills, line by line (empty when none were given) */
+            lineItems: components["schemas"]["InvoiceLineItem"][];
             amountKobo: number;
             amountPaidKobo: number;
             currency: string;
@@ -2847,6 +2870,8 @@ export interface components {
              * @description When payment is due (informational; invoices do not expire)
              */
             dueAt?: string;
+            /** @description What is billed, line by line, shown on the payment page: the lines' quantity × unitAmountKobo must add up to amountKobo (422 naming lineItems otherwise) */
+            lineItems?: components["schemas"]["InvoiceLineItem"][];
         };
         /**
          * ListInvoicesResponse
@@ -7686,6 +7711,13 @@ export interface operations {
                      *           "status": "draft",
                      *           "title": "Invoice INV-0042: website redesign",
                      *           "description": "Website redesign, phase 1",
+                     *           "lineItems": [
+                     *             {
+                     *               "description": "Website design, phase 1",
+                     *               "quantity": 2,
+                     *               "unitAmountKobo": 500000
+                     *             }
+                     *           ],
                      *           "amountKobo": 2500000,
                      *           "amountPaidKobo": 2500000,
                      *           "currency": "NGN",
@@ -7799,7 +7831,14 @@ export interface operations {
                  *       "callbackUrl": "https://partner.example.ng/hooks/rail",
                  *       "publishOnCreate": false,
                  *       "description": "Website redesign, phase 1",
-                 *       "dueAt": "2026-11-25T09:30:00.000Z"
+                 *       "dueAt": "2026-11-25T09:30:00.000Z",
+                 *       "lineItems": [
+                 *         {
+                 *           "description": "Website design, phase 1",
+                 *           "quantity": 2,
+                 *           "unitAmountKobo": 500000
+                 *         }
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["CreateInvoiceRequest"];
@@ -7822,6 +7861,13 @@ export interface operations {
                      *       "status": "draft",
                      *       "title": "Invoice INV-0042: website redesign",
                      *       "description": "Website redesign, phase 1",
+                     *       "lineItems": [
+                     *         {
+                     *           "description": "Website design, phase 1",
+                     *           "quantity": 2,
+                     *           "unitAmountKobo": 500000
+                     *         }
+                     *       ],
                      *       "amountKobo": 2500000,
                      *       "amountPaidKobo": 2500000,
                      *       "currency": "NGN",
@@ -7991,6 +8037,13 @@ export interface operations {
                      *       "status": "draft",
                      *       "title": "Invoice INV-0042: website redesign",
                      *       "description": "Website redesign, phase 1",
+                     *       "lineItems": [
+                     *         {
+                     *           "description": "Website design, phase 1",
+                     *           "quantity": 2,
+                     *           "unitAmountKobo": 500000
+                     *         }
+                     *       ],
                      *       "amountKobo": 2500000,
                      *       "amountPaidKobo": 2500000,
                      *       "currency": "NGN",
@@ -8124,6 +8177,13 @@ export interface operations {
                      *       "status": "draft",
                      *       "title": "Invoice INV-0042: website redesign",
                      *       "description": "Website redesign, phase 1",
+                     *       "lineItems": [
+                     *         {
+                     *           "description": "Website design, phase 1",
+                     *           "quantity": 2,
+                     *           "unitAmountKobo": 500000
+                     *         }
+                     *       ],
                      *       "amountKobo": 2500000,
                      *       "amountPaidKobo": 2500000,
                      *       "currency": "NGN",
@@ -8310,6 +8370,13 @@ export interface operations {
                      *       "status": "draft",
                      *       "title": "Invoice INV-0042: website redesign",
                      *       "description": "Website redesign, phase 1",
+                     *       "lineItems": [
+                     *         {
+                     *           "description": "Website design, phase 1",
+                     *           "quantity": 2,
+                     *           "unitAmountKobo": 500000
+                     *         }
+                     *       ],
                      *       "amountKobo": 2500000,
                      *       "amountPaidKobo": 2500000,
                      *       "currency": "NGN",
@@ -13654,6 +13721,13 @@ export interface operations {
                  *         "status": "draft",
                  *         "title": "Invoice INV-0042: website redesign",
                  *         "description": "Website redesign, phase 1",
+                 *         "lineItems": [
+                 *           {
+                 *             "description": "Website design, phase 1",
+                 *             "quantity": 2,
+                 *             "unitAmountKobo": 500000
+                 *           }
+                 *         ],
                  *         "amountKobo": 2500000,
                  *         "amountPaidKobo": 2500000,
                  *         "currency": "NGN",
@@ -13771,6 +13845,13 @@ export interface operations {
                  *         "status": "draft",
                  *         "title": "Invoice INV-0042: website redesign",
                  *         "description": "Website redesign, phase 1",
+                 *         "lineItems": [
+                 *           {
+                 *             "description": "Website design, phase 1",
+                 *             "quantity": 2,
+                 *             "unitAmountKobo": 500000
+                 *           }
+                 *         ],
                  *         "amountKobo": 2500000,
                  *         "amountPaidKobo": 2500000,
                  *         "currency": "NGN",
@@ -13888,6 +13969,13 @@ export interface operations {
                  *         "status": "draft",
                  *         "title": "Invoice INV-0042: website redesign",
                  *         "description": "Website redesign, phase 1",
+                 *         "lineItems": [
+                 *           {
+                 *             "description": "Website design, phase 1",
+                 *             "quantity": 2,
+                 *             "unitAmountKobo": 500000
+                 *           }
+                 *         ],
                  *         "amountKobo": 2500000,
                  *         "amountPaidKobo": 2500000,
                  *         "currency": "NGN",
@@ -14005,6 +14093,13 @@ export interface operations {
                  *         "status": "draft",
                  *         "title": "Invoice INV-0042: website redesign",
                  *         "description": "Website redesign, phase 1",
+                 *         "lineItems": [
+                 *           {
+                 *             "description": "Website design, phase 1",
+                 *             "quantity": 2,
+                 *             "unitAmountKobo": 500000
+                 *           }
+                 *         ],
                  *         "amountKobo": 2500000,
                  *         "amountPaidKobo": 2500000,
                  *         "currency": "NGN",
