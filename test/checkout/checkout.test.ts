@@ -167,6 +167,23 @@ describe('hosted checkout page', () => {
     await context.close()
   })
 
+  it("shows an escrow's funding page: its description, the account, awaiting payment", async () => {
+    const { credentials } = await harness.app.newPartner({ name: 'Bicycle Market' })
+    const escrow = await escrowClient(harness.app.baseUrl, credentials.escrowApiKey).create<{ funding: { checkoutUrl: string; accountNumber?: string } }>(createRequest())
+    expect(escrow.status).toBe(201)
+    const watched = await openPage(browser, harness.app.baseUrl)
+    const { page } = watched
+    expect((await page.goto(escrow.body.funding.checkoutUrl))?.status()).toBe(200)
+    expect(await page.locator('h1').textContent()).toBe('A used bicycle')
+    await waitForStatus(page, 'Awaiting payment')
+    expect(await page.locator('#account-number').count()).toBe(1)
+    expect(await fitsWidth(page)).toBe(true)
+    await screenshot(page, 'checkout-escrow')
+    expect(await lowContrastTexts(page)).toEqual([])
+    expectOnlyRail(watched)
+    await watched.context.close()
+  })
+
   it("shows an expired intent's page without its account", async () => {
     const { client: expiring } = await harness.app.newPartner({ name: 'Expiring Partner' })
     const created = await expiring.post<IntentJson>('/api/v1/rail/payment/intent', { reference: `expiring-${randomUUID()}`, amountKobo: 300_000, expiresAt: new Date(Date.now() + 90_000).toISOString() })
