@@ -112,7 +112,7 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   installAuthentication(app, { pool: deps.pool, sessionPool: deps.sessionPool, masterKey: deps.masterKey, clock, rateLimiter })
   installRequestTracing(app)
   const metrics = installMetrics(app, deps.metrics)
-  if (deps.databaseGauges) registerDatabaseGauges(metrics, deps.pool)
+  if (deps.databaseGauges) registerDatabaseGauges(metrics, deps.pool, { tasks: taskNames({ pool: deps.pool, masterKey: deps.masterKey, providers: deps.providers }) })
   watchPool(metrics, 'rail', deps.pool)
   const maxAmountKobo = deps.maxAmountKobo ?? MAX_AMOUNT_KOBO_DEFAULT
   // Before any route: every AmountKobo() body field registered after this is checked against it.
@@ -249,6 +249,11 @@ export function buildTaskList(deps: Omit<WorkerDeps, 'concurrency'>): TaskList {
     ...workerLivenessTasks({ pool: deps.pool }),
   }
   return observed ? observed.instrument(tasks) : tasks
+}
+
+/** The names of every background task (the job gauges have a series for each). */
+export function taskNames(deps: Pick<WorkerDeps, 'pool' | 'masterKey' | 'providers'>): string[] {
+  return Object.keys(buildTaskList(deps))
 }
 
 /** Every recurring task of every module (graphile-worker crontab lines). */

@@ -4,7 +4,7 @@
 // the embedded database.
 import path from 'node:path'
 import type { Runner } from 'graphile-worker'
-import { buildApi, startBackgroundWorkers } from './app.ts'
+import { buildApi, startBackgroundWorkers, taskNames } from './app.ts'
 import { VERIFY_TASK } from './ledger/jobs.ts'
 import { addJob } from './platform/jobs.ts'
 import { loadFailpoints } from './platform/failpoints.ts'
@@ -167,7 +167,8 @@ async function startWorkerRole(
       observe: { registry: on.telemetry.metrics, logger: on.telemetry.logger },
     })
     if (on.endpoints && config.workerHttpPort !== 0) {
-      http = await startWorkerHttpServer({ pool: on.database.pool, registry: on.telemetry.metrics, host: config.host, port: config.workerHttpPort })
+      const tasks = taskNames({ pool, masterKey: on.masterKey, providers: on.providers })
+      http = await startWorkerHttpServer({ pool: on.database.pool, registry: on.telemetry.metrics, host: config.host, port: config.workerHttpPort, tasks })
     }
     // Started: the ledger is verified once now, not only at the next hourly run, so the metrics
     // report a result (rail_ledger_verify_*) soon after a deploy. Workers starting together share one job.

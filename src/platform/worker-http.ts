@@ -22,12 +22,14 @@ export interface WorkerHttpOptions {
   port: number
   /** The scrape-time queries' bound (tests shorten it). */
   queryTimeoutMs?: number
+  /** The background tasks the workers run: each has a job series, at 0 when it has no job. */
+  tasks?: readonly string[]
 }
 
 export async function startWorkerHttpServer(options: WorkerHttpOptions): Promise<HttpServer> {
   const app = createHttpServer(false)
   registerHealthRoutes(app, options.pool)
-  registerDatabaseGauges(options.registry, options.pool, options.queryTimeoutMs)
+  registerDatabaseGauges(options.registry, options.pool, { tasks: options.tasks, timeoutMs: options.queryTimeoutMs })
   watchPool(options.registry, 'rail', options.pool)
   registerMetricsRoute(app, options.registry)
   try {

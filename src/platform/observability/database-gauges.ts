@@ -16,18 +16,19 @@ type Row = Record<string, unknown>
 /** Every query; their rows become gauges in `publish`. */
 const QUERIES = {
   // graphile-worker's public view of its jobs: due and free, scheduled later, locked by a worker, out
-  // of attempts. Every task a worker has registered has its row, 0 when it has no job: a quiet
-  // system shows zeros, not missing series. (Its task catalog is graphile-worker's _private_tasks,
-  // which every worker fills with its task names as it starts; read only. Should a later version
-  // rename it, this query fails and counts in rail_metrics_query_failures_total, which a test checks.)
-  jobs: `SELECT t.identifier AS task,
-                count(j.id) FILTER (WHERE j.locked_at IS NULL AND j.attempts < j.max_attempts AND j.run_at <= now())::int AS queued,
-                count(j.id) FILTER (WHERE j.locked_at IS NULL AND j.attempts < j.max_attempts AND j.run_at > now())::int AS scheduled,
-                count(j.id) FILTER (WHERE j.locked_at IS NOT NULL)::int AS running,
-                count(j.id) FILTER (WHERE j.locked_at IS NULL AND j.attempts >= j.max_attempts)::int AS failed,
-                COALESCE(extract(epoch FROM now() - min(j.run_at) FILTER (WHERE j.locked_at IS NULL AND j.attempts < j.max_attempts AND j.run_at <= now())), 0)::float8 AS oldest_queued_s
-           FROM graphile_worker._private_tasks t LEFT JOIN graphile_worker.jobs j ON j.task_identifier = t.identifier
-          GROUP BY t.identifier`,
+  // of attempts. Every task of this process's task list ($1) has its row, 0 when it has no job, so
+  // a quiet system shows zeros, not missing series; a job of a task not in the list still counts.
+  jobs: `SELECT coalesce(known.task, counted.task) AS task, coalesce(queued, 0) AS queued, coalesce(scheduled, 0) AS scheduled,
+                coalesce(running, 0) AS running, coalesce(failed, 0) AS failed, coalesce(oldest_queued_s, 0) AS oldest_queued_s
+           FROM unnest($1::text[]) AS known(task)
+           FULL JOIN (
+             SELECT task_identifier AS task,
+                    count(*) FILTER (WHERE locked_at IS NULL AND attempts < max_attempts AND run_at <= now())::int AS queued,
+                    count(*) FILTER (WHERE locked_at IS NULL AND attempts < max_attempts AND run_at > now())::int AS scheduled,
+                    count(*) FILTER (WHERE locked_at IS NOT NULL)::int AS running,
+                    count(*) FILTER (WHERE locked_at IS NULL AND attempts >= max_attempts)::int AS failed,
+                    extract(epoch FROM now() - min(run_at) FILTER (WHERE locked_at IS NULL AND attempts < max_attempts AND run_at <= now()))::float8 AS oldest_queued_s
+               FROM graphile_worker.jobs GROUP BY task_identifier) counted ON counted.task = known.task`,
   // Pending deliveries only (a partial index holds them): how many, how many due now, how old.
   deliveries: `SELECT count(*)::int AS pending,
                       count(*) FILTER (WHERE next_attempt_at <= now())::int AS due,
@@ -49,11 +50,19 @@ const QUERIES = {
 type QueryName = keyof typeof QUERIES
 type Snapshot = Partial<Record<QueryName, Row[]>>
 
-export function registerDatabaseGauges(registry: Registry, pool: Pool, timeoutMs = SCRAPE_QUERY_TIMEOUT_MS): void {
+export interface DatabaseGaugeOptions {
+  /** The background tasks this deployment runs: each has a job series, at 0 when it has no job. */
+  tasks?: readonly string[]
+  /** The bound of each query (tests shorten it). */
+  timeoutMs?: number
+}
+
+export function registerDatabaseGauges(registry: Registry, pool: Pool, options: DatabaseGaugeOptions = {}): void {
   let running: Promise<Snapshot> | undefined
+  const params: Partial<Record<QueryName, unknown[]>> = { jobs: [options.tasks ?? []] }
   // Scrapes that arrive while one runs share it; the next scrape after it reads afresh. The
   // failures and durations wait for it too, so that a scrape reports its own.
-  const snapshot = () => (running ??= readSnapshot(pool, timeoutMs, { failures, durations }).finally(() => (running = undefined)))
+  const snapshot = () => (running ??= readSnapshot(pool, options.timeoutMs ?? SCRAPE_QUERY_TIMEOUT_MS, params, { failures, durations }).finally(() => (running = undefined)))
   const failures: Counter<'query'> = new Counter({
     name: 'rail_metrics_query_failures_total',
     help: 'Scrape-time database queries that failed or timed out, by query',
@@ -75,7 +84,7 @@ export function registerDatabaseGauges(registry: Registry, pool: Pool, timeoutMs
   for (const define of GAUGES) define(registry, snapshot)
 }
 
-async function readSnapshot(pool: Pool, timeoutMs: number, meters: { failures: Counter<'query'>; durations: Gauge<'query'> }): Promise<Snapshot> {
+async function readSnapshot(pool: Pool, timeoutMs: number, params: Partial<Record<QueryName, unknown[]>>, meters: { failures: Counter<'query'>; durations: Gauge<'query'> }): Promise<Snapshot> {
   const result: Snapshot = {}
   const failAll = () => {
     for (const name of Object.keys(QUERIES)) meters.failures.inc({ query: name })
@@ -97,7 +106,7 @@ async function readSnapshot(pool: Pool, timeoutMs: number, meters: { failures: C
     try {
       // A query that fails (its timeout, say) is undone to here, and the next one runs.
       await client.query('SAVEPOINT gauge')
-      result[name] = (await client.query(sql)).rows as Row[]
+      result[name] = (await client.query(sql, params[name] ?? [])).rows as Row[]
     } catch {
       meters.failures.inc({ query: name })
       await client.query('ROLLBACK TO SAVEPOINT gauge').catch(() => {})
