@@ -5,7 +5,7 @@ import type { FastifyRequest } from 'fastify'
 import { callerOf } from '../partners/auth.ts'
 import { RailError } from '../platform/errors.ts'
 import type { HttpServer } from '../platform/http.ts'
-import { closedObject, errorResponses } from '../platform/schemas.ts'
+import { closedObject, errorResponses, NubanSchema } from '../platform/schemas.ts'
 import { checkResolvable, listBanks, resolveAccountName, type BankDeps } from './service.ts'
 
 /**
@@ -40,7 +40,7 @@ const BankListSchema = Type.Object(
 const ResolveBodySchema = closedObject(
   {
     bankCode: Type.String({ pattern: '^[0-9]{3}$', description: 'The CBN code of a bank of GET /api/v1/rail/banks' }),
-    accountNumber: Type.String({ pattern: '^[0-9]{10}$', description: 'A 10-digit NUBAN at that bank', examples: ['0000014579'] }),
+    accountNumber: NubanSchema('A 10-digit NUBAN at that bank', ['0000014579']),
   },
   { title: 'BankAccountToResolve', description: 'The account whose holder to ask the bank for' },
 )

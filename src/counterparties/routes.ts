@@ -4,7 +4,7 @@ import { findBank } from '../nip/banks.ts'
 import { callerOf } from '../partners/auth.ts'
 import type { Pool } from '../platform/db.ts'
 import type { HttpServer } from '../platform/http.ts'
-import { closedObject, errorResponses } from '../platform/schemas.ts'
+import { closedObject, errorResponses, NubanSchema } from '../platform/schemas.ts'
 import { signedRequestOf } from '../platform/signed-requests.ts'
 import { COUNTERPARTIES_PAGE_MAX, createCounterparty, getCounterparty, listCounterparties, updateCounterparty, type Counterparty } from './service.ts'
 
@@ -43,7 +43,7 @@ function toCounterpartyJson(counterparty: Counterparty) {
 const IdParams = closedObject({ id: Type.String({ format: 'uuid' }) })
 
 const CreateBodySchema = closedObject({
-  accountNumber: Type.String({ pattern: '^[0-9]{10}$' }),
+  accountNumber: NubanSchema(),
   bankCode: Type.String({ pattern: '^[0-9]{3,6}$' }),
   accountName: Type.String({ minLength: 1, maxLength: 100 }),
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),

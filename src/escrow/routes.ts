@@ -4,7 +4,7 @@ import { callerOf } from '../partners/auth.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
-import { CallbackUrlSchema, closedObject, errorResponses, Nullable } from '../platform/schemas.ts'
+import { CallbackUrlSchema, closedObject, errorResponses, NubanSchema, Nullable } from '../platform/schemas.ts'
 import {
   AMOUNT_MIN_KOBO,
   cancelEscrow,
@@ -58,7 +58,7 @@ const MetadataSchema = Type.Object({}, { additionalProperties: true })
 /** A bank account to pay the released amount to; checked as a NUBAN here, its name by the bank when paid. */
 const DestinationSchema = closedObject(
   {
-    accountNumber: Type.String({ pattern: '^[0-9]{10}$', description: 'NUBAN' }),
+    accountNumber: NubanSchema('NUBAN'),
     bankCode: Type.String({ pattern: '^[0-9]{3,6}$', description: 'CBN bank code' }),
     accountName: Type.String({ minLength: 1, maxLength: 100, description: "The account holder's name; the bank's name enquiry must agree" }),
   },

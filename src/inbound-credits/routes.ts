@@ -7,12 +7,12 @@ import { notFound, onNotFound, RailError } from '../platform/errors.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
-import { closedObject, errorResponses, Nullable, TrackingIdSchema } from '../platform/schemas.ts'
+import { closedObject, errorResponses, NubanSchema, Nullable, TrackingIdSchema } from '../platform/schemas.ts'
 import { signedRequestOf } from '../platform/signed-requests.ts'
 import { getProvider } from '../providers/service.ts'
 import { getTriageItem, listTriage, lookupBrr, recordCredit, requeryAccount, resolveUnmatched, simulateInboundCredit, TRIAGE_PAGE_MAX, type InboundDeps } from './service.ts'
 
-const AccountNumber = Type.String({ pattern: '^[0-9]{10}$', description: 'NUBAN' })
+const AccountNumber = NubanSchema('NUBAN')
 
 const PayerSchema = Type.Object({ name: Nullable(Type.String()), accountNumber: Nullable(Type.String()), bankCode: Nullable(Type.String()) })
 
@@ -208,7 +208,7 @@ function registerSimulatorRoute(app: HttpServer, deps: InboundDeps): void {
         summary:
           "Sandbox: someone pays into one of your virtual accounts or wallets' account numbers; the sandbox bank announces it to Rail by its signed webhook, and the credit follows Rail's real path. The same signed request again pays nothing (Idempotent-Replayed: true)",
         body: closedObject({
-          virtualAccount: Type.String({ pattern: '^[0-9]{10}$', description: 'NUBAN of one of your virtual accounts, or of one of your wallets (wallet funding by transfer)' }),
+          virtualAccount: NubanSchema('NUBAN of one of your virtual accounts, or of one of your wallets (wallet funding by transfer)'),
           amountKobo: AmountKobo(),
           payerName: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
           payerAccountNumber: Type.Optional(AccountNumber),

@@ -5,7 +5,7 @@ import { assertSandboxPartner } from '../partners/service.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
-import { CallbackUrlSchema, closedObject, errorResponses, Nullable } from '../platform/schemas.ts'
+import { CallbackUrlSchema, closedObject, errorResponses, NubanSchema, Nullable } from '../platform/schemas.ts'
 import { ORIGIN_TYPES, type OriginType } from './repo.ts'
 import { getOutbound, listOutbound, OUTBOUND_PAGE_MAX, simulateSettlement, submitOutbound, toOutboundJson, type OutboundDeps } from './service.ts'
 
@@ -49,7 +49,7 @@ const OutboundSchema = Type.Object({
 
 const SubmitSchema = closedObject({
   clientReference: Type.String({ minLength: 1, maxLength: 64, description: "The partner's reference; a retry with the same body answers the same transfer" }),
-  beneficiaryAccountNumber: Type.String({ pattern: '^[0-9]{10}$', description: 'NUBAN' }),
+  beneficiaryAccountNumber: NubanSchema('NUBAN'),
   beneficiaryBankCode: Type.String({ pattern: '^[0-9]{3,6}$', description: 'CBN bank code' }),
   beneficiaryAccountName: Type.String({ minLength: 1, maxLength: 100 }),
   amountKobo: AmountKobo(),

@@ -40,6 +40,11 @@ export const AccountHolderSchema = closedObject(
   { description: 'Who the account collects for; its name (or first and last name) names the account at the bank' },
 )
 
+/** A 10-digit NUBAN; `description` says whose (the check digit is verified by the route, which knows the bank). */
+export function NubanSchema(description = 'A 10-digit NUBAN', examples?: string[]) {
+  return Type.String({ pattern: '^[0-9]{10}$', description, ...(examples ? { examples } : {}) })
+}
+
 export const ReferenceSchema = Type.String({ minLength: 1, maxLength: 64, description: "The partner's reference; a retry with the same body answers the same object" })
 export const PurposeTagSchema = Type.String({ minLength: 1, maxLength: 64, description: "The partner's label for what the account collects for" })
 export const TrackingIdSchema = Type.String({ pattern: '^trk_[a-z0-9]{24}$', description: 'The stable public id of a virtual account' })

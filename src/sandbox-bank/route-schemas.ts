@@ -5,10 +5,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import type { SandboxBank } from './service.ts'
+import { NubanSchema } from '../platform/schemas.ts'
 
 export const SANDBOX_BANK_PREFIX = '/sandbox-bank/v1'
 
-export const AccountNumber = Type.String({ pattern: '^[0-9]{10}$' })
+export const AccountNumber = NubanSchema()
 export const BankCode = Type.String({ pattern: '^[0-9]{3}$' })
 export const Amount = AmountKobo()
 export const AccountSchema = Type.Object({ bankCode: Type.String(), accountNumber: Type.String(), accountName: Type.String(), balanceKobo: Type.Integer(), status: Type.String() })

@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import { assertSandboxPartner } from '../partners/service.ts'
 import type { HttpServer } from '../platform/http.ts'
-import { closedObject, errorResponses, Nullable } from '../platform/schemas.ts'
+import { closedObject, errorResponses, NubanSchema, Nullable } from '../platform/schemas.ts'
 import { signedRequestOf } from '../platform/signed-requests.ts'
 import { partnerClock } from '../sandbox-clock/service.ts'
 import { CUTOFF_PATTERN } from './cycles.ts'
@@ -41,7 +41,7 @@ const SettingsPutSchema = closedObject({
   bankAccount: Type.Optional(
     closedObject(
       {
-        accountNumber: Type.String({ pattern: '^[0-9]{10}$', description: 'NUBAN' }),
+        accountNumber: NubanSchema('NUBAN'),
         bankCode: Type.String({ pattern: '^[0-9]{3,6}$', description: 'CBN bank code' }),
         accountName: Type.String({ minLength: 1, maxLength: 100, description: "Checked against the bank's name enquiry" }),
       },

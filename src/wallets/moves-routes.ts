@@ -4,7 +4,7 @@ import { callerOf } from '../partners/auth.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
-import { closedObject, errorResponses } from '../platform/schemas.ts'
+import { closedObject, errorResponses, NubanSchema } from '../platform/schemas.ts'
 import { moveByReference, submitMove, type Move, type MovesDeps } from './moves.ts'
 import type { MoveType } from './states.ts'
 
@@ -105,7 +105,7 @@ export function registerMoveRoutes(app: HttpServer, deps: MovesDeps): void {
     description: "Pays out from a wallet to an account at any bank. The amount is held until the bank's outcome is final, which may come later: read it with `GET /transaction/batch/{reference}`. Idempotent on `reference`.",
   }
   moveRoute('/transfer/bank/customer', 'bank_payout', toBank, {
-    destinationAccountNumber: Type.String({ pattern: '^[0-9]{10}$', description: 'NUBAN of the account to pay' }),
+    destinationAccountNumber: NubanSchema('NUBAN of the account to pay'),
     destinationBankCode: Type.String({ pattern: '^[0-9]{3}$', description: 'CBN code of its bank' }),
     destinationAccountName: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "Checked by name enquiry where the provider requires a name check" })),
   })

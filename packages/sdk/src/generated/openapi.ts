@@ -2576,6 +2576,7 @@ export interface components {
          * @description The body of createCounterparty
          */
         CreateCounterpartyRequest: {
+            /** @description A 10-digit NUBAN */
             accountNumber: string;
             bankCode: string;
             accountName: string;
