@@ -8,7 +8,7 @@ import { createTransfers, derivedId, type TransferInput } from '../ledger/servic
 import type { InstructionChange, InstructionOwner } from '../payments/service.ts'
 import * as repo from './repo.ts'
 import { callbackEvent, hasCallback } from './service.ts'
-import type { OutboundState } from './states.ts'
+import { outboundStates, type OutboundState } from './states.ts'
 import type { Origins } from './types.ts'
 
 const STATE_OF: Record<Exclude<InstructionChange['progress'], 'no_answer'>, OutboundState> = {
@@ -31,14 +31,14 @@ export function outboundOwner(origins: Origins): InstructionOwner {
           await recordVerifiedName(tx, transfer.partnerId, transfer.beneficiaryBankCode, transfer.beneficiaryAccountNumber, instruction.verifiedAccountName)
         }
       }
-      const resolutions = changed.filter((transfer) => transfer.holdTransferId && (transfer.state === 'confirmed' || transfer.state === 'failed')).map(holdResolution)
+      const resolutions = changed.filter((transfer) => transfer.holdTransferId && outboundStates.isTerminal(transfer.state)).map(holdResolution)
       const outcomes = resolutions.length > 0 ? await createTransfers(tx, resolutions) : []
       outcomes.forEach((outcome, index) => {
         if (outcome.result !== 'ok' && outcome.result !== 'exists') throw new Error(`outbound ${resolutions[index]!.sourceId}: hold resolution ${outcome.result}`)
       })
       await recordEvents(tx, changed.filter((transfer) => hasCallback(transfer.state)).map(callbackEvent))
       for (const originType of Object.keys(origins) as repo.OriginType[]) {
-        const ended = changed.filter((transfer) => transfer.originType === originType && (transfer.state === 'confirmed' || transfer.state === 'failed'))
+        const ended = changed.filter((transfer) => transfer.originType === originType && outboundStates.isTerminal(transfer.state))
         if (ended.length > 0) await origins[originType]!(tx, ended)
       }
     },

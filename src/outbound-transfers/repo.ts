@@ -286,7 +286,7 @@ export async function transition(db: Queryable, id: string, next: OutboundState,
     `UPDATE outbound_transfers
         SET state = $2,
             state_changed_at = now(),
-            terminal_at = CASE WHEN $2 IN ('confirmed', 'failed') THEN now() ELSE NULL END,
+            terminal_at = CASE WHEN $2 = ANY ($10::text[]) THEN now() ELSE NULL END,
             provider_session_id = coalesce($4, provider_session_id),
             provider_response_code = coalesce($5, provider_response_code),
             provider_response_message = coalesce($6, provider_response_message),
@@ -305,6 +305,7 @@ export async function transition(db: Queryable, id: string, next: OutboundState,
       answer.failureReason ? JSON.stringify(answer.failureReason) : null,
       answer.rail ? JSON.stringify(answer.rail) : null,
       answer.settlementAccountName ?? null,
+      outboundStates.terminal,
     ],
   )
   return rows[0] && toTransfer(rows[0])

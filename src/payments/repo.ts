@@ -275,7 +275,7 @@ export async function writeSteps(db: Queryable, steps: readonly StepRow[]): Prom
     `UPDATE bank_instructions i
         SET state = s.next,
             state_changed_at = CASE WHEN i.state = s.next THEN i.state_changed_at ELSE now() END,
-            terminal_at = CASE WHEN s.next IN ('succeeded', 'failed') THEN now() END,
+            terminal_at = CASE WHEN s.next = ANY ($17::text[]) THEN now() END,
             send_attempts = coalesce(s.send_attempts, i.send_attempts),
             last_sent_at = CASE WHEN s.send_attempts IS NULL THEN i.last_sent_at ELSE now() END,
             requery_attempts = coalesce(s.requery_attempts, i.requery_attempts),
@@ -294,7 +294,7 @@ export async function writeSteps(db: Queryable, steps: readonly StepRow[]): Prom
                    $13::timestamptz[], $14::jsonb[], $15::boolean[], $16::boolean[]) WITH ORDINALITY
          AS s(id, token, next, allowed, send_attempts, requery_attempts, verified_account_name, provider_reference, response_code, response_message,
               failure_code, failure_message, next_attempt_at, resolution, release, accepted, step)
-      WHERE i.id = s.id AND i.lease_token = s.token AND i.state NOT IN ('succeeded', 'failed')
+      WHERE i.id = s.id AND i.lease_token = s.token AND NOT i.state = ANY ($17::text[])
         AND (i.state = s.next OR i.state = ANY (string_to_array(s.allowed, ',')))
       RETURNING s.step, ${COLUMNS.split(',').map((name) => `i.${name.trim()}`).join(', ')}`,
     [
@@ -314,6 +314,7 @@ export async function writeSteps(db: Queryable, steps: readonly StepRow[]): Prom
       column((step) => (step.fields.resolution ? JSON.stringify(step.fields.resolution) : null)),
       column((step) => step.release),
       column((step) => step.fields.accepted ?? false),
+      instructionStates.terminal,
     ],
   )
   const written: (Instruction | undefined)[] = new Array(steps.length).fill(undefined)
@@ -324,6 +325,8 @@ export async function writeSteps(db: Queryable, steps: readonly StepRow[]): Prom
 /** Instructions in flight that nobody holds and whose next step is overdue by `graceS`: their process died. */
 export async function selectStranded(db: Queryable, graceS: number, limit: number): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
+    // WORKABLE (states.ts), written out: the partial index bank_instructions_in_flight holds these
+    // states, and only a literal list lets the planner use it under a generic plan.
     `SELECT id FROM bank_instructions
       WHERE state IN ('ready', 'sending', 'sent') AND next_attempt_at < now() - make_interval(secs => $1)
         AND (lease_token IS NULL OR lease_expires_at < now())

@@ -27,6 +27,10 @@ export interface StateMachine<S extends string> {
   from(next: S): S[]
   /** A terminal state moves nowhere: the database refuses every change of it. */
   isTerminal(state: S): boolean
+  /** The terminal states, for SQL (`= ANY($n)`) rather than a list written by hand. */
+  readonly terminal: readonly S[]
+  /** The states that may still move. */
+  readonly open: readonly S[]
   /** Every allowed move, as [from, to]; from is null for a start from a null column. */
   transitions(): [S | null, S][]
 }
@@ -46,6 +50,8 @@ export function defineMachine<S extends string>(spec: MachineSpec<S>): StateMach
     fromNull,
     from: (next) => states.filter((from) => spec.next[from].includes(next)),
     isTerminal: (state) => spec.next[state].length === 0,
+    terminal: states.filter((state) => spec.next[state].length === 0),
+    open: states.filter((state) => spec.next[state].length > 0),
     transitions: () => [...fromNull.map((to): [S | null, S] => [null, to]), ...states.flatMap((from) => spec.next[from].map((to): [S | null, S] => [from, to]))],
   }
 }

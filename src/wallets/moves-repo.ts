@@ -188,7 +188,7 @@ export async function transitionMoves(db: Queryable, changes: readonly MoveChang
             provider_reference = COALESCE(c.provider_reference, m.provider_reference),
             response_code = COALESCE(c.response_code, m.response_code),
             response_message = COALESCE(c.response_message, m.response_message),
-            completed_at = CASE WHEN c.next IN ('successful', 'failed') THEN now() ELSE NULL END
+            completed_at = CASE WHEN c.next = ANY ($7::text[]) THEN now() ELSE NULL END
        FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS c(id, next, allowed, provider_reference, response_code, response_message)
       WHERE m.id = c.id AND m.status = ANY (string_to_array(c.allowed, ','))
       RETURNING ${COLUMNS.split(',').map((column) => `m.${column.trim()}`).join(', ')}`,
@@ -199,6 +199,7 @@ export async function transitionMoves(db: Queryable, changes: readonly MoveChang
       changes.map((change) => change.answer.providerReference),
       changes.map((change) => change.answer.responseCode),
       changes.map((change) => change.answer.responseMessage),
+      walletMoveStates.terminal,
     ],
   )
   return result.rows.map(toMove)
@@ -213,12 +214,13 @@ export async function recordAnswers(db: Queryable, answers: readonly { moveId: s
             response_code = COALESCE(a.response_code, m.response_code),
             response_message = COALESCE(a.response_message, m.response_message)
        FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS a(id, provider_reference, response_code, response_message)
-      WHERE m.id = a.id AND m.status IN ('pending', 'unknown')`,
+      WHERE m.id = a.id AND m.status = ANY ($5::text[])`,
     [
       answers.map((entry) => entry.moveId),
       answers.map((entry) => entry.answer.providerReference),
       answers.map((entry) => entry.answer.responseCode),
       answers.map((entry) => entry.answer.responseMessage),
+      walletMoveStates.open,
     ],
   )
 }
