@@ -101,7 +101,9 @@ export function createHttpServer(logger: FastifyServerOptions['logger'], timeout
   })
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const railError = toRailError(error, request)
-    const page = railError.statusCode < 500 ? pageAreaOf(app, request) : undefined
+    // Only what is wrong with the URL itself is a link not found; a limit (429) or an overload
+    // (503) is answered as itself, with its Retry-After.
+    const page = LINK_REFUSALS.has(railError.statusCode) ? pageAreaOf(app, request) : undefined
     if (page) return void page.notFound(reply)
     sendError(railError, reply)
   })
@@ -126,6 +128,8 @@ export interface PageArea {
 }
 
 const pageAreas = new WeakMap<object, PageArea[]>()
+/** Refusals of a request's URL (malformed, over-long, bad characters, not found): a page area answers them with its page. */
+const LINK_REFUSALS = new Set([400, 404, 414, 422])
 
 export function registerPageArea(app: HttpServer, area: PageArea): void {
   const root = app as unknown as object

@@ -275,6 +275,18 @@ describe('rate limits', () => {
     expect(statuses.slice(0, 3)).toEqual([401, 401, 401])
     expect(statuses).toContain(429)
   })
+
+  it('a payment link asked for past the limit is 429 with Retry-After, not the page of a link not found', async () => {
+    let limitedAnswer: Response | undefined
+    for (let i = 0; i < 20 && !limitedAnswer; i++) {
+      const response = await fetch(`${limited.baseUrl}/checkout/cht_unknown`)
+      if (response.status === 429) limitedAnswer = response
+      else expect([response.status, response.headers.get('content-type')]).toEqual([404, 'text/html; charset=utf-8'])
+    }
+    expect(limitedAnswer?.status).toBe(429)
+    expect(Number(limitedAnswer!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+    expect(((await limitedAnswer!.json()) as { error: string }).error).toBe('rate_limited')
+  })
 })
 
 describe('slow clients are cut off', () => {
