@@ -4,7 +4,7 @@
 // hand out the token of the payment intent they compose, so both page paths serve every token.
 import { getEscrowById } from '../escrow/service.ts'
 import { simulateInboundCredit, type InboundDeps } from '../inbound-credits/service.ts'
-import { getInvoiceById } from '../invoices/service.ts'
+import { getInvoiceById, type LineItem } from '../invoices/service.ts'
 import { getPartner } from '../partners/service.ts'
 import { getIntentByCheckoutToken, type IntentView } from '../payment-intents/service.ts'
 import type { Clock } from '../platform/clock.ts'
@@ -29,7 +29,7 @@ export interface CheckoutView {
   /** Extra labelled lines (an invoice's customer and due date). */
   lines: { label: string; value: string }[]
   /** What an invoice bills, line by line (empty otherwise). */
-  items: { description: string; quantity: number; unitAmountKobo: number }[]
+  items: LineItem[]
   amountKobo: number | null
   paidKobo: number
   remainingKobo: number | null

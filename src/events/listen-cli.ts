@@ -1,9 +1,9 @@
 // `rail listen --forward-to URL [--events transfer.*]`: the partner's events, read from the signed
 // event stream (stream.ts), posted to a local URL exactly as a real delivery would post them —
 // the same body and the same headers, signed by the same function (signing.ts) with the
-// partner's callback-signing secret (escrow events with the escrow webhook secret, when given) — one
-// line printed per event. A dropped stream is opened
-// again after a pause and resumes after the last event read, so nothing is missed or repeated.
+// partner's callback-signing secret (escrow events with the escrow webhook secret, when given) —
+// one line printed per event. A dropped stream is opened again after a pause and resumes after
+// the last event read, so nothing is missed or repeated.
 import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { type Command, InvalidArgumentError, Option } from 'commander'

@@ -294,7 +294,7 @@ export async function writeSteps(db: Queryable, steps: readonly StepRow[]): Prom
                    $13::timestamptz[], $14::jsonb[], $15::boolean[], $16::boolean[]) WITH ORDINALITY
          AS s(id, token, next, allowed, send_attempts, requery_attempts, verified_account_name, provider_reference, response_code, response_message,
               failure_code, failure_message, next_attempt_at, resolution, release, accepted, step)
-      WHERE i.id = s.id AND i.lease_token = s.token AND NOT i.state = ANY ($17::text[])
+      WHERE i.id = s.id AND i.lease_token = s.token AND i.state <> ALL ($17::text[])
         AND (i.state = s.next OR i.state = ANY (string_to_array(s.allowed, ',')))
       RETURNING s.step, ${COLUMNS.split(',').map((name) => `i.${name.trim()}`).join(', ')}`,
     [
