@@ -2,6 +2,7 @@
 // `api` and `worker` (production, on DATABASE_URL). Shutdown drains in order: stop accepting
 // requests and finish in-flight ones, stop workers (running jobs finish), close the pool, stop
 // the embedded database.
+import { createServer } from 'node:net'
 import path from 'node:path'
 import type { Runner } from 'graphile-worker'
 import { buildApi, startBackgroundWorkers, taskNames } from './app.ts'
@@ -21,7 +22,7 @@ import { checkConnectionBudget, checkPoolSizes, connectionBudget, describeBudget
 import { openDatabase, redactUrl, type OpenDatabase } from './platform/database-runtime.ts'
 import { createPool, type Pool } from './platform/db.ts'
 import { randomBase62 } from './platform/crypto.ts'
-import { readOrCreateSecretFile, recordApiUrl } from './platform/embedded-db.ts'
+import { readOrCreateSecretFile, recordApiUrl, runningApiUrl } from './platform/embedded-db.ts'
 import type { HttpServer } from './platform/http.ts'
 import { assertMasterKeyOfDatabase, loadMasterKey } from './platform/master-key.ts'
 import { migrateDatabase } from './platform/migrate.ts'
@@ -54,6 +55,7 @@ export async function runRoles(config: Config, roles: Roles): Promise<void> {
   loadFailpoints(config.failpoints)
   setListClockMarginMs(config.listClockMarginMs)
   checkPoolSizes(roles, config)
+  if (roles.api) await assertPortFree(config, roles)
   const telemetry = await startTelemetry(config)
   // A worker alone uses this pool only for its endpoints (readyz, the scrape's gauges): a small one.
   const database = await openDatabase(config, 'own', roles.api ? config.databasePoolMax : WORKER_HTTP_POOL_MAX)
@@ -206,13 +208,37 @@ function sandboxBankSettings(config: Config, roles: Roles): { secret: string; ba
   return secret === undefined ? undefined : { secret, bankCode: config.sandboxBankCode }
 }
 
+/**
+ * Refuses a taken port before any database is opened: an embedded PostgreSQL's first start
+ * (initdb, migrations) takes seconds, and the newcomer should not wait them out to hear it. The
+ * listen itself still answers the same if the port is taken in between. A data directory another
+ * live `rail serve` owns is left to its own, more telling refusal.
+ */
+async function assertPortFree(config: Config, roles: Roles): Promise<void> {
+  if (config.port === 0) return
+  if (roles.ownDatabase && !config.databaseUrl && runningApiUrl(config.dataDir) !== undefined) return
+  const probe = createServer()
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject)
+      probe.listen({ host: config.host, port: config.port, exclusive: true }, resolve)
+    })
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') throw portInUse(config)
+    throw error
+  }
+  await new Promise<void>((resolve) => probe.close(() => resolve()))
+}
+
+function portInUse(config: Config): Error {
+  return new Error(`port ${config.port} on ${config.host} is in use (is Rail already running? set PORT to use another)`)
+}
+
 async function listen(api: HttpServer, config: Config): Promise<void> {
   try {
     await api.listen({ host: config.host, port: config.port })
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-      throw new Error(`port ${config.port} on ${config.host} is in use (is Rail already running? set PORT to use another)`)
-    }
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') throw portInUse(config)
     throw error
   }
   if (!config.databaseUrl) recordApiUrl(config.dataDir, baseUrl(api, config))

@@ -146,7 +146,7 @@ describe('rail serve on a fresh data directory', () => {
     expect(await recovered.exited).toBe(0)
   })
 
-  it('a port in use is reported as such', { timeout: 60_000 }, async () => {
+  it('a port in use is reported as such, before a database is started', { timeout: 60_000 }, async () => {
     const otherDir = mkdtempSync(path.join(os.tmpdir(), 'rail-port-'))
     chmodSync(otherDir, 0o755)
     const blocker = await import('node:net').then((net) => net.createServer().listen(0, '127.0.0.1'))
@@ -158,6 +158,8 @@ describe('rail serve on a fresh data directory', () => {
       expect(result.code).toBe(1)
       expect(result.stderr).toMatch(new RegExp(`^rail: port ${busyPort} on 127\\.0\\.0\\.1 is in use`))
       expect(existsSync(path.join(otherDir, 'runtime.json'))).toBe(false)
+      // Refused before any database was made for nothing.
+      expect(existsSync(path.join(otherDir, 'pgdata'))).toBe(false)
     } finally {
       blocker.close()
       rmSync(otherDir, { recursive: true, force: true })
