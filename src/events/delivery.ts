@@ -21,6 +21,7 @@ import { deliveryHeaders } from './signing.ts'
 
 /** docs/design.md §9: the wait before each retry; the first attempt is at once. About three days in all. */
 export const RETRY_DELAYS_MS: readonly number[] = [5, 300, 1_800, 7_200, 18_000, 36_000, 50_400, 72_000, 86_400].map((s) => s * 1000)
+/** docs/webhooks.md: a delivery succeeds when the receiver answers 2xx within 10 s. */
 export const DELIVERY_TIMEOUT_MS = 10_000
 /** Only the first bytes of an answer are read and kept. */
 export const RESPONSE_EXCERPT_BYTES = 1_024
@@ -28,8 +29,10 @@ const RETRY_AFTER_MAX_MS = 86_400_000
 const JITTER_FRACTION = 0.1
 
 export interface DeliverySettings {
-  /** A 2xx must arrive within this. */
+  /** A 2xx must arrive within this; DELIVERY_TIMEOUT_MS (10 s) unless set (tests give a fraction of a second). */
   timeoutMs?: number
+  /** An attempt running longer than this makes its URL failing; UrlThrottle.SLOW_MS (5 s) unless set. */
+  slowAfterMs?: number
   /** Waits before the 2nd, 3rd, … attempt; its length + 1 is the number of attempts. */
   retryDelaysMs?: readonly number[]
   /** Sandbox partners may use loopback receivers (RAIL_ALLOW_LOOPBACK_CALLBACKS). */
@@ -52,14 +55,14 @@ type AttemptResult =
 
 /**
  * How many attempts this process lets run at once to one URL. A URL whose last attempt answered
- * 2xx has no limit; any other (new, failing, or with an attempt running longer than SLOW_MS) gets
+ * 2xx has no limit; any other (new, failing, or with an attempt running longer than slowAfterMs) gets
  * UNPROVEN_IN_FLIGHT_MAX, so that a receiver that hangs or fails cannot take every
  * worker slot from the healthy ones. A throttle held in memory, nothing more: losing it loses no
  * delivery.
  */
 export class UrlThrottle {
   static readonly UNPROVEN_IN_FLIGHT_MAX = 2
-  /** An attempt running longer than this makes its URL failing (half the 10 s limit). */
+  /** The default of slowAfterMs: half the 10 s limit, so a receiver is judged before its attempt times out. */
   static readonly SLOW_MS = 5_000
   /** A new URL's other deliveries wait this long for its first answers before being held back. */
   static readonly PROBE_WAIT_MS = 50
@@ -68,13 +71,19 @@ export class UrlThrottle {
   private readonly running = new Map<string, number[]>()
   private readonly healthy = new Set<string>()
   private readonly failing = new Set<string>()
+  /** An attempt running longer than this makes its URL failing. A limit of wall time, as the attempt's own timeout is. */
+  private readonly slowAfterMs: number
+
+  constructor(options: { slowAfterMs?: number } = {}) {
+    this.slowAfterMs = options.slowAfterMs ?? UrlThrottle.SLOW_MS
+  }
 
   /**
    * healthy: the last attempt answered 2xx; failing: it did not, or one is running slowly; unknown: none seen yet.
    * Attempts are timed on the wall clock (Date.now()), as I/O is: no test clock makes a receiver slow.
    */
   stateOf(url: string, nowMs = Date.now()): 'healthy' | 'failing' | 'unknown' {
-    const slowRunning = (this.running.get(url) ?? []).some((startedMs) => nowMs - startedMs > UrlThrottle.SLOW_MS)
+    const slowRunning = (this.running.get(url) ?? []).some((startedMs) => nowMs - startedMs > this.slowAfterMs)
     if (slowRunning || this.failing.has(url)) return 'failing'
     return this.healthy.has(url) ? 'healthy' : 'unknown'
   }
@@ -129,7 +138,7 @@ export class Deliverer {
   private readonly timeoutMs: number
   private readonly retryDelaysMs: readonly number[]
   private readonly agents = new Map<string, Agent>()
-  private readonly throttle = new UrlThrottle()
+  private readonly throttle: UrlThrottle
   /** A partner's environment never changes, so it is looked up once. */
   private readonly environments = new Map<string, PartnerEnvironment>()
   private readonly secrets = new Map<string, { secret: string | undefined; readAtMs: number }>()
@@ -140,6 +149,7 @@ export class Deliverer {
     this.deps = deps
     this.timeoutMs = deps.settings.timeoutMs ?? DELIVERY_TIMEOUT_MS
     this.retryDelaysMs = deps.settings.retryDelaysMs ?? RETRY_DELAYS_MS
+    this.throttle = new UrlThrottle({ slowAfterMs: deps.settings.slowAfterMs })
   }
 
   async close(): Promise<void> {
