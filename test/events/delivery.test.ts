@@ -6,7 +6,7 @@ import type { Runner } from 'graphile-worker'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { startBackgroundWorkers } from '../../src/app.ts'
 import { verifyRailSignature } from '../../src/client/index.ts'
-import { Deliverer, UrlThrottle, type DeliverySettings } from '../../src/events/delivery.ts'
+import { Deliverer, DELIVERY_TIMEOUT_MS, UrlThrottle, type DeliverySettings } from '../../src/events/delivery.ts'
 import { countRetryingEvents, recordEvent } from '../../src/events/service.ts'
 import { rotateCallbackSecret } from '../../src/partners/service.ts'
 import { systemClock } from '../../src/platform/clock.ts'
@@ -302,7 +302,7 @@ describe('with workers running', () => {
   })
 })
 
-describe('one attempt at a time, and the 10 s limit', () => {
+describe('one attempt at a time, and the time limit', () => {
   beforeAll(() => stopWorkers())
 
   it('a rolled-back transaction leaves no event and no delivery job', async () => {
@@ -344,15 +344,21 @@ describe('one attempt at a time, and the 10 s limit', () => {
     expect(await eventStatus(app.db.pool, eventId)).toBe('delivered')
   })
 
-  it('a receiver slower than 10 s is retried', { timeout: 40_000 }, async () => {
-    await startWorkers({ allowLoopbackCallbacks: true, retryDelaysMs: [200, 200] })
+  it('a receiver slower than the time limit is retried, its attempt recorded as no answer', async () => {
+    // The limit is DELIVERY_TIMEOUT_MS (10 s) unless set: here a fraction of a second, and the first
+    // answer is held until the test has seen the retry, so it can never come within the limit.
+    expect(DELIVERY_TIMEOUT_MS).toBe(10_000) // docs/webhooks.md: 2xx within 10 s
+    await startWorkers({ allowLoopbackCallbacks: true, timeoutMs: 500, retryDelaysMs: [200, 200] })
     const hook = await receiver()
-    hook.answer = (_request, index) => (index === 0 ? { status: 200, delayMs: 11_000 } : { status: 200 })
+    let answerFirst!: () => void
+    const firstAnswered = new Promise<void>((resolve) => (answerFirst = resolve))
+    hook.answer = (_request, index) => (index === 0 ? { status: 200, until: firstAnswered } : { status: 200 })
     const { credentials } = await partnerWithCallback(hook.url)
     const eventId = await record(app.db.pool, { partnerId: credentials.partnerId })
-    await waitFor(async () => (await eventStatus(app.db.pool, eventId)) === 'delivered', 30_000)
+    await waitFor(async () => (await eventStatus(app.db.pool, eventId)) === 'delivered')
+    answerFirst()
     const attempts = await attemptsOf(app.db.pool, eventId)
-    expect(attempts[0]).toEqual(expect.objectContaining({ status_code: null, error: 'no answer within 10000 ms' }))
+    expect(attempts[0]).toEqual(expect.objectContaining({ status_code: null, error: 'no answer within 500 ms' }))
     expect(attempts[1]).toEqual(expect.objectContaining({ status_code: 200 }))
     await stopWorkers()
   })
