@@ -1,6 +1,6 @@
 // Deliveries to a real local HTTP receiver, through real graphile-worker jobs: headers and
-// signatures, retries, Retry-After, 410, redirects, capped reads, ordering per object, rotation,
-// rollback, and one attempt at a time.
+// signatures, retries, 410, redirects, capped reads, ordering per object, rotation,
+// rollback, one attempt at a time, and the time limit (Retry-After: delivery-retry-after.test.ts).
 import { Webhook } from 'standardwebhooks'
 import type { Runner } from 'graphile-worker'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
@@ -14,7 +14,6 @@ import { seal } from '../../src/platform/crypto.ts'
 import { withTransaction } from '../../src/platform/db.ts'
 import { findFreePort } from '../../src/platform/embedded-db.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
-import { advanceSandboxClock } from '../support/clock.ts'
 import { attemptsOf, deliveryOf, eventStatus, record } from '../support/events.ts'
 import { startReceiver, type Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
@@ -361,55 +360,5 @@ describe('one attempt at a time, and the time limit', () => {
     expect(attempts[0]).toEqual(expect.objectContaining({ status_code: null, error: 'no answer within 500 ms' }))
     expect(attempts[1]).toEqual(expect.objectContaining({ status_code: 200 }))
     await stopWorkers()
-  })
-})
-
-describe("Retry-After, within the schedule's bounds", () => {
-  // Retries after 0.3 s, 0.3 s and 4 s (±10 %): the longest delay, 4 s, bounds any Retry-After.
-  const SCHEDULE: DeliverySettings = { allowLoopbackCallbacks: true, timeoutMs: 2_000, retryDelaysMs: [300, 300, 4_000] }
-  beforeAll(() => startWorkers(SCHEDULE))
-  afterAll(() => stopWorkers())
-
-  it('waits as long as a receiver asks when that is longer than the schedule (429, seconds)', async () => {
-    const hook = await receiver()
-    hook.answer = (_request, index) => (index === 0 ? { status: 429, headers: { 'retry-after': '2' } } : { status: 200 })
-    const { credentials } = await partnerWithCallback(hook.url)
-    const eventId = await record(app.db.pool, { partnerId: credentials.partnerId })
-    await waitFor(async () => (await eventStatus(app.db.pool, eventId)) === 'delivered')
-    const [first, second] = hook.requests
-    // The schedule would retry after 0.3 s; the receiver asked for 2 s.
-    expect(second!.receivedAt - first!.receivedAt).toBeGreaterThanOrEqual(1_900)
-  })
-
-  it('never retries sooner than the schedule because a receiver asked (503, Retry-After: 1)', async () => {
-    const hook = await receiver()
-    hook.answer = () => ({ status: 503, headers: { 'retry-after': '1' } })
-    const { credentials } = await partnerWithCallback(hook.url)
-    const eventId = await record(app.db.pool, { partnerId: credentials.partnerId })
-    await waitFor(async () => (await attemptsOf(app.db.pool, eventId)).length === 3, 20_000, 'three attempts')
-    // After the third attempt the schedule says 4 s (3.6 s at the least); the receiver's 1 s must not shorten it.
-    const { rows } = await app.db.pool.query<{ waited_ms: number }>(
-      `SELECT extract(epoch FROM d.next_attempt_at - a.started_at) * 1000 AS waited_ms
-         FROM event_deliveries d JOIN event_delivery_attempts a ON a.delivery_id = d.id AND a.attempt_number = 3
-        WHERE d.event_id = $1`,
-      [eventId],
-    )
-    expect(Number(rows[0]!.waited_ms)).toBeGreaterThanOrEqual(3_600)
-  })
-
-  it("asks no longer than the schedule's longest delay: a receiver asking for an hour (HTTP date) still gets every attempt", async () => {
-    const hook = await receiver()
-    hook.answer = () => ({ status: 503, headers: { 'retry-after': new Date(Date.now() + 3_600_000).toUTCString() } })
-    const { credentials, client } = await partnerWithCallback(hook.url)
-    const eventId = await record(app.db.pool, { partnerId: credentials.partnerId })
-    // Each retry is due within the longest delay (4 s, 4.4 s with jitter), not the hour asked for:
-    // after each attempt the partner's sandbox clock moves 5 s on rather than the test waiting.
-    for (const made of [1, 2, 3]) {
-      await waitFor(async () => (await attemptsOf(app.db.pool, eventId)).length === made, 20_000, `${made} attempts`)
-      await advanceSandboxClock(client, 5)
-    }
-    await waitFor(async () => (await eventStatus(app.db.pool, eventId)) === 'failed', 30_000, 'all four attempts made')
-    expect(hook.requests).toHaveLength(4)
-    expect((await attemptsOf(app.db.pool, eventId)).map((attempt) => attempt.status_code)).toEqual([503, 503, 503, 503])
   })
 })
