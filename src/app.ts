@@ -5,7 +5,7 @@ import type { Runner, TaskList } from 'graphile-worker'
 import type { DeliverySettings } from './events/delivery.ts'
 import { EVENTS_CRONTAB, eventTasks } from './events/jobs.ts'
 import { registerEventRoutes } from './events/routes.ts'
-import { registerEventStreamRoute } from './events/stream.ts'
+import { registerEventStreamRoute, type StreamSettings } from './events/stream.ts'
 import { bringForwardDeliveries } from './events/service.ts'
 import { partnerCallbackUrls } from './events/service.ts'
 import { LEDGER_CRONTAB, ledgerTasks } from './ledger/jobs.ts'
@@ -88,6 +88,8 @@ export interface AppDeps {
   payments?: Partial<PaymentSettings>
   /** Slow clients are cut off after these (tests shorten them). */
   httpTimeouts?: HttpTimeouts
+  /** The event stream's polling, heartbeat and bounds: STREAM_SETTINGS_DEFAULT (a heartbeat every 15 s) unless set (tests shorten them). */
+  eventStream?: Partial<StreamSettings>
   /** Requests admitted at once and queued; derived from the pool's size when absent. */
   admission?: AdmissionLimits
   /** Per-partner and per-IP request rates (RAIL_RATE_LIMIT_RPS, RAIL_RATE_LIMIT_UNAUTHENTICATED_RPS). */
@@ -122,7 +124,7 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   const allowLoopbackCallbacks = deps.allowLoopbackCallbacks ?? false
   registerPartnerRoutes(app, { pool: deps.pool, allowLoopbackCallbacks, callbackUrls: partnerCallbackUrls })
   registerEventRoutes(app, { pool: deps.pool })
-  registerEventStreamRoute(app, { pool: deps.pool })
+  registerEventStreamRoute(app, { pool: deps.pool, settings: deps.eventStream })
   registerFloatRoutes(app, { pool: deps.pool, maxAmountKobo })
   registerCounterpartyRoutes(app, { pool: deps.pool })
   const providers = new ProviderRegistry(deps.pool, deps.providers)

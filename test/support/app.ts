@@ -32,6 +32,8 @@ export async function startTestApp(
     maxAmountKobo?: number
     /** The HTTP edge: slow-client timeouts, admission limits, rate limits (their defaults otherwise). */
     edge?: Pick<AppDeps, 'httpTimeouts' | 'admission' | 'rateLimits'>
+    /** The event stream's settings (a heartbeat every 15 s, …) unless given. */
+    eventStream?: AppDeps['eventStream']
     /** Connections of the app's pool (the test database's default otherwise). */
     poolMax?: number
     /** As `rail serve` gives it: where the sandbox partner's credentials file is kept. */
@@ -45,7 +47,7 @@ export async function startTestApp(
   // The app reaches its own sandbox bank over real HTTP, at the address it gets once listening.
   let baseUrl = ''
   const providers = { sandboxBankUrl: () => baseUrl, sandboxBankSecret: sandboxBank.secret, timeoutMs: options.providerTimeoutMs }
-  const api = await buildApi({ pool: db.pool, masterKey, clock: options.clock, sandboxBank, providers, allowLoopbackCallbacks: true, payments: options.payments, maxAmountKobo: options.maxAmountKobo, sandboxPartnerDataDir: options.sandboxPartnerDataDir, ...options.edge })
+  const api = await buildApi({ pool: db.pool, masterKey, clock: options.clock, sandboxBank, providers, allowLoopbackCallbacks: true, payments: options.payments, maxAmountKobo: options.maxAmountKobo, sandboxPartnerDataDir: options.sandboxPartnerDataDir, eventStream: options.eventStream, ...options.edge })
   await api.listen({ host: '127.0.0.1', port: 0 })
   const address = api.server.address()
   baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
