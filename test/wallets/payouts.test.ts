@@ -6,18 +6,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startBackgroundWorkers } from '../../src/app.ts'
 import type { RailClient } from '../../src/client/index.ts'
 import { nuban } from '../../src/nip/nuban.ts'
+import { SETTLE_DELAY_MS } from '../../src/sandbox-bank/magic.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
-import { advanceSandboxClock } from '../support/clock.ts'
+import { advanceSandboxClock, testClock } from '../support/clock.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
 
 const SECRET = 'payouts-test-secret'
 let app: TestApp
 let client: RailClient
+/** The app's clock, which the sandbox bank settles by: moved on past a transfer's moment instead of waiting for it. */
+const clock = testClock()
 
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: SECRET })
+  app = await startTestApp({ sandboxBankSecret: SECRET, clock })
   client = (await app.newPartner()).client
 })
 afterAll(async () => {
@@ -51,7 +54,7 @@ function payout(walletId: string, destinationAccountNumber: string, extra: Recor
 }
 
 async function settled(reference: string): Promise<MoveJson> {
-  await new Promise((resolve) => setTimeout(resolve, 1_100)) // the sandbox bank settles a moment after accepting
+  clock.advance(SETTLE_DELAY_MS) // the sandbox bank settles a moment after accepting
   return (await client.get<MoveJson>(`/transaction/batch/${reference}`)).body
 }
 
@@ -102,10 +105,11 @@ describe('POST /transfer/bank/customer', () => {
     expect((await payout(wallet.walletId, nuban('033', '444555666'), { destinationBankCode: '033' }, reference)).body.status).toBe('pending')
     const runner = await startBackgroundWorkers({ pool: app.db.pool, masterKey: app.masterKey, concurrency: 2, providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET } })
     try {
-      // Once the bank has settled it (its own moment after accepting), the partner's clock moves past
-      // the first requery of the schedule (5 s) instead of waiting for it.
+      // Once the bank's clock is past its moment after accepting, the partner's clock moves past the
+      // first requery of the schedule (5 s): neither is waited for.
       const id = (await app.db.pool.query<{ id: string }>(`SELECT id FROM wallet_moves WHERE reference = $1`, [reference])).rows[0]!.id
-      const bankSettled = async () => (await app.db.pool.query(`SELECT 1 FROM sandbox_bank.transfers WHERE reference = $1 AND settles_at <= now()`, [id])).rowCount === 1
+      clock.advance(SETTLE_DELAY_MS)
+      const bankSettled = async () => (await app.db.pool.query(`SELECT 1 FROM sandbox_bank.transfers WHERE reference = $1 AND settles_at <= $2`, [id, clock.now()])).rowCount === 1
       await waitFor(bankSettled, 10_000, 'the bank settled')
       await advanceSandboxClock(client, 5)
       const deadline = Date.now() + 20_000
