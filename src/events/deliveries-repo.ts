@@ -1,6 +1,6 @@
 // SQL of deliveries, their attempts, and callback URLs stopped by a 410.
 import type { Queryable } from '../platform/db.ts'
-import { jobSpecSql } from '../platform/jobs.ts'
+import { addJobsSql, jobSpecSql } from '../platform/jobs.ts'
 import { EVENT_COLUMNS, toEvent, type DeliveryJob, type DeliveryStatus, type EventRecord, type EventRow, type NewDelivery } from './repo.ts'
 
 export interface Delivery {
@@ -191,9 +191,9 @@ export async function resumeDeliveriesToUrl(db: Queryable, url: string, job: { t
         WHERE url = $1 AND status = 'pending' AND attempts_made = 0 AND next_attempt_at > now()
           AND (lease_until IS NULL OR lease_until < now())
        RETURNING id, url)
-     SELECT count(*)::int AS n FROM graphile_worker.add_jobs(ARRAY(
+     SELECT count(*)::int AS n FROM ${addJobsSql(`
        SELECT ${jobSpecSql({ identifier: '$2::text', payload: "json_build_object('deliveryId', id, 'url', url)", jobKey: "$3::text || id", priority: '$4::int' })}
-         FROM resumed))`,
+         FROM resumed`)}`,
     [url, job.task, job.jobKeyPrefix, job.priority],
   )
   return rows[0]!.n

@@ -1,6 +1,6 @@
 // SQL of events (deliveries and attempts: deliveries-repo.ts).
 import type { Queryable } from '../platform/db.ts'
-import { jobSpecSql } from '../platform/jobs.ts'
+import { addJobsSql, jobSpecSql } from '../platform/jobs.ts'
 import type { EventDeliveryStatus } from './states.ts'
 
 export type Signing = 'partner' | 'sealed' | 'none'
@@ -132,9 +132,9 @@ export async function insertEventsWithDeliveries(db: Queryable, events: readonly
        RETURNING id, url
      )
      -- One add_jobs call for all the deliveries: add_job scans the queue once per call.
-     SELECT count(*) FROM graphile_worker.add_jobs(ARRAY(
+     SELECT count(*) FROM ${addJobsSql(`
        SELECT ${jobSpecSql({ identifier: '$16::text', payload: "json_build_object('deliveryId', delivery.id, 'url', delivery.url)" })}
-         FROM delivery))`,
+         FROM delivery`)}`,
     [
       column((item) => item.event.id),
       column((item) => item.event.partnerId),

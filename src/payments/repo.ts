@@ -1,6 +1,6 @@
 // SQL of bank instructions.
 import type { Queryable } from '../platform/db.ts'
-import { jobSpecSql } from '../platform/jobs.ts'
+import { addJobsSql, jobSpecSql } from '../platform/jobs.ts'
 import { instructionStates, WORKABLE, type InstructionState } from './states.ts'
 
 export type OwnerType = 'wallet_move' | 'outbound_transfer'
@@ -191,9 +191,9 @@ export async function insertInstructions(db: Queryable, instructions: readonly N
                 lease_expires_at)
        RETURNING ${COLUMNS}),
      jobs AS (
-       SELECT count(*)::int AS n FROM graphile_worker.add_jobs(ARRAY(
+       SELECT count(*)::int AS n FROM ${addJobsSql(`
          SELECT ${jobSpecSql({ identifier: `$${VALUE_TYPES.length + 1}::text`, payload: "json_build_object('id', id)" })}
-           FROM created WHERE lease_token IS NULL)))
+           FROM created WHERE lease_token IS NULL`)})
      SELECT created.*, jobs.n AS jobs FROM created, jobs`,
     [...columns, task],
   )

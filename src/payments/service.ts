@@ -21,7 +21,7 @@ import type { Clock } from '../platform/clock.ts'
 import { Coalescer } from '../platform/coalescer.ts'
 import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
 import { failpoint } from '../platform/failpoints.ts'
-import { jobSpecSql } from '../platform/jobs.ts'
+import { addJobsSql, jobSpecSql } from '../platform/jobs.ts'
 import { getProvider, type ProviderProfile, type ProviderRegistry } from '../providers/service.ts'
 import type { ProviderAdapter, ProviderResult } from '../providers/types.ts'
 import * as repo from './repo.ts'
@@ -98,9 +98,9 @@ export async function createInstructions(tx: Queryable, instructions: readonly r
 async function addWorkJobs(db: Queryable, ids: readonly string[], keyed = false): Promise<void> {
   if (ids.length === 0) return
   await db.query(
-    `SELECT count(*) FROM graphile_worker.add_jobs(ARRAY(
+    `SELECT count(*) FROM ${addJobsSql(`
        SELECT ${jobSpecSql({ identifier: '$1::text', payload: "json_build_object('id', id)", jobKey: "CASE WHEN $3::boolean THEN 'payment:' || id END" })}
-         FROM unnest($2::uuid[]) AS id))`,
+         FROM unnest($2::uuid[]) AS id`)}`,
     [WORK_TASK, ids, keyed],
   )
 }

@@ -40,6 +40,15 @@ export function jobSpecSql(fields: { identifier: string; payload: string; jobKey
   return `json_populate_record(NULL::graphile_worker.job_spec, json_build_object(${named.join(', ')}))`
 }
 
+/**
+ * Many jobs in one graphile_worker.add_jobs call, inside the caller's statement (add_job scans the
+ * queue once per call): `specs` is a query answering jobSpecSql rows. The job queue's schema is the
+ * platform's, so features name it only through here.
+ */
+export function addJobsSql(specs: string): string {
+  return `graphile_worker.add_jobs(ARRAY(${specs}))`
+}
+
 export interface WorkerOptions {
   pool: Pool
   /** graphile-worker's own connections (its LISTEN, fetching and completing jobs); `pool` when absent. */
