@@ -343,15 +343,18 @@ export async function setRefundState(db: Queryable, id: string, next: EscrowRefu
   return rows[0] && toEscrow(rows[0])
 }
 
-/** Initiated escrows whose TTL has elapsed by `now`, oldest deadline first. */
-export async function selectDueToExpire(db: Queryable, now: Date, limit: number): Promise<string[]> {
+/**
+ * Initiated escrows whose TTL has elapsed by `now`, oldest deadline first. `furthestOffsetS`: how far
+ * the furthest sandbox clock is ahead (no partner's time is later than `now` plus it).
+ */
+export async function selectDueToExpire(db: Queryable, now: Date, furthestOffsetS: number, limit: number): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
     `SELECT id FROM escrows
       WHERE status = 'initiated' AND expires_at <= partner_now(partner_id, $1)
         -- A constant bound (no partner's time is later), so the expiry index is scanned as a range.
-        AND expires_at <= $1::timestamptz + (SELECT make_interval(secs => coalesce(max(offset_seconds), 0)) FROM sandbox_clocks)
+        AND expires_at <= $1::timestamptz + make_interval(secs => $3::bigint)
       ORDER BY expires_at LIMIT $2`,
-    [now, limit],
+    [now, limit, furthestOffsetS],
   )
   return rows.map((row) => row.id)
 }

@@ -19,6 +19,7 @@ import { notFound, RailError } from '../platform/errors.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
 import { readPage } from '../platform/read-pool.ts'
 import { submitOutboundInTransaction, type OutboundTransfer } from '../outbound-transfers/service.ts'
+import { furthestOffsetSeconds } from '../sandbox-clock/service.ts'
 import type { Caller } from '../virtual-accounts/service.ts'
 import * as repo from './repo.ts'
 import type { EscrowStatus } from './states.ts'
@@ -174,7 +175,7 @@ async function systemCaller(tx: Queryable, escrow: repo.Escrow): Promise<Caller>
 
 /** The sweep: expires initiated escrows past their TTL, each in its own transaction. */
 export async function expireDueEscrows(deps: ExpiryDeps): Promise<number> {
-  const ids = await repo.selectDueToExpire(deps.pool, deps.clock.now(), EXPIRY_SWEEP_BATCH)
+  const ids = await repo.selectDueToExpire(deps.pool, deps.clock.now(), await furthestOffsetSeconds(deps.pool), EXPIRY_SWEEP_BATCH)
   let expired = 0
   for (const id of ids) if (await expireEscrow(deps, id)) expired++
   return expired

@@ -59,11 +59,6 @@ interface Row {
 const COLUMNS = `id, partner_id, reference, request_hash, virtual_account_id, status, amount_kobo, amount_received_kobo, currency, expires_at, checkout_token,
   merchant_display_name, return_url, callback_url, purpose_tag, holder, owner_type, owner_id, creator_metadata, created_at, status_changed_at, paid_at`
 
-/** The columns, qualified for a query that joins the intent (as `i`) to its account. */
-const INTENT_COLUMNS = COLUMNS.split(',')
-  .map((column) => `i.${column.trim()}`)
-  .join(', ')
-
 function toIntent(row: Row): PaymentIntent {
   return {
     id: row.id,
@@ -137,15 +132,18 @@ export async function selectById(db: Queryable, id: string): Promise<PaymentInte
   return result.rows[0] && toIntent(result.rows[0])
 }
 
-/** The caller's intent by id, tracking id (its account's) or reference, in that order. */
-export async function selectByKey(db: Queryable, partnerId: string, key: string): Promise<PaymentIntent | undefined> {
+/**
+ * The caller's intent by id, tracking id or reference, in that order. `trackedAccountId`: the
+ * account whose tracking id the key is, if any (virtual accounts own tracking ids).
+ */
+export async function selectByKey(db: Queryable, partnerId: string, key: string, trackedAccountId: string | null): Promise<PaymentIntent | undefined> {
   const result = await db.query<Row>(
-    `SELECT ${INTENT_COLUMNS}
-       FROM payment_intents i JOIN virtual_accounts v ON v.id = i.virtual_account_id
-      WHERE i.partner_id = $1 AND (i.id::text = $2 OR v.tracking_id = $2 OR i.reference = $2)
-      ORDER BY (i.id::text = $2) DESC, (v.tracking_id = $2) DESC
+    `SELECT ${COLUMNS}
+       FROM payment_intents
+      WHERE partner_id = $1 AND (id::text = $2 OR virtual_account_id = $3::uuid OR reference = $2)
+      ORDER BY (id::text = $2) DESC, (virtual_account_id = $3::uuid) IS TRUE DESC
       LIMIT 1`,
-    [partnerId, key],
+    [partnerId, key, trackedAccountId],
   )
   return result.rows[0] && toIntent(result.rows[0])
 }
@@ -187,24 +185,30 @@ export async function recordReceived(db: Queryable, id: string, amountKobo: numb
 }
 
 /**
- * Locks the accounts of open stand-alone intents past their expiry (skipping any a credit is
- * applying to right now), expires the intents, and answers the account ids. Accounts first, as
- * every path does (virtual-accounts/repo.ts).
+ * The accounts of open stand-alone intents past their expiry, soonest expiry first, at most
+ * `limit`: the expiry sweep's candidates, whose accounts it locks before their intents change.
+ * `furthestOffsetS`: how far the furthest sandbox clock is ahead (no partner's time is later than
+ * `now` plus it).
  */
-export async function expireDue(db: Queryable, now: Date, limit: number): Promise<{ intentId: string; virtualAccountId: string }[]> {
+export async function selectDueAccounts(db: Queryable, now: Date, furthestOffsetS: number, limit: number): Promise<string[]> {
+  const result = await db.query<{ virtual_account_id: string }>(
+    `SELECT virtual_account_id FROM payment_intents
+      WHERE status = ANY ($3::text[]) AND expires_at <= partner_now(partner_id, $2) AND owner_type IS NULL
+        -- A constant bound (no partner's time is later), so the expiry index is scanned as a range.
+        AND expires_at <= $2::timestamptz + make_interval(secs => $4::bigint)
+      ORDER BY expires_at LIMIT $1`,
+    [limit, now, intentStates.from('expired'), furthestOffsetS],
+  )
+  return result.rows.map((row) => row.virtual_account_id)
+}
+
+/** Expires the intents of these accounts that are still open and due (the caller holds the accounts' locks); answers them. */
+export async function expireOfAccounts(db: Queryable, virtualAccountIds: readonly string[], now: Date): Promise<{ intentId: string; virtualAccountId: string }[]> {
   const result = await db.query<{ intent_id: string; virtual_account_id: string }>(
-    `WITH due AS (
-       SELECT v.id FROM virtual_accounts v JOIN payment_intents i ON i.virtual_account_id = v.id
-        WHERE i.status = ANY ($3::text[]) AND i.expires_at <= partner_now(i.partner_id, $2) AND i.owner_type IS NULL
-          -- A constant bound (no partner's time is later), so the expiry index is scanned as a range.
-          AND i.expires_at <= $2::timestamptz + (SELECT make_interval(secs => coalesce(max(offset_seconds), 0)) FROM sandbox_clocks)
-        ORDER BY i.expires_at LIMIT $1
-          FOR UPDATE OF v SKIP LOCKED
-     )
-     UPDATE payment_intents SET status = 'expired', status_changed_at = now()
-      WHERE virtual_account_id IN (SELECT id FROM due) AND status = ANY ($3::text[]) AND expires_at <= partner_now(partner_id, $2)
+    `UPDATE payment_intents SET status = 'expired', status_changed_at = now()
+      WHERE virtual_account_id = ANY ($1::uuid[]) AND status = ANY ($3::text[]) AND expires_at <= partner_now(partner_id, $2)
       RETURNING id AS intent_id, virtual_account_id`,
-    [limit, now, intentStates.from('expired')],
+    [virtualAccountIds, now, intentStates.from('expired')],
   )
   return result.rows.map((row) => ({ intentId: row.intent_id, virtualAccountId: row.virtual_account_id }))
 }

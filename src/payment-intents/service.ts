@@ -23,8 +23,10 @@ import {
   creatorMetadata,
   holderName,
   insertVirtualAccount,
+  lockFreeByIds,
   newAccountRow,
   selectById as selectAccountById,
+  selectIdByTrackingId,
   type AccountHolder,
   type Caller,
   type CollectionsDeps,
@@ -33,7 +35,7 @@ import {
 import { generateBrr } from '../nip/brr.ts'
 import type { ProviderProfile } from '../providers/service.ts'
 import type { ProviderAccount } from '../providers/types.ts'
-import { partnerClock } from '../sandbox-clock/service.ts'
+import { furthestOffsetSeconds, partnerClock } from '../sandbox-clock/service.ts'
 import * as repo from './repo.ts'
 
 export type { IntentOwnerType, IntentStatus, PaymentIntent } from './repo.ts'
@@ -228,7 +230,7 @@ function newCheckoutToken(): string {
 }
 
 export async function getIntent(db: Queryable, partnerId: string, key: string): Promise<IntentView> {
-  const intent = await repo.selectByKey(db, partnerId, key)
+  const intent = await repo.selectByKey(db, partnerId, key, (await selectIdByTrackingId(db, key)) ?? null)
   if (!intent) throw notFound('Payment intent')
   return { intent, account: (await selectAccountById(db, intent.virtualAccountId))! }
 }
@@ -296,16 +298,23 @@ export async function saveCreditedIntent(tx: Queryable, intent: repo.PaymentInte
   await repo.saveReceived(tx, intent)
 }
 
-/** The expiry sweep: expires intents due by their partner's time, and archives their accounts, in batches; answers how many. */
+/**
+ * The expiry sweep: expires intents due by their partner's time, and archives their accounts, in
+ * batches; answers how many. Each batch locks the due intents' accounts first, as every path does
+ * (an account, then what it collects for), skipping any a credit is applying to right now: those
+ * wait for the next run. A full batch of candidates that expired something is followed by another.
+ */
 export async function expireIntents(pool: Pool, clock: Clock): Promise<number> {
   let expired = 0
   for (;;) {
     const batch = await withTransaction(pool, async (tx) => {
-      const due = await repo.expireDue(tx, clock.now(), EXPIRY_BATCH)
+      const now = clock.now()
+      const dueAccountIds = await repo.selectDueAccounts(tx, now, await furthestOffsetSeconds(tx), EXPIRY_BATCH)
+      const due = await repo.expireOfAccounts(tx, await lockFreeByIds(tx, dueAccountIds), now)
       for (const { virtualAccountId } of due) await archiveInTransaction(tx, virtualAccountId)
-      return due.length
+      return { candidates: dueAccountIds.length, expired: due.length }
     })
-    expired += batch
-    if (batch < EXPIRY_BATCH) return expired
+    expired += batch.expired
+    if (batch.candidates < EXPIRY_BATCH || batch.expired === 0) return expired
   }
 }

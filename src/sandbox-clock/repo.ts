@@ -7,6 +7,12 @@ export async function selectOffsetSeconds(db: Queryable, partnerId: string): Pro
   return rows[0] ? Number(rows[0].offset_seconds) : 0
 }
 
+/** The furthest any partner's clock is ahead of real time, in seconds; 0 when none moved. */
+export async function selectFurthestOffsetSeconds(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ offset_seconds: string }>(`SELECT coalesce(max(offset_seconds), 0) AS offset_seconds FROM sandbox_clocks`)
+  return Number(rows[0]!.offset_seconds)
+}
+
 /**
  * Adds `seconds` to the partner's offset, unless that would take it past `maxOffsetSeconds`;
  * answers the new offset, or undefined when it was refused (nothing changed).

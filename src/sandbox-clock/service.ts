@@ -42,6 +42,14 @@ export async function partnerClockById(db: Queryable, clock: Clock, partnerId: s
   return offsetClock(clock, await repo.selectOffsetSeconds(db, partnerId))
 }
 
+/**
+ * How far ahead of real time the furthest partner's clock is, in seconds: no partner's time is later
+ * than real time plus this, so a sweep bounds its expiry index scan by it (a constant range).
+ */
+export async function furthestOffsetSeconds(db: Queryable): Promise<number> {
+  return repo.selectFurthestOffsetSeconds(db)
+}
+
 export async function readClock(deps: Pick<SandboxClockDeps, 'pool' | 'clock'>, partnerId: string): Promise<ClockView> {
   return view(deps.clock, await repo.selectOffsetSeconds(deps.pool, partnerId))
 }

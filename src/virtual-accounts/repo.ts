@@ -194,6 +194,22 @@ export async function lockByNumbers(db: Queryable, keys: { provider: string; acc
   return result.rows.map(toAccount)
 }
 
+/**
+ * Locks those of these accounts nobody holds right now and answers their ids, skipping the rest:
+ * a sweep takes what is free (a credit may be applying to an account) and leaves the others to its
+ * next run.
+ */
+export async function lockFreeByIds(db: Queryable, ids: readonly string[]): Promise<string[]> {
+  const result = await db.query<{ id: string }>(`SELECT id FROM virtual_accounts WHERE id = ANY ($1::uuid[]) ORDER BY id FOR UPDATE SKIP LOCKED`, [ids])
+  return result.rows.map((row) => row.id)
+}
+
+/** The id of the account with this tracking id (unique across partners), if any. */
+export async function selectIdByTrackingId(db: Queryable, trackingId: string): Promise<string | undefined> {
+  const result = await db.query<{ id: string }>(`SELECT id FROM virtual_accounts WHERE tracking_id = $1`, [trackingId])
+  return result.rows[0]?.id
+}
+
 export async function lockById(db: Queryable, id: string): Promise<VirtualAccount | undefined> {
   const result = await db.query<Row>(`SELECT ${COLUMNS} FROM virtual_accounts WHERE id = $1 FOR UPDATE`, [id])
   return result.rows[0] && toAccount(result.rows[0])

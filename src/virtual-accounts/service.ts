@@ -21,7 +21,18 @@ import * as repo from './repo.ts'
 
 export type { AccountHolder, VirtualAccount, VirtualAccountPurpose } from './repo.ts'
 // The rows other features record on their own transaction (an intent's account, an FBO account).
-export { insertVirtualAccount, lockById, lockByNumber, lockByNumbers, selectByBrr, selectById, selectByPartnerAndNumber, selectFboByHolder } from './repo.ts'
+export {
+  insertVirtualAccount,
+  lockById,
+  lockByNumber,
+  lockByNumbers,
+  lockFreeByIds,
+  selectByBrr,
+  selectById,
+  selectByPartnerAndNumber,
+  selectFboByHolder,
+  selectIdByTrackingId,
+} from './repo.ts'
 
 /** Collections are in naira; another currency is refused with unsupported_currency. */
 export const COLLECTION_CURRENCY = 'NGN'
