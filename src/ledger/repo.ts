@@ -75,6 +75,30 @@ export async function selectCreditRoom(db: Queryable, accountIds: readonly strin
   return new Map(result.rows.map((row) => [row.id, Number(row.room_kobo)]))
 }
 
+export interface AvailableAccount {
+  partnerId: string
+  currency: string
+  accountId: string
+  availableKobo: number
+}
+
+/**
+ * Partners' collections accounts with money available (posted, less pending debits), at most
+ * `limit`: every partner's but the excluded ones', or one partner's.
+ */
+export async function selectCollectionsWithAvailable(db: Queryable, limit: number, excludedPartnerIds: readonly string[], partnerId: string | null): Promise<AvailableAccount[]> {
+  const { rows } = await db.query<{ partner_id: string; currency: string; id: string; available: string }>(
+    `SELECT partner_id, currency, id, credits_posted - debits_posted - debits_pending AS available
+       FROM ledger_accounts
+      WHERE kind = 'collections' AND partner_id <> ALL ($3::uuid[])
+        AND credits_posted - debits_posted - debits_pending > 0
+        AND ($2::uuid IS NULL OR partner_id = $2)
+      LIMIT $1`,
+    [limit, partnerId, excludedPartnerIds],
+  )
+  return rows.map((row) => ({ partnerId: row.partner_id, currency: row.currency, accountId: row.id, availableKobo: Number(row.available) }))
+}
+
 export async function selectTransferExists(db: Queryable, transferId: string): Promise<boolean> {
   const result = await db.query(`SELECT 1 FROM ledger_transfers WHERE id = $1`, [transferId])
   return (result.rowCount ?? 0) > 0

@@ -20,7 +20,7 @@ import {
 } from './types.ts'
 
 export * from './types.ts'
-export type { StatementRow } from './repo.ts'
+export type { AvailableAccount, StatementRow } from './repo.ts'
 
 /** Transfers in one call; more is a programming error (split the batch). */
 export const TRANSFERS_PER_CALL_MAX = 8_190
@@ -256,6 +256,11 @@ export async function creditRoom(db: Queryable, accountIds: readonly string[]): 
 /** Whether a transfer with this id was made (a retry of it finds `exists`). */
 export async function transferExists(db: Queryable, transferId: string): Promise<boolean> {
   return repo.selectTransferExists(db, transferId)
+}
+
+/** Partners' collections accounts with money available, at most `limit`: all but the excluded partners', or one partner's. */
+export async function collectionsWithAvailable(db: Queryable, limit: number, excludedPartnerIds: readonly string[], partnerId: string | null): Promise<repo.AvailableAccount[]> {
+  return repo.selectCollectionsWithAvailable(db, limit, excludedPartnerIds, partnerId)
 }
 
 export async function getBalances(db: Queryable, accountIds: string[]): Promise<AccountBalance[]> {

@@ -111,24 +111,6 @@ export async function selectBankModePartners(db: Queryable): Promise<SettlementS
   return rows.map(toSettings)
 }
 
-/**
- * Float-mode partners (a row saying so, or none) whose collections account has money available:
- * what a voided hold gave back, or what waited for a bank cycle before the switch to float.
- */
-export async function selectFloatModeLeftovers(db: Queryable, limit: number, partnerId?: string): Promise<{ partnerId: string; currency: string; accountId: string; availableKobo: number }[]> {
-  const { rows } = await db.query<{ partner_id: string; currency: string; id: string; available: string }>(
-    `SELECT a.partner_id, a.currency, a.id, a.credits_posted - a.debits_posted - a.debits_pending AS available
-       FROM ledger_accounts a
-       LEFT JOIN settlement_settings s ON s.partner_id = a.partner_id
-      WHERE a.kind = 'collections' AND coalesce(s.mode, 'float') = 'float'
-        AND a.credits_posted - a.debits_posted - a.debits_pending > 0
-        AND ($2::uuid IS NULL OR a.partner_id = $2)
-      LIMIT $1`,
-    [limit, partnerId ?? null],
-  )
-  return rows.map((row) => ({ partnerId: row.partner_id, currency: row.currency, accountId: row.id, availableKobo: Number(row.available) }))
-}
-
 // ---- the queue of credits waiting for a bank cycle ---------------------------------------------
 
 export interface QueuedCredit {

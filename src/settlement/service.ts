@@ -9,7 +9,7 @@
 // A partner's settings are in settings.ts; what a settlement reads as, in views.ts.
 import { recordEvent, type NewEvent } from '../events/service.ts'
 import type { CollectedCredit } from '../inbound-credits/service.ts'
-import { createTransfers, creditRoom, derivedId, ensurePartnerAccount, getBalance, type TransferInput } from '../ledger/service.ts'
+import { collectionsWithAvailable, createTransfers, creditRoom, derivedId, ensurePartnerAccount, getBalance, type AvailableAccount, type TransferInput } from '../ledger/service.ts'
 import { FLOAT_CURRENCY } from '../outbound-transfers/service.ts'
 import { submitOutboundInTransaction, type OutboundDeps, type OutboundTransfer } from '../outbound-transfers/service.ts'
 import { getPartner, type Partner } from '../partners/service.ts'
@@ -194,13 +194,23 @@ function withinOneInstruction<T extends { amountKobo: number }>(credits: readonl
 }
 
 /**
+ * Float-mode partners (a settings row saying so, or none) whose collections account has money
+ * available: what a voided hold gave back, or what waited for a bank cycle before the switch to
+ * float. The ledger owns the accounts; every partner not in bank mode is in float mode.
+ */
+async function floatModeLeftovers(pool: Pool, partnerId?: string): Promise<AvailableAccount[]> {
+  const bankModePartnerIds = (await repo.selectBankModePartners(pool)).map((settings) => settings.partnerId)
+  return collectionsWithAvailable(pool, LEFTOVER_SWEEP_BATCH, bankModePartnerIds, partnerId ?? null)
+}
+
+/**
  * Collections left in float mode — what a voided refund hold gave back, or what waited for a bank
  * cycle before the partner switched to float — move to the float: one transfer per partner of
  * what is available (holds stay). A concurrent sweep or hold that took it first: nothing moves.
  */
 export async function sweepFloatLeftovers(pool: Pool, partnerId?: string): Promise<number> {
   let sweptKobo = 0
-  for (const leftover of await repo.selectFloatModeLeftovers(pool, LEFTOVER_SWEEP_BATCH, partnerId)) {
+  for (const leftover of await floatModeLeftovers(pool, partnerId)) {
     sweptKobo += await withTransaction(pool, async (tx) => {
       // The settings row locked (made if missing): a cycle or a change of mode for this partner waits.
       const settings = await repo.lockSettings(tx, leftover.partnerId)
