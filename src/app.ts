@@ -17,10 +17,10 @@ import { registerCounterpartyRoutes } from './counterparties/routes.ts'
 import { registerFboRoutes } from './fbo/routes.ts'
 import { collectionTasks } from './inbound-credits/jobs.ts'
 import { registerInvoiceRoutes } from './invoices/routes.ts'
-import { takeInvoicePayment } from './invoices/service.ts'
+import { invoicePaymentIntentOf, takeInvoicePayment } from './invoices/service.ts'
 import { registerInboundCreditRoutes } from './inbound-credits/routes.ts'
 import { registerWalletFundingRoutes } from './inbound-credits/wallet-routes.ts'
-import { INBOUND_CREDITS_CRONTAB, settleTriageRefunds, type CreditOwners, type InboundDeps, type OwnedCredit } from './inbound-credits/service.ts'
+import { creditsForRefunds, INBOUND_CREDITS_CRONTAB, settleTriageRefunds, type CreditOwners, type InboundDeps, type OwnedCredit } from './inbound-credits/service.ts'
 import { escrowTasks } from './escrow/jobs.ts'
 import { registerEscrowRoutes } from './escrow/routes.ts'
 import { applyEscrowFunding, ESCROW_CRONTAB, EXPIRY_SWEEP_TASK as ESCROW_EXPIRY_SWEEP_TASK, settleEscrowPayouts, settleEscrowRefunds } from './escrow/service.ts'
@@ -141,7 +141,7 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   registerInvoiceRoutes(app, collections)
   registerCheckoutRoutes(app, { pool: deps.pool, clock, inbound: collections, maxAmountKobo })
   registerDashboardRoutes(app, { pool: deps.pool, clock, masterKey: deps.masterKey, allowLoopbackCallbacks, maxAmountKobo, outbound, collections, sandboxPartnerDataDir: deps.sandboxPartnerDataDir })
-  registerRefundRoutes(app, collections.refunds)
+  registerRefundRoutes(app, { ...collections.refunds, invoiceIntentOf: invoicePaymentIntentOf })
   registerWalletRoutes(app, { pool: deps.pool, providers })
   registerBankRoutes(app, { pool: deps.pool, providers, nameEnquiriesPerMinute: deps.rateLimits?.nameEnquiriesPerMinute })
   registerStatementRoutes(app, { pool: deps.pool })
@@ -212,7 +212,7 @@ const REFUND_ENDINGS: RefundsDeps['onEnded'] = { triage: settleTriageRefunds, es
 
 /** The refunds core: refunds are payouts of the pipeline; their endings go back to the origin that asked. */
 export function refundsDeps(outbound: OutboundDeps): RefundsDeps {
-  return { outbound, onEnded: REFUND_ENDINGS }
+  return { outbound, onEnded: REFUND_ENDINGS, credits: creditsForRefunds }
 }
 
 /** Collections, and the owners that decide what a credit to an intent they composed means. */

@@ -1,5 +1,6 @@
 // Refunds of an escrow's funding credits (cancel, expiry, an excess at release), each through the
 // refunds core, and their ends.
+import { creditsForRefunds } from '../inbound-credits/service.ts'
 import { lockLedgerAccount } from '../ledger/service.ts'
 import { withTransaction, type Queryable, type Tx } from '../platform/db.ts'
 import { notFound, RailError } from '../platform/errors.ts'
@@ -76,7 +77,7 @@ async function refundOne(
   reason: string | undefined,
 ): Promise<Refund | undefined> {
   try {
-    return await refundCreditInTransaction({ outbound: deps.outbound, onEnded: {} }, tx, {
+    return await refundCreditInTransaction({ outbound: deps.outbound, onEnded: {}, credits: creditsForRefunds }, tx, {
       caller,
       reference,
       creditId: planned.creditId,

@@ -161,6 +161,28 @@ export async function lockCredit(db: Queryable, id: string): Promise<InboundCred
   return result.rows[0] && toCredit(result.rows[0])
 }
 
+/** The credit's amount less the excess split off it (an overpayment, a triage item of its own); 0 for no such credit. */
+export async function selectAmountLessExcessKobo(db: Queryable, id: string): Promise<number> {
+  const result = await db.query<{ kobo: string }>(
+    `SELECT c.amount_kobo - COALESCE((SELECT sum(e.amount_kobo) FROM inbound_credits e WHERE e.excess_of = c.id), 0) AS kobo
+       FROM inbound_credits c WHERE c.id = $1`,
+    [id],
+  )
+  return Number(result.rows[0]?.kobo ?? 0)
+}
+
+/** The partner's credits confirmed to an account (applied there, or assigned there by its tracking id), newest first. */
+export async function selectConfirmedIds(db: Queryable, partnerId: string, account: { id: string; trackingId: string }): Promise<string[]> {
+  const result = await db.query<{ id: string }>(
+    `SELECT id FROM inbound_credits
+      WHERE partner_id = $1
+        AND ((status = 'applied' AND virtual_account_id = $2) OR (status = 'assigned' AND resolution->>'trackingId' = $3))
+      ORDER BY credited_at DESC, id DESC`,
+    [partnerId, account.id, account.trackingId],
+  )
+  return result.rows.map((row) => row.id)
+}
+
 export async function selectCredit(db: Queryable, partnerId: string, id: string): Promise<InboundCredit | undefined> {
   const result = await db.query<Row>(`SELECT ${COLUMNS} FROM inbound_credits WHERE partner_id = $1 AND id = $2`, [partnerId, id])
   return result.rows[0] && toCredit(result.rows[0])

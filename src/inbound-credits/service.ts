@@ -7,6 +7,9 @@
 //   triage.ts    credits nobody could take: refunded to the sender or assigned, once
 //   requery.ts   credits the provider has that Rail missed
 //   brr.ts, views.ts, simulate.ts  the BRR lookup, how credits read (and are listed), the sandbox simulator
+import type { RefundableCredits } from '../refunds/service.ts'
+import { lockCredit, selectAmountLessExcessKobo, selectConfirmedIds } from './repo.ts'
+
 export type { CreditStatus, InboundCredit } from './repo.ts'
 export type { CollectedCredit, CollectedHandler, CreditOwnerHandler, CreditOwners, InboundDeps, OwnedCredit } from './deps.ts'
 export { APPLY_TASK, INBOUND_CREDITS_CRONTAB, recordCredit, sweepStrandedCredits, SWEEP_TASK } from './intake.ts'
@@ -16,3 +19,6 @@ export { requeryAccount, requeryWallet } from './requery.ts'
 export { lookupBrr } from './brr.ts'
 export { creditLifecycle, getCredit, listCredits, receivedVolume } from './views.ts'
 export { simulateInboundCredit, type SimulatedCredit, type SimulatedCreditAnswer } from './simulate.ts'
+
+/** What refunds read of credits, on the caller's transaction (the composition root hands it to the refunds core). */
+export const creditsForRefunds: RefundableCredits = { lock: lockCredit, amountLessExcessKobo: selectAmountLessExcessKobo, confirmedIds: selectConfirmedIds }

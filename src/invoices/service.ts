@@ -252,6 +252,12 @@ async function emit(tx: Queryable, type: string, view: InvoiceView): Promise<voi
 }
 
 /** The invoice that composed an intent (its owner), for the intent's payment page. */
+/** An invoice's payment intent by the partner's reference: `found` false for no such invoice, a null intent for a draft. */
+export async function invoicePaymentIntentOf(db: Queryable, partnerId: string, reference: string): Promise<{ found: boolean; paymentIntentId: string | null }> {
+  const invoice = await repo.selectByReference(db, partnerId, reference)
+  return invoice ? { found: true, paymentIntentId: invoice.paymentIntentId } : { found: false, paymentIntentId: null }
+}
+
 export async function getInvoiceById(db: Queryable, partnerId: string, id: string): Promise<repo.Invoice | undefined> {
   return repo.selectById(db, partnerId, id)
 }

@@ -213,6 +213,18 @@ export async function expireOfAccounts(db: Queryable, virtualAccountIds: readonl
   return result.rows.map((row) => ({ intentId: row.intent_id, virtualAccountId: row.virtual_account_id }))
 }
 
+/** Who composed the payment intent of a virtual account (an invoice, an escrow), if anyone. */
+export async function selectOwnerTypeByAccount(db: Queryable, virtualAccountId: string): Promise<IntentOwnerType | null> {
+  const result = await db.query<{ owner_type: IntentOwnerType | null }>(`SELECT owner_type FROM payment_intents WHERE virtual_account_id = $1`, [virtualAccountId])
+  return result.rows[0]?.owner_type ?? null
+}
+
+/** The virtual account of one of the partner's payment intents. */
+export async function selectAccountIdOfIntent(db: Queryable, partnerId: string, id: string): Promise<string | undefined> {
+  const result = await db.query<{ virtual_account_id: string }>(`SELECT virtual_account_id FROM payment_intents WHERE partner_id = $1 AND id = $2`, [partnerId, id])
+  return result.rows[0]?.virtual_account_id
+}
+
 /**
  * The partner's own intents, newest first. An intent an invoice or escrow made to collect its
  * payment is part of that object and is read through it: its own status says nothing of the

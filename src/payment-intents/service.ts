@@ -230,7 +230,7 @@ function newCheckoutToken(): string {
 }
 
 export async function getIntent(db: Queryable, partnerId: string, key: string): Promise<IntentView> {
-  const intent = await repo.selectByKey(db, partnerId, key, (await selectIdByTrackingId(db, key)) ?? null)
+  const intent = await repo.selectByKey(db, partnerId, key, (await selectIdByTrackingId(db, partnerId, key)) ?? null)
   if (!intent) throw notFound('Payment intent')
   return { intent, account: (await selectAccountById(db, intent.virtualAccountId))! }
 }
@@ -285,6 +285,16 @@ export function creditedIntent(intent: repo.PaymentIntent, amountKobo: number, a
 export async function recordIntentCredit(tx: Queryable, intent: repo.PaymentIntent, amountKobo: number): Promise<repo.PaymentIntent> {
   // Only the status is read here; the database stamps when it changed.
   return repo.recordReceived(tx, intent.id, amountKobo, creditedIntent(intent, amountKobo, intent.statusChangedAt).status)
+}
+
+/** Who composed the payment intent of a virtual account (an invoice, an escrow), if anyone. */
+export async function intentOwnerTypeOfAccount(db: Queryable, virtualAccountId: string): Promise<repo.IntentOwnerType | null> {
+  return repo.selectOwnerTypeByAccount(db, virtualAccountId)
+}
+
+/** The virtual account of one of the partner's payment intents; undefined for another's or none. */
+export async function accountOfIntent(db: Queryable, partnerId: string, paymentIntentId: string): Promise<string | undefined> {
+  return repo.selectAccountIdOfIntent(db, partnerId, paymentIntentId)
 }
 
 /** The intents of these accounts, locked in id order; by account id. */

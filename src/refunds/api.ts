@@ -2,13 +2,27 @@
 // or an invoice, under one reference, made by the core (core.ts) credit by credit.
 import { ensurePartnerAccount, getBalance } from '../ledger/service.ts'
 import type { Caller } from '../outbound-transfers/service.ts'
-import { withTransaction, type Pool, type Tx } from '../platform/db.ts'
+import { accountOfIntent, intentOwnerTypeOfAccount } from '../payment-intents/service.ts'
+import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
 import { notFound, RailError } from '../platform/errors.ts'
 import { claimReference, requestHash, type ReferenceKind } from '../platform/idempotency.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
 import { readPage } from '../platform/read-pool.ts'
 import { assertRefundableBy, exceedsRefundable, noSender, refundCredit, senderOf, toRefund, type Refund, type RefundsDeps } from './core.ts'
+import { confirmedCreditIds, leftToRefundKobo, lockCredit } from './credits.ts'
 import * as repo from './repo.ts'
+
+/**
+ * An invoice's payment intent by the partner's reference (`found` false for no such invoice; a
+ * draft has no intent). Invoices sit above refunds (they reach them through inbound credits), so
+ * the composition root hands this over.
+ */
+export type InvoiceIntentOf = (db: Queryable, partnerId: string, reference: string) => Promise<{ found: boolean; paymentIntentId: string | null }>
+
+/** What the Refunds API needs beyond the core: an invoice's intent, to refund what it collected. */
+export interface RefundsApiDeps extends RefundsDeps {
+  invoiceIntentOf: InvoiceIntentOf
+}
 
 export interface RefundApiRequest {
   reference: string
@@ -35,7 +49,7 @@ export interface RefundRequestView {
  * row (refund_requests) as the transaction's first write, so a concurrent duplicate waits for the
  * first to commit and answers its refunds; a refused request claims nothing.
  */
-export async function createRefunds(deps: RefundsDeps, caller: Caller, request: RefundApiRequest): Promise<{ view: RefundRequestView; replayed: boolean }> {
+export async function createRefunds(deps: RefundsApiDeps, caller: Caller, request: RefundApiRequest): Promise<{ view: RefundRequestView; replayed: boolean }> {
   const given = (['creditId', 'paymentIntentId', 'invoiceReference'] as const).filter((field) => request[field] !== undefined)
   if (given.length !== 1) {
     const message = 'give exactly one of creditId, paymentIntentId and invoiceReference'
@@ -56,7 +70,7 @@ export async function createRefunds(deps: RefundsDeps, caller: Caller, request: 
       const refunds = (await repo.selectByReference(tx, partnerId, request.reference)).map(toRefund)
       return { view: { reference: request.reference, amountKobo: sumKobo(refunds), refunds }, replayed: true }
     }
-    const creditIds = request.creditId !== undefined ? [request.creditId] : await creditsOfObject(tx, partnerId, request)
+    const creditIds = request.creditId !== undefined ? [request.creditId] : await creditsOfObject(deps, tx, partnerId, request)
     const refunds = await refundCredits(deps, tx, caller, request, creditIds, hash)
     return { view: { reference: request.reference, amountKobo: sumKobo(refunds), refunds }, replayed: false }
   })
@@ -70,22 +84,22 @@ const REFUND_REQUEST: ReferenceKind<repo.RefundRequest> = {
 }
 
 /** The credits confirmed to a payment intent or an invoice's intent, newest first; another partner's or unknown: 404. */
-async function creditsOfObject(tx: Tx, partnerId: string, request: RefundApiRequest): Promise<string[]> {
+async function creditsOfObject(deps: RefundsApiDeps, tx: Tx, partnerId: string, request: RefundApiRequest): Promise<string[]> {
   let accountId: string | null | undefined
   if (request.paymentIntentId !== undefined) {
-    accountId = await repo.selectIntentAccount(tx, partnerId, request.paymentIntentId)
+    accountId = await accountOfIntent(tx, partnerId, request.paymentIntentId)
     if (!accountId) throw notFound('Payment intent')
   } else {
-    const invoice = await repo.selectInvoiceAccount(tx, partnerId, request.invoiceReference!)
+    const invoice = await deps.invoiceIntentOf(tx, partnerId, request.invoiceReference!)
     if (!invoice.found) throw notFound('Invoice')
-    accountId = invoice.virtualAccountId
+    accountId = invoice.paymentIntentId === null ? null : await accountOfIntent(tx, partnerId, invoice.paymentIntentId)
   }
   if (!accountId) return [] // a draft invoice: nothing was paid
   // An escrow's intent is refused before any credit is locked (escrow takes its credits' locks in its own order).
-  if ((await repo.selectIntentOwnerType(tx, accountId)) === 'escrow') {
+  if ((await intentOwnerTypeOfAccount(tx, accountId)) === 'escrow') {
     throw new RailError('invalid_state', 'The payment intent funds an escrow: cancel the escrow to refund its payer', { paymentIntentId: request.paymentIntentId ?? null })
   }
-  return repo.selectConfirmedCreditIds(tx, partnerId, accountId)
+  return confirmedCreditIds(deps.credits, tx, partnerId, accountId)
 }
 
 /**
@@ -102,7 +116,7 @@ async function refundCredits(deps: RefundsDeps, tx: Tx, caller: Caller, request:
   const refunds: Refund[] = []
   for (const creditId of creditIds) {
     if (remainingKobo === 0) break
-    const credit = await repo.lockCredit(tx, creditId)
+    const credit = await lockCredit(deps.credits, tx, creditId)
     if (!credit || credit.partnerId !== partnerId) throw notFound('Credit')
     if (single) {
       // Asked by id: the credit's own refusals come before the choice of source (no 422 insufficient_funds for a triage item).
@@ -112,12 +126,12 @@ async function refundCredits(deps: RefundsDeps, tx: Tx, caller: Caller, request:
       withoutSender += 1 // a credit of the intent or invoice that cannot be refunded is passed over
       continue
     }
-    const leftKobo = await repo.selectRefundableKobo(tx, creditId)
+    const leftKobo = await leftToRefundKobo(deps.credits, tx, creditId)
     refundableKobo += leftKobo
     // By id, the amount asked goes to the core, whose check under the lock refuses it if it is too much.
     const amountKobo = single ? (request.amountKobo ?? leftKobo) : Math.min(leftKobo, remainingKobo)
     // Too much is refused as such before the source is chosen (the lock is held: what is left cannot change).
-    if (single && (amountKobo === 0 || amountKobo > leftKobo)) throw await exceedsRefundable(tx, creditId, amountKobo)
+    if (single && (amountKobo === 0 || amountKobo > leftKobo)) throw await exceedsRefundable(deps.credits, tx, creditId, amountKobo)
     if (amountKobo === 0) continue
     const sourceAccountId = await sourceFor(tx, partnerId, credit.currency, amountKobo)
     const { refund } = await refundCredit(

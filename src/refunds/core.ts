@@ -15,6 +15,7 @@ import type { Queryable, Tx } from '../platform/db.ts'
 import { fieldError, notFound, RailError } from '../platform/errors.ts'
 import { findReplay, requestHash, type ReferenceKind } from '../platform/idempotency.ts'
 import { uuidv7 } from '../platform/ids.ts'
+import { leftToRefundKobo, lockCredit, type RefundableCredit, type RefundableCredits } from './credits.ts'
 import * as repo from './repo.ts'
 import type { RefundState } from './states.ts'
 
@@ -55,6 +56,8 @@ export type RefundEndedHandler = (tx: Tx, refunds: readonly Refund[]) => Promise
 export interface RefundsDeps {
   outbound: OutboundDeps
   onEnded: Partial<Record<'escrow' | 'triage', RefundEndedHandler>>
+  /** The credits refunds are made of, from inbound credits (handed over by the composition root). */
+  credits: RefundableCredits
 }
 
 export function toRefund(row: repo.Refund): Refund {
@@ -119,7 +122,7 @@ export async function refundCreditInTransaction(deps: RefundsDeps, tx: Tx, reque
 export async function refundCredit(deps: RefundsDeps, tx: Tx, request: CreditRefundRequest, hash = coreRequestHash(request)): Promise<{ refund: Refund; replayed: boolean }> {
   const partnerId = request.caller.partner.id
   if (!Number.isSafeInteger(request.amountKobo) || request.amountKobo <= 0) throw fieldError('amountKobo', 'must be a positive whole number of kobo')
-  const credit = await repo.lockCredit(tx, request.creditId)
+  const credit = await lockCredit(deps.credits, tx, request.creditId)
   if (!credit || credit.partnerId !== partnerId) throw notFound('Credit')
   // Under the credit's lock no other refund of it can be recorded meanwhile: the read is the claim's check.
   const known = await findReplay(REFUND_REFERENCE, { reference: request.reference, requestHash: hash }, () => repo.selectByReferenceAndCredit(tx, partnerId, request.reference, credit.id))
@@ -127,6 +130,7 @@ export async function refundCredit(deps: RefundsDeps, tx: Tx, request: CreditRef
   assertRefundableBy(request.origin, credit)
   const destination = senderOf(credit)
   if (!destination) throw noSender(credit)
+  const amountLessExcessKobo = await deps.credits.amountLessExcessKobo(tx, credit.id)
   const inserted = await repo.insertWithinRefundable(tx, {
     id: uuidv7(),
     partnerId,
@@ -139,8 +143,8 @@ export async function refundCredit(deps: RefundsDeps, tx: Tx, request: CreditRef
     originId: request.origin.type === 'escrow' ? request.origin.id : null,
     sourceAccountId: request.sourceAccountId,
     reason: request.reason ?? null,
-  })
-  if (!inserted) throw await exceedsRefundable(tx, credit.id, request.amountKobo)
+  }, amountLessExcessKobo)
+  if (!inserted) throw await exceedsRefundable(deps.credits, tx, credit.id, request.amountKobo)
   const payout = await submitOutboundInTransaction(
     deps.outbound,
     tx,
@@ -176,7 +180,7 @@ export const REFUND_REFERENCE: ReferenceKind<repo.Refund> = { field: 'reference'
  * (triage refunds those). Triage: an unmatched credit. An escrow: a credit to its funding account,
  * confirmed or its unmatched excess.
  */
-export function assertRefundableBy(origin: RefundOrigin, credit: repo.RefundableCredit): void {
+export function assertRefundableBy(origin: RefundOrigin, credit: RefundableCredit): void {
   const refuse = (message: string) => new RailError('invalid_state', message, { creditId: credit.id, status: creditStatus(credit.status), currentState: creditStatus(credit.status) })
   if (origin.type === 'triage') {
     if (credit.status !== 'unmatched') throw refuse(`The credit is ${credit.status}; triage refunds only unmatched credits`)
@@ -201,21 +205,21 @@ function creditStatus(status: string): string {
 }
 
 /** The account the credit came from, when the bank gave a valid one (a known bank, a NUBAN that checks out). */
-export function senderOf(credit: repo.RefundableCredit): { accountNumber: string; bankCode: string } | undefined {
+export function senderOf(credit: RefundableCredit): { accountNumber: string; bankCode: string } | undefined {
   const { payerAccountNumber, payerBankCode } = credit
   if (!payerAccountNumber || !payerBankCode || !findBank(payerBankCode) || !isValidNuban(payerBankCode, payerAccountNumber)) return undefined
   return { accountNumber: payerAccountNumber, bankCode: payerBankCode }
 }
 
-export function noSender(credit: repo.RefundableCredit): RailError {
+export function noSender(credit: RefundableCredit): RailError {
   return new RailError('refund_destination_unknown', 'The bank gave no valid sender account for this credit, so it cannot be refunded', { creditId: credit.id })
 }
 
-function narrationOf(origin: RefundOrigin, credit: repo.RefundableCredit): string {
+function narrationOf(origin: RefundOrigin, credit: RefundableCredit): string {
   return origin.type === 'triage' ? `Refund of unmatched credit ${credit.sessionId}` : `Refund of payment ${credit.sessionId}`
 }
 
-export async function exceedsRefundable(db: Queryable, creditId: string, amountKobo: number): Promise<RailError> {
-  const refundableKobo = await repo.selectRefundableKobo(db, creditId)
+export async function exceedsRefundable(credits: RefundableCredits, db: Queryable, creditId: string, amountKobo: number): Promise<RailError> {
+  const refundableKobo = await leftToRefundKobo(credits, db, creditId)
   return new RailError('refund_exceeds_refundable', `The credit has ${refundableKobo} kobo left to refund; ${amountKobo} kobo was asked`, { creditId, refundableKobo, amountKobo })
 }

@@ -7,7 +7,7 @@ import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
 import { closedObject, errorResponses, Nullable } from '../platform/schemas.ts'
-import { createRefunds, getRefund, listRefunds, REFUNDS_PAGE_MAX, toRefundJson, type RefundsDeps } from './service.ts'
+import { createRefunds, getRefund, listRefunds, REFUNDS_PAGE_MAX, toRefundJson, type RefundsApiDeps } from './service.ts'
 import { refundStates, type RefundState } from './states.ts'
 
 const StateSchema = Type.Unsafe<RefundState>({ type: 'string', enum: [...refundStates.states] })
@@ -59,7 +59,7 @@ const ListQuerySchema = closedObject({
   cursor: Type.Optional(Type.String({ format: 'uuid' })),
 })
 
-export function registerRefundRoutes(app: HttpServer, deps: RefundsDeps): void {
+export function registerRefundRoutes(app: HttpServer, deps: RefundsApiDeps): void {
   app.post(
     '/api/v1/rail/refunds',
     {

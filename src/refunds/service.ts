@@ -12,4 +12,5 @@
 export { refundCreditInTransaction, toRefundJson, type CreditRefundRequest, type Refund, type RefundEndedHandler, type RefundOrigin, type RefundsDeps } from './core.ts'
 export type { RefundState } from './states.ts'
 export { refundPayoutsEnded } from './payouts.ts'
-export { createRefunds, getRefund, listRefunds, REFUNDS_PAGE_MAX, type RefundApiRequest, type RefundRequestView } from './api.ts'
+export { createRefunds, getRefund, listRefunds, REFUNDS_PAGE_MAX, type InvoiceIntentOf, type RefundApiRequest, type RefundRequestView, type RefundsApiDeps } from './api.ts'
+export type { CreditForRefund, RefundableCredits } from './credits.ts'

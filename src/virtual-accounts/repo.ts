@@ -204,9 +204,9 @@ export async function lockFreeByIds(db: Queryable, ids: readonly string[]): Prom
   return result.rows.map((row) => row.id)
 }
 
-/** The id of the account with this tracking id (unique across partners), if any. */
-export async function selectIdByTrackingId(db: Queryable, trackingId: string): Promise<string | undefined> {
-  const result = await db.query<{ id: string }>(`SELECT id FROM virtual_accounts WHERE tracking_id = $1`, [trackingId])
+/** The id of the partner's account with this tracking id, of any purpose, if any. */
+export async function selectIdByTrackingId(db: Queryable, partnerId: string, trackingId: string): Promise<string | undefined> {
+  const result = await db.query<{ id: string }>(`SELECT id FROM virtual_accounts WHERE partner_id = $1 AND tracking_id = $2`, [partnerId, trackingId])
   return result.rows[0]?.id
 }
 
