@@ -359,6 +359,12 @@ export async function selectDueToExpire(db: Queryable, now: Date, furthestOffset
   return rows.map((row) => row.id)
 }
 
+/** What a statement line shows of the escrows behind it: each one's ref. */
+export async function selectRefs(db: Queryable, ids: readonly string[]): Promise<{ id: string; ref: string }[]> {
+  const { rows } = await db.query<{ id: string; ref: string }>(`SELECT id, ref FROM escrows WHERE id = ANY ($1::uuid[])`, [ids])
+  return rows
+}
+
 export interface ListFilter {
   partnerId: string
   status?: EscrowStatus

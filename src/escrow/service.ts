@@ -34,6 +34,7 @@ export type { Destination, Escrow, EscrowType } from './repo.ts'
 export { ESCROW_CURRENCY, AMOUNT_MIN_KOBO, DESCRIPTION_MAX_CHARS, REASON_MAX_CHARS, TTL_HOURS_DEFAULT, TTL_HOURS_MAX, METADATA_MAX_BYTES, REFERENCE_MAX_CHARS, WEBHOOK_SECRET_MIN_CHARS, WEBHOOK_SECRET_MAX_CHARS, ESCROW_PAGE_MAX, EXPIRE_TASK, EXPIRY_SWEEP_TASK, ESCROW_CRONTAB, type EscrowDeps, type CreateRequest, type ReleaseRequest, type ExpiryDeps } from './types.ts'
 export { fundingOfEscrow, escrowView, toEscrowJson, toCreatedJson } from './views.ts'
 export { createEscrow } from './create.ts'
+export { selectRefs as escrowRefs } from './repo.ts'
 export { type WebhookRequest, registerWebhook } from './webhooks.ts'
 export { settleEscrowRefunds, retryRefund } from './refunds.ts'
 

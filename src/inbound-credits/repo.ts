@@ -183,6 +183,12 @@ export async function selectConfirmedIds(db: Queryable, partnerId: string, accou
   return result.rows.map((row) => row.id)
 }
 
+/** What a statement line shows of the credits behind it: each one's narration. */
+export async function selectNarrations(db: Queryable, ids: readonly string[]): Promise<{ id: string; narration: string | null }[]> {
+  const result = await db.query<{ id: string; narration: string | null }>(`SELECT id, narration FROM inbound_credits WHERE id = ANY ($1::uuid[])`, [ids])
+  return result.rows
+}
+
 export async function selectCredit(db: Queryable, partnerId: string, id: string): Promise<InboundCredit | undefined> {
   const result = await db.query<Row>(`SELECT ${COLUMNS} FROM inbound_credits WHERE partner_id = $1 AND id = $2`, [partnerId, id])
   return result.rows[0] && toCredit(result.rows[0])

@@ -10,6 +10,8 @@
 import type { RefundableCredits } from '../refunds/service.ts'
 import { lockCredit, selectAmountLessExcessKobo, selectConfirmedIds } from './repo.ts'
 
+export { selectNarrations as creditNarrations } from './repo.ts'
+
 export type { CreditStatus, InboundCredit } from './repo.ts'
 export type { CollectedCredit, CollectedHandler, CreditOwnerHandler, CreditOwners, InboundDeps, OwnedCredit } from './deps.ts'
 export { APPLY_TASK, INBOUND_CREDITS_CRONTAB, recordCredit, sweepStrandedCredits, SWEEP_TASK } from './intake.ts'

@@ -21,6 +21,18 @@ import {
 
 export * from './types.ts'
 export type { AvailableAccount, StatementRow } from './repo.ts'
+// An account's lines and figures as statements read them (the statements feature pages and
+// sums them; the ledger's tables are read only here).
+export type { AccountFigures, LedgerLine } from './lines-repo.ts'
+export {
+  NO_UPPER_SEQUENCE,
+  selectBookedAt as bookedBalanceAt,
+  selectLines as accountLines,
+  selectPartnerAccountId as partnerAccountId,
+  selectPartnerFigures as partnerAccountFigures,
+  selectPendingHolds as pendingHolds,
+  selectRangeSequences as lineRangeSequences,
+} from './lines-repo.ts'
 
 /** Transfers in one call; more is a programming error (split the batch). */
 export const TRANSFERS_PER_CALL_MAX = 8_190

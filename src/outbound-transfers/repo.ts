@@ -350,3 +350,22 @@ export async function selectVolume(db: Queryable, partnerId: string, from: Date,
   const row = rows[0]!
   return { count: row.count, amountKobo: Number(row.amount_kobo), confirmedCount: row.confirmed_count, confirmedKobo: Number(row.confirmed_kobo), failedCount: row.failed_count }
 }
+
+/** What a statement line shows of the payouts behind it: each one's origin, the partner's reference and its narration. */
+export async function selectStatementFacts(db: Queryable, ids: readonly string[]): Promise<{ id: string; originType: string; clientReference: string | null; narration: string | null }[]> {
+  const { rows } = await db.query<{ id: string; origin_type: string; client_reference: string | null; narration: string | null }>(
+    `SELECT id, origin_type, client_reference, narration FROM outbound_transfers WHERE id = ANY ($1::uuid[])`,
+    [ids],
+  )
+  return rows.map((row) => ({ id: row.id, originType: row.origin_type, clientReference: row.client_reference, narration: row.narration }))
+}
+
+/** The hold transfers of the partner's payouts in one currency that are not final yet (pending, submitted or unknown). */
+export async function selectInFlightHoldIds(db: Queryable, partnerId: string, currency: string): Promise<string[]> {
+  const { rows } = await db.query<{ hold_transfer_id: string }>(
+    `SELECT hold_transfer_id FROM outbound_transfers
+      WHERE partner_id = $1 AND currency = $2 AND state IN ('pending', 'submitted', 'unknown') AND hold_transfer_id IS NOT NULL`,
+    [partnerId, currency],
+  )
+  return rows.map((row) => row.hold_transfer_id)
+}

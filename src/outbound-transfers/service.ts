@@ -17,6 +17,7 @@ import type { OutboundDeps } from './submit.ts'
 
 export type { OutboundTransfer, OutboundVolume, StateMoment } from './repo.ts'
 export { FLOAT_CURRENCY, fundFloat } from './float.ts'
+export { selectInFlightHoldIds as inFlightHoldIds, selectStatementFacts as payoutStatementFacts } from './repo.ts'
 export { callbackEvent, hasCallback, toOutboundJson } from './callbacks.ts'
 export { recordSubmissions, submitBatcherFor, submitOutbound, submitOutboundInTransaction, type Caller, type OutboundDeps, type PayoutSource, type Submission, type SubmitRequest } from './submit.ts'
 

@@ -132,6 +132,34 @@ export async function transactionOnce<T>(pool: Pool, work: (tx: Tx) => Promise<T
 }
 
 /**
+ * Runs reads that must agree with each other in one snapshot, as one statement's would: on a pool,
+ * in a read-only REPEATABLE READ transaction of their own; on a connection, as they are (its
+ * owner's transaction decides; read-pool.ts withReadSnapshot opens one on a replica connection).
+ */
+export async function readSnapshot<T>(db: Queryable, read: (reader: Queryable) => Promise<T>): Promise<T> {
+  if (!(db instanceof pg.Pool)) return read(db)
+  const client = await db.connect()
+  try {
+    return await snapshotOn(client, read)
+  } finally {
+    client.release()
+  }
+}
+
+/** `read` in a read-only REPEATABLE READ transaction on a connection that is in no transaction. */
+export async function snapshotOn<T>(client: Tx, read: (reader: Queryable) => Promise<T>): Promise<T> {
+  await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
+  try {
+    const result = await read(client)
+    await client.query('COMMIT')
+    return result
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {})
+    throw error
+  }
+}
+
+/**
  * SQLSTATEs of a database that is there but cannot serve now: too many connections, starting up
  * or shutting down, a statement cancelled by its timeout, the server crashed or restarting.
  */

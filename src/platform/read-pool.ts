@@ -17,7 +17,7 @@
 // writes and its rows may be a moment old.
 import { Counter, type Registry } from 'prom-client'
 import type { ReadReplicaConfig } from './config.ts'
-import { createPool, type Pool, type Queryable } from './db.ts'
+import { createPool, readSnapshot, snapshotOn, type Pool, type Queryable, type Tx } from './db.ts'
 import { RailError } from './errors.ts'
 import { watchPool } from './observability/pools.ts'
 import { HORIZON_SQL, listClockMargin, pageBefore, pageBelow, uuidv7Floor } from './pagination.ts'
@@ -89,6 +89,15 @@ export async function withReadConnection<T>(db: Queryable, read: (reader: Querya
   if (replicaAway(replica)) return servedByPrimary(replica, 'unavailable', () => read(db))
   const position = await replica.position.take()
   return readCurrent(replica, db, position.lsn, read)
+}
+
+/**
+ * withReadConnection for reads that must agree in one snapshot (readSnapshot): a replica
+ * connection, which this module holds in no transaction, reads in a read-only REPEATABLE READ
+ * transaction; `db` reads as readSnapshot has it.
+ */
+export async function withReadSnapshot<T>(db: Queryable, read: (reader: Queryable) => Promise<T>): Promise<T> {
+  return withReadConnection(db, (reader) => (reader === db ? readSnapshot(db, read) : snapshotOn(reader as Tx, read)))
 }
 
 /**

@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { callerOf } from '../partners/auth.ts'
 import type { Pool, Queryable } from '../platform/db.ts'
 import type { HttpServer } from '../platform/http.ts'
-import { withReadConnection } from '../platform/read-pool.ts'
+import { withReadConnection, withReadSnapshot } from '../platform/read-pool.ts'
 import { closedObject, errorResponses } from '../platform/schemas.ts'
 import { CAUSES } from './causes.ts'
 import { CSV_CONTENT_TYPE, prefersCsv, statementCsv } from './csv.ts'
@@ -116,7 +116,7 @@ export function registerStatementRoutes(app: HttpServer, deps: { pool: Pool }): 
         response: { 200: BalancesSchema, ...errorResponses() },
       },
     },
-    async (request) => withReadConnection(deps.pool, (reader) => partnerBalances(reader, callerOf(request).partner.id)),
+    async (request) => withReadSnapshot(deps.pool, (reader) => partnerBalances(reader, callerOf(request).partner.id)),
   )
 
   app.get(

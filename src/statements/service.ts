@@ -1,12 +1,13 @@
 // Balances and statements of a partner's accounts, read from the ledger (docs/statements.md): a
 // wallet's, the float's and collections'. A statement is the account's booked movements newest
 // first, each with the booked balance after it; a hold shows as a line only when it posts.
-import { FLOAT_CURRENCY } from '../outbound-transfers/service.ts'
-import type { Queryable } from '../platform/db.ts'
+import { bookedBalanceAt, lineRangeSequences, NO_UPPER_SEQUENCE, partnerAccountFigures, partnerAccountId, pendingHolds, type AccountFigures, type AccountKind } from '../ledger/service.ts'
+import { FLOAT_CURRENCY, inFlightHoldIds } from '../outbound-transfers/service.ts'
+import { readSnapshot, type Queryable } from '../platform/db.ts'
 import { fieldError } from '../platform/errors.ts'
 import { findWallet } from '../wallets/service.ts'
 import { causeOf, type Cause } from './causes.ts'
-import * as repo from './repo.ts'
+import { selectLines, type LineRow } from './lines.ts'
 
 export type StatementAccountType = 'wallet' | 'float' | 'collections'
 
@@ -59,22 +60,22 @@ export async function walletStatementAccount(db: Queryable, partnerId: string, w
 
 /** The float or collections account; a partner that never used it has an empty statement (never made here: a read changes nothing). */
 export async function partnerStatementAccount(db: Queryable, partnerId: string, type: 'float' | 'collections'): Promise<StatementAccount> {
-  const ledgerAccountId = (await repo.selectPartnerAccountId(db, partnerId, FLOAT_CURRENCY, type)) ?? null
+  const ledgerAccountId = (await partnerAccountId(db, partnerId, FLOAT_CURRENCY, type)) ?? null
   return { type, currency: FLOAT_CURRENCY, ledgerAccountId }
 }
 
 export async function statementPage(db: Queryable, account: StatementAccount, query: StatementQuery): Promise<StatementPage> {
   checkRange(query)
-  const below = query.cursor === undefined ? repo.NO_UPPER_SEQUENCE : decodeCursor(query.cursor)
+  const below = query.cursor === undefined ? NO_UPPER_SEQUENCE : decodeCursor(query.cursor)
   const accountId = account.ledgerAccountId
   if (accountId === null) return { account, openingBalanceKobo: 0, closingBalanceKobo: 0, lines: [], nextCursor: null }
   const range = await sequenceRange(db, accountId, query)
   const highest = Math.min(range.highest, below - 1)
-  const rows = range.lowest > highest ? [] : await repo.selectLines(db, accountId, range.lowest, highest, query.limit + 1)
+  const rows = range.lowest > highest ? [] : await selectLines(db, accountId, range.lowest, highest, query.limit + 1)
   const lines = rows.slice(0, query.limit).map(toLine)
   const nextCursor = rows.length > query.limit ? encodeCursor(rows[query.limit - 1]!.sequence) : null
   if (lines.length === 0) {
-    const balance = await repo.selectBookedAt(db, accountId, highest)
+    const balance = await bookedBalanceAt(db, accountId, highest)
     return { account, openingBalanceKobo: balance, closingBalanceKobo: balance, lines, nextCursor }
   }
   const oldest = lines[lines.length - 1]!
@@ -91,11 +92,11 @@ function checkRange(query: StatementQuery): void {
  * its balances chain (docs/statements.md, "Ranges").
  */
 async function sequenceRange(db: Queryable, accountId: string, query: StatementQuery): Promise<{ lowest: number; highest: number }> {
-  if (!query.from && !query.to) return { lowest: 0, highest: repo.NO_UPPER_SEQUENCE }
-  const found = await repo.selectRangeSequences(db, accountId, query.from ?? EARLIEST, query.to ?? LATEST)
+  if (!query.from && !query.to) return { lowest: 0, highest: NO_UPPER_SEQUENCE }
+  const found = await lineRangeSequences(db, accountId, query.from ?? EARLIEST, query.to ?? LATEST)
   // No line before `to`: the range ends before the first line. No line from `from` on: it starts after the last.
-  const highest = query.to ? (found.last ?? 0) : repo.NO_UPPER_SEQUENCE
-  const lowest = query.from ? (found.first ?? repo.NO_UPPER_SEQUENCE) : 0
+  const highest = query.to ? (found.last ?? 0) : NO_UPPER_SEQUENCE
+  const lowest = query.from ? (found.first ?? NO_UPPER_SEQUENCE) : 0
   return { lowest, highest }
 }
 
@@ -103,7 +104,7 @@ async function sequenceRange(db: Queryable, accountId: string, query: StatementQ
 const EARLIEST = new Date('1970-01-01T00:00:00Z')
 const LATEST = new Date('9999-12-31T00:00:00Z')
 
-function toLine(row: repo.LineRow): StatementLine {
+function toLine(row: LineRow): StatementLine {
   return {
     id: row.id,
     postedAt: row.postedAt,
@@ -143,22 +144,29 @@ export interface PartnerBalances {
   pendingPayouts: { count: number; amountKobo: number }
 }
 
+/** The partner accounts the balances show. */
+const BALANCE_KINDS: readonly AccountKind[] = ['float', 'collections', 'escrow_holding']
+
 /**
- * The partner's balances, in one snapshot of the ledger. Each named figure is what the account holds
- * and is not on its way out (booked less the holds of payouts in flight from it); those payouts are
- * counted in pendingPayouts.
+ * The partner's balances, in one snapshot (readSnapshot): the ledger's figures of its accounts and
+ * its payouts in flight agree. Each named figure is what the account holds and is not on its way
+ * out (booked less the holds of payouts in flight from it); those payouts — not final, their hold
+ * still pending in the ledger — are counted in pendingPayouts.
  */
 export async function partnerBalances(db: Queryable, partnerId: string): Promise<PartnerBalances> {
-  const row = await repo.selectPartnerBalances(db, partnerId, FLOAT_CURRENCY)
-  const figures = (account: repo.AccountFigures | null) => account ?? { availableKobo: 0, bookedKobo: 0 }
-  const float = figures(row.float)
-  const collections = figures(row.collections)
-  const escrow = figures(row.escrowHolding)
+  const { accounts, inFlight } = await readSnapshot(db, async (reader) => ({
+    accounts: await partnerAccountFigures(reader, partnerId, FLOAT_CURRENCY, BALANCE_KINDS),
+    inFlight: await pendingHolds(reader, await inFlightHoldIds(reader, partnerId, FLOAT_CURRENCY)),
+  }))
+  const figures = (account: AccountFigures | undefined) => account ?? { availableKobo: 0, bookedKobo: 0 }
+  const float = figures(accounts.float)
+  const collections = figures(accounts.collections)
+  const escrow = figures(accounts.escrow_holding)
   return {
     currency: FLOAT_CURRENCY,
     float: { availableKobo: float.availableKobo, bookedKobo: float.bookedKobo },
     collections: { awaitingSettlementKobo: collections.availableKobo, bookedKobo: collections.bookedKobo },
     escrow: { heldKobo: escrow.availableKobo, bookedKobo: escrow.bookedKobo },
-    pendingPayouts: { count: row.pendingPayoutCount, amountKobo: row.pendingPayoutKobo },
+    pendingPayouts: { count: inFlight.count, amountKobo: inFlight.amountKobo },
   }
 }

@@ -224,3 +224,9 @@ export async function recordAnswers(db: Queryable, answers: readonly { moveId: s
     ],
   )
 }
+
+/** What a statement line shows of the moves behind it: each one's reference and narration. */
+export async function selectStatementFacts(db: Queryable, ids: readonly string[]): Promise<{ id: string; reference: string; narration: string | null }[]> {
+  const result = await db.query<{ id: string; reference: string; narration: string | null }>(`SELECT id, reference, narration FROM wallet_moves WHERE id = ANY ($1::uuid[])`, [ids])
+  return result.rows
+}

@@ -12,6 +12,7 @@ import * as repo from './repo.ts'
 export type { Wallet } from './repo.ts'
 /** For inbound credits (wallet funding by transfer): the wallet behind an account number. */
 export { selectWalletByAccountNumber as walletOfAccountNumber, selectPartnerWalletByAccountNumber as partnerWalletOfAccountNumber } from './repo.ts'
+export { selectStatementFacts as moveStatementFacts } from './moves-repo.ts'
 
 /** Wallets hold naira; another currency is refused with unsupported_currency. */
 export const WALLET_CURRENCY = 'NGN'
