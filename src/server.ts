@@ -16,7 +16,7 @@ import { startWorkerHttpServer, workerHttpUrl, WORKER_HTTP_POOL_MAX } from './pl
 import type { ProviderSettings } from './providers/registry.ts'
 import type { DestinationStream } from 'pino'
 import type { Registry } from 'prom-client'
-import { countPartners, createPartner, getPartner, readSandboxPartner, SANDBOX_PARTNER_FILE, writeSandboxPartner, type PartnerCredentials } from './partners/service.ts'
+import { countPartners, createPartner, getPartner, oldestSealedSigningSecret, readSandboxPartner, SANDBOX_PARTNER_FILE, writeSandboxPartner, type PartnerCredentials } from './partners/service.ts'
 import type { Config } from './platform/config.ts'
 import { checkConnectionBudget, checkPoolSizes, connectionBudget, describeBudget, workerPoolMax, WORKER_POOL_OVERHEAD, type ConnectionBudget } from './platform/connections.ts'
 import { openDatabase, redactUrl, type OpenDatabase } from './platform/database-runtime.ts'
@@ -73,7 +73,7 @@ export async function runRoles(config: Config, roles: Roles): Promise<void> {
   let budget: ConnectionBudget
   try {
     if (roles.ownDatabase) await migrateDatabase(database.sessionPool)
-    await assertMasterKeyOfDatabase(database.pool, masterKey)
+    await assertMasterKeyOfDatabase(database.pool, masterKey, oldestSealedSigningSecret)
     const sandboxBank = sandboxBankSettings(config, roles)
     budget = connectionBudget({ ...roles, sandboxBank: sandboxBank !== undefined }, config, config.databaseDirectUrl !== undefined)
     const checked = await checkConnectionBudget(database.sessionPool, budget)

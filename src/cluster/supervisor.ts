@@ -9,6 +9,7 @@ import { redactUrl } from '../platform/database-runtime.ts'
 import { createPool, describeConnectionError, STATEMENT_TIMEOUT_MS, type Pool } from '../platform/db.ts'
 import { EMBEDDED_DATABASE_NAME, findFreePort, readOrCreateSecretFile, recordApiUrl, startEmbeddedDatabase, type EmbeddedDatabase } from '../platform/embedded-db.ts'
 import { assertMasterKeyOfDatabase, loadMasterKey } from '../platform/master-key.ts'
+import { oldestSealedSigningSecret } from '../partners/service.ts'
 import { migrateDatabase } from '../platform/migrate.ts'
 import { findPgbouncer, startPgbouncer, type RunningPgbouncer } from './pgbouncer.ts'
 import { ClusterProcesses } from './processes.ts'
@@ -85,7 +86,7 @@ export async function runCluster(config: Config, size: ClusterSize, options: Clu
   let processes: ClusterProcesses | undefined
   try {
     await migrateDatabase(database.pool)
-    await assertMasterKeyOfDatabase(database.pool, masterKey)
+    await assertMasterKeyOfDatabase(database.pool, masterKey, oldestSealedSigningSecret)
     await checkClusterBudget(database.pool, size, budget)
     const url = `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${config.port}`
     if (pooler.kind === 'pgbouncer') {

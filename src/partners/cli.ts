@@ -10,6 +10,7 @@ import {
   CUSTOMER_CLASSES,
   getPartner,
   listPartners,
+  oldestSealedSigningSecret,
   PARTNER_ENVIRONMENTS,
   revokeSigningKey,
   rotateCallbackSecret,
@@ -49,7 +50,7 @@ function registerRecordCommands(partner: Command, withDatabase: WithDatabase, ca
       const masterKey = loadMasterKey(config)
       if (options.callbackUrl) await callbackUrls.assertAllowed(options.callbackUrl, options.env, config.allowLoopbackCallbacks, '--callback-url')
       const created = await withDatabase(async ({ pool }) => {
-        await assertMasterKeyOfDatabase(pool, masterKey)
+        await assertMasterKeyOfDatabase(pool, masterKey, oldestSealedSigningSecret)
         return createPartner(pool, masterKey, { name: options.name, customerClass: options.class, environment: options.env, callbackUrl: options.callbackUrl ?? null })
       })
       if (options.json) {
@@ -96,7 +97,7 @@ function registerCredentialCommands(partner: Command, withDatabase: WithDatabase
   rotateCommand(partner, 'rotate-secret', 'issue a new key id and signing secret; the old ones stay valid for the overlap', async (o) => {
     const masterKey = loadMasterKey(loadConfig())
     return withDatabase(async ({ pool }) => {
-      await assertMasterKeyOfDatabase(pool, masterKey)
+      await assertMasterKeyOfDatabase(pool, masterKey, oldestSealedSigningSecret)
       return rotateSigningSecret(pool, masterKey, o.partner, Math.round(o.overlapHours * 3600))
     })
   })
@@ -106,7 +107,7 @@ function registerCredentialCommands(partner: Command, withDatabase: WithDatabase
   rotateCommand(partner, 'rotate-callback-secret', 'issue a new callback-signing secret; callbacks are signed with it at once', async (o) => {
     const masterKey = loadMasterKey(loadConfig())
     return withDatabase(async ({ pool }) => {
-      await assertMasterKeyOfDatabase(pool, masterKey)
+      await assertMasterKeyOfDatabase(pool, masterKey, oldestSealedSigningSecret)
       return rotateCallbackSecret(pool, masterKey, o.partner, Math.round(o.overlapHours * 3600))
     })
   })

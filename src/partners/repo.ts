@@ -218,3 +218,11 @@ export async function revokeSigningKey(db: Queryable, keyId: string): Promise<bo
   )
   return result.rowCount === 1
 }
+
+/** The oldest signing secret, sealed bound to its credential's id: what a database sealed before it recorded its key check. */
+export async function selectOldestSigningSecret(db: Queryable): Promise<{ sealed: Buffer; associatedData: string } | undefined> {
+  const result = await db.query<{ id: string; secret_sealed: Buffer }>(
+    `SELECT id, secret_sealed FROM partner_credentials WHERE kind = 'request_signing' ORDER BY created_at LIMIT 1`,
+  )
+  return result.rows[0] && { sealed: result.rows[0].secret_sealed, associatedData: result.rows[0].id }
+}

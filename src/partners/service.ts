@@ -12,6 +12,8 @@ import type { CredentialKind, CustomerClass, Partner, PartnerCredentials, Partne
 
 export type { CredentialKind, CredentialSummary, CustomerClass, Partner, PartnerCredentials, PartnerEnvironment } from './repo.ts'
 export { CUSTOMER_CLASSES, PARTNER_ENVIRONMENTS } from './repo.ts'
+/** The master key check's probe of a database that sealed secrets before it kept the check (platform/master-key.ts). */
+export { selectOldestSigningSecret as oldestSealedSigningSecret } from './repo.ts'
 export { readSandboxPartner, SANDBOX_PARTNER_FILE, saveRotatedCredential, writeSandboxPartner } from './sandbox-file.ts'
 
 /** How long a rotated-out credential keeps working, unless the caller says otherwise. */

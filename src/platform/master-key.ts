@@ -38,21 +38,26 @@ export const MASTER_KEY_MISMATCH =
   'this master key is not the one the database\'s secrets are sealed with: every process and command on one database must be given the same key (RAIL_MASTER_KEY; the data directory\'s master.key only for `rail serve` and commands on its own database)'
 
 /**
+ * A secret the database kept sealed before the key check was recorded, and what it is bound to:
+ * partners own them (their oldest signing secret, bound to its credential's id) and hand the read
+ * over, since a library imports no feature.
+ */
+export type OlderSealedSecret = (db: Queryable) => Promise<{ sealed: Buffer; associatedData: string } | undefined>
+
+/**
  * Refuses a master key other than the one the database's secrets are sealed with. The first
  * process on a database records a value sealed with its key, and every later one must open it; two
  * first processes racing with different keys leave one record, and the other is refused. A
  * database holding secrets sealed before the record was kept is probed first: the key must open
- * one of its partners' signing secrets (sealed bound to the credential's id).
+ * `olderSecret` (one of its partners' signing secrets).
  */
-export async function assertMasterKeyOfDatabase(db: Queryable, masterKey: Buffer): Promise<void> {
+export async function assertMasterKeyOfDatabase(db: Queryable, masterKey: Buffer, olderSecret: OlderSealedSecret): Promise<void> {
   const recorded = await db.query<{ sealed: Buffer }>(`SELECT sealed FROM master_key_check`)
   if (recorded.rows[0] === undefined) {
-    const older = await db.query<{ id: string; secret_sealed: Buffer }>(
-      `SELECT id, secret_sealed FROM partner_credentials WHERE kind = 'request_signing' ORDER BY created_at LIMIT 1`,
-    )
-    if (older.rows[0] !== undefined && !opens(masterKey, older.rows[0].secret_sealed, older.rows[0].id)) throw new ConfigError(MASTER_KEY_MISMATCH)
+    const older = await olderSecret(db)
+    if (older !== undefined && !opens(masterKey, older.sealed, older.associatedData)) throw new ConfigError(MASTER_KEY_MISMATCH)
     await db.query(`INSERT INTO master_key_check (sealed) VALUES ($1) ON CONFLICT (only_row) DO NOTHING`, [seal(masterKey, CHECK_PLAINTEXT, CHECK_ASSOCIATED_DATA)])
-    return assertMasterKeyOfDatabase(db, masterKey)
+    return assertMasterKeyOfDatabase(db, masterKey, olderSecret)
   }
   if (!opens(masterKey, recorded.rows[0].sealed, CHECK_ASSOCIATED_DATA)) throw new ConfigError(MASTER_KEY_MISMATCH)
 }

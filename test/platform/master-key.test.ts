@@ -8,7 +8,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ConfigError, loadConfig } from '../../src/platform/config.ts'
 import { assertMasterKeyOfDatabase, loadMasterKey, MASTER_KEY_MISMATCH } from '../../src/platform/master-key.ts'
-import { createPartner } from '../../src/partners/service.ts'
+import { createPartner, oldestSealedSigningSecret } from '../../src/partners/service.ts'
 import { runRail } from '../support/cli.ts'
 import { createTestDatabase, type TestDatabase } from '../support/database.ts'
 
@@ -90,9 +90,9 @@ describe('one master key per database', () => {
     const own = await createTestDatabase(2)
     try {
       const [first, other] = [randomBytes(32), randomBytes(32)]
-      await assertMasterKeyOfDatabase(own.pool, first)
-      await assertMasterKeyOfDatabase(own.pool, first)
-      await expect(assertMasterKeyOfDatabase(own.pool, other)).rejects.toThrow(new ConfigError(MASTER_KEY_MISMATCH))
+      await assertMasterKeyOfDatabase(own.pool, first, oldestSealedSigningSecret)
+      await assertMasterKeyOfDatabase(own.pool, first, oldestSealedSigningSecret)
+      await expect(assertMasterKeyOfDatabase(own.pool, other, oldestSealedSigningSecret)).rejects.toThrow(new ConfigError(MASTER_KEY_MISMATCH))
       expect((await own.pool.query(`SELECT count(*)::int AS n FROM master_key_check`)).rows[0].n).toBe(1)
     } finally {
       await own.drop()
@@ -104,10 +104,10 @@ describe('one master key per database', () => {
     try {
       const [sealing, other] = [randomBytes(32), randomBytes(32)]
       await createPartner(own.pool, sealing, { name: 'Earlier Partner', customerClass: 'fintech', environment: 'sandbox', callbackUrl: null })
-      await expect(assertMasterKeyOfDatabase(own.pool, other)).rejects.toThrow(new ConfigError(MASTER_KEY_MISMATCH))
+      await expect(assertMasterKeyOfDatabase(own.pool, other, oldestSealedSigningSecret)).rejects.toThrow(new ConfigError(MASTER_KEY_MISMATCH))
       expect((await own.pool.query(`SELECT count(*)::int AS n FROM master_key_check`)).rows[0].n).toBe(0)
-      await assertMasterKeyOfDatabase(own.pool, sealing)
-      await expect(assertMasterKeyOfDatabase(own.pool, other)).rejects.toThrow(new ConfigError(MASTER_KEY_MISMATCH))
+      await assertMasterKeyOfDatabase(own.pool, sealing, oldestSealedSigningSecret)
+      await expect(assertMasterKeyOfDatabase(own.pool, other, oldestSealedSigningSecret)).rejects.toThrow(new ConfigError(MASTER_KEY_MISMATCH))
     } finally {
       await own.drop()
     }
@@ -117,7 +117,7 @@ describe('one master key per database', () => {
     const own = await createTestDatabase(2)
     const ownDir = mkdtempSync(path.join(os.tmpdir(), 'rail-master-key-'))
     try {
-      await assertMasterKeyOfDatabase(own.pool, randomBytes(32))
+      await assertMasterKeyOfDatabase(own.pool, randomBytes(32), oldestSealedSigningSecret)
       const partners = async () => (await own.pool.query(`SELECT count(*)::int AS n FROM partners`)).rows[0].n
       const before = await partners()
       const created = await runRail(['partner', 'create', '--name', 'Stray Key', '--class', 'fintech'], { DATABASE_URL: own.url, RAIL_MASTER_KEY: undefined, RAIL_DATA_DIR: ownDir })
