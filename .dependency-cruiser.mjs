@@ -6,6 +6,8 @@
 // and, where one exists, public.ts. Its repo.ts, routes.ts, jobs and helpers are its own business.
 // Libraries (platform, nip, client) import no feature. The composition root (src/*.ts: app, main,
 // server) wires everything and is imported by no module below it.
+// Tables are not imports: test/platform/table-ownership.test.ts checks that only a table's owner
+// names it in SQL.
 const LIBRARIES = '^src/(platform|nip|client|types)/'
 const PUBLIC_ENTRIES = [
   '^src/[^/]+/(service|types|public)\\.ts$',
