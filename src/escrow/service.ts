@@ -204,6 +204,7 @@ async function refusal(tx: Queryable, partnerId: string, ref: string, next: 'rel
  * Applying the same creditId again changes nothing and answers 'applied'.
  */
 export async function applyEscrowFunding(
+  deps: Pick<EscrowDeps, 'clock'>,
   tx: Queryable,
   credit: { escrowId: string; partnerId: string; amountKobo: number; currency: string; creditId: string; collectionsAccountId: string },
 ): Promise<'applied' | 'unmatched'> {
@@ -224,7 +225,9 @@ export async function applyEscrowFunding(
   ])
   if (outcome!.result === 'exists') return 'applied' // this credit was applied already, with its funded amount
   if (outcome!.result !== 'ok') throw new Error(`escrow ${escrow.id} funding from credit ${credit.creditId}: ${outcome!.result}`)
-  const now = new Date()
+  // A record of when it happened, stamped by the injected clock as release, cancel and expiry stamp
+  // theirs; the partner's own clock judges deadlines only (expiry compares with partner_now).
+  const now = deps.clock.now()
   // Remembered with its credit: a refund pays each credit back to the account it came from.
   await repo.insertFundingCredit(tx, escrow.id, credit.creditId, credit.amountKobo, now)
   const funded = await repo.addFunding(tx, escrow.id, credit.amountKobo, now)

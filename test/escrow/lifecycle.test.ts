@@ -185,6 +185,16 @@ describe('funding (the collections seam)', () => {
     await expectLedgerVerified(app.db.pool)
   })
 
+  it('records when it was funded by the injected clock, not the wall clock', async () => {
+    const { partnerId, api } = await partner()
+    const escrow = await created(api, { amount: 20_000 })
+    const fundedAt = new Date(Date.now() + 3 * 24 * HOUR_MS) // a clock moved three days on
+    expect(await creditEscrow(app.db.pool, { partnerId, ref: escrow.ref, amountKobo: 20_000, clock: { now: () => fundedAt } })).toBe('applied')
+    expect(await read(api, escrow.ref)).toEqual(expect.objectContaining({ status: 'funded', fundedAt: fundedAt.toISOString() }))
+    const credits = await app.db.pool.query<{ applied_at: Date }>(`SELECT f.applied_at FROM escrow_funding_credits f JOIN escrows e ON e.id = f.escrow_id WHERE e.ref = $1`, [escrow.ref])
+    expect(credits.rows.map((row) => row.applied_at.toISOString())).toEqual([fundedAt.toISOString()])
+  })
+
   it('the same credit applied twice moves money once', async () => {
     const { partnerId, api } = await partner()
     const escrow = await created(api, { amount: 20_000 })

@@ -66,7 +66,7 @@ export const TEST_PAYER = { accountNumber: nuban('058', '135792468'), bankCode: 
  * (from TEST_PAYER), posts it (provider settlement → collections) and applies it to the escrow, in
  * one transaction. A creditId seen before is the bank's credit announced again.
  */
-export async function creditEscrow(pool: Pool, input: { partnerId: string; ref: string; amountKobo: number; creditId?: string }): Promise<'applied' | 'unmatched'> {
+export async function creditEscrow(pool: Pool, input: { partnerId: string; ref: string; amountKobo: number; creditId?: string; clock?: Clock }): Promise<'applied' | 'unmatched'> {
   const creditId = input.creditId ?? randomUUID()
   const escrowId = await escrowIdOf(pool, input.ref)
   return withTransaction(pool, async (tx) => {
@@ -91,7 +91,7 @@ export async function creditEscrow(pool: Pool, input: { partnerId: string; ref: 
       sourceType: 'test_credit',
       sourceId: creditId,
     })
-    return applyEscrowFunding(tx, { escrowId, partnerId: input.partnerId, amountKobo: input.amountKobo, currency: 'NGN', creditId, collectionsAccountId })
+    return applyEscrowFunding({ clock: input.clock ?? systemClock }, tx, { escrowId, partnerId: input.partnerId, amountKobo: input.amountKobo, currency: 'NGN', creditId, collectionsAccountId })
   })
 }
 
