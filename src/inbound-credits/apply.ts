@@ -106,7 +106,7 @@ async function applyToAccount(deps: InboundDeps, tx: Tx, credit: repo.InboundCre
     }
   }
   await settleCollected(deps, tx, { creditId: credit.id, partnerId, currency: credit.currency, amountKobo: keptKobo, collectionsAccountId: collections })
-  const updatedIntent = intent ? await recordIntentCredit(tx, intent, credit.amountKobo) : undefined
+  const updatedIntent = intent ? await recordIntentCredit(tx, intent, credit.amountKobo, deps.clock.now()) : undefined
   const applied = await repo.settleReceived(tx, credit.id, accountSettlement(credit, account, { status: 'applied' }))
   await recordEvent(tx, creditEvent(applied, account, updatedIntent))
 }

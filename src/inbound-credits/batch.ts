@@ -64,7 +64,7 @@ interface BatchPlan {
 async function applyBatch(deps: InboundDeps, tx: Tx, firstId: string): Promise<void> {
   const credits = await repo.claimReceived(tx, firstId, BATCH_MAX)
   if (credits.length === 0) return
-  const plan = await planBatch(tx, credits)
+  const plan = await planBatch(tx, credits, deps.clock.now())
   // Settlement of what stays in collections (to the float: after each credit's own transfer, in
   // the same ledger call, so the batch still takes its ledger locks at once, in order).
   if (deps.settlement) plan.transfers.push(...(await deps.settlement(tx, plan.collected)))
@@ -79,14 +79,17 @@ async function applyBatch(deps: InboundDeps, tx: Tx, firstId: string): Promise<v
   await repo.removeApplyJobs(tx, credits.map((credit) => credit.id).filter((id) => id !== firstId && !plan.leftAlone.has(id)))
 }
 
-/** Locks the batch's accounts and intents, and decides each credit by matching.ts, in the credits' order. */
-async function planBatch(tx: Tx, credits: readonly repo.InboundCredit[]): Promise<BatchPlan> {
+/**
+ * Locks the batch's accounts and intents, and decides each credit by matching.ts, in the credits'
+ * order. `now` stamps the intents credited (statusChangedAt, paidAt): the injected clock's time, as
+ * the per-credit path stamps it — a record of when, which no partner's test clock judges.
+ */
+async function planBatch(tx: Tx, credits: readonly repo.InboundCredit[], now: Date): Promise<BatchPlan> {
   const accounts = await lockByNumbers(tx, credits.map((credit) => ({ provider: credit.provider, accountNumber: credit.accountNumber })))
   const accountOf = new Map(accounts.map((account) => [`${account.provider}:${account.accountNumber}`, account]))
   const intents = await lockIntentsOfAccounts(tx, accounts.filter((account) => account.purpose === 'payment_intent').map((account) => account.id))
   const plan: BatchPlan = { settlements: [], transfers: [], applied: new Map(), unmatched: new Map(), leftAlone: new Set(), collected: [], intents }
   const ledgerOf = partnerLedger(tx)
-  const now = new Date()
   for (const credit of credits) {
     const account = accountOf.get(`${credit.provider}:${credit.accountNumber}`)
     // A wallet's account number, or none of Rail's: its own job applies it.

@@ -169,17 +169,17 @@ export async function saveReceived(db: Queryable, intent: PaymentIntent): Promis
   ])
 }
 
-/** Adds a received amount and sets the status it leads to (the caller holds the intent's lock). */
-export async function recordReceived(db: Queryable, id: string, amountKobo: number, status: IntentStatus): Promise<PaymentIntent> {
+/** Adds a received amount and sets the status it leads to, stamped `at` (the caller holds the intent's lock). */
+export async function recordReceived(db: Queryable, id: string, amountKobo: number, status: IntentStatus, at: Date): Promise<PaymentIntent> {
   const result = await db.query<Row>(
     `UPDATE payment_intents
         SET amount_received_kobo = amount_received_kobo + $2,
             status = $3,
-            status_changed_at = CASE WHEN status = $3 THEN status_changed_at ELSE now() END,
-            paid_at = CASE WHEN $3 IN ('paid', 'overpaid') THEN coalesce(paid_at, now()) ELSE paid_at END
+            status_changed_at = CASE WHEN status = $3 THEN status_changed_at ELSE $4 END,
+            paid_at = CASE WHEN $3 IN ('paid', 'overpaid') THEN coalesce(paid_at, $4) ELSE paid_at END
       WHERE id = $1
       RETURNING ${COLUMNS}`,
-    [id, amountKobo, status],
+    [id, amountKobo, status, at],
   )
   return toIntent(result.rows[0]!)
 }
@@ -205,7 +205,7 @@ export async function selectDueAccounts(db: Queryable, now: Date, furthestOffset
 /** Expires the intents of these accounts that are still open and due (the caller holds the accounts' locks); answers them. */
 export async function expireOfAccounts(db: Queryable, virtualAccountIds: readonly string[], now: Date): Promise<{ intentId: string; virtualAccountId: string }[]> {
   const result = await db.query<{ intent_id: string; virtual_account_id: string }>(
-    `UPDATE payment_intents SET status = 'expired', status_changed_at = now()
+    `UPDATE payment_intents SET status = 'expired', status_changed_at = $2
       WHERE virtual_account_id = ANY ($1::uuid[]) AND status = ANY ($3::text[]) AND expires_at <= partner_now(partner_id, $2)
       RETURNING id AS intent_id, virtual_account_id`,
     [virtualAccountIds, now, intentStates.from('expired')],

@@ -281,10 +281,12 @@ export function creditedIntent(intent: repo.PaymentIntent, amountKobo: number, a
   }
 }
 
-/** Records a credit to an intent (the caller holds the intent's lock). */
-export async function recordIntentCredit(tx: Queryable, intent: repo.PaymentIntent, amountKobo: number): Promise<repo.PaymentIntent> {
-  // Only the status is read here; the database stamps when it changed.
-  return repo.recordReceived(tx, intent.id, amountKobo, creditedIntent(intent, amountKobo, intent.statusChangedAt).status)
+/**
+ * Records a credit to an intent (the caller holds the intent's lock). `at` is the injected clock's
+ * time, as a batch of credits stamps it (creditedIntent): the two paths record the same times.
+ */
+export async function recordIntentCredit(tx: Queryable, intent: repo.PaymentIntent, amountKobo: number, at: Date): Promise<repo.PaymentIntent> {
+  return repo.recordReceived(tx, intent.id, amountKobo, creditedIntent(intent, amountKobo, at).status, at)
 }
 
 /** Who composed the payment intent of a virtual account (an invoice, an escrow), if anyone. */

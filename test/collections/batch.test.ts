@@ -63,7 +63,9 @@ it('applies every waiting credit in one job, with the rules of one-by-one', asyn
   leftToTheirJobs.push(await notice(invoice.virtualAccount, 6_000))
   leftToTheirJobs.push(await notice(nuban('101', '999999992'), 900))
 
-  const deps = collectionsDeps({ pool: app.db.pool, allowLoopbackCallbacks: true, payments: app.payments() })
+  // The injected clock, moved a day on: the intents credited are stamped by it, in the batch and alone.
+  const creditedAt = new Date(Date.now() + 86_400_000)
+  const deps = collectionsDeps({ pool: app.db.pool, allowLoopbackCallbacks: true, payments: { ...app.payments(), clock: { now: () => creditedAt } } })
   await applyCreditBatch(deps, first)
   // One job applied every plain credit; the invoice's and the unknown account's are left to their own jobs.
   const waiting = await app.db.pool.query<{ id: string }>(`SELECT id FROM inbound_credits WHERE status = 'received' ORDER BY id`)
@@ -81,6 +83,15 @@ it('applies every waiting credit in one job, with the rules of one-by-one', asyn
   const brrs = await app.db.pool.query(`SELECT count(*)::int AS n FROM inbound_credits WHERE account_number = $1 AND brr ~ '^BRR[0-9]{17}$'`, [persistent.virtualAccount])
   expect(brrs.rows[0].n).toBe(5)
   expect((await client.get<{ status: string }>(`/api/v1/rail/payment/intent/${intent.id}`)).body.status).toBe('paid')
+  const stamps = await app.db.pool.query<{ owner_type: string | null; status_changed_at: Date; paid_at: Date | null }>(
+    `SELECT owner_type, status_changed_at, paid_at FROM payment_intents WHERE partner_id = $1 ORDER BY owner_type NULLS FIRST`,
+    [credentials.partnerId],
+  )
+  // The stand-alone intent was paid in the batch, the invoice's alone (its owner decides).
+  expect(stamps.rows).toEqual([
+    { owner_type: null, status_changed_at: creditedAt, paid_at: creditedAt },
+    { owner_type: 'invoice', status_changed_at: creditedAt, paid_at: creditedAt },
+  ])
   expect((await client.get<{ status: string; amountPaidKobo: number }>(`/api/v1/rail/invoice/${invoice.reference}`)).body).toMatchObject({ status: 'paid', amountPaidKobo: 10_000 })
   const intentEvents = await app.db.pool.query<{ status: string; received: number }>(
     `SELECT body::json -> 'data' -> 'paymentIntent' ->> 'status' AS status, (body::json -> 'data' -> 'paymentIntent' ->> 'amountReceivedKobo')::int AS received
