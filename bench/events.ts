@@ -16,6 +16,7 @@ import path from 'node:path'
 import { startBackgroundWorkers } from '../src/app.ts'
 import { recordEvent } from '../src/events/service.ts'
 import { createPartner } from '../src/partners/service.ts'
+import { systemClock } from '../src/platform/clock.ts'
 import { WORKER_CONCURRENCY_DEFAULT } from '../src/platform/config.ts'
 import { createPool, withTransaction, type Pool } from '../src/platform/db.ts'
 import { migrateDatabase } from '../src/platform/migrate.ts'
@@ -73,7 +74,7 @@ async function recordEvents(pool: Pool, partnerId: string, count: number, label:
         const ids = await withTransaction(pool, async (tx) => {
           const recorded: string[] = []
           for (let i = 0; i < size; i++) {
-            const event = await recordEvent(tx, { partnerId, type: 'bench.event', objectType: 'bench', objectId: `${label}-${first + i}`, data: { n: first + i } })
+            const event = await recordEvent(tx, systemClock, { partnerId, type: 'bench.event', objectType: 'bench', objectId: `${label}-${first + i}`, data: { n: first + i } })
             recorded.push(event.id)
           }
           return recorded
@@ -100,7 +101,7 @@ async function recordEventsSteadily(pool: Pool, partnerId: string, count: number
       withTransaction(pool, async (tx) => {
         const ids: string[] = []
         for (let i = 0; i < size; i++) {
-          ids.push((await recordEvent(tx, { partnerId, type: 'bench.event', objectType: 'bench', objectId: `${label}-${first + i}`, data: { n: first + i } })).id)
+          ids.push((await recordEvent(tx, systemClock, { partnerId, type: 'bench.event', objectType: 'bench', objectId: `${label}-${first + i}`, data: { n: first + i } })).id)
         }
         return ids
       }).then((ids) => {

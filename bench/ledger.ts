@@ -34,6 +34,7 @@ import type { TransferResult } from '../src/ledger/types.ts'
 import { verifyLedger } from '../src/ledger/verify.ts'
 import { uuidv7 } from '../src/platform/ids.ts'
 import { createPartner } from '../src/partners/service.ts'
+import { systemClock } from '../src/platform/clock.ts'
 import { Coalescer } from '../src/platform/coalescer.ts'
 import { createPool, withTransaction, type Pool, type Tx } from '../src/platform/db.ts'
 import { GroupCommitter } from './group-commit.ts'
@@ -250,6 +251,7 @@ async function writePayments(tx: Tx, partnerId: string, payments: readonly Payme
   ])
   await recordEvents(
     tx,
+    systemClock,
     payments.map((payment) => ({ partnerId, type: 'bench_payment.completed', objectType: 'bench_payment', objectId: payment.id, data: { id: payment.id, amountKobo: payment.transfer.amountKobo } })),
   )
   const results = await createTransfers(tx, payments.map((payment) => payment.transfer))

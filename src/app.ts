@@ -217,12 +217,12 @@ export function refundsDeps(outbound: OutboundDeps): RefundsDeps {
 
 /** Collections, and the owners that decide what a credit to an intent they composed means. */
 export function collectionsDeps(outbound: OutboundDeps): InboundDeps {
-  const owners: CreditOwners = { invoice: takeInvoicePayment, escrow: (tx, credit) => fundEscrow(outbound.payments.clock, tx, credit) }
+  const owners: CreditOwners = { invoice: takeInvoicePayment, escrow: fundEscrow }
   return { pool: outbound.pool, clock: outbound.payments.clock, providers: outbound.payments.providers, allowLoopbackCallbacks: outbound.allowLoopbackCallbacks, outbound, owners, refunds: refundsDeps(outbound), settlement: settlementTransfersFor }
 }
 
 /** The escrow's rule for a credit to its funding account: all of it while initiated, none after. */
-async function fundEscrow(clock: Clock, tx: Tx, credit: OwnedCredit): Promise<{ takenKobo: number; movedOnKobo: number }> {
+async function fundEscrow(tx: Tx, credit: OwnedCredit, clock: Clock): Promise<{ takenKobo: number; movedOnKobo: number }> {
   const outcome = await applyEscrowFunding({ clock }, tx, { ...credit, escrowId: credit.ownerId })
   const takenKobo = outcome === 'applied' ? credit.amountKobo : 0
   // The escrow takes what it funds out of collections into its holding account: nothing of it is settled.

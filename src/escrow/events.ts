@@ -1,5 +1,6 @@
 // The signed events of an escrow's changes, and where they go.
 import { recordEvent, type EventSigning } from '../events/service.ts'
+import type { Clock } from '../platform/clock.ts'
 import type { Queryable } from '../platform/db.ts'
 import * as repo from './repo.ts'
 import { disbursementOf } from './views.ts'
@@ -25,7 +26,7 @@ type EscrowEventType =
   | 'escrow.refunded'
   | 'escrow.refund_failed'
 
-export async function emit(tx: Queryable, escrow: repo.Escrow, type: EscrowEventType, extra: Record<string, unknown> = {}): Promise<void> {
+export async function emit(tx: Queryable, clock: Clock, escrow: repo.Escrow, type: EscrowEventType, extra: Record<string, unknown> = {}): Promise<void> {
   const webhook = await repo.selectWebhook(tx, escrow.partnerId)
   const url = escrow.webhookUrl ?? webhook?.url ?? null
   const signing: EventSigning = webhook?.secretSealed
@@ -37,5 +38,5 @@ export async function emit(tx: Queryable, escrow: repo.Escrow, type: EscrowEvent
   if (type === 'escrow.released') data.releasedAt = escrow.releasedAt!.toISOString()
   if (type === 'escrow.disbursed' || type === 'escrow.disbursement_failed') data.disbursement = disbursementOf(escrow)
   Object.assign(data, extra)
-  await recordEvent(tx, { partnerId: escrow.partnerId, type, objectType: 'escrow', objectId: escrow.ref, data, metadata: escrow.metadata, callbackUrl: url, signing })
+  await recordEvent(tx, clock, { partnerId: escrow.partnerId, type, objectType: 'escrow', objectId: escrow.ref, data, metadata: escrow.metadata, callbackUrl: url, signing })
 }

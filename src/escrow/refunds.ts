@@ -2,6 +2,7 @@
 // refunds core, and their ends.
 import { creditsForRefunds } from '../inbound-credits/service.ts'
 import { lockLedgerAccount } from '../ledger/service.ts'
+import type { Clock } from '../platform/clock.ts'
 import { withTransaction, type Queryable, type Tx } from '../platform/db.ts'
 import { notFound, RailError } from '../platform/errors.ts'
 import { refundCreditInTransaction, type Refund } from '../refunds/service.ts'
@@ -33,7 +34,7 @@ async function refundPlan(db: Queryable, escrow: repo.Escrow): Promise<PlannedRe
 }
 
 /** The refund starts (pending), and every planned refund is made. */
-export async function startRefund(deps: Pick<EscrowDeps, 'outbound'>, tx: Tx, caller: Caller, escrow: repo.Escrow, reason: string | undefined): Promise<repo.Escrow> {
+export async function startRefund(deps: Pick<EscrowDeps, 'outbound' | 'clock'>, tx: Tx, caller: Caller, escrow: repo.Escrow, reason: string | undefined): Promise<repo.Escrow> {
   const pending = await repo.beginRefund(tx, escrow.id)
   if (!pending) throw new Error(`escrow ${escrow.id}: its refund was started already`)
   return makeRefunds(deps, tx, caller, pending, reason)
@@ -45,7 +46,7 @@ export async function startRefund(deps: Pick<EscrowDeps, 'outbound'>, tx: Tx, ca
  * credit's sender and held on the escrow holding account. A credit the bank gave no valid sender
  * account for cannot be refunded: the refund is failed at once and the money stays held.
  */
-async function makeRefunds(deps: Pick<EscrowDeps, 'outbound'>, tx: Tx, caller: Caller, escrow: repo.Escrow, reason: string | undefined): Promise<repo.Escrow> {
+async function makeRefunds(deps: Pick<EscrowDeps, 'outbound' | 'clock'>, tx: Tx, caller: Caller, escrow: repo.Escrow, reason: string | undefined): Promise<repo.Escrow> {
   const existing = await repo.selectRefunds(tx, escrow.id)
   const made = latestRefunds(existing)
   const attempts = existing.length
@@ -61,7 +62,7 @@ async function makeRefunds(deps: Pick<EscrowDeps, 'outbound'>, tx: Tx, caller: C
   }
   if (!unrefundable) return escrow
   const failed = (await repo.setRefundState(tx, escrow.id, 'failed'))!
-  await emit(tx, failed, 'escrow.refund_failed', { refund: refundOf(failed, await repo.selectRefunds(tx, escrow.id)) })
+  await emit(tx, deps.clock, failed, 'escrow.refund_failed', { refund: refundOf(failed, await repo.selectRefunds(tx, escrow.id)) })
   return failed
 }
 
@@ -99,7 +100,7 @@ async function refundOne(
  * soon as one failed (its hold was voided: the money is back in escrow holding). Each change
  * sends its event once.
  */
-export async function settleEscrowRefunds(tx: Tx, refunds: readonly Refund[]): Promise<void> {
+export async function settleEscrowRefunds(tx: Tx, refunds: readonly Refund[], clock: Clock): Promise<void> {
   const ended = await repo.endRefunds(
     tx,
     refunds.filter((refund) => refund.state !== 'pending').map((refund) => ({ refundId: refund.id, state: refund.state as 'succeeded' | 'failed' })),
@@ -111,7 +112,7 @@ export async function settleEscrowRefunds(tx: Tx, refunds: readonly Refund[]): P
     const next = latest.some((refund) => refund.state === 'failed') ? 'failed' : latest.every((refund) => refund.state === 'succeeded') ? 'refunded' : undefined
     if (!next || escrow.refundState !== 'pending') continue
     const changed = (await repo.setRefundState(tx, escrowId, next))!
-    await emit(tx, changed, next === 'refunded' ? 'escrow.refunded' : 'escrow.refund_failed', { refund: refundOf(changed, all) })
+    await emit(tx, clock, changed, next === 'refunded' ? 'escrow.refunded' : 'escrow.refund_failed', { refund: refundOf(changed, all) })
   }
 }
 

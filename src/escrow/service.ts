@@ -14,6 +14,7 @@
 // core: payouts held on escrow_holding, so a failed refund leaves the money held there.
 import { createTransfers, derivedId, ensurePartnerAccount, lockLedgerAccount } from '../ledger/service.ts'
 import { getPartner } from '../partners/service.ts'
+import type { Clock } from '../platform/clock.ts'
 import { withTransaction, type Queryable, type Tx } from '../platform/db.ts'
 import { notFound, RailError } from '../platform/errors.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
@@ -76,8 +77,8 @@ export async function releaseEscrow(deps: EscrowDeps, caller: Caller, ref: strin
     const released = await repo.transition(tx, { partnerId, ref }, 'released', { at: deps.clock.now(), reason: request.reason ?? null })
     if (released) {
       const escrow = await disburse(deps, tx, caller, (await repo.startDisbursement(tx, { id: released.id }, null, request.disbursement))!)
-      await emit(tx, escrow, 'escrow.released')
-      if (escrow.disbursementState === 'paid') await emit(tx, escrow, 'escrow.disbursed')
+      await emit(tx, deps.clock, escrow, 'escrow.released')
+      if (escrow.disbursementState === 'paid') await emit(tx, deps.clock, escrow, 'escrow.disbursed')
       // The excess of an overfunded escrow goes back to the payer.
       const refunded = escrow.fundedAmountKobo > escrow.amountKobo ? await startRefund(deps, tx, caller, escrow, request.reason) : escrow
       return { escrow: refunded, retried: false }
@@ -128,13 +129,13 @@ async function disburse(deps: EscrowDeps, tx: Tx, caller: Caller, escrow: repo.E
  * its hold was voided back to the escrow holding account in this same transaction, and the
  * disbursement is failed until the partner releases the escrow again. Each sends its event.
  */
-export async function settleEscrowPayouts(tx: Tx, payouts: readonly OutboundTransfer[]): Promise<void> {
+export async function settleEscrowPayouts(tx: Tx, payouts: readonly OutboundTransfer[], clock: Clock): Promise<void> {
   for (const payout of payouts) {
     if (payout.originId === null) continue
     const paid = payout.state === 'confirmed'
     const failureReason = paid ? null : { ...(payout.failureReason ?? { code: 'failed', message: 'The bank did not pay the transfer' }) }
     const ended = await repo.endDisbursement(tx, payout.originId, paid ? 'paid' : 'failed', payout.id, failureReason)
-    if (ended) await emit(tx, ended, paid ? 'escrow.disbursed' : 'escrow.disbursement_failed')
+    if (ended) await emit(tx, clock, ended, paid ? 'escrow.disbursed' : 'escrow.disbursement_failed')
   }
 }
 
@@ -144,7 +145,7 @@ export async function cancelEscrow(deps: EscrowDeps, caller: Caller, ref: string
   return withTransaction(deps.pool, async (tx) => {
     const cancelled = await repo.transition(tx, { partnerId, ref }, 'cancelled', { at: deps.clock.now(), reason })
     if (!cancelled) throw await refusal(tx, partnerId, ref, 'cancelled')
-    await emit(tx, cancelled, 'escrow.cancelled')
+    await emit(tx, deps.clock, cancelled, 'escrow.cancelled')
     return cancelled.fundedAmountKobo > 0 ? startRefund(deps, tx, caller, cancelled, reason) : cancelled
   })
 }
@@ -159,7 +160,7 @@ export async function expireEscrow(deps: ExpiryDeps, id: string): Promise<repo.E
     const now = deps.clock.now()
     const expired = await repo.transition(tx, { id }, 'expired', { at: now, dueBy: now })
     if (!expired) return undefined
-    await emit(tx, expired, 'escrow.expired')
+    await emit(tx, deps.clock, expired, 'escrow.expired')
     return expired.fundedAmountKobo > 0 ? startRefund(deps, tx, await systemCaller(tx, expired), expired, 'escrow expired before it was funded') : expired
   })
 }
@@ -231,6 +232,6 @@ export async function applyEscrowFunding(
   // Remembered with its credit: a refund pays each credit back to the account it came from.
   await repo.insertFundingCredit(tx, escrow.id, credit.creditId, credit.amountKobo, now)
   const funded = await repo.addFunding(tx, escrow.id, credit.amountKobo, now)
-  if (funded.status === 'funded') await emit(tx, funded, 'escrow.funded')
+  if (funded.status === 'funded') await emit(tx, deps.clock, funded, 'escrow.funded')
   return 'applied'
 }

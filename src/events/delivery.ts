@@ -327,7 +327,7 @@ export class Deliverer {
 
   /** A delivery failed for good: record it where the partner can see it, and let the next one of the object go. */
   private async afterFailure(tx: Queryable, delivery: deliveries.Delivery, event: repo.EventRecord, error: string | null, next: deliveries.Finished['next']): Promise<void> {
-    await recordEvent(tx, {
+    await recordEvent(tx, this.deps.clock, {
       partnerId: event.partnerId,
       type: EVENT_DELIVERY_FAILED,
       objectType: 'event',

@@ -40,7 +40,6 @@ export interface NewEvent {
   signing?: EventSigning
   /** Record only, deliver nowhere (records such as event.delivery_failed). */
   recordOnly?: boolean
-  at?: Date
 }
 
 /** The delivered JSON: `id` and `timestamp` are inside the signed body. */
@@ -81,9 +80,12 @@ export async function bringForwardDeliveries(tx: Queryable, clock: Clock, partne
   for (const due of await deliveries.bringForward(tx, partnerId, seconds, clock.now())) await enqueueDelivery(tx, due.id, due.url, undefined, RETRY_PRIORITY)
 }
 
-/** Records an event on the caller's transaction and, when it has a target, enqueues its delivery. */
-export async function recordEvent(tx: Queryable, input: NewEvent): Promise<{ id: string; body: EventBody }> {
-  const prepared = await prepareEvent(tx, input, new Map())
+/**
+ * Records an event on the caller's transaction and, when it has a target, enqueues its delivery.
+ * `clock` is the caller's injected clock: it gives the event's time (its `timestamp`).
+ */
+export async function recordEvent(tx: Queryable, clock: Clock, input: NewEvent): Promise<{ id: string; body: EventBody }> {
+  const prepared = await prepareEvent(tx, input, clock.now(), new Map())
   if (prepared.delivery === null) {
     await repo.insertEvent(tx, prepared.event)
   } else {
@@ -98,10 +100,11 @@ export async function recordEvent(tx: Queryable, input: NewEvent): Promise<{ id:
  * deliveries and jobs — for a path that changes many objects in one transaction (credits applied
  * in a batch). Each event is what recordEvent would have recorded.
  */
-export async function recordEvents(tx: Queryable, inputs: readonly NewEvent[]): Promise<{ id: string; body: EventBody }[]> {
+export async function recordEvents(tx: Queryable, clock: Clock, inputs: readonly NewEvent[]): Promise<{ id: string; body: EventBody }[]> {
   const defaultUrls = new Map<string, string | null>()
   const prepared: PreparedEvent[] = []
-  for (const input of inputs) prepared.push(await prepareEvent(tx, input, defaultUrls))
+  const createdAt = clock.now()
+  for (const input of inputs) prepared.push(await prepareEvent(tx, input, createdAt, defaultUrls))
   await repo.insertEventsWithDeliveries(tx, prepared, DELIVER_TASK)
   return prepared.map((event) => ({ id: event.event.id, body: event.body }))
 }
@@ -112,10 +115,14 @@ interface PreparedEvent {
   delivery: repo.NewDelivery | null
 }
 
-/** The event's row, body and first delivery (none without a URL); partners' default URLs are looked up once each. */
-async function prepareEvent(tx: Queryable, input: NewEvent, defaultUrls: Map<string, string | null>): Promise<PreparedEvent> {
-  const createdAt = input.at ?? new Date()
-  const id = uuidv7(createdAt.getTime())
+/**
+ * The event's row, body and first delivery (none without a URL); partners' default URLs are looked
+ * up once each. Its id stays on wall time, as every id does: lists and streams read only below a
+ * horizon of wall time (platform/pagination.ts), so an id from a clock moved ahead would hide the
+ * event from them until that time came.
+ */
+async function prepareEvent(tx: Queryable, input: NewEvent, createdAt: Date, defaultUrls: Map<string, string | null>): Promise<PreparedEvent> {
+  const id = uuidv7()
   const body: EventBody = { id, event: input.type, eventKind: input.type, timestamp: createdAt.toISOString(), data: input.data }
   if (input.metadata !== undefined) body.metadata = input.metadata
   let url: string | null = null

@@ -25,8 +25,8 @@ export async function applyCredit(deps: InboundDeps, creditId: string): Promise<
     const account = await lockByNumber(tx, credit.provider, credit.accountNumber)
     if (account) return applyToAccount(deps, tx, credit, account)
     const wallet = await walletOfAccountNumber(tx, credit.provider, credit.accountNumber)
-    if (wallet) return applyToWallet(tx, credit, wallet)
-    await settleUnknownAccount(tx, credit)
+    if (wallet) return applyToWallet(deps, tx, credit, wallet)
+    await settleUnknownAccount(deps, tx, credit)
   })
 }
 
@@ -36,19 +36,19 @@ export async function applyCredit(deps: InboundDeps, creditId: string): Promise<
  * available = booked) and the partner hears `wallet.funded` — whatever the provider's
  * merchantCredit capability says. Once: the credit row is locked and settled from `received`.
  */
-async function applyToWallet(tx: Tx, credit: repo.InboundCredit, wallet: Wallet): Promise<void> {
+async function applyToWallet(deps: Pick<InboundDeps, 'clock'>, tx: Tx, credit: repo.InboundCredit, wallet: Wallet): Promise<void> {
   const partnerId = wallet.partnerId
   const settlement = await ensurePartnerAccount(tx, partnerId, credit.currency, 'provider_settlement')
   const reason = walletUnmatchedReason(credit, wallet)
   if (reason !== null) {
     await post(tx, credit, 'collect', settlement, await ensurePartnerAccount(tx, partnerId, credit.currency, 'suspense'), CREDIT_CODES.unmatched)
     const unmatched = await repo.settleReceived(tx, credit.id, { status: 'unmatched', partnerId, virtualAccountId: null, brr: null, unmatchedReason: reason, walletId: wallet.id })
-    await recordEvent(tx, creditUnmatchedEvent(unmatched, { walletId: wallet.id }))
+    await recordEvent(tx, deps.clock, creditUnmatchedEvent(unmatched, { walletId: wallet.id }))
     return
   }
   await post(tx, credit, 'fund_wallet', settlement, wallet.ledgerAccountId, CREDIT_CODES.walletFunding)
   const applied = await repo.settleReceived(tx, credit.id, { status: 'applied', partnerId, virtualAccountId: null, brr: null, unmatchedReason: null, walletId: wallet.id })
-  await recordEvent(tx, walletFundedEvent(applied, wallet))
+  await recordEvent(tx, deps.clock, walletFundedEvent(applied, wallet))
 }
 
 /**
@@ -57,7 +57,7 @@ async function applyToWallet(tx: Tx, credit: repo.InboundCredit, wallet: Wallet)
  * triage. Otherwise there is no partner to hold it for: it stays `unattributed`, no money moves,
  * and operators see it in the table (the provider holds the money until it is returned).
  */
-async function settleUnknownAccount(tx: Tx, credit: repo.InboundCredit): Promise<void> {
+async function settleUnknownAccount(deps: Pick<InboundDeps, 'clock'>, tx: Tx, credit: repo.InboundCredit): Promise<void> {
   const partnerId = await knownPartner(tx, partnerOfAllocation(credit.accountReference))
   if (!partnerId) {
     await repo.settleReceived(tx, credit.id, { status: 'unattributed', partnerId: null, virtualAccountId: null, brr: null, unmatchedReason: 'unknown_account' })
@@ -66,7 +66,7 @@ async function settleUnknownAccount(tx: Tx, credit: repo.InboundCredit): Promise
   const settlement = await ensurePartnerAccount(tx, partnerId, credit.currency, 'provider_settlement')
   await post(tx, credit, 'collect', settlement, await ensurePartnerAccount(tx, partnerId, credit.currency, 'suspense'), CREDIT_CODES.unmatched)
   const unmatched = await repo.settleReceived(tx, credit.id, { status: 'unmatched', partnerId, virtualAccountId: null, brr: null, unmatchedReason: 'unknown_account' })
-  await recordEvent(tx, creditUnmatchedEvent(unmatched))
+  await recordEvent(tx, deps.clock, creditUnmatchedEvent(unmatched))
 }
 
 async function knownPartner(db: Queryable, partnerId: string | undefined): Promise<string | undefined> {
@@ -82,7 +82,7 @@ async function applyToAccount(deps: InboundDeps, tx: Tx, credit: repo.InboundCre
   const unmatchedPlace = unmatchedAtAccount(account, intent)
   const toTriage = async (reason: string) => {
     const unmatched = await repo.settleReceived(tx, credit.id, accountSettlement(credit, account, { status: 'unmatched', reason }))
-    await recordEvent(tx, creditUnmatchedEvent(unmatched, unmatchedPlace))
+    await recordEvent(tx, deps.clock, creditUnmatchedEvent(unmatched, unmatchedPlace))
   }
   const decision = decideAccountCredit(credit, account, intent)
   if (decision.kind === 'unmatched') {
@@ -102,13 +102,13 @@ async function applyToAccount(deps: InboundDeps, tx: Tx, credit: repo.InboundCre
     }
     if (owned.takenKobo < credit.amountKobo) {
       const excess = await recordExcess(tx, credit, account, credit.amountKobo - owned.takenKobo, collections, `${decision.ownerType}_overpaid`)
-      await recordEvent(tx, creditUnmatchedEvent(excess, { ...unmatchedPlace, excessOf: credit }))
+      await recordEvent(tx, deps.clock, creditUnmatchedEvent(excess, { ...unmatchedPlace, excessOf: credit }))
     }
   }
   await settleCollected(deps, tx, { creditId: credit.id, partnerId, currency: credit.currency, amountKobo: keptKobo, collectionsAccountId: collections })
   const updatedIntent = intent ? await recordIntentCredit(tx, intent, credit.amountKobo, deps.clock.now()) : undefined
   const applied = await repo.settleReceived(tx, credit.id, accountSettlement(credit, account, { status: 'applied' }))
-  await recordEvent(tx, creditEvent(applied, account, updatedIntent))
+  await recordEvent(tx, deps.clock, creditEvent(applied, account, updatedIntent))
 }
 
 /**
@@ -126,7 +126,7 @@ export async function askOwner(
   const handler = intent.ownerType ? deps.owners[intent.ownerType] : undefined
   if (!handler) throw new Error(`no credit handler for ${intent.ownerType} owners`)
   const owned = { ...partner, creditId: credit.id, ownerId: intent.ownerId!, intentId: intent.id, amountKobo: credit.amountKobo, currency: credit.currency }
-  const { takenKobo, movedOnKobo = 0 } = await handler(tx, owned)
+  const { takenKobo, movedOnKobo = 0 } = await handler(tx, owned, deps.clock)
   return { takenKobo, keptKobo: takenKobo - movedOnKobo }
 }
 

@@ -3,6 +3,7 @@
 import type { TransferInput } from '../ledger/service.ts'
 import type { OutboundDeps } from '../outbound-transfers/service.ts'
 import type { IntentOwnerType } from '../payment-intents/service.ts'
+import type { Clock } from '../platform/clock.ts'
 import type { Tx } from '../platform/db.ts'
 import type { RefundsDeps } from '../refunds/service.ts'
 import type { CollectionsDeps } from '../virtual-accounts/service.ts'
@@ -26,7 +27,7 @@ export interface OwnedCredit {
  * `movedOnKobo`: how much of what it took the owner moved out of collections itself (an escrow's
  * holding account); the rest stays in collections and is settled (default 0).
  */
-export type CreditOwnerHandler = (tx: Tx, credit: OwnedCredit) => Promise<{ takenKobo: number; movedOnKobo?: number }>
+export type CreditOwnerHandler = (tx: Tx, credit: OwnedCredit, clock: Clock) => Promise<{ takenKobo: number; movedOnKobo?: number }>
 export type CreditOwners = Partial<Record<IntentOwnerType, CreditOwnerHandler>>
 
 export interface InboundDeps extends CollectionsDeps {

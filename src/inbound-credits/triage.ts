@@ -126,7 +126,7 @@ async function assign(deps: InboundDeps, tx: Tx, credit: repo.InboundCredit, tar
   await settleCollected(deps, tx, { creditId: credit.id, partnerId, currency: credit.currency, amountKobo: keptKobo, collectionsAccountId: collections })
   const updatedIntent = intent ? await recordIntentCredit(tx, intent, credit.amountKobo, deps.clock.now()) : undefined
   const resolved = (await repo.resolveUnmatched(tx, credit.id, 'assigned', { action: 'assign', trackingId: target.trackingId }))!
-  await recordEvent(tx, creditEvent(resolved, target, updatedIntent))
+  await recordEvent(tx, deps.clock, creditEvent(resolved, target, updatedIntent))
   return resolved
 }
 

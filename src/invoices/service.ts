@@ -6,6 +6,7 @@
 import { recordEvent } from '../events/service.ts'
 import type { OwnedCredit } from '../inbound-credits/service.ts'
 import { allocateIntentAccount, createIntentInTransaction, getIntentById, type IntentAccount, type IntentView, type PaymentIntentRequest } from '../payment-intents/service.ts'
+import type { Clock } from '../platform/clock.ts'
 import { withTransaction, type Queryable, type Tx } from '../platform/db.ts'
 import { fieldError, notFound, RailError } from '../platform/errors.ts'
 import { claimReference, findReplay, requestHash, type ReferenceKind } from '../platform/idempotency.ts'
@@ -126,7 +127,7 @@ export async function createInvoice(deps: CollectionsDeps, caller: Caller, reque
     // The draft's row claims the reference: the transaction's first write.
     const claimed = await claimReference(INVOICE_REFERENCE, key, () => repo.insertDraft(tx, draft), stored(tx))
     if (claimed.replayed) return { view: await viewOf(tx, claimed.replayed), replayed: true }
-    const view = allocated ? await publishInTransaction(tx, caller, claimed.created, allocated, now) : { invoice: claimed.created, payment: undefined }
+    const view = allocated ? await publishInTransaction(tx, deps.clock, caller, claimed.created, allocated, now) : { invoice: claimed.created, payment: undefined }
     return { view, replayed: false }
   })
 }
@@ -166,12 +167,12 @@ function requestOf(invoice: repo.Invoice, now: Date): PaymentIntentRequest {
 }
 
 /** Records the composed intent with its allocated account, publishes, and records invoice.published — on the caller's transaction. */
-async function publishInTransaction(tx: Tx, caller: Caller, draft: repo.Invoice, allocated: IntentAccount, now: Date): Promise<InvoiceView> {
+async function publishInTransaction(tx: Tx, clock: Clock, caller: Caller, draft: repo.Invoice, allocated: IntentAccount, now: Date): Promise<InvoiceView> {
   const payment = await createIntentInTransaction(tx, caller, requestOf(draft, now), allocated, now, { type: 'invoice', id: draft.id })
   const published = await repo.publish(tx, draft.id, payment.intent.id)
   if (!published) throw new Error(`invoice ${draft.id} was not a draft when publishing`)
   const view = { invoice: published, payment }
-  await emit(tx, 'invoice.published', view)
+  await emit(tx, clock, 'invoice.published', view)
   return view
 }
 
@@ -187,7 +188,7 @@ export async function publishInvoice(deps: CollectionsDeps, caller: Caller, refe
   return withTransaction(deps.pool, async (tx) => {
     const invoice = (await repo.lockById(tx, seen.id))!
     if (invoice.status !== 'draft') throw await wrongState(tx, invoice, 'publish')
-    return publishInTransaction(tx, caller, invoice, allocated, now)
+    return publishInTransaction(tx, deps.clock, caller, invoice, allocated, now)
   })
 }
 
@@ -208,7 +209,7 @@ export async function cancelInvoice(deps: CollectionsDeps, partnerId: string, re
     if (!cancelled) throw await wrongState(tx, invoice, 'cancel')
     const view = await viewOf(tx, cancelled)
     if (view.payment) await archiveInTransaction(tx, view.payment.account.id)
-    await emit(tx, 'invoice.cancelled', view)
+    await emit(tx, deps.clock, 'invoice.cancelled', view)
     return view
   })
 }
@@ -230,18 +231,18 @@ async function wrongState(db: Queryable, invoice: repo.Invoice, operation: 'publ
  * takes what is still owed — partially paid below the amount, paid on reaching it — and the
  * excess, or the whole credit when the invoice takes no payment, goes to triage.
  */
-export async function takeInvoicePayment(tx: Tx, credit: OwnedCredit): Promise<{ takenKobo: number }> {
+export async function takeInvoicePayment(tx: Tx, credit: OwnedCredit, clock: Clock): Promise<{ takenKobo: number }> {
   const invoice = await repo.lockById(tx, credit.ownerId)
   if (!invoice || (invoice.status !== 'published' && invoice.status !== 'partially_paid')) return { takenKobo: 0 }
   const takenKobo = Math.min(credit.amountKobo, invoice.amountKobo - invoice.amountPaidKobo)
   const paid = await repo.recordPayment(tx, invoice.id, takenKobo)
   if (!paid) throw new Error(`invoice ${invoice.id} refused a payment it owed`)
-  await emit(tx, paid.status === 'paid' ? 'invoice.paid' : 'invoice.partially_paid', await viewOf(tx, paid))
+  await emit(tx, clock, paid.status === 'paid' ? 'invoice.paid' : 'invoice.partially_paid', await viewOf(tx, paid))
   return { takenKobo }
 }
 
-async function emit(tx: Queryable, type: string, view: InvoiceView): Promise<void> {
-  await recordEvent(tx, {
+async function emit(tx: Queryable, clock: Clock, type: string, view: InvoiceView): Promise<void> {
+  await recordEvent(tx, clock, {
     partnerId: view.invoice.partnerId,
     type,
     objectType: 'invoice',

@@ -20,7 +20,7 @@ const STATE_OF: Record<Exclude<InstructionChange['progress'], 'no_answer'>, Outb
 
 export function outboundOwner(origins: Origins): InstructionOwner {
   return {
-    async apply(tx, changes) {
+    async apply(tx, changes, clock) {
       const changed: repo.OutboundTransfer[] = []
       for (const { instruction, progress } of changes) {
         if (progress === 'no_answer') continue // still pending: the requery decides
@@ -36,10 +36,10 @@ export function outboundOwner(origins: Origins): InstructionOwner {
       outcomes.forEach((outcome, index) => {
         if (outcome.result !== 'ok' && outcome.result !== 'exists') throw new Error(`outbound ${resolutions[index]!.sourceId}: hold resolution ${outcome.result}`)
       })
-      await recordEvents(tx, changed.filter((transfer) => hasCallback(transfer.state)).map(callbackEvent))
+      await recordEvents(tx, clock, changed.filter((transfer) => hasCallback(transfer.state)).map(callbackEvent))
       for (const originType of Object.keys(origins) as repo.OriginType[]) {
         const ended = changed.filter((transfer) => transfer.originType === originType && outboundStates.isTerminal(transfer.state))
-        if (ended.length > 0) await origins[originType]!(tx, ended)
+        if (ended.length > 0) await origins[originType]!(tx, ended, clock)
       }
     },
   }

@@ -10,6 +10,7 @@ import { isValidNuban } from '../nip/nuban.ts'
 import type { Partner } from '../partners/service.ts'
 import { createInstructions, failUnsent, newInstruction, type PaymentsDeps } from '../payments/service.ts'
 import { DEFAULT_PROVIDER, getProvider, requireCapability, type ProviderProfile } from '../providers/service.ts'
+import type { Clock } from '../platform/clock.ts'
 import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { fieldError, RailError } from '../platform/errors.ts'
 import { claimReference, claimReferences, findReplay, replayOf, requestHash, type ReferenceKey, type ReferenceKind } from '../platform/idempotency.ts'
@@ -153,7 +154,7 @@ async function recordSubmission(
   if (claimed.replayed) return { transfer: claimed.replayed, replayed: true }
   const inserted = claimed.created
   const [hold] = await createTransfers(tx, [await holdTransfer(tx, inserted)])
-  if (hold!.result === 'exceeds_credits') return { transfer: await failForFunds(tx, inserted), replayed: false }
+  if (hold!.result === 'exceeds_credits') return { transfer: await failForFunds(tx, deps.payments.clock, inserted), replayed: false }
   if (hold!.result !== 'ok') throw new Error(`outbound hold ${inserted.holdTransferId}: ${hold!.result}`)
   await createInstructions(tx, [payoutInstruction(deps, caller.partner, inserted, provider)])
   await recordPayoutTo(tx, partnerId, { bankCode: request.beneficiaryBankCode, accountNumber: request.beneficiaryAccountNumber, accountName: request.beneficiaryAccountName })
@@ -217,12 +218,12 @@ function newTransfer({ caller, request, hash }: Submission, provider: ProviderPr
 }
 
 /** Too little float: the transfer is recorded failed with insufficient_funds, nothing held, and called back. */
-async function failForFunds(tx: Queryable, transfer: repo.OutboundTransfer): Promise<repo.OutboundTransfer> {
+async function failForFunds(tx: Queryable, clock: Clock, transfer: repo.OutboundTransfer): Promise<repo.OutboundTransfer> {
   await repo.clearHold(tx, transfer.id)
   const failed = await repo.transition(tx, transfer.id, 'failed', {
     failureReason: { code: 'insufficient_funds', message: `The float's available balance is less than ${transfer.amountKobo} kobo; nothing was held` },
   })
-  await recordEvent(tx, callbackEvent(failed!))
+  await recordEvent(tx, clock, callbackEvent(failed!))
   return failed!
 }
 
@@ -269,7 +270,7 @@ export async function recordSubmissions(deps: OutboundDeps, tx: Queryable, submi
   for (const [index, result] of results.entries()) {
     const transfer = holding[index]!
     if (result.result === 'exceeds_credits') {
-      const failed = await failForFunds(tx, transfer)
+      const failed = await failForFunds(tx, deps.payments.clock, transfer)
       await failUnsent(tx, transfer.id, 'insufficient_funds')
       transfers[transfers.indexOf(transfer)] = failed
     } else if (result.result === 'ok') {

@@ -42,7 +42,7 @@ export async function resolveUnknown(deps: PaymentsDeps, resolution: Resolution)
     const next = resolution.outcome === 'successful' ? 'succeeded' : 'failed'
     const fields: repo.StepFields = next === 'failed' ? { resolution: decided, failureCode: 'operator', failureMessage: `Resolved as failed by ${resolution.operator}: ${evidence}` } : { resolution: decided }
     const written = (await repo.writeStep(tx, found.id, token, next, fields, true))!
-    await deps.owners[written.ownerType].apply(tx, [{ instruction: written, progress: next }])
+    await deps.owners[written.ownerType].apply(tx, [{ instruction: written, progress: next }], deps.clock)
     return written
   })
 }

@@ -55,7 +55,8 @@ export interface InstructionChange {
 
 /** The module that gave an instruction: it moves its own rows, ledger and callbacks on each change, on the pipeline's transaction. */
 export interface InstructionOwner {
-  apply(tx: Tx, changes: readonly InstructionChange[]): Promise<void>
+  /** `clock` is the pipeline's: what the owner records (its callbacks) is stamped by it. */
+  apply(tx: Tx, changes: readonly InstructionChange[], clock: Clock): Promise<void>
 }
 
 export type Owners = Record<repo.OwnerType, InstructionOwner>
@@ -356,7 +357,7 @@ async function writeSteps(deps: PaymentsDeps, tx: Tx, writes: readonly StepWrite
     if (runAt) polls.push({ id, runAt })
   }
   for (const ownerType of Object.keys(changes) as repo.OwnerType[]) {
-    if (changes[ownerType].length > 0) await deps.owners[ownerType].apply(tx, changes[ownerType])
+    if (changes[ownerType].length > 0) await deps.owners[ownerType].apply(tx, changes[ownerType], deps.clock)
   }
   for (const poll of polls) {
     await tx.query(`SELECT graphile_worker.add_job(identifier => $1::text, payload => $2::json, run_at => $3::timestamptz, job_key => $4::text, priority => $5::int)`, [

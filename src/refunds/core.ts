@@ -11,6 +11,7 @@
 import { findBank } from '../nip/banks.ts'
 import { isValidNuban } from '../nip/nuban.ts'
 import { submitOutboundInTransaction, type Caller, type OutboundDeps } from '../outbound-transfers/service.ts'
+import type { Clock } from '../platform/clock.ts'
 import type { Queryable, Tx } from '../platform/db.ts'
 import { fieldError, notFound, RailError } from '../platform/errors.ts'
 import { findReplay, requestHash, type ReferenceKind } from '../platform/idempotency.ts'
@@ -50,8 +51,8 @@ export interface Refund {
   completedAt: Date | null
 }
 
-/** On the pipeline's transaction, when refunds of this origin type end (succeeded or failed). */
-export type RefundEndedHandler = (tx: Tx, refunds: readonly Refund[]) => Promise<void>
+/** On the pipeline's transaction, when refunds of this origin type end (succeeded or failed); `clock` is the pipeline's. */
+export type RefundEndedHandler = (tx: Tx, refunds: readonly Refund[], clock: Clock) => Promise<void>
 
 export interface RefundsDeps {
   outbound: OutboundDeps

@@ -13,7 +13,7 @@ import * as repo from './repo.ts'
  * asked (escrow, triage).
  */
 export function refundPayoutsEnded(onEnded: RefundsDeps['onEnded']): OriginHandler {
-  return async (tx, payouts) => {
+  return async (tx, payouts, clock) => {
     const ended: Refund[] = []
     for (const payout of payouts) {
       if (payout.originId === null) continue
@@ -21,11 +21,11 @@ export function refundPayoutsEnded(onEnded: RefundsDeps['onEnded']): OriginHandl
       const refund = await repo.complete(tx, payout.originId, next, next === 'failed' ? failureOf(payout) : null)
       if (refund) ended.push(toRefund(refund))
     }
-    await recordEvents(tx, ended.map(refundEvent))
+    await recordEvents(tx, clock, ended.map(refundEvent))
     for (const type of ['escrow', 'triage'] as const) {
       const ofType = ended.filter((refund) => refund.origin.type === type)
       const handler = onEnded[type]
-      if (ofType.length > 0 && handler) await handler(tx, ofType)
+      if (ofType.length > 0 && handler) await handler(tx, ofType, clock)
     }
   }
 }

@@ -172,7 +172,7 @@ export async function runCycle(deps: SettlementDeps, partnerId: string, cycle: C
     )
     const withPayout = await repo.setOutboundTransfer(tx, settlement.id, transfer.id)
     // Held on collections from what was available in this transaction, so it holds; if it did not, the settlement fails now.
-    if (transfer.state === 'failed') return (await failSettlement(tx, withPayout.id, transfer.failureReason)) ?? withPayout
+    if (transfer.state === 'failed') return (await failSettlement(tx, deps.clock, withPayout.id, transfer.failureReason)) ?? withPayout
     return withPayout
   })
 }
@@ -245,23 +245,23 @@ export async function sweepFloatLeftovers(pool: Pool, partnerId?: string): Promi
  * hold was voided (the money is back in collections), the settlement is failed, its credits wait
  * again for the next cycle, `settlement.failed`. Each settlement changes once (the transition table).
  */
-export async function settleSettlementPayouts(tx: Tx, payouts: readonly OutboundTransfer[]): Promise<void> {
+export async function settleSettlementPayouts(tx: Tx, payouts: readonly OutboundTransfer[], clock: Clock): Promise<void> {
   for (const payout of payouts) {
     if (payout.originId === null) continue
     if (payout.state === 'confirmed') {
       const paid = await repo.transition(tx, payout.originId, 'paid')
-      if (paid) await recordEvent(tx, settlementEvent(paid, 'settlement.paid'))
+      if (paid) await recordEvent(tx, clock, settlementEvent(paid, 'settlement.paid'))
     } else {
-      await failSettlement(tx, payout.originId, payout.failureReason)
+      await failSettlement(tx, clock, payout.originId, payout.failureReason)
     }
   }
 }
 
-async function failSettlement(tx: Queryable, settlementId: string, reason: OutboundTransfer['failureReason']): Promise<repo.Settlement | undefined> {
+async function failSettlement(tx: Queryable, clock: Clock, settlementId: string, reason: OutboundTransfer['failureReason']): Promise<repo.Settlement | undefined> {
   const failed = await repo.transition(tx, settlementId, 'failed', { code: reason?.code ?? 'payout_failed', message: reason?.message ?? 'The payout failed' })
   if (!failed) return undefined
   await repo.releaseCredits(tx, settlementId)
-  await recordEvent(tx, settlementEvent(failed, 'settlement.failed'))
+  await recordEvent(tx, clock, settlementEvent(failed, 'settlement.failed'))
   return failed
 }
 

@@ -98,6 +98,8 @@ it('applies every waiting credit in one job, with the rules of one-by-one', asyn
        FROM events WHERE object_id = $1 AND type = 'credit.confirmed' ORDER BY id`,
     [intent.id],
   )
+  const stampedAt = await app.db.pool.query(`SELECT DISTINCT created_at, body::json ->> 'timestamp' AS timestamp FROM events WHERE partner_id = $1 AND type = 'credit.confirmed'`, [credentials.partnerId])
+  expect(stampedAt.rows).toEqual([{ created_at: creditedAt, timestamp: creditedAt.toISOString() }]) // the batch's and those applied alone
   expect(intentEvents.rows).toEqual([
     { status: 'partially_paid', received: 10_000 },
     { status: 'partially_paid', received: 20_000 },

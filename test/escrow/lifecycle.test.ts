@@ -193,6 +193,8 @@ describe('funding (the collections seam)', () => {
     expect(await read(api, escrow.ref)).toEqual(expect.objectContaining({ status: 'funded', fundedAt: fundedAt.toISOString() }))
     const credits = await app.db.pool.query<{ applied_at: Date }>(`SELECT f.applied_at FROM escrow_funding_credits f JOIN escrows e ON e.id = f.escrow_id WHERE e.ref = $1`, [escrow.ref])
     expect(credits.rows.map((row) => row.applied_at.toISOString())).toEqual([fundedAt.toISOString()])
+    const events = await app.db.pool.query<{ created_at: Date }>(`SELECT created_at FROM events WHERE object_id = $1 AND type = 'escrow.funded'`, [escrow.ref])
+    expect(events.rows.map((row) => row.created_at.toISOString())).toEqual([fundedAt.toISOString()])
   })
 
   it('the same credit applied twice moves money once', async () => {

@@ -317,7 +317,7 @@ describe('one attempt at a time, and the time limit', () => {
     let recordedId = ''
     await expect(
       withTransaction(app.db.pool, async (tx) => {
-        recordedId = (await recordEvent(tx, { partnerId: credentials.partnerId, type: 'test.rolled_back', objectType: 'test_object', objectId: 'rb', data: {} })).id
+        recordedId = (await recordEvent(tx, systemClock, { partnerId: credentials.partnerId, type: 'test.rolled_back', objectType: 'test_object', objectId: 'rb', data: {} })).id
         throw new Error('the state change failed')
       }),
     ).rejects.toThrow('the state change failed')

@@ -9,6 +9,7 @@ import type { RailClient } from '../../src/client/index.ts'
 import { signRequest } from '../../src/client/signing.ts'
 import { recordEvent } from '../../src/events/service.ts'
 import { selectEventsAfter, selectHorizonId } from '../../src/events/stream-repo.ts'
+import { systemClock } from '../../src/platform/clock.ts'
 import { STREAM_SETTINGS_DEFAULT } from '../../src/events/stream.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { record } from '../support/events.ts'
@@ -174,7 +175,7 @@ describe('GET /api/v1/rail/events/stream', () => {
     const connection = await app.db.pool.connect()
     try {
       await connection.query('BEGIN')
-      const early = await recordEvent(connection, { partnerId: credentials.partnerId, type: 'transfer.confirmed', objectType: 'test_object', objectId: 'early', data: {} })
+      const early = await recordEvent(connection, systemClock, { partnerId: credentials.partnerId, type: 'transfer.confirmed', objectType: 'test_object', objectId: 'early', data: {} })
       const late = await record(app.db.pool, { partnerId: credentials.partnerId, type: 'transfer.failed', objectId: 'late' })
       expect(early.id < late).toBe(true)
       // What a poll reads while the early event's transaction is open: nothing past it.

@@ -73,6 +73,15 @@ describe('GET /api/v1/rail/events', () => {
     expect((await mine.client.get<{ data: EventJson[] }>('/api/v1/rail/events')).body.data).toEqual([])
   })
 
+  it("takes its time from the recording caller's clock; its id stays on wall time, so it is listed at once", async () => {
+    const { credentials, client } = await app.newPartner()
+    const at = new Date(Date.now() + 2 * 86_400_000) // a clock moved two days on
+    const id = await record(app.db.pool, { partnerId: credentials.partnerId, recordOnly: true }, { now: () => at })
+    const read = await client.get<EventJson & { createdAt: string; payload: { timestamp: string } }>(`/api/v1/rail/events/${id}`)
+    expect(read.body).toEqual(expect.objectContaining({ id, createdAt: at.toISOString(), payload: expect.objectContaining({ id, timestamp: at.toISOString() }) }))
+    await waitFor(async () => (await client.get<{ data: EventJson[] }>('/api/v1/rail/events')).body.data.some((event) => event.id === id), 20_000, 'the event listed')
+  })
+
   it.each([
     ['an unknown filter', '?colour=red'],
     ['limit 0', '?limit=0'],

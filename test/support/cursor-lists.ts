@@ -2,6 +2,7 @@
 // connection: used by the test itself and by the writer processes it starts (cursor-writer.ts).
 import * as counterparties from '../../src/counterparties/repo.ts'
 import { recordEvent } from '../../src/events/service.ts'
+import { systemClock } from '../../src/platform/clock.ts'
 import type { Tx } from '../../src/platform/db.ts'
 import { uuidv7 } from '../../src/platform/ids.ts'
 
@@ -15,7 +16,7 @@ export const LISTS: Record<string, Lister> = {
   events: {
     path: '/api/v1/rail/events',
     async write(db, partnerId, n) {
-      return (await recordEvent(db, { partnerId, type: 'test.cursor', objectType: 'test', objectId: `o${n}`, data: { n }, recordOnly: true })).id
+      return (await recordEvent(db, systemClock, { partnerId, type: 'test.cursor', objectType: 'test', objectId: `o${n}`, data: { n }, recordOnly: true })).id
     },
   },
   counterparties: {

@@ -1,10 +1,12 @@
 // Helpers for event tests: record an event the way a module would, and read its delivery rows.
 import { recordEvent, type NewEvent } from '../../src/events/service.ts'
+import { systemClock, type Clock } from '../../src/platform/clock.ts'
 import { withTransaction, type Pool } from '../../src/platform/db.ts'
 
-export async function record(pool: Pool, event: Partial<NewEvent> & { partnerId: string }): Promise<string> {
+/** Records an event on its own transaction, stamped by `clock` (the system clock unless told); answers its id. */
+export async function record(pool: Pool, event: Partial<NewEvent> & { partnerId: string }, clock: Clock = systemClock): Promise<string> {
   const recorded = await withTransaction(pool, (tx) =>
-    recordEvent(tx, { type: 'test.happened', objectType: 'test_object', objectId: 'obj_1', data: { n: 1 }, ...event }),
+    recordEvent(tx, clock, { type: 'test.happened', objectType: 'test_object', objectId: 'obj_1', data: { n: 1 }, ...event }),
   )
   return recorded.id
 }
