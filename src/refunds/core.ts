@@ -14,7 +14,7 @@ import { submitOutboundInTransaction, type Caller, type OutboundDeps } from '../
 import type { Clock } from '../platform/clock.ts'
 import type { Queryable, Tx } from '../platform/db.ts'
 import { fieldError, notFound, RailError } from '../platform/errors.ts'
-import { findReplay, requestHash, type ReferenceKind } from '../platform/idempotency.ts'
+import { claimReference, findReplay, requestHash, type ReferenceKind } from '../platform/idempotency.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { leftToRefundKobo, lockCredit, type RefundableCredit, type RefundableCredits } from './credits.ts'
 import * as repo from './repo.ts'
@@ -125,27 +125,19 @@ export async function refundCredit(deps: RefundsDeps, tx: Tx, request: CreditRef
   if (!Number.isSafeInteger(request.amountKobo) || request.amountKobo <= 0) throw fieldError('amountKobo', 'must be a positive whole number of kobo')
   const credit = await lockCredit(deps.credits, tx, request.creditId)
   if (!credit || credit.partnerId !== partnerId) throw notFound('Credit')
-  // Under the credit's lock no other refund of it can be recorded meanwhile: the read is the claim's check.
-  const known = await findReplay(REFUND_REFERENCE, { reference: request.reference, requestHash: hash }, () => repo.selectByReferenceAndCredit(tx, partnerId, request.reference, credit.id))
+  const key = { reference: request.reference, requestHash: hash }
+  const stored = () => repo.selectByReferenceAndCredit(tx, partnerId, request.reference, credit.id)
+  // The fast path every create takes before its claim: a refund made before is answered before
+  // the credit's state is checked, so a replay answers even once the credit has moved on.
+  const known = await findReplay(REFUND_REFERENCE, key, stored)
   if (known) return { refund: toRefund(known.replayed), replayed: true }
   assertRefundableBy(request.origin, credit)
   const destination = senderOf(credit)
   if (!destination) throw noSender(credit)
-  const amountLessExcessKobo = await deps.credits.amountLessExcessKobo(tx, credit.id)
-  const inserted = await repo.insertWithinRefundable(tx, {
-    id: uuidv7(),
-    partnerId,
-    reference: request.reference,
-    requestHash: hash,
-    creditId: credit.id,
-    amountKobo: request.amountKobo,
-    currency: credit.currency,
-    originType: request.origin.type,
-    originId: request.origin.type === 'escrow' ? request.origin.id : null,
-    sourceAccountId: request.sourceAccountId,
-    reason: request.reason ?? null,
-  }, amountLessExcessKobo)
-  if (!inserted) throw await exceedsRefundable(deps.credits, tx, credit.id, request.amountKobo)
+  // The claim: the refund's row on its unique key (partner, reference, credit), as every create claims.
+  const claimed = await claimReference(REFUND_REFERENCE, key, () => insertRefund(deps.credits, tx, request, credit, hash), stored)
+  if (claimed.replayed) return { refund: toRefund(claimed.replayed), replayed: true }
+  const inserted = claimed.created
   const payout = await submitOutboundInTransaction(
     deps.outbound,
     tx,
@@ -166,6 +158,32 @@ export async function refundCredit(deps: RefundsDeps, tx: Tx, request: CreditRef
     throw new RailError('insufficient_funds', `The account the refund is held on cannot cover ${inserted.amountKobo} kobo; nothing moved`, { amountKobo: inserted.amountKobo })
   }
   return { refund: toRefund(await repo.setOutboundTransfer(tx, inserted.id, payout.id)), replayed: false }
+}
+
+/**
+ * The claim's insert: the refund's row if the credit still has the amount to refund (checked in the
+ * same statement), else undefined when its reference is taken — else, with no row under the
+ * reference, the amount is what is missing: 422 refund_exceeds_refundable, nothing written.
+ */
+async function insertRefund(credits: RefundableCredits, tx: Tx, request: CreditRefundRequest, credit: RefundableCredit, hash: string): Promise<repo.Refund | undefined> {
+  const partnerId = request.caller.partner.id
+  const amountLessExcessKobo = await credits.amountLessExcessKobo(tx, credit.id)
+  const inserted = await repo.insertWithinRefundable(tx, {
+    id: uuidv7(),
+    partnerId,
+    reference: request.reference,
+    requestHash: hash,
+    creditId: credit.id,
+    amountKobo: request.amountKobo,
+    currency: credit.currency,
+    originType: request.origin.type,
+    originId: request.origin.type === 'escrow' ? request.origin.id : null,
+    sourceAccountId: request.sourceAccountId,
+    reason: request.reason ?? null,
+  }, amountLessExcessKobo)
+  if (inserted) return inserted
+  if (await repo.selectByReferenceAndCredit(tx, partnerId, request.reference, credit.id)) return undefined
+  throw await exceedsRefundable(credits, tx, credit.id, request.amountKobo)
 }
 
 function coreRequestHash(request: CreditRefundRequest): string {
