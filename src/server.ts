@@ -2,6 +2,7 @@
 // `api` and `worker` (production, on DATABASE_URL). Shutdown drains in order: stop accepting
 // requests and finish in-flight ones, stop workers (running jobs finish), close the pool, stop
 // the embedded database.
+import cluster from 'node:cluster'
 import { createServer } from 'node:net'
 import path from 'node:path'
 import type { Runner } from 'graphile-worker'
@@ -212,10 +213,11 @@ function sandboxBankSettings(config: Config, roles: Roles): { secret: string; ba
  * Refuses a taken port before any database is opened: an embedded PostgreSQL's first start
  * (initdb, migrations) takes seconds, and the newcomer should not wait them out to hear it. The
  * listen itself still answers the same if the port is taken in between. A data directory another
- * live `rail serve` owns is left to its own, more telling refusal.
+ * live `rail serve` owns is left to its own, more telling refusal. An API process of `rail cluster`
+ * shares the port its siblings already listen on (the cluster's primary holds it): no probe there.
  */
 async function assertPortFree(config: Config, roles: Roles): Promise<void> {
-  if (config.port === 0) return
+  if (config.port === 0 || cluster.isWorker) return
   if (roles.ownDatabase && !config.databaseUrl && runningApiUrl(config.dataDir) !== undefined) return
   const probe = createServer()
   try {
