@@ -158,7 +158,7 @@ describe('the same credit announced more than once', () => {
       expect(await answer.json()).toMatchObject({ received: true, duplicate: true })
     }
     expect(await balanceOf(client, wallet.walletId)).toMatchObject({ availableBalanceKobo: 30_000, bookedBalanceKobo: 30_000 })
-    await waitFor(() => fundedCallbacks(credentials.callbackSigningSecret, wallet.walletId).length === 1, 10_000, 'wallet.funded')
+    await waitFor(() => fundedCallbacks(credentials.callbackSigningSecret, wallet.walletId).length >= 1, 10_000, 'wallet.funded') // at least once; recorded once, below
     expect(await eventCount('wallet.funded', wallet.walletId)).toBe(1)
   })
 
@@ -180,7 +180,7 @@ describe('the same credit announced more than once', () => {
     const recordedByWebhook = ((await late.json()) as { duplicate: boolean }).duplicate === false
     expect(requery.body.creditsRecorded + (recordedByWebhook ? 1 : 0)).toBe(1)
     expect(await waitForBalance(client, wallet.walletId, 19_404)).toMatchObject({ availableBalanceKobo: 19_404 })
-    await waitFor(() => fundedCallbacks(credentials.callbackSigningSecret, wallet.walletId).length === 1, 10_000, 'wallet.funded')
+    await waitFor(() => fundedCallbacks(credentials.callbackSigningSecret, wallet.walletId).length >= 1, 10_000, 'wallet.funded') // at least once; recorded once, below
     // Asking again finds nothing new and moves nothing.
     const again = await client.post<{ creditsRecorded: number }>('/wallet/requery', { customerId: wallet.walletId })
     expect(again.body.creditsRecorded).toBe(0)
@@ -198,7 +198,10 @@ describe('the same credit announced more than once', () => {
       payIn(client, account.virtualAccount, 6_000),
     ])
     for (const [index, wallet] of wallets.entries()) await waitForBalance(client, wallet.walletId, 1_000 * (index + 1) + 100)
-    await waitFor(() => wallets.every((wallet) => fundedCallbacks(credentials.callbackSigningSecret, wallet.walletId).length === 2), 15_000, 'wallet.funded ×10')
+    // Delivery is at least once (an attempt that timed out on a busy machine is sent again): each
+    // wallet's two events arrive, counted by event id.
+    const eventsDelivered = (walletId: string) => new Set(fundedCallbacks(credentials.callbackSigningSecret, walletId).map((body) => body.id)).size
+    await waitFor(() => wallets.every((wallet) => eventsDelivered(wallet.walletId) === 2), 15_000, 'wallet.funded ×10')
     await waitForCallback(harness.hook, credentials.callbackSigningSecret, (body) => body.event === 'credit.confirmed' && body.data.trackingId === account.trackingId, 2)
     for (const wallet of wallets) expect(await eventCount('wallet.funded', wallet.walletId)).toBe(2)
   })
