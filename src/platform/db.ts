@@ -119,15 +119,22 @@ export async function withTransaction<T>(pool: Pool, work: (tx: Tx) => Promise<T
 export async function transactionOnce<T>(pool: Pool, work: (tx: Tx) => Promise<T>): Promise<T> {
   const client = await pool.connect()
   try {
-    await client.query('BEGIN')
+    return await transactionOn(client, 'BEGIN', work)
+  } finally {
+    client.release()
+  }
+}
+
+/** `work` in a transaction begun by `begin` on a connection that is in none: committed if it returns, rolled back if it throws. */
+async function transactionOn<T>(client: Tx, begin: string, work: (tx: Tx) => Promise<T>): Promise<T> {
+  await client.query(begin)
+  try {
     const result = await work(client)
     await client.query('COMMIT')
     return result
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {})
     throw error
-  } finally {
-    client.release()
   }
 }
 
@@ -147,16 +154,8 @@ export async function readSnapshot<T>(db: Queryable, read: (reader: Queryable) =
 }
 
 /** `read` in a read-only REPEATABLE READ transaction on a connection that is in no transaction. */
-export async function snapshotOn<T>(client: Tx, read: (reader: Queryable) => Promise<T>): Promise<T> {
-  await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
-  try {
-    const result = await read(client)
-    await client.query('COMMIT')
-    return result
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {})
-    throw error
-  }
+export function snapshotOn<T>(client: Tx, read: (reader: Queryable) => Promise<T>): Promise<T> {
+  return transactionOn(client, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', read)
 }
 
 /**
