@@ -1,40 +1,20 @@
 // Retry-After from a real local HTTP receiver, through real graphile-worker jobs: a receiver may
 // slow its retries down within the schedule's bounds, never hurry them nor park them past it
 // (docs/webhooks.md). The retries it slows are brought on by the partner's sandbox clock, not waited out.
-import type { Runner } from 'graphile-worker'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { startBackgroundWorkers } from '../../src/app.ts'
+import { beforeAll, describe, expect, it } from 'vitest'
 import type { DeliverySettings } from '../../src/events/delivery.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
+import type { TestApp } from '../support/app.ts'
 import { advanceSandboxClock } from '../support/clock.ts'
+import { deliveryHarness } from '../support/delivery-harness.ts'
 import { attemptsOf, eventStatus, record } from '../support/events.ts'
-import { startReceiver, type Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 
+const harness = deliveryHarness()
+const { receiver, partnerWithCallback } = harness
 let app: TestApp
-let runner: Runner | undefined
-const receivers: Receiver[] = []
-
-beforeAll(async () => {
-  app = await startTestApp()
+beforeAll(() => {
+  app = harness.app
 })
-afterAll(async () => {
-  await runner?.stop()
-  await app?.close()
-})
-afterEach(async () => {
-  for (const receiver of receivers.splice(0)) await receiver.close()
-})
-
-async function receiver(): Promise<Receiver> {
-  const started = await startReceiver()
-  receivers.push(started)
-  return started
-}
-
-async function partnerWithCallback(url: string) {
-  return app.newPartner({ callbackUrl: url })
-}
 
 /** How long after attempt `attemptNumber` began the delivery's next attempt is due (ms). */
 async function waitedAfterAttempt(eventId: string, attemptNumber: number): Promise<number> {
@@ -51,7 +31,7 @@ describe("Retry-After, within the schedule's bounds", () => {
   // Retries after 0.3 s, 0.3 s and 4 s (±10 %): the longest delay, 4 s, bounds any Retry-After.
   const SCHEDULE: DeliverySettings = { allowLoopbackCallbacks: true, timeoutMs: 2_000, retryDelaysMs: [300, 300, 4_000] }
   beforeAll(async () => {
-    runner = await startBackgroundWorkers({ pool: app.db.pool, masterKey: app.masterKey, concurrency: 4, events: SCHEDULE })
+    await harness.startWorkers(SCHEDULE)
   })
 
   it('waits as long as a receiver asks when that is longer than the schedule (429, seconds)', async () => {

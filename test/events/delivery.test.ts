@@ -2,9 +2,7 @@
 // signatures, retries, 410, redirects, capped reads, ordering per object, rotation,
 // rollback, one attempt at a time, and the time limit (Retry-After: delivery-retry-after.test.ts).
 import { Webhook } from 'standardwebhooks'
-import type { Runner } from 'graphile-worker'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { startBackgroundWorkers } from '../../src/app.ts'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { verifyRailSignature } from '../../src/client/index.ts'
 import { Deliverer, DELIVERY_TIMEOUT_MS, UrlThrottle, type DeliverySettings } from '../../src/events/delivery.ts'
 import { countRetryingEvents, recordEvent } from '../../src/events/service.ts'
@@ -13,46 +11,22 @@ import { systemClock } from '../../src/platform/clock.ts'
 import { seal } from '../../src/platform/crypto.ts'
 import { withTransaction } from '../../src/platform/db.ts'
 import { findFreePort } from '../../src/platform/embedded-db.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
+import type { TestApp } from '../support/app.ts'
+import { deliveryHarness } from '../support/delivery-harness.ts'
 import { attemptsOf, deliveryOf, eventStatus, record } from '../support/events.ts'
-import { startReceiver, type Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 
 const FAST: DeliverySettings = { allowLoopbackCallbacks: true, timeoutMs: 2_000, retryDelaysMs: [300, 300, 300] }
 
+const harness = deliveryHarness()
+const { receiver, partnerWithCallback, stopWorkers } = harness
 let app: TestApp
-let runner: Runner | undefined
-const receivers: Receiver[] = []
-
-beforeAll(async () => {
-  app = await startTestApp()
-})
-afterAll(async () => {
-  await runner?.stop()
-  await app?.close()
-})
-afterEach(async () => {
-  for (const receiver of receivers.splice(0)) await receiver.close()
+beforeAll(() => {
+  app = harness.app
 })
 
-async function startWorkers(settings: DeliverySettings = FAST): Promise<void> {
-  await runner?.stop()
-  runner = await startBackgroundWorkers({ pool: app.db.pool, masterKey: app.masterKey, concurrency: 4, events: settings })
-}
-
-async function stopWorkers(): Promise<void> {
-  await runner?.stop()
-  runner = undefined
-}
-
-async function receiver(): Promise<Receiver> {
-  const started = await startReceiver()
-  receivers.push(started)
-  return started
-}
-
-async function partnerWithCallback(url: string) {
-  return app.newPartner({ callbackUrl: url })
+function startWorkers(settings: DeliverySettings = FAST): Promise<void> {
+  return harness.startWorkers(settings)
 }
 
 describe('with workers running', () => {
@@ -104,8 +78,7 @@ describe('with workers running', () => {
     const { credentials } = await partnerWithCallback(`http://127.0.0.1:${port}/hooks`)
     const eventId = await record(app.db.pool, { partnerId: credentials.partnerId })
     await waitFor(async () => (await attemptsOf(app.db.pool, eventId)).length >= 1)
-    const hook = await startReceiver(port)
-    receivers.push(hook)
+    const hook = await receiver(port)
     await waitFor(async () => (await eventStatus(app.db.pool, eventId)) === 'delivered')
     const attempts = await attemptsOf(app.db.pool, eventId)
     expect(attempts[0]).toEqual(expect.objectContaining({ attempt_number: 1, status_code: null, error: expect.stringContaining('ECONNREFUSED') }))
