@@ -21,7 +21,7 @@ import type { Clock } from '../platform/clock.ts'
 import { Coalescer } from '../platform/coalescer.ts'
 import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
 import { failpoint } from '../platform/failpoints.ts'
-import { addJobsSql, jobSpecSql } from '../platform/jobs.ts'
+import { addJob, addJobsSql, jobSpecSql } from '../platform/jobs.ts'
 import { getProvider, type ProviderProfile, type ProviderRegistry } from '../providers/service.ts'
 import type { ProviderAdapter, ProviderResult } from '../providers/types.ts'
 import * as repo from './repo.ts'
@@ -359,15 +359,7 @@ async function writeSteps(deps: PaymentsDeps, tx: Tx, writes: readonly StepWrite
   for (const ownerType of Object.keys(changes) as repo.OwnerType[]) {
     if (changes[ownerType].length > 0) await deps.owners[ownerType].apply(tx, changes[ownerType], deps.clock)
   }
-  for (const poll of polls) {
-    await tx.query(`SELECT graphile_worker.add_job(identifier => $1::text, payload => $2::json, run_at => $3::timestamptz, job_key => $4::text, priority => $5::int)`, [
-      WORK_TASK,
-      JSON.stringify({ id: poll.id }),
-      poll.runAt.toISOString(),
-      jobKey(poll.id),
-      POLL_PRIORITY,
-    ])
-  }
+  for (const poll of polls) await addJob(tx, WORK_TASK, { id: poll.id }, { runAt: poll.runAt, jobKey: jobKey(poll.id), priority: POLL_PRIORITY })
   return results
 }
 
