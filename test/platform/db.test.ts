@@ -68,7 +68,9 @@ it('a real deadlock between two transactions: PostgreSQL breaks it, the loser ru
       await tx.query('UPDATE pair SET v = v + 1 WHERE id = $1', [order[1]])
     })
   await Promise.all([run('first', [1, 2]), run('second', [2, 1])])
-  expect(attempts.first + attempts.second).toBe(3) // exactly one of them lost the deadlock and ran again
+  // One of them lost the deadlock and ran again. The loser's retry may take its first row back
+  // before the winner, woken, takes it, and deadlock once more (seen on a busy machine): at least 3.
+  expect(attempts.first + attempts.second).toBeGreaterThanOrEqual(3)
   const { rows } = await db.pool.query('SELECT id, v FROM pair ORDER BY id')
   expect(rows).toEqual([
     { id: 1, v: 2 },
