@@ -104,8 +104,8 @@ export interface ClaimedAttempt {
 /**
  * Claims the next attempt of a delivery: due, not leased by another worker, and not behind an
  * earlier pending delivery of the same object to the same URL. Returns undefined when any of
- * those does not hold; whoever holds the lease, or the earlier delivery's completion, or the
- * sweep, brings the delivery back.
+ * those does not hold; whoever holds the lease (or, should it die, a job set for when the lease
+ * lapses), or the earlier delivery's completion, or the sweep, brings the delivery back.
  */
 export async function claimAttempt(db: Queryable, deliveryId: string, leaseMs: number, now: Date): Promise<ClaimedAttempt | undefined> {
   const { rows } = await db.query<DeliveryRow & { event: EventRow & { secret_sealed_hex: string | null }; url_disabled: { disabled_at: string; reason: string } | null }>(
@@ -134,6 +134,15 @@ export async function claimAttempt(db: Queryable, deliveryId: string, leaseMs: n
   const event = toEvent({ ...eventRow, secret_sealed: secretHex === null ? null : Buffer.from(secretHex, 'hex'), created_at: new Date(eventRow.created_at) })
   const urlDisabled = row.url_disabled && { disabledAt: new Date(row.url_disabled.disabled_at), reason: row.url_disabled.reason }
   return { delivery: toDelivery(row), attemptNumber: row.attempts_made, event, urlDisabled }
+}
+
+/** When the claim another worker holds on a pending delivery lapses; undefined when none is held. */
+export async function selectHeldClaim(db: Queryable, deliveryId: string): Promise<{ url: string; leaseUntil: Date } | undefined> {
+  const { rows } = await db.query<{ url: string; lease_until: Date }>(
+    `SELECT url, lease_until FROM event_deliveries WHERE id = $1 AND status = 'pending' AND lease_until >= now()`,
+    [deliveryId],
+  )
+  return rows[0] && { url: rows[0].url, leaseUntil: rows[0].lease_until }
 }
 
 /**

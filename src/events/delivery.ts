@@ -16,8 +16,9 @@ import { uuidv7Ms } from '../platform/ids.ts'
 import { checkCallbackUrl, guardedLookup, type CallbackPolicy } from '../platform/address-guard.ts'
 import * as deliveries from './deliveries-repo.ts'
 import type * as repo from './repo.ts'
-import { callbackPolicyFor, DELIVER_TASK, DELIVERY_JOB_KEY_PREFIX, deliveryJob, enqueueDelivery, RETRY_PRIORITY, EVENT_DELIVERY_FAILED, recordEvent } from './service.ts'
+import { callbackPolicyFor, DELIVER_TASK, DELIVERY_JOB_KEY_PREFIX, deliveryJob, enqueueAfterClaim, enqueueDelivery, RETRY_PRIORITY, EVENT_DELIVERY_FAILED, recordEvent } from './service.ts'
 import { deliveryHeaders } from './signing.ts'
+import { UrlThrottle } from './url-throttle.ts'
 
 /** docs/design.md §9: the wait before each retry; the first attempt is at once. About three days in all. */
 export const RETRY_DELAYS_MS: readonly number[] = [5, 300, 1_800, 7_200, 18_000, 36_000, 50_400, 72_000, 86_400].map((s) => s * 1000)
@@ -52,76 +53,6 @@ export interface DeliveryDeps {
 type AttemptResult =
   | { kind: 'answered'; statusCode: number; retryAfterMs: number | undefined; excerpt: string; durationMs: number }
   | { kind: 'no_answer'; error: string; durationMs: number }
-
-/**
- * How many attempts this process lets run at once to one URL. A URL whose last attempt answered
- * 2xx has no limit; any other (new, failing, or with an attempt running longer than slowAfterMs) gets
- * UNPROVEN_IN_FLIGHT_MAX, so that a receiver that hangs or fails cannot take every
- * worker slot from the healthy ones. A throttle held in memory, nothing more: losing it loses no
- * delivery.
- */
-export class UrlThrottle {
-  static readonly UNPROVEN_IN_FLIGHT_MAX = 2
-  /** The default of slowAfterMs: half the 10 s limit, so a receiver is judged before its attempt times out. */
-  static readonly SLOW_MS = 5_000
-  /** A new URL's other deliveries wait this long for its first answers before being held back. */
-  static readonly PROBE_WAIT_MS = 50
-  private static readonly TRACKED_MAX = 10_000
-  /** Start times (ms) of the attempts running now, per URL. */
-  private readonly running = new Map<string, number[]>()
-  private readonly healthy = new Set<string>()
-  private readonly failing = new Set<string>()
-  /** An attempt running longer than this makes its URL failing. A limit of wall time, as the attempt's own timeout is. */
-  private readonly slowAfterMs: number
-
-  constructor(options: { slowAfterMs?: number } = {}) {
-    this.slowAfterMs = options.slowAfterMs ?? UrlThrottle.SLOW_MS
-  }
-
-  /**
-   * healthy: the last attempt answered 2xx; failing: it did not, or one is running slowly; unknown: none seen yet.
-   * Attempts are timed on the wall clock (Date.now()), as I/O is: no test clock makes a receiver slow.
-   */
-  stateOf(url: string, nowMs = Date.now()): 'healthy' | 'failing' | 'unknown' {
-    const slowRunning = (this.running.get(url) ?? []).some((startedMs) => nowMs - startedMs > this.slowAfterMs)
-    if (slowRunning || this.failing.has(url)) return 'failing'
-    return this.healthy.has(url) ? 'healthy' : 'unknown'
-  }
-
-  /**
-   * Takes a slot for an attempt to `url` (the slot is its start time, to give back to release),
-   * or answers undefined when the URL is at its limit. For a URL not seen yet, waits briefly for
-   * the attempts already running to tell what it is.
-   */
-  async admit(url: string): Promise<number | undefined> {
-    const deadline = Date.now() + UrlThrottle.PROBE_WAIT_MS
-    for (;;) {
-      const state = this.stateOf(url)
-      const starts = this.running.get(url) ?? []
-      if (state === 'healthy' || starts.length < UrlThrottle.UNPROVEN_IN_FLIGHT_MAX) {
-        const slot = Date.now()
-        this.running.set(url, [...starts, slot])
-        return slot
-      }
-      if (state === 'failing' || Date.now() >= deadline) return undefined
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
-  }
-
-  /** Gives the slot back and learns from the attempt (undefined: no attempt was made). */
-  release(url: string, slot: number, attempt?: { success: boolean }): void {
-    const starts = this.running.get(url) ?? []
-    const index = starts.indexOf(slot)
-    if (index >= 0) starts.splice(index, 1)
-    if (starts.length === 0) this.running.delete(url)
-    if (!attempt) return
-    // Any 2xx makes a URL healthy: its duration says as much about this machine's load as about the receiver.
-    const [add, remove] = attempt.success ? [this.healthy, this.failing] : [this.failing, this.healthy]
-    remove.delete(url)
-    if (add.size >= UrlThrottle.TRACKED_MAX) add.clear()
-    add.add(url)
-  }
-}
 
 /** A delivery held back while its URL is new waits this long (with jitter) for its job to come round again. */
 const DEFER_UNPROVEN_MS = [1_000, 3_000] as const
@@ -212,7 +143,10 @@ export class Deliverer {
   /** Claims and makes the attempt; answers whether it succeeded (undefined: no attempt was made). */
   private async claimAndAttempt(deliveryId: string): Promise<{ success: boolean } | undefined> {
     const claimed = await deliveries.claimAttempt(this.deps.pool, deliveryId, this.timeoutMs + 5_000, this.deps.clock.now())
-    if (!claimed) return undefined
+    if (!claimed) {
+      await this.comeBackWhenClaimLapses(deliveryId)
+      return undefined
+    }
     const { delivery, event, urlDisabled } = claimed
     if (urlDisabled) {
       const error = `callback URL disabled at ${urlDisabled.disabledAt.toISOString()}: ${urlDisabled.reason}`
@@ -227,6 +161,16 @@ export class Deliverer {
     const result = await this.post(delivery.url, policy, event, await this.secretFor(event))
     await this.recordOutcome(claimed, startedAt, result)
     return { success: result.kind === 'answered' && isSuccess(result.statusCode) }
+  }
+
+  /**
+   * Another worker holds the delivery. Should it fail before recording its attempt (its job
+   * throws on a lost connection; graphile-worker's retry comes while the claim still holds), the
+   * delivery comes back when the claim lapses, not a minute later with the sweep.
+   */
+  private async comeBackWhenClaimLapses(deliveryId: string): Promise<void> {
+    const held = await deliveries.selectHeldClaim(this.deps.pool, deliveryId)
+    if (held) await enqueueAfterClaim(this.deps.pool, deliveryId, held.url, held.leaseUntil)
   }
 
   private async environmentOf(partnerId: string): Promise<PartnerEnvironment> {

@@ -19,6 +19,8 @@ export const EVENT_DELIVERY_FAILED = 'event.delivery_failed'
 /** graphile-worker runs lower priorities first: first attempts before retries and held-back deliveries. */
 export const FIRST_ATTEMPT_PRIORITY = 0
 export const RETRY_PRIORITY = 1
+/** A job set for when a claim lapses runs this long after, so that the claim has lapsed by the database's clock too. */
+const CLAIM_LAPSE_MARGIN_MS = 1_000
 
 /** How an event is signed: see docs/webhooks.md. */
 export type EventSigning =
@@ -73,6 +75,16 @@ export function deliveryJob(deliveryId: string, url: string, priority = FIRST_AT
 export async function enqueueDelivery(db: Queryable, deliveryId: string, url: string, runAt?: Date, priority = FIRST_ATTEMPT_PRIORITY): Promise<void> {
   const job = deliveryJob(deliveryId, url, priority)
   await addJob(db, job.task, job.payload, { jobKey: job.jobKey, runAt, priority: job.priority })
+}
+
+/**
+ * A job to run when another worker's claim on a delivery lapses. It has no job key, so it neither
+ * replaces nor moves the job of the delivery's next attempt; if the holder recorded its attempt by
+ * then, this job finds nothing to claim and ends.
+ */
+export async function enqueueAfterClaim(db: Queryable, deliveryId: string, url: string, leaseUntil: Date): Promise<void> {
+  const job = deliveryJob(deliveryId, url, RETRY_PRIORITY)
+  await addJob(db, job.task, job.payload, { runAt: new Date(leaseUntil.getTime() + CLAIM_LAPSE_MARGIN_MS), priority: job.priority })
 }
 
 /** A sandbox partner's clock moved on (docs/sandbox.md): its pending deliveries' retries come as much earlier, and those due run now. */

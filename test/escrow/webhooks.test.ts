@@ -12,6 +12,7 @@ import { startBackgroundWorkers } from '../../src/app.ts'
 import { expireDueEscrows } from '../../src/escrow/service.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { creditEscrow, createRequest, escrowClient, expiryDeps } from '../support/escrow.ts'
+import { describeDeliveries } from '../support/events.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { startReceiver, type ReceivedRequest, type Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
@@ -61,7 +62,9 @@ interface EventBody {
 const eventsFor = (receiver: Receiver, ref: string) => receiver.requests.filter((r) => (JSON.parse(r.rawBody) as EventBody).data?.ref === ref)
 
 async function received(receiver: Receiver, ref: string, count: number): Promise<ReceivedRequest[]> {
-  await waitFor(() => eventsFor(receiver, ref).length >= count, 15_000, `${count} events for ${ref}`)
+  await waitFor(() => eventsFor(receiver, ref).length >= count, 15_000, `${count} events for ${ref}`).catch(async (error: Error) => {
+    throw new Error(`${error.message}; their deliveries: ${await describeDeliveries(app.db.pool, ref)}`)
+  })
   return eventsFor(receiver, ref)
 }
 

@@ -4,7 +4,8 @@
 import { Webhook } from 'standardwebhooks'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { verifyRailSignature } from '../../src/client/index.ts'
-import { Deliverer, DELIVERY_TIMEOUT_MS, UrlThrottle, type DeliverySettings } from '../../src/events/delivery.ts'
+import { Deliverer, DELIVERY_TIMEOUT_MS, type DeliverySettings } from '../../src/events/delivery.ts'
+import { UrlThrottle } from '../../src/events/url-throttle.ts'
 import { countRetryingEvents, recordEvent } from '../../src/events/service.ts'
 import { rotateCallbackSecret } from '../../src/partners/service.ts'
 import { systemClock } from '../../src/platform/clock.ts'
@@ -316,6 +317,42 @@ describe('one attempt at a time, and the time limit', () => {
     expect(hook.requests).toHaveLength(1)
     expect(await attemptsOf(app.db.pool, eventId)).toHaveLength(1)
     expect(await eventStatus(app.db.pool, eventId)).toBe('delivered')
+  })
+
+  it('a claim whose holder died before recording: the job that finds it held comes back when it lapses, without the sweep', async () => {
+    const hook = await receiver()
+    const { credentials } = await partnerWithCallback(hook.url)
+    const eventId = await record(app.db.pool, { partnerId: credentials.partnerId })
+    const delivery = await deliveryOf(app.db.pool, eventId)
+    const jobsOf = async () =>
+      (
+        await app.db.pool.query<{ id: string; key: string | null; after_lease: boolean }>(
+          `SELECT j.id, j.key, j.run_at > d.lease_until AS after_lease FROM graphile_worker._private_jobs j JOIN event_deliveries d ON d.id::text = j.payload->>'deliveryId'
+            WHERE d.id = $1 ORDER BY j.id`,
+          [delivery.id],
+        )
+      ).rows
+    // A worker took the delivery's job and claimed its attempt, then died: its job is gone, its claim holds.
+    await app.db.pool.query(`SELECT graphile_worker.complete_jobs(ARRAY(SELECT id FROM graphile_worker._private_jobs WHERE payload->>'deliveryId' = $1))`, [delivery.id])
+    await app.db.pool.query(`UPDATE event_deliveries SET attempts_made = 1, lease_until = now() + interval '1 hour' WHERE id = $1`, [delivery.id])
+
+    // A second job for it (graphile-worker's retry of the holder's job) finds the claim held.
+    const worker = new Deliverer({ pool: app.db.pool, masterKey: app.masterKey, clock: systemClock, settings: FAST })
+    await worker.attempt(delivery.id, hook.url)
+    await worker.close()
+    expect(hook.requests).toHaveLength(0)
+    const [comeBack, ...others] = await jobsOf()
+    expect(others).toEqual([])
+    expect(comeBack).toEqual(expect.objectContaining({ key: null, after_lease: true }))
+
+    // The claim lapses (its hour is moved back, and the job with it): that job makes the attempt.
+    await app.db.pool.query(`UPDATE event_deliveries SET lease_until = now() - interval '1 second' WHERE id = $1`, [delivery.id])
+    await app.db.pool.query(`SELECT graphile_worker.reschedule_jobs(ARRAY[$1::bigint], run_at => now())`, [comeBack!.id])
+    await startWorkers()
+    await waitFor(async () => (await eventStatus(app.db.pool, eventId)) === 'delivered')
+    await stopWorkers()
+    expect(hook.requests).toHaveLength(1)
+    expect(await attemptsOf(app.db.pool, eventId)).toEqual([expect.objectContaining({ attempt_number: 2, status_code: 200 })])
   })
 
   it('a receiver slower than the time limit is retried, its attempt recorded as no answer', async () => {

@@ -29,3 +29,17 @@ export async function eventStatus(pool: Pool, eventId: string): Promise<string> 
   const { rows } = await pool.query(`SELECT delivery_status FROM events WHERE id = $1`, [eventId])
   return rows[0]?.delivery_status
 }
+
+/**
+ * The deliveries of an object's events, with their attempts and the database's time: what a test
+ * prints when the callbacks it waits for do not come, so that a failure on CI explains itself.
+ */
+export async function describeDeliveries(pool: Pool, objectId: string): Promise<string> {
+  const { rows } = await pool.query(
+    `SELECT e.type, d.status, d.attempts_made, d.next_attempt_at, d.lease_until, now() AS db_now,
+            (SELECT json_agg(a ORDER BY a.attempt_number) FROM event_delivery_attempts a WHERE a.delivery_id = d.id) AS attempts
+       FROM events e LEFT JOIN event_deliveries d ON d.event_id = e.id WHERE e.object_id = $1 ORDER BY e.id, d.seq`,
+    [objectId],
+  )
+  return JSON.stringify(rows, null, 1)
+}
