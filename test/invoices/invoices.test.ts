@@ -167,6 +167,9 @@ describe('create and publish', () => {
     expect((await client.get(`/api/v1/rail/virtual-account/${randomUUID()}`)).status).toBe(404)
     // The intent the invoice collects through is the invoice's, not one of the partner's own intents: not listed.
     const own = await client.post<{ id: string }>('/api/v1/rail/payment/intent', { reference: randomUUID(), amountKobo: 10_000 })
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    const listsOwn = async () => (await client.get<{ data: { id: string }[] }>('/api/v1/rail/payment/intent')).body.data.some((intent) => intent.id === own.body.id)
+    await waitFor(listsOwn, 20_000, 'the own intent listed')
     const listed = await client.get<{ data: { id: string; virtualAccount: string }[] }>('/api/v1/rail/payment/intent')
     expect(listed.body.data.map((intent) => intent.id)).toEqual([own.body.id])
   })
@@ -323,6 +326,8 @@ describe('reads and bad input', () => {
     const { client } = await partner()
     const draft = await create(client)
     const published = await create(client, { publishOnCreate: true })
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(async () => (await client.get<{ data: InvoiceJson[] }>('/api/v1/rail/invoice?limit=100')).body.data.length === 2, 20_000, 'both invoices listed')
     const drafts = await client.get<{ data: InvoiceJson[] }>('/api/v1/rail/invoice?status=draft')
     expect(drafts.body.data.map((invoice) => invoice.id)).toEqual([draft.id])
     const all = await client.get<{ data: InvoiceJson[] }>('/api/v1/rail/invoice?limit=1')
