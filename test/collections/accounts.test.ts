@@ -7,6 +7,7 @@ import { isValidBrr } from '../../src/nip/brr.ts'
 import { isValidNuban } from '../../src/nip/nuban.ts'
 import { setCapability } from '../../src/providers/service.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
+import { waitFor } from '../support/wait.ts'
 import { BANK_SECRET } from './support.ts'
 
 let app: TestApp
@@ -78,6 +79,8 @@ describe('payment intents', () => {
       expect(read.status).toBe(200)
       expect(read.body).toEqual(intent)
     }
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(async () => (await client.get<{ data: { id: string }[] }>('/api/v1/rail/payment/intent?limit=100')).body.data.length === 1, 20_000, 'the intent listed')
     const listed = await client.get<{ data: { id: string }[] }>('/api/v1/rail/payment/intent?limit=5')
     expect(listed.body.data.map((item) => item.id)).toContain(intent.id)
   })
@@ -184,6 +187,8 @@ describe('persistent virtual accounts', () => {
     const other = await app.newPartner()
     expect((await other.client.get(`/api/v1/rail/virtual-account/${first.body.trackingId}`)).status).toBe(404)
     expect((await other.client.post(`/api/v1/rail/virtual-account/${first.body.trackingId}/archive`)).status).toBe(404)
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(async () => (await client.get<{ data: { trackingId: string }[] }>('/api/v1/rail/virtual-account?limit=100')).body.data.length === 1, 20_000, 'the account listed')
     const listed = await client.get<{ data: { trackingId: string }[] }>('/api/v1/rail/virtual-account?status=archived')
     expect(listed.body.data.map((account) => account.trackingId)).toEqual([first.body.trackingId])
   })

@@ -269,6 +269,8 @@ describe('collections pages', () => {
     const many = await harness.app.newPartner({ name: 'Many Intents Ltd' })
     const references: string[] = []
     for (let index = 0; index < 26; index += 1) references.push((await newIntent(many.client, { reference: `many-${String(index).padStart(2, '0')}` })).reference)
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(async () => (await many.client.get<{ data: Intent[] }>('/api/v1/rail/payment/intent?limit=100')).body.data.length === references.length, 20_000, 'the intents listed')
     const session = await signedInSession(harness.app.db.pool, base(), many.credentials.partnerId)
     const first = await pageText(session, '/dashboard/collections/intents?status=pending')
     const shown = (text: string) => [...text.matchAll(/class="reference">(many-\d\d)</g)].map((match) => match[1])
@@ -340,6 +342,8 @@ describe('unmatched credits', () => {
 
     // Assign: to an open intent of the same amount, which the credit then pays.
     const target = await newIntent(client, { amountKobo: 40_000 })
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md): the credit's page lists the open intents.
+    await waitFor(async () => (await client.get<{ data: Intent[] }>('/api/v1/rail/payment/intent?limit=100')).body.data.some((listed) => listed.id === target.id), 20_000, 'the target intent listed')
     await page.goto(`${base()}/dashboard/unmatched/${unmatched.assign}`)
     expect(await page.locator(`#assign-targets option[value="${target.trackingId}"]`).count()).toBe(1)
     await page.locator('input[name=trackingId]').fill(target.trackingId)

@@ -94,6 +94,8 @@ describe('partner dashboard', () => {
     expect(await fitsWidth(page)).toBe(true)
     await screenshot(page, 'dashboard-overview')
 
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(async () => (await client.get<{ data: unknown[] }>('/api/v1/rail/outbound?limit=100')).body.data.length === 1, 20_000, 'the transfer listed')
     await page.getByRole('link', { name: 'Outbound transfers' }).first().click()
     await waitForText(page, 'h1', 'Outbound transfers')
     await page.locator('input[name=reference]').fill(reference)

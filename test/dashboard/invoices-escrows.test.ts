@@ -210,7 +210,9 @@ describe('dashboard invoices', () => {
       { action: 'invoice.cancel', object_id: created.id, detail: { reference, status: 'cancelled' } },
     ])
 
-    // The list, filtered by status, shows it (its title as text).
+    // The list, filtered by status, shows it (its title as text). A list shows a row once the
+    // transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(async () => (await invoicesOf(ada)).length === 1, 20_000, 'the invoice listed')
     await page.getByRole('link', { name: 'Invoices' }).first().click()
     await page.locator('select[name=status]').selectOption('cancelled')
     await page.getByRole('button', { name: 'Find' }).click()
@@ -242,6 +244,8 @@ describe('dashboard invoices', () => {
     const [first, second] = await Promise.all([postForm(baseUrl, session, '/dashboard/invoices', fields), postForm(baseUrl, session, '/dashboard/invoices', fields)])
     expect([first.status, second.status]).toEqual([303, 303])
     expect(first.headers.get('location')).toBe(second.headers.get('location'))
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(async () => (await invoicesOf(ada)).some((invoice) => invoice.reference === reference), 20_000, 'the invoice listed')
     const made = (await invoicesOf(ada)).filter((invoice) => invoice.reference === reference)
     expect(made).toHaveLength(1)
     expect(made[0]).toMatchObject({ status: 'published', amountKobo: 70_000 })
@@ -318,6 +322,8 @@ describe('dashboard invoices', () => {
     const draft = await ada.client.post<InvoiceJson>('/api/v1/rail/invoice', { reference: `csrf-${randomUUID()}`, title: 'Draft', amountKobo: 10_000 })
     const foreign = await other.client.post<InvoiceJson>('/api/v1/rail/invoice', { reference: `other-${randomUUID()}`, title: 'Theirs', amountKobo: 10_000 })
     expect([draft.status, foreign.status]).toEqual([200, 200])
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(async () => (await invoicesOf(ada)).some((invoice) => invoice.id === draft.body.id), 20_000, 'the draft listed')
     const before = { invoices: (await invoicesOf(ada)).length, actions: (await actionsOf(ada.credentials.partnerId)).length }
     const create = { reference: randomUUID(), title: 'Forged', amount: '100' }
     for (const csrf of [null, theirs.csrf]) {
@@ -369,6 +375,9 @@ describe('dashboard lists', () => {
       expect((await lister.client.post('/api/v1/rail/invoice', { reference: `page-${index}`, title: `Invoice ${index}`, amountKobo: 10_000 })).status).toBe(200)
     }
     await Promise.all(Array.from({ length: 26 }, (_, index) => lister.escrow.create(createRequest({ description: `Escrow ${index + 1}`, reference: `page-${index + 1}` }))))
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(async () => (await invoicesOf(lister)).length === 26, 20_000, 'the invoices listed')
+    await waitFor(async () => (await lister.escrow.list<{ data: EscrowJson[] }>('?limit=100')).body.data.length === 26, 20_000, 'the escrows listed')
     const session = await signedInSession(harness.app.db.pool, baseUrl, lister.credentials.partnerId)
     const listed = async (path: string) => {
       const page = await (await fetch(`${baseUrl}${path}`, { headers: { cookie: session.cookie } })).text()
@@ -397,6 +406,8 @@ describe('dashboard escrows', () => {
     const metadata = { note: INJECTED, [INJECTED]: 1 }
     const toRelease = await escrowFor(ada, { description: `Bicycle ${INJECTED}`, metadata, reference: `r ${INJECTED}` }, true)
     const toCancel = await escrowFor(ada, { description: `Sofa ${INJECTED}` }, true)
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(async () => (await ada.escrow.list<{ data: EscrowJson[] }>('?limit=100')).body.data.length === 2, 20_000, 'both escrows listed')
     const watched = await signedInPage(browser, harness.app.db.pool, baseUrl, ada.credentials.partnerId)
     const { page } = watched
     await page.getByRole('link', { name: 'Escrows' }).first().click()

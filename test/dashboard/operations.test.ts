@@ -71,6 +71,8 @@ describe('dashboard operations', () => {
   it('filters transfers by Lagos day, and ignores a day that is not a date', async () => {
     const today = lagosToday(new Date())
     const listed = async (query: string) => ((await (await page(`/dashboard/transfers?${query}`)).text()).match(/class="reference"/g) ?? []).length
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(async () => (await client.get<{ data: unknown[] }>('/api/v1/rail/outbound?limit=100')).body.data.length === 1, 20_000, 'the transfer listed')
     expect(await listed(`from=${today}&to=${today}`)).toBe(1)
     expect(await listed(`from=2099-01-01`)).toBe(0)
     expect(await listed(`to=2000-01-01`)).toBe(0)

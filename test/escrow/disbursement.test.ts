@@ -144,6 +144,8 @@ describe('escrow disbursement', () => {
     expect(released.body.status).toBe('released')
     const pending = (await read(api, ref)).disbursement!
     expect(pending).toEqual({ destination: FIRST, state: 'pending', outboundTransferId: expect.any(String) })
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(async () => (await client.get<{ data: OutboundJson[] }>('/api/v1/rail/outbound?limit=100')).body.data.length === 1, 20_000, 'the payout listed')
     // An ordinary payout of the pipeline, its origin the escrow, held on the escrow holding account (the float is not touched).
     const listed = (await client.get<{ data: OutboundJson[] }>('/api/v1/rail/outbound?origin=escrow')).body.data
     expect(listed).toHaveLength(1)
@@ -209,6 +211,8 @@ describe('escrow disbursement', () => {
     expect([refused.status, refused.body.error]).toEqual([400, 'invalid_escrow_status'])
     expect(refused.body.message).toMatch(/disbursement is paid/)
     expect(escrowEvents(ref).map((e) => e.event)).toEqual(['escrow.funded', 'escrow.released', 'escrow.disbursement_failed', 'escrow.disbursed'])
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(async () => (await client.get<{ data: OutboundJson[] }>('/api/v1/rail/outbound?limit=100')).body.data.length === 2, 20_000, 'both payouts listed')
     const payouts = (await client.get<{ data: OutboundJson[] }>('/api/v1/rail/outbound?origin=escrow')).body.data
     expect(payouts.map((payout) => payout.state).sort()).toEqual(['confirmed', 'failed'])
     await expectLedgerVerified(harness.app.db.pool)

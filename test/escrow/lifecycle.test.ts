@@ -158,6 +158,8 @@ describe('create and get', () => {
     const first = await created(api)
     const second = await funded(partnerId, api)
     const third = await created(api)
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(async () => (await api.list<{ data: EscrowJson[] }>('?limit=100')).body.data.length === 3, 20_000, 'the escrows listed')
     const page = await api.list<{ success: boolean; data: EscrowJson[]; nextCursor: string | null }>('?limit=2')
     expect(page.status).toBe(200)
     expect(page.body.data.map((e) => e.ref)).toEqual([third.ref, second.ref])

@@ -96,6 +96,8 @@ describe('escrow money out under concurrency', () => {
 
     const answers = await Promise.all([api.release(ref, { disbursement: OTHER }), api.release(ref, { disbursement: OTHER })])
     expect(answers.map((answer) => answer.status).sort()).toEqual([200, 400])
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(async () => (await client.get<{ data: unknown[] }>('/api/v1/rail/outbound?limit=100')).body.data.length === 2, 20_000, 'both payouts listed')
     const payouts = (await client.get<{ data: { state: string }[] }>('/api/v1/rail/outbound?origin=escrow')).body.data
     expect(payouts).toHaveLength(2) // the failed one and one retry
     await settle(client, (await read(api, ref)).disbursement!.outboundTransferId!, 'confirmed')

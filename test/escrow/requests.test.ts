@@ -7,6 +7,7 @@ import { MAX_AMOUNT_KOBO_DEFAULT } from '../../src/platform/amounts.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { creditEscrow, createRequest, escrowClient, type EscrowClient } from '../support/escrow.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
+import { waitFor } from '../support/wait.ts'
 
 let app: TestApp
 
@@ -183,6 +184,8 @@ describe('POST /api/v1/escrow/partner/create', () => {
       expect(response.body.status).toBe('initiated')
     }
     expect(await escrowCount(partnerId)).toBe(bounds.length)
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(async () => (await api.list<{ data: unknown[] }>('?limit=100')).body.data.length === bounds.length, 20_000, 'the escrows listed')
     const ttlMax = (await api.list<{ data: { createdAt: string; expiresAt: string }[] }>()).body.data.find(
       (e) => Date.parse(e.expiresAt) - Date.parse(e.createdAt) === TTL_HOURS_MAX * 3_600_000,
     )

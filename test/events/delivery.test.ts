@@ -113,6 +113,8 @@ describe('with workers running', () => {
     expect(hook.requests).toHaveLength(4) // the first attempt and three retries
     const attempts = await attemptsOf(app.db.pool, eventId)
     expect(attempts.map((a) => [a.attempt_number, a.status_code, a.error, a.response_excerpt])).toEqual([1, 2, 3, 4].map((n) => [n, 500, 'HTTP 500', 'broken']))
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(async () => (await client.get<{ data: unknown[] }>('/api/v1/rail/events?limit=100')).body.data.length === 2, 20_000, 'the event and its delivery failure listed')
     const failures = await client.get<{ data: { type: string; objectId: string; payload: { data: Record<string, unknown> } }[] }>(
       `/api/v1/rail/events?type=event.delivery_failed&objectId=${eventId}`,
     )

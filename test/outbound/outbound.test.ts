@@ -282,6 +282,8 @@ describe('reads and the simulator', () => {
     const first = (await client.post<OutboundJson>('/api/v1/rail/outbound', { clientReference: 'read-1', amountKobo: 1_000, ...BENEFICIARY })).body
     const second = (await client.post<OutboundJson>('/api/v1/rail/outbound', { clientReference: 'read-2', amountKobo: 1_000, ...BENEFICIARY })).body
     expect((await read(client, first.id)).clientReference).toBe('read-1')
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(async () => (await client.get<{ data: OutboundJson[] }>('/api/v1/rail/outbound?limit=100')).body.data.length === 2, 20_000, 'both transfers listed')
     const byReference = await client.get<{ data: OutboundJson[] }>('/api/v1/rail/outbound?clientReference=read-2')
     expect(byReference.body.data.map((t) => t.id)).toEqual([second.id])
     const list = await client.get<{ data: OutboundJson[]; nextCursor: string | null }>('/api/v1/rail/outbound?limit=1')

@@ -159,6 +159,9 @@ describe('triage refunds made before 0032', () => {
     await makeOldStyle(failed.creditId, failed.refundId, failed.payoutId)
 
     await backfill()
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md):
+    // the backfilled refunds take their payouts' ids.
+    await waitFor(async () => (await partner.client.get<{ data: RefundJson[] }>('/api/v1/rail/refunds?limit=100')).body.data.length === 2, 20_000, 'both refunds listed')
     const { data } = (await partner.client.get<{ data: RefundJson[] }>('/api/v1/rail/refunds')).body
     const byId = new Map(data.map((refund) => [refund.id, refund]))
     expect(byId.get(confirmed.payoutId)).toMatchObject({ creditId: confirmed.creditId, state: 'succeeded', failureReason: null, amountKobo: 3_000 })

@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { nuban } from '../../src/nip/nuban.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
+import { waitFor } from '../support/wait.ts'
 import { startCollections, waitForCallback, type CollectionsHarness } from '../collections/support.ts'
 import { confirmedCredit, creditTo, heldKobo, movedFor, newPartner, PAYER, refund, refundOne, settleRefund, type RefundJson } from './support.ts'
 
@@ -35,6 +36,8 @@ describe('a refund of a confirmed credit', () => {
     // The payout is an ordinary outbound transfer to the sender, its origin the refund.
     const payout = (await client.get<Record<string, unknown>>(`/api/v1/rail/outbound/${partial.outboundTransferId}`)).body
     expect(payout).toMatchObject({ origin: { type: 'refund', id: partial.id, reference: partial.reference }, beneficiaryAccountNumber: PAYER.payerAccountNumber, beneficiaryBankCode: PAYER.payerBankCode, amountKobo: 20_000 })
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(async () => (await client.get<{ data: unknown[] }>('/api/v1/rail/outbound?limit=100')).body.data.length === 1, 20_000, 'the payout listed')
     const listed = (await client.get<{ data: { id: string }[] }>('/api/v1/rail/outbound?origin=refund')).body.data
     expect(listed.map((transfer) => transfer.id)).toEqual([partial.outboundTransferId])
 
@@ -54,6 +57,8 @@ describe('a refund of a confirmed credit', () => {
     const more = await refund(client, { reference: randomUUID(), creditId, amountKobo: 1 })
     expect(more.status).toBe(422)
     expect(more.body).toMatchObject({ error: 'refund_exceeds_refundable', details: { refundableKobo: 0 } })
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(async () => (await client.get<{ data: RefundJson[] }>('/api/v1/rail/refunds?limit=100')).body.data.length === 2, 20_000, 'both refunds listed')
     const list = (await client.get<{ data: RefundJson[] }>(`/api/v1/rail/refunds?creditId=${creditId}`)).body.data
     expect(list.map((entry) => entry.id)).toEqual([rest.id, partial.id])
     expect((await client.get<{ data: RefundJson[] }>('/api/v1/rail/refunds?state=succeeded&limit=1')).body.data).toHaveLength(1)

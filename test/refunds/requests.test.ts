@@ -103,6 +103,8 @@ describe('credits the Refunds API does not refund', () => {
     // Triage refunds it through the same refunds: listed with origin triage, ended by its payout.
     const resolved = await partner.client.post<{ status: string; resolution: { refundId: string } }>(`/api/v1/rail/unmatched/${unmatched}/resolve`, { action: 'refund' })
     expect(resolved.body.status).toBe('refund_pending')
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(async () => (await partner.client.get<{ data: RefundJson[] }>('/api/v1/rail/refunds?limit=100')).body.data.length === 1, 20_000, 'the refund listed')
     const [viaTriage] = (await partner.client.get<{ data: RefundJson[] }>(`/api/v1/rail/refunds?creditId=${unmatched}`)).body.data
     expect(viaTriage).toMatchObject({ id: resolved.body.resolution.refundId, origin: { type: 'triage', id: null }, amountKobo: 8_000, state: 'pending' })
     expect((await settleRefund(partner.client, viaTriage!.id, 'confirmed')).state).toBe('succeeded')

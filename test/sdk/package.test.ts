@@ -62,6 +62,8 @@ describe('the package', () => {
         'const settings = await rail.getSettings()',
         'const intent = await rail.createPaymentIntent({ body: { amountKobo: 10_000, currency: "NGN" } })',
         'const missing = await rail.getPaymentIntent({ path: { id: "00000000-0000-4000-8000-000000000000" } }).catch((error) => error)',
+        '// A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).',
+        'for (const deadline = Date.now() + 60_000; (await rail.listPaymentIntents({ query: { limit: 100 } })).data.length === 0 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 25))',
         'const pages = []',
         'for await (const item of rail.listPaymentIntents({ query: { limit: 1 } })) pages.push(item.id)',
         'let refused = false',

@@ -23,6 +23,8 @@ describe('cursor lists', () => {
     const { rail } = await harness.newPartner()
     for (const title of ['A', 'B', 'C']) await rail.createInvoice({ body: { title, amountKobo: 10_000 } })
     for (const title of ['D', 'E']) await rail.createInvoice({ body: { title, amountKobo: 10_000, publishOnCreate: true } })
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(async () => (await rail.listInvoices({ query: { limit: 100 } })).data.length === 5, 20_000, 'the five invoices listed')
 
     const first = await rail.listInvoices({ query: { limit: 2 } })
     expect(first.data.map((invoice) => invoice.title)).toEqual(['E', 'D'])
@@ -98,6 +100,10 @@ async function partnerWithSomethingInEveryList(rail: Rail): Promise<string> {
   await rail.creditWallet({ body: { walletId: wallet.walletId, amountKobo: 7_000, currency: 'NGN' } })
   await waitFor(async () => (await rail.listPaymentIntents({ query: { status: 'paid' } })).data.length === 2, 45_000, 'both intents paid')
   await waitFor(async () => (await rail.getWalletStatement({ query: { customerId: wallet.walletId } })).data.length === 2, 45_000, 'both wallet credits posted')
+  // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md): the wallet
+  // and the credits' events are written last, so once they are listed, every row written before them is too.
+  await waitFor(async () => (await rail.listWallets({ query: { limit: 100 } })).data.length === 1, 20_000, 'the wallet listed')
+  await waitFor(async () => (await rail.listEvents({ query: { limit: 100 } })).data.length >= 4, 20_000, 'the invoices\' and credits\' events listed')
   return wallet.walletId
 }
 

@@ -70,6 +70,12 @@ describe('README: the SDK', () => {
     expect(conflict.requestId).toEqual(expect.any(String))
 
     // Lists: one page, and every transfer.confirmed event walked page by page.
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(
+      async () => (await rail.listOutboundTransfers({ query: { limit: 100 } })).data.length === 1 && (await rail.listEvents({ query: { type: 'transfer.confirmed', limit: 100 } })).data.length === 1,
+      20_000,
+      'the transfer and its transfer.confirmed event listed',
+    )
     const page = await rail.listOutboundTransfers({ query: { limit: 10 } })
     expect(page.data.map((listed) => listed.id)).toEqual([transfer.id])
     expect(page.nextCursor).toBeNull()

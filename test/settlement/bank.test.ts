@@ -111,6 +111,8 @@ describe('bank settlement', () => {
     clock.setAheadHours(3)
     await Promise.all([runDueSettlements(settlementDeps(harness.app, clock)), runDueSettlements(settlementDeps(harness.app, clock))])
     await runDueSettlements(settlementDeps(harness.app, clock)) // a rerun finds the cycle done
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(async () => (await settlementsOf(client)).length === 1 && (await settlementPayouts(client)).length === 1, 20_000, 'the settlement and its payout listed')
     const [settlement, ...others] = await settlementsOf(client)
     expect(others).toEqual([])
     expect(settlement).toMatchObject({ state: 'pending', amountKobo: 50_000, creditCount: 2, creditsTotalKobo: 50_000 })
@@ -155,6 +157,8 @@ describe('bank settlement', () => {
     await collect(client, credentials.callbackSigningSecret, [40_000])
     clock.setAheadHours(3)
     await runDueSettlements(settlementDeps(harness.app, clock))
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(async () => (await settlementsOf(client)).length === 1, 20_000, 'the settlement listed')
     const [first] = await settlementsOf(client)
     await waitForSubmitted(client, first!.outboundTransferId!)
     expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: first!.outboundTransferId, outcome: 'failed' })).status).toBe(200)
@@ -173,6 +177,7 @@ describe('bank settlement', () => {
     expect(await settlementsOf(client)).toHaveLength(1)
     clock.setAheadHours(27)
     await runDueSettlements(settlementDeps(harness.app, clock))
+    await waitFor(async () => (await settlementsOf(client)).length === 2, 20_000, 'the second settlement listed')
     const [second] = await settlementsOf(client)
     expect(second!.id).not.toBe(first!.id)
     expect(second).toMatchObject({ state: 'pending', amountKobo: 40_000, creditCount: 1 })
@@ -180,6 +185,7 @@ describe('bank settlement', () => {
     expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: second!.outboundTransferId, outcome: 'confirmed' })).status).toBe(200)
     await waitForSettlement(client, second!.id, 'paid')
     expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(0)
+    await waitFor(async () => (await settlementPayouts(client)).length === 2, 20_000, 'both payouts listed')
     expect(await settlementPayouts(client)).toHaveLength(2)
   })
 
@@ -191,6 +197,8 @@ describe('bank settlement', () => {
     const refundPayoutId = refund.body.refunds[0]!.outboundTransferId
     clock.setAheadHours(3)
     await runDueSettlements(settlementDeps(harness.app, clock))
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(async () => (await settlementsOf(client)).length === 1, 20_000, 'the settlement listed')
     const [settlement] = await settlementsOf(client)
     expect(settlement).toMatchObject({ state: 'pending', amountKobo: 45_000, creditCount: 2, creditsTotalKobo: 55_000 })
     const report = (await client.get<SettlementJson>(`/api/v1/rail/settlements/${settlement!.id}`)).body.report!
@@ -233,6 +241,8 @@ describe('bank settlement', () => {
     // A new request: nothing is left to settle.
     const again = await client.post<{ settlement: SettlementJson | null }>('/api/v1/rail/sandbox/run-settlement', undefined, { timestampS: timestampS + 1 })
     expect(again.body.settlement).toBeNull()
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(async () => (await settlementPayouts(client)).length === 1, 20_000, 'the payout listed')
     expect(await settlementPayouts(client)).toHaveLength(1)
   })
 })

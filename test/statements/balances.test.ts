@@ -138,6 +138,8 @@ describe('GET /api/v1/rail/balances', () => {
     expect(figures.pendingPayouts).toEqual({ count: 2, amountKobo: 100_000 })
     expect(figures.float).toEqual({ bookedKobo: 900_000, availableKobo: 800_000 })
     // The payouts in flight are listed as such by the pipeline too.
+    // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+    await waitFor(async () => (await client.get<{ data: unknown[] }>('/api/v1/rail/outbound?limit=100')).body.data.length === 4, 20_000, 'the four payouts listed')
     const listed = (await client.get<{ data: { state: string; amountKobo: number }[] }>('/api/v1/rail/outbound?limit=100')).body.data.filter((payout) =>
       ['pending', 'submitted', 'unknown'].includes(payout.state),
     )

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RailClient, RailResponse } from '../../src/client/index.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
+import { waitFor } from '../support/wait.ts'
 
 interface WalletJson {
   walletId: string
@@ -44,6 +45,9 @@ beforeAll(async () => {
   const others = await other.post<WalletJson>('/wallet', { customerReference: 'list-0', name: 'Someone else' })
   expect(others.status).toBe(201)
   othersWalletId = others.body.walletId
+  // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
+  await waitFor(async () => (await owner.get<Page>('/wallet?limit=100')).body.data.length === created.length, 20_000, "the owner's wallets listed")
+  await waitFor(async () => (await other.get<Page>('/wallet?limit=100')).body.data.length === 1, 20_000, "the other partner's wallet listed")
 })
 afterAll(async () => {
   await app.close()
