@@ -142,39 +142,41 @@ export async function lockById(db: Queryable, id: string): Promise<Invoice | und
   return result.rows[0] && toInvoice(result.rows[0])
 }
 
-export async function publish(db: Queryable, id: string, paymentIntentId: string): Promise<Invoice | undefined> {
+/** Publishes a draft at `at` (the caller's clock). */
+export async function publish(db: Queryable, id: string, paymentIntentId: string, at: Date): Promise<Invoice | undefined> {
   const result = await db.query<Row>(
-    `UPDATE invoices SET status = 'published', payment_intent_id = $2, published_at = now(), status_changed_at = now()
+    `UPDATE invoices SET status = 'published', payment_intent_id = $2, published_at = $4, status_changed_at = $4
       WHERE id = $1 AND status = ANY ($3::text[])
       RETURNING ${COLUMNS}`,
-    [id, paymentIntentId, invoiceStates.from('published')],
+    [id, paymentIntentId, invoiceStates.from('published'), at],
   )
   return result.rows[0] && toInvoice(result.rows[0])
 }
 
-/** Adds a payment (already capped at what is owed) to a published or partially paid invoice. */
-export async function recordPayment(db: Queryable, id: string, amountKobo: number): Promise<Invoice | undefined> {
+/** Adds a payment (already capped at what is owed) to a published or partially paid invoice, at `at` (the caller's clock). */
+export async function recordPayment(db: Queryable, id: string, amountKobo: number, at: Date): Promise<Invoice | undefined> {
   const result = await db.query<Row>(
     `UPDATE invoices
         SET amount_paid_kobo = amount_paid_kobo + $2,
             status = CASE WHEN amount_paid_kobo + $2 >= amount_kobo THEN 'paid' ELSE 'partially_paid' END,
-            paid_at = CASE WHEN amount_paid_kobo + $2 >= amount_kobo THEN now() ELSE NULL END,
-            status_changed_at = CASE WHEN status = (CASE WHEN amount_paid_kobo + $2 >= amount_kobo THEN 'paid' ELSE 'partially_paid' END) THEN status_changed_at ELSE now() END
+            paid_at = CASE WHEN amount_paid_kobo + $2 >= amount_kobo THEN $4::timestamptz ELSE NULL END,
+            status_changed_at = CASE WHEN status = (CASE WHEN amount_paid_kobo + $2 >= amount_kobo THEN 'paid' ELSE 'partially_paid' END) THEN status_changed_at ELSE $4::timestamptz END
       WHERE id = $1 AND status = ANY ($3::text[]) AND amount_paid_kobo + $2 <= amount_kobo
       RETURNING ${COLUMNS}`,
-    [id, amountKobo, invoiceStates.from('paid')],
+    [id, amountKobo, invoiceStates.from('paid'), at],
   )
   return result.rows[0] && toInvoice(result.rows[0])
 }
 
 export const CANCELLABLE: readonly InvoiceStatus[] = invoiceStates.from('cancelled')
 
-export async function cancel(db: Queryable, id: string): Promise<Invoice | undefined> {
+/** Cancels an invoice at `at` (the caller's clock). */
+export async function cancel(db: Queryable, id: string, at: Date): Promise<Invoice | undefined> {
   const result = await db.query<Row>(
-    `UPDATE invoices SET status = 'cancelled', cancelled_at = now(), status_changed_at = now()
+    `UPDATE invoices SET status = 'cancelled', cancelled_at = $3, status_changed_at = $3
       WHERE id = $1 AND status = ANY ($2::text[])
       RETURNING ${COLUMNS}`,
-    [id, CANCELLABLE],
+    [id, CANCELLABLE, at],
   )
   return result.rows[0] && toInvoice(result.rows[0])
 }

@@ -169,7 +169,7 @@ function requestOf(invoice: repo.Invoice, now: Date): PaymentIntentRequest {
 /** Records the composed intent with its allocated account, publishes, and records invoice.published — on the caller's transaction. */
 async function publishInTransaction(tx: Tx, clock: Clock, caller: Caller, draft: repo.Invoice, allocated: IntentAccount, now: Date): Promise<InvoiceView> {
   const payment = await createIntentInTransaction(tx, caller, requestOf(draft, now), allocated, now, { type: 'invoice', id: draft.id })
-  const published = await repo.publish(tx, draft.id, payment.intent.id)
+  const published = await repo.publish(tx, draft.id, payment.intent.id, clock.now())
   if (!published) throw new Error(`invoice ${draft.id} was not a draft when publishing`)
   const view = { invoice: published, payment }
   await emit(tx, clock, 'invoice.published', view)
@@ -205,7 +205,7 @@ export async function cancelInvoice(deps: CollectionsDeps, partnerId: string, re
     const accountId = seen.paymentIntentId ? (await getIntentById(tx, seen.paymentIntentId))!.account.id : undefined
     if (accountId) await lockAccountById(tx, accountId) // the account first, as the credit path does
     const invoice = (await repo.lockById(tx, seen.id))!
-    const cancelled = await repo.cancel(tx, invoice.id)
+    const cancelled = await repo.cancel(tx, invoice.id, deps.clock.now())
     if (!cancelled) throw await wrongState(tx, invoice, 'cancel')
     const view = await viewOf(tx, cancelled)
     if (view.payment) await archiveInTransaction(tx, view.payment.account.id)
@@ -235,7 +235,7 @@ export async function takeInvoicePayment(tx: Tx, credit: OwnedCredit, clock: Clo
   const invoice = await repo.lockById(tx, credit.ownerId)
   if (!invoice || (invoice.status !== 'published' && invoice.status !== 'partially_paid')) return { takenKobo: 0 }
   const takenKobo = Math.min(credit.amountKobo, invoice.amountKobo - invoice.amountPaidKobo)
-  const paid = await repo.recordPayment(tx, invoice.id, takenKobo)
+  const paid = await repo.recordPayment(tx, invoice.id, takenKobo, clock.now())
   if (!paid) throw new Error(`invoice ${invoice.id} refused a payment it owed`)
   await emit(tx, clock, paid.status === 'paid' ? 'invoice.paid' : 'invoice.partially_paid', await viewOf(tx, paid))
   return { takenKobo }

@@ -18,7 +18,7 @@ export function refundPayoutsEnded(onEnded: RefundsDeps['onEnded']): OriginHandl
     for (const payout of payouts) {
       if (payout.originId === null) continue
       const next = payout.state === 'confirmed' ? 'succeeded' : 'failed'
-      const refund = await repo.complete(tx, payout.originId, next, next === 'failed' ? failureOf(payout) : null)
+      const refund = await repo.complete(tx, payout.originId, next, next === 'failed' ? failureOf(payout) : null, clock.now())
       if (refund) ended.push(toRefund(refund))
     }
     await recordEvents(tx, clock, ended.map(refundEvent))

@@ -119,11 +119,11 @@ export async function setOutboundTransfer(db: Queryable, id: string, outboundTra
   return toRefund(rows[0]!)
 }
 
-/** A refund's payout ended: pending → succeeded or failed, once. Undefined when it had moved on. */
-export async function complete(db: Queryable, id: string, next: 'succeeded' | 'failed', failureReason: Record<string, unknown> | null): Promise<Refund | undefined> {
+/** A refund's payout ended: pending → succeeded or failed, once, at `at` (the caller's clock). Undefined when it had moved on. */
+export async function complete(db: Queryable, id: string, next: 'succeeded' | 'failed', failureReason: Record<string, unknown> | null, at: Date): Promise<Refund | undefined> {
   const { rows } = await db.query<Row>(
-    `UPDATE refunds SET state = $2, failure_reason = $3, completed_at = now() WHERE id = $1 AND state = ANY($4) RETURNING ${COLUMNS}`,
-    [id, next, failureReason === null ? null : JSON.stringify(failureReason), refundStates.from(next)],
+    `UPDATE refunds SET state = $2, failure_reason = $3, completed_at = $5 WHERE id = $1 AND state = ANY($4) RETURNING ${COLUMNS}`,
+    [id, next, failureReason === null ? null : JSON.stringify(failureReason), refundStates.from(next), at],
   )
   return rows[0] && toRefund(rows[0])
 }
