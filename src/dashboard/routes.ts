@@ -1,9 +1,11 @@
-// The partner dashboard over HTTP (docs/dashboard.md): sign-in by one-time link, sign-out, the
-// style sheet, and each area's pages. The session lives in a cookie (HttpOnly, SameSite=Strict,
-// Secure unless the request came to a loopback address); a missing, forged, ended or expired one is
-// "signed out". Every post carries the session's CSRF token or is refused 403 with nothing changed.
+// The partner dashboard over HTTP (docs/dashboard.md): sign-in by one-time link (the button on the
+// page it opens spends it), sign-out, the style sheet, and each area's pages. The session lives in
+// a cookie (HttpOnly, SameSite=Strict, Secure unless the request came to a loopback address); a
+// missing, forged, ended or expired one is "signed out". Every post but the sign-in's carries the
+// session's CSRF token or is refused 403 with nothing changed.
 import { readFileSync } from 'node:fs'
-import type { FastifyError, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { html } from '../platform/html.ts'
 import { registerPageArea, toRailError, type HttpServer } from '../platform/http.ts'
 import { publicUrlIsHttps } from '../platform/public-url.ts'
 import { registerCollectionPages } from './collections.ts'
@@ -11,9 +13,9 @@ import { registerEscrowPages } from './escrows.ts'
 import { registerEventPages } from './events.ts'
 import { COOKIE, cookieOf, dashboardRoutes, headers, type DashboardDeps, type DashboardRoutes } from './http.ts'
 import { registerInvoicePages } from './invoices.ts'
-import { plainPage } from './layout.ts'
+import { layout, plainPage } from './layout.ts'
 import { registerOverviewPage } from './overview.ts'
-import { endSession, redeemSignInLink, SESSION_LIFETIME_MS } from './service.ts'
+import { endSession, redeemSignInLink, SESSION_LIFETIME_MS, signInLinkUsable } from './service.ts'
 import { registerSandboxPages } from './sandbox.ts'
 import { registerSettingsPages } from './settings.ts'
 import { registerTransferPages } from './transfers.ts'
@@ -47,15 +49,23 @@ function sessionCookie(request: FastifyRequest, value: string, maxAgeS: number):
   return `${COOKIE}=${value}; Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}${isPlainLoopback(request) ? '' : '; Secure'}`
 }
 
+/** The page a sign-in link opens: its form posts back to the link's own URL. */
+const SIGN_IN_PAGE = layout('Sign in', html`<p id="message">Sign in to your Rail dashboard. This link signs in once.</p>
+<form method="post"><button type="submit">Sign in</button></form>`)
+
+function linkNotValid(reply: FastifyReply): FastifyReply {
+  return headers(reply).code(410).send(plainPage('Link not valid', 'This sign-in link is used, expired or not valid. Ask for a new one.'))
+}
+
 export function registerDashboardRoutes(app: HttpServer, deps: DashboardDeps): void {
   const open = { config: { auth: 'none' as const }, schema: { hide: true } }
   // A dashboard URL that is wrong (no such page, a malformed or over-long link) is a page too.
   registerPageArea(app, { prefix: '/dashboard', notFound: (reply) => headers(reply).code(404).send(plainPage('Page not found', 'There is no such page. Start again from the overview.')) })
+  // Opening the link shows a page whose button signs in: a GET never spends it, so a mail scanner
+  // or a link preview that fetches the link leaves it for the person it was sent to.
   app.get<{ Params: { token: string } }>('/dashboard/sign-in/:token', open, async (request, reply) => {
-    const sessionId = await redeemSignInLink(deps.pool, deps.clock, request.params.token)
-    if (!sessionId) return headers(reply).code(410).send(plainPage('Link not valid', 'This sign-in link is used, expired or not valid. Ask for a new one.'))
-    // A fresh session id on every sign-in: a session fixed before sign-in is never the one used after.
-    return headers(reply).header('Set-Cookie', sessionCookie(request, sessionId, SESSION_LIFETIME_MS / 1000)).redirect('/dashboard', 303)
+    if (!(await signInLinkUsable(deps.pool, deps.clock, request.params.token))) return linkNotValid(reply)
+    return headers(reply).send(SIGN_IN_PAGE)
   })
   app.get('/dashboard-assets/dashboard.css', open, async (_request, reply) =>
     reply.header('X-Content-Type-Options', 'nosniff').header('Cache-Control', 'public, max-age=300').type('text/css; charset=utf-8').send(STYLE),
@@ -71,6 +81,12 @@ export function registerDashboardRoutes(app: HttpServer, deps: DashboardDeps): v
       const refusal = toRailError(error as FastifyError, request)
       if (refusal.retryAfterS !== undefined) void reply.header('Retry-After', String(Math.max(1, Math.ceil(refusal.retryAfterS))))
       return headers(reply).code(refusal.statusCode).send(plainPage(refusal.statusCode >= 500 ? 'Something went wrong' : 'Refused', refusal.message))
+    })
+    scope.post<{ Params: { token: string } }>('/dashboard/sign-in/:token', open, async (request, reply) => {
+      const sessionId = await redeemSignInLink(deps.pool, deps.clock, request.params.token)
+      if (!sessionId) return linkNotValid(reply)
+      // A fresh session id on every sign-in: a session fixed before sign-in is never the one used after.
+      return headers(reply).header('Set-Cookie', sessionCookie(request, sessionId, SESSION_LIFETIME_MS / 1000)).redirect('/dashboard', 303)
     })
     const routes = dashboardRoutes(scope as unknown as HttpServer, deps)
     routes.form('/dashboard/sign-out', async (request, reply) => {

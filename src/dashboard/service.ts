@@ -53,6 +53,13 @@ export async function createSignInLink(db: Queryable, clock: Clock, partnerId: s
  * Uses a link once: marks it used and opens a new session in one statement, so two visits of the
  * same link cannot both sign in. Undefined for an unknown, used, expired or malformed token.
  */
+/** Whether a sign-in link would sign in now (unused, unexpired). Reading it spends nothing. */
+export async function signInLinkUsable(db: Queryable, clock: Clock, token: string | undefined): Promise<boolean> {
+  if (!wellFormed(token)) return false
+  const { rowCount } = await db.query('SELECT 1 FROM dashboard_links WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2', [sha256(token), clock.now()])
+  return rowCount === 1
+}
+
 export async function redeemSignInLink(db: Queryable, clock: Clock, token: string | undefined): Promise<string | undefined> {
   if (!wellFormed(token)) return undefined
   const sessionId = newToken()

@@ -15,6 +15,7 @@ import { runRail } from '../support/cli.ts'
 import { fundFloat } from '../support/float.ts'
 import { PAYEE } from '../support/payments.ts'
 import { waitFor } from '../support/wait.ts'
+import { redeem } from './support.ts'
 
 const INJECTED = `<script>alert(1)</script>"><img src=x onerror=alert(2)>`
 
@@ -86,6 +87,8 @@ describe('partner dashboard', () => {
     const watched = await openPage(browser, harness.app.baseUrl)
     const { page, context } = watched
     await page.goto(url)
+    await waitForText(page, 'h1', 'Sign in')
+    await page.getByRole('button', { name: 'Sign in' }).click()
     await waitForText(page, 'h1', 'Overview')
     const [cookie] = await context.cookies()
     expect(cookie).toMatchObject({ name: 'rail_dashboard', httpOnly: true, sameSite: 'Strict' })
@@ -133,20 +136,26 @@ describe('partner dashboard', () => {
     await context.close()
   })
 
-  it('refuses a link used twice, a tampered link, an expired link and a forged cookie', async () => {
+  it('a link opened (a mail scanner, a preview) is not spent; refuses a link used twice, a tampered link, an expired link and a forged cookie', async () => {
     const url = await signInUrl()
-    const first = await fetch(url, { redirect: 'manual' })
+    for (let opened = 0; opened < 2; opened++) {
+      const page = await fetch(url, { redirect: 'manual' })
+      expect([page.status, page.headers.get('set-cookie')]).toEqual([200, null])
+      expect(await page.text()).toMatch(/<form method="post"><button type="submit">Sign in<\/button><\/form>/)
+    }
+    const first = await redeem(url)
     expect(first.status).toBe(303)
-    const again = await fetch(url, { redirect: 'manual' })
-    expect(again.status).toBe(410)
-    expect(again.headers.get('set-cookie')).toBeNull()
-    expect(await again.text()).toContain('This sign-in link is used, expired or not valid.')
+    for (const again of [await redeem(url), await fetch(url, { redirect: 'manual' })]) {
+      expect(again.status).toBe(410)
+      expect(again.headers.get('set-cookie')).toBeNull()
+      expect(await again.text()).toContain('This sign-in link is used, expired or not valid.')
+    }
     const fresh = await signInUrl()
     const tampered = fresh.slice(0, -1) + (fresh.endsWith('A') ? 'B' : 'A')
-    expect((await fetch(tampered, { redirect: 'manual' })).status).toBe(410)
+    expect([(await fetch(tampered, { redirect: 'manual' })).status, (await redeem(tampered)).status]).toEqual([410, 410])
     // Made 11 minutes ago: past its 10 minutes.
     const expired = await createSignInLink(harness.app.db.pool, offsetClock(systemClock, -11 * 60), partnerId, harness.app.baseUrl)
-    expect((await fetch(expired.url, { redirect: 'manual' })).status).toBe(410)
+    expect([(await fetch(expired.url, { redirect: 'manual' })).status, (await redeem(expired.url)).status]).toEqual([410, 410])
     const forged = await fetch(`${harness.app.baseUrl}/dashboard`, { headers: { cookie: `rail_dashboard=${'x'.repeat(43)}` } })
     expect(forged.status).toBe(401)
     // A link broken in its URL (malformed escapes, far too long), and a page that does not exist, are pages too.
@@ -158,11 +167,11 @@ describe('partner dashboard', () => {
   })
 
   it('sets the session cookie Secure off loopback, and on loopback too when PUBLIC_URL is https (behind a TLS proxy)', async () => {
-    const loopback = await fetch(await signInUrl(), { redirect: 'manual' })
+    const loopback = await redeem(await signInUrl())
     expect(loopback.headers.get('set-cookie')).toMatch(/HttpOnly; SameSite=Strict; Max-Age=43200$/)
     setPublicUrl('https://pay.example.com')
     try {
-      const proxied = await fetch(await signInUrl(), { redirect: 'manual' })
+      const proxied = await redeem(await signInUrl())
       expect(proxied.headers.get('set-cookie')).toMatch(/HttpOnly; SameSite=Strict; Max-Age=43200; Secure$/)
     } finally {
       setPublicUrl(harness.app.baseUrl)
@@ -171,7 +180,7 @@ describe('partner dashboard', () => {
 
   it('refuses a post without the CSRF token or with another session token (403), and changes nothing', async () => {
     const sessionOf = async (): Promise<{ cookie: string; csrf: string }> => {
-      const signIn = await fetch(await signInUrl(), { redirect: 'manual' })
+      const signIn = await redeem(await signInUrl())
       const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!
       const page = await (await fetch(`${harness.app.baseUrl}/dashboard`, { headers: { cookie } })).text()
       return { cookie, csrf: /name="csrf" value="([0-9a-f]{64})"/.exec(page)![1]! }

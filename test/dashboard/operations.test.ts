@@ -13,7 +13,7 @@ import { runRail } from '../support/cli.ts'
 import { fundFloat } from '../support/float.ts'
 import { PAYEE } from '../support/payments.ts'
 import { waitFor } from '../support/wait.ts'
-import { postForm, signedInPage, signedInSession, type DashboardSession } from './support.ts'
+import { postForm, redeem, signedInPage, signedInSession, type DashboardSession } from './support.ts'
 
 let harness: CollectionsHarness
 let browser: Browser
@@ -171,7 +171,7 @@ describe('dashboard operations', () => {
   it('names the operator a link was made for on every page and in every action; refuses a bad name', async () => {
     const cli = await runRail(['dashboard', 'link', '--partner', partnerId, '--operator', 'Ada <b>Obi</b>'], { DATABASE_URL: harness.app.db.url, PUBLIC_URL: harness.app.baseUrl })
     expect(cli.code).toBe(0)
-    const signIn = await fetch(cli.stdout.trim(), { redirect: 'manual' })
+    const signIn = await redeem(cli.stdout.trim())
     const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!
     const overview = await (await fetch(`${harness.app.baseUrl}/dashboard`, { headers: { cookie } })).text()
     expect(overview).toContain('(<span id="operator">Ada &lt;b&gt;Obi&lt;/b&gt;</span>)')

@@ -16,9 +16,14 @@ export async function signInUrl(pool: Pool, baseUrl: string, partnerId: string):
   return (await createSignInLink(pool, systemClock, partnerId, baseUrl)).url
 }
 
+/** Presses the sign-in page's button, as a browser posts its form: the one request that spends the link. */
+export function redeem(url: string): Promise<Response> {
+  return fetch(url, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' })
+}
+
 /** Signs in over plain HTTP and reads the CSRF token from the overview. */
 export async function signedInSession(pool: Pool, baseUrl: string, partnerId: string): Promise<DashboardSession> {
-  const signIn = await fetch(await signInUrl(pool, baseUrl, partnerId), { redirect: 'manual' })
+  const signIn = await redeem(await signInUrl(pool, baseUrl, partnerId))
   const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!
   const page = await (await fetch(`${baseUrl}/dashboard`, { headers: { cookie } })).text()
   return { cookie, csrf: /name="csrf" value="([0-9a-f]{64})"/.exec(page)![1]! }
@@ -34,6 +39,7 @@ export async function postForm(baseUrl: string, session: DashboardSession, path:
 export async function signedInPage(browser: Browser, pool: Pool, baseUrl: string, partnerId: string): Promise<WatchedPage> {
   const watched = await openPage(browser, baseUrl)
   await watched.page.goto(await signInUrl(pool, baseUrl, partnerId))
+  await watched.page.getByRole('button', { name: 'Sign in' }).click()
   await waitForText(watched.page, 'h1', 'Overview')
   return watched
 }
