@@ -6,8 +6,10 @@ import { html, type Html } from '../platform/html.ts'
 import { EVENT_DELIVERY_FAILED, type EventView } from '../events/service.ts'
 import { csrfField, layout, when, type Chrome } from './layout.ts'
 
-export const EVENT_DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'skipped'] as const
-export type EventDeliveryFilter = (typeof EVENT_DELIVERY_STATUSES)[number]
+const EVENT_DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'skipped'] as const
+/** The list's delivery filter: a delivery status, or `retrying` (pending after a failed attempt: what the overview counts). */
+export const EVENT_DELIVERY_FILTERS = [...EVENT_DELIVERY_STATUSES, 'retrying'] as const
+export type EventDeliveryFilter = (typeof EVENT_DELIVERY_FILTERS)[number]
 
 export interface EventFilter {
   kind?: string
@@ -18,7 +20,7 @@ type EventRecord = EventView['event']
 type DeliveryView = EventView['deliveries'][number]
 type AttemptView = DeliveryView['attempts'][number]
 
-const DELIVERY_LABELS: Record<EventDeliveryFilter, string> = {
+const DELIVERY_LABELS: Record<(typeof EVENT_DELIVERY_STATUSES)[number], string> = {
   pending: 'pending (attempts continue)',
   delivered: 'delivered',
   failed: 'failed',
@@ -28,7 +30,7 @@ const DELIVERY_LABELS: Record<EventDeliveryFilter, string> = {
 function filterForm(filter: EventFilter): Html {
   return html`<form method="get" action="/dashboard/events" class="filter">
 <label>Kind <input name="kind" value="${filter.kind ?? ''}" maxlength="100"></label>
-<label>Delivery <select name="delivery"><option value="">Any</option>${EVENT_DELIVERY_STATUSES.map(
+<label>Delivery <select name="delivery"><option value="">Any</option>${EVENT_DELIVERY_FILTERS.map(
     (status) => html`<option value="${status}"${status === filter.delivery ? html` selected` : ''}>${status}</option>`,
   )}</select></label>
 <button type="submit">Find</button></form>`

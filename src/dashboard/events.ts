@@ -6,7 +6,7 @@ import type { FastifyRequest } from 'fastify'
 import { getEvent, listEvents, type EventView } from '../events/service.ts'
 import { headers, isUuid, notFound, notFoundAsUndefined, refusedAction, type DashboardRoutes } from './http.ts'
 import { noticeOf, plainPage } from './layout.ts'
-import { EVENT_DELIVERY_STATUSES, eventPage, eventsPage, type EventDeliveryFilter, type EventFilter } from './events-page.ts'
+import { EVENT_DELIVERY_FILTERS, eventPage, eventsPage, type EventDeliveryFilter, type EventFilter } from './events-page.ts'
 import { redeliverFromDashboard } from './events-redeliver.ts'
 
 const EVENTS_PAGE_SIZE = 25
@@ -24,7 +24,7 @@ export function eventFilterOf(query: Record<string, string | undefined>): EventF
   const filter: EventFilter = {}
   const kind = query.kind?.trim()
   if (kind && kind.length <= EVENT_KIND_MAX && EVENT_KIND.test(kind)) filter.kind = kind
-  if (EVENT_DELIVERY_STATUSES.includes(query.delivery as EventDeliveryFilter)) filter.delivery = query.delivery as EventDeliveryFilter
+  if (EVENT_DELIVERY_FILTERS.includes(query.delivery as EventDeliveryFilter)) filter.delivery = query.delivery as EventDeliveryFilter
   return filter
 }
 
@@ -34,7 +34,8 @@ export function registerEventPages(routes: DashboardRoutes): void {
     const query = request.query as Record<string, string | undefined>
     const filter = eventFilterOf(query)
     const cursor = isUuid(query.cursor) ? query.cursor : undefined
-    const page = await listEvents(pool, { partnerId: visit.partner.id, type: filter.kind, deliveryStatus: filter.delivery, limit: EVENTS_PAGE_SIZE, cursor })
+    const delivery = filter.delivery === 'retrying' ? { retrying: true } : { deliveryStatus: filter.delivery }
+    const page = await listEvents(pool, { partnerId: visit.partner.id, type: filter.kind, ...delivery, limit: EVENTS_PAGE_SIZE, cursor })
     return headers(reply).send(eventsPage(visit.chrome, filter, page.events, page.nextCursor))
   })
   routes.page('/dashboard/events/:id', async (request, reply, visit) => {

@@ -85,7 +85,7 @@ ${rows.map(([id, label, value]) => html`<div><dt>${label}</dt><dd id="${id}">${v
 <section aria-labelledby="attention"><h2 id="attention">Needs attention</h2><ul>
 <li><a href="/dashboard/transfers?state=unknown">Payouts in unknown state</a>: <span id="unknown-payouts">${count(attention.unknownPayouts, attention.more.unknownPayouts)}</span></li>
 <li><a href="/dashboard/unmatched">Unmatched credits</a>: <span id="unmatched-credits">${count(attention.unmatchedCredits, attention.more.unmatchedCredits)}</span></li>
-<li><a href="/dashboard/events?delivery=pending">Events being retried after a failed webhook attempt</a>: <span id="retrying-webhooks">${count(attention.retryingWebhooks, attention.more.retryingWebhooks)}</span></li>
+<li><a href="/dashboard/events?delivery=retrying">Events being retried after a failed webhook attempt</a>: <span id="retrying-webhooks">${count(attention.retryingWebhooks, attention.more.retryingWebhooks)}</span></li>
 <li><a href="/dashboard/events?delivery=failed">Events whose webhook delivery failed</a>: <span id="failing-webhooks">${count(attention.failingWebhooks, attention.more.failingWebhooks)}</span></li>
 </ul></section>`,
     chrome,

@@ -171,6 +171,8 @@ export interface EventFilter {
   objectType?: string
   objectId?: string
   deliveryStatus?: EventDeliveryStatus
+  /** Only events with a delivery still pending after a failed attempt (being retried). */
+  retrying?: boolean
   /** Only events older than this id (the cursor). */
   beforeId?: string
   limit: number
@@ -186,9 +188,11 @@ export async function selectEvents(db: Queryable, filter: EventFilter): Promise<
         AND ($4::text IS NULL OR object_id = $4)
         AND ($5::text IS NULL OR delivery_status = $5)
         AND ($6::uuid IS NULL OR id < $6)
+        AND (NOT $8::boolean OR EXISTS (
+              SELECT 1 FROM event_deliveries d WHERE d.event_id = events.id AND d.status = 'pending' AND d.last_error IS NOT NULL))
       ORDER BY id DESC
       LIMIT $7`,
-    [filter.partnerId, filter.type ?? null, filter.objectType ?? null, filter.objectId ?? null, filter.deliveryStatus ?? null, filter.beforeId ?? null, filter.limit],
+    [filter.partnerId, filter.type ?? null, filter.objectType ?? null, filter.objectId ?? null, filter.deliveryStatus ?? null, filter.beforeId ?? null, filter.limit, filter.retrying ?? false],
   )
   return rows.map(toEvent)
 }

@@ -175,6 +175,8 @@ describe('dashboard events', () => {
     const skipped = await list('?delivery=skipped')
     expect(skipped).toContain('>event.delivery_failed</a>')
     expect(skipped).not.toContain('>credit.confirmed</a>')
+    // Being retried after a failed attempt (what the overview counts and links to): none here, the failure was final.
+    expect(await list('?delivery=retrying')).toContain('No events match.')
     // Invalid values are ignored: the whole list.
     const ignored = await list(`?kind=${encodeURIComponent(INJECTED)}&delivery=nope&cursor=x`)
     expect(ignored).toContain(`/dashboard/events/${eventId}`)

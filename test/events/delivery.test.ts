@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { verifyRailSignature } from '../../src/client/index.ts'
 import { Deliverer, DELIVERY_TIMEOUT_MS, type DeliverySettings } from '../../src/events/delivery.ts'
 import { UrlThrottle } from '../../src/events/url-throttle.ts'
-import { countRetryingEvents, recordEvent } from '../../src/events/service.ts'
+import { countRetryingEvents, listEvents, recordEvent } from '../../src/events/service.ts'
 import { rotateCallbackSecret } from '../../src/partners/service.ts'
 import { systemClock } from '../../src/platform/clock.ts'
 import { seal } from '../../src/platform/crypto.ts'
@@ -99,9 +99,14 @@ describe('with workers running', () => {
     await hook.waitForRequests(2)
     expect(await eventStatus(app.db.pool, eventId)).toBe('pending')
     expect(await countRetryingEvents(app.db.pool, credentials.partnerId, 100)).toBe(1)
+    // The list the count links to (the dashboard's ?delivery=retrying) shows the same event.
+    const retryingListed = async () => (await listEvents(app.db.pool, { partnerId: credentials.partnerId, retrying: true, limit: 10 })).events.map((event) => event.id)
+    await waitFor(async () => (await retryingListed()).length > 0, 20_000, 'the retrying event listed')
+    expect(await retryingListed()).toEqual([eventId])
     answerRetry()
     await waitFor(async () => (await eventStatus(app.db.pool, eventId)) === 'delivered')
     expect(await countRetryingEvents(app.db.pool, credentials.partnerId, 100)).toBe(0)
+    expect(await retryingListed()).toEqual([])
   })
 
   it('after the last attempt the delivery is failed and event.delivery_failed is recorded', async () => {
