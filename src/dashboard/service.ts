@@ -49,10 +49,6 @@ export async function createSignInLink(db: Queryable, clock: Clock, partnerId: s
   return { url: `${baseUrl.replace(/\/+$/, '')}/dashboard/sign-in/${token}`, expiresAt }
 }
 
-/**
- * Uses a link once: marks it used and opens a new session in one statement, so two visits of the
- * same link cannot both sign in. Undefined for an unknown, used, expired or malformed token.
- */
 /** Whether a sign-in link would sign in now (unused, unexpired). Reading it spends nothing. */
 export async function signInLinkUsable(db: Queryable, clock: Clock, token: string | undefined): Promise<boolean> {
   if (!wellFormed(token)) return false
@@ -60,6 +56,11 @@ export async function signInLinkUsable(db: Queryable, clock: Clock, token: strin
   return rowCount === 1
 }
 
+/**
+ * Uses a link once (its page's Sign in post): marks it used and opens a new session in one
+ * statement, so two posts of the same link cannot both sign in. Undefined for an unknown, used,
+ * expired or malformed token.
+ */
 export async function redeemSignInLink(db: Queryable, clock: Clock, token: string | undefined): Promise<string | undefined> {
   if (!wellFormed(token)) return undefined
   const sessionId = newToken()
