@@ -42,12 +42,12 @@ async function applyToWallet(deps: Pick<InboundDeps, 'clock'>, tx: Tx, credit: r
   const reason = walletUnmatchedReason(credit, wallet)
   if (reason !== null) {
     await post(tx, credit, 'collect', settlement, await ensurePartnerAccount(tx, partnerId, credit.currency, 'suspense'), CREDIT_CODES.unmatched)
-    const unmatched = await repo.settleReceived(tx, credit.id, { status: 'unmatched', partnerId, virtualAccountId: null, brr: null, unmatchedReason: reason, walletId: wallet.id })
+    const unmatched = await repo.settleReceived(tx, credit.id, { status: 'unmatched', partnerId, virtualAccountId: null, brr: null, unmatchedReason: reason, walletId: wallet.id }, deps.clock.now())
     await recordEvent(tx, deps.clock, creditUnmatchedEvent(unmatched, { walletId: wallet.id }))
     return
   }
   await post(tx, credit, 'fund_wallet', settlement, wallet.ledgerAccountId, CREDIT_CODES.walletFunding)
-  const applied = await repo.settleReceived(tx, credit.id, { status: 'applied', partnerId, virtualAccountId: null, brr: null, unmatchedReason: null, walletId: wallet.id })
+  const applied = await repo.settleReceived(tx, credit.id, { status: 'applied', partnerId, virtualAccountId: null, brr: null, unmatchedReason: null, walletId: wallet.id }, deps.clock.now())
   await recordEvent(tx, deps.clock, walletFundedEvent(applied, wallet))
 }
 
@@ -60,12 +60,12 @@ async function applyToWallet(deps: Pick<InboundDeps, 'clock'>, tx: Tx, credit: r
 async function settleUnknownAccount(deps: Pick<InboundDeps, 'clock'>, tx: Tx, credit: repo.InboundCredit): Promise<void> {
   const partnerId = await knownPartner(tx, partnerOfAllocation(credit.accountReference))
   if (!partnerId) {
-    await repo.settleReceived(tx, credit.id, { status: 'unattributed', partnerId: null, virtualAccountId: null, brr: null, unmatchedReason: 'unknown_account' })
+    await repo.settleReceived(tx, credit.id, { status: 'unattributed', partnerId: null, virtualAccountId: null, brr: null, unmatchedReason: 'unknown_account' }, deps.clock.now())
     return
   }
   const settlement = await ensurePartnerAccount(tx, partnerId, credit.currency, 'provider_settlement')
   await post(tx, credit, 'collect', settlement, await ensurePartnerAccount(tx, partnerId, credit.currency, 'suspense'), CREDIT_CODES.unmatched)
-  const unmatched = await repo.settleReceived(tx, credit.id, { status: 'unmatched', partnerId, virtualAccountId: null, brr: null, unmatchedReason: 'unknown_account' })
+  const unmatched = await repo.settleReceived(tx, credit.id, { status: 'unmatched', partnerId, virtualAccountId: null, brr: null, unmatchedReason: 'unknown_account' }, deps.clock.now())
   await recordEvent(tx, deps.clock, creditUnmatchedEvent(unmatched))
 }
 
@@ -81,7 +81,7 @@ async function applyToAccount(deps: InboundDeps, tx: Tx, credit: repo.InboundCre
   // In triage: the partner hears credit.unmatched, where the account (or its intent) says, in this transaction.
   const unmatchedPlace = unmatchedAtAccount(account, intent)
   const toTriage = async (reason: string) => {
-    const unmatched = await repo.settleReceived(tx, credit.id, accountSettlement(credit, account, { status: 'unmatched', reason }))
+    const unmatched = await repo.settleReceived(tx, credit.id, accountSettlement(credit, account, { status: 'unmatched', reason }), deps.clock.now())
     await recordEvent(tx, deps.clock, creditUnmatchedEvent(unmatched, unmatchedPlace))
   }
   const decision = decideAccountCredit(credit, account, intent)
@@ -101,13 +101,13 @@ async function applyToAccount(deps: InboundDeps, tx: Tx, credit: repo.InboundCre
       return toTriage(`${decision.ownerType}_closed`)
     }
     if (owned.takenKobo < credit.amountKobo) {
-      const excess = await recordExcess(tx, credit, account, credit.amountKobo - owned.takenKobo, collections, `${decision.ownerType}_overpaid`)
+      const excess = await recordExcess(tx, deps.clock.now(), credit, account, credit.amountKobo - owned.takenKobo, collections, `${decision.ownerType}_overpaid`)
       await recordEvent(tx, deps.clock, creditUnmatchedEvent(excess, { ...unmatchedPlace, excessOf: credit }))
     }
   }
   await settleCollected(deps, tx, { creditId: credit.id, partnerId, currency: credit.currency, amountKobo: keptKobo, collectionsAccountId: collections })
   const updatedIntent = intent ? await recordIntentCredit(tx, intent, credit.amountKobo, deps.clock.now()) : undefined
-  const applied = await repo.settleReceived(tx, credit.id, accountSettlement(credit, account, { status: 'applied' }))
+  const applied = await repo.settleReceived(tx, credit.id, accountSettlement(credit, account, { status: 'applied' }), deps.clock.now())
   await recordEvent(tx, deps.clock, creditEvent(applied, account, updatedIntent))
 }
 
@@ -134,8 +134,8 @@ export async function askOwner(
  * The part of a credit its owner did not take (an overpayment): a triage item of its own — a
  * credit row for the excess, unmatched — and the excess moves from collections to suspense.
  */
-async function recordExcess(tx: Tx, credit: repo.InboundCredit, account: VirtualAccount, excessKobo: number, collectionsAccountId: string, reason: string): Promise<repo.InboundCredit> {
-  const excess = await repo.insertExcess(tx, { id: uuidv7(), of: credit, amountKobo: excessKobo, partnerId: account.partnerId, virtualAccountId: account.id, unmatchedReason: reason })
+async function recordExcess(tx: Tx, at: Date, credit: repo.InboundCredit, account: VirtualAccount, excessKobo: number, collectionsAccountId: string, reason: string): Promise<repo.InboundCredit> {
+  const excess = await repo.insertExcess(tx, { id: uuidv7(), of: credit, amountKobo: excessKobo, partnerId: account.partnerId, virtualAccountId: account.id, unmatchedReason: reason, at })
   await post(tx, excess, 'collect', collectionsAccountId, await ensurePartnerAccount(tx, account.partnerId, credit.currency, 'suspense'), CREDIT_CODES.unmatched)
   return excess
 }

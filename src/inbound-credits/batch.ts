@@ -73,7 +73,7 @@ async function applyBatch(deps: InboundDeps, tx: Tx, firstId: string): Promise<v
   if (refused) throw new Error(`batch ledger transfer ${refused.id}: ${refused.result}`)
   const creditedAccounts = new Set([...plan.applied.values()].flatMap((landed) => (landed.intent ? [landed.intent.virtualAccountId] : [])))
   for (const accountId of creditedAccounts) await saveCreditedIntent(tx, plan.intents.get(accountId)!)
-  const settled = new Map((await repo.settleMany(tx, plan.settlements)).map((credit) => [credit.id, credit]))
+  const settled = new Map((await repo.settleMany(tx, plan.settlements, deps.clock.now())).map((credit) => [credit.id, credit]))
   await recordEvents(tx, deps.clock, batchEvents(credits, plan, settled))
   // The credits applied here no longer need their jobs; those left alone keep theirs.
   await repo.removeApplyJobs(tx, credits.map((credit) => credit.id).filter((id) => id !== firstId && !plan.leftAlone.has(id)))

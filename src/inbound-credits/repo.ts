@@ -136,16 +136,16 @@ export async function insertCreditWithJob(db: Queryable, credit: NewCredit, task
  */
 export async function insertExcess(
   db: Queryable,
-  input: { id: string; of: InboundCredit; amountKobo: number; partnerId: string; virtualAccountId: string; unmatchedReason: string },
+  input: { id: string; of: InboundCredit; amountKobo: number; partnerId: string; virtualAccountId: string; unmatchedReason: string; at: Date },
 ): Promise<InboundCredit> {
   const result = await db.query<Row>(
     `INSERT INTO inbound_credits (id, provider, session_id, account_number, amount_kobo, currency, payer_name, payer_account_number, payer_bank_code, narration,
                                   credited_at, status, partner_id, virtual_account_id, unmatched_reason, applied_at, excess_of)
      SELECT $1::uuid, provider, 'excess-' || $1::text, account_number, $3, currency, payer_name, payer_account_number, payer_bank_code, narration,
-            credited_at, 'unmatched', $4, $5, $6, now(), id
+            credited_at, 'unmatched', $4, $5, $6, $7, id
        FROM inbound_credits WHERE id = $2
      RETURNING ${COLUMNS}`,
-    [input.id, input.of.id, input.amountKobo, input.partnerId, input.virtualAccountId, input.unmatchedReason],
+    [input.id, input.of.id, input.amountKobo, input.partnerId, input.virtualAccountId, input.unmatchedReason, input.at],
   )
   return toCredit(result.rows[0]!)
 }
@@ -199,7 +199,7 @@ export async function selectByBrr(db: Queryable, partnerId: string, brr: string)
   return result.rows[0] && toCredit(result.rows[0])
 }
 
-/** How a received credit was settled: applied to its owner, unmatched (in suspense), or unattributed. */
+/** How a received credit was settled, at `at` (the caller's clock): applied to its owner, unmatched (in suspense), or unattributed. */
 export async function settleReceived(
   db: Queryable,
   id: string,
@@ -211,12 +211,13 @@ export async function settleReceived(
     unmatchedReason: string | null
     walletId?: string | null
   },
+  at: Date,
 ): Promise<InboundCredit> {
   const result = await db.query<Row>(
-    `UPDATE inbound_credits SET status = $2, partner_id = $3, virtual_account_id = $4, brr = $5, unmatched_reason = $6, wallet_id = $7, applied_at = now()
+    `UPDATE inbound_credits SET status = $2, partner_id = $3, virtual_account_id = $4, brr = $5, unmatched_reason = $6, wallet_id = $7, applied_at = $8
       WHERE id = $1 AND status = 'received'
       RETURNING ${COLUMNS}`,
-    [id, outcome.status, outcome.partnerId, outcome.virtualAccountId, outcome.brr, outcome.unmatchedReason, outcome.walletId ?? null],
+    [id, outcome.status, outcome.partnerId, outcome.virtualAccountId, outcome.brr, outcome.unmatchedReason, outcome.walletId ?? null, at],
   )
   if (!result.rows[0]) throw new Error(`inbound credit ${id} was not received-and-unsettled`)
   return toCredit(result.rows[0])
@@ -255,12 +256,12 @@ export interface Settlement {
   unmatchedReason: string | null
 }
 
-/** Settles many received credits in one statement; answers them as settled. */
-export async function settleMany(db: Queryable, settlements: readonly Settlement[]): Promise<InboundCredit[]> {
+/** Settles many received credits in one statement, at `at` (the caller's clock); answers them as settled. */
+export async function settleMany(db: Queryable, settlements: readonly Settlement[], at: Date): Promise<InboundCredit[]> {
   if (settlements.length === 0) return []
   const result = await db.query<Row>(
     `UPDATE inbound_credits c
-        SET status = u.status, partner_id = u.partner_id, virtual_account_id = u.virtual_account_id, brr = u.brr, unmatched_reason = u.unmatched_reason, applied_at = now()
+        SET status = u.status, partner_id = u.partner_id, virtual_account_id = u.virtual_account_id, brr = u.brr, unmatched_reason = u.unmatched_reason, applied_at = $7
        FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::uuid[], $5::text[], $6::text[]) AS u(id, status, partner_id, virtual_account_id, brr, unmatched_reason)
       WHERE c.id = u.id AND c.status = 'received'
       RETURNING ${QUALIFIED_COLUMNS}`,
@@ -271,6 +272,7 @@ export async function settleMany(db: Queryable, settlements: readonly Settlement
       settlements.map((item) => item.virtualAccountId),
       settlements.map((item) => item.brr),
       settlements.map((item) => item.unmatchedReason),
+      at,
     ],
   )
   if (result.rows.length !== settlements.length) throw new Error(`settled ${result.rows.length} of ${settlements.length} credits: some were not received`)
@@ -283,18 +285,18 @@ export async function removeApplyJobs(db: Queryable, creditIds: string[]): Promi
   await db.query(`SELECT graphile_worker.remove_job('inbound_credit:' || id) FROM unnest($1::text[]) AS id`, [creditIds])
 }
 
-/** Triage settles an unmatched credit, once: undefined when it is not (or no longer) unmatched. */
-export async function resolveUnmatched(db: Queryable, id: string, status: 'refund_pending' | 'assigned', resolution: Record<string, unknown>): Promise<InboundCredit | undefined> {
+/** Triage settles an unmatched credit at `at` (the caller's clock), once: undefined when it is not (or no longer) unmatched. */
+export async function resolveUnmatched(db: Queryable, id: string, status: 'refund_pending' | 'assigned', resolution: Record<string, unknown>, at: Date): Promise<InboundCredit | undefined> {
   const result = await db.query<Row>(
-    `UPDATE inbound_credits SET status = $2, resolution = $3, resolved_at = now() WHERE id = $1 AND status = 'unmatched' RETURNING ${COLUMNS}`,
-    [id, status, JSON.stringify(resolution)],
+    `UPDATE inbound_credits SET status = $2, resolution = $3, resolved_at = $4 WHERE id = $1 AND status = 'unmatched' RETURNING ${COLUMNS}`,
+    [id, status, JSON.stringify(resolution), at],
   )
   return result.rows[0] && toCredit(result.rows[0])
 }
 
-/** The refund was paid: refund_pending → refunded. */
-export async function markRefunded(db: Queryable, id: string): Promise<boolean> {
-  const { rowCount } = await db.query(`UPDATE inbound_credits SET status = 'refunded', resolved_at = now() WHERE id = $1 AND status = 'refund_pending'`, [id])
+/** The refund was paid: refund_pending → refunded, at `at` (the caller's clock). */
+export async function markRefunded(db: Queryable, id: string, at: Date): Promise<boolean> {
+  const { rowCount } = await db.query(`UPDATE inbound_credits SET status = 'refunded', resolved_at = $2 WHERE id = $1 AND status = 'refund_pending'`, [id, at])
   return rowCount === 1
 }
 

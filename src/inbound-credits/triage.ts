@@ -5,6 +5,7 @@ import { recordEvent } from '../events/service.ts'
 import { ensurePartnerAccount } from '../ledger/service.ts'
 import type { Partner } from '../partners/service.ts'
 import { lockIntentOfAccount, recordIntentCredit } from '../payment-intents/service.ts'
+import type { Clock } from '../platform/clock.ts'
 import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
 import { fieldError, notFound, onNotFound, RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
@@ -83,7 +84,7 @@ async function refund(deps: InboundDeps, tx: Tx, caller: { partner: Partner; cre
     sourceAccountId: suspense,
     origin: { type: 'triage' },
   })
-  return (await repo.resolveUnmatched(tx, credit.id, 'refund_pending', { action: 'refund', outboundTransferId: refunded.outboundTransferId, refundId: refunded.id }))!
+  return (await repo.resolveUnmatched(tx, credit.id, 'refund_pending', { action: 'refund', outboundTransferId: refunded.outboundTransferId, refundId: refunded.id }, deps.clock.now()))!
 }
 
 /**
@@ -91,9 +92,9 @@ async function refund(deps: InboundDeps, tx: Tx, caller: { partner: Partner; cre
  * refunded; failed → its hold was voided back to suspense in this same transaction, and the
  * credit is unmatched again with what was tried.
  */
-export async function settleTriageRefunds(tx: Tx, refunds: readonly Refund[]): Promise<void> {
+export async function settleTriageRefunds(tx: Tx, refunds: readonly Refund[], clock: Clock): Promise<void> {
   for (const ended of refunds) {
-    if (ended.state === 'succeeded') await repo.markRefunded(tx, ended.creditId)
+    if (ended.state === 'succeeded') await repo.markRefunded(tx, ended.creditId, clock.now())
     else {
       await repo.reopenAfterFailedRefund(tx, ended.creditId, {
         action: 'refund',
@@ -125,7 +126,7 @@ async function assign(deps: InboundDeps, tx: Tx, credit: repo.InboundCredit, tar
   }
   await settleCollected(deps, tx, { creditId: credit.id, partnerId, currency: credit.currency, amountKobo: keptKobo, collectionsAccountId: collections })
   const updatedIntent = intent ? await recordIntentCredit(tx, intent, credit.amountKobo, deps.clock.now()) : undefined
-  const resolved = (await repo.resolveUnmatched(tx, credit.id, 'assigned', { action: 'assign', trackingId: target.trackingId }))!
+  const resolved = (await repo.resolveUnmatched(tx, credit.id, 'assigned', { action: 'assign', trackingId: target.trackingId }, deps.clock.now()))!
   await recordEvent(tx, deps.clock, creditEvent(resolved, target, updatedIntent))
   return resolved
 }

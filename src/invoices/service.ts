@@ -208,7 +208,7 @@ export async function cancelInvoice(deps: CollectionsDeps, partnerId: string, re
     const cancelled = await repo.cancel(tx, invoice.id, deps.clock.now())
     if (!cancelled) throw await wrongState(tx, invoice, 'cancel')
     const view = await viewOf(tx, cancelled)
-    if (view.payment) await archiveInTransaction(tx, view.payment.account.id)
+    if (view.payment) await archiveInTransaction(tx, deps.clock, view.payment.account.id)
     await emit(tx, deps.clock, 'invoice.cancelled', view)
     return view
   })

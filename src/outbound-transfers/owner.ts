@@ -24,7 +24,7 @@ export function outboundOwner(origins: Origins): InstructionOwner {
       const changed: repo.OutboundTransfer[] = []
       for (const { instruction, progress } of changes) {
         if (progress === 'no_answer') continue // still pending: the requery decides
-        const transfer = await repo.transition(tx, instruction.id, STATE_OF[progress], answerOf(instruction, STATE_OF[progress]))
+        const transfer = await repo.transition(tx, instruction.id, STATE_OF[progress], clock.now(), answerOf(instruction, STATE_OF[progress]))
         if (!transfer) continue // it moved on already: nothing twice
         changed.push(transfer)
         if (progress === 'accepted' && instruction.verifiedAccountName !== null) {

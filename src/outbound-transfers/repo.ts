@@ -278,15 +278,16 @@ export interface ProviderAnswer {
 }
 
 /**
- * Moves a transfer to `next` if its state allows it (the transition table, in SQL). Returns the
- * changed transfer, or undefined when it was already elsewhere (a late or duplicate answer).
+ * Moves a transfer to `next` at `at` (the caller's clock) if its state allows it (the transition
+ * table, in SQL). Returns the changed transfer, or undefined when it was already elsewhere (a late
+ * or duplicate answer).
  */
-export async function transition(db: Queryable, id: string, next: OutboundState, answer: ProviderAnswer = {}): Promise<OutboundTransfer | undefined> {
+export async function transition(db: Queryable, id: string, next: OutboundState, at: Date, answer: ProviderAnswer = {}): Promise<OutboundTransfer | undefined> {
   const { rows } = await db.query<Row>(
     `UPDATE outbound_transfers
         SET state = $2,
-            state_changed_at = now(),
-            terminal_at = CASE WHEN $2 = ANY ($10::text[]) THEN now() ELSE NULL END,
+            state_changed_at = $11,
+            terminal_at = CASE WHEN $2 = ANY ($10::text[]) THEN $11::timestamptz ELSE NULL END,
             provider_session_id = coalesce($4, provider_session_id),
             provider_response_code = coalesce($5, provider_response_code),
             provider_response_message = coalesce($6, provider_response_message),
@@ -306,6 +307,7 @@ export async function transition(db: Queryable, id: string, next: OutboundState,
       answer.rail ? JSON.stringify(answer.rail) : null,
       answer.settlementAccountName ?? null,
       outboundStates.terminal,
+      at,
     ],
   )
   return rows[0] && toTransfer(rows[0])

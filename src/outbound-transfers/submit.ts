@@ -220,7 +220,7 @@ function newTransfer({ caller, request, hash }: Submission, provider: ProviderPr
 /** Too little float: the transfer is recorded failed with insufficient_funds, nothing held, and called back. */
 async function failForFunds(tx: Queryable, clock: Clock, transfer: repo.OutboundTransfer): Promise<repo.OutboundTransfer> {
   await repo.clearHold(tx, transfer.id)
-  const failed = await repo.transition(tx, transfer.id, 'failed', {
+  const failed = await repo.transition(tx, transfer.id, 'failed', clock.now(), {
     failureReason: { code: 'insufficient_funds', message: `The float's available balance is less than ${transfer.amountKobo} kobo; nothing was held` },
   })
   await recordEvent(tx, clock, callbackEvent(failed!))
@@ -271,7 +271,7 @@ export async function recordSubmissions(deps: OutboundDeps, tx: Queryable, submi
     const transfer = holding[index]!
     if (result.result === 'exceeds_credits') {
       const failed = await failForFunds(tx, deps.payments.clock, transfer)
-      await failUnsent(tx, transfer.id, 'insufficient_funds')
+      await failUnsent(tx, deps.payments.clock, transfer.id, 'insufficient_funds')
       transfers[transfers.indexOf(transfer)] = failed
     } else if (result.result === 'ok') {
       held.push(transfer)

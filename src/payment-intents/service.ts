@@ -323,7 +323,7 @@ export async function expireIntents(pool: Pool, clock: Clock): Promise<number> {
       const now = clock.now()
       const dueAccountIds = await repo.selectDueAccounts(tx, now, await furthestOffsetSeconds(tx), EXPIRY_BATCH)
       const due = await repo.expireOfAccounts(tx, await lockFreeByIds(tx, dueAccountIds), now)
-      for (const { virtualAccountId } of due) await archiveInTransaction(tx, virtualAccountId)
+      for (const { virtualAccountId } of due) await archiveInTransaction(tx, clock, virtualAccountId)
       return { candidates: dueAccountIds.length, expired: due.length }
     })
     expired += batch.expired

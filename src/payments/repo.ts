@@ -136,6 +136,8 @@ export type NewInstruction = Pick<
 > & {
   /** Set when the creating process works it at once: the instruction is born held by it. */
   lease?: { token: string; expiresAt: Date }
+  /** When its creator made it, by the creator's clock: the time of its first send when it is born sending. */
+  madeAt: Date
 }
 
 /** Born `sending` (attempt 1) when the creating process sends at once with no name enquiry first: the send is committed with the claim. */
@@ -146,7 +148,7 @@ function sendsAtOnce(instruction: NewInstruction): boolean {
 const INSERT_COLUMNS = `id, partner_id, owner_type, provider, operation, amount_kobo, narration, debit_account_number, credit_account_number, destination_bank_code,
   destination_account_number, name_check, expected_account_name, state, send_attempts, requery_first_delay_ms, deadline_at, lease_token, lease_expires_at, last_sent_at`
 
-/** The values of one instruction's row, in INSERT_COLUMNS order but the last (last_sent_at: now() when born sending). */
+/** The values of one instruction's row, in INSERT_COLUMNS order. */
 function insertValues(instruction: NewInstruction): unknown[] {
   return [
     instruction.id,
@@ -168,10 +170,11 @@ function insertValues(instruction: NewInstruction): unknown[] {
     instruction.deadlineAt,
     instruction.lease?.token ?? null,
     instruction.lease?.expiresAt ?? null,
+    sendsAtOnce(instruction) ? instruction.madeAt : null,
   ]
 }
 
-const VALUE_TYPES = ['uuid', 'uuid', 'text', 'text', 'text', 'bigint', 'text', 'text', 'text', 'text', 'text', 'boolean', 'text', 'text', 'int', 'int', 'timestamptz', 'uuid', 'timestamptz']
+const VALUE_TYPES = ['uuid', 'uuid', 'text', 'text', 'text', 'bigint', 'text', 'text', 'text', 'text', 'text', 'boolean', 'text', 'text', 'int', 'int', 'timestamptz', 'uuid', 'timestamptz', 'timestamptz']
 
 /**
  * Inserts instructions, and a work job for each one nobody holds (graphile-worker's add_jobs, once
@@ -184,11 +187,11 @@ export async function insertInstructions(db: Queryable, instructions: readonly N
   const { rows: inserted } = await db.query<Row & { jobs: number }>(
     `WITH created AS (
        INSERT INTO bank_instructions (${INSERT_COLUMNS})
-       SELECT *, CASE WHEN t.state = 'sending' THEN now() END
+       SELECT *
          FROM unnest(${VALUE_TYPES.map((type, index) => `$${index + 1}::${type}[]`).join(', ')})
            AS t(id, partner_id, owner_type, provider, operation, amount_kobo, narration, debit_account_number, credit_account_number, destination_bank_code,
                 destination_account_number, name_check, expected_account_name, state, send_attempts, requery_first_delay_ms, deadline_at, lease_token,
-                lease_expires_at)
+                lease_expires_at, last_sent_at)
        RETURNING ${COLUMNS}),
      jobs AS (
        SELECT count(*)::int AS n FROM ${addJobsSql(`
@@ -256,28 +259,29 @@ export interface StepRow {
 }
 
 /**
- * Writes a step of the holder of `token`: the state (kept, or moved as the transition table
- * allows; never out of a final state), what the bank said, and whether the lease is given back. Answers
- * undefined when the holder no longer holds it or its state moved on: the step changes nothing.
+ * Writes a step of the holder of `token` at `at` (the caller's clock): the state (kept, or moved
+ * as the transition table allows; never out of a final state), what the bank said, and whether the
+ * lease is given back. Answers undefined when the holder no longer holds it or its state moved on:
+ * the step changes nothing.
  */
-export async function writeStep(db: Queryable, id: string, token: string, next: InstructionState, fields: StepFields, release: boolean): Promise<Instruction | undefined> {
-  return (await writeSteps(db, [{ id, token, next, fields, release }]))[0]
+export async function writeStep(db: Queryable, id: string, token: string, next: InstructionState, fields: StepFields, release: boolean, at: Date): Promise<Instruction | undefined> {
+  return (await writeSteps(db, [{ id, token, next, fields, release }], at))[0]
 }
 
 /**
  * writeStep for many instructions in one statement (the steps arriving together): each row fenced
  * by its own token and its own allowed states, as if written alone; one answer per step, in order.
  */
-export async function writeSteps(db: Queryable, steps: readonly StepRow[]): Promise<(Instruction | undefined)[]> {
+export async function writeSteps(db: Queryable, steps: readonly StepRow[], at: Date): Promise<(Instruction | undefined)[]> {
   if (steps.length === 0) return []
   const column = <T>(pick: (step: StepRow) => T) => steps.map(pick)
   const { rows } = await db.query<Row & { step: number }>(
     `UPDATE bank_instructions i
         SET state = s.next,
-            state_changed_at = CASE WHEN i.state = s.next THEN i.state_changed_at ELSE now() END,
-            terminal_at = CASE WHEN s.next = ANY ($17::text[]) THEN now() END,
+            state_changed_at = CASE WHEN i.state = s.next THEN i.state_changed_at ELSE $18::timestamptz END,
+            terminal_at = CASE WHEN s.next = ANY ($17::text[]) THEN $18::timestamptz END,
             send_attempts = coalesce(s.send_attempts, i.send_attempts),
-            last_sent_at = CASE WHEN s.send_attempts IS NULL THEN i.last_sent_at ELSE now() END,
+            last_sent_at = CASE WHEN s.send_attempts IS NULL THEN i.last_sent_at ELSE $18::timestamptz END,
             requery_attempts = coalesce(s.requery_attempts, i.requery_attempts),
             verified_account_name = coalesce(s.verified_account_name, i.verified_account_name),
             provider_reference = coalesce(s.provider_reference, i.provider_reference),
@@ -289,7 +293,7 @@ export async function writeSteps(db: Queryable, steps: readonly StepRow[]): Prom
             resolution = coalesce(s.resolution, i.resolution),
             lease_token = CASE WHEN s.release THEN NULL ELSE i.lease_token END,
             lease_expires_at = CASE WHEN s.release THEN NULL ELSE i.lease_expires_at END,
-            accepted_at = CASE WHEN s.accepted THEN coalesce(i.accepted_at, now()) ELSE i.accepted_at END
+            accepted_at = CASE WHEN s.accepted THEN coalesce(i.accepted_at, $18::timestamptz) ELSE i.accepted_at END
        FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::int[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
                    $13::timestamptz[], $14::jsonb[], $15::boolean[], $16::boolean[]) WITH ORDINALITY
          AS s(id, token, next, allowed, send_attempts, requery_attempts, verified_account_name, provider_reference, response_code, response_message,
@@ -315,6 +319,7 @@ export async function writeSteps(db: Queryable, steps: readonly StepRow[]): Prom
       column((step) => step.release),
       column((step) => step.fields.accepted ?? false),
       instructionStates.terminal,
+      at,
     ],
   )
   const written: (Instruction | undefined)[] = new Array(steps.length).fill(undefined)
@@ -354,10 +359,10 @@ export async function bringForward(db: Queryable, partnerId: string, seconds: nu
 }
 
 /** Fails an instruction that was never sent (its owner refused it in the transaction that made it). */
-export async function failUnsent(db: Queryable, id: string, failureCode: string, failureMessage: string): Promise<void> {
+export async function failUnsent(db: Queryable, id: string, failureCode: string, failureMessage: string, at: Date): Promise<void> {
   await db.query(
-    `UPDATE bank_instructions SET state = 'failed', failure_code = $2, failure_message = $3, terminal_at = now(), state_changed_at = now()
+    `UPDATE bank_instructions SET state = 'failed', failure_code = $2, failure_message = $3, terminal_at = $4, state_changed_at = $4
       WHERE id = $1 AND state = 'ready' AND send_attempts = 0`,
-    [id, failureCode, failureMessage],
+    [id, failureCode, failureMessage, at],
   )
 }

@@ -41,7 +41,7 @@ export async function resolveUnknown(deps: PaymentsDeps, resolution: Resolution)
     const decided = { outcome: resolution.outcome, evidence, operator: resolution.operator, resolvedAt: deps.clock.now().toISOString() }
     const next = resolution.outcome === 'successful' ? 'succeeded' : 'failed'
     const fields: repo.StepFields = next === 'failed' ? { resolution: decided, failureCode: 'operator', failureMessage: `Resolved as failed by ${resolution.operator}: ${evidence}` } : { resolution: decided }
-    const written = (await repo.writeStep(tx, found.id, token, next, fields, true))!
+    const written = (await repo.writeStep(tx, found.id, token, next, fields, true, deps.clock.now()))!
     await deps.owners[written.ownerType].apply(tx, [{ instruction: written, progress: next }], deps.clock)
     return written
   })

@@ -76,7 +76,7 @@ export interface PaymentsDeps {
 export type WithPayments = <T>(work: (payments: PaymentsDeps) => Promise<T>) => Promise<T>
 
 /** An instruction as its owner describes it, before the pipeline fills in its schedule. */
-export type InstructionSpec = Omit<repo.NewInstruction, 'requeryFirstDelayMs' | 'deadlineAt' | 'lease'>
+export type InstructionSpec = Omit<repo.NewInstruction, 'requeryFirstDelayMs' | 'deadlineAt' | 'lease' | 'madeAt'>
 
 /** The instruction's row, with the schedule of the partner's environment; `held` when this process works it at once. */
 export function newInstruction(settings: PaymentSettings, clock: Clock, environment: 'sandbox' | 'live', spec: InstructionSpec, held = false): repo.NewInstruction {
@@ -87,6 +87,7 @@ export function newInstruction(settings: PaymentSettings, clock: Clock, environm
     requeryFirstDelayMs: schedule.firstDelayMs,
     deadlineAt: new Date(now + schedule.deadlineMs),
     lease: held ? { token: randomUUID(), expiresAt: new Date(now + settings.leaseMs) } : undefined,
+    madeAt: new Date(now),
   }
 }
 
@@ -111,8 +112,8 @@ function jobKey(id: string): string {
 }
 
 /** An instruction its owner refused in the transaction that made it (e.g. too little float): it is never sent. */
-export async function failUnsent(tx: Queryable, id: string, failureCode: string): Promise<void> {
-  await repo.failUnsent(tx, id, failureCode, 'Refused before anything was sent')
+export async function failUnsent(tx: Queryable, clock: Clock, id: string, failureCode: string): Promise<void> {
+  await repo.failUnsent(tx, id, failureCode, 'Refused before anything was sent', clock.now())
 }
 
 export async function getInstruction(db: Queryable, id: string): Promise<repo.Instruction | undefined> {
@@ -344,7 +345,7 @@ export function stepWriterFor(deps: PaymentsDeps): Coalescer<StepWrite, repo.Ins
 async function writeSteps(deps: PaymentsDeps, tx: Tx, writes: readonly StepWrite[]): Promise<(repo.Instruction | undefined)[]> {
   const changes: Record<repo.OwnerType, InstructionChange[]> = { wallet_move: [], outbound_transfer: [] }
   const polls: { id: string; runAt: Date }[] = []
-  const results = await repo.writeSteps(tx, writes)
+  const results = await repo.writeSteps(tx, writes, deps.clock.now())
   const order = writes.map((_write, index) => index).sort((a, b) => (writes[a]!.id < writes[b]!.id ? -1 : writes[a]!.id > writes[b]!.id ? 1 : 0))
   for (const index of order) {
     const { id, progress, runAt } = writes[index]!

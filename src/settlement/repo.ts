@@ -246,13 +246,13 @@ export async function setOutboundTransfer(db: Queryable, settlementId: string, t
   return toSettlement(rows[0]!)
 }
 
-/** Moves a settlement to `next` if it may (the transition table); undefined when it had moved on. */
-export async function transition(db: Queryable, settlementId: string, next: SettlementState, failureReason: Settlement['failureReason'] = null): Promise<Settlement | undefined> {
+/** Moves a settlement to `next` at `at` (the caller's clock) if it may (the transition table); undefined when it had moved on. */
+export async function transition(db: Queryable, settlementId: string, next: SettlementState, at: Date, failureReason: Settlement['failureReason'] = null): Promise<Settlement | undefined> {
   const { rows } = await db.query<SettlementRow>(
-    `UPDATE settlements SET state = $2, failure_reason = $3, state_changed_at = now()
+    `UPDATE settlements SET state = $2, failure_reason = $3, state_changed_at = $5
       WHERE id = $1 AND state = ANY ($4::text[])
       RETURNING *`,
-    [settlementId, next, failureReason === null ? null : JSON.stringify(failureReason), settlementStates.from(next)],
+    [settlementId, next, failureReason === null ? null : JSON.stringify(failureReason), settlementStates.from(next), at],
   )
   return rows[0] && toSettlement(rows[0])
 }

@@ -249,7 +249,7 @@ export async function settleSettlementPayouts(tx: Tx, payouts: readonly Outbound
   for (const payout of payouts) {
     if (payout.originId === null) continue
     if (payout.state === 'confirmed') {
-      const paid = await repo.transition(tx, payout.originId, 'paid')
+      const paid = await repo.transition(tx, payout.originId, 'paid', clock.now())
       if (paid) await recordEvent(tx, clock, settlementEvent(paid, 'settlement.paid'))
     } else {
       await failSettlement(tx, clock, payout.originId, payout.failureReason)
@@ -258,7 +258,7 @@ export async function settleSettlementPayouts(tx: Tx, payouts: readonly Outbound
 }
 
 async function failSettlement(tx: Queryable, clock: Clock, settlementId: string, reason: OutboundTransfer['failureReason']): Promise<repo.Settlement | undefined> {
-  const failed = await repo.transition(tx, settlementId, 'failed', { code: reason?.code ?? 'payout_failed', message: reason?.message ?? 'The payout failed' })
+  const failed = await repo.transition(tx, settlementId, 'failed', clock.now(), { code: reason?.code ?? 'payout_failed', message: reason?.message ?? 'The payout failed' })
   if (!failed) return undefined
   await repo.releaseCredits(tx, settlementId)
   await recordEvent(tx, clock, settlementEvent(failed, 'settlement.failed'))

@@ -215,9 +215,13 @@ export async function lockById(db: Queryable, id: string): Promise<VirtualAccoun
   return result.rows[0] && toAccount(result.rows[0])
 }
 
-/** Archives an active account; undefined when it was archived already. */
-export async function archive(db: Queryable, id: string): Promise<VirtualAccount | undefined> {
-  const result = await db.query<Row>(`UPDATE virtual_accounts SET status = 'archived', archived_at = now() WHERE id = $1 AND status = ANY ($2::text[]) RETURNING ${COLUMNS}`, [id, virtualAccountStates.from('archived')])
+/** Archives an active account at `at` (the caller's clock); undefined when it was archived already. */
+export async function archive(db: Queryable, id: string, at: Date): Promise<VirtualAccount | undefined> {
+  const result = await db.query<Row>(`UPDATE virtual_accounts SET status = 'archived', archived_at = $3 WHERE id = $1 AND status = ANY ($2::text[]) RETURNING ${COLUMNS}`, [
+    id,
+    virtualAccountStates.from('archived'),
+    at,
+  ])
   return result.rows[0] && toAccount(result.rows[0])
 }
 

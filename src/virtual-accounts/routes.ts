@@ -114,6 +114,6 @@ function registerAccountRoutes(app: HttpServer, deps: CollectionsDeps): void {
         response: { 200: PersistentAccountSchema, ...errorResponses(404, 409) },
       },
     },
-    async (request) => toPersistentAccountJson(await archivePersistentAccount(deps.pool, callerOf(request).partner.id, request.params.trackingId)),
+    async (request) => toPersistentAccountJson(await archivePersistentAccount(deps, callerOf(request).partner.id, request.params.trackingId)),
   )
 }

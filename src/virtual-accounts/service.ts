@@ -242,12 +242,12 @@ export async function listAccounts(
 }
 
 /** Archives a persistent account: it stops collecting (later credits go to triage). Archived already: 409. */
-export async function archivePersistentAccount(pool: Pool, partnerId: string, trackingId: string): Promise<repo.VirtualAccount> {
-  return withTransaction(pool, async (tx) => {
+export async function archivePersistentAccount(deps: Pick<CollectionsDeps, 'pool' | 'clock'>, partnerId: string, trackingId: string): Promise<repo.VirtualAccount> {
+  return withTransaction(deps.pool, async (tx) => {
     const found = await repo.selectByTrackingId(tx, partnerId, trackingId, ['persistent'])
     if (!found) throw notFound('Virtual account')
     await repo.lockById(tx, found.id)
-    const archived = await archiveInTransaction(tx, found.id)
+    const archived = await archiveInTransaction(tx, deps.clock, found.id)
     if (!archived) throw new RailError('invalid_state', 'The virtual account is archived already', { trackingId, status: 'archived', currentState: 'archived' })
     return archived
   })
@@ -261,8 +261,8 @@ export const ARCHIVE_AT_PROVIDER_TASK = 'virtual_account_archive_at_provider'
  * account's credits go to triage — so the provider's side may lag without moving money wrongly.
  * Undefined when the account was archived already.
  */
-export async function archiveInTransaction(tx: Queryable, accountId: string): Promise<repo.VirtualAccount | undefined> {
-  const archived = await repo.archive(tx, accountId)
+export async function archiveInTransaction(tx: Queryable, clock: Clock, accountId: string): Promise<repo.VirtualAccount | undefined> {
+  const archived = await repo.archive(tx, accountId, clock.now())
   if (archived) await addJob(tx, ARCHIVE_AT_PROVIDER_TASK, { virtualAccountId: accountId })
   return archived
 }

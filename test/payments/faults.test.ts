@@ -113,7 +113,7 @@ const BOUNDARIES: Record<string, Boundary> = {
       const payments = app.payments(SETTINGS)
       // Requeries and jobs after the end, at once; and a write of the opposite answer by a stale worker.
       await Promise.all([requeryNow(payments, id), requeryNow(payments, id), workInstruction(payments, id), workInstruction(payments, id)])
-      expect(await paymentsRepo.writeStep(app.db.pool, id, '00000000-0000-4000-8000-000000000000', 'failed', { failureCode: 'provider_declined' }, true)).toBeUndefined()
+      expect(await paymentsRepo.writeStep(app.db.pool, id, '00000000-0000-4000-8000-000000000000', 'failed', { failureCode: 'provider_declined' }, true, new Date())).toBeUndefined()
       expect(await instructionState(app, id)).toBe('succeeded')
     },
   },
