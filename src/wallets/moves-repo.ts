@@ -176,11 +176,11 @@ export interface MoveChange {
 }
 
 /**
- * Moves many statuses in one statement, each only from a status allowed to reach its `next`
- * (states.ts, passed along per row); answers the moves changed. The caller makes their ledger
- * transfers in the same transaction.
+ * Moves many statuses in one statement at `at` (the caller's clock), each only from a status
+ * allowed to reach its `next` (states.ts, passed along per row); answers the moves changed. The
+ * caller makes their ledger transfers in the same transaction.
  */
-export async function transitionMoves(db: Queryable, changes: readonly MoveChange[]): Promise<Move[]> {
+export async function transitionMoves(db: Queryable, changes: readonly MoveChange[], at: Date): Promise<Move[]> {
   if (changes.length === 0) return []
   const result = await db.query<MoveRow>(
     `UPDATE wallet_moves m
@@ -188,7 +188,7 @@ export async function transitionMoves(db: Queryable, changes: readonly MoveChang
             provider_reference = COALESCE(c.provider_reference, m.provider_reference),
             response_code = COALESCE(c.response_code, m.response_code),
             response_message = COALESCE(c.response_message, m.response_message),
-            completed_at = CASE WHEN c.next = ANY ($7::text[]) THEN now() ELSE NULL END
+            completed_at = CASE WHEN c.next = ANY ($7::text[]) THEN $8::timestamptz ELSE NULL END
        FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS c(id, next, allowed, provider_reference, response_code, response_message)
       WHERE m.id = c.id AND m.status = ANY (string_to_array(c.allowed, ','))
       RETURNING ${COLUMNS.split(',').map((column) => `m.${column.trim()}`).join(', ')}`,
@@ -200,6 +200,7 @@ export async function transitionMoves(db: Queryable, changes: readonly MoveChang
       changes.map((change) => change.answer.responseCode),
       changes.map((change) => change.answer.responseMessage),
       walletMoveStates.terminal,
+      at,
     ],
   )
   return result.rows.map(toMove)

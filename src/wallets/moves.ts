@@ -100,14 +100,14 @@ export async function moveByReference(deps: MovesDeps, partnerId: string, refere
  * ledger refuses raises and undoes the batch (the pipeline's writer then writes each change on its own).
  */
 export const walletOwner: InstructionOwner = {
-  async apply(tx, changes) {
+  async apply(tx, changes, clock) {
     const accepted = changes.filter(({ progress }) => progress === 'accepted')
     const silent = changes.filter(({ progress }) => progress === 'no_answer' || progress === 'unknown')
     const final = changes.filter(({ progress }) => progress === 'succeeded' || progress === 'failed')
     // Unknown already (an earlier silence): what the bank said since is still recorded.
-    const madeUnknown = new Set((await repo.transitionMoves(tx, silent.map((change) => moveChange(change, 'unknown')))).map((move) => move.id))
+    const madeUnknown = new Set((await repo.transitionMoves(tx, silent.map((change) => moveChange(change, 'unknown')), clock.now())).map((move) => move.id))
     await repo.recordAnswers(tx, [...accepted, ...silent.filter(({ instruction }) => !madeUnknown.has(instruction.id))].map(({ instruction }) => ({ moveId: instruction.id, answer: answerOf(instruction) })))
-    const settled = await repo.transitionMoves(tx, final.map((change) => moveChange(change, change.progress === 'succeeded' ? 'successful' : 'failed')))
+    const settled = await repo.transitionMoves(tx, final.map((change) => moveChange(change, change.progress === 'succeeded' ? 'successful' : 'failed')), clock.now())
     const transfers = await settlementTransfers(tx, settled)
     const results = await createTransfers(tx, transfers)
     const refused = results.find((result) => result.result !== 'ok')
