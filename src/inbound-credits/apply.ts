@@ -76,12 +76,13 @@ async function knownPartner(db: Queryable, partnerId: string | undefined): Promi
 /** A credit to one of Rail's virtual accounts, as matching.ts decides: to triage, to its owner, or applied. */
 async function applyToAccount(deps: InboundDeps, tx: Tx, credit: repo.InboundCredit, account: VirtualAccount): Promise<void> {
   const partnerId = account.partnerId
+  const now = deps.clock.now() // one time for everything this credit's application stamps
   const settlement = await ensurePartnerAccount(tx, partnerId, credit.currency, 'provider_settlement')
   const intent = account.purpose === 'payment_intent' ? await lockIntentOfAccount(tx, account.id) : undefined
   // In triage: the partner hears credit.unmatched, where the account (or its intent) says, in this transaction.
   const unmatchedPlace = unmatchedAtAccount(account, intent)
   const toTriage = async (reason: string) => {
-    const unmatched = await repo.settleReceived(tx, credit.id, accountSettlement(credit, account, { status: 'unmatched', reason }), deps.clock.now())
+    const unmatched = await repo.settleReceived(tx, credit.id, accountSettlement(credit, account, { status: 'unmatched', reason }), now)
     await recordEvent(tx, deps.clock, creditUnmatchedEvent(unmatched, unmatchedPlace))
   }
   const decision = decideAccountCredit(credit, account, intent)
@@ -101,13 +102,13 @@ async function applyToAccount(deps: InboundDeps, tx: Tx, credit: repo.InboundCre
       return toTriage(`${decision.ownerType}_closed`)
     }
     if (owned.takenKobo < credit.amountKobo) {
-      const excess = await recordExcess(tx, deps.clock.now(), credit, account, credit.amountKobo - owned.takenKobo, collections, `${decision.ownerType}_overpaid`)
+      const excess = await recordExcess(tx, now, credit, account, credit.amountKobo - owned.takenKobo, collections, `${decision.ownerType}_overpaid`)
       await recordEvent(tx, deps.clock, creditUnmatchedEvent(excess, { ...unmatchedPlace, excessOf: credit }))
     }
   }
   await settleCollected(deps, tx, { creditId: credit.id, partnerId, currency: credit.currency, amountKobo: keptKobo, collectionsAccountId: collections })
-  const updatedIntent = intent ? await recordIntentCredit(tx, intent, credit.amountKobo, deps.clock.now()) : undefined
-  const applied = await repo.settleReceived(tx, credit.id, accountSettlement(credit, account, { status: 'applied' }), deps.clock.now())
+  const updatedIntent = intent ? await recordIntentCredit(tx, intent, credit.amountKobo, now) : undefined
+  const applied = await repo.settleReceived(tx, credit.id, accountSettlement(credit, account, { status: 'applied' }), now)
   await recordEvent(tx, deps.clock, creditEvent(applied, account, updatedIntent))
 }
 

@@ -64,7 +64,8 @@ interface BatchPlan {
 async function applyBatch(deps: InboundDeps, tx: Tx, firstId: string): Promise<void> {
   const credits = await repo.claimReceived(tx, firstId, BATCH_MAX)
   if (credits.length === 0) return
-  const plan = await planBatch(tx, credits, deps.clock.now())
+  const now = deps.clock.now() // one time for everything the batch stamps
+  const plan = await planBatch(tx, credits, now)
   // Settlement of what stays in collections (to the float: after each credit's own transfer, in
   // the same ledger call, so the batch still takes its ledger locks at once, in order).
   if (deps.settlement) plan.transfers.push(...(await deps.settlement(tx, plan.collected)))
@@ -73,7 +74,7 @@ async function applyBatch(deps: InboundDeps, tx: Tx, firstId: string): Promise<v
   if (refused) throw new Error(`batch ledger transfer ${refused.id}: ${refused.result}`)
   const creditedAccounts = new Set([...plan.applied.values()].flatMap((landed) => (landed.intent ? [landed.intent.virtualAccountId] : [])))
   for (const accountId of creditedAccounts) await saveCreditedIntent(tx, plan.intents.get(accountId)!)
-  const settled = new Map((await repo.settleMany(tx, plan.settlements, deps.clock.now())).map((credit) => [credit.id, credit]))
+  const settled = new Map((await repo.settleMany(tx, plan.settlements, now)).map((credit) => [credit.id, credit]))
   await recordEvents(tx, deps.clock, batchEvents(credits, plan, settled))
   // The credits applied here no longer need their jobs; those left alone keep theirs.
   await repo.removeApplyJobs(tx, credits.map((credit) => credit.id).filter((id) => id !== firstId && !plan.leftAlone.has(id)))
