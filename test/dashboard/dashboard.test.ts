@@ -163,6 +163,12 @@ describe('partner dashboard', () => {
       const answer = await fetch(`${harness.app.baseUrl}${path}`, { redirect: 'manual' })
       expect([path.slice(0, 30), answer.status, answer.headers.get('content-type')]).toEqual([path.slice(0, 30), 404, 'text/html; charset=utf-8'])
       expect(answer.headers.get('set-cookie')).toBeNull()
+      if (path.startsWith('/dashboard/sign-in/')) {
+        // A Sign in post to a broken link (no browser makes one: the page is served for usable links
+        // only) is refused as a malformed request, and signs nobody in.
+        const posted = await redeem(`${harness.app.baseUrl}${path}`)
+        expect([path.slice(0, 30), [400, 422].includes(posted.status), posted.headers.get('set-cookie')]).toEqual([path.slice(0, 30), true, null])
+      }
     }
   })
 
