@@ -34,8 +34,10 @@ const BLOCKED_IPV4: readonly (readonly [string, number])[] = [
   ['240.0.0.0', 4], // reserved, broadcast
 ]
 
-// IPv6 ranges blocked outright. IPv4-mapped (::ffff:0:0/96) and NAT64 (64:ff9b::/96) addresses are
-// judged by the IPv4 address they carry, before these are consulted.
+// IPv6 ranges blocked outright. IPv4-mapped (::ffff:0:0/96), IPv4-translated (::ffff:0:0:0/96, the
+// SIIT form) and NAT64 (64:ff9b::/96) addresses are judged by the IPv4 address they carry, before
+// these are consulted; IPv4-compatible ones (::a.b.c.d) fall in ::/96 and are refused whatever
+// they carry.
 const BLOCKED_IPV6: readonly (readonly [string, number])[] = [
   ['::', 96], // unspecified and the deprecated IPv4-compatible form (::127.0.0.1)
   ['64:ff9b:1::', 48], // local-use NAT64
@@ -77,11 +79,16 @@ function classifyIpv6(address: string): AddressClass {
   return blockedIpv6.check(address, 'ipv6') ? 'blocked' : 'public'
 }
 
-/** The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d) or NAT64 (64:ff9b::a.b.c.d) address. */
+/**
+ * The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d) or
+ * NAT64 (64:ff9b::a.b.c.d) address: each reaches that IPv4 host through a dual stack or a
+ * translator, so each is judged as it.
+ */
 function embeddedIpv4(groups: number[]): string | undefined {
   const mapped = groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff
+  const translated = groups.slice(0, 4).every((g) => g === 0) && groups[4] === 0xffff && groups[5] === 0
   const nat64 = groups[0] === 0x64 && groups[1] === 0xff9b && groups.slice(2, 6).every((g) => g === 0)
-  if (!mapped && !nat64) return undefined
+  if (!mapped && !translated && !nat64) return undefined
   const high = groups[6]!
   const low = groups[7]!
   return `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`
@@ -135,6 +142,9 @@ export async function checkCallbackUrl(rawUrl: string, policy: CallbackPolicy, o
   }
   if (url.username || url.password) return { ok: false, reason: 'must not carry credentials' }
   const host = url.hostname.replace(/^\[|\]$/g, '')
+  if (isLoopbackName(host)) {
+    return policy.allowLoopback ? { ok: true } : { ok: false, reason: `host ${host} names a loopback address` }
+  }
   if (net.isIP(host)) {
     return allowed(host, policy) ? { ok: true } : { ok: false, reason: `points to a ${describe(host)} address` }
   }
@@ -146,6 +156,16 @@ export async function checkCallbackUrl(rawUrl: string, policy: CallbackPolicy, o
   }
   const refused = addresses.find((a) => !allowed(a.address, policy))
   return refused ? { ok: false, reason: `host ${host} resolves to a ${describe(refused.address)} address` } : { ok: true }
+}
+
+/**
+ * `localhost` and every name under it are loopback by definition (RFC 6761 §6.3), whatever a
+ * resolver says: a resolver that does not know one (`localhost.`, `a.localhost`) would let it pass
+ * at registration as an unresolved name. A trailing dot is the same name, written absolute.
+ */
+function isLoopbackName(host: string): boolean {
+  const name = host.toLowerCase().replace(/\.+$/, '')
+  return name === 'localhost' || name.endsWith('.localhost')
 }
 
 function describe(address: string): string {

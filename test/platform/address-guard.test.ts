@@ -38,6 +38,16 @@ describe('classifyAddress', () => {
     ['::ffff:a9fe:a9fe', 'blocked'], // mapped 169.254.169.254
     ['::ffff:192.168.0.1', 'blocked'],
     ['64:ff9b::a9fe:a9fe', 'blocked'], // NAT64 of the metadata address
+    ['64:ff9b::10.0.0.1', 'blocked'], // NAT64, dotted
+    ['64:ff9b::127.0.0.1', 'loopback'],
+    ['::ffff:0:127.0.0.1', 'loopback'], // IPv4-translated (SIIT), dotted
+    ['::ffff:0:7f00:1', 'loopback'], // IPv4-translated, hex
+    ['::ffff:0:10.0.0.1', 'blocked'],
+    ['::ffff:0:169.254.169.254', 'blocked'],
+    ['0:0:0:0:ffff:0:c0a8:1', 'blocked'], // translated 192.168.0.1, written out
+    ['::ffff:0:8.8.8.8', 'public'],
+    ['::10.0.0.1', 'blocked'], // IPv4-compatible
+    ['::8.8.8.8', 'blocked'], // IPv4-compatible, whatever it carries
     ['2002:7f00:1::', 'blocked'], // 6to4 of loopback
     ['ff02::1', 'blocked'],
     ['8.8.8.8', 'public'],
@@ -63,6 +73,10 @@ describe('checkCallbackUrl', () => {
     ['http://[::1]/hook', SANDBOX_STRICT, false],
     ['http://[::ffff:127.0.0.1]/hook', SANDBOX_STRICT, false],
     ['http://[::ffff:7f00:1]/hook', SANDBOX_STRICT, false],
+    ['http://[::ffff:0:127.0.0.1]/hook', SANDBOX_STRICT, false], // IPv4-translated
+    ['http://[64:ff9b::127.0.0.1]/hook', SANDBOX_STRICT, false], // NAT64
+    ['http://[::127.0.0.1]/hook', SANDBOX_STRICT, false], // IPv4-compatible
+    ['http://127.0.0.1./hook', SANDBOX_STRICT, false], // trailing dot
     ['https://127.0.0.1/hook', LIVE, false],
     // The sandbox allowance admits loopback, and only loopback.
     ['http://127.0.0.1:9000/hook', SANDBOX_LOOPBACK, true],
@@ -76,6 +90,10 @@ describe('checkCallbackUrl', () => {
     ['http://[fe80::1]/hook', SANDBOX_LOOPBACK, false],
     ['http://[fd00::1]/hook', SANDBOX_LOOPBACK, false],
     ['http://[::ffff:169.254.169.254]/hook', SANDBOX_LOOPBACK, false],
+    ['http://[::ffff:0:169.254.169.254]/hook', SANDBOX_LOOPBACK, false],
+    ['https://[::ffff:0:a9fe:a9fe]/hook', LIVE, false],
+    ['https://[::ffff:0:10.1.2.3]/hook', LIVE, false],
+    ['http://[64:ff9b::192.168.0.1]/hook', SANDBOX_LOOPBACK, false],
     ['http://100.64.1.1/hook', SANDBOX_LOOPBACK, false],
     ['http://172.20.0.1/hook', SANDBOX_LOOPBACK, false],
     ['http://192.168.0.10/hook', SANDBOX_LOOPBACK, false],
@@ -101,6 +119,20 @@ describe('checkCallbackUrl', () => {
     expect((await checkCallbackUrl('https://hooks.example.com/x', LIVE, { resolve: resolvesTo('::1') })).ok).toBe(false)
     expect((await checkCallbackUrl('http://localhost:8080/x', SANDBOX_STRICT)).ok).toBe(false)
     expect((await checkCallbackUrl('http://localhost:8080/x', SANDBOX_LOOPBACK)).ok).toBe(true)
+  })
+
+  it('localhost and names under it are loopback whatever the resolver says, with or without a trailing dot', async () => {
+    const unknown = async (): Promise<LookupAddress[]> => {
+      throw Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' })
+    }
+    for (const url of ['http://localhost./x', 'http://LOCALHOST../x', 'http://hooks.localhost/x', 'http://hooks.localhost./x', 'http://localhost:9000/x']) {
+      expect((await checkCallbackUrl(url, SANDBOX_STRICT, { resolve: unknown, allowUnresolved: true })).ok, url).toBe(false)
+      expect((await checkCallbackUrl(url.replace('http:', 'https:'), LIVE, { resolve: unknown, allowUnresolved: true })).ok, url).toBe(false)
+      expect((await checkCallbackUrl(url, SANDBOX_LOOPBACK, { resolve: unknown, allowUnresolved: true })).ok, url).toBe(true)
+    }
+    // A name that merely contains the word is an ordinary name.
+    const resolvesPublic = async (): Promise<LookupAddress[]> => [{ address: '93.184.216.34', family: 4 }]
+    expect((await checkCallbackUrl('https://localhost.example.com/x', LIVE, { resolve: resolvesPublic })).ok).toBe(true)
   })
 
   it('a name that does not resolve passes at registration only when allowed to', async () => {
