@@ -68,6 +68,31 @@ describe('replays', () => {
     for (const made of [first.body.refunds[0]!, answers[0]!.body.refunds[0]!]) await settleRefund(partner.client, made.id, 'confirmed')
     expect(await heldKobo(harness, partner.credentials.partnerId)).toBe(45_000)
   })
+
+  it('a replay after the payout failed answers the failed refund and starts nothing; a new reference starts a new refund', async () => {
+    const partner = await newPartner(harness)
+    const creditId = await confirmedCredit(harness, partner, 30_000)
+    const body = { reference: randomUUID(), creditId, amountKobo: 10_000 }
+    const first = await refund(partner.client, body)
+    expect(first.status, JSON.stringify(first.body)).toBe(201)
+    const made = first.body.refunds[0]!
+    const failed = await settleRefund(partner.client, made.id, 'failed')
+    expect(failed.state).toBe('failed')
+    const before = await movedFor(harness, partner.credentials.partnerId)
+
+    const again = await refund(partner.client, body)
+    expect(again.status, JSON.stringify(again.body)).toBe(201)
+    expect(again.headers.get('idempotent-replayed')).toBe('true')
+    expect(again.body.refunds.map((one) => [one.id, one.state, one.outboundTransferId])).toEqual([[made.id, 'failed', made.outboundTransferId]])
+    expect(again.body.refunds[0]!.failureReason).toEqual(failed.failureReason)
+    expect(await movedFor(harness, partner.credentials.partnerId)).toEqual(before)
+
+    const anew = await refund(partner.client, { ...body, reference: randomUUID() })
+    expect(anew.status, JSON.stringify(anew.body)).toBe(201)
+    expect(anew.body.refunds[0]!.id).not.toBe(made.id)
+    expect(await movedFor(harness, partner.credentials.partnerId)).toEqual({ refunds: before.refunds + 1, payouts: before.payouts + 1 })
+    await settleRefund(partner.client, anew.body.refunds[0]!.id, 'confirmed')
+  })
 })
 
 describe('other partners', () => {
