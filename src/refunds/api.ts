@@ -143,11 +143,12 @@ async function refundCredits(deps: RefundsDeps, tx: Tx, caller: Caller, request:
     refunds.push(refund)
     remainingKobo -= amountKobo
   }
-  if (request.amountKobo !== undefined && remainingKobo > 0) {
-    throw new RailError('refund_exceeds_refundable', `${refundableKobo} kobo is left to refund; ${request.amountKobo} kobo was asked`, { refundableKobo, amountKobo: request.amountKobo })
-  }
+  // No credit left with a sender to pay back is that, whatever amount was asked (docs/refunds.md).
   if (refunds.length === 0 && withoutSender > 0) {
     throw new RailError('refund_destination_unknown', 'The bank gave no valid sender account for the credits left to refund', { creditsWithoutSender: withoutSender })
+  }
+  if (request.amountKobo !== undefined && remainingKobo > 0) {
+    throw new RailError('refund_exceeds_refundable', `${refundableKobo} kobo is left to refund; ${request.amountKobo} kobo was asked`, { refundableKobo, amountKobo: request.amountKobo })
   }
   if (refunds.length === 0) throw new RailError('refund_exceeds_refundable', 'Nothing is left to refund', { refundableKobo: 0 })
   return refunds
