@@ -151,7 +151,8 @@ function registerSimulationRoute(app: HttpServer, deps: OutboundDeps): void {
         body: SimulationSchema,
         response: {
           200: Type.Object({ transferId: Type.String(), clientReference: Type.String(), registeredOutcome: Type.String(), message: Type.String() }),
-          ...errorResponses(),
+          // 502: the sandbox bank's answer was lost or failed; nothing changed at Rail, ask again.
+          ...errorResponses(404, 409, 502),
         },
       },
     },

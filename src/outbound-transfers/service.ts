@@ -41,8 +41,13 @@ export async function simulateSettlement(deps: OutboundDeps, partner: Partner, r
   if (!transfer) throw notFound('Outbound transfer')
   assertSubmitted(transfer.state, transfer.id)
   const adapter = deps.payments.providers.adapterFor(await getProvider(deps.pool, transfer.provider))
-  const { registered } = await adapter.registerPayoutOutcome(transfer.id, request.outcome)
-  if (!registered) {
+  const registered = await adapter.registerPayoutOutcome(transfer.id, request.outcome)
+  if (registered.outcome === 'unknown') {
+    // A lost or failed answer is the bank's, not Rail's: 502, and Rail changed nothing. Registering
+    // again replaces the outcome, so asking again is safe.
+    throw new RailError('provider_unavailable', `The sandbox bank gave no usable answer registering the outcome (${registered.error}); nothing changed at Rail, ask again`)
+  }
+  if (registered.outcome !== 'successful') {
     throw new RailError('invalid_state', `Outbound transfer ${transfer.id} is no longer in progress at the bank; it resolves at its next requery`, { state: transfer.state, currentState: transfer.state })
   }
   await requestRequery(deps.pool, transfer.id)

@@ -122,11 +122,15 @@ export class SandboxAdapter implements ProviderAdapter {
     })
   }
 
-  async registerPayoutOutcome(reference: string, outcome: 'confirmed' | 'failed'): Promise<{ registered: boolean }> {
-    const registered = (answer: CallAnswer): ProviderOutcome => (answer.ok && answer.httpStatus === 200 ? 'successful' : 'failed')
+  async registerPayoutOutcome(reference: string, outcome: 'confirmed' | 'failed'): Promise<ProviderResult<null>> {
+    // 200: registered; a 4xx the bank answered: no payout in progress has the reference; no
+    // readable answer (lost, a 5xx): unknown — the bank may have registered it or not.
+    const registered = (answer: CallAnswer): ProviderOutcome => (!answer.ok ? 'unknown' : answer.httpStatus === 200 ? 'successful' : answer.httpStatus < 500 ? 'failed' : 'unknown')
     const answer = await this.#call('register_payout_outcome', reference, 'POST', `/transfers/${encodeURIComponent(reference)}/outcome`, { outcome }, registered)
-    if (!answer.ok) throw new Error(`the sandbox bank did not register the outcome: ${answer.error}`)
-    return { registered: answer.httpStatus === 200 }
+    const result = registered(answer)
+    if (result === 'successful') return { outcome: result, responseCode: '00', responseMessage: 'Outcome registered', providerReference: reference, value: null }
+    if (result === 'failed') return { outcome: result, responseCode: '25', responseMessage: 'No payout in progress has this reference', providerReference: null }
+    return { outcome: 'unknown', error: answer.ok ? `unexpected answer ${answer.httpStatus}` : answer.error }
   }
 
   async allocateVirtualAccount(request: { reference: string; accountName: string }): Promise<ProviderResult<ProviderAccount>> {

@@ -79,6 +79,9 @@ export interface ProviderAdapter {
     payerAccountNumber?: string
     payerBankCode?: string
   }): Promise<ProviderResult<{ sessionId: string; notified: boolean }>>
-  /** Sandbox providers only: registers the outcome of a payout in progress (the settlement simulator). */
-  registerPayoutOutcome(reference: string, outcome: 'confirmed' | 'failed'): Promise<{ registered: boolean }>
+  /**
+   * Sandbox providers only: registers the outcome of a payout in progress (the settlement
+   * simulator). Failed: no payout in progress has the reference; unknown: the answer was lost.
+   */
+  registerPayoutOutcome(reference: string, outcome: 'confirmed' | 'failed'): Promise<ProviderResult<null>>
 }

@@ -5194,6 +5194,42 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "not_found",
+                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress`, `stale_request`, `invalid_state` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description On `request_in_progress` only: seconds before asking again for the stored result */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "idempotency_conflict",
+                     *       "message": "The reference was already used with a different request body."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
             422: {
                 headers: {
@@ -5221,6 +5257,23 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            /** @description The provider gave no usable answer: `ErrorBody` with `error` `provider_unavailable` */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 502,
+                     *       "error": "provider_unavailable",
+                     *       "message": "The provider gave no usable answer to a synchronous request; nothing was created, retry with the same reference."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             503: components["responses"]["Unavailable"];
         };
     };
