@@ -10,6 +10,7 @@ export const ERROR_CATALOGUE = {
   unauthorized: { status: 401, why: 'Missing, unknown, expired or revoked credential; bad signature; stale timestamp.' },
   capability_disabled: { status: 403, why: 'The provider has not been approved for the capability the operation needs; nothing was attempted.' },
   not_found: { status: 404, why: 'No such object for this caller (another partner\'s object is also "not found").' },
+  method_not_allowed: { status: 405, why: 'The path exists but not with this method; the Allow header (and details.allowedMethods) lists the methods it takes.' },
   idempotency_conflict: { status: 409, why: 'The reference was already used with a different request body.' },
   request_in_progress: { status: 409, why: 'The first request with this reference is still being processed; retry after Retry-After for its stored result.' },
   stale_request: { status: 409, why: 'A newer change to the same object was already applied; this signed request predates it and changed nothing.' },

@@ -20,6 +20,7 @@ import Fastify, {
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { isDatabaseUnavailable } from './db.ts'
 import { errorBody, fieldError, OVERLOADED_RETRY_AFTER_S, RailError } from './errors.ts'
+import { methodNotAllowed, methodsOf, trackRouteMethods } from './method-not-allowed.ts'
 
 /** Bodies above this many bytes are refused with 413 before they are read in full. */
 export const BODY_LIMIT_BYTES = 1024 * 1024
@@ -91,6 +92,7 @@ export function createHttpServer(logger: FastifyServerOptions['logger'], timeout
 
   installValidators(app)
   installJsonParser(app)
+  trackRouteMethods(app)
   markEarlyAnswers(app)
   endUnusedConnectionsOnClose(app)
 
@@ -110,7 +112,10 @@ export function createHttpServer(logger: FastifyServerOptions['logger'], timeout
   app.setNotFoundHandler((request, reply) => {
     const page = pageAreaOf(app, request)
     if (page) return void page.notFound(reply)
-    void reply.code(404).send(errorBody(new RailError('not_found', `Route ${request.method} ${request.url.split('?')[0]} not found`)))
+    const path = request.url.split('?')[0]!
+    const allowed = methodsOf(app, path)
+    if (allowed.length > 0) return void reply.code(405).header('Allow', allowed.join(', ')).send(errorBody(methodNotAllowed(request.method, path, allowed)))
+    void reply.code(404).send(errorBody(new RailError('not_found', `Route ${request.method} ${path} not found`)))
   })
   return app as unknown as HttpServer
 }

@@ -12,6 +12,7 @@ export type RailErrorCode =
   | 'unauthorized'
   | 'capability_disabled'
   | 'not_found'
+  | 'method_not_allowed'
   | 'idempotency_conflict'
   | 'request_in_progress'
   | 'stale_request'
