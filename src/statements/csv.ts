@@ -1,19 +1,28 @@
 // Statements as CSV (RFC 4180): a header row, then the page's lines in the JSON's order, CRLF line
 // ends, a field quoted when it holds a comma, a quote, CR or LF (its quotes doubled). Amounts are
-// integer kobo. A text cell a spreadsheet would run as a formula (starting =, +, -, @, tab or CR)
-// is prefixed with an apostrophe (docs/statements.md, "CSV").
+// integer kobo. No part of a text cell may start a formula in a spreadsheet, whichever separator
+// it splits on (docs/statements.md, "CSV"): see textCell.
 import type { StatementLine } from './service.ts'
 
 export const CSV_CONTENT_TYPE = 'text/csv; charset=utf-8'
 
 export const CSV_COLUMNS = ['id', 'postedAt', 'cause', 'direction', 'amountKobo', 'balanceAfterKobo', 'objectType', 'objectId', 'objectReference', 'narration'] as const
 
-const FORMULA_START = /^[=+\-@\t\r]/
+/** A cell that starts (after spaces) with one of these runs as a formula; the apostrophe goes first. */
+const FORMULA_AT_CELL_START = /^ *[=+\-@\t\r]/
+/**
+ * Inside a cell: a spreadsheet that splits on semicolons or tabs, or that ignores quoting and
+ * breaks at a line end, starts a new cell after any of `, ; TAB CR LF`; a formula character there
+ * (after spaces) gets an apostrophe before it, so `ok;=1+1` is written `ok;'=1+1`. Tab and CR are
+ * separators themselves, so a run of them is covered too.
+ */
+const FORMULA_AFTER_SEPARATOR = /([,;\t\r\n] *)(?=[=+\-@])/g
 
 /** A text cell, made inert for spreadsheets and quoted as RFC 4180 asks. */
 export function textCell(value: string | null): string {
   if (value === null) return ''
-  const inert = FORMULA_START.test(value) ? `'${value}` : value
+  const inside = value.replace(FORMULA_AFTER_SEPARATOR, "$1'")
+  const inert = FORMULA_AT_CELL_START.test(inside) ? `'${inside}` : inside
   return /[",\r\n]/.test(inert) ? `"${inert.replaceAll('"', '""')}"` : inert
 }
 

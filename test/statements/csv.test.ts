@@ -18,8 +18,27 @@ describe('textCell', () => {
     ['\tx', "'\tx"],
     ['\rx', `"'\rx"`],
     ['=HYPERLINK("u","c")', `"'=HYPERLINK(""u"",""c"")"`],
+    [' =1+1', "' =1+1"],
+    // No segment a spreadsheet may split off (on ; , TAB or a line end) starts a formula.
+    ['ok;=1+1', "ok;'=1+1"],
+    ['ok; =1+1', "ok; '=1+1"],
+    ['a;+1;-2;@x', "a;'+1;'-2;'@x"],
+    ['ok,=1+1', `"ok,'=1+1"`],
+    ['ok\t=1+1', "ok\t'=1+1"],
+    ['ok\t\t@x', "ok\t\t'@x"],
+    ['ok\n=1+1', `"ok\n'=1+1"`],
+    ['=1;=2', "'=1;'=2"],
+    ['a-b; c+d', 'a-b; c+d'],
+    ['rent,\r\n"March"', '"rent,\r\n""March"""'],
   ])('%j → %j', (value, cell) => {
     expect(textCell(value)).toBe(cell)
+  })
+
+  it('split on any separator, no piece of a guarded cell starts a formula', () => {
+    const hostile = ['ok;=1+1', 'x, -2', 'a\t@SUM(A1)', 'l1\r\n+3', ' ;  =cmd|" /C calc"!A0', '=a;b,=c\t-d']
+    for (const value of hostile) {
+      for (const piece of textCell(value).split(/[,;\t\r\n"]/)) expect(piece.trimStart(), JSON.stringify(value)).not.toMatch(/^[=+\-@]/)
+    }
   })
 
   it('an absent value is an empty cell', () => {

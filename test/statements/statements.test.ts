@@ -41,7 +41,7 @@ afterAll(async () => {
 
 const BENEFICIARY = { beneficiaryAccountNumber: nuban('058', '123456789'), beneficiaryBankCode: '058', beneficiaryAccountName: syntheticAccountName('058', nuban('058', '123456789')), currency: 'NGN' }
 // Narrations a spreadsheet would run, or that need quoting in CSV (control characters are refused by the moves).
-const NARRATIONS = ['top up', '=HYPERLINK("http://x.test","click")', '+2348012345678', '-10 kobo', '@SUM(A1:A9)', 'rent, "March"', undefined] as const
+const NARRATIONS = ['top up', '=HYPERLINK("http://x.test","click")', '+2348012345678', '-10 kobo', '@SUM(A1:A9)', 'rent, "March"', 'split;=1+1', undefined] as const
 
 async function newWallet(client: RailClient): Promise<string> {
   const created = await client.post<{ walletId: string }>('/wallet', { customerReference: randomUUID(), name: 'Statement Customer' })

@@ -73,8 +73,14 @@ export async function wholeStatement(
   return { lines, openingBalanceKobo: previous!.openingBalanceKobo, closingBalanceKobo: first!.closingBalanceKobo, pages }
 }
 
-/** What a spreadsheet must see in a text cell: a leading =, +, -, @, tab or CR made inert. */
-export const inertText = (text: string) => (/^[=+\-@\t\r]/.test(text) ? `'${text}` : text)
+/**
+ * What a spreadsheet must see in a text cell: a leading =, +, -, @, tab or CR made inert, and a
+ * =, +, - or @ after any separator a spreadsheet may split on (, ; TAB CR LF, then spaces).
+ */
+export const inertText = (text: string) => {
+  const inside = text.replace(/([,;\t\r\n] *)(?=[=+\-@])/g, "$1'")
+  return /^ *[=+\-@\t\r]/.test(inside) ? `'${inside}` : inside
+}
 
 /**
  * The CSV of a page holds the JSON page's lines. Money may be moving meanwhile (a settlement
