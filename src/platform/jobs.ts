@@ -1,7 +1,7 @@
 // Background work on graphile-worker. Jobs are rows: a job added inside a transaction exists only
 // if that transaction commits (the transactional outbox), and any number of workers share them.
 import { EventEmitter } from 'node:events'
-import { Logger, run, type Runner, type TaskList, type WorkerEvents } from 'graphile-worker'
+import { Logger, run, type Runner, type Task, type TaskList, type WorkerEvents } from 'graphile-worker'
 import type { Pool, Queryable } from './db.ts'
 import { announceWorkerProcess } from './worker-liveness.ts'
 
@@ -49,6 +49,37 @@ export function addJobsSql(specs: string): string {
   return `graphile_worker.add_jobs(ARRAY(${specs}))`
 }
 
+/**
+ * A job replaced while it ran hands its work to its replacement. Given the key of a running job,
+ * graphile-worker's add_jobs detaches that job (its key set to null, its attempts to max_attempts,
+ * so it never runs again) and inserts the replacement under the key; remove_job detaches it the
+ * same way. Should the detached run then throw, graphile-worker would keep it as a job out of
+ * attempts — counted in `rail_jobs_failed`, the "gave up for good" alert (docs/operations.md
+ * §Metrics) — though its task threw once and the replacement does the work. Such a run ends as
+ * done instead (its error is still logged and counted by the step's instrumentation). A job that
+ * had a key when taken and has none now was detached: nothing else clears a key.
+ */
+function handingOverWhenReplaced(tasks: TaskList, pool: Pool, log: (level: string, message: string) => void): TaskList {
+  const wrapped: TaskList = {}
+  for (const [name, task] of Object.entries(tasks)) {
+    if (!task) continue
+    wrapped[name] = (async (payload, helpers) => {
+      try {
+        return await (task as Task)(payload, helpers)
+      } catch (error) {
+        if (helpers.job.key === null || !(await wasDetached(pool, helpers.job.id))) throw error
+        log('warn', `job ${helpers.job.id} (${name}) failed after it was replaced: its replacement carries the work (${String(error)})`)
+      }
+    }) satisfies Task
+  }
+  return wrapped
+}
+
+async function wasDetached(pool: Pool, jobId: string): Promise<boolean> {
+  const found = await pool.query(`SELECT 1 FROM graphile_worker.jobs WHERE id = $1 AND key IS NULL`, [jobId]).catch(() => undefined)
+  return found?.rowCount === 1
+}
+
 export interface WorkerOptions {
   pool: Pool
   /** graphile-worker's own connections (its LISTEN, fetching and completing jobs); `pool` when absent. */
@@ -83,7 +114,7 @@ export async function startWorkers(options: WorkerOptions): Promise<Runner> {
   const runner = await run({
     pgPool: options.queuePool ?? options.pool,
     concurrency: options.concurrency,
-    taskList: options.taskList,
+    taskList: handingOverWhenReplaced(options.taskList, options.pool, log),
     crontab: options.crontab ?? '',
     pollInterval: POLL_INTERVAL_MS,
     noHandleSignals: true, // the process owns shutdown: drain HTTP, then stop workers, then the database
