@@ -2,14 +2,15 @@
 // credential is checked when the request arrives, before its body is read, and the signature once
 // the body is in, before validation: an unauthenticated caller learns nothing about its body (no
 // 413, 415 or 422) and no handler (hence no table) is ever reached. Every failure gives the same
-// 401 body.
+// 401 body, whether or not the key id it names exists: a signed request's declared size is judged
+// before its key id is looked up, and its content type and body only once its signature holds.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { TIMESTAMP_TOLERANCE_S } from '../client/signing.ts'
 import type { Clock } from '../platform/clock.ts'
 import { sha256Hex } from '../platform/crypto.ts'
 import type { Pool } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
-import { assertRequestInput, type HttpServer } from '../platform/http.ts'
+import { assertRequestInput, BODY_LIMIT_BYTES, type HttpServer } from '../platform/http.ts'
 import type { RateLimiter } from '../platform/rate-limit.ts'
 import { readSignatureHeaders, signatureMatches, type SignatureHeaders, type SignatureRefusal } from '../platform/request-signature.ts'
 import { CredentialCache } from './credential-cache.ts'
@@ -84,6 +85,7 @@ export function installAuthentication(app: HttpServer, options: AuthenticationOp
   })
   app.addHook('preValidation', async (request, reply) => {
     if (request.signingKey) {
+      request.unverifiedBodyAnswer = undefined
       const key = request.signingKey
       await countingFailures(request, reply, limiter, async () => {
         request.caller = verifySignature(request, key)
@@ -101,6 +103,18 @@ async function countingFailures(request: FastifyRequest, reply: FastifyReply, li
   } catch (error) {
     if (error instanceof RailError && error.code === 'unauthorized') await limiter.count(request, reply, undefined)
     throw error
+  }
+}
+
+/**
+ * A signed request whose body is declared larger than the limit is refused before its key id is
+ * looked up: judged after, it would be 413 for a known key id and 401 for an unknown one. (Its
+ * signature cannot be checked without a body that will not be read.)
+ */
+function refuseDeclaredOversize(request: FastifyRequest): void {
+  const declaredBytes = Number(request.headers['content-length'])
+  if (declaredBytes > BODY_LIMIT_BYTES) {
+    throw new RailError('payload_too_large', `The body exceeds ${BODY_LIMIT_BYTES} bytes`, { limitBytes: BODY_LIMIT_BYTES })
   }
 }
 
@@ -130,9 +144,13 @@ async function findSignatureCredential(request: FastifyRequest, deps: AuthDeps):
   const read = readSignatureHeaders(request.headers['x-rail-timestamp'], request.headers['x-rail-signature'], deps.clock)
   if (!read.ok) throw unauthorized(request, REFUSAL_REASONS[read.refusal])
   if (keyId.length > KEY_ID_MAX_CHARS) throw unauthorized(request, 'key id too long')
+  refuseDeclaredOversize(request)
 
   const found = await deps.credentials.get(`signing:${keyId}`, () => findSigningKey(deps.pool, deps.masterKey, keyId))
   if (!found?.signingSecret) throw unauthorized(request, 'unknown, expired or revoked key id')
+  // Until the signature is checked, a body that cannot be read in full (over the limit without a
+  // Content-Length, shorter than declared) is answered as an unknown key id is.
+  request.unverifiedBodyAnswer = new RailError('unauthorized', 'Missing or invalid credentials')
   return { found: { ...found, signingSecret: found.signingSecret }, headers: read.headers }
 }
 

@@ -20,6 +20,7 @@ import Fastify, {
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { isDatabaseUnavailable } from './db.ts'
 import { errorBody, fieldError, OVERLOADED_RETRY_AFTER_S, RailError } from './errors.ts'
+import { installBodyParsers } from './request-body.ts'
 import { methodNotAllowed, methodsOf, trackRouteMethods } from './method-not-allowed.ts'
 
 /** Bodies above this many bytes are refused with 413 before they are read in full. */
@@ -48,15 +49,6 @@ const CONNECTIONS_CHECK_MS_MAX = 1_000
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/
 /** Each field of a validation failure is named; more than this many is noise. */
 const VALIDATION_ISSUES_MAX = 50
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The body exactly as received (null when there was none): signatures cover these bytes. */
-    rawBody: Buffer | null
-    /** Set when the body was not valid JSON; reported after authentication. */
-    jsonParseError: Error | undefined
-  }
-}
 
 export type HttpServer = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>
 
@@ -91,18 +83,16 @@ export function createHttpServer(logger: FastifyServerOptions['logger'], timeout
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   installValidators(app)
-  installJsonParser(app)
+  installBodyParsers(app)
   trackRouteMethods(app)
   markEarlyAnswers(app)
   endUnusedConnectionsOnClose(app)
 
-  app.decorateRequest('rawBody', null)
-  app.decorateRequest('jsonParseError', undefined)
   app.addHook('onSend', async (request, reply) => {
     reply.header('X-Request-Id', request.id)
   })
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const railError = toRailError(error, request)
+    const railError = request.unverifiedBodyAnswer ?? toRailError(error, request)
     // Only what is wrong with the URL itself is a link not found; a limit (429) or an overload
     // (503) is answered as itself, with its Retry-After.
     const page = LINK_REFUSALS.has(railError.statusCode) ? pageAreaOf(app, request) : undefined
@@ -225,33 +215,6 @@ function withFormats(ajv: Ajv): Ajv {
   return ajv
 }
 
-/**
- * JSON bodies are kept raw for the signature check and parsed here; a parse failure is remembered
- * rather than thrown, so that an unauthenticated caller gets 401 before any detail of its body.
- */
-function installJsonParser(app: FastifyInstance): void {
-  app.removeAllContentTypeParsers()
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
-    request.rawBody = body
-    if (body.length === 0) {
-      done(null, undefined)
-      return
-    }
-    try {
-      done(null, JSON.parse(body.toString('utf8')))
-    } catch (error) {
-      request.jsonParseError = error as Error
-      done(null, undefined)
-    }
-  })
-  // Any other media type is refused; the raw bytes are still read so that the signature check
-  // sees what was sent, then the request fails with 415.
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
-    request.rawBody = body
-    done(new RailError('unsupported_media_type', 'Request bodies must be application/json'), undefined)
-  })
-}
-
 function sendError(railError: RailError, reply: FastifyReply): void {
   if (railError.retryAfterS !== undefined) void reply.header('Retry-After', String(Math.max(1, Math.ceil(railError.retryAfterS))))
   void reply.code(railError.statusCode).send(errorBody(railError))
@@ -289,14 +252,13 @@ export interface FieldIssue {
 
 /**
  * The checks every request's input passes before any schema or handler sees it; they run after
- * authentication. The body must be well-formed JSON and, when present, an object (every route
+ * authentication. The body must be JSON, valid UTF-8, nested within JSON_DEPTH_MAX and well-formed
+ * (judged as it was read, src/platform/request-body.ts) and, when present, an object (every route
  * takes an object; `null` or `[]` is never a request). No string anywhere — body, query or path —
  * may hold what PostgreSQL cannot store or what has no business in a request (see stringIssue).
  */
 export function assertRequestInput(request: FastifyRequest): void {
-  if (request.jsonParseError) {
-    throw new RailError('invalid_json', `Malformed JSON body: ${request.jsonParseError.message}`)
-  }
+  if (request.bodyRefusal) throw request.bodyRefusal
   const body = request.body
   if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) {
     throw fieldError('body', 'must be a JSON object')
@@ -331,7 +293,7 @@ function stringIssue(value: string, freeText: boolean): string | undefined {
   return forbidden.test(value) ? 'must not hold control characters' : undefined
 }
 
-/** Walks a parsed JSON value (bounded by the body limit) and names each bad string by its path. */
+/** Walks a parsed JSON value (bounded by the body limit and JSON_DEPTH_MAX) and names each bad string by its path. */
 function collectStringIssues(value: unknown, path: string, issues: FieldIssue[], freeText = false): void {
   if (issues.length >= VALIDATION_ISSUES_MAX) return
   if (typeof value === 'string') {

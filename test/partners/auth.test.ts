@@ -1,10 +1,11 @@
 // Both authentication schemes of docs/design.md §7, one line per rule: what is sent → what comes back.
+import { request as httpRequest } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { canonicalRequest, computeSignature, RailClient, signRequest } from '../../src/client/index.ts'
 import { installAuthentication, callerOf } from '../../src/partners/auth.ts'
 import { revokeSigningKey, rotateEscrowApiKey, rotateSigningSecret, type PartnerCredentials } from '../../src/partners/service.ts'
 import { systemClock } from '../../src/platform/clock.ts'
-import { createHttpServer, type HttpServer } from '../../src/platform/http.ts'
+import { BODY_LIMIT_BYTES, createHttpServer, type HttpServer } from '../../src/platform/http.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 
 let app: TestApp
@@ -33,7 +34,7 @@ async function send(attempt: Attempt): Promise<{ status: number; body: unknown }
   return { status: response.status, body: await response.json() }
 }
 
-function signed(overrides: { timestampS?: number; path?: string; body?: string; method?: string; secret?: string; keyId?: string } = {}) {
+function signed(overrides: { timestampS?: number; path?: string; body?: string | Uint8Array; method?: string; secret?: string; keyId?: string } = {}) {
   return signRequest({
     keyId: overrides.keyId ?? credentials.keyId,
     signingSecret: overrides.secret ?? credentials.signingSecret,
@@ -130,6 +131,66 @@ describe('signed requests (X-Rail-Key-Id, X-Rail-Timestamp, X-Rail-Signature)', 
     expect(canonical).toBe('1700000000\nPOST\n/wallet/credit?x=1\n015abd7f5cc57a2dd94b7590f04ad8084273905ee33ec5cebeae62276a97f862')
     // A fixed vector computed with openssl, so other implementations can check theirs (docs/authentication.md).
     expect(computeSignature('rk_sec_test_example', canonical)).toBe('v1=370535b6f1a2dd61c80421d8185a81d81a7e0ad42b873024a5df7ab103af03f7')
+  })
+})
+
+/**
+ * Sends `body` as it is, in `chunks` writes (without a Content-Length when `chunked`), and resolves
+ * with the answer; the server may answer and stop reading before the body has all been written.
+ */
+function sendRaw(path: string, headers: Record<string, string>, body: Buffer, chunked = false): Promise<{ status: number; body: unknown }> {
+  return new Promise((resolve, reject) => {
+    const outgoing = httpRequest(`${app.baseUrl}${path}`, { method: 'PATCH', headers: chunked ? headers : { ...headers, 'Content-Length': String(body.length) } }, (response) => {
+      const parts: Buffer[] = []
+      response.on('data', (part: Buffer) => parts.push(part))
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(Buffer.concat(parts).toString('utf8')) }))
+    })
+    outgoing.on('error', (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' || error.code === 'ECONNRESET' ? undefined : reject(error)))
+    const chunkBytes = 64 * 1024
+    for (let offset = 0; offset < body.length; offset += chunkBytes) outgoing.write(body.subarray(offset, offset + chunkBytes))
+    outgoing.end()
+  })
+}
+
+describe('a known key id with a bad signature is answered as an unknown one, whatever the body', () => {
+  const oversize = Buffer.from(JSON.stringify({ callbackUrl: 'x'.repeat(BODY_LIMIT_BYTES) }))
+  const bodies: [string, string, Buffer][] = [
+    ['not JSON', 'text/plain', Buffer.from('callbackUrl=x')],
+    ['malformed JSON', 'application/json', Buffer.from('{oops')],
+    ['not UTF-8', 'application/json', Buffer.from([...Buffer.from('{"callbackUrl":"https://example.com/'), 0xff, ...Buffer.from('"}')])],
+    ['nested too deep', 'application/json', Buffer.from(`{"callbackUrl":${'['.repeat(1000)}${']'.repeat(1000)}}`)],
+  ]
+  const keyIds = () => [credentials.keyId, 'rk_kid_test_doesnotexist0000000']
+
+  it.each(bodies)('%s → 401 for a known key id and for an unknown one', async (_case, contentType, body) => {
+    for (const keyId of keyIds()) {
+      const headers = { ...signed({ method: 'PATCH', body: 'something else', keyId }), 'Content-Type': contentType }
+      const response = await sendRaw(PATH, headers as Record<string, string>, body)
+      expect([keyId, response.status, response.body]).toEqual([keyId, 401, UNAUTHORIZED])
+    }
+  })
+
+  it('a body declared over the limit → 413 for a known key id and for an unknown one', async () => {
+    for (const keyId of keyIds()) {
+      const headers = { ...signed({ method: 'PATCH', body: 'something else', keyId }), 'Content-Type': 'application/json' }
+      const response = await sendRaw(PATH, headers as Record<string, string>, oversize)
+      expect([keyId, response.status, (response.body as { error: string }).error]).toEqual([keyId, 413, 'payload_too_large'])
+    }
+  })
+
+  it('a body over the limit sent without a Content-Length → 401 for a known key id and for an unknown one', async () => {
+    for (const keyId of keyIds()) {
+      const headers = { ...signed({ method: 'PATCH', body: 'something else', keyId }), 'Content-Type': 'application/json' }
+      const response = await sendRaw(PATH, headers as Record<string, string>, oversize, true)
+      expect([keyId, response.status, response.body]).toEqual([keyId, 401, UNAUTHORIZED])
+    }
+  })
+
+  it.each(bodies)('%s, correctly signed → its own refusal, after authentication', async (_case, contentType, body) => {
+    const headers = { ...signed({ method: 'PATCH', body }), 'Content-Type': contentType }
+    const response = await sendRaw(PATH, headers as Record<string, string>, body)
+    const expected = { 'not JSON': 415, 'malformed JSON': 400, 'not UTF-8': 400, 'nested too deep': 422 }[_case]
+    expect(response.status).toBe(expected)
   })
 })
 

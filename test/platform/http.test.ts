@@ -1,15 +1,18 @@
 // The HTTP platform as a caller sees it: one error body, strict validation, limits, request ids,
 // health, metrics and the generated API description.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { RailClient } from '../../src/client/index.ts'
+import { signRequest, type RailClient } from '../../src/client/index.ts'
+import type { PartnerCredentials } from '../../src/partners/service.ts'
+import { JSON_DEPTH_MAX } from '../../src/platform/request-body.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 
 let app: TestApp
 let client: RailClient
+let credentials: PartnerCredentials
 
 beforeAll(async () => {
   app = await startTestApp()
-  client = (await app.newPartner()).client
+  ;({ client, credentials } = await app.newPartner())
 })
 afterAll(async () => app?.close())
 
@@ -56,6 +59,41 @@ describe('request bodies', () => {
     const response = await client.patch('/api/v1/rail/settings', undefined, { rawBody: 'callbackUrl=x', headers: { 'Content-Type': 'text/plain' } })
     expect(response.status).toBe(415)
     expectErrorShape(response.body, 415, 'unsupported_media_type')
+  })
+
+  /** `depth` arrays, one inside another, as a field of an object. */
+  const nested = (depth: number) => `{"callbackUrl":null,"x":${'['.repeat(depth)}${']'.repeat(depth)}}`
+
+  it(`a body nested deeper than ${JSON_DEPTH_MAX} levels → 422 naming the body, before anything walks it, never a 500`, async () => {
+    // The object around the arrays is one level: JSON_DEPTH_MAX - 1 arrays are within the limit (and
+    // refused for the unknown field only).
+    for (const [depth, tooDeep] of [[JSON_DEPTH_MAX - 1, false], [JSON_DEPTH_MAX, true], [10_000, true]] as const) {
+      const response = await client.patch<{ details: { fields: { field: string; message: string }[] } }>('/api/v1/rail/settings', undefined, { rawBody: nested(depth) })
+      expect(response.status).toBe(422)
+      expectErrorShape(response.body, 422, 'validation_error')
+      const aboutDepth = response.body.details.fields.some((issue) => issue.field === 'body' && /levels deep/.test(issue.message))
+      expect([depth, aboutDepth]).toEqual([depth, tooDeep])
+    }
+    // Without credentials, on a route that takes none and on a path no route has.
+    for (const path of ['/sandbox-bank/v1/transfers', '/nowhere']) {
+      const response = await fetch(`${app.baseUrl}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: nested(100_000) })
+      expect([path, response.status]).toEqual([path, 422])
+      expectErrorShape(await response.json(), 422, 'validation_error')
+    }
+  })
+
+  it('a body that is not valid UTF-8 → 400 invalid_json, never read with U+FFFD in its place', async () => {
+    const before = await client.get<{ callbackUrl: string | null }>('/api/v1/rail/settings')
+    for (const byte of [0xff, 0xfe]) {
+      const body = Buffer.from([...Buffer.from('{"callbackUrl":"https://example.com/'), byte, ...Buffer.from('"}')])
+      const headers = { ...signRequest({ ...credentials, method: 'PATCH', pathWithQuery: '/api/v1/rail/settings', body }), 'Content-Type': 'application/json' }
+      const response = await fetch(`${app.baseUrl}/api/v1/rail/settings`, { method: 'PATCH', headers, body })
+      expect(response.status).toBe(400)
+      const refusal = (await response.json()) as { message: string }
+      expectErrorShape(refusal, 400, 'invalid_json')
+      expect(refusal.message).toMatch(/UTF-8/)
+    }
+    expect((await client.get<{ callbackUrl: string | null }>('/api/v1/rail/settings')).body.callbackUrl).toBe(before.body.callbackUrl)
   })
 
   it('a rejected request changes nothing', async () => {
