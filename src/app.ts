@@ -127,7 +127,8 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   registerEventStreamRoute(app, { pool: deps.pool, settings: deps.eventStream })
   registerFloatRoutes(app, { pool: deps.pool, maxAmountKobo })
   registerCounterpartyRoutes(app, { pool: deps.pool })
-  const providers = new ProviderRegistry(deps.pool, deps.providers)
+  // One name-enquiry budget per partner for every route of this process that may show a holder's name.
+  const providers = new ProviderRegistry(deps.pool, deps.providers, deps.rateLimits?.nameEnquiriesPerMinute)
   const payments = paymentsDeps({ pool: deps.pool, providers, clock, settings: deps.payments, log: (level, message) => app.log[level](message) })
   const outbound: OutboundDeps = { pool: deps.pool, allowLoopbackCallbacks, payments }
   outbound.submitBatcher = submitBatcherFor(outbound)
@@ -143,7 +144,7 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   registerDashboardRoutes(app, { pool: deps.pool, clock, masterKey: deps.masterKey, allowLoopbackCallbacks, maxAmountKobo, outbound, collections, sandboxPartnerDataDir: deps.sandboxPartnerDataDir })
   registerRefundRoutes(app, { ...collections.refunds, invoiceIntentOf: invoicePaymentIntentOf })
   registerWalletRoutes(app, { pool: deps.pool, providers })
-  registerBankRoutes(app, { pool: deps.pool, providers, nameEnquiriesPerMinute: deps.rateLimits?.nameEnquiriesPerMinute })
+  registerBankRoutes(app, { pool: deps.pool, providers })
   registerStatementRoutes(app, { pool: deps.pool })
   registerSettlementRoutes(app, { pool: deps.pool, outbound, clock, maxAmountKobo })
   // Concurrent claims of wallet moves share transactions, as outbound submits do.

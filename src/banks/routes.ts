@@ -1,24 +1,11 @@
 // Partner routes of banks: the bank list, and the account-name check (docs/banking.md, "Bank list
 // and account-name check").
 import { Type } from '@sinclair/typebox'
-import type { FastifyRequest } from 'fastify'
 import { callerOf } from '../partners/auth.ts'
-import { RailError } from '../platform/errors.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { closedObject, errorResponses, NubanSchema } from '../platform/schemas.ts'
+import { NAME_ENQUIRIES_PER_MINUTE_DEFAULT } from '../providers/service.ts'
 import { checkResolvable, listBanks, resolveAccountName, type BankDeps } from './service.ts'
-
-/**
- * Name enquiries one partner may make per minute and API process. They cost money at a real bank
- * and answer whether an account exists, so they are held far below the general request rate.
- */
-export const NAME_ENQUIRIES_PER_MINUTE_DEFAULT = 60
-const NAME_ENQUIRY_WINDOW_MS = 60_000
-
-export interface BankRoutesDeps extends BankDeps {
-  /** RAIL_RATE_LIMIT_NAME_ENQUIRIES_PER_MINUTE; 0 turns the limit off. */
-  nameEnquiriesPerMinute?: number
-}
 
 const BankSchema = Type.Object(
   {
@@ -62,9 +49,7 @@ const RESOLVE_DESCRIPTION = [
   `${NAME_ENQUIRIES_PER_MINUTE_DEFAULT} enquiries a minute by default (RAIL_RATE_LIMIT_NAME_ENQUIRIES_PER_MINUTE), counted only when the bank is asked; past it, 429 \`rate_limited\` with Retry-After.`,
 ].join(' ')
 
-export function registerBankRoutes(app: HttpServer, deps: BankRoutesDeps): void {
-  const countEnquiry = nameEnquiryLimiter(app, deps.nameEnquiriesPerMinute ?? NAME_ENQUIRIES_PER_MINUTE_DEFAULT)
-
+export function registerBankRoutes(app: HttpServer, deps: BankDeps): void {
   app.get(
     '/api/v1/rail/banks',
     {
@@ -97,30 +82,10 @@ export function registerBankRoutes(app: HttpServer, deps: BankRoutesDeps): void 
     async (request) => {
       const account = { bankCode: request.body.bankCode, accountNumber: request.body.accountNumber }
       const provider = await checkResolvable(deps, account)
-      // Counted here: only the enquiries that reach the bank cost anything.
-      await countEnquiry(request)
+      // Counted here: only the enquiries that reach the bank cost anything (or show a name).
+      deps.providers.nameEnquiries.spend(callerOf(request).partner.id)
       const { accountName } = await resolveAccountName(deps, provider, account, request.id)
       return { ...account, accountName }
     },
   )
-}
-
-/** A fixed one-minute window per partner on the store the general limits use; past it, 429 with Retry-After. */
-function nameEnquiryLimiter(app: HttpServer, perMinute: number): (request: FastifyRequest) => Promise<void> {
-  if (perMinute === 0) return async () => {}
-  const counter = app.createRateLimit({
-    max: perMinute,
-    timeWindow: NAME_ENQUIRY_WINDOW_MS,
-    keyGenerator: (request) => `name-enquiry:${callerOf(request).partner.id}`,
-  })
-  return async (request) => {
-    const counted = await counter(request)
-    if (counted.isAllowed || !counted.isExceeded) return
-    throw new RailError(
-      'rate_limited',
-      `More than ${perMinute} account-name checks in a minute; retry after the time in Retry-After`,
-      { limit: perMinute, windowSeconds: NAME_ENQUIRY_WINDOW_MS / 1000 },
-      { retryAfterS: Math.max(1, counted.ttlInSeconds) },
-    )
-  }
 }

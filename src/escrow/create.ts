@@ -23,17 +23,18 @@ async function assertCreatable(deps: EscrowDeps, partner: Partner, request: Crea
     throw fieldError('metadata', `must be at most ${METADATA_MAX_BYTES} bytes of JSON`)
   }
   if (request.webhookUrl !== undefined) await assertEscrowWebhookUrl(deps, partner, request.webhookUrl)
-  if (request.disbursement !== undefined) await assertDestination(deps, request.disbursement)
+  if (request.disbursement !== undefined) await assertDestination(deps, partner.id, request.disbursement)
 }
 
 /**
  * A destination is a NUBAN at a Nigerian bank whose holder the name names, by the bank's name
  * enquiry asked now, before anything is written: a mismatch is 422 naming disbursement.accountName
- * (the bank's name in details), a bank that does not answer 502 provider_unavailable. The payment
- * pipeline asks the bank again when it sends the payout.
+ * (the bank's name in details), a bank that does not answer 502 provider_unavailable, a partner
+ * past its name-enquiry budget 429 rate_limited. The payment pipeline asks the bank again when it
+ * sends the payout.
  */
-export async function assertDestination(deps: EscrowDeps, destination: repo.Destination): Promise<void> {
-  await checkBankAccount({ pool: deps.pool, providers: deps.outbound.payments.providers }, destination, 'disbursement')
+export async function assertDestination(deps: EscrowDeps, partnerId: string, destination: repo.Destination): Promise<void> {
+  await checkBankAccount({ pool: deps.pool, providers: deps.outbound.payments.providers }, partnerId, destination, 'disbursement')
 }
 
 /**

@@ -71,7 +71,7 @@ export async function releaseEscrow(deps: EscrowDeps, caller: Caller, ref: strin
   if (request.disbursement !== undefined) {
     // Someone else's escrow is 404 before the bank is asked about the destination.
     await getEscrow(deps.pool, partnerId, ref)
-    await assertDestination(deps, request.disbursement)
+    await assertDestination(deps, partnerId, request.disbursement)
   }
   return withTransaction(deps.pool, async (tx) => {
     const released = await repo.transition(tx, { partnerId, ref }, 'released', { at: deps.clock.now(), reason: request.reason ?? null })

@@ -20,6 +20,18 @@
 // 7. The names match when any pairing of their words meets all of this, so word order on either
 //    side never matters, and neither do case, spacing or punctuation.
 
+/**
+ * What a partner is told of a payout that failed the name check: that the name given does not name
+ * the holder, never whom the bank names. A payout's check runs in a worker, where no request can be
+ * refused past the partner's name-enquiry budget, so its answer (the transfer, the wallet move,
+ * their callbacks) shows no name; the holder's name is shown only by the routes that spend the
+ * budget (docs/banking.md "Bank list and account-name check").
+ */
+export const NAME_MISMATCH_MESSAGE = "Account name mismatch: the name given does not name the account's holder"
+
+/** The failure code of a payout whose name the bank's holder does not match (NIP 08). */
+export const NAME_MISMATCH_CODE = 'name_mismatch'
+
 /** Words compared per name: names have few, and the cap bounds the pairing work on hostile input. */
 export const NAME_WORDS_MAX = 12
 

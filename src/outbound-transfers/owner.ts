@@ -5,6 +5,7 @@
 import { recordVerifiedName } from '../counterparties/service.ts'
 import { recordEvents } from '../events/service.ts'
 import { createTransfers, derivedId, type TransferInput } from '../ledger/service.ts'
+import { NAME_MISMATCH_CODE, NAME_MISMATCH_MESSAGE } from '../nip/name-match.ts'
 import type { InstructionChange, InstructionOwner } from '../payments/service.ts'
 import * as repo from './repo.ts'
 import { callbackEvent, hasCallback } from './service.ts'
@@ -45,17 +46,26 @@ export function outboundOwner(origins: Origins): InstructionOwner {
   }
 }
 
-/** What the bank said, as the transfer shows it. */
+/**
+ * What the bank said, as the transfer shows it. A name mismatch shows no name (neither in its
+ * message nor as settlementAccountName): whom the bank names is told only within the partner's
+ * name-enquiry budget (NAME_MISMATCH_MESSAGE says why).
+ */
 function answerOf(instruction: InstructionChange['instruction'], next: OutboundState): repo.ProviderAnswer {
+  const mismatch = instruction.failureCode === NAME_MISMATCH_CODE
   return {
     providerSessionId: instruction.providerReference,
     providerResponseCode: instruction.responseCode,
     providerResponseMessage: instruction.responseMessage,
-    settlementAccountName: instruction.verifiedAccountName,
+    settlementAccountName: mismatch ? null : instruction.verifiedAccountName,
     rail: instruction.sendAttempts > 0 ? { scheme: 'NIP', destinationBankCode: instruction.destinationBankCode } : null,
     failureReason:
       next === 'failed' && instruction.failureCode
-        ? { code: instruction.failureCode, message: instruction.failureMessage ?? '', ...(instruction.responseCode ? { providerResponseCode: instruction.responseCode } : {}) }
+        ? {
+            code: instruction.failureCode,
+            message: mismatch ? NAME_MISMATCH_MESSAGE : (instruction.failureMessage ?? ''),
+            ...(instruction.responseCode ? { providerResponseCode: instruction.responseCode } : {}),
+          }
         : null,
   }
 }

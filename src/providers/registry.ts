@@ -5,6 +5,7 @@
 import { Coalescer } from '../platform/coalescer.ts'
 import type { Pool } from '../platform/db.ts'
 import type { ProviderProfile } from './capabilities.ts'
+import { NameEnquiryBudget } from './name-enquiries.ts'
 import { insertCalls, type NewProviderCall } from './repo.ts'
 import { SandboxAdapter } from './sandbox-adapter.ts'
 import type { ProviderAdapter } from './types.ts'
@@ -20,10 +21,14 @@ export class ProviderRegistry {
   readonly #pool: Pool
   readonly #settings: ProviderSettings | undefined
   readonly #recorder: Coalescer<NewProviderCall, null>
+  /** What every route that may show a holder's name spends per partner (the payment pipeline's own enquiries show none). */
+  readonly nameEnquiries: NameEnquiryBudget
 
-  constructor(pool: Pool, settings: ProviderSettings | undefined) {
+  /** `nameEnquiriesPerMinute`: RAIL_RATE_LIMIT_NAME_ENQUIRIES_PER_MINUTE, NAME_ENQUIRIES_PER_MINUTE_DEFAULT when absent, 0 off. */
+  constructor(pool: Pool, settings: ProviderSettings | undefined, nameEnquiriesPerMinute?: number) {
     this.#pool = pool
     this.#settings = settings
+    this.nameEnquiries = new NameEnquiryBudget(nameEnquiriesPerMinute)
     this.#recorder = new Coalescer<NewProviderCall, null>(pool, async (tx, calls) => {
       await insertCalls(tx, calls)
       return calls.map(() => null)

@@ -11,6 +11,7 @@ import * as repo from './repo.ts'
 
 export { CAPABILITIES, isCapability, requireCapability, type Capabilities, type Capability, type ProviderProfile } from './capabilities.ts'
 export type { ProviderRegistry } from './registry.ts'
+export { NAME_ENQUIRIES_PER_MINUTE_DEFAULT, type NameEnquiryBudget } from './name-enquiries.ts'
 export type { ProviderCall } from './repo.ts'
 
 /** The provider a wallet gets when its creator names none. */
@@ -62,13 +63,16 @@ export interface BankAccountCheckDeps {
  * account in the request (`bankAccount`, `disbursement`): errors name its fields. 422
  * validation_error for an unknown bank, an invalid NUBAN, an account the bank refuses, or a name
  * that does not name the holder (details.bankAccountName is the bank's name); 502
- * provider_unavailable when the bank gives no answer.
+ * provider_unavailable when the bank gives no answer. The enquiry shows the partner the holder's
+ * name, so it spends from the partner's name-enquiry budget, the one POST /banks/resolve spends:
+ * past it, 429 rate_limited and the bank is not asked.
  */
-export async function checkBankAccount(deps: BankAccountCheckDeps, account: BankAccount, field: string): Promise<CheckedBankAccount> {
+export async function checkBankAccount(deps: BankAccountCheckDeps, partnerId: string, account: BankAccount, field: string): Promise<CheckedBankAccount> {
   if (!findBank(account.bankCode)) throw fieldError(`${field}.bankCode`, 'is not a bank code of a Nigerian bank')
   if (!isValidNuban(account.bankCode, account.accountNumber)) throw fieldError(`${field}.accountNumber`, 'is not a valid NUBAN at that bank')
   const provider = await getProvider(deps.pool, DEFAULT_PROVIDER)
   if (!provider.capabilities.nameCheck) return { ...account, verifiedAccountName: null }
+  deps.providers.nameEnquiries.spend(partnerId)
   const enquiry = await deps.providers.adapterFor(provider).nameEnquiry({ bankCode: account.bankCode, accountNumber: account.accountNumber })
   if (enquiry.outcome === 'failed') throw fieldError(`${field}.accountNumber`, `the bank's name enquiry refused it: ${enquiry.responseMessage}`)
   if (enquiry.outcome !== 'successful') throw new RailError('provider_unavailable', "The bank's name enquiry gave no answer; nothing changed, try again")

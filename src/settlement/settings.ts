@@ -58,7 +58,7 @@ export function toSettingsJson(settings: repo.SettlementSettings, now: Date) {
 export async function putSettlementSettings(deps: SettingsDeps, partner: Partner, input: SettlementSettingsInput, signed?: SignedRequest): Promise<repo.SettlementSettings> {
   if (input.mode === 'bank' && !input.bankAccount) throw fieldError('bankAccount', 'is required when mode is bank')
   const current = await getSettlementSettings(deps.pool, partner.id)
-  const bankAccount = input.bankAccount ? await checkedBankAccount(deps, input.bankAccount, current.bankAccount) : null
+  const bankAccount = input.bankAccount ? await checkedBankAccount(deps, partner.id, input.bankAccount, current.bankAccount) : null
   return withTransaction(deps.pool, async (tx) => {
     const locked = await repo.lockSettings(tx, partner.id)
     const decision = signed && decideSignedChange(locked.changes, signed, input)
@@ -76,6 +76,7 @@ export async function putSettlementSettings(deps: SettingsDeps, partner: Partner
 
 async function checkedBankAccount(
   deps: SettingsDeps,
+  partnerId: string,
   account: NonNullable<SettlementSettingsInput['bankAccount']>,
   registered: repo.SettlementSettings['bankAccount'],
 ): Promise<NonNullable<repo.SettlementSettings['bankAccount']>> {
@@ -83,5 +84,6 @@ async function checkedBankAccount(
   if (registered && registered.bankCode === account.bankCode && registered.accountNumber === account.accountNumber && registered.accountName === account.accountName) {
     return registered
   }
-  return checkBankAccount({ pool: deps.pool, providers: deps.outbound.payments.providers }, account, 'bankAccount')
+  // A new account spends from the partner's name-enquiry budget (429 past it): the answer may name its holder.
+  return checkBankAccount({ pool: deps.pool, providers: deps.outbound.payments.providers }, partnerId, account, 'bankAccount')
 }

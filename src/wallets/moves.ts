@@ -13,6 +13,7 @@
 //      unknown (no answer), its hold in place, and the pipeline's requery schedule decides.
 // Should the request's process die, the pipeline's sweep finds the instruction and asks the bank.
 import { committedPartnerAccount, createTransfers, derivedId, ensurePartnerAccount, type TransferInput } from '../ledger/service.ts'
+import { NAME_MISMATCH_CODE, NAME_MISMATCH_MESSAGE } from '../nip/name-match.ts'
 import type { Partner } from '../partners/service.ts'
 import { requeryNow, requestRequery, workCreated, type Instruction, type InstructionChange, type InstructionOwner, type PaymentsDeps } from '../payments/service.ts'
 import { Coalescer } from '../platform/coalescer.ts'
@@ -144,13 +145,18 @@ async function settlementTransfers(tx: Tx, moves: readonly repo.Move[]): Promise
   return transfers
 }
 
-/** What the bank said, as the move shows it; a failure the pipeline decided (a name mismatch, a payment never received) says why. */
+/**
+ * What the bank said, as the move shows it; a failure the pipeline decided (a name mismatch, a
+ * payment never received) says why — a name mismatch without whom the bank names, which is told
+ * only within the partner's name-enquiry budget (NAME_MISMATCH_MESSAGE says why).
+ */
 function answerOf(instruction: Instruction): repo.ProviderAnswer {
   const decidedByRail = instruction.failureCode !== null && instruction.failureCode !== 'provider_declined'
+  const failureMessage = instruction.failureCode === NAME_MISMATCH_CODE ? NAME_MISMATCH_MESSAGE : instruction.failureMessage
   return {
     providerReference: instruction.providerReference,
     responseCode: instruction.responseCode,
-    responseMessage: decidedByRail ? instruction.failureMessage : instruction.responseMessage,
+    responseMessage: decidedByRail ? failureMessage : instruction.responseMessage,
   }
 }
 
