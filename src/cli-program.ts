@@ -1,117 +1,66 @@
-// The `rail` command's commands: serve | api | worker | cluster | migrate | schema-dump | partner … |
-// provider … | ledger … | sandbox … | outbound … | payments … | dashboard … | listen. Built by a
-// function, so that a test can read every command without running one (src/main.ts runs them).
-import { existsSync, readFileSync } from 'node:fs'
-import path from 'node:path'
-import { Command, Option } from 'commander'
-import { paymentsDeps } from './app.ts'
-import { registerPaymentCommands } from './payments/cli.ts'
-import type { PaymentsDeps } from './payments/service.ts'
-import { ProviderRegistry } from './providers/registry.ts'
-import { systemClock } from './platform/clock.ts'
-import { runningApiUrl } from './platform/embedded-db.ts'
-import { registerLedgerCommands } from './ledger/cli.ts'
-import { registerOutboundCommands, registerSandboxCommands } from './outbound-transfers/cli.ts'
-import { registerListenCommand } from './events/listen-cli.ts'
-import { registerClusterCommand } from './cluster/cli.ts'
-import { partnerCallbackUrls } from './events/service.ts'
-import { registerPartnerCommands } from './partners/cli.ts'
-import { registerDashboardCommands } from './dashboard/cli.ts'
-import { registerProviderCommands } from './providers/cli.ts'
-import { loadConfig } from './platform/config.ts'
-import { openDatabase, type OpenDatabase } from './platform/database-runtime.ts'
-import { migrateDatabase } from './platform/migrate.ts'
-import { writeSchemaDump } from './platform/schema-dump.ts'
-import { runRoles } from './server.ts'
+// The `rail` command: serve | api | worker | cluster | migrate | schema-dump | partner … |
+// provider … | ledger … | sandbox … | outbound … | payments … | dashboard … | listen.
+// Loading the commands in full (src/cli-commands.ts) loads every feature they reach: seconds of
+// work on a cold start. So `rail --help` (or no command, or one that does not exist) is answered
+// from the summaries below alone, and only a command named loads them; test/readme-cli.test.ts
+// checks that both print the same help.
+import { Command, Help } from 'commander'
 
-/** Every command of `rail`, ready to parse. */
-export function buildProgram(): Command {
-  const program = new Command('rail').description('Rail: payments rail for Nigerian partners').showHelpAfterError()
-  registerRoleCommands(program)
-  registerSchemaCommands(program)
-  registerPartnerCommands(program, withDatabase, partnerCallbackUrls)
-  registerLedgerCommands(program, withDatabase)
-  registerProviderCommands(program, withDatabase)
-  registerSandboxCommands(program, withDatabase, () => loadConfig().maxAmountKobo)
-  registerOutboundCommands(program, withPayments)
-  registerPaymentCommands(program, withPayments)
-  registerDashboardCommands(program, withDatabase)
-  registerListenCommand(program)
-  registerClusterCommand(program)
+const PROGRAM_DESCRIPTION = 'Rail: payments rail for Nigerian partners'
+
+/** Each top-level command as `rail --help` lists it: its name with its usage, and what it does. */
+export const COMMAND_SUMMARIES: readonly { term: string; description: string }[] = [
+  { term: 'serve', description: 'migrate, then run the API, the workers and the sandbox bank in one process (embedded PostgreSQL unless DATABASE_URL is set)' },
+  { term: 'api', description: 'run the HTTP API only (production; needs DATABASE_URL, run `rail migrate` first)' },
+  { term: 'worker', description: 'run background workers only (production; needs DATABASE_URL)' },
+  { term: 'migrate', description: 'apply pending database migrations' },
+  { term: 'schema-dump [options]', description: 'write db/schema.sql from a freshly migrated database (development)' },
+  { term: 'partner', description: 'manage partners and their credentials' },
+  { term: 'ledger', description: 'inspect the ledger' },
+  { term: 'provider', description: 'banking providers and their approved capabilities' },
+  { term: 'sandbox', description: 'sandbox conveniences' },
+  { term: 'outbound', description: 'operate outbound transfers' },
+  { term: 'payments', description: 'operate the payment pipeline (wallet moves, outbound transfers, refunds)' },
+  { term: 'dashboard', description: "the partner dashboard's sign-in" },
+  { term: 'listen [options]', description: "forward the partner's events to a local URL, signed as real deliveries (sandbox callbacks on a laptop)" },
+  {
+    term: 'cluster [options]',
+    description:
+      'run N `rail api` and M `rail worker` processes on one PostgreSQL (embedded unless DATABASE_URL is set) behind one port, with one master key and one sandbox bank; Ctrl-C stops all',
+  },
+]
+
+const COMMAND_NAMES = new Set(COMMAND_SUMMARIES.map(({ term }) => term.split(' ')[0]!))
+
+function newProgram(): Command {
+  return new Command('rail').description(PROGRAM_DESCRIPTION).showHelpAfterError()
+}
+
+/** Every command of `rail` in full, ready to parse. */
+export async function buildProgram(): Promise<Command> {
+  const program = newProgram()
+  const { registerAllCommands } = await import('./cli-commands.ts')
+  registerAllCommands(program)
   return program
 }
 
-/** serve, api and worker: the processes Rail runs as. */
-function registerRoleCommands(program: Command): void {
-  program
-    .command('serve')
-    .description('migrate, then run the API, the workers and the sandbox bank in one process (embedded PostgreSQL unless DATABASE_URL is set)')
-    .action(async () => runRoles(loadConfig(), { api: true, worker: true, ownDatabase: true }))
-
-  program
-    .command('api')
-    .description('run the HTTP API only (production; needs DATABASE_URL, run `rail migrate` first)')
-    .action(async () => runRoles(loadConfig(), { api: true, worker: false, ownDatabase: false }))
-
-  program
-    .command('worker')
-    .description('run background workers only (production; needs DATABASE_URL)')
-    .action(async () => runRoles(loadConfig(), { api: false, worker: true, ownDatabase: false }))
-}
-
-/** migrate and schema-dump. */
-function registerSchemaCommands(program: Command): void {
-  program
-    .command('migrate')
-    .description('apply pending database migrations')
-    .action(async () =>
-      withDatabase(async (database) => {
-        await migrateDatabase(database.sessionPool)
-        console.log(`migrations applied on ${database.description}`)
-      }),
-    )
-
-  program
-    .command('schema-dump')
-    .description('write db/schema.sql from a freshly migrated database (development)')
-    .addOption(new Option('--out <file>', 'output file').default('db/schema.sql'))
-    .action(async (options: { out: string }) =>
-      withDatabase(async (database) => {
-        await migrateDatabase(database.sessionPool)
-        await writeSchemaDump(database.pool, options.out)
-        console.log(`wrote ${options.out}`)
-      }),
-    )
-}
-
-/**
- * Runs a command against the database: DATABASE_URL, else the running `rail serve`'s embedded
- * server, else an embedded server started (and migrated) for this command alone.
- */
-export async function withDatabase<T>(work: (database: OpenDatabase) => Promise<T>): Promise<T> {
-  const database = await openDatabase(loadConfig(), 'share', 2)
-  try {
-    if (database.embedded) await migrateDatabase(database.sessionPool)
-    return await work(database)
-  } finally {
-    await database.close()
+/** The top-level commands as summaries only: enough to print `rail --help` and refuse an unknown command. */
+export function summaryProgram(): Command {
+  const program = newProgram()
+  const terms = new Map<string, string>()
+  for (const { term, description } of COMMAND_SUMMARIES) {
+    const name = term.split(' ')[0]!
+    terms.set(name, term)
+    program.command(name).description(description)
   }
+  const standard = new Help()
+  program.configureHelp({ subcommandTerm: (command) => terms.get(command.name()) ?? standard.subcommandTerm(command) })
+  return program
 }
 
-/**
- * Runs a command with the payment pipeline: the database as withDatabase finds it, and the bank at
- * SANDBOX_BANK_URL with SANDBOX_BANK_SECRET, or the running `rail serve`'s and its secret file.
- */
-async function withPayments<T>(work: (payments: PaymentsDeps) => Promise<T>): Promise<T> {
-  const config = loadConfig()
-  const secretFile = path.join(config.dataDir, 'sandbox-bank.secret')
-  const secret = config.sandboxBankSecret ?? (existsSync(secretFile) ? readFileSync(secretFile, 'utf8').trim() : undefined)
-  const url = config.sandboxBankUrl ?? runningApiUrl(config.dataDir)
-  if (!secret || !url) throw new Error('set SANDBOX_BANK_URL and SANDBOX_BANK_SECRET (or run this beside `rail serve`)')
-  return withDatabase(({ pool }) => {
-    const providers = new ProviderRegistry(pool, { sandboxBankUrl: () => url, sandboxBankSecret: secret })
-    const log = (level: string, message: string) => console.error(`${level}: ${message}`)
-    return work(paymentsDeps({ pool, providers, clock: systemClock, settings: config.payments, log }))
-  })
+/** The program that answers these arguments (`process.argv`): the full one when they name a command (or `help <command>`). */
+export async function programFor(argv: readonly string[]): Promise<Command> {
+  const [first, second] = argv.slice(2)
+  const named = first === 'help' ? second : first
+  return named !== undefined && COMMAND_NAMES.has(named) ? buildProgram() : summaryProgram()
 }
-

@@ -1,14 +1,20 @@
 // The `rail` command (commands in src/cli-program.ts). Failures print one line (`rail: <reason>`)
-// and exit non-zero; stack traces only with DEBUG=rail.
-import { buildProgram } from './cli-program.ts'
-import { ConfigError } from './platform/config.ts'
+// and exit non-zero; stack traces only with DEBUG=rail. Nothing but the command line parser is
+// loaded before a command is named (`rail --help` answers at once; src/cli-program.ts).
+import { programFor } from './cli-program.ts'
 
 try {
-  await buildProgram().parseAsync(process.argv)
+  await (await programFor(process.argv)).parseAsync(process.argv)
 } catch (error) {
   console.error(`rail: ${cliMessage(error)}`)
-  if (process.env.DEBUG === 'rail' && error instanceof Error && !(error instanceof ConfigError)) console.error(error.stack)
+  if (process.env.DEBUG === 'rail' && error instanceof Error && !(await isConfigError(error))) console.error(error.stack)
   process.exit(1)
+}
+
+/** A configuration error is a sentence for its user: no stack even under DEBUG. */
+async function isConfigError(error: Error): Promise<boolean> {
+  const { ConfigError } = await import('./platform/config.ts')
+  return error instanceof ConfigError
 }
 
 /**

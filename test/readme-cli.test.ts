@@ -3,15 +3,15 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { buildProgram } from '../src/cli-program.ts'
+import { buildProgram, summaryProgram } from '../src/cli-program.ts'
 import { PROJECT_ROOT, runRail } from './support/cli.ts'
 
 describe('the README command table', () => {
-  it('lists every command and subcommand of the CLI', () => {
+  it('lists every command and subcommand of the CLI', async () => {
     const table = readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8')
       .split('\n')
       .filter((line) => line.startsWith('| `npx rail '))
-    const program = buildProgram()
+    const program = await buildProgram()
     expect(program.commands.map((command) => command.name())).toContain('serve')
     const missing: string[] = []
     for (const command of program.commands) {
@@ -25,6 +25,12 @@ describe('the README command table', () => {
 
   it('is the tree `rail --help` prints', async () => {
     const help = (await runRail(['--help'], {})).stdout
-    for (const command of buildProgram().commands) expect(help).toMatch(new RegExp(`^ {2}${command.name()}\\b`, 'm'))
+    for (const command of (await buildProgram()).commands) expect(help).toMatch(new RegExp(`^ {2}${command.name()}\\b`, 'm'))
+  })
+
+  it('`rail --help`, answered from the summaries without loading a command, is the full program\'s help', async () => {
+    expect(summaryProgram().helpInformation()).toBe((await buildProgram()).helpInformation())
+    const help = await runRail(['--help'], {})
+    expect(help.stdout).toBe((await buildProgram()).helpInformation())
   })
 })
