@@ -3,13 +3,18 @@
 // escrow API key, retries with the same request).
 import { randomUUID } from 'node:crypto'
 import { OPERATIONS } from './generated/operations.ts'
+import { localBaseUrl } from './local-server.ts'
 import { ListCall, type Page } from './pagination.ts'
 import { send, type PreparedRequest, type RailResponse, type TransportSettings } from './transport.ts'
 import type { CallOptions, OperationId, Params, RailOperations, RailOperationsWithResponse, ResponseBody } from './types.ts'
 
 export interface RailOptions {
-  /** Where Rail is, e.g. `http://127.0.0.1:8080` (no trailing path). */
-  baseUrl: string
+  /**
+   * Where Rail is, e.g. `https://rail.example.com` (no trailing path). Default: RAIL_URL, else the
+   * address of the `npm start` running on this machine (recorded in `.rail/runtime.json`, or
+   * RAIL_DATA_DIR's); with neither, the constructor throws a TypeError.
+   */
+  baseUrl?: string
   /** The request-signing key id (`rk_kid_test_…`): partner and wallet APIs. */
   keyId?: string
   /** The request-signing secret issued with the key id. It never leaves this process. */
@@ -35,11 +40,12 @@ class RailClient {
   readonly withResponse: RailOperationsWithResponse
   readonly #transport: TransportSettings
 
-  constructor(options: RailOptions) {
-    if (typeof options?.baseUrl !== 'string' || !/^https?:\/\//.test(options.baseUrl)) throw new TypeError('new Rail({ baseUrl }) needs an http(s) URL')
+  constructor(options: RailOptions = {}) {
+    const baseUrl = options.baseUrl ?? localBaseUrl()
+    if (typeof baseUrl !== 'string' || !/^https?:\/\//.test(baseUrl)) throw new TypeError('new Rail({ baseUrl }) needs an http(s) URL')
     if ((options.keyId === undefined) !== (options.signingSecret === undefined)) throw new TypeError('keyId and signingSecret go together')
     this.#transport = {
-      baseUrl: options.baseUrl.replace(/\/+$/, ''),
+      baseUrl: baseUrl.replace(/\/+$/, ''),
       signingKey: options.keyId === undefined || options.signingSecret === undefined ? undefined : { keyId: options.keyId, signingSecret: options.signingSecret },
       escrowApiKey: options.escrowApiKey,
       maxRetries: options.maxRetries ?? DEFAULTS.maxRetries,
@@ -91,7 +97,7 @@ for (const [operationId, operation] of Object.entries(OPERATIONS) as [OperationI
 
 /** The Rail client: `new Rail({ baseUrl, keyId, signingSecret, escrowApiKey })`, one method per operationId. */
 export type Rail = RailClient & RailOperations
-export const Rail = RailClient as unknown as new (options: RailOptions) => Rail
+export const Rail = RailClient as unknown as new (options?: RailOptions) => Rail
 
 function prepare(operationId: OperationId, params: AnyParams | undefined, options: CallOptions): PreparedRequest {
   const operation = OPERATIONS[operationId]
