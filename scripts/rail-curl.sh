@@ -10,6 +10,8 @@
 # `npm start` saved in its data directory (RAIL_DATA_DIR, default .rail): sandbox-partner.json.
 # The server is RAIL_URL, else the address the running `npm start` recorded in the data
 # directory's runtime.json, else http://127.0.0.1:$PORT (8080 when PORT is not set).
+# It prints Rail's answer; an error status (4xx, 5xx) also makes it exit non-zero (22, curl's),
+# so that a script or CI step built on it stops there.
 set -euo pipefail
 if [ $# -lt 2 ]; then
   echo "usage: $0 METHOD PATH-WITH-QUERY [JSON-BODY]" >&2
@@ -41,5 +43,7 @@ args=(-sS -X "$method" "$base$path"
 if [ -n "$body" ]; then
   args+=(-H 'Content-Type: application/json' --data-raw "$body")
 fi
-curl "${args[@]}"
+status=0
+curl --fail-with-body "${args[@]}" || status=$?
 echo
+exit "$status"
