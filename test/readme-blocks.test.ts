@@ -116,6 +116,14 @@ describe('README.md, run as written', () => {
     }
   })
 
+  it('its TypeScript, the blocks not run included, type-checks against the SDK as a partner\'s editor checks it', { timeout: 120_000 }, async () => {
+    const blocks = readmeBlocks(README).filter((block) => block.language === 'ts')
+    writeFileSync(path.join(workDir, 'readme-typed.ts'), `${blocks.map((block) => `// README.md:${block.line}\n${block.code}\n`).join('\n')}\nexport {}\n`)
+    writeFileSync(path.join(workDir, 'tsconfig.json'), JSON.stringify({ extends: '../../tsconfig.json', include: ['readme-typed.ts'] }))
+    const checked = await runThere(process.execPath, [path.join(PROJECT_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit', '-p', 'tsconfig.json'], 110_000)
+    expect(checked.code, checked.stdout + checked.stderr).toBe(0)
+  })
+
   it('`npx rail dashboard link` gives a link to the running server, for its sandbox partner', { timeout: 120_000 }, async () => {
     const ran = await runThere('npx', ['rail', 'dashboard', 'link'], 90_000)
     expect(ran.code, ran.stderr).toBe(0)
