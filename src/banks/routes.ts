@@ -76,7 +76,7 @@ export function registerBankRoutes(app: HttpServer, deps: BankDeps): void {
         summary: "Who holds an account, by the bank's name enquiry",
         description: RESOLVE_DESCRIPTION,
         body: ResolveBodySchema,
-        response: { 200: ResolvedSchema, ...errorResponses(403, 429, 502) },
+        response: { 200: ResolvedSchema, ...errorResponses('capability_disabled', 'rate_limited', 'provider_unavailable') },
       },
     },
     async (request) => {

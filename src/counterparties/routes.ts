@@ -94,7 +94,7 @@ export function registerCounterpartyRoutes(app: HttpServer, deps: { pool: Pool }
 
   app.get(
     '/api/v1/rail/counterparties/:id',
-    { config: { auth: 'signature' }, schema: { operationId: 'getCounterparty', description: "One saved beneficiary by its id; another partner's is 404.", tags: ['counterparties'], summary: 'One counterparty', params: IdParams, response: { 200: CounterpartySchema, ...errorResponses() } } },
+    { config: { auth: 'signature' }, schema: { operationId: 'getCounterparty', description: "One saved beneficiary by its id; another partner's is 404.", tags: ['counterparties'], summary: 'One counterparty', params: IdParams, response: { 200: CounterpartySchema, ...errorResponses('not_found') } } },
     async (request) => toCounterpartyJson(await getCounterparty(deps.pool, callerOf(request).partner.id, request.params.id)),
   )
 
@@ -109,7 +109,7 @@ export function registerCounterpartyRoutes(app: HttpServer, deps: { pool: Pool }
         summary: 'Rename or archive a counterparty (soft state only). A change signed before the last one applied is 409 stale_request',
         params: IdParams,
         body: closedObject({ name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), archived: Type.Optional(Type.Boolean()) }, { minProperties: 1 }),
-        response: { 200: CounterpartySchema, ...errorResponses(409) },
+        response: { 200: CounterpartySchema, ...errorResponses('not_found', 'stale_request') },
       },
     },
     async (request) => toCounterpartyJson(await updateCounterparty(deps.pool, callerOf(request).partner.id, request.params.id, request.body, signedRequestOf(request))),

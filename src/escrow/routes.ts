@@ -4,7 +4,7 @@ import { callerOf } from '../partners/auth.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
-import { CallbackUrlSchema, closedObject, errorResponses, NubanSchema, Nullable } from '../platform/schemas.ts'
+import { CallbackUrlSchema, closedObject, errorResponses, IDEMPOTENT_CODES, NubanSchema, Nullable } from '../platform/schemas.ts'
 import {
   AMOUNT_MIN_KOBO,
   cancelEscrow,
@@ -177,7 +177,7 @@ function registerCreateRoutes(app: HttpServer, deps: EscrowDeps): void {
     `${PREFIX}/create`,
     {
       config,
-      schema: { operationId: 'createEscrow', description: 'Creates an escrow of `amount` kobo from a payer to a recipient, with a funding virtual account (and `checkoutUrl`) the payer pays into. Answers 201; a replayed `reference` answers the same escrow. Funding, release, cancel and expiry are announced to the escrow webhook.', tags: ['escrow'], summary: 'Create an escrow (201; a replayed reference answers the same escrow)', body: CreateSchema, response: { 201: CreatedSchema, ...errorResponses(404, 409) } },
+      schema: { operationId: 'createEscrow', description: 'Creates an escrow of `amount` kobo from a payer to a recipient, with a funding virtual account (and `checkoutUrl`) the payer pays into. Answers 201; a replayed `reference` answers the same escrow. Funding, release, cancel and expiry are announced to the escrow webhook.', tags: ['escrow'], summary: 'Create an escrow (201; a replayed reference answers the same escrow)', body: CreateSchema, response: { 201: CreatedSchema, ...errorResponses(...IDEMPOTENT_CODES, 'not_found', 'unsupported_currency', 'amount_above_limit') } },
     },
     async (request, reply) => {
       const caller = callerOf(request)
@@ -230,7 +230,7 @@ function registerReadRoutes(app: HttpServer, deps: EscrowDeps): void {
     `${PREFIX}/:ref`,
     {
       config,
-      schema: { operationId: 'getEscrow', description: 'One escrow by its ref, with its funding and, once released, its disbursement.', tags: ['escrow'], summary: 'One escrow of the caller', params: RefParams, response: { 200: Type.Object({ success: Type.Boolean(), escrow: EscrowSchema }), ...errorResponses(404) } },
+      schema: { operationId: 'getEscrow', description: 'One escrow by its ref, with its funding and, once released, its disbursement.', tags: ['escrow'], summary: 'One escrow of the caller', params: RefParams, response: { 200: Type.Object({ success: Type.Boolean(), escrow: EscrowSchema }), ...errorResponses('not_found') } },
     },
     async (request) => {
       const escrow = await getEscrow(deps.pool, callerOf(request).partner.id, request.params.ref)
@@ -253,7 +253,7 @@ function registerChangeRoutes(app: HttpServer, deps: EscrowDeps): void {
         summary: 'Release a funded escrow to the recipient (or, after a failed disbursement, release it again)',
         params: RefParams,
         body: ReleaseSchema,
-        response: { 200: ChangedSchema, ...errorResponses(404) },
+        response: { 200: ChangedSchema, ...errorResponses('not_found', 'invalid_escrow_status') },
       },
     },
     async (request) => {
@@ -274,7 +274,7 @@ function registerChangeRoutes(app: HttpServer, deps: EscrowDeps): void {
     {
       config,
       preValidation: emptyBodyAsObject,
-      schema: { operationId: 'cancelEscrow', description: "Cancels an initiated or funded escrow with a reason; money already funded is refunded to each payer's account. Another status: 400 `invalid_escrow_status`.", tags: ['escrow'], summary: 'Cancel an initiated or funded escrow; the payer is refunded', params: RefParams, body: CancelSchema, response: { 200: ChangedSchema, ...errorResponses(404) } },
+      schema: { operationId: 'cancelEscrow', description: "Cancels an initiated or funded escrow with a reason; money already funded is refunded to each payer's account. Another status: 400 `invalid_escrow_status`.", tags: ['escrow'], summary: 'Cancel an initiated or funded escrow; the payer is refunded', params: RefParams, body: CancelSchema, response: { 200: ChangedSchema, ...errorResponses('not_found', 'invalid_escrow_status') } },
     },
     async (request) => {
       const caller = callerOf(request)
@@ -295,7 +295,7 @@ function registerChangeRoutes(app: HttpServer, deps: EscrowDeps): void {
         summary: "Retry a failed refund: each credit whose refund failed is refunded again to the account it came from",
         params: RefParams,
         body: closedObject({}),
-        response: { 200: Type.Object({ success: Type.Boolean(), ref: Type.String(), status: StatusSchema, refundState: Type.String(), message: Type.String() }), ...errorResponses(404) },
+        response: { 200: Type.Object({ success: Type.Boolean(), ref: Type.String(), status: StatusSchema, refundState: Type.String(), message: Type.String() }), ...errorResponses('not_found', 'invalid_escrow_status') },
       },
     },
     async (request) => {

@@ -159,7 +159,7 @@ export function registerEventRoutes(app: HttpServer, deps: { pool: Pool }): void
         tags: ['events'],
         summary: 'One event with its deliveries and every attempt',
         params: EventParamsSchema,
-        response: { 200: EventWithDeliveriesSchema, ...errorResponses() },
+        response: { 200: EventWithDeliveriesSchema, ...errorResponses('not_found') },
       },
     },
     async (request) => toEventViewJson(await withReadConnection(deps.pool, (reader) => getEvent(reader, callerOf(request).partner.id, request.params.id))),
@@ -175,7 +175,7 @@ export function registerEventRoutes(app: HttpServer, deps: { pool: Pool }): void
         tags: ['events'],
         summary: 'Deliver an event again (at once if a retry is waiting; else a new delivery). The same signed request again starts nothing (Idempotent-Replayed: true)',
         params: EventParamsSchema,
-        response: { 202: EventWithDeliveriesSchema, ...errorResponses() },
+        response: { 202: EventWithDeliveriesSchema, ...errorResponses('not_found', 'invalid_state', 'request_in_progress') },
       },
     },
     async (request, reply) => {

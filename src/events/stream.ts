@@ -221,7 +221,7 @@ export function registerEventStreamRoute(app: HttpServer, deps: { pool: Pool; se
         }),
         response: {
           200: { description: 'The stream: an `id` line with the starting position, then one message per event (`id`: the event id, `data`: the body a delivery sends), and heartbeat comments', content: { 'text/event-stream': { schema: { type: 'string' } } } },
-          ...errorResponses(404, 429, 503),
+          ...errorResponses('not_found', 'rate_limited', 'overloaded'),
         },
       },
     },

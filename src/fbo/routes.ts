@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
-import { CallbackUrlSchema, closedObject, errorResponses, Nullable, PurposeTagSchema, TrackingIdSchema } from '../platform/schemas.ts'
+import { CallbackUrlSchema, closedObject, errorResponses, IDEMPOTENT_CODES, Nullable, PurposeTagSchema, TrackingIdSchema } from '../platform/schemas.ts'
 import { ACCOUNT_PAGE_MAX, getAccount, listAccounts, type CollectionsDeps } from '../virtual-accounts/service.ts'
 import { provisionFboAccount, toFboJson } from './service.ts'
 
@@ -33,7 +33,7 @@ export function registerFboRoutes(app: HttpServer, deps: CollectionsDeps): void 
           callbackUrl: Type.Optional(CallbackUrlSchema),
           purposeTag: Type.Optional(PurposeTagSchema),
         }),
-        response: { 200: FboSchema, ...errorResponses(403, 409, 502) },
+        response: { 200: FboSchema, ...errorResponses(...IDEMPOTENT_CODES, 'capability_disabled', 'provider_unavailable', 'unsupported_currency') },
       },
     },
     async (request, reply) => {
@@ -69,7 +69,7 @@ export function registerFboRoutes(app: HttpServer, deps: CollectionsDeps): void 
     '/api/v1/rail/fbo/:trackingId',
     {
       config: { auth: 'signature' },
-      schema: { operationId: 'getFboAccount', description: 'One FBO pool virtual account by its tracking id.', tags: ['collections'], summary: 'One FBO pool virtual account', params: closedObject({ trackingId: TrackingIdSchema }), response: { 200: FboSchema, ...errorResponses(404) } },
+      schema: { operationId: 'getFboAccount', description: 'One FBO pool virtual account by its tracking id.', tags: ['collections'], summary: 'One FBO pool virtual account', params: closedObject({ trackingId: TrackingIdSchema }), response: { 200: FboSchema, ...errorResponses('not_found') } },
     },
     async (request) => toFboJson(await getAccount(deps.pool, callerOf(request).partner.id, request.params.trackingId, ['fbo'])),
   )

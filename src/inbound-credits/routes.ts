@@ -7,7 +7,7 @@ import { notFound, onNotFound, RailError } from '../platform/errors.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
-import { closedObject, errorResponses, NubanSchema, Nullable, TrackingIdSchema } from '../platform/schemas.ts'
+import { closedObject, errorResponses, IDEMPOTENT_CODES, NubanSchema, Nullable, TrackingIdSchema } from '../platform/schemas.ts'
 import { signedRequestOf } from '../platform/signed-requests.ts'
 import { getProvider } from '../providers/service.ts'
 import { getTriageItem, listTriage, lookupBrr, recordCredit, requeryAccount, resolveUnmatched, simulateInboundCredit, TRIAGE_PAGE_MAX, type InboundDeps } from './service.ts'
@@ -83,7 +83,7 @@ function registerProviderWebhookRoute(app: HttpServer, deps: InboundDeps): void 
         tags: ['providers'],
         summary: "A provider's signed notice of an inbound credit: stored once per session id, then applied by a job",
         params: closedObject({ provider: Type.String({ pattern: '^[a-z][a-z0-9-]{1,31}$' }) }),
-        response: { 200: Type.Object({ received: Type.Boolean(), creditId: Type.String(), duplicate: Type.Boolean() }), ...errorResponses(404) },
+        response: { 200: Type.Object({ received: Type.Boolean(), creditId: Type.String(), duplicate: Type.Boolean() }), ...errorResponses('not_found') },
       },
     },
     async (request) => {
@@ -129,7 +129,7 @@ function registerTriageRoutes(app: HttpServer, deps: InboundDeps): void {
     '/api/v1/rail/unmatched/:id',
     {
       config: { auth: 'signature' },
-      schema: { operationId: 'getUnmatchedCredit', description: 'One unmatched credit: what arrived, why it could not be applied, and how it was resolved.', tags: ['collections'], summary: 'One unmatched credit', params: closedObject({ id: Type.String({ format: 'uuid' }) }), response: { 200: TriageSchema, ...errorResponses(404) } },
+      schema: { operationId: 'getUnmatchedCredit', description: 'One unmatched credit: what arrived, why it could not be applied, and how it was resolved.', tags: ['collections'], summary: 'One unmatched credit', params: closedObject({ id: Type.String({ format: 'uuid' }) }), response: { 200: TriageSchema, ...errorResponses('not_found') } },
     },
     async (request) => getTriageItem(deps.pool, callerOf(request).partner.id, request.params.id),
   )
@@ -148,7 +148,7 @@ function registerTriageRoutes(app: HttpServer, deps: InboundDeps): void {
           closedObject({ action: Type.Literal('refund') }),
           closedObject({ action: Type.Literal('assign'), target: Type.Union([TrackingIdSchema, closedObject({ trackingId: TrackingIdSchema })]) }),
         ]),
-        response: { 200: TriageSchema, ...errorResponses(404, 409) },
+        response: { 200: TriageSchema, ...errorResponses('not_found', 'invalid_state', 'insufficient_funds', 'refund_destination_unknown') },
       },
     },
     async (request) => {
@@ -170,7 +170,7 @@ function registerLookupRoutes(app: HttpServer, deps: InboundDeps): void {
         tags: ['collections'],
         summary: "The lifecycle status of a collection transaction by its BRR (or of a BRR-bearing account, with its latest transactions); another partner's BRR is not found",
         params: closedObject({ brr: Type.String({ minLength: 1, maxLength: 32 }) }),
-        response: { 200: BrrStatusSchema, ...errorResponses(404) },
+        response: { 200: BrrStatusSchema, ...errorResponses('not_found') },
       },
     },
     async (request) => lookupBrr(deps.pool, callerOf(request).partner.id, request.params.brr),
@@ -188,7 +188,7 @@ function registerLookupRoutes(app: HttpServer, deps: InboundDeps): void {
         params: closedObject({ trackingId: TrackingIdSchema }),
         response: {
           200: Type.Object({ trackingId: Type.String(), virtualAccount: Type.String(), creditsFound: Type.Integer(), creditsRecorded: Type.Integer(), credits: Type.Array(CreditSchema) }),
-          ...errorResponses(404, 502),
+          ...errorResponses('not_found', 'provider_unavailable'),
         },
       },
     },
@@ -224,7 +224,7 @@ function registerSimulatorRoute(app: HttpServer, deps: InboundDeps): void {
             notified: Type.Boolean(),
             message: Type.String(),
           }),
-          ...errorResponses(404, 409, 502),
+          ...errorResponses('not_found', ...IDEMPOTENT_CODES, 'provider_unavailable', 'amount_above_limit'),
         },
       },
     },

@@ -33,7 +33,7 @@ export function registerWalletFundingRoutes(app: HttpServer, deps: InboundDeps):
         body: closedObject({ customerId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet handle (walletId)' }) }),
         response: {
           200: Type.Object({ walletId: Type.String(), accountNumber: Type.String(), creditsFound: Type.Integer(), creditsRecorded: Type.Integer(), credits: Type.Array(CreditSchema) }),
-          ...errorResponses(404, 502),
+          ...errorResponses('not_found', 'provider_unavailable'),
         },
       },
     },

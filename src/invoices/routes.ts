@@ -4,7 +4,7 @@ import { callerOf } from '../partners/auth.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
-import { CallbackUrlSchema, closedObject, errorResponses, Nullable, ReferenceSchema } from '../platform/schemas.ts'
+import { CallbackUrlSchema, closedObject, errorResponses, IDEMPOTENT_CODES, Nullable, ReferenceSchema } from '../platform/schemas.ts'
 import type { CollectionsDeps } from '../virtual-accounts/service.ts'
 import { cancelInvoice, createInvoice, getInvoice, INVOICE_PAGE_MAX, listInvoices, publishInvoice, toInvoiceJson } from './service.ts'
 
@@ -94,7 +94,7 @@ function registerCreateAndReadRoutes(app: HttpServer, deps: CollectionsDeps): vo
         tags: ['invoices'],
         summary: 'Create an invoice: a draft, or published at once (publishOnCreate) with its virtual account allocated in the same request',
         body: CreateSchema,
-        response: { 200: InvoiceSchema, ...errorResponses(403, 409, 502) },
+        response: { 200: InvoiceSchema, ...errorResponses(...IDEMPOTENT_CODES, 'capability_disabled', 'provider_unavailable', 'amount_above_limit') },
       },
     },
     async (request, reply) => {
@@ -131,7 +131,7 @@ function registerCreateAndReadRoutes(app: HttpServer, deps: CollectionsDeps): vo
     '/api/v1/rail/invoice/:reference',
     {
       config: { auth: 'signature' },
-      schema: { operationId: 'getInvoice', description: 'One invoice by its reference, with what has been paid and its payment account once published.', tags: ['invoices'], summary: 'One invoice, by its reference', params: ReferenceParams, response: { 200: InvoiceSchema, ...errorResponses(404) } },
+      schema: { operationId: 'getInvoice', description: 'One invoice by its reference, with what has been paid and its payment account once published.', tags: ['invoices'], summary: 'One invoice, by its reference', params: ReferenceParams, response: { 200: InvoiceSchema, ...errorResponses('not_found') } },
     },
     async (request) => toInvoiceJson(await getInvoice(deps.pool, callerOf(request).partner.id, request.params.reference)),
   )
@@ -149,7 +149,7 @@ function registerChangeRoutes(app: HttpServer, deps: CollectionsDeps): void {
         tags: ['invoices'],
         summary: 'Publish a draft: its virtual account is allocated (a composed payment intent). Not a draft: 409 with the current state in details',
         params: ReferenceParams,
-        response: { 200: InvoiceSchema, ...errorResponses(403, 404, 409, 502) },
+        response: { 200: InvoiceSchema, ...errorResponses('not_found', 'invalid_state', 'capability_disabled', 'provider_unavailable') },
       },
     },
     async (request) => {
@@ -168,7 +168,7 @@ function registerChangeRoutes(app: HttpServer, deps: CollectionsDeps): void {
         tags: ['invoices'],
         summary: 'Cancel a draft, published or partially paid invoice; its account is archived and later credits go to unmatched triage',
         params: ReferenceParams,
-        response: { 200: InvoiceSchema, ...errorResponses(404, 409) },
+        response: { 200: InvoiceSchema, ...errorResponses('not_found', 'invalid_state') },
       },
     },
     async (request) => toInvoiceJson(await cancelInvoice(deps, callerOf(request).partner.id, request.params.reference)),

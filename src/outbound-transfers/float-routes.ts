@@ -6,7 +6,7 @@ import type { Pool } from '../platform/db.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
-import { closedObject, errorResponses } from '../platform/schemas.ts'
+import { closedObject, errorResponses, IDEMPOTENT_CODES } from '../platform/schemas.ts'
 import { fundFloat, getFloat } from './float.ts'
 
 const FloatSchema = Type.Object({
@@ -48,7 +48,7 @@ export function registerFloatRoutes(app: HttpServer, deps: { pool: Pool; maxAmou
         tags: ['sandbox'],
         summary: 'Sandbox: fund the float from the provider settlement account (a balanced ledger transfer), once per reference',
         body: FundFloatBodySchema,
-        response: { 200: FundingSchema, ...errorResponses(409) },
+        response: { 200: FundingSchema, ...errorResponses('not_found', ...IDEMPOTENT_CODES, 'amount_above_limit', 'balance_limit_exceeded') },
       },
     },
     async (request, reply) => {

@@ -5,7 +5,7 @@ import { assertSandboxPartner } from '../partners/service.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
-import { CallbackUrlSchema, closedObject, errorResponses, NubanSchema, Nullable } from '../platform/schemas.ts'
+import { CallbackUrlSchema, closedObject, errorResponses, IDEMPOTENT_CODES, NubanSchema, Nullable } from '../platform/schemas.ts'
 import { ORIGIN_TYPES, type OriginType } from './repo.ts'
 import { getOutbound, listOutbound, OUTBOUND_PAGE_MAX, simulateSettlement, submitOutbound, toOutboundJson, type OutboundDeps } from './service.ts'
 
@@ -91,7 +91,7 @@ function registerTransferRoutes(app: HttpServer, deps: OutboundDeps): void {
         tags: ['outbound'],
         summary: 'Submit a payout from the float to an account at any bank (asynchronous: 202)',
         body: SubmitSchema,
-        response: { 202: OutboundSchema, ...errorResponses() },
+        response: { 202: OutboundSchema, ...errorResponses(...IDEMPOTENT_CODES, 'capability_disabled', 'unsupported_currency', 'amount_above_limit') },
       },
     },
     async (request, reply) => {
@@ -105,7 +105,7 @@ function registerTransferRoutes(app: HttpServer, deps: OutboundDeps): void {
     '/api/v1/rail/outbound/:id',
     {
       config: { auth: 'signature' },
-      schema: { operationId: 'getOutboundTransfer', description: "One outbound transfer by its id, with its state at the bank, the bank's last answer and, when it failed, why.", tags: ['outbound'], summary: 'One outbound transfer', params: closedObject({ id: Type.String({ format: 'uuid' }) }), response: { 200: OutboundSchema, ...errorResponses() } },
+      schema: { operationId: 'getOutboundTransfer', description: "One outbound transfer by its id, with its state at the bank, the bank's last answer and, when it failed, why.", tags: ['outbound'], summary: 'One outbound transfer', params: closedObject({ id: Type.String({ format: 'uuid' }) }), response: { 200: OutboundSchema, ...errorResponses('not_found') } },
     },
     async (request) => toOutboundJson(await getOutbound(deps.pool, callerOf(request).partner.id, request.params.id)),
   )
@@ -152,7 +152,7 @@ function registerSimulationRoute(app: HttpServer, deps: OutboundDeps): void {
         response: {
           200: Type.Object({ transferId: Type.String(), clientReference: Type.String(), registeredOutcome: Type.String(), message: Type.String() }),
           // 502: the sandbox bank's answer was lost or failed; nothing changed at Rail, ask again.
-          ...errorResponses(404, 409, 502),
+          ...errorResponses('not_found', 'invalid_state', 'provider_unavailable'),
         },
       },
     },

@@ -72,7 +72,7 @@ export function registerPartnerRoutes(app: HttpServer, deps: PartnerRoutesDeps):
         tags: ['partner'],
         summary: 'Set the default callback URL (checked by the SSRF guard: docs/webhooks.md). A change signed before the last one applied is 409 stale_request',
         body: SettingsPatchSchema,
-        response: { 200: SettingsSchema, ...errorResponses(409) },
+        response: { 200: SettingsSchema, ...errorResponses('stale_request') },
       },
     },
     async (request) => {

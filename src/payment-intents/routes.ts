@@ -4,7 +4,7 @@ import { callerOf } from '../partners/auth.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
-import { AccountHolderSchema, CallbackUrlSchema, closedObject, errorResponses, Nullable, PurposeTagSchema, ReferenceSchema } from '../platform/schemas.ts'
+import { AccountHolderSchema, CallbackUrlSchema, closedObject, errorResponses, IDEMPOTENT_CODES, Nullable, PurposeTagSchema, ReferenceSchema } from '../platform/schemas.ts'
 import type { CollectionsDeps } from '../virtual-accounts/service.ts'
 import { createPaymentIntent, getIntent, INTENT_PAGE_MAX, listIntents, toIntentJson } from './service.ts'
 
@@ -58,7 +58,7 @@ export function registerPaymentIntentRoutes(app: HttpServer, deps: CollectionsDe
         tags: ['collections'],
         summary: 'Create a payment intent; its virtual account is allocated at the provider during the request',
         body: PaymentIntentRequestSchema,
-        response: { 200: PaymentIntentSchema, ...errorResponses(403, 409, 502) },
+        response: { 200: PaymentIntentSchema, ...errorResponses(...IDEMPOTENT_CODES, 'capability_disabled', 'provider_unavailable', 'unsupported_currency', 'amount_above_limit') },
       },
     },
     async (request, reply) => {
@@ -102,7 +102,7 @@ export function registerPaymentIntentRoutes(app: HttpServer, deps: CollectionsDe
         tags: ['collections'],
         summary: 'One payment intent, by its id, its trackingId or its reference',
         params: closedObject({ id: Type.String({ minLength: 1, maxLength: 64 }) }),
-        response: { 200: PaymentIntentSchema, ...errorResponses(404) },
+        response: { 200: PaymentIntentSchema, ...errorResponses('not_found') },
       },
     },
     async (request) => toIntentJson(await getIntent(deps.pool, callerOf(request).partner.id, request.params.id)),

@@ -1,8 +1,8 @@
 // What the routes' schemas leave to the document: named schemas under components, real response
-// descriptions, the responses every route may give (429, 500, 503) and the headers Rail sends,
+// descriptions, the error answers of each operation (openapi-errors.ts) and the headers Rail sends,
 // descriptions of common parameters, examples, and the callbacks under `webhooks`.
-import { ERROR_CATALOGUE } from './errors.ts'
 import { exampleOf, PARAMETER_EXAMPLES, REQUEST_EXAMPLES } from './openapi-examples.ts'
+import { finishErrors, sharedErrorResponses } from './openapi-errors.ts'
 import { partnerWebhooks } from './openapi-webhooks.ts'
 
 export type DocumentKind = 'partner' | 'bank'
@@ -69,19 +69,6 @@ const COMMON_PARAMETERS: Record<string, string> = {
   accountNumber: 'A 10-digit NUBAN',
 }
 
-const STATUS_TEXT: Record<string, string> = {
-  400: 'Malformed request', 401: 'Missing or invalid credentials', 403: 'Not allowed', 404: 'No such object for this caller', 408: 'Request timeout', 409: 'Conflict with the stored state',
-  413: 'Body too large', 415: 'Unsupported media type', 422: 'The request breaks a rule', 429: 'Too many requests', 500: 'Internal error', 502: 'The provider gave no usable answer', 503: 'Unavailable or overloaded',
-}
-
-function errorCodesOf(status: number): string {
-  return Object.entries(ERROR_CATALOGUE).filter(([, entry]) => entry.status === status).map(([code]) => `\`${code}\``).join(', ')
-}
-
-function errorDescription(status: string): string {
-  return `${STATUS_TEXT[status] ?? 'Error'}: \`ErrorBody\` with \`error\` ${errorCodesOf(Number(status)) || 'from docs/errors.md'}`
-}
-
 const HEADERS = {
   XRequestId: { description: "The request's id: the caller's `X-Request-Id` when it looks like an id, else a new UUID. Quote it when reporting a problem.", schema: { type: 'string' } },
   RetryAfter: { description: 'Whole seconds to wait before retrying the same request', schema: { type: 'integer', minimum: 1 } },
@@ -92,40 +79,22 @@ const HEADERS = {
 }
 const ref = (kind: 'headers' | 'responses' | 'schemas', name: string) => ({ $ref: `#/components/${kind}/${name}` })
 
-function sharedResponses(): Record<string, Json> {
-  const error = (status: string, headers: Json = {}) => ({
-    description: errorDescription(status),
-    headers: { 'X-Request-Id': ref('headers', 'XRequestId'), ...headers },
-    content: { 'application/json': { schema: ref('schemas', 'ErrorBody'), example: errorExample(status) } },
-  })
-  return {
-    RateLimited: error('429', { 'Retry-After': ref('headers', 'RetryAfter'), 'RateLimit-Limit': ref('headers', 'RateLimitLimit'), 'RateLimit-Remaining': ref('headers', 'RateLimitRemaining'), 'RateLimit-Reset': ref('headers', 'RateLimitReset') }),
-    NotFound: error('404'),
-    InternalError: error('500'),
-    Unavailable: error('503', { 'Retry-After': ref('headers', 'RetryAfter') }),
-  }
-}
-
-function errorExample(status: string): Json {
-  const [code, entry] = Object.entries(ERROR_CATALOGUE).find(([, candidate]) => candidate.status === Number(status)) ?? ['internal_error', ERROR_CATALOGUE.internal_error]
-  const body: Json = { statusCode: Number(status), error: code, message: entry.why }
-  if (code === 'validation_error') body.details = { fields: [{ field: 'amountKobo', message: 'must be >= 1' }] }
-  if (code === 'internal_error') body.details = { requestId: '6f1c2a9e-3b7d-4e58-9a01-2c4b8d7e5f60' }
-  return body
-}
-
 export function finishDocument(document: OpenApiDocument, kind: DocumentKind): OpenApiDocument {
   const schemas = (document.components.schemas ??= {})
   hoistTitled(document.paths, schemas)
   const webhooks = kind === 'partner' ? webhooksWithExamples(schemas) : undefined
   const streamed = eventStreamExample(webhooks)
   for (const [path, item] of Object.entries(document.paths)) {
-    for (const [method, operation] of Object.entries(item)) finishOperation(operation, `${method} ${path}`, document, streamed)
+    for (const [method, operation] of Object.entries(item)) {
+      finishOperation(operation, `${method} ${path}`, document, streamed)
+      finishErrors(method, path, operation)
+    }
   }
-  // Only the headers a document uses: an unused component is a lint warning.
+  // Only the responses and headers a document uses: an unused component is a lint warning.
+  const usedByPaths = JSON.stringify(document.paths)
+  document.components.responses = Object.fromEntries(Object.entries(sharedErrorResponses()).filter(([name]) => usedByPaths.includes(`#/components/responses/${name}"`)))
   const used = JSON.stringify(document)
-  document.components.headers = Object.fromEntries(Object.entries(HEADERS).filter(([name]) => used.includes(`#/components/headers/${name}"`) || !name.startsWith('Idempotent')))
-  document.components.responses = sharedResponses()
+  document.components.headers = Object.fromEntries(Object.entries(HEADERS).filter(([name]) => used.includes(`#/components/headers/${name}"`)))
   if (webhooks) document.webhooks = webhooks
   return document
 }
@@ -163,14 +132,8 @@ function finishOperation(operation: Operation, route: string, document: OpenApiD
   }
   for (const [status, response] of Object.entries(operation.responses)) {
     if (/^2/.test(status)) finishSuccess(operation, name, status, response, schemas, streamed)
-    else finishError(status, response)
   }
-  // Documented, not added: a path naming an object answers 404 for an unknown one (or another partner's).
-  if (route.includes('{') && !operation.responses['404']) operation.responses['404'] = ref('responses', 'NotFound')
   if (CSV_OPERATIONS.has(operation.operationId ?? '')) describeCsv(operation)
-  operation.responses['429'] = ref('responses', 'RateLimited')
-  operation.responses['500'] = ref('responses', 'InternalError')
-  operation.responses['503'] = ref('responses', 'Unavailable')
 }
 
 function finishSuccess(operation: Operation, name: string, status: string, response: Json, schemas: Record<string, Json>, streamed: string): void {
@@ -207,15 +170,6 @@ function successDescription(operation: Operation, status: string, schema: Json |
 
 function componentName(reference: unknown): string | undefined {
   return typeof reference === 'string' && reference.startsWith(SCHEMAS) ? reference.slice(SCHEMAS.length) : undefined
-}
-
-function finishError(status: string, response: Json): void {
-  response.description = errorDescription(status)
-  const headers: Json = { 'X-Request-Id': ref('headers', 'XRequestId') }
-  if (status === '409') headers['Retry-After'] = { ...HEADERS.RetryAfter, description: 'On `request_in_progress` only: seconds before asking again for the stored result' }
-  response.headers = headers
-  const media = (response.content as Record<string, Json> | undefined)?.['application/json']
-  if (media) media.example ??= errorExample(status)
 }
 
 /** A body or answer without a title of its own is named after its operation, so that every one is a component. */

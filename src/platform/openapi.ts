@@ -7,6 +7,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyRequest } from 'fastify'
 import type { HttpServer } from './http.ts'
 import { finishDocument, type DocumentKind, type OpenApiDocument } from './openapi-document.ts'
+import { ROUTE_FACTS_KEYWORD, type RouteFacts } from './openapi-errors.ts'
 import { signTryItRequest } from './openapi-try-it.ts'
 import { ErrorBodySchema } from './schemas.ts'
 
@@ -102,9 +103,12 @@ function transformFor(kind: DocumentKind): NonNullable<FastifyDynamicSwaggerOpti
   return ({ schema, url, route }) => {
     const inBankDocument = BANK_PATH_PREFIXES.some((prefix) => url.startsWith(prefix))
     if (inBankDocument !== (kind === 'bank')) return { schema: { ...schema, hide: true }, url }
-    const auth = (route.config as { auth?: string } | undefined)?.auth
+    const config = route.config as { auth?: string; rateLimited?: boolean } | undefined
+    const auth = config?.auth
     const security = kind === 'bank' ? [{ sandboxTimestamp: [], sandboxSignature: [] }] : auth === 'signature' ? [SIGNATURE_SCHEMES] : auth === 'api-key' ? [{ escrowApiKey: [] }] : undefined
-    return { schema: security && schema ? { ...schema, security } : schema, url }
+    // The bank's routes and the providers' notices check their own signature, without Rail's shared input rules.
+    const facts: RouteFacts = { authenticated: security !== undefined, sharedInputRules: kind === 'partner' && security !== undefined, rateLimited: config?.rateLimited !== false }
+    return { schema: schema ? { ...schema, ...(security ? { security } : {}), [ROUTE_FACTS_KEYWORD]: facts } : schema, url }
   }
 }
 

@@ -1,25 +1,50 @@
 // Schema building blocks shared by every feature. Objects are closed (unknown fields are a 422,
 // never silently ignored or mass-assigned) and the error body is the one shape of docs/design.md §8.
-import { Type, type TObject, type TProperties, type ObjectOptions } from '@sinclair/typebox'
+import { Type, type TObject, type TProperties, type ObjectOptions, type TSchema } from '@sinclair/typebox'
+import { ERROR_CATALOGUE, type ErrorCode } from './errors.ts'
 
 /** An object schema that rejects fields it does not name. */
 export function closedObject<T extends TProperties>(properties: T, options: ObjectOptions = {}): TObject<T> {
   return Type.Object(properties, { additionalProperties: false, ...options })
 }
 
-export const ErrorBodySchema = Type.Object(
-  {
-    statusCode: Type.Integer(),
-    error: Type.String({ description: 'A stable snake_case code from docs/errors.md' }),
-    message: Type.String(),
-    details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-  },
-  { $id: 'ErrorBody', title: 'ErrorBody', description: 'The one error body of every endpoint' },
-)
+const ERROR_BODY_FIELDS = {
+  statusCode: Type.Integer(),
+  error: Type.String({ description: 'A stable snake_case code from docs/errors.md' }),
+  message: Type.String(),
+  details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+}
 
-/** Error responses every authenticated route may give. */
-export function errorResponses(...statuses: number[]): Record<number, typeof ErrorBodySchema> {
-  return Object.fromEntries([400, 401, 422, ...statuses].map((status) => [status, ErrorBodySchema]))
+export const ErrorBodySchema = Type.Object(ERROR_BODY_FIELDS, { $id: 'ErrorBody', title: 'ErrorBody', description: 'The one error body of every endpoint' })
+
+/**
+ * On an error response's schema: the codes the route answers with that status. The OpenAPI
+ * document lists them per operation and refers to ErrorBody (openapi-document.ts).
+ */
+export const ERROR_CODES_KEYWORD = 'x-rail-error-codes'
+
+/** What a route idempotent on a reference may answer: another body with it, or its first request still being recorded (platform/idempotency.ts). */
+export const IDEMPOTENT_CODES = ['idempotency_conflict', 'request_in_progress'] as const satisfies readonly ErrorCode[]
+
+/** The codes of one HTTP status in the catalogue. */
+export function codesOfStatus(status: number): ErrorCode[] {
+  return (Object.keys(ERROR_CATALOGUE) as ErrorCode[]).filter((code) => ERROR_CATALOGUE[code].status === status)
+}
+
+/**
+ * The error responses of a route: each code of the catalogue its handler (and what it calls) can
+ * throw, grouped by status. The refusals the HTTP edge gives every route — credentials, body
+ * syntax, size and media type, shared input rules, rate limit, overload, internal error — are
+ * added by the document itself (openapi-document.ts), so only the route's own codes are named
+ * here. A bare status stands for every code of that status (prefer the codes).
+ */
+export function errorResponses(...errors: (ErrorCode | number)[]): Record<number, TSchema> {
+  const byStatus = new Map<number, Set<ErrorCode>>()
+  for (const code of ['bad_request', 'unauthorized', 'validation_error', ...errors.flatMap((entry) => (typeof entry === 'number' ? codesOfStatus(entry) : [entry]))] as ErrorCode[]) {
+    const status = ERROR_CATALOGUE[code].status
+    byStatus.set(status, (byStatus.get(status) ?? new Set()).add(code))
+  }
+  return Object.fromEntries([...byStatus].map(([status, codes]) => [status, Type.Object(ERROR_BODY_FIELDS, { [ERROR_CODES_KEYWORD]: [...codes] })]))
 }
 
 /** An absolute http(s) URL for callbacks; further checks (https in live, SSRF) are the caller's. */

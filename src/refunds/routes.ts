@@ -6,7 +6,7 @@ import { callerOf } from '../partners/auth.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
-import { closedObject, errorResponses, Nullable } from '../platform/schemas.ts'
+import { closedObject, errorResponses, IDEMPOTENT_CODES, Nullable } from '../platform/schemas.ts'
 import { createRefunds, getRefund, listRefunds, REFUNDS_PAGE_MAX, toRefundJson, type RefundsApiDeps } from './service.ts'
 import { refundStates, type RefundState } from './states.ts'
 
@@ -70,7 +70,7 @@ export function registerRefundRoutes(app: HttpServer, deps: RefundsApiDeps): voi
         tags: ['refunds'],
         summary: 'Refund a confirmed credit, or the credits of a payment intent or invoice, to the account the money came from (201; paid asynchronously)',
         body: CreateSchema,
-        response: { 201: RefundRequestSchema, ...errorResponses() },
+        response: { 201: RefundRequestSchema, ...errorResponses(...IDEMPOTENT_CODES, 'not_found', 'invalid_state', 'insufficient_funds', 'refund_destination_unknown', 'refund_exceeds_refundable', 'amount_above_limit') },
       },
     },
     async (request, reply) => {
@@ -84,7 +84,7 @@ export function registerRefundRoutes(app: HttpServer, deps: RefundsApiDeps): voi
     '/api/v1/rail/refunds/:id',
     {
       config: { auth: 'signature' },
-      schema: { operationId: 'getRefund', description: 'One refund by its id, with its payout once made.', tags: ['refunds'], summary: 'One refund', params: closedObject({ id: Type.String({ format: 'uuid' }) }), response: { 200: RefundSchema, ...errorResponses() } },
+      schema: { operationId: 'getRefund', description: 'One refund by its id, with its payout once made.', tags: ['refunds'], summary: 'One refund', params: closedObject({ id: Type.String({ format: 'uuid' }) }), response: { 200: RefundSchema, ...errorResponses('not_found') } },
     },
     async (request) => toRefundJson(await getRefund(deps.outbound.pool, callerOf(request).partner.id, request.params.id)),
   )

@@ -19,7 +19,7 @@ export function registerAccountRoutes({ app, bank, options }: BankRoutes): void 
           openingReference: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
           client: Type.Optional(Type.String({ pattern: '^[a-z0-9-]{1,64}$', description: 'The provider profile opening a wallet: the bank announces credits paid into the account to it' })),
         }),
-        response: { 201: AccountSchema, ...errorResponses(409) },
+        response: { 201: AccountSchema, ...errorResponses('idempotency_conflict') },
       },
     },
     async (request, reply) => {
@@ -33,7 +33,7 @@ export function registerAccountRoutes({ app, bank, options }: BankRoutes): void 
 
   app.get(
     `${SANDBOX_BANK_PREFIX}/accounts/:accountNumber`,
-    { ...options, schema: { operationId: 'getBankAccount', summary: 'One account', description: 'An account of the sandbox bank by its number: name, balance and status.', tags: ['sandbox bank'], params: closedObject({ accountNumber: AccountNumber }), response: { 200: AccountSchema, ...errorResponses(404) } } },
+    { ...options, schema: { operationId: 'getBankAccount', summary: 'One account', description: 'An account of the sandbox bank by its number: name, balance and status.', tags: ['sandbox bank'], params: closedObject({ accountNumber: AccountNumber }), response: { 200: AccountSchema, ...errorResponses('not_found') } } },
     async (request) => {
       const account = await bank.getAccount(request.params.accountNumber)
       if (!account) throw notFound('Account')

@@ -48,7 +48,7 @@ export function registerTransferRoutes({ app, bank, options }: BankRoutes): void
         summary: 'Register the outcome of a payout in progress (the sandbox settlement simulator)',
         params: closedObject({ reference: Reference }),
         body: closedObject({ outcome: Type.Union([Type.Literal('confirmed'), Type.Literal('failed')]) }),
-        response: { 200: Type.Object({ reference: Type.String(), registeredOutcome: Type.String() }), ...errorResponses() },
+        response: { 200: Type.Object({ reference: Type.String(), registeredOutcome: Type.String() }), ...errorResponses('invalid_state') },
       },
     },
     async (request) => {
@@ -60,7 +60,7 @@ export function registerTransferRoutes({ app, bank, options }: BankRoutes): void
 
   app.get(
     `${SANDBOX_BANK_PREFIX}/transfers/:reference`,
-    { ...options, schema: { operationId: 'getBankTransfer', summary: 'Requery a transfer', description: "Requery: what happened to a transfer, by the client's reference, with its NIP response code and session id.", tags: ['sandbox bank'], params: closedObject({ reference: Reference }), response: { 200: TransferAnswerSchema, ...errorResponses() } } },
+    { ...options, schema: { operationId: 'getBankTransfer', summary: 'Requery a transfer', description: "Requery: what happened to a transfer, by the client's reference, with its NIP response code and session id.", tags: ['sandbox bank'], params: closedObject({ reference: Reference }), response: { 200: TransferAnswerSchema, ...errorResponses('not_found') } } },
     async (request) => bank.requery(request.params.reference),
   )
 }

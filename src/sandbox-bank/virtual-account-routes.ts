@@ -52,7 +52,7 @@ function registerAllocationRoutes({ app, bank, options }: BankRoutes): void {
         tags: ['sandbox bank'],
         params: closedObject({ accountNumber: AccountNumber }),
         body: closedObject({ client: ClientName }),
-        response: { 200: Type.Object({ accountNumber: Type.String(), archived: Type.Boolean() }), ...errorResponses(404) },
+        response: { 200: Type.Object({ accountNumber: Type.String(), archived: Type.Boolean() }), ...errorResponses('not_found') },
       },
     },
     async (request) => {
@@ -74,7 +74,7 @@ function registerInboundCreditRoutes({ app, bank, options }: BankRoutes): void {
         summary: "The inbound credits of a client's account (a virtual account or a wallet's), oldest first (for a client requerying credits it missed)",
         params: closedObject({ accountNumber: AccountNumber }),
         querystring: closedObject({ client: ClientName }),
-        response: { 200: Type.Object({ credits: Type.Array(InboundNoticeSchema) }), ...errorResponses(404) },
+        response: { 200: Type.Object({ credits: Type.Array(InboundNoticeSchema) }), ...errorResponses('not_found') },
       },
     },
     async (request) => {
@@ -103,7 +103,7 @@ function registerInboundCreditRoutes({ app, bank, options }: BankRoutes): void {
         }),
         response: {
           200: Type.Object({ ...NipFields, sessionId: Type.String(), accountNumber: Type.String(), amountKobo: Type.Integer(), creditedAt: Type.String(), notified: Type.Boolean() }),
-          ...errorResponses(404),
+          ...errorResponses('not_found'),
         },
       },
     },

@@ -22,7 +22,7 @@ export function registerSandboxClockRoutes(app: HttpServer, deps: SandboxClockDe
     '/api/v1/rail/sandbox/clock',
     {
       config: { auth: 'signature' },
-      schema: { operationId: 'getSandboxClock', description: "Sandbox partners only: the caller's test clock, the time its intents, escrows, requeries and settlement cut-offs are judged by, and how far it is ahead of real time.", tags: ['sandbox'], summary: "Sandbox: the caller's test clock — the time its intents, escrows, requeries and settlement cut-offs are judged by", response: { 200: ClockSchema, ...errorResponses(404) } },
+      schema: { operationId: 'getSandboxClock', description: "Sandbox partners only: the caller's test clock, the time its intents, escrows, requeries and settlement cut-offs are judged by, and how far it is ahead of real time.", tags: ['sandbox'], summary: "Sandbox: the caller's test clock — the time its intents, escrows, requeries and settlement cut-offs are judged by", response: { 200: ClockSchema, ...errorResponses('not_found') } },
     },
     async (request) => {
       const partner = callerOf(request).partner
@@ -42,7 +42,7 @@ export function registerSandboxClockRoutes(app: HttpServer, deps: SandboxClockDe
         summary:
           "Sandbox: move the caller's test clock forward; intents and escrows past their expiry expire, due requeries run and settlement cut-offs passed are paid, promptly. Other partners' time is unaffected",
         body: AdvanceBodySchema,
-        response: { 200: ClockSchema, ...errorResponses(404) },
+        response: { 200: ClockSchema, ...errorResponses('not_found') },
       },
     },
     async (request) => {

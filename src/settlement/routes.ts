@@ -115,7 +115,7 @@ function registerSettingsRoutes(app: HttpServer, deps: SettlementDeps): void {
         summary:
           'Set how collections settle: float, or bank with a registered account (NUBAN, name-checked) and a daily cut-off. Replaces the settings whole; a change signed before the last one applied is 409 stale_request',
         body: SettingsPutSchema,
-        response: { 200: SettingsSchema, ...errorResponses(409, 502) },
+        response: { 200: SettingsSchema, ...errorResponses('stale_request', 'capability_disabled', 'provider_unavailable') },
       },
     },
     async (request) => {
@@ -161,7 +161,7 @@ function registerSettlementReadRoutes(app: HttpServer, deps: SettlementDeps): vo
         tags: ['settlement'],
         summary: 'One settlement with its report: the credits it included, the total, the payout',
         params: closedObject({ id: Type.String({ format: 'uuid' }) }),
-        response: { 200: SettlementWithReportSchema, ...errorResponses(404) },
+        response: { 200: SettlementWithReportSchema, ...errorResponses('not_found') },
       },
     },
     async (request) => getSettlement(deps.pool, callerOf(request).partner.id, request.params.id),
@@ -181,7 +181,7 @@ function registerSandboxSettlementRoute(app: HttpServer, deps: SettlementDeps): 
         summary: "Sandbox: run the caller's settlement cycle now, with now as its cut-off (the same signed request again pays nothing twice)",
         response: {
           200: Type.Object({ mode: ModeSchema, settlement: Nullable(SettlementSchema), sweptToFloatKobo: Type.Integer(), message: Type.String() }),
-          ...errorResponses(404),
+          ...errorResponses('not_found'),
         },
       },
     },

@@ -97,7 +97,7 @@ function statementRoute(operationId: string, summary: string, extra: TProperties
       summary,
       description: `${summary}, each with its cause. ${csv}`,
       querystring: closedObject({ ...extra, ...RangeFields }),
-      response: { 200: StatementSchema, ...errorResponses(404) },
+      response: { 200: StatementSchema, ...errorResponses('not_found') },
     },
   }
 }

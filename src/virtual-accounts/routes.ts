@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
-import { AccountHolderSchema, CallbackUrlSchema, closedObject, errorResponses, Nullable, PurposeTagSchema, ReferenceSchema, TrackingIdSchema } from '../platform/schemas.ts'
+import { AccountHolderSchema, CallbackUrlSchema, closedObject, errorResponses, IDEMPOTENT_CODES, Nullable, PurposeTagSchema, ReferenceSchema, TrackingIdSchema } from '../platform/schemas.ts'
 import { ACCOUNT_PAGE_MAX, archivePersistentAccount, createPersistentAccount, getAccountByKey, listAccounts, toPersistentAccountJson, type CollectionsDeps } from './service.ts'
 
 const PersistentAccountSchema = Type.Object({
@@ -46,7 +46,7 @@ function registerCreateAndListRoutes(app: HttpServer, deps: CollectionsDeps): vo
           callbackUrl: Type.Optional(CallbackUrlSchema),
           purposeTag: Type.Optional(PurposeTagSchema),
         }),
-        response: { 200: PersistentAccountSchema, ...errorResponses(403, 409, 502) },
+        response: { 200: PersistentAccountSchema, ...errorResponses(...IDEMPOTENT_CODES, 'capability_disabled', 'provider_unavailable', 'unsupported_currency') },
       },
     },
     async (request, reply) => {
@@ -95,7 +95,7 @@ function registerAccountRoutes(app: HttpServer, deps: CollectionsDeps): void {
         params: closedObject({
           trackingId: Type.Union([TrackingIdSchema, Type.String({ format: 'uuid', description: "The account's id (an invoice's persistentVirtualAccountId)" })]),
         }),
-        response: { 200: PersistentAccountSchema, ...errorResponses(404) },
+        response: { 200: PersistentAccountSchema, ...errorResponses('not_found') },
       },
     },
     async (request) => toPersistentAccountJson(await getAccountByKey(deps.pool, callerOf(request).partner.id, request.params.trackingId)),
@@ -111,7 +111,7 @@ function registerAccountRoutes(app: HttpServer, deps: CollectionsDeps): void {
         tags: ['collections'],
         summary: 'Archive a persistent virtual account: it stops collecting, and later credits to it go to unmatched triage',
         params: closedObject({ trackingId: TrackingIdSchema }),
-        response: { 200: PersistentAccountSchema, ...errorResponses(404, 409) },
+        response: { 200: PersistentAccountSchema, ...errorResponses('not_found', 'invalid_state') },
       },
     },
     async (request) => toPersistentAccountJson(await archivePersistentAccount(deps, callerOf(request).partner.id, request.params.trackingId)),

@@ -4,7 +4,7 @@ import { callerOf } from '../partners/auth.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
-import { closedObject, errorResponses, NubanSchema } from '../platform/schemas.ts'
+import { closedObject, errorResponses, IDEMPOTENT_CODES, NubanSchema } from '../platform/schemas.ts'
 import { moveByReference, submitMove, type Move, type MovesDeps } from './moves.ts'
 import type { MoveType } from './states.ts'
 
@@ -72,7 +72,7 @@ export function registerMoveRoutes(app: HttpServer, deps: MovesDeps): void {
       path,
       {
         config: { auth: 'signature' },
-        schema: { operationId, summary, description, tags: ['wallets'], body: closedObject({ ...MoveFields, ...extra }), response: { 200: MoveSchema, ...errorResponses(403, 404, 409, 502) } },
+        schema: { operationId, summary, description, tags: ['wallets'], body: closedObject({ ...MoveFields, ...extra }), response: { 200: MoveSchema, ...errorResponses(...IDEMPOTENT_CODES, 'not_found', 'capability_disabled', 'insufficient_funds', 'unsupported_currency', 'amount_above_limit', 'provider_unavailable') } },
       },
       async (request, reply) => {
         const submitted = await submitMove(deps, callerOf(request).partner, type, request.body as Parameters<typeof submitMove>[3], request.id)
@@ -120,7 +120,7 @@ export function registerMoveRoutes(app: HttpServer, deps: MovesDeps): void {
         tags: ['wallets'],
         summary: 'What happened to a move, by its reference (asks the provider when the outcome is not final)',
         params: closedObject({ reference: Reference }),
-        response: { 200: MoveSchema, ...errorResponses(404) },
+        response: { 200: MoveSchema, ...errorResponses('not_found') },
       },
     },
     async (request) => toMoveJson(await moveByReference(deps, callerOf(request).partner.id, request.params.reference, request.id)),

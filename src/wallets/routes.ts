@@ -4,7 +4,7 @@ import { findBank } from '../nip/banks.ts'
 import { callerOf } from '../partners/auth.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
-import { closedObject, errorResponses } from '../platform/schemas.ts'
+import { closedObject, errorResponses, IDEMPOTENT_CODES } from '../platform/schemas.ts'
 import { createWallet, listWallets, walletBalance, WALLETS_PAGE_MAX, type Wallet, type WalletsDeps } from './service.ts'
 
 const WalletSchema = Type.Object({
@@ -67,7 +67,7 @@ export function registerWalletRoutes(app: HttpServer, deps: WalletsDeps): void {
           name: Type.String({ minLength: 1, maxLength: 100 }),
           provider: Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9-]{1,31}$' })),
         }),
-        response: { 201: WalletSchema, ...errorResponses(409, 502) },
+        response: { 201: WalletSchema, ...errorResponses(...IDEMPOTENT_CODES, 'provider_unavailable') },
       },
     },
     async (request, reply) => {
@@ -112,7 +112,7 @@ export function registerWalletRoutes(app: HttpServer, deps: WalletsDeps): void {
         tags: ['wallets'],
         summary: 'Available and booked balance of a wallet, in kobo',
         querystring: closedObject({ customerId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet handle (walletId)' }) }),
-        response: { 200: BalanceSchema, ...errorResponses(404) },
+        response: { 200: BalanceSchema, ...errorResponses('not_found') },
       },
     },
     async (request) => walletBalance(deps.pool, callerOf(request).partner.id, request.query.customerId),

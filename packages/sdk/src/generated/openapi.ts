@@ -3256,7 +3256,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description Unavailable or overloaded: `ErrorBody` with `error` `service_unavailable`, `overloaded` */
+        /** @description Unavailable or overloaded: `ErrorBody` with `error` `overloaded` */
         Unavailable: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -3267,8 +3267,8 @@ export interface components {
                 /**
                  * @example {
                  *       "statusCode": 503,
-                 *       "error": "service_unavailable",
-                 *       "message": "The instance is not ready (its database unreachable or migrations pending); retry later."
+                 *       "error": "overloaded",
+                 *       "message": "Rail is at capacity or its database could not serve in time; retry after Retry-After with the same request (refused at admission, it did nothing; cut short later, the retry answers what was recorded)."
                  *     }
                  */
                 "application/json": components["schemas"]["ErrorBody"];
@@ -3325,7 +3325,7 @@ export interface operations {
                     "application/json": components["schemas"]["PartnerSettings"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -3335,8 +3335,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -3359,7 +3359,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -3428,7 +3445,7 @@ export interface operations {
                     "application/json": components["schemas"]["PartnerSettings"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -3462,11 +3479,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress`, `stale_request`, `invalid_state` */
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `stale_request` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` only: seconds before asking again for the stored result */
+                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3474,14 +3508,48 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 409,
-                     *       "error": "idempotency_conflict",
-                     *       "message": "The reference was already used with a different request body."
+                     *       "error": "stale_request",
+                     *       "message": "A newer change to the same object was already applied; this signed request predates it and changed nothing."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -3577,7 +3645,7 @@ export interface operations {
                     "application/json": components["schemas"]["EventList"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -3587,8 +3655,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -3611,7 +3679,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -3701,7 +3786,7 @@ export interface operations {
                     "application/json": components["schemas"]["EventWithDeliveries"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -3711,8 +3796,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -3736,7 +3821,24 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -3827,7 +3929,7 @@ export interface operations {
                     "application/json": components["schemas"]["EventWithDeliveries"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -3862,7 +3964,77 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `request_in_progress`, `invalid_state` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "request_in_progress",
+                     *       "message": "The first request with this reference is still being processed; retry after Retry-After for its stored result."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -3927,7 +4099,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -3937,8 +4109,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -3961,8 +4133,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -3970,15 +4143,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4035,7 +4208,7 @@ export interface operations {
                     "application/json": components["schemas"]["Float"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4045,8 +4218,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -4069,7 +4242,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4142,7 +4332,7 @@ export interface operations {
                     "application/json": components["schemas"]["FloatFunding"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4176,11 +4366,29 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress`, `stale_request`, `invalid_state` */
+            404: components["responses"]["NotFound"];
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` only: seconds before asking again for the stored result */
+                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4195,7 +4403,41 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `balance_limit_exceeded`, `amount_above_limit` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4281,7 +4523,7 @@ export interface operations {
                     "application/json": components["schemas"]["ListCounterpartiesResponse"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4291,8 +4533,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -4315,7 +4557,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4418,7 +4677,7 @@ export interface operations {
                     "application/json": components["schemas"]["Counterparty"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4452,7 +4711,58 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4523,7 +4833,7 @@ export interface operations {
                     "application/json": components["schemas"]["Counterparty"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4533,8 +4843,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -4558,7 +4868,24 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4639,7 +4966,7 @@ export interface operations {
                     "application/json": components["schemas"]["Counterparty"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4674,11 +5001,28 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress`, `stale_request`, `invalid_state` */
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `stale_request` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` only: seconds before asking again for the stored result */
+                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4686,14 +5030,48 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 409,
-                     *       "error": "idempotency_conflict",
-                     *       "message": "The reference was already used with a different request body."
+                     *       "error": "stale_request",
+                     *       "message": "A newer change to the same object was already applied; this signed request predates it and changed nothing."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4805,7 +5183,7 @@ export interface operations {
                     "application/json": components["schemas"]["ListOutboundTransfersResponse"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4815,8 +5193,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -4839,7 +5217,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4936,7 +5331,7 @@ export interface operations {
                     "application/json": components["schemas"]["OutboundTransfer"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4970,7 +5365,94 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Not allowed: `ErrorBody` with `error` `capability_disabled` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "capability_disabled",
+                     *       "message": "The provider has not been approved for the capability the operation needs; nothing was attempted."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "idempotency_conflict",
+                     *       "message": "The reference was already used with a different request body."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `amount_above_limit` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5057,7 +5539,7 @@ export interface operations {
                     "application/json": components["schemas"]["OutboundTransfer"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5067,8 +5549,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -5092,7 +5574,24 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5160,7 +5659,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimulateOutboundSettlementResponse"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5194,8 +5693,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -5203,34 +5703,66 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress`, `stale_request`, `invalid_state` */
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `invalid_state` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` only: seconds before asking again for the stored result */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
                      *       "statusCode": 409,
-                     *       "error": "idempotency_conflict",
-                     *       "message": "The reference was already used with a different request body."
+                     *       "error": "invalid_state",
+                     *       "message": "The object is not in a state that allows the operation."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5336,7 +5868,7 @@ export interface operations {
                     "application/json": components["schemas"]["ListVirtualAccountsResponse"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5346,8 +5878,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -5370,7 +5902,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5457,7 +6006,7 @@ export interface operations {
                     "application/json": components["schemas"]["VirtualAccount"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5508,11 +6057,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress`, `stale_request`, `invalid_state` */
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` only: seconds before asking again for the stored result */
+                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -5527,7 +6093,41 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5618,7 +6218,7 @@ export interface operations {
                     "application/json": components["schemas"]["VirtualAccount"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5628,8 +6228,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -5652,8 +6252,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -5661,15 +6262,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5743,7 +6344,7 @@ export interface operations {
                     "application/json": components["schemas"]["VirtualAccount"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5777,8 +6378,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -5786,34 +6388,66 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress`, `stale_request`, `invalid_state` */
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `invalid_state` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` only: seconds before asking again for the stored result */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
                      *       "statusCode": 409,
-                     *       "error": "idempotency_conflict",
-                     *       "message": "The reference was already used with a different request body."
+                     *       "error": "invalid_state",
+                     *       "message": "The object is not in a state that allows the operation."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5912,7 +6546,7 @@ export interface operations {
                     "application/json": components["schemas"]["ListPaymentIntentsResponse"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5922,8 +6556,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -5946,7 +6580,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -6043,7 +6694,7 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentIntent"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -6094,11 +6745,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress`, `stale_request`, `invalid_state` */
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` only: seconds before asking again for the stored result */
+                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -6113,7 +6781,41 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `amount_above_limit` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -6214,7 +6916,7 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentIntent"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -6224,8 +6926,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -6248,8 +6950,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -6257,15 +6960,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -6338,7 +7041,7 @@ export interface operations {
                     "application/json": components["schemas"]["FboAccount"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -6389,11 +7092,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress`, `stale_request`, `invalid_state` */
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` only: seconds before asking again for the stored result */
+                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -6408,7 +7128,41 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -6502,7 +7256,7 @@ export interface operations {
                     "application/json": components["schemas"]["ListFboAccountsResponse"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -6512,8 +7266,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -6536,7 +7290,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -6603,7 +7374,7 @@ export interface operations {
                     "application/json": components["schemas"]["FboAccount"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -6613,8 +7384,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -6637,8 +7408,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -6646,15 +7418,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -6748,7 +7520,7 @@ export interface operations {
                     "application/json": components["schemas"]["ListUnmatchedCreditsResponse"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -6758,8 +7530,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -6782,7 +7554,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -6861,7 +7650,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnmatchedCredit"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -6871,8 +7660,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -6895,8 +7684,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -6904,15 +7694,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -7000,7 +7790,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnmatchedCredit"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -7034,8 +7824,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -7043,34 +7834,66 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress`, `stale_request`, `invalid_state` */
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `invalid_state` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` only: seconds before asking again for the stored result */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
                      *       "statusCode": 409,
-                     *       "error": "idempotency_conflict",
-                     *       "message": "The reference was already used with a different request body."
+                     *       "error": "invalid_state",
+                     *       "message": "The object is not in a state that allows the operation."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `insufficient_funds`, `refund_destination_unknown` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -7179,7 +8002,7 @@ export interface operations {
                     "application/json": components["schemas"]["BrrStatus"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -7189,8 +8012,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -7213,8 +8036,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -7222,15 +8046,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -7312,7 +8136,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequeryVirtualAccountResponse"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -7346,8 +8170,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -7355,15 +8180,49 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -7454,7 +8313,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimulateInboundCreditResponse"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -7488,8 +8347,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -7497,19 +8357,19 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress`, `stale_request`, `invalid_state` */
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` only: seconds before asking again for the stored result */
+                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -7524,7 +8384,41 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `amount_above_limit` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -7625,7 +8519,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequeryWalletResponse"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -7659,8 +8553,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -7668,15 +8563,49 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -7797,7 +8726,7 @@ export interface operations {
                     "application/json": components["schemas"]["ListInvoicesResponse"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -7807,8 +8736,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -7831,7 +8760,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -7944,7 +8890,7 @@ export interface operations {
                     "application/json": components["schemas"]["Invoice"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -7995,11 +8941,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress`, `stale_request`, `invalid_state` */
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` only: seconds before asking again for the stored result */
+                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -8014,7 +8977,41 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `amount_above_limit` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -8120,7 +9117,7 @@ export interface operations {
                     "application/json": components["schemas"]["Invoice"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -8130,8 +9127,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -8154,8 +9151,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -8163,15 +9161,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -8260,7 +9258,7 @@ export interface operations {
                     "application/json": components["schemas"]["Invoice"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -8311,8 +9309,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -8320,34 +9319,66 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress`, `stale_request`, `invalid_state` */
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `invalid_state` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` only: seconds before asking again for the stored result */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
                      *       "statusCode": 409,
-                     *       "error": "idempotency_conflict",
-                     *       "message": "The reference was already used with a different request body."
+                     *       "error": "invalid_state",
+                     *       "message": "The object is not in a state that allows the operation."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -8453,7 +9484,7 @@ export interface operations {
                     "application/json": components["schemas"]["Invoice"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -8487,8 +9518,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -8496,34 +9528,66 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress`, `stale_request`, `invalid_state` */
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `invalid_state` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` only: seconds before asking again for the stored result */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
                      *       "statusCode": 409,
-                     *       "error": "idempotency_conflict",
-                     *       "message": "The reference was already used with a different request body."
+                     *       "error": "invalid_state",
+                     *       "message": "The object is not in a state that allows the operation."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -8618,7 +9682,7 @@ export interface operations {
                     "application/json": components["schemas"]["ListRefundsResponse"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -8628,8 +9692,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -8652,7 +9716,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -8740,7 +9821,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreateRefundResponse"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -8774,7 +9855,78 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            404: components["responses"]["NotFound"];
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress`, `invalid_state` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "idempotency_conflict",
+                     *       "message": "The reference was already used with a different request body."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `insufficient_funds`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -8849,7 +10001,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refund"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -8859,8 +10011,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -8884,7 +10036,24 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -8969,7 +10138,7 @@ export interface operations {
                     "application/json": components["schemas"]["ListWalletsResponse"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -8979,8 +10148,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -9003,7 +10172,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -9077,7 +10263,7 @@ export interface operations {
                     "application/json": components["schemas"]["Wallet"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -9111,11 +10297,28 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress`, `stale_request`, `invalid_state` */
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` only: seconds before asking again for the stored result */
+                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -9130,7 +10333,41 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -9210,7 +10447,7 @@ export interface operations {
                     "application/json": components["schemas"]["WalletBalance"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -9220,8 +10457,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -9244,8 +10481,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -9253,15 +10491,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -9322,7 +10560,7 @@ export interface operations {
                     "application/json": components["schemas"]["BankList"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -9332,8 +10570,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -9356,7 +10594,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -9423,7 +10678,7 @@ export interface operations {
                     "application/json": components["schemas"]["ResolvedBankAccount"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -9474,7 +10729,58 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -9561,7 +10867,7 @@ export interface operations {
                     "application/json": components["schemas"]["Balances"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -9571,8 +10877,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -9595,7 +10901,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -9705,7 +11028,7 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -9715,8 +11038,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -9739,8 +11062,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -9748,15 +11072,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -9861,7 +11185,7 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -9871,8 +11195,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -9895,8 +11219,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -9904,15 +11229,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -10017,7 +11342,7 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -10027,8 +11352,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -10051,8 +11376,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -10060,15 +11386,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -10133,7 +11459,7 @@ export interface operations {
                     "application/json": components["schemas"]["SettlementSettings"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -10143,8 +11469,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -10167,7 +11493,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -10247,7 +11590,7 @@ export interface operations {
                     "application/json": components["schemas"]["SettlementSettings"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -10281,11 +11624,45 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress`, `stale_request`, `invalid_state` */
+            /** @description Not allowed: `ErrorBody` with `error` `capability_disabled` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "capability_disabled",
+                     *       "message": "The provider has not been approved for the capability the operation needs; nothing was attempted."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `stale_request` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` only: seconds before asking again for the stored result */
+                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -10293,14 +11670,48 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 409,
-                     *       "error": "idempotency_conflict",
-                     *       "message": "The reference was already used with a different request body."
+                     *       "error": "stale_request",
+                     *       "message": "A newer change to the same object was already applied; this signed request predates it and changed nothing."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -10409,7 +11820,7 @@ export interface operations {
                     "application/json": components["schemas"]["ListSettlementsResponse"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -10419,8 +11830,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -10443,7 +11854,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -10534,7 +11962,7 @@ export interface operations {
                     "application/json": components["schemas"]["GetSettlementResponse"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -10544,8 +11972,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -10568,8 +11996,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -10577,15 +12006,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -10661,7 +12090,7 @@ export interface operations {
                     "application/json": components["schemas"]["RunSandboxSettlementResponse"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -10695,8 +12124,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -10704,15 +12134,49 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -10796,7 +12260,7 @@ export interface operations {
                     "application/json": components["schemas"]["WalletMove"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -10847,8 +12311,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -10856,19 +12321,19 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress`, `stale_request`, `invalid_state` */
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` only: seconds before asking again for the stored result */
+                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -10883,7 +12348,41 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `amount_above_limit` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -10984,7 +12483,7 @@ export interface operations {
                     "application/json": components["schemas"]["WalletMove"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -11035,8 +12534,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -11044,19 +12544,19 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress`, `stale_request`, `invalid_state` */
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` only: seconds before asking again for the stored result */
+                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -11071,7 +12571,41 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `amount_above_limit` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -11173,7 +12707,7 @@ export interface operations {
                     "application/json": components["schemas"]["WalletMove"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -11224,8 +12758,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -11233,19 +12768,19 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress`, `stale_request`, `invalid_state` */
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` only: seconds before asking again for the stored result */
+                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -11260,7 +12795,41 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `amount_above_limit` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -11364,7 +12933,7 @@ export interface operations {
                     "application/json": components["schemas"]["WalletMove"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -11415,8 +12984,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -11424,19 +12994,19 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress`, `stale_request`, `invalid_state` */
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` only: seconds before asking again for the stored result */
+                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -11451,7 +13021,41 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `amount_above_limit` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -11544,7 +13148,7 @@ export interface operations {
                     "application/json": components["schemas"]["WalletMove"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -11554,8 +13158,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -11578,8 +13182,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -11587,15 +13192,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -11693,7 +13298,7 @@ export interface operations {
                     "application/json": components["schemas"]["EscrowCreated"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -11727,8 +13332,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -11736,19 +13342,19 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress`, `stale_request`, `invalid_state` */
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` only: seconds before asking again for the stored result */
+                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -11763,7 +13369,41 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `amount_above_limit` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -11830,7 +13470,7 @@ export interface operations {
                     "application/json": components["schemas"]["RegisterEscrowWebhookResponse"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -11864,7 +13504,58 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -11995,7 +13686,7 @@ export interface operations {
                     "application/json": components["schemas"]["ListEscrowsResponse"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -12005,8 +13696,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -12029,7 +13720,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -12147,7 +13855,7 @@ export interface operations {
                     "application/json": components["schemas"]["GetEscrowResponse"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -12157,8 +13865,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -12181,8 +13889,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -12190,15 +13899,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -12309,8 +14018,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -12318,15 +14028,49 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -12432,8 +14176,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -12441,15 +14186,49 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -12552,8 +14331,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -12561,15 +14341,49 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -12624,7 +14438,7 @@ export interface operations {
                     "application/json": components["schemas"]["SandboxClock"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -12634,8 +14448,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 400,
-                     *       "error": "invalid_json",
-                     *       "message": "The body is not well-formed JSON."
+                     *       "error": "bad_request",
+                     *       "message": "The request is malformed in a way no schema names (for example an empty JSON body)."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -12658,8 +14472,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -12667,15 +14482,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -12739,7 +14554,7 @@ export interface operations {
                     "application/json": components["schemas"]["SandboxClock"];
                 };
             };
-            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `invalid_escrow_status`, `bad_request` */
+            /** @description Malformed request: `ErrorBody` with `error` `invalid_json`, `bad_request` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -12773,8 +14588,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such object for this caller: `ErrorBody` with `error` `not_found` */
-            404: {
+            404: components["responses"]["NotFound"];
+            /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
+            408: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
@@ -12782,15 +14598,49 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "statusCode": 404,
-                     *       "error": "not_found",
-                     *       "message": "No such object for this caller (another partner's object is also \"not found\")."
+                     *       "statusCode": 408,
+                     *       "error": "request_timeout",
+                     *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error`, `unsupported_currency`, `insufficient_funds`, `balance_limit_exceeded`, `amount_above_limit`, `refund_destination_unknown`, `refund_exceeds_refundable` */
+            /** @description Body too large: `ErrorBody` with `error` `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "error": "payload_too_large",
+                     *       "message": "The body exceeds the 1 MiB limit."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type: `ErrorBody` with `error` `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "error": "unsupported_media_type",
+                     *       "message": "Bodies must be application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request breaks a rule: `ErrorBody` with `error` `validation_error` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
