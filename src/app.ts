@@ -109,7 +109,7 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   const app = createHttpServer(deps.logger ?? false, deps.httpTimeouts)
   // First of all hooks: a request that cannot be served soon is refused before anything is read.
   installAdmission(app, new AdmissionGate(deps.admission ?? admissionLimitsFor(deps.pool.options.max)))
-  await registerOpenApi(app)
+  await registerOpenApi(app, deps.publicUrl)
   const rateLimiter = await installRateLimits(app, deps.rateLimits ?? { partnerRps: PARTNER_RPS_DEFAULT, unauthenticatedRps: UNAUTHENTICATED_RPS_DEFAULT })
   installAuthentication(app, { pool: deps.pool, sessionPool: deps.sessionPool, masterKey: deps.masterKey, clock, rateLimiter })
   installRequestTracing(app)

@@ -123,22 +123,66 @@ function swaggerOptions(kind: DocumentKind): FastifyDynamicSwaggerOptions {
   }
 }
 
-/** The document as served: its server is the address it was asked at. */
-function servedFrom(document: unknown, request: FastifyRequest): unknown {
-  return { ...(document as object), servers: [{ url: `${request.protocol}://${request.host}`, description: 'This Rail server' }] }
+/**
+ * The document as served: its server is PUBLIC_URL when it is set (partners reach Rail there),
+ * else the address it was asked at. A Host header is the caller's to write: with PUBLIC_URL set it
+ * never names the server, so a link to /docs cannot point "Try it out" (and a signing secret's
+ * signatures) at another host.
+ */
+function servedFrom(document: unknown, request: FastifyRequest, publicUrl: string | undefined): unknown {
+  const url = publicUrl?.replace(/\/+$/, '') ?? `${request.protocol}://${request.host}`
+  return { ...(document as object), servers: [{ url, description: 'This Rail server' }] }
 }
 
-export async function registerOpenApi(app: HttpServer): Promise<void> {
+/**
+ * /docs is where partners type their signing secret: it runs only its own scripts (Swagger UI's
+ * files and the initializer that signs "Try it out", none inline, none from a string), talks only to
+ * itself and the server the document names, and is never framed (no clickjacking of the Authorize
+ * form).
+ */
+/**
+ * The one inline style Swagger UI writes into the page as it starts, allowed by its
+ * hash rather than by 'unsafe-inline': injected CSS can read a page's inputs. A Swagger UI that
+ * writes another is caught by the browser test of /docs (test/platform/openapi-docs.test.ts).
+ */
+const SWAGGER_UI_INLINE_STYLE_HASH = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='"
+
+function docsContentSecurityPolicy(publicUrl: string | undefined): string {
+  const connect = publicUrl ? `'self' ${new URL(publicUrl).origin}` : "'self'"
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "script-src-attr 'none'",
+    `style-src 'self' ${SWAGGER_UI_INLINE_STYLE_HASH}`,
+    "img-src 'self' data:",
+    "font-src 'self' data:",
+    `connect-src ${connect}`,
+    "form-action 'self'",
+    "base-uri 'none'",
+    "object-src 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ')
+}
+
+export async function registerOpenApi(app: HttpServer, publicUrl?: string): Promise<void> {
   app.addSchema(ErrorBodySchema)
   await app.register(swagger, swaggerOptions('partner'))
   await app.register(swagger, swaggerOptions('bank'))
   await app.register(swaggerUi, {
     routePrefix: '/docs',
-    // "Try it out" signs in the browser (openapi-try-it.ts); Swagger UI writes the function's source into the page.
-    uiConfig: { requestInterceptor: signTryItRequest as never, persistAuthorization: false },
-    transformSpecification: (document, request) => servedFrom(document, request) as Record<string, unknown>,
+    // "Try it out" signs in the browser (openapi-try-it.ts); Swagger UI writes the function's source
+    // into the page. No validator: it would send the document's address to a third party.
+    uiConfig: { requestInterceptor: signTryItRequest as never, persistAuthorization: false, validatorUrl: null },
+    staticCSP: docsContentSecurityPolicy(publicUrl),
+    uiHooks: {
+      onRequest: (_request, reply, done) => {
+        void reply.header('X-Frame-Options', 'DENY').header('X-Content-Type-Options', 'nosniff').header('Referrer-Policy', 'no-referrer')
+        done()
+      },
+    },
+    transformSpecification: (document, request) => servedFrom(document, request, publicUrl) as Record<string, unknown>,
   })
   const hidden = { config: { auth: 'none' as const }, schema: { hide: true } }
-  app.get(PARTNER_DOCUMENT_PATH, hidden, async (request) => servedFrom(app.swagger(), request))
-  app.get(BANK_DOCUMENT_PATH, hidden, async (request) => servedFrom((app as unknown as { bankSwagger(): unknown }).bankSwagger(), request))
+  app.get(PARTNER_DOCUMENT_PATH, hidden, async (request) => servedFrom(app.swagger(), request, publicUrl))
+  app.get(BANK_DOCUMENT_PATH, hidden, async (request) => servedFrom((app as unknown as { bankSwagger(): unknown }).bankSwagger(), request, publicUrl))
 }

@@ -38,6 +38,11 @@ describe('/docs', () => {
     context.setDefaultTimeout(90_000)
     const page = await context.newPage()
     const sentHeaders: Record<string, string>[] = []
+    // The page's Content-Security-Policy must refuse nothing the page needs (it reports each refusal here).
+    const refusals: string[] = []
+    page.on('console', (message) => {
+      if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) refusals.push(message.text())
+    })
     page.on('request', (request) => {
       if (request.url().includes('/api/v1/rail/settings')) sentHeaders.push(request.headers())
     })
@@ -66,6 +71,7 @@ describe('/docs', () => {
     expect(sent['x-rail-signature']).toMatch(/^v1=[0-9a-f]{64}$/)
     expect(Object.values(sent)).not.toContain(credentials.signingSecret)
     expect(await operation.locator('.live-responses-table tbody .response-col_description').first().textContent()).toContain(credentials.partnerId)
+    expect(refusals).toEqual([])
     await context.close()
   })
 })
