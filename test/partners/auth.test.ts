@@ -200,6 +200,7 @@ describe('escrow API keys (X-API-Key)', () => {
     server = createHttpServer(false)
     installAuthentication(server, { pool: app.db.pool, masterKey: app.masterKey, clock: systemClock })
     server.get('/api/v1/escrow/partner/whoami', { config: { auth: 'api-key' } }, async (request) => ({ partnerId: callerOf(request).partner.id }))
+    server.post('/api/v1/escrow/partner/echo', { config: { auth: 'api-key' } }, async (request) => ({ partnerId: callerOf(request).partner.id }))
     await server.ready()
   })
   afterAll(async () => server?.close())
@@ -221,6 +222,17 @@ describe('escrow API keys (X-API-Key)', () => {
     const response = await call(key)
     expect(response.statusCode).toBe(401)
     expect(response.json()).toEqual(UNAUTHORIZED)
+  })
+
+  it('an unknown key is 401 whatever the body; only the holder of a valid key learns 413 or 415 (the key is the credential)', async () => {
+    const post = (apiKey: string, contentType: string, payload: string) =>
+      server.inject({ method: 'POST', url: '/api/v1/escrow/partner/echo', headers: { 'x-api-key': apiKey, 'content-type': contentType }, payload })
+    const oversize = JSON.stringify({ x: 'x'.repeat(BODY_LIMIT_BYTES) })
+    for (const [contentType, payload, known] of [['text/plain', 'hello', 415], ['application/json', oversize, 413], ['application/json', '{oops', 400]] as const) {
+      const unknown = await post('rk_test_unknownunknownunknownunknown0000000', contentType, payload)
+      expect([unknown.statusCode, unknown.json()]).toEqual([401, UNAUTHORIZED])
+      expect((await post(credentials.escrowApiKey, contentType, payload)).statusCode).toBe(known)
+    }
   })
 
   it('a signing secret is not an API key', async () => {
