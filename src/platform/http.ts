@@ -266,6 +266,7 @@ export function assertRequestInput(request: FastifyRequest): void {
   const issues: FieldIssue[] = []
   collectStringIssues(body, '', issues)
   // Query and path parameters are named bare, as their schemas' errors name them.
+  collectQueryEscapeIssues(request.raw.url ?? '', issues)
   collectStringIssues(request.query, '', issues)
   collectStringIssues(request.params, '', issues)
   if (issues.length > 0) {
@@ -291,6 +292,30 @@ function stringIssue(value: string, freeText: boolean): string | undefined {
   if (!value.isWellFormed()) return 'must not hold a lone UTF-16 surrogate'
   const forbidden = freeText ? CONTROL_CHARACTERS_BUT_LINES : CONTROL_CHARACTERS
   return forbidden.test(value) ? 'must not hold control characters' : undefined
+}
+
+/**
+ * A query's percent-escapes must spell UTF-8. The query parser keeps an escape that does not
+ * (`%FF`) as written, which is also what `%25FF` decodes to: two values would read as one. (A
+ * path parameter's bad escape is refused by the router, and headers are read byte for byte.)
+ */
+function collectQueryEscapeIssues(url: string, issues: FieldIssue[]): void {
+  const start = url.indexOf('?')
+  if (start < 0) return
+  for (const pair of url.slice(start + 1).split('&')) {
+    const equals = pair.indexOf('=')
+    const name = equals < 0 ? pair : pair.slice(0, equals)
+    if (percentDecoded(name) === undefined) issues.push({ field: 'query', message: 'a parameter name must be percent-encoded UTF-8' })
+    else if (percentDecoded(pair.slice(name.length + 1)) === undefined) issues.push({ field: percentDecoded(name)!, message: 'must be percent-encoded UTF-8' })
+  }
+}
+
+function percentDecoded(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text.replaceAll('+', ' '))
+  } catch {
+    return undefined
+  }
 }
 
 /** Walks a parsed JSON value (bounded by the body limit and JSON_DEPTH_MAX) and names each bad string by its path. */

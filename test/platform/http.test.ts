@@ -96,6 +96,16 @@ describe('request bodies', () => {
     expect((await client.get<{ callbackUrl: string | null }>('/api/v1/rail/settings')).body.callbackUrl).toBe(before.body.callbackUrl)
   })
 
+  it('a query whose percent-escapes are not UTF-8 → 422 naming the parameter, not read as the text %FF that %25FF spells', async () => {
+    for (const escape of ['%FF', '%FE', '%C3', '%ZZ']) {
+      const response = await client.get<{ details: { fields: { field: string; message: string }[] } }>(`/wallet/customer?customerId=cus${escape}`)
+      expect([escape, response.status]).toEqual([escape, 422])
+      expect(response.body.details.fields).toContainEqual({ field: 'customerId', message: 'must be percent-encoded UTF-8' })
+    }
+    // The escaped percent sign is an ordinary value: that wallet simply does not exist.
+    expect((await client.get('/wallet/customer?customerId=cus%25FF')).status).toBe(404)
+  })
+
   it('a rejected request changes nothing', async () => {
     const before = await client.get<{ callbackUrl: string | null }>('/api/v1/rail/settings')
     await client.patch('/api/v1/rail/settings', { callbackUrl: 'https://example.com/a', extra: 1 })
