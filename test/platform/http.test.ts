@@ -129,6 +129,15 @@ describe('live partners', () => {
     const secure = await live.patch('/api/v1/rail/settings', { callbackUrl: 'https://example.com/hooks' })
     expect(secure.status).toBe(200)
   })
+
+  it('may not register an IPv4-translated, NAT64 or IPv4-compatible form of a private address, nor localhost with a trailing dot', async () => {
+    const live = (await app.newPartner({ environment: 'live' })).client
+    for (const callbackUrl of ['https://[::ffff:0:169.254.169.254]/hooks', 'https://[::ffff:0:a00:1]/hooks', 'https://[64:ff9b::10.0.0.1]/hooks', 'https://[::10.0.0.1]/hooks', 'https://localhost./hooks', 'https://hooks.localhost./hooks']) {
+      const response = await live.patch<{ details: { fields: { field: string }[] } }>('/api/v1/rail/settings', { callbackUrl })
+      expect([callbackUrl, response.status]).toEqual([callbackUrl, 422])
+      expect(response.body.details.fields.map((issue) => issue.field)).toEqual(['callbackUrl'])
+    }
+  })
 })
 
 describe('every response', () => {
