@@ -83,6 +83,16 @@ export function installAuthentication(app: HttpServer, options: AuthenticationOp
       if (scheme === 'api-key') request.caller = await authenticateApiKey(request, deps)
     })
   })
+  // A signed request whose body could not be read is refused as an unknown key id is (see
+  // findSignatureCredential), and counts as a failed authentication as that one does: else the
+  // limit on failures would tell them apart.
+  app.addHook('onError', async (request, reply) => {
+    if (!request.unverifiedBodyAnswer) return
+    const answer = request.unverifiedBodyAnswer
+    await countingFailures(request, reply, limiter, async () => Promise.reject(answer)).catch((refusal: unknown) => {
+      if (refusal instanceof RailError) request.unverifiedBodyAnswer = refusal
+    })
+  })
   app.addHook('preValidation', async (request, reply) => {
     if (request.signingKey) {
       request.unverifiedBodyAnswer = undefined

@@ -138,9 +138,9 @@ describe('signed requests (X-Rail-Key-Id, X-Rail-Timestamp, X-Rail-Signature)', 
  * Sends `body` as it is, in `chunks` writes (without a Content-Length when `chunked`), and resolves
  * with the answer; the server may answer and stop reading before the body has all been written.
  */
-function sendRaw(path: string, headers: Record<string, string>, body: Buffer, chunked = false): Promise<{ status: number; body: unknown }> {
+function sendRaw(path: string, headers: Record<string, string>, body: Buffer, chunked = false, baseUrl = app.baseUrl): Promise<{ status: number; body: unknown }> {
   return new Promise((resolve, reject) => {
-    const outgoing = httpRequest(`${app.baseUrl}${path}`, { method: 'PATCH', headers: chunked ? headers : { ...headers, 'Content-Length': String(body.length) } }, (response) => {
+    const outgoing = httpRequest(`${baseUrl}${path}`, { method: 'PATCH', headers: chunked ? headers : { ...headers, 'Content-Length': String(body.length) } }, (response) => {
       const parts: Buffer[] = []
       response.on('data', (part: Buffer) => parts.push(part))
       response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(Buffer.concat(parts).toString('utf8')) }))
@@ -183,6 +183,25 @@ describe('a known key id with a bad signature is answered as an unknown one, wha
       const headers = { ...signed({ method: 'PATCH', body: 'something else', keyId }), 'Content-Type': 'application/json' }
       const response = await sendRaw(PATH, headers as Record<string, string>, oversize, true)
       expect([keyId, response.status, response.body]).toEqual([keyId, 401, UNAUTHORIZED])
+    }
+  })
+
+  it('a body over the limit sent without a Content-Length counts as a failed authentication for a known key id, as for an unknown one: both reach 429', async () => {
+    const limited = await startTestApp({ edge: { rateLimits: { partnerRps: 100, unauthenticatedRps: 2 } } })
+    const { credentials: known } = await limited.newPartner()
+    try {
+      for (const keyId of [known.keyId, 'rk_kid_test_doesnotexist0000000']) {
+        const statuses: number[] = []
+        // Two failures a second: twenty in a row exceed it however slowly this machine answers them.
+        for (let i = 0; i < 20 && !statuses.includes(429); i++) {
+          const headers = { ...signed({ method: 'PATCH', body: 'something else', keyId }), 'Content-Type': 'application/json' }
+          statuses.push((await sendRaw(PATH, headers as Record<string, string>, oversize, true, limited.baseUrl)).status)
+        }
+        expect([keyId, statuses.filter((status) => status !== 401 && status !== 429)]).toEqual([keyId, []])
+        expect([keyId, statuses.includes(429)]).toEqual([keyId, true])
+      }
+    } finally {
+      await limited.close()
     }
   })
 
