@@ -4,7 +4,7 @@ import { callerOf } from '../partners/auth.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
-import { CallbackUrlSchema, closedObject, errorResponses, IDEMPOTENT_CODES, NubanSchema, Nullable } from '../platform/schemas.ts'
+import { CallbackUrlSchema, closedObject, CurrencySchema, errorResponses, IDEMPOTENT_CODES, NubanSchema, Nullable } from '../platform/schemas.ts'
 import {
   AMOUNT_MIN_KOBO,
   cancelEscrow,
@@ -94,7 +94,7 @@ const DisbursementSchema = Nullable(
 const CreateSchema = closedObject({
   type: TypeSchema,
   amount: AmountKobo({ minimum: AMOUNT_MIN_KOBO, description: 'kobo' }),
-  currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217; NGN is served' }),
+  currency: CurrencySchema(),
   payerEmail: Type.String({ format: 'email', maxLength: EMAIL_MAX_CHARS }),
   recipientEmail: Type.String({ format: 'email', maxLength: EMAIL_MAX_CHARS }),
   description: Type.String({ minLength: 1, maxLength: DESCRIPTION_MAX_CHARS }),

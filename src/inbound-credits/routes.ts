@@ -7,7 +7,7 @@ import { notFound, onNotFound, RailError } from '../platform/errors.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
-import { closedObject, errorResponses, IDEMPOTENT_CODES, NubanSchema, Nullable, TrackingIdSchema } from '../platform/schemas.ts'
+import { closedObject, DOCUMENTED_BODY_KEYWORD, documentOnly, errorResponses, IDEMPOTENT_CODES, NubanSchema, Nullable, TrackingIdSchema } from '../platform/schemas.ts'
 import { signedRequestOf } from '../platform/signed-requests.ts'
 import { getProvider } from '../providers/service.ts'
 import { getTriageItem, listTriage, lookupBrr, recordCredit, requeryAccount, resolveUnmatched, simulateInboundCredit, TRIAGE_PAGE_MAX, type InboundDeps } from './service.ts'
@@ -69,6 +69,37 @@ export function registerInboundCreditRoutes(app: HttpServer, deps: InboundDeps):
   registerSimulatorRoute(app, deps)
 }
 
+/**
+ * How an unmatched credit is settled. `target` is also taken as `{ trackingId }`; the document
+ * shows one form, so that the body is a flat choice of two objects told apart by `action` (a
+ * generator drops a variant whose field is itself a choice).
+ */
+const RefundResolution = closedObject({ action: Type.Literal('refund') }, { description: 'Pay the credit back to its sender' })
+const AssignTarget = { ...TrackingIdSchema, description: "The account to apply the credit to: one of the caller's tracking ids (`{ \"trackingId\": … }` is accepted too)" }
+const ResolveSchema = Type.Union(
+  [RefundResolution, closedObject({ action: Type.Literal('assign'), target: Type.Union([TrackingIdSchema, closedObject({ trackingId: TrackingIdSchema })]) })],
+  documentOnly({ anyOf: null, oneOf: [RefundResolution, closedObject({ action: Type.Literal('assign'), target: AssignTarget }, { description: "Apply the credit to another of the caller's accounts" })] }),
+)
+
+/** A provider's notice of a credit, as the sandbox provider sends it (src/sandbox-bank/inbound.ts); the adapter reads and checks it. */
+const ProviderNoticeSchema = Type.Object(
+  {
+    type: Type.Literal('credit.received'),
+    sessionId: Type.String({ description: 'The NIP session id: a notice is stored once per session id' }),
+    accountNumber: Type.String({ description: 'The account credited (a virtual account or a wallet)' }),
+    bankCode: Type.String(),
+    amountKobo: Type.Integer({ minimum: 1 }),
+    currency: Type.Literal('NGN'),
+    payerName: Nullable(Type.String()),
+    payerAccountNumber: Nullable(Type.String()),
+    payerBankCode: Nullable(Type.String()),
+    narration: Nullable(Type.String()),
+    creditedAt: Type.String({ format: 'date-time' }),
+    clientReference: Type.String({ description: "The provider's client the account belongs to" }),
+  },
+  { title: 'ProviderCreditNotice', description: "A provider's signed notice of an inbound credit" },
+)
+
 function registerProviderWebhookRoute(app: HttpServer, deps: InboundDeps): void {
   app.post(
     '/providers/:provider/webhooks',
@@ -83,6 +114,8 @@ function registerProviderWebhookRoute(app: HttpServer, deps: InboundDeps): void 
         tags: ['providers'],
         summary: "A provider's signed notice of an inbound credit: stored once per session id, then applied by a job",
         params: closedObject({ provider: Type.String({ pattern: '^[a-z][a-z0-9-]{1,31}$' }) }),
+        // Read by the provider's adapter from the raw bytes it verifies, so shown, not validated here.
+        [DOCUMENTED_BODY_KEYWORD]: ProviderNoticeSchema,
         response: { 200: Type.Object({ received: Type.Boolean(), creditId: Type.String(), duplicate: Type.Boolean() }), ...errorResponses('not_found') },
       },
     },
@@ -144,10 +177,7 @@ function registerTriageRoutes(app: HttpServer, deps: InboundDeps): void {
         tags: ['collections'],
         summary: 'Settle an unmatched credit once: refund it to its sender (an outbound transfer from the float) or assign it to another of your accounts',
         params: closedObject({ id: Type.String({ format: 'uuid' }) }),
-        body: Type.Union([
-          closedObject({ action: Type.Literal('refund') }),
-          closedObject({ action: Type.Literal('assign'), target: Type.Union([TrackingIdSchema, closedObject({ trackingId: TrackingIdSchema })]) }),
-        ]),
+        body: ResolveSchema,
         response: { 200: TriageSchema, ...errorResponses('not_found', 'invalid_state', 'insufficient_funds', 'refund_destination_unknown') },
       },
     },

@@ -4,7 +4,7 @@ import { callerOf } from '../partners/auth.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
-import { CallbackUrlSchema, closedObject, errorResponses, IDEMPOTENT_CODES, Nullable, ReferenceSchema } from '../platform/schemas.ts'
+import { CallbackUrlSchema, closedObject, CurrencySchema, errorResponses, IDEMPOTENT_CODES, Nullable, ReferenceSchema } from '../platform/schemas.ts'
 import type { CollectionsDeps } from '../virtual-accounts/service.ts'
 import { cancelInvoice, createInvoice, getInvoice, INVOICE_PAGE_MAX, listInvoices, publishInvoice, toInvoiceJson } from './service.ts'
 
@@ -62,7 +62,7 @@ const CreateSchema = closedObject({
   reference: ReferenceSchema,
   title: Type.String({ minLength: 1, maxLength: 200 }),
   amountKobo: AmountKobo({ description: 'The total to collect, at most the maximum of one instruction' }),
-  currency: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217; NGN (the default) is served' })),
+  currency: Type.Optional(CurrencySchema('ISO 4217; only NGN (the default) is served (another code is 422 `unsupported_currency`)')),
   customer: Type.Optional(CustomerSchema),
   callbackUrl: Type.Optional(CallbackUrlSchema),
   publishOnCreate: Type.Optional(Type.Boolean({ default: false })),

@@ -5,7 +5,7 @@ import { assertSandboxPartner } from '../partners/service.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
-import { CallbackUrlSchema, closedObject, errorResponses, IDEMPOTENT_CODES, NubanSchema, Nullable } from '../platform/schemas.ts'
+import { CallbackUrlSchema, closedObject, CurrencySchema, documentOnly, errorResponses, IDEMPOTENT_CODES, NubanSchema, Nullable } from '../platform/schemas.ts'
 import { ORIGIN_TYPES, type OriginType } from './repo.ts'
 import { getOutbound, listOutbound, OUTBOUND_PAGE_MAX, simulateSettlement, submitOutbound, toOutboundJson, type OutboundDeps } from './service.ts'
 
@@ -53,7 +53,7 @@ const SubmitSchema = closedObject({
   beneficiaryBankCode: Type.String({ pattern: '^[0-9]{3,6}$', description: 'CBN bank code' }),
   beneficiaryAccountName: Type.String({ minLength: 1, maxLength: 100 }),
   amountKobo: AmountKobo(),
-  currency: Type.String({ pattern: '^[A-Z]{3}$' }),
+  currency: CurrencySchema(),
   narration: Type.Optional(Type.String({ maxLength: 100 })),
   consumerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "The partner's own customer id, returned as is" })),
   callbackUrl: Type.Optional(CallbackUrlSchema),
@@ -71,7 +71,7 @@ const SimulationSchema = closedObject({
   transferId: Type.Optional(Type.String({ format: 'uuid' })),
   clientReference: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
   outcome: Type.Union([Type.Literal('confirmed'), Type.Literal('failed')]),
-})
+}, documentOnly({ oneOf: [{ required: ['transferId'] }, { required: ['clientReference'] }], description: 'Exactly one of transferId and clientReference names the transfer' }))
 
 /** Outbound transfers, then the sandbox's simulation of their outcome at the bank. */
 export function registerOutboundRoutes(app: HttpServer, deps: OutboundDeps): void {

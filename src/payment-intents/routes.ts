@@ -4,7 +4,7 @@ import { callerOf } from '../partners/auth.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
-import { AccountHolderSchema, CallbackUrlSchema, closedObject, errorResponses, IDEMPOTENT_CODES, Nullable, PurposeTagSchema, ReferenceSchema } from '../platform/schemas.ts'
+import { AccountHolderSchema, CallbackUrlSchema, closedObject, CurrencySchema, errorResponses, IDEMPOTENT_CODES, Nullable, PurposeTagSchema, ReferenceSchema } from '../platform/schemas.ts'
 import type { CollectionsDeps } from '../virtual-accounts/service.ts'
 import { createPaymentIntent, getIntent, INTENT_PAGE_MAX, listIntents, toIntentJson } from './service.ts'
 
@@ -37,7 +37,7 @@ export const PaymentIntentSchema = Type.Object({
 
 export const PaymentIntentRequestSchema = closedObject({
   reference: ReferenceSchema,
-  currency: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217; NGN (the default) is served' })),
+  currency: Type.Optional(CurrencySchema('ISO 4217; only NGN (the default) is served (another code is 422 `unsupported_currency`)')),
   amountKobo: Type.Optional(AmountKobo({ description: 'The expected amount; without it any credit pays the intent' })),
   callbackUrl: Type.Optional(CallbackUrlSchema),
   purposeTag: Type.Optional(PurposeTagSchema),

@@ -14,8 +14,8 @@ import { RailError } from './errors.ts'
  */
 export const MAX_AMOUNT_KOBO_DEFAULT = 25_000_000_000
 
-/** Marks an amount field in a body schema; also visible in the OpenAPI document. */
-const AMOUNT_KEYWORD = 'x-rail-amount'
+/** Marks an amount field in a body schema; also visible in the OpenAPI document, whose `maximum` is the configured one. */
+export const AMOUNT_KEYWORD = 'x-rail-amount'
 
 /**
  * An integer kobo amount of one instruction. The schema keeps it a safe integer; the configured
@@ -38,6 +38,13 @@ export function assertAmountWithinLimit(amountKobo: number, maximumKobo: number,
   if (amountKobo > maximumKobo) throw amountAboveLimit(field, amountKobo, maximumKobo)
 }
 
+const configuredMaximums = new WeakMap<object, number>()
+
+/** The maximum an app checks amounts against (the OpenAPI document states it as each amount's `maximum`). */
+export function amountMaximumOf(app: object): number {
+  return configuredMaximums.get(app) ?? MAX_AMOUNT_KOBO_DEFAULT
+}
+
 /**
  * Every route registered after this call whose body schema declares AmountKobo() fields gets a
  * check of those fields against `maxAmountKobo`. It runs after authentication and schema
@@ -46,6 +53,7 @@ export function assertAmountWithinLimit(amountKobo: number, maximumKobo: number,
 export function installAmountLimit(app: FastifyInstance, settings: { maxAmountKobo: number }): void {
   const maximumKobo = settings.maxAmountKobo
   if (!Number.isSafeInteger(maximumKobo) || maximumKobo < 1) throw new Error(`the maximum amount must be a positive safe integer, got ${maximumKobo}`)
+  configuredMaximums.set(app, maximumKobo)
   app.addHook('onRoute', (route: RouteOptions) => {
     const paths = amountPaths(route.schema?.body, [])
     if (paths.length === 0) return

@@ -282,11 +282,11 @@ export function assertRequestInput(request: FastifyRequest): void {
  * become U+FFFD and two different references would collide.
  */
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/
+export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/
 // eslint-disable-next-line no-control-regex -- as above, less tab, line feed and carriage return
-const CONTROL_CHARACTERS_BUT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/
+export const CONTROL_CHARACTERS_BUT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/
 /** Fields people write sentences in; everything inside `metadata` (the partner's own notes) too. */
-const FREE_TEXT_FIELDS = new Set(['description', 'note', 'notes', 'memo', 'evidence', 'purpose', 'metadata'])
+export const FREE_TEXT_FIELDS = new Set(['description', 'note', 'notes', 'memo', 'evidence', 'purpose', 'metadata'])
 
 function stringIssue(value: string, freeText: boolean): string | undefined {
   if (!value.isWellFormed()) return 'must not hold a lone UTF-16 surrogate'

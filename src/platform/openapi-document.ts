@@ -3,6 +3,7 @@
 // descriptions of common parameters, examples, and the callbacks under `webhooks`.
 import { exampleOf, PARAMETER_EXAMPLES, REQUEST_EXAMPLES } from './openapi-examples.ts'
 import { finishErrors, sharedErrorResponses } from './openapi-errors.ts'
+import { stateDocumentedRules, stateRefusedCharacters, type DocumentSettings } from './openapi-statements.ts'
 import { partnerWebhooks } from './openapi-webhooks.ts'
 
 export type DocumentKind = 'partner' | 'bank'
@@ -79,8 +80,12 @@ const HEADERS = {
 }
 const ref = (kind: 'headers' | 'responses' | 'schemas', name: string) => ({ $ref: `#/components/${kind}/${name}` })
 
-export function finishDocument(document: OpenApiDocument, kind: DocumentKind): OpenApiDocument {
+export function finishDocument(document: OpenApiDocument, kind: DocumentKind, settings: DocumentSettings): OpenApiDocument {
   const schemas = (document.components.schemas ??= {})
+  // What the service enforces beyond the validation schemas, before titled schemas become components.
+  stateDocumentedRules(document.paths, settings)
+  // The shared input rules are the partner API's; the sandbox bank takes what it is sent.
+  if (kind === 'partner') for (const item of Object.values(document.paths)) for (const operation of Object.values(item)) stateRefusedCharacters(operation)
   hoistTitled(document.paths, schemas)
   const webhooks = kind === 'partner' ? webhooksWithExamples(schemas) : undefined
   const streamed = eventStreamExample(webhooks)
@@ -175,7 +180,7 @@ function componentName(reference: unknown): string | undefined {
 /** A body or answer without a title of its own is named after its operation, so that every one is a component. */
 function nameSchema(schema: Json, name: string, schemas: Record<string, Json>, description: string | undefined): Json {
   if (!schema || typeof schema.$ref === 'string') return schema
-  if (schema.type !== 'object' && !schema.anyOf) return schema
+  if (schema.type !== 'object' && !schema.anyOf && !schema.oneOf) return schema
   schemas[name] = { title: name, ...(description && !schema.description ? { description } : {}), ...schema }
   return { $ref: `${SCHEMAS}${name}` }
 }

@@ -105,6 +105,7 @@ const NULL_FIELDS = new Set(['failureReason', 'terminalAt', 'completedAt', 'fail
  */
 export const REQUEST_EXAMPLES: Record<string, unknown> = {
   createRefund: { reference: 'refund-2026-0019', creditId: UUID, amountKobo: 500_000, reason: 'Customer returned the goods' },
+  simulateOutboundSettlement: { transferId: UUID, outcome: 'confirmed' },
   setSettlementSettings: { mode: 'bank', bankAccount: { accountNumber: '0123456785', bankCode: '058', accountName: 'CHUKWUEMEKA OKAFOR' }, cutoffTime: '17:00' },
   createPaymentIntent: {
     reference: 'order-5521',

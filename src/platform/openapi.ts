@@ -5,11 +5,12 @@
 import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyRequest } from 'fastify'
+import { amountMaximumOf } from './amounts.ts'
 import type { HttpServer } from './http.ts'
 import { finishDocument, type DocumentKind, type OpenApiDocument } from './openapi-document.ts'
 import { ROUTE_FACTS_KEYWORD, type RouteFacts } from './openapi-errors.ts'
 import { signTryItRequest } from './openapi-try-it.ts'
-import { ErrorBodySchema } from './schemas.ts'
+import { DOCUMENTED_BODY_KEYWORD, ErrorBodySchema } from './schemas.ts'
 
 export const PARTNER_DOCUMENT_PATH = '/openapi.json'
 export const BANK_DOCUMENT_PATH = '/sandbox-bank/openapi.json'
@@ -103,20 +104,24 @@ function transformFor(kind: DocumentKind): NonNullable<FastifyDynamicSwaggerOpti
   return ({ schema, url, route }) => {
     const inBankDocument = BANK_PATH_PREFIXES.some((prefix) => url.startsWith(prefix))
     if (inBankDocument !== (kind === 'bank')) return { schema: { ...schema, hide: true }, url }
+    // A body the route reads itself is shown as documented; its validation stays the route's.
+    const { [DOCUMENTED_BODY_KEYWORD]: documentedBody, ...routeSchema } = (schema ?? {}) as Record<string, unknown>
+    const shown = (documentedBody ? { ...routeSchema, body: documentedBody } : schema) as typeof schema
     const config = route.config as { auth?: string; rateLimited?: boolean } | undefined
     const auth = config?.auth
     const security = kind === 'bank' ? [{ sandboxTimestamp: [], sandboxSignature: [] }] : auth === 'signature' ? [SIGNATURE_SCHEMES] : auth === 'api-key' ? [{ escrowApiKey: [] }] : undefined
     // The bank's routes and the providers' notices check their own signature, without Rail's shared input rules.
     const facts: RouteFacts = { authenticated: security !== undefined, sharedInputRules: kind === 'partner' && security !== undefined, rateLimited: config?.rateLimited !== false }
-    return { schema: schema ? { ...schema, ...(security ? { security } : {}), [ROUTE_FACTS_KEYWORD]: facts } : schema, url }
+    return { schema: shown ? { ...shown, ...(security ? { security } : {}), [ROUTE_FACTS_KEYWORD]: facts } : shown, url }
   }
 }
 
-function swaggerOptions(kind: DocumentKind): FastifyDynamicSwaggerOptions {
+function swaggerOptions(kind: DocumentKind, app: HttpServer): FastifyDynamicSwaggerOptions {
   return {
     openapi: openapiOptions(kind),
     transform: transformFor(kind),
-    transformObject: (documentObject) => finishDocument((documentObject as { openapiObject: unknown }).openapiObject as OpenApiDocument, kind) as never,
+    // Built on first request, once installAmountLimit has recorded the configured maximum.
+    transformObject: (documentObject) => finishDocument((documentObject as { openapiObject: unknown }).openapiObject as OpenApiDocument, kind, { maxAmountKobo: amountMaximumOf(app) }) as never,
     // Shared schemas keep their $id as their name under components.
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     ...(kind === 'bank' ? { decorator: 'bankSwagger' } : {}),
@@ -166,8 +171,8 @@ function docsContentSecurityPolicy(publicUrl: string | undefined): string {
 
 export async function registerOpenApi(app: HttpServer, publicUrl?: string): Promise<void> {
   app.addSchema(ErrorBodySchema)
-  await app.register(swagger, swaggerOptions('partner'))
-  await app.register(swagger, swaggerOptions('bank'))
+  await app.register(swagger, swaggerOptions('partner', app))
+  await app.register(swagger, swaggerOptions('bank', app))
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     // "Try it out" signs in the browser (openapi-try-it.ts); Swagger UI writes the function's source

@@ -50,6 +50,27 @@ export function errorResponses(...errors: (ErrorCode | number)[]): Record<number
 /** An absolute http(s) URL for callbacks; further checks (https in live, SSRF) are the caller's. */
 export const CallbackUrlSchema = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 })
 
+/**
+ * What the OpenAPI document states of a schema beyond what it validates: a rule the service
+ * enforces itself, with its own error (`unsupported_currency`, a 422 naming the missing field), or
+ * a shape a generator can use where the validator takes more. Pass it as the schema's options; the
+ * document merges the keywords in (a null removes one) and validation never sees them
+ * (openapi-statements.ts).
+ */
+export const DOCUMENT_KEYWORD = 'x-rail-document'
+
+export function documentOnly(keywords: Record<string, unknown>): Record<string, unknown> {
+  return { [DOCUMENT_KEYWORD]: keywords }
+}
+
+/** On a route's schema: the body the document shows for a route that reads its body itself (a provider's signed notice). */
+export const DOCUMENTED_BODY_KEYWORD = 'x-rail-documented-body'
+
+/** A currency code in a request; only NGN is served (another is 422 unsupported_currency, so the document says NGN and validation takes any code). */
+export function CurrencySchema(description = 'ISO 4217; only NGN is served (another code is 422 `unsupported_currency`)') {
+  return Type.String({ pattern: '^[A-Z]{3}$', description, ...documentOnly({ enum: ['NGN'] }) })
+}
+
 /** A schema, or null: fields a partner may clear or Rail may not know yet. */
 export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
 

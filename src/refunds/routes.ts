@@ -6,7 +6,7 @@ import { callerOf } from '../partners/auth.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
-import { closedObject, errorResponses, IDEMPOTENT_CODES, Nullable } from '../platform/schemas.ts'
+import { closedObject, documentOnly, errorResponses, IDEMPOTENT_CODES, Nullable } from '../platform/schemas.ts'
 import { createRefunds, getRefund, listRefunds, REFUNDS_PAGE_MAX, toRefundJson, type RefundsApiDeps } from './service.ts'
 import { refundStates, type RefundState } from './states.ts'
 
@@ -50,7 +50,7 @@ const CreateSchema = closedObject({
   invoiceReference: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: PRINTABLE, description: "An invoice (a cancelled one's partial payments too): its confirmed credits, newest first" })),
   amountKobo: Type.Optional(AmountKobo({ description: 'At most what is left to refund; all of it when absent' })),
   reason: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: PRINTABLE })),
-})
+}, documentOnly({ oneOf: [{ required: ['creditId'] }, { required: ['paymentIntentId'] }, { required: ['invoiceReference'] }], description: 'Exactly one of creditId, paymentIntentId and invoiceReference names what is refunded' }))
 
 const ListQuerySchema = closedObject({
   creditId: Type.Optional(Type.String({ format: 'uuid', description: 'Only refunds of this credit' })),

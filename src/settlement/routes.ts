@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import { assertSandboxPartner } from '../partners/service.ts'
 import type { HttpServer } from '../platform/http.ts'
-import { closedObject, errorResponses, NubanSchema, Nullable } from '../platform/schemas.ts'
+import { closedObject, documentOnly, errorResponses, NubanSchema, Nullable } from '../platform/schemas.ts'
 import { signedRequestOf } from '../platform/signed-requests.ts'
 import { partnerClock } from '../sandbox-clock/service.ts'
 import { CUTOFF_PATTERN } from './cycles.ts'
@@ -49,7 +49,7 @@ const SettingsPutSchema = closedObject({
     ),
   ),
   cutoffTime: Type.Optional(Type.String({ pattern: CUTOFF_PATTERN, description: `Daily cut-off, HH:MM Africa/Lagos; default ${DEFAULT_CUTOFF}` })),
-})
+}, documentOnly({ oneOf: [{ properties: { mode: { const: 'float' } }, required: ['mode'] }, { properties: { mode: { const: 'bank' } }, required: ['mode', 'bankAccount'] }], description: 'Mode bank requires bankAccount' }))
 
 const SettlementSchema = Type.Object({
   id: Type.String({ format: 'uuid' }),

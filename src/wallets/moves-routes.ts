@@ -4,7 +4,7 @@ import { callerOf } from '../partners/auth.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
-import { closedObject, errorResponses, IDEMPOTENT_CODES, NubanSchema } from '../platform/schemas.ts'
+import { closedObject, CurrencySchema, errorResponses, IDEMPOTENT_CODES, NubanSchema } from '../platform/schemas.ts'
 import { moveByReference, submitMove, type Move, type MovesDeps } from './moves.ts'
 import type { MoveType } from './states.ts'
 
@@ -13,7 +13,7 @@ const MoveFields = {
   walletId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet handle from wallet creation' }),
   reference: Reference,
   amountKobo: AmountKobo({ description: 'Integer kobo, at most the maximum of one instruction (docs/api.md)' }),
-  currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217; NGN is served' }),
+  currency: CurrencySchema(),
   narration: Type.Optional(Type.String({ maxLength: 100, description: 'Applied where the provider supports it' })),
 } satisfies TProperties
 

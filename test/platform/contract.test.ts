@@ -4,7 +4,12 @@
 // method on a known path is 405 with Allow. The edge's refusals are driven over HTTP on every
 // operation of both documents, and the cases the outside review found on their routes.
 import { randomUUID } from 'node:crypto'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import addFormats from 'ajv-formats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApi } from '../../src/app.ts'
+import { MAX_AMOUNT_KOBO_DEFAULT } from '../../src/platform/amounts.ts'
+import { createPool } from '../../src/platform/db.ts'
 import { canonicalRequest, computeSignature, signRequest } from '../../src/client/signing.ts'
 import { BODY_LIMIT_BYTES } from '../../src/platform/http.ts'
 import { ERROR_CATALOGUE, type ErrorCode } from '../../src/platform/errors.ts'
@@ -22,7 +27,7 @@ interface Operation extends Json {
 }
 interface Document {
   paths: Record<string, Record<string, Operation>>
-  components: { responses: Record<string, Json> }
+  components: { responses: Record<string, Json>; schemas: Record<string, Json> }
 }
 interface Answer {
   status: number
@@ -205,6 +210,95 @@ describe('the cases the outside review found undocumented', () => {
     const answer = await send('bank', path, operation, 'post', JSON.stringify({ outcome: 'confirmed' }), { 'Content-Type': 'application/json' })
     expect([answer.status, answer.body.error]).toEqual([409, 'invalid_state'])
     expectDocumented(documents.bank, 'post', '/sandbox-bank/v1/transfers/{reference}/outcome', answer, 'no payout in progress')
+  })
+})
+
+/** Whether a body is valid by the document's schema of that name (JSON Schema 2020-12, as OpenAPI 3.1 says). */
+function documentAccepts(document: Document, schemaName: string, body: unknown): boolean {
+  const ajv = new Ajv2020({ strict: false, allErrors: true })
+  addFormats.default(ajv)
+  ajv.addSchema({ $id: 'doc', components: document.components })
+  const schema = JSON.parse(JSON.stringify(document.components.schemas[schemaName]).replaceAll('"#/components/', '"doc#/components/')) as Json
+  return ajv.validate(schema, body)
+}
+
+describe('the document states what the service enforces', () => {
+  it('a body the document refuses, the service refuses too, and one it accepts reaches the rules beyond it', async () => {
+    const document = documents.partner
+    const post = async (path: string, body: Json) => (await partner.client.post(path, body)) as Answer
+    const uuid = randomUUID()
+    const payout = { clientReference: randomUUID(), amountKobo: 10_000, beneficiaryAccountNumber: PAYEE.accountNumber, beneficiaryBankCode: PAYEE.bankCode, beneficiaryAccountName: PAYEE.accountName, currency: 'NGN' }
+    const refused: [schema: string, path: string, body: Json, status: number, error: string][] = [
+      ['CreateRefundRequest', '/api/v1/rail/refunds', { reference: randomUUID() }, 422, 'validation_error'],
+      ['CreateRefundRequest', '/api/v1/rail/refunds', { reference: randomUUID(), creditId: uuid, paymentIntentId: uuid }, 422, 'validation_error'],
+      ['SimulateOutboundSettlementRequest', '/api/v1/rail/sandbox/simulate-outbound-settlement', { outcome: 'confirmed' }, 422, 'validation_error'],
+      ['SimulateOutboundSettlementRequest', '/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: uuid, clientReference: 'x', outcome: 'confirmed' }, 422, 'validation_error'],
+      ['SetSettlementSettingsRequest', '/api/v1/rail/settlement', { mode: 'bank' }, 422, 'validation_error'],
+      ['CreateOutboundTransferRequest', '/api/v1/rail/outbound', { ...payout, currency: 'USD' }, 422, 'unsupported_currency'],
+      ['CreateOutboundTransferRequest', '/api/v1/rail/outbound', { ...payout, amountKobo: MAX_AMOUNT_KOBO_DEFAULT + 1 }, 422, 'amount_above_limit'],
+      ['CreateOutboundTransferRequest', '/api/v1/rail/outbound', { ...payout, narration: 'rent\u0001' }, 422, 'validation_error'],
+      ['CreateOutboundTransferRequest', '/api/v1/rail/outbound', { ...payout, beneficiaryAccountName: 'ADA\u0085EZE' }, 422, 'validation_error'],
+    ]
+    for (const [schema, path, body, status, error] of refused) {
+      expect(documentAccepts(document, schema, body), `${schema} ${JSON.stringify(body)}`).toBe(false)
+      const answer = path === '/api/v1/rail/settlement' ? ((await partner.client.request('PUT', path, body)) as Answer) : await post(path, body)
+      expect([answer.status, answer.body.error], `${path} ${JSON.stringify(body)}`).toEqual([status, error])
+    }
+    const accepted: [string, Json][] = [
+      ['CreateRefundRequest', { reference: 'r-1', paymentIntentId: uuid, amountKobo: 100 }],
+      ['SimulateOutboundSettlementRequest', { clientReference: 'payout-1', outcome: 'failed' }],
+      ['SetSettlementSettingsRequest', { mode: 'float' }],
+      ['CreateOutboundTransferRequest', { ...payout, narration: 'November rent' }],
+      ['ResolveUnmatchedCreditRequest', { action: 'refund' }],
+      ['ResolveUnmatchedCreditRequest', { action: 'assign', target: 'trk_0123456789abcdefghijklmn' }],
+    ]
+    for (const [schema, body] of accepted) expect(documentAccepts(document, schema, body), `${schema} ${JSON.stringify(body)}`).toBe(true)
+  })
+
+  it("the maximum amount is the configured one (RAIL_MAX_AMOUNT_KOBO), and every request's currency is NGN", async () => {
+    // Building the routes and the document reads nothing from the database.
+    const pool = createPool('postgres://contract@127.0.0.1:1/unused', 1, 'rail-contract-test')
+    const app = await buildApi({ pool, masterKey: Buffer.alloc(32), maxAmountKobo: 1_234_567 })
+    try {
+      const configured = (await app.inject({ method: 'GET', url: '/openapi.json' })).json() as Document
+      const amounts = JSON.stringify(configured.components.schemas).match(/"maximum":\d+,[^{}]*"x-rail-amount":true/g) ?? []
+      expect(amounts.length).toBeGreaterThan(10)
+      for (const amount of amounts) expect(amount).toMatch(/"maximum":1234567,/)
+    } finally {
+      await app.close()
+      await pool.end()
+    }
+    const currencies = Object.entries(documents.partner.components.schemas)
+      .filter(([name]) => name.endsWith('Request'))
+      .flatMap(([name, schema]) => Object.entries((schema.properties ?? {}) as Record<string, Json>).filter(([field]) => field === 'currency').map(([, field]) => [name, field] as const))
+    expect(currencies.length).toBeGreaterThanOrEqual(5)
+    for (const [name, field] of currencies) expect(field.enum, name).toEqual(['NGN'])
+  })
+
+  it('ResolveUnmatchedCreditRequest is a flat oneOf of two objects told apart by a required action, with no nested choice', () => {
+    const schema = documents.partner.components.schemas.ResolveUnmatchedCreditRequest!
+    const variants = schema.oneOf as Json[]
+    expect(variants.map((variant) => [variant.type, (variant.required as string[])[0], ((variant.properties as Record<string, Json>).action!.enum as string[])[0]])).toEqual([
+      ['object', 'action', 'refund'],
+      ['object', 'action', 'assign'],
+    ])
+    expect(JSON.stringify(schema)).not.toMatch(/anyOf|"oneOf".*"oneOf"/)
+  })
+
+  it("the provider notice route documents its JSON body, and the sandbox bank's notices are valid by it", async () => {
+    const operation = documents.bank.paths['/providers/{provider}/webhooks']!.post!
+    const media = (operation.requestBody?.content as Record<string, Json> | undefined)?.['application/json']
+    expect(media?.schema).toEqual({ $ref: '#/components/schemas/ProviderCreditNotice' })
+    const account = (await partner.client.post<{ virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })).body
+    const path = `/sandbox-bank/v1/inbound-credits`
+    const paid = await send('bank', path, documents.bank.paths[path]!.post!, 'post', JSON.stringify({ accountNumber: account.virtualAccount, amountKobo: 4_200, payerName: 'Ngozi Eze' }), { 'Content-Type': 'application/json' })
+    expect(paid.status, JSON.stringify(paid.body)).toBeLessThan(300)
+    // The sandbox provider is the bank's client, by its name.
+    const creditsPath = `/sandbox-bank/v1/virtual-accounts/${account.virtualAccount}/credits?client=sandbox`
+    const listed = await send('bank', creditsPath, documents.bank.paths['/sandbox-bank/v1/virtual-accounts/{accountNumber}/credits']!.get!, 'get', undefined)
+    const notices = (listed.body as { credits: unknown[] }).credits
+    expect(notices.length).toBe(1)
+    for (const notice of notices) expect(documentAccepts(documents.bank, 'ProviderCreditNotice', notice), JSON.stringify(notice)).toBe(true)
   })
 })
 
