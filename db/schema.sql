@@ -38,6 +38,7 @@ CREATE TABLE bank_instructions (
   state_changed_at timestamp with time zone NOT NULL DEFAULT now(),
   terminal_at timestamp with time zone,
   accepted_at timestamp with time zone,
+  last_signed_at timestamp with time zone,
   CONSTRAINT bank_instructions_amount_kobo_check CHECK (((amount_kobo > 0) AND (amount_kobo <= '9007199254740991'::bigint))),
   CONSTRAINT bank_instructions_credit_account_number_check CHECK ((credit_account_number ~ '^[0-9]{10}$'::text)),
   CONSTRAINT bank_instructions_debit_account_number_check CHECK ((debit_account_number ~ '^[0-9]{10}$'::text)),
@@ -980,6 +981,8 @@ CREATE TABLE sandbox_bank.transfers (
 );
 
 CREATE INDEX bank_instructions_in_flight ON public.bank_instructions USING btree (next_attempt_at) WHERE (state = ANY (ARRAY['ready'::text, 'sending'::text, 'sent'::text]));
+
+CREATE INDEX bank_instructions_unknown_due ON public.bank_instructions USING btree (next_attempt_at) WHERE (state = 'unknown'::text);
 
 CREATE INDEX counterparties_by_partner ON public.counterparties USING btree (partner_id, id DESC);
 

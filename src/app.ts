@@ -79,7 +79,8 @@ export interface AppDeps {
   /** The largest amount one instruction may carry (RAIL_MAX_AMOUNT_KOBO); NIP's largest single transfer when absent. */
   maxAmountKobo?: number
   /** Mounts the sandbox bank on this server when given (development and sandbox deployments). */
-  sandboxBank?: { secret: string; bankCode?: string }
+  /** requestValidityS: how long the bank acts on a signed request (TIMESTAMP_TOLERANCE_S unless told; tests shorten it). */
+  sandboxBank?: { secret: string; bankCode?: string; requestValidityS?: number }
   /** How to reach providers; without it, operations that call a provider fail. */
   providers?: ProviderSettings
   /** Sandbox partners may register loopback callback URLs (RAIL_ALLOW_LOOPBACK_CALLBACKS). */
@@ -127,8 +128,9 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   registerEventStreamRoute(app, { pool: deps.pool, settings: deps.eventStream })
   registerFloatRoutes(app, { pool: deps.pool, maxAmountKobo })
   registerCounterpartyRoutes(app, { pool: deps.pool })
+  // Rail signs its requests to the bank, and the bank checks them, by the app's clock.
   // One name-enquiry budget per partner for every route of this process that may show a holder's name.
-  const providers = new ProviderRegistry(deps.pool, deps.providers, deps.rateLimits?.nameEnquiriesPerMinute)
+  const providers = new ProviderRegistry(deps.pool, deps.providers && { clock, ...deps.providers }, deps.rateLimits?.nameEnquiriesPerMinute)
   const payments = paymentsDeps({ pool: deps.pool, providers, clock, settings: deps.payments, log: (level, message) => app.log[level](message) })
   const outbound: OutboundDeps = { pool: deps.pool, allowLoopbackCallbacks, payments }
   outbound.submitBatcher = submitBatcherFor(outbound)
@@ -159,7 +161,7 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
     app.addHook('onClose', async () => {
       if (bankPool !== deps.pool) await bankPool.end()
     })
-    registerSandboxBankRoutes(app, { bank: new SandboxBank(bankPool, deps.sandboxBank.bankCode, clock), secret: deps.sandboxBank.secret, pool: bankPool })
+    registerSandboxBankRoutes(app, { bank: new SandboxBank(bankPool, deps.sandboxBank.bankCode, clock), secret: deps.sandboxBank.secret, pool: bankPool, clock, requestValidityS: deps.sandboxBank.requestValidityS })
   }
   await app.ready()
   return app
@@ -232,7 +234,7 @@ async function fundEscrow(tx: Tx, credit: OwnedCredit, clock: Clock): Promise<{ 
 
 /** Every background task of every module, by name. */
 export function buildTaskList(deps: Omit<WorkerDeps, 'concurrency'>): TaskList {
-  const providers = new ProviderRegistry(deps.pool, deps.providers)
+  const providers = new ProviderRegistry(deps.pool, deps.providers && { clock: deps.clock ?? systemClock, ...deps.providers })
   const allowLoopbackCallbacks = deps.events?.allowLoopbackCallbacks ?? false
   const log = deps.log ?? (() => {})
   const observed = deps.observe && observeWorkers(deps.observe)

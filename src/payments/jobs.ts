@@ -1,8 +1,8 @@
 // Background work of the payment pipeline: working an instruction (send, requery), and the sweep
-// that gives instructions a dead process left behind a job again.
+// that gives instructions a dead process left behind a job again, and unknown ones their slow requery.
 import type { Task } from 'graphile-worker'
 import { annotateStep } from '../platform/observability/jobs.ts'
-import { sweepStranded, SWEEP_TASK, workInstruction, WORK_TASK, type PaymentsDeps } from './service.ts'
+import { sweepStranded, sweepUnknown, SWEEP_TASK, workInstruction, WORK_TASK, type PaymentsDeps } from './service.ts'
 
 export function paymentTasks(deps: PaymentsDeps): Record<string, Task> {
   return {
@@ -14,6 +14,8 @@ export function paymentTasks(deps: PaymentsDeps): Record<string, Task> {
     [SWEEP_TASK]: async (_payload, helpers) => {
       const revived = await sweepStranded(deps.pool)
       if (revived > 0) helpers.logger.info(`gave ${revived} payments left in flight a job again`)
+      const polled = await sweepUnknown(deps)
+      if (polled > 0) helpers.logger.info(`asking the bank again about ${polled} unknown payments`)
     },
   }
 }

@@ -24,6 +24,8 @@ export interface Instruction {
   state: InstructionState
   sendAttempts: number
   lastSentAt: Date | null
+  /** The time the latest send is signed with (its commit, by the clock shared with the bank); null before 0047. */
+  lastSignedAt: Date | null
   requeryAttempts: number
   requeryFirstDelayMs: number
   deadlineAt: Date
@@ -59,6 +61,7 @@ interface Row {
   state: InstructionState
   send_attempts: number
   last_sent_at: Date | null
+  last_signed_at: Date | null
   requery_attempts: number
   requery_first_delay_ms: number
   deadline_at: Date
@@ -76,7 +79,7 @@ interface Row {
 }
 
 const COLUMNS = `id, partner_id, owner_type, provider, operation, amount_kobo, narration, debit_account_number, credit_account_number, destination_bank_code,
-  destination_account_number, name_check, expected_account_name, verified_account_name, state, send_attempts, last_sent_at, requery_attempts, requery_first_delay_ms,
+  destination_account_number, name_check, expected_account_name, verified_account_name, state, send_attempts, last_sent_at, last_signed_at, requery_attempts, requery_first_delay_ms,
   deadline_at, next_attempt_at, lease_token, provider_reference, response_code, response_message, failure_code, failure_message, resolution, accepted_at, created_at, terminal_at`
 
 function toInstruction(row: Row): Instruction {
@@ -98,6 +101,7 @@ function toInstruction(row: Row): Instruction {
     state: row.state,
     sendAttempts: row.send_attempts,
     lastSentAt: row.last_sent_at,
+    lastSignedAt: row.last_signed_at,
     requeryAttempts: row.requery_attempts,
     requeryFirstDelayMs: row.requery_first_delay_ms,
     deadlineAt: row.deadline_at,
@@ -146,7 +150,8 @@ function sendsAtOnce(instruction: NewInstruction): boolean {
 }
 
 const INSERT_COLUMNS = `id, partner_id, owner_type, provider, operation, amount_kobo, narration, debit_account_number, credit_account_number, destination_bank_code,
-  destination_account_number, name_check, expected_account_name, state, send_attempts, requery_first_delay_ms, deadline_at, lease_token, lease_expires_at, last_sent_at`
+  destination_account_number, name_check, expected_account_name, state, send_attempts, requery_first_delay_ms, deadline_at, lease_token, lease_expires_at, last_sent_at,
+  last_signed_at`
 
 /** The values of one instruction's row, in INSERT_COLUMNS order. */
 function insertValues(instruction: NewInstruction): unknown[] {
@@ -171,10 +176,11 @@ function insertValues(instruction: NewInstruction): unknown[] {
     instruction.lease?.token ?? null,
     instruction.lease?.expiresAt ?? null,
     sendsAtOnce(instruction) ? instruction.madeAt : null,
+    sendsAtOnce(instruction) ? instruction.madeAt : null,
   ]
 }
 
-const VALUE_TYPES = ['uuid', 'uuid', 'text', 'text', 'text', 'bigint', 'text', 'text', 'text', 'text', 'text', 'boolean', 'text', 'text', 'int', 'int', 'timestamptz', 'uuid', 'timestamptz', 'timestamptz']
+const VALUE_TYPES = ['uuid', 'uuid', 'text', 'text', 'text', 'bigint', 'text', 'text', 'text', 'text', 'text', 'boolean', 'text', 'text', 'int', 'int', 'timestamptz', 'uuid', 'timestamptz', 'timestamptz', 'timestamptz']
 
 /**
  * Inserts instructions, and a work job for each one nobody holds (graphile-worker's add_jobs, once
@@ -191,7 +197,7 @@ export async function insertInstructions(db: Queryable, instructions: readonly N
          FROM unnest(${VALUE_TYPES.map((type, index) => `$${index + 1}::${type}[]`).join(', ')})
            AS t(id, partner_id, owner_type, provider, operation, amount_kobo, narration, debit_account_number, credit_account_number, destination_bank_code,
                 destination_account_number, name_check, expected_account_name, state, send_attempts, requery_first_delay_ms, deadline_at, lease_token,
-                lease_expires_at, last_sent_at)
+                lease_expires_at, last_sent_at, last_signed_at)
        RETURNING ${COLUMNS}),
      jobs AS (
        SELECT count(*)::int AS n FROM ${addJobsSql(`
@@ -282,6 +288,7 @@ export async function writeSteps(db: Queryable, steps: readonly StepRow[], at: D
             terminal_at = CASE WHEN s.next = ANY ($17::text[]) THEN $18::timestamptz END,
             send_attempts = coalesce(s.send_attempts, i.send_attempts),
             last_sent_at = CASE WHEN s.send_attempts IS NULL THEN i.last_sent_at ELSE $18::timestamptz END,
+            last_signed_at = CASE WHEN s.send_attempts IS NULL THEN i.last_signed_at ELSE $18::timestamptz END,
             requery_attempts = coalesce(s.requery_attempts, i.requery_attempts),
             verified_account_name = coalesce(s.verified_account_name, i.verified_account_name),
             provider_reference = coalesce(s.provider_reference, i.provider_reference),
@@ -337,6 +344,21 @@ export async function selectStranded(db: Queryable, graceS: number, limit: numbe
         AND (lease_token IS NULL OR lease_expires_at < now())
       ORDER BY next_attempt_at LIMIT $2`,
     [graceS, limit],
+  )
+  return rows.map((row) => row.id)
+}
+
+/**
+ * Unknown instructions whose slow requery is due by `now` (the pipeline's clock), no more than
+ * `horizonMs` past their deadline (after that only an operator decides), held by nobody.
+ */
+export async function selectUnknownDue(db: Queryable, now: Date, horizonMs: number, limit: number): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT id FROM bank_instructions
+      WHERE state = 'unknown' AND next_attempt_at <= $1 AND deadline_at > $1::timestamptz - make_interval(secs => $2 / 1000.0)
+        AND (lease_token IS NULL OR lease_expires_at < now())
+      ORDER BY next_attempt_at LIMIT $3`,
+    [now, horizonMs, limit],
   )
   return rows.map((row) => row.id)
 }

@@ -9,9 +9,12 @@
 //   the instruction before anything is sent (name_mismatch, NIP 08).
 // - NIP answers are read by one table (nip/codes.ts). "No record" (25) on an instruction whose send
 //   may not have reached the bank sends it again under the same reference, a bounded number of
-//   times; on one the bank accepted it proves nothing.
-// - Requery on a schedule (live or sandbox) to a deadline, then `unknown`: a later requery or an
-//   operator's decision with evidence settles it.
+//   times, before its deadline; on one the bank accepted it proves nothing. It fails as never
+//   received only once no send of it can still be acted on (decisions.ts: each send is signed with
+//   its commit time, and the provider's request validity window has run from the latest).
+// - Requery on a schedule (live or sandbox) to a deadline, then `unknown`, asked about again on a
+//   slow schedule (hourly, then daily): a later requery or an operator's decision with evidence
+//   settles it. A requery someone asks for (a partner's GET, an operator) only asks: it never sends.
 // - The owner of an instruction (a wallet move, an outbound transfer) hears each change in the
 //   same transaction, and moves its own state, ledger and callbacks with it.
 import { randomUUID } from 'node:crypto'
@@ -21,9 +24,10 @@ import type { Clock } from '../platform/clock.ts'
 import { Coalescer } from '../platform/coalescer.ts'
 import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
 import { failpoint } from '../platform/failpoints.ts'
-import { addJob, addJobsSql, jobSpecSql } from '../platform/jobs.ts'
 import { getProvider, type ProviderProfile, type ProviderRegistry } from '../providers/service.ts'
 import type { ProviderAdapter, ProviderResult } from '../providers/types.ts'
+import { nextUnknownPoll, onNoRecord } from './decisions.ts'
+import { addPollJob, WORK_TASK } from './queue.ts'
 import * as repo from './repo.ts'
 import type { PaymentSettings } from './settings.ts'
 import { instructionStates, WORKABLE, type InstructionState } from './states.ts'
@@ -31,19 +35,8 @@ import { instructionStates, WORKABLE, type InstructionState } from './states.ts'
 export type { Instruction, NewInstruction, OwnerType, Operation } from './repo.ts'
 export type { InstructionState } from './states.ts'
 export * from './settings.ts'
+export { bringForwardPartner, PAYMENTS_CRONTAB, requestRequery, sweepStranded, sweepUnknown, SWEEP_TASK, WORK_TASK } from './queue.ts'
 
-export const WORK_TASK = 'payment_work'
-export const SWEEP_TASK = 'payments_sweep'
-/** Every minute: instructions a dead process left behind get a job again. */
-export const PAYMENTS_CRONTAB = `* * * * * ${SWEEP_TASK}`
-/** An instruction whose next step is this overdue, and held by nobody, was left by a dead process. */
-const STRANDED_GRACE_S = 30
-const SWEEP_BATCH = 1_000
-/**
- * Scheduled requeries are background polls: they run after asked-for work (a requery the
- * simulator or an operator asked for, first sends), which graphile-worker takes first.
- */
-const POLL_PRIORITY = 1
 
 /** What the owner of an instruction hears: the bank accepted it, gave no answer, or it ended. */
 export type Progress = 'accepted' | 'no_answer' | 'succeeded' | 'failed' | 'unknown'
@@ -96,21 +89,6 @@ export async function createInstructions(tx: Queryable, instructions: readonly r
   return repo.insertInstructions(tx, instructions, WORK_TASK)
 }
 
-/** Work jobs for many instructions in one add_jobs call (add_job scans the queue once per call). */
-async function addWorkJobs(db: Queryable, ids: readonly string[], keyed = false): Promise<void> {
-  if (ids.length === 0) return
-  await db.query(
-    `SELECT count(*) FROM ${addJobsSql(`
-       SELECT ${jobSpecSql({ identifier: '$1::text', payload: "json_build_object('id', id)", jobKey: "CASE WHEN $3::boolean THEN 'payment:' || id END" })}
-         FROM unnest($2::uuid[]) AS id`)}`,
-    [WORK_TASK, ids, keyed],
-  )
-}
-
-function jobKey(id: string): string {
-  return `payment:${id}`
-}
-
 /** An instruction its owner refused in the transaction that made it (e.g. too little float): it is never sent. */
 export async function failUnsent(tx: Queryable, clock: Clock, id: string, failureCode: string): Promise<void> {
   await repo.failUnsent(tx, id, failureCode, 'Refused before anything was sent', clock.now())
@@ -125,8 +103,19 @@ export async function getInstruction(db: Queryable, id: string): Promise<repo.In
 /** The work job: takes the instruction if nobody holds it and it is in flight, and moves it on. */
 export async function workInstruction(deps: PaymentsDeps, id: string): Promise<repo.Instruction | undefined> {
   const token = randomUUID()
-  const claimed = await repo.claimInstruction(deps.pool, id, token, deps.settings.leaseMs)
-  return claimed && runStep(deps, claimed, token, false)
+  const leaseUntilMs = leaseEnd(deps)
+  // Unknown ones too: their slow requery (the sweep gives them this job when due).
+  const claimed = await repo.claimInstruction(deps.pool, id, token, deps.settings.leaseMs, [...WORKABLE, 'unknown'])
+  return claimed && runStep(deps, claimed, { token, leaseUntilMs, mode: 'work' })
+}
+
+/**
+ * When this process's lease ends by its own monotonic clock, counted from before the claim was
+ * asked for (so never later than the lease the database holds): a process that stood still past it
+ * no longer calls the bank.
+ */
+function leaseEnd(deps: PaymentsDeps): number {
+  return performance.now() + deps.settings.leaseMs
 }
 
 /**
@@ -136,38 +125,44 @@ export async function workInstruction(deps: PaymentsDeps, id: string): Promise<r
  */
 export async function workCreated(deps: PaymentsDeps, instruction: repo.Instruction, requestId?: string, provider?: ProviderProfile): Promise<repo.Instruction | undefined> {
   if (instruction.leaseToken === null) throw new Error(`instruction ${instruction.id} was not created held`)
-  return runStep(deps, instruction, instruction.leaseToken, instruction.state === 'sending', requestId, provider)
+  const mode = instruction.state === 'sending' ? 'send' : 'work'
+  return runStep(deps, instruction, { token: instruction.leaseToken, leaseUntilMs: leaseEnd(deps), mode }, requestId, provider)
 }
 
 /**
- * Asks the bank now about an instruction not final (an operator, the partner's requery, the
- * sandbox simulator), unknown ones included. Held by another worker: answers it as it stands.
+ * Asks the bank now about an instruction not final (an operator, the partner's requery), unknown
+ * ones included, and records the answer. It only asks: it never sends (a GET never moves money;
+ * resends belong to the pipeline's schedule). Held by another worker: answers it as it stands.
  */
 export async function requeryNow(deps: PaymentsDeps, id: string, requestId?: string): Promise<repo.Instruction | undefined> {
   const token = randomUUID()
+  const leaseUntilMs = leaseEnd(deps)
   const claimed = await repo.claimInstruction(deps.pool, id, token, deps.settings.leaseMs, [...WORKABLE, 'unknown'])
   if (!claimed) return repo.selectInstruction(deps.pool, id)
-  return (await runStep(deps, claimed, token, false, requestId)) ?? repo.selectInstruction(deps.pool, id)
+  return (await runStep(deps, claimed, { token, leaseUntilMs, mode: 'look' }, requestId)) ?? repo.selectInstruction(deps.pool, id)
 }
 
-/** Asks for a requery by a worker as soon as one is free (ahead of scheduled polls). */
-export async function requestRequery(db: Queryable, id: string): Promise<void> {
-  await addWorkJobs(db, [id], true)
+
+/**
+ * How a step was started. work: the pipeline's own schedule (prepare and send a ready one, else
+ * ask); send: its creator committed its first send; look: someone asked to requery (never sends).
+ */
+type StepMode = 'work' | 'send' | 'look'
+
+interface Holding {
+  token: string
+  /** The end of this process's lease by performance.now(): no bank call starts after it. */
+  leaseUntilMs: number
+  mode: StepMode
 }
 
-async function runStep(
-  deps: PaymentsDeps,
-  instruction: repo.Instruction,
-  token: string,
-  sendCommitted: boolean,
-  requestId?: string,
-  provider?: ProviderProfile,
-): Promise<repo.Instruction | undefined> {
+async function runStep(deps: PaymentsDeps, instruction: repo.Instruction, holding: Holding, requestId?: string, provider?: ProviderProfile): Promise<repo.Instruction | undefined> {
+  const { token, mode } = holding
   try {
     const adapter = deps.providers.adapterFor(provider ?? (await getProvider(deps.pool, instruction.provider)), requestId)
-    const run: Step = { deps, adapter, token }
-    if (instruction.state === 'ready') return await prepare(run, instruction)
-    if (instruction.state === 'sending') return sendCommitted ? await send(run, instruction) : await ask(run, instruction)
+    const run: Step = { deps, adapter, ...holding }
+    if (instruction.state === 'ready') return mode === 'look' ? await giveBack(run, instruction) : await prepare(run, instruction)
+    if (instruction.state === 'sending' && mode === 'send') return await send(run, instruction)
     return await ask(run, instruction)
   } catch (error) {
     // Nothing is decided from an exception: the instruction is given back, and whoever takes it
@@ -177,10 +172,15 @@ async function runStep(
   }
 }
 
-interface Step {
+interface Step extends Holding {
   deps: PaymentsDeps
   adapter: ProviderAdapter
-  token: string
+}
+
+/** Gives the instruction back unchanged (a look at one never sent: there is nothing to ask), answering it as it stands. */
+async function giveBack(step: Step, instruction: repo.Instruction): Promise<repo.Instruction | undefined> {
+  await repo.releaseInstruction(step.deps.pool, instruction.id, step.token)
+  return repo.selectInstruction(step.deps.pool, instruction.id)
 }
 
 /** Before the first send: the name enquiry, once, where the provider checks names; then the send, committed first. */
@@ -210,23 +210,34 @@ async function prepare(step: Step, instruction: repo.Instruction): Promise<repo.
   return sending && send(step, sending)
 }
 
-/** One send, committed as `sending` before this call; its answer read like any other. */
+/**
+ * One send, committed as `sending` before this call, and signed with the time it was committed;
+ * its answer read like any other. A process that stood still past its lease does not call: another
+ * worker may have taken the instruction on (the signing time is what makes a call that still goes
+ * out late harmless: decisions.ts).
+ */
 async function send(step: Step, instruction: repo.Instruction): Promise<repo.Instruction | undefined> {
   await failpoint('payments.before_send', { id: instruction.id })
+  if (performance.now() >= step.leaseUntilMs) {
+    step.deps.log('warn', `payment ${instruction.id}: not sent; this worker's lease ran out before its call`)
+    return giveBack(step, instruction)
+  }
+  await failpoint('payments.in_flight', { id: instruction.id }) // checked, and not yet at the bank
   const result = await callBank(step.adapter, instruction)
   await failpoint('payments.after_send', { id: instruction.id })
   return decide(step, instruction, result, 'send')
 }
 
-/** A requery: what the bank did with the reference. */
+/** A requery: what the bank did with the reference, and when it was asked (by the clock shared with the bank). */
 async function ask(step: Step, instruction: repo.Instruction): Promise<repo.Instruction | undefined> {
+  const askedAt = step.deps.clock.now()
   const result = await step.adapter.requery(instruction.id)
   await failpoint('payments.after_requery', { id: instruction.id }) // the bank's answer in hand, nothing written
-  return decide(step, { ...instruction, requeryAttempts: instruction.requeryAttempts + 1 }, result, 'requery')
+  return decide(step, { ...instruction, requeryAttempts: instruction.requeryAttempts + 1 }, result, askedAt)
 }
 
 function callBank(adapter: ProviderAdapter, instruction: repo.Instruction): Promise<ProviderResult<null>> {
-  const base = { reference: instruction.id, amountKobo: instruction.amountKobo, narration: instruction.narration ?? undefined }
+  const base = { reference: instruction.id, amountKobo: instruction.amountKobo, narration: instruction.narration ?? undefined, signedAt: instruction.lastSignedAt ?? undefined }
   const destination = { destinationBankCode: instruction.destinationBankCode!, destinationAccountNumber: instruction.destinationAccountNumber! }
   switch (instruction.operation) {
     case 'credit':
@@ -251,8 +262,11 @@ function meaningOf(result: ProviderResult<null>): Meaning {
   return outcome === 'success' ? 'succeeded' : outcome === 'failed' ? 'failed' : outcome === 'not_found' ? 'not_found' : 'in_progress'
 }
 
-/** Acts on an answer to a send or a requery. `instruction.requeryAttempts` already counts this requery. */
-async function decide(step: Step, instruction: repo.Instruction, result: ProviderResult<null>, call: 'send' | 'requery'): Promise<repo.Instruction | undefined> {
+/**
+ * Acts on an answer to a send (`send`) or to a requery made at `askedAt`.
+ * `instruction.requeryAttempts` already counts this requery.
+ */
+async function decide(step: Step, instruction: repo.Instruction, result: ProviderResult<null>, askedAt: Date | 'send'): Promise<repo.Instruction | undefined> {
   const answer: repo.StepFields =
     result.outcome === 'unknown'
       ? { requeryAttempts: instruction.requeryAttempts }
@@ -263,22 +277,35 @@ async function decide(step: Step, instruction: repo.Instruction, result: Provide
   const sending = instruction.state === 'sending'
   // Its sends may never have reached the bank: it is `sending`, or `unknown` without the bank ever having had it.
   const neverHad = sending || (instruction.state === 'unknown' && instruction.acceptedAt === null)
-  if (meaning === 'not_found' && call === 'requery' && neverHad) return notReceived(step, instruction, answer)
+  if (meaning === 'not_found' && askedAt !== 'send' && neverHad) return notReceived(step, instruction, answer, askedAt)
   if (meaning === 'in_progress') return later(step, instruction, sending ? 'sent' : instruction.state, { ...answer, accepted: true }, sending ? 'accepted' : undefined)
   // No answer (or "no record" of a send the bank accepted, which proves nothing): ask again later.
   return later(step, instruction, instruction.state, answer, sending ? 'no_answer' : undefined)
 }
 
 /**
- * The bank has no record of a send: sent again under the same reference (its duplicate check makes
- * that safe), up to sendAttemptsMax sends; then it never received it, and the instruction fails.
- * "No record" right after a send may be that send still on its way: it is asked again later first.
+ * The bank has no record of a send (decisions.ts decides what that means): sent again under the same
+ * reference, asked about again later, or failed as never received once no send of it can still be
+ * acted on by the bank.
  */
-async function notReceived(step: Step, instruction: repo.Instruction, answer: repo.StepFields): Promise<repo.Instruction | undefined> {
-  const sinceSendMs = instruction.lastSentAt ? step.deps.clock.now().getTime() - instruction.lastSentAt.getTime() : Number.POSITIVE_INFINITY
-  if (sinceSendMs < instruction.requeryFirstDelayMs) return later(step, instruction, 'sending', answer, 'no_answer')
-  if (instruction.sendAttempts >= step.deps.settings.sendAttemptsMax) {
-    return fail(step, instruction, 'not_received', `The bank has no record of this payment after ${instruction.sendAttempts} sends; nothing was paid`, answer)
+async function notReceived(step: Step, instruction: repo.Instruction, answer: repo.StepFields, askedAt: Date): Promise<repo.Instruction | undefined> {
+  const nowMs = step.deps.clock.now().getTime()
+  const decision = onNoRecord({
+    sinceLastSendMs: instruction.lastSentAt ? nowMs - instruction.lastSentAt.getTime() : Number.POSITIVE_INFINITY,
+    requeryFirstDelayMs: instruction.requeryFirstDelayMs,
+    sendAttempts: instruction.sendAttempts,
+    sendAttemptsMax: step.deps.settings.sendAttemptsMax,
+    beforeDeadline: nowMs < instruction.deadlineAt.getTime(),
+    mayResend: step.mode !== 'look',
+    deduplicatesReferences: step.adapter.traits.deduplicatesReferences,
+    askedAfterSignedMs: instruction.lastSignedAt ? askedAt.getTime() - instruction.lastSignedAt.getTime() : null,
+    requestValidityWindowMs: step.adapter.traits.requestValidityWindowMs,
+    clockSkewMs: step.deps.settings.providerClockSkewMs,
+  })
+  if (decision === 'wait') return later(step, instruction, instruction.state, answer, instruction.state === 'sending' ? 'no_answer' : undefined)
+  if (decision === 'fail') {
+    const message = `The bank has no record of this payment after ${instruction.sendAttempts} sends, asked once none of them could still be acted on; nothing was paid`
+    return fail(step, instruction, 'not_received', message, answer)
   }
   const again = await write(step, instruction, { next: 'sending', fields: { ...answer, sendAttempts: instruction.sendAttempts + 1 }, release: false })
   return again && send(step, again)
@@ -290,11 +317,13 @@ async function fail(step: Step, instruction: repo.Instruction, failureCode: stri
 
 /** No final answer: the next requery on the schedule, or at the deadline `unknown`. */
 async function later(step: Step, instruction: repo.Instruction, next: InstructionState, fields: repo.StepFields, progress?: Progress): Promise<repo.Instruction | undefined> {
-  const nowMs = step.deps.clock.now().getTime()
+  const now = step.deps.clock.now()
+  const nowMs = now.getTime()
   const deadlineMs = instruction.deadlineAt.getTime()
-  // Unknown already (someone asked about it): nothing new, and no schedule.
-  if (instruction.state === 'unknown') return write(step, instruction, { next: 'unknown', fields, release: true })
-  if (nowMs >= deadlineMs && next !== 'ready') return write(step, instruction, { next: 'unknown', fields, release: true, progress: 'unknown' })
+  // Unknown (already, or now at the deadline): asked about again on the slow schedule, whose sweep gives it a job when due.
+  const nextPoll = nextUnknownPoll(step.deps.settings.unknownPolls, instruction.deadlineAt, now) ?? undefined
+  if (instruction.state === 'unknown') return write(step, instruction, { next: 'unknown', fields: { ...fields, nextAttemptAt: nextPoll }, release: true })
+  if (nowMs >= deadlineMs && next !== 'ready') return write(step, instruction, { next: 'unknown', fields: { ...fields, nextAttemptAt: nextPoll }, release: true, progress: 'unknown' })
   const delayMs = instruction.requeryFirstDelayMs * 2 ** Math.min(instruction.requeryAttempts, 30)
   const runAt = new Date(Math.min(nowMs + delayMs, Math.max(deadlineMs, nowMs)))
   return write(step, instruction, { next, fields: { ...fields, nextAttemptAt: runAt }, release: true, progress, runAt })
@@ -360,20 +389,8 @@ async function writeSteps(deps: PaymentsDeps, tx: Tx, writes: readonly StepWrite
   for (const ownerType of Object.keys(changes) as repo.OwnerType[]) {
     if (changes[ownerType].length > 0) await deps.owners[ownerType].apply(tx, changes[ownerType], deps.clock)
   }
-  for (const poll of polls) await addJob(tx, WORK_TASK, { id: poll.id }, { runAt: poll.runAt, jobKey: jobKey(poll.id), priority: POLL_PRIORITY })
+  for (const poll of polls) await addPollJob(tx, poll.id, poll.runAt)
   return results
 }
 
-/** A sandbox partner's clock moved on (docs/sandbox.md): its schedule comes as much earlier, and what is due gets a job now. */
-export async function bringForwardPartner(tx: Queryable, clock: Clock, partnerId: string, seconds: number): Promise<void> {
-  await addWorkJobs(tx, await repo.bringForward(tx, partnerId, seconds, clock.now(), WORKABLE), true)
-}
 
-// ---- the sweep -------------------------------------------------------------------------------
-
-/** Instructions a dead process left in flight (its job is held for hours by graphile-worker) get a job again. */
-export async function sweepStranded(pool: Pool): Promise<number> {
-  const ids = await repo.selectStranded(pool, STRANDED_GRACE_S, SWEEP_BATCH)
-  await addWorkJobs(pool, ids, true)
-  return ids.length
-}

@@ -9,6 +9,7 @@ export const ERROR_CATALOGUE = {
   bad_request: { status: 400, why: 'The request is malformed in a way no schema names (for example an empty JSON body).' },
   unauthorized: { status: 401, why: 'Missing, unknown, expired or revoked credential; bad signature; stale timestamp.' },
   capability_disabled: { status: 403, why: 'The provider has not been approved for the capability the operation needs; nothing was attempted.' },
+  cross_site_request: { status: 403, why: "A browser form was posted from another site, or not from the page it belongs to (the dashboard's Sign in); nothing was changed." },
   not_found: { status: 404, why: 'No such object for this caller (another partner\'s object is also "not found").' },
   method_not_allowed: { status: 405, why: 'The path exists but not with this method; the Allow header (and details.allowedMethods) lists the methods it takes.' },
   idempotency_conflict: { status: 409, why: 'The reference was already used with a different request body.' },

@@ -20,6 +20,11 @@ export function checkoutUrl(token: string, kind: 'checkout' | 'pay' = 'checkout'
   return `${publicBaseUrl ?? 'http://127.0.0.1'}${checkoutPath(token, kind)}`
 }
 
+/** The origin (scheme, host, port) of PUBLIC_URL, or of the address the server listens on; undefined before either is known. */
+export function publicOrigin(): string | undefined {
+  return publicBaseUrl === undefined ? undefined : new URL(publicBaseUrl).origin
+}
+
 /** True when payers and partners reach Rail over https (PUBLIC_URL names an https address, e.g. behind a TLS-terminating proxy). */
 export function publicUrlIsHttps(): boolean {
   return publicBaseUrl?.startsWith('https://') ?? false

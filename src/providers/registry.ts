@@ -2,6 +2,7 @@
 // caused the calls (recorded in provider_calls); the records of concurrent calls share one
 // transaction and one INSERT (src/platform/coalescer.ts), each call still waiting for its own
 // record's commit before its answer is acted on.
+import type { Clock } from '../platform/clock.ts'
 import { Coalescer } from '../platform/coalescer.ts'
 import type { Pool } from '../platform/db.ts'
 import type { ProviderProfile } from './capabilities.ts'
@@ -15,6 +16,13 @@ export interface ProviderSettings {
   sandboxBankUrl: () => string
   sandboxBankSecret: string
   timeoutMs?: number
+  /**
+   * The time Rail and the sandbox bank share: requests are signed by it and the bank checks them
+   * by it (the system clock unless told; a test's clock when it moves time for both).
+   */
+  clock?: Clock
+  /** The sandbox bank's request validity window as that bank is configured (TIMESTAMP_TOLERANCE_S unless told). */
+  requestValidityS?: number
 }
 
 export class ProviderRegistry {
@@ -45,6 +53,8 @@ export class ProviderRegistry {
         pool: this.#pool,
         recorder: this.#recorder,
         timeoutMs: this.#settings.timeoutMs,
+        clock: this.#settings.clock,
+        requestValidityS: this.#settings.requestValidityS,
         requestId,
       })
     }

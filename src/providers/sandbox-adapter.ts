@@ -3,20 +3,30 @@
 // code, and records every call and its answer in provider_calls.
 import { randomUUID } from 'node:crypto'
 import { request as httpRequest } from 'undici'
-import { signRequest } from '../client/signing.ts'
+import { signRequest, TIMESTAMP_TOLERANCE_S } from '../client/signing.ts'
 import { nipMessage, nipOutcome } from '../nip/codes.ts'
 import { systemClock, unixSeconds, type Clock } from '../platform/clock.ts'
 import type { Coalescer } from '../platform/coalescer.ts'
 import type { Pool } from '../platform/db.ts'
 import { verifyRequestSignature } from '../platform/request-signature.ts'
 import { insertCalls, type NewProviderCall } from './repo.ts'
-import type { ProviderAccount, ProviderAdapter, ProviderCredit, ProviderOutcome, ProviderResult, ProviderWebhook } from './types.ts'
+import type { MoveRequest, ProviderAccount, ProviderAdapter, ProviderCredit, ProviderOutcome, ProviderResult, ProviderTraits, ProviderWebhook } from './types.ts'
 
 /** How long Rail waits for the bank's headers and body; past that the answer is unknown. */
 export const PROVIDER_TIMEOUT_MS_DEFAULT = 10_000
 /** A bank's answer bigger than this is not an answer Rail reads. */
 const RESPONSE_BYTES_MAX = 64 * 1024
 const ERROR_CHARS_MAX = 500
+
+/**
+ * The sandbox bank keeps a reference once (a resend is answered 26 and moves nothing), and refuses
+ * a request whose signed timestamp is more than its tolerance (TIMESTAMP_TOLERANCE_S unless it is
+ * configured otherwise) from its clock: a send signed with its attempt's commit time can no longer
+ * move money once that long has passed.
+ */
+export function sandboxTraits(requestValidityS: number = TIMESTAMP_TOLERANCE_S): ProviderTraits {
+  return { deduplicatesReferences: true, requestValidityWindowMs: requestValidityS * 1000 }
+}
 
 export interface SandboxAdapterOptions {
   provider: string
@@ -37,6 +47,8 @@ export interface SandboxAdapterOptions {
    * time Rail and the bank share (the system clock unless told), not a partner's sandbox clock.
    */
   clock?: Clock
+  /** The bank's request validity window, as it is configured (TIMESTAMP_TOLERANCE_S unless told). */
+  requestValidityS?: number
 }
 
 interface BankAnswer {
@@ -49,10 +61,12 @@ interface BankAnswer {
 type CallAnswer = { ok: true; httpStatus: number; body: BankAnswer } | { ok: false; httpStatus: number | null; error: string }
 
 export class SandboxAdapter implements ProviderAdapter {
+  readonly traits: ProviderTraits
   readonly #options: SandboxAdapterOptions
 
   constructor(options: SandboxAdapterOptions) {
     this.#options = options
+    this.traits = sandboxTraits(options.requestValidityS)
   }
 
   async createWallet(request: { customerReference: string; accountName: string; reference?: string }): Promise<ProviderResult<ProviderAccount>> {
@@ -76,16 +90,16 @@ export class SandboxAdapter implements ProviderAdapter {
     }
   }
 
-  credit(request: { reference: string; accountNumber: string; amountKobo: number; narration?: string }): Promise<ProviderResult<null>> {
-    return this.#move('credit', request.reference, { kind: 'credit', creditAccountNumber: request.accountNumber, amountKobo: request.amountKobo, narration: request.narration })
+  credit(request: MoveRequest & { accountNumber: string }): Promise<ProviderResult<null>> {
+    return this.#move('credit', request, { kind: 'credit', creditAccountNumber: request.accountNumber, amountKobo: request.amountKobo, narration: request.narration })
   }
 
-  debit(request: { reference: string; accountNumber: string; amountKobo: number; narration?: string }): Promise<ProviderResult<null>> {
-    return this.#move('debit', request.reference, { kind: 'debit', debitAccountNumber: request.accountNumber, amountKobo: request.amountKobo, narration: request.narration })
+  debit(request: MoveRequest & { accountNumber: string }): Promise<ProviderResult<null>> {
+    return this.#move('debit', request, { kind: 'debit', debitAccountNumber: request.accountNumber, amountKobo: request.amountKobo, narration: request.narration })
   }
 
-  walletTransfer(request: { reference: string; fromAccountNumber: string; toAccountNumber: string; amountKobo: number; narration?: string }): Promise<ProviderResult<null>> {
-    return this.#move('wallet_transfer', request.reference, {
+  walletTransfer(request: MoveRequest & { fromAccountNumber: string; toAccountNumber: string }): Promise<ProviderResult<null>> {
+    return this.#move('wallet_transfer', request, {
       kind: 'book',
       debitAccountNumber: request.fromAccountNumber,
       creditAccountNumber: request.toAccountNumber,
@@ -94,15 +108,8 @@ export class SandboxAdapter implements ProviderAdapter {
     })
   }
 
-  sendToBank(request: {
-    reference: string
-    fromAccountNumber: string
-    destinationBankCode: string
-    destinationAccountNumber: string
-    amountKobo: number
-    narration?: string
-  }): Promise<ProviderResult<null>> {
-    return this.#move('send_to_bank', request.reference, {
+  sendToBank(request: MoveRequest & { fromAccountNumber: string; destinationBankCode: string; destinationAccountNumber: string }): Promise<ProviderResult<null>> {
+    return this.#move('send_to_bank', request, {
       kind: 'interbank',
       debitAccountNumber: request.fromAccountNumber,
       destinationBankCode: request.destinationBankCode,
@@ -112,8 +119,8 @@ export class SandboxAdapter implements ProviderAdapter {
     })
   }
 
-  payout(request: { reference: string; destinationBankCode: string; destinationAccountNumber: string; amountKobo: number; narration?: string }): Promise<ProviderResult<null>> {
-    return this.#move('payout', request.reference, {
+  payout(request: MoveRequest & { destinationBankCode: string; destinationAccountNumber: string }): Promise<ProviderResult<null>> {
+    return this.#move('payout', request, {
       kind: 'payout',
       destinationBankCode: request.destinationBankCode,
       destinationAccountNumber: request.destinationAccountNumber,
@@ -218,8 +225,9 @@ export class SandboxAdapter implements ProviderAdapter {
     return classify(await this.#call('requery', reference, 'GET', `/transfers/${encodeURIComponent(reference)}`, undefined))
   }
 
-  async #move(operation: string, reference: string, body: Record<string, unknown>): Promise<ProviderResult<null>> {
-    const answer = await this.#call(operation, reference, 'POST', '/transfers', { reference, ...body })
+  async #move(operation: string, request: MoveRequest, body: Record<string, unknown>): Promise<ProviderResult<null>> {
+    const { reference } = request
+    const answer = await this.#call(operation, reference, 'POST', '/transfers', { reference, ...body }, undefined, request.signedAt)
     const result = classify(answer)
     // 26: the bank has this reference already and moved nothing now; what happened to the
     // original is the answer, so ask for it (docs/banking.md: never debit again, requery).
@@ -235,10 +243,11 @@ export class SandboxAdapter implements ProviderAdapter {
     path: string,
     body: unknown,
     outcomeOf: (answer: CallAnswer) => ProviderOutcome = (answer) => classify(answer).outcome,
+    signedAt?: Date,
   ): Promise<CallAnswer> {
     const fullPath = `/sandbox-bank/v1${path}`
     const text = body === undefined ? '' : JSON.stringify(body)
-    const timestampS = unixSeconds(this.#options.clock ?? systemClock)
+    const timestampS = signedAt ? Math.floor(signedAt.getTime() / 1000) : unixSeconds(this.#options.clock ?? systemClock)
     const signed = signRequest({ keyId: 'sandbox', signingSecret: this.#options.secret, method, pathWithQuery: fullPath, body: text, timestampS })
     const headers: Record<string, string> = { 'X-Sandbox-Timestamp': signed['X-Rail-Timestamp']!, 'X-Sandbox-Signature': signed['X-Rail-Signature']! }
     if (text) headers['Content-Type'] = 'application/json'

@@ -21,6 +21,26 @@ export interface MoveRequest {
   reference: string
   amountKobo: number
   narration?: string
+  /**
+   * The time this send is signed with: the moment its attempt was committed, not the moment the
+   * call is made. A provider with a request validity window refuses it once that window has run
+   * from this time, however late a stalled process makes the call (docs/decisions/0008-payment-pipeline.md).
+   */
+  signedAt?: Date
+}
+
+/**
+ * What a provider promises about the requests it is sent, as data: the payment pipeline's rules
+ * depend on it (docs/decisions/0008-payment-pipeline.md §Never received).
+ */
+export interface ProviderTraits {
+  /** A send repeated under the same reference can never move money twice: resending is safe. */
+  deduplicatesReferences: boolean
+  /**
+   * How long after the time a request is signed with the provider still acts on it; null when it
+   * promises no such window. Without one, "no record" never proves a payment was not received.
+   */
+  requestValidityWindowMs: number | null
 }
 
 /** A credit paid into one of the provider's virtual accounts, as the provider reports it. */
@@ -44,6 +64,8 @@ export type ProviderWebhook = { kind: 'credit'; credit: ProviderCredit } | { kin
 
 /** Operations of a provider adapter that exist today; the interface grows with the features. */
 export interface ProviderAdapter {
+  /** What the provider promises about its requests (reference de-duplication, validity window). */
+  readonly traits: ProviderTraits
   /**
    * Opens the account that backs a customer's wallet. With a reference, once: asked again with it,
    * the provider answers the account it opened (failed, 26, when that was for another request).

@@ -9,6 +9,7 @@ import { systemClock, type Clock } from '../platform/clock.ts'
 import type { Pool } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
 import type { HttpServer } from '../platform/http.ts'
+import { TIMESTAMP_TOLERANCE_S } from '../client/signing.ts'
 import { verifyRequestSignature } from '../platform/request-signature.ts'
 import { closedObject, errorResponses } from '../platform/schemas.ts'
 import { registerAccountRoutes } from './account-routes.ts'
@@ -30,12 +31,14 @@ declare module 'fastify' {
 
 const FaultsSchema = Type.Object({ noAnswerRate: Type.Number(), errorRate: Type.Number(), lostResponseRate: Type.Number(), delayMs: Type.Integer() })
 
-export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: SandboxBank; secret: string; pool: Pool; clock?: Clock }): void {
+export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: SandboxBank; secret: string; pool: Pool; clock?: Clock; requestValidityS?: number }): void {
   const clock = deps.clock ?? systemClock
+  // A request signed longer ago than this is refused: a stalled sender's late call moves nothing.
+  const toleranceS = deps.requestValidityS ?? TIMESTAMP_TOLERANCE_S
   // The bank checks its own signature, below. It is another system with its own connections, so it
   // never queues behind Rail's requests, which may be waiting on it.
   const config = { auth: 'none' as const, admission: false as const, rateLimited: false as const }
-  const preValidation = async (request: FastifyRequest) => verifyBankSignature(request, deps.secret, clock)
+  const preValidation = async (request: FastifyRequest) => verifyBankSignature(request, deps.secret, clock, toleranceS)
   // Faults apply to the bank's business, not to the switch that sets them.
   const preHandler = async (request: FastifyRequest, reply: FastifyReply) => injectFault(deps.pool, deps.bank, request, reply)
   app.decorateRequest('loseResponse', false)
@@ -101,9 +104,10 @@ async function injectFault(pool: Pool, bank: SandboxBank, request: FastifyReques
   }
 }
 
-function verifyBankSignature(request: FastifyRequest, secret: string, clock: Clock): void {
+function verifyBankSignature(request: FastifyRequest, secret: string, clock: Clock, toleranceS: number): void {
   const verified = verifyRequestSignature({
     secret,
+    toleranceS,
     timestamp: request.headers['x-sandbox-timestamp'],
     signature: request.headers['x-sandbox-signature'],
     clock,

@@ -16,9 +16,18 @@ export async function signInUrl(pool: Pool, baseUrl: string, partnerId: string):
   return (await createSignInLink(pool, systemClock, partnerId, baseUrl)).url
 }
 
-/** Presses the sign-in page's button, as a browser posts its form: the one request that spends the link. */
-export function redeem(url: string): Promise<Response> {
-  return fetch(url, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' })
+/** Opens a sign-in link as a browser does: the page's token and the nonce cookie it goes with (none for a link not valid). */
+export async function openSignInPage(url: string): Promise<{ status: number; page?: string; cookie?: string }> {
+  const opened = await fetch(url, { redirect: 'manual' })
+  const page = /name="page" value="([0-9a-f]{64})"/.exec(await opened.text())?.[1]
+  return { status: opened.status, page, cookie: opened.headers.get('set-cookie')?.split(';')[0] }
+}
+
+/** Presses the sign-in page's button, as a browser posts its form: the one request that spends the link (opened first, as a browser must). */
+export async function redeem(url: string): Promise<Response> {
+  const { page, cookie } = await openSignInPage(url).catch(() => ({ page: undefined, cookie: undefined }))
+  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', ...(cookie ? { cookie } : {}) }
+  return fetch(url, { method: 'POST', redirect: 'manual', headers, body: page ? new URLSearchParams({ page }).toString() : '' })
 }
 
 /** Signs in over plain HTTP and reads the CSRF token from the overview. */

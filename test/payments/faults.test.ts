@@ -16,7 +16,10 @@ import { BANK_SECRET } from '../collections/support.ts'
 import { expectExactlyOnce, failNext, instructionState, onceAt, paymentParty, PAYMENT_KINDS, settle, startPayment, startPaymentWorkers, type PaymentParty } from '../support/payments.ts'
 import { startReceiver, type Receiver } from '../support/receiver.ts'
 
-const SETTINGS = { sandbox: { firstDelayMs: 200, deadlineMs: 60_000 }, leaseMs: 5_000 }
+/** The sandbox bank acts on a request this long after it was signed: short, so that "never received" is seen in seconds. */
+const REQUEST_VALIDITY_S = 3
+/** The bank shares the app's clock: no margin for skew. */
+const SETTINGS = { sandbox: { firstDelayMs: 200, deadlineMs: 60_000 }, leaseMs: 5_000, providerClockSkewMs: 0 }
 const PROVIDER_TIMEOUT_MS = 1_000
 const NO_FAULTS = { noAnswerRate: 0, errorRate: 0, lostResponseRate: 0, delayMs: 0 }
 /** Whole naira: no magic amount of the sandbox bank. */
@@ -28,9 +31,9 @@ let hook: Receiver
 let party: PaymentParty
 
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: BANK_SECRET, providerTimeoutMs: PROVIDER_TIMEOUT_MS, payments: SETTINGS })
+  app = await startTestApp({ sandboxBankSecret: BANK_SECRET, providerTimeoutMs: PROVIDER_TIMEOUT_MS, payments: SETTINGS, sandboxBankRequestValidityS: REQUEST_VALIDITY_S })
   hook = await startReceiver()
-  runner = await startPaymentWorkers(app, BANK_SECRET, SETTINGS, { providerTimeoutMs: PROVIDER_TIMEOUT_MS })
+  runner = await startPaymentWorkers(app, BANK_SECRET, SETTINGS, { providerTimeoutMs: PROVIDER_TIMEOUT_MS, requestValidityS: REQUEST_VALIDITY_S })
   party = await paymentParty(app, hook.url)
 })
 afterEach(async () => {
@@ -87,10 +90,13 @@ const BOUNDARIES: Record<string, Boundary> = {
   'a 5xx on every send (nothing happens at the bank)': {
     amountKobo: 119_096, // the sandbox bank's magic amount: 500 before anything is done
     outcome: 'failed',
-    // Sent the bounded number of times, then failed as never received: nothing was paid.
+    // Sent the bounded number of times, then — once the last send's validity window had passed
+    // before a requery that found no record — failed as never received: nothing was paid.
     after: async (id) => {
       expect(await sends(id)).toBe(3)
-      expect((await paymentsRepo.selectInstruction(app.db.pool, id))!.failureCode).toBe('not_received')
+      const instruction = (await paymentsRepo.selectInstruction(app.db.pool, id))!
+      expect(instruction.failureCode).toBe('not_received')
+      expect(instruction.terminalAt!.getTime() - instruction.lastSignedAt!.getTime()).toBeGreaterThan(REQUEST_VALIDITY_S * 1000)
     },
   },
   'a timeout (the bank is slower than Rail waits, and does it late)': {

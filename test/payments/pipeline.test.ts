@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto'
 import type { Runner } from 'graphile-worker'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { nuban } from '../../src/nip/nuban.ts'
-import { LIVE_SCHEDULE_DEFAULT, newInstruction, paymentSettings, requeryNow, SANDBOX_SCHEDULE_DEFAULT } from '../../src/payments/service.ts'
+import { LIVE_SCHEDULE_DEFAULT, newInstruction, paymentSettings, requeryNow, SANDBOX_SCHEDULE_DEFAULT, sweepUnknown } from '../../src/payments/service.ts'
+import { getProvider } from '../../src/providers/service.ts'
 import { loadConfig } from '../../src/platform/config.ts'
 import { writeFaults } from '../../src/sandbox-bank/faults.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
@@ -20,7 +21,13 @@ import { fundFloat } from '../support/float.ts'
 import { advanceSandboxClock } from '../support/clock.ts'
 
 /** The deadline is far off: a test reaches it by moving the partner's sandbox clock past it, not by waiting. */
-const SETTINGS = { sandbox: { firstDelayMs: 200, deadlineMs: 600_000 }, leaseMs: 5_000 }
+/** The sandbox bank acts on a request this long after it was signed: short, so that "never received" is seen in seconds. */
+const REQUEST_VALIDITY_S = 3
+/**
+ * The deadline is far off, and unknown payments are asked about again every 200 ms (instead of
+ * hourly) once the sweep finds them due; the bank shares the app's clock (no skew margin).
+ */
+const SETTINGS = { sandbox: { firstDelayMs: 200, deadlineMs: 600_000 }, leaseMs: 5_000, providerClockSkewMs: 0, unknownPolls: [{ everyMs: 200, untilMs: 86_400_000 }] }
 
 /** Moves the partner's time past the requery deadline of its payments in flight (the sandbox test clock). */
 const pastTheDeadline = (client: PaymentParty['client']) => advanceSandboxClock(client, SETTINGS.sandbox.deadlineMs / 1000 + 1)
@@ -30,9 +37,9 @@ let hook: Receiver
 let party: PaymentParty
 
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: BANK_SECRET, payments: SETTINGS })
+  app = await startTestApp({ sandboxBankSecret: BANK_SECRET, payments: SETTINGS, sandboxBankRequestValidityS: REQUEST_VALIDITY_S })
   hook = await startReceiver()
-  runner = await startPaymentWorkers(app, BANK_SECRET, SETTINGS)
+  runner = await startPaymentWorkers(app, BANK_SECRET, SETTINGS, { requestValidityS: REQUEST_VALIDITY_S })
   party = await paymentParty(app, hook.url)
 })
 afterAll(async () => {
@@ -185,22 +192,13 @@ describe('"no record" (25) once the schedule ran out', () => {
   }
 
   const CASES: Record<string, NoRecordCase> = {
-    'never accepted (the bank silent to the deadline), sends left: sent again under its reference, paid once': {
+    'never accepted (the bank silent to the deadline), sends left: never sent after the deadline; once its send can no longer be acted on, failed as not_received': {
       start: () => startPayment(app, party, 'wallet debit', 6_000),
-      silent: true,
-      until: 'succeeded',
-      check: async (id) => {
-        await expectExactlyOnce(app, 'wallet debit', id, 'succeeded')
-        expect(await sends(id)).toBe(2)
-      },
-    },
-    'never accepted, every send lost (5xx): sent to the bound, then failed as not_received, its hold released': {
-      start: () => startPayment(app, party, 'wallet debit', 69_096), // the sandbox bank answers 500 to every send of it
       silent: true,
       until: 'failed',
       check: async (id) => {
         await expectExactlyOnce(app, 'wallet debit', id, 'failed')
-        expect(await sends(id)).toBe(3)
+        expect(await sends(id)).toBe(1)
         expect((await app.db.pool.query(`SELECT failure_code FROM bank_instructions WHERE id = $1`, [id])).rows[0].failure_code).toBe('not_received')
       },
     },
@@ -344,5 +342,75 @@ describe('rail payments resolve', () => {
     expect((await party.client.get<{ status: string }>(`/transaction/batch/${reference}`)).body.status).toBe('successful')
     const shown = await cli(['show', id])
     expect(JSON.parse(shown.stdout)).toMatchObject({ id, ownerType: 'wallet_move', state: 'succeeded', resolution: { outcome: 'successful' } })
+  })
+})
+
+/** Sends of this reference Rail made (every call is recorded). */
+async function sendsOf(id: string): Promise<number> {
+  return (await app.db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM provider_calls WHERE reference = $1 AND operation IN ('debit', 'send_to_bank', 'payout')`, [id])).rows[0]!.n
+}
+
+describe('a requery someone asks for only asks', () => {
+  it('GET /transaction/batch/{reference} on an unknown move the bank never received sends nothing', { timeout: 60_000 }, async () => {
+    const reference = randomUUID()
+    const silent = { noAnswerRate: 1, errorRate: 0, lostResponseRate: 0, delayMs: 0 }
+    let id: string
+    try {
+      await writeFaults(app.db.pool, silent) // the send never reaches the bank
+      const debited = await party.client.post('/wallet/debit', { walletId: party.walletId, reference, amountKobo: 6_100, currency: 'NGN' })
+      expect(debited.status).toBe(200)
+      id = (await app.db.pool.query<{ id: string }>(`SELECT id FROM wallet_moves WHERE reference = $1`, [reference])).rows[0]!.id
+      await pastTheDeadline(party.client)
+      await waitFor(async () => (await instructionState(app, id)) === 'unknown', 20_000, 'unknown')
+    } finally {
+      await writeFaults(app.db.pool, { ...silent, noAnswerRate: 0 })
+    }
+    const asked = await party.client.get<{ status: string }>(`/transaction/batch/${reference}`)
+    expect(asked.status).toBe(200)
+    expect(asked.body.status).not.toBe('successful')
+    expect(await sendsOf(id)).toBe(1)
+    expect((await app.db.pool.query(`SELECT 1 FROM sandbox_bank.transfers WHERE reference = $1`, [id])).rowCount).toBe(0)
+  })
+})
+
+describe('unknown payments are asked about again on a slow schedule', () => {
+  it('an unknown payout the bank settled late is settled by the sweep, its hold posted and its callback sent, without anyone asking', { timeout: 60_000 }, async () => {
+    const transfer = await outbound(party.client, 71_000)
+    await pastTheDeadline(party.client)
+    await waitFor(async () => (await read(party.client, transfer.id)).state === 'unknown', 20_000, 'unknown')
+    const unknownSince = (await app.db.pool.query<{ next: Date }>(`SELECT next_attempt_at AS next FROM bank_instructions WHERE id = $1`, [transfer.id])).rows[0]!.next
+    expect(unknownSince.getTime()).toBeGreaterThan(Date.now() - 60_000) // its slow requery is scheduled
+
+    // The bank settles it late, and tells nobody.
+    const payments = app.payments(SETTINGS)
+    const adapter = payments.providers.adapterFor(await getProvider(app.db.pool, 'sandbox'))
+    expect((await adapter.registerPayoutOutcome(transfer.id, 'confirmed')).outcome).toBe('successful')
+
+    await waitFor(async () => {
+      await sweepUnknown(payments) // the minute's sweep, run now: the unknown payout's requery is due
+      return (await read(party.client, transfer.id)).state === 'confirmed'
+    }, 20_000, 'confirmed by its slow requery')
+    const resolutions = await app.db.pool.query(`SELECT phase FROM ledger_transfers WHERE pending_id = (SELECT hold_transfer_id FROM outbound_transfers WHERE id = $1)`, [transfer.id])
+    expect(resolutions.rows).toEqual([{ phase: 'post' }])
+    await waitFor(async () => (await app.db.pool.query(`SELECT 1 FROM events WHERE object_id = $1 AND type = 'transfer.confirmed'`, [transfer.id])).rowCount === 1, 10_000, 'transfer.confirmed')
+  })
+
+  it('no unknown instruction is asked about past the schedule’s horizon, nor before it is due', { timeout: 60_000 }, async () => {
+    const transfer = await outbound(party.client, 72_000)
+    await pastTheDeadline(party.client)
+    await waitFor(async () => (await read(party.client, transfer.id)).state === 'unknown', 20_000, 'unknown')
+    const payments = app.payments({ ...SETTINGS, unknownPolls: [{ everyMs: 3_600_000, untilMs: 7 * 86_400_000 }] })
+    const due = async () => (await app.db.pool.query(`SELECT 1 FROM bank_instructions WHERE id = $1 AND next_attempt_at <= now()`, [transfer.id])).rowCount === 1
+    // Due (200 ms after it went unknown): found; not due: not found; past the horizon: never.
+    await waitFor(due, 5_000, 'due')
+    await app.db.pool.query(`UPDATE bank_instructions SET next_attempt_at = now() + interval '1 hour' WHERE id = $1`, [transfer.id])
+    const jobs = async () => (await app.db.pool.query(`SELECT 1 FROM graphile_worker.jobs WHERE key = $1`, [`payment:${transfer.id}`])).rowCount
+    await sweepUnknown(payments)
+    expect(await jobs()).toBe(0)
+    await app.db.pool.query(`UPDATE bank_instructions SET next_attempt_at = now() - interval '1 second', deadline_at = now() - interval '8 days' WHERE id = $1`, [transfer.id])
+    await sweepUnknown(payments)
+    expect(await jobs()).toBe(0)
+    await app.db.pool.query(`UPDATE bank_instructions SET deadline_at = now() - interval '6 days' WHERE id = $1`, [transfer.id])
+    expect(await sweepUnknown(payments)).toBeGreaterThanOrEqual(1)
   })
 })

@@ -26,6 +26,8 @@ export async function startTestApp(
   options: {
     clock?: Clock
     sandboxBankSecret?: string
+    /** How long the sandbox bank acts on a signed request (its default unless told: a test shortens it to see a window pass). */
+    sandboxBankRequestValidityS?: number
     providerTimeoutMs?: number
     payments?: Partial<PaymentSettings>
     /** The maximum of one instruction (RAIL_MAX_AMOUNT_KOBO); the default otherwise. */
@@ -43,10 +45,10 @@ export async function startTestApp(
   const db = await createTestDatabase(options.poolMax)
   const masterKey = randomBytes(32)
   // Every test app mounts the sandbox bank: collections (and escrow funding) allocate accounts there.
-  const sandboxBank = { secret: options.sandboxBankSecret ?? randomBytes(16).toString('hex') }
+  const sandboxBank = { secret: options.sandboxBankSecret ?? randomBytes(16).toString('hex'), requestValidityS: options.sandboxBankRequestValidityS }
   // The app reaches its own sandbox bank over real HTTP, at the address it gets once listening.
   let baseUrl = ''
-  const providers = { sandboxBankUrl: () => baseUrl, sandboxBankSecret: sandboxBank.secret, timeoutMs: options.providerTimeoutMs }
+  const providers = { sandboxBankUrl: () => baseUrl, sandboxBankSecret: sandboxBank.secret, timeoutMs: options.providerTimeoutMs, clock: options.clock, requestValidityS: options.sandboxBankRequestValidityS }
   const api = await buildApi({ pool: db.pool, masterKey, clock: options.clock, sandboxBank, providers, allowLoopbackCallbacks: true, payments: options.payments, maxAmountKobo: options.maxAmountKobo, sandboxPartnerDataDir: options.sandboxPartnerDataDir, eventStream: options.eventStream, ...options.edge })
   await api.listen({ host: '127.0.0.1', port: 0 })
   const address = api.server.address()

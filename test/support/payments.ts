@@ -32,12 +32,17 @@ export interface PaymentParty {
 }
 
 /** Background workers on the test app's database and bank, with the given pipeline settings. */
-export function startPaymentWorkers(app: TestApp, bankSecret: string, settings: Partial<PaymentSettings>, options: { providerTimeoutMs?: number; concurrency?: number } = {}): Promise<Runner> {
+export function startPaymentWorkers(
+  app: TestApp,
+  bankSecret: string,
+  settings: Partial<PaymentSettings>,
+  options: { providerTimeoutMs?: number; concurrency?: number; requestValidityS?: number } = {},
+): Promise<Runner> {
   return startBackgroundWorkers({
     pool: app.db.pool,
     masterKey: app.masterKey,
     concurrency: options.concurrency ?? 8,
-    providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: bankSecret, timeoutMs: options.providerTimeoutMs },
+    providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: bankSecret, timeoutMs: options.providerTimeoutMs, requestValidityS: options.requestValidityS },
     events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
     payments: settings,
   })

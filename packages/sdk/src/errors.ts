@@ -11,6 +11,7 @@ export type RailErrorCode =
   | 'bad_request'
   | 'unauthorized'
   | 'capability_disabled'
+  | 'cross_site_request'
   | 'not_found'
   | 'method_not_allowed'
   | 'idempotency_conflict'

@@ -36,6 +36,9 @@ const QUERIES = {
                       COALESCE(extract(epoch FROM now() - min(next_attempt_at) FILTER (WHERE next_attempt_at <= now())), 0)::float8 AS oldest_due_s
                  FROM event_deliveries WHERE status = 'pending'`,
   instructions: `SELECT operation, state, count(*)::int AS count FROM bank_instructions GROUP BY operation, state`,
+  // Unknown instructions (a partial index holds them): how many, and how long the oldest has been unknown.
+  unknown: `SELECT count(*)::int AS count, COALESCE(extract(epoch FROM now() - min(state_changed_at)), 0)::float8 AS oldest_s
+              FROM bank_instructions WHERE state = 'unknown'`,
   // Every status of the inbound_credit machine (state_transitions), 0 when no credit is in it.
   credits: `SELECT s.status, count(c.id)::int AS count
               FROM (SELECT from_state AS status FROM state_transitions WHERE machine = 'inbound_credit' AND from_state IS NOT NULL
@@ -173,6 +176,11 @@ const GAUGES: GaugeDefinition[] = [
       query: 'instructions',
       values: (row) => [[{ operation: String(row.operation), state: String(row.state) }, num(row.count)]],
     }),
+  (registry, snapshot) => {
+    const one = (name: string, help: string, column: string) => snapshotGauge(registry, snapshot, { name, help, labelNames: [], query: 'unknown', values: (row) => [[{}, num(row[column])]] })
+    one('rail_bank_instructions_unknown', 'Instructions whose outcome the bank has not given by their deadline (asked again hourly, then daily)', 'count')
+    one('rail_bank_instructions_unknown_oldest_seconds', 'How long the oldest unknown instruction has been unknown (0 when none)', 'oldest_s')
+  },
   (registry, snapshot) =>
     snapshotGauge(registry, snapshot, { name: 'rail_inbound_credits', help: 'Inbound credits by status', labelNames: ['status'], query: 'credits', values: (row) => [[{ status: String(row.status) }, num(row.count)]] }),
   (registry, snapshot) => {
