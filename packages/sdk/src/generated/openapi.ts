@@ -2103,7 +2103,23 @@ export interface components {
             title: string;
             description: string | null;
             /** @description What the invoice bills, line by line (empty when none were given) */
-            lineItems: components["schemas"]["InvoiceLineItem"][];
+            lineItems: {
+                /**
+                 * @description What is billed on this line
+                 * @example Website design, phase 1
+                 */
+                description: string;
+                /**
+                 * @description How many
+                 * @example 2
+                 */
+                quantity: number;
+                /**
+                 * @description The price of one, in kobo
+                 * @example 500000
+                 */
+                unitAmountKobo: number;
+            }[];
             amountKobo: number;
             amountPaidKobo: number;
             currency: string;
@@ -2611,7 +2627,11 @@ export interface components {
             beneficiaryBankCode: string;
             beneficiaryAccountName: string;
             amountKobo: number;
-            currency: string;
+            /**
+             * @description ISO 4217; only NGN is served (another code is 422 `unsupported_currency`)
+             * @enum {string}
+             */
+            currency: "NGN";
             narration?: string;
             /** @description The partner's own customer id, returned as is */
             consumerId?: string;
@@ -2628,14 +2648,14 @@ export interface components {
         };
         /**
          * SimulateOutboundSettlementRequest
-         * @description The body of simulateOutboundSettlement
+         * @description Exactly one of transferId and clientReference names the transfer
          */
         SimulateOutboundSettlementRequest: {
             /** Format: uuid */
             transferId?: string;
             clientReference?: string;
             outcome: "confirmed" | "failed";
-        };
+        } & (unknown | unknown);
         /**
          * SimulateOutboundSettlementResponse
          * @description Sandbox: register the outcome of one of the caller's submitted transfers; it resolves through the real requery and callback path. The answer: `transferId`, `clientReference`, `registeredOutcome`, `message`
@@ -2682,8 +2702,11 @@ export interface components {
         CreatePaymentIntentRequest: {
             /** @description The partner's reference; a retry with the same body answers the same object */
             reference: string;
-            /** @description ISO 4217; NGN (the default) is served */
-            currency?: string;
+            /**
+             * @description ISO 4217; only NGN (the default) is served (another code is 422 `unsupported_currency`)
+             * @enum {string}
+             */
+            currency?: "NGN";
             /** @description The expected amount; without it any credit pays the intent */
             amountKobo?: number;
             /** Format: uri */
@@ -2758,10 +2781,8 @@ export interface components {
         } | {
             /** @enum {string} */
             action: "assign";
-            target: string | {
-                /** @description The stable public id of a virtual account */
-                trackingId: string;
-            };
+            /** @description The account to apply the credit to: one of the caller's tracking ids (`{ "trackingId": … }` is accepted too) */
+            target: string;
         };
         /**
          * RequeryVirtualAccountResponse
@@ -2850,8 +2871,11 @@ export interface components {
             title: string;
             /** @description The total to collect, at most the maximum of one instruction */
             amountKobo: number;
-            /** @description ISO 4217; NGN (the default) is served */
-            currency?: string;
+            /**
+             * @description ISO 4217; only NGN (the default) is served (another code is 422 `unsupported_currency`)
+             * @enum {string}
+             */
+            currency?: "NGN";
             /** @description Who is billed; the name, when given, names the virtual account */
             customer?: {
                 name?: string;
@@ -2884,7 +2908,7 @@ export interface components {
         };
         /**
          * CreateRefundRequest
-         * @description The body of createRefund
+         * @description Exactly one of creditId, paymentIntentId and invoiceReference names what is refunded
          */
         CreateRefundRequest: {
             /** @description The partner's reference; a retry with the same body answers the same refunds */
@@ -2904,7 +2928,7 @@ export interface components {
             /** @description At most what is left to refund; all of it when absent */
             amountKobo?: number;
             reason?: string;
-        };
+        } & (unknown | unknown | unknown);
         /**
          * CreateRefundResponse
          * @description Created: Refund a confirmed credit, or the credits of a payment intent or invoice, to the account the money came from (201; paid asynchronously). The answer: `reference`, `amountKobo`, `refunds`
@@ -2943,7 +2967,7 @@ export interface components {
         };
         /**
          * SetSettlementSettingsRequest
-         * @description The body of setSettlementSettings
+         * @description Mode bank requires bankAccount
          */
         SetSettlementSettingsRequest: {
             /** @description float (default): collections move to the float after each credit; bank: once a day after the cut-off, to the registered bank account */
@@ -2959,7 +2983,13 @@ export interface components {
             };
             /** @description Daily cut-off, HH:MM Africa/Lagos; default 17:00 */
             cutoffTime?: string;
-        };
+        } & ({
+            /** @enum {unknown} */
+            mode: "float";
+        } | {
+            /** @enum {unknown} */
+            mode: "bank";
+        });
         /**
          * ListSettlementsResponse
          * @description A page of Settlement objects, newest first; `nextCursor` is the `cursor` of the next page (null on the last)
@@ -3012,8 +3042,11 @@ export interface components {
             reference: string;
             /** @description Integer kobo, at most the maximum of one instruction (docs/api.md) */
             amountKobo: number;
-            /** @description ISO 4217; NGN is served */
-            currency: string;
+            /**
+             * @description ISO 4217; only NGN is served (another code is 422 `unsupported_currency`)
+             * @enum {string}
+             */
+            currency: "NGN";
             /** @description Applied where the provider supports it */
             narration?: string;
         };
@@ -3028,8 +3061,11 @@ export interface components {
             reference: string;
             /** @description Integer kobo, at most the maximum of one instruction (docs/api.md) */
             amountKobo: number;
-            /** @description ISO 4217; NGN is served */
-            currency: string;
+            /**
+             * @description ISO 4217; only NGN is served (another code is 422 `unsupported_currency`)
+             * @enum {string}
+             */
+            currency: "NGN";
             /** @description Applied where the provider supports it */
             narration?: string;
         };
@@ -3044,8 +3080,11 @@ export interface components {
             reference: string;
             /** @description Integer kobo, at most the maximum of one instruction (docs/api.md) */
             amountKobo: number;
-            /** @description ISO 4217; NGN is served */
-            currency: string;
+            /**
+             * @description ISO 4217; only NGN is served (another code is 422 `unsupported_currency`)
+             * @enum {string}
+             */
+            currency: "NGN";
             /** @description Applied where the provider supports it */
             narration?: string;
             /** @description The wallet receiving the value */
@@ -3062,8 +3101,11 @@ export interface components {
             reference: string;
             /** @description Integer kobo, at most the maximum of one instruction (docs/api.md) */
             amountKobo: number;
-            /** @description ISO 4217; NGN is served */
-            currency: string;
+            /**
+             * @description ISO 4217; only NGN is served (another code is 422 `unsupported_currency`)
+             * @enum {string}
+             */
+            currency: "NGN";
             /** @description Applied where the provider supports it */
             narration?: string;
             /** @description NUBAN of the account to pay */
@@ -3082,8 +3124,11 @@ export interface components {
             type: "goods" | "services" | "property" | "conditional";
             /** @description kobo */
             amount: number;
-            /** @description ISO 4217; NGN is served */
-            currency: string;
+            /**
+             * @description ISO 4217; only NGN is served (another code is 422 `unsupported_currency`)
+             * @enum {string}
+             */
+            currency: "NGN";
             /** Format: email */
             payerEmail: string;
             /** Format: email */
@@ -5633,7 +5678,6 @@ export interface operations {
                 /**
                  * @example {
                  *       "transferId": "0193b7e2-4c1a-7d3e-9f20-6a5b8c7d1e42",
-                 *       "clientReference": "payout-2026-11-25-0007",
                  *       "outcome": "confirmed"
                  *     }
                  */
