@@ -23,7 +23,7 @@ afterAll(async () => {
 })
 
 const accountNumber = nuban('058', '123456789')
-const payout = { beneficiaryAccountNumber: accountNumber, beneficiaryBankCode: '058', beneficiaryAccountName: syntheticAccountName('058', accountNumber), amountKobo: 700_000, currency: 'NGN' }
+const payout = { beneficiaryAccountNumber: accountNumber, beneficiaryBankCode: '058', beneficiaryAccountName: syntheticAccountName('058', accountNumber), amountKobo: 700_000, currency: 'NGN' as const }
 
 async function countRows(sql: string, values: unknown[]): Promise<number> {
   const { rows } = await harness.app.db.pool.query<{ count: string }>(sql, values)
