@@ -1,5 +1,5 @@
 // A known path asked with a method it does not have answers 405 method_not_allowed with `Allow`
-// (RFC 9110 §15.5.6), not 404: the caller learns that the path is right and which methods it
+// (as HTTP requires of a 405), not 404: the caller learns that the path is right and which methods it
 // takes, in the one error body (docs/errors.md).
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import { RailError } from './errors.ts'
