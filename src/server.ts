@@ -81,7 +81,7 @@ export async function runRoles(config: Config, roles: Roles): Promise<void> {
     if (checked.warning) console.error(`rail: warning: ${checked.warning}`)
     // The sandbox bank is reached over HTTP even when it is mounted here; its address is known once listening.
     let ownUrl = ''
-    const providers = sandboxBank && { sandboxBankUrl: () => config.sandboxBankUrl ?? ownUrl, sandboxBankSecret: sandboxBank.secret }
+    const providers = sandboxBank && { sandboxBankUrl: () => config.sandboxBankUrl ?? ownUrl, sandboxBankSecret: sandboxBank.secret, requestValidityS: config.sandboxBankRequestValidityS }
     if (roles.api) {
       api = await buildApi({
         pool: database.pool,
@@ -204,9 +204,9 @@ function workerLog(logger: Logger): (level: string, message: string) => void {
  * `rail serve` mounts the sandbox bank, with a secret generated once into the data directory
  * unless SANDBOX_BANK_SECRET is set; `rail api` mounts it only when SANDBOX_BANK_SECRET is set.
  */
-function sandboxBankSettings(config: Config, roles: Roles): { secret: string; bankCode?: string } | undefined {
+function sandboxBankSettings(config: Config, roles: Roles): { secret: string; bankCode?: string; requestValidityS?: number } | undefined {
   const secret = config.sandboxBankSecret ?? (roles.ownDatabase ? readOrCreateSecretFile(path.join(config.dataDir, 'sandbox-bank.secret'), () => randomBase62(40)) : undefined)
-  return secret === undefined ? undefined : { secret, bankCode: config.sandboxBankCode }
+  return secret === undefined ? undefined : { secret, bankCode: config.sandboxBankCode, requestValidityS: config.sandboxBankRequestValidityS }
 }
 
 /**

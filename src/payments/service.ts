@@ -142,7 +142,6 @@ export async function requeryNow(deps: PaymentsDeps, id: string, requestId?: str
   return (await runStep(deps, claimed, { token, leaseUntilMs, mode: 'look' }, requestId)) ?? repo.selectInstruction(deps.pool, id)
 }
 
-
 /**
  * How a step was started. work: the pipeline's own schedule (prepare and send a ready one, else
  * ask); send: its creator committed its first send; look: someone asked to requery (never sends).

@@ -43,7 +43,9 @@ export interface Config {
   /** Requests per second per partner, and per client IP without credentials; 0 turns a limit off. */
   rateLimits: { partnerRps: number; unauthenticatedRps: number; nameEnquiriesPerMinute?: number }
   /** The payment pipeline's requery schedule; unset values keep its defaults (5 s; 24 h live, 3 min sandbox). */
-  payments: { live?: { firstDelayMs: number; deadlineMs: number }; sandbox?: { firstDelayMs: number; deadlineMs: number } }
+  payments: { live?: { firstDelayMs: number; deadlineMs: number }; sandbox?: { firstDelayMs: number; deadlineMs: number }; leaseMs?: number }
+  /** How long the sandbox bank acts on a signed request (SANDBOX_BANK_REQUEST_VALIDITY_S; its 300 s unless set). */
+  sandboxBankRequestValidityS: number | undefined
   /** The largest amount one instruction may carry (RAIL_MAX_AMOUNT_KOBO; default NIP's largest single transfer, platform/amounts.ts). */
   maxAmountKobo: number
   /** Base of the URLs payers open (hosted checkout pages), e.g. https://pay.example.com (PUBLIC_URL); undefined means the server's own address. */
@@ -93,6 +95,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     masterKeyHex: parseMasterKey(nonEmpty(env.RAIL_MASTER_KEY)),
     sandboxBankSecret: nonEmpty(env.SANDBOX_BANK_SECRET),
     sandboxBankUrl: nonEmpty(env.SANDBOX_BANK_URL),
+    sandboxBankRequestValidityS:
+      nonEmpty(env.SANDBOX_BANK_REQUEST_VALIDITY_S) === undefined ? undefined : parsePositiveInt('SANDBOX_BANK_REQUEST_VALIDITY_S', env.SANDBOX_BANK_REQUEST_VALIDITY_S, 1),
     sandboxBankCode: nonEmpty(env.SANDBOX_BANK_CODE),
     workerConcurrency: parsePositiveInt('WORKER_CONCURRENCY', env.WORKER_CONCURRENCY, WORKER_CONCURRENCY_DEFAULT),
     databasePoolMax: parsePositiveInt('DATABASE_POOL_MAX', env.DATABASE_POOL_MAX, DATABASE_POOL_MAX_DEFAULT),
@@ -127,6 +131,8 @@ function requerySchedules(env: NodeJS.ProcessEnv): Config['payments'] {
   return {
     live: { firstDelayMs, deadlineMs: 1000 * parsePositiveInt('RAIL_REQUERY_DEADLINE_S', env.RAIL_REQUERY_DEADLINE_S, REQUERY_DEADLINE_S_DEFAULT) },
     sandbox: { firstDelayMs, deadlineMs: 1000 * parsePositiveInt('RAIL_SANDBOX_REQUERY_DEADLINE_S', env.RAIL_SANDBOX_REQUERY_DEADLINE_S, SANDBOX_REQUERY_DEADLINE_S_DEFAULT) },
+    // How long a worker holds a payment (60 s unless set): longer than one step's bank calls.
+    ...(nonEmpty(env.RAIL_PAYMENT_LEASE_MS) === undefined ? {} : { leaseMs: parsePositiveInt('RAIL_PAYMENT_LEASE_MS', env.RAIL_PAYMENT_LEASE_MS, 1) }),
   }
 }
 

@@ -7,7 +7,6 @@
 // processes work the same payments at once — payouts and refunds, and wallet debits and external
 // sends a killed `rail api` left `sending` — with extra jobs for each: still one payment at the
 // bank per reference.
-import { spawn, type ChildProcess } from 'node:child_process'
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -19,7 +18,7 @@ import { findFreePort } from '../../src/platform/embedded-db.ts'
 import { addJob } from '../../src/platform/jobs.ts'
 import { BANK_SECRET } from '../collections/support.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
-import { PROJECT_ROOT, RAIL_BIN } from '../support/cli.ts'
+import { killRail, startRail, type RailProcess } from '../support/rail-process.ts'
 import { expectExactlyOnce, instructionState, paymentParty, PAYMENT_KINDS, settle, startPayment, startPaymentWorkers, type PaymentKind, type PaymentParty } from '../support/payments.ts'
 import { startReceiver, type Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
@@ -44,29 +43,11 @@ afterAll(async () => {
 })
 
 /** A real `rail api` or `rail worker` on the test database, reaching the test app's sandbox bank. */
-function rail(role: 'api' | 'worker', env: Record<string, string> = {}): { child: ChildProcess; exited: Promise<unknown> } {
-  const child = spawn(process.execPath, [RAIL_BIN, role], {
-    cwd: PROJECT_ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: app.db.url,
-      RAIL_MASTER_KEY: app.masterKey.toString('hex'),
-      SANDBOX_BANK_URL: app.baseUrl,
-      SANDBOX_BANK_SECRET: BANK_SECRET,
-      RAIL_DATA_DIR: dataDir,
-      RAIL_REQUERY_FIRST_DELAY_MS: '200',
-      LOG_LEVEL: 'warn',
-      ...env,
-    },
-    stdio: ['ignore', 'ignore', 'ignore'],
-  })
-  return { child, exited: new Promise((resolve) => child.on('exit', resolve)) }
+function rail(role: 'api' | 'worker', env: Record<string, string> = {}): RailProcess {
+  return startRail(app, role, { bankSecret: BANK_SECRET, dataDir }, env)
 }
 
-async function kill(process: { child: ChildProcess; exited: Promise<unknown> }): Promise<void> {
-  if (process.child.exitCode === null && process.child.signalCode === null) process.child.kill('SIGKILL')
-  await process.exited
-}
+const kill = killRail
 
 /** Starts the payment in a process that stops at `failpoint`; answers its id once it stands there. */
 async function stoppedAt(kind: PaymentKind, failpoint: string): Promise<{ id: string; process: ReturnType<typeof rail> }> {

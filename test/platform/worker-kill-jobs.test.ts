@@ -4,7 +4,6 @@
 // liveness sweep and a restart the payment ends, and no job is left counted as failed: the row the
 // replacement detached (no key, out of attempts) is completed, not left behind for the "a job gave
 // up for good" alert (docs/operations.md §Metrics).
-import { spawn, type ChildProcess } from 'node:child_process'
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -15,7 +14,7 @@ import { registerDatabaseGauges } from '../../src/platform/observability/databas
 import { PRESUMED_DEAD_AFTER_S, sweepDeadWorkerProcesses } from '../../src/platform/worker-liveness.ts'
 import { BANK_SECRET } from '../collections/support.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
-import { PROJECT_ROOT, RAIL_BIN } from '../support/cli.ts'
+import { startRail, type RailProcess } from '../support/rail-process.ts'
 import { expectExactlyOnce, instructionState, paymentParty, settle, startPayment, startPaymentWorkers, type PaymentParty } from '../support/payments.ts'
 import { startReceiver, type Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
@@ -40,23 +39,8 @@ afterAll(async () => {
 })
 
 /** A real `rail worker` on the test database, reaching the test app's sandbox bank. */
-function railWorker(env: Record<string, string>): { child: ChildProcess; exited: Promise<unknown> } {
-  const child = spawn(process.execPath, [RAIL_BIN, 'worker'], {
-    cwd: PROJECT_ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: app.db.url,
-      RAIL_MASTER_KEY: app.masterKey.toString('hex'),
-      SANDBOX_BANK_URL: app.baseUrl,
-      SANDBOX_BANK_SECRET: BANK_SECRET,
-      RAIL_DATA_DIR: dataDir,
-      RAIL_REQUERY_FIRST_DELAY_MS: '200',
-      LOG_LEVEL: 'warn',
-      ...env,
-    },
-    stdio: ['ignore', 'ignore', 'ignore'],
-  })
-  return { child, exited: new Promise((resolve) => child.on('exit', resolve)) }
+function railWorker(env: Record<string, string>): RailProcess {
+  return startRail(app, 'worker', { bankSecret: BANK_SECRET, dataDir }, env)
 }
 
 /** What `rail_jobs_failed` reports at a scrape, by task. */
