@@ -10,7 +10,7 @@ import { sendOnce } from '../platform/idempotency.ts'
 import { closedObject, DOCUMENTED_BODY_KEYWORD, documentOnly, errorResponses, IDEMPOTENT_CODES, NubanSchema, Nullable, TrackingIdSchema } from '../platform/schemas.ts'
 import { signedRequestOf } from '../platform/signed-requests.ts'
 import { getProvider } from '../providers/service.ts'
-import { getTriageItem, listTriage, lookupBrr, recordCredit, requeryAccount, resolveUnmatched, simulateInboundCredit, TRIAGE_PAGE_MAX, type InboundDeps } from './service.ts'
+import { getTriageItem, listTriage, lookupBrr, recordCredit, requeryAccount, resolveUnmatchedRequest, simulateInboundCredit, TRIAGE_PAGE_MAX, type InboundDeps } from './service.ts'
 
 const AccountNumber = NubanSchema('NUBAN')
 
@@ -181,9 +181,10 @@ function registerTriageRoutes(app: HttpServer, deps: InboundDeps): void {
         response: { 200: TriageSchema, ...errorResponses('not_found', 'invalid_state', 'insufficient_funds', 'refund_destination_unknown') },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const caller = callerOf(request)
-      return resolveUnmatched(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.params.id, request.body)
+      const { credit, replayed } = await resolveUnmatchedRequest(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.params.id, request.body, signedRequestOf(request).signature)
+      return sendOnce(reply, 200, replayed, credit)
     },
   )
 }

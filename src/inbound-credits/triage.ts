@@ -19,6 +19,7 @@ import { creditEvent } from './events.ts'
 import { accountUnmatchedReason, CREDIT_CODES, type AccountUnmatchedReason } from './matching.ts'
 import * as repo from './repo.ts'
 import { toTriageJson } from './views.ts'
+import { claimSignature } from '../platform/signed-requests.ts'
 
 export const TRIAGE_PAGE_MAX = 100
 
@@ -39,10 +40,26 @@ export type Resolution = { action: 'refund' } | { action: 'assign'; target: stri
 
 /** Settles an unmatched credit once: refunded to its sender, or assigned to another of the caller's accounts. */
 export async function resolveUnmatched(deps: InboundDeps, caller: { partner: Partner; credentialId: string; requestId?: string }, id: string, resolution: Resolution) {
+  return (await resolveOnce(deps, caller, id, resolution)).credit
+}
+
+/** The API's resolve: keyed on the signed request's signature, so the same request again repeats nothing (`replayed`). */
+export async function resolveUnmatchedRequest(deps: InboundDeps, caller: { partner: Partner; credentialId: string; requestId?: string }, id: string, resolution: Resolution, signature: string) {
+  return resolveOnce(deps, caller, id, resolution, signature)
+}
+
+async function resolveOnce(deps: InboundDeps, caller: { partner: Partner; credentialId: string; requestId?: string }, id: string, resolution: Resolution, signature?: string) {
   const partnerId = caller.partner.id
+  let replayed = false
   const resolved = await withTransaction(deps.pool, async (tx) => {
     const found = await repo.selectCredit(tx, partnerId, id)
     if (!found || found.unmatchedReason === null) throw notFound('Unmatched credit')
+    // The route has no reference: a replay of the same signed request (a retry, or someone else's
+    // copy) is answered with the credit as it stands — even when its refund failed since and the
+    // credit is unmatched again, no second refund starts. A new try is a new request. Claimed in
+    // this transaction: a request refused below forgets its claim with it.
+    replayed = signature !== undefined && (await claimSignature(tx, partnerId, signature)).kind === 'seen'
+    if (replayed) return found
     if (resolution.action === 'assign') {
       // The target account's lock, then the credit's. (The apply job locks a credit before its
       // account, but only a received one; triage locks only unmatched ones: no cycle.)
@@ -57,7 +74,7 @@ export async function resolveUnmatched(deps: InboundDeps, caller: { partner: Par
     const credit = await lockUnmatched(tx, id)
     return refund(deps, tx, caller, credit)
   })
-  return toTriageJson(deps.pool, resolved)
+  return { credit: await toTriageJson(deps.pool, resolved), replayed }
 }
 
 async function lockUnmatched(tx: Queryable, id: string): Promise<repo.InboundCredit> {

@@ -59,10 +59,12 @@ describe('a credit to an archived account', () => {
     expect(await bookedKobo(harness.app, credentials.partnerId, 'suspense')).toBe(80_000)
     expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(0)
 
-    // Two concurrent refunds: one settles it, the other is refused; one payout exists.
+    // Two concurrent refund requests (signed a second apart: the same signature would be one request,
+    // its replay): one settles it, the other is refused; one payout exists.
+    const signedAtS = Math.floor(Date.now() / 1000)
     const [first, second] = await Promise.all([
-      client.post<TriageItem>(`/api/v1/rail/unmatched/${item!.id}/resolve`, { action: 'refund' }),
-      client.post<TriageItem>(`/api/v1/rail/unmatched/${item!.id}/resolve`, { action: 'refund' }),
+      client.post<TriageItem>(`/api/v1/rail/unmatched/${item!.id}/resolve`, { action: 'refund' }, { timestampS: signedAtS }),
+      client.post<TriageItem>(`/api/v1/rail/unmatched/${item!.id}/resolve`, { action: 'refund' }, { timestampS: signedAtS + 1 }),
     ])
     expect([first.status, second.status].sort()).toEqual([200, 409])
     const resolved = first.status === 200 ? first.body : second.body
@@ -195,6 +197,37 @@ describe('a refund whose payout fails', () => {
     // Settled at once from collections to the float (float mode, the default: docs/settlement.md).
     expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(0)
     expect(await bookedKobo(harness.app, credentials.partnerId, 'float')).toBe(9_000)
+  })
+
+  it('is not started again by a replay of the request that started it: a new refund needs a new request', async () => {
+    const { client, credentials } = await partner()
+    const account = (await client.post<{ trackingId: string; virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })).body
+    await client.post(`/api/v1/rail/virtual-account/${account.trackingId}/archive`)
+    await payIn(client, account.virtualAccount, 9_100, PAYER)
+    const [item] = await unmatchedOf(client)
+    // One signed request, sent again byte for byte (a retry, or a replay by whoever copied it) within the signature's window.
+    const timestampS = Math.floor(Date.now() / 1000)
+    const resolve = () => client.post<TriageItem>(`/api/v1/rail/unmatched/${item!.id}/resolve`, { action: 'refund' }, { timestampS })
+    const pending = (await resolve()).body
+    const outboundId = pending.resolution!.outboundTransferId as string
+    await waitFor(async () => (await client.get<{ state: string }>(`/api/v1/rail/outbound/${outboundId}`)).body.state === 'submitted', 10_000, 'refund submitted')
+    expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: outboundId, outcome: 'failed' })).status).toBe(200)
+    await waitFor(async () => (await client.get<TriageItem>(`/api/v1/rail/unmatched/${item!.id}`)).body.status === 'unmatched', 10_000, 'back in triage')
+    const refunds = async () => (await harness.app.db.pool.query(`SELECT count(*)::int AS n FROM outbound_transfers WHERE partner_id = $1`, [credentials.partnerId])).rows[0].n
+    expect(await refunds()).toBe(1)
+
+    const replayed = await resolve()
+    expect(replayed.status).toBe(200)
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true')
+    expect(replayed.body).toMatchObject({ id: item!.id, status: 'unmatched', resolution: { action: 'refund', outboundTransferId: outboundId, outcome: 'failed' } })
+    expect(await refunds()).toBe(1)
+    expect(await bookedKobo(harness.app, credentials.partnerId, 'suspense')).toBe(9_100)
+
+    // A new request (signed anew) starts a new refund.
+    const again = await client.post<TriageItem>(`/api/v1/rail/unmatched/${item!.id}/resolve`, { action: 'refund' }, { timestampS: timestampS + 1 })
+    expect(again.status).toBe(200)
+    expect(again.body.status).toBe('refund_pending')
+    expect(await refunds()).toBe(2)
   })
 })
 
