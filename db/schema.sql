@@ -302,6 +302,19 @@ CREATE TABLE events (
   CONSTRAINT events_signing_check CHECK ((signing = ANY (ARRAY['partner'::text, 'sealed'::text, 'none'::text])))
 );
 
+CREATE TABLE inbound_credit_sweep (
+  id smallint NOT NULL,
+  after_provider text,
+  after_account_number text,
+  since timestamp with time zone,
+  pass_started_at timestamp with time zone,
+  pass_failures integer NOT NULL DEFAULT 0,
+  CONSTRAINT inbound_credit_sweep_check CHECK (((after_provider IS NULL) = (after_account_number IS NULL))),
+  CONSTRAINT inbound_credit_sweep_id_check CHECK ((id = 1)),
+  CONSTRAINT inbound_credit_sweep_pass_failures_check CHECK ((pass_failures >= 0)),
+  CONSTRAINT inbound_credit_sweep_pkey PRIMARY KEY (id)
+);
+
 CREATE TABLE inbound_credits (
   id uuid NOT NULL,
   provider text NOT NULL,
@@ -327,6 +340,7 @@ CREATE TABLE inbound_credits (
   apply_failures integer NOT NULL DEFAULT 0,
   excess_of uuid,
   wallet_id uuid,
+  found_by text NOT NULL DEFAULT 'notice'::text,
   CONSTRAINT inbound_credits_account_number_check CHECK ((account_number ~ '^[0-9]{10}$'::text)),
   CONSTRAINT inbound_credits_account_reference_check CHECK ((length(account_reference) <= 64)),
   CONSTRAINT inbound_credits_amount_kobo_check CHECK (((amount_kobo > 0) AND (amount_kobo <= '9007199254740991'::bigint))),
@@ -334,6 +348,7 @@ CREATE TABLE inbound_credits (
   CONSTRAINT inbound_credits_brr_key UNIQUE (brr),
   CONSTRAINT inbound_credits_currency_check CHECK ((currency ~ '^[A-Z]{3}$'::text)),
   CONSTRAINT inbound_credits_excess_of_fkey FOREIGN KEY (excess_of) REFERENCES inbound_credits(id),
+  CONSTRAINT inbound_credits_found_by_check CHECK ((found_by = ANY (ARRAY['notice'::text, 'requery'::text, 'sweep'::text]))),
   CONSTRAINT inbound_credits_once_per_session UNIQUE (provider, session_id),
   CONSTRAINT inbound_credits_one_target CHECK (((virtual_account_id IS NULL) OR (wallet_id IS NULL))),
   CONSTRAINT inbound_credits_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),

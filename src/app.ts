@@ -20,7 +20,7 @@ import { registerInvoiceRoutes } from './invoices/routes.ts'
 import { invoicePaymentIntentOf, takeInvoicePayment } from './invoices/service.ts'
 import { registerInboundCreditRoutes } from './inbound-credits/routes.ts'
 import { registerWalletFundingRoutes } from './inbound-credits/wallet-routes.ts'
-import { creditsForRefunds, INBOUND_CREDITS_CRONTAB, settleTriageRefunds, type CreditOwners, type InboundDeps, type OwnedCredit } from './inbound-credits/service.ts'
+import { accountSweepCrontab, accountSweepSettings, creditsForRefunds, INBOUND_CREDITS_CRONTAB, settleTriageRefunds, type AccountSweepSettings, type CreditOwners, type InboundDeps, type OwnedCredit } from './inbound-credits/service.ts'
 import { escrowTasks } from './escrow/jobs.ts'
 import { registerEscrowRoutes } from './escrow/routes.ts'
 import { applyEscrowFunding, ESCROW_CRONTAB, EXPIRY_SWEEP_TASK as ESCROW_EXPIRY_SWEEP_TASK, settleEscrowPayouts, settleEscrowRefunds } from './escrow/service.ts'
@@ -245,7 +245,7 @@ export function buildTaskList(deps: Omit<WorkerDeps, 'concurrency'>): TaskList {
   const tasks: TaskList = {
     ...ledgerTasks({ pool: deps.pool, onVerified: observed?.onLedgerVerified }),
     ...paymentTasks(payments),
-    ...collectionTasks(collectionsDeps(outbound)),
+    ...collectionTasks(collectionsDeps(outbound), { accountSweep: deps.creditSweep, onAccountSweep: observed?.onAccountSweep }),
     ...eventTasks({ pool: deps.pool, masterKey: deps.masterKey, clock: deps.clock ?? systemClock, settings: deps.events ?? { allowLoopbackCallbacks: false }, onAttempt: observed?.onDeliveryAttempt }),
     ...bank,
     ...escrowTasks({ pool: deps.pool, clock: deps.clock ?? systemClock, outbound }),
@@ -261,9 +261,10 @@ export function taskNames(deps: Pick<WorkerDeps, 'pool' | 'masterKey' | 'provide
   return Object.keys(buildTaskList(deps))
 }
 
-/** Every recurring task of every module (graphile-worker crontab lines). */
-export function buildCrontab(): string {
-  return [LEDGER_CRONTAB, PAYMENTS_CRONTAB, EVENTS_CRONTAB, PAYMENT_INTENTS_CRONTAB, INBOUND_CREDITS_CRONTAB, ESCROW_CRONTAB, SETTLEMENT_CRONTAB, DASHBOARD_CRONTAB, WORKER_LIVENESS_CRONTAB].join('\n')
+/** Every recurring task of every module (graphile-worker crontab lines); `creditSweep` sets how often the account sweep runs. */
+export function buildCrontab(creditSweep?: Partial<AccountSweepSettings>): string {
+  const accountSweep = accountSweepCrontab(accountSweepSettings(creditSweep))
+  return [LEDGER_CRONTAB, PAYMENTS_CRONTAB, EVENTS_CRONTAB, PAYMENT_INTENTS_CRONTAB, INBOUND_CREDITS_CRONTAB, accountSweep, ESCROW_CRONTAB, SETTLEMENT_CRONTAB, DASHBOARD_CRONTAB, WORKER_LIVENESS_CRONTAB].join('\n')
 }
 
 export interface WorkerDeps {
@@ -278,6 +279,8 @@ export interface WorkerDeps {
   events?: DeliverySettings
   /** The payment pipeline's requery schedules, lease and send bound (tests shorten them). */
   payments?: Partial<PaymentSettings>
+  /** The sweep of every account for credits whose notice never came: how often, how many accounts a run, the grace left to notices (tests shorten it). */
+  creditSweep?: Partial<AccountSweepSettings>
   /** The time escrow expiry and the payment pipeline's schedule are judged by (tests move it instead of sleeping). */
   clock?: Clock
   /** The maximum of one instruction (RAIL_MAX_AMOUNT_KOBO), which caps a settlement cycle's payout; the default otherwise. */
@@ -289,5 +292,5 @@ export interface WorkerDeps {
 
 export async function startBackgroundWorkers(deps: WorkerDeps): Promise<Runner> {
   if (deps.observe) watchPool(deps.observe.registry, 'rail-worker', deps.pool)
-  return startWorkers({ pool: deps.pool, queuePool: deps.queuePool, concurrency: deps.concurrency, taskList: buildTaskList(deps), crontab: buildCrontab(), log: deps.log })
+  return startWorkers({ pool: deps.pool, queuePool: deps.queuePool, concurrency: deps.concurrency, taskList: buildTaskList(deps), crontab: buildCrontab(deps.creditSweep), log: deps.log })
 }

@@ -165,6 +165,7 @@ async function startWorkerRole(
       providers: on.providers,
       events: { allowLoopbackCallbacks: config.allowLoopbackCallbacks },
       payments: config.payments,
+      creditSweep: config.creditSweep,
       maxAmountKobo: config.maxAmountKobo,
       log: workerLog(on.telemetry.logger),
       observe: { registry: on.telemetry.metrics, logger: on.telemetry.logger },

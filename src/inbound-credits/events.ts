@@ -2,7 +2,9 @@
 // FBO account), a wallet funded by transfer (`wallet.funded`), and a credit that fell to triage
 // (`credit.unmatched`). Each is recorded in the transaction that settles the credit, so it exists
 // exactly when that change committed — once per credit, and once per triage item (an
-// overpayment's excess is an item of its own). Both apply paths build them here.
+// overpayment's excess is an item of its own). Both apply paths build them here. Each says how
+// Rail learned of the credit (`foundBy`: the bank's notice, the partner's requery, or the sweep of
+// every account when the notice never came — src/inbound-credits/account-sweep.ts).
 import type { NewEvent } from '../events/service.ts'
 import type { PaymentIntent } from '../payment-intents/service.ts'
 import type { VirtualAccount } from '../virtual-accounts/service.ts'
@@ -39,6 +41,7 @@ export function walletFundedEvent(credit: InboundCredit, wallet: FundedWallet): 
       narration: credit.narration,
       creditId: credit.id,
       creditedAt: credit.creditedAt.toISOString(),
+      foundBy: credit.foundBy,
     },
   }
 }
@@ -85,6 +88,7 @@ export function creditUnmatchedEvent(credit: InboundCredit, place: UnmatchedPlac
       narration: credit.narration,
       creditedAt: credit.creditedAt.toISOString(),
       excessOf: place.excessOf ? { creditId: place.excessOf.id, sessionId: place.excessOf.sessionId, amountKobo: place.excessOf.amountKobo } : null,
+      foundBy: credit.foundBy,
     },
     callbackUrl: place.callbackUrl ?? null,
   }
@@ -101,6 +105,7 @@ export function creditEvent(credit: InboundCredit, account: VirtualAccount, inte
     currency: credit.currency,
     sessionId: credit.sessionId,
     creditedAt: credit.creditedAt.toISOString(),
+    foundBy: credit.foundBy,
   }
   if (account.purpose === 'fbo') {
     return {

@@ -6,6 +6,7 @@ import { uuidv7 } from '../platform/ids.ts'
 import { addJob } from '../platform/jobs.ts'
 import type { ProviderCredit } from '../providers/types.ts'
 import * as repo from './repo.ts'
+import type { FoundBy } from './repo.ts'
 
 export const APPLY_TASK = 'inbound_credit_apply'
 export const SWEEP_TASK = 'inbound_credit_sweep'
@@ -14,11 +15,14 @@ export const INBOUND_CREDITS_CRONTAB = `* * * * * ${SWEEP_TASK}`
 const STRANDED_AFTER_S = 60
 const SWEEP_BATCH = 1_000
 
-/** Stores a credit the provider announced (or a requery found) with its apply job; once per session id. */
-export async function recordCredit(pool: Queryable, provider: string, credit: ProviderCredit): Promise<{ creditId: string; duplicate: boolean }> {
+/**
+ * Stores a credit the provider announced (or a requery or the sweep found) with its apply job;
+ * once per session id, so whichever finds it first records it, and how (`foundBy`).
+ */
+export async function recordCredit(pool: Queryable, provider: string, credit: ProviderCredit, foundBy: FoundBy = 'notice'): Promise<{ creditId: string; duplicate: boolean }> {
   const id = uuidv7()
-  // A provider's credit has exactly the fields of a stored one, less Rail's id and the provider's name.
-  const inserted = await repo.insertCreditWithJob(pool, { id, provider, ...credit }, APPLY_TASK)
+  // A provider's credit has exactly the fields of a stored one, less Rail's id, the provider's name and how it was found.
+  const inserted = await repo.insertCreditWithJob(pool, { id, provider, ...credit, foundBy }, APPLY_TASK)
   if (inserted) return { creditId: inserted, duplicate: false }
   return { creditId: (await repo.selectBySession(pool, provider, credit.sessionId))!.id, duplicate: true }
 }

@@ -28,7 +28,11 @@ export interface InboundCredit {
   resolvedAt: Date | null
   /** The wallet the credit was paid into (wallet funding by transfer); null for a virtual account's credit. */
   walletId: string | null
+  /** How Rail learned of it: the provider's notice, the partner's requery, or the sweep of every account. */
+  foundBy: FoundBy
 }
+
+export type FoundBy = 'notice' | 'requery' | 'sweep'
 
 interface Row {
   id: string
@@ -53,10 +57,11 @@ interface Row {
   applied_at: Date | null
   resolved_at: Date | null
   wallet_id: string | null
+  found_by: FoundBy
 }
 
 const COLUMNS = `id, provider, session_id, account_number, amount_kobo, currency, payer_name, payer_account_number, payer_bank_code, narration, account_reference, credited_at,
-  received_at, status, partner_id, virtual_account_id, brr, unmatched_reason, resolution, applied_at, resolved_at, wallet_id`
+  received_at, status, partner_id, virtual_account_id, brr, unmatched_reason, resolution, applied_at, resolved_at, wallet_id, found_by`
 
 /** The columns, qualified for a statement where the credit is `c`. */
 const QUALIFIED_COLUMNS = COLUMNS.split(',')
@@ -87,13 +92,14 @@ function toCredit(row: Row): InboundCredit {
     appliedAt: row.applied_at,
     resolvedAt: row.resolved_at,
     walletId: row.wallet_id,
+    foundBy: row.found_by,
   }
 }
 
 /** A credit as the provider reported it, under Rail's id. */
 export type NewCredit = Pick<
   InboundCredit,
-  'id' | 'provider' | 'sessionId' | 'accountNumber' | 'amountKobo' | 'currency' | 'payerName' | 'payerAccountNumber' | 'payerBankCode' | 'narration' | 'accountReference' | 'creditedAt'
+  'id' | 'provider' | 'sessionId' | 'accountNumber' | 'amountKobo' | 'currency' | 'payerName' | 'payerAccountNumber' | 'payerBankCode' | 'narration' | 'accountReference' | 'creditedAt' | 'foundBy'
 >
 
 /**
@@ -104,8 +110,8 @@ export async function insertCreditWithJob(db: Queryable, credit: NewCredit, task
   const result = await db.query<{ id: string }>(
     `WITH inserted AS (
        INSERT INTO inbound_credits (id, provider, session_id, account_number, amount_kobo, currency, payer_name, payer_account_number, payer_bank_code, narration,
-                                    account_reference, credited_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                                    account_reference, credited_at, found_by)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $14)
        ON CONFLICT (provider, session_id) DO NOTHING
        RETURNING id
      )
@@ -124,6 +130,7 @@ export async function insertCreditWithJob(db: Queryable, credit: NewCredit, task
       credit.accountReference,
       credit.creditedAt,
       task,
+      credit.foundBy,
     ],
   )
   return result.rows[0]?.id
@@ -140,14 +147,20 @@ export async function insertExcess(
 ): Promise<InboundCredit> {
   const result = await db.query<Row>(
     `INSERT INTO inbound_credits (id, provider, session_id, account_number, amount_kobo, currency, payer_name, payer_account_number, payer_bank_code, narration,
-                                  credited_at, status, partner_id, virtual_account_id, unmatched_reason, applied_at, excess_of)
+                                  credited_at, status, partner_id, virtual_account_id, unmatched_reason, applied_at, excess_of, found_by)
      SELECT $1::uuid, provider, 'excess-' || $1::text, account_number, $3, currency, payer_name, payer_account_number, payer_bank_code, narration,
-            credited_at, 'unmatched', $4, $5, $6, $7, id
+            credited_at, 'unmatched', $4, $5, $6, $7, id, found_by
        FROM inbound_credits WHERE id = $2
      RETURNING ${COLUMNS}`,
     [input.id, input.of.id, input.amountKobo, input.partnerId, input.virtualAccountId, input.unmatchedReason, input.at],
   )
   return toCredit(result.rows[0]!)
+}
+
+/** Which of these session ids of a provider Rail has stored. */
+export async function selectKnownSessions(db: Queryable, provider: string, sessionIds: readonly string[]): Promise<Set<string>> {
+  const result = await db.query<{ session_id: string }>(`SELECT session_id FROM inbound_credits WHERE provider = $1 AND session_id = ANY ($2::text[])`, [provider, sessionIds])
+  return new Set(result.rows.map((row) => row.session_id))
 }
 
 export async function selectBySession(db: Queryable, provider: string, sessionId: string): Promise<InboundCredit | undefined> {

@@ -38,7 +38,7 @@ async function requeryCredits(deps: InboundDeps, providerName: string, accountNu
   const ofAccount = listed.value.filter((credit) => credit.accountNumber === accountNumber)
   const recorded: string[] = []
   for (const credit of ofAccount) {
-    const { creditId, duplicate } = await recordCredit(deps.pool, provider.name, credit)
+    const { creditId, duplicate } = await recordCredit(deps.pool, provider.name, credit, 'requery')
     if (!duplicate) recorded.push(creditId)
     // Applied here rather than by the job, so the answer shows the result; the job then finds it done.
     await applyCredit(deps, creditId)

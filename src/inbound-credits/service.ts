@@ -5,19 +5,21 @@
 //   apply.ts     one credit applied (the apply job's path, and requery's)
 //   batch.ts     many waiting credits applied in one transaction
 //   triage.ts    credits nobody could take: refunded to the sender or assigned, once
-//   requery.ts   credits the provider has that Rail missed
+//   requery.ts   credits the provider has that Rail missed (one account, asked by the partner)
+//   account-sweep.ts  the same for every account, a batch a run, on a schedule
 //   brr.ts, views.ts, simulate.ts  the BRR lookup, how credits read (and are listed), the sandbox simulator
 import type { RefundableCredits } from '../refunds/service.ts'
 import { lockCredit, selectAmountLessExcessKobo, selectConfirmedIds } from './repo.ts'
 
 export { selectNarrations as creditNarrations } from './repo.ts'
 
-export type { CreditStatus, InboundCredit } from './repo.ts'
+export type { CreditStatus, FoundBy, InboundCredit } from './repo.ts'
 export type { CollectedCredit, CollectedHandler, CreditOwnerHandler, CreditOwners, InboundDeps, OwnedCredit } from './deps.ts'
 export { APPLY_TASK, INBOUND_CREDITS_CRONTAB, recordCredit, sweepStrandedCredits, SWEEP_TASK } from './intake.ts'
 export { applyCredit } from './apply.ts'
 export { getTriageItem, listTriage, resolveUnmatched, resolveUnmatchedRequest, settleTriageRefunds, TRIAGE_PAGE_MAX, type Resolution } from './triage.ts'
 export { requeryAccount, requeryWallet } from './requery.ts'
+export { ACCOUNT_SWEEP_TASK, accountSweepCrontab, accountSweepSettings, type AccountSweepRun, type AccountSweepSettings } from './account-sweep.ts'
 export { lookupBrr } from './brr.ts'
 export { creditLifecycle, getCredit, listCredits, receivedVolume } from './views.ts'
 export { simulateInboundCredit, type SimulatedCredit, type SimulatedCreditAnswer } from './simulate.ts'

@@ -46,6 +46,8 @@ export interface Config {
   payments: { live?: { firstDelayMs: number; deadlineMs: number }; sandbox?: { firstDelayMs: number; deadlineMs: number }; leaseMs?: number }
   /** How long the sandbox bank acts on a signed request (SANDBOX_BANK_REQUEST_VALIDITY_S; its 300 s unless set). */
   sandboxBankRequestValidityS: number | undefined
+  /** The sweep of every account for credits whose notice never came: every RAIL_CREDIT_SWEEP_EVERY_MINUTES (1–59), RAIL_CREDIT_SWEEP_ACCOUNTS_PER_RUN accounts a run; unset values keep its defaults (src/inbound-credits/account-sweep.ts). */
+  creditSweep: { everyMinutes?: number; accountsPerRun?: number }
   /** The largest amount one instruction may carry (RAIL_MAX_AMOUNT_KOBO; default NIP's largest single transfer, platform/amounts.ts). */
   maxAmountKobo: number
   /** Base of the URLs payers open (hosted checkout pages), e.g. https://pay.example.com (PUBLIC_URL); undefined means the server's own address. */
@@ -105,6 +107,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowLoopbackCallbacks: parseFlag('RAIL_ALLOW_LOOPBACK_CALLBACKS', env.RAIL_ALLOW_LOOPBACK_CALLBACKS, env.NODE_ENV !== 'production'),
     production: env.NODE_ENV === 'production',
     payments: requerySchedules(env),
+    creditSweep: creditSweepSettings(env),
     rateLimits: {
       partnerRps: parseNonNegativeInt('RAIL_RATE_LIMIT_RPS', env.RAIL_RATE_LIMIT_RPS, PARTNER_RPS_DEFAULT),
       unauthenticatedRps: parseNonNegativeInt('RAIL_RATE_LIMIT_UNAUTHENTICATED_RPS', env.RAIL_RATE_LIMIT_UNAUTHENTICATED_RPS, UNAUTHENTICATED_RPS_DEFAULT),
@@ -134,6 +137,21 @@ function requerySchedules(env: NodeJS.ProcessEnv): Config['payments'] {
     // How long a worker holds a payment (60 s unless set): longer than one step's bank calls.
     ...(nonEmpty(env.RAIL_PAYMENT_LEASE_MS) === undefined ? {} : { leaseMs: parsePositiveInt('RAIL_PAYMENT_LEASE_MS', env.RAIL_PAYMENT_LEASE_MS, 1) }),
   }
+}
+
+/** A crontab step: the sweep runs every n minutes of the hour, n from 1 to 59. */
+const CREDIT_SWEEP_EVERY_MINUTES_MAX = 59
+
+function creditSweepSettings(env: NodeJS.ProcessEnv): Config['creditSweep'] {
+  const settings: Config['creditSweep'] = {}
+  if (nonEmpty(env.RAIL_CREDIT_SWEEP_EVERY_MINUTES) !== undefined) {
+    settings.everyMinutes = parsePositiveInt('RAIL_CREDIT_SWEEP_EVERY_MINUTES', env.RAIL_CREDIT_SWEEP_EVERY_MINUTES, 1)
+    if (settings.everyMinutes > CREDIT_SWEEP_EVERY_MINUTES_MAX) throw new ConfigError(`RAIL_CREDIT_SWEEP_EVERY_MINUTES must be 1 to ${CREDIT_SWEEP_EVERY_MINUTES_MAX}`)
+  }
+  if (nonEmpty(env.RAIL_CREDIT_SWEEP_ACCOUNTS_PER_RUN) !== undefined) {
+    settings.accountsPerRun = parsePositiveInt('RAIL_CREDIT_SWEEP_ACCOUNTS_PER_RUN', env.RAIL_CREDIT_SWEEP_ACCOUNTS_PER_RUN, 1)
+  }
+  return settings
 }
 
 export class ConfigError extends Error {}

@@ -10,6 +10,9 @@ const integer = (description?: string): Json => (description ? { type: 'integer'
 const object = (properties: Record<string, Json>, description?: string): Json => ({ type: 'object', required: Object.keys(properties), properties, ...(description ? { description } : {}) })
 const literal = (...values: string[]): Json => ({ type: 'string', enum: values })
 
+/** How Rail learned of a credit (docs/webhooks.md): by the bank's notice, the partner's requery, or the sweep of every account (a notice that never came). */
+const FOUND_BY = literal('notice', 'requery', 'sweep')
+
 const PAYER = object({ name: nullable(string()), accountNumber: nullable(string()), bankCode: nullable(string()) }, 'Who paid, as the bank gave it (null where it gave nothing)')
 
 const CREDIT_CONFIRMED = object({
@@ -17,18 +20,20 @@ const CREDIT_CONFIRMED = object({
   sessionId: string('The NIP session id'), creditedAt: { type: 'string', format: 'date-time' }, objectType: literal('payment_intent', 'virtual_account', 'invoice', 'escrow'),
   reference: nullable(string()), purposeTag: nullable(string()), brr: nullable(string("The transaction's BRR for a BRR-bearing account")), payer: PAYER, narration: nullable(string()),
   paymentIntent: nullable(object({ id: string(), reference: string(), status: string(), amountKobo: integer(), amountReceivedKobo: integer(), ownerType: nullable(string()), ownerId: nullable(string()) })),
+  foundBy: FOUND_BY,
 })
 
-const FBO_FUNDING = object({ creditId: string(), trackingId: string(), holderRef: string(), purposeTag: nullable(string()), virtualAccount: string(), bankCode: string(), amountKobo: integer(), currency: string(), sessionId: string(), creditedAt: { type: 'string', format: 'date-time' } })
+const FBO_FUNDING = object({ creditId: string(), trackingId: string(), holderRef: string(), purposeTag: nullable(string()), virtualAccount: string(), bankCode: string(), amountKobo: integer(), currency: string(), sessionId: string(), creditedAt: { type: 'string', format: 'date-time' }, foundBy: FOUND_BY })
 
 const WALLET_FUNDED = object({
-  walletId: string(), customerReference: string(), accountNumber: string(), bankCode: string(), amountKobo: integer(), currency: string(), sessionId: string(), payer: PAYER, narration: nullable(string()), creditId: string(), creditedAt: { type: 'string', format: 'date-time' },
+  walletId: string(), customerReference: string(), accountNumber: string(), bankCode: string(), amountKobo: integer(), currency: string(), sessionId: string(), payer: PAYER, narration: nullable(string()), creditId: string(), creditedAt: { type: 'string', format: 'date-time' }, foundBy: FOUND_BY,
 })
 
 const CREDIT_UNMATCHED = object({
   creditId: string('The unmatched item: GET /api/v1/rail/unmatched/{creditId}'), reason: string(), amountKobo: integer(), currency: string(), virtualAccount: string(), trackingId: nullable(string()), walletId: nullable(string()),
   sessionId: string(), payer: PAYER, narration: nullable(string()), creditedAt: { type: 'string', format: 'date-time' },
   excessOf: nullable(object({ creditId: string(), sessionId: string(), amountKobo: integer() }, "The credit an overpayment's excess was part of")),
+  foundBy: FOUND_BY,
 })
 
 const ESCROW_BASE = { ref: string(), status: string(), amount: integer('In kobo'), currency: string() }

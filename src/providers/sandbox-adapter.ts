@@ -165,9 +165,10 @@ export class SandboxAdapter implements ProviderAdapter {
     return { outcome: 'unknown', error: answer.ok ? `unexpected answer ${answer.httpStatus}` : answer.error }
   }
 
-  async listCredits(accountNumber: string): Promise<ProviderResult<ProviderCredit[]>> {
+  async listCredits(accountNumber: string, since?: Date): Promise<ProviderResult<ProviderCredit[]>> {
     const listed = (answer: CallAnswer): ProviderOutcome => (answer.ok && answer.httpStatus === 200 ? 'successful' : 'unknown')
-    const path = `/virtual-accounts/${accountNumber}/credits?client=${encodeURIComponent(this.#options.provider)}`
+    const sinceQuery = since === undefined ? '' : `&since=${encodeURIComponent(since.toISOString())}`
+    const path = `/virtual-accounts/${accountNumber}/credits?client=${encodeURIComponent(this.#options.provider)}${sinceQuery}`
     const answer = await this.#call('list_credits', accountNumber, 'GET', path, undefined, listed)
     if (!answer.ok || answer.httpStatus !== 200) return { outcome: 'unknown', error: answer.ok ? `unexpected answer ${answer.httpStatus}` : answer.error }
     const credits = (answer.body as unknown as { credits?: unknown }).credits

@@ -89,8 +89,11 @@ export interface ProviderAdapter {
   allocateVirtualAccount(request: { reference: string; accountName: string }): Promise<ProviderResult<ProviderAccount>>
   /** Stops a virtual account collecting for its owner (credits to it then go to triage). */
   archiveVirtualAccount(accountNumber: string): Promise<ProviderResult<null>>
-  /** Every credit the provider has for a virtual account: the requery for credits whose webhook was missed. */
-  listCredits(accountNumber: string): Promise<ProviderResult<ProviderCredit[]>>
+  /**
+   * Every credit the provider has for a virtual account (or a wallet's account), oldest first; with
+   * `since`, those credited at or after it: the requery and the sweep for credits whose webhook was missed.
+   */
+  listCredits(accountNumber: string, since?: Date): Promise<ProviderResult<ProviderCredit[]>>
   /** Verifies and reads a webhook the provider sent (the raw body as received, and its headers). */
   readWebhook(request: { pathWithQuery: string; headers: Record<string, string | string[] | undefined>; rawBody: string }): ProviderWebhook
   /** Sandbox providers only: someone pays into a virtual account (the bank then announces it). */

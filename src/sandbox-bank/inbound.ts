@@ -74,11 +74,22 @@ async function creditCustomer(tx: Queryable, accountNumber: string, amountKobo: 
   return rowCount === 1
 }
 
-/** The inbound credits of an account of a client (a virtual account or a wallet's), oldest first: what a client requeries for credits it missed. */
-export async function inboundCredits(pool: Pool, client: string, accountNumber: string): Promise<InboundCreditNotice[] | undefined> {
+/** The most credits one listing answers (the oldest first). */
+export const INBOUND_CREDITS_LISTED_MAX = 1_000
+
+/**
+ * The inbound credits of an account of a client (a virtual account or a wallet's), oldest first:
+ * what a client requeries for credits it missed; with `since`, only those credited at or after it
+ * (a client's sweep asks for what came since its last).
+ */
+export async function inboundCredits(pool: Pool, client: string, accountNumber: string, since?: Date): Promise<InboundCreditNotice[] | undefined> {
   const account = await pool.query(`SELECT 1 FROM sandbox_bank.accounts WHERE account_number = $1 AND kind IN ('virtual', 'customer') AND client = $2`, [accountNumber, client])
   if (account.rowCount === 0) return undefined
-  const found = await pool.query<InboundRow>(`${INBOUND_SELECT} WHERE t.kind = 'inbound' AND t.credit_account_number = $1 ORDER BY t.created_at, t.session_id LIMIT 1000`, [accountNumber])
+  const found = await pool.query<InboundRow>(
+    `${INBOUND_SELECT} WHERE t.kind = 'inbound' AND t.credit_account_number = $1 AND ($2::timestamptz IS NULL OR t.created_at >= $2)
+      ORDER BY t.created_at, t.session_id LIMIT ${INBOUND_CREDITS_LISTED_MAX}`,
+    [accountNumber, since ?? null],
+  )
   return found.rows.map(toInboundNotice)
 }
 

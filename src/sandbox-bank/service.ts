@@ -91,8 +91,8 @@ export class SandboxBank {
     return inbound.receiveInboundCredit(this.#books, credit)
   }
 
-  inboundCredits(client: string, accountNumber: string): Promise<InboundCreditNotice[] | undefined> {
-    return inbound.inboundCredits(this.#books.pool, client, accountNumber)
+  inboundCredits(client: string, accountNumber: string, since?: Date): Promise<InboundCreditNotice[] | undefined> {
+    return inbound.inboundCredits(this.#books.pool, client, accountNumber, since)
   }
 
   inboundNotice(sessionId: string): Promise<{ client: string; notice: InboundCreditNotice } | undefined> {

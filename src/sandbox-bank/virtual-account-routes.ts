@@ -69,16 +69,18 @@ function registerInboundCreditRoutes({ app, bank, options }: BankRoutes): void {
       ...options,
       schema: {
         operationId: 'listBankAccountCredits',
-        description: "The inbound credits of a client's account (a virtual account or a wallet's), oldest first, for a client requerying credits it missed.",
+        description:
+          "The inbound credits of a client's account (a virtual account or a wallet's), oldest first, at most 1,000, for a client requerying credits it missed; with `since`, only those credited at or after that time (a client's sweep asks for what came since its last).",
         tags: ['sandbox bank'],
         summary: "The inbound credits of a client's account (a virtual account or a wallet's), oldest first (for a client requerying credits it missed)",
         params: closedObject({ accountNumber: AccountNumber }),
-        querystring: closedObject({ client: ClientName }),
+        querystring: closedObject({ client: ClientName, since: Type.Optional(Type.String({ format: 'date-time', description: 'Only credits credited at or after this time' })) }),
         response: { 200: Type.Object({ credits: Type.Array(InboundNoticeSchema) }), ...errorResponses('not_found') },
       },
     },
     async (request) => {
-      const credits = await bank.inboundCredits(request.query.client, request.params.accountNumber)
+      const since = request.query.since === undefined ? undefined : new Date(request.query.since)
+      const credits = await bank.inboundCredits(request.query.client, request.params.accountNumber, since)
       if (!credits) throw notFound('Account')
       return { credits }
     },

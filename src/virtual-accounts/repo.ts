@@ -237,3 +237,26 @@ export async function list(
   )
   return result.rows.map(toAccount)
 }
+
+/** An account a provider may be asked about by number: whose provider, which number. */
+export interface ReceivingAccount {
+  provider: string
+  accountNumber: string
+}
+
+/**
+ * The accounts that can receive money, in (provider, account number) order after `after`: every
+ * active one, and those archived since `archivedSince` (the bank still takes payments into an
+ * archived account; Rail triages them). Payment intents' accounts (an escrow's funding account
+ * among them) are virtual accounts too. The unique (provider, account_number) index serves the order.
+ */
+export async function selectReceivingAfter(db: Queryable, after: ReceivingAccount | null, archivedSince: Date, limit: number): Promise<ReceivingAccount[]> {
+  const result = await db.query<{ provider: string; account_number: string }>(
+    `SELECT provider, account_number FROM virtual_accounts
+      WHERE ($1::text IS NULL OR (provider, account_number) > ($1, $2))
+        AND (status = 'active' OR archived_at >= $3)
+      ORDER BY provider, account_number LIMIT $4`,
+    [after?.provider ?? null, after?.accountNumber ?? null, archivedSince, limit],
+  )
+  return result.rows.map((row) => ({ provider: row.provider, accountNumber: row.account_number }))
+}

@@ -33,6 +33,8 @@ export {
   selectFboByHolder,
   selectIdByTrackingId,
 } from './repo.ts'
+// The accounts the credit sweep asks the provider about (src/inbound-credits/account-sweep.ts).
+export { selectReceivingAfter as receivingAccountsAfter, type ReceivingAccount } from './repo.ts'
 
 /** Collections are in naira; another currency is refused with unsupported_currency. */
 export const COLLECTION_CURRENCY = 'NGN'

@@ -114,3 +114,18 @@ export async function selectWallets(db: Queryable, filter: WalletListFilter): Pr
   )
   return result.rows.map(toWallet)
 }
+
+/** Wallets' account numbers in (provider, account number) order after `after`: the accounts a sweep asks the provider about. */
+export async function selectAccountNumbersAfter(
+  db: Queryable,
+  after: { provider: string; accountNumber: string } | null,
+  limit: number,
+): Promise<{ provider: string; accountNumber: string }[]> {
+  const result = await db.query<{ provider: string; account_number: string }>(
+    `SELECT provider, account_number FROM wallets
+      WHERE ($1::text IS NULL OR (provider, account_number) > ($1, $2))
+      ORDER BY provider, account_number LIMIT $3`,
+    [after?.provider ?? null, after?.accountNumber ?? null, limit],
+  )
+  return result.rows.map((row) => ({ provider: row.provider, accountNumber: row.account_number }))
+}

@@ -11,6 +11,7 @@ import * as repo from './repo.ts'
 
 export type { Wallet } from './repo.ts'
 /** For inbound credits (wallet funding by transfer): the wallet behind an account number. */
+export { selectAccountNumbersAfter as walletAccountsAfter } from './repo.ts'
 export { selectWalletByAccountNumber as walletOfAccountNumber, selectPartnerWalletByAccountNumber as partnerWalletOfAccountNumber } from './repo.ts'
 export { selectStatementFacts as moveStatementFacts } from './moves-repo.ts'
 

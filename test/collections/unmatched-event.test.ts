@@ -109,6 +109,7 @@ describe('credit.unmatched', () => {
       narration: null,
       creditedAt: expect.any(String),
       excessOf: null,
+      foundBy: 'notice',
     })
     // The same bank notice again stores nothing new and tells nothing new.
     const notice = (await new SandboxBank(harness.app.db.pool).inboundNotice(paid.sessionId))!.notice

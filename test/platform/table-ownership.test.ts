@@ -33,6 +33,7 @@ const OWNERS: Readonly<Record<string, string>> = {
   virtual_accounts: 'virtual-accounts',
   payment_intents: 'payment-intents',
   inbound_credits: 'inbound-credits',
+  inbound_credit_sweep: 'inbound-credits',
   invoices: 'invoices',
   escrows: 'escrow',
   escrow_webhooks: 'escrow',

@@ -21,6 +21,16 @@ export interface DeliveryAttemptObservation {
   durationMs: number
 }
 
+/** What one run of the credit sweep did (src/inbound-credits/account-sweep.ts). */
+export interface AccountSweepObservation {
+  accountsAsked: number
+  accountsFailed: number
+  /** Credits Rail did not have (their notice never came), recorded by the sweep. */
+  creditsFound: number
+  /** The run asked the last account of a pass over every account. */
+  passEnded: boolean
+}
+
 /** The ledger verification's figures (see `rail ledger verify`). */
 export interface LedgerVerificationObservation {
   ok: boolean
@@ -42,6 +52,8 @@ export class BackgroundMetrics {
   private readonly ledgerLastRun: Gauge
   private readonly ledgerLastOk: Gauge
   private readonly ledgerProblems: Gauge
+  private readonly sweptCredits: Counter
+  private readonly sweptAccounts: Counter<'result'>
 
   constructor(registry: Registry) {
     const registers = [registry]
@@ -61,6 +73,12 @@ export class BackgroundMetrics {
     this.ledgerLastRun = new Gauge({ name: 'rail_ledger_verify_last_run_timestamp_seconds', help: 'When this process last finished a ledger verification (Unix seconds)', registers })
     this.ledgerLastOk = new Gauge({ name: 'rail_ledger_verify_last_ok_timestamp_seconds', help: 'When this process last finished a ledger verification that found no problem (Unix seconds)', registers })
     this.ledgerProblems = new Gauge({ name: 'rail_ledger_verify_problems', help: 'Problems the last ledger verification of this process found (0 when the ledger verifies)', registers })
+    this.sweptCredits = new Counter({
+      name: 'rail_inbound_credits_found_by_sweep_total',
+      help: 'Inbound credits Rail learned of from the sweep of every account, not from their notice (a lost webhook)',
+      registers,
+    })
+    this.sweptAccounts = new Counter({ name: 'rail_credit_sweep_accounts_total', help: 'Accounts the credit sweep asked the provider about, by result (answered, failed)', labelNames: ['result'], registers })
   }
 
   jobStarted(task: string, dueAt: Date, startedAtMs: number): void {
@@ -78,6 +96,12 @@ export class BackgroundMetrics {
     const statusClass = statusClassOf(attempt.statusCode)
     this.deliveryAttempts.inc({ status_class: statusClass, result: attempt.result })
     this.deliveryDuration.observe({ status_class: statusClass }, attempt.durationMs / 1000)
+  }
+
+  accountSweep(run: AccountSweepObservation): void {
+    this.sweptCredits.inc(run.creditsFound)
+    this.sweptAccounts.inc({ result: 'answered' }, run.accountsAsked - run.accountsFailed)
+    this.sweptAccounts.inc({ result: 'failed' }, run.accountsFailed)
   }
 
   ledgerVerified(verification: LedgerVerificationObservation, finishedAtMs = Date.now()): void {

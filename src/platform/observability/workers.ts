@@ -1,9 +1,9 @@
 // What a process running background workers observes, put together once per metrics registry:
-// every task instrumented (log line, job metrics, span), callback delivery attempts and ledger
-// verifications counted and added to their step's log line.
+// every task instrumented (log line, job metrics, span), callback delivery attempts, ledger
+// verifications and the credit sweep's runs counted and added to their step's log line.
 import type { TaskList } from 'graphile-worker'
 import type { Registry } from 'prom-client'
-import { BackgroundMetrics, type DeliveryAttemptObservation, type LedgerVerificationObservation } from './background-metrics.ts'
+import { BackgroundMetrics, type AccountSweepObservation, type DeliveryAttemptObservation, type LedgerVerificationObservation } from './background-metrics.ts'
 import { annotateStep, instrumentTasks, type StepLogger } from './jobs.ts'
 
 export interface WorkerObservationSettings {
@@ -17,6 +17,7 @@ export interface WorkerObservation {
   instrument(tasks: TaskList): TaskList
   onDeliveryAttempt(attempt: DeliveryAttemptObservation): void
   onLedgerVerified(verification: LedgerVerificationObservation): void
+  onAccountSweep(run: AccountSweepObservation): void
 }
 
 /** One set of background metrics per registry, however many task lists are built on it. */
@@ -38,6 +39,10 @@ export function observeWorkers(settings: WorkerObservationSettings): WorkerObser
     onLedgerVerified(verification) {
       counted.ledgerVerified(verification)
       annotateStep({ outcome: verification.ok ? 'verified' : 'problems', problems: verification.problems, accountsChecked: verification.accountsChecked, transfersChecked: verification.transfersChecked })
+    },
+    onAccountSweep(run) {
+      counted.accountSweep(run)
+      annotateStep({ accountsAsked: run.accountsAsked, accountsFailed: run.accountsFailed, creditsFound: run.creditsFound, passEnded: run.passEnded })
     },
   }
 }

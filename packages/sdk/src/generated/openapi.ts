@@ -15158,7 +15158,8 @@ export interface operations {
                  *           "amountReceivedKobo": 2500000,
                  *           "ownerType": "invoice",
                  *           "ownerId": "0193b7e2-4c1a-7d3e-9f20-6a5b8c7d1e42"
-                 *         }
+                 *         },
+                 *         "foundBy": "notice"
                  *       }
                  *     }
                  */
@@ -15213,6 +15214,8 @@ export interface operations {
                             ownerType: string | null;
                             ownerId: string | null;
                         } | null;
+                        /** @enum {string} */
+                        foundBy: "notice" | "requery" | "sweep";
                     };
                 };
             };
@@ -15301,7 +15304,8 @@ export interface operations {
                  *         },
                  *         "narration": "November rent",
                  *         "creditedAt": "2026-11-25T09:30:00.000Z",
-                 *         "excessOf": null
+                 *         "excessOf": null,
+                 *         "foundBy": "notice"
                  *       }
                  *     }
                  */
@@ -15347,6 +15351,8 @@ export interface operations {
                             sessionId: string;
                             amountKobo: number;
                         } | null;
+                        /** @enum {string} */
+                        foundBy: "notice" | "requery" | "sweep";
                     };
                 };
             };
@@ -15429,7 +15435,8 @@ export interface operations {
                  *         "amountKobo": 2500000,
                  *         "currency": "NGN",
                  *         "sessionId": "000013261125093000123456789012",
-                 *         "creditedAt": "2026-11-25T09:30:00.000Z"
+                 *         "creditedAt": "2026-11-25T09:30:00.000Z",
+                 *         "foundBy": "notice"
                  *       }
                  *     }
                  */
@@ -15463,6 +15470,8 @@ export interface operations {
                         sessionId: string;
                         /** Format: date-time */
                         creditedAt: string;
+                        /** @enum {string} */
+                        foundBy: "notice" | "requery" | "sweep";
                     };
                 };
             };
@@ -15550,7 +15559,8 @@ export interface operations {
                  *         },
                  *         "narration": "November rent",
                  *         "creditId": "0193b7e2-4c1a-7d3e-9f20-6a5b8c7d1e42",
-                 *         "creditedAt": "2026-11-25T09:30:00.000Z"
+                 *         "creditedAt": "2026-11-25T09:30:00.000Z",
+                 *         "foundBy": "notice"
                  *       }
                  *     }
                  */
@@ -15590,6 +15600,8 @@ export interface operations {
                         creditId: string;
                         /** Format: date-time */
                         creditedAt: string;
+                        /** @enum {string} */
+                        foundBy: "notice" | "requery" | "sweep";
                     };
                 };
             };
