@@ -95,6 +95,6 @@ async function payInto(deps: InboundDeps, account: SimulationTarget, request: Si
     notified: paid.value.notified,
     message: paid.value.notified
       ? 'The sandbox bank received the credit and is announcing it to Rail; the callback follows'
-      : `The sandbox bank received the credit but lost its announcement (magic amount); requery the ${account.walletId ? 'wallet' : 'account'} to find it`,
+      : `The sandbox bank received the credit but lost its announcement (magic amount); Rail's sweep of every account finds it within minutes, or requery the ${account.walletId ? 'wallet' : 'account'} to find it now`,
   }
 }
