@@ -3,6 +3,9 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { RailClient } from '../../src/client/index.ts'
+import { TIMESTAMP_TOLERANCE_S } from '../../src/client/signing.ts'
+import { PROVIDER_CLOCK_SKEW_MS_DEFAULT } from '../../src/payments/decisions.ts'
+import { workInstruction } from '../../src/payments/service.ts'
 import { getProvider } from '../../src/providers/service.ts'
 import { magicAmount, SETTLE_DELAY_MS } from '../../src/sandbox-bank/magic.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
@@ -36,8 +39,13 @@ interface MoveJson {
   responseCode: string | null
 }
 
-const move = (path: string, amountKobo: number, reference = randomUUID()) => client.post<MoveJson>(path, { walletId, reference, amountKobo, currency: 'NGN' })
-const requery = async (reference: string) => (await client.get<MoveJson>(`/transaction/batch/${reference}`)).body
+/** Requests are signed by the app's clock, which the tests move (Rail checks signatures by it). */
+const signedNow = () => ({ timestampS: Math.floor(clock.now().getTime() / 1000) })
+const move = (path: string, amountKobo: number, reference = randomUUID()) => client.post<MoveJson>(path, { walletId, reference, amountKobo, currency: 'NGN' }, signedNow())
+const requery = async (reference: string) => (await client.get<MoveJson>(`/transaction/batch/${reference}`, signedNow())).body
+const moveId = async (reference: string) => (await app.db.pool.query<{ id: string }>(`SELECT id FROM wallet_moves WHERE reference = $1`, [reference])).rows[0]!.id
+/** The pipeline's own scheduled step (there are no background workers here): it may send again; a partner's requery never does. */
+const pipelineStep = async (reference: string) => workInstruction(app.payments(), await moveId(reference))
 
 it('knows which amounts are magic', () => {
   expect(magicAmount(19_051)).toEqual({ kind: 'code', code: '51' })
@@ -64,7 +72,11 @@ it('…9097 is a lost request: the first submission gets no answer and the bank 
   expect((await move('/wallet/debit', 19_097, reference)).body.status).toBe('unknown')
   expect(await requery(reference)).toMatchObject({ status: 'unknown', responseCode: '25' })
   clock.advance(FIRST_DELAY_MS + 50)
-  // Still no record well after the send: the pipeline sends it again, same reference, and the bank does it.
+  // Still no record well after the send: the partner's requery only asks (it sends nothing)...
+  expect(await requery(reference)).toMatchObject({ status: 'unknown', responseCode: '25' })
+  expect((await app.db.pool.query(`SELECT count(*)::int AS n FROM sandbox_bank.transfers WHERE reference = $1`, [await moveId(reference)])).rows[0].n).toBe(0)
+  // ...and the pipeline's schedule sends it again, same reference, and the bank does it.
+  await pipelineStep(reference)
   expect(await requery(reference)).toMatchObject({ status: 'successful', responseCode: '00' })
   const id = (await app.db.pool.query(`SELECT id FROM wallet_moves WHERE reference = $1`, [reference])).rows[0].id
   expect((await app.db.pool.query(`SELECT count(*)::int AS n FROM sandbox_bank.transfers WHERE reference = $1`, [id])).rows[0].n).toBe(1)
@@ -81,16 +93,22 @@ it('…9097 at the bank itself: one of two concurrent first submissions is dropp
   expect((await app.db.pool.query(`SELECT count(*)::int AS n FROM sandbox_bank.dropped_submissions WHERE reference = $1`, [reference])).rows[0].n).toBe(1)
 })
 
-it('…9096 gets a 500 every time: nothing happens at the bank, each send is retried after "no record", and after 3 sends it fails as never received', async () => {
+it('…9096 gets a 500 every time: nothing happens at the bank, each send is retried after "no record", and after 3 sends — once none can still be acted on — it fails as never received', async () => {
   const reference = randomUUID()
   expect((await move('/wallet/debit', 19_096, reference)).body.status).toBe('unknown')
   for (let send = 2; send <= 3; send++) {
     clock.advance(FIRST_DELAY_MS + 50)
-    expect((await requery(reference)).status).toBe('unknown') // no record: sent again, and 500 again
+    await pipelineStep(reference) // no record: sent again, and 500 again
+    expect((await requery(reference)).status).toBe('unknown')
   }
   clock.advance(FIRST_DELAY_MS + 50)
+  // Sends spent, no record: but the last send could still reach the bank within its validity window.
+  await pipelineStep(reference)
+  expect((await requery(reference)).status).toBe('unknown')
+  clock.advance(TIMESTAMP_TOLERANCE_S * 1000 + PROVIDER_CLOCK_SKEW_MS_DEFAULT)
+  await pipelineStep(reference)
   expect(await requery(reference)).toMatchObject({ status: 'failed', responseCode: '25' })
-  const balance = (await client.get<{ availableBalanceKobo: number; bookedBalanceKobo: number }>(`/wallet/customer?customerId=${walletId}`)).body
+  const balance = (await client.get<{ availableBalanceKobo: number; bookedBalanceKobo: number }>(`/wallet/customer?customerId=${walletId}`, signedNow())).body
   expect(balance.availableBalanceKobo).toBe(balance.bookedBalanceKobo) // the hold was voided
   const id = (await app.db.pool.query(`SELECT id FROM wallet_moves WHERE reference = $1`, [reference])).rows[0].id
   expect((await app.db.pool.query(`SELECT count(*)::int AS n FROM provider_calls WHERE reference = $1 AND operation = 'debit'`, [id])).rows[0].n).toBe(3)
@@ -99,9 +117,9 @@ it('…9096 gets a 500 every time: nothing happens at the bank, each send is ret
 
 it('…9098 loses the answer after the money moved: unknown, then requery finds 00', async () => {
   const reference = randomUUID()
-  const before = (await client.get<{ bookedBalanceKobo: number }>(`/wallet/customer?customerId=${walletId}`)).body.bookedBalanceKobo
+  const before = (await client.get<{ bookedBalanceKobo: number }>(`/wallet/customer?customerId=${walletId}`, signedNow())).body.bookedBalanceKobo
   expect((await move('/wallet/credit', 19_098, reference)).body.status).toBe('unknown')
   expect(await requery(reference)).toMatchObject({ status: 'successful', responseCode: '00' })
-  const after = (await client.get<{ bookedBalanceKobo: number }>(`/wallet/customer?customerId=${walletId}`)).body.bookedBalanceKobo
+  const after = (await client.get<{ bookedBalanceKobo: number }>(`/wallet/customer?customerId=${walletId}`, signedNow())).body.bookedBalanceKobo
   expect(after - before).toBe(19_098)
 })
