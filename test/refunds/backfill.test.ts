@@ -53,6 +53,12 @@ async function waitForStatus(partner: Partner, creditId: string, status: string)
   return item!
 }
 
+/**
+ * Signing for another try at a credit's refund: a request the same as the first, signed in the same
+ * second, would be the first one replayed (the resolve route is keyed on its signature).
+ */
+const anotherTry = () => ({ timestampS: Math.floor(Date.now() / 1000) + 1 })
+
 /** An unmatched credit (paid into an archived account), refunded by triage: its refund's id. */
 async function triageRefund(partner: Partner, amountKobo: number): Promise<{ creditId: string; refundId: string; payoutId: string }> {
   const account = (await partner.client.post<{ trackingId: string; virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })).body
@@ -142,7 +148,7 @@ describe('triage refunds made before 0032', () => {
     expect((await waitForStatus(partner, made.creditId, 'unmatched')).resolution).toMatchObject({ refundId: made.payoutId, outcome: 'failed' })
     expect(await suspenseHeldKobo(partner.credentials.partnerId)).toBe(0)
 
-    const retried = await partner.client.post<{ status: string; resolution: { refundId: string } }>(`/api/v1/rail/unmatched/${made.creditId}/resolve`, { action: 'refund' })
+    const retried = await partner.client.post<{ status: string; resolution: { refundId: string } }>(`/api/v1/rail/unmatched/${made.creditId}/resolve`, { action: 'refund' }, anotherTry())
     expect(retried.body.status).toBe('refund_pending')
     expect((await settleRefund(partner.client, retried.body.resolution.refundId, 'confirmed')).state).toBe('succeeded')
     await waitForStatus(partner, made.creditId, 'refunded')
@@ -169,7 +175,7 @@ describe('triage refunds made before 0032', () => {
     expect(byId.get(failed.payoutId)!.failureReason).not.toBeNull()
     for (const ended of [confirmed, failed]) expect(byId.get(ended.payoutId)!.completedAt).not.toBeNull()
     // The failed one's credit is refundable again: triage refunds it.
-    const retried = await partner.client.post<{ status: string }>(`/api/v1/rail/unmatched/${failed.creditId}/resolve`, { action: 'refund' })
+    const retried = await partner.client.post<{ status: string }>(`/api/v1/rail/unmatched/${failed.creditId}/resolve`, { action: 'refund' }, anotherTry())
     expect(retried.body.status).toBe('refund_pending')
   })
 })
