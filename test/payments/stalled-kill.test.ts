@@ -63,13 +63,21 @@ function processState(pid: number): string {
 
 const sendAttempts = async (id: string) => (await app.db.pool.query<{ n: number }>(`SELECT send_attempts AS n FROM bank_instructions WHERE id = $1`, [id])).rows[0]!.n
 
-/** Gives the payout work jobs until a worker (once the lease before it lapsed) commits send number `attempt`. */
-async function resendCommitted(id: string, attempt: number): Promise<void> {
-  await waitFor(async () => {
-    if ((await sendAttempts(id)) >= attempt) return true
-    await addJob(app.db.pool, WORK_TASK, { id })
-    return false
-  }, 30_000, `send ${attempt} committed`)
+/** Gives the payout work jobs until `rail` (once the lease before it lapsed) commits send number `attempt`. */
+async function resendCommitted(id: string, attempt: number, rail: RailProcess): Promise<void> {
+  try {
+    await waitFor(async () => {
+      if ((await sendAttempts(id)) >= attempt) return true
+      // One job waiting at a time (this file makes one payout): a worker takes it, finds the lease held (or takes the payout), and the next is added.
+      const waiting = await app.db.pool.query(`SELECT 1 FROM graphile_worker.jobs WHERE task_identifier = $1 AND locked_at IS NULL AND attempts < max_attempts`, [WORK_TASK])
+      if (waiting.rowCount === 0) await addJob(app.db.pool, WORK_TASK, { id })
+      return false
+    }, 30_000, `send ${attempt} committed`)
+  } catch (error) {
+    const instruction = (await app.db.pool.query(`SELECT state, send_attempts, lease_expires_at, now() AS db_now, response_code FROM bank_instructions WHERE id = $1`, [id])).rows[0]
+    const calls = (await app.db.pool.query(`SELECT operation, http_status, outcome, error FROM provider_calls WHERE reference = $1 ORDER BY created_at`, [id])).rows
+    throw new Error(`${String(error)}\ninstruction: ${JSON.stringify(instruction)}\ncalls: ${JSON.stringify(calls)}\nexited: ${rail.child.exitCode ?? rail.child.signalCode}\noutput: ${rail.output()}`)
+  }
 }
 
 it('a payout whose sender stood still is failed only once no send can be acted on; the sender, woken, moves nothing', { timeout: 180_000 }, async () => {
@@ -78,10 +86,10 @@ it('a payout whose sender stood still is failed only once no send can be acted o
   await waitFor(async () => (await sendAttempts(id)) === 1 && processState(a.child.pid!) === 'T', 60_000, 'A frozen before its call')
 
   const b = worker('payments.before_send=hang')
-  await resendCommitted(id, 2)
+  await resendCommitted(id, 2, b)
   await killRail(b)
   const c = worker('payments.before_send=hang')
-  await resendCommitted(id, 3)
+  await resendCommitted(id, 3, c)
   await killRail(c)
 
   // The test's own worker: no record, sends spent; failed once the latest send's window has passed.

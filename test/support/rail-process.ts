@@ -7,7 +7,12 @@ import { PROJECT_ROOT, RAIL_BIN } from './cli.ts'
 export interface RailProcess {
   child: ChildProcess
   exited: Promise<unknown>
+  /** The last of what it wrote (stdout and stderr), for a test that fails to say why. */
+  output(): string
 }
+
+/** How much of a process's output is kept. */
+const OUTPUT_CHARS_KEPT = 20_000
 
 export function startRail(app: TestApp, role: 'api' | 'worker', settings: { bankSecret: string; dataDir: string }, env: Record<string, string> = {}): RailProcess {
   const child = spawn(process.execPath, [RAIL_BIN, role], {
@@ -20,12 +25,20 @@ export function startRail(app: TestApp, role: 'api' | 'worker', settings: { bank
       SANDBOX_BANK_SECRET: settings.bankSecret,
       RAIL_DATA_DIR: settings.dataDir,
       RAIL_REQUERY_FIRST_DELAY_MS: '200',
+      // No worker endpoints: several workers (a frozen one among them) must not race for one port.
+      WORKER_HTTP_PORT: '0',
       LOG_LEVEL: 'warn',
       ...env,
     },
-    stdio: ['ignore', 'ignore', 'ignore'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   })
-  return { child, exited: new Promise((resolve) => child.on('exit', resolve)) }
+  let output = ''
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString('utf8')).slice(-OUTPUT_CHARS_KEPT)
+  }
+  child.stdout!.on('data', keep)
+  child.stderr!.on('data', keep)
+  return { child, exited: new Promise((resolve) => child.on('exit', resolve)), output: () => output }
 }
 
 /** SIGKILL, unless it has ended already; answers once it has. */
