@@ -65,7 +65,11 @@ export async function refundOne(client: RailClient, body: Record<string, unknown
 /** Waits for a refund's payout to reach the bank, registers its outcome, and waits for the refund to end. */
 export async function settleRefund(client: RailClient, refundId: string, outcome: 'confirmed' | 'failed'): Promise<RefundJson> {
   const { outboundTransferId } = (await client.get<RefundJson>(`/api/v1/rail/refunds/${refundId}`)).body
-  await waitFor(async () => (await client.get<{ state: string }>(`/api/v1/rail/outbound/${outboundTransferId}`)).body.state === 'submitted', 15_000, 'refund payout submitted')
+  const payout = async () => (await client.get<{ state: string }>(`/api/v1/rail/outbound/${outboundTransferId}`)).body
+  // When it never gets there, say where it stands (a busy machine once waited the whole limit here).
+  await waitFor(async () => (await payout()).state === 'submitted', 15_000, 'refund payout submitted').catch(async (error: unknown) => {
+    throw new Error(`${String(error)}; the payout: ${JSON.stringify(await payout())}`)
+  })
   expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: outboundTransferId, outcome })).status).toBe(200)
   let ended: RefundJson | undefined
   await waitFor(async () => {
