@@ -7,9 +7,6 @@
 // processes work the same payments at once — payouts and refunds, and wallet debits and external
 // sends a killed `rail api` left `sending` — with extra jobs for each: still one payment at the
 // bank per reference.
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
 import type { Runner } from 'graphile-worker'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { RailClient } from '../../src/client/index.ts'
@@ -17,34 +14,27 @@ import { SWEEP_TASK } from '../../src/payments/service.ts'
 import { findFreePort } from '../../src/platform/embedded-db.ts'
 import { addJob } from '../../src/platform/jobs.ts'
 import { BANK_SECRET } from '../collections/support.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
-import { killRail, startRail, type RailProcess } from '../support/rail-process.ts'
-import { expectExactlyOnce, instructionState, paymentParty, PAYMENT_KINDS, settle, startPayment, startPaymentWorkers, type PaymentKind, type PaymentParty } from '../support/payments.ts'
-import { startReceiver, type Receiver } from '../support/receiver.ts'
+import type { TestApp } from '../support/app.ts'
+import { killRail, startKillBench, type KillBench, type RailProcess } from '../support/rail-process.ts'
+import { expectExactlyOnce, instructionState, PAYMENT_KINDS, settle, startPayment, startPaymentWorkers, type PaymentKind, type PaymentParty } from '../support/payments.ts'
 import { waitFor } from '../support/wait.ts'
 
 const SETTINGS = { sandbox: { firstDelayMs: 200, deadlineMs: 60_000 }, leaseMs: 5_000 }
+let bench: KillBench
 let app: TestApp
-let hook: Receiver
 let party: PaymentParty
-let dataDir: string
 
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: BANK_SECRET, payments: SETTINGS })
-  hook = await startReceiver()
-  party = await paymentParty(app, hook.url)
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'rail-kill-'))
-  chmodSync(dataDir, 0o755)
+  bench = await startKillBench({ sandboxBankSecret: BANK_SECRET, payments: SETTINGS })
+  ;({ app, party } = bench)
 })
 afterAll(async () => {
-  await hook?.close()
-  await app?.close()
-  rmSync(dataDir, { recursive: true, force: true })
+  await bench?.close()
 })
 
 /** A real `rail api` or `rail worker` on the test database, reaching the test app's sandbox bank. */
 function rail(role: 'api' | 'worker', env: Record<string, string> = {}): RailProcess {
-  return startRail(app, role, { bankSecret: BANK_SECRET, dataDir }, env)
+  return bench.rail(role, env)
 }
 
 const kill = killRail

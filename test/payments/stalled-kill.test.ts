@@ -7,17 +7,14 @@
 // passed. A is woken (SIGCONT) and makes its call, signed with attempt 1's time: the bank refuses
 // it. Then A is killed too. The campaign's invariants hold: the bank moved nothing, Rail's final
 // state is the bank's, the hold is voided once, one terminal callback, the ledger verifies.
-import { mkdtempSync, readFileSync, rmSync, chmodSync } from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
+import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { workInstruction, WORK_TASK } from '../../src/payments/service.ts'
 import { addJob } from '../../src/platform/jobs.ts'
 import { BANK_SECRET } from '../collections/support.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
-import { expectExactlyOnce, instructionState, paymentParty, startPayment, type PaymentParty } from '../support/payments.ts'
-import { killRail, startRail, type RailProcess } from '../support/rail-process.ts'
-import { startReceiver, type Receiver } from '../support/receiver.ts'
+import type { TestApp } from '../support/app.ts'
+import { expectExactlyOnce, instructionState, startPayment, type PaymentParty } from '../support/payments.ts'
+import { killRail, startKillBench, type KillBench, type RailProcess } from '../support/rail-process.ts'
 import { waitFor } from '../support/wait.ts'
 
 /** The sandbox bank acts on a request this long after it was signed (short: the test waits it out). */
@@ -27,31 +24,25 @@ const LEASE_MS = 1_500
 const SETTINGS = { sandbox: { firstDelayMs: 200, deadlineMs: 600_000 }, leaseMs: LEASE_MS, providerClockSkewMs: 0 }
 const CHILD_ENV = { RAIL_PAYMENT_LEASE_MS: String(LEASE_MS), SANDBOX_BANK_REQUEST_VALIDITY_S: String(REQUEST_VALIDITY_S) }
 
+let bench: KillBench
 let app: TestApp
-let hook: Receiver
 let party: PaymentParty
-let dataDir: string
 const started: RailProcess[] = []
 
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: BANK_SECRET, payments: SETTINGS, sandboxBankRequestValidityS: REQUEST_VALIDITY_S })
-  hook = await startReceiver()
-  party = await paymentParty(app, hook.url)
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'rail-stalled-'))
-  chmodSync(dataDir, 0o755)
+  bench = await startKillBench({ sandboxBankSecret: BANK_SECRET, payments: SETTINGS, sandboxBankRequestValidityS: REQUEST_VALIDITY_S })
+  ;({ app, party } = bench)
 })
 afterAll(async () => {
   for (const rail of started) {
     rail.child.kill('SIGCONT')
     await killRail(rail)
   }
-  await hook?.close()
-  await app?.close()
-  rmSync(dataDir, { recursive: true, force: true })
+  await bench?.close()
 })
 
 function worker(failpoints: string): RailProcess {
-  const rail = startRail(app, 'worker', { bankSecret: BANK_SECRET, dataDir }, { ...CHILD_ENV, RAIL_FAILPOINTS: failpoints })
+  const rail = bench.rail('worker', { ...CHILD_ENV, RAIL_FAILPOINTS: failpoints })
   started.push(rail)
   return rail
 }

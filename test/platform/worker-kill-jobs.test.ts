@@ -4,43 +4,33 @@
 // liveness sweep and a restart the payment ends, and no job is left counted as failed: the row the
 // replacement detached (no key, out of attempts) is completed, not left behind for the "a job gave
 // up for good" alert (docs/operations.md §Metrics).
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
 import { Registry } from 'prom-client'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { sweepStranded } from '../../src/payments/service.ts'
 import { registerDatabaseGauges } from '../../src/platform/observability/database-gauges.ts'
 import { PRESUMED_DEAD_AFTER_S, sweepDeadWorkerProcesses } from '../../src/platform/worker-liveness.ts'
 import { BANK_SECRET } from '../collections/support.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
-import { startRail, type RailProcess } from '../support/rail-process.ts'
-import { expectExactlyOnce, instructionState, paymentParty, settle, startPayment, startPaymentWorkers, type PaymentParty } from '../support/payments.ts'
-import { startReceiver, type Receiver } from '../support/receiver.ts'
+import type { TestApp } from '../support/app.ts'
+import { startKillBench, type KillBench, type RailProcess } from '../support/rail-process.ts'
+import { expectExactlyOnce, instructionState, settle, startPayment, startPaymentWorkers, type PaymentParty } from '../support/payments.ts'
 import { waitFor } from '../support/wait.ts'
 
 const SETTINGS = { sandbox: { firstDelayMs: 200, deadlineMs: 60_000 }, leaseMs: 5_000 }
+let bench: KillBench
 let app: TestApp
-let hook: Receiver
 let party: PaymentParty
-let dataDir: string
 
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: BANK_SECRET, payments: SETTINGS })
-  hook = await startReceiver()
-  party = await paymentParty(app, hook.url)
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'rail-kill-jobs-'))
-  chmodSync(dataDir, 0o755)
+  bench = await startKillBench({ sandboxBankSecret: BANK_SECRET, payments: SETTINGS })
+  ;({ app, party } = bench)
 })
 afterAll(async () => {
-  await hook?.close()
-  await app?.close()
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+  await bench?.close()
 })
 
 /** A real `rail worker` on the test database, reaching the test app's sandbox bank. */
 function railWorker(env: Record<string, string>): RailProcess {
-  return startRail(app, 'worker', { bankSecret: BANK_SECRET, dataDir }, env)
+  return bench.rail('worker', env)
 }
 
 /** What `rail_jobs_failed` reports at a scrape, by task. */

@@ -1,8 +1,13 @@
 // A real `rail api` or `rail worker` process on a test app's database, reaching its sandbox bank:
 // what the kill tests start, stop at a failpoint (RAIL_FAILPOINTS) and kill with SIGKILL.
 import { spawn, type ChildProcess } from 'node:child_process'
-import type { TestApp } from './app.ts'
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { startTestApp, type TestApp } from './app.ts'
 import { PROJECT_ROOT, RAIL_BIN } from './cli.ts'
+import { paymentParty, type PaymentParty } from './payments.ts'
+import { startReceiver } from './receiver.ts'
 
 export interface RailProcess {
   child: ChildProcess
@@ -45,4 +50,31 @@ export function startRail(app: TestApp, role: 'api' | 'worker', settings: { bank
 export async function killRail(rail: RailProcess): Promise<void> {
   if (rail.child.exitCode === null && rail.child.signalCode === null) rail.child.kill('SIGKILL')
   await rail.exited
+}
+
+/** What the kill tests share: the test app, a funded payment party whose callbacks a receiver takes, and a data directory for the processes. */
+export interface KillBench {
+  app: TestApp
+  party: PaymentParty
+  /** A real `rail api` or `rail worker` on the app's database and sandbox bank. */
+  rail(role: 'api' | 'worker', env?: Record<string, string>): RailProcess
+  close(): Promise<void>
+}
+
+export async function startKillBench(options: NonNullable<Parameters<typeof startTestApp>[0]> & { sandboxBankSecret: string }): Promise<KillBench> {
+  const app = await startTestApp(options)
+  const hook = await startReceiver()
+  // The processes' data directory: reachable by the embedded database's user (not under a 0700 parent).
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'rail-kill-'))
+  chmodSync(dataDir, 0o755)
+  const close = async () => {
+    await hook.close()
+    await app.close()
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+  const party = await paymentParty(app, hook.url).catch(async (error: unknown) => {
+    await close()
+    throw error
+  })
+  return { app, party, rail: (role, env = {}) => startRail(app, role, { bankSecret: options.sandboxBankSecret, dataDir }, env), close }
 }
