@@ -24,6 +24,7 @@ export const SANDBOX_BANK_CODE_DEFAULT = '101'
 
 export class SandboxBank {
   readonly #books: accounts.BankBooks
+  readonly #payoutListeners: transfers.PayoutListener[] = []
   readonly bankCode: string
 
   constructor(pool: Pool, bankCode = SANDBOX_BANK_CODE_DEFAULT, clock: Clock = systemClock) {
@@ -80,7 +81,17 @@ export class SandboxBank {
   }
 
   registerOutcome(reference: string, outcome: 'confirmed' | 'failed'): Promise<boolean> {
-    return transfers.registerOutcome(this.#books, reference, outcome)
+    return transfers.registerOutcome(this.#books, reference, outcome, this.#payoutListeners)
+  }
+
+  /** transfers.ts reversePayout: a settled payout's money comes back; `not_reversible` unless it settled with 00 and was not reversed. */
+  reversePayout(reference: string): Promise<'reversed' | 'not_reversible'> {
+    return transfers.reversePayout(this.#books, reference, this.#payoutListeners)
+  }
+
+  /** A provider dialect hears of each change to a payout (an outcome registered, a reversal) in the transaction that makes it. */
+  onPayoutChange(listener: transfers.PayoutListener): void {
+    this.#payoutListeners.push(listener)
   }
 
   requery(reference: string): Promise<TransferAnswer> {

@@ -58,6 +58,26 @@ export function registerTransferRoutes({ app, bank, options }: BankRoutes): void
     },
   )
 
+  app.post(
+    `${SANDBOX_BANK_PREFIX}/transfers/:reference/reversal`,
+    {
+      ...options,
+      schema: {
+        operationId: 'reverseBankPayout',
+        description: 'Reverses a payout that settled with 00 (the sandbox settlement simulator): the money comes back to the settlement pool. A requery still answers 00; a provider dialect says the payout was reversed and announces it.',
+        tags: ['sandbox bank'],
+        summary: 'Reverse a settled payout (the sandbox settlement simulator)',
+        params: closedObject({ reference: Reference }),
+        response: { 200: Type.Object({ reference: Type.String(), reversed: Type.Boolean() }), ...errorResponses('invalid_state') },
+      },
+    },
+    async (request) => {
+      const reversed = await bank.reversePayout(request.params.reference)
+      if (reversed !== 'reversed') throw new RailError('invalid_state', `no payout settled with 00 and not yet reversed has reference ${request.params.reference}`)
+      return { reference: request.params.reference, reversed: true }
+    },
+  )
+
   app.get(
     `${SANDBOX_BANK_PREFIX}/transfers/:reference`,
     { ...options, schema: { operationId: 'getBankTransfer', summary: 'Requery a transfer', description: "Requery: what happened to a transfer, by the client's reference, with its NIP response code and session id.", tags: ['sandbox bank'], params: closedObject({ reference: Reference }), response: { 200: TransferAnswerSchema, ...errorResponses('not_found') } } },

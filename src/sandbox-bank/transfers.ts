@@ -127,12 +127,40 @@ export async function dropFirstSubmission(pool: Pool, reference: string): Promis
  * replaces the earlier one. It settles at the next requery. False when no payout in progress has
  * this reference.
  */
-export async function registerOutcome(bank: BankBooks, reference: string, outcome: 'confirmed' | 'failed'): Promise<boolean> {
-  const { rowCount } = await bank.pool.query(
-    `UPDATE sandbox_bank.transfers SET final_code = $2, settles_at = $3 WHERE reference = $1 AND kind = 'payout' AND response_code = '09'`,
-    [reference, outcome === 'confirmed' ? '00' : PAYOUT_FAILED_CODE, bank.clock.now()],
-  )
-  return rowCount === 1
+export async function registerOutcome(bank: BankBooks, reference: string, outcome: 'confirmed' | 'failed', listeners: readonly PayoutListener[] = []): Promise<boolean> {
+  return withTransaction(bank.pool, async (tx) => {
+    const { rowCount } = await tx.query(
+      `UPDATE sandbox_bank.transfers SET final_code = $2, settles_at = $3 WHERE reference = $1 AND kind = 'payout' AND response_code = '09'`,
+      [reference, outcome === 'confirmed' ? '00' : PAYOUT_FAILED_CODE, bank.clock.now()],
+    )
+    if (rowCount !== 1) return false
+    for (const listener of listeners) await listener(tx, { reference, change: 'outcome_registered' })
+    return true
+  })
+}
+
+/**
+ * Told of a change to a payout in the transaction that makes it, so that what follows from it (a
+ * provider dialect's webhook job) exists only if the change does.
+ */
+export type PayoutListener = (tx: Queryable, change: { reference: string; change: 'outcome_registered' | 'reversed' }) => Promise<void>
+
+/**
+ * The sandbox simulator reverses a payout that settled with 00: the money comes back to the
+ * settlement pool. The bank still answers 00 on a requery (NIP has no code for it); a provider
+ * dialect says `reversed`. A payout whose registered outcome is due is settled first.
+ */
+export async function reversePayout(bank: BankBooks, reference: string, listeners: readonly PayoutListener[] = []): Promise<'reversed' | 'not_reversible'> {
+  await settleIfDue(bank, reference)
+  return withTransaction(bank.pool, async (tx) => {
+    const { rowCount } = await tx.query(
+      `UPDATE sandbox_bank.transfers SET reversed_at = $2 WHERE reference = $1 AND kind = 'payout' AND response_code = '00' AND reversed_at IS NULL`,
+      [reference, bank.clock.now()],
+    )
+    if (rowCount !== 1) return 'not_reversible'
+    for (const listener of listeners) await listener(tx, { reference, change: 'reversed' })
+    return 'reversed'
+  })
 }
 
 /** What happened to a reference: the transfer's own code, or 25 when the bank has no record. */
