@@ -126,13 +126,11 @@ export class MonnifyAdapter implements ProviderAdapter {
       customerName: request.accountName,
       customerEmail: customerEmailFor(walletReference, this.#emailDomain()),
     })
-    const created = await this.#call('create_wallet', walletReference, 'POST', '/api/v1/disbursements/wallet', body, readWallet)
-    if (created.outcome !== 'failed' || created.responseCode !== '26') return created
+    const created = await this.#call('create_wallet', walletReference, 'POST', '/api/v1/disbursements/wallet', body, (answer) => readWallet(answer, request.accountName))
+    if (created.outcome !== 'failed' || created.responseCode !== '26' || created.providerReference !== null) return created
     // The reference was used before: the wallet it opened is the answer, if it was opened for this name.
     const path = `/api/v1/disbursements/wallet?walletReference=${encodeURIComponent(walletReference)}`
-    const found = await this.#call('create_wallet', walletReference, 'GET', path, undefined, (answer) => readWalletListing(answer, walletReference))
-    if (found.outcome !== 'successful' || found.value.accountName === request.accountName) return found
-    return { outcome: 'failed', responseCode: '26', responseMessage: 'The wallet reference opened a wallet in another name', providerReference: null }
+    return this.#call('create_wallet', walletReference, 'GET', path, undefined, (answer) => readWalletListing(answer, walletReference, request.accountName))
   }
 
   async allocateVirtualAccount(request: { reference: string; accountName: string }): Promise<ProviderResult<ProviderAccount>> {
@@ -285,35 +283,43 @@ export function readNameEnquiry(answer: HttpAnswer): ProviderResult<{ accountNam
   if ('error' in read) return unknown(read.error)
   const accountName = bodyOf(answer)?.accountName
   if (typeof accountName === 'string' && accountName !== '') return { outcome: 'successful', responseCode: '00', responseMessage: nipMessage('00'), providerReference: '', value: { accountName } }
-  if (isRefusal(read.httpStatus, read.envelope)) return { outcome: 'failed', responseCode: '07', responseMessage: read.envelope.responseMessage || nipMessage('07'), providerReference: null }
+  if (isRefusal(read.httpStatus, read.envelope)) {
+    const code = failureCode(read.envelope.responseMessage) === '16' ? '16' : '07'
+    return { outcome: 'failed', responseCode: code, responseMessage: read.envelope.responseMessage || nipMessage(code), providerReference: null }
+  }
   return unknown(`Monnify answered ${read.httpStatus} ${read.envelope.responseCode}: ${read.envelope.responseMessage}`)
 }
 
 /** A wallet, as Monnify gives one: its account, paid into by transfer at its top-up bank, paying out from its number. */
-function walletAccount(wallet: Record<string, unknown> | undefined): ProviderResult<ProviderAccount> | undefined {
+function walletAccount(wallet: Record<string, unknown> | undefined, walletName: string): ProviderResult<ProviderAccount> | undefined {
   const topUp = objectOf(wallet?.topUpAccountDetails)
   const account = accountOf({ bankCode: topUp?.bankCode, accountNumber: wallet?.accountNumber, accountName: wallet?.accountName })
   if (!account) return undefined
+  // Opened before under this reference for another name: not this request's wallet (26, and a
+  // providerReference, so that the adapter does not look it up again).
+  if (typeof wallet?.walletName === 'string' && wallet.walletName !== walletName) {
+    return { outcome: 'failed', responseCode: '26', responseMessage: 'The wallet reference opened a wallet in another name', providerReference: String(wallet.walletReference ?? '') }
+  }
   return { outcome: 'successful', responseCode: '00', responseMessage: 'Wallet opened', providerReference: String(wallet?.walletReference ?? account.accountNumber), value: account }
 }
 
-export function readWallet(answer: HttpAnswer): ProviderResult<ProviderAccount> {
+export function readWallet(answer: HttpAnswer, walletName: string): ProviderResult<ProviderAccount> {
   const read = envelopeOf(answer)
   if ('error' in read) return unknown(read.error)
-  const opened = walletAccount(bodyOf(answer))
+  const opened = walletAccount(bodyOf(answer), walletName)
   if (opened) return opened
   // Refused: the reference may have opened a wallet before; the adapter looks it up (26 until it does).
   if (isRefusal(read.httpStatus, read.envelope)) return { outcome: 'failed', responseCode: '26', responseMessage: read.envelope.responseMessage, providerReference: null }
   return unknown(`Monnify answered ${read.httpStatus} ${read.envelope.responseCode}: ${read.envelope.responseMessage}`)
 }
 
-export function readWalletListing(answer: HttpAnswer, walletReference: string): ProviderResult<ProviderAccount> {
+export function readWalletListing(answer: HttpAnswer, walletReference: string, walletName: string): ProviderResult<ProviderAccount> {
   const body = bodyOf(answer)
   if (!body) return unknown(answer.ok ? `Monnify answered ${answer.httpStatus} listing wallets` : answer.error)
   const content = Array.isArray(body.content) ? body.content : []
   const wallet = content.map(objectOf).find((item) => item?.walletReference === walletReference)
   if (!wallet) return { outcome: 'failed', responseCode: '25', responseMessage: 'Monnify refused the wallet and has none by its reference', providerReference: null }
-  return walletAccount(wallet) ?? unknown('the wallet Monnify listed has no readable account')
+  return walletAccount(wallet, walletName) ?? unknown('the wallet Monnify listed has no readable account')
 }
 
 /** A reserved account: its first bank account (one preferred bank is asked for). */

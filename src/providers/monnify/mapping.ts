@@ -116,8 +116,11 @@ export const TRANSFER_STATUSES: Readonly<Record<string, StatusReading>> = {
 
 /** A failure's better NIP code, read from Monnify's words where they say the cause plainly. */
 const FAILURE_CAUSES: ReadonlyArray<{ pattern: RegExp; code: string }> = [
-  { pattern: /insufficient|sufficient balance/i, code: '51' },
-  { pattern: /invalid (destination )?account|account (number )?(is )?invalid/i, code: '07' },
+  { pattern: /insufficient|sufficient (balance|funds)/i, code: '51' },
+  { pattern: /invalid (destination |beneficiary )?account|account (number )?(is )?invalid/i, code: '07' },
+  { pattern: /dormant/i, code: '06' },
+  { pattern: /invalid bank code|unknown bank/i, code: '16' },
+  { pattern: /bank (is )?not available|bank (is )?unavailable/i, code: '91' },
 ]
 
 export function failureCode(comment: string | null): string {
