@@ -37,7 +37,10 @@ import { registerPartnerRoutes } from './partners/routes.ts'
 import { paymentTasks } from './payments/jobs.ts'
 import { bringForwardPartner, PAYMENTS_CRONTAB, paymentSettings, stepWriterFor, type PaymentSettings, type PaymentsDeps } from './payments/service.ts'
 import { ProviderRegistry, type ProviderSettings } from './providers/registry.ts'
+import { SANDBOX_MONNIFY_PROFILE, SANDBOX_PAYSTACK_PROFILE, type SandboxDialectJobDeps } from './sandbox-bank/dialects.ts'
 import { sandboxBankTasks } from './sandbox-bank/jobs.ts'
+import { monnifyCreditNotifier, registerSandboxMonnifyRoutes, sandboxMonnifyTasks } from './sandbox-bank/monnify/index.ts'
+import { paystackCreditNotifier, registerSandboxPaystackRoutes, sandboxPaystackTasks } from './sandbox-bank/paystack/index.ts'
 import { registerSandboxBankRoutes } from './sandbox-bank/routes.ts'
 import { registerStatementRoutes } from './statements/routes.ts'
 import { settlementTasks } from './settlement/jobs.ts'
@@ -130,7 +133,7 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   registerCounterpartyRoutes(app, { pool: deps.pool })
   // Rail signs its requests to the bank, and the bank checks them, by the app's clock.
   // One name-enquiry budget per partner for every route of this process that may show a holder's name.
-  const providers = new ProviderRegistry(deps.pool, deps.providers && { clock, ...deps.providers }, deps.rateLimits?.nameEnquiriesPerMinute)
+  const providers = new ProviderRegistry(deps.pool, deps.providers && { clock, ...deps.providers }, deps.rateLimits?.nameEnquiriesPerMinute, deps.masterKey)
   const payments = paymentsDeps({ pool: deps.pool, providers, clock, settings: deps.payments, log: (level, message) => app.log[level](message) })
   const outbound: OutboundDeps = { pool: deps.pool, allowLoopbackCallbacks, payments }
   outbound.submitBatcher = submitBatcherFor(outbound)
@@ -161,7 +164,12 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
     app.addHook('onClose', async () => {
       if (bankPool !== deps.pool) await bankPool.end()
     })
-    registerSandboxBankRoutes(app, { bank: new SandboxBank(bankPool, deps.sandboxBank.bankCode, clock), secret: deps.sandboxBank.secret, pool: bankPool, clock, requestValidityS: deps.sandboxBank.requestValidityS })
+    const bank = new SandboxBank(bankPool, deps.sandboxBank.bankCode, clock)
+    registerSandboxBankRoutes(app, { bank, secret: deps.sandboxBank.secret, pool: bankPool, clock, requestValidityS: deps.sandboxBank.requestValidityS })
+    // The provider dialects, on the same books: Rail's real adapters run end to end against them.
+    const dialect = { app, bank, pool: bankPool, bankSecret: deps.sandboxBank.secret, clock }
+    registerSandboxPaystackRoutes(dialect)
+    registerSandboxMonnifyRoutes(dialect)
   }
   await app.ready()
   return app
@@ -234,14 +242,14 @@ async function fundEscrow(tx: Tx, credit: OwnedCredit, clock: Clock): Promise<{ 
 
 /** Every background task of every module, by name. */
 export function buildTaskList(deps: Omit<WorkerDeps, 'concurrency'>): TaskList {
-  const providers = new ProviderRegistry(deps.pool, deps.providers && { clock: deps.clock ?? systemClock, ...deps.providers })
+  const providers = new ProviderRegistry(deps.pool, deps.providers && { clock: deps.clock ?? systemClock, ...deps.providers }, undefined, deps.masterKey)
   const allowLoopbackCallbacks = deps.events?.allowLoopbackCallbacks ?? false
   const log = deps.log ?? (() => {})
   const observed = deps.observe && observeWorkers(deps.observe)
   const payments = paymentsDeps({ pool: deps.pool, providers, clock: deps.clock ?? systemClock, settings: deps.payments, log })
   const outbound: OutboundDeps = { pool: deps.pool, allowLoopbackCallbacks, payments }
   // The sandbox bank announces inbound credits to Rail, on whose server it is mounted.
-  const bank = deps.providers && sandboxBankTasks({ pool: deps.pool, secret: deps.providers.sandboxBankSecret, clientBaseUrl: deps.providers.sandboxBankUrl })
+  const bank = deps.providers && sandboxTasks(deps.pool, deps.providers, deps.clock ?? systemClock)
   const tasks: TaskList = {
     ...ledgerTasks({ pool: deps.pool, onVerified: observed?.onLedgerVerified }),
     ...paymentTasks(payments),
@@ -254,6 +262,17 @@ export function buildTaskList(deps: Omit<WorkerDeps, 'concurrency'>): TaskList {
     ...workerLivenessTasks({ pool: deps.pool }),
   }
   return observed ? observed.instrument(tasks) : tasks
+}
+
+/** The sandbox bank's background work and its dialects' (their webhooks to Rail, on whose server they are mounted). */
+function sandboxTasks(pool: Pool, providers: NonNullable<WorkerDeps['providers']>, clock: Clock): TaskList {
+  const dialect: SandboxDialectJobDeps = { pool, bankSecret: providers.sandboxBankSecret, clientBaseUrl: providers.sandboxBankUrl, clock }
+  const dialectNotifiers = { [SANDBOX_PAYSTACK_PROFILE]: paystackCreditNotifier(dialect), [SANDBOX_MONNIFY_PROFILE]: monnifyCreditNotifier(dialect) }
+  return {
+    ...sandboxBankTasks({ pool, secret: providers.sandboxBankSecret, clientBaseUrl: providers.sandboxBankUrl, dialectNotifiers }),
+    ...sandboxPaystackTasks(dialect),
+    ...sandboxMonnifyTasks(dialect),
+  }
 }
 
 /** The names of every background task (the job gauges have a series for each). */

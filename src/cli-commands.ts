@@ -18,6 +18,7 @@ import { partnerCallbackUrls } from './events/service.ts'
 import { registerPartnerCommands } from './partners/cli.ts'
 import { registerDashboardCommands } from './dashboard/cli.ts'
 import { registerProviderCommands } from './providers/cli.ts'
+import { loadMasterKey } from './platform/master-key.ts'
 import { loadConfig } from './platform/config.ts'
 import { openDatabase, type OpenDatabase } from './platform/database-runtime.ts'
 import { migrateDatabase } from './platform/migrate.ts'
@@ -107,7 +108,8 @@ async function withPayments<T>(work: (payments: PaymentsDeps) => Promise<T>): Pr
   const url = config.sandboxBankUrl ?? runningApiUrl(config.dataDir)
   if (!secret || !url) throw new Error('set SANDBOX_BANK_URL and SANDBOX_BANK_SECRET (or run this beside `rail serve`)')
   return withDatabase(({ pool }) => {
-    const providers = new ProviderRegistry(pool, { sandboxBankUrl: () => url, sandboxBankSecret: secret })
+    // The master key opens a real provider's secrets (a requery of a payout it holds).
+    const providers = new ProviderRegistry(pool, { sandboxBankUrl: () => url, sandboxBankSecret: secret }, undefined, loadMasterKey(config))
     const log = (level: string, message: string) => console.error(`${level}: ${message}`)
     return work(paymentsDeps({ pool, providers, clock: systemClock, settings: config.payments, log }))
   })

@@ -15,7 +15,7 @@ export const COMMAND_SUMMARIES: readonly { term: string; description: string }[]
   { term: 'worker', description: 'run background workers only (production; needs DATABASE_URL)' },
   { term: 'migrate', description: 'apply pending database migrations' },
   { term: 'schema-dump [options]', description: 'write db/schema.sql from a freshly migrated database (development)' },
-  { term: 'partner', description: 'manage partners and their credentials' },
+  { term: 'partner|partners', description: 'manage partners, their credentials and the providers their money goes through' },
   { term: 'ledger', description: 'inspect the ledger' },
   { term: 'provider', description: 'banking providers and their approved capabilities' },
   { term: 'sandbox', description: 'sandbox conveniences' },
@@ -30,7 +30,8 @@ export const COMMAND_SUMMARIES: readonly { term: string; description: string }[]
   },
 ]
 
-const COMMAND_NAMES = new Set(COMMAND_SUMMARIES.map(({ term }) => term.split(' ')[0]!))
+/** Every name a command answers to (its aliases after `|`). */
+const COMMAND_NAMES = new Set(COMMAND_SUMMARIES.flatMap(({ term }) => term.split(' ')[0]!.split('|')))
 
 function newProgram(): Command {
   return new Command('rail').description(PROGRAM_DESCRIPTION).showHelpAfterError()
@@ -49,9 +50,10 @@ export function summaryProgram(): Command {
   const program = newProgram()
   const terms = new Map<string, string>()
   for (const { term, description } of COMMAND_SUMMARIES) {
-    const name = term.split(' ')[0]!
-    terms.set(name, term)
-    program.command(name).description(description)
+    const [name, ...aliases] = term.split(' ')[0]!.split('|')
+    terms.set(name!, term)
+    const command = program.command(name!).description(description)
+    for (const alias of aliases) command.alias(alias)
   }
   const standard = new Help()
   program.configureHelp({ subcommandTerm: (command) => terms.get(command.name()) ?? standard.subcommandTerm(command) })

@@ -81,7 +81,7 @@ export function registerBankRoutes(app: HttpServer, deps: BankDeps): void {
     },
     async (request) => {
       const account = { bankCode: request.body.bankCode, accountNumber: request.body.accountNumber }
-      const provider = await checkResolvable(deps, account)
+      const provider = await checkResolvable(deps, callerOf(request).partner.id, account)
       // Counted here: only the enquiries that reach the bank cost anything (or show a name).
       deps.providers.nameEnquiries.spend(callerOf(request).partner.id)
       const { accountName } = await resolveAccountName(deps, provider, account, request.id)

@@ -6,7 +6,7 @@ import { BANKS, findBank } from '../nip/banks.ts'
 import { isValidNuban } from '../nip/nuban.ts'
 import type { Queryable } from '../platform/db.ts'
 import { fieldError, RailError } from '../platform/errors.ts'
-import { DEFAULT_PROVIDER, getProvider, requireCapability, type ProviderProfile, type ProviderRegistry } from '../providers/service.ts'
+import { providerFor, requireCapability, type ProviderProfile, type ProviderRegistry } from '../providers/service.ts'
 
 export interface BankView {
   /** 3-digit CBN bank code: the `bankCode` of every route. */
@@ -36,10 +36,11 @@ export interface BankDeps {
  * that is not a NUBAN there (its check digit names a typo), 403 capability_disabled when the
  * provider does no name checks. Answers the provider to ask.
  */
-export async function checkResolvable(deps: BankDeps, account: AccountToResolve): Promise<ProviderProfile> {
+export async function checkResolvable(deps: BankDeps, partnerId: string, account: AccountToResolve): Promise<ProviderProfile> {
   if (!findBank(account.bankCode)) throw fieldError('bankCode', 'is not the code of a Nigerian bank (GET /api/v1/rail/banks lists them)')
   if (!isValidNuban(account.bankCode, account.accountNumber)) throw fieldError('accountNumber', 'is not a valid NUBAN at that bank (its check digit does not match)')
-  const provider = await getProvider(deps.pool, DEFAULT_PROVIDER)
+  // Asked of the provider the partner's payouts go through: the one that will pay the account.
+  const provider = await providerFor(deps.pool, partnerId, 'payouts', deps.providers.health)
   requireCapability(provider, 'nameCheck')
   return provider
 }
@@ -50,7 +51,7 @@ export async function checkResolvable(deps: BankDeps, account: AccountToResolve)
  * provider_unavailable, safe to retry: an enquiry changes nothing.
  */
 export async function resolveAccountName(deps: BankDeps, provider: ProviderProfile, account: AccountToResolve, requestId?: string): Promise<{ accountName: string }> {
-  const enquiry = await deps.providers.adapterFor(provider, requestId).nameEnquiry({ bankCode: account.bankCode, accountNumber: account.accountNumber })
+  const enquiry = await (await deps.providers.adapterFor(provider, requestId)).nameEnquiry({ bankCode: account.bankCode, accountNumber: account.accountNumber })
   if (enquiry.outcome === 'successful') return { accountName: enquiry.value.accountName }
   if (enquiry.outcome === 'failed') {
     const message = `the bank refused the name enquiry: ${enquiry.responseMessage}`

@@ -3,10 +3,10 @@
 // the partner was sent), and in the sandbox the settlement simulator.
 import { html, type Html } from '../platform/html.ts'
 import type { OutboundTransfer, StateMoment } from '../outbound-transfers/service.ts'
-import type { ProviderCall } from '../providers/service.ts'
+import type { ProviderCall, ProviderHealthReading } from '../providers/service.ts'
 import { csrfField, layout, naira, when, type Chrome } from './layout.ts'
 
-export const OUTBOUND_STATES = ['pending', 'submitted', 'confirmed', 'failed', 'unknown'] as const
+export const OUTBOUND_STATES = ['pending', 'submitted', 'confirmed', 'failed', 'unknown', 'reversed'] as const
 
 export interface TransferFilter {
   state?: string
@@ -56,7 +56,7 @@ const OPERATION_LABELS: Record<string, string> = { payout: 'Sent to the bank', r
 function bankMoment(call: ProviderCall): Moment {
   const answer = call.httpStatus === null ? `no answer (${call.error ?? 'network error'})` : `HTTP ${call.httpStatus}${call.responseCode ? `, code ${call.responseCode}` : ''}`
   const label = OPERATION_LABELS[call.operation] ?? call.operation
-  return { at: call.at, kind: 'bank', label: html`${label}: ${call.outcome}, ${answer}, ${call.latencyMs} ms` }
+  return { at: call.at, kind: 'bank', label: html`${label} (${call.provider}): ${call.outcome}, ${answer}, ${call.latencyMs} ms` }
 }
 
 /** Everything known of the transfer's life, oldest first: each state it was in, each bank call, each callback. */
@@ -74,7 +74,7 @@ export function timelineOf(states: readonly StateMoment[], calls: readonly Provi
   return moments.map((moment, index) => ({ moment, index })).sort((a, b) => a.moment.at.getTime() - b.moment.at.getTime() || a.index - b.index).map(({ moment }) => moment)
 }
 
-export function transferPage(chrome: Chrome, transfer: OutboundTransfer, timeline: readonly Moment[], notice: Html | ''): string {
+export function transferPage(chrome: Chrome, transfer: OutboundTransfer, timeline: readonly Moment[], notice: Html | '', health?: ProviderHealthReading): string {
   return layout(
     `Transfer ${transfer.clientReference}`,
     html`<dl>
@@ -82,6 +82,7 @@ export function transferPage(chrome: Chrome, transfer: OutboundTransfer, timelin
 <div><dt>Amount</dt><dd id="transfer-amount">${naira(transfer.amountKobo)}</dd></div>
 <div><dt>Beneficiary</dt><dd id="beneficiary">${transfer.beneficiaryAccountName} · ${transfer.beneficiaryAccountNumber} (bank ${transfer.beneficiaryBankCode})</dd></div>
 <div><dt>Narration</dt><dd id="narration">${transfer.narration ?? '—'}</dd></div>
+<div><dt>Provider</dt><dd id="transfer-provider">${transfer.provider}${health ? html` (<span id="provider-health">${health.healthy ? 'healthy' : 'unhealthy'}</span>: ${health.unanswered} of ${health.calls} calls unanswered in the last ${health.windowS / 60} minutes)` : ''}</dd></div>
 ${transfer.failureReason ? html`<div><dt>Failure</dt><dd>${transfer.failureReason.message} (${transfer.failureReason.code})</dd></div>` : ''}
 </dl>
 <h2>Timeline</h2>

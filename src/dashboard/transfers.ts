@@ -3,7 +3,7 @@
 import type { FastifyRequest } from 'fastify'
 import { listEvents } from '../events/service.ts'
 import { getOutbound, listOutbound, outboundStateHistory, type OutboundTransfer } from '../outbound-transfers/service.ts'
-import { providerCallsFor } from '../providers/service.ts'
+import { providerCallsFor, providerHealth } from '../providers/service.ts'
 import { lagosDayEnd, lagosDayStart } from './dates.ts'
 import { headers, isUuid, notFound, notFoundAsUndefined, type DashboardRoutes } from './http.ts'
 import { noticeOf, plainPage } from './layout.ts'
@@ -44,14 +44,15 @@ export function registerTransferPages(routes: DashboardRoutes): void {
   routes.page('/dashboard/transfers/:id', async (request, reply, visit) => {
     const transfer = await ownTransfer(routes, request, visit.partner.id)
     if (!transfer) return notFound(reply, 'transfer')
-    const [states, calls, events] = await Promise.all([
+    const [states, calls, events, health] = await Promise.all([
       outboundStateHistory(pool, transfer.id),
       providerCallsFor(pool, transfer.id, TIMELINE_MAX),
       listEvents(pool, { partnerId: visit.partner.id, objectId: transfer.id, limit: TIMELINE_MAX }),
+      providerHealth(pool),
     ])
     const callbacks = events.events.map((event) => ({ eventId: event.id, type: event.type, deliveryStatus: event.deliveryStatus, createdAt: event.createdAt }))
     const notice = noticeOf(NOTICES, (request.query as { notice?: string }).notice)
-    return headers(reply).send(transferPage(visit.chrome, transfer, timelineOf(states, calls, callbacks), notice))
+    return headers(reply).send(transferPage(visit.chrome, transfer, timelineOf(states, calls, callbacks), notice, health(transfer.provider)))
   })
   routes.form('/dashboard/transfers/:id/settle', async (request, reply, visit, body) => {
     const transfer = await ownTransfer(routes, request, visit.partner.id)

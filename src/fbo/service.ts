@@ -51,7 +51,7 @@ export async function provisionFboAccount(deps: CollectionsDeps, caller: Caller,
   const known = await findReplay(FBO_REFERENCE, key, stored(deps.pool))
   if (known) return { account: known.replayed, replayed: true }
   await assertCallbackUrl(deps, partner, request.callbackUrl)
-  const provider = await collectionProvider(deps.pool)
+  const provider = await collectionProvider(deps.pool, partner.id)
   const allocated = await allocateAtProvider(deps, provider, {
     partnerId: partner.id,
     uniqueKey: `fbo\n${request.holderRef}\n${purposeTag ?? ''}`,

@@ -121,7 +121,7 @@ function compare(a: string, b: string): number {
  * recorded; undefined when the provider gave no usable answer.
  */
 async function sweepAccount(deps: InboundDeps, provider: ProviderProfile, accountNumber: string, since: Date | null, settledBy: Date): Promise<number | undefined> {
-  const listed = await deps.providers.adapterFor(provider).listCredits(accountNumber, since ?? undefined)
+  const listed = await (await deps.providers.adapterFor(provider)).listCredits(accountNumber, since ?? undefined)
   if (listed.outcome !== 'successful') return undefined
   const settled = listed.value.filter((credit) => credit.accountNumber === accountNumber && credit.creditedAt <= settledBy)
   if (settled.length === 0) return 0

@@ -33,7 +33,7 @@ export async function requeryWallet(deps: InboundDeps, partnerId: string, wallet
  */
 async function requeryCredits(deps: InboundDeps, providerName: string, accountNumber: string) {
   const provider = await getProvider(deps.pool, providerName)
-  const listed = await deps.providers.adapterFor(provider).listCredits(accountNumber)
+  const listed = await (await deps.providers.adapterFor(provider)).listCredits(accountNumber)
   if (listed.outcome !== 'successful') throw new RailError('provider_unavailable', `Provider ${provider.name} did not answer the requery; try again`)
   const ofAccount = listed.value.filter((credit) => credit.accountNumber === accountNumber)
   const recorded: string[] = []

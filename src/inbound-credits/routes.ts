@@ -9,6 +9,7 @@ import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
 import { closedObject, DOCUMENTED_BODY_KEYWORD, documentOnly, errorResponses, IDEMPOTENT_CODES, NubanSchema, Nullable, TrackingIdSchema } from '../platform/schemas.ts'
 import { signedRequestOf } from '../platform/signed-requests.ts'
+import { payoutNews } from '../payments/service.ts'
 import { getProvider } from '../providers/service.ts'
 import { getTriageItem, listTriage, lookupBrr, recordCredit, requeryAccount, resolveUnmatchedRequest, simulateInboundCredit, TRIAGE_PAGE_MAX, type InboundDeps } from './service.ts'
 
@@ -110,24 +111,38 @@ function registerProviderWebhookRoute(app: HttpServer, deps: InboundDeps): void 
       config: { auth: 'none', rateLimited: false, admission: 'after-body' },
       schema: {
         operationId: 'receiveProviderNotice',
-        description: "A provider's signed notice of an inbound credit. Stored once per NIP session id (a repeat answers `duplicate: true`), then applied by a background job. A bad signature is 401.",
+        description:
+          "A provider's signed webhook, in the provider's own format (the sandbox bank's, Paystack's, Monnify's), verified by its adapter (a bad signature, or an address outside the profile's allowlist, is 401). A credit is stored once per session id (a repeat answers `duplicate: true`), then applied by a background job. A payout's news (success, failure, reversal) is a hint: Rail asks the provider about the payout (a requery) and acts on that answer, never on the webhook alone. Anything else verified is acknowledged and ignored.",
         tags: ['providers'],
         summary: "A provider's signed notice of an inbound credit: stored once per session id, then applied by a job",
         params: closedObject({ provider: Type.String({ pattern: '^[a-z][a-z0-9-]{1,31}$' }) }),
         // Read by the provider's adapter from the raw bytes it verifies, so shown, not validated here.
         [DOCUMENTED_BODY_KEYWORD]: ProviderNoticeSchema,
-        response: { 200: Type.Object({ received: Type.Boolean(), creditId: Type.String(), duplicate: Type.Boolean() }), ...errorResponses('not_found') },
+        response: {
+          200: Type.Object({
+            received: Type.Boolean(),
+            creditId: Type.Optional(Type.String()),
+            duplicate: Type.Optional(Type.Boolean()),
+            /** For a payout's news: whether Rail asked the provider about it (false: no payout of this provider has the reference). */
+            requeried: Type.Optional(Type.Boolean()),
+            ignored: Type.Optional(Type.String({ description: 'The event, verified, that Rail does not act on' })),
+          }),
+          ...errorResponses('not_found'),
+        },
       },
     },
     async (request) => {
       const provider = await getProvider(deps.pool, request.params.provider).catch(onNotFound(() => notFound('Provider')))
-      const read = deps.providers.adapterFor(provider).readWebhook({
+      const read = (await deps.providers.adapterFor(provider)).readWebhook({
         pathWithQuery: request.raw.url ?? '',
         headers: request.headers,
         rawBody: request.rawBody?.toString('utf8') ?? '',
+        sourceAddress: request.ip,
       })
       if (read.kind === 'unauthorized') throw new RailError('unauthorized', 'Missing or invalid provider signature')
       if (read.kind === 'invalid') throw new RailError('bad_request', read.message)
+      if (read.kind === 'ignored') return { received: true, ignored: read.event }
+      if (read.kind === 'transfer') return { received: true, requeried: await payoutNews(deps.pool, provider.name, read.reference, read.event) }
       const { creditId, duplicate } = await recordCredit(deps.pool, provider.name, read.credit)
       return { received: true, creditId, duplicate }
     },

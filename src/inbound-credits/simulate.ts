@@ -75,7 +75,7 @@ function isOutcomeUnknown(error: unknown): boolean {
 
 async function payInto(deps: InboundDeps, account: SimulationTarget, request: SimulatedCredit) {
   const provider = await getProvider(deps.pool, account.provider)
-  const paid = await deps.providers.adapterFor(provider).simulateInboundCredit({
+  const paid = await deps.providers.sandboxControlsFor(provider).simulateInboundCredit({
     accountNumber: account.accountNumber,
     amountKobo: request.amountKobo,
     payerName: request.payerName,

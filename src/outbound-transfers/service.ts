@@ -40,8 +40,8 @@ export async function simulateSettlement(deps: OutboundDeps, partner: Partner, r
     request.transferId !== undefined ? await repo.selectPartnerTransfer(deps.pool, partner.id, request.transferId) : await repo.selectByReference(deps.pool, partner.id, request.clientReference!)
   if (!transfer) throw notFound('Outbound transfer')
   assertSubmitted(transfer.state, transfer.id)
-  const adapter = deps.payments.providers.adapterFor(await getProvider(deps.pool, transfer.provider))
-  const registered = await adapter.registerPayoutOutcome(transfer.id, request.outcome)
+  const controls = deps.payments.providers.sandboxControlsFor(await getProvider(deps.pool, transfer.provider))
+  const registered = await controls.registerPayoutOutcome(transfer.id, request.outcome)
   if (registered.outcome === 'unknown') {
     // A lost or failed answer is the bank's, not Rail's: 502, and Rail changed nothing. Registering
     // again replaces the outcome, so asking again is safe.

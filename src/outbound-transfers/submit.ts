@@ -9,7 +9,7 @@ import { generateBrr } from '../nip/brr.ts'
 import { isValidNuban } from '../nip/nuban.ts'
 import type { Partner } from '../partners/service.ts'
 import { createInstructions, failUnsent, newInstruction, type PaymentsDeps } from '../payments/service.ts'
-import { DEFAULT_PROVIDER, getProvider, requireCapability, type ProviderProfile } from '../providers/service.ts'
+import { providerFor, requireCapability, type ProviderProfile } from '../providers/service.ts'
 import type { Clock } from '../platform/clock.ts'
 import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { fieldError, RailError } from '../platform/errors.ts'
@@ -67,7 +67,7 @@ export async function submitOutbound(deps: OutboundDeps, caller: Caller, request
   const known = await findReplay(TRANSFER_REFERENCE, key, () => repo.selectByReference(deps.pool, caller.partner.id, request.clientReference))
   if (known) return { transfer: known.replayed, replayed: true }
   await assertSubmittable(caller, request, deps.allowLoopbackCallbacks)
-  const provider = await getProvider(deps.pool, DEFAULT_PROVIDER)
+  const provider = await providerFor(deps.pool, caller.partner.id, 'payouts', deps.payments.providers.health)
   requireCapability(provider, 'bankPayout')
   return withTransaction(deps.pool, (tx) => recordSubmission(deps, tx, caller, request, provider, key.requestHash))
 }
@@ -128,7 +128,7 @@ export interface PayoutSource {
  * submit. The caller has checked the request; its origin hears the final state (owner.ts).
  */
 export async function submitOutboundInTransaction(deps: OutboundDeps, tx: Queryable, caller: Caller, request: SubmitRequest, source: PayoutSource): Promise<repo.OutboundTransfer> {
-  const provider = await getProvider(tx, DEFAULT_PROVIDER)
+  const provider = await providerFor(tx, caller.partner.id, 'payouts', deps.payments.providers.health)
   requireCapability(provider, 'bankPayout')
   const { transfer } = await recordSubmission(deps, tx, caller, request, provider, requestHash(request), source)
   return transfer
@@ -236,9 +236,13 @@ async function failForFunds(tx: Queryable, clock: Clock, transfer: repo.Outbound
  */
 export async function recordSubmissions(deps: OutboundDeps, tx: Queryable, submissions: readonly Submission[]): Promise<(repo.OutboundTransfer | undefined)[]> {
   // Not approved: the batch fails, and each submit, recorded alone, fails with 403 and records nothing.
-  const provider = await getProvider(tx, DEFAULT_PROVIDER)
-  requireCapability(provider, 'bankPayout')
-  const rows = submissions.map((submission) => newTransfer(submission, provider))
+  const providers = new Map<string, ProviderProfile>()
+  for (const partnerId of new Set(submissions.map((submission) => submission.caller.partner.id))) {
+    const provider = await providerFor(tx, partnerId, 'payouts', deps.payments.providers.health)
+    requireCapability(provider, 'bankPayout')
+    providers.set(partnerId, provider)
+  }
+  const rows = submissions.map((submission) => newTransfer(submission, providers.get(submission.caller.partner.id)!))
   // The rows claim their clientReferences, in the batch's one insert (platform/idempotency.ts).
   const transfers = await claimReferences(rows, (claims) => repo.insertTransfers(tx, claims))
   const inserted = new Map(transfers.flatMap((transfer) => (transfer ? [[transfer.id, transfer] as const] : [])))
@@ -261,7 +265,7 @@ export async function recordSubmissions(deps: OutboundDeps, tx: Queryable, submi
   // the next batch can. A transfer the float cannot cover fails below with its instruction unsent.
   await createInstructions(
     tx,
-    [...inserted.values()].map((transfer) => payoutInstruction(deps, partners.get(transfer.partnerId)!, transfer, provider)),
+    [...inserted.values()].map((transfer) => payoutInstruction(deps, partners.get(transfer.partnerId)!, transfer, providers.get(transfer.partnerId)!)),
   )
   // Unlinked: each hold succeeds or fails on its own, in order, against the float as the holds before it left it.
   const results = holds.length === 0 ? [] : await createTransfers(tx, holds)

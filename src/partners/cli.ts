@@ -4,6 +4,8 @@ import { type Command, InvalidArgumentError, Option } from 'commander'
 import { loadConfig } from '../platform/config.ts'
 import type { WithDatabase } from '../platform/database-runtime.ts'
 import { assertMasterKeyOfDatabase, loadMasterKey } from '../platform/master-key.ts'
+import { withTransaction } from '../platform/db.ts'
+import { partnerRoutes, setPartnerRoutes } from '../providers/service.ts'
 import { saveRotatedCredential } from './sandbox-file.ts'
 import {
   createPartner,
@@ -30,9 +32,37 @@ interface RotateOptions {
 }
 
 export function registerPartnerCommands(program: Command, withDatabase: WithDatabase, callbackUrls: CallbackUrls): void {
-  const partner = program.command('partner').description('manage partners and their credentials')
+  const partner = program.command('partner').alias('partners').description('manage partners, their credentials and the providers their money goes through')
   registerRecordCommands(partner, withDatabase, callbackUrls)
   registerCredentialCommands(partner, withDatabase)
+  registerRouteCommand(partner, withDatabase)
+}
+
+/**
+ * `partners providers`: which providers a partner's payouts, collections and new wallets go
+ * through (without an option, prints them). Payouts may list several, tried in order by health.
+ */
+function registerRouteCommand(partner: Command, withDatabase: WithDatabase): void {
+  const list = (value: string) => (value.trim() === '' ? [] : value.split(',').map((name) => name.trim()))
+  partner
+    .command('providers')
+    .description("route a partner's money: payouts (refunds, escrow disbursements, settlements), collections (intents, virtual accounts, invoices, FBO, escrow funding) and new wallets; '' returns a purpose to the sandbox")
+    .requiredOption('--partner <id>', 'partner id')
+    .option('--payouts <names>', 'providers for payouts, comma-separated, in order of preference', list)
+    .option('--collections <name>', 'the provider for collections', list)
+    .option('--wallets <name>', 'the provider for new wallets', list)
+    .option('--json', 'print JSON')
+    .action(async (options: { partner: string; payouts?: string[]; collections?: string[]; wallets?: string[]; json?: boolean }) => {
+      const routes = await withDatabase(async ({ pool }) => {
+        const known = /^[0-9a-f-]{36}$/i.test(options.partner) && (await getPartner(pool, options.partner))
+        if (!known) throw new InvalidArgumentError(`no partner has id ${options.partner}`)
+        const change = { payouts: options.payouts, collections: options.collections, wallets: options.wallets }
+        const given = Object.fromEntries(Object.entries(change).filter(([, value]) => value !== undefined))
+        return Object.keys(given).length === 0 ? partnerRoutes(pool, options.partner) : withTransaction(pool, (tx) => setPartnerRoutes(tx, options.partner, given))
+      })
+      if (options.json) console.log(JSON.stringify({ partnerId: options.partner, ...routes }))
+      else for (const [purpose, providers] of Object.entries(routes)) console.log(`${purpose.padEnd(12)} ${providers.length === 0 ? 'sandbox (no route)' : providers.join(', ')}`)
+    })
 }
 
 /** `partner create`, `set-callback-url` and `list`: the partners themselves. */

@@ -138,7 +138,7 @@ export interface IntentAccount {
 
 /** Allocates the account an intent with this reference collects into (the same one every time). */
 export async function allocateIntentAccount(deps: CollectionsDeps, caller: Caller, request: PaymentIntentRequest): Promise<IntentAccount> {
-  const provider = await collectionProvider(deps.pool)
+  const provider = await collectionProvider(deps.pool, caller.partner.id)
   const accountName = holderName(request.virtualAccountHolder, request.merchantDisplayName ?? caller.partner.name)
   const account = await allocateAtProvider(deps, provider, { partnerId: caller.partner.id, uniqueKey: `payment-intent\n${request.reference}`, accountName, requestId: caller.requestId })
   return { provider, account }

@@ -35,7 +35,9 @@ import { instructionStates, WORKABLE, type InstructionState } from './states.ts'
 export type { Instruction, NewInstruction, OwnerType, Operation } from './repo.ts'
 export type { InstructionState } from './states.ts'
 export * from './settings.ts'
+export { payoutNews } from './news.ts'
 export { bringForwardPartner, PAYMENTS_CRONTAB, requestRequery, sweepStranded, sweepUnknown, SWEEP_TASK, WORK_TASK } from './queue.ts'
+export { requestReversalCheck, REVERSAL_TASK, type Reversal, type ReversalOwner } from './reversals.ts'
 
 
 /** What the owner of an instruction hears: the bank accepted it, gave no answer, or it ended. */
@@ -158,7 +160,7 @@ interface Holding {
 async function runStep(deps: PaymentsDeps, instruction: repo.Instruction, holding: Holding, requestId?: string, provider?: ProviderProfile): Promise<repo.Instruction | undefined> {
   const { token, mode } = holding
   try {
-    const adapter = deps.providers.adapterFor(provider ?? (await getProvider(deps.pool, instruction.provider)), requestId)
+    const adapter = await deps.providers.adapterFor(provider ?? (await getProvider(deps.pool, instruction.provider)), requestId)
     const run: Step = { deps, adapter, ...holding }
     if (instruction.state === 'ready') return mode === 'look' ? await giveBack(run, instruction) : await prepare(run, instruction)
     if (instruction.state === 'sending' && mode === 'send') return await send(run, instruction)
@@ -257,6 +259,8 @@ type Meaning = 'succeeded' | 'failed' | 'in_progress' | 'not_found' | 'no_answer
 
 function meaningOf(result: ProviderResult<null>): Meaning {
   if (result.outcome === 'unknown') return 'no_answer'
+  // Paid, then given back by the provider: nothing was paid in the end.
+  if (result.outcome === 'failed' && result.reversed) return 'failed'
   const outcome = nipOutcome(result.responseCode)
   return outcome === 'success' ? 'succeeded' : outcome === 'failed' ? 'failed' : outcome === 'not_found' ? 'not_found' : 'in_progress'
 }

@@ -6,9 +6,22 @@ export const CAPABILITIES = ['merchantCredit', 'debit', 'walletTransfer', 'bankP
 export type Capability = (typeof CAPABILITIES)[number]
 export type Capabilities = Record<Capability, boolean>
 
+/** The code that talks to a provider; several profiles may share an adapter with different approvals. */
+export const ADAPTERS = ['sandbox', 'paystack', 'monnify'] as const
+export type AdapterKind = (typeof ADAPTERS)[number]
+
 export interface ProviderProfile {
   name: string
-  adapter: 'sandbox'
+  adapter: AdapterKind
+  /**
+   * The provider's API root; null when this Rail's own sandbox serves it (the sandbox bank, or its
+   * /sandbox-paystack and /sandbox-monnify dialects), at the server's own address.
+   */
+  baseUrl: string | null
+  /** What is not secret: Monnify's contractCode and sourceAccountNumber, Paystack's preferredBank. */
+  settings: Record<string, string>
+  /** When set, the only addresses the provider's webhooks are accepted from. */
+  webhookSourceAddresses: string[] | null
   capabilities: Capabilities
 }
 

@@ -1,7 +1,7 @@
 // SQL of the providers module. Capabilities are columns (snake_case) mapped to their camelCase
 // names here and nowhere else.
 import type { Queryable } from '../platform/db.ts'
-import type { Capability, ProviderProfile } from './capabilities.ts'
+import type { AdapterKind, Capabilities, Capability, ProviderProfile } from './capabilities.ts'
 
 const COLUMN: Record<Capability, string> = {
   merchantCredit: 'merchant_credit',
@@ -15,7 +15,10 @@ const COLUMN: Record<Capability, string> = {
 
 interface ProviderRow {
   name: string
-  adapter: 'sandbox'
+  adapter: AdapterKind
+  base_url: string | null
+  settings: Record<string, string>
+  webhook_source_addresses: string[] | null
   merchant_credit: boolean
   debit: boolean
   wallet_transfer: boolean
@@ -25,12 +28,15 @@ interface ProviderRow {
   virtual_accounts: boolean
 }
 
-const COLUMNS = 'name, adapter, merchant_credit, debit, wallet_transfer, bank_payout, name_check, narration, virtual_accounts'
+const COLUMNS = 'name, adapter, base_url, settings, webhook_source_addresses, merchant_credit, debit, wallet_transfer, bank_payout, name_check, narration, virtual_accounts'
 
 function toProfile(row: ProviderRow): ProviderProfile {
   return {
     name: row.name,
     adapter: row.adapter,
+    baseUrl: row.base_url,
+    settings: row.settings,
+    webhookSourceAddresses: row.webhook_source_addresses,
     capabilities: {
       merchantCredit: row.merchant_credit,
       debit: row.debit,
@@ -60,6 +66,105 @@ export async function updateCapability(db: Queryable, name: string, capability: 
     [name, enabled],
   )
   return result.rows[0] && toProfile(result.rows[0])
+}
+
+/** A new profile, with no capability approved but what its adapter can do (the operator approves more with `rail provider set`). */
+export async function insertProvider(
+  db: Queryable,
+  profile: Omit<ProviderProfile, 'capabilities'> & { capabilities: Capabilities; sealedSecrets: Buffer | null },
+): Promise<ProviderProfile | undefined> {
+  const c = profile.capabilities
+  const result = await db.query<ProviderRow>(
+    `INSERT INTO providers (name, adapter, base_url, settings, webhook_source_addresses, sealed_secrets,
+                            merchant_credit, debit, wallet_transfer, bank_payout, name_check, narration, virtual_accounts)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+     ON CONFLICT (name) DO NOTHING
+     RETURNING ${COLUMNS}`,
+    [profile.name, profile.adapter, profile.baseUrl, profile.settings, profile.webhookSourceAddresses, profile.sealedSecrets,
+     c.merchantCredit, c.debit, c.walletTransfer, c.bankPayout, c.nameCheck, c.narration, c.virtualAccounts],
+  )
+  return result.rows[0] && toProfile(result.rows[0])
+}
+
+/** What `rail provider set` changes besides capabilities; a field absent is kept. */
+export interface ProviderChange {
+  baseUrl?: string
+  settings?: Record<string, string>
+  webhookSourceAddresses?: string[] | null
+  sealedSecrets?: Buffer
+}
+
+export async function updateProvider(db: Queryable, name: string, change: ProviderChange): Promise<ProviderProfile | undefined> {
+  const result = await db.query<ProviderRow>(
+    `UPDATE providers
+        SET base_url = CASE WHEN $2 THEN $3 ELSE base_url END,
+            settings = CASE WHEN $4 THEN settings || $5::jsonb ELSE settings END,
+            webhook_source_addresses = CASE WHEN $6 THEN $7::text[] ELSE webhook_source_addresses END,
+            sealed_secrets = COALESCE($8, sealed_secrets),
+            updated_at = now()
+      WHERE name = $1
+      RETURNING ${COLUMNS}`,
+    [
+      name,
+      change.baseUrl !== undefined,
+      change.baseUrl ?? null,
+      change.settings !== undefined,
+      change.settings ?? {},
+      change.webhookSourceAddresses !== undefined,
+      change.webhookSourceAddresses ?? null,
+      change.sealedSecrets ?? null,
+    ],
+  )
+  return result.rows[0] && toProfile(result.rows[0])
+}
+
+/** A profile's sealed secrets, to be opened only to make calls; null when it has none. */
+export async function selectSealedSecrets(db: Queryable, name: string): Promise<Buffer | null> {
+  const result = await db.query<{ sealed_secrets: Buffer | null }>(`SELECT sealed_secrets FROM providers WHERE name = $1`, [name])
+  return result.rows[0]?.sealed_secrets ?? null
+}
+
+export type RoutePurpose = 'payouts' | 'collections' | 'wallets'
+
+/** A partner's routes, by purpose, each the providers in order. */
+export async function selectRoutes(db: Queryable, partnerId: string): Promise<Record<RoutePurpose, string[]>> {
+  const result = await db.query<{ purpose: RoutePurpose; provider: string }>(
+    `SELECT purpose, provider FROM partner_provider_routes WHERE partner_id = $1 ORDER BY purpose, position`,
+    [partnerId],
+  )
+  const routes: Record<RoutePurpose, string[]> = { payouts: [], collections: [], wallets: [] }
+  for (const row of result.rows) routes[row.purpose].push(row.provider)
+  return routes
+}
+
+/** The providers a partner's route for one purpose lists, in order (empty: the sandbox). */
+export async function selectRoute(db: Queryable, partnerId: string, purpose: RoutePurpose): Promise<string[]> {
+  const result = await db.query<{ provider: string }>(
+    `SELECT provider FROM partner_provider_routes WHERE partner_id = $1 AND purpose = $2 ORDER BY position`,
+    [partnerId, purpose],
+  )
+  return result.rows.map((row) => row.provider)
+}
+
+/** Replaces a partner's route for one purpose (an empty list removes it: the sandbox again). */
+export async function replaceRoute(db: Queryable, partnerId: string, purpose: RoutePurpose, providers: readonly string[]): Promise<void> {
+  await db.query(`DELETE FROM partner_provider_routes WHERE partner_id = $1 AND purpose = $2`, [partnerId, purpose])
+  if (providers.length === 0) return
+  await db.query(
+    `INSERT INTO partner_provider_routes (partner_id, purpose, position, provider)
+     SELECT $1, $2, ordinality, provider FROM unnest($3::text[]) WITH ORDINALITY AS route (provider, ordinality)`,
+    [partnerId, purpose, providers],
+  )
+}
+
+/** Each provider's calls over the last `windowS` seconds: how many, and how many got no readable answer (no answer, 5xx). */
+export async function selectCallCounts(db: Queryable, windowS: number): Promise<Map<string, { calls: number; unanswered: number }>> {
+  const result = await db.query<{ provider: string; calls: number; unanswered: number }>(
+    `SELECT provider, count(*)::int AS calls, count(*) FILTER (WHERE outcome = 'unknown')::int AS unanswered
+       FROM provider_calls WHERE created_at > now() - make_interval(secs => $1) GROUP BY provider`,
+    [windowS],
+  )
+  return new Map(result.rows.map((row) => [row.provider, { calls: row.calls, unanswered: row.unanswered }]))
 }
 
 /** One call as the adapter records it when its answer came (or did not). */
@@ -99,6 +204,8 @@ export async function insertCalls(db: Queryable, calls: readonly NewProviderCall
 
 /** One call Rail made to a provider, as recorded when its answer came (or did not). */
 export interface ProviderCall {
+  /** The provider profile called. */
+  provider: string
   operation: string
   outcome: 'successful' | 'failed' | 'pending' | 'unknown'
   httpStatus: number | null
@@ -110,11 +217,12 @@ export interface ProviderCall {
 
 /** The calls made under one reference (an instruction's id), oldest first, at most `limit`. */
 export async function selectCallsFor(db: Queryable, reference: string, limit: number): Promise<ProviderCall[]> {
-  const { rows } = await db.query<{ operation: string; outcome: ProviderCall['outcome']; http_status: number | null; response_code: string | null; error: string | null; latency_ms: number; created_at: Date }>(
-    `SELECT operation, outcome, http_status, response_code, error, latency_ms, created_at FROM provider_calls WHERE reference = $1 ORDER BY created_at, id LIMIT $2`,
+  const { rows } = await db.query<{ provider: string; operation: string; outcome: ProviderCall['outcome']; http_status: number | null; response_code: string | null; error: string | null; latency_ms: number; created_at: Date }>(
+    `SELECT provider, operation, outcome, http_status, response_code, error, latency_ms, created_at FROM provider_calls WHERE reference = $1 ORDER BY created_at, id LIMIT $2`,
     [reference, limit],
   )
   return rows.map((row) => ({
+    provider: row.provider,
     operation: row.operation,
     outcome: row.outcome,
     httpStatus: row.http_status,

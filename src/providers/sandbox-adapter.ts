@@ -1,22 +1,16 @@
-// The sandbox provider adapter: reaches the sandbox bank over real HTTP (undici, explicit
+// The sandbox provider adapter: reaches the sandbox bank over real HTTP (http.ts: undici, explicit
 // timeouts), signs each request with the bank's shared secret, classifies each answer by its NIP
 // code, and records every call and its answer in provider_calls.
-import { randomUUID } from 'node:crypto'
-import { request as httpRequest } from 'undici'
 import { signRequest, TIMESTAMP_TOLERANCE_S } from '../client/signing.ts'
 import { nipMessage, nipOutcome } from '../nip/codes.ts'
 import { systemClock, unixSeconds, type Clock } from '../platform/clock.ts'
 import type { Coalescer } from '../platform/coalescer.ts'
 import type { Pool } from '../platform/db.ts'
 import { verifyRequestSignature } from '../platform/request-signature.ts'
-import { insertCalls, type NewProviderCall } from './repo.ts'
-import type { MoveRequest, ProviderAccount, ProviderAdapter, ProviderCredit, ProviderOutcome, ProviderResult, ProviderTraits, ProviderWebhook } from './types.ts'
+import { ProviderHttp } from './http.ts'
+import type { NewProviderCall } from './repo.ts'
+import type { MoveRequest, ProviderAccount, ProviderAdapter, SandboxControls, WebhookRequest, ProviderCredit, ProviderOutcome, ProviderResult, ProviderTraits, ProviderWebhook } from './types.ts'
 
-/** How long Rail waits for the bank's headers and body; past that the answer is unknown. */
-export const PROVIDER_TIMEOUT_MS_DEFAULT = 10_000
-/** A bank's answer bigger than this is not an answer Rail reads. */
-const RESPONSE_BYTES_MAX = 64 * 1024
-const ERROR_CHARS_MAX = 500
 
 /**
  * The sandbox bank keeps a reference once (a resend is answered 26 and moves nothing), and refuses
@@ -25,7 +19,13 @@ const ERROR_CHARS_MAX = 500
  * move money once that long has passed.
  */
 export function sandboxTraits(requestValidityS: number = TIMESTAMP_TOLERANCE_S): ProviderTraits {
-  return { deduplicatesReferences: true, requestValidityWindowMs: requestValidityS * 1000 }
+  return {
+    deduplicatesReferences: true,
+    requestValidityWindowMs: requestValidityS * 1000,
+    referenceFormat: 'any string of 1 to 128 characters (Rail sends its own reference as it is)',
+    amountUnit: 'kobo',
+    webhookAuthentication: "X-Sandbox-Timestamp and X-Sandbox-Signature: Rail's request signature keyed with the sandbox bank's secret",
+  }
 }
 
 export interface SandboxAdapterOptions {
@@ -60,12 +60,14 @@ interface BankAnswer {
 
 type CallAnswer = { ok: true; httpStatus: number; body: BankAnswer } | { ok: false; httpStatus: number | null; error: string }
 
-export class SandboxAdapter implements ProviderAdapter {
+export class SandboxAdapter implements ProviderAdapter, SandboxControls {
   readonly traits: ProviderTraits
   readonly #options: SandboxAdapterOptions
+  readonly #http: ProviderHttp
 
   constructor(options: SandboxAdapterOptions) {
     this.#options = options
+    this.#http = new ProviderHttp(options)
     this.traits = sandboxTraits(options.requestValidityS)
   }
 
@@ -178,7 +180,12 @@ export class SandboxAdapter implements ProviderAdapter {
     return { outcome: 'successful', responseCode: '00', responseMessage: 'Credits listed', providerReference: accountNumber, value: read as ProviderCredit[] }
   }
 
-  readWebhook(request: { pathWithQuery: string; headers: Record<string, string | string[] | undefined>; rawBody: string }): ProviderWebhook {
+  /** The sandbox float: what the bank's settlement pool holds for its clients is not booked, so there is no balance to read. */
+  async balance(): Promise<ProviderResult<{ balanceKobo: number }>> {
+    return { outcome: 'failed', responseCode: '58', responseMessage: 'The sandbox bank keeps no float balance to read (its settlement pool is not booked)', providerReference: null }
+  }
+
+  readWebhook(request: WebhookRequest): ProviderWebhook {
     const verified = verifyRequestSignature({
       secret: this.#options.secret,
       timestamp: request.headers['x-sandbox-timestamp'],
@@ -253,61 +260,28 @@ export class SandboxAdapter implements ProviderAdapter {
     const headers: Record<string, string> = { 'X-Sandbox-Timestamp': signed['X-Rail-Timestamp']!, 'X-Sandbox-Signature': signed['X-Rail-Signature']! }
     if (text) headers['Content-Type'] = 'application/json'
     if (this.#options.requestId) headers['X-Request-Id'] = this.#options.requestId
-    const timeoutMs = this.#options.timeoutMs ?? PROVIDER_TIMEOUT_MS_DEFAULT
-    const started = performance.now()
-    let answer: CallAnswer
-    try {
-      const response = await httpRequest(`${this.#options.baseUrl}${fullPath}`, {
-        method,
-        headers,
-        body: text || undefined,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs, // undici's request follows no redirect
-      })
-      answer = await readAnswer(response.statusCode, response.body)
-    } catch (error) {
-      answer = { ok: false, httpStatus: null, error: describeError(error) }
-    }
-    const latencyMs = Math.round(performance.now() - started)
-    await this.#record(operation, reference, answer, outcomeOf(answer), latencyMs)
-    return answer
-  }
-
-  async #record(operation: string, reference: string, answer: CallAnswer, outcome: ProviderOutcome, latencyMs: number): Promise<void> {
-    const call: NewProviderCall = {
-      id: randomUUID(),
-      provider: this.#options.provider,
+    const answer = await this.#http.call({
       operation,
-      reference: reference.slice(0, 128),
-      requestId: this.#options.requestId ?? null,
-      outcome,
-      httpStatus: answer.httpStatus,
-      responseCode: answer.ok ? String(answer.body.responseCode ?? '').slice(0, 16) || null : null,
-      error: answer.ok ? null : answer.error.slice(0, ERROR_CHARS_MAX),
-      latencyMs,
-    }
-    if (this.#options.recorder) await this.#options.recorder.run(call)
-    else await insertCalls(this.#options.pool, [call])
+      reference,
+      method,
+      url: `${this.#options.baseUrl}${fullPath}`,
+      headers,
+      body: text || undefined,
+      classify: (read) => {
+        const answer = read as CallAnswer
+        return { outcome: outcomeOf(answer), responseCode: answer.ok ? String(answer.body.responseCode ?? '') || null : null }
+      },
+    })
+    return answer as CallAnswer
   }
 }
 
-async function readAnswer(httpStatus: number, body: AsyncIterable<Buffer>): Promise<CallAnswer> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of body) {
-    size += chunk.length
-    if (size > RESPONSE_BYTES_MAX) return { ok: false, httpStatus, error: `answer over ${RESPONSE_BYTES_MAX} bytes` }
-    chunks.push(chunk)
-  }
-  if (httpStatus >= 500) return { ok: false, httpStatus, error: `bank answered ${httpStatus}` }
-  try {
-    const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as BankAnswer
-    if (typeof parsed !== 'object' || parsed === null) return { ok: false, httpStatus, error: 'answer is not an object' }
-    return { ok: true, httpStatus, body: parsed }
-  } catch {
-    return { ok: false, httpStatus, error: 'answer is not JSON' }
-  }
-}
+/**
+ * The code the sandbox bank's requery answers for a payout reversed after it settled. NIP has no
+ * code for a reversal, so this one is the sandbox's own, set on the bank's books by a test; the
+ * adapter reads it as real providers' adapters read their `reversed` status.
+ */
+export const SANDBOX_REVERSED_CODE = '98'
 
 /** A readable answer with a NIP code is successful, failed or pending by that code; anything else is unknown. */
 function classify(answer: CallAnswer): ProviderResult<null> {
@@ -316,6 +290,9 @@ function classify(answer: CallAnswer): ProviderResult<null> {
   if (answer.httpStatus !== 200 || typeof responseCode !== 'string') return { outcome: 'unknown', error: `unexpected answer ${answer.httpStatus}` }
   const outcome = nipOutcome(responseCode)
   const providerReference = typeof sessionId === 'string' && sessionId !== '' ? sessionId : null
+  if (responseCode === SANDBOX_REVERSED_CODE) {
+    return { outcome: 'failed', responseCode: '05', responseMessage: 'reversed: the sandbox bank reversed the payout after it settled', providerReference, reversed: true }
+  }
   if (outcome === 'success') {
     return { outcome: 'successful', responseCode, responseMessage: String(responseMessage ?? ''), providerReference: providerReference ?? '', value: null }
   }
@@ -347,10 +324,4 @@ function readCreditNotice(value: unknown): ProviderCredit | undefined {
     creditedAt: at,
     accountReference: text('clientReference'),
   }
-}
-
-function describeError(error: unknown): string {
-  const code = (error as { code?: string }).code
-  const message = error instanceof Error ? error.message : String(error)
-  return code ? `${code}: ${message}` : message
 }

@@ -7,7 +7,14 @@ export type ProviderOutcome = 'successful' | 'failed' | 'pending' | 'unknown'
 
 export type ProviderResult<T> =
   | { outcome: 'successful'; responseCode: string; responseMessage: string; providerReference: string; value: T }
-  | { outcome: 'failed' | 'pending'; responseCode: string; responseMessage: string; providerReference: string | null }
+  | {
+      outcome: 'failed' | 'pending'
+      responseCode: string
+      responseMessage: string
+      providerReference: string | null
+      /** The provider paid, then took the money back (a reversal): nothing was paid in the end. */
+      reversed?: true
+    }
   | { outcome: 'unknown'; error: string }
 
 export interface ProviderAccount {
@@ -30,8 +37,9 @@ export interface MoveRequest {
 }
 
 /**
- * What a provider promises about the requests it is sent, as data: the payment pipeline's rules
- * depend on it (docs/decisions/0008-payment-pipeline.md §Never received).
+ * What a provider promises about the requests it is sent, and how it speaks, as data beside its
+ * capabilities: the payment pipeline's rules depend on it (docs/decisions/0008-payment-pipeline.md
+ * §Never received), and `rail provider list` shows it.
  */
 export interface ProviderTraits {
   /** A send repeated under the same reference can never move money twice: resending is safe. */
@@ -41,6 +49,12 @@ export interface ProviderTraits {
    * promises no such window. Without one, "no record" never proves a payment was not received.
    */
   requestValidityWindowMs: number | null
+  /** The references the provider accepts, in words (Rail's reference is mapped into it deterministically). */
+  referenceFormat: string
+  /** The unit of the amounts on the wire: Rail converts kobo exactly, both ways. */
+  amountUnit: 'kobo' | 'naira'
+  /** How the provider's webhooks are authenticated, in words (header and scheme). */
+  webhookAuthentication: string
 }
 
 /** A credit paid into one of the provider's virtual accounts, as the provider reports it. */
@@ -59,12 +73,35 @@ export interface ProviderCredit {
   accountReference: string | null
 }
 
-/** A webhook from the provider, read: verified and parsed, or refused. */
-export type ProviderWebhook = { kind: 'credit'; credit: ProviderCredit } | { kind: 'unauthorized' } | { kind: 'invalid'; message: string }
+/** What a provider's webhook says of a payout: a hint, acted on by asking the provider (a requery), never by itself. */
+export type TransferEvent = 'success' | 'failed' | 'reversed'
 
-/** Operations of a provider adapter that exist today; the interface grows with the features. */
+/** A webhook from the provider, read: verified and parsed, or refused. */
+export type ProviderWebhook =
+  | { kind: 'credit'; credit: ProviderCredit }
+  /** A payout's news, by Rail's reference (the provider's reference mapped back). */
+  | { kind: 'transfer'; reference: string; event: TransferEvent }
+  /** Verified, but about nothing Rail acts on: answered 200 so that the provider stops sending it. */
+  | { kind: 'ignored'; event: string }
+  | { kind: 'unauthorized' }
+  | { kind: 'invalid'; message: string }
+
+/** A webhook as received: the raw body, its headers, and the address it came from. */
+export interface WebhookRequest {
+  pathWithQuery: string
+  headers: Record<string, string | string[] | undefined>
+  rawBody: string
+  /** The sender's IP address, for providers that publish theirs (an optional allowlist). */
+  sourceAddress?: string
+}
+
+/**
+ * What a banking provider does, real or sandbox. An operation the provider cannot do is declared
+ * false in its capabilities (capabilities.ts) and never reaches the adapter: Rail fails closed
+ * before any call. An adapter asked anyway answers `failed` with code 58 (not permitted on channel).
+ */
 export interface ProviderAdapter {
-  /** What the provider promises about its requests (reference de-duplication, validity window). */
+  /** What the provider promises about its requests (reference de-duplication, validity window) and how it speaks. */
   readonly traits: ProviderTraits
   /**
    * Opens the account that backs a customer's wallet. With a reference, once: asked again with it,
@@ -83,7 +120,11 @@ export interface ProviderAdapter {
   nameEnquiry(request: { bankCode: string; accountNumber: string }): Promise<ProviderResult<{ accountName: string }>>
   /** Pays an account at any bank from the merchant's funds at the provider (an outbound transfer); the outcome comes by requery. */
   payout(request: MoveRequest & { destinationBankCode: string; destinationAccountNumber: string }): Promise<ProviderResult<null>>
-  /** What happened to a move, by its reference. */
+  /**
+   * What happened to a move, by Rail's reference, in the NIP vocabulary the pipeline reads
+   * (src/nip/codes.ts): 00 paid, 09 in progress, 25 no record, a final failure code. An answer the
+   * adapter cannot place (a status it does not know) is `unknown`, never `failed`.
+   */
   requery(reference: string): Promise<ProviderResult<null>>
   /** Allocates a collection NUBAN in the account name; idempotent on the reference at the provider. */
   allocateVirtualAccount(request: { reference: string; accountName: string }): Promise<ProviderResult<ProviderAccount>>
@@ -94,9 +135,19 @@ export interface ProviderAdapter {
    * `since`, those credited at or after it: the requery and the sweep for credits whose webhook was missed.
    */
   listCredits(accountNumber: string, since?: Date): Promise<ProviderResult<ProviderCredit[]>>
+  /** The merchant's funds at the provider (its float), in kobo. */
+  balance(): Promise<ProviderResult<{ balanceKobo: number }>>
   /** Verifies and reads a webhook the provider sent (the raw body as received, and its headers). */
-  readWebhook(request: { pathWithQuery: string; headers: Record<string, string | string[] | undefined>; rawBody: string }): ProviderWebhook
-  /** Sandbox providers only: someone pays into a virtual account (the bank then announces it). */
+  readWebhook(request: WebhookRequest): ProviderWebhook
+}
+
+/**
+ * The sandbox's controls: what a simulator does to the sandbox bank's books, which no real provider
+ * offers. They act on the sandbox bank whatever dialect a sandbox profile speaks (its own,
+ * /sandbox-paystack or /sandbox-monnify); a real provider's profile has none.
+ */
+export interface SandboxControls {
+  /** Someone pays into a virtual account (the bank then announces it, in the account's dialect). */
   simulateInboundCredit(request: {
     accountNumber: string
     amountKobo: number
@@ -105,8 +156,8 @@ export interface ProviderAdapter {
     payerBankCode?: string
   }): Promise<ProviderResult<{ sessionId: string; notified: boolean }>>
   /**
-   * Sandbox providers only: registers the outcome of a payout in progress (the settlement
-   * simulator). Failed: no payout in progress has the reference; unknown: the answer was lost.
+   * Registers the outcome of a payout in progress (the settlement simulator), by the reference the
+   * provider was sent. Failed: no payout in progress has the reference; unknown: the answer was lost.
    */
   registerPayoutOutcome(reference: string, outcome: 'confirmed' | 'failed'): Promise<ProviderResult<null>>
 }

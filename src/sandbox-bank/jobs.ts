@@ -6,7 +6,13 @@ import { request as httpRequest } from 'undici'
 import { signRequest } from '../client/signing.ts'
 import { systemClock, unixSeconds, type Clock } from '../platform/clock.ts'
 import type { Pool } from '../platform/db.ts'
-import { NOTIFY_TASK, SandboxBank } from './service.ts'
+import { NOTIFY_TASK, SandboxBank, type InboundCreditNotice } from './service.ts'
+
+/**
+ * Announces an inbound credit to a client that speaks a provider dialect (sandbox-paystack,
+ * sandbox-monnify), in that provider's format and signature; anything but 2xx throws (retried).
+ */
+export type CreditNotifier = (notice: InboundCreditNotice) => Promise<void>
 
 const NOTIFY_TIMEOUT_MS = 10_000
 
@@ -19,6 +25,8 @@ export interface SandboxBankJobDeps {
   bankCode?: string
   /** The time notices are signed at: the time the bank shares with its clients (the system clock unless told). */
   clock?: Clock
+  /** The dialects' notifiers, by client: a credit to an account one of them allocated is announced its way. */
+  dialectNotifiers?: Record<string, CreditNotifier>
 }
 
 export function sandboxBankTasks(deps: SandboxBankJobDeps): Record<string, Task> {
@@ -28,7 +36,9 @@ export function sandboxBankTasks(deps: SandboxBankJobDeps): Record<string, Task>
       const { sessionId } = payload as { sessionId: string }
       const found = await bank.inboundNotice(sessionId)
       if (!found) return
-      await postNotice(deps, found.client, JSON.stringify(found.notice))
+      const dialect = deps.dialectNotifiers?.[found.client]
+      if (dialect) await dialect(found.notice)
+      else await postNotice(deps, found.client, JSON.stringify(found.notice))
       await bank.markNotified(sessionId)
     },
   }

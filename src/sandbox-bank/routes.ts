@@ -77,23 +77,45 @@ export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: Sandbox
 }
 
 /**
+ * What a request means to fault injection: its amount in kobo (a magic amount picks its fault) and,
+ * for a transfer, its reference (a lost request is dropped the first time only). The sandbox
+ * provider dialects (/sandbox-paystack, /sandbox-monnify) read these from their own fields.
+ */
+export interface FaultSubject {
+  amountKobo?: number
+  /** Set for a request that submits a transfer: its reference. */
+  transferReference?: string
+}
+
+/**
  * A lost request: the first transfer of a reference is dropped unprocessed (the bank records only
  * that it dropped it), and a resend of it is processed. Elsewhere (an inbound credit, which has no
  * reference of the caller's) every such request is dropped.
  */
-async function dropDecision(bank: SandboxBank, request: FastifyRequest, body: { reference?: unknown } | undefined): Promise<FaultDecision> {
-  const isTransfer = request.method === 'POST' && request.routeOptions.url === `${SANDBOX_BANK_PREFIX}/transfers`
-  if (!isTransfer || typeof body?.reference !== 'string') return 'no_answer'
-  return (await bank.dropFirstSubmission(body.reference)) ? 'no_answer' : 'none'
+async function dropDecision(bank: SandboxBank, subject: FaultSubject): Promise<FaultDecision> {
+  if (subject.transferReference === undefined) return 'no_answer'
+  return (await bank.dropFirstSubmission(subject.transferReference)) ? 'no_answer' : 'none'
 }
 
 async function injectFault(pool: Pool, bank: SandboxBank, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const body = request.body as { amountKobo?: unknown; reference?: unknown } | undefined
+  const isTransfer = request.method === 'POST' && request.routeOptions.url === `${SANDBOX_BANK_PREFIX}/transfers`
+  await injectBankFault(pool, bank, request, reply, {
+    amountKobo: typeof body?.amountKobo === 'number' ? body.amountKobo : undefined,
+    transferReference: isTransfer && typeof body?.reference === 'string' ? body.reference : undefined,
+  })
+}
+
+/**
+ * The bank's fault injection for one request: the switched-on delay, then a magic amount's fault
+ * for this request alone, or else the switched-on rates. Shared by the sandbox bank's own routes
+ * and the provider dialects served on its books.
+ */
+export async function injectBankFault(pool: Pool, bank: SandboxBank, request: FastifyRequest, reply: FastifyReply, subject: FaultSubject): Promise<void> {
   const faults = await readFaults(pool)
   if (faults.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, faults.delayMs))
-  // A magic amount picks its fault for this request alone; otherwise the switched-on rates decide.
-  const body = request.body as { amountKobo?: unknown; reference?: unknown } | undefined
-  const magic = typeof body?.amountKobo === 'number' ? magicAmount(body.amountKobo) : undefined
-  const decision = magic?.kind === 'fault' ? magic.fault : magic?.kind === 'drop_first_submission' ? await dropDecision(bank, request, body) : decideFault(faults)
+  const magic = subject.amountKobo === undefined ? undefined : magicAmount(subject.amountKobo)
+  const decision = magic?.kind === 'fault' ? magic.fault : magic?.kind === 'drop_first_submission' ? await dropDecision(bank, subject) : decideFault(faults)
   if (decision === 'no_answer') {
     reply.hijack()
     request.raw.socket?.destroy()

@@ -15,7 +15,7 @@ import { uuidv7 } from '../platform/ids.ts'
 import { addJob } from '../platform/jobs.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
 import { readPage } from '../platform/read-pool.ts'
-import { DEFAULT_PROVIDER, getProvider, requireCapability, type ProviderProfile, type ProviderRegistry } from '../providers/service.ts'
+import { getProvider, providerFor, requireCapability, type ProviderProfile, type ProviderRegistry } from '../providers/service.ts'
 import type { ProviderAccount } from '../providers/types.ts'
 import * as repo from './repo.ts'
 
@@ -83,9 +83,9 @@ export async function assertCallbackUrl(deps: CollectionsDeps, partner: Partner,
   if (callbackUrl !== undefined) await assertCallbackUrlAllowed(callbackUrl, partner.environment, deps.allowLoopbackCallbacks)
 }
 
-/** The provider collections use, approved for virtual accounts (else 403 capability_disabled, nothing called). */
-export async function collectionProvider(db: Queryable): Promise<ProviderProfile> {
-  const provider = await getProvider(db, DEFAULT_PROVIDER)
+/** The provider a partner's collections use (its collections route, else the sandbox), approved for virtual accounts (else 403 capability_disabled, nothing called). */
+export async function collectionProvider(db: Queryable, partnerId: string): Promise<ProviderProfile> {
+  const provider = await providerFor(db, partnerId, 'collections')
   requireCapability(provider, 'virtualAccounts')
   return provider
 }
@@ -107,7 +107,7 @@ export async function allocateAtProvider(
   input: { partnerId: string; uniqueKey: string; accountName: string; requestId?: string },
 ): Promise<ProviderAccount & { providerReference: string }> {
   const reference = allocationReference(input.partnerId, input.uniqueKey)
-  const allocated = await deps.providers.adapterFor(provider, input.requestId).allocateVirtualAccount({ reference, accountName: input.accountName })
+  const allocated = await (await deps.providers.adapterFor(provider, input.requestId)).allocateVirtualAccount({ reference, accountName: input.accountName })
   if (allocated.outcome !== 'successful') {
     throw new RailError('provider_unavailable', `Provider ${provider.name} did not allocate the virtual account; retry with the same reference`)
   }
@@ -173,7 +173,7 @@ export async function createPersistentAccount(deps: CollectionsDeps, caller: Cal
   const currency = request.currency ?? COLLECTION_CURRENCY
   assertCollectionCurrency(currency)
   await assertCallbackUrl(deps, partner, request.callbackUrl)
-  const provider = await collectionProvider(deps.pool)
+  const provider = await collectionProvider(deps.pool, partner.id)
   // Outside any transaction: a concurrent duplicate is handed the same account by the provider.
   const accountName = holderName(request.virtualAccountHolder, partner.name)
   const allocated = await allocateAtProvider(deps, provider, { partnerId: partner.id, uniqueKey: `persistent\n${request.reference}`, accountName, requestId: caller.requestId })
@@ -274,6 +274,6 @@ export async function archiveAtProvider(deps: Pick<CollectionsDeps, 'pool' | 'pr
   const account = await repo.selectById(deps.pool, virtualAccountId)
   if (!account) return
   const provider = await getProvider(deps.pool, account.provider)
-  const answer = await deps.providers.adapterFor(provider).archiveVirtualAccount(account.accountNumber)
+  const answer = await (await deps.providers.adapterFor(provider)).archiveVirtualAccount(account.accountNumber)
   if (answer.outcome === 'unknown') throw new Error(`provider ${provider.name} gave no usable answer archiving ${account.trackingId}: ${answer.error}`)
 }

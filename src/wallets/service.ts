@@ -6,7 +6,7 @@ import { uuidv7 } from '../platform/ids.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
 import { readPage } from '../platform/read-pool.ts'
 import { claimReference, findReplay, idempotencyConflict, requestHash, type Claimed, type ReferenceKey, type ReferenceKind } from '../platform/idempotency.ts'
-import { DEFAULT_PROVIDER, getProvider, type ProviderProfile, type ProviderRegistry } from '../providers/service.ts'
+import { getProvider, providerFor, type ProviderProfile, type ProviderRegistry } from '../providers/service.ts'
 import * as repo from './repo.ts'
 
 export type { Wallet } from './repo.ts'
@@ -49,8 +49,9 @@ export async function createWallet(deps: WalletsDeps, partnerId: string, input: 
   const stored = () => repo.selectWalletByCustomerReference(deps.pool, partnerId, input.customerReference)
   const known = await findReplay(WALLET_REFERENCE, key, stored)
   if (known) return { value: known.replayed, replayed: true }
-  const provider = await walletProvider(deps.pool, input.provider ?? DEFAULT_PROVIDER)
-  const opened = await deps.providers.adapterFor(provider, requestId).createWallet({
+  // The provider named, else the partner's wallets route, else the sandbox.
+  const provider = input.provider !== undefined ? await walletProvider(deps.pool, input.provider) : await providerFor(deps.pool, partnerId, 'wallets')
+  const opened = await (await deps.providers.adapterFor(provider, requestId)).createWallet({
     reference: openingReference(partnerId, input.customerReference),
     customerReference: input.customerReference,
     accountName: input.name,

@@ -157,7 +157,7 @@ describe('the sweep of every account for credits whose notice never came', () =>
     const older = await payIn(client, account.virtualAccount, 11_404)
     const between = new Date()
     const newer = await payIn(client, account.virtualAccount, 12_404)
-    const adapter = new ProviderRegistry(app.db.pool, { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: BANK_SECRET }).adapterFor(await getProvider(app.db.pool, 'sandbox'))
+    const adapter = await new ProviderRegistry(app.db.pool, { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: BANK_SECRET }).adapterFor(await getProvider(app.db.pool, 'sandbox'))
     const sessionsOf = async (since?: Date) => {
       const listed = await adapter.listCredits(account.virtualAccount, since)
       expect(listed.outcome).toBe('successful')

@@ -383,8 +383,8 @@ describe('unknown payments are asked about again on a slow schedule', () => {
 
     // The bank settles it late, and tells nobody.
     const payments = app.payments(SETTINGS)
-    const adapter = payments.providers.adapterFor(await getProvider(app.db.pool, 'sandbox'))
-    expect((await adapter.registerPayoutOutcome(transfer.id, 'confirmed')).outcome).toBe('successful')
+    const controls = payments.providers.sandboxControlsFor(await getProvider(app.db.pool, 'sandbox'))
+    expect((await controls.registerPayoutOutcome(transfer.id, 'confirmed')).outcome).toBe('successful')
 
     await waitFor(async () => {
       await sweepUnknown(payments) // the minute's sweep, run now: the unknown payout's requery is due

@@ -85,7 +85,7 @@ it('…9097 is a lost request: the first submission gets no answer and the bank 
 it('…9097 at the bank itself: one of two concurrent first submissions is dropped, the other done', async () => {
   const reference = randomUUID()
   const accountNumber = (await app.db.pool.query(`SELECT account_number FROM wallets WHERE id = $1`, [walletId])).rows[0].account_number as string
-  const adapter = app.payments().providers.adapterFor(await getProvider(app.db.pool, 'sandbox'))
+  const adapter = await app.payments().providers.adapterFor(await getProvider(app.db.pool, 'sandbox'))
   const submit = () => adapter.credit({ reference, accountNumber, amountKobo: 29_097 })
   const answers = await Promise.all([submit(), submit()])
   expect(answers.map((answer) => answer.outcome).sort()).toEqual(['successful', 'unknown'])

@@ -45,6 +45,12 @@ const QUERIES = {
                     UNION SELECT to_state FROM state_transitions WHERE machine = 'inbound_credit') s
               LEFT JOIN inbound_credits c ON c.status = s.status
              GROUP BY s.status`,
+  // Each provider's calls over the last five minutes and how many got no readable answer (no answer,
+  // a 5xx): its health as src/providers/health.ts judges it (under 10 calls, or under half
+  // unanswered, is healthy). Every profile has its row.
+  providers: `SELECT p.name AS provider, count(c.id)::int AS calls, count(c.id) FILTER (WHERE c.outcome = 'unknown')::int AS unanswered
+                FROM providers p LEFT JOIN provider_calls c ON c.provider = p.name AND c.created_at > now() - interval '300 seconds'
+               GROUP BY p.name`,
   unmatched: `SELECT count(*)::int AS count, COALESCE(sum(amount_kobo), 0)::bigint AS amount_kobo,
                      COALESCE(extract(epoch FROM now() - min(received_at)), 0)::float8 AS oldest_s
                 FROM inbound_credits WHERE status = 'unmatched'`,
@@ -180,6 +186,26 @@ const GAUGES: GaugeDefinition[] = [
     const one = (name: string, help: string, column: string) => snapshotGauge(registry, snapshot, { name, help, labelNames: [], query: 'unknown', values: (row) => [[{}, num(row[column])]] })
     one('rail_bank_instructions_unknown', 'Instructions whose outcome the bank has not given by their deadline (asked again hourly, then daily)', 'count')
     one('rail_bank_instructions_unknown_oldest_seconds', 'How long the oldest unknown instruction has been unknown (0 when none)', 'oldest_s')
+  },
+  (registry, snapshot) => {
+    const labelNames = ['provider']
+    const calls = (row: Row) => num(row.calls)
+    const unanswered = (row: Row) => num(row.unanswered)
+    snapshotGauge(registry, snapshot, { name: 'rail_provider_calls_5m', help: 'Calls to each provider over the last five minutes', labelNames, query: 'providers', values: (row) => [[{ provider: String(row.provider) }, calls(row)]] })
+    snapshotGauge(registry, snapshot, {
+      name: 'rail_provider_calls_unanswered_5m',
+      help: 'Of those, the calls that got no readable answer (no answer, a reset, a 5xx)',
+      labelNames,
+      query: 'providers',
+      values: (row) => [[{ provider: String(row.provider) }, unanswered(row)]],
+    })
+    snapshotGauge(registry, snapshot, {
+      name: 'rail_provider_healthy',
+      help: 'Whether new payouts may be routed to the provider: 1 under 10 calls in five minutes or under half of them unanswered, else 0',
+      labelNames,
+      query: 'providers',
+      values: (row) => [[{ provider: String(row.provider) }, calls(row) < 10 || unanswered(row) / calls(row) < 0.5 ? 1 : 0]],
+    })
   },
   (registry, snapshot) =>
     snapshotGauge(registry, snapshot, { name: 'rail_inbound_credits', help: 'Inbound credits by status', labelNames: ['status'], query: 'credits', values: (row) => [[{ status: String(row.status) }, num(row.count)]] }),
