@@ -34,11 +34,18 @@ export function toOutboundJson(transfer: OutboundTransfer) {
   }
 }
 
-function callbackType(state: OutboundState): string | undefined {
-  return state === 'confirmed' ? 'transfer.confirmed' : state === 'failed' ? 'transfer.failed' : state === 'unknown' ? 'transfer.unknown' : undefined
+const CALLBACK_TYPES: Partial<Record<OutboundState, string>> = {
+  confirmed: 'transfer.confirmed',
+  failed: 'transfer.failed',
+  unknown: 'transfer.unknown',
+  reversed: 'transfer.reversed',
 }
 
-/** The callback of a transfer in a state that has one (confirmed, failed, unknown). */
+function callbackType(state: OutboundState): string | undefined {
+  return CALLBACK_TYPES[state]
+}
+
+/** The callback of a transfer in a state that has one (confirmed, failed, unknown, reversed). */
 export function callbackEvent(transfer: OutboundTransfer): NewEvent {
   const type = callbackType(transfer.state)
   if (!type) throw new Error(`outbound transfer ${transfer.id} in ${transfer.state} has no callback`)

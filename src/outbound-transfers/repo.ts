@@ -1,6 +1,6 @@
 // SQL of outbound transfers.
 import type { Queryable } from '../platform/db.ts'
-import { outboundStates, type OutboundState } from './states.ts'
+import { FINAL_STATES, outboundStates, type OutboundState } from './states.ts'
 
 /**
  * Why Rail makes a payout: the partner's own (`partner`), a refund of a credit (`refund`), an
@@ -279,8 +279,8 @@ export interface ProviderAnswer {
 
 /**
  * Moves a transfer to `next` at `at` (the caller's clock) if its state allows it (the transition
- * table, in SQL). Returns the changed transfer, or undefined when it was already elsewhere (a late
- * or duplicate answer).
+ * table, in SQL); a final state (FINAL_STATES) stamps its terminal moment. Returns the changed
+ * transfer, or undefined when it was already elsewhere (a late or duplicate answer).
  */
 export async function transition(db: Queryable, id: string, next: OutboundState, at: Date, answer: ProviderAnswer = {}): Promise<OutboundTransfer | undefined> {
   const { rows } = await db.query<Row>(
@@ -306,7 +306,7 @@ export async function transition(db: Queryable, id: string, next: OutboundState,
       answer.failureReason ? JSON.stringify(answer.failureReason) : null,
       answer.rail ? JSON.stringify(answer.rail) : null,
       answer.settlementAccountName ?? null,
-      outboundStates.terminal,
+      FINAL_STATES,
       at,
     ],
   )

@@ -9,7 +9,7 @@ import { CallbackUrlSchema, closedObject, CurrencySchema, documentOnly, errorRes
 import { ORIGIN_TYPES, type OriginType } from './repo.ts'
 import { getOutbound, listOutbound, OUTBOUND_PAGE_MAX, simulateSettlement, submitOutbound, toOutboundJson, type OutboundDeps } from './service.ts'
 
-const StateSchema = Type.Union([Type.Literal('pending'), Type.Literal('submitted'), Type.Literal('confirmed'), Type.Literal('failed'), Type.Literal('unknown')])
+const StateSchema = Type.Union([Type.Literal('pending'), Type.Literal('submitted'), Type.Literal('confirmed'), Type.Literal('failed'), Type.Literal('unknown'), Type.Literal('reversed')])
 
 const OutboundSchema = Type.Object({
   id: Type.String({ format: 'uuid' }),

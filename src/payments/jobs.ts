@@ -1,7 +1,9 @@
-// Background work of the payment pipeline: working an instruction (send, requery), and the sweep
-// that gives instructions a dead process left behind a job again, and unknown ones their slow requery.
+// Background work of the payment pipeline: working an instruction (send, requery), the sweep
+// that gives instructions a dead process left behind a job again, and unknown ones their slow requery,
+// and the check of a reversal a provider announced (reversals.ts).
 import type { Task } from 'graphile-worker'
 import { annotateStep } from '../platform/observability/jobs.ts'
+import { checkReversal, REVERSAL_TASK } from './reversals.ts'
 import { sweepStranded, sweepUnknown, SWEEP_TASK, workInstruction, WORK_TASK, type PaymentsDeps } from './service.ts'
 
 export function paymentTasks(deps: PaymentsDeps): Record<string, Task> {
@@ -10,6 +12,9 @@ export function paymentTasks(deps: PaymentsDeps): Record<string, Task> {
       const instruction = await workInstruction(deps, (payload as { id: string }).id)
       // The step's outcome is the state the instruction was left in (not claimed: final, or another worker holds it).
       annotateStep({ outcome: instruction?.state ?? 'not_claimed' })
+    },
+    [REVERSAL_TASK]: async (payload) => {
+      annotateStep({ outcome: await checkReversal(deps, (payload as { id: string }).id) })
     },
     [SWEEP_TASK]: async (_payload, helpers) => {
       const revived = await sweepStranded(deps.pool)

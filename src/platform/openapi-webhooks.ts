@@ -54,6 +54,7 @@ const EVENTS: Record<string, { data: Json; says: string; escrow?: boolean }> = {
   'transfer.confirmed': { data: ref('OutboundTransfer'), says: 'The bank confirmed an outbound transfer: the money reached the beneficiary.' },
   'transfer.failed': { data: ref('OutboundTransfer'), says: 'An outbound transfer failed at the bank; its amount is back on the float.' },
   'transfer.unknown': { data: ref('OutboundTransfer'), says: 'The bank gave no final answer within the requery schedule; an operator decides it from evidence.' },
+  'transfer.reversed': { data: ref('OutboundTransfer'), says: 'The provider reversed a confirmed outbound transfer: nothing reached the beneficiary in the end, and its amount is back on the float.' },
   'credit.confirmed': { data: CREDIT_CONFIRMED, says: 'A credit into a virtual account, payment intent, invoice or escrow account was applied.' },
   'credit.unmatched': { data: CREDIT_UNMATCHED, says: 'A credit could not be applied and fell to triage (GET /api/v1/rail/unmatched).' },
   'fbo.funding': { data: FBO_FUNDING, says: 'A credit into an FBO pool account, attributed to its holder reference (`eventKind: "fbo.funding"`).' },
