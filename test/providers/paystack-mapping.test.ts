@@ -195,10 +195,12 @@ describe('name enquiries, recipients, balances and customers', () => {
     expect(readCustomerAnswer(LOST)).toBeUndefined()
   })
 
-  it("asks for a customer's successful transactions since a time, a page at a time", () => {
-    expect(transactionQuery({ customerId: '42', page: 1 }).toString()).toBe('customer=42&status=success&perPage=100&page=1')
+  it('asks for the successful transfers into one dedicated account since a time, a page at a time', () => {
+    expect(transactionQuery({ accountNumber: '9930000737', page: 1 }).toString()).toBe('status=success&channel=dedicated_nuban&virtual_account_number=9930000737&per_page=100&page=1')
     const since = new Date('2026-01-02T03:04:05.000Z')
-    expect(transactionQuery({ customerId: '42', since, page: 3 }).toString()).toBe('customer=42&status=success&from=2026-01-02T03%3A04%3A05.000Z&perPage=100&page=3')
+    expect(transactionQuery({ accountNumber: '9930000737', since, page: 3 }).toString()).toBe(
+      'status=success&channel=dedicated_nuban&virtual_account_number=9930000737&from=2026-01-02T03%3A04%3A05.000Z&per_page=100&page=3',
+    )
   })
 })
 

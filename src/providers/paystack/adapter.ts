@@ -6,7 +6,7 @@
 import type { RealAdapterOptions } from '../adapter-options.ts'
 import type { HttpAnswer, ProviderCallSpec } from '../http.ts'
 import type { MoveRequest, ProviderAccount, ProviderAdapter, ProviderCredit, ProviderOutcome, ProviderResult, ProviderTraits, ProviderWebhook, WebhookRequest } from '../types.ts'
-import { CUSTOMER_EMAIL_DOMAIN } from './credits.ts'
+import { CUSTOMER_EMAIL_DOMAIN, DEDICATED_ACCOUNT_CHANNEL } from './credits.ts'
 import {
   answerMessage,
   creditOfTransaction,
@@ -48,7 +48,8 @@ const RECIPIENT_NAME_DEFAULT = 'Rail beneficiary'
 /** Credits read per page of GET /transaction, and pages read at most: past that the list is not an answer Rail reads. */
 const TRANSACTIONS_PER_PAGE = 100
 const TRANSACTION_PAGES_MAX = 50
-const NAME_CHARS_MAX = 100
+/** Paystack's customer names: first and last, each cut to this. */
+const NAME_CHARS_MAX = 50
 
 /** What Paystack cannot do (it has no wallets): answered without a call, should Rail ever ask. */
 const NO_WALLETS: ProviderResult<never> = {
@@ -151,11 +152,9 @@ export class PaystackAdapter implements ProviderAdapter {
   }
 
   async listCredits(accountNumber: string, since?: Date): Promise<ProviderResult<ProviderCredit[]>> {
-    const allocation = await this.#allocation(accountNumber)
-    if (!allocation) return { outcome: 'failed', responseCode: '07', responseMessage: 'No such virtual account', providerReference: null }
     const credits = new Map<string, ProviderCredit>()
     for (let page = 1; page <= TRANSACTION_PAGES_MAX; page += 1) {
-      const query = transactionQuery({ customerId: allocation.customerId, since, page })
+      const query = transactionQuery({ accountNumber, since, page })
       const answer = await this.#call('list_credits', accountNumber, 'GET', `/transaction?${query}`, undefined, (read) => (readTransactionPage(read) ? 'successful' : 'unknown'))
       const read = readTransactionPage(answer)
       if (!read) return { outcome: 'unknown', error: answerMessage(answer) }
@@ -269,11 +268,15 @@ function customerBody(request: { reference: string; accountName: string }): Reco
   return { email: `${request.reference}@${CUSTOMER_EMAIL_DOMAIN}`, first_name: firstName, last_name: lastName }
 }
 
-/** GET /transaction's query for a customer's successful transactions since a time, one page. */
-export function transactionQuery(request: { customerId: string; since?: Date; page: number }): URLSearchParams {
-  const query = new URLSearchParams({ customer: request.customerId, status: 'success' })
+/**
+ * GET /transaction's query for the successful transfers into one dedicated account since a time,
+ * one page: by the filters Paystack's API description declares (its account filter spares reading
+ * the customer's other transactions; the answer is filtered again all the same).
+ */
+export function transactionQuery(request: { accountNumber: string; since?: Date; page: number }): URLSearchParams {
+  const query = new URLSearchParams({ status: 'success', channel: DEDICATED_ACCOUNT_CHANNEL, virtual_account_number: request.accountNumber })
   if (request.since !== undefined) query.set('from', request.since.toISOString())
-  query.set('perPage', String(TRANSACTIONS_PER_PAGE))
+  query.set('per_page', String(TRANSACTIONS_PER_PAGE))
   query.set('page', String(request.page))
   return query
 }
