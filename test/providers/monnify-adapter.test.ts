@@ -192,6 +192,16 @@ describe('accounts', () => {
     expect(await adapter().createWallet({ customerReference: 'cust-2', reference, accountName: 'CHIDI EZE' })).toMatchObject({ outcome: 'failed', responseCode: '26' })
   })
 
+  it("a wallet's credits are listed from its transactions", async () => {
+    const wallet = await adapter().createWallet({ customerReference: `cust-${randomUUID()}`, accountName: 'FUNDED WALLET' })
+    if (wallet.outcome !== 'successful') throw new Error(`wallet not opened: ${JSON.stringify(wallet)}`)
+    const { accountNumber } = wallet.value
+    expect(await adapter().listCredits(accountNumber)).toMatchObject({ outcome: 'successful', value: [] })
+    expect((await bank.simulateInboundCredit({ accountNumber, amountKobo: 99_999, payerName: 'CHIDI EZE' })).outcome).toBe('successful')
+    const listed = await adapter().listCredits(accountNumber)
+    expect(listed).toMatchObject({ outcome: 'successful', value: [{ accountNumber, amountKobo: 99_999, currency: 'NGN', accountReference: null }] })
+  })
+
   it('a reserved account: allocated once per reference, its credits listed since a time, and deallocated', async () => {
     const { credentials } = await app.newPartner()
     const reference = `${credentials.partnerId}.${randomBytes(14).toString('hex').slice(0, 27)}`
