@@ -58,6 +58,17 @@ export function registerTransferRoutes({ app, bank, options }: BankRoutes): void
     },
   )
 
+  registerReversalRoute({ app, bank, options })
+
+  app.get(
+    `${SANDBOX_BANK_PREFIX}/transfers/:reference`,
+    { ...options, schema: { operationId: 'getBankTransfer', summary: 'Requery a transfer', description: "Requery: what happened to a transfer, by the client's reference, with its NIP response code and session id.", tags: ['sandbox bank'], params: closedObject({ reference: Reference }), response: { 200: TransferAnswerSchema, ...errorResponses('not_found') } } },
+    async (request) => bank.requery(request.params.reference),
+  )
+}
+
+/** The settlement simulator's reversal of a settled payout. */
+function registerReversalRoute({ app, bank, options }: BankRoutes): void {
   app.post(
     `${SANDBOX_BANK_PREFIX}/transfers/:reference/reversal`,
     {
@@ -76,12 +87,6 @@ export function registerTransferRoutes({ app, bank, options }: BankRoutes): void
       if (reversed !== 'reversed') throw new RailError('invalid_state', `no payout settled with 00 and not yet reversed has reference ${request.params.reference}`)
       return { reference: request.params.reference, reversed: true }
     },
-  )
-
-  app.get(
-    `${SANDBOX_BANK_PREFIX}/transfers/:reference`,
-    { ...options, schema: { operationId: 'getBankTransfer', summary: 'Requery a transfer', description: "Requery: what happened to a transfer, by the client's reference, with its NIP response code and session id.", tags: ['sandbox bank'], params: closedObject({ reference: Reference }), response: { 200: TransferAnswerSchema, ...errorResponses('not_found') } } },
-    async (request) => bank.requery(request.params.reference),
   )
 }
 

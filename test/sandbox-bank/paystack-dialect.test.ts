@@ -40,7 +40,7 @@ afterAll(async () => {
 
 interface Answer {
   status: number
-  body: { status: boolean; message: string; data: Record<string, unknown> & Record<string, never>; meta?: Record<string, unknown> }
+  body: { status: boolean; message: string; data: Record<string, unknown>; meta?: Record<string, unknown> }
 }
 
 async function paystack(method: string, path: string, body?: unknown, key: string | null = KEY): Promise<Answer> {
@@ -62,7 +62,7 @@ async function bank<T = Record<string, unknown>>(method: string, path: string, b
 }
 
 /** A Paystack-style reference (16 to 50 lowercase letters, digits, - and _). */
-const newReference = () => randomUUID()
+const newReference = (): string => randomUUID()
 
 /** The webhooks received for a transfer reference (or a credit's account), each verified against its signature. */
 function webhooks(event: string, match: (data: Record<string, unknown>) => boolean): ReceivedRequest[] {
@@ -134,7 +134,7 @@ describe('name enquiry and recipients', () => {
     expect(first.body.data).toMatchObject({ type: 'nuban', name: 'Chidi Okeke', recipient_code: expect.stringMatching(/^RCP_[a-z0-9]{15}$/), details: { account_number: destination.accountNumber, bank_code: '058', bank_name: 'Guaranty Trust Bank' } })
     const again = await paystack('POST', '/transferrecipient', body)
     expect(again.body.data.recipient_code).toBe(first.body.data.recipient_code)
-    recipientCode = first.body.data.recipient_code as string
+    recipientCode = String(first.body.data.recipient_code)
     expect((await paystack('GET', `/transferrecipient/${recipientCode}`)).body.data.id).toBe(first.body.data.id)
     expect((await paystack('GET', `/transferrecipient/${first.body.data.id}`)).body.data.recipient_code).toBe(recipientCode)
     expect((await paystack('GET', '/transferrecipient/RCP_000000000000000')).status).toBe(404)
@@ -225,13 +225,13 @@ describe('customers, dedicated accounts and their credits', () => {
     const customer = await paystack('POST', '/customer', { email: 'ngozi@example.com', first_name: 'Ngozi', last_name: 'Bello', phone: '08031234567' })
     expect(customer.status).toBe(200)
     expect(customer.body.data).toMatchObject({ customer_code: expect.stringMatching(/^CUS_/), id: expect.any(Number), email: 'ngozi@example.com' })
-    const customerCode = customer.body.data.customer_code as string
+    const customerCode = String(customer.body.data.customer_code)
     expect((await paystack('POST', '/customer', { email: 'ngozi@example.com' })).body.data.customer_code).toBe(customerCode)
 
     const created = await paystack('POST', '/dedicated_account', { customer: customerCode, preferred_bank: 'test-bank' })
     expect(created.status).toBe(200)
     expect(created.body.data).toMatchObject({ bank: { name: 'Providus Bank', id: 101, slug: 'providus-bank' }, assigned: true, active: true, currency: 'NGN', customer: { customer_code: customerCode } })
-    const accountNumber = created.body.data.account_number as string
+    const accountNumber = String(created.body.data.account_number)
     expect((await paystack('POST', '/dedicated_account', { customer: customerCode })).body.data.id).toBe(created.body.data.id)
     expect((await paystack('GET', `/dedicated_account/${created.body.data.id}`)).body.data.account_number).toBe(accountNumber)
 

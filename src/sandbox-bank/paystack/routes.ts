@@ -30,6 +30,8 @@ const PER_PAGE_MAX = 100
 const PAGE_MAX = 1_000_000
 
 type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>
+/** Registers one dialect route: its path under the prefix, its handler, and what its request means to fault injection. */
+type Route = (method: 'GET' | 'POST' | 'DELETE', path: string, handler: Handler, faultSubject?: (request: FastifyRequest) => FaultSubject) => void
 
 export function registerRoutes(deps: SandboxDialectDeps): void {
   const { app, bank, pool } = deps
@@ -39,7 +41,7 @@ export function registerRoutes(deps: SandboxDialectDeps): void {
   // No Rail authentication (the dialect checks Paystack's bearer key), no admission or rate limit:
   // the dialect is another system. Hidden from Rail's documents: Paystack's own describes it.
   const config = { auth: 'none' as const, admission: false as const, rateLimited: false as const }
-  const route = (method: 'GET' | 'POST' | 'DELETE', path: string, handler: Handler, faultSubject: (request: FastifyRequest) => FaultSubject = () => ({})) => {
+  const route: Route = (method, path, handler, faultSubject = () => ({})) => {
     app.route({
       method,
       url: `${SANDBOX_PAYSTACK_PREFIX}${path}`,
@@ -47,10 +49,21 @@ export function registerRoutes(deps: SandboxDialectDeps): void {
       schema: { hide: true },
       preValidation: async (request, reply) => checkSecretKey(request, reply, secretKey),
       preHandler: async (request, reply) => injectBankFault(pool, bank, request, reply, faultSubject(request)),
-      handler: handler,
+      handler,
     })
   }
+  registerTransferRoutes(route, deps)
+  registerCustomerRoutes(route, deps)
+  route('GET', '/transaction', async (request, reply) => listTransactions(deps, request, reply))
+  route('GET', '/balance', async (_request, reply) => {
+    const balance = await store.balanceKobo(pool, SANDBOX_PAYSTACK_OPENING_BALANCE_KOBO)
+    return sendData(reply, 200, 'Balances retrieved', [{ currency: 'NGN', balance }])
+  })
+}
 
+/** Name enquiry, recipients and transfers. */
+function registerTransferRoutes(route: Route, deps: SandboxDialectDeps): void {
+  const { bank, pool } = deps
   route('GET', '/bank/resolve', async (request, reply) => {
     const query = request.query as Record<string, unknown>
     const accountNumber = stringField(query, 'account_number')
@@ -114,11 +127,10 @@ export function registerRoutes(deps: SandboxDialectDeps): void {
     return sendData(reply, 200, 'Transfer retrieved', transferJson(transfer))
   })
 
-  route('GET', '/balance', async (_request, reply) => {
-    const balance = await store.balanceKobo(pool, SANDBOX_PAYSTACK_OPENING_BALANCE_KOBO)
-    return sendData(reply, 200, 'Balances retrieved', [{ currency: 'NGN', balance }])
-  })
+}
 
+/** Customers and their dedicated accounts. */
+function registerCustomerRoutes(route: Route, { bank, pool }: SandboxDialectDeps): void {
   route('POST', '/customer', async (request, reply) => {
     const body = request.body
     const email = stringField(body, 'email')
@@ -159,8 +171,6 @@ export function registerRoutes(deps: SandboxDialectDeps): void {
     const account = (await store.findDedicatedAccount(pool, String(found.id)))!
     return sendData(reply, 200, 'Managed Account Successfully Unassigned', dedicatedAccountJson(account))
   })
-
-  route('GET', '/transaction', async (request, reply) => listTransactions(deps, request, reply))
 }
 
 /** Paystack's answer to a name enquiry that finds no holder. */
