@@ -192,6 +192,28 @@ describe('the validating proxy', () => {
     expect(violations()).toEqual([{ side: 'request', operation: 'item_create', location: 'header', pointer: '/content-type', message: 'text/plain is not a media type described here (application/json)' }])
   })
 
+  it('forwards paths outside the base path unchecked when told, and shows every exchange to an observer', async () => {
+    const observed: string[] = []
+    const beside = await startValidatingProxy({
+      document: document30,
+      targetBaseUrl: `http://127.0.0.1:${(api.address() as AddressInfo).port}`,
+      basePath: '/root/v1',
+      forwardOutsideBasePath: true,
+      observe: (exchange) => observed.push(`${exchange.request.method} ${exchange.request.path} ${exchange.response?.status}`),
+    })
+    try {
+      answers.set('POST /hooks', { status: 204, body: '' })
+      await fetch(`${beside.url}/hooks`, { method: 'POST', body: '{}' })
+      await fetch(`${beside.url}/root/v1/items?perPage=7`, { headers: { authorization: 'Bearer k' } })
+      expect(observed).toEqual(['POST /hooks 204', 'GET /root/v1/items 200'])
+      expect(beside.unmatched).toEqual([])
+      expect(beside.exchanges.map((exchange) => exchange.operation)).toEqual(['item_list'])
+      expect(beside.violations).toEqual([])
+    } finally {
+      await beside.close()
+    }
+  })
+
   it('gives no answer when the target gave none', async () => {
     answers.set('GET /root/v1/items/5', undefined)
     await expect(fetch(`${proxy.url}/v1/items/5`, { headers: { authorization: 'Bearer k' } })).rejects.toThrow()

@@ -39,6 +39,13 @@ export interface ValidatingProxyOptions {
    * the proxy): the path of the document's first server unless given (often '').
    */
   basePath?: string
+  /**
+   * Requests whose path is not under `basePath` are forwarded without a check (a server that
+   * serves other APIs beside the described one); by default they are recorded as unmatched.
+   */
+  forwardOutsideBasePath?: boolean
+  /** Sees every exchange, checked or not (e.g. to capture what a server sends elsewhere through the same proxy). */
+  observe?: (exchange: ForwardedExchange) => void
   timeoutMs?: number
 }
 
@@ -65,6 +72,13 @@ export function serverBasePath(document: Json): string {
   return new URL(withDefaults, 'http://server.invalid').pathname.replace(/\/+$/, '')
 }
 
+/** A request path relative to the base path ('/v1/items' under '/v1' is '/items'); undefined when it is not under it. */
+function underBasePath(path: string, basePath: string): string | undefined {
+  if (basePath === '') return path
+  if (path === basePath) return '/'
+  return path.startsWith(`${basePath}/`) ? path.slice(basePath.length) : undefined
+}
+
 export async function startValidatingProxy(options: ValidatingProxyOptions): Promise<ValidatingProxy> {
   const validator = new OpenApiValidator(options.document)
   const basePath = options.basePath ?? serverBasePath(options.document)
@@ -73,12 +87,14 @@ export async function startValidatingProxy(options: ValidatingProxyOptions): Pro
   const exchanges: ExchangeRecord[] = []
 
   function observe(exchange: ForwardedExchange): void {
+    options.observe?.(exchange)
     const { request, response } = exchange
     const method = request.method.toUpperCase()
+    const documentPath = underBasePath(request.path, basePath)
+    if (documentPath === undefined && options.forwardOutsideBasePath) return
     const record: ExchangeRecord = { method, path: request.path, query: request.query.toString(), operation: null, status: response?.status ?? null, responseBodyChecked: false, violations: 0 }
     if (exchange.error !== undefined) record.error = exchange.error
     exchanges.push(record)
-    const documentPath = request.path.startsWith(basePath) ? request.path.slice(basePath.length) || '/' : undefined
     const matched = documentPath === undefined ? undefined : validator.match(method, documentPath)
     if (!matched) {
       const reason = documentPath === undefined ? `the path is not under the server's ${basePath}` : validator.whyUnmatched(method, documentPath)
