@@ -13,13 +13,16 @@ import { checkReversal } from '../../src/payments/reversals.ts'
 import { requestReversalCheck } from '../../src/payments/service.ts'
 import { SANDBOX_REVERSED_CODE } from '../../src/providers/sandbox-adapter.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
+import { BANK_SECRET } from '../collections/support.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { fundFloat } from '../support/float.ts'
+import { paymentParty, settle, startPayment } from '../support/payments.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { startReceiver, type Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 
-const SECRET = 'reversal-test-secret'
+// The bank's secret the support's notices are signed with (a refund starts from an unmatched credit's notice).
+const SECRET = BANK_SECRET
 const SCHEDULE = { sandbox: { firstDelayMs: 200, deadlineMs: 600_000 } }
 const FLOAT_KOBO = 1_000_000
 const BENEFICIARY = { beneficiaryAccountNumber: nuban('058', '123456789'), beneficiaryBankCode: '058', beneficiaryAccountName: syntheticAccountName('058', nuban('058', '123456789')), currency: 'NGN' }
@@ -172,6 +175,24 @@ it('a check with no readable answer changes nothing, and its job is tried again 
   await waitFor(async () => (await read(client, id)).state === 'reversed', 30_000, `payout ${id} reversed after the retry`)
   expect(await float(client)).toMatchObject({ availableBalanceKobo: FLOAT_KOBO, bookedBalanceKobo: FLOAT_KOBO })
   expect((await recorded(id)).reversals).toHaveLength(1)
+  await expectLedgerVerified(app.db.pool)
+})
+
+it("a refund's payout reversed: the amount goes to the float, the refund keeps its record, and the event names it", { timeout: 120_000 }, async () => {
+  const party = await paymentParty(app, hook.url)
+  const id = await startPayment(app, party, 'triage refund', 40_000)
+  expect(await settle(app, party, 'triage refund', id)).toBe('succeeded')
+  const before = await float(party.client)
+  await reverseAtBank(id)
+  await requestReversalCheck(app.db.pool, id)
+  await waitFor(async () => (await read(party.client, id)).state === 'reversed', 30_000, `refund payout ${id} reversed`)
+  // Decision 0016: back on the float (not in suspense), the refund still succeeded, the partner told.
+  expect(await float(party.client)).toMatchObject({ availableBalanceKobo: before.availableBalanceKobo + 40_000, bookedBalanceKobo: before.bookedBalanceKobo + 40_000 })
+  const refund = await app.db.pool.query<{ state: string }>(`SELECT state FROM refunds WHERE outbound_transfer_id = $1`, [id])
+  expect(refund.rows.map((row) => row.state)).toEqual(['succeeded'])
+  const events = await app.db.pool.query<{ body: string }>(`SELECT body FROM events WHERE object_id = $1 AND type = 'transfer.reversed'`, [id])
+  expect(events.rows).toHaveLength(1)
+  expect(JSON.parse(events.rows[0]!.body)).toMatchObject({ data: { id, state: 'reversed', origin: { type: 'refund' } } })
   await expectLedgerVerified(app.db.pool)
 })
 
