@@ -253,6 +253,10 @@ describe('customers, dedicated accounts and their credits', () => {
     expect(listed.body.data).toEqual([expect.objectContaining({ reference: credited.body.sessionId, amount: 750_000, channel: 'dedicated_nuban' })])
     expect(listed.body.meta).toEqual({ total: 1, total_volume: 750_000, skipped: 0, perPage: 10, page: 1, pageCount: 1 })
     expect((await paystack('GET', `/transaction?customer=${customer.body.data.id}&status=failed`)).body.data).toEqual([])
+    const byAccount = await paystack('GET', `/transaction?status=success&channel=dedicated_nuban&virtual_account_number=${accountNumber}&per_page=50&page=1`)
+    expect((byAccount.body.data as unknown as { reference: string }[]).map((transaction) => transaction.reference)).toEqual([credited.body.sessionId])
+    const accounts = await paystack('GET', `/dedicated_account?active=true&customer=${customer.body.data.id}`)
+    expect((accounts.body.data as unknown as { account_number: string }[]).map((account) => account.account_number)).toEqual([accountNumber])
 
     const deactivated = await paystack('DELETE', `/dedicated_account/${created.body.data.id}`)
     expect(deactivated.body.data).toMatchObject({ active: false, assigned: false })

@@ -5,7 +5,7 @@
 // in Paystack's shape; only an injected fault is answered otherwise (a dropped connection, a 500).
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { randomUUID } from 'node:crypto'
-import { withTransaction } from '../../platform/db.ts'
+import { withTransaction, type Pool } from '../../platform/db.ts'
 import { sandboxPaystackSecretKey } from '../dialect-credentials.ts'
 import { SANDBOX_PAYSTACK_PREFIX, SANDBOX_PAYSTACK_PROFILE, type SandboxDialectDeps } from '../dialects.ts'
 import { injectBankFault, type FaultSubject } from '../routes.ts'
@@ -157,6 +157,8 @@ function registerCustomerRoutes(route: Route, { bank, pool }: SandboxDialectDeps
     return sendData(reply, 200, 'NUBAN successfully created', dedicatedAccountJson(dedicated))
   })
 
+  route('GET', '/dedicated_account', async (request, reply) => listDedicatedAccounts(pool, request, reply))
+
   route('GET', '/dedicated_account/:id', async (request, reply) => {
     const account = await store.findDedicatedAccount(pool, (request.params as { id: string }).id)
     if (!account) return sendError(reply, 404, 'Dedicated account not found', 'Ensure that you provide the id of a dedicated account of this integration')
@@ -171,6 +173,23 @@ function registerCustomerRoutes(route: Route, { bank, pool }: SandboxDialectDeps
     const account = (await store.findDedicatedAccount(pool, String(found.id)))!
     return sendData(reply, 200, 'Managed Account Successfully Unassigned', dedicatedAccountJson(account))
   })
+}
+
+/** GET /dedicated_account: the dedicated accounts (of a customer, active or not when asked), oldest first, with Paystack's `meta` paging. */
+async function listDedicatedAccounts(pool: Pool, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const query = request.query as Record<string, unknown>
+  const perPage = pageNumber(stringField(query, 'perPage') ?? stringField(query, 'per_page'), PER_PAGE_DEFAULT, PER_PAGE_MAX)
+  const page = pageNumber(stringField(query, 'page'), 1, PAGE_MAX)
+  const active = stringField(query, 'active')
+  if (perPage === undefined || page === undefined || (active !== undefined && active !== 'true' && active !== 'false')) {
+    return sendError(reply, 400, 'Invalid query parameters', 'perPage and page are positive integers; active is true or false')
+  }
+  const customerKey = stringField(query, 'customer')
+  const customer = customerKey ? await store.findCustomer(pool, customerKey) : undefined
+  const accounts = (customerKey && !customer ? [] : await store.dedicatedAccountsOf(pool, customer?.id)).filter((account) => active === undefined || String(account.active) === active)
+  const skipped = (page - 1) * perPage
+  const meta = { total: accounts.length, skipped, perPage, page, pageCount: Math.max(1, Math.ceil(accounts.length / perPage)) }
+  return sendData(reply, 200, 'Managed accounts successfully retrieved', accounts.slice(skipped, skipped + perPage).map(dedicatedAccountJson), { meta })
 }
 
 /** Paystack's answer to a name enquiry that finds no holder. */
@@ -245,7 +264,9 @@ async function listTransactions({ bank, pool }: SandboxDialectDeps, request: Fas
   const accountFilter = stringField(query, 'virtual_account_number')
   const accounts = customerKey && !customer ? [] : await store.dedicatedAccountsOf(pool, customer?.id)
   const transactions: Record<string, unknown>[] = []
-  if (status === undefined || status === 'success') {
+  const channel = stringField(query, 'channel')
+  // Only successful payments into dedicated accounts exist here.
+  if ((status === undefined || status === 'success') && (channel === undefined || channel === 'dedicated_nuban')) {
     for (const account of accounts.filter((candidate) => !accountFilter || candidate.accountNumber === accountFilter)) {
       const credits = (await bank.inboundCredits(SANDBOX_PAYSTACK_PROFILE, account.accountNumber, from)) ?? []
       for (const credit of credits) if (!to || new Date(credit.creditedAt) <= to) transactions.push(creditTransactionJson(credit, account))
