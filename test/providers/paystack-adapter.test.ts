@@ -54,14 +54,12 @@ afterEach(async () => sandboxBank('PUT', '/sandbox-bank/v1/faults', NO_FAULTS))
 afterAll(async () => app?.close())
 
 /** A call to the sandbox bank's own routes, signed with its secret. */
-async function sandboxBank(method: 'PUT' | 'POST', path: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  const text = JSON.stringify(body)
+async function sandboxBank(method: 'PUT' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  const text = body === undefined ? '' : JSON.stringify(body)
   const timestampS = Math.floor(Date.now() / 1000)
-  const response = await fetch(`${app.baseUrl}${path}`, {
-    method,
-    headers: { 'Content-Type': 'application/json', 'X-Sandbox-Timestamp': String(timestampS), 'X-Sandbox-Signature': computeSignature(SECRET, canonicalRequest(timestampS, method, path, text)) },
-    body: text,
-  })
+  const headers: Record<string, string> = { 'X-Sandbox-Timestamp': String(timestampS), 'X-Sandbox-Signature': computeSignature(SECRET, canonicalRequest(timestampS, method, path, text)) }
+  if (text) headers['Content-Type'] = 'application/json'
+  const response = await fetch(`${app.baseUrl}${path}`, { method, headers, body: text || undefined })
   return { status: response.status, body: (await response.json()) as Record<string, unknown> }
 }
 
@@ -104,6 +102,15 @@ describe('payouts', () => {
     expect(await adapter.payout({ reference: settlesFailed, amountKobo: 5_000, ...beneficiary() })).toMatchObject({ outcome: 'pending' })
     await simulator.registerPayoutOutcome(settlesFailed, 'failed')
     await waitFor(async () => (await adapter.requery(settlesFailed)).outcome === 'failed', 10_000, 'the payout failed')
+  })
+
+  it('a payout reversed after it was paid is failed (05), marked reversed', async () => {
+    const reference = randomUUID()
+    expect(await adapter.payout({ reference, amountKobo: 6_000, ...beneficiary() })).toMatchObject({ outcome: 'pending' })
+    await simulator.registerPayoutOutcome(reference, 'confirmed')
+    await waitFor(async () => (await adapter.requery(reference)).outcome === 'successful', 10_000, 'the payout settled')
+    expect((await sandboxBank('POST', `/sandbox-bank/v1/transfers/${reference}/reversal`)).status).toBe(200)
+    expect(await adapter.requery(reference)).toMatchObject({ outcome: 'failed', responseCode: '05', reversed: true, responseMessage: expect.stringMatching(/^reversed/) })
   })
 
   it('an account Paystack cannot resolve fails the payout with 07 before any transfer', async () => {
@@ -208,22 +215,11 @@ describe('dedicated accounts and their credits', () => {
     expect(await adapter.listCredits(accountNumber, new Date(credited!.creditedAt.getTime() + 1_000))).toMatchObject({ outcome: 'successful', value: [] })
     expect(await adapter.listCredits(accountNumber, credited!.creditedAt)).toMatchObject({ outcome: 'successful', value: [{ sessionId: credited!.sessionId }] })
 
-    // Rail's row of the account holds what the adapter allocated it with (collections keep it).
-    await recordVirtualAccount(accountNumber, allocated.providerReference)
+    // The adapter kept what it allocated the account with: it deactivates it by number.
     expect(await adapter.archiveVirtualAccount(accountNumber)).toMatchObject({ outcome: 'successful', responseCode: '00' })
     expect(await adapter.archiveVirtualAccount(nuban('101', '999888777'))).toMatchObject({ outcome: 'failed', responseCode: '07' })
   })
 })
-
-async function recordVirtualAccount(accountNumber: string, providerReference: string): Promise<void> {
-  const { credentials } = await app.newPartner()
-  const trackingId = `trk_${randomUUID().replace(/-/g, '').slice(0, 24)}`
-  await app.db.pool.query(
-    `INSERT INTO virtual_accounts (id, partner_id, tracking_id, purpose, provider, provider_channel, provider_reference, bank_code, account_number, account_name, currency, creator_metadata)
-     VALUES ($1, $2, $3, 'persistent', $4, 'bank_transfer', $5, '101', $6, 'ADA OBI', 'NGN', '{}')`,
-    [randomUUID(), credentials.partnerId, trackingId, PROFILE.name, providerReference, accountNumber],
-  )
-}
 
 describe('webhooks', () => {
   it("reads a webhook signed with the dialect's key and refuses any other", () => {
