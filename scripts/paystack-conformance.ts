@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util'
 import type { Runner } from 'graphile-worker'
 import { parse as parseYaml } from 'yaml'
 import { buildApi, startBackgroundWorkers } from '../src/app.ts'
-import { RailClient } from '../src/client/index.ts'
+import { RailClient, signRequest } from '../src/client/index.ts'
 import { nuban } from '../src/nip/nuban.ts'
 import { createPartner } from '../src/partners/service.ts'
 import { systemClock } from '../src/platform/clock.ts'
@@ -39,7 +39,7 @@ import { SANDBOX_PAYSTACK_PREFIX, SANDBOX_PAYSTACK_PROFILE } from '../src/sandbo
 const WAIT_LIMIT_MS = 60_000
 const POLL_INTERVAL_MS = 200
 /** The webhooks the dialect is driven to send: each is waited for. */
-const WEBHOOK_EVENTS = ['charge.success', 'transfer.success', 'transfer.failed'] as const
+const WEBHOOK_EVENTS = ['charge.success', 'transfer.success', 'transfer.failed', 'transfer.reversed'] as const
 /** A beneficiary at GTBank (058) with a valid NUBAN, and the same with a wrong check digit. */
 const PAYEE = { bankCode: '058', accountNumber: nuban('058', '246813579') }
 const PAYEE_BAD_CHECK_DIGIT = { bankCode: '058', accountNumber: `${PAYEE.accountNumber.slice(0, 9)}${(Number(PAYEE.accountNumber[9]) + 1) % 10}` }
@@ -179,6 +179,9 @@ async function drive(bench: Bench): Promise<Step[]> {
   step('verify a reference Paystack never saw', await adapter.requery(randomUUID()), is('pending', '25'))
   step('register the payout confirmed at the sandbox bank', await bank.registerPayoutOutcome(pending, 'confirmed'), is('successful'))
   step('verify the payout until it succeeds', await waitFor(() => adapter.requery(pending), is('successful')), is('successful', '00'))
+  const reversal = await reverseAtBank(bench, pending)
+  steps.push({ name: 'the sandbox bank reverses the settled payout', result: `${reversal.status} ${reversal.text}`, ok: reversal.status === 200 })
+  step('verify the reversed payout', await adapter.requery(pending), (result) => result.outcome === 'failed' && result.reversed === true)
   const refused = randomUUID()
   step('payout the bank refuses at once (51)', await adapter.payout({ reference: refused, amountKobo: REFUSED_51_AMOUNT_KOBO, ...destination() }), is('failed'))
   step('verify the refused payout', await adapter.requery(refused), is('failed'))
@@ -190,6 +193,15 @@ async function drive(bench: Bench): Promise<Step[]> {
   if (allocated.outcome === 'successful') await creditAndList(adapter, bank, (allocated.value as { accountNumber: string }).accountNumber, step, is)
   await deactivateThroughRail(bench, steps)
   return steps
+}
+
+/** The settlement simulator's reversal of a settled payout: the sandbox bank's route, signed with its secret as Rail's sandbox adapter signs. */
+async function reverseAtBank(bench: Bench, reference: string): Promise<{ status: number; text: string }> {
+  const pathWithQuery = `/sandbox-bank/v1/transfers/${encodeURIComponent(reference)}/reversal`
+  const signed = signRequest({ keyId: 'sandbox', signingSecret: bench.bankSecret, method: 'POST', pathWithQuery, body: '' })
+  const headers = { 'X-Sandbox-Timestamp': signed['X-Rail-Timestamp']!, 'X-Sandbox-Signature': signed['X-Rail-Signature']! }
+  const response = await fetch(`${bench.appUrl}${pathWithQuery}`, { method: 'POST', headers })
+  return { status: response.status, text: await response.text() }
 }
 
 function destination(): { destinationBankCode: string; destinationAccountNumber: string } {
