@@ -4,6 +4,8 @@
 // are unknown and never failed, no record (25), name enquiry, dedicated accounts and their credits,
 // the balance, and webhooks signed with the dialect's key.
 import { createHmac, randomUUID } from 'node:crypto'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { canonicalRequest, computeSignature } from '../../src/client/signing.ts'
 import { nuban } from '../../src/nip/nuban.ts'
@@ -231,5 +233,54 @@ describe('webhooks', () => {
     expect(adapter.readWebhook(request(sign(sandboxPaystackSecretKey('another bank secret'))))).toEqual({ kind: 'unauthorized' })
     const listed = paystackAdapter({ ...PROFILE, webhookSourceAddresses: ['52.31.139.75', '52.49.173.169', '52.214.14.220'] })
     expect(listed.readWebhook(request(sign(sandboxPaystackSecretKey(SECRET))))).toEqual({ kind: 'unauthorized' })
+  })
+})
+
+describe('against a stub of Paystack, for what the dialect never answers', () => {
+  let server: http.Server
+  let stub: PaystackAdapter
+  const asked: string[] = []
+  /** The transfer status the stub's verify answers. */
+  let transferStatus = 'otp'
+
+  beforeAll(async () => {
+    server = http.createServer((request, response) => {
+      asked.push(`${request.method} ${request.url}`)
+      const answer = (status: number, body: unknown) => void response.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body))
+      request.resume()
+      if (request.url === '/customer') return answer(200, { status: true, message: 'Customer created', data: { id: 481193, customer_code: 'CUS_stub' } })
+      if (request.method === 'POST' && request.url === '/dedicated_account') return answer(400, { status: false, message: 'Customer already has an active dedicated account' })
+      if (request.url?.startsWith('/dedicated_account?')) {
+        const account = (id: number, number: string, slug: string, active: boolean) => ({ id, account_number: number, account_name: 'RAIL/ADA OBI', active, bank: { name: 'Wema Bank', id: 20, slug } })
+        return answer(200, { status: true, message: 'Managed accounts retrieved', data: [account(7, '9930000001', 'wema-bank', false), account(8, '9930000002', 'wema-bank', true)] })
+      }
+      if (request.url?.startsWith('/transfer/verify/')) return answer(200, { status: true, message: 'Transfer retrieved', data: { status: transferStatus, transfer_code: 'TRF_stub' } })
+      answer(404, { status: false, message: 'Not found' })
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const stubProfile: ProviderProfile = { ...PROFILE, settings: { preferredBank: 'wema-bank' } }
+    stub = new PaystackAdapter({
+      profile: stubProfile,
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      secrets: { secretKey: 'sk_live_stub' },
+      http: new ProviderHttp({ provider: PROFILE.name, pool: app.db.pool, timeoutMs: 2_000 }),
+      pool: app.db.pool,
+      clock: systemClock,
+      session: new Map(),
+    })
+  })
+  afterAll(async () => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())))
+
+  it("answers a customer's active account when Paystack refuses another", async () => {
+    const allocated = await stub.allocateVirtualAccount({ reference: `${randomUUID()}.${'d'.repeat(27)}`, accountName: 'Ada Obi' })
+    expect(allocated).toMatchObject({ outcome: 'successful', providerReference: '481193:8', value: { bankCode: '035', accountNumber: '9930000002' } })
+    expect(asked.slice(-3)).toEqual(['POST /customer', 'POST /dedicated_account', 'GET /dedicated_account?active=true&customer=481193'])
+  })
+
+  it('reads an OTP as in progress, and a status it does not know as unknown', async () => {
+    transferStatus = 'otp'
+    expect(await stub.requery(randomUUID())).toMatchObject({ outcome: 'pending', responseCode: '09', responseMessage: expect.stringMatching(/OTP must be disabled/) })
+    transferStatus = 'settled'
+    expect(await stub.requery(randomUUID())).toMatchObject({ outcome: 'unknown' })
   })
 })
