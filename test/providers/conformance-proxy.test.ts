@@ -6,7 +6,7 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { startValidatingProxy, type ValidatingProxy } from '../../src/providers/conformance/proxy.ts'
+import { formatViolation, startValidatingProxy, type ValidatingProxy } from '../../src/providers/conformance/proxy.ts'
 import { OpenApiValidator } from '../../src/providers/conformance/validator.ts'
 
 const item = {
@@ -138,6 +138,7 @@ describe('the validating proxy', () => {
     answers.set('POST /root/v1/items', { status: 422, body: { error: 'no' } })
     await send('POST', '/v1/items', { status: 'pending', amount: 1 })
     expect(violations()).toEqual([{ side: 'response', operation: 'item_create', location: 'body', pointer: '', message: "must have required property 'message'" }])
+    expect(formatViolation(proxy.violations[0]!)).toBe("[response] item_create (POST /v1/items → 422) body: must have required property 'message'")
     proxy.violations.length = 0
     answers.set('GET /root/v1/items/12', { status: 404, body: { message: 'gone' } })
     await send('GET', '/v1/items/12')
@@ -255,6 +256,7 @@ describe('an OpenAPI 3.1 document', () => {
       ['webhook', 'charge.success', '/data/amount', 'must be > 0'],
       ['webhook', 'charge.success', '/data/note', 'must be string,null'],
     ])
+    expect(formatViolation(found[0]!)).toBe('[webhook] charge.success body /event: must be equal to constant: "charge.success"')
     expect(validator.validateWebhook('transfer.success', '{}')).toMatchObject([{ message: 'the description has no webhook transfer.success' }])
   })
 })

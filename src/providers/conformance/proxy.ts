@@ -121,5 +121,6 @@ export async function startValidatingProxy(options: ValidatingProxyOptions): Pro
 export function formatViolation(violation: Violation): string {
   const status = violation.status === undefined ? '' : ` → ${violation.status}`
   const where = `${violation.location}${violation.pointer === '' ? '' : ` ${violation.pointer}`}`
-  return `[${violation.side}] ${violation.operation} (${violation.method} ${violation.path}${status}) ${where}: ${violation.message}`
+  const exchange = violation.path === '' ? '' : ` (${violation.method} ${violation.path}${status})`
+  return `[${violation.side}] ${violation.operation}${exchange} ${where}: ${violation.message}`
 }
