@@ -191,6 +191,7 @@ async function drive(bench: Bench): Promise<Step[]> {
   const allocated = step('customer and dedicated account', await adapter.allocateVirtualAccount({ reference: direct, accountName: 'Ada Obi' }), is('successful'))
   step('customer and dedicated account again (the same account)', await adapter.allocateVirtualAccount({ reference: direct, accountName: 'Ada Obi' }), is('successful'))
   if (allocated.outcome === 'successful') await creditAndList(adapter, bank, (allocated.value as { accountNumber: string }).accountNumber, step, is)
+  await probeDialect(bench, steps, pending, allocated.outcome === 'successful' ? allocated.providerReference : undefined)
   await deactivateThroughRail(bench, steps)
   return steps
 }
@@ -202,6 +203,31 @@ async function reverseAtBank(bench: Bench, reference: string): Promise<{ status:
   const headers = { 'X-Sandbox-Timestamp': signed['X-Rail-Timestamp']!, 'X-Sandbox-Signature': signed['X-Rail-Signature']! }
   const response = await fetch(`${bench.appUrl}${pathWithQuery}`, { method: 'POST', headers })
   return { status: response.status, text: await response.text() }
+}
+
+/**
+ * The dialect's routes the adapter does not call (fetching a transfer, a recipient, a dedicated
+ * account, listing a customer's accounts) and their 404s, asked directly through the proxy with
+ * the dialect's key: every answer /sandbox-paystack gives is checked, not only those the adapter reads.
+ */
+async function probeDialect(bench: Bench, steps: Step[], transferReference: string, allocation: string | undefined): Promise<void> {
+  const base = `${bench.proxy.url}${SANDBOX_PAYSTACK_PREFIX}`
+  const headers = { Authorization: `Bearer ${sandboxPaystackSecretKey(bench.bankSecret)}`, Accept: 'application/json' }
+  const get = async (name: string, path: string, expectedStatus: number): Promise<Record<string, unknown> | undefined> => {
+    const response = await fetch(`${base}${path}`, { headers })
+    const body = (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined
+    steps.push({ name, result: `GET ${path} → ${response.status}`, ok: response.status === expectedStatus })
+    return body
+  }
+  const verified = await get('the transfer, verified directly', `/transfer/verify/${transferReference}`, 200)
+  const transfer = (verified?.data ?? {}) as { transfer_code?: string; recipient?: { recipient_code?: string } }
+  await get('the transfer, fetched by its code', `/transfer/${transfer.transfer_code ?? 'none'}`, 200)
+  await get('a transfer code never issued', '/transfer/TRF_000000000000000', 404)
+  await get('the recipient, fetched by its code', `/transferrecipient/${transfer.recipient?.recipient_code ?? 'none'}`, 200)
+  const [customerId, dedicatedAccountId] = (allocation ?? ':').split(':')
+  await get("the customer's active dedicated accounts", `/dedicated_account?active=true&customer=${customerId}`, 200)
+  await get('the dedicated account, fetched by its id', `/dedicated_account/${dedicatedAccountId}`, 200)
+  await get('a dedicated account never opened', '/dedicated_account/999999999', 404)
 }
 
 function destination(): { destinationBankCode: string; destinationAccountNumber: string } {
@@ -255,7 +281,7 @@ async function awaitWebhooks(bench: Bench): Promise<string[]> {
 }
 
 function printReport(bench: Bench, steps: Step[], webhookChecks: string[], missingWebhooks: string[]): void {
-  console.log('\nSteps (what the adapter answered):')
+  console.log('\nSteps (what the adapter, or the dialect asked directly, answered):')
   for (const { name, result, ok } of steps) console.log(`  ${ok ? 'ok  ' : 'ODD '} ${name}: ${result}`)
   console.log(`\nExchanges checked: ${bench.proxy.exchanges.length}`)
   for (const exchange of bench.proxy.exchanges) {
