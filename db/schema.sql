@@ -39,6 +39,9 @@ CREATE TABLE bank_instructions (
   terminal_at timestamp with time zone,
   accepted_at timestamp with time zone,
   last_signed_at timestamp with time zone,
+  reversed_at timestamp with time zone,
+  reversal_response_code text,
+  reversal_response_message text,
   CONSTRAINT bank_instructions_amount_kobo_check CHECK (((amount_kobo > 0) AND (amount_kobo <= '9007199254740991'::bigint))),
   CONSTRAINT bank_instructions_credit_account_number_check CHECK ((credit_account_number ~ '^[0-9]{10}$'::text)),
   CONSTRAINT bank_instructions_debit_account_number_check CHECK ((debit_account_number ~ '^[0-9]{10}$'::text)),
@@ -47,6 +50,7 @@ CREATE TABLE bank_instructions (
   CONSTRAINT bank_instructions_expected_account_name_check CHECK ((length(expected_account_name) <= 100)),
   CONSTRAINT bank_instructions_failure_when_failed CHECK (((state = 'failed'::text) = (failure_code IS NOT NULL))),
   CONSTRAINT bank_instructions_narration_check CHECK ((length(narration) <= 100)),
+  CONSTRAINT bank_instructions_only_succeeded_reverse CHECK (((reversed_at IS NULL) OR (state = 'succeeded'::text))),
   CONSTRAINT bank_instructions_operation_check CHECK ((operation = ANY (ARRAY['credit'::text, 'debit'::text, 'book'::text, 'interbank'::text, 'payout'::text]))),
   CONSTRAINT bank_instructions_owner_type_check CHECK ((owner_type = ANY (ARRAY['wallet_move'::text, 'outbound_transfer'::text]))),
   CONSTRAINT bank_instructions_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
@@ -54,6 +58,8 @@ CREATE TABLE bank_instructions (
   CONSTRAINT bank_instructions_provider_fkey FOREIGN KEY (provider) REFERENCES providers(name),
   CONSTRAINT bank_instructions_requery_attempts_check CHECK ((requery_attempts >= 0)),
   CONSTRAINT bank_instructions_requery_first_delay_ms_check CHECK ((requery_first_delay_ms > 0)),
+  CONSTRAINT bank_instructions_reversal_response_code_check CHECK ((length(reversal_response_code) <= 16)),
+  CONSTRAINT bank_instructions_reversal_response_message_check CHECK ((length(reversal_response_message) <= 500)),
   CONSTRAINT bank_instructions_send_attempts_check CHECK ((send_attempts >= 0)),
   CONSTRAINT bank_instructions_state_check CHECK ((state = ANY (ARRAY['ready'::text, 'sending'::text, 'sent'::text, 'succeeded'::text, 'failed'::text, 'unknown'::text]))),
   CONSTRAINT bank_instructions_terminal_when_final CHECK (((state = ANY (ARRAY['succeeded'::text, 'failed'::text])) = (terminal_at IS NOT NULL)))
@@ -491,7 +497,7 @@ CREATE TABLE outbound_transfer_states (
   state text NOT NULL,
   at timestamp with time zone NOT NULL,
   CONSTRAINT outbound_transfer_states_pkey PRIMARY KEY (transfer_id, seq),
-  CONSTRAINT outbound_transfer_states_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'submitted'::text, 'confirmed'::text, 'failed'::text, 'unknown'::text]))),
+  CONSTRAINT outbound_transfer_states_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'submitted'::text, 'confirmed'::text, 'failed'::text, 'unknown'::text, 'reversed'::text]))),
   CONSTRAINT outbound_transfer_states_transfer_id_fkey FOREIGN KEY (transfer_id) REFERENCES outbound_transfers(id)
 );
 
@@ -540,8 +546,8 @@ CREATE TABLE outbound_transfers (
   CONSTRAINT outbound_transfers_pkey PRIMARY KEY (id),
   CONSTRAINT outbound_transfers_provider_fkey FOREIGN KEY (provider) REFERENCES providers(name),
   CONSTRAINT outbound_transfers_source_account_id_fkey FOREIGN KEY (source_account_id) REFERENCES ledger_accounts(id),
-  CONSTRAINT outbound_transfers_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'submitted'::text, 'confirmed'::text, 'failed'::text, 'unknown'::text]))),
-  CONSTRAINT outbound_transfers_terminal_when_final CHECK (((state = ANY (ARRAY['confirmed'::text, 'failed'::text])) = (terminal_at IS NOT NULL)))
+  CONSTRAINT outbound_transfers_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'submitted'::text, 'confirmed'::text, 'failed'::text, 'unknown'::text, 'reversed'::text]))),
+  CONSTRAINT outbound_transfers_terminal_when_final CHECK (((state = ANY (ARRAY['confirmed'::text, 'failed'::text, 'reversed'::text])) = (terminal_at IS NOT NULL)))
 );
 
 CREATE TABLE partner_credentials (
@@ -561,6 +567,21 @@ CREATE TABLE partner_credentials (
   CONSTRAINT partner_credentials_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
   CONSTRAINT partner_credentials_pkey PRIMARY KEY (id),
   CONSTRAINT partner_credentials_shape CHECK ((((kind = 'request_signing'::text) AND (key_id IS NOT NULL) AND (secret_sealed IS NOT NULL) AND (api_key_hash IS NULL)) OR ((kind = 'callback_signing'::text) AND (key_id IS NULL) AND (secret_sealed IS NOT NULL) AND (api_key_hash IS NULL)) OR ((kind = 'escrow_api_key'::text) AND (key_id IS NULL) AND (secret_sealed IS NULL) AND (api_key_hash IS NOT NULL) AND (api_key_prefix IS NOT NULL))))
+);
+
+CREATE TABLE partner_provider_routes (
+  partner_id uuid NOT NULL,
+  purpose text NOT NULL,
+  "position" smallint NOT NULL,
+  provider text NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT partner_provider_routes_check CHECK (((purpose = 'payouts'::text) OR ("position" = 1))),
+  CONSTRAINT partner_provider_routes_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT partner_provider_routes_partner_id_purpose_provider_key UNIQUE (partner_id, purpose, provider),
+  CONSTRAINT partner_provider_routes_pkey PRIMARY KEY (partner_id, purpose, "position"),
+  CONSTRAINT partner_provider_routes_position_check CHECK ((("position" >= 1) AND ("position" <= 8))),
+  CONSTRAINT partner_provider_routes_provider_fkey FOREIGN KEY (provider) REFERENCES providers(name),
+  CONSTRAINT partner_provider_routes_purpose_check CHECK ((purpose = ANY (ARRAY['payouts'::text, 'collections'::text, 'wallets'::text])))
 );
 
 CREATE TABLE partners (
@@ -619,6 +640,17 @@ CREATE TABLE payment_intents (
   CONSTRAINT payment_intents_virtual_account_id_key UNIQUE (virtual_account_id)
 );
 
+CREATE TABLE provider_accounts (
+  provider text NOT NULL,
+  account_number text NOT NULL,
+  provider_reference text NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT provider_accounts_account_number_check CHECK ((account_number ~ '^[0-9]{10}$'::text)),
+  CONSTRAINT provider_accounts_pkey PRIMARY KEY (provider, account_number),
+  CONSTRAINT provider_accounts_provider_fkey FOREIGN KEY (provider) REFERENCES providers(name),
+  CONSTRAINT provider_accounts_provider_reference_check CHECK (((length(provider_reference) >= 1) AND (length(provider_reference) <= 200)))
+);
+
 CREATE TABLE provider_calls (
   id uuid NOT NULL,
   provider text NOT NULL,
@@ -642,6 +674,19 @@ CREATE TABLE provider_calls (
   CONSTRAINT provider_calls_response_code_check CHECK ((length(response_code) <= 16))
 );
 
+CREATE TABLE provider_recipients (
+  provider text NOT NULL,
+  bank_code text NOT NULL,
+  account_number text NOT NULL,
+  recipient_code text NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT provider_recipients_account_number_check CHECK ((account_number ~ '^[0-9]{10}$'::text)),
+  CONSTRAINT provider_recipients_bank_code_check CHECK ((bank_code ~ '^[0-9]{3,6}$'::text)),
+  CONSTRAINT provider_recipients_pkey PRIMARY KEY (provider, bank_code, account_number),
+  CONSTRAINT provider_recipients_provider_fkey FOREIGN KEY (provider) REFERENCES providers(name),
+  CONSTRAINT provider_recipients_recipient_code_check CHECK (((length(recipient_code) >= 1) AND (length(recipient_code) <= 64)))
+);
+
 CREATE TABLE providers (
   name text NOT NULL,
   adapter text NOT NULL,
@@ -654,9 +699,15 @@ CREATE TABLE providers (
   virtual_accounts boolean NOT NULL,
   created_at timestamp with time zone NOT NULL DEFAULT now(),
   updated_at timestamp with time zone NOT NULL DEFAULT now(),
-  CONSTRAINT providers_adapter_check CHECK ((adapter = 'sandbox'::text)),
+  base_url text,
+  settings jsonb NOT NULL DEFAULT '{}'::jsonb,
+  sealed_secrets bytea,
+  webhook_source_addresses text[],
+  CONSTRAINT providers_adapter_check CHECK ((adapter = ANY (ARRAY['sandbox'::text, 'paystack'::text, 'monnify'::text]))),
+  CONSTRAINT providers_base_url_check CHECK (((base_url ~ '^https?://[^\s]+$'::text) AND (length(base_url) <= 300))),
   CONSTRAINT providers_name_check CHECK ((name ~ '^[a-z][a-z0-9-]{1,31}$'::text)),
-  CONSTRAINT providers_pkey PRIMARY KEY (name)
+  CONSTRAINT providers_pkey PRIMARY KEY (name),
+  CONSTRAINT providers_settings_check CHECK ((jsonb_typeof(settings) = 'object'::text))
 );
 
 CREATE TABLE refund_requests (
@@ -960,6 +1011,136 @@ CREATE TABLE sandbox_bank.faults (
   CONSTRAINT faults_pkey PRIMARY KEY (id)
 );
 
+CREATE TABLE sandbox_bank.monnify_access_tokens (
+  token_sha256 text NOT NULL,
+  expires_at timestamp with time zone NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT monnify_access_tokens_pkey PRIMARY KEY (token_sha256)
+);
+
+CREATE TABLE sandbox_bank.monnify_disbursements (
+  reference text NOT NULL,
+  source_account_number text NOT NULL,
+  source_kind text NOT NULL,
+  amount_kobo bigint NOT NULL,
+  narration text NOT NULL,
+  destination_bank_code text NOT NULL,
+  destination_account_number text NOT NULL,
+  destination_account_name text,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  completed_at timestamp with time zone,
+  announced_status text,
+  CONSTRAINT monnify_disbursements_amount_kobo_check CHECK ((amount_kobo > 0)),
+  CONSTRAINT monnify_disbursements_announced_status_check CHECK ((announced_status = ANY (ARRAY['SUCCESS'::text, 'FAILED'::text]))),
+  CONSTRAINT monnify_disbursements_pkey PRIMARY KEY (reference),
+  CONSTRAINT monnify_disbursements_source_kind_check CHECK ((source_kind = ANY (ARRAY['main'::text, 'wallet'::text])))
+);
+
+CREATE TABLE sandbox_bank.monnify_reserved_accounts (
+  account_reference text NOT NULL,
+  account_number text NOT NULL,
+  account_name text NOT NULL,
+  currency_code text NOT NULL,
+  contract_code text NOT NULL,
+  customer_email text NOT NULL,
+  customer_name text NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  deallocated_at timestamp with time zone,
+  CONSTRAINT monnify_reserved_accounts_account_number_key UNIQUE (account_number),
+  CONSTRAINT monnify_reserved_accounts_pkey PRIMARY KEY (account_reference)
+);
+
+CREATE TABLE sandbox_bank.monnify_wallets (
+  wallet_reference text NOT NULL,
+  account_number text NOT NULL,
+  wallet_name text NOT NULL,
+  customer_name text NOT NULL,
+  customer_email text NOT NULL,
+  bvn text,
+  bvn_date_of_birth text,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT monnify_wallets_account_number_key UNIQUE (account_number),
+  CONSTRAINT monnify_wallets_pkey PRIMARY KEY (wallet_reference)
+);
+
+CREATE TABLE sandbox_bank.paystack_customers (
+  id bigint NOT NULL,
+  customer_code text NOT NULL,
+  email text NOT NULL,
+  first_name text,
+  last_name text,
+  phone text,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT paystack_customers_code_key UNIQUE (customer_code),
+  CONSTRAINT paystack_customers_customer_code_check CHECK ((customer_code ~ '^CUS_[a-z0-9]{15}$'::text)),
+  CONSTRAINT paystack_customers_email_check CHECK (((length(email) >= 3) AND (length(email) <= 254))),
+  CONSTRAINT paystack_customers_email_key UNIQUE (email),
+  CONSTRAINT paystack_customers_first_name_check CHECK ((length(first_name) <= 50)),
+  CONSTRAINT paystack_customers_last_name_check CHECK ((length(last_name) <= 50)),
+  CONSTRAINT paystack_customers_phone_check CHECK ((length(phone) <= 20)),
+  CONSTRAINT paystack_customers_pkey PRIMARY KEY (id)
+);
+
+CREATE TABLE sandbox_bank.paystack_dedicated_accounts (
+  id bigint NOT NULL,
+  customer_id bigint NOT NULL,
+  account_number text NOT NULL,
+  preferred_bank text NOT NULL,
+  active boolean NOT NULL DEFAULT true,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT paystack_dedicated_accounts_account_key UNIQUE (account_number),
+  CONSTRAINT paystack_dedicated_accounts_account_number_fkey FOREIGN KEY (account_number) REFERENCES sandbox_bank.accounts(account_number),
+  CONSTRAINT paystack_dedicated_accounts_customer_id_fkey FOREIGN KEY (customer_id) REFERENCES sandbox_bank.paystack_customers(id),
+  CONSTRAINT paystack_dedicated_accounts_pkey PRIMARY KEY (id),
+  CONSTRAINT paystack_dedicated_accounts_preferred_bank_check CHECK (((length(preferred_bank) >= 1) AND (length(preferred_bank) <= 50)))
+);
+
+CREATE TABLE sandbox_bank.paystack_recipients (
+  id bigint NOT NULL,
+  recipient_code text NOT NULL,
+  type text NOT NULL,
+  name text NOT NULL,
+  bank_code text NOT NULL,
+  account_number text NOT NULL,
+  account_name text NOT NULL,
+  currency text NOT NULL,
+  description text NOT NULL DEFAULT ''::text,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT paystack_recipients_account_name_check CHECK (((length(account_name) >= 1) AND (length(account_name) <= 100))),
+  CONSTRAINT paystack_recipients_account_number_check CHECK ((account_number ~ '^[0-9]{10}$'::text)),
+  CONSTRAINT paystack_recipients_bank_code_check CHECK ((bank_code ~ '^[0-9]{3}$'::text)),
+  CONSTRAINT paystack_recipients_code_key UNIQUE (recipient_code),
+  CONSTRAINT paystack_recipients_currency_check CHECK ((currency = 'NGN'::text)),
+  CONSTRAINT paystack_recipients_description_check CHECK ((length(description) <= 200)),
+  CONSTRAINT paystack_recipients_name_check CHECK (((length(name) >= 1) AND (length(name) <= 100))),
+  CONSTRAINT paystack_recipients_one_per_account UNIQUE (bank_code, account_number),
+  CONSTRAINT paystack_recipients_pkey PRIMARY KEY (id),
+  CONSTRAINT paystack_recipients_recipient_code_check CHECK ((recipient_code ~ '^RCP_[a-z0-9]{15}$'::text)),
+  CONSTRAINT paystack_recipients_type_check CHECK ((type = 'nuban'::text))
+);
+
+CREATE TABLE sandbox_bank.paystack_transfers (
+  id bigint NOT NULL,
+  transfer_code text NOT NULL,
+  reference text NOT NULL,
+  recipient_id bigint NOT NULL,
+  amount_kobo bigint NOT NULL,
+  currency text NOT NULL,
+  reason text NOT NULL DEFAULT ''::text,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT paystack_transfers_amount_kobo_check CHECK ((amount_kobo > 0)),
+  CONSTRAINT paystack_transfers_code_key UNIQUE (transfer_code),
+  CONSTRAINT paystack_transfers_currency_check CHECK ((currency = 'NGN'::text)),
+  CONSTRAINT paystack_transfers_pkey PRIMARY KEY (id),
+  CONSTRAINT paystack_transfers_reason_check CHECK ((length(reason) <= 100)),
+  CONSTRAINT paystack_transfers_recipient_id_fkey FOREIGN KEY (recipient_id) REFERENCES sandbox_bank.paystack_recipients(id),
+  CONSTRAINT paystack_transfers_reference_fkey FOREIGN KEY (reference) REFERENCES sandbox_bank.transfers(reference),
+  CONSTRAINT paystack_transfers_reference_key UNIQUE (reference),
+  CONSTRAINT paystack_transfers_transfer_code_check CHECK ((transfer_code ~ '^TRF_[a-z0-9]{15}$'::text))
+);
+
 CREATE TABLE sandbox_bank.transfers (
   session_id text NOT NULL,
   reference text NOT NULL,
@@ -978,6 +1159,7 @@ CREATE TABLE sandbox_bank.transfers (
   payer_account_number text,
   payer_bank_code text,
   notified_at timestamp with time zone,
+  reversed_at timestamp with time zone,
   CONSTRAINT transfers_amount_kobo_check CHECK ((amount_kobo > 0)),
   CONSTRAINT transfers_destination_account_number_check CHECK ((destination_account_number ~ '^[0-9]{10}$'::text)),
   CONSTRAINT transfers_destination_bank_code_check CHECK ((destination_bank_code ~ '^[0-9]{3}$'::text)),
@@ -985,6 +1167,7 @@ CREATE TABLE sandbox_bank.transfers (
   CONSTRAINT transfers_interbank_destination CHECK (((kind = ANY (ARRAY['interbank'::text, 'payout'::text])) = ((destination_account_number IS NOT NULL) AND (destination_bank_code IS NOT NULL)))),
   CONSTRAINT transfers_kind_check CHECK ((kind = ANY (ARRAY['book'::text, 'credit'::text, 'debit'::text, 'interbank'::text, 'payout'::text, 'inbound'::text]))),
   CONSTRAINT transfers_narration_check CHECK ((length(narration) <= 100)),
+  CONSTRAINT transfers_only_settled_payouts_reverse CHECK (((reversed_at IS NULL) OR ((kind = 'payout'::text) AND (response_code = '00'::text)))),
   CONSTRAINT transfers_payer_account_number_check CHECK ((payer_account_number ~ '^[0-9]{10}$'::text)),
   CONSTRAINT transfers_payer_bank_code_check CHECK ((payer_bank_code ~ '^[0-9]{3,6}$'::text)),
   CONSTRAINT transfers_payer_name_check CHECK ((length(payer_name) <= 100)),
@@ -1069,6 +1252,8 @@ CREATE INDEX payment_intents_by_partner ON public.payment_intents USING btree (p
 
 CREATE INDEX payment_intents_open_by_expiry ON public.payment_intents USING btree (expires_at) WHERE (status = ANY (ARRAY['pending'::text, 'partially_paid'::text]));
 
+CREATE INDEX provider_calls_by_provider ON public.provider_calls USING btree (provider, created_at);
+
 CREATE INDEX provider_calls_by_reference ON public.provider_calls USING btree (reference, created_at) WHERE (reference IS NOT NULL);
 
 CREATE INDEX refunds_by_credit ON public.refunds USING btree (credit_id) WHERE (state <> 'failed'::text);
@@ -1096,6 +1281,10 @@ CREATE INDEX wallets_by_partner ON public.wallets USING btree (partner_id, id);
 CREATE UNIQUE INDEX accounts_one_settlement_per_bank ON sandbox_bank.accounts USING btree (bank_code) WHERE (kind = 'settlement'::text);
 
 CREATE UNIQUE INDEX accounts_virtual_by_client_reference ON sandbox_bank.accounts USING btree (client, client_reference) WHERE (kind = 'virtual'::text);
+
+CREATE INDEX monnify_access_tokens_expiry ON sandbox_bank.monnify_access_tokens USING btree (expires_at);
+
+CREATE UNIQUE INDEX paystack_dedicated_accounts_one_active ON sandbox_bank.paystack_dedicated_accounts USING btree (customer_id) WHERE active;
 
 CREATE INDEX transfers_in_progress_by_debit_account ON sandbox_bank.transfers USING btree (debit_account_number) WHERE ((kind = 'interbank'::text) AND (response_code = '09'::text));
 

@@ -81,7 +81,7 @@ export async function runRoles(config: Config, roles: Roles): Promise<void> {
     if (checked.warning) console.error(`rail: warning: ${checked.warning}`)
     // The sandbox bank is reached over HTTP even when it is mounted here; its address is known once listening.
     let ownUrl = ''
-    const providers = sandboxBank && { sandboxBankUrl: () => config.sandboxBankUrl ?? ownUrl, sandboxBankSecret: sandboxBank.secret, requestValidityS: config.sandboxBankRequestValidityS }
+    const providers = sandboxBank && { sandboxBankUrl: () => config.sandboxBankUrl ?? ownUrl, sandboxBankSecret: sandboxBank.secret, requestValidityS: config.sandboxBankRequestValidityS, sandboxBankCode: config.sandboxBankCode }
     if (roles.api) {
       api = await buildApi({
         pool: database.pool,

@@ -12,7 +12,7 @@ import { fieldError, notFound, RailError } from '../platform/errors.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
 import { readPage } from '../platform/read-pool.ts'
 import * as repo from './repo.ts'
-import { outboundStates, type OutboundState } from './states.ts'
+import { isFinal, type OutboundState } from './states.ts'
 import type { OutboundDeps } from './submit.ts'
 
 export type { OutboundTransfer, OutboundVolume, StateMoment } from './repo.ts'
@@ -85,7 +85,7 @@ export async function listOutbound(pool: Pool, filter: Omit<repo.ListFilter, 'be
 /** `rail outbound requery`: asks the bank now (an unknown transfer included) and answers the transfer as it then stands. */
 export async function requeryOutbound(deps: OutboundDeps, id: string): Promise<repo.OutboundTransfer | undefined> {
   const transfer = await repo.selectTransfer(deps.pool, id)
-  if (!transfer || outboundStates.isTerminal(transfer.state)) return transfer
+  if (!transfer || isFinal(transfer.state)) return transfer
   await requeryNow(deps.payments, id)
   return repo.selectTransfer(deps.pool, id)
 }

@@ -6,7 +6,6 @@ import { type Command, InvalidArgumentError, Option } from 'commander'
 import { loadConfig } from '../platform/config.ts'
 import type { WithDatabase } from '../platform/database-runtime.ts'
 import { assertMasterKeyOfDatabase, loadMasterKey } from '../platform/master-key.ts'
-import { oldestSealedSigningSecret } from '../partners/service.ts'
 import { ProviderHealth, type ProviderHealthReading } from './health.ts'
 import {
   addProvider,
@@ -15,6 +14,7 @@ import {
   changeProvider,
   isCapability,
   listProviders,
+  oldestSealedProviderSecret,
   setCapability,
   traitsOf,
   type AdapterKind,
@@ -59,7 +59,7 @@ export function registerProviderCommands(program: Command, withDatabase: WithDat
     const masterKey = loadMasterKey(loadConfig())
     const added = await withDatabase(async ({ pool }) => {
       // Sealed with another key than the running processes', the secrets would never open.
-      await assertMasterKeyOfDatabase(pool, masterKey, oldestSealedSigningSecret)
+      await assertMasterKeyOfDatabase(pool, masterKey, oldestSealedProviderSecret)
       return addProvider(pool, masterKey, { name, adapter: options.adapter, baseUrl: options.baseUrl ?? null, ...profileChange(options) })
     })
     console.log(describe(added))
@@ -75,7 +75,7 @@ export function registerProviderCommands(program: Command, withDatabase: WithDat
     const change = profileChange(options)
     const masterKey = change.secrets ? loadMasterKey(loadConfig()) : undefined
     const updated = await withDatabase(async ({ pool }) => {
-      if (masterKey) await assertMasterKeyOfDatabase(pool, masterKey, oldestSealedSigningSecret)
+      if (masterKey) await assertMasterKeyOfDatabase(pool, masterKey, oldestSealedProviderSecret)
       let profile: ProviderProfile | undefined
       if (options.baseUrl !== undefined || change.secrets || change.settings || change.webhookSourceAddresses !== undefined) {
         profile = await changeProvider(pool, masterKey, name, { baseUrl: options.baseUrl, ...change })

@@ -13,8 +13,14 @@ import { Coalescer } from '../platform/coalescer.ts'
 import { open } from '../platform/crypto.ts'
 import type { Pool } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
-import { sandboxMonnifyCredentials, sandboxPaystackSecretKey } from '../sandbox-bank/dialect-credentials.ts'
-import { SANDBOX_MONNIFY_PREFIX, SANDBOX_PAYSTACK_PREFIX } from '../sandbox-bank/dialects.ts'
+import {
+  monnifyMainAccountNumber,
+  SANDBOX_BANK_CODE_DEFAULT,
+  SANDBOX_MONNIFY_PREFIX,
+  SANDBOX_PAYSTACK_PREFIX,
+  sandboxMonnifyCredentials,
+  sandboxPaystackSecretKey,
+} from '../sandbox-bank/public.ts'
 import { secretsAssociatedData, type ProviderSecrets, type RealAdapterOptions } from './adapter-options.ts'
 import type { ProviderProfile } from './capabilities.ts'
 import { ProviderHealth } from './health.ts'
@@ -38,6 +44,8 @@ export interface ProviderSettings {
   clock?: Clock
   /** The sandbox bank's request validity window as that bank is configured (TIMESTAMP_TOLERANCE_S unless told). */
   requestValidityS?: number
+  /** The sandbox bank's code (SANDBOX_BANK_CODE_DEFAULT unless told): the sandbox Monnify merchant's main account is a NUBAN there. */
+  sandboxBankCode?: string
 }
 
 /** How long opened secrets are kept before they are read again (a `rail provider set` reaches running processes within it). */
@@ -120,7 +128,8 @@ export class ProviderRegistry {
         return { profile: provider, baseUrl: `${settings.sandboxBankUrl()}${SANDBOX_PAYSTACK_PREFIX}`, secrets, http, pool: this.#pool, clock, session }
       }
       const { apiKey, secretKey, contractCode } = sandboxMonnifyCredentials(settings.sandboxBankSecret)
-      const profile = { ...provider, settings: { contractCode, ...provider.settings } }
+      const sourceAccountNumber = monnifyMainAccountNumber(settings.sandboxBankCode ?? SANDBOX_BANK_CODE_DEFAULT)
+      const profile = { ...provider, settings: { contractCode, sourceAccountNumber, ...provider.settings } }
       return { profile, baseUrl: `${settings.sandboxBankUrl()}${SANDBOX_MONNIFY_PREFIX}`, secrets: { apiKey, secretKey }, http, pool: this.#pool, clock, session }
     }
     return { profile: provider, baseUrl: provider.baseUrl.replace(/\/+$/, ''), secrets: await this.#openSecrets(provider.name), http, pool: this.#pool, clock, session }

@@ -118,6 +118,11 @@ export async function updateProvider(db: Queryable, name: string, change: Provid
   return result.rows[0] && toProfile(result.rows[0])
 }
 
+export async function selectOldestSealedSecrets(db: Queryable): Promise<{ name: string; sealed: Buffer } | undefined> {
+  const result = await db.query<{ name: string; sealed: Buffer }>(`SELECT name, sealed_secrets AS sealed FROM providers WHERE sealed_secrets IS NOT NULL ORDER BY created_at, name LIMIT 1`)
+  return result.rows[0]
+}
+
 /** A profile's sealed secrets, to be opened only to make calls; null when it has none. */
 export async function selectSealedSecrets(db: Queryable, name: string): Promise<Buffer | null> {
   const result = await db.query<{ sealed_secrets: Buffer | null }>(`SELECT sealed_secrets FROM providers WHERE name = $1`, [name])
@@ -165,6 +170,21 @@ export async function selectCallCounts(db: Queryable, windowS: number): Promise<
     [windowS],
   )
   return new Map(result.rows.map((row) => [row.provider, { calls: row.calls, unanswered: row.unanswered }]))
+}
+
+/** Keeps what a provider knows an allocated account by (its answer's providerReference), by account number. */
+export async function keepAccountReference(db: Queryable, provider: string, accountNumber: string, providerReference: string): Promise<void> {
+  await db.query(
+    `INSERT INTO provider_accounts (provider, account_number, provider_reference) VALUES ($1, $2, $3)
+     ON CONFLICT (provider, account_number) DO UPDATE SET provider_reference = EXCLUDED.provider_reference`,
+    [provider, accountNumber, providerReference],
+  )
+}
+
+/** What the provider knows an account by; undefined when this provider never allocated it. */
+export async function selectAccountReference(db: Queryable, provider: string, accountNumber: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ provider_reference: string }>(`SELECT provider_reference FROM provider_accounts WHERE provider = $1 AND account_number = $2`, [provider, accountNumber])
+  return rows[0]?.provider_reference
 }
 
 /** One call as the adapter records it when its answer came (or did not). */

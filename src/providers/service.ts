@@ -45,6 +45,12 @@ export async function providerCallsFor(db: Queryable, reference: string, limit =
   return repo.selectCallsFor(db, reference, limit)
 }
 
+/** The oldest sealed provider secrets, to check a master key against before sealing more with it (platform/master-key.ts). */
+export async function oldestSealedProviderSecret(db: Queryable): Promise<{ sealed: Buffer; associatedData: string } | undefined> {
+  const oldest = await repo.selectOldestSealedSecrets(db)
+  return oldest && { sealed: oldest.sealed, associatedData: secretsAssociatedData(oldest.name) }
+}
+
 /** Every provider's health now, read from its recent calls (health.ts). */
 export async function providerHealth(db: Pool): Promise<(provider: string) => ProviderHealthReading> {
   return new ProviderHealth(db).readings()

@@ -73,7 +73,7 @@ describe('against a misbehaving bank', () => {
       if (behaviour === 'hang') return // never answers
       if (behaviour === '500') return void response.writeHead(500).end('{"responseCode":"00"}')
       if (behaviour === 'garbage') return void response.writeHead(200, { 'Content-Type': 'application/json' }).end('<html>oops')
-      if (behaviour === 'huge') return void response.writeHead(200).end(`{"responseCode":"00","x":"${'a'.repeat(70_000)}"}`)
+      if (behaviour === 'huge') return void response.writeHead(200).end(`{"responseCode":"00","x":"${'a'.repeat(300_000)}"}`)
       request.socket.destroy()
     })
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

@@ -5,7 +5,7 @@ import { nipMessage } from '../../nip/codes.ts'
 import type { RealAdapterOptions } from '../adapter-options.ts'
 import type { HttpAnswer } from '../http.ts'
 import type { MoveRequest, ProviderAccount, ProviderAdapter, ProviderCredit, ProviderOutcome, ProviderResult, ProviderTraits, ProviderWebhook, WebhookRequest } from '../types.ts'
-import { reservedAccountReference } from './account-references.ts'
+import { keepReservedAccountReference, reservedAccountReference } from './account-references.ts'
 import { jsonWithAmount, koboFromNaira, nairaFromKobo } from './amounts.ts'
 import { MonnifyAuth } from './auth.ts'
 import {
@@ -145,11 +145,17 @@ export class MonnifyAdapter implements ProviderAdapter {
       preferredBanks: [this.#options.profile.settings.preferredBank ?? PREFERRED_BANK_DEFAULT],
     })
     const reserved = await this.#call('allocate_virtual_account', request.reference, 'POST', '/api/v2/bank-transfer/reserved-accounts', body, readReservedAccount)
-    if (reserved.outcome !== 'failed') return reserved
+    if (reserved.outcome !== 'failed') return this.#kept(reserved)
     // Refused: most likely the reference was reserved before (a retry after a lost answer); that account is the answer.
     const path = `/api/v2/bank-transfer/reserved-accounts/${encodeURIComponent(request.reference)}`
     const found = await this.#call('allocate_virtual_account', request.reference, 'GET', path, undefined, readReservedAccount)
-    return found.outcome === 'failed' ? reserved : found
+    return found.outcome === 'failed' ? reserved : this.#kept(found)
+  }
+
+  /** An allocation answered: its reference kept by account number before Rail records the account (archive and credits ask by number). */
+  async #kept(result: ProviderResult<ProviderAccount>): Promise<ProviderResult<ProviderAccount>> {
+    if (result.outcome === 'successful') await keepReservedAccountReference(this.#options.pool, this.#options.profile.name, result.value.accountNumber, result.providerReference)
+    return result
   }
 
   async archiveVirtualAccount(accountNumber: string): Promise<ProviderResult<null>> {

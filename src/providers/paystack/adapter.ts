@@ -25,7 +25,7 @@ import {
   readVerifyAnswer,
   type DedicatedAccount,
 } from './mapping.ts'
-import { keepRecipientCode, selectAllocation, selectRecipientCode, type RecipientKey } from './repo.ts'
+import { keepAllocation, keepRecipientCode, selectAllocation, selectRecipientCode, type RecipientKey } from './repo.ts'
 
 /**
  * Paystack refuses a transfer reference it has seen, so a resend never moves money twice; it
@@ -130,6 +130,8 @@ export class PaystackAdapter implements ProviderAdapter {
     if (!account) return { outcome: 'unknown', error: `no dedicated account: ${answerMessage(created)}` }
     const bankCode = dedicatedAccountBankCode(account.bank, this.#options.profile.settings.dedicatedAccountBankCode)
     if (!bankCode) return { outcome: 'unknown', error: `the dedicated account's bank (${account.bank.slug ?? account.bank.name ?? 'unnamed'}) has no CBN code Rail knows` }
+    // Kept by number before Rail records the account: deactivating it and listing its credits ask by number.
+    await keepAllocation(this.#options.pool, this.#options.profile.name, account.accountNumber, `${customer.id}:${account.id}`)
     return {
       outcome: 'successful',
       responseCode: '00',

@@ -1,6 +1,7 @@
 // SQL of the Paystack adapter: the transfer recipients it keeps (one per beneficiary account), and
-// what it recorded of a dedicated account when it allocated it (the row Rail keeps of the account).
+// what it kept of a dedicated account when it allocated it (provider_accounts).
 import type { Queryable } from '../../platform/db.ts'
+import { keepAccountReference, selectAccountReference } from '../repo.ts'
 
 export interface RecipientKey {
   provider: string
@@ -33,9 +34,10 @@ export async function keepRecipientCode(db: Queryable, key: RecipientKey, recipi
 
 /** The provider reference a virtual account was allocated with (`${customerId}:${dedicatedAccountId}`), if Rail has the account. */
 export async function selectAllocation(db: Queryable, provider: string, accountNumber: string): Promise<string | undefined> {
-  const { rows } = await db.query<{ provider_reference: string }>('SELECT provider_reference FROM virtual_accounts WHERE provider = $1 AND account_number = $2', [
-    provider,
-    accountNumber,
-  ])
-  return rows[0]?.provider_reference
+  return selectAccountReference(db, provider, accountNumber)
+}
+
+/** Keeps the provider reference of a dedicated account, by its number, as it is allocated. */
+export async function keepAllocation(db: Queryable, provider: string, accountNumber: string, providerReference: string): Promise<void> {
+  await keepAccountReference(db, provider, accountNumber, providerReference)
 }

@@ -1283,6 +1283,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "transfer.reversed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * transfer.reversed
+         * @description The provider reversed a confirmed outbound transfer: nothing reached the beneficiary in the end, and its amount is back on the float. Delivered to the object's own callback URL, else the partner's default; signed with the partner's callback-signing secret. Retried over about three days until a 2xx arrives; 410 stops and disables the URL.
+         */
+        post: operations["onTransferReversed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "credit.confirmed": {
         parameters: {
             query?: never;
@@ -1859,7 +1879,7 @@ export interface components {
             consumerId: string | null;
             /** Format: uuid */
             partnerId: string;
-            state: "pending" | "submitted" | "confirmed" | "failed" | "unknown";
+            state: "pending" | "submitted" | "confirmed" | "failed" | "unknown" | "reversed";
             provider: string;
             brr: string | null;
             providerSessionId: string | null;
@@ -5158,7 +5178,7 @@ export interface operations {
                  * @description Only objects in this state
                  * @example pending
                  */
-                state?: "pending" | "submitted" | "confirmed" | "failed" | "unknown";
+                state?: "pending" | "submitted" | "confirmed" | "failed" | "unknown" | "reversed";
                 /**
                  * @description Only payouts of this origin
                  * @example partner
@@ -15054,6 +15074,128 @@ export interface operations {
                      * @enum {string}
                      */
                     eventKind: "transfer.unknown";
+                    /**
+                     * Format: date-time
+                     * @description When the event was recorded
+                     */
+                    timestamp: string;
+                    data: components["schemas"]["OutboundTransfer"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 10 s: delivered */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the delivery fails and the URL is disabled until set again */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onTransferReversed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (also the body's `id` and `webhook-id`): de-duplicate on it
+                 * @example 0193b7e2-4c1a-7d3e-9f20-6a5b8c7d1e42
+                 */
+                "x-rail-event-id": string;
+                /**
+                 * @description The event's type
+                 * @example transfer.confirmed
+                 */
+                "x-rail-event-type": string;
+                /**
+                 * @description Unix seconds of this attempt
+                 * @example 1795599000
+                 */
+                "x-rail-timestamp": string;
+                /**
+                 * @description `sha256=` + lowercase hex HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the secret as issued (`whsec_…` included); absent when no secret is set
+                 * @example sha256=3f7c2a9d41b8e6f0c5a7d2e9b1f4c8a6e3d0b7f2a5c9e1d4b8f6a2c0e7d3b9f1
+                 */
+                "x-rail-signature"?: string;
+                /**
+                 * @description Standard Webhooks: the event id
+                 * @example 0193b7e2-4c1a-7d3e-9f20-6a5b8c7d1e42
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Standard Webhooks: unix seconds of this attempt
+                 * @example 1795599000
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<raw body>`
+                 * @example v1,Vb0sX2r7mQ9kP4nL1tYc8wZ3aF6hJ5dG2eR0uT7iO9s=
+                 */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0193b7e2-4c1a-7d3e-9f20-6a5b8c7d1e42",
+                 *       "event": "transfer.reversed",
+                 *       "eventKind": "transfer.reversed",
+                 *       "timestamp": "2026-11-25T09:30:00.000Z",
+                 *       "data": {
+                 *         "id": "0193b7e2-4c1a-7d3e-9f20-6a5b8c7d1e42",
+                 *         "clientReference": "payout-2026-11-25-0007",
+                 *         "consumerId": "cust-10293",
+                 *         "partnerId": "0193b7e2-4c1a-7d3e-9f20-6a5b8c7d1e42",
+                 *         "state": "pending",
+                 *         "provider": "sandbox",
+                 *         "brr": "BRR20261125093000120",
+                 *         "providerSessionId": "000013261125093000123456789012",
+                 *         "providerResponseCode": "00",
+                 *         "providerResponseMessage": "Approved or completed successfully",
+                 *         "failureReason": null,
+                 *         "rail": {},
+                 *         "settlementAccountName": "CHUKWUEMEKA OKAFOR",
+                 *         "beneficiaryAccountNumber": "0123456785",
+                 *         "beneficiaryBankCode": "058",
+                 *         "beneficiaryAccountName": "CHUKWUEMEKA OKAFOR",
+                 *         "amountKobo": 2500000,
+                 *         "currency": "NGN",
+                 *         "narration": "November rent",
+                 *         "creatorMetadata": {},
+                 *         "origin": {
+                 *           "type": "partner",
+                 *           "id": "0193b7e2-4c1a-7d3e-9f20-6a5b8c7d1e42",
+                 *           "reference": "inv-2026-0042"
+                 *         },
+                 *         "createdAt": "2026-11-25T09:30:00.000Z",
+                 *         "stateChangedAt": "2026-11-25T09:30:00.000Z",
+                 *         "terminalAt": null
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event's id, stable across attempts and redeliveries
+                     */
+                    id: string;
+                    /** @enum {string} */
+                    event: "transfer.reversed";
+                    /**
+                     * @description Repeats `event`
+                     * @enum {string}
+                     */
+                    eventKind: "transfer.reversed";
                     /**
                      * Format: date-time
                      * @description When the event was recorded
