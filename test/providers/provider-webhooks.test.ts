@@ -1,0 +1,108 @@
+// A real provider's webhook at /providers/{profile}/webhooks, over real HTTP: a payout's news is a
+// hint that makes Rail ask the provider (a requery) at once, never an answer by itself; a forged
+// one is refused and changes nothing; a verified event Rail does not act on is acknowledged; the
+// profile's address allowlist is enforced.
+import { createHmac, randomUUID } from 'node:crypto'
+import type { Runner } from 'graphile-worker'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startBackgroundWorkers } from '../../src/app.ts'
+import type { RailClient } from '../../src/client/index.ts'
+import { changeProvider, getProvider, setPartnerRoutes } from '../../src/providers/service.ts'
+import { sandboxPaystackSecretKey } from '../../src/sandbox-bank/public.ts'
+import { startTestApp, type TestApp } from '../support/app.ts'
+import { fundFloat } from '../support/float.ts'
+import { PAYEE } from '../support/payments.ts'
+import { waitFor } from '../support/wait.ts'
+
+const SECRET = 'provider-webhooks-secret'
+// Polls far apart: a payout confirmed within seconds was asked about because of its webhook.
+const SCHEDULE = { sandbox: { firstDelayMs: 120_000, deadlineMs: 600_000 } }
+const WEBHOOKS = '/providers/sandbox-paystack/webhooks'
+let app: TestApp
+let runner: Runner
+let client: RailClient
+
+beforeAll(async () => {
+  app = await startTestApp({ sandboxBankSecret: SECRET, payments: SCHEDULE })
+  runner = await startBackgroundWorkers({
+    pool: app.db.pool,
+    masterKey: app.masterKey,
+    concurrency: 4,
+    providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET },
+    events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
+    payments: SCHEDULE,
+  })
+  const partner = await app.newPartner()
+  client = partner.client
+  await setPartnerRoutes(app.db.pool, partner.credentials.partnerId, { payouts: ['sandbox-paystack'] })
+  expect((await fundFloat(client, 10_000_000)).status).toBe(200)
+})
+afterAll(async () => {
+  await runner?.stop()
+  await app?.close()
+})
+
+function postPaystack(body: unknown, key = sandboxPaystackSecretKey(SECRET)): Promise<Response> {
+  const raw = JSON.stringify(body)
+  const signature = createHmac('sha512', key).update(raw).digest('hex')
+  return fetch(`${app.baseUrl}${WEBHOOKS}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'x-paystack-signature': signature }, body: raw })
+}
+
+async function submittedPayout(): Promise<string> {
+  const answer = await client.post<{ id: string }>('/api/v1/rail/outbound', {
+    clientReference: randomUUID(),
+    amountKobo: 120_000,
+    beneficiaryAccountNumber: PAYEE.accountNumber,
+    beneficiaryBankCode: PAYEE.bankCode,
+    beneficiaryAccountName: PAYEE.accountName,
+    currency: 'NGN',
+  })
+  expect(answer.status).toBe(202)
+  const id = answer.body.id
+  await waitFor(async () => (await client.get<{ state: string }>(`/api/v1/rail/outbound/${id}`)).body.state === 'submitted', 30_000, 'submitted')
+  return id
+}
+
+const state = async (id: string) => (await client.get<{ state: string }>(`/api/v1/rail/outbound/${id}`)).body.state
+
+describe('a Paystack webhook', () => {
+  it("of a payout's success makes Rail ask Paystack now: the payout is confirmed long before its next scheduled poll", async () => {
+    const id = await submittedPayout()
+    // The bank settles it and Rail is not told by the simulator: only the dialect's transfer.success webhook says so.
+    const controls = app.payments().providers.sandboxControlsFor(await getProvider(app.db.pool, 'sandbox-paystack'))
+    expect((await controls.registerPayoutOutcome(id, 'confirmed')).outcome).toBe('successful')
+    await waitFor(async () => (await state(id)) === 'confirmed', 30_000, 'confirmed by the requery its webhook asked for')
+  })
+
+  it('forged (a wrong key) is refused 401 and changes nothing; even a genuine one only asks', async () => {
+    const id = await submittedPayout()
+    const forged = await postPaystack({ event: 'transfer.success', data: { reference: id, status: 'success' } }, 'sk_test_not_the_key')
+    expect(forged.status).toBe(401)
+    // Genuine, but the bank has not paid: the requery finds it in progress, and it stays submitted.
+    const genuine = await postPaystack({ event: 'transfer.success', data: { reference: id, status: 'success', amount: 120_000 } })
+    expect(genuine.status).toBe(200)
+    expect(await genuine.json()).toMatchObject({ received: true, requeried: true })
+    await waitFor(async () => (await app.db.pool.query(`SELECT 1 FROM provider_calls WHERE reference = $1 AND operation = 'requery'`, [id])).rowCount! > 0, 20_000, 'the requery')
+    expect(await state(id)).toBe('submitted')
+  })
+
+  it("naming no payout of this provider asks nothing; an event Rail does not act on is acknowledged", async () => {
+    const unknown = await postPaystack({ event: 'transfer.failed', data: { reference: randomUUID(), status: 'failed' } })
+    expect(unknown.status).toBe(200)
+    expect(await unknown.json()).toMatchObject({ received: true, requeried: false })
+    const other = await postPaystack({ event: 'subscription.create', data: { id: 1 } })
+    expect(other.status).toBe(200)
+    expect(await other.json()).toMatchObject({ received: true, ignored: 'subscription.create' })
+  })
+
+  it("from an address outside the profile's allowlist is refused 401", async () => {
+    await changeProvider(app.db.pool, undefined, 'sandbox-paystack', { webhookSourceAddresses: ['203.0.113.7'] })
+    try {
+      const refused = await postPaystack({ event: 'subscription.create', data: { id: 1 } })
+      expect(refused.status).toBe(401)
+    } finally {
+      await changeProvider(app.db.pool, undefined, 'sandbox-paystack', { webhookSourceAddresses: null })
+    }
+    expect((await postPaystack({ event: 'subscription.create', data: { id: 1 } })).status).toBe(200)
+  })
+})
