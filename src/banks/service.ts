@@ -40,7 +40,7 @@ export async function checkResolvable(deps: BankDeps, partnerId: string, account
   if (!findBank(account.bankCode)) throw fieldError('bankCode', 'is not the code of a Nigerian bank (GET /api/v1/rail/banks lists them)')
   if (!isValidNuban(account.bankCode, account.accountNumber)) throw fieldError('accountNumber', 'is not a valid NUBAN at that bank (its check digit does not match)')
   // Asked of the provider the partner's payouts go through: the one that will pay the account.
-  const provider = await providerFor(deps.pool, partnerId, 'payouts', deps.providers.health)
+  const provider = await providerFor(deps.pool, partnerId, 'payouts', deps.providers)
   requireCapability(provider, 'nameCheck')
   return provider
 }

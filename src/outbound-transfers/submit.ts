@@ -67,7 +67,7 @@ export async function submitOutbound(deps: OutboundDeps, caller: Caller, request
   const known = await findReplay(TRANSFER_REFERENCE, key, () => repo.selectByReference(deps.pool, caller.partner.id, request.clientReference))
   if (known) return { transfer: known.replayed, replayed: true }
   await assertSubmittable(caller, request, deps.allowLoopbackCallbacks)
-  const provider = await providerFor(deps.pool, caller.partner.id, 'payouts', deps.payments.providers.health)
+  const provider = await providerFor(deps.pool, caller.partner.id, 'payouts', deps.payments.providers)
   requireCapability(provider, 'bankPayout')
   return withTransaction(deps.pool, (tx) => recordSubmission(deps, tx, caller, request, provider, key.requestHash))
 }
@@ -128,7 +128,7 @@ export interface PayoutSource {
  * submit. The caller has checked the request; its origin hears the final state (owner.ts).
  */
 export async function submitOutboundInTransaction(deps: OutboundDeps, tx: Queryable, caller: Caller, request: SubmitRequest, source: PayoutSource): Promise<repo.OutboundTransfer> {
-  const provider = await providerFor(tx, caller.partner.id, 'payouts', deps.payments.providers.health)
+  const provider = await providerFor(tx, caller.partner.id, 'payouts', deps.payments.providers)
   requireCapability(provider, 'bankPayout')
   const { transfer } = await recordSubmission(deps, tx, caller, request, provider, requestHash(request), source)
   return transfer
@@ -238,7 +238,7 @@ export async function recordSubmissions(deps: OutboundDeps, tx: Queryable, submi
   // Not approved: the batch fails, and each submit, recorded alone, fails with 403 and records nothing.
   const providers = new Map<string, ProviderProfile>()
   for (const partnerId of new Set(submissions.map((submission) => submission.caller.partner.id))) {
-    const provider = await providerFor(tx, partnerId, 'payouts', deps.payments.providers.health)
+    const provider = await providerFor(tx, partnerId, 'payouts', deps.payments.providers)
     requireCapability(provider, 'bankPayout')
     providers.set(partnerId, provider)
   }

@@ -25,6 +25,14 @@ export interface ProviderProfile {
   capabilities: Capabilities
 }
 
+/**
+ * Whether a profile's provider has wallets at all: Paystack has none (its payouts and collections
+ * need none), so a wallet is never opened there and a partner's wallets are never routed to it.
+ */
+export function canOpenWallets(provider: Pick<ProviderProfile, 'adapter'>): boolean {
+  return provider.adapter !== 'paystack'
+}
+
 export function isCapability(name: string): name is Capability {
   return (CAPABILITIES as readonly string[]).includes(name)
 }

@@ -77,6 +77,16 @@ export class ProviderRegistry {
     })
   }
 
+  /** Whether this server can reach the profile's provider: a real one always; the sandbox's only where the sandbox is served. */
+  serves(provider: ProviderProfile): boolean {
+    return provider.baseUrl !== null || this.#settings !== undefined
+  }
+
+  /** Refuses, before anything is written, a profile this server cannot reach (see #sandbox). */
+  assertServes(provider: ProviderProfile): void {
+    if (!this.serves(provider)) this.#sandbox(provider)
+  }
+
   /** The adapter of a profile. Only a real provider's profile with sealed secrets needs a read (cached a minute). */
   async adapterFor(provider: ProviderProfile, requestId?: string): Promise<ProviderAdapter> {
     if (provider.adapter === 'sandbox') return this.#sandboxAdapter(provider, requestId)
@@ -110,8 +120,19 @@ export class ProviderRegistry {
     })
   }
 
+  /**
+   * The sandbox's settings, for a profile it serves. A server without a sandbox (production) refuses
+   * such a profile before any call or write: 403 capability_disabled, naming the fix (a partner with
+   * no route goes through the sandbox, so a live partner is routed to a real provider first).
+   */
   #sandbox(provider: ProviderProfile): ProviderSettings {
-    if (!this.#settings) throw new Error(`provider ${provider.name} is served by the sandbox, which is not configured on this server (SANDBOX_BANK_SECRET)`)
+    if (!this.#settings) {
+      throw new RailError(
+        'capability_disabled',
+        `Provider ${provider.name} is the sandbox's, which this server does not serve: an operator routes the partner to a real provider (rail partners providers)`,
+        { provider: provider.name, capability: 'sandbox' },
+      )
+    }
     return this.#settings
   }
 

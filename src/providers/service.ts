@@ -1,19 +1,19 @@
 // Providers: their profiles and approvals, and the check of a bank account given to be paid later.
 // Approving a capability (or withdrawing it) is an operator's act, done with `rail provider set`.
+import { isIP } from 'node:net'
 import { findBank } from '../nip/banks.ts'
 import { namesMatch } from '../nip/name-match.ts'
 import { isValidNuban } from '../nip/nuban.ts'
 import type { Pool, Queryable } from '../platform/db.ts'
-import { isIP } from 'node:net'
 import { seal } from '../platform/crypto.ts'
 import { fieldError, RailError } from '../platform/errors.ts'
 import { secretsAssociatedData, type ProviderSecrets } from './adapter-options.ts'
-import { requireCapability, type AdapterKind, type Capabilities, type Capability, type ProviderProfile } from './capabilities.ts'
+import { canOpenWallets, requireCapability, type AdapterKind, type Capabilities, type Capability, type ProviderProfile } from './capabilities.ts'
 import { chooseProvider, ProviderHealth, type ProviderHealthReading } from './health.ts'
 import type { ProviderRegistry } from './registry.ts'
 import * as repo from './repo.ts'
 
-export { ADAPTERS, CAPABILITIES, isCapability, requireCapability, type AdapterKind, type Capabilities, type Capability, type ProviderProfile } from './capabilities.ts'
+export { ADAPTERS, CAPABILITIES, canOpenWallets, isCapability, requireCapability, type AdapterKind, type Capabilities, type Capability, type ProviderProfile } from './capabilities.ts'
 export type { ProviderSecrets } from './adapter-options.ts'
 export { traitsOf } from './traits.ts'
 export type { ProviderRegistry } from './registry.ts'
@@ -33,11 +33,13 @@ export type { RoutePurpose } from './repo.ts'
  * escrow funding) `collections`; new wallets `wallets`. What one instruction was given to it keeps:
  * an instruction is never moved to another provider.
  */
-export async function providerFor(db: Queryable, partnerId: string, purpose: repo.RoutePurpose, health?: ProviderHealth): Promise<ProviderProfile> {
+export async function providerFor(db: Queryable, partnerId: string, purpose: repo.RoutePurpose, providers?: ProviderRegistry): Promise<ProviderProfile> {
   const route = await repo.selectRoute(db, partnerId, purpose)
-  if (route.length === 0) return getProvider(db, DEFAULT_PROVIDER)
-  const chosen = route.length > 1 && health ? chooseProvider(route, await health.readings()) : route[0]
-  return getProvider(db, chosen!)
+  const chosen = route.length === 0 ? DEFAULT_PROVIDER : route.length > 1 && providers ? chooseProvider(route, await providers.health.readings())! : route[0]!
+  const provider = await getProvider(db, chosen)
+  // A payout is recorded before its provider is called: one this server cannot reach is refused first.
+  providers?.assertServes(provider)
+  return provider
 }
 
 /** What Rail asked the bank under a reference (a send, each requery), and what it answered, oldest first. */
@@ -125,7 +127,7 @@ export async function addProvider(db: Queryable, masterKey: Buffer, profile: New
   const added = await repo.insertProvider(db, {
     name: profile.name,
     adapter: profile.adapter,
-    baseUrl: profile.baseUrl,
+    baseUrl: profile.baseUrl?.replace(/\/+$/, '') ?? null,
     settings: profile.settings ?? {},
     webhookSourceAddresses: profile.webhookSourceAddresses ?? null,
     capabilities: ADAPTER_CAN[profile.adapter],
@@ -204,6 +206,7 @@ export async function setPartnerRoutes(db: Queryable, partnerId: string, routes:
       })
       if (purpose === 'payouts') requireCapability(provider, 'bankPayout')
       if (purpose === 'collections') requireCapability(provider, 'virtualAccounts')
+      if (purpose === 'wallets' && !canOpenWallets(provider)) throw fieldError(purpose, `${name} (${provider.adapter}) has no wallets`)
     }
   }
   for (const [purpose, providers] of Object.entries(routes) as [repo.RoutePurpose, string[]][]) await repo.replaceRoute(db, partnerId, purpose, providers)
@@ -243,7 +246,7 @@ export async function checkBankAccount(deps: BankAccountCheckDeps, partnerId: st
   if (!findBank(account.bankCode)) throw fieldError(`${field}.bankCode`, 'is not a bank code of a Nigerian bank')
   if (!isValidNuban(account.bankCode, account.accountNumber)) throw fieldError(`${field}.accountNumber`, 'is not a valid NUBAN at that bank')
   // Asked of the provider the account will be paid through.
-  const provider = await providerFor(deps.pool, partnerId, 'payouts', deps.providers.health)
+  const provider = await providerFor(deps.pool, partnerId, 'payouts', deps.providers)
   if (!provider.capabilities.nameCheck) return { ...account, verifiedAccountName: null }
   deps.providers.nameEnquiries.spend(partnerId)
   const enquiry = await (await deps.providers.adapterFor(provider)).nameEnquiry({ bankCode: account.bankCode, accountNumber: account.accountNumber })

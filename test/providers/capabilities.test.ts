@@ -6,7 +6,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { createPartner } from '../../src/partners/service.ts'
-import { CAPABILITIES, getProvider, listProviders, partnerRoutes, providerFor, requireCapability, setCapability } from '../../src/providers/service.ts'
+import { ProviderRegistry } from '../../src/providers/registry.ts'
+import { CAPABILITIES, getProvider, listProviders, partnerRoutes, providerFor, requireCapability, setCapability, setPartnerRoutes } from '../../src/providers/service.ts'
 import { runRail } from '../support/cli.ts'
 import { createTestDatabase, type TestDatabase } from '../support/database.ts'
 
@@ -147,7 +148,7 @@ describe('rail partners providers', () => {
     expect((await providerFor(db.pool, partner.partnerId, 'collections')).name).toBe('sandbox-monnify')
     expect((await providerFor(db.pool, partner.partnerId, 'wallets')).name).toBe('sandbox')
 
-    for (const args of [['--payouts', 'nobody'], ['--collections', 'sandbox,sandbox-paystack'], ['--payouts', 'sandbox,sandbox']]) {
+    for (const args of [['--payouts', 'nobody'], ['--collections', 'sandbox,sandbox-paystack'], ['--payouts', 'sandbox,sandbox'], ['--wallets', 'sandbox-paystack']]) {
       const refused = await runRail(['partners', 'providers', '--partner', partner.partnerId, ...args], env)
       expect(refused.code, args.join(' ')).not.toBe(0)
     }
@@ -162,5 +163,16 @@ describe('rail partners providers', () => {
     expect((await providerFor(db.pool, partner.partnerId, 'payouts')).name).toBe('sandbox')
     const unknownPartner = await runRail(['partners', 'providers', '--partner', randomUUID(), '--payouts', 'sandbox'], env)
     expect(unknownPartner.code).not.toBe(0)
+  })
+})
+
+describe('a server that serves no sandbox (production)', () => {
+  it("refuses, before anything is written, a partner's money through the sandbox's profiles: 403 capability_disabled naming the fix", async () => {
+    const partner = await createPartner(db.pool, randomBytes(32), { name: 'Live', customerClass: 'corporate', environment: 'live' })
+    const production = new ProviderRegistry(db.pool, undefined)
+    await expect(providerFor(db.pool, partner.partnerId, 'payouts', production)).rejects.toMatchObject({ code: 'capability_disabled', statusCode: 403 })
+    await setPartnerRoutes(db.pool, partner.partnerId, { payouts: ['sandbox-paystack'] })
+    await expect(providerFor(db.pool, partner.partnerId, 'payouts', production)).rejects.toMatchObject({ code: 'capability_disabled', message: expect.stringContaining('rail partners providers') })
+    await expect(production.adapterFor(await getProvider(db.pool, 'sandbox'))).rejects.toMatchObject({ code: 'capability_disabled' })
   })
 })
