@@ -6,7 +6,7 @@ import { uuidv7 } from '../platform/ids.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
 import { readPage } from '../platform/read-pool.ts'
 import { claimReference, findReplay, idempotencyConflict, requestHash, type Claimed, type ReferenceKey, type ReferenceKind } from '../platform/idempotency.ts'
-import { getProvider, providerFor, type ProviderProfile, type ProviderRegistry } from '../providers/service.ts'
+import { canOpenWallets, getProvider, providerFor, type ProviderProfile, type ProviderRegistry } from '../providers/service.ts'
 import * as repo from './repo.ts'
 
 export type { Wallet } from './repo.ts'
@@ -51,6 +51,10 @@ export async function createWallet(deps: WalletsDeps, partnerId: string, input: 
   if (known) return { value: known.replayed, replayed: true }
   // The provider named, else the partner's wallets route, else the sandbox.
   const provider = input.provider !== undefined ? await walletProvider(deps.pool, input.provider) : await providerFor(deps.pool, partnerId, 'wallets')
+  // Fails closed before any call: a provider with no wallets (Paystack) would refuse, read as unavailable.
+  if (!canOpenWallets(provider)) {
+    throw new RailError('capability_disabled', `Provider ${provider.name} has no wallets; nothing was attempted`, { provider: provider.name, capability: 'wallets' })
+  }
   const opened = await (await deps.providers.adapterFor(provider, requestId)).createWallet({
     reference: openingReference(partnerId, input.customerReference),
     customerReference: input.customerReference,
