@@ -59,7 +59,11 @@ export interface ProviderTraits {
 
 /** A credit paid into one of the provider's virtual accounts, as the provider reports it. */
 export interface ProviderCredit {
-  /** The provider's id of the credit (the NIP session id): a credit is applied once per session id. */
+  /**
+   * The provider's id of the credit, the same in its webhook and its listing: a credit is applied
+   * once per id: the sandbox bank's NIP session id, Paystack's transaction reference, Monnify's
+   * transaction reference (MNFY|…).
+   */
   sessionId: string
   accountNumber: string
   amountKobo: number

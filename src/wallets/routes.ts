@@ -67,7 +67,7 @@ export function registerWalletRoutes(app: HttpServer, deps: WalletsDeps): void {
           name: Type.String({ minLength: 1, maxLength: 100 }),
           provider: Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9-]{1,31}$' })),
         }),
-        response: { 201: WalletSchema, ...errorResponses(...IDEMPOTENT_CODES, 'provider_unavailable') },
+        response: { 201: WalletSchema, ...errorResponses(...IDEMPOTENT_CODES, 'capability_disabled', 'provider_unavailable') },
       },
     },
     async (request, reply) => {

@@ -10361,6 +10361,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Not allowed: `ErrorBody` with `error` `capability_disabled` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "capability_disabled",
+                     *       "message": "The provider has not been approved for the capability the operation needs; nothing was attempted."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Request timeout: `ErrorBody` with `error` `request_timeout` */
             408: {
                 headers: {
