@@ -40,6 +40,8 @@ export async function startTestApp(
     poolMax?: number
     /** As `rail serve` gives it: where the sandbox partner's credentials file is kept. */
     sandboxPartnerDataDir?: string
+    /** As `rail serve` observes its API: a logger (a test may capture its lines), the /metrics registry, the database gauges at each scrape. */
+    observe?: Pick<AppDeps, 'logger' | 'metrics' | 'databaseGauges'>
   } = {},
 ): Promise<TestApp> {
   const db = await createTestDatabase(options.poolMax)
@@ -49,7 +51,7 @@ export async function startTestApp(
   // The app reaches its own sandbox bank over real HTTP, at the address it gets once listening.
   let baseUrl = ''
   const providers = { sandboxBankUrl: () => baseUrl, sandboxBankSecret: sandboxBank.secret, timeoutMs: options.providerTimeoutMs, clock: options.clock, requestValidityS: options.sandboxBankRequestValidityS }
-  const api = await buildApi({ pool: db.pool, masterKey, clock: options.clock, sandboxBank, providers, allowLoopbackCallbacks: true, payments: options.payments, maxAmountKobo: options.maxAmountKobo, sandboxPartnerDataDir: options.sandboxPartnerDataDir, eventStream: options.eventStream, ...options.edge })
+  const api = await buildApi({ pool: db.pool, masterKey, clock: options.clock, sandboxBank, providers, allowLoopbackCallbacks: true, payments: options.payments, maxAmountKobo: options.maxAmountKobo, sandboxPartnerDataDir: options.sandboxPartnerDataDir, eventStream: options.eventStream, ...options.edge, ...options.observe })
   await api.listen({ host: '127.0.0.1', port: 0 })
   const address = api.server.address()
   baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`

@@ -1,0 +1,267 @@
+// Routing failover end to end (issue 32): a partner routed through sandbox-paystack then
+// sandbox-monnify pays out through Paystack while it answers; once Paystack's calls really go
+// unanswered, new payouts go to Monnify, while what was given to Paystack stays with it for life and
+// completes there, once. /metrics, `rail provider list` and the dashboard show the provider's health.
+// And no provider secret — the sandbox dialects' derived keys, nor a file-held key added with
+// `rail provider add` — appears in provider_calls, the logs, the CLI, the dashboard or /metrics.
+import { randomBytes, randomUUID } from 'node:crypto'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { Writable } from 'node:stream'
+import type { Runner } from 'graphile-worker'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startBackgroundWorkers } from '../../src/app.ts'
+import type { RailClient } from '../../src/client/index.ts'
+import { createMetricsRegistry } from '../../src/platform/metrics.ts'
+import { createLogger } from '../../src/platform/observability/logger.ts'
+import { ProviderRegistry } from '../../src/providers/registry.ts'
+import { getProvider, setPartnerRoutes } from '../../src/providers/service.ts'
+import { writeFaults } from '../../src/sandbox-bank/faults.ts'
+import { sandboxMonnifyCredentials, sandboxPaystackSecretKey } from '../../src/sandbox-bank/public.ts'
+import { signedInSession, type DashboardSession } from '../dashboard/support.ts'
+import { scrape, valueOf } from '../observability/support.ts'
+import { startTestApp, type TestApp } from '../support/app.ts'
+import { runRail } from '../support/cli.ts'
+import { fundFloat } from '../support/float.ts'
+import { PAYEE } from '../support/payments.ts'
+import { startReceiver, type Receiver } from '../support/receiver.ts'
+import { waitFor } from '../support/wait.ts'
+
+const SECRET = `failover-${randomBytes(8).toString('hex')}`
+const SCHEDULE = { sandbox: { firstDelayMs: 200, deadlineMs: 600_000 } }
+/**
+ * Unanswered calls made through Paystack's adapter alone. Far past the 10 a judgement needs: the
+ * payouts Paystack is still given while a process's reading of its health is fresh (up to 5 s) add
+ * answered calls, and Paystack must stay unhealthy through them.
+ */
+const UNANSWERED_CALLS = 300
+const FAULTS_OFF = { noAnswerRate: 0, errorRate: 0, lostResponseRate: 0, delayMs: 0 }
+
+let app: TestApp
+let runner: Runner
+let hook: Receiver
+/** Every line the API and the workers logged, at debug level. */
+const logged: string[] = []
+const logStream = new Writable({
+  write(chunk: Buffer, _encoding, done) {
+    logged.push(chunk.toString('utf8'))
+    done()
+  },
+})
+
+beforeAll(async () => {
+  app = await startTestApp({ sandboxBankSecret: SECRET, payments: SCHEDULE, observe: { logger: { level: 'debug', stream: logStream }, databaseGauges: true } })
+  hook = await startReceiver()
+  runner = await startBackgroundWorkers({
+    pool: app.db.pool,
+    masterKey: app.masterKey,
+    concurrency: 8,
+    providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET },
+    events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
+    payments: SCHEDULE,
+    log: (level, message) => logged.push(`${level} ${message}\n`),
+    observe: { registry: createMetricsRegistry(), logger: createLogger('debug', logStream) },
+  })
+})
+afterAll(async () => {
+  const dump = await app.db.pool.query(`SELECT provider, reference, operation, outcome, response_code, count(*)::int FROM provider_calls GROUP BY 1,2,3,4,5 ORDER BY 6 DESC LIMIT 20`).catch((e) => ({ rows: [String(e)] }))
+  await writeFaults(app.db.pool, FAULTS_OFF).catch(() => {})
+  await runner?.stop()
+  await hook?.close()
+  await app?.close()
+})
+
+// ---- helpers --------------------------------------------------------------------------------
+
+async function routedPartner(routes: Parameters<typeof setPartnerRoutes>[2]): Promise<{ client: RailClient; partnerId: string }> {
+  const { client, credentials } = await app.newPartner({ callbackUrl: `${hook.url}/hooks` })
+  await setPartnerRoutes(app.db.pool, credentials.partnerId, routes)
+  expect((await fundFloat(client, 50_000_000)).status).toBe(200)
+  return { client, partnerId: credentials.partnerId }
+}
+
+async function payOut(client: RailClient, amountKobo: number): Promise<string> {
+  const answer = await client.post<{ id: string }>('/api/v1/rail/outbound', {
+    clientReference: randomUUID(),
+    amountKobo,
+    beneficiaryAccountNumber: PAYEE.accountNumber,
+    beneficiaryBankCode: PAYEE.bankCode,
+    beneficiaryAccountName: PAYEE.accountName,
+    currency: 'NGN',
+  })
+  expect(answer.status, JSON.stringify(answer.body)).toBe(202)
+  return answer.body.id
+}
+
+async function stateOf(client: RailClient, id: string): Promise<string> {
+  return (await client.get<{ state: string }>(`/api/v1/rail/outbound/${id}`)).body.state
+}
+
+/** The provider routing gave the transfer when it was submitted (the instruction takes it over). */
+async function routedTo(id: string): Promise<string> {
+  return (await app.db.pool.query<{ provider: string }>(`SELECT provider FROM outbound_transfers WHERE id = $1`, [id])).rows[0]!.provider
+}
+
+async function instructionOf(id: string): Promise<{ provider: string; state: string } | undefined> {
+  return (await app.db.pool.query<{ provider: string; state: string }>(`SELECT provider, state FROM bank_instructions WHERE id = $1`, [id])).rows[0]
+}
+
+async function providersCalledFor(id: string): Promise<string[]> {
+  return (await app.db.pool.query<{ provider: string }>(`SELECT DISTINCT provider FROM provider_calls WHERE reference = $1 ORDER BY provider`, [id])).rows.map((row) => row.provider)
+}
+
+async function settle(client: RailClient, id: string): Promise<void> {
+  if ((await stateOf(client, id)) === 'confirmed') return
+  await waitFor(async () => (await stateOf(client, id)) === 'submitted', 30_000, `transfer ${id} submitted`)
+  const settled = await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: id, outcome: 'confirmed' })
+  expect(settled.status, JSON.stringify(settled.body)).toBe(200)
+  await waitFor(async () => (await stateOf(client, id)) === 'confirmed', 30_000, `transfer ${id} confirmed`)
+}
+
+function callbacksOf(type: string, objectId: string): number {
+  return hook.requests.filter((request) => {
+    const body = JSON.parse(request.rawBody) as { event?: string }
+    return body.event === type && request.rawBody.includes(objectId)
+  }).length
+}
+
+async function dashboardPage(session: DashboardSession, id: string): Promise<string> {
+  const page = await fetch(`${app.baseUrl}/dashboard/transfers/${id}`, { headers: { cookie: session.cookie } })
+  expect(page.status).toBe(200)
+  return page.text()
+}
+
+/** The text of the element with this id (tags stripped), or undefined. */
+function elementText(html: string, id: string): string | undefined {
+  const match = new RegExp(`<dd id="${id}">(.*?)</dd>`, 's').exec(html)
+  return match?.[1]!.replace(/<[^>]+>/g, '')
+}
+
+// ---- failover -------------------------------------------------------------------------------
+
+describe("a partner routed payouts: ['sandbox-paystack', 'sandbox-monnify']", () => {
+  let client: RailClient
+  let partnerId: string
+  /** Payouts routing gave Paystack: they stay with it whatever its health becomes. */
+  const givenToPaystack: string[] = []
+  /** The first payout routing gave Monnify once Paystack went unhealthy. */
+  let failedOver = ''
+
+  beforeAll(async () => {
+    ;({ client, partnerId } = await routedPartner({ payouts: ['sandbox-paystack', 'sandbox-monnify'] }))
+  })
+
+  it('sends a new payout to sandbox-paystack while it is healthy', async () => {
+    const id = await payOut(client, 310_000)
+    expect(await routedTo(id)).toBe('sandbox-paystack')
+    await waitFor(async () => (await stateOf(client, id)) === 'submitted', 30_000, 'the payout submitted (in progress at Paystack)')
+    expect(await instructionOf(id)).toEqual({ provider: 'sandbox-paystack', state: 'sent' })
+    givenToPaystack.push(id)
+  })
+
+  it('gives Paystack payouts whose send gets no answer: they stay in progress there', async () => {
+    // Magic amounts, for these sends alone: 9098 is processed but its answer lost; 9097's first send is dropped unprocessed.
+    for (const amountKobo of [329_098, 339_097]) {
+      const id = await payOut(client, amountKobo)
+      expect(await routedTo(id)).toBe('sandbox-paystack')
+      givenToPaystack.push(id)
+      const unansweredSend = `SELECT 1 FROM provider_calls WHERE reference = $1 AND provider = 'sandbox-paystack' AND operation = 'payout' AND outcome = 'unknown'`
+      await waitFor(async () => (await app.db.pool.query(unansweredSend, [id])).rowCount! > 0, 30_000, `the send of ${amountKobo} unanswered`)
+    }
+  })
+
+  it('once Paystack\'s calls go unanswered, sends a new payout to sandbox-monnify', async () => {
+    const registry = new ProviderRegistry(app.db.pool, { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET })
+    const paystack = await registry.adapterFor(await getProvider(app.db.pool, 'sandbox-paystack'))
+    const monnifyCallsBefore = await callCount('sandbox-monnify')
+    // The bank answers 500 to everything, in both dialects: only Paystack is asked meanwhile.
+    await writeFaults(app.db.pool, { ...FAULTS_OFF, errorRate: 1 })
+    try {
+      for (let batch = 0; batch < UNANSWERED_CALLS / 20; batch++) {
+        const answers = await Promise.all(Array.from({ length: 20 }, () => paystack.nameEnquiry({ bankCode: PAYEE.bankCode, accountNumber: PAYEE.accountNumber })))
+        expect(answers.map((answer) => answer.outcome)).toEqual(Array(20).fill('unknown'))
+      }
+    } finally {
+      await writeFaults(app.db.pool, FAULTS_OFF)
+    }
+    expect(await callCount('sandbox-monnify')).toBe(monnifyCallsBefore) // Monnify's health untouched
+
+    // The API's reading of health is at most 5 s old: until it is renewed new payouts still go to
+    // Paystack. Each is paid before the next is made, so that few are: each adds answered calls.
+    await waitFor(
+      async () => {
+        const id = await payOut(client, 330_000)
+        if ((await routedTo(id)) === 'sandbox-monnify') {
+          failedOver = id
+          return true
+        }
+        givenToPaystack.push(id)
+        await settle(client, id)
+        return false
+      },
+      30_000,
+      'a new payout routed to sandbox-monnify',
+    )
+    await waitFor(async () => (await instructionOf(failedOver))?.provider === 'sandbox-monnify', 30_000, 'the failed-over instruction')
+    await waitFor(async () => (await stateOf(client, failedOver)) === 'submitted', 30_000, 'the failed-over payout submitted at Monnify')
+  })
+
+  it('/metrics shows sandbox-paystack unhealthy with its calls of the last five minutes, sandbox-monnify healthy', async () => {
+    const samples = await scrape(app.baseUrl)
+    expect(valueOf(samples, 'rail_provider_healthy', { provider: 'sandbox-paystack' })).toBe(0)
+    expect(valueOf(samples, 'rail_provider_healthy', { provider: 'sandbox-monnify' })).toBe(1)
+    const calls = valueOf(samples, 'rail_provider_calls_5m', { provider: 'sandbox-paystack' })
+    const unanswered = valueOf(samples, 'rail_provider_calls_unanswered_5m', { provider: 'sandbox-paystack' })
+    expect(unanswered).toBeGreaterThanOrEqual(UNANSWERED_CALLS)
+    expect(calls).toBeGreaterThan(unanswered)
+    expect(unanswered / calls).toBeGreaterThanOrEqual(0.5)
+    expect(valueOf(samples, 'rail_provider_calls_5m', { provider: 'sandbox-monnify' })).toBeGreaterThan(0)
+  })
+
+  it('`rail provider list` shows sandbox-paystack unhealthy with its counts', async () => {
+    const env = { DATABASE_URL: app.db.url }
+    const listed = await runRail(['provider', 'list', '--json'], env)
+    expect(listed.code, listed.stderr).toBe(0)
+    const health = (name: string) => (JSON.parse(listed.stdout) as { name: string; health: { healthy: boolean; calls: number; unanswered: number; windowS: number } }[]).find((p) => p.name === name)!.health
+    expect(health('sandbox-paystack')).toMatchObject({ healthy: false, windowS: 300 })
+    expect(health('sandbox-paystack').unanswered).toBeGreaterThanOrEqual(UNANSWERED_CALLS)
+    expect(health('sandbox-paystack').calls).toBeGreaterThan(health('sandbox-paystack').unanswered)
+    expect(health('sandbox-monnify').healthy).toBe(true)
+    const text = await runRail(['provider', 'list'], env)
+    expect(text.stdout).toMatch(/sandbox-paystack .* health=unhealthy \(\d+\/\d+ unanswered in 300s\)/)
+    expect(text.stdout).toMatch(/sandbox-monnify .* health=healthy/)
+  })
+
+  it('the dashboard\'s transfer page shows each payout\'s provider and its health', async () => {
+    const session = await signedInSession(app.db.pool, app.baseUrl, partnerId)
+    const atPaystack = elementText(await dashboardPage(session, givenToPaystack[1]!), 'transfer-provider')
+    expect(atPaystack).toMatch(/^sandbox-paystack \(unhealthy: \d+ of \d+ calls unanswered in the last 5 minutes\)$/)
+    const atMonnify = elementText(await dashboardPage(session, failedOver), 'transfer-provider')
+    expect(atMonnify).toMatch(/^sandbox-monnify \(healthy: \d+ of \d+ calls unanswered in the last 5 minutes\)$/)
+  })
+
+  it('what was given to Paystack is never sent to Monnify: it completes at Paystack, once', async () => {
+    for (const id of [...givenToPaystack, failedOver]) await settle(client, id)
+    for (const id of givenToPaystack) {
+      expect(await instructionOf(id)).toEqual({ provider: 'sandbox-paystack', state: 'succeeded' })
+      expect(await providersCalledFor(id)).toEqual(['sandbox-paystack'])
+      const atBank = await app.db.pool.query(`SELECT 1 FROM sandbox_bank.transfers WHERE reference = $1`, [id])
+      expect(atBank.rowCount, `bank transfers of ${id}`).toBe(1)
+    }
+    // Those whose send got no answer were asked about at Paystack (the dropped one sent again there), and paid once.
+    for (const id of givenToPaystack.slice(1, 3)) {
+      const calls = await app.db.pool.query<{ operation: string; outcome: string }>(`SELECT operation, outcome FROM provider_calls WHERE reference = $1 ORDER BY created_at`, [id])
+      expect(calls.rows.filter((call) => call.operation === 'payout')[0]?.outcome).toBe('unknown')
+      expect(calls.rows.some((call) => call.operation === 'requery')).toBe(true)
+    }
+    expect(await instructionOf(failedOver)).toEqual({ provider: 'sandbox-monnify', state: 'succeeded' })
+    expect(await providersCalledFor(failedOver)).toEqual(['sandbox-monnify'])
+    expect((await app.db.pool.query(`SELECT 1 FROM sandbox_bank.transfers WHERE reference = $1`, [failedOver])).rowCount).toBe(1)
+    for (const id of [...givenToPaystack, failedOver]) await waitFor(() => callbacksOf('transfer.confirmed', id) === 1, 20_000, `transfer.confirmed of ${id}`)
+  })
+})
+
+async function callCount(provider: string): Promise<number> {
+  return (await app.db.pool.query<{ count: number }>(`SELECT count(*)::int AS count FROM provider_calls WHERE provider = $1`, [provider])).rows[0]!.count
+}
