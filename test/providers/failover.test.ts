@@ -18,7 +18,7 @@ import { createLogger } from '../../src/platform/observability/logger.ts'
 import { ProviderRegistry } from '../../src/providers/registry.ts'
 import { getProvider, setPartnerRoutes } from '../../src/providers/service.ts'
 import { writeFaults } from '../../src/sandbox-bank/faults.ts'
-import { sandboxMonnifyCredentials, sandboxPaystackSecretKey } from '../../src/sandbox-bank/public.ts'
+import { SANDBOX_PAYSTACK_PREFIX, sandboxMonnifyCredentials, sandboxPaystackSecretKey } from '../../src/sandbox-bank/public.ts'
 import { signedInSession, type DashboardSession } from '../dashboard/support.ts'
 import { scrape, valueOf } from '../observability/support.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
@@ -265,3 +265,74 @@ describe("a partner routed payouts: ['sandbox-paystack', 'sandbox-monnify']", ()
 async function callCount(provider: string): Promise<number> {
   return (await app.db.pool.query<{ count: number }>(`SELECT count(*)::int AS count FROM provider_calls WHERE provider = $1`, [provider])).rows[0]!.count
 }
+
+// ---- secrets --------------------------------------------------------------------------------
+
+describe('secrets never appear', () => {
+  /** A real profile's secret key, held in a file and given to `rail provider add`. */
+  const FILE_KEY = `sk_test_${randomBytes(20).toString('hex')}`
+  let keyDir = ''
+  /** What Rail showed along the way that a secret must not be in, by where it was shown. */
+  const shown: { where: string; text: string }[] = []
+
+  beforeAll(() => {
+    keyDir = mkdtempSync(path.join(tmpdir(), 'rail-failover-'))
+    writeFileSync(path.join(keyDir, 'paystack.key'), `${FILE_KEY}\n`)
+  })
+  afterAll(() => rmSync(keyDir, { recursive: true, force: true }))
+
+  it.each(['sandbox-paystack', 'sandbox-monnify'])('a partner routed through %s pays out and collects', async (provider) => {
+    const { client, partnerId } = await routedPartner({ payouts: [provider], collections: [provider] })
+    const id = await payOut(client, 240_000)
+    await settle(client, id)
+    expect(await providersCalledFor(id)).toEqual([provider])
+    const intent = await client.post<{ virtualAccount: string }>('/api/v1/rail/payment/intent', { reference: randomUUID(), amountKobo: 150_000 })
+    expect(intent.status, JSON.stringify(intent.body)).toBe(200)
+    const paid = await client.post('/api/v1/rail/sandbox/simulate-inbound-credit', { virtualAccount: intent.body.virtualAccount, amountKobo: 150_000, payerName: 'ADA OBI' })
+    expect(paid.status, JSON.stringify(paid.body)).toBe(200)
+    const applied = `SELECT 1 FROM inbound_credits WHERE provider = $1 AND account_number = $2 AND status = 'applied'`
+    await waitFor(async () => (await app.db.pool.query(applied, [provider, intent.body.virtualAccount])).rowCount === 1, 30_000, 'the credit applied')
+    const session = await signedInSession(app.db.pool, app.baseUrl, partnerId)
+    shown.push({ where: `the dashboard page of ${provider}'s payout`, text: await dashboardPage(session, id) })
+    shown.push({ where: `the dashboard page of ${provider}'s payouts`, text: await (await fetch(`${app.baseUrl}/dashboard/transfers`, { headers: { cookie: session.cookie } })).text() })
+  })
+
+  it('a real profile added with `rail provider add` from a key file is asked with its key, which the sandbox does not know', async () => {
+    const env = { DATABASE_URL: app.db.url, RAIL_MASTER_KEY: app.masterKey.toString('hex') }
+    const baseUrl = `${app.baseUrl}${SANDBOX_PAYSTACK_PREFIX}`
+    const added = await runRail(['provider', 'add', 'paystack-key-file', '--adapter', 'paystack', '--base-url', baseUrl, '--secret-key-file', path.join(keyDir, 'paystack.key')], env)
+    expect(added.code, added.stderr).toBe(0)
+    shown.push({ where: '`rail provider add`', text: added.stdout + added.stderr })
+    const { client } = await routedPartner({ payouts: ['paystack-key-file'] })
+    const resolved = await client.post('/api/v1/rail/banks/resolve', { bankCode: PAYEE.bankCode, accountNumber: PAYEE.accountNumber })
+    expect(resolved.status).not.toBe(200)
+    shown.push({ where: 'the answer of POST /banks/resolve', text: JSON.stringify(resolved.body) })
+    expect(await callCount('paystack-key-file')).toBeGreaterThan(0)
+  })
+
+  it('no secret is in provider_calls, the logs, `rail provider list`, the dashboard, /metrics or the callbacks', async () => {
+    const monnify = sandboxMonnifyCredentials(SECRET)
+    const secrets: Record<string, string> = {
+      "sandbox Paystack's secret key": sandboxPaystackSecretKey(SECRET),
+      "sandbox Monnify's API key": monnify.apiKey,
+      "sandbox Monnify's client secret": monnify.secretKey,
+      "sandbox Monnify's Basic credentials": Buffer.from(`${monnify.apiKey}:${monnify.secretKey}`).toString('base64'),
+      'the file-held key': FILE_KEY,
+    }
+    const calls = await app.db.pool.query<{ provider: string; row: string }>(`SELECT provider, row_to_json(c)::text AS row FROM provider_calls c`)
+    expect(new Set(calls.rows.map((call) => call.provider))).toEqual(new Set(['sandbox-paystack', 'sandbox-monnify', 'paystack-key-file']))
+    shown.push({ where: 'provider_calls', text: calls.rows.map((call) => call.row).join('\n') })
+    const env = { DATABASE_URL: app.db.url }
+    for (const args of [['provider', 'list'], ['provider', 'list', '--json']]) {
+      const listed = await runRail(args, env)
+      expect(listed.code, listed.stderr).toBe(0)
+      expect(listed.stdout).toContain('paystack-key-file')
+      shown.push({ where: `\`rail ${args.join(' ')}\``, text: listed.stdout + listed.stderr })
+    }
+    shown.push({ where: '/metrics', text: await (await fetch(`${app.baseUrl}/metrics`)).text() })
+    shown.push({ where: 'the logs', text: logged.join('') })
+    shown.push({ where: 'the callbacks', text: hook.requests.map((request) => request.rawBody).join('\n') })
+    expect(logged.length).toBeGreaterThan(100)
+    for (const { where, text } of shown) for (const [name, secret] of Object.entries(secrets)) expect(text.includes(secret), `${name} in ${where}`).toBe(false)
+  })
+})
