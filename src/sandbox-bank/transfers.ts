@@ -128,22 +128,42 @@ export async function dropFirstSubmission(pool: Pool, reference: string): Promis
  * this reference.
  */
 export async function registerOutcome(bank: BankBooks, reference: string, outcome: 'confirmed' | 'failed', listeners: readonly PayoutListener[] = []): Promise<boolean> {
-  return withTransaction(bank.pool, async (tx) => {
-    const { rowCount } = await tx.query(
-      `UPDATE sandbox_bank.transfers SET final_code = $2, settles_at = $3 WHERE reference = $1 AND kind = 'payout' AND response_code = '09'`,
-      [reference, outcome === 'confirmed' ? '00' : PAYOUT_FAILED_CODE, bank.clock.now()],
-    )
-    if (rowCount !== 1) return false
-    for (const listener of listeners) await listener(tx, { reference, change: 'outcome_registered' })
-    return true
-  })
+  const registered = `UPDATE sandbox_bank.transfers SET final_code = $2, settles_at = $3 WHERE reference = $1 AND kind = 'payout' AND response_code = '09' RETURNING reference`
+  const { rows } = await bank.pool.query<{ changed: number }>(withAnnouncements(registered, listeners, 'settled'), [
+    reference,
+    outcome === 'confirmed' ? '00' : PAYOUT_FAILED_CODE,
+    bank.clock.now(),
+  ])
+  return rows[0]!.changed === 1
 }
 
 /**
- * Told of a change to a payout in the transaction that makes it, so that what follows from it (a
- * provider dialect's webhook job) exists only if the change does.
+ * A provider dialect's interest in the bank's payouts: the table of the payouts made through it
+ * (their `reference`), and the job that announces a change to one of them (its webhook). The job is
+ * queued by the statement that makes the change, so it exists only if the change does, and a
+ * payout made otherwise costs nothing more than its own change.
  */
-export type PayoutListener = (tx: Queryable, change: { reference: string; change: 'outcome_registered' | 'reversed' }) => Promise<void>
+export interface PayoutListener {
+  /** A closed constant of the dialect's code, never input: it is written into the SQL. */
+  payoutsTable: string
+  task: string
+  maxAttempts: number
+}
+
+/**
+ * The statement that changes a payout (`change`: an UPDATE … RETURNING reference, its parameters
+ * from $1) with, in the same statement, each listener's job for a payout it made ($-free: the
+ * announcement's kind is a literal). Answers one row: `changed`, how many payouts changed.
+ */
+function withAnnouncements(change: string, listeners: readonly PayoutListener[], kind: 'settled' | 'reversed'): string {
+  const announcements = listeners.map(
+    (listener, index) => `, announced_${index} AS (
+      SELECT graphile_worker.add_job(identifier => '${listener.task}', payload => json_build_object('reference', c.reference, 'change', '${kind}'), max_attempts => ${listener.maxAttempts})
+        FROM changed c WHERE EXISTS (SELECT 1 FROM ${listener.payoutsTable} p WHERE p.reference = c.reference))`,
+  )
+  const counted = listeners.map((_listener, index) => ` + 0 * (SELECT count(*) FROM announced_${index})`).join('')
+  return `WITH changed AS (${change})${announcements.join('')} SELECT ((SELECT count(*) FROM changed)${counted})::int AS changed`
+}
 
 /**
  * The sandbox simulator reverses a payout that settled with 00: the money comes back to the
@@ -152,15 +172,9 @@ export type PayoutListener = (tx: Queryable, change: { reference: string; change
  */
 export async function reversePayout(bank: BankBooks, reference: string, listeners: readonly PayoutListener[] = []): Promise<'reversed' | 'not_reversible'> {
   await settleIfDue(bank, reference)
-  return withTransaction(bank.pool, async (tx) => {
-    const { rowCount } = await tx.query(
-      `UPDATE sandbox_bank.transfers SET reversed_at = $2 WHERE reference = $1 AND kind = 'payout' AND response_code = '00' AND reversed_at IS NULL`,
-      [reference, bank.clock.now()],
-    )
-    if (rowCount !== 1) return 'not_reversible'
-    for (const listener of listeners) await listener(tx, { reference, change: 'reversed' })
-    return 'reversed'
-  })
+  const reversed = `UPDATE sandbox_bank.transfers SET reversed_at = $2 WHERE reference = $1 AND kind = 'payout' AND response_code = '00' AND reversed_at IS NULL RETURNING reference`
+  const { rows } = await bank.pool.query<{ changed: number }>(withAnnouncements(reversed, listeners, 'reversed'), [reference, bank.clock.now()])
+  return rows[0]!.changed === 1 ? 'reversed' : 'not_reversible'
 }
 
 /** What happened to a reference: the transfer's own code, or 25 when the bank has no record. */

@@ -12,7 +12,7 @@ import { injectBankFault, type FaultSubject } from '../routes.ts'
 import { bankJson, creditTransactionJson, customerJson, dedicatedAccountJson, recipientJson, transferCreatedJson, transferJson, transferStatus } from './shapes.ts'
 import * as store from './store.ts'
 import { checkSecretKey, sendData, sendError, stringField } from './wire.ts'
-import { onPayoutChange, queueTransferEvent } from './webhooks.ts'
+import { PAYOUT_LISTENER, queueTransferEvent } from './webhooks.ts'
 
 /**
  * The integration's float before anything moved: ₦100,000,000. The balance is this, plus the
@@ -37,7 +37,7 @@ export function registerRoutes(deps: SandboxDialectDeps): void {
   const { app, bank, pool } = deps
   const secretKey = sandboxPaystackSecretKey(deps.bankSecret)
   // A payout made through the dialect is announced when its outcome is registered or it is reversed.
-  bank.onPayoutChange(onPayoutChange)
+  bank.onPayoutChange(PAYOUT_LISTENER)
   // No Rail authentication (the dialect checks Paystack's bearer key), no admission or rate limit:
   // the dialect is another system. Hidden from Rail's documents: Paystack's own describes it.
   const config = { auth: 'none' as const, admission: false as const, rateLimited: false as const }

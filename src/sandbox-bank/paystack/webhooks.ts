@@ -11,6 +11,7 @@ import { sandboxPaystackSecretKey } from '../dialect-credentials.ts'
 import { SANDBOX_PAYSTACK_PROFILE, type SandboxDialectJobDeps } from '../dialects.ts'
 import type { CreditNotifier } from '../jobs.ts'
 import { SandboxBank } from '../service.ts'
+import type { PayoutListener } from '../transfers.ts'
 import type { InboundCreditNotice } from '../types.ts'
 import { creditTransactionJson, transferJson, transferStatus } from './shapes.ts'
 import { dedicatedAccountByNumber, transferByReference } from './store.ts'
@@ -31,14 +32,11 @@ export async function queueTransferEvent(tx: Queryable, reference: string, chang
 }
 
 /**
- * The bank's payout listener: a change to a payout made through the dialect queues its webhook in
- * the transaction that makes the change. Payouts made otherwise (the sandbox provider's) are not the dialect's.
+ * The dialect's interest in the bank's payouts: a change to a payout made through it (an outcome
+ * registered, a reversal) queues its webhook in the statement that makes the change. Payouts made
+ * otherwise (the sandbox provider's) are not the dialect's.
  */
-export async function onPayoutChange(tx: Queryable, change: { reference: string; change: 'outcome_registered' | 'reversed' }): Promise<void> {
-  const ours = await tx.query(`SELECT 1 FROM sandbox_bank.paystack_transfers WHERE reference = $1`, [change.reference])
-  if (ours.rowCount === 0) return
-  await queueTransferEvent(tx, change.reference, change.change === 'reversed' ? 'reversed' : 'settled')
-}
+export const PAYOUT_LISTENER: PayoutListener = { payoutsTable: 'sandbox_bank.paystack_transfers', task: TRANSFER_EVENT_TASK, maxAttempts: WEBHOOK_ATTEMPTS_MAX }
 
 export function transferEventTasks(deps: SandboxDialectJobDeps): Record<string, Task> {
   const bank = new SandboxBank(deps.pool, deps.bankCode, deps.clock)
