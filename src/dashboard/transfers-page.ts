@@ -82,7 +82,7 @@ export function transferPage(chrome: Chrome, transfer: OutboundTransfer, timelin
 <div><dt>Amount</dt><dd id="transfer-amount">${naira(transfer.amountKobo)}</dd></div>
 <div><dt>Beneficiary</dt><dd id="beneficiary">${transfer.beneficiaryAccountName} · ${transfer.beneficiaryAccountNumber} (bank ${transfer.beneficiaryBankCode})</dd></div>
 <div><dt>Narration</dt><dd id="narration">${transfer.narration ?? '—'}</dd></div>
-<div><dt>Provider</dt><dd id="transfer-provider">${transfer.provider}${health ? html` (<span id="provider-health">${health.healthy ? 'healthy' : 'unhealthy'}</span>: ${health.unanswered} of ${health.calls} calls unanswered in the last ${health.windowS / 60} minutes)` : ''}</dd></div>
+<div><dt>Provider</dt><dd id="transfer-provider">${transfer.provider}${health ? html` (<span id="provider-health">${health.healthy ? 'healthy' : 'unhealthy'}</span>: ${health.unanswered} of ${health.calls} calls unanswered in the last ${health.windowS / 60} minutes${health.failingOperation ? `; ${health.failingOperation} failing` : ''})` : ''}</dd></div>
 ${transfer.failureReason ? html`<div><dt>Failure</dt><dd>${transfer.failureReason.message} (${transfer.failureReason.code})</dd></div>` : ''}
 </dl>
 <h2>Timeline</h2>

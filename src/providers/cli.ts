@@ -134,7 +134,8 @@ function describe(provider: ProviderProfile, health?: ProviderHealthReading): st
   const where = provider.baseUrl ?? "this server's sandbox"
   const traits = traitsOf(provider.adapter)
   const promises = `dedupesReferences=${traits.deduplicatesReferences} validityWindow=${traits.requestValidityWindowMs === null ? 'none' : `${traits.requestValidityWindowMs / 1000}s`} amounts=${traits.amountUnit}`
-  const healthText = health ? ` health=${health.healthy ? 'healthy' : 'unhealthy'} (${health.unanswered}/${health.calls} unanswered in ${health.windowS}s)` : ''
+  const failing = health?.failingOperation ? `; ${health.failingOperation} failing` : ''
+  const healthText = health ? ` health=${health.healthy ? 'healthy' : 'unhealthy'} (${health.unanswered}/${health.calls} unanswered in ${health.windowS}s${failing})` : ''
   return `${provider.name.padEnd(20)} adapter=${provider.adapter} baseUrl=${where} ${flags} ${promises}${healthText}`
 }
 

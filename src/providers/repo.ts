@@ -162,14 +162,25 @@ export async function replaceRoute(db: Queryable, partnerId: string, purpose: Ro
   )
 }
 
-/** Each provider's calls over the last `windowS` seconds: how many, and how many got no readable answer (no answer, 5xx). */
-export async function selectCallCounts(db: Queryable, windowS: number): Promise<Map<string, { calls: number; unanswered: number }>> {
-  const result = await db.query<{ provider: string; calls: number; unanswered: number }>(
-    `SELECT provider, count(*)::int AS calls, count(*) FILTER (WHERE outcome = 'unknown')::int AS unanswered
-       FROM provider_calls WHERE created_at > now() - make_interval(secs => $1) GROUP BY provider`,
+/** Each provider's calls over the last `windowS` seconds, by operation: how many, and how many got no readable answer (no answer, 5xx). */
+export async function selectCallCounts(
+  db: Queryable,
+  windowS: number,
+): Promise<Map<string, { calls: number; unanswered: number; byOperation: Record<string, { calls: number; unanswered: number }> }>> {
+  const result = await db.query<{ provider: string; operation: string; calls: number; unanswered: number }>(
+    `SELECT provider, operation, count(*)::int AS calls, count(*) FILTER (WHERE outcome = 'unknown')::int AS unanswered
+       FROM provider_calls WHERE created_at > now() - make_interval(secs => $1) GROUP BY provider, operation`,
     [windowS],
   )
-  return new Map(result.rows.map((row) => [row.provider, { calls: row.calls, unanswered: row.unanswered }]))
+  const counts = new Map<string, { calls: number; unanswered: number; byOperation: Record<string, { calls: number; unanswered: number }> }>()
+  for (const row of result.rows) {
+    const provider = counts.get(row.provider) ?? { calls: 0, unanswered: 0, byOperation: {} }
+    provider.calls += row.calls
+    provider.unanswered += row.unanswered
+    provider.byOperation[row.operation] = { calls: row.calls, unanswered: row.unanswered }
+    counts.set(row.provider, provider)
+  }
+  return counts
 }
 
 /** Keeps what a provider knows an allocated account by (its answer's providerReference), by account number. */

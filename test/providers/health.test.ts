@@ -34,6 +34,21 @@ describe('judgeHealth', () => {
   })
 })
 
+describe('judgeHealth by operation', () => {
+  it('is unhealthy when one operation fails, however well the others answer: its sends failing behind answered enquiries and requeries', () => {
+    const byOperation = { name_enquiry: { calls: 200, unanswered: 0 }, requery: { calls: 100, unanswered: 0 }, payout: { calls: 20, unanswered: 10 } }
+    const reading = judgeHealth('sandbox-paystack', { calls: 320, unanswered: 10, byOperation })
+    expect(reading).toMatchObject({ healthy: false, failingOperation: 'payout', calls: 320, unanswered: 10 })
+    expect(reading.unansweredRate).toBeCloseTo(10 / 320)
+  })
+
+  it('ignores an operation with too few calls to say anything, and is healthy when every operation is', () => {
+    expect(judgeHealth('sandbox-paystack', { calls: 109, unanswered: 9, byOperation: { payout: { calls: 9, unanswered: 9 }, requery: { calls: 100, unanswered: 0 } } }).healthy).toBe(true)
+    expect(judgeHealth('sandbox-paystack', { calls: 110, unanswered: 4, byOperation: { payout: { calls: 10, unanswered: 4 }, requery: { calls: 100, unanswered: 0 } } })).toMatchObject({ healthy: true })
+    expect(judgeHealth('sandbox-paystack', { calls: 110, unanswered: 4, byOperation: { payout: { calls: 10, unanswered: 4 } } }).failingOperation).toBeUndefined()
+  })
+})
+
 describe('chooseProvider', () => {
   const HEALTHY = { calls: 20, unanswered: 0 }
   const UNHEALTHY = { calls: 20, unanswered: 15 }

@@ -46,10 +46,13 @@ const QUERIES = {
               LEFT JOIN inbound_credits c ON c.status = s.status
              GROUP BY s.status`,
   // Each provider's calls over the last five minutes and how many got no readable answer (no answer,
-  // a 5xx): its health as src/providers/health.ts judges it (under 10 calls, or under half
-  // unanswered, is healthy). Every profile has its row.
-  providers: `SELECT p.name AS provider, count(c.id)::int AS calls, count(c.id) FILTER (WHERE c.outcome = 'unknown')::int AS unanswered
-                FROM providers p LEFT JOIN provider_calls c ON c.provider = p.name AND c.created_at > now() - interval '300 seconds'
+  // a 5xx), and its health as src/providers/health.ts judges it: healthy when, over all its calls and
+  // for each operation alike, there are under 10 calls or under half unanswered. Every profile has its row.
+  providers: `SELECT p.name AS provider, coalesce(sum(c.calls), 0)::int AS calls, coalesce(sum(c.unanswered), 0)::int AS unanswered,
+                     coalesce(bool_and(c.calls < 10 OR c.unanswered * 2 < c.calls), true) AS operations_healthy
+                FROM providers p
+                LEFT JOIN (SELECT provider, operation, count(*) AS calls, count(*) FILTER (WHERE outcome = 'unknown') AS unanswered
+                             FROM provider_calls WHERE created_at > now() - interval '300 seconds' GROUP BY provider, operation) c ON c.provider = p.name
                GROUP BY p.name`,
   unmatched: `SELECT count(*)::int AS count, COALESCE(sum(amount_kobo), 0)::bigint AS amount_kobo,
                      COALESCE(extract(epoch FROM now() - min(received_at)), 0)::float8 AS oldest_s
@@ -201,10 +204,10 @@ const GAUGES: GaugeDefinition[] = [
     })
     snapshotGauge(registry, snapshot, {
       name: 'rail_provider_healthy',
-      help: 'Whether new payouts may be routed to the provider: 1 under 10 calls in five minutes or under half of them unanswered, else 0',
+      help: 'Whether new payouts may be routed to the provider: 1 when, over all its calls in five minutes and for each operation alike, there are under 10 calls or under half unanswered, else 0',
       labelNames,
       query: 'providers',
-      values: (row) => [[{ provider: String(row.provider) }, calls(row) < 10 || unanswered(row) / calls(row) < 0.5 ? 1 : 0]],
+      values: (row) => [[{ provider: String(row.provider) }, row.operations_healthy === true && (calls(row) < 10 || unanswered(row) / calls(row) < 0.5) ? 1 : 0]],
     })
   },
   (registry, snapshot) =>
