@@ -16,17 +16,17 @@ import type { RailClient } from '../../src/client/index.ts'
 import { createMetricsRegistry } from '../../src/platform/metrics.ts'
 import { createLogger } from '../../src/platform/observability/logger.ts'
 import { ProviderRegistry } from '../../src/providers/registry.ts'
-import { getProvider, setPartnerRoutes } from '../../src/providers/service.ts'
+import { getProvider } from '../../src/providers/service.ts'
 import { writeFaults } from '../../src/sandbox-bank/faults.ts'
 import { SANDBOX_PAYSTACK_PREFIX, sandboxMonnifyCredentials, sandboxPaystackSecretKey } from '../../src/sandbox-bank/public.ts'
 import { signedInSession, type DashboardSession } from '../dashboard/support.ts'
 import { scrape, valueOf } from '../observability/support.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { runRail } from '../support/cli.ts'
-import { fundFloat } from '../support/float.ts'
 import { PAYEE } from '../support/payments.ts'
 import { startReceiver, type Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
+import { outboundState, payOut, routedPartner, settlePayout } from './routed-support.ts'
 
 const SECRET = `failover-${randomBytes(8).toString('hex')}`
 const SCHEDULE = { sandbox: { firstDelayMs: 200, deadlineMs: 600_000 } }
@@ -65,7 +65,6 @@ beforeAll(async () => {
   })
 })
 afterAll(async () => {
-  const dump = await app.db.pool.query(`SELECT provider, reference, operation, outcome, response_code, count(*)::int FROM provider_calls GROUP BY 1,2,3,4,5 ORDER BY 6 DESC LIMIT 20`).catch((e) => ({ rows: [String(e)] }))
   await writeFaults(app.db.pool, FAULTS_OFF).catch(() => {})
   await runner?.stop()
   await hook?.close()
@@ -73,30 +72,6 @@ afterAll(async () => {
 })
 
 // ---- helpers --------------------------------------------------------------------------------
-
-async function routedPartner(routes: Parameters<typeof setPartnerRoutes>[2]): Promise<{ client: RailClient; partnerId: string }> {
-  const { client, credentials } = await app.newPartner({ callbackUrl: `${hook.url}/hooks` })
-  await setPartnerRoutes(app.db.pool, credentials.partnerId, routes)
-  expect((await fundFloat(client, 50_000_000)).status).toBe(200)
-  return { client, partnerId: credentials.partnerId }
-}
-
-async function payOut(client: RailClient, amountKobo: number): Promise<string> {
-  const answer = await client.post<{ id: string }>('/api/v1/rail/outbound', {
-    clientReference: randomUUID(),
-    amountKobo,
-    beneficiaryAccountNumber: PAYEE.accountNumber,
-    beneficiaryBankCode: PAYEE.bankCode,
-    beneficiaryAccountName: PAYEE.accountName,
-    currency: 'NGN',
-  })
-  expect(answer.status, JSON.stringify(answer.body)).toBe(202)
-  return answer.body.id
-}
-
-async function stateOf(client: RailClient, id: string): Promise<string> {
-  return (await client.get<{ state: string }>(`/api/v1/rail/outbound/${id}`)).body.state
-}
 
 /** The provider routing gave the transfer when it was submitted (the instruction takes it over). */
 async function routedTo(id: string): Promise<string> {
@@ -109,14 +84,6 @@ async function instructionOf(id: string): Promise<{ provider: string; state: str
 
 async function providersCalledFor(id: string): Promise<string[]> {
   return (await app.db.pool.query<{ provider: string }>(`SELECT DISTINCT provider FROM provider_calls WHERE reference = $1 ORDER BY provider`, [id])).rows.map((row) => row.provider)
-}
-
-async function settle(client: RailClient, id: string): Promise<void> {
-  if ((await stateOf(client, id)) === 'confirmed') return
-  await waitFor(async () => (await stateOf(client, id)) === 'submitted', 30_000, `transfer ${id} submitted`)
-  const settled = await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: id, outcome: 'confirmed' })
-  expect(settled.status, JSON.stringify(settled.body)).toBe(200)
-  await waitFor(async () => (await stateOf(client, id)) === 'confirmed', 30_000, `transfer ${id} confirmed`)
 }
 
 function callbacksOf(type: string, objectId: string): number {
@@ -149,13 +116,13 @@ describe("a partner routed payouts: ['sandbox-paystack', 'sandbox-monnify']", ()
   let failedOver = ''
 
   beforeAll(async () => {
-    ;({ client, partnerId } = await routedPartner({ payouts: ['sandbox-paystack', 'sandbox-monnify'] }))
+    ;({ client, partnerId } = await routedPartner(app, hook, { payouts: ['sandbox-paystack', 'sandbox-monnify'] }))
   })
 
   it('sends a new payout to sandbox-paystack while it is healthy', async () => {
     const id = await payOut(client, 310_000)
     expect(await routedTo(id)).toBe('sandbox-paystack')
-    await waitFor(async () => (await stateOf(client, id)) === 'submitted', 30_000, 'the payout submitted (in progress at Paystack)')
+    await waitFor(async () => (await outboundState(client, id)) === 'submitted', 30_000, 'the payout submitted (in progress at Paystack)')
     expect(await instructionOf(id)).toEqual({ provider: 'sandbox-paystack', state: 'sent' })
     givenToPaystack.push(id)
   })
@@ -197,14 +164,14 @@ describe("a partner routed payouts: ['sandbox-paystack', 'sandbox-monnify']", ()
           return true
         }
         givenToPaystack.push(id)
-        await settle(client, id)
+        await settlePayout(client, id)
         return false
       },
       30_000,
       'a new payout routed to sandbox-monnify',
     )
     await waitFor(async () => (await instructionOf(failedOver))?.provider === 'sandbox-monnify', 30_000, 'the failed-over instruction')
-    await waitFor(async () => (await stateOf(client, failedOver)) === 'submitted', 30_000, 'the failed-over payout submitted at Monnify')
+    await waitFor(async () => (await outboundState(client, failedOver)) === 'submitted', 30_000, 'the failed-over payout submitted at Monnify')
   })
 
   it('/metrics shows sandbox-paystack unhealthy with its calls of the last five minutes, sandbox-monnify healthy', async () => {
@@ -242,7 +209,7 @@ describe("a partner routed payouts: ['sandbox-paystack', 'sandbox-monnify']", ()
   })
 
   it('what was given to Paystack is never sent to Monnify: it completes at Paystack, once', async () => {
-    for (const id of [...givenToPaystack, failedOver]) await settle(client, id)
+    for (const id of [...givenToPaystack, failedOver]) await settlePayout(client, id)
     for (const id of givenToPaystack) {
       expect(await instructionOf(id)).toEqual({ provider: 'sandbox-paystack', state: 'succeeded' })
       expect(await providersCalledFor(id)).toEqual(['sandbox-paystack'])
@@ -282,9 +249,9 @@ describe('secrets never appear', () => {
   afterAll(() => rmSync(keyDir, { recursive: true, force: true }))
 
   it.each(['sandbox-paystack', 'sandbox-monnify'])('a partner routed through %s pays out and collects', async (provider) => {
-    const { client, partnerId } = await routedPartner({ payouts: [provider], collections: [provider] })
+    const { client, partnerId } = await routedPartner(app, hook, { payouts: [provider], collections: [provider] })
     const id = await payOut(client, 240_000)
-    await settle(client, id)
+    await settlePayout(client, id)
     expect(await providersCalledFor(id)).toEqual([provider])
     const intent = await client.post<{ virtualAccount: string }>('/api/v1/rail/payment/intent', { reference: randomUUID(), amountKobo: 150_000 })
     expect(intent.status, JSON.stringify(intent.body)).toBe(200)
@@ -303,7 +270,7 @@ describe('secrets never appear', () => {
     const added = await runRail(['provider', 'add', 'paystack-key-file', '--adapter', 'paystack', '--base-url', baseUrl, '--secret-key-file', path.join(keyDir, 'paystack.key')], env)
     expect(added.code, added.stderr).toBe(0)
     shown.push({ where: '`rail provider add`', text: added.stdout + added.stderr })
-    const { client } = await routedPartner({ payouts: ['paystack-key-file'] })
+    const { client } = await routedPartner(app, hook, { payouts: ['paystack-key-file'] })
     const resolved = await client.post('/api/v1/rail/banks/resolve', { bankCode: PAYEE.bankCode, accountNumber: PAYEE.accountNumber })
     expect(resolved.status).not.toBe(200)
     shown.push({ where: 'the answer of POST /banks/resolve', text: JSON.stringify(resolved.body) })

@@ -5,17 +5,13 @@
 // paid at most once at the bank under its reference, ends once (or, never received by a provider
 // that keeps no validity window, is sent again under the same reference and is never failed as
 // not received), and the ledger verifies.
-import { randomUUID } from 'node:crypto'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { RailClient } from '../../src/client/index.ts'
 import { clearFailpoint, setFailpoint } from '../../src/platform/failpoints.ts'
-import { setPartnerRoutes } from '../../src/providers/service.ts'
 import { writeFaults, type Faults } from '../../src/sandbox-bank/faults.ts'
-import { fundFloat } from '../support/float.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
-import { PAYEE } from '../support/payments.ts'
 import { waitFor } from '../support/wait.ts'
-import { eventsOf, expectOnceThrough, NO_FAULTS, outboundState, ROUTED_PROVIDERS, settlePayout, startRouted, type RoutedHarness } from './routed-support.ts'
+import { eventsOf, expectOnceThrough, NO_FAULTS, outboundState, payOut, ROUTED_PROVIDERS, routedPartner, settlePayout, startRouted, type RoutedHarness } from './routed-support.ts'
 
 const SECRET = 'routed-faults-secret'
 const FLOAT_KOBO = 50_000_000
@@ -64,25 +60,8 @@ describe.each(ROUTED_PROVIDERS)('the fault matrix through %s', (provider) => {
   let partnerId: string
 
   beforeAll(async () => {
-    const partner = await harness.app.newPartner({ callbackUrl: harness.hook.url })
-    client = partner.client
-    partnerId = partner.credentials.partnerId
-    await setPartnerRoutes(harness.app.db.pool, partnerId, { payouts: [provider], collections: [provider] })
-    expect((await fundFloat(client, FLOAT_KOBO)).status).toBe(200)
+    ;({ client, partnerId } = await routedPartner(harness.app, harness.hook, { payouts: [provider], collections: [provider] }, FLOAT_KOBO))
   })
-
-  async function payOut(amountKobo: number): Promise<string> {
-    const answer = await client.post<{ id: string }>('/api/v1/rail/outbound', {
-      clientReference: randomUUID(),
-      amountKobo,
-      beneficiaryAccountNumber: PAYEE.accountNumber,
-      beneficiaryBankCode: PAYEE.bankCode,
-      beneficiaryAccountName: PAYEE.accountName,
-      currency: 'NGN',
-    })
-    expect(answer.status, JSON.stringify(answer.body)).toBe(202)
-    return answer.body.id
-  }
 
   /** The float's posted balance and what is held on it for payouts on their way. */
   async function float(): Promise<{ bookedKobo: number; heldKobo: number }> {
@@ -104,7 +83,7 @@ describe.each(ROUTED_PROVIDERS)('the fault matrix through %s', (provider) => {
 
   it('(a) a send that gets no answer is asked about, sent again under its reference once the faults stop, and confirmed once', async () => {
     const fault = faultTheNextSend({ noAnswerRate: 1 })
-    const id = await payOut(310_000)
+    const id = await payOut(client, 310_000)
     await waitFor(async () => fault.caught() === id && (await unansweredCalls(id)) > 0, 30_000, 'the send unanswered')
     expect(['pending', 'submitted']).toContain(await outboundState(client, id))
     await writeFaults(harness.app.db.pool, NO_FAULTS)
@@ -113,7 +92,7 @@ describe.each(ROUTED_PROVIDERS)('the fault matrix through %s', (provider) => {
   })
 
   it('(b) a send whose answer is lost (magic 9098) is found by requery and confirmed once, never sent again', async () => {
-    const id = await payOut(329_098)
+    const id = await payOut(client, 329_098)
     await expectConfirmedOnce(id)
     expect(await unansweredCalls(id)).toBeGreaterThan(0)
     expect((await instruction(id)).send_attempts).toBe(1) // the requery found it: nothing to send again
@@ -121,7 +100,7 @@ describe.each(ROUTED_PROVIDERS)('the fault matrix through %s', (provider) => {
 
   it('(c) a send answered 500 is asked about, sent again under its reference, and confirmed once', async () => {
     const fault = faultTheNextSend({ errorRate: 1 })
-    const id = await payOut(330_000)
+    const id = await payOut(client, 330_000)
     await waitFor(async () => fault.caught() === id && (await unansweredCalls(id)) > 0, 30_000, 'the send answered 500')
     await writeFaults(harness.app.db.pool, NO_FAULTS)
     await expectConfirmedOnce(id)
@@ -129,7 +108,7 @@ describe.each(ROUTED_PROVIDERS)('the fault matrix through %s', (provider) => {
   })
 
   it('(c2) a payout every send of which is answered 500 (magic 9096) is sent at most three times and, with no validity window, never failed: it waits for the deadline', async () => {
-    const id = await payOut(369_096)
+    const id = await payOut(client, 369_096)
     // Its third send, then two requeries after it, answered (no record): nothing more is sent.
     const answeredAfterLastSend = `SELECT 1 FROM provider_calls c WHERE c.reference = $1 AND c.outcome <> 'unknown'
         AND c.created_at > (SELECT max(s.created_at) FROM provider_calls s WHERE s.reference = $1 AND s.outcome = 'unknown')`
@@ -146,7 +125,7 @@ describe.each(ROUTED_PROVIDERS)('the fault matrix through %s', (provider) => {
   })
 
   it('(d) a send the provider never received (magic 9097) reads no record (25) and, with no validity window, is sent again under the same reference: confirmed once, never failed as not received', async () => {
-    const id = await payOut(349_097)
+    const id = await payOut(client, 349_097)
     await expectConfirmedOnce(id)
     const found = await instruction(id)
     expect(found.send_attempts).toBe(2) // dropped, then sent again (the provider de-duplicates references)
@@ -157,7 +136,7 @@ describe.each(ROUTED_PROVIDERS)('the fault matrix through %s', (provider) => {
 
   it('(e) a refusal (magic 9051, insufficient funds) fails the payout with its reason and releases the float', async () => {
     const before = await float()
-    const id = await payOut(359_051)
+    const id = await payOut(client, 359_051)
     await waitFor(async () => (await outboundState(client, id)) === 'failed', 30_000, 'payout failed')
     const failed = await client.get<{ failureReason: { code: string; message: string; providerResponseCode?: string } }>(`/api/v1/rail/outbound/${id}`)
     expect(failed.body.failureReason).toMatchObject({ code: 'provider_declined', providerResponseCode: '51' })

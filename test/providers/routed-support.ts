@@ -1,14 +1,18 @@
 // Shared by the routed-provider tests: an app whose partners are routed through the sandbox's
 // Paystack and Monnify dialects (Rail's real adapters over real HTTP), with real workers, a real
 // callback receiver, and helpers that read what the pipeline did with a payout.
+import { randomUUID } from 'node:crypto'
 import type { Runner } from 'graphile-worker'
 import { expect } from 'vitest'
 import { startBackgroundWorkers } from '../../src/app.ts'
 import type { RailClient } from '../../src/client/index.ts'
 import type { PaymentSettings } from '../../src/payments/service.ts'
+import { setPartnerRoutes } from '../../src/providers/service.ts'
 import { writeFaults, type Faults } from '../../src/sandbox-bank/faults.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
+import { fundFloat } from '../support/float.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
+import { PAYEE } from '../support/payments.ts'
 import { startReceiver, type Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 
@@ -48,6 +52,33 @@ export async function startRouted(secret: string, payments: Partial<PaymentSetti
   }
 }
 
+/** A partner with its callbacks to `hook`, routed as given, its float funded. */
+export async function routedPartner(
+  app: TestApp,
+  hook: Receiver,
+  routes: Parameters<typeof setPartnerRoutes>[2],
+  floatKobo = 50_000_000,
+): Promise<{ client: RailClient; partnerId: string }> {
+  const { client, credentials } = await app.newPartner({ callbackUrl: `${hook.url}/hooks` })
+  await setPartnerRoutes(app.db.pool, credentials.partnerId, routes)
+  expect((await fundFloat(client, floatKobo)).status).toBe(200)
+  return { client, partnerId: credentials.partnerId }
+}
+
+/** An outbound transfer to PAYEE of `amountKobo`, accepted (202): its id, the bank's reference. */
+export async function payOut(client: RailClient, amountKobo: number): Promise<string> {
+  const answer = await client.post<{ id: string }>('/api/v1/rail/outbound', {
+    clientReference: randomUUID(),
+    amountKobo,
+    beneficiaryAccountNumber: PAYEE.accountNumber,
+    beneficiaryBankCode: PAYEE.bankCode,
+    beneficiaryAccountName: PAYEE.accountName,
+    currency: 'NGN',
+  })
+  expect(answer.status, JSON.stringify(answer.body)).toBe(202)
+  return answer.body.id
+}
+
 export const NO_FAULTS: Faults = { noAnswerRate: 0, errorRate: 0, lostResponseRate: 0, delayMs: 0 }
 
 /** Runs `work` with the bank's fault rates set, and always switches them off again. */
@@ -73,6 +104,7 @@ export async function outboundState(client: RailClient, id: string): Promise<str
 
 /** Waits for the payout to reach the provider, registers the bank's outcome, and waits for its end. */
 export async function settlePayout(client: RailClient, id: string, outcome: 'confirmed' | 'failed' = 'confirmed'): Promise<void> {
+  if ((await outboundState(client, id)) === outcome) return
   await waitFor(async () => (await outboundState(client, id)) === 'submitted', 30_000, `payout ${id} submitted`)
   const settled = await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: id, outcome })
   expect(settled.status, JSON.stringify(settled.body)).toBe(200)
