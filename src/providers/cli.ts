@@ -32,6 +32,8 @@ interface ProfileOptions {
   contractCode?: string
   sourceAccount?: string
   preferredBank?: string
+  dedicatedAccountBankCode?: string
+  customerEmailDomain?: string
   webhookIps?: string
 }
 
@@ -97,7 +99,9 @@ function profileOptions(command: Command): Command {
     .option('--api-key-env <variable>', "an environment variable holding Monnify's API key")
     .option('--contract-code <code>', "Monnify's contract code")
     .option('--source-account <number>', 'Monnify: the wallet account disbursements are paid from')
-    .option('--preferred-bank <slug>', "Paystack: the bank of dedicated accounts (e.g. wema-bank, titan-paystack)")
+    .option('--preferred-bank <bank>', 'the bank of collection accounts: Paystack by slug (e.g. wema-bank, titan-paystack), Monnify by CBN code (e.g. 50515)')
+    .option('--dedicated-account-bank-code <code>', "Paystack: the CBN code of the preferred bank, when Rail cannot tell it from the bank's slug")
+    .option('--customer-email-domain <domain>', 'Monnify: the domain of the customer emails Rail derives for reserved accounts and wallets')
     .option('--webhook-ips <addresses>', "comma-separated addresses the provider's webhooks may come from ('' removes the allowlist)")
 }
 
@@ -109,6 +113,8 @@ function profileChange(options: ProfileOptions): { secrets?: ProviderSecrets; se
   if (options.contractCode !== undefined) settings.contractCode = options.contractCode
   if (options.sourceAccount !== undefined) settings.sourceAccountNumber = options.sourceAccount
   if (options.preferredBank !== undefined) settings.preferredBank = options.preferredBank
+  if (options.dedicatedAccountBankCode !== undefined) settings.dedicatedAccountBankCode = options.dedicatedAccountBankCode
+  if (options.customerEmailDomain !== undefined) settings.customerEmailDomain = options.customerEmailDomain
   const webhookSourceAddresses = options.webhookIps === undefined ? undefined : options.webhookIps.trim() === '' ? null : options.webhookIps.split(',').map((address) => address.trim())
   return { secrets, settings: Object.keys(settings).length > 0 ? settings : undefined, webhookSourceAddresses }
 }

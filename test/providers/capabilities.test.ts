@@ -119,7 +119,7 @@ describe('rail provider add and set: real providers, their secrets sealed and ne
 
   it('adds a Monnify profile from environment variables, and refuses one missing a secret, a plain-http address or a taken name', async () => {
     const env = { DATABASE_URL: db.url, RAIL_MASTER_KEY: MASTER_KEY_HEX, MONNIFY_API_KEY: API_KEY, MONNIFY_SECRET: SECRET_KEY }
-    const base = ['provider', 'add', 'monnify-live', '--adapter', 'monnify', '--base-url', 'https://api.monnify.com', '--contract-code', '1234567890', '--source-account', '3934178936']
+    const base = ['provider', 'add', 'monnify-live', '--adapter', 'monnify', '--base-url', 'https://api.monnify.com', '--contract-code', '1234567890', '--source-account', '3934178936', '--customer-email-domain', 'customers.example.ng']
     const missing = await runRail([...base, '--api-key-env', 'MONNIFY_API_KEY'], env)
     expect(missing.code).not.toBe(0)
     const plain = await runRail(['provider', 'add', 'plain', '--adapter', 'paystack', '--base-url', 'http://api.paystack.co', '--secret-key-env', 'MONNIFY_SECRET'], env)
@@ -130,7 +130,7 @@ describe('rail provider add and set: real providers, their secrets sealed and ne
       expect(output).not.toContain(API_KEY)
       expect(output).not.toContain(SECRET_KEY)
     }
-    expect(await getProvider(db.pool, 'monnify-live')).toMatchObject({ adapter: 'monnify', settings: { contractCode: '1234567890', sourceAccountNumber: '3934178936' } })
+    expect(await getProvider(db.pool, 'monnify-live')).toMatchObject({ adapter: 'monnify', settings: { contractCode: '1234567890', sourceAccountNumber: '3934178936', customerEmailDomain: 'customers.example.ng' } })
     const again = await runRail([...base, '--api-key-env', 'MONNIFY_API_KEY', '--secret-key-env', 'MONNIFY_SECRET'], env)
     expect(again.code).not.toBe(0)
     expect((await listProviders(db.pool)).map((p) => p.name)).not.toContain('plain')

@@ -1,6 +1,6 @@
 // The README's flows for a partner routed through each real adapter (issue 32), over real HTTP to
 // the sandbox's Paystack and Monnify dialects: an invoice paid into an account the routed provider
-// allocated (invoice.paid); an escrow (seed 002) funded into the provider's account and disbursed by
+// allocated (invoice.paid); an escrow (docs/contracts/escrow.md) funded into the provider's account and disbursed by
 // a payout of that provider (escrow.funded, escrow.released, escrow.disbursed); an unmatched credit
 // refunded by triage through it; and a bank settlement of collected money paid through it. Every
 // payout is the routed provider's alone, paid once at the bank, and the ledger verifies.
@@ -69,7 +69,7 @@ describe.each(ROUTED_PROVIDERS)('the README flows through %s', (provider) => {
     expect(credits.rows).toEqual([{ provider, status: 'applied' }])
   })
 
-  describe('an escrow (seed 002)', () => {
+  describe('an escrow', () => {
     let api: EscrowClient
 
     beforeAll(async () => {
@@ -77,7 +77,7 @@ describe.each(ROUTED_PROVIDERS)('the README flows through %s', (provider) => {
       expect((await api.webhook({ webhookUrl: harness.hook.url, webhookSecret: ESCROW_WEBHOOK_SECRET })).status).toBe(200)
     })
 
-    /** The escrow's events, each signed with the escrow webhook secret (seed 002 §Events). */
+    /** The escrow's events, each signed with the escrow webhook secret (docs/contracts/escrow.md). */
     function escrowEvents(ref: string): { event: string; data: Record<string, unknown>; metadata: Record<string, unknown> }[] {
       return harness.hook.requests
         .filter((request) => request.rawBody.includes(ref) && request.rawBody.includes('"escrow.'))

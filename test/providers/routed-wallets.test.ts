@@ -1,4 +1,4 @@
-// Wallets (seed 000) for partners routed through the real adapters, over real HTTP to the sandbox's
+// Wallets (docs/contracts/wallets.md) for partners routed through the real adapters, over real HTTP to the sandbox's
 // dialects. Through Monnify: a wallet opened at the provider, funded by a transfer into its account
 // number (wallet.funded), paid out to a bank by a disbursement from the wallet's account, and the
 // moves Monnify cannot do (merchant credit, debit, wallet transfer) refused 403 capability_disabled
