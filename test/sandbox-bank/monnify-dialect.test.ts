@@ -1,6 +1,7 @@
 // The sandbox's Monnify dialect over real HTTP: token login, name enquiry, single disbursements on
 // the bank's books (pending until the simulator's outcome, then a signed webhook to a real
-// receiver), duplicates, naira amounts, wallets, reserved accounts and their credits, faults.
+// receiver), their reversal by the simulator, duplicates, naira amounts, wallets, reserved accounts
+// and their credits, faults.
 import { randomUUID } from 'node:crypto'
 import type { Runner } from 'graphile-worker'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -12,6 +13,7 @@ import { sandboxMonnifyCredentials } from '../../src/sandbox-bank/dialect-creden
 import { SANDBOX_MONNIFY_PROFILE, type SandboxDialectJobDeps } from '../../src/sandbox-bank/dialects.ts'
 import { sandboxBankTasks } from '../../src/sandbox-bank/jobs.ts'
 import { monnifyCreditNotifier, monnifyMainAccountNumber, monnifySignature, sandboxMonnifyTasks } from '../../src/sandbox-bank/monnify/index.ts'
+import { nairaToKobo } from '../../src/sandbox-bank/monnify/wire.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { startReceiver, type Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
@@ -61,12 +63,13 @@ async function login(): Promise<string> {
 }
 
 /** A call to the sandbox bank itself, signed with its secret (the settlement simulator, a payer). */
-async function bank(method: string, path: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+async function bank(method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
   const fullPath = `/sandbox-bank/v1${path}`
-  const text = JSON.stringify(body)
+  const text = body === undefined ? '' : JSON.stringify(body)
   const timestampS = Math.floor(Date.now() / 1000)
-  const headers = { 'Content-Type': 'application/json', 'X-Sandbox-Timestamp': String(timestampS), 'X-Sandbox-Signature': computeSignature(SECRET, canonicalRequest(timestampS, method, fullPath, text)) }
-  const response = await fetch(`${app.baseUrl}${fullPath}`, { method, headers, body: text })
+  const headers: Record<string, string> = { 'X-Sandbox-Timestamp': String(timestampS), 'X-Sandbox-Signature': computeSignature(SECRET, canonicalRequest(timestampS, method, fullPath, text)) }
+  if (text) headers['Content-Type'] = 'application/json'
+  const response = await fetch(`${app.baseUrl}${fullPath}`, { method, headers, body: text || undefined })
   return { status: response.status, body: (await response.json()) as Record<string, unknown> }
 }
 
@@ -98,6 +101,29 @@ async function webhookWhere(matches: (event: { eventType: string; eventData: Rec
     return false
   }, 20_000, 'the webhook')
   return found!
+}
+
+/** The webhooks the receiver got for a disbursement reference, in order of arrival. */
+function webhooksOf(reference: string): { eventType: string; eventData: Record<string, unknown> }[] {
+  return receiver.requests.map((request) => JSON.parse(request.rawBody) as { eventType: string; eventData: Record<string, unknown> }).filter((event) => event.eventData.reference === reference)
+}
+
+/** Jobs of the dialect's (a watch, a webhook, a payout change) still queued or running for a reference. */
+async function dialectJobsOf(reference: string): Promise<number> {
+  const { rows } = await app.db.pool.query<{ count: number }>(
+    `SELECT count(*)::int AS count FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
+      WHERE t.identifier LIKE 'sandbox_monnify_%' AND j.payload->>'reference' = $1`,
+    [reference],
+  )
+  return rows[0]!.count
+}
+
+/** The main account's ledger balance, in kobo (read from Monnify's naira exactly). */
+async function mainLedgerKobo(): Promise<number> {
+  const naira = (await monnify<{ ledgerBalance: number }>('GET', `/api/v2/disbursements/wallet-balance?accountNumber=${MAIN_ACCOUNT}`)).body.responseBody.ledgerBalance
+  const converted = nairaToKobo(naira)
+  if (!('amountKobo' in converted)) throw new Error(`the ledger balance ${naira} is not an exact naira amount`)
+  return converted.amountKobo
 }
 
 const summaryOf = (reference: string) => monnify<{ status: string; amount: number; fee: number }>('GET', `/api/v2/disbursements/single/summary?reference=${encodeURIComponent(reference)}`)
@@ -159,6 +185,30 @@ describe('single disbursements from the main account', () => {
     expect(refused.body.responseBody.status).toBe('FAILED')
   })
 
+  it('reversed after it was paid: REVERSED in its summary, one signed REVERSED_DISBURSEMENT, the main account given it back', async () => {
+    const ledgerBeforeKobo = await mainLedgerKobo()
+    const request = disbursement(777.77)
+    const reference = request.reference as string
+    await monnify('POST', '/api/v2/disbursements/single', request)
+    // Not paid yet: nothing to reverse.
+    expect((await bank('POST', `/transfers/${reference}/reversal`)).status).toBe(409)
+    expect((await bank('POST', `/transfers/${reference}/outcome`, { outcome: 'confirmed' })).status).toBe(200)
+    expect((await summaryOf(reference)).body.responseBody.status).toBe('SUCCESS')
+    await webhookWhere((event) => event.eventData.reference === reference && event.eventType === 'SUCCESSFUL_DISBURSEMENT')
+    expect(await mainLedgerKobo()).toBe(ledgerBeforeKobo - 77_777)
+
+    expect((await bank('POST', `/transfers/${reference}/reversal`)).body).toEqual({ reference, reversed: true })
+    expect((await bank('POST', `/transfers/${reference}/reversal`)).status).toBe(409)
+    const reversed = await webhookWhere((event) => event.eventData.reference === reference && event.eventType === 'REVERSED_DISBURSEMENT')
+    expect(reversed.eventData).toMatchObject({ status: 'REVERSED', amount: 777.77, destinationBankCode: '058', currency: 'NGN' })
+    expect((await summaryOf(reference)).body.responseBody).toMatchObject({ status: 'REVERSED', amount: 777.77 })
+    expect(await mainLedgerKobo()).toBe(ledgerBeforeKobo)
+
+    // Every job of the dialect's for it done (the outcome's own change job does nothing): each event once.
+    await waitFor(async () => (await dialectJobsOf(reference)) === 0, 20_000, 'the dialect done with the disbursement')
+    expect(webhooksOf(reference).map((event) => event.eventType)).toEqual(['SUCCESSFUL_DISBURSEMENT', 'REVERSED_DISBURSEMENT'])
+  })
+
   it('a reused reference moves nothing and is refused as a duplicate', async () => {
     const request = disbursement(10)
     expect((await monnify('POST', '/api/v2/disbursements/single', request)).status).toBe(200)
@@ -201,6 +251,8 @@ describe('wallets', () => {
     expect((await monnify('POST', '/api/v2/disbursements/single', send)).status).toBe(400)
     expect((await monnify('GET', `/api/v1/disbursements/wallet/balance?accountNumber=${accountNumber}`)).body.responseBody).toMatchObject({ availableBalance: 3499.5 })
     await webhookWhere((event) => event.eventData.reference === send.reference && event.eventType === 'SUCCESSFUL_DISBURSEMENT')
+    // A wallet's send is the wallet's own interbank transfer, not a payout: the simulator cannot reverse it.
+    expect((await bank('POST', `/transfers/${send.reference as string}/reversal`)).status).toBe(409)
 
     const listed = await monnify<{ content: { transactionType: string; amount: number; availableBalanceBefore: number; availableBalanceAfter: number }[] }>(
       'GET',

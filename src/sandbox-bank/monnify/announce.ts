@@ -2,8 +2,10 @@
 // eventType and eventData, signed in the monnify-signature header with the lowercase hex
 // HMAC-SHA512 of the raw body keyed with the client secret. A disbursement is watched until it
 // settles, then announced once (SUCCESSFUL_DISBURSEMENT or FAILED_DISBURSEMENT) by a job retried
-// until the client answers 2xx; a credit to a reserved account or wallet is announced
-// (SUCCESSFUL_TRANSACTION) by the bank's own notice job, through monnifyCreditNotifier.
+// until the client answers 2xx; a payout the bank's simulator reverses afterwards is announced
+// (REVERSED_DISBURSEMENT) by the job the reversal itself queues (PAYOUT_LISTENER); a credit to a
+// reserved account or wallet is announced (SUCCESSFUL_TRANSACTION) by the bank's own notice job,
+// through monnifyCreditNotifier.
 import { createHmac } from 'node:crypto'
 import { request as httpRequest } from 'undici'
 import { findBank } from '../../nip/banks.ts'
@@ -14,21 +16,28 @@ import { addJob } from '../../platform/jobs.ts'
 import { sandboxMonnifyCredentials } from '../dialect-credentials.ts'
 import { SANDBOX_MONNIFY_PROFILE } from '../dialects.ts'
 import type { InboundCreditNotice, SandboxBank, TransferAnswer } from '../service.ts'
+import type { PayoutListener } from '../transfers.ts'
 import { claimAnnouncement, findDisbursement, reservedAccountBy, walletBy } from './repo.ts'
 import { disbursementTime, koboToNaira, paidOnTime } from './wire.ts'
 
 /**
- * The statuses of a Monnify transfer. The sandbox answers PENDING, SUCCESS and FAILED; Monnify also
- * has AWAITING_PROCESSING and IN_PROGRESS (pending), PENDING_AUTHORIZATION and
- * PENDING_BATCH_AUTHORIZATION (awaiting an OTP), OTP_EMAIL_DISPATCH_FAILED, COMPLETED (paid),
- * REVERSED and EXPIRED (a batch), which the sandbox never gives (docs/sandbox.md §Sandbox Monnify).
+ * The statuses of a Monnify transfer. The sandbox answers PENDING, SUCCESS, FAILED and REVERSED (a
+ * payout paid, then reversed by the bank's simulator); Monnify also has AWAITING_PROCESSING and
+ * IN_PROGRESS (pending), PENDING_AUTHORIZATION and PENDING_BATCH_AUTHORIZATION (awaiting an OTP),
+ * OTP_EMAIL_DISPATCH_FAILED, COMPLETED (paid) and EXPIRED (a batch), which the sandbox never gives
+ * (docs/sandbox.md §Sandbox Monnify).
  */
-export type DisbursementStatus = 'PENDING' | 'SUCCESS' | 'FAILED'
+export type DisbursementStatus = 'PENDING' | 'SUCCESS' | 'FAILED' | 'REVERSED'
+
+/** What a reversed disbursement's summary and webhook say of it (NIP has no code for a reversal). */
+export const REVERSED_DESCRIPTION = 'Transaction reversed: the amount was returned to the source account'
 
 /** Watches a disbursement until it settles. */
 export const WATCH_TASK = 'sandbox_monnify_disbursement_watch'
 /** Sends one disbursement's webhook, retried until the client answers 2xx. */
 export const WEBHOOK_TASK = 'sandbox_monnify_disbursement_webhook'
+/** Announces a change the bank made to a payout of the dialect's (its reversal), retried until the client answers 2xx. */
+export const PAYOUT_CHANGE_TASK = 'sandbox_monnify_payout_change'
 /** graphile-worker backs off exponentially between attempts: 25 attempts span about three days, as the bank's notices. */
 const WEBHOOK_ATTEMPTS_MAX = 25
 /** A watch looks again after 1 s, doubling up to this: a settled disbursement is announced within it. */
@@ -36,6 +45,19 @@ const WATCH_DELAY_MS_MAX = 30_000
 /** A disbursement still in progress after this is no longer watched (it is never announced, as one pending for good). */
 const WATCH_AGE_MS_MAX = 24 * 60 * 60 * 1000
 const WEBHOOK_TIMEOUT_MS = 10_000
+
+/**
+ * The dialect's interest in the bank's payouts (disbursements from the main account): a reversal of
+ * one queues its REVERSED_DISBURSEMENT in the statement that reverses it. A registered outcome
+ * queues a job too, which does nothing: the watch announces settlements, once (claimAnnouncement).
+ */
+export const PAYOUT_LISTENER: PayoutListener = { payoutsTable: 'sandbox_bank.monnify_disbursements', task: PAYOUT_CHANGE_TASK, maxAttempts: WEBHOOK_ATTEMPTS_MAX }
+
+/** What a payout change job announces: the bank's payload (`change` as the bank's statement wrote it). */
+export interface PayoutChange {
+  reference: string
+  change: 'settled' | 'reversed'
+}
 
 /** Queues a look at a disbursement, on the caller's transaction (`attempt` sets the delay). */
 export async function watchDisbursement(db: Queryable, reference: string, attempt: number): Promise<void> {
@@ -68,19 +90,31 @@ export async function watchOnce(pool: Pool, bank: SandboxBank, clock: Clock, pay
   await watchDisbursement(pool, payload.reference, payload.attempt + 1)
 }
 
-/** The body of a disbursement's webhook, from its record and the bank's answer. */
-export async function disbursementEvent(pool: Pool, bank: SandboxBank, reference: string): Promise<Record<string, unknown> | undefined> {
+/** A payout change: its reversal is announced; a settlement is the watch's to announce (nothing here). */
+export async function announcePayoutChange(deps: { pool: Pool; bankSecret: string; clientBaseUrl: () => string }, bank: SandboxBank, payload: PayoutChange): Promise<void> {
+  if (payload.change !== 'reversed') return
+  const event = await disbursementEvent(deps.pool, bank, payload.reference, 'reversed')
+  if (event) await postWebhook(deps, event)
+}
+
+const EVENT_TYPES = { SUCCESS: 'SUCCESSFUL_DISBURSEMENT', FAILED: 'FAILED_DISBURSEMENT', REVERSED: 'REVERSED_DISBURSEMENT' } as const
+
+/**
+ * The body of a disbursement's webhook, from its record and the bank's answer: its outcome as it
+ * settled (even if the payout was reversed since: that has its own event), or its reversal.
+ */
+export async function disbursementEvent(pool: Pool, bank: SandboxBank, reference: string, change: PayoutChange['change'] = 'settled'): Promise<Record<string, unknown> | undefined> {
   const disbursement = await findDisbursement(pool, reference)
   if (!disbursement) return undefined
   const answer = await bank.requery(reference)
-  const status = answer.responseCode === '00' ? 'SUCCESS' : 'FAILED'
+  const status = change === 'reversed' ? 'REVERSED' : answer.responseCode === '00' ? 'SUCCESS' : 'FAILED'
   return {
-    eventType: status === 'SUCCESS' ? 'SUCCESSFUL_DISBURSEMENT' : 'FAILED_DISBURSEMENT',
+    eventType: EVENT_TYPES[status],
     eventData: {
       amount: koboToNaira(disbursement.amountKobo),
       transactionReference: `MFDS${answer.sessionId.slice(6)}`,
       fee: 0,
-      transactionDescription: nipMessage(answer.responseCode),
+      transactionDescription: status === 'REVERSED' ? REVERSED_DESCRIPTION : nipMessage(answer.responseCode),
       destinationAccountNumber: disbursement.destinationAccountNumber,
       sessionId: answer.sessionId,
       createdOn: disbursementTime(disbursement.createdAt),

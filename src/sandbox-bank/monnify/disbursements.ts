@@ -1,7 +1,8 @@
 // Monnify's disbursements on the bank's books: a single transfer, its status by reference, the
 // merchant's balance and name enquiry. A transfer from the merchant's main account is a payout
 // from the bank's settlement pool, in progress until the settlement simulator registers its
-// outcome by the same reference; one from a wallet is an interbank send that settles by itself.
+// outcome by the same reference (and REVERSED once the simulator reverses it after it was paid);
+// one from a wallet is an interbank send that settles by itself and cannot be reversed.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { findBank } from '../../nip/banks.ts'
 import { nipMessage } from '../../nip/codes.ts'
@@ -9,8 +10,8 @@ import { nuban } from '../../nip/nuban.ts'
 import { withTransaction, type Pool } from '../../platform/db.ts'
 import type { SandboxDialectDeps } from '../dialects.ts'
 import type { SandboxBank } from '../service.ts'
-import { announceIfSettled, watchDisbursement, type DisbursementStatus } from './announce.ts'
-import { findDisbursement, insertDisbursement, mainAccountMovements, walletBy, type Disbursement } from './repo.ts'
+import { announceIfSettled, REVERSED_DESCRIPTION, watchDisbursement, type DisbursementStatus } from './announce.ts'
+import { findDisbursement, insertDisbursement, isReversed, mainAccountMovements, walletBy, type Disbursement } from './repo.ts'
 import { koboToNaira, nairaToKobo, queryValue, refuse, success, apiTime } from './wire.ts'
 
 /**
@@ -118,10 +119,14 @@ export async function initiateSingle(deps: SandboxDialectDeps, request: FastifyR
   return reply.code(200).send(success(transferBody({ ...disbursement, createdAt, completedAt: null }, status, answer.responseCode, answer.sessionId)))
 }
 
-/** A transfer's status in Monnify's words, from the bank's NIP code (25, no record, is not a status). */
-export function statusOf(responseCode: string): DisbursementStatus {
+/**
+ * A transfer's status in Monnify's words, from the bank's NIP code (25, no record, is not a status)
+ * and whether the bank reversed it after it was paid (the bank still answers 00 for that).
+ */
+export function statusOf(responseCode: string, reversed = false): DisbursementStatus {
   if (responseCode === '09') return 'PENDING'
-  return responseCode === '00' ? 'SUCCESS' : 'FAILED'
+  if (responseCode !== '00') return 'FAILED'
+  return reversed ? 'REVERSED' : 'SUCCESS'
 }
 
 /** GET /api/v2/disbursements/single/summary?reference=. */
@@ -132,7 +137,8 @@ export async function singleSummary(deps: SandboxDialectDeps, request: FastifyRe
   if (!disbursement) return refuse(reply, 404, `Could not find transfer with reference ${reference}`)
   const answer = await announceIfSettled(deps.pool, deps.bank, reference, deps.clock)
   if (answer.responseCode === '25') return refuse(reply, 404, `Could not find transfer with reference ${reference}`)
-  const status = statusOf(answer.responseCode)
+  // Read after the requery: a reversal needs the payout settled, which the requery may just have done.
+  const status = statusOf(answer.responseCode, await isReversed(deps.pool, reference))
   return reply.code(200).send(
     success({
       amount: koboToNaira(disbursement.amountKobo),
@@ -142,7 +148,7 @@ export async function singleSummary(deps: SandboxDialectDeps, request: FastifyRe
       fee: 0,
       twoFaEnabled: false,
       status,
-      transactionDescription: nipMessage(answer.responseCode),
+      transactionDescription: status === 'REVERSED' ? REVERSED_DESCRIPTION : nipMessage(answer.responseCode),
       transactionReference: transactionReferenceOf(answer.sessionId),
       sessionId: answer.sessionId,
       createdOn: apiTime(disbursement.createdAt),

@@ -10,7 +10,7 @@ import type { CreditNotifier } from '../jobs.ts'
 import { injectBankFault, type FaultSubject } from '../routes.ts'
 import { SANDBOX_BANK_CODE_DEFAULT, SandboxBank } from '../service.ts'
 import { createWallet, deallocateReservedAccount, listWallets, getReservedAccount, reserveAccount, reservedAccountTransactions, walletTransactions } from './accounts.ts'
-import { collectionOf, disbursementEvent, postWebhook, WATCH_TASK, watchOnce, WEBHOOK_TASK } from './announce.ts'
+import { announcePayoutChange, collectionOf, disbursementEvent, PAYOUT_CHANGE_TASK, PAYOUT_LISTENER, postWebhook, WATCH_TASK, watchOnce, WEBHOOK_TASK, type PayoutChange } from './announce.ts'
 import { login, requireBearer } from './auth.ts'
 import { customerWalletBalance, disbursementFaultSubject, initiateSingle, singleSummary, validateAccount, walletBalance } from './disbursements.ts'
 import { queryValue, refuse } from './wire.ts'
@@ -22,6 +22,8 @@ type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<Fastify
 
 export function registerSandboxMonnifyRoutes(deps: SandboxDialectDeps): void {
   const { app } = deps
+  // A payout made through the dialect is announced again when the bank's simulator reverses it.
+  deps.bank.onPayoutChange(PAYOUT_LISTENER)
   // The dialect checks its own credentials; like the bank's, its routes use no admission or rate
   // limit of Rail's. They are Monnify's API, not Rail's: hidden from Rail's OpenAPI documents.
   const config = { auth: 'none' as const, admission: false as const, rateLimited: false as const }
@@ -63,7 +65,7 @@ function jobBank(deps: SandboxDialectJobDeps): SandboxBank {
   return new SandboxBank(deps.pool, deps.bankCode ?? SANDBOX_BANK_CODE_DEFAULT, deps.clock ?? systemClock)
 }
 
-/** The dialect's background work: watching disbursements until they settle, and their webhooks. */
+/** The dialect's background work: watching disbursements until they settle, their webhooks, and reversals'. */
 export function sandboxMonnifyTasks(deps: SandboxDialectJobDeps): Record<string, Task> {
   const bank = jobBank(deps)
   return {
@@ -72,6 +74,7 @@ export function sandboxMonnifyTasks(deps: SandboxDialectJobDeps): Record<string,
       const event = await disbursementEvent(deps.pool, bank, (payload as { reference: string }).reference)
       if (event) await postWebhook(deps, event)
     },
+    [PAYOUT_CHANGE_TASK]: async (payload) => announcePayoutChange(deps, bank, payload as PayoutChange),
   }
 }
 

@@ -87,6 +87,12 @@ export async function claimAnnouncement(db: Queryable, reference: string, status
   return rowCount === 1
 }
 
+/** Whether the bank's simulator reversed the payout of this reference after it settled (only a payout can be). */
+export async function isReversed(db: Queryable, reference: string): Promise<boolean> {
+  const found = await db.query(`SELECT 1 FROM sandbox_bank.transfers WHERE reference = $1 AND reversed_at IS NOT NULL`, [reference])
+  return found.rowCount === 1
+}
+
 export interface Wallet {
   walletReference: string
   accountNumber: string
@@ -206,14 +212,17 @@ export async function markDeallocated(pool: Pool, accountReference: string): Pro
   await pool.query(`UPDATE sandbox_bank.monnify_reserved_accounts SET deallocated_at = coalesce(deallocated_at, now()) WHERE account_reference = $1`, [accountReference])
 }
 
-/** Disbursements from the main account still waiting for their outcome, and those announced: the float's movements. */
+/**
+ * The float's movements: credits to reserved accounts, disbursements from the main account paid
+ * (a reversed one came back: not counted) and those still waiting for their outcome.
+ */
 export async function mainAccountMovements(pool: Pool): Promise<{ creditedKobo: number; settledOutKobo: number; pendingOutKobo: number }> {
   const { rows } = await pool.query<{ credited_kobo: string; settled_out_kobo: string; pending_out_kobo: string }>(
     `SELECT
        (SELECT coalesce(sum(t.amount_kobo), 0) FROM sandbox_bank.transfers t JOIN sandbox_bank.monnify_reserved_accounts r ON r.account_number = t.credit_account_number
          WHERE t.kind = 'inbound' AND t.response_code = '00') AS credited_kobo,
        (SELECT coalesce(sum(t.amount_kobo), 0) FROM sandbox_bank.transfers t JOIN sandbox_bank.monnify_disbursements d ON d.reference = t.reference
-         WHERE d.source_kind = 'main' AND t.response_code = '00') AS settled_out_kobo,
+         WHERE d.source_kind = 'main' AND t.response_code = '00' AND t.reversed_at IS NULL) AS settled_out_kobo,
        (SELECT coalesce(sum(t.amount_kobo), 0) FROM sandbox_bank.transfers t JOIN sandbox_bank.monnify_disbursements d ON d.reference = t.reference
          WHERE d.source_kind = 'main' AND t.response_code = '09') AS pending_out_kobo`,
   )
