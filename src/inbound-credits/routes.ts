@@ -108,7 +108,7 @@ function registerProviderWebhookRoute(app: HttpServer, deps: InboundDeps): void 
       // The provider signs; the adapter verifies with the provider's secret. Not rate-limited by
       // address: a bank announces credits as fast as they come. Admitted once the body is in, so
       // that a client trickling a body holds no place meanwhile.
-      config: { auth: 'none', rateLimited: false, admission: 'after-body' },
+      config: { auth: 'none', rateLimited: false, admission: 'after-body', providerWebhook: true },
       schema: {
         operationId: 'receiveProviderNotice',
         description:

@@ -250,6 +250,13 @@ export interface FieldIssue {
   message: string
 }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** true: a provider's signed webhook, read by its adapter from the raw body (control characters are its to clean). */
+    providerWebhook?: boolean
+  }
+}
+
 /**
  * The checks every request's input passes before any schema or handler sees it; they run after
  * authentication. The body must be JSON, valid UTF-8, nested within JSON_DEPTH_MAX and well-formed
@@ -259,6 +266,10 @@ export interface FieldIssue {
  */
 export function assertRequestInput(request: FastifyRequest): void {
   if (request.bodyRefusal) throw request.bodyRefusal
+  // A provider's signed webhook is the provider's text, not a request Rail can send back: its
+  // adapter reads the raw bytes it verified and makes what it keeps storable (src/providers/clean.ts),
+  // where refusing it would have the provider resend it for days and the money never booked.
+  if (request.routeOptions.config.providerWebhook === true) return
   const body = request.body
   if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) {
     throw fieldError('body', 'must be a JSON object')

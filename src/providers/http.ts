@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto'
 import { request as httpRequest } from 'undici'
 import type { Coalescer } from '../platform/coalescer.ts'
 import type { Pool } from '../platform/db.ts'
+import { cleanText } from './clean.ts'
 import { insertCalls, type NewProviderCall } from './repo.ts'
 import type { ProviderOutcome } from './types.ts'
 
@@ -81,8 +82,8 @@ export class ProviderHttp {
       requestId: this.#options.requestId ?? null,
       outcome,
       httpStatus: answer.httpStatus,
-      responseCode: responseCode === null ? null : responseCode.slice(0, 16) || null,
-      error: answer.ok ? null : answer.error.slice(0, ERROR_CHARS_MAX),
+      responseCode: responseCode === null ? null : cleanText(responseCode, 16) || null,
+      error: answer.ok ? null : cleanText(answer.error, ERROR_CHARS_MAX),
       latencyMs,
     })
     return answer

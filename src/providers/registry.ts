@@ -23,6 +23,7 @@ import {
 } from '../sandbox-bank/public.ts'
 import { secretsAssociatedData, type ProviderSecrets, type RealAdapterOptions } from './adapter-options.ts'
 import type { ProviderProfile } from './capabilities.ts'
+import { cleanAnswers } from './clean.ts'
 import { ProviderHealth } from './health.ts'
 import { ProviderHttp } from './http.ts'
 import { MonnifyAdapter } from './monnify/adapter.ts'
@@ -87,11 +88,14 @@ export class ProviderRegistry {
     if (!this.serves(provider)) this.#sandbox(provider)
   }
 
-  /** The adapter of a profile. Only a real provider's profile with sealed secrets needs a read (cached a minute). */
+  /**
+   * The adapter of a profile, its answers made storable (clean.ts). Only a real provider's profile
+   * with sealed secrets needs a read (cached a minute).
+   */
   async adapterFor(provider: ProviderProfile, requestId?: string): Promise<ProviderAdapter> {
-    if (provider.adapter === 'sandbox') return this.#sandboxAdapter(provider, requestId)
+    if (provider.adapter === 'sandbox') return cleanAnswers(this.#sandboxAdapter(provider, requestId))
     const options = await this.#realOptions(provider, requestId)
-    return provider.adapter === 'paystack' ? new PaystackAdapter(options) : new MonnifyAdapter(options)
+    return cleanAnswers(provider.adapter === 'paystack' ? new PaystackAdapter(options) : new MonnifyAdapter(options))
   }
 
   /**

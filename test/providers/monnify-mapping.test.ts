@@ -161,6 +161,10 @@ describe('refusals', () => {
     expect(isNotFound(400, envelope('Could not find transfer with reference r'))).toBe(true)
     expect(isNotFound(400, envelope('Invalid reference'))).toBe(false)
     expect(isNotFound(200, undefined)).toBe(false)
+    // A refusal of the caller says nothing of the transfer, whatever its words.
+    expect(isNotFound(401, envelope('Merchant not found'))).toBe(false)
+    expect(isNotFound(403, envelope('Contract does not exist'))).toBe(false)
+    expect(isNotFound(429, envelope('Could not find transfer with reference r'))).toBe(false)
   })
 
   it('reads an envelope only when it says whether the request succeeded', () => {

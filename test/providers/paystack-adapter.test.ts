@@ -254,7 +254,13 @@ describe('against a stub of Paystack, for what the dialect never answers', () =>
         const account = (id: number, number: string, slug: string, active: boolean) => ({ id, account_number: number, account_name: 'RAIL/ADA OBI', active, bank: { name: 'Wema Bank', id: 20, slug } })
         return answer(200, { status: true, message: 'Managed accounts retrieved', data: [account(7, '9930000001', 'wema-bank', false), account(8, '9930000002', 'wema-bank', true)] })
       }
-      if (request.url?.startsWith('/transfer/verify/')) return answer(200, { status: true, message: 'Transfer retrieved', data: { status: transferStatus, transfer_code: 'TRF_stub' } })
+      if (request.url?.startsWith('/transfer/verify/')) {
+        if (transferStatus === 'none') return answer(404, { status: false, message: 'Transfer not found' })
+        return answer(200, { status: true, message: 'Transfer retrieved', data: { status: transferStatus, transfer_code: 'TRF_stub' } })
+      }
+      if (request.url === '/transferrecipient') return answer(201, { status: true, message: 'Transfer recipient created successfully', data: { recipient_code: 'RCP_stub', active: true } })
+      // Every transfer refused for funds: a resend whose original spent the balance looks like this.
+      if (request.url === '/transfer') return answer(400, { status: false, message: 'Your balance is not enough to fulfil this request' })
       answer(404, { status: false, message: 'Not found' })
     })
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -275,6 +281,16 @@ describe('against a stub of Paystack, for what the dialect never answers', () =>
     const allocated = await stub.allocateVirtualAccount({ reference: `${randomUUID()}.${'d'.repeat(27)}`, accountName: 'Ada Obi' })
     expect(allocated).toMatchObject({ outcome: 'successful', providerReference: '481193:8', value: { bankCode: '035', accountNumber: '9930000002' } })
     expect(asked.slice(-3)).toEqual(['POST /customer', 'POST /dedicated_account', 'GET /dedicated_account?active=true&customer=481193'])
+  })
+
+  it('a refused send stands only when Paystack has no transfer under its reference: a resend refused for funds its original spent is the original', async () => {
+    const payout = { amountKobo: 10_000, destinationBankCode: '058', destinationAccountNumber: '0001234560' }
+    transferStatus = 'success'
+    expect(await stub.payout({ reference: randomUUID(), ...payout })).toMatchObject({ outcome: 'successful', responseCode: '00' })
+    transferStatus = 'pending'
+    expect(await stub.payout({ reference: randomUUID(), ...payout })).toMatchObject({ outcome: 'pending', responseCode: '09' })
+    transferStatus = 'none'
+    expect(await stub.payout({ reference: randomUUID(), ...payout })).toMatchObject({ outcome: 'failed', responseCode: '51' })
   })
 
   it('reads an OTP as in progress, and a status it does not know as unknown', async () => {

@@ -135,6 +135,8 @@ describe('GET /transfer/verify answers', () => {
     ['no such transfer (400)', json(400, { status: false, message: 'Transfer not found' }), 'pending 25'],
     ['another refusal', json(400, { status: false, message: 'Invalid reference' }), 'unknown'],
     ['a key Paystack does not take', json(401, { status: false, message: 'Invalid key' }), 'unknown'],
+    ['a refusal of the caller that says "not found"', json(401, { status: false, message: 'Merchant not found' }), 'unknown'],
+    ['a rate limit that says "not found"', json(429, { status: false, message: 'Transfer not found' }), 'unknown'],
     ['no answer', LOST, 'unknown'],
     ['a 5xx', SERVER_ERROR, 'unknown'],
   ]
@@ -326,7 +328,8 @@ describe('webhooks', () => {
     ['a transfer failed', { event: 'transfer.failed', data: { reference: UUID, status: 'failed' } }, { kind: 'transfer', reference: UUID, event: 'failed' }],
     ['a transfer reversed', { event: 'transfer.reversed', data: { reference: UUID, status: 'reversed' } }, { kind: 'transfer', reference: UUID, event: 'reversed' }],
     ['an escaped reference, mapped back', { event: 'transfer.success', data: { reference: 'r__pay-1_0000000' } }, { kind: 'transfer', reference: 'Pay-1', event: 'success' }],
-    ['a reference Rail never sent', { event: 'transfer.success', data: { reference: 'r_abc_1000000000000' } }, { kind: 'invalid' }],
+    // Another system's transfer on the same integration: acknowledged, so that Paystack stops sending it.
+    ['a reference Rail never sent', { event: 'transfer.success', data: { reference: 'r_abc_1000000000000' } }, { kind: 'ignored', event: 'transfer.success' }],
     ['a transfer without a reference', { event: 'transfer.success', data: {} }, { kind: 'invalid' }],
     ['an event Rail does not act on', { event: 'subscription.create', data: {} }, { kind: 'ignored', event: 'subscription.create' }],
     ['no event', { data: {} }, { kind: 'invalid' }],

@@ -95,6 +95,27 @@ describe('a Paystack webhook', () => {
     expect(await other.json()).toMatchObject({ received: true, ignored: 'subscription.create' })
   })
 
+  it("of a credit whose payer's name and narration carry NUL is stored, their text made storable, and answered 200", async () => {
+    const reference = `T${Date.now()}nul`
+    const credit = {
+      event: 'charge.success',
+      data: {
+        reference,
+        amount: 150_000,
+        currency: 'NGN',
+        channel: 'dedicated_nuban',
+        status: 'success',
+        paid_at: new Date().toISOString(),
+        authorization: { receiver_bank_account_number: '0000019998', sender_name: 'ADA\u0000OBI', narration: 'fees\u0000' },
+        customer: { email: 'someone@example.ng' },
+      },
+    }
+    const answer = await postPaystack(credit)
+    expect(answer.status).toBe(200)
+    const stored = await app.db.pool.query<{ payer_name: string; narration: string | null }>(`SELECT payer_name, narration FROM inbound_credits WHERE session_id = $1`, [reference])
+    expect(stored.rows[0]).toEqual({ payer_name: 'ADA OBI', narration: 'fees' })
+  })
+
   it("from an address outside the profile's allowlist is refused 401", async () => {
     await changeProvider(app.db.pool, undefined, 'sandbox-paystack', { webhookSourceAddresses: ['203.0.113.7'] })
     try {

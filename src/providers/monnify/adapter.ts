@@ -269,8 +269,13 @@ export function readDisbursement(answer: HttpAnswer, amountKobo: number): Disbur
   if (isDuplicateReference(envelope)) {
     return { outcome: 'pending', responseCode: '26', responseMessage: envelope.responseMessage || nipMessage('26'), providerReference: null, refusal: 'duplicate' }
   }
-  // D07 (the same amount to the same account within minutes) refuses this request only: final, if nothing is under the reference.
-  const code = envelope.responseCode === DUPLICATE_REQUEST_CODE ? '05' : failureCode(envelope.responseMessage)
+  // D07 (the same amount to the same account within minutes) may be this payout's own original,
+  // not yet in its summary: never final. The payout stays in progress and is asked about (and at its
+  // deadline becomes unknown, for an operator), rather than risk paying it twice.
+  if (envelope.responseCode === DUPLICATE_REQUEST_CODE) {
+    return { outcome: 'pending', responseCode: '09', responseMessage: `D07: ${envelope.responseMessage || 'the same amount to the same account within minutes'}`, providerReference: null, refusal: 'duplicate' }
+  }
+  const code = failureCode(envelope.responseMessage)
   return { outcome: 'failed', responseCode: code, responseMessage: envelope.responseMessage || nipMessage(code), providerReference: null, refusal: 'refused' }
 }
 

@@ -165,7 +165,8 @@ export function isDuplicateReference(envelope: MonnifyEnvelope): boolean {
 /** Monnify has no transfer (or account, or wallet) by that reference. */
 export function isNotFound(httpStatus: number, envelope: MonnifyEnvelope | undefined): boolean {
   if (httpStatus === 404) return true
-  return envelope !== undefined && !envelope.requestSuccessful && /not (be )?found|could not find|does not exist|no (such|record)/i.test(envelope.responseMessage)
+  // Only a refusal of the request itself (400): a 401, 403 or 429 ("merchant not found") says nothing of the transfer.
+  return httpStatus === 400 && envelope !== undefined && !envelope.requestSuccessful && /not (be )?found|could not find|does not exist|no (such|record)/i.test(envelope.responseMessage)
 }
 
 // ---- Credits ----------------------------------------------------------------------------------

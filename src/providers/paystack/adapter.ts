@@ -111,7 +111,13 @@ export class PaystackAdapter implements ProviderAdapter {
     const answer = await this.#call('payout', request.reference, 'POST', '/transfer', body, readTransferAnswer)
     const result = readTransferAnswer(answer)
     // Paystack has the reference already and moved nothing now: what happened to the original is the answer.
-    return result === 'duplicate' ? this.requery(request.reference) : result
+    if (result === 'duplicate') return this.requery(request.reference)
+    if (result.outcome !== 'failed') return result
+    // A refusal may be a resend's (its original's answer lost, the original spending the balance the
+    // resend is refused for): it stands only when Paystack has no transfer under the reference.
+    const asked = await this.requery(request.reference)
+    if (asked.outcome === 'pending' && asked.responseCode === '25') return result
+    return asked
   }
 
   async requery(reference: string): Promise<ProviderResult<null>> {

@@ -135,7 +135,8 @@ export function readVerifyAnswer(answer: HttpAnswer): ProviderResult<null> {
   const envelope = readEnvelope(answer.body)
   if (!envelope) return { outcome: 'unknown', error: `unexpected answer ${answer.httpStatus}` }
   if (envelope.status && answer.httpStatus < 300) return readTransferData(envelope.data)
-  const notFound = answer.httpStatus === 404 || (!envelope.status && /not found/i.test(envelope.message))
+  // Only an answer about the transfer: a 401 or 429 whose message says "not found" is no record of nothing.
+  const notFound = answer.httpStatus === 404 || (answer.httpStatus === 400 && !envelope.status && /transfer not found/i.test(envelope.message))
   // No record is not "never received": Paystack promises no validity window (the pipeline decides).
   if (notFound) return { outcome: 'pending', responseCode: '25', responseMessage: `not found: ${envelope.message || nipMessage('25')}`.slice(0, 200), providerReference: null }
   return { outcome: 'unknown', error: answerMessage(answer) }
