@@ -6,6 +6,7 @@
 // be stored read as no credit at all (the caller then asks again, or refuses the webhook).
 import type { ProviderAccount, ProviderAdapter, ProviderCredit, ProviderResult, ProviderWebhook, WebhookRequest } from './types.ts'
 
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/g
 
 /** Text made storable: control characters removed, at most `maxChars` characters. */
