@@ -4,12 +4,13 @@
 import type { Task } from 'graphile-worker'
 import { annotateStep } from '../platform/observability/jobs.ts'
 import { checkReversal, REVERSAL_TASK } from './reversals.ts'
-import { sweepStranded, sweepUnknown, SWEEP_TASK, workInstruction, WORK_TASK, type PaymentsDeps } from './service.ts'
+import { sweepStranded, sweepUnknown, SWEEP_TASK, workAsked, workInstruction, WORK_TASK, type PaymentsDeps } from './service.ts'
 
 export function paymentTasks(deps: PaymentsDeps): Record<string, Task> {
   return {
     [WORK_TASK]: async (payload) => {
-      const instruction = await workInstruction(deps, (payload as { id: string }).id)
+      const { id, asked } = payload as { id: string; asked?: boolean }
+      const instruction = asked ? await workAsked(deps, id) : await workInstruction(deps, id)
       // The step's outcome is the state the instruction was left in (not claimed: final, or another worker holds it).
       annotateStep({ outcome: instruction?.state ?? 'not_claimed' })
     },

@@ -42,9 +42,17 @@ export async function addPollJob(tx: Queryable, id: string, runAt: Date): Promis
   await addJob(tx, WORK_TASK, { id }, { runAt, jobKey: jobKey(id), priority: POLL_PRIORITY })
 }
 
-/** Asks for a requery by a worker as soon as one is free (ahead of scheduled polls). */
+/** How often an asked-for requery is tried while another worker holds its instruction (graphile-worker's backoff: about 3 s, 7 s, 20 s…). */
+const ASKED_ATTEMPTS_MAX = 8
+
+/**
+ * Asks for a requery by a worker as soon as one is free (ahead of scheduled polls). Not keyed: a
+ * poll the instruction's holder schedules meanwhile must not replace it (the holder may have asked
+ * the bank before the news that made someone ask), and a job that finds the instruction held is
+ * tried again shortly (workAsked).
+ */
 export async function requestRequery(db: Queryable, id: string): Promise<void> {
-  await addWorkJobs(db, [id], true)
+  await addJob(db, WORK_TASK, { id, asked: true }, { maxAttempts: ASKED_ATTEMPTS_MAX })
 }
 
 /** A sandbox partner's clock moved on (docs/sandbox.md): its schedule comes as much earlier (unknown ones' slow requery too), and what is due gets a job now. */
