@@ -4,7 +4,8 @@
 import type { Task } from 'graphile-worker'
 import { annotateStep } from '../platform/observability/jobs.ts'
 import { checkReversal, REVERSAL_TASK } from './reversals.ts'
-import { sweepStranded, sweepUnknown, SWEEP_TASK, workAsked, workInstruction, WORK_TASK, type PaymentsDeps } from './service.ts'
+import { workAsked } from './asked.ts'
+import { sweepStranded, sweepUnknown, SWEEP_TASK, workInstruction, WORK_TASK, type PaymentsDeps } from './service.ts'
 
 export function paymentTasks(deps: PaymentsDeps): Record<string, Task> {
   return {
