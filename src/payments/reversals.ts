@@ -17,8 +17,6 @@ export const REVERSAL_TASK = 'payment_reversal_check'
  * e^10) makes 25 tries about four days of a provider giving no readable answer.
  */
 const REVERSAL_CHECK_ATTEMPTS_MAX = 25
-/** The provider's message is recorded as it said it, up to the column's limit (migration 0053). */
-const MESSAGE_CHARS_MAX = 500
 
 /** A reversal the provider confirmed: the instruction (still `succeeded`, now marked) and what the provider answered. */
 export interface Reversal {
@@ -68,7 +66,7 @@ export async function checkReversal(deps: ReversalDeps, id: string): Promise<Rev
     return 'not_reversed'
   }
   return withTransaction(deps.pool, async (tx) => {
-    const marked = await markReversed(tx, id, answer.responseCode, answer.responseMessage.slice(0, MESSAGE_CHARS_MAX), deps.clock.now())
+    const marked = await markReversed(tx, id, answer.responseCode, answer.responseMessage, deps.clock.now())
     if (!marked) return 'already_reversed' // another check recorded it first
     const owner = deps.owners[marked.ownerType]
     const reversal: Reversal = { instruction: marked, responseCode: answer.responseCode, responseMessage: answer.responseMessage }

@@ -58,6 +58,10 @@ export function hmacSha256Hex(key: string | Buffer, data: string | Buffer): stri
   return createHmac('sha256', key).update(data).digest('hex')
 }
 
+export function hmacSha512Hex(key: string | Buffer, data: string | Buffer): string {
+  return createHmac('sha512', key).update(data).digest('hex')
+}
+
 /** Compares two strings in time independent of where they differ. */
 export function constantTimeEqual(a: string, b: string): boolean {
   const left = Buffer.from(a, 'utf8')

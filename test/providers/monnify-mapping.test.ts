@@ -16,8 +16,8 @@ import {
   readReservedCredit,
   transferResult,
   TRANSFER_STATUSES,
-  verifyMonnifySignature,
 } from '../../src/providers/monnify/mapping.ts'
+import { signedWithHmacSha512 } from '../../src/providers/webhooks.ts'
 import type { ProviderCredit } from '../../src/providers/types.ts'
 
 // One line per case: Monnify's status → outcome, NIP code, reversed, and why.
@@ -251,11 +251,11 @@ describe('webhooks', () => {
 
   it('verifies the signature of the raw body, not of a re-serialised one', () => {
     const rawBody = '{ "eventType" : "X" }'
-    expect(verifyMonnifySignature(rawBody, sign(rawBody), SECRET)).toBe(true)
-    expect(verifyMonnifySignature(JSON.stringify(JSON.parse(rawBody)), sign(rawBody), SECRET)).toBe(false)
-    expect(verifyMonnifySignature(rawBody, sign(rawBody).toUpperCase(), SECRET)).toBe(true)
-    expect(verifyMonnifySignature(rawBody, [sign(rawBody)], SECRET)).toBe(false)
-    expect(verifyMonnifySignature(rawBody, undefined, SECRET)).toBe(false)
+    expect(signedWithHmacSha512(rawBody, sign(rawBody), SECRET)).toBe(true)
+    expect(signedWithHmacSha512(JSON.stringify(JSON.parse(rawBody)), sign(rawBody), SECRET)).toBe(false)
+    expect(signedWithHmacSha512(rawBody, sign(rawBody).toUpperCase(), SECRET)).toBe(true)
+    expect(signedWithHmacSha512(rawBody, [sign(rawBody)], SECRET)).toBe(false)
+    expect(signedWithHmacSha512(rawBody, undefined, SECRET)).toBe(false)
   })
 })
 

@@ -4,6 +4,7 @@
 import { nipMessage } from '../../nip/codes.ts'
 import type { RealAdapterOptions } from '../adapter-options.ts'
 import type { HttpAnswer } from '../http.ts'
+import { objectOf } from '../json.ts'
 import type { MoveRequest, ProviderAccount, ProviderAdapter, ProviderCredit, ProviderOutcome, ProviderResult, ProviderTraits, ProviderWebhook, WebhookRequest } from '../types.ts'
 import { keepReservedAccountReference, reservedAccountReference } from './account-references.ts'
 import { jsonWithAmount, koboFromNaira, nairaFromKobo } from './amounts.ts'
@@ -15,7 +16,6 @@ import {
   isDuplicateReference,
   isNotFound,
   monnifyReference,
-  objectOf,
   readEnvelope,
   readMonnifyWebhook,
   transferResult,

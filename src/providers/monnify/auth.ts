@@ -5,7 +5,8 @@
 import { createHash } from 'node:crypto'
 import type { RealAdapterOptions } from '../adapter-options.ts'
 import type { HttpAnswer } from '../http.ts'
-import { objectOf, readEnvelope } from './mapping.ts'
+import { objectOf } from '../json.ts'
+import { readEnvelope } from './mapping.ts'
 
 /** A token is renewed this long before Monnify says it expires: a call made with it must still find it valid. */
 export const TOKEN_RENEW_BEFORE_MS = 60_000

@@ -4,7 +4,8 @@
 import type { HttpAnswer } from '../http.ts'
 import type { ProviderCredit, ProviderResult } from '../types.ts'
 import { koboFromNaira } from './amounts.ts'
-import { creditsSince, isPaid, objectOf, readEnvelope, readMonnifyTime, readReservedCredit, textOf } from './mapping.ts'
+import { objectOf, textOf } from '../json.ts'
+import { creditsSince, isPaid, readEnvelope, readMonnifyTime, readReservedCredit } from './mapping.ts'
 
 /** Transactions asked for per page (Monnify's pages are small by default). */
 export const CREDIT_PAGE_SIZE = 100

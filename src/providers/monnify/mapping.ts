@@ -2,9 +2,11 @@
 // statuses in the NIP vocabulary the payment pipeline reads (src/nip/codes.ts), its references, its
 // times and its credits. Anything these functions cannot place is `unknown` (or undefined), never
 // a failure: only a status known to be final may fail a payout.
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import { nipMessage } from '../../nip/codes.ts'
+import { objectOf, textOf } from '../json.ts'
 import type { ProviderCredit, ProviderResult, ProviderWebhook, TransferEvent, WebhookRequest } from '../types.ts'
+import { isAllowedSource, signedWithHmacSha512 } from '../webhooks.ts'
 import { koboFromNaira } from './amounts.ts'
 
 /** Every Monnify answer: whether it did what was asked, its own code and message, and what it returned. */
@@ -27,15 +29,6 @@ export function readEnvelope(body: Record<string, unknown>): MonnifyEnvelope | u
   }
 }
 
-/** A JSON object, or undefined. */
-export function objectOf(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined
-}
-
-/** A non-empty string field, or null. */
-export function textOf(value: unknown): string | null {
-  return typeof value === 'string' && value !== '' ? value : null
-}
 
 // ---- References -----------------------------------------------------------------------------
 
@@ -227,23 +220,6 @@ const TRANSFER_EVENTS: Readonly<Record<string, TransferEvent>> = {
   REVERSED_DISBURSEMENT: 'reversed',
 }
 
-/** The `monnify-signature` header: HMAC-SHA512 of the raw body keyed with the client secret, hex, compared in constant time. */
-export function verifyMonnifySignature(rawBody: string, signature: string | string[] | undefined, clientSecret: string): boolean {
-  if (typeof signature !== 'string' || !/^[0-9a-fA-F]{128}$/.test(signature)) return false
-  const expected = createHmac('sha512', clientSecret).update(rawBody, 'utf8').digest()
-  return timingSafeEqual(expected, Buffer.from(signature, 'hex'))
-}
-
-/** An IPv4 address as Node may give it (`::ffff:1.2.3.4`), written plainly. */
-function plainAddress(address: string): string {
-  return address.toLowerCase().startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address
-}
-
-/** Whether a webhook's sender may send one: any address without an allowlist, else only those listed. */
-export function isAllowedSource(sourceAddress: string | undefined, allowlist: readonly string[] | null): boolean {
-  if (allowlist === null) return true
-  return sourceAddress !== undefined && allowlist.map(plainAddress).includes(plainAddress(sourceAddress))
-}
 
 /**
  * A Monnify webhook, verified and read: a reserved account's credit, a payout's news by Rail's
@@ -251,7 +227,7 @@ export function isAllowedSource(sourceAddress: string | undefined, allowlist: re
  */
 export function readMonnifyWebhook(request: WebhookRequest, clientSecret: string, allowlist: readonly string[] | null): ProviderWebhook {
   if (!isAllowedSource(request.sourceAddress, allowlist)) return { kind: 'unauthorized' }
-  if (!verifyMonnifySignature(request.rawBody, request.headers['monnify-signature'], clientSecret)) return { kind: 'unauthorized' }
+  if (!signedWithHmacSha512(request.rawBody, request.headers['monnify-signature'], clientSecret)) return { kind: 'unauthorized' }
   let parsed: unknown
   try {
     parsed = JSON.parse(request.rawBody)

@@ -5,13 +5,13 @@
 // accounts opened for customers, and has no wallets.
 import type { RealAdapterOptions } from '../adapter-options.ts'
 import type { HttpAnswer, ProviderCallSpec } from '../http.ts'
+import { objectOf } from '../json.ts'
 import type { MoveRequest, ProviderAccount, ProviderAdapter, ProviderCredit, ProviderOutcome, ProviderResult, ProviderTraits, ProviderWebhook, WebhookRequest } from '../types.ts'
 import { CUSTOMER_EMAIL_DOMAIN, DEDICATED_ACCOUNT_CHANNEL } from './credits.ts'
 import {
   answerMessage,
   creditOfTransaction,
   dedicatedAccountBankCode,
-  objectOf,
   paystackReference,
   readBalanceAnswer,
   readCustomerAnswer,

@@ -2,10 +2,11 @@
 // transactions credited to them (a `charge.success` webhook's data and GET /transaction's items are
 // the same object), and its webhooks — signed with an HMAC-SHA512 of the raw body keyed with the
 // secret key, and sent from addresses Paystack publishes.
-import { createHmac, timingSafeEqual } from 'node:crypto'
 import { BANKS } from '../../nip/banks.ts'
 import type { HttpAnswer } from '../http.ts'
+import { objectOf, textOf } from '../json.ts'
 import type { ProviderCredit, ProviderWebhook, TransferEvent, WebhookRequest } from '../types.ts'
+import { isAllowedSource, signedWithHmacSha512 } from '../webhooks.ts'
 import { railReferenceOf } from './reference.ts'
 
 /** The channel of a transfer into a dedicated account: the only transactions that are credits to Rail. */
@@ -13,15 +14,7 @@ export const DEDICATED_ACCOUNT_CHANNEL = 'dedicated_nuban'
 /** The domain of the email a customer is made with: `${allocation reference}@` it (deterministic, never delivered). */
 export const CUSTOMER_EMAIL_DOMAIN = 'customers.rail.invalid'
 const SESSION_ID_CHARS_MAX = 64
-const TEXT_CHARS_MAX = 200
 
-function objectOf(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined
-}
-
-function textOf(value: unknown): string | null {
-  return typeof value === 'string' && value !== '' ? value.slice(0, TEXT_CHARS_MAX) : null
-}
 
 // ---- Dedicated accounts ---------------------------------------------------------------------
 
@@ -122,17 +115,6 @@ const TRANSFER_EVENTS: Readonly<Record<string, TransferEvent>> = {
   'transfer.reversed': 'reversed',
 }
 
-/** Whether `x-paystack-signature` is the HMAC-SHA512 (hex) of the raw body keyed with the secret key, compared in constant time. */
-export function verifyPaystackSignature(rawBody: string, signature: string | string[] | undefined, secretKey: string): boolean {
-  if (typeof signature !== 'string' || !/^[0-9a-fA-F]{128}$/.test(signature)) return false
-  const expected = createHmac('sha512', secretKey).update(rawBody, 'utf8').digest()
-  return timingSafeEqual(expected, Buffer.from(signature, 'hex'))
-}
-
-/** An IPv4 address as a socket may give it (IPv4-mapped IPv6), in its plain form. */
-function plainAddress(address: string): string {
-  return address.startsWith('::ffff:') && address.includes('.') ? address.slice('::ffff:'.length) : address
-}
 
 /**
  * A webhook Paystack sent, verified and read: from an allowed address when the profile keeps an
@@ -140,11 +122,8 @@ function plainAddress(address: string): string {
  * transfer's news by Rail's reference, or something verified Rail does not act on.
  */
 export function readPaystackWebhook(request: WebhookRequest, options: { secretKey: string; allowedAddresses: readonly string[] | null }): ProviderWebhook {
-  if (options.allowedAddresses !== null) {
-    const from = request.sourceAddress === undefined ? undefined : plainAddress(request.sourceAddress)
-    if (from === undefined || !options.allowedAddresses.includes(from)) return { kind: 'unauthorized' }
-  }
-  if (!verifyPaystackSignature(request.rawBody, request.headers['x-paystack-signature'], options.secretKey)) return { kind: 'unauthorized' }
+  if (!isAllowedSource(request.sourceAddress, options.allowedAddresses)) return { kind: 'unauthorized' }
+  if (!signedWithHmacSha512(request.rawBody, request.headers['x-paystack-signature'], options.secretKey)) return { kind: 'unauthorized' }
   let parsed: unknown
   try {
     parsed = JSON.parse(request.rawBody)

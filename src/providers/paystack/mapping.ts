@@ -5,10 +5,11 @@
 // Credits, dedicated accounts and webhooks are read in credits.ts.
 import { nipMessage } from '../../nip/codes.ts'
 import type { HttpAnswer } from '../http.ts'
+import { objectOf, textOf } from '../json.ts'
 import type { ProviderResult } from '../types.ts'
 
 export { fitsPaystackReference, paystackReference, railReferenceOf, PAYSTACK_REFERENCE_LENGTH_MAX, PAYSTACK_REFERENCE_LENGTH_MIN } from './reference.ts'
-export { creditOfTransaction, dedicatedAccountBankCode, readDedicatedAccount, readPaystackWebhook, readTransactionPage, verifyPaystackSignature, type DedicatedAccount } from './credits.ts'
+export { creditOfTransaction, dedicatedAccountBankCode, readDedicatedAccount, readPaystackWebhook, readTransactionPage, type DedicatedAccount } from './credits.ts'
 
 /** Paystack's envelope: whether it did what was asked, its message, and what it returned. */
 export interface PaystackEnvelope {
@@ -23,15 +24,6 @@ export function readEnvelope(body: Record<string, unknown>): PaystackEnvelope | 
   return { status: body.status, message: typeof body.message === 'string' ? body.message : '', data: body.data }
 }
 
-/** A JSON object, or undefined. */
-export function objectOf(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined
-}
-
-/** A non-empty string field, or null. */
-export function textOf(value: unknown): string | null {
-  return typeof value === 'string' && value !== '' ? value : null
-}
 
 // ---- Transfer statuses ----------------------------------------------------------------------
 

@@ -6,11 +6,11 @@
 // (REVERSED_DISBURSEMENT) by the job the reversal itself queues (PAYOUT_LISTENER); a credit to a
 // reserved account or wallet is announced (SUCCESSFUL_TRANSACTION) by the bank's own notice job,
 // through monnifyCreditNotifier.
-import { createHmac } from 'node:crypto'
 import { request as httpRequest } from 'undici'
 import { findBank } from '../../nip/banks.ts'
 import { nipMessage } from '../../nip/codes.ts'
 import type { Clock } from '../../platform/clock.ts'
+import { hmacSha512Hex } from '../../platform/crypto.ts'
 import { withTransaction, type Pool, type Queryable } from '../../platform/db.ts'
 import { addJob } from '../../platform/jobs.ts'
 import { sandboxMonnifyCredentials } from '../dialect-credentials.ts'
@@ -165,7 +165,7 @@ export async function collectionOf(pool: Pool, notice: InboundCreditNotice): Pro
 
 /** The monnify-signature of a raw body: lowercase hex HMAC-SHA512 keyed with the client secret. */
 export function monnifySignature(rawBody: string, secretKey: string): string {
-  return createHmac('sha512', secretKey).update(rawBody).digest('hex')
+  return hmacSha512Hex(secretKey, rawBody)
 }
 
 /** Posts a webhook to the client's Monnify webhook route, signed; anything but 2xx throws (the job retries). */

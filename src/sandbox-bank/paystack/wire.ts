@@ -1,8 +1,9 @@
 // How the sandbox's Paystack dialect speaks: Paystack's `status`/`message`/`data` envelope, its
 // error bodies and HTTP statuses, its bearer-key check, its codes (RCP_…, TRF_…, CUS_…) and its
 // webhook signature (HMAC-SHA512 of the raw body, keyed with the secret key).
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { constantTimeEqual, hmacSha512Hex } from '../../platform/crypto.ts'
 
 /** Paystack's integration id and domain on every object: one sandbox integration, in test mode. */
 export const SANDBOX_INTEGRATION_ID = 100_032
@@ -30,9 +31,7 @@ export function checkSecretKey(request: FastifyRequest, reply: FastifyReply, sec
   const header = request.headers.authorization
   const match = typeof header === 'string' ? /^Bearer (\S+)$/.exec(header) : null
   if (!match) return sendError(reply, 401, 'Format is Authorization: Bearer [secret key]', 'Provide your secret key as a Bearer token in the Authorization header')
-  const given = Buffer.from(match[1]!)
-  const expected = Buffer.from(secretKey)
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+  if (!constantTimeEqual(match[1]!, secretKey)) {
     return sendError(reply, 401, 'Invalid key', 'Ensure that you provide the correct authorization key for the request')
   }
   return undefined
@@ -51,7 +50,7 @@ export function newCode(prefix: 'RCP' | 'TRF' | 'CUS' | 'AUTH'): string {
 
 /** x-paystack-signature: HMAC-SHA512 hex of the raw body, keyed with the secret key. */
 export function paystackSignature(secretKey: string, rawBody: string): string {
-  return createHmac('sha512', secretKey).update(rawBody).digest('hex')
+  return hmacSha512Hex(secretKey, rawBody)
 }
 
 /** Reads a JSON body field as a trimmed string, or undefined. */
