@@ -2,10 +2,10 @@
 // virtual account, by a signed HTTP webhook — retried by graphile-worker (exponential backoff)
 // until the client answers 2xx, as a bank's notification service would.
 import type { Task } from 'graphile-worker'
-import { request as httpRequest } from 'undici'
 import { signRequest } from '../client/signing.ts'
 import { systemClock, unixSeconds, type Clock } from '../platform/clock.ts'
 import type { Pool } from '../platform/db.ts'
+import { clientWebhookPath, postToClient } from './client-webhooks.ts'
 import { NOTIFY_TASK, SandboxBank, type InboundCreditNotice } from './service.ts'
 
 /**
@@ -13,8 +13,6 @@ import { NOTIFY_TASK, SandboxBank, type InboundCreditNotice } from './service.ts
  * sandbox-monnify), in that provider's format and signature; anything but 2xx throws (retried).
  */
 export type CreditNotifier = (notice: InboundCreditNotice) => Promise<void>
-
-const NOTIFY_TIMEOUT_MS = 10_000
 
 export interface SandboxBankJobDeps {
   pool: Pool
@@ -46,16 +44,8 @@ export function sandboxBankTasks(deps: SandboxBankJobDeps): Record<string, Task>
 
 /** POSTs the notice to the client's webhook; anything but 2xx throws, so the job is retried. */
 async function postNotice(deps: SandboxBankJobDeps, client: string, body: string): Promise<void> {
-  const path = `/providers/${encodeURIComponent(client)}/webhooks`
   const timestampS = unixSeconds(deps.clock ?? systemClock)
-  const signed = signRequest({ keyId: 'sandbox-bank', signingSecret: deps.secret, method: 'POST', pathWithQuery: path, body, timestampS })
-  const response = await httpRequest(`${deps.clientBaseUrl()}${path}`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', 'X-Sandbox-Timestamp': signed['X-Rail-Timestamp']!, 'X-Sandbox-Signature': signed['X-Rail-Signature']! },
-    body,
-    headersTimeout: NOTIFY_TIMEOUT_MS,
-    bodyTimeout: NOTIFY_TIMEOUT_MS,
-  })
-  await response.body.dump()
-  if (response.statusCode < 200 || response.statusCode >= 300) throw new Error(`the client answered ${response.statusCode} to the credit notice`)
+  const signed = signRequest({ keyId: 'sandbox-bank', signingSecret: deps.secret, method: 'POST', pathWithQuery: clientWebhookPath(client), body, timestampS })
+  const headers = { 'X-Sandbox-Timestamp': signed['X-Rail-Timestamp']!, 'X-Sandbox-Signature': signed['X-Rail-Signature']! }
+  await postToClient(deps.clientBaseUrl(), client, body, headers, 'the credit notice')
 }

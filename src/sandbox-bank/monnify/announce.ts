@@ -6,13 +6,13 @@
 // (REVERSED_DISBURSEMENT) by the job the reversal itself queues (PAYOUT_LISTENER); a credit to a
 // reserved account or wallet is announced (SUCCESSFUL_TRANSACTION) by the bank's own notice job,
 // through monnifyCreditNotifier.
-import { request as httpRequest } from 'undici'
 import { findBank } from '../../nip/banks.ts'
 import { nipMessage } from '../../nip/codes.ts'
 import type { Clock } from '../../platform/clock.ts'
 import { hmacSha512Hex } from '../../platform/crypto.ts'
 import { withTransaction, type Pool, type Queryable } from '../../platform/db.ts'
 import { addJob } from '../../platform/jobs.ts'
+import { postToClient } from '../client-webhooks.ts'
 import { sandboxMonnifyCredentials } from '../dialect-credentials.ts'
 import { SANDBOX_MONNIFY_PROFILE } from '../dialects.ts'
 import type { InboundCreditNotice, SandboxBank, TransferAnswer } from '../service.ts'
@@ -44,7 +44,6 @@ const WEBHOOK_ATTEMPTS_MAX = 25
 const WATCH_DELAY_MS_MAX = 30_000
 /** A disbursement still in progress after this is no longer watched (it is never announced, as one pending for good). */
 const WATCH_AGE_MS_MAX = 24 * 60 * 60 * 1000
-const WEBHOOK_TIMEOUT_MS = 10_000
 
 /**
  * The dialect's interest in the bank's payouts (disbursements from the main account): a reversal of
@@ -172,13 +171,5 @@ export function monnifySignature(rawBody: string, secretKey: string): string {
 export async function postWebhook(deps: { bankSecret: string; clientBaseUrl: () => string }, event: Record<string, unknown>): Promise<void> {
   const rawBody = JSON.stringify(event)
   const { secretKey } = sandboxMonnifyCredentials(deps.bankSecret)
-  const response = await httpRequest(`${deps.clientBaseUrl()}/providers/${SANDBOX_MONNIFY_PROFILE}/webhooks`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'monnify-signature': monnifySignature(rawBody, secretKey) },
-    body: rawBody,
-    headersTimeout: WEBHOOK_TIMEOUT_MS,
-    bodyTimeout: WEBHOOK_TIMEOUT_MS,
-  })
-  await response.body.dump()
-  if (response.statusCode < 200 || response.statusCode >= 300) throw new Error(`the client answered the Monnify webhook with ${response.statusCode}`)
+  await postToClient(deps.clientBaseUrl(), SANDBOX_MONNIFY_PROFILE, rawBody, { 'monnify-signature': monnifySignature(rawBody, secretKey) }, 'the Monnify webhook')
 }

@@ -4,9 +4,9 @@
 // Rail's /providers/sandbox-paystack/webhooks with x-paystack-signature (HMAC-SHA512 of the raw
 // body, keyed with the secret key), by a graphile-worker job retried until Rail answers 2xx.
 import type { Task } from 'graphile-worker'
-import { request as httpRequest } from 'undici'
 import type { Queryable } from '../../platform/db.ts'
 import { addJob } from '../../platform/jobs.ts'
+import { postToClient } from '../client-webhooks.ts'
 import { sandboxPaystackSecretKey } from '../dialect-credentials.ts'
 import { SANDBOX_PAYSTACK_PROFILE, type SandboxDialectJobDeps } from '../dialects.ts'
 import type { CreditNotifier } from '../jobs.ts'
@@ -21,7 +21,6 @@ import { paystackSignature } from './wire.ts'
 export const TRANSFER_EVENT_TASK = 'sandbox_paystack_transfer_event'
 /** graphile-worker backs off exponentially between attempts: 25 attempts span about three days, as the bank's own notices. */
 const WEBHOOK_ATTEMPTS_MAX = 25
-const WEBHOOK_TIMEOUT_MS = 10_000
 
 /** What a transfer job announces: the payout's outcome once it settles, or its reversal. */
 export type TransferChange = 'settled' | 'reversed'
@@ -74,13 +73,5 @@ export function creditNotifier(deps: SandboxDialectJobDeps): CreditNotifier {
 /** POSTs {event, data} to Rail's webhook route for the profile, signed; anything but 2xx throws. */
 async function post(deps: { clientBaseUrl: () => string }, secretKey: string, event: string, data: unknown): Promise<void> {
   const body = JSON.stringify({ event, data })
-  const response = await httpRequest(`${deps.clientBaseUrl()}/providers/${SANDBOX_PAYSTACK_PROFILE}/webhooks`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', 'x-paystack-signature': paystackSignature(secretKey, body) },
-    body,
-    headersTimeout: WEBHOOK_TIMEOUT_MS,
-    bodyTimeout: WEBHOOK_TIMEOUT_MS,
-  })
-  await response.body.dump()
-  if (response.statusCode < 200 || response.statusCode >= 300) throw new Error(`Rail answered ${response.statusCode} to the ${event} webhook`)
+  await postToClient(deps.clientBaseUrl(), SANDBOX_PAYSTACK_PROFILE, body, { 'x-paystack-signature': paystackSignature(secretKey, body) }, `the ${event} webhook`)
 }
