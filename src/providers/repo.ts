@@ -142,13 +142,19 @@ export async function selectRoutes(db: Queryable, partnerId: string): Promise<Re
   return routes
 }
 
-/** The providers a partner's route for one purpose lists, in order (empty: the sandbox). */
-export async function selectRoute(db: Queryable, partnerId: string, purpose: RoutePurpose): Promise<string[]> {
-  const result = await db.query<{ provider: string }>(
-    `SELECT provider FROM partner_provider_routes WHERE partner_id = $1 AND purpose = $2 ORDER BY position`,
-    [partnerId, purpose],
+/**
+ * The profiles a partner's route for one purpose lists, in order; without a route, the
+ * `unrouted` profile alone. One round trip either way: a payout's submit reads it.
+ */
+export async function selectRouteProfiles(db: Queryable, partnerId: string, purpose: RoutePurpose, unrouted: string): Promise<ProviderProfile[]> {
+  const result = await db.query<ProviderRow>(
+    `SELECT ${COLUMNS}, r.position FROM partner_provider_routes r JOIN providers ON name = r.provider WHERE r.partner_id = $1 AND r.purpose = $2
+     UNION ALL
+     SELECT ${COLUMNS}, 0 FROM providers WHERE name = $3 AND NOT EXISTS (SELECT FROM partner_provider_routes WHERE partner_id = $1 AND purpose = $2)
+     ORDER BY position`,
+    [partnerId, purpose, unrouted],
   )
-  return result.rows.map((row) => row.provider)
+  return result.rows.map(toProfile)
 }
 
 /** Replaces a partner's route for one purpose (an empty list removes it: the sandbox again). */

@@ -34,9 +34,10 @@ export type { RoutePurpose } from './repo.ts'
  * an instruction is never moved to another provider.
  */
 export async function providerFor(db: Queryable, partnerId: string, purpose: repo.RoutePurpose, providers?: ProviderRegistry): Promise<ProviderProfile> {
-  const route = await repo.selectRoute(db, partnerId, purpose)
-  const chosen = route.length === 0 ? DEFAULT_PROVIDER : route.length > 1 && providers ? chooseProvider(route, await providers.health.readings())! : route[0]!
-  const provider = await getProvider(db, chosen)
+  const route = await repo.selectRouteProfiles(db, partnerId, purpose, DEFAULT_PROVIDER)
+  const chosen = route.length > 1 && providers ? chooseProvider(route.map((profile) => profile.name), await providers.health.readings()) : route[0]?.name
+  const provider = route.find((profile) => profile.name === chosen)
+  if (!provider) throw new RailError('not_found', `Provider ${DEFAULT_PROVIDER} not found`)
   // A payout is recorded before its provider is called: one this server cannot reach is refused first.
   providers?.assertServes(provider)
   return provider
