@@ -2,68 +2,43 @@
 // hint that makes Rail ask the provider (a requery) at once, never an answer by itself; a forged
 // one is refused and changes nothing; a verified event Rail does not act on is acknowledged; the
 // profile's address allowlist is enforced.
-import { createHmac, randomUUID } from 'node:crypto'
-import type { Runner } from 'graphile-worker'
+import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startBackgroundWorkers } from '../../src/app.ts'
 import type { RailClient } from '../../src/client/index.ts'
-import { changeProvider, getProvider, setPartnerRoutes } from '../../src/providers/service.ts'
+import { hmacSha512Hex } from '../../src/platform/crypto.ts'
+import { changeProvider, getProvider } from '../../src/providers/service.ts'
 import { sandboxPaystackSecretKey } from '../../src/sandbox-bank/public.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
-import { fundFloat } from '../support/float.ts'
-import { PAYEE } from '../support/payments.ts'
+import type { TestApp } from '../support/app.ts'
 import { waitFor } from '../support/wait.ts'
+import { outboundState, payOut, routedPartner, startRouted, type RoutedHarness } from './routed-support.ts'
 
 const SECRET = 'provider-webhooks-secret'
 // Polls far apart: a payout confirmed within seconds was asked about because of its webhook.
 const SCHEDULE = { sandbox: { firstDelayMs: 120_000, deadlineMs: 600_000 } }
 const WEBHOOKS = '/providers/sandbox-paystack/webhooks'
+let harness: RoutedHarness
 let app: TestApp
-let runner: Runner
 let client: RailClient
 
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: SECRET, payments: SCHEDULE })
-  runner = await startBackgroundWorkers({
-    pool: app.db.pool,
-    masterKey: app.masterKey,
-    concurrency: 4,
-    providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET },
-    events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
-    payments: SCHEDULE,
-  })
-  const partner = await app.newPartner()
-  client = partner.client
-  await setPartnerRoutes(app.db.pool, partner.credentials.partnerId, { payouts: ['sandbox-paystack'] })
-  expect((await fundFloat(client, 10_000_000)).status).toBe(200)
+  harness = await startRouted(SECRET, SCHEDULE)
+  app = harness.app
+  ;({ client } = await routedPartner(app, harness.hook, { payouts: ['sandbox-paystack'] }, 10_000_000))
 })
-afterAll(async () => {
-  await runner?.stop()
-  await app?.close()
-})
+afterAll(async () => harness?.close())
 
 function postPaystack(body: unknown, key = sandboxPaystackSecretKey(SECRET)): Promise<Response> {
   const raw = JSON.stringify(body)
-  const signature = createHmac('sha512', key).update(raw).digest('hex')
-  return fetch(`${app.baseUrl}${WEBHOOKS}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'x-paystack-signature': signature }, body: raw })
+  return fetch(`${app.baseUrl}${WEBHOOKS}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'x-paystack-signature': hmacSha512Hex(key, raw) }, body: raw })
 }
 
 async function submittedPayout(): Promise<string> {
-  const answer = await client.post<{ id: string }>('/api/v1/rail/outbound', {
-    clientReference: randomUUID(),
-    amountKobo: 120_000,
-    beneficiaryAccountNumber: PAYEE.accountNumber,
-    beneficiaryBankCode: PAYEE.bankCode,
-    beneficiaryAccountName: PAYEE.accountName,
-    currency: 'NGN',
-  })
-  expect(answer.status).toBe(202)
-  const id = answer.body.id
-  await waitFor(async () => (await client.get<{ state: string }>(`/api/v1/rail/outbound/${id}`)).body.state === 'submitted', 30_000, 'submitted')
+  const id = await payOut(client, 120_000)
+  await waitFor(async () => (await outboundState(client, id)) === 'submitted', 30_000, 'submitted')
   return id
 }
 
-const state = async (id: string) => (await client.get<{ state: string }>(`/api/v1/rail/outbound/${id}`)).body.state
+const state = (id: string) => outboundState(client, id)
 
 describe('a Paystack webhook', () => {
   it("of a payout's success makes Rail ask Paystack now: the payout is confirmed long before its next scheduled poll", async () => {
