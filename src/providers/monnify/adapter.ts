@@ -5,8 +5,8 @@ import { nipMessage } from '../../nip/codes.ts'
 import type { RealAdapterOptions } from '../adapter-options.ts'
 import type { HttpAnswer } from '../http.ts'
 import { objectOf } from '../json.ts'
+import { keepAccountReference, selectAccountReference } from '../repo.ts'
 import type { MoveRequest, ProviderAccount, ProviderAdapter, ProviderCredit, ProviderOutcome, ProviderResult, ProviderTraits, ProviderWebhook, WebhookRequest } from '../types.ts'
-import { keepReservedAccountReference, reservedAccountReference } from './account-references.ts'
 import { jsonWithAmount, koboFromNaira, nairaFromKobo } from './amounts.ts'
 import { MonnifyAuth } from './auth.ts'
 import {
@@ -154,19 +154,19 @@ export class MonnifyAdapter implements ProviderAdapter {
 
   /** An allocation answered: its reference kept by account number before Rail records the account (archive and credits ask by number). */
   async #kept(result: ProviderResult<ProviderAccount>): Promise<ProviderResult<ProviderAccount>> {
-    if (result.outcome === 'successful') await keepReservedAccountReference(this.#options.pool, this.#options.profile.name, result.value.accountNumber, result.providerReference)
+    if (result.outcome === 'successful') await keepAccountReference(this.#options.pool, this.#options.profile.name, result.value.accountNumber, result.providerReference)
     return result
   }
 
   async archiveVirtualAccount(accountNumber: string): Promise<ProviderResult<null>> {
-    const accountReference = await reservedAccountReference(this.#options.pool, this.#options.profile.name, accountNumber)
+    const accountReference = await selectAccountReference(this.#options.pool, this.#options.profile.name, accountNumber)
     if (accountReference === undefined) return { outcome: 'failed', responseCode: '07', responseMessage: 'No reserved account has this number', providerReference: null }
     const path = `/api/v1/bank-transfer/reserved-accounts/reference/${encodeURIComponent(accountReference)}`
     return this.#call('archive_virtual_account', accountNumber, 'DELETE', path, undefined, readArchive)
   }
 
   async listCredits(accountNumber: string, since?: Date): Promise<ProviderResult<ProviderCredit[]>> {
-    const accountReference = await reservedAccountReference(this.#options.pool, this.#options.profile.name, accountNumber)
+    const accountReference = await selectAccountReference(this.#options.pool, this.#options.profile.name, accountNumber)
     const listing: CreditListing =
       accountReference === undefined
         ? { kind: 'wallet', accountNumber, pagePath: (page, size) => `/api/v1/disbursements/wallet/transactions?accountNumber=${encodeURIComponent(accountNumber)}&pageNo=${page}&pageSize=${size}` }

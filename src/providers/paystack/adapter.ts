@@ -6,6 +6,7 @@
 import type { RealAdapterOptions } from '../adapter-options.ts'
 import type { HttpAnswer, ProviderCallSpec } from '../http.ts'
 import { objectOf } from '../json.ts'
+import { keepAccountReference, selectAccountReference } from '../repo.ts'
 import type { MoveRequest, ProviderAccount, ProviderAdapter, ProviderCredit, ProviderOutcome, ProviderResult, ProviderTraits, ProviderWebhook, WebhookRequest } from '../types.ts'
 import { CUSTOMER_EMAIL_DOMAIN, DEDICATED_ACCOUNT_CHANNEL } from './credits.ts'
 import {
@@ -25,7 +26,7 @@ import {
   readVerifyAnswer,
   type DedicatedAccount,
 } from './mapping.ts'
-import { keepAllocation, keepRecipientCode, selectAllocation, selectRecipientCode, type RecipientKey } from './repo.ts'
+import { keepRecipientCode, selectRecipientCode, type RecipientKey } from './repo.ts'
 
 /**
  * Paystack refuses a transfer reference it has seen, so a resend never moves money twice; it
@@ -137,7 +138,7 @@ export class PaystackAdapter implements ProviderAdapter {
     const bankCode = dedicatedAccountBankCode(account.bank, this.#options.profile.settings.dedicatedAccountBankCode)
     if (!bankCode) return { outcome: 'unknown', error: `the dedicated account's bank (${account.bank.slug ?? account.bank.name ?? 'unnamed'}) has no CBN code Rail knows` }
     // Kept by number before Rail records the account: deactivating it and listing its credits ask by number.
-    await keepAllocation(this.#options.pool, this.#options.profile.name, account.accountNumber, `${customer.id}:${account.id}`)
+    await keepAccountReference(this.#options.pool, this.#options.profile.name, account.accountNumber, `${customer.id}:${account.id}`)
     return {
       outcome: 'successful',
       responseCode: '00',
@@ -213,7 +214,7 @@ export class PaystackAdapter implements ProviderAdapter {
 
   /** What Rail recorded of a dedicated account when it allocated it: Paystack's customer and account ids. */
   async #allocation(accountNumber: string): Promise<{ customerId: string; dedicatedAccountId: string } | undefined> {
-    const providerReference = await selectAllocation(this.#options.pool, this.#options.profile.name, accountNumber)
+    const providerReference = await selectAccountReference(this.#options.pool, this.#options.profile.name, accountNumber)
     const match = providerReference === undefined ? null : /^([0-9]+):([0-9]+)$/.exec(providerReference)
     return match ? { customerId: match[1]!, dedicatedAccountId: match[2]! } : undefined
   }

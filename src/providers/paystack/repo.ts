@@ -1,7 +1,6 @@
 // SQL of the Paystack adapter: the transfer recipients it keeps (one per beneficiary account), and
-// what it kept of a dedicated account when it allocated it (provider_accounts).
+// nothing else (what it keeps of a dedicated account is the providers module's: provider_accounts).
 import type { Queryable } from '../../platform/db.ts'
-import { keepAccountReference, selectAccountReference } from '../repo.ts'
 
 export interface RecipientKey {
   provider: string
@@ -32,12 +31,4 @@ export async function keepRecipientCode(db: Queryable, key: RecipientKey, recipi
   return kept
 }
 
-/** The provider reference a virtual account was allocated with (`${customerId}:${dedicatedAccountId}`), if Rail has the account. */
-export async function selectAllocation(db: Queryable, provider: string, accountNumber: string): Promise<string | undefined> {
-  return selectAccountReference(db, provider, accountNumber)
-}
 
-/** Keeps the provider reference of a dedicated account, by its number, as it is allocated. */
-export async function keepAllocation(db: Queryable, provider: string, accountNumber: string, providerReference: string): Promise<void> {
-  await keepAccountReference(db, provider, accountNumber, providerReference)
-}
