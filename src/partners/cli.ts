@@ -5,6 +5,7 @@ import { loadConfig } from '../platform/config.ts'
 import type { WithDatabase } from '../platform/database-runtime.ts'
 import { assertMasterKeyOfDatabase, loadMasterKey } from '../platform/master-key.ts'
 import { withTransaction } from '../platform/db.ts'
+import { UUID_PATTERN } from '../platform/ids.ts'
 import { partnerRoutes, setPartnerRoutes } from '../providers/service.ts'
 import { saveRotatedCredential } from './sandbox-file.ts'
 import {
@@ -54,7 +55,7 @@ function registerRouteCommand(partner: Command, withDatabase: WithDatabase): voi
     .option('--json', 'print JSON')
     .action(async (options: { partner: string; payouts?: string[]; collections?: string[]; wallets?: string[]; json?: boolean }) => {
       const routes = await withDatabase(async ({ pool }) => {
-        const known = /^[0-9a-f-]{36}$/i.test(options.partner) && (await getPartner(pool, options.partner))
+        const known = new RegExp(UUID_PATTERN).test(options.partner) && (await getPartner(pool, options.partner))
         if (!known) throw new InvalidArgumentError(`no partner has id ${options.partner}`)
         const change = { payouts: options.payouts, collections: options.collections, wallets: options.wallets }
         const given = Object.fromEntries(Object.entries(change).filter(([, value]) => value !== undefined))

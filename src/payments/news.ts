@@ -2,12 +2,13 @@
 // Rail acts on what the provider says when asked (a requery by the pipeline's own step), so a
 // forged, late or out-of-order webhook can at most make Rail ask sooner.
 import type { Queryable } from '../platform/db.ts'
+import { UUID_PATTERN } from '../platform/ids.ts'
 import type { TransferEvent } from '../providers/types.ts'
 import { requestRequery } from './queue.ts'
 import { requestReversalCheck } from './reversals.ts'
 import { instructionStates, type InstructionState } from './states.ts'
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+const UUID = new RegExp(UUID_PATTERN)
 
 /**
  * Asks the provider about the payout its webhook names, when it is one of this provider's
