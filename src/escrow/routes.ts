@@ -182,7 +182,7 @@ function registerCreateRoutes(app: HttpServer, deps: EscrowDeps): void {
     async (request, reply) => {
       const caller = callerOf(request)
       const { escrow, funding, replayed } = await createEscrow(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.body)
-      return sendOnce(reply, 201, replayed, toCreatedJson(escrow, funding))
+      return sendOnce(reply.code(201), replayed, toCreatedJson(escrow, funding))
     },
   )
 

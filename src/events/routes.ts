@@ -183,7 +183,7 @@ export function registerEventRoutes(app: HttpServer, deps: { pool: Pool }): void
       const partnerId = callerOf(request).partner.id
       const { signature } = signedRequestOf(request)
       const { view, replayed } = await withTransaction(deps.pool, (tx) => redeliverEvent(tx, partnerId, request.params.id, signature))
-      return sendOnce(reply, 202, replayed, toEventViewJson(view))
+      return sendOnce(reply.code(202), replayed, toEventViewJson(view))
     },
   )
 }

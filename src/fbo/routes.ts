@@ -39,7 +39,7 @@ export function registerFboRoutes(app: HttpServer, deps: CollectionsDeps): void 
     async (request, reply) => {
       const caller = callerOf(request)
       const { account, replayed } = await provisionFboAccount(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.body)
-      return sendOnce(reply, 200, replayed, toFboJson(account))
+      return sendOnce(reply.code(200), replayed, toFboJson(account))
     },
   )
 

@@ -199,7 +199,7 @@ function registerTriageRoutes(app: HttpServer, deps: InboundDeps): void {
     async (request, reply) => {
       const caller = callerOf(request)
       const { credit, replayed } = await resolveUnmatchedRequest(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.params.id, request.body, signedRequestOf(request).signature)
-      return sendOnce(reply, 200, replayed, credit)
+      return sendOnce(reply.code(200), replayed, credit)
     },
   )
 }
@@ -278,7 +278,7 @@ function registerSimulatorRoute(app: HttpServer, deps: InboundDeps): void {
       const partner = callerOf(request).partner
       assertSandboxPartner(partner)
       const { replayed, ...answer } = await simulateInboundCredit(deps, partner, request.body, signedRequestOf(request).signature)
-      return sendOnce(reply, 200, replayed, answer)
+      return sendOnce(reply.code(200), replayed, answer)
     },
   )
 }

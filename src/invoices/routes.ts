@@ -100,7 +100,7 @@ function registerCreateAndReadRoutes(app: HttpServer, deps: CollectionsDeps): vo
     async (request, reply) => {
       const caller = callerOf(request)
       const { view, replayed } = await createInvoice(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.body)
-      return sendOnce(reply, 200, replayed, toInvoiceJson(view))
+      return sendOnce(reply.code(200), replayed, toInvoiceJson(view))
     },
   )
 

@@ -55,7 +55,7 @@ export function registerFloatRoutes(app: HttpServer, deps: { pool: Pool; maxAmou
       const partner = callerOf(request).partner
       assertSandboxPartner(partner)
       const funding = await fundFloat(deps.pool, partner.id, request.body.amountKobo, request.body.reference, deps.maxAmountKobo)
-      return sendOnce(reply, 200, funding.replayed, { transferId: funding.transferId, amountKobo: funding.amountKobo, currency: funding.float.currency, float: funding.float })
+      return sendOnce(reply.code(200), funding.replayed, { transferId: funding.transferId, amountKobo: funding.amountKobo, currency: funding.float.currency, float: funding.float })
     },
   )
 }

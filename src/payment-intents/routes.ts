@@ -64,7 +64,7 @@ export function registerPaymentIntentRoutes(app: HttpServer, deps: CollectionsDe
     async (request, reply) => {
       const caller = callerOf(request)
       const created = await createPaymentIntent(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.body)
-      return sendOnce(reply, 200, created.replayed, toIntentJson(created))
+      return sendOnce(reply.code(200), created.replayed, toIntentJson(created))
     },
   )
 

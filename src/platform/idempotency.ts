@@ -112,17 +112,21 @@ export async function claimReferences<R extends { id: string }, T extends { id: 
   return rows.map((row) => created.get(row.id))
 }
 
-/** The part of a reply answering a create: its status and headers. */
-interface CreateReply<R> {
+/**
+ * A reply with its status set (`reply.code(201)`): its `send` takes only the body that status's
+ * response schema describes, so the compiler checks each create's body against its schema.
+ */
+interface CodedReply<Body, R> {
   header(name: string, value: string): unknown
-  code(statusCode: number): { send(body: unknown): R }
+  send: (body: Body) => R
 }
 
 /**
  * How every route answers a create or move: the same status and body for the first request and
- * its replays, the replays marked `Idempotent-Replayed: true`.
+ * its replays, the replays marked `Idempotent-Replayed: true`. The status is set by the caller
+ * (`sendOnce(reply.code(201), …)`) so that the body is typed by that status's schema.
  */
-export function sendOnce<R>(reply: CreateReply<R>, statusCode: number, replayed: boolean, body: unknown): R {
+export function sendOnce<Body, R>(reply: CodedReply<Body, R>, replayed: boolean, body: NoInfer<Body>): R {
   if (replayed) void reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true')
-  return reply.code(statusCode).send(body)
+  return reply.send(body)
 }

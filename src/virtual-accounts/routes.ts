@@ -52,7 +52,7 @@ function registerCreateAndListRoutes(app: HttpServer, deps: CollectionsDeps): vo
     async (request, reply) => {
       const caller = callerOf(request)
       const { account, replayed } = await createPersistentAccount(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.body)
-      return sendOnce(reply, 200, replayed, toPersistentAccountJson(account))
+      return sendOnce(reply.code(200), replayed, toPersistentAccountJson(account))
     },
   )
 

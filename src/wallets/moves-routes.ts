@@ -76,7 +76,7 @@ export function registerMoveRoutes(app: HttpServer, deps: MovesDeps): void {
       },
       async (request, reply) => {
         const submitted = await submitMove(deps, callerOf(request).partner, type, request.body as Parameters<typeof submitMove>[3], request.id)
-        return sendOnce(reply, 200, submitted.replayed, toMoveJson(submitted.move))
+        return sendOnce(reply.code(200), submitted.replayed, toMoveJson(submitted.move))
       },
     )
 

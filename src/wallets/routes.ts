@@ -72,7 +72,7 @@ export function registerWalletRoutes(app: HttpServer, deps: WalletsDeps): void {
     },
     async (request, reply) => {
       const created = await createWallet(deps, callerOf(request).partner.id, request.body, request.id)
-      return sendOnce(reply, 201, created.replayed, toWalletJson(created.value))
+      return sendOnce(reply.code(201), created.replayed, toWalletJson(created.value))
     },
   )
 
