@@ -19,7 +19,7 @@ export function paymentTasks(deps: PaymentsDeps): Record<string, Task> {
       annotateStep({ outcome: await checkReversal(deps, (payload as { id: string }).id) })
     },
     [SWEEP_TASK]: async (_payload, helpers) => {
-      const revived = await sweepStranded(deps.pool)
+      const revived = await sweepStranded(deps.pool, deps.clock)
       if (revived > 0) helpers.logger.info(`gave ${revived} payments left in flight a job again`)
       const polled = await sweepUnknown(deps)
       if (polled > 0) helpers.logger.info(`asking the bank again about ${polled} unknown payments`)

@@ -1,7 +1,7 @@
 // The payment pipeline's jobs: a work job per instruction (keyed, so that one waits per
 // instruction), scheduled polls, and the minute's sweep that gives instructions a dead process
 // left behind a job again and unknown ones their slow requery.
-import type { Clock } from '../platform/clock.ts'
+import { systemClock, type Clock } from '../platform/clock.ts'
 import type { Pool, Queryable } from '../platform/db.ts'
 import { addJob, addJobsSql, jobSpecSql } from '../platform/jobs.ts'
 import { unknownPollHorizonMs } from './decisions.ts'
@@ -62,9 +62,12 @@ export async function bringForwardPartner(tx: Queryable, clock: Clock, partnerId
 
 // ---- the sweep -------------------------------------------------------------------------------
 
-/** Instructions a dead process left in flight (its job is held for hours by graphile-worker) get a job again. */
-export async function sweepStranded(pool: Pool): Promise<number> {
-  const ids = await repo.selectStranded(pool, STRANDED_GRACE_S, SWEEP_BATCH)
+/**
+ * Instructions a dead process left in flight (its job is held for hours by graphile-worker) get a
+ * job again, judged overdue by the clock that scheduled them (tests sweep by the system clock).
+ */
+export async function sweepStranded(pool: Pool, clock: Clock = systemClock): Promise<number> {
+  const ids = await repo.selectStranded(pool, clock.now(), STRANDED_GRACE_S, SWEEP_BATCH)
   await addWorkJobs(pool, ids, true)
   return ids.length
 }

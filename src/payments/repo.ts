@@ -334,16 +334,20 @@ export async function writeSteps(db: Queryable, steps: readonly StepRow[], at: D
   return written
 }
 
-/** Instructions in flight that nobody holds and whose next step is overdue by `graceS`: their process died. */
-export async function selectStranded(db: Queryable, graceS: number, limit: number): Promise<string[]> {
+/**
+ * Instructions in flight that nobody holds and whose next step is overdue by `graceS` at `now` (the
+ * pipeline's clock, which wrote the step's time): their process died. The lease is wall time: it
+ * bounds a worker's I/O, so the database's now() judges it.
+ */
+export async function selectStranded(db: Queryable, now: Date, graceS: number, limit: number): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
     // WORKABLE (states.ts), written out: the partial index bank_instructions_in_flight holds these
     // states, and only a literal list lets the planner use it under a generic plan.
     `SELECT id FROM bank_instructions
-      WHERE state IN ('ready', 'sending', 'sent') AND next_attempt_at < now() - make_interval(secs => $1)
+      WHERE state IN ('ready', 'sending', 'sent') AND next_attempt_at < $1::timestamptz - make_interval(secs => $2)
         AND (lease_token IS NULL OR lease_expires_at < now())
-      ORDER BY next_attempt_at LIMIT $2`,
-    [graceS, limit],
+      ORDER BY next_attempt_at LIMIT $3`,
+    [now, graceS, limit],
   )
   return rows.map((row) => row.id)
 }
