@@ -1,28 +1,20 @@
 // The partner API of events (list, read, redeliver), the callback URL settings with the SSRF
 // guard, and `rail partner set-callback-url`.
-import type { Runner } from 'graphile-worker'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startBackgroundWorkers } from '../../src/app.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
 import { runRail } from '../support/cli.ts'
 import { eventStatus, record } from '../support/events.ts'
-import { startReceiver, type Receiver } from '../support/receiver.ts'
+import type { Receiver } from '../support/receiver.ts'
+import { startRail, type Rail } from '../support/rail.ts'
 import { waitFor } from '../support/wait.ts'
 
-let app: TestApp
-let runner: Runner
+let app: Rail
 let hook: Receiver
 
 beforeAll(async () => {
-  app = await startTestApp()
-  hook = await startReceiver()
-  runner = await startBackgroundWorkers({ pool: app.db.pool, masterKey: app.masterKey, concurrency: 2, events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] } })
+  app = await startRail({ workers: { concurrency: 2, events: { retryDelaysMs: [200] } }, receiver: true })
+  hook = app.receiver
 })
-afterAll(async () => {
-  await runner?.stop()
-  await hook?.close()
-  await app?.close()
-})
+afterAll(() => app?.close())
 
 interface EventJson {
   id: string

@@ -22,28 +22,28 @@ export interface TestApp {
   close(): Promise<void>
 }
 
-export async function startTestApp(
-  options: {
-    clock?: Clock
-    sandboxBankSecret?: string
-    /** How long the sandbox bank acts on a signed request (its default unless told: a test shortens it to see a window pass). */
-    sandboxBankRequestValidityS?: number
-    providerTimeoutMs?: number
-    payments?: Partial<PaymentSettings>
-    /** The maximum of one instruction (RAIL_MAX_AMOUNT_KOBO); the default otherwise. */
-    maxAmountKobo?: number
-    /** The HTTP edge: slow-client timeouts, admission limits, rate limits (their defaults otherwise). */
-    edge?: Pick<AppDeps, 'httpTimeouts' | 'admission' | 'rateLimits'>
-    /** The event stream's settings (a heartbeat every 15 s, …) unless given. */
-    eventStream?: AppDeps['eventStream']
-    /** Connections of the app's pool (the test database's default otherwise). */
-    poolMax?: number
-    /** As `rail serve` gives it: where the sandbox partner's credentials file is kept. */
-    sandboxPartnerDataDir?: string
-    /** As `rail serve` observes its API: a logger (a test may capture its lines), the /metrics registry, the database gauges at each scrape. */
-    observe?: Pick<AppDeps, 'logger' | 'metrics' | 'databaseGauges'>
-  } = {},
-): Promise<TestApp> {
+export interface TestAppOptions {
+  clock?: Clock
+  sandboxBankSecret?: string
+  /** How long the sandbox bank acts on a signed request (its default unless told: a test shortens it to see a window pass). */
+  sandboxBankRequestValidityS?: number
+  providerTimeoutMs?: number
+  payments?: Partial<PaymentSettings>
+  /** The maximum of one instruction (RAIL_MAX_AMOUNT_KOBO); the default otherwise. */
+  maxAmountKobo?: number
+  /** The HTTP edge: slow-client timeouts, admission limits, rate limits (their defaults otherwise). */
+  edge?: Pick<AppDeps, 'httpTimeouts' | 'admission' | 'rateLimits'>
+  /** The event stream's settings (a heartbeat every 15 s, …) unless given. */
+  eventStream?: AppDeps['eventStream']
+  /** Connections of the app's pool (the test database's default otherwise). */
+  poolMax?: number
+  /** As `rail serve` gives it: where the sandbox partner's credentials file is kept. */
+  sandboxPartnerDataDir?: string
+  /** As `rail serve` observes its API: a logger (a test may capture its lines), the /metrics registry, the database gauges at each scrape. */
+  observe?: Pick<AppDeps, 'logger' | 'metrics' | 'databaseGauges'>
+}
+
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const db = await createTestDatabase(options.poolMax)
   const masterKey = randomBytes(32)
   // Every test app mounts the sandbox bank: collections (and escrow funding) allocate accounts there.

@@ -19,7 +19,7 @@ export interface RailProcess {
 /** How much of a process's output is kept. */
 const OUTPUT_CHARS_KEPT = 20_000
 
-export function startRail(app: TestApp, role: 'api' | 'worker', settings: { bankSecret: string; dataDir: string }, env: Record<string, string> = {}): RailProcess {
+export function spawnRail(app: TestApp, role: 'api' | 'worker', settings: { bankSecret: string; dataDir: string }, env: Record<string, string> = {}): RailProcess {
   const child = spawn(process.execPath, [RAIL_BIN, role], {
     cwd: PROJECT_ROOT,
     env: {
@@ -76,5 +76,5 @@ export async function startKillBench(options: NonNullable<Parameters<typeof star
     await close()
     throw error
   })
-  return { app, party, rail: (role, env = {}) => startRail(app, role, { bankSecret: options.sandboxBankSecret, dataDir }, env), close }
+  return { app, party, rail: (role, env = {}) => spawnRail(app, role, { bankSecret: options.sandboxBankSecret, dataDir }, env), close }
 }
