@@ -84,6 +84,7 @@ export async function runCluster(config: Config, size: ClusterSize, options: Clu
     await database.embedded?.stop()
   }
   let processes: ClusterProcesses | undefined
+  const stopCluster = stopperOf(() => processes!, closeDatabase)
   try {
     await migrateDatabase(database.pool)
     await assertMasterKeyOfDatabase(database.pool, masterKey, oldestSealedSigningSecret)
@@ -94,20 +95,9 @@ export async function runCluster(config: Config, size: ClusterSize, options: Clu
       if (database.embedded) await database.pool.query(`ALTER DATABASE ${EMBEDDED_DATABASE_NAME} SET statement_timeout = ${STATEMENT_TIMEOUT_MS}`)
       pgbouncer = await startPgbouncer({ directUrl: database.url, poolSize: pooler.poolSize })
     }
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      DATABASE_URL: pgbouncer?.url ?? database.url,
-      ...(pgbouncer ? { DATABASE_DIRECT_URL: database.url } : {}),
-      RAIL_MASTER_KEY: masterKey.toString('hex'),
-      PORT: String(config.port),
-      // Every API process mounts the sandbox bank (its state is in the database), so the one port reaches it.
-      ...(bankSecret === undefined ? {} : { SANDBOX_BANK_SECRET: bankSecret, SANDBOX_BANK_URL: config.sandboxBankUrl ?? url }),
-    }
+    const env = processEnv(config, { databaseUrl: database.url, pgbouncer, masterKey, bankSecret, url })
     processes = new ClusterProcesses({ output: (line) => console.log(line), fatal: (reason) => stopCluster(reason) })
-    const started: Promise<void>[] = []
-    for (let i = 0; i < size.api; i++) started.push(processes.start(processes.add('api', env)))
-    for (let i = 0; i < size.worker; i++) started.push(processes.start(processes.add('worker', { ...env, WORKER_HTTP_PORT: String(await findFreePort()) })))
-    await Promise.all(started)
+    await startProcesses(processes, size, env)
     if (database.embedded) recordApiUrl(config.dataDir, url)
     printBanner(config, url, size, budget, database, processes, pgbouncer)
   } catch (error) {
@@ -116,17 +106,53 @@ export async function runCluster(config: Config, size: ClusterSize, options: Clu
     throw error
   }
 
+  process.on('SIGINT', () => stopCluster('SIGINT received'))
+  process.on('SIGTERM', () => stopCluster('SIGTERM received'))
+  options.onParentGone?.(() => stopCluster('SIGTERM: the launching process is gone'))
+}
+
+/** What every process of the cluster is started with: one database, one master key, one sandbox bank. */
+function processEnv(
+  config: Config,
+  shared: { databaseUrl: string; pgbouncer: RunningPgbouncer | undefined; masterKey: Buffer; bankSecret: string | undefined; url: string },
+): NodeJS.ProcessEnv {
+  const { databaseUrl, pgbouncer, bankSecret } = shared
+  return {
+    ...process.env,
+    DATABASE_URL: pgbouncer?.url ?? databaseUrl,
+    ...(pgbouncer ? { DATABASE_DIRECT_URL: databaseUrl } : {}),
+    RAIL_MASTER_KEY: shared.masterKey.toString('hex'),
+    PORT: String(config.port),
+    // Every API process mounts the sandbox bank (its state is in the database), so the one port reaches it.
+    ...(bankSecret === undefined ? {} : { SANDBOX_BANK_SECRET: bankSecret, SANDBOX_BANK_URL: config.sandboxBankUrl ?? shared.url }),
+  }
+}
+
+/** Starts the API processes and the workers (each worker with an HTTP port of its own), all at once. */
+async function startProcesses(processes: ClusterProcesses, size: ClusterSize, env: NodeJS.ProcessEnv): Promise<void> {
+  const started: Promise<void>[] = []
+  for (let i = 0; i < size.api; i++) started.push(processes.start(processes.add('api', env)))
+  for (let i = 0; i < size.worker; i++) started.push(processes.start(processes.add('worker', { ...env, WORKER_HTTP_PORT: String(await findFreePort()) })))
+  await Promise.all(started)
+}
+
+/**
+ * The cluster's stop: every process drained (killed past STOP_TIMEOUT_MS), then the database
+ * closed and the primary gone. Asked again while stopping, it kills every process at once.
+ */
+function stopperOf(processesOf: () => ClusterProcesses, closeDatabase: () => Promise<void>): (reason: string) => void {
   let stopping: Promise<void> | undefined
-  function stopCluster(reason: string): void {
+  return (reason) => {
+    const processes = processesOf()
     if (stopping) {
       console.error('rail cluster: stopping now')
-      processes!.killAll()
+      processes.killAll()
       return
     }
     console.log(`rail cluster: ${reason}; stopping every process…`)
-    const timer = setTimeout(() => processes!.killAll(), STOP_TIMEOUT_MS)
+    const timer = setTimeout(() => processes.killAll(), STOP_TIMEOUT_MS)
     timer.unref()
-    stopping = processes!.stopAll().then(closeDatabase).then(
+    stopping = processes.stopAll().then(closeDatabase).then(
       () => {
         console.log('rail cluster: stopped')
         process.exit(reason.startsWith('SIG') ? 0 : 1)
@@ -137,9 +163,6 @@ export async function runCluster(config: Config, size: ClusterSize, options: Clu
       },
     )
   }
-  process.on('SIGINT', () => stopCluster('SIGINT received'))
-  process.on('SIGTERM', () => stopCluster('SIGTERM received'))
-  options.onParentGone?.(() => stopCluster('SIGTERM: the launching process is gone'))
 }
 
 /** PgBouncer's server connections when the cluster starts it: a few per core of a development machine's PostgreSQL. */

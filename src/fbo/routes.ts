@@ -19,6 +19,11 @@ const FboSchema = Type.Object({
 }, { title: 'FboAccount', description: 'An identity-blind FBO pool virtual account, attributed to an opaque holder reference' })
 
 export function registerFboRoutes(app: HttpServer, deps: CollectionsDeps): void {
+  registerProvision(app, deps)
+  registerReads(app, deps)
+}
+
+function registerProvision(app: HttpServer, deps: CollectionsDeps): void {
   app.post(
     '/api/v1/rail/fbo/provision',
     {
@@ -42,7 +47,9 @@ export function registerFboRoutes(app: HttpServer, deps: CollectionsDeps): void 
       return sendOnce(reply.code(200), replayed, toFboJson(account))
     },
   )
+}
 
+function registerReads(app: HttpServer, deps: CollectionsDeps): void {
   app.get(
     '/api/v1/rail/fbo',
     {

@@ -48,6 +48,11 @@ export const PaymentIntentRequestSchema = closedObject({
 })
 
 export function registerPaymentIntentRoutes(app: HttpServer, deps: CollectionsDeps): void {
+  registerCreate(app, deps)
+  registerReads(app, deps)
+}
+
+function registerCreate(app: HttpServer, deps: CollectionsDeps): void {
   app.post(
     '/api/v1/rail/payment/intent',
     {
@@ -67,7 +72,9 @@ export function registerPaymentIntentRoutes(app: HttpServer, deps: CollectionsDe
       return sendOnce(reply.code(200), created.replayed, toIntentJson(created))
     },
   )
+}
 
+function registerReads(app: HttpServer, deps: CollectionsDeps): void {
   app.get(
     '/api/v1/rail/payment/intent',
     {

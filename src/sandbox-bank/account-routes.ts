@@ -5,6 +5,11 @@ import { closedObject, errorResponses } from '../platform/schemas.ts'
 import { AccountNumber, AccountSchema, BankCode, NipFields, SANDBOX_BANK_PREFIX, type BankRoutes } from './route-schemas.ts'
 
 export function registerAccountRoutes({ app, bank, options }: BankRoutes): void {
+  registerOpenAccount({ app, bank, options })
+  registerAccountReadsAndCredits({ app, bank, options })
+}
+
+function registerOpenAccount({ app, bank, options }: BankRoutes): void {
   app.post(
     `${SANDBOX_BANK_PREFIX}/accounts`,
     {
@@ -30,7 +35,9 @@ export function registerAccountRoutes({ app, bank, options }: BankRoutes): void 
       return reply.code(201).send(account)
     },
   )
+}
 
+function registerAccountReadsAndCredits({ app, bank, options }: BankRoutes): void {
   app.get(
     `${SANDBOX_BANK_PREFIX}/accounts/:accountNumber`,
     { ...options, schema: { operationId: 'getBankAccount', summary: 'One account', description: 'An account of the sandbox bank by its number: name, balance and status.', tags: ['sandbox bank'], params: closedObject({ accountNumber: AccountNumber }), response: { 200: AccountSchema, ...errorResponses('not_found') } } },
