@@ -27,6 +27,7 @@ import {
 } from '../virtual-accounts/service.ts'
 import { partnerClock } from '../sandbox-clock/service.ts'
 import * as repo from './repo.ts'
+import type { InvoiceJson } from './schemas.ts'
 
 export type { Invoice, InvoiceStatus, LineItem } from './repo.ts'
 
@@ -54,7 +55,7 @@ export interface InvoiceView {
 }
 
 /** The invoice object of docs/contracts/collections-and-payouts.md §Invoices; the payment-surface fields are null until published. */
-export function toInvoiceJson({ invoice, payment }: InvoiceView) {
+export function toInvoiceJson({ invoice, payment }: InvoiceView): InvoiceJson {
   return {
     id: invoice.id,
     reference: invoice.reference,

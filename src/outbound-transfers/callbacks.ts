@@ -2,10 +2,11 @@
 // of a transfer reaching a state that has one.
 import type { NewEvent } from '../events/service.ts'
 import type { OutboundTransfer } from './repo.ts'
+import type { OutboundTransferJson } from './schemas.ts'
 import type { OutboundState } from './states.ts'
 
 /** The outbound transfer object (docs/contracts/collections-and-payouts.md §Outbound transfers). */
-export function toOutboundJson(transfer: OutboundTransfer) {
+export function toOutboundJson(transfer: OutboundTransfer): OutboundTransferJson {
   return {
     id: transfer.id,
     clientReference: transfer.clientReference,

@@ -1,5 +1,5 @@
 // The float over HTTP: its balance, and sandbox funding (docs/design.md §10; sandbox partners only, 404 for live ones).
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import { assertSandboxPartner } from '../partners/service.ts'
 import type { Pool } from '../platform/db.ts'
@@ -15,6 +15,7 @@ const FloatSchema = Type.Object({
   availableBalanceKobo: Type.Integer({ description: 'What outbound transfers can draw on now (booked minus amounts held by transfers in flight)' }),
   bookedBalanceKobo: Type.Integer(),
 }, { title: 'Float', description: "The partner's float: the account outbound transfers draw on" })
+export type FloatJson = Static<typeof FloatSchema>
 
 const FundFloatBodySchema = closedObject({
   amountKobo: AmountKobo(),
@@ -27,6 +28,7 @@ const FundingSchema = Type.Object({
   currency: Type.String(),
   float: FloatSchema,
 }, { title: 'FloatFunding', description: 'A sandbox funding of the float' })
+export type FloatFundingJson = Static<typeof FundingSchema>
 
 export function registerFloatRoutes(app: HttpServer, deps: { pool: Pool; maxAmountKobo: number }): void {
   app.get(

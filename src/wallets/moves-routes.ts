@@ -1,5 +1,5 @@
 // Move routes, at exactly the paths of docs/contracts/wallets.md §Endpoints: credit, debit, wallet transfer, external send, requery.
-import { Type, type TProperties } from '@sinclair/typebox'
+import { Type, type Static, type TProperties } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
@@ -36,8 +36,9 @@ const MoveSchema = Type.Object({
   createdAt: Type.String({ format: 'date-time' }),
   completedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 }, { title: 'WalletMove', description: 'A wallet move: a credit, debit, transfer between wallets or payout to a bank, with its outcome' })
+export type WalletMoveJson = Static<typeof MoveSchema>
 
-export function toMoveJson(move: Move) {
+export function toMoveJson(move: Move): WalletMoveJson {
   return {
     reference: move.reference,
     type: move.type,

@@ -1,5 +1,5 @@
 // Wallet routes (docs/contracts/wallets.md §Wallets): creation (docs/design.md §10) and balance. Signed requests (docs/design.md §7).
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { findBank } from '../nip/banks.ts'
 import { callerOf } from '../partners/auth.ts'
 import type { HttpServer } from '../platform/http.ts'
@@ -18,6 +18,7 @@ const WalletSchema = Type.Object({
   bankName: Type.String(),
   createdAt: Type.String({ format: 'date-time' }),
 }, { title: 'Wallet', description: "A customer's wallet at a provider, backed by an account number" })
+export type WalletJson = Static<typeof WalletSchema>
 
 const BalanceSchema = Type.Object({
   walletId: Type.String(),
@@ -25,12 +26,14 @@ const BalanceSchema = Type.Object({
   bookedBalanceKobo: Type.Integer(),
   currency: Type.String(),
 }, { title: 'WalletBalance', description: "A wallet's balances in kobo" })
+export type WalletBalanceJson = Static<typeof BalanceSchema>
 
 const ListedWalletSchema = Type.Object({
   ...WalletSchema.properties,
   availableBalanceKobo: Type.Integer(),
   bookedBalanceKobo: Type.Integer(),
 }, { title: 'ListedWallet', description: 'A wallet with its balances' })
+export type ListedWalletJson = Static<typeof ListedWalletSchema>
 
 const ListQuerySchema = closedObject({
   customerReference: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only the wallet of this customer reference' })),
@@ -38,7 +41,7 @@ const ListQuerySchema = closedObject({
   cursor: Type.Optional(Type.String({ format: 'uuid', description: 'nextCursor of the previous page' })),
 })
 
-function toWalletJson(wallet: Wallet) {
+function toWalletJson(wallet: Wallet): WalletJson {
   return {
     walletId: wallet.id,
     customerReference: wallet.customerReference,
@@ -97,7 +100,7 @@ export function registerWalletRoutes(app: HttpServer, deps: WalletsDeps): void {
         limit: query.limit ?? 20,
         cursor: query.cursor,
       })
-      const data = page.wallets.map(({ wallet, ...balances }) => ({ ...toWalletJson(wallet), ...balances }))
+      const data = page.wallets.map(({ wallet, ...balances }): ListedWalletJson => ({ ...toWalletJson(wallet), ...balances }))
       return { data, nextCursor: page.nextCursor }
     },
   )

@@ -2143,9 +2143,14 @@ export interface components {
             amountKobo: number;
             amountPaidKobo: number;
             currency: string;
-            customer: {
+            customer: ({
+                name?: string;
+                email?: string;
+                phone?: string;
+                customerId?: string;
+            } & {
                 [key: string]: unknown;
-            } | null;
+            }) | null;
             dueAt: string | null;
             publishedAt: string | null;
             paidAt: string | null;
@@ -8768,7 +8773,12 @@ export interface operations {
                      *           "amountKobo": 2500000,
                      *           "amountPaidKobo": 2500000,
                      *           "currency": "NGN",
-                     *           "customer": {},
+                     *           "customer": {
+                     *             "name": "Adaeze Okoro",
+                     *             "email": "adaeze.okoro@example.ng",
+                     *             "phone": "+2348031234567",
+                     *             "customerId": "cust-10293"
+                     *           },
                      *           "dueAt": "2026-11-25T09:30:00.000Z",
                      *           "publishedAt": "2026-11-25T09:30:00.000Z",
                      *           "paidAt": "2026-11-25T09:30:00.000Z",
@@ -8935,7 +8945,12 @@ export interface operations {
                      *       "amountKobo": 2500000,
                      *       "amountPaidKobo": 2500000,
                      *       "currency": "NGN",
-                     *       "customer": {},
+                     *       "customer": {
+                     *         "name": "Adaeze Okoro",
+                     *         "email": "adaeze.okoro@example.ng",
+                     *         "phone": "+2348031234567",
+                     *         "customerId": "cust-10293"
+                     *       },
                      *       "dueAt": "2026-11-25T09:30:00.000Z",
                      *       "publishedAt": "2026-11-25T09:30:00.000Z",
                      *       "paidAt": "2026-11-25T09:30:00.000Z",
@@ -9162,7 +9177,12 @@ export interface operations {
                      *       "amountKobo": 2500000,
                      *       "amountPaidKobo": 2500000,
                      *       "currency": "NGN",
-                     *       "customer": {},
+                     *       "customer": {
+                     *         "name": "Adaeze Okoro",
+                     *         "email": "adaeze.okoro@example.ng",
+                     *         "phone": "+2348031234567",
+                     *         "customerId": "cust-10293"
+                     *       },
                      *       "dueAt": "2026-11-25T09:30:00.000Z",
                      *       "publishedAt": "2026-11-25T09:30:00.000Z",
                      *       "paidAt": "2026-11-25T09:30:00.000Z",
@@ -9303,7 +9323,12 @@ export interface operations {
                      *       "amountKobo": 2500000,
                      *       "amountPaidKobo": 2500000,
                      *       "currency": "NGN",
-                     *       "customer": {},
+                     *       "customer": {
+                     *         "name": "Adaeze Okoro",
+                     *         "email": "adaeze.okoro@example.ng",
+                     *         "phone": "+2348031234567",
+                     *         "customerId": "cust-10293"
+                     *       },
                      *       "dueAt": "2026-11-25T09:30:00.000Z",
                      *       "publishedAt": "2026-11-25T09:30:00.000Z",
                      *       "paidAt": "2026-11-25T09:30:00.000Z",
@@ -9529,7 +9554,12 @@ export interface operations {
                      *       "amountKobo": 2500000,
                      *       "amountPaidKobo": 2500000,
                      *       "currency": "NGN",
-                     *       "customer": {},
+                     *       "customer": {
+                     *         "name": "Adaeze Okoro",
+                     *         "email": "adaeze.okoro@example.ng",
+                     *         "phone": "+2348031234567",
+                     *         "customerId": "cust-10293"
+                     *       },
                      *       "dueAt": "2026-11-25T09:30:00.000Z",
                      *       "publishedAt": "2026-11-25T09:30:00.000Z",
                      *       "paidAt": "2026-11-25T09:30:00.000Z",
@@ -15850,7 +15880,12 @@ export interface operations {
                  *         "amountKobo": 2500000,
                  *         "amountPaidKobo": 2500000,
                  *         "currency": "NGN",
-                 *         "customer": {},
+                 *         "customer": {
+                 *           "name": "Adaeze Okoro",
+                 *           "email": "adaeze.okoro@example.ng",
+                 *           "phone": "+2348031234567",
+                 *           "customerId": "cust-10293"
+                 *         },
                  *         "dueAt": "2026-11-25T09:30:00.000Z",
                  *         "publishedAt": "2026-11-25T09:30:00.000Z",
                  *         "paidAt": "2026-11-25T09:30:00.000Z",
@@ -15974,7 +16009,12 @@ export interface operations {
                  *         "amountKobo": 2500000,
                  *         "amountPaidKobo": 2500000,
                  *         "currency": "NGN",
-                 *         "customer": {},
+                 *         "customer": {
+                 *           "name": "Adaeze Okoro",
+                 *           "email": "adaeze.okoro@example.ng",
+                 *           "phone": "+2348031234567",
+                 *           "customerId": "cust-10293"
+                 *         },
                  *         "dueAt": "2026-11-25T09:30:00.000Z",
                  *         "publishedAt": "2026-11-25T09:30:00.000Z",
                  *         "paidAt": "2026-11-25T09:30:00.000Z",
@@ -16098,7 +16138,12 @@ export interface operations {
                  *         "amountKobo": 2500000,
                  *         "amountPaidKobo": 2500000,
                  *         "currency": "NGN",
-                 *         "customer": {},
+                 *         "customer": {
+                 *           "name": "Adaeze Okoro",
+                 *           "email": "adaeze.okoro@example.ng",
+                 *           "phone": "+2348031234567",
+                 *           "customerId": "cust-10293"
+                 *         },
                  *         "dueAt": "2026-11-25T09:30:00.000Z",
                  *         "publishedAt": "2026-11-25T09:30:00.000Z",
                  *         "paidAt": "2026-11-25T09:30:00.000Z",
@@ -16222,7 +16267,12 @@ export interface operations {
                  *         "amountKobo": 2500000,
                  *         "amountPaidKobo": 2500000,
                  *         "currency": "NGN",
-                 *         "customer": {},
+                 *         "customer": {
+                 *           "name": "Adaeze Okoro",
+                 *           "email": "adaeze.okoro@example.ng",
+                 *           "phone": "+2348031234567",
+                 *           "customerId": "cust-10293"
+                 *         },
                  *         "dueAt": "2026-11-25T09:30:00.000Z",
                  *         "publishedAt": "2026-11-25T09:30:00.000Z",
                  *         "paidAt": "2026-11-25T09:30:00.000Z",
