@@ -44,13 +44,7 @@ export interface Roles {
 }
 
 export async function runRoles(config: Config, roles: Roles): Promise<void> {
-  if (!roles.ownDatabase && !config.databaseUrl) {
-    throw new Error('DATABASE_URL is required for `rail api` and `rail worker` (use `rail serve` for the embedded database)')
-  }
-  // A worker alone mounts no sandbox bank: with the bank's secret it must be told where one is served.
-  if (!roles.api && config.sandboxBankSecret !== undefined && config.sandboxBankUrl === undefined) {
-    throw new Error('SANDBOX_BANK_URL is required for `rail worker` when SANDBOX_BANK_SECRET is set: a worker serves no sandbox bank of its own (point it at an API process that has the same secret, e.g. SANDBOX_BANK_URL=http://api-host:8080)')
-  }
+  assertRolesConfigured(config, roles)
   // Before anything starts: separate processes must share one master key.
   const masterKey = loadMasterKey(config, roles.ownDatabase ? 'own' : 'shared')
   loadFailpoints(config.failpoints)
@@ -83,23 +77,7 @@ export async function runRoles(config: Config, roles: Roles): Promise<void> {
     let ownUrl = ''
     const providers = sandboxBank && { sandboxBankUrl: () => config.sandboxBankUrl ?? ownUrl, sandboxBankSecret: sandboxBank.secret, requestValidityS: config.sandboxBankRequestValidityS, sandboxBankCode: config.sandboxBankCode }
     if (roles.api) {
-      api = await buildApi({
-        pool: database.pool,
-        sessionPool: database.sessionPool,
-        masterKey,
-        logger: { level: config.logLevel, ...(telemetry.logStream ? { stream: telemetry.logStream } : {}) },
-        sandboxBank,
-        providers,
-        allowLoopbackCallbacks: config.allowLoopbackCallbacks,
-        payments: config.payments,
-        maxAmountKobo: config.maxAmountKobo,
-        rateLimits: config.rateLimits,
-        publicUrl: config.publicUrl,
-        sandboxPartnerDataDir: roles.ownDatabase && !config.production ? config.dataDir : undefined,
-        metrics: telemetry.metrics,
-        // Read once per scrape by the processes that run workers, not again by every API process.
-        databaseGauges: roles.worker,
-      })
+      api = await startApi(config, { database, masterKey, telemetry, sandboxBank, providers, workersHere: roles.worker, ownDatabase: roles.ownDatabase })
       await listen(api, config)
       ownUrl = baseUrl(api, config)
     }
@@ -112,6 +90,41 @@ export async function runRoles(config: Config, roles: Roles): Promise<void> {
   }
   const sandbox = roles.ownDatabase && !config.production ? await ensureSandboxPartner(config, database, masterKey) : undefined
   printBanner(config, database, roles, api, sandbox, budget, workers?.http)
+}
+
+/** Refuses a set of roles that cannot run with this configuration, before anything starts. */
+function assertRolesConfigured(config: Config, roles: Roles): void {
+  if (!roles.ownDatabase && !config.databaseUrl) {
+    throw new Error('DATABASE_URL is required for `rail api` and `rail worker` (use `rail serve` for the embedded database)')
+  }
+  // A worker alone mounts no sandbox bank: with the bank's secret it must be told where one is served.
+  if (!roles.api && config.sandboxBankSecret !== undefined && config.sandboxBankUrl === undefined) {
+    throw new Error('SANDBOX_BANK_URL is required for `rail worker` when SANDBOX_BANK_SECRET is set: a worker serves no sandbox bank of its own (point it at an API process that has the same secret, e.g. SANDBOX_BANK_URL=http://api-host:8080)')
+  }
+}
+
+/** The API role's server over the process's database, with the sandbox bank when it is mounted here. */
+function startApi(
+  config: Config,
+  parts: { database: OpenDatabase; masterKey: Buffer; telemetry: Telemetry; sandboxBank: ReturnType<typeof sandboxBankSettings>; providers: Parameters<typeof buildApi>[0]['providers']; workersHere: boolean; ownDatabase: boolean },
+): Promise<HttpServer> {
+  return buildApi({
+    pool: parts.database.pool,
+    sessionPool: parts.database.sessionPool,
+    masterKey: parts.masterKey,
+    logger: { level: config.logLevel, ...(parts.telemetry.logStream ? { stream: parts.telemetry.logStream } : {}) },
+    sandboxBank: parts.sandboxBank,
+    providers: parts.providers,
+    allowLoopbackCallbacks: config.allowLoopbackCallbacks,
+    payments: config.payments,
+    maxAmountKobo: config.maxAmountKobo,
+    rateLimits: config.rateLimits,
+    publicUrl: config.publicUrl,
+    sandboxPartnerDataDir: parts.ownDatabase && !config.production ? config.dataDir : undefined,
+    metrics: parts.telemetry.metrics,
+    // Read once per scrape by the processes that run workers, not again by every API process.
+    databaseGauges: parts.workersHere,
+  })
 }
 
 interface Telemetry {

@@ -68,6 +68,11 @@ function registerRouteCommand(partner: Command, withDatabase: WithDatabase): voi
 
 /** `partner create`, `set-callback-url` and `list`: the partners themselves. */
 function registerRecordCommands(partner: Command, withDatabase: WithDatabase, callbackUrls: CallbackUrls): void {
+  registerCreateCommand(partner, withDatabase, callbackUrls)
+  registerCallbackAndListCommands(partner, withDatabase, callbackUrls)
+}
+
+function registerCreateCommand(partner: Command, withDatabase: WithDatabase, callbackUrls: CallbackUrls): void {
   partner
     .command('create')
     .description('create a partner and print its credentials (shown once)')
@@ -91,6 +96,9 @@ function registerRecordCommands(partner: Command, withDatabase: WithDatabase, ca
       }
       console.log(formatPairs({ ...created, note: 'Secrets are shown once; store them now.' }))
     })
+}
+
+function registerCallbackAndListCommands(partner: Command, withDatabase: WithDatabase, callbackUrls: CallbackUrls): void {
 
   partner
     .command('set-callback-url')

@@ -10,6 +10,11 @@ const TransferAnswerSchema = Type.Object({ ...NipFields, reference: Type.String(
 const Reference = Type.String({ minLength: 1, maxLength: 64 })
 
 export function registerTransferRoutes({ app, bank, options }: BankRoutes): void {
+  registerSubmit({ app, bank, options })
+  registerStatusAndReversal({ app, bank, options })
+}
+
+function registerSubmit({ app, bank, options }: BankRoutes): void {
   app.post(
     `${SANDBOX_BANK_PREFIX}/transfers`,
     {
@@ -36,7 +41,9 @@ export function registerTransferRoutes({ app, bank, options }: BankRoutes): void
       return bank.transfer(request.body)
     },
   )
+}
 
+function registerStatusAndReversal({ app, bank, options }: BankRoutes): void {
   app.post(
     `${SANDBOX_BANK_PREFIX}/transfers/:reference/outcome`,
     {

@@ -63,6 +63,11 @@ export function registerRoutes(deps: SandboxDialectDeps): void {
 
 /** Name enquiry, recipients and transfers. */
 function registerTransferRoutes(route: Route, deps: SandboxDialectDeps): void {
+  registerRecipientRoutes(route, deps)
+  registerTransfers(route, deps)
+}
+
+function registerRecipientRoutes(route: Route, deps: SandboxDialectDeps): void {
   const { bank, pool } = deps
   route('GET', '/bank/resolve', async (request, reply) => {
     const query = request.query as Record<string, unknown>
@@ -99,7 +104,10 @@ function registerTransferRoutes(route: Route, deps: SandboxDialectDeps): void {
     if (!recipient) return sendError(reply, 404, 'Recipient not found', 'Ensure that you provide the code or id of a recipient of this integration')
     return sendData(reply, 200, 'Transfer recipient retrieved', recipientJson(recipient))
   })
+}
 
+function registerTransfers(route: Route, deps: SandboxDialectDeps): void {
+  const { bank, pool } = deps
   route(
     'POST',
     '/transfer',
@@ -126,7 +134,6 @@ function registerTransferRoutes(route: Route, deps: SandboxDialectDeps): void {
     if (!transfer) return sendError(reply, 404, 'Transfer not found', 'Ensure that you provide the code or id of a transfer made on this integration')
     return sendData(reply, 200, 'Transfer retrieved', transferJson(transfer))
   })
-
 }
 
 /** Customers and their dedicated accounts. */
