@@ -16,7 +16,11 @@ export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.met
  * Migrations whose comments were reworded after they shipped, the SQL unchanged: the hash each had
  * before (sha1 of file name and contents, as postgres-migrations computes it). The library refuses
  * a file whose hash changed, so a database that applied one of these is told its new hash first.
- * Only a file's comments may ever be reworded; its statements, never.
+ *
+ * This list must never grow. A shipped migration is history and is never edited again, not even
+ * its comments (CONTRIBUTING.md, "Adding a migration"); no check reads db/migrations for wording
+ * any more. The entries stay because a database migrated before the rewording may still exist, and
+ * without them it would refuse to start; they may go only once no such database can.
  */
 const REWORDED_MIGRATIONS: Readonly<Record<string, string>> = {
   '0004_providers.sql': '283a3b071bb63e053f9a3060d39babeec8b32aee',
