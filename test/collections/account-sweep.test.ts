@@ -4,49 +4,40 @@
 // runs — finds them, into a virtual account and into a wallet's account, and applies each once
 // through the intake a notice goes through. A second pass and the notice arriving late add nothing.
 import { randomUUID } from 'node:crypto'
-import type { Runner } from 'graphile-worker'
 import type { Registry } from 'prom-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startBackgroundWorkers } from '../../src/app.ts'
 import { ACCOUNT_SWEEP_TASK } from '../../src/inbound-credits/service.ts'
 import { addJob } from '../../src/platform/jobs.ts'
 import { createMetricsRegistry } from '../../src/platform/metrics.ts'
 import { ProviderRegistry } from '../../src/providers/registry.ts'
 import { getProvider } from '../../src/providers/service.ts'
 import { NOTIFY_TASK } from '../../src/sandbox-bank/service.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
-import { expectLedgerVerified } from '../support/ledger.ts'
-import { startReceiver, type Receiver } from '../support/receiver.ts'
+import { startRail, type Rail } from '../support/rail.ts'
+import type { Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 import { BANK_SECRET, callbacksFor, payIn, type EventBody } from './support.ts'
 
-let app: TestApp
-let runner: Runner
+let app: Rail
 let hook: Receiver
 let metrics: Registry
 
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: BANK_SECRET })
-  hook = await startReceiver()
   metrics = createMetricsRegistry()
-  runner = await startBackgroundWorkers({
-    pool: app.db.pool,
-    masterKey: app.masterKey,
-    concurrency: 4,
-    providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: BANK_SECRET },
-    events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
-    // One account a run: a pass over the accounts takes several runs, each carrying on from the last.
-    // No grace: what the bank has is taken at once (the notices of these credits never come).
-    creditSweep: { accountsPerRun: 1, noticeGraceMs: 0 },
-    observe: { registry: metrics },
+  app = await startRail({
+    sandboxBankSecret: BANK_SECRET,
+    workers: {
+      events: { retryDelaysMs: [200] },
+      // One account a run: a pass over the accounts takes several runs, each carrying on from the last.
+      // No grace: what the bank has is taken at once (the notices of these credits never come).
+      creditSweep: { accountsPerRun: 1, noticeGraceMs: 0 },
+      observe: { registry: metrics },
+    },
+    receiver: true,
   })
+  hook = app.receiver
 })
-afterAll(async () => {
-  await runner?.stop()
-  await hook?.close()
-  if (app) await expectLedgerVerified(app.db.pool)
-  await app?.close()
-})
+// Closing verifies the ledger before the database is dropped.
+afterAll(() => app?.close())
 
 interface Place {
   after_account_number: string | null

@@ -1,20 +1,20 @@
 // Shared by the collections tests: an app with real workers, a callback receiver, and helpers
 // that drive the sandbox bank and read what arrived.
-import type { Runner } from 'graphile-worker'
 import { expect } from 'vitest'
-import { startBackgroundWorkers } from '../../src/app.ts'
 import { signRequest } from '../../src/client/signing.ts'
 import { verifyRailSignature, type RailClient } from '../../src/client/index.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
-import { startReceiver, type ReceivedRequest, type Receiver } from '../support/receiver.ts'
+import type { TestApp } from '../support/app.ts'
+import { startRail, type Rail } from '../support/rail.ts'
+import type { ReceivedRequest, Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 
 export const BANK_SECRET = 'collections-test-secret'
 
 export interface CollectionsHarness {
-  app: TestApp
-  runner: Runner
+  /** Its close() closes the receiver and the app, its database dropped once the ledger verifies. */
+  app: Rail
   hook: Receiver
+  /** Stops the workers: a test reads what they left before it closes the app. */
   close(): Promise<void>
 }
 
@@ -25,25 +25,8 @@ export interface CollectionsHarness {
  */
 export async function startCollections(options: { deadlineMs?: number } = {}): Promise<CollectionsHarness> {
   const sandbox = { firstDelayMs: 200, deadlineMs: options.deadlineMs ?? 5_000 }
-  const app = await startTestApp({ sandboxBankSecret: BANK_SECRET, payments: { sandbox } })
-  const hook = await startReceiver()
-  const runner = await startBackgroundWorkers({
-    pool: app.db.pool,
-    masterKey: app.masterKey,
-    concurrency: 8,
-    providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: BANK_SECRET },
-    events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
-    payments: { sandbox },
-  })
-  return {
-    app,
-    runner,
-    hook,
-    async close() {
-      await runner.stop()
-      await hook.close()
-    },
-  }
+  const app = await startRail({ sandboxBankSecret: BANK_SECRET, payments: { sandbox }, workers: { concurrency: 8, events: { retryDelaysMs: [200] } }, receiver: true })
+  return { app, hook: app.receiver, close: app.stopWorkers }
 }
 
 export interface EventBody<T = Record<string, unknown>> {

@@ -1,33 +1,27 @@
 // Escrow end to end over HTTP with real workers: every row of the contract's state table (docs/contracts/escrow.md §Statuses) and every
 // refused transition, the money of each (ledger balances, verifyLedger after), funding through
 // the collections seam, expiry by the sweep job, and reads.
-import type { Runner } from 'graphile-worker'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildCrontab, startBackgroundWorkers } from '../../src/app.ts'
+import { buildCrontab } from '../../src/app.ts'
 import { expireDueEscrows, EXPIRY_SWEEP_TASK } from '../../src/escrow/service.ts'
 import type { Clock } from '../../src/platform/clock.ts'
 import { addJob } from '../../src/platform/jobs.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
 import { creditEscrow, createRequest, escrowClient, expiryDeps, moneyOf, type EscrowClient } from '../support/escrow.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
+import { startRail, type Rail } from '../support/rail.ts'
 import { waitFor } from '../support/wait.ts'
 
 const HOUR_MS = 3_600_000
-let app: TestApp
-let runner: Runner
+let app: Rail
 /** The workers judge expiry by this clock; tests move it. */
 let workerOffsetMs = 0
 const workerClock: Clock = { now: () => new Date(Date.now() + workerOffsetMs) }
 
 beforeAll(async () => {
-  app = await startTestApp()
-  runner = await startBackgroundWorkers({ pool: app.db.pool, masterKey: app.masterKey, concurrency: 4, events: { allowLoopbackCallbacks: true }, clock: workerClock })
+  app = await startRail({ workers: { clock: workerClock } })
 })
-afterAll(async () => {
-  await runner?.stop()
-  await expectLedgerVerified(app.db.pool)
-  await app?.close()
-})
+// Closing verifies the ledger before the database is dropped.
+afterAll(() => app?.close())
 
 interface Created {
   success: boolean

@@ -5,16 +5,13 @@
 // accepted"). Every state change's event, its body, the per-escrow URL override, unsigned events
 // without a secret, and a tampered body refused.
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import type { Runner } from 'graphile-worker'
 import { Webhook } from 'standardwebhooks'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { startBackgroundWorkers } from '../../src/app.ts'
 import type { RailClient } from '../../src/client/index.ts'
 import { expireDueEscrows } from '../../src/escrow/service.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
 import { creditEscrow, createRequest, escrowClient, expiryDeps } from '../support/escrow.ts'
 import { describeDeliveries } from '../support/events.ts'
-import { expectLedgerVerified } from '../support/ledger.ts'
+import { startRail, type Rail } from '../support/rail.ts'
 import { startReceiver, type ReceivedRequest, type Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 
@@ -28,24 +25,23 @@ function signatureMatches(rawBody: string, header: string | string[] | undefined
   return expected.length === given.length && timingSafeEqual(expected, given)
 }
 
-let app: TestApp
-let runner: Runner
+let app: Rail
 let verifying: Receiver
 let other: Receiver
 
 beforeAll(async () => {
-  app = await startTestApp()
-  verifying = await startReceiver()
+  app = await startRail({ workers: { concurrency: 8, events: { retryDelaysMs: [60_000] } }, receiver: true })
+  verifying = app.receiver
   verifying.answer = (request) => (signatureMatches(request.rawBody, request.headers['x-rail-signature'], SECRET) ? { status: 200, body: 'ok' } : { status: 401, body: 'bad signature' })
   other = await startReceiver()
-  runner = await startBackgroundWorkers({ pool: app.db.pool, masterKey: app.masterKey, concurrency: 8, events: { allowLoopbackCallbacks: true, retryDelaysMs: [60_000] } })
 })
+// Closing verifies the ledger before the database is dropped.
 afterAll(async () => {
-  await runner?.stop()
-  await verifying?.close()
-  await other?.close()
-  await expectLedgerVerified(app.db.pool)
-  await app?.close()
+  try {
+    await app?.close()
+  } finally {
+    await other?.close()
+  }
 })
 beforeEach(() => {
   verifying.requests.length = 0

@@ -2,26 +2,23 @@
 // event is still delivered, with the same event id, once the claim lapses and the sweep revives it.
 import { spawn } from 'node:child_process'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { startBackgroundWorkers } from '../../src/app.ts'
 import { DELIVERY_SWEEP_TASK } from '../../src/events/jobs.ts'
 import { addJob } from '../../src/platform/jobs.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
 import { PROJECT_ROOT, RAIL_BIN } from '../support/cli.ts'
 import { attemptsOf, eventStatus, record } from '../support/events.ts'
-import { startReceiver, type Receiver } from '../support/receiver.ts'
+import { startRail, type Rail } from '../support/rail.ts'
+import type { Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 
-let app: TestApp
+let app: Rail
 let hook: Receiver
 
+// The workers start in the test, after the `rail worker` it kills.
 beforeAll(async () => {
-  app = await startTestApp()
-  hook = await startReceiver()
+  app = await startRail({ receiver: true })
+  hook = app.receiver
 })
-afterAll(async () => {
-  await hook?.close()
-  await app?.close()
-})
+afterAll(() => app?.close())
 
 it('a worker killed mid-delivery: the event is still delivered, at least once, with the same id', { timeout: 90_000 }, async () => {
   const { credentials } = await app.newPartner({ callbackUrl: hook.url })
@@ -51,7 +48,7 @@ it('a worker killed mid-delivery: the event is still delivered, at least once, w
   // times move back instead of the test waiting them out, as the other crash tests do.
   await app.db.pool.query(`UPDATE event_deliveries SET lease_until = now() - interval '1 second', next_attempt_at = next_attempt_at - interval '11 seconds' WHERE event_id = $1`, [eventId])
   // Another worker; the sweep (every minute by cron) is run at once here, and again until it has revived the delivery.
-  const runner = await startBackgroundWorkers({ pool: app.db.pool, masterKey: app.masterKey, concurrency: 2, events: { allowLoopbackCallbacks: true } })
+  await app.startWorkers({ concurrency: 2 })
   try {
     await waitFor(
       async () => {
@@ -61,7 +58,7 @@ it('a worker killed mid-delivery: the event is still delivered, at least once, w
       45_000,
     )
   } finally {
-    await runner.stop()
+    await app.stopWorkers()
   }
   const ids = hook.requests.map((r) => JSON.parse(r.rawBody).id)
   expect(ids).toEqual([eventId, eventId])

@@ -2,24 +2,22 @@
 // triage), callbacks delivered and one refused, a ledger verification — the API and the workers
 // of one process counting in one registry, as `rail serve` does. Each background step leaves one
 // structured log line.
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import type { Runner } from 'graphile-worker'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApi, startBackgroundWorkers } from '../../src/app.ts'
 import { RailClient } from '../../src/client/index.ts'
 import { nuban } from '../../src/nip/nuban.ts'
 import { createPartner } from '../../src/partners/service.ts'
 import { addJob } from '../../src/platform/jobs.ts'
-import type { HttpServer } from '../../src/platform/http.ts'
 import { createPool } from '../../src/platform/db.ts'
 import { createMetricsRegistry } from '../../src/platform/metrics.ts'
 import { watchPool } from '../../src/platform/observability/pools.ts'
 import { createLogger } from '../../src/platform/observability/logger.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
-import { createTestDatabase, type TestDatabase } from '../support/database.ts'
+import type { TestDatabase } from '../support/database.ts'
 import { fundFloat } from '../support/float.ts'
-import { startReceiver, type Receiver } from '../support/receiver.ts'
+import { startRail, type Rail } from '../support/rail.ts'
+import type { Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 import { record } from '../support/events.ts'
 import { hasSeries, logLines, parseMetrics, scrape, valueOf, type Sample } from './support.ts'
@@ -27,41 +25,29 @@ import { hasSeries, logLines, parseMetrics, scrape, valueOf, type Sample } from 
 const SECRET = 'observability-test-secret'
 const SCHEDULE = { sandbox: { firstDelayMs: 200, deadlineMs: 600_000 } }
 const WORKER_CONCURRENCY = 4
+let rail: Rail
 let db: TestDatabase
-let api: HttpServer
 let baseUrl = ''
-let runner: Runner
 let hook: Receiver
 const logs = logLines()
 
 beforeAll(async () => {
-  db = await createTestDatabase()
+  // The API and the workers count in one registry, as `rail serve`'s do.
   const metrics = createMetricsRegistry()
-  const masterKey = randomBytes(32)
-  const providers = { sandboxBankUrl: () => baseUrl, sandboxBankSecret: SECRET }
-  api = await buildApi({ pool: db.pool, masterKey, sandboxBank: { secret: SECRET }, providers, allowLoopbackCallbacks: true, payments: SCHEDULE, metrics, databaseGauges: true })
-  await api.listen({ host: '127.0.0.1', port: 0 })
-  const address = api.server.address()
-  baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
-  hook = await startReceiver()
-  runner = await startBackgroundWorkers({
-    pool: db.pool,
-    masterKey,
-    concurrency: WORKER_CONCURRENCY,
-    providers,
-    events: { allowLoopbackCallbacks: true, retryDelaysMs: [60_000] },
+  rail = await startRail({
+    sandboxBankSecret: SECRET,
     payments: SCHEDULE,
-    observe: { registry: metrics, logger: createLogger('info', logs.stream) },
+    observe: { metrics, databaseGauges: true },
+    workers: { concurrency: WORKER_CONCURRENCY, events: { retryDelaysMs: [60_000] }, observe: { registry: metrics, logger: createLogger('info', logs.stream) } },
+    receiver: true,
   })
-  partner = await createPartner(db.pool, masterKey, { name: 'Observed', customerClass: 'fintech', environment: 'sandbox', callbackUrl: hook.url })
+  db = rail.db
+  baseUrl = rail.baseUrl
+  hook = rail.receiver
+  partner = await createPartner(db.pool, rail.masterKey, { name: 'Observed', customerClass: 'fintech', environment: 'sandbox', callbackUrl: hook.url })
   client = new RailClient(baseUrl, partner)
 })
-afterAll(async () => {
-  await runner?.stop()
-  await hook?.close()
-  await api?.close()
-  await db?.drop()
-})
+afterAll(() => rail?.close())
 
 let partner: Awaited<ReturnType<typeof createPartner>>
 let client: RailClient

@@ -3,33 +3,24 @@
 // "Replays and idempotency"). Each replay here is the very same signed request: same timestamp,
 // same body, hence the same signature.
 import { randomUUID } from 'node:crypto'
-import type { Runner } from 'graphile-worker'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startBackgroundWorkers } from '../../src/app.ts'
 import type { RailClient } from '../../src/client/index.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
 import { runRail } from '../support/cli.ts'
 import { record } from '../support/events.ts'
 import { fundFloat } from '../support/float.ts'
-import { expectLedgerVerified } from '../support/ledger.ts'
-import { startReceiver, type Receiver } from '../support/receiver.ts'
+import { startRail, type Rail } from '../support/rail.ts'
+import type { Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 
-let app: TestApp
-let runner: Runner
+let app: Rail
 let hook: Receiver
 
 beforeAll(async () => {
-  app = await startTestApp()
-  hook = await startReceiver()
-  runner = await startBackgroundWorkers({ pool: app.db.pool, masterKey: app.masterKey, concurrency: 4, events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] } })
+  app = await startRail({ workers: { events: { retryDelaysMs: [200] } }, receiver: true })
+  hook = app.receiver
 })
-afterAll(async () => {
-  await runner?.stop()
-  await hook?.close()
-  await expectLedgerVerified(app.db.pool)
-  await app?.close()
-})
+// Closing verifies the ledger before the database is dropped.
+afterAll(() => app?.close())
 
 // Tests sign a minute in the past, so that "later" seconds still pass authentication (±300 s);
 // one base for the whole file, so that the same offset is the same second in every call.

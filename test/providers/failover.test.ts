@@ -9,9 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Writable } from 'node:stream'
-import type { Runner } from 'graphile-worker'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startBackgroundWorkers } from '../../src/app.ts'
 import type { RailClient } from '../../src/client/index.ts'
 import { createMetricsRegistry } from '../../src/platform/metrics.ts'
 import { createLogger } from '../../src/platform/observability/logger.ts'
@@ -21,10 +19,10 @@ import { writeFaults } from '../../src/sandbox-bank/faults.ts'
 import { SANDBOX_PAYSTACK_PREFIX, sandboxMonnifyCredentials, sandboxPaystackSecretKey } from '../../src/sandbox-bank/public.ts'
 import { signedInSession, type DashboardSession } from '../dashboard/support.ts'
 import { scrape, valueOf } from '../observability/support.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
 import { runRail } from '../support/cli.ts'
 import { PAYEE } from '../support/payments.ts'
-import { startReceiver, type Receiver } from '../support/receiver.ts'
+import { startRail, type Rail } from '../support/rail.ts'
+import type { Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 import { outboundState, payOut, routedPartner, settlePayout } from './routed-support.ts'
 
@@ -38,8 +36,7 @@ const SCHEDULE = { sandbox: { firstDelayMs: 200, deadlineMs: 600_000 } }
 const UNANSWERED_CALLS = 300
 const FAULTS_OFF = { noAnswerRate: 0, errorRate: 0, lostResponseRate: 0, delayMs: 0 }
 
-let app: TestApp
-let runner: Runner
+let app: Rail
 let hook: Receiver
 /** Every line the API and the workers logged, at debug level. */
 const logged: string[] = []
@@ -51,23 +48,22 @@ const logStream = new Writable({
 })
 
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: SECRET, payments: SCHEDULE, observe: { logger: { level: 'debug', stream: logStream }, databaseGauges: true } })
-  hook = await startReceiver()
-  runner = await startBackgroundWorkers({
-    pool: app.db.pool,
-    masterKey: app.masterKey,
-    concurrency: 8,
-    providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET },
-    events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
+  app = await startRail({
+    sandboxBankSecret: SECRET,
     payments: SCHEDULE,
-    log: (level, message) => logged.push(`${level} ${message}\n`),
-    observe: { registry: createMetricsRegistry(), logger: createLogger('debug', logStream) },
+    observe: { logger: { level: 'debug', stream: logStream }, databaseGauges: true },
+    workers: {
+      concurrency: 8,
+      events: { retryDelaysMs: [200] },
+      log: (level, message) => logged.push(`${level} ${message}\n`),
+      observe: { registry: createMetricsRegistry(), logger: createLogger('debug', logStream) },
+    },
+    receiver: true,
   })
+  hook = app.receiver
 })
 afterAll(async () => {
-  await writeFaults(app.db.pool, FAULTS_OFF).catch(() => {})
-  await runner?.stop()
-  await hook?.close()
+  if (app) await writeFaults(app.db.pool, FAULTS_OFF).catch(() => {})
   await app?.close()
 })
 

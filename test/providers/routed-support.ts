@@ -2,18 +2,16 @@
 // Paystack and Monnify dialects (Rail's real adapters over real HTTP), with real workers, a real
 // callback receiver, and helpers that read what the pipeline did with a payout.
 import { randomUUID } from 'node:crypto'
-import type { Runner } from 'graphile-worker'
 import { expect } from 'vitest'
-import { startBackgroundWorkers } from '../../src/app.ts'
 import type { RailClient } from '../../src/client/index.ts'
 import type { PaymentSettings } from '../../src/payments/service.ts'
 import { setPartnerRoutes } from '../../src/providers/service.ts'
 import { writeFaults, type Faults } from '../../src/sandbox-bank/faults.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
+import type { TestApp } from '../support/app.ts'
 import { fundFloat } from '../support/float.ts'
-import { expectLedgerVerified } from '../support/ledger.ts'
 import { PAYEE } from '../support/payments.ts'
-import { startReceiver, type Receiver } from '../support/receiver.ts'
+import { startRail } from '../support/rail.ts'
+import type { Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 
 /** The sandbox's dialects of the two real providers (migration 0050). */
@@ -22,34 +20,15 @@ export type RoutedProvider = (typeof ROUTED_PROVIDERS)[number]
 
 export interface RoutedHarness {
   app: TestApp
-  runner: Runner
   hook: Receiver
+  /** Stops the workers and the receiver; closes the app once its ledger verifies. */
   close(): Promise<void>
 }
 
 /** A real app and its workers; the pipeline's first requery 200 ms after a send. */
 export async function startRouted(secret: string, payments: Partial<PaymentSettings>): Promise<RoutedHarness> {
-  const app = await startTestApp({ sandboxBankSecret: secret, payments })
-  const hook = await startReceiver()
-  const runner = await startBackgroundWorkers({
-    pool: app.db.pool,
-    masterKey: app.masterKey,
-    concurrency: 8,
-    providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: secret },
-    events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
-    payments,
-  })
-  return {
-    app,
-    runner,
-    hook,
-    async close() {
-      await runner.stop()
-      await hook.close()
-      await expectLedgerVerified(app.db.pool)
-      await app.close()
-    },
-  }
+  const app = await startRail({ sandboxBankSecret: secret, payments, workers: { concurrency: 8, events: { retryDelaysMs: [200] } }, receiver: true })
+  return { app, hook: app.receiver, close: app.close }
 }
 
 /** A partner with its callbacks to `hook`, routed as given, its float funded. */

@@ -3,12 +3,10 @@
 // every sandbox route; bad input is 422 with nothing changed; what the advance makes due
 // (an intent's expiry, an escrow's) runs at once, judged by that partner's time.
 import { randomUUID } from 'node:crypto'
-import type { Runner } from 'graphile-worker'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startBackgroundWorkers } from '../../src/app.ts'
 import { ADVANCE_SECONDS_MAX, OFFSET_SECONDS_MAX } from '../../src/sandbox-clock/service.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
 import { createRequest, escrowClient } from '../support/escrow.ts'
+import { startRail, type Rail } from '../support/rail.ts'
 import { waitFor } from '../support/wait.ts'
 
 interface ClockJson {
@@ -16,17 +14,12 @@ interface ClockJson {
   offsetSeconds: number
 }
 
-let app: TestApp
-let runner: Runner
+let app: Rail
 
 beforeAll(async () => {
-  app = await startTestApp()
-  runner = await startBackgroundWorkers({ pool: app.db.pool, masterKey: app.masterKey, concurrency: 2, events: { allowLoopbackCallbacks: true } })
+  app = await startRail({ workers: { concurrency: 2 } })
 })
-afterAll(async () => {
-  await runner?.stop()
-  await app?.close()
-})
+afterAll(() => app?.close())
 
 /** The clock's time less real time, in seconds (a request's own duration aside). */
 function aheadSeconds(clock: ClockJson): number {

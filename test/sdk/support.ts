@@ -4,11 +4,10 @@
 import http from 'node:http'
 import net from 'node:net'
 import type { AddressInfo } from 'node:net'
-import type { Runner } from 'graphile-worker'
-import { startBackgroundWorkers } from '../../src/app.ts'
 import type { PartnerCredentials } from '../../src/partners/service.ts'
 import { Rail, verifyWebhook, type RailOptions, type RailWebhookEvent } from '../../packages/sdk/src/index.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
+import type { TestApp, TestAppOptions } from '../support/app.ts'
+import { startRail } from '../support/rail.ts'
 
 const BANK_SECRET = 'sdk-test-bank-secret'
 const SCHEDULE = { sandbox: { firstDelayMs: 200, deadlineMs: 60_000 } }
@@ -20,22 +19,8 @@ export interface SdkHarness {
   close(): Promise<void>
 }
 
-export async function startSdkHarness(options: { app?: Parameters<typeof startTestApp>[0] } = {}): Promise<SdkHarness> {
-  const app = await startTestApp({ sandboxBankSecret: BANK_SECRET, payments: SCHEDULE, ...options.app })
-  let runner: Runner | undefined
-  try {
-    runner = await startBackgroundWorkers({
-      pool: app.db.pool,
-      masterKey: app.masterKey,
-      concurrency: 8,
-      providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: BANK_SECRET },
-      events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
-      payments: SCHEDULE,
-    })
-  } catch (error) {
-    await app.close()
-    throw error
-  }
+export async function startSdkHarness(options: { app?: TestAppOptions } = {}): Promise<SdkHarness> {
+  const app = await startRail({ sandboxBankSecret: BANK_SECRET, payments: SCHEDULE, ...options.app, workers: { concurrency: 8, events: { retryDelaysMs: [200] } } })
   return {
     app,
     async newPartner(overrides = {}) {
@@ -43,10 +28,7 @@ export async function startSdkHarness(options: { app?: Parameters<typeof startTe
       const rail = new Rail({ baseUrl: app.baseUrl, keyId: credentials.keyId, signingSecret: credentials.signingSecret, escrowApiKey: credentials.escrowApiKey, retryBaseDelayMs: 50, ...overrides })
       return { credentials, rail }
     },
-    async close() {
-      await runner?.stop()
-      await app.close()
-    },
+    close: app.close,
   }
 }
 

@@ -2,17 +2,14 @@
 // here 50,000 kobo), on the API's sandbox cycle and on the worker's: the credits that would take
 // it past the maximum wait, in order, for the next cycle.
 import { randomUUID } from 'node:crypto'
-import type { Runner } from 'graphile-worker'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startBackgroundWorkers } from '../../src/app.ts'
 import type { RailClient } from '../../src/client/index.ts'
 import { nuban } from '../../src/nip/nuban.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
 import { BANK_SECRET, payIn, waitForCallback } from '../collections/support.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
 import { advanceSandboxClock } from '../support/clock.ts'
-import { expectLedgerVerified } from '../support/ledger.ts'
-import { startReceiver, type Receiver } from '../support/receiver.ts'
+import { startRail, type Rail } from '../support/rail.ts'
+import type { Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 import { lagosCutoffIn } from './support.ts'
 
@@ -21,33 +18,16 @@ const PAYMENTS = { sandbox: { firstDelayMs: 200, deadlineMs: 5_000 } }
 const SETTLEMENT_ACCOUNT = { accountNumber: nuban('057', '000246810'), bankCode: '057' }
 const BANK_ACCOUNT = { ...SETTLEMENT_ACCOUNT, accountName: syntheticAccountName(SETTLEMENT_ACCOUNT.bankCode, SETTLEMENT_ACCOUNT.accountNumber) }
 
-let app: TestApp
+let app: Rail
 let hook: Receiver
-let runner: Runner
 
-function workers(): Promise<Runner> {
-  return startBackgroundWorkers({
-    pool: app.db.pool,
-    masterKey: app.masterKey,
-    concurrency: 4,
-    providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: BANK_SECRET },
-    events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
-    payments: PAYMENTS,
-    maxAmountKobo: MAX_AMOUNT_KOBO,
-  })
-}
-
+// The workers take the app's payment settings and maximum amount.
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: BANK_SECRET, payments: PAYMENTS, maxAmountKobo: MAX_AMOUNT_KOBO })
-  hook = await startReceiver()
-  runner = await workers()
+  app = await startRail({ sandboxBankSecret: BANK_SECRET, payments: PAYMENTS, maxAmountKobo: MAX_AMOUNT_KOBO, workers: { events: { retryDelaysMs: [200] } }, receiver: true })
+  hook = app.receiver
 })
-afterAll(async () => {
-  await runner?.stop()
-  await hook?.close()
-  if (app) await expectLedgerVerified(app.db.pool)
-  await app?.close()
-})
+// Closing verifies the ledger before the database is dropped.
+afterAll(() => app?.close())
 
 interface SettlementJson {
   id: string

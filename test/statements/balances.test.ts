@@ -2,40 +2,25 @@
 // pipeline: after float funding, payouts confirmed, failed and still in flight, a collection and
 // an escrow funding, every figure equals the ledger's, and the collections statement sums to it.
 import { randomUUID } from 'node:crypto'
-import type { Runner } from 'graphile-worker'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startBackgroundWorkers } from '../../src/app.ts'
 import type { RailClient } from '../../src/client/index.ts'
 import { nuban } from '../../src/nip/nuban.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
 import { creditEscrow, createRequest, escrowClient } from '../support/escrow.ts'
 import { fundFloat } from '../support/float.ts'
-import { expectLedgerVerified } from '../support/ledger.ts'
+import { startRail, type Rail } from '../support/rail.ts'
 import { waitFor } from '../support/wait.ts'
 import { signedKobo, statementPage, wholeStatement } from './support.ts'
 
 const SECRET = 'balances-test-secret'
 const SCHEDULE = { sandbox: { firstDelayMs: 100, deadlineMs: 10_000 } }
-let app: TestApp
-let runner: Runner
+let app: Rail
 
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: SECRET, payments: SCHEDULE })
-  runner = await startBackgroundWorkers({
-    pool: app.db.pool,
-    masterKey: app.masterKey,
-    concurrency: 8,
-    providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET },
-    events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
-    payments: SCHEDULE,
-  })
+  app = await startRail({ sandboxBankSecret: SECRET, payments: SCHEDULE, workers: { concurrency: 8, events: { retryDelaysMs: [200] } } })
 })
-afterAll(async () => {
-  await runner?.stop()
-  await expectLedgerVerified(app.db.pool)
-  await app?.close()
-})
+// Closing verifies the ledger before the database is dropped.
+afterAll(() => app?.close())
 
 interface BalancesJson {
   currency: string

@@ -5,39 +5,24 @@
 // input refused in the one error shape.
 import { randomUUID } from 'node:crypto'
 import fc from 'fast-check'
-import type { Runner } from 'graphile-worker'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startBackgroundWorkers } from '../../src/app.ts'
 import type { RailClient } from '../../src/client/index.ts'
 import { nuban } from '../../src/nip/nuban.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
 import { fundFloat } from '../support/float.ts'
-import { expectLedgerVerified } from '../support/ledger.ts'
+import { startRail, type Rail } from '../support/rail.ts'
 import { waitFor } from '../support/wait.ts'
 import { signedKobo, statementPage, wholeStatement, withQuery, type LineJson, type StatementJson } from './support.ts'
 
 const SECRET = 'statements-test-secret'
 const SCHEDULE = { sandbox: { firstDelayMs: 100, deadlineMs: 10_000 } }
-let app: TestApp
-let runner: Runner
+let app: Rail
 
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: SECRET, payments: SCHEDULE })
-  runner = await startBackgroundWorkers({
-    pool: app.db.pool,
-    masterKey: app.masterKey,
-    concurrency: 8,
-    providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET },
-    events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
-    payments: SCHEDULE,
-  })
+  app = await startRail({ sandboxBankSecret: SECRET, payments: SCHEDULE, workers: { concurrency: 8, events: { retryDelaysMs: [200] } } })
 })
-afterAll(async () => {
-  await runner?.stop()
-  await expectLedgerVerified(app.db.pool)
-  await app?.close()
-})
+// Closing verifies the ledger before the database is dropped.
+afterAll(() => app?.close())
 
 const BENEFICIARY = { beneficiaryAccountNumber: nuban('058', '123456789'), beneficiaryBankCode: '058', beneficiaryAccountName: syntheticAccountName('058', nuban('058', '123456789')), currency: 'NGN' }
 // Narrations a spreadsheet would run, or that need quoting in CSV (control characters are refused by the moves).

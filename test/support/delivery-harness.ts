@@ -1,10 +1,9 @@
 // The set-up the delivery tests share: one app for the file, delivery workers the tests restart
 // with the settings they need, and real receivers closed after each test.
-import type { Runner } from 'graphile-worker'
 import { afterAll, afterEach, beforeAll } from 'vitest'
-import { startBackgroundWorkers } from '../../src/app.ts'
 import type { DeliverySettings } from '../../src/events/delivery.ts'
-import { startTestApp, type TestApp } from './app.ts'
+import type { TestApp } from './app.ts'
+import { startRail, type Rail } from './rail.ts'
 import { startReceiver, type Receiver } from './receiver.ts'
 
 export interface DeliveryHarness {
@@ -20,16 +19,12 @@ export interface DeliveryHarness {
 
 /** Registers the file's hooks (call it at the top of the file) and answers the harness. */
 export function deliveryHarness(): DeliveryHarness {
-  let app: TestApp | undefined
-  let runner: Runner | undefined
+  let app: Rail | undefined
   const receivers: Receiver[] = []
   beforeAll(async () => {
-    app = await startTestApp()
+    app = await startRail()
   })
-  afterAll(async () => {
-    await runner?.stop()
-    await app?.close()
-  })
+  afterAll(() => app?.close())
   afterEach(async () => {
     for (const receiver of receivers.splice(0)) await receiver.close()
   })
@@ -38,13 +33,9 @@ export function deliveryHarness(): DeliveryHarness {
       return app!
     },
     async startWorkers(settings) {
-      await runner?.stop()
-      runner = await startBackgroundWorkers({ pool: app!.db.pool, masterKey: app!.masterKey, concurrency: 4, events: settings })
+      await app!.startWorkers({ events: settings })
     },
-    async stopWorkers() {
-      await runner?.stop()
-      runner = undefined
-    },
+    stopWorkers: () => app!.stopWorkers(),
     async receiver(port) {
       const started = await startReceiver(port)
       receivers.push(started)

@@ -98,14 +98,14 @@ export async function startRail(options: RailOptions = {}): Promise<Rail> {
 
 /** The workers' dependencies: the app's, as `rail worker` beside it would have them, then the settings given. */
 function workerDeps(app: TestApp, bankSecret: string, appOptions: TestAppOptions, settings: WorkerSettings): WorkerDeps {
-  const providers: ProviderSettings = {
+  // The bank's clock is the workers' own unless told (buildTaskList gives it): keys left undefined would hide it.
+  const providers: ProviderSettings = definedOnly({
     sandboxBankUrl: () => app.baseUrl,
     sandboxBankSecret: bankSecret,
     timeoutMs: appOptions.providerTimeoutMs,
-    clock: appOptions.clock,
     requestValidityS: appOptions.sandboxBankRequestValidityS,
     ...settings.providers,
-  }
+  })
   return {
     concurrency: WORKER_CONCURRENCY,
     clock: appOptions.clock,
@@ -117,4 +117,8 @@ function workerDeps(app: TestApp, bankSecret: string, appOptions: TestAppOptions
     providers,
     events: { allowLoopbackCallbacks: true, ...settings.events },
   }
+}
+
+function definedOnly<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as T
 }
