@@ -18,30 +18,26 @@
 // - The owner of an instruction (a wallet move, an outbound transfer) hears each change in the
 //   same transaction, and moves its own state, ledger and callbacks with it.
 import { randomUUID } from 'node:crypto'
-import { nipMessage, nipOutcome } from '../nip/codes.ts'
-import { namesMatch } from '../nip/name-match.ts'
 import type { Clock } from '../platform/clock.ts'
 import { Coalescer } from '../platform/coalescer.ts'
 import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
 import { failpoint } from '../platform/failpoints.ts'
 import { getProvider, type ProviderProfile, type ProviderRegistry } from '../providers/service.ts'
 import type { ProviderAdapter, ProviderResult } from '../providers/types.ts'
-import { nextUnknownPoll, onNoRecord } from './decisions.ts'
+import { decide, firstSend, opening, type Answer, type Progress, type Step, type StepChange, type StepMode, type StepRules } from './decisions.ts'
 import { addPollJob, WORK_TASK } from './queue.ts'
 import * as repo from './repo.ts'
 import type { PaymentSettings } from './settings.ts'
-import { instructionStates, WORKABLE, type InstructionState } from './states.ts'
+import { instructionStates, WORKABLE } from './states.ts'
 
 export type { Instruction, NewInstruction, OwnerType, Operation } from './repo.ts'
 export type { InstructionState } from './states.ts'
+export type { Progress } from './decisions.ts'
 export * from './settings.ts'
 export { payoutNews } from './news.ts'
 export { bringForwardPartner, PAYMENTS_CRONTAB, requestRequery, sweepStranded, sweepUnknown, SWEEP_TASK, WORK_TASK } from './queue.ts'
 export { requestReversalCheck, REVERSAL_TASK, type Reversal, type ReversalOwner } from './reversals.ts'
 
-
-/** What the owner of an instruction hears: the bank accepted it, gave no answer, or it ended. */
-export type Progress = 'accepted' | 'no_answer' | 'succeeded' | 'failed' | 'unknown'
 
 export interface InstructionChange {
   instruction: repo.Instruction
@@ -81,7 +77,8 @@ export function newInstruction(settings: PaymentSettings, clock: Clock, environm
     ...spec,
     requeryFirstDelayMs: schedule.firstDelayMs,
     deadlineAt: new Date(now + schedule.deadlineMs),
-    lease: held ? { token: randomUUID(), expiresAt: new Date(now + settings.leaseMs) } : undefined,
+    // The lease bounds this process's I/O, so it is wall time, as claimInstruction's (the database's now()).
+    lease: held ? { token: randomUUID(), expiresAt: new Date(Date.now() + settings.leaseMs) } : undefined,
     madeAt: new Date(now),
   }
 }
@@ -144,12 +141,6 @@ export async function requeryNow(deps: PaymentsDeps, id: string, requestId?: str
   return (await runStep(deps, claimed, { token, leaseUntilMs, mode: 'look' }, requestId)) ?? repo.selectInstruction(deps.pool, id)
 }
 
-/**
- * How a step was started. work: the pipeline's own schedule (prepare and send a ready one, else
- * ask); send: its creator committed its first send; look: someone asked to requery (never sends).
- */
-type StepMode = 'work' | 'send' | 'look'
-
 interface Holding {
   token: string
   /** The end of this process's lease by performance.now(): no bank call starts after it. */
@@ -157,58 +148,50 @@ interface Holding {
   mode: StepMode
 }
 
-async function runStep(deps: PaymentsDeps, instruction: repo.Instruction, holding: Holding, requestId?: string, provider?: ProviderProfile): Promise<repo.Instruction | undefined> {
-  const { token, mode } = holding
-  try {
-    const adapter = await deps.providers.adapterFor(provider ?? (await getProvider(deps.pool, instruction.provider)), requestId)
-    const run: Step = { deps, adapter, ...holding }
-    if (instruction.state === 'ready') return mode === 'look' ? await giveBack(run, instruction) : await prepare(run, instruction)
-    if (instruction.state === 'sending' && mode === 'send') return await send(run, instruction)
-    return await ask(run, instruction)
-  } catch (error) {
-    // Nothing is decided from an exception: the instruction is given back, and whoever takes it
-    // next (the job's retry, the sweep) asks the bank first.
-    await repo.releaseInstruction(deps.pool, instruction.id, token).catch(() => {})
-    throw error
-  }
-}
-
-interface Step extends Holding {
+/** A step under way: this process's hold of the instruction and the provider it is asked through. */
+interface Run extends Holding {
   deps: PaymentsDeps
   adapter: ProviderAdapter
 }
 
-/** Gives the instruction back unchanged (a look at one never sent: there is nothing to ask), answering it as it stands. */
-async function giveBack(step: Step, instruction: repo.Instruction): Promise<repo.Instruction | undefined> {
-  await repo.releaseInstruction(step.deps.pool, instruction.id, step.token)
-  return repo.selectInstruction(step.deps.pool, instruction.id)
+async function runStep(deps: PaymentsDeps, instruction: repo.Instruction, holding: Holding, requestId?: string, provider?: ProviderProfile): Promise<repo.Instruction | undefined> {
+  try {
+    const adapter = await deps.providers.adapterFor(provider ?? (await getProvider(deps.pool, instruction.provider)), requestId)
+    return await begin({ deps, adapter, ...holding }, instruction)
+  } catch (error) {
+    // Nothing is decided from an exception: the instruction is given back, and whoever takes it
+    // next (the job's retry, the sweep) asks the bank first.
+    await repo.releaseInstruction(deps.pool, instruction.id, holding.token).catch(() => {})
+    throw error
+  }
 }
 
-/** Before the first send: the name enquiry, once, where the provider checks names; then the send, committed first. */
-async function prepare(step: Step, instruction: repo.Instruction): Promise<repo.Instruction | undefined> {
-  let verifiedAccountName: string | undefined
-  if (instruction.nameCheck && instruction.verifiedAccountName === null) {
-    const enquiry = await step.adapter.nameEnquiry({ bankCode: instruction.destinationBankCode!, accountNumber: instruction.destinationAccountNumber! })
-    if (enquiry.outcome === 'failed') {
-      return fail(step, instruction, 'name_enquiry_failed', `Name enquiry refused: ${enquiry.responseMessage}`, { responseCode: enquiry.responseCode, responseMessage: enquiry.responseMessage })
-    }
-    if (enquiry.outcome !== 'successful') {
-      if (step.deps.clock.now() >= instruction.deadlineAt) return fail(step, instruction, 'provider_unavailable', 'Name enquiry gave no answer before the deadline; nothing was sent')
-      // Asked again later, backing off as requeries do (the count doubles the delay).
-      const asked = instruction.requeryAttempts + 1
-      return later(step, { ...instruction, requeryAttempts: asked }, 'ready', { requeryAttempts: asked })
-    }
-    verifiedAccountName = enquiry.value.accountName
-    if (instruction.expectedAccountName !== null && !namesMatch(instruction.expectedAccountName, verifiedAccountName)) {
-      return fail(step, instruction, 'name_mismatch', `Account name mismatch: the account is held by ${verifiedAccountName}`, {
-        responseCode: '08',
-        responseMessage: nipMessage('08'),
-        verifiedAccountName,
-      })
-    }
+/** The step's first move (decisions.ts: opening). */
+async function begin(run: Run, instruction: repo.Instruction): Promise<repo.Instruction | undefined> {
+  switch (opening(instruction, run.mode)) {
+    case 'give_back':
+      return giveBack(run, instruction)
+    case 'name_enquiry':
+      return enquire(run, instruction)
+    case 'first_send':
+      return apply(run, instruction, firstSend(instruction))
+    case 'send':
+      return send(run, instruction)
+    case 'requery':
+      return ask(run, instruction)
   }
-  const sending = await write(step, instruction, { next: 'sending', fields: { sendAttempts: instruction.sendAttempts + 1, verifiedAccountName }, release: false })
-  return sending && send(step, sending)
+}
+
+/** Gives the instruction back unchanged (a look at one never sent: there is nothing to ask), answering it as it stands. */
+async function giveBack(run: Run, instruction: repo.Instruction): Promise<repo.Instruction | undefined> {
+  await repo.releaseInstruction(run.deps.pool, instruction.id, run.token)
+  return repo.selectInstruction(run.deps.pool, instruction.id)
+}
+
+/** The name enquiry before the first send, where the provider checks names; its answer decided like any other. */
+async function enquire(run: Run, instruction: repo.Instruction): Promise<repo.Instruction | undefined> {
+  const result = await run.adapter.nameEnquiry({ bankCode: instruction.destinationBankCode!, accountNumber: instruction.destinationAccountNumber! })
+  return decideAndApply(run, instruction, { to: 'name_enquiry', result })
 }
 
 /**
@@ -217,24 +200,24 @@ async function prepare(step: Step, instruction: repo.Instruction): Promise<repo.
  * worker may have taken the instruction on (the signing time is what makes a call that still goes
  * out late harmless: decisions.ts).
  */
-async function send(step: Step, instruction: repo.Instruction): Promise<repo.Instruction | undefined> {
+async function send(run: Run, instruction: repo.Instruction): Promise<repo.Instruction | undefined> {
   await failpoint('payments.before_send', { id: instruction.id })
-  if (performance.now() >= step.leaseUntilMs) {
-    step.deps.log('warn', `payment ${instruction.id}: not sent; this worker's lease ran out before its call`)
-    return giveBack(step, instruction)
+  if (performance.now() >= run.leaseUntilMs) {
+    run.deps.log('warn', `payment ${instruction.id}: not sent; this worker's lease ran out before its call`)
+    return giveBack(run, instruction)
   }
   await failpoint('payments.in_flight', { id: instruction.id }) // checked, and not yet at the bank
-  const result = await callBank(step.adapter, instruction)
+  const result = await callBank(run.adapter, instruction)
   await failpoint('payments.after_send', { id: instruction.id })
-  return decide(step, instruction, result, 'send')
+  return decideAndApply(run, instruction, { to: 'send', result })
 }
 
 /** A requery: what the bank did with the reference, and when it was asked (by the clock shared with the bank). */
-async function ask(step: Step, instruction: repo.Instruction): Promise<repo.Instruction | undefined> {
-  const askedAt = step.deps.clock.now()
-  const result = await step.adapter.requery(instruction.id)
+async function ask(run: Run, instruction: repo.Instruction): Promise<repo.Instruction | undefined> {
+  const askedAt = run.deps.clock.now()
+  const result = await run.adapter.requery(instruction.id)
   await failpoint('payments.after_requery', { id: instruction.id }) // the bank's answer in hand, nothing written
-  return decide(step, { ...instruction, requeryAttempts: instruction.requeryAttempts + 1 }, result, askedAt)
+  return decideAndApply(run, instruction, { to: 'requery', result, askedAt })
 }
 
 function callBank(adapter: ProviderAdapter, instruction: repo.Instruction): Promise<ProviderResult<null>> {
@@ -254,101 +237,30 @@ function callBank(adapter: ProviderAdapter, instruction: repo.Instruction): Prom
   }
 }
 
-/** How the pipeline reads a bank's answer (by the NIP table), whatever the call was. */
-type Meaning = 'succeeded' | 'failed' | 'in_progress' | 'not_found' | 'no_answer'
-
-function meaningOf(result: ProviderResult<null>): Meaning {
-  if (result.outcome === 'unknown') return 'no_answer'
-  // Paid, then given back by the provider: nothing was paid in the end.
-  if (result.outcome === 'failed' && result.reversed) return 'failed'
-  const outcome = nipOutcome(result.responseCode)
-  return outcome === 'success' ? 'succeeded' : outcome === 'failed' ? 'failed' : outcome === 'not_found' ? 'not_found' : 'in_progress'
+/** Decides on the answer now, by the pipeline's settings and the provider's promises, and applies the step. */
+function decideAndApply(run: Run, instruction: repo.Instruction, answer: Answer): Promise<repo.Instruction | undefined> {
+  const { settings } = run.deps
+  const rules: StepRules = { mode: run.mode, sendAttemptsMax: settings.sendAttemptsMax, unknownPolls: settings.unknownPolls, providerClockSkewMs: settings.providerClockSkewMs, traits: run.adapter.traits }
+  return apply(run, instruction, decide(instruction, answer, run.deps.clock.now(), rules))
 }
 
-/**
- * Acts on an answer to a send (`send`) or to a requery made at `askedAt`.
- * `instruction.requeryAttempts` already counts this requery.
- */
-async function decide(step: Step, instruction: repo.Instruction, result: ProviderResult<null>, askedAt: Date | 'send'): Promise<repo.Instruction | undefined> {
-  const answer: repo.StepFields =
-    result.outcome === 'unknown'
-      ? { requeryAttempts: instruction.requeryAttempts }
-      : { requeryAttempts: instruction.requeryAttempts, providerReference: result.providerReference || null, responseCode: result.responseCode, responseMessage: result.responseMessage }
-  const meaning = meaningOf(result)
-  if (meaning === 'succeeded') return write(step, instruction, { next: 'succeeded', fields: { ...answer, accepted: true }, release: true, progress: 'succeeded' })
-  if (meaning === 'failed') return fail(step, instruction, 'provider_declined', result.outcome === 'unknown' ? '' : result.responseMessage, answer)
-  const sending = instruction.state === 'sending'
-  // Its sends may never have reached the bank: it is `sending`, or `unknown` without the bank ever having had it.
-  const neverHad = sending || (instruction.state === 'unknown' && instruction.acceptedAt === null)
-  if (meaning === 'not_found' && askedAt !== 'send' && neverHad) return notReceived(step, instruction, answer, askedAt)
-  if (meaning === 'in_progress') return later(step, instruction, sending ? 'sent' : instruction.state, { ...answer, accepted: true }, sending ? 'accepted' : undefined)
-  // No answer (or "no record" of a send the bank accepted, which proves nothing): ask again later.
-  return later(step, instruction, instruction.state, answer, sending ? 'no_answer' : undefined)
-}
-
-/**
- * The bank has no record of a send (decisions.ts decides what that means): sent again under the same
- * reference, asked about again later, or failed as never received once no send of it can still be
- * acted on by the bank.
- */
-async function notReceived(step: Step, instruction: repo.Instruction, answer: repo.StepFields, askedAt: Date): Promise<repo.Instruction | undefined> {
-  const nowMs = step.deps.clock.now().getTime()
-  const decision = onNoRecord({
-    sinceLastSendMs: instruction.lastSentAt ? nowMs - instruction.lastSentAt.getTime() : Number.POSITIVE_INFINITY,
-    requeryFirstDelayMs: instruction.requeryFirstDelayMs,
-    sendAttempts: instruction.sendAttempts,
-    sendAttemptsMax: step.deps.settings.sendAttemptsMax,
-    beforeDeadline: nowMs < instruction.deadlineAt.getTime(),
-    mayResend: step.mode !== 'look',
-    deduplicatesReferences: step.adapter.traits.deduplicatesReferences,
-    askedAfterSignedMs: instruction.lastSignedAt ? askedAt.getTime() - instruction.lastSignedAt.getTime() : null,
-    requestValidityWindowMs: step.adapter.traits.requestValidityWindowMs,
-    clockSkewMs: step.deps.settings.providerClockSkewMs,
-  })
-  if (decision === 'wait') return later(step, instruction, instruction.state, answer, instruction.state === 'sending' ? 'no_answer' : undefined)
-  if (decision === 'fail') {
-    const message = `The bank has no record of this payment after ${instruction.sendAttempts} sends, asked once none of them could still be acted on; nothing was paid`
-    return fail(step, instruction, 'not_received', message, answer)
-  }
-  const again = await write(step, instruction, { next: 'sending', fields: { ...answer, sendAttempts: instruction.sendAttempts + 1 }, release: false })
-  return again && send(step, again)
-}
-
-async function fail(step: Step, instruction: repo.Instruction, failureCode: string, failureMessage: string, fields: repo.StepFields = {}): Promise<repo.Instruction | undefined> {
-  return write(step, instruction, { next: 'failed', fields: { ...fields, failureCode, failureMessage }, release: true, progress: 'failed' })
-}
-
-/** No final answer: the next requery on the schedule, or at the deadline `unknown`. */
-async function later(step: Step, instruction: repo.Instruction, next: InstructionState, fields: repo.StepFields, progress?: Progress): Promise<repo.Instruction | undefined> {
-  const now = step.deps.clock.now()
-  const nowMs = now.getTime()
-  const deadlineMs = instruction.deadlineAt.getTime()
-  // Unknown (already, or now at the deadline): asked about again on the slow schedule, whose sweep gives it a job when due.
-  const nextPoll = nextUnknownPoll(step.deps.settings.unknownPolls, instruction.deadlineAt, now) ?? undefined
-  if (instruction.state === 'unknown') return write(step, instruction, { next: 'unknown', fields: { ...fields, nextAttemptAt: nextPoll }, release: true })
-  if (nowMs >= deadlineMs && next !== 'ready') return write(step, instruction, { next: 'unknown', fields: { ...fields, nextAttemptAt: nextPoll }, release: true, progress: 'unknown' })
-  const delayMs = instruction.requeryFirstDelayMs * 2 ** Math.min(instruction.requeryAttempts, 30)
-  const runAt = new Date(Math.min(nowMs + delayMs, Math.max(deadlineMs, nowMs)))
-  return write(step, instruction, { next, fields: { ...fields, nextAttemptAt: runAt }, release: true, progress, runAt })
+/** Writes a decided step; a committed send is then made (persist before you call). */
+async function apply(run: Run, instruction: repo.Instruction, step: Step): Promise<repo.Instruction | undefined> {
+  const written = await write(run, instruction, step.change)
+  return written && step.thenSend ? send(run, written) : written
 }
 
 // ---- writing steps ---------------------------------------------------------------------------
 
 /** One step's write: the instruction's change, what its owner hears, and its next job. */
-export interface StepWrite {
+export interface StepWrite extends StepChange {
   id: string
   token: string
-  next: InstructionState
-  fields: repo.StepFields
-  release: boolean
-  progress?: Progress
-  /** A work job at this time (a scheduled poll). */
-  runAt?: Date
 }
 
-async function write(step: Step, instruction: repo.Instruction, change: Omit<StepWrite, 'id' | 'token'>): Promise<repo.Instruction | undefined> {
-  const stepWrite: StepWrite = { id: instruction.id, token: step.token, ...change }
-  const { deps } = step
+async function write(run: Run, instruction: repo.Instruction, change: StepChange): Promise<repo.Instruction | undefined> {
+  const { deps } = run
+  const stepWrite: StepWrite = { id: instruction.id, token: run.token, ...change }
   const written = deps.writer ? await deps.writer.run(stepWrite) : (await withTransaction(deps.pool, (tx) => writeSteps(deps, tx, [stepWrite])))[0]
   if (!written) {
     // A late, duplicate or contradicting answer: the instruction moved on (another worker, an
@@ -358,7 +270,7 @@ async function write(step: Step, instruction: repo.Instruction, change: Omit<Ste
     const repeats = current !== undefined && current.state === change.next && instructionStates.isTerminal(current.state)
     deps.log(
       repeats ? 'info' : 'warn',
-      `payment ${instruction.id}: ${change.next} not applied; it is ${current?.state ?? 'gone'}${current?.leaseToken && current.leaseToken !== step.token ? ', held by another worker' : ''}`,
+      `payment ${instruction.id}: ${change.next} not applied; it is ${current?.state ?? 'gone'}${current?.leaseToken && current.leaseToken !== run.token ? ', held by another worker' : ''}`,
     )
   }
   return written
