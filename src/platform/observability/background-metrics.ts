@@ -41,78 +41,78 @@ export interface LedgerVerificationObservation {
 }
 
 export class BackgroundMetrics {
-  private readonly jobRuns: Counter<'task' | 'outcome'>
-  private readonly jobDuration: Histogram<'task' | 'outcome'>
-  private readonly jobDelay: Histogram<'task'>
-  private readonly jobsRunningHere: Gauge<'task'>
-  private readonly deliveryAttempts: Counter<'status_class' | 'result'>
-  private readonly deliveryDuration: Histogram<'status_class'>
-  private readonly ledgerRuns: Counter<'result'>
-  private readonly ledgerDuration: Histogram
-  private readonly ledgerLastRun: Gauge
-  private readonly ledgerLastOk: Gauge
-  private readonly ledgerProblems: Gauge
-  private readonly sweptCredits: Counter
-  private readonly sweptAccounts: Counter<'result'>
+  private readonly jobs: ReturnType<typeof jobMetrics>
+  private readonly checks: ReturnType<typeof checkMetrics>
 
   constructor(registry: Registry) {
-    const registers = [registry]
-    this.jobRuns = new Counter({ name: 'rail_job_runs_total', help: 'Background job runs by task and outcome (done, retrying, failed)', labelNames: ['task', 'outcome'], registers })
-    this.jobDuration = new Histogram({ name: 'rail_job_duration_seconds', help: 'How long a background job ran, by task and outcome', labelNames: ['task', 'outcome'], buckets: JOB_DURATION_BUCKETS_S, registers })
-    this.jobDelay = new Histogram({ name: 'rail_job_start_delay_seconds', help: 'From when a job was due (run_at) to when a worker started it, by task', labelNames: ['task'], buckets: JOB_DELAY_BUCKETS_S, registers })
-    this.jobsRunningHere = new Gauge({ name: 'rail_jobs_running_in_process', help: 'Jobs running now in this process, by task', labelNames: ['task'], registers })
-    this.deliveryAttempts = new Counter({
-      name: 'rail_delivery_attempts_total',
-      help: 'Callback delivery attempts by the receiver status class (2xx, 3xx, 4xx, 5xx, no_answer) and result (delivered, retrying, failed)',
-      labelNames: ['status_class', 'result'],
-      registers,
-    })
-    this.deliveryDuration = new Histogram({ name: 'rail_delivery_attempt_duration_seconds', help: 'Callback delivery attempt duration by status class', labelNames: ['status_class'], buckets: DELIVERY_DURATION_BUCKETS_S, registers })
-    this.ledgerRuns = new Counter({ name: 'rail_ledger_verify_runs_total', help: 'Ledger verifications by result (ok, problems)', labelNames: ['result'], registers })
-    this.ledgerDuration = new Histogram({ name: 'rail_ledger_verify_duration_seconds', help: 'How long a ledger verification took', buckets: LEDGER_VERIFY_BUCKETS_S, registers })
-    this.ledgerLastRun = new Gauge({ name: 'rail_ledger_verify_last_run_timestamp_seconds', help: 'When this process last finished a ledger verification (Unix seconds)', registers })
-    this.ledgerLastOk = new Gauge({ name: 'rail_ledger_verify_last_ok_timestamp_seconds', help: 'When this process last finished a ledger verification that found no problem (Unix seconds)', registers })
-    this.ledgerProblems = new Gauge({ name: 'rail_ledger_verify_problems', help: 'Problems the last ledger verification of this process found (0 when the ledger verifies)', registers })
-    this.sweptCredits = new Counter({
-      name: 'rail_inbound_credits_found_by_sweep_total',
-      help: 'Inbound credits Rail learned of from the sweep of every account, not from their notice (a lost webhook)',
-      registers,
-    })
-    this.sweptAccounts = new Counter({ name: 'rail_credit_sweep_accounts_total', help: 'Accounts the credit sweep asked the provider about, by result (answered, failed)', labelNames: ['result'], registers })
+    this.jobs = jobMetrics([registry])
+    this.checks = checkMetrics([registry])
   }
 
   jobStarted(task: string, dueAt: Date, startedAtMs: number): void {
-    this.jobsRunningHere.inc({ task })
-    this.jobDelay.observe({ task }, Math.max(0, startedAtMs - dueAt.getTime()) / 1000)
+    this.jobs.jobsRunningHere.inc({ task })
+    this.jobs.jobDelay.observe({ task }, Math.max(0, startedAtMs - dueAt.getTime()) / 1000)
   }
 
   jobEnded(task: string, outcome: JobOutcome, durationMs: number): void {
-    this.jobsRunningHere.dec({ task })
-    this.jobRuns.inc({ task, outcome })
-    this.jobDuration.observe({ task, outcome }, durationMs / 1000)
+    this.jobs.jobsRunningHere.dec({ task })
+    this.jobs.jobRuns.inc({ task, outcome })
+    this.jobs.jobDuration.observe({ task, outcome }, durationMs / 1000)
   }
 
   deliveryAttempt(attempt: DeliveryAttemptObservation): void {
     const statusClass = statusClassOf(attempt.statusCode)
-    this.deliveryAttempts.inc({ status_class: statusClass, result: attempt.result })
-    this.deliveryDuration.observe({ status_class: statusClass }, attempt.durationMs / 1000)
+    this.jobs.deliveryAttempts.inc({ status_class: statusClass, result: attempt.result })
+    this.jobs.deliveryDuration.observe({ status_class: statusClass }, attempt.durationMs / 1000)
   }
 
   accountSweep(run: AccountSweepObservation): void {
-    this.sweptCredits.inc(run.creditsFound)
-    this.sweptAccounts.inc({ result: 'answered' }, run.accountsAsked - run.accountsFailed)
-    this.sweptAccounts.inc({ result: 'failed' }, run.accountsFailed)
+    this.checks.sweptCredits.inc(run.creditsFound)
+    this.checks.sweptAccounts.inc({ result: 'answered' }, run.accountsAsked - run.accountsFailed)
+    this.checks.sweptAccounts.inc({ result: 'failed' }, run.accountsFailed)
   }
 
   ledgerVerified(verification: LedgerVerificationObservation, finishedAtMs = Date.now()): void {
-    this.ledgerRuns.inc({ result: verification.ok ? 'ok' : 'problems' })
-    this.ledgerDuration.observe(verification.durationMs / 1000)
-    this.ledgerLastRun.set(finishedAtMs / 1000)
-    if (verification.ok) this.ledgerLastOk.set(finishedAtMs / 1000)
-    this.ledgerProblems.set(verification.problems)
+    this.checks.ledgerRuns.inc({ result: verification.ok ? 'ok' : 'problems' })
+    this.checks.ledgerDuration.observe(verification.durationMs / 1000)
+    this.checks.ledgerLastRun.set(finishedAtMs / 1000)
+    if (verification.ok) this.checks.ledgerLastOk.set(finishedAtMs / 1000)
+    this.checks.ledgerProblems.set(verification.problems)
   }
 }
 
+/** The background jobs' and callback deliveries' metrics. */
+function jobMetrics(registers: Registry[]) {
+  return {
+    jobRuns: new Counter({ name: 'rail_job_runs_total', help: 'Background job runs by task and outcome (done, retrying, failed)', labelNames: ['task', 'outcome'], registers }),
+    jobDuration: new Histogram({ name: 'rail_job_duration_seconds', help: 'How long a background job ran, by task and outcome', labelNames: ['task', 'outcome'], buckets: JOB_DURATION_BUCKETS_S, registers }),
+    jobDelay: new Histogram({ name: 'rail_job_start_delay_seconds', help: 'From when a job was due (run_at) to when a worker started it, by task', labelNames: ['task'], buckets: JOB_DELAY_BUCKETS_S, registers }),
+    jobsRunningHere: new Gauge({ name: 'rail_jobs_running_in_process', help: 'Jobs running now in this process, by task', labelNames: ['task'], registers }),
+    deliveryAttempts: new Counter({
+      name: 'rail_delivery_attempts_total',
+      help: 'Callback delivery attempts by the receiver status class (2xx, 3xx, 4xx, 5xx, no_answer) and result (delivered, retrying, failed)',
+      labelNames: ['status_class', 'result'],
+      registers,
+    }),
+    deliveryDuration: new Histogram({ name: 'rail_delivery_attempt_duration_seconds', help: 'Callback delivery attempt duration by status class', labelNames: ['status_class'], buckets: DELIVERY_DURATION_BUCKETS_S, registers }),
+  }
+}
+/** The ledger verification's and the credit sweep's metrics. */
+function checkMetrics(registers: Registry[]) {
+  return {
+    ledgerRuns: new Counter({ name: 'rail_ledger_verify_runs_total', help: 'Ledger verifications by result (ok, problems)', labelNames: ['result'], registers }),
+    ledgerDuration: new Histogram({ name: 'rail_ledger_verify_duration_seconds', help: 'How long a ledger verification took', buckets: LEDGER_VERIFY_BUCKETS_S, registers }),
+    ledgerLastRun: new Gauge({ name: 'rail_ledger_verify_last_run_timestamp_seconds', help: 'When this process last finished a ledger verification (Unix seconds)', registers }),
+    ledgerLastOk: new Gauge({ name: 'rail_ledger_verify_last_ok_timestamp_seconds', help: 'When this process last finished a ledger verification that found no problem (Unix seconds)', registers }),
+    ledgerProblems: new Gauge({ name: 'rail_ledger_verify_problems', help: 'Problems the last ledger verification of this process found (0 when the ledger verifies)', registers }),
+    sweptCredits: new Counter({
+      name: 'rail_inbound_credits_found_by_sweep_total',
+      help: 'Inbound credits Rail learned of from the sweep of every account, not from their notice (a lost webhook)',
+      registers,
+    }),
+    sweptAccounts: new Counter({ name: 'rail_credit_sweep_accounts_total', help: 'Accounts the credit sweep asked the provider about, by result (answered, failed)', labelNames: ['result'], registers }),
+  }
+}
 /** 2xx … 5xx, or no_answer: five label values at most, whatever receivers answer. */
 export function statusClassOf(statusCode: number | null): string {
   if (statusCode === null || statusCode < 100 || statusCode > 599) return 'no_answer'
