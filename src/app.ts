@@ -35,7 +35,7 @@ import { EXPIRE_TASK as INTENT_EXPIRE_TASK, PAYMENT_INTENTS_CRONTAB } from './pa
 import { installAuthentication } from './partners/auth.ts'
 import { registerPartnerRoutes } from './partners/routes.ts'
 import { paymentTasks } from './payments/jobs.ts'
-import { bringForwardPartner, PAYMENTS_CRONTAB, paymentSettings, stepWriterFor, type PaymentSettings, type PaymentsDeps } from './payments/service.ts'
+import { bringForwardPartner, PAYMENTS_CRONTAB, paymentSettings, withStepWriter, type PaymentSettings, type PaymentsDeps } from './payments/service.ts'
 import { ProviderRegistry, type ProviderSettings } from './providers/registry.ts'
 import { SANDBOX_MONNIFY_PROFILE, SANDBOX_PAYSTACK_PROFILE, type SandboxDialectJobDeps } from './sandbox-bank/dialects.ts'
 import { sandboxBankTasks } from './sandbox-bank/jobs.ts'
@@ -197,9 +197,7 @@ function sandboxBankPool(pool: Pool): Pool {
  */
 export function paymentsDeps(deps: Pick<PaymentsDeps, 'pool' | 'providers' | 'clock' | 'log'> & { settings?: Partial<PaymentSettings> }): PaymentsDeps {
   const owners = { wallet_move: walletOwner, outbound_transfer: outboundOwner({ refund: refundPayoutsEnded(REFUND_ENDINGS), escrow: settleEscrowPayouts, settlement: settleSettlementPayouts }) }
-  const payments: PaymentsDeps = { pool: deps.pool, providers: deps.providers, clock: deps.clock, log: deps.log, owners, settings: paymentSettings(deps.settings) }
-  payments.writer = stepWriterFor(payments)
-  return payments
+  return withStepWriter({ pool: deps.pool, providers: deps.providers, clock: deps.clock, log: deps.log, owners, settings: paymentSettings(deps.settings) })
 }
 
 /**

@@ -17,10 +17,13 @@
 //   settles it. A requery someone asks for (a partner's GET, an operator) only asks: it never sends.
 // - The owner of an instruction (a wallet move, an outbound transfer) hears each change in the
 //   same transaction, and moves its own state, ledger and callbacks with it.
+// What a step does is decided by pure functions (decisions.ts: opening, decide); this module is
+// their shell: it claims, calls the bank, and writes the step decided through its one write path,
+// the step writer (a step alone is a batch of one).
 import { randomUUID } from 'node:crypto'
 import type { Clock } from '../platform/clock.ts'
 import { Coalescer } from '../platform/coalescer.ts'
-import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
+import type { Pool, Queryable, Tx } from '../platform/db.ts'
 import { failpoint } from '../platform/failpoints.ts'
 import { getProvider, type ProviderProfile, type ProviderRegistry } from '../providers/service.ts'
 import type { ProviderAdapter, ProviderResult } from '../providers/types.ts'
@@ -59,8 +62,8 @@ export interface PaymentsDeps {
   settings: PaymentSettings
   clock: Clock
   log: (level: 'info' | 'warn' | 'error', message: string) => void
-  /** Coalesces the steps' writes into shared transactions (without it, one transaction each). */
-  writer?: Coalescer<StepWrite, repo.Instruction | undefined>
+  /** The one write path of steps: those arriving together share one transaction; one alone is a batch of one. */
+  writer: Coalescer<StepWrite, repo.Instruction | undefined>
 }
 
 /** Runs work with the payment pipeline wired to the database and the bank (built by the composition root). */
@@ -260,8 +263,7 @@ export interface StepWrite extends StepChange {
 
 async function write(run: Run, instruction: repo.Instruction, change: StepChange): Promise<repo.Instruction | undefined> {
   const { deps } = run
-  const stepWrite: StepWrite = { id: instruction.id, token: run.token, ...change }
-  const written = deps.writer ? await deps.writer.run(stepWrite) : (await withTransaction(deps.pool, (tx) => writeSteps(deps, tx, [stepWrite])))[0]
+  const written = await deps.writer.run({ id: instruction.id, token: run.token, ...change })
   if (!written) {
     // A late, duplicate or contradicting answer: the instruction moved on (another worker, an
     // operator) or this worker's lease ran out. Nothing changes; it is logged — a warning when the
@@ -276,9 +278,12 @@ async function write(run: Run, instruction: repo.Instruction, change: StepChange
   return written
 }
 
-/** The writer of these deps: steps arriving together share one transaction. */
-export function stepWriterFor(deps: PaymentsDeps): Coalescer<StepWrite, repo.Instruction | undefined> {
-  return new Coalescer(deps.pool, (tx, writes) => writeSteps(deps, tx, writes))
+/** The parts of the pipeline, and the writer every step's write goes through (none is written on its own). */
+export type PaymentsParts = Omit<PaymentsDeps, 'writer'>
+
+/** The pipeline with its step writer: steps arriving together share one transaction, a step alone is a batch of one. */
+export function withStepWriter(parts: PaymentsParts): PaymentsDeps {
+  return { ...parts, writer: new Coalescer(parts.pool, (tx, writes) => writeSteps(parts, tx, writes)) }
 }
 
 /**
@@ -286,7 +291,7 @@ export function stepWriterFor(deps: PaymentsDeps): Coalescer<StepWrite, repo.Ins
  * its lease; then, in id order (owners lock their rows in that order too), the owners told of what
  * changed, and the next jobs.
  */
-async function writeSteps(deps: PaymentsDeps, tx: Tx, writes: readonly StepWrite[]): Promise<(repo.Instruction | undefined)[]> {
+async function writeSteps(deps: PaymentsParts, tx: Tx, writes: readonly StepWrite[]): Promise<(repo.Instruction | undefined)[]> {
   const changes: Record<repo.OwnerType, InstructionChange[]> = { wallet_move: [], outbound_transfer: [] }
   const polls: { id: string; runAt: Date }[] = []
   const results = await repo.writeSteps(tx, writes, deps.clock.now())
