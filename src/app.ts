@@ -17,20 +17,21 @@ import { registerCounterpartyRoutes } from './counterparties/routes.ts'
 import { registerFboRoutes } from './fbo/routes.ts'
 import { collectionTasks } from './inbound-credits/jobs.ts'
 import { registerInvoiceRoutes } from './invoices/routes.ts'
-import { invoicePaymentIntentOf, takeInvoicePayment } from './invoices/service.ts'
+import { invoicePaymentIntentOf, plugInvoices } from './invoices/service.ts'
 import { registerInboundCreditRoutes } from './inbound-credits/routes.ts'
 import { registerWalletFundingRoutes } from './inbound-credits/wallet-routes.ts'
-import { accountSweepCrontab, accountSweepSettings, creditsForRefunds, INBOUND_CREDITS_CRONTAB, settleTriageRefunds, type AccountSweepSettings, type CreditOwners, type InboundDeps, type OwnedCredit } from './inbound-credits/service.ts'
+import { accountSweepCrontab, accountSweepSettings, collectionsRegistries, creditsForRefunds, INBOUND_CREDITS_CRONTAB, plugTriage, type AccountSweepSettings, type CollectionsRegistries, type InboundDeps } from './inbound-credits/service.ts'
 import { escrowTasks } from './escrow/jobs.ts'
 import { registerEscrowRoutes } from './escrow/routes.ts'
-import { applyEscrowFunding, ESCROW_CRONTAB, EXPIRY_SWEEP_TASK as ESCROW_EXPIRY_SWEEP_TASK, settleEscrowPayouts, settleEscrowRefunds } from './escrow/service.ts'
+import { ESCROW_CRONTAB, EXPIRY_SWEEP_TASK as ESCROW_EXPIRY_SWEEP_TASK, plugEscrow } from './escrow/service.ts'
 import { registerFloatRoutes } from './outbound-transfers/float-routes.ts'
 import { outboundOwner } from './outbound-transfers/owner.ts'
+import { payoutOrigins, type PayoutOrigins } from './outbound-transfers/types.ts'
 import { registerOutboundRoutes } from './outbound-transfers/routes.ts'
 import { submitBatcherFor, type OutboundDeps } from './outbound-transfers/service.ts'
 import { registerPaymentIntentRoutes } from './payment-intents/routes.ts'
 import { registerRefundRoutes } from './refunds/routes.ts'
-import { refundPayoutsEnded, type RefundsDeps } from './refunds/service.ts'
+import { plugRefunds, refundOrigins, type RefundOrigins, type RefundsDeps } from './refunds/service.ts'
 import { EXPIRE_TASK as INTENT_EXPIRE_TASK, PAYMENT_INTENTS_CRONTAB } from './payment-intents/service.ts'
 import { installAuthentication } from './partners/auth.ts'
 import { registerPartnerRoutes } from './partners/routes.ts'
@@ -45,14 +46,14 @@ import { registerSandboxBankRoutes } from './sandbox-bank/routes.ts'
 import { registerStatementRoutes } from './statements/routes.ts'
 import { settlementTasks } from './settlement/jobs.ts'
 import { registerSettlementRoutes } from './settlement/routes.ts'
-import { RUN_DUE_TASK as SETTLEMENT_RUN_DUE_TASK, SETTLEMENT_CRONTAB, settlementTransfersFor, settleSettlementPayouts } from './settlement/service.ts'
+import { plugSettlement, RUN_DUE_TASK as SETTLEMENT_RUN_DUE_TASK, SETTLEMENT_CRONTAB } from './settlement/service.ts'
 import { SandboxBank } from './sandbox-bank/service.ts'
 import { registerSandboxClockRoutes } from './sandbox-clock/routes.ts'
 import type { OnAdvance } from './sandbox-clock/service.ts'
 import { installAmountLimit, MAX_AMOUNT_KOBO_DEFAULT } from './platform/amounts.ts'
 import { systemClock, type Clock } from './platform/clock.ts'
 import { SANDBOX_BANK_POOL_MAX } from './platform/connections.ts'
-import { createSiblingPool, type Pool, type Tx } from './platform/db.ts'
+import { createSiblingPool, type Pool } from './platform/db.ts'
 import { registerHealthRoutes } from './platform/health.ts'
 import { admissionLimitsFor, AdmissionGate, installAdmission, type AdmissionLimits } from './platform/admission.ts'
 import { createHttpServer, type HttpServer, type HttpTimeouts } from './platform/http.ts'
@@ -134,11 +135,12 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   // Rail signs its requests to the bank, and the bank checks them, by the app's clock.
   // One name-enquiry budget per partner for every route of this process that may show a holder's name.
   const providers = new ProviderRegistry(deps.pool, deps.providers && { clock, ...deps.providers }, deps.rateLimits?.nameEnquiriesPerMinute, deps.masterKey)
-  const payments = paymentsDeps({ pool: deps.pool, providers, clock, settings: deps.payments, log: (level, message) => app.log[level](message) })
+  const registries = pluggedRegistries()
+  const payments = paymentsDeps({ pool: deps.pool, providers, clock, settings: deps.payments, log: (level, message) => app.log[level](message) }, registries)
   const outbound: OutboundDeps = { pool: deps.pool, allowLoopbackCallbacks, payments }
   outbound.submitBatcher = submitBatcherFor(outbound)
   registerOutboundRoutes(app, outbound)
-  const collections = collectionsDeps(outbound)
+  const collections = collectionsDeps(outbound, registries)
   registerVirtualAccountRoutes(app, collections)
   registerPaymentIntentRoutes(app, collections)
   registerFboRoutes(app, collections)
@@ -192,11 +194,37 @@ function sandboxBankPool(pool: Pool): Pool {
 }
 
 /**
- * The payment pipeline and the owners of its instructions: wallet moves, and outbound transfers,
- * whose origins (a refund, an escrow's disbursement, a settlement) hear when their payout ends.
+ * The registries money-out and collections call back through, every product plugged in: a payout's
+ * origin (refunds, escrow, settlement) hears when its payout ends; a refund's origin (escrow,
+ * triage) when its refund ends; an intent's owner (invoice, escrow) takes the credits to its
+ * intent; settlement settles what credits leave in collections. Each product registers its own
+ * handlers (plug…); each registry calls them in the order its module declares.
  */
-export function paymentsDeps(deps: Pick<PaymentsDeps, 'pool' | 'providers' | 'clock' | 'log'> & { settings?: Partial<PaymentSettings> }): PaymentsDeps {
-  const owners = { wallet_move: walletOwner, outbound_transfer: outboundOwner({ refund: refundPayoutsEnded(REFUND_ENDINGS), escrow: settleEscrowPayouts, settlement: settleSettlementPayouts }) }
+export interface Registries extends CollectionsRegistries {
+  origins: PayoutOrigins
+  refundOrigins: RefundOrigins
+}
+
+export function pluggedRegistries(): Registries {
+  const registries: Registries = { origins: payoutOrigins(), refundOrigins: refundOrigins(), ...collectionsRegistries() }
+  plugRefunds(registries)
+  plugTriage(registries)
+  plugEscrow(registries)
+  plugSettlement(registries)
+  plugInvoices(registries)
+  return registries
+}
+
+/**
+ * The payment pipeline and the owners of its instructions: wallet moves, and outbound transfers,
+ * whose origins (a refund, an escrow's disbursement, a settlement) hear through `registries.origins`
+ * when their payout ends.
+ */
+export function paymentsDeps(
+  deps: Pick<PaymentsDeps, 'pool' | 'providers' | 'clock' | 'log'> & { settings?: Partial<PaymentSettings> },
+  registries: Pick<Registries, 'origins'> = pluggedRegistries(),
+): PaymentsDeps {
+  const owners = { wallet_move: walletOwner, outbound_transfer: outboundOwner(registries.origins) }
   return withStepWriter({ pool: deps.pool, providers: deps.providers, clock: deps.clock, log: deps.log, owners, settings: paymentSettings(deps.settings) })
 }
 
@@ -216,26 +244,23 @@ function dueOnSandboxClockAdvance(payments: PaymentsDeps): OnAdvance[] {
   ]
 }
 
-/** What the origin that asked for a refund does when it ends (on the pipeline's transaction). */
-const REFUND_ENDINGS: RefundsDeps['onEnded'] = { triage: settleTriageRefunds, escrow: settleEscrowRefunds }
-
-/** The refunds core: refunds are payouts of the pipeline; their endings go back to the origin that asked. */
+/** The refunds core: refunds are payouts of the pipeline, made of the credits inbound credits hand over. */
 export function refundsDeps(outbound: OutboundDeps): RefundsDeps {
-  return { outbound, onEnded: REFUND_ENDINGS, credits: creditsForRefunds }
+  return { outbound, credits: creditsForRefunds }
 }
 
-/** Collections, and the owners that decide what a credit to an intent they composed means. */
-export function collectionsDeps(outbound: OutboundDeps): InboundDeps {
-  const owners: CreditOwners = { invoice: takeInvoicePayment, escrow: fundEscrow }
-  return { pool: outbound.pool, clock: outbound.payments.clock, providers: outbound.payments.providers, allowLoopbackCallbacks: outbound.allowLoopbackCallbacks, outbound, owners, refunds: refundsDeps(outbound), settlement: settlementTransfersFor }
-}
-
-/** The escrow's rule for a credit to its funding account: all of it while initiated, none after. */
-async function fundEscrow(tx: Tx, credit: OwnedCredit, clock: Clock): Promise<{ takenKobo: number; movedOnKobo: number }> {
-  const outcome = await applyEscrowFunding({ clock }, tx, { ...credit, escrowId: credit.ownerId })
-  const takenKobo = outcome === 'applied' ? credit.amountKobo : 0
-  // The escrow takes what it funds out of collections into its holding account: nothing of it is settled.
-  return { takenKobo, movedOnKobo: takenKobo }
+/** Collections, with the owners and the settlement registered in collections' registries. */
+export function collectionsDeps(outbound: OutboundDeps, registries: CollectionsRegistries = pluggedRegistries()): InboundDeps {
+  return {
+    pool: outbound.pool,
+    clock: outbound.payments.clock,
+    providers: outbound.payments.providers,
+    allowLoopbackCallbacks: outbound.allowLoopbackCallbacks,
+    outbound,
+    owners: registries.creditOwners.handlers,
+    refunds: refundsDeps(outbound),
+    settlement: registries.collected.get('settlement'),
+  }
 }
 
 /** Every background task of every module, by name. */
@@ -244,14 +269,15 @@ export function buildTaskList(deps: Omit<WorkerDeps, 'concurrency'>): TaskList {
   const allowLoopbackCallbacks = deps.events?.allowLoopbackCallbacks ?? false
   const log = deps.log ?? (() => {})
   const observed = deps.observe && observeWorkers(deps.observe)
-  const payments = paymentsDeps({ pool: deps.pool, providers, clock: deps.clock ?? systemClock, settings: deps.payments, log })
+  const registries = pluggedRegistries()
+  const payments = paymentsDeps({ pool: deps.pool, providers, clock: deps.clock ?? systemClock, settings: deps.payments, log }, registries)
   const outbound: OutboundDeps = { pool: deps.pool, allowLoopbackCallbacks, payments }
   // The sandbox bank announces inbound credits to Rail, on whose server it is mounted.
   const bank = deps.providers && sandboxTasks(deps.pool, deps.providers, deps.clock ?? systemClock)
   const tasks: TaskList = {
     ...ledgerTasks({ pool: deps.pool, onVerified: observed?.onLedgerVerified }),
     ...paymentTasks(payments),
-    ...collectionTasks(collectionsDeps(outbound), { accountSweep: deps.creditSweep, onAccountSweep: observed?.onAccountSweep }),
+    ...collectionTasks(collectionsDeps(outbound, registries), { accountSweep: deps.creditSweep, onAccountSweep: observed?.onAccountSweep }),
     ...eventTasks({ pool: deps.pool, masterKey: deps.masterKey, clock: deps.clock ?? systemClock, settings: deps.events ?? { allowLoopbackCallbacks: false }, onAttempt: observed?.onDeliveryAttempt }),
     ...bank,
     ...escrowTasks({ pool: deps.pool, clock: deps.clock ?? systemClock, outbound }),

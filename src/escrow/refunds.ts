@@ -78,7 +78,7 @@ async function refundOne(
   reason: string | undefined,
 ): Promise<Refund | undefined> {
   try {
-    return await refundCreditInTransaction({ outbound: deps.outbound, onEnded: {}, credits: creditsForRefunds }, tx, {
+    return await refundCreditInTransaction({ outbound: deps.outbound, credits: creditsForRefunds }, tx, {
       caller,
       reference,
       creditId: planned.creditId,
@@ -95,8 +95,8 @@ async function refundOne(
 }
 
 /**
- * Refunds of escrows ended, on the payment pipeline's transaction (the refunds core's onEnded
- * hook): each escrow's refund is refunded once every credit's last refund succeeded, failed as
+ * Refunds of escrows ended, on the payment pipeline's transaction (registered in the refunds'
+ * origin registry): each escrow's refund is refunded once every credit's last refund succeeded, failed as
  * soon as one failed (its hold was voided: the money is back in escrow holding). Each change
  * sends its event once.
  */

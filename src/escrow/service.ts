@@ -19,7 +19,10 @@ import { withTransaction, type Queryable, type Tx } from '../platform/db.ts'
 import { notFound, RailError } from '../platform/errors.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
 import { readPage } from '../platform/read-pool.ts'
+import type { CollectionsRegistries, OwnedCredit } from '../inbound-credits/service.ts'
 import { submitOutboundInTransaction, type OutboundTransfer } from '../outbound-transfers/service.ts'
+import type { PayoutOrigins } from '../outbound-transfers/types.ts'
+import type { RefundOrigins } from '../refunds/service.ts'
 import { furthestOffsetSeconds } from '../sandbox-clock/service.ts'
 import type { Caller } from '../virtual-accounts/service.ts'
 import * as repo from './repo.ts'
@@ -27,7 +30,7 @@ import type { EscrowStatus } from './states.ts'
 import { assertDestination } from './create.ts'
 import { emit } from './events.ts'
 import { holdingOf, move, transfer } from './money.ts'
-import { startRefund } from './refunds.ts'
+import { settleEscrowRefunds, startRefund } from './refunds.ts'
 import { ESCROW_CURRENCY, type EscrowDeps, type ExpiryDeps, type ReleaseRequest } from './types.ts'
 
 // The module's face: its parts are types.ts, views.ts, create.ts, webhooks.ts, refunds.ts, events.ts and money.ts.
@@ -37,7 +40,18 @@ export { fundingOfEscrow, escrowView, toEscrowJson, toCreatedJson } from './view
 export { createEscrow } from './create.ts'
 export { selectRefs as escrowRefs } from './repo.ts'
 export { type WebhookRequest, registerWebhook } from './webhooks.ts'
-export { settleEscrowRefunds, retryRefund } from './refunds.ts'
+export { retryRefund } from './refunds.ts'
+
+/**
+ * Plugs escrow into money-out and collections: it hears when its disbursements' payouts end (payout
+ * origins) and when its refunds end (refund origins), and takes credits to its funding intent
+ * (credit owners).
+ */
+export function plugEscrow(registries: { origins: PayoutOrigins; refundOrigins: RefundOrigins } & Pick<CollectionsRegistries, 'creditOwners'>): void {
+  registries.origins.register('escrow', settleEscrowPayouts)
+  registries.refundOrigins.register('escrow', settleEscrowRefunds)
+  registries.creditOwners.register('escrow', fundEscrow)
+}
 
 /** Escrows expired per sweep run; the next run (a minute later) takes the rest. */
 const EXPIRY_SWEEP_BATCH = 500
@@ -234,4 +248,12 @@ export async function applyEscrowFunding(
   const funded = await repo.addFunding(tx, escrow.id, credit.amountKobo, now)
   if (funded.status === 'funded') await emit(tx, deps.clock, funded, 'escrow.funded')
   return 'applied'
+}
+
+/** The escrow's rule for a credit to its funding account: all of it while initiated, none after. */
+async function fundEscrow(tx: Tx, credit: OwnedCredit, clock: Clock): Promise<{ takenKobo: number; movedOnKobo: number }> {
+  const outcome = await applyEscrowFunding({ clock }, tx, { ...credit, escrowId: credit.ownerId })
+  const takenKobo = outcome === 'applied' ? credit.amountKobo : 0
+  // The escrow takes what it funds out of collections into its holding account: nothing of it is settled.
+  return { takenKobo, movedOnKobo: takenKobo }
 }

@@ -1,10 +1,12 @@
 // What the inbound-credit paths are given: the collections deps, the owners that decide what a
-// credit to their intent means, the refunds core (triage refunds) and settlement's seam.
+// credit to their intent means and settlement's seam (both registered by those products in
+// collections' registries), and the refunds core (triage refunds).
 import type { TransferInput } from '../ledger/service.ts'
 import type { OutboundDeps } from '../outbound-transfers/service.ts'
 import type { IntentOwnerType } from '../payment-intents/service.ts'
 import type { Clock } from '../platform/clock.ts'
 import type { Tx } from '../platform/db.ts'
+import { Registry } from '../platform/registry.ts'
 import type { RefundsDeps } from '../refunds/service.ts'
 import type { CollectionsDeps } from '../virtual-accounts/service.ts'
 
@@ -28,10 +30,28 @@ export interface OwnedCredit {
  * holding account); the rest stays in collections and is settled (default 0).
  */
 export type CreditOwnerHandler = (tx: Tx, credit: OwnedCredit, clock: Clock) => Promise<{ takenKobo: number; movedOnKobo?: number }>
+/** The registered owners by type (the credit-owner registry's view): a credit to an intent with no registered owner is an error. */
 export type CreditOwners = Partial<Record<IntentOwnerType, CreditOwnerHandler>>
+
+/**
+ * Collections' registries: an intent's owner (an invoice, an escrow) registers how it takes a
+ * credit to its intent; settlement registers how it settles what credits leave in collections.
+ */
+export interface CollectionsRegistries {
+  creditOwners: Registry<IntentOwnerType, CreditOwnerHandler>
+  collected: Registry<'settlement', CollectedHandler>
+}
+
+export function collectionsRegistries(): CollectionsRegistries {
+  return {
+    creditOwners: new Registry<IntentOwnerType, CreditOwnerHandler>('credit owner', ['invoice', 'escrow']),
+    collected: new Registry<'settlement', CollectedHandler>('collected money', ['settlement']),
+  }
+}
 
 export interface InboundDeps extends CollectionsDeps {
   outbound: OutboundDeps
+  /** collectionsRegistries().creditOwners.handlers: the owners registered so far. */
   owners: CreditOwners
   /** The refunds core, through which triage refunds an unmatched credit. */
   refunds: RefundsDeps

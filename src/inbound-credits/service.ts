@@ -8,16 +8,17 @@
 //   requery.ts   credits the provider has that Rail missed (one account, asked by the partner)
 //   account-sweep.ts  the same for every account, a batch a run, on a schedule
 //   brr.ts, views.ts, simulate.ts  the BRR lookup, how credits read (and are listed), the sandbox simulator
-import type { RefundableCredits } from '../refunds/service.ts'
+import type { RefundableCredits, RefundOrigins } from '../refunds/service.ts'
 import { lockCredit, selectAmountLessExcessKobo, selectConfirmedIds } from './repo.ts'
+import { settleTriageRefunds } from './triage.ts'
 
 export { selectNarrations as creditNarrations } from './repo.ts'
 
 export type { CreditStatus, FoundBy, InboundCredit } from './repo.ts'
-export type { CollectedCredit, CollectedHandler, CreditOwnerHandler, CreditOwners, InboundDeps, OwnedCredit } from './deps.ts'
+export { collectionsRegistries, type CollectedCredit, type CollectedHandler, type CollectionsRegistries, type CreditOwnerHandler, type CreditOwners, type InboundDeps, type OwnedCredit } from './deps.ts'
 export { APPLY_TASK, INBOUND_CREDITS_CRONTAB, recordCredit, sweepStrandedCredits, SWEEP_TASK } from './intake.ts'
 export { applyCredit } from './apply.ts'
-export { getTriageItem, listTriage, resolveUnmatched, resolveUnmatchedRequest, settleTriageRefunds, TRIAGE_PAGE_MAX, type Resolution } from './triage.ts'
+export { getTriageItem, listTriage, resolveUnmatched, resolveUnmatchedRequest, TRIAGE_PAGE_MAX, type Resolution } from './triage.ts'
 export { requeryAccount, requeryWallet } from './requery.ts'
 export { ACCOUNT_SWEEP_TASK, accountSweepCrontab, accountSweepSettings, type AccountSweepRun, type AccountSweepSettings } from './account-sweep.ts'
 export { lookupBrr } from './brr.ts'
@@ -26,3 +27,8 @@ export { simulateInboundCredit, type SimulatedCredit, type SimulatedCreditAnswer
 
 /** What refunds read of credits, on the caller's transaction (the composition root hands it to the refunds core). */
 export const creditsForRefunds: RefundableCredits = { lock: lockCredit, amountLessExcessKobo: selectAmountLessExcessKobo, confirmedIds: selectConfirmedIds }
+
+/** Plugs triage into refunds: a refund triage asked for that ends settles its credit (refunded, or unmatched again). */
+export function plugTriage(registries: { refundOrigins: RefundOrigins }): void {
+  registries.refundOrigins.register('triage', settleTriageRefunds)
+}

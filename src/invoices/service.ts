@@ -4,7 +4,7 @@
 // and cancel, which archives the account so that later credits fall to unmatched triage.
 // Lock order, as in every collections path: the virtual account, then the invoice.
 import { recordEvent } from '../events/service.ts'
-import type { OwnedCredit } from '../inbound-credits/service.ts'
+import type { CollectionsRegistries, OwnedCredit } from '../inbound-credits/service.ts'
 import { allocateIntentAccount, createIntentInTransaction, getIntentById, type IntentAccount, type IntentView, type PaymentIntentRequest } from '../payment-intents/service.ts'
 import type { Clock } from '../platform/clock.ts'
 import { withTransaction, type Queryable, type Tx } from '../platform/db.ts'
@@ -224,6 +224,11 @@ async function wrongState(db: Queryable, invoice: repo.Invoice, operation: 'publ
         : `A ${invoice.status} invoice cannot be published`
       : `A ${invoice.status} invoice cannot be cancelled (only draft, published and partially_paid can)`
   return new RailError('invalid_state', message, { status: invoice.status, currentState: invoice.status, invoice: current })
+}
+
+/** Plugs invoices into collections: a credit to an invoice's intent is taken by takeInvoicePayment. */
+export function plugInvoices(registries: Pick<CollectionsRegistries, 'creditOwners'>): void {
+  registries.creditOwners.register('invoice', takeInvoicePayment)
 }
 
 /**

@@ -15,7 +15,7 @@ import * as repo from './repo.ts'
 import { callbackEvent, hasCallback } from './service.ts'
 import { FLOAT_CURRENCY } from './float.ts'
 import { isFinal, type OutboundState } from './states.ts'
-import type { Origins } from './types.ts'
+import type { PayoutOrigins } from './types.ts'
 
 const STATE_OF: Record<Exclude<InstructionChange['progress'], 'no_answer'>, OutboundState> = {
   accepted: 'submitted',
@@ -24,7 +24,8 @@ const STATE_OF: Record<Exclude<InstructionChange['progress'], 'no_answer'>, Outb
   unknown: 'unknown',
 }
 
-export function outboundOwner(origins: Origins): InstructionOwner & ReversalOwner {
+/** The owner of outbound transfers' instructions; an ended payout of Rail's own is handed to its origin through `origins`. */
+export function outboundOwner(origins: PayoutOrigins): InstructionOwner & ReversalOwner {
   return {
     reversed: reverseTransfers,
     async apply(tx, changes, clock) {
@@ -44,9 +45,9 @@ export function outboundOwner(origins: Origins): InstructionOwner & ReversalOwne
         if (outcome.result !== 'ok' && outcome.result !== 'exists') throw new Error(`outbound ${resolutions[index]!.sourceId}: hold resolution ${outcome.result}`)
       })
       await recordEvents(tx, clock, changed.filter((transfer) => hasCallback(transfer.state)).map(callbackEvent))
-      for (const originType of Object.keys(origins) as repo.OriginType[]) {
-        const ended = changed.filter((transfer) => transfer.originType === originType && isFinal(transfer.state))
-        if (ended.length > 0) await origins[originType]!(tx, ended, clock)
+      for (const [originType, ended] of origins.registered()) {
+        const payouts = changed.filter((transfer) => transfer.originType === originType && isFinal(transfer.state))
+        if (payouts.length > 0) await ended(tx, payouts, clock)
       }
     },
   }

@@ -3,11 +3,12 @@
 // transfer of the payment pipeline — origin 'refund', its id the refund's — held on a ledger
 // account its caller names: the partner's collections or float (the Refunds API), an escrow's
 // holding account (escrow cancel and expiry), the partner's suspense account (triage). When the
-// payout ends, the outbound owner calls this module's origin handler on the pipeline's
-// transaction: the refund succeeds or fails, its event is recorded, and the origin that asked is
-// told. A failed payout's hold was voided (the money is back on its source); a new refund may be
-// made. A credit never refunds more than it brought, less its refunds pending or succeeded:
-// checked in SQL under the credit's lock, so two refunds of one credit at once cannot exceed it.
+// payout ends, the outbound owner calls the handler this module registered as the payout's origin,
+// on the pipeline's transaction: the refund succeeds or fails, its event is recorded, and the origin
+// that asked is told through the handler it registered (RefundOrigins). A failed payout's hold was
+// voided (the money is back on its source); a new refund may be made. A credit never refunds more
+// than it brought, less its refunds pending or succeeded: checked in SQL under the credit's lock,
+// so two refunds of one credit at once cannot exceed it.
 import { findBank } from '../nip/banks.ts'
 import { isValidNuban } from '../nip/nuban.ts'
 import { submitOutboundInTransaction, type Caller, type OutboundDeps } from '../outbound-transfers/service.ts'
@@ -16,6 +17,7 @@ import type { Queryable, Tx } from '../platform/db.ts'
 import { fieldError, notFound, RailError } from '../platform/errors.ts'
 import { claimReference, findReplay, requestHash, type ReferenceKind } from '../platform/idempotency.ts'
 import { uuidv7 } from '../platform/ids.ts'
+import { Registry } from '../platform/registry.ts'
 import { leftToRefundKobo, lockCredit, type RefundableCredit, type RefundableCredits } from './credits.ts'
 import * as repo from './repo.ts'
 import type { RefundState } from './states.ts'
@@ -54,9 +56,19 @@ export interface Refund {
 /** On the pipeline's transaction, when refunds of this origin type end (succeeded or failed); `clock` is the pipeline's. */
 export type RefundEndedHandler = (tx: Tx, refunds: readonly Refund[], clock: Clock) => Promise<void>
 
+/**
+ * The refunds' origin registry: an origin that asks for refunds of its own (an escrow's cancel,
+ * expiry or excess; triage) registers what happens when they end. Called in this order, on the
+ * pipeline's transaction, after the refunds ended and their events were recorded.
+ */
+export type RefundOrigins = Registry<Exclude<RefundOrigin['type'], 'partner'>, RefundEndedHandler>
+
+export function refundOrigins(): RefundOrigins {
+  return new Registry<Exclude<RefundOrigin['type'], 'partner'>, RefundEndedHandler>('refund origin', ['escrow', 'triage'])
+}
+
 export interface RefundsDeps {
   outbound: OutboundDeps
-  onEnded: Partial<Record<'escrow' | 'triage', RefundEndedHandler>>
   /** The credits refunds are made of, from inbound credits (handed over by the composition root). */
   credits: RefundableCredits
 }

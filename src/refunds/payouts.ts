@@ -1,18 +1,23 @@
-// The end of a refund's payout: the outbound owner hands each ended payout of origin 'refund' to
-// this module, on the pipeline's transaction.
+// The end of a refund's payout: refunds register as the origin of their payouts in money-out's
+// origin registry, so the outbound owner hands each ended payout of origin 'refund' to this module,
+// on the pipeline's transaction.
 import { recordEvents, type NewEvent } from '../events/service.ts'
-import type { OriginHandler } from '../outbound-transfers/types.ts'
+import type { OriginHandler, PayoutOrigins } from '../outbound-transfers/types.ts'
 import type { OutboundTransfer } from '../outbound-transfers/service.ts'
-import { toRefund, toRefundJson, type Refund, type RefundsDeps } from './core.ts'
+import { toRefund, toRefundJson, type Refund, type RefundOrigins } from './core.ts'
 import * as repo from './repo.ts'
 
+/** Plugs refunds into money-out: a refund's payout that ends ends its refund, and tells the origin that asked through `refundOrigins`. */
+export function plugRefunds(registries: { origins: PayoutOrigins; refundOrigins: RefundOrigins }): void {
+  registries.origins.register('refund', refundPayoutsEnded(registries.refundOrigins))
+}
+
 /**
- * The outbound owner's handler for origin 'refund': each ended payout ends its refund once —
- * confirmed → succeeded, failed → failed (its hold was voided in this transaction: the money is
- * back on its source) — records refund.succeeded / refund.failed, and tells the origin that
- * asked (escrow, triage).
+ * The handler of origin 'refund': each ended payout ends its refund once — confirmed → succeeded,
+ * failed → failed (its hold was voided in this transaction: the money is back on its source) —
+ * records refund.succeeded / refund.failed, and tells the origin that asked (escrow, triage).
  */
-export function refundPayoutsEnded(onEnded: RefundsDeps['onEnded']): OriginHandler {
+function refundPayoutsEnded(refundOrigins: RefundOrigins): OriginHandler {
   return async (tx, payouts, clock) => {
     const ended: Refund[] = []
     for (const payout of payouts) {
@@ -22,10 +27,9 @@ export function refundPayoutsEnded(onEnded: RefundsDeps['onEnded']): OriginHandl
       if (refund) ended.push(toRefund(refund))
     }
     await recordEvents(tx, clock, ended.map(refundEvent))
-    for (const type of ['escrow', 'triage'] as const) {
+    for (const [type, handler] of refundOrigins.registered()) {
       const ofType = ended.filter((refund) => refund.origin.type === type)
-      const handler = onEnded[type]
-      if (ofType.length > 0 && handler) await handler(tx, ofType, clock)
+      if (ofType.length > 0) await handler(tx, ofType, clock)
     }
   }
 }

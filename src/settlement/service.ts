@@ -8,10 +8,11 @@
 //   (confirmed or failed) reaches settleSettlementPayouts on the pipeline's transaction.
 // A partner's settings are in settings.ts; what a settlement reads as, in views.ts.
 import { recordEvent, type NewEvent } from '../events/service.ts'
-import type { CollectedCredit } from '../inbound-credits/service.ts'
+import type { CollectedCredit, CollectionsRegistries } from '../inbound-credits/service.ts'
 import { collectionsWithAvailable, createTransfers, creditRoom, derivedId, ensurePartnerAccount, getBalance, type AvailableAccount, type TransferInput } from '../ledger/service.ts'
 import { FLOAT_CURRENCY } from '../outbound-transfers/service.ts'
 import { submitOutboundInTransaction, type OutboundDeps, type OutboundTransfer } from '../outbound-transfers/service.ts'
+import type { PayoutOrigins } from '../outbound-transfers/types.ts'
 import { getPartner, type Partner } from '../partners/service.ts'
 import { MAX_AMOUNT_KOBO_DEFAULT } from '../platform/amounts.ts'
 import type { Clock } from '../platform/clock.ts'
@@ -238,6 +239,12 @@ export async function sweepFloatLeftovers(pool: Pool, partnerId?: string): Promi
 }
 
 // ---- the payout's end ------------------------------------------------------------------------------
+
+/** Plugs settlement in: it settles what credits leave in collections, and hears when its payouts end. */
+export function plugSettlement(registries: { origins: PayoutOrigins } & Pick<CollectionsRegistries, 'collected'>): void {
+  registries.collected.register('settlement', settlementTransfersFor)
+  registries.origins.register('settlement', settleSettlementPayouts)
+}
 
 /**
  * Settlement payouts ended, on the payment pipeline's transaction (the outbound owner has posted
