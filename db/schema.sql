@@ -77,8 +77,6 @@ CREATE TABLE counterparties (
   created_at timestamp with time zone NOT NULL DEFAULT now(),
   updated_at timestamp with time zone NOT NULL DEFAULT now(),
   last_used_at timestamp with time zone,
-  signed_at_s bigint,
-  signed_hashes text[] NOT NULL DEFAULT '{}'::text[],
   CONSTRAINT counterparties_account_name_check CHECK (((length(account_name) >= 1) AND (length(account_name) <= 100))),
   CONSTRAINT counterparties_account_number_check CHECK ((account_number ~ '^[0-9]{10}$'::text)),
   CONSTRAINT counterparties_bank_code_check CHECK ((bank_code ~ '^[0-9]{3,6}$'::text)),
@@ -306,6 +304,20 @@ CREATE TABLE events (
   CONSTRAINT events_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
   CONSTRAINT events_pkey PRIMARY KEY (id),
   CONSTRAINT events_signing_check CHECK ((signing = ANY (ARRAY['partner'::text, 'sealed'::text, 'none'::text])))
+);
+
+CREATE TABLE idempotency_keys (
+  partner_id uuid NOT NULL,
+  key text NOT NULL,
+  request_hash text NOT NULL,
+  response_status integer,
+  response_body text,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT idempotency_keys_key_check CHECK (((length(key) >= 1) AND (length(key) <= 255))),
+  CONSTRAINT idempotency_keys_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
+  CONSTRAINT idempotency_keys_pkey PRIMARY KEY (partner_id, key),
+  CONSTRAINT idempotency_keys_request_hash_check CHECK ((length(request_hash) = 64)),
+  CONSTRAINT idempotency_keys_response_status_check CHECK (((response_status >= 100) AND (response_status <= 599)))
 );
 
 CREATE TABLE inbound_credit_sweep (
@@ -592,8 +604,6 @@ CREATE TABLE partners (
   callback_url text,
   created_at timestamp with time zone NOT NULL DEFAULT now(),
   updated_at timestamp with time zone NOT NULL DEFAULT now(),
-  settings_signed_at_s bigint,
-  settings_signed_hashes text[] NOT NULL DEFAULT '{}'::text[],
   CONSTRAINT partners_callback_url_check CHECK ((length(callback_url) <= 2048)),
   CONSTRAINT partners_customer_class_check CHECK ((customer_class = ANY (ARRAY['government'::text, 'corporate'::text, 'fintech'::text, 'citizen'::text]))),
   CONSTRAINT partners_environment_check CHECK ((environment = ANY (ARRAY['sandbox'::text, 'live'::text]))),
@@ -792,8 +802,6 @@ CREATE TABLE settlement_settings (
   verified_account_name text,
   cutoff_time text NOT NULL DEFAULT '17:00'::text,
   bank_since timestamp with time zone,
-  changes_signed_at_s bigint,
-  changes_body_hashes text[] NOT NULL DEFAULT '{}'::text[],
   updated_at timestamp with time zone NOT NULL DEFAULT now(),
   CONSTRAINT settlement_settings_check CHECK (((mode = 'float'::text) OR ((bank_code IS NOT NULL) AND (account_number IS NOT NULL) AND (account_name IS NOT NULL) AND (bank_since IS NOT NULL)))),
   CONSTRAINT settlement_settings_cutoff_time_check CHECK ((cutoff_time ~ '^([01][0-9]|2[0-3]):[0-5][0-9]$'::text)),
@@ -824,16 +832,6 @@ CREATE TABLE settlements (
   CONSTRAINT settlements_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
   CONSTRAINT settlements_pkey PRIMARY KEY (id),
   CONSTRAINT settlements_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'paid'::text, 'failed'::text])))
-);
-
-CREATE TABLE signed_requests (
-  partner_id uuid NOT NULL,
-  signature text NOT NULL,
-  response jsonb,
-  created_at timestamp with time zone NOT NULL DEFAULT now(),
-  CONSTRAINT signed_requests_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
-  CONSTRAINT signed_requests_pkey PRIMARY KEY (partner_id, signature),
-  CONSTRAINT signed_requests_signature_check CHECK ((length(signature) <= 128))
 );
 
 CREATE TABLE state_transitions (
@@ -1209,6 +1207,8 @@ CREATE INDEX event_deliveries_pending_order ON public.event_deliveries USING btr
 CREATE INDEX events_partner_id ON public.events USING btree (partner_id, id DESC);
 
 CREATE INDEX events_partner_object ON public.events USING btree (partner_id, object_type, object_id, id DESC);
+
+CREATE INDEX idempotency_keys_expiry ON public.idempotency_keys USING btree (partner_id, created_at);
 
 CREATE INDEX inbound_credits_by_account ON public.inbound_credits USING btree (virtual_account_id, id DESC);
 

@@ -3,7 +3,7 @@
 // composed it) and nothing else of the partner. Every token is an intent's: invoices and escrows
 // hand out the token of the payment intent they compose, so both page paths serve every token.
 import { getEscrowById } from '../escrow/service.ts'
-import { simulateInboundCredit, type InboundDeps } from '../inbound-credits/service.ts'
+import { simulateInboundCreditOnce, type InboundDeps } from '../inbound-credits/service.ts'
 import { getInvoiceById, type LineItem } from '../invoices/service.ts'
 import { getPartner } from '../partners/service.ts'
 import { getIntentByCheckoutToken, type IntentView } from '../payment-intents/service.ts'
@@ -151,7 +151,7 @@ async function escrowPage(db: Queryable, base: PageBase, partnerId: string, escr
 /**
  * Sandbox: pays into the page's account through the simulate-inbound-credit service (the sandbox
  * bank receives it and announces it to Rail). `attemptKey` is the form's one-time key: a form
- * posted twice pays once, as the same signed request sent twice does.
+ * posted twice pays once, as the same request sent twice with its Idempotency-Key does.
  */
 export async function simulatePageTransfer(deps: CheckoutDeps, token: string, amountKobo: number, attemptKey: string): Promise<'paid' | 'not_found' | 'not_sandbox'> {
   if (!TOKEN_PATTERN.test(token)) return 'not_found'
@@ -159,6 +159,6 @@ export async function simulatePageTransfer(deps: CheckoutDeps, token: string, am
   const partner = view && (await getPartner(deps.pool, view.intent.partnerId))
   if (!view || !partner) return 'not_found'
   if (partner.environment !== 'sandbox') return 'not_sandbox'
-  await simulateInboundCredit(deps.inbound, partner, { virtualAccount: view.account.accountNumber, amountKobo, payerName: 'Checkout Payer' }, `checkout:${attemptKey}`)
+  await simulateInboundCreditOnce(deps.inbound, partner, { virtualAccount: view.account.accountNumber, amountKobo, payerName: 'Checkout Payer' }, `checkout:${attemptKey}`)
   return 'paid'
 }

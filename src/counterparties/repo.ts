@@ -1,6 +1,5 @@
 // SQL of counterparties.
 import type { Queryable } from '../platform/db.ts'
-import type { SignedChanges } from '../platform/signed-requests.ts'
 
 export interface Counterparty {
   id: string
@@ -104,22 +103,11 @@ export async function selectCounterparties(db: Queryable, filter: { partnerId: s
   return rows.map(toCounterparty)
 }
 
-/** The counterparty, locked, with what it remembers of the signed changes applied to it. */
-export async function selectCounterpartyChangesForUpdate(db: Queryable, partnerId: string, id: string): Promise<{ counterparty: Counterparty; changes: SignedChanges } | undefined> {
-  const { rows } = await db.query<Row & { signed_at_s: string | null; signed_hashes: string[] }>(
-    `SELECT ${COLUMNS}, signed_at_s, signed_hashes FROM counterparties WHERE id = $1 AND partner_id = $2 FOR UPDATE`,
-    [id, partnerId],
-  )
-  const row = rows[0]
-  if (!row) return undefined
-  return { counterparty: toCounterparty(row), changes: { signedAtS: row.signed_at_s === null ? null : Number(row.signed_at_s), bodyHashes: row.signed_hashes } }
-}
-
-export async function updateCounterparty(db: Queryable, partnerId: string, id: string, change: { name?: string; archived?: boolean }, changes: SignedChanges): Promise<Counterparty | undefined> {
+export async function updateCounterparty(db: Queryable, partnerId: string, id: string, change: { name?: string; archived?: boolean }): Promise<Counterparty | undefined> {
   const { rows } = await db.query<Row>(
-    `UPDATE counterparties SET name = coalesce($3, name), archived = coalesce($4, archived), signed_at_s = $5, signed_hashes = $6, updated_at = now()
+    `UPDATE counterparties SET name = coalesce($3, name), archived = coalesce($4, archived), updated_at = now()
       WHERE id = $1 AND partner_id = $2 RETURNING ${COLUMNS}`,
-    [id, partnerId, change.name ?? null, change.archived ?? null, changes.signedAtS, changes.bodyHashes],
+    [id, partnerId, change.name ?? null, change.archived ?? null],
   )
   return rows[0] && toCounterparty(rows[0])
 }

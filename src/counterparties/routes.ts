@@ -5,7 +5,6 @@ import { callerOf } from '../partners/auth.ts'
 import type { Pool } from '../platform/db.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { closedObject, errorResponses, NubanSchema } from '../platform/schemas.ts'
-import { signedRequestOf } from '../platform/signed-requests.ts'
 import { COUNTERPARTIES_PAGE_MAX, createCounterparty, getCounterparty, listCounterparties, updateCounterparty, type Counterparty } from './service.ts'
 
 const CounterpartySchema = Type.Object({
@@ -101,17 +100,17 @@ export function registerCounterpartyRoutes(app: HttpServer, deps: { pool: Pool }
   app.patch(
     '/api/v1/rail/counterparties/:id',
     {
-      config: { auth: 'signature' },
+      config: { auth: 'signature', idempotencyKey: 'in-transaction' },
       schema: {
         operationId: 'updateCounterparty',
-        description: 'Renames a counterparty or archives or restores it; the account it names never changes. A change signed before the last one applied is 409 `stale_request`.',
+        description: 'Renames a counterparty or archives or restores it; the account it names never changes.',
         tags: ['counterparties'],
-        summary: 'Rename or archive a counterparty (soft state only). A change signed before the last one applied is 409 stale_request',
+        summary: 'Rename or archive a counterparty (soft state only)',
         params: IdParams,
         body: closedObject({ name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), archived: Type.Optional(Type.Boolean()) }, { minProperties: 1 }),
-        response: { 200: CounterpartySchema, ...errorResponses('not_found', 'stale_request') },
+        response: { 200: CounterpartySchema, ...errorResponses('not_found') },
       },
     },
-    async (request) => toCounterpartyJson(await updateCounterparty(deps.pool, callerOf(request).partner.id, request.params.id, request.body, signedRequestOf(request))),
+    async (request) => toCounterpartyJson(await updateCounterparty(deps.pool, callerOf(request).partner.id, request.params.id, request.body, request.idempotencyKey)),
   )
 }

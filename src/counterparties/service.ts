@@ -8,7 +8,7 @@ import { fieldError, notFound } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
 import { readPage } from '../platform/read-pool.ts'
-import { decideSignedChange, type SignedRequest } from '../platform/signed-requests.ts'
+import { claimKeyInTransaction, type IdempotencyKey } from '../platform/idempotency-keys.ts'
 import * as repo from './repo.ts'
 
 export type { Counterparty } from './repo.ts'
@@ -61,17 +61,15 @@ export async function listCounterparties(pool: Pool, filter: { partnerId: string
 }
 
 /**
- * Renames or archives (soft state only); another partner's id is 404. A change signed before the
- * last one applied to this counterparty is 409 stale_request, the last one again changes nothing
- * (src/platform/signed-requests.ts): a replayed rename or archive cannot undo a newer one.
+ * Renames or archives (soft state only); another partner's id is 404. The same request again with
+ * its Idempotency-Key changes nothing and answers the counterparty as it is.
  */
-export async function updateCounterparty(pool: Pool, partnerId: string, id: string, change: { name?: string; archived?: boolean }, signed: SignedRequest): Promise<repo.Counterparty> {
+export async function updateCounterparty(pool: Pool, partnerId: string, id: string, change: { name?: string; archived?: boolean }, key?: IdempotencyKey): Promise<repo.Counterparty> {
   return withTransaction(pool, async (tx) => {
-    const locked = await repo.selectCounterpartyChangesForUpdate(tx, partnerId, id)
-    if (!locked) throw notFound('Counterparty')
-    const decision = decideSignedChange(locked.changes, signed, change)
-    if (decision.kind === 'repeat') return locked.counterparty
-    return (await repo.updateCounterparty(tx, partnerId, id, change, decision.next))!
+    const replayed = (await claimKeyInTransaction(tx, key)) === 'replayed'
+    const counterparty = replayed ? await repo.selectCounterparty(tx, partnerId, id) : await repo.updateCounterparty(tx, partnerId, id, change)
+    if (!counterparty) throw notFound('Counterparty')
+    return counterparty
   })
 }
 

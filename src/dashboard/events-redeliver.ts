@@ -1,16 +1,17 @@
 // The Redeliver button: the same service function as POST /api/v1/rail/events/{id}/redeliver
 // (redeliverEvent, no second write path), recorded in dashboard_actions before it runs, with what
-// came of it after. The API keys a redelivery by its request's signature; the dashboard keys it by
-// the form's hidden random reference, so a double-submitted form schedules one redelivery.
+// came of it after. The API keys a redelivery by its request's Idempotency-Key; the dashboard keys it
+// by the form's hidden random reference, so a double-submitted form schedules one redelivery.
 import { RailError } from '../platform/errors.ts'
 import { withTransaction } from '../platform/db.ts'
+import { idempotencyKeyFor, type IdempotencyKey } from '../platform/idempotency-keys.ts'
 import { redeliverEvent } from '../events/service.ts'
 import { runRecorded } from './actions.ts'
 import type { DashboardDeps, Visit } from './http.ts'
 
-/** The claim key of a dashboard redelivery; its prefix keeps it apart from any API signature. */
-export function redeliveryKey(reference: string): string {
-  return `dashboard:redeliver:${reference}`
+/** The claim key of a dashboard redelivery; its prefix keeps it apart from the keys clients choose. */
+export function redeliveryKey(partnerId: string, eventId: string, reference: string): IdempotencyKey {
+  return idempotencyKeyFor(partnerId, `dashboard:redeliver:${reference}`, { redeliver: eventId })
 }
 
 export type RedeliverResult = { ok: true; replayed: boolean } | { ok: false; error: RailError }
@@ -22,7 +23,7 @@ export async function redeliverFromDashboard(deps: DashboardDeps, visit: Visit, 
       deps,
       visit,
       action,
-      () => withTransaction(deps.pool, (tx) => redeliverEvent(tx, visit.partner.id, eventId, redeliveryKey(reference))),
+      () => withTransaction(deps.pool, (tx) => redeliverEvent(tx, visit.partner.id, eventId, redeliveryKey(visit.partner.id, eventId, reference))),
       ({ view, replayed }) => (replayed ? { replayed: true } : { deliveryId: view.deliveries.at(-1)?.id ?? null }),
     )
     return { ok: true, replayed }

@@ -2,11 +2,11 @@
 // accounts, and fund the float. Each calls the same service function as its API route
 // (simulate-inbound-credit, fund-float) and is recorded in dashboard_actions. Each form carries a
 // random key rendered with the page, so the same form posted twice (a double click, a reload of
-// the post) does its work once: the credit's key is claimed as the API claims a signature, the
+// the post) does its work once: the credit's key is claimed as the API claims an Idempotency-Key, the
 // funding's is its reference.
 import { randomUUID } from 'node:crypto'
 import { html } from '../platform/html.ts'
-import { simulateInboundCredit } from '../inbound-credits/service.ts'
+import { simulateInboundCreditOnce } from '../inbound-credits/service.ts'
 import { fundFloat } from '../outbound-transfers/service.ts'
 import { koboOfNaira } from './amounts.ts'
 import { runRecorded } from './actions.ts'
@@ -30,7 +30,7 @@ export function registerSandboxPages(routes: DashboardRoutes): void {
     if (typeof input === 'string') return headers(reply).code(422).send(plainPage('Not sent', input))
     const action = { name: 'sandbox.inbound_credit', objectId: null, detail: { virtualAccount: input.virtualAccount, amountKobo: input.amountKobo } }
     try {
-      await runRecorded(routes.deps, visit, action, () => simulateInboundCredit(routes.deps.collections, visit.partner, input, `dashboard:${input.key}`), (answer) => ({ sessionId: answer.sessionId }))
+      await runRecorded(routes.deps, visit, action, () => simulateInboundCreditOnce(routes.deps.collections, visit.partner, input, `dashboard:${input.key}`), (answer) => ({ sessionId: answer.sessionId }))
     } catch (error) {
       return refusedAction(reply, 'Not sent', error)
     }

@@ -176,7 +176,7 @@ function registerCreateRoutes(app: HttpServer, deps: EscrowDeps): void {
   app.post(
     `${PREFIX}/create`,
     {
-      config,
+      config: { ...config, idempotencyKey: 'reference' as const },
       schema: { operationId: 'createEscrow', description: 'Creates an escrow of `amount` kobo from a payer to a recipient, with a funding virtual account (and `checkoutUrl`) the payer pays into. Answers 201; a replayed `reference` answers the same escrow. Funding, release, cancel and expiry are announced to the escrow webhook.', tags: ['escrow'], summary: 'Create an escrow (201; a replayed reference answers the same escrow)', body: CreateSchema, response: { 201: CreatedSchema, ...errorResponses(...IDEMPOTENT_CODES, 'not_found', 'unsupported_currency', 'amount_above_limit') } },
     },
     async (request, reply) => {

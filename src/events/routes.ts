@@ -7,7 +7,6 @@ import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
 import { withReadConnection } from '../platform/read-pool.ts'
 import { closedObject, errorResponses } from '../platform/schemas.ts'
-import { signedRequestOf } from '../platform/signed-requests.ts'
 import type { Attempt, Delivery } from './deliveries-repo.ts'
 import type { EventRecord } from './repo.ts'
 import { EVENTS_PAGE_MAX, getEvent, listEvents, redeliverEvent, type EventView } from './service.ts'
@@ -168,12 +167,12 @@ export function registerEventRoutes(app: HttpServer, deps: { pool: Pool }): void
   app.post(
     '/api/v1/rail/events/:id/redeliver',
     {
-      config: { auth: 'signature' },
+      config: { auth: 'signature', idempotencyKey: 'in-transaction' },
       schema: {
         operationId: 'redeliverEvent',
-        description: "Delivers the event again: a delivery waiting for its next retry is attempted at once, otherwise a new delivery starts to the object's own URL, else the partner's current default, over the whole retry schedule. No body. No URL anywhere is 409 `invalid_state`. The same signed request again starts nothing and answers 202 with `Idempotent-Replayed: true`.",
+        description: "Delivers the event again: a delivery waiting for its next retry is attempted at once, otherwise a new delivery starts to the object's own URL, else the partner's current default, over the whole retry schedule. No body. No URL anywhere is 409 `invalid_state`. The same request again with its `Idempotency-Key` starts nothing and answers 202 with `Idempotent-Replayed: true`.",
         tags: ['events'],
-        summary: 'Deliver an event again (at once if a retry is waiting; else a new delivery). The same signed request again starts nothing (Idempotent-Replayed: true)',
+        summary: 'Deliver an event again (at once if a retry is waiting; else a new delivery). The same request again with its Idempotency-Key starts nothing (Idempotent-Replayed: true)',
         params: EventParamsSchema,
         response: { 202: EventWithDeliveriesSchema, ...errorResponses('not_found', 'invalid_state', 'request_in_progress') },
       },
@@ -181,8 +180,7 @@ export function registerEventRoutes(app: HttpServer, deps: { pool: Pool }): void
     async (request, reply) => {
       assertNoBody(request.body)
       const partnerId = callerOf(request).partner.id
-      const { signature } = signedRequestOf(request)
-      const { view, replayed } = await withTransaction(deps.pool, (tx) => redeliverEvent(tx, partnerId, request.params.id, signature))
+      const { view, replayed } = await withTransaction(deps.pool, (tx) => redeliverEvent(tx, partnerId, request.params.id, request.idempotencyKey))
       return sendOnce(reply.code(202), replayed, toEventViewJson(view))
     },
   )

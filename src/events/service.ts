@@ -9,7 +9,7 @@ import { uuidv7 } from '../platform/ids.ts'
 import { addJob } from '../platform/jobs.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
 import { readPage } from '../platform/read-pool.ts'
-import { claimSignature, type SignedRequest } from '../platform/signed-requests.ts'
+import { claimKeyInTransaction, type IdempotencyKey } from '../platform/idempotency-keys.ts'
 import { checkCallbackUrl, type CallbackPolicy } from '../platform/address-guard.ts'
 import * as deliveries from './deliveries-repo.ts'
 import * as repo from './repo.ts'
@@ -209,12 +209,12 @@ export async function countRetryingEvents(db: Queryable, partnerId: string, limi
  * new delivery starts over the retry schedule, to the event's own URL or, when it had none, the
  * partner's current default. Asking explicitly also lifts a 410 stop on that URL.
  */
-export async function redeliverEvent(tx: Queryable, partnerId: string, eventId: string, signature: string): Promise<{ view: EventView; replayed: boolean }> {
+export async function redeliverEvent(tx: Queryable, partnerId: string, eventId: string, key?: IdempotencyKey): Promise<{ view: EventView; replayed: boolean }> {
   const event = await repo.selectEvent(tx, partnerId, eventId)
   if (!event || event.type === EVENT_DELIVERY_FAILED) throw notFound('Event')
-  // Redelivery has no reference: the request's signature is its key. The same signed request
-  // again (a replay within the signature's window, or a client's identical retry) starts nothing.
-  if ((await claimSignature(tx, partnerId, signature)).kind === 'seen') return { view: await getEvent(tx, partnerId, eventId), replayed: true }
+  // Redelivery has no reference: the request's Idempotency-Key, if sent, is claimed with it. The
+  // same request again with the key (a client's retry, a replay) starts nothing.
+  if ((await claimKeyInTransaction(tx, key)) === 'replayed') return { view: await getEvent(tx, partnerId, eventId), replayed: true }
   return { view: await startRedelivery(tx, partnerId, event), replayed: false }
 }
 
@@ -249,20 +249,19 @@ export async function assertCallbackUrlAllowed(url: string, environment: Partner
 
 /**
  * Sets a partner's default callback URL (API and CLI) once the guard allows it. Setting a URL
- * again is how a partner says that a receiver which answered 410 is back. A signed change
- * (`signed`) signed before the last one applied is 409 stale_request; the last one again changes
- * nothing (docs/api.md, "Replays and idempotency").
+ * again is how a partner says that a receiver which answered 410 is back. A request sent again
+ * with its Idempotency-Key changes nothing (docs/api.md, "Replays and idempotency").
  */
 export async function setPartnerCallbackUrl(
   pool: Pool,
   partner: Pick<Partner, 'id' | 'environment'>,
   url: string | null,
   allowLoopbackInSandbox: boolean,
-  signed?: SignedRequest,
+  key?: IdempotencyKey,
 ): Promise<Partner> {
   if (url !== null) await assertCallbackUrlAllowed(url, partner.environment, allowLoopbackInSandbox)
   return withTransaction(pool, async (tx) => {
-    const set = await setDefaultCallbackUrl(tx, partner.id, url, signed)
+    const set = await setDefaultCallbackUrl(tx, partner.id, url, key)
     if (set.changed && url !== null) await deliveries.deleteDisabledUrl(tx, partner.id, url)
     return set.partner
   })

@@ -27,7 +27,7 @@ function registerProvision(app: HttpServer, deps: CollectionsDeps): void {
   app.post(
     '/api/v1/rail/fbo/provision',
     {
-      config: { auth: 'signature' },
+      config: { auth: 'signature', idempotencyKey: 'reference' },
       schema: {
         operationId: 'provisionFboAccount',
         description: 'Provisions an identity-blind FBO pool virtual account for an opaque holder reference and purpose tag: no name, phone, email or BVN is accepted. Credits are attributed to the holder reference and announced with `fbo.funding`. Idempotent on `holderRef` and `purposeTag`.',

@@ -7,8 +7,7 @@ import { notFound, onNotFound, RailError } from '../platform/errors.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
-import { closedObject, DOCUMENTED_BODY_KEYWORD, documentOnly, errorResponses, IDEMPOTENT_CODES, NubanSchema, Nullable, TrackingIdSchema } from '../platform/schemas.ts'
-import { signedRequestOf } from '../platform/signed-requests.ts'
+import { closedObject, DOCUMENTED_BODY_KEYWORD, documentOnly, errorResponses, NubanSchema, Nullable, TrackingIdSchema } from '../platform/schemas.ts'
 import { payoutNews } from '../payments/service.ts'
 import { getProvider } from '../providers/service.ts'
 import { getTriageItem, listTriage, lookupBrr, recordCredit, requeryAccount, resolveUnmatchedRequest, simulateInboundCredit, TRIAGE_PAGE_MAX, type InboundDeps } from './service.ts'
@@ -185,7 +184,7 @@ function registerTriageRoutes(app: HttpServer, deps: InboundDeps): void {
   app.post(
     '/api/v1/rail/unmatched/:id/resolve',
     {
-      config: { auth: 'signature' },
+      config: { auth: 'signature', idempotencyKey: 'in-transaction' },
       schema: {
         operationId: 'resolveUnmatchedCredit',
         description: "Settles an unmatched credit once: `refund` pays it back to its sender (an outbound transfer from the float, announced with `refund.*`), `assign` applies it to another of the caller's accounts. A credit already resolved is 409 `invalid_state`.",
@@ -198,7 +197,7 @@ function registerTriageRoutes(app: HttpServer, deps: InboundDeps): void {
     },
     async (request, reply) => {
       const caller = callerOf(request)
-      const { credit, replayed } = await resolveUnmatchedRequest(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.params.id, request.body, signedRequestOf(request).signature)
+      const { credit, replayed } = await resolveUnmatchedRequest(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.params.id, request.body, request.idempotencyKey)
       return sendOnce(reply.code(200), replayed, credit)
     },
   )
@@ -249,10 +248,10 @@ function registerSimulatorRoute(app: HttpServer, deps: InboundDeps): void {
       config: { auth: 'signature' },
       schema: {
         operationId: 'simulateInboundCredit',
-        description: "Sandbox partners only: someone pays `amountKobo` into one of the caller's virtual accounts or wallets' account numbers. The sandbox bank announces it to Rail by its signed webhook and the credit follows Rail's real path (applied, called back). The same signed request again pays nothing (`Idempotent-Replayed: true`).",
+        description: "Sandbox partners only: someone pays `amountKobo` into one of the caller's virtual accounts or wallets' account numbers. The sandbox bank announces it to Rail by its signed webhook and the credit follows Rail's real path (applied, called back). The same request again with its `Idempotency-Key` pays nothing (`Idempotent-Replayed: true`).",
         tags: ['sandbox'],
         summary:
-          "Sandbox: someone pays into one of your virtual accounts or wallets' account numbers; the sandbox bank announces it to Rail by its signed webhook, and the credit follows Rail's real path. The same signed request again pays nothing (Idempotent-Replayed: true)",
+          "Sandbox: someone pays into one of your virtual accounts or wallets' account numbers; the sandbox bank announces it to Rail by its signed webhook, and the credit follows Rail's real path. The same request again with its Idempotency-Key pays nothing (Idempotent-Replayed: true)",
         body: closedObject({
           virtualAccount: NubanSchema('NUBAN of one of your virtual accounts, or of one of your wallets (wallet funding by transfer)'),
           amountKobo: AmountKobo(),
@@ -270,15 +269,14 @@ function registerSimulatorRoute(app: HttpServer, deps: InboundDeps): void {
             notified: Type.Boolean(),
             message: Type.String(),
           }),
-          ...errorResponses('not_found', ...IDEMPOTENT_CODES, 'provider_unavailable', 'amount_above_limit'),
+          ...errorResponses('not_found', 'provider_unavailable', 'amount_above_limit'),
         },
       },
     },
-    async (request, reply) => {
+    async (request) => {
       const partner = callerOf(request).partner
       assertSandboxPartner(partner)
-      const { replayed, ...answer } = await simulateInboundCredit(deps, partner, request.body, signedRequestOf(request).signature)
-      return sendOnce(reply.code(200), replayed, answer)
+      return simulateInboundCredit(deps, partner, request.body)
     },
   )
 }

@@ -23,7 +23,7 @@ export { requeryAccount, requeryWallet } from './requery.ts'
 export { ACCOUNT_SWEEP_TASK, accountSweepCrontab, accountSweepSettings, type AccountSweepRun, type AccountSweepSettings } from './account-sweep.ts'
 export { lookupBrr } from './brr.ts'
 export { creditLifecycle, getCredit, listCredits, receivedVolume } from './views.ts'
-export { simulateInboundCredit, type SimulatedCredit, type SimulatedCreditAnswer } from './simulate.ts'
+export { simulateInboundCredit, simulateInboundCreditOnce, type SimulatedCredit, type SimulatedCreditAnswer } from './simulate.ts'
 
 /** What refunds read of credits, on the caller's transaction (the composition root hands it to the refunds core). */
 export const creditsForRefunds: RefundableCredits = { lock: lockCredit, amountLessExcessKobo: selectAmountLessExcessKobo, confirmedIds: selectConfirmedIds }

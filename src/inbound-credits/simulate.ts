@@ -5,7 +5,7 @@ import { isValidNuban } from '../nip/nuban.ts'
 import type { Partner } from '../partners/service.ts'
 import type { Pool } from '../platform/db.ts'
 import { fieldError, RailError } from '../platform/errors.ts'
-import { claimSignature, forgetSignature, storeSignatureResponse } from '../platform/signed-requests.ts'
+import { idempotencyKeyFor, onceForKey } from '../platform/idempotency-keys.ts'
 import { getProvider } from '../providers/service.ts'
 import { selectByPartnerAndNumber as selectAccountByNumber } from '../virtual-accounts/service.ts'
 import { partnerWalletOfAccountNumber } from '../wallets/service.ts'
@@ -23,34 +23,27 @@ export type SimulatedCreditAnswer = Awaited<ReturnType<typeof payInto>>
 
 /**
  * Sandbox: the bank receives a real credit into one of the caller's accounts and announces it to
- * Rail. The request has no reference, so its signature is its key: the same signed request again
- * (a replay within the signature's window, or an identical retry) pays nothing and answers what
- * the first one did (`replayed`); while the first is still at the bank, 409 request_in_progress.
+ * Rail. The request has no reference: its Idempotency-Key, claimed before the bank is called
+ * (src/platform/idempotency-keys.ts), makes the same request again pay nothing and answer what
+ * the first one did. A refusal is an error that did nothing, so the key may be sent again; a lost
+ * answer is marked `outcome: 'unknown'`, which keeps the key: the credit may have been made and
+ * arrives by the bank's notice.
  */
-export async function simulateInboundCredit(deps: InboundDeps, partner: Partner, request: SimulatedCredit, signature: string): Promise<SimulatedCreditAnswer & { replayed: boolean }> {
+export async function simulateInboundCredit(deps: InboundDeps, partner: Partner, request: SimulatedCredit): Promise<SimulatedCreditAnswer> {
   if (request.payerBankCode !== undefined && !findBank(request.payerBankCode)) throw fieldError('payerBankCode', 'is not a bank code of a Nigerian bank')
   if (request.payerAccountNumber !== undefined && request.payerBankCode !== undefined && !isValidNuban(request.payerBankCode, request.payerAccountNumber)) {
     throw fieldError('payerAccountNumber', 'is not a valid NUBAN at that bank')
   }
-  const account = await simulationTarget(deps.pool, partner.id, request.virtualAccount)
-  const claim = await claimSignature(deps.pool, partner.id, signature)
-  if (claim.kind === 'seen') {
-    if (claim.response === null) throw new RailError('request_in_progress', 'The same signed request is still being worked; retry for its answer', undefined, { retryAfterS: 1 })
-    return { ...(claim.response as SimulatedCreditAnswer), replayed: true }
-  }
-  let answer: SimulatedCreditAnswer
-  try {
-    answer = await payInto(deps, account, request)
-  } catch (error) {
-    // Forgotten only when nothing can have been paid in — the bank refused, or was never reached —
-    // so that the same request may be tried again. When the bank's answer is unknown the credit
-    // may have been made: the signature stays taken (a retry answers request_in_progress, and the
-    // credit, if made, arrives by the bank's notice); a new payment is a newly signed request.
-    if (!isOutcomeUnknown(error)) await forgetSignature(deps.pool, partner.id, signature)
-    throw error
-  }
-  await storeSignatureResponse(deps.pool, partner.id, signature, answer)
-  return { ...answer, replayed: false }
+  return payInto(deps, await simulationTarget(deps.pool, partner.id, request.virtualAccount), request)
+}
+
+/**
+ * The same, from a form (the dashboard's, the checkout page's) whose hidden one-time `formKey`
+ * makes a form posted twice pay once: the key is claimed as an Idempotency-Key is.
+ */
+export async function simulateInboundCreditOnce(deps: InboundDeps, partner: Partner, request: SimulatedCredit, formKey: string): Promise<SimulatedCreditAnswer> {
+  const key = idempotencyKeyFor(partner.id, formKey, { simulateInboundCredit: request })
+  return (await onceForKey(deps.pool, key, () => simulateInboundCredit(deps, partner, request))).answer
 }
 
 /** Where a simulated credit is paid: one of the partner's virtual accounts, else one of its wallets; anyone else's is not found. */
@@ -67,10 +60,6 @@ async function simulationTarget(pool: Pool, partnerId: string, accountNumber: st
   const wallet = await partnerWalletOfAccountNumber(pool, partnerId, accountNumber)
   if (wallet) return { provider: wallet.provider, accountNumber: wallet.accountNumber, trackingId: null, walletId: wallet.id }
   throw new RailError('not_found', 'Virtual account or wallet not found')
-}
-
-function isOutcomeUnknown(error: unknown): boolean {
-  return error instanceof RailError && error.details?.outcome === 'unknown'
 }
 
 async function payInto(deps: InboundDeps, account: SimulationTarget, request: SimulatedCredit) {

@@ -19,7 +19,7 @@ import { creditEvent } from './events.ts'
 import { accountUnmatchedReason, CREDIT_CODES, type AccountUnmatchedReason } from './matching.ts'
 import * as repo from './repo.ts'
 import { toTriageJson } from './views.ts'
-import { claimSignature } from '../platform/signed-requests.ts'
+import { claimKeyInTransaction, type IdempotencyKey } from '../platform/idempotency-keys.ts'
 
 export const TRIAGE_PAGE_MAX = 100
 
@@ -43,22 +43,22 @@ export async function resolveUnmatched(deps: InboundDeps, caller: { partner: Par
   return (await resolveOnce(deps, caller, id, resolution)).credit
 }
 
-/** The API's resolve: keyed on the signed request's signature, so the same request again repeats nothing (`replayed`). */
-export async function resolveUnmatchedRequest(deps: InboundDeps, caller: { partner: Partner; credentialId: string; requestId?: string }, id: string, resolution: Resolution, signature: string) {
-  return resolveOnce(deps, caller, id, resolution, signature)
+/** The API's resolve: the same request again with its Idempotency-Key repeats nothing (`replayed`). */
+export async function resolveUnmatchedRequest(deps: InboundDeps, caller: { partner: Partner; credentialId: string; requestId?: string }, id: string, resolution: Resolution, key?: IdempotencyKey) {
+  return resolveOnce(deps, caller, id, resolution, key)
 }
 
-async function resolveOnce(deps: InboundDeps, caller: { partner: Partner; credentialId: string; requestId?: string }, id: string, resolution: Resolution, signature?: string) {
+async function resolveOnce(deps: InboundDeps, caller: { partner: Partner; credentialId: string; requestId?: string }, id: string, resolution: Resolution, key?: IdempotencyKey) {
   const partnerId = caller.partner.id
   let replayed = false
   const resolved = await withTransaction(deps.pool, async (tx) => {
     const found = await repo.selectCredit(tx, partnerId, id)
     if (!found || found.unmatchedReason === null) throw notFound('Unmatched credit')
-    // The route has no reference: a replay of the same signed request (a retry, or someone else's
-    // copy) is answered with the credit as it stands — even when its refund failed since and the
-    // credit is unmatched again, no second refund starts. A new try is a new request. Claimed in
-    // this transaction: a request refused below forgets its claim with it.
-    replayed = signature !== undefined && (await claimSignature(tx, partnerId, signature)).kind === 'seen'
+    // The route has no reference: the same request again with its Idempotency-Key (a retry, or
+    // someone else's copy) is answered with the credit as it stands — even when its refund failed
+    // since and the credit is unmatched again, no second refund starts. A new try is a new key.
+    // Claimed in this transaction: a request refused below takes its claim back with it.
+    replayed = (await claimKeyInTransaction(tx, key)) === 'replayed'
     if (replayed) return found
     if (resolution.action === 'assign') {
       // The target account's lock, then the credit's. (The apply job locks a credit before its

@@ -40,7 +40,7 @@ function registerCreateAndReadRoutes(app: HttpServer, deps: CollectionsDeps): vo
   app.post(
     '/api/v1/rail/invoice',
     {
-      config: { auth: 'signature' },
+      config: { auth: 'signature', idempotencyKey: 'reference' },
       schema: {
         operationId: 'createInvoice',
         description: 'Creates an invoice for a customer: a draft, or published at once (`publishOnCreate`) with its virtual account allocated in the same request and a hosted `checkoutUrl`. Idempotent on `reference`.',

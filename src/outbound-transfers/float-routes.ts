@@ -43,7 +43,7 @@ export function registerFloatRoutes(app: HttpServer, deps: { pool: Pool; maxAmou
   app.post(
     '/api/v1/rail/sandbox/fund-float',
     {
-      config: { auth: 'signature' },
+      config: { auth: 'signature', idempotencyKey: 'reference' },
       schema: {
         operationId: 'fundSandboxFloat',
         description: "Sandbox partners only (404 for live ones): moves money from the provider's settlement account into the float with a balanced ledger transfer. Idempotent on the required `reference`: the same body again answers the same funding with `Idempotent-Replayed: true`.",

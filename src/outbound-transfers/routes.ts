@@ -47,7 +47,7 @@ function registerTransferRoutes(app: HttpServer, deps: OutboundDeps): void {
   app.post(
     '/api/v1/rail/outbound',
     {
-      config: { auth: 'signature' },
+      config: { auth: 'signature', idempotencyKey: 'reference' },
       schema: {
         operationId: 'createOutboundTransfer',
         description: 'Submits a payout of `amountKobo` from the float to a NUBAN at any bank. Answers 202 at once with the transfer `pending`; the pipeline name-checks the account, sends it to the bank and requeries until a final answer, then calls back `transfer.confirmed`, `transfer.failed` or `transfer.unknown`. Idempotent on `clientReference`. Refused before anything moves: 422 `insufficient_funds`, `amount_above_limit`, `unsupported_currency`.',

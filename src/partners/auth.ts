@@ -11,6 +11,7 @@ import { sha256Hex } from '../platform/crypto.ts'
 import type { Pool } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
 import { assertRequestInput, BODY_LIMIT_BYTES, type HttpServer } from '../platform/http.ts'
+import { installIdempotencyKeys } from '../platform/idempotency-keys.ts'
 import type { RateLimiter } from '../platform/rate-limit.ts'
 import { readSignatureHeaders, signatureMatches, type SignatureHeaders, type SignatureRefusal } from '../platform/request-signature.ts'
 import { CredentialCache } from './credential-cache.ts'
@@ -62,6 +63,8 @@ export function installAuthentication(app: HttpServer, options: AuthenticationOp
   app.addHook('onClose', async () => deps.credentials.stop())
   app.decorateRequest('caller', undefined)
   app.decorateRequest('signingKey', undefined)
+  // A state-changing request's Idempotency-Key is its partner's: read once the caller is known.
+  installIdempotencyKeys(app, { pool: options.pool, partnerIdOf: (request) => request.caller?.partner.id })
   app.addHook('onRoute', (route) => {
     const auth = route.config?.auth
     if (auth === undefined && PROTECTED_PREFIXES.some((prefix) => route.url.startsWith(prefix))) {

@@ -1,6 +1,5 @@
 // SQL of the partners module: partners and their credentials. Row ↔ object mapping lives here.
 import type { Queryable } from '../platform/db.ts'
-import type { SignedChanges } from '../platform/signed-requests.ts'
 
 export type CustomerClass = 'government' | 'corporate' | 'fintech' | 'citizen'
 export type PartnerEnvironment = 'sandbox' | 'live'
@@ -76,35 +75,9 @@ export async function selectPartners(db: Queryable): Promise<Partner[]> {
   return result.rows.map(toPartner)
 }
 
-/** The partner, locked, with what it remembers of the signed changes to its settings. */
-export async function selectSettingsChangesForUpdate(db: Queryable, partnerId: string): Promise<{ partner: Partner; changes: SignedChanges } | undefined> {
-  const result = await db.query<PartnerRow & { settings_signed_at_s: string | null; settings_signed_hashes: string[] }>(
-    `SELECT ${PARTNER_COLUMNS}, settings_signed_at_s, settings_signed_hashes FROM partners WHERE id = $1 FOR UPDATE`,
-    [partnerId],
-  )
-  const row = result.rows[0]
-  if (!row) return undefined
-  return { partner: toPartner(row), changes: { signedAtS: row.settings_signed_at_s === null ? null : Number(row.settings_signed_at_s), bodyHashes: row.settings_signed_hashes } }
-}
-
-/**
- * Sets the default callback URL. A signed change remembers its signed second and body hashes
- * (`changes`); an operator's change counts as signed now, so that a signed request from before it
- * cannot undo it.
- */
-export async function updatePartnerCallbackUrl(db: Queryable, partnerId: string, callbackUrl: string | null, changes: SignedChanges | 'operator'): Promise<Partner | undefined> {
-  const signed = changes === 'operator' ? null : changes
-  const result = await db.query<PartnerRow>(
-    `UPDATE partners
-        SET callback_url = $2,
-            settings_signed_at_s = CASE WHEN $3::bigint IS NULL
-                                        THEN greatest(settings_signed_at_s, floor(extract(epoch FROM now()))::bigint)
-                                        ELSE $3::bigint END,
-            settings_signed_hashes = coalesce($4::text[], '{}'),
-            updated_at = now()
-      WHERE id = $1 RETURNING ${PARTNER_COLUMNS}`,
-    [partnerId, callbackUrl, signed?.signedAtS ?? null, signed?.bodyHashes ?? null],
-  )
+/** Sets the default callback URL. */
+export async function updatePartnerCallbackUrl(db: Queryable, partnerId: string, callbackUrl: string | null): Promise<Partner | undefined> {
+  const result = await db.query<PartnerRow>(`UPDATE partners SET callback_url = $2, updated_at = now() WHERE id = $1 RETURNING ${PARTNER_COLUMNS}`, [partnerId, callbackUrl])
   return result.rows[0] && toPartner(result.rows[0])
 }
 

@@ -4,7 +4,6 @@ import type { Pool } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { CallbackUrlSchema, closedObject, errorResponses } from '../platform/schemas.ts'
-import { signedRequestOf } from '../platform/signed-requests.ts'
 import { callerOf } from './auth.ts'
 import { getPartner, type CallbackUrls, type Partner } from './service.ts'
 
@@ -65,20 +64,20 @@ export function registerPartnerRoutes(app: HttpServer, deps: PartnerRoutesDeps):
   app.patch(
     '/api/v1/rail/settings',
     {
-      config: { auth: 'signature' },
+      config: { auth: 'signature', idempotencyKey: 'in-transaction' },
       schema: {
         operationId: 'updateSettings',
-        description: 'Sets or clears (`null`) the default callback URL, the URL events go to when their object names none. The URL passes the SSRF guard (https for live partners). Setting it again re-enables a URL disabled by a 410. A change signed before the last one applied is 409 `stale_request` and changes nothing.',
+        description: 'Sets or clears (`null`) the default callback URL, the URL events go to when their object names none. The URL passes the SSRF guard (https for live partners). Setting it again re-enables a URL disabled by a 410.',
         tags: ['partner'],
-        summary: 'Set the default callback URL (checked by the SSRF guard: docs/webhooks.md). A change signed before the last one applied is 409 stale_request',
+        summary: 'Set the default callback URL (checked by the SSRF guard: docs/webhooks.md)',
         body: SettingsPatchSchema,
-        response: { 200: SettingsSchema, ...errorResponses('stale_request') },
+        response: { 200: SettingsSchema, ...errorResponses() },
       },
     },
     async (request) => {
       const partner = callerOf(request).partner
       const { callbackUrl } = request.body
-      return settingsOf(deps, await deps.callbackUrls.set(deps.pool, partner, callbackUrl, deps.allowLoopbackCallbacks, signedRequestOf(request)))
+      return settingsOf(deps, await deps.callbackUrls.set(deps.pool, partner, callbackUrl, deps.allowLoopbackCallbacks, request.idempotencyKey))
     },
   )
 }

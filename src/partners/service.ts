@@ -5,7 +5,7 @@ import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { open, randomBase62, seal, sha256 } from '../platform/crypto.ts'
 import { RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
-import { decideSignedChange, type SignedRequest } from '../platform/signed-requests.ts'
+import { claimKeyInTransaction, type IdempotencyKey } from '../platform/idempotency-keys.ts'
 import { forgetCredentialsInThisProcess } from './credential-cache.ts'
 import * as repo from './repo.ts'
 import type { CredentialKind, CustomerClass, Partner, PartnerCredentials, PartnerEnvironment } from './repo.ts'
@@ -77,17 +77,15 @@ export async function getPartner(db: Queryable, partnerId: string): Promise<Part
 }
 
 /**
- * Sets the default callback URL: by a signed request (`signed`: its change is decided against the
- * last one applied, src/platform/signed-requests.ts) or by an operator. Answers the partner and
- * whether anything changed (an identical retry of the last change changes nothing).
+ * Sets the default callback URL, by a request (with its Idempotency-Key, if it sent one) or by an
+ * operator. Answers the partner and whether anything changed: a request replayed on its key
+ * changes nothing and answers the partner as it is.
  */
-export async function setDefaultCallbackUrl(db: Queryable, partnerId: string, callbackUrl: string | null, signed?: SignedRequest): Promise<{ partner: Partner; changed: boolean }> {
-  const locked = await repo.selectSettingsChangesForUpdate(db, partnerId)
-  if (!locked) throw new RailError('not_found', 'Partner not found')
-  const decision = signed && decideSignedChange(locked.changes, signed, { callbackUrl })
-  if (decision?.kind === 'repeat') return { partner: locked.partner, changed: false }
-  const partner = await repo.updatePartnerCallbackUrl(db, partnerId, callbackUrl, decision?.next ?? 'operator')
-  return { partner: partner!, changed: true }
+export async function setDefaultCallbackUrl(db: Queryable, partnerId: string, callbackUrl: string | null, key?: IdempotencyKey): Promise<{ partner: Partner; changed: boolean }> {
+  const replayed = (await claimKeyInTransaction(db, key)) === 'replayed'
+  const partner = replayed ? await repo.selectPartner(db, partnerId) : await repo.updatePartnerCallbackUrl(db, partnerId, callbackUrl)
+  if (!partner) throw new RailError('not_found', 'Partner not found')
+  return { partner, changed: !replayed }
 }
 
 /**
@@ -97,7 +95,7 @@ export async function setDefaultCallbackUrl(db: Queryable, partnerId: string, ca
  */
 export interface CallbackUrls {
   assertAllowed(url: string, environment: PartnerEnvironment, allowLoopbackInSandbox: boolean, field?: string): Promise<void>
-  set(pool: Pool, partner: Pick<Partner, 'id' | 'environment'>, url: string | null, allowLoopbackInSandbox: boolean, signed?: SignedRequest): Promise<Partner>
+  set(pool: Pool, partner: Pick<Partner, 'id' | 'environment'>, url: string | null, allowLoopbackInSandbox: boolean, key?: IdempotencyKey): Promise<Partner>
   disabled(db: Queryable, partnerId: string, url: string): Promise<{ disabledAt: Date; reason: string } | undefined>
 }
 

@@ -56,7 +56,7 @@ function registerCreate(app: HttpServer, deps: CollectionsDeps): void {
   app.post(
     '/api/v1/rail/payment/intent',
     {
-      config: { auth: 'signature' },
+      config: { auth: 'signature', idempotencyKey: 'reference' },
       schema: {
         operationId: 'createPaymentIntent',
         description: 'Creates a payment intent: an amount expected by an expiry, with a virtual account allocated at the provider during the request and a hosted `checkoutUrl` for the payer. Credits move it to `partially_paid`, `paid` or `overpaid`; unpaid at expiry it becomes `expired`. Idempotent on `reference`.',

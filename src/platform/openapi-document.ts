@@ -2,7 +2,8 @@
 // descriptions, the error answers of each operation (openapi-errors.ts) and the headers Rail sends,
 // descriptions of common parameters, examples, and the callbacks under `webhooks`.
 import { exampleOf, PARAMETER_EXAMPLES, REQUEST_EXAMPLES } from './openapi-examples.ts'
-import { finishErrors, sharedErrorResponses } from './openapi-errors.ts'
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_KEPT_S, IDEMPOTENCY_KEY_MAX_CHARS } from './idempotency-keys.ts'
+import { finishErrors, ROUTE_FACTS_KEYWORD, sharedErrorResponses, type RouteFacts } from './openapi-errors.ts'
 import { stateDocumentedRules, stateRefusedCharacters, type DocumentSettings } from './openapi-statements.ts'
 import { partnerWebhooks } from './openapi-webhooks.ts'
 
@@ -11,7 +12,7 @@ export type DocumentKind = 'partner' | 'bank'
 type Json = Record<string, unknown>
 export interface OpenApiDocument extends Json {
   paths: Record<string, Record<string, Operation>>
-  components: { schemas?: Record<string, Json>; headers?: Record<string, Json>; responses?: Record<string, Json>; securitySchemes?: Json }
+  components: { schemas?: Record<string, Json>; headers?: Record<string, Json>; parameters?: Record<string, Json>; responses?: Record<string, Json>; securitySchemes?: Json }
   webhooks?: Record<string, Record<string, Operation>>
 }
 interface Operation extends Json {
@@ -39,11 +40,19 @@ function describeCsv(operation: Operation): void {
   success.headers = { ...success.headers, 'X-Next-Cursor': { description: 'CSV answers only: the cursor of the next page; absent on the last page', schema: { type: 'string' } } }
 }
 
-/** Operations whose success may be a replay of the stored answer (sendOnce). */
-const REPLAYABLE = new Set([
-  'createEscrow', 'createInvoice', 'createOutboundTransfer', 'createPaymentIntent', 'createRefund', 'createVirtualAccount', 'createWallet', 'creditWallet',
-  'debitWallet', 'fundSandboxFloat', 'provisionFboAccount', 'redeliverEvent', 'simulateInboundCredit', 'transferBetweenWallets', 'transferWalletToBank',
-])
+/** The header every state-changing operation takes (docs/api.md, "Replays and idempotency"). */
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: IDEMPOTENCY_KEY_HEADER,
+  in: 'header',
+  required: false,
+  description:
+    `A key of the client's choosing (a UUID, say) that makes a retry safe: the first answer is kept for ${IDEMPOTENCY_KEY_KEPT_S / 3600} hours, and the same request sent again with the key ` +
+    'answers it again with `Idempotent-Replayed: true` and does nothing twice. The same key with another method, path or body is 409 `idempotency_conflict`; while the first ' +
+    'request is still being worked, 409 `request_in_progress` (retry). An error that did nothing keeps nothing: the key may be sent again. ' +
+    'Send one key per logical request and the same key on each of its retries; without a key a request is run each time it arrives.',
+  schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_CHARS, pattern: '^[ -~]+$' },
+  example: '5f0c7d3e-9a41-4b8e-8c2d-1e6f3a9b7c05',
+}
 
 /** Descriptions of the parameters many routes share, where a route gives none. */
 const COMMON_PARAMETERS: Record<string, string> = {
@@ -73,7 +82,7 @@ const COMMON_PARAMETERS: Record<string, string> = {
 const HEADERS = {
   XRequestId: { description: "The request's id: the caller's `X-Request-Id` when it looks like an id, else a new UUID. Quote it when reporting a problem.", schema: { type: 'string' } },
   RetryAfter: { description: 'Whole seconds to wait before retrying the same request', schema: { type: 'integer', minimum: 1 } },
-  IdempotentReplayed: { description: '`true` when this answer replays the stored result of an earlier request with the same reference; absent on the first answer', schema: { type: 'string', enum: ['true'] } },
+  IdempotentReplayed: { description: '`true` when this answer replays the result of an earlier request with the same reference or `Idempotency-Key`; absent on the first answer', schema: { type: 'string', enum: ['true'] } },
   RateLimitLimit: { description: 'Requests allowed per window for this caller', schema: { type: 'integer' } },
   RateLimitRemaining: { description: 'Requests left in the current window', schema: { type: 'integer' } },
   RateLimitReset: { description: 'Seconds until the window resets', schema: { type: 'integer' } },
@@ -91,7 +100,10 @@ export function finishDocument(document: OpenApiDocument, kind: DocumentKind, se
   const streamed = eventStreamExample(webhooks)
   for (const [path, item] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(item)) {
-      finishOperation(operation, `${method} ${path}`, document, streamed)
+      // Every state-changing operation may answer a replay; those without a reference take the key.
+      const idempotency = (operation[ROUTE_FACTS_KEYWORD] as RouteFacts | undefined)?.idempotencyKey
+      if (idempotency !== undefined && idempotency !== 'reference') operation.parameters = [...(operation.parameters ?? []), { $ref: '#/components/parameters/IdempotencyKey' }]
+      finishOperation(operation, `${method} ${path}`, document, streamed, idempotency !== undefined)
       finishErrors(method, path, operation)
     }
   }
@@ -100,6 +112,7 @@ export function finishDocument(document: OpenApiDocument, kind: DocumentKind, se
   document.components.responses = Object.fromEntries(Object.entries(sharedErrorResponses()).filter(([name]) => usedByPaths.includes(`#/components/responses/${name}"`)))
   const used = JSON.stringify(document)
   document.components.headers = Object.fromEntries(Object.entries(HEADERS).filter(([name]) => used.includes(`#/components/headers/${name}"`)))
+  if (used.includes('#/components/parameters/IdempotencyKey"')) document.components.parameters = { IdempotencyKey: IDEMPOTENCY_KEY_PARAMETER }
   if (webhooks) document.webhooks = webhooks
   return document
 }
@@ -122,7 +135,7 @@ function eventStreamExample(webhooks: OpenApiDocument['webhooks']): string {
   return body ? `id: ${body.id}\ndata: ${JSON.stringify(body)}\n\n` : ': heartbeat\n\n'
 }
 
-function finishOperation(operation: Operation, route: string, document: OpenApiDocument, streamed: string): void {
+function finishOperation(operation: Operation, route: string, document: OpenApiDocument, streamed: string, replayable: boolean): void {
   const name = pascal(operation.operationId ?? route)
   const schemas = document.components.schemas!
   const body = operation.requestBody?.content['application/json']
@@ -131,17 +144,18 @@ function finishOperation(operation: Operation, route: string, document: OpenApiD
     body.example ??= REQUEST_EXAMPLES[operation.operationId ?? ''] ?? exampleOf(body.schema as Json, schemas)
   }
   for (const parameter of operation.parameters ?? []) {
+    if ('$ref' in parameter) continue
     const parameterName = String(parameter.name)
     parameter.description ??= COMMON_PARAMETERS[parameterName]
     parameter.example ??= PARAMETER_EXAMPLES[parameterName] ?? exampleOf(parameter.schema as Json, schemas, parameterName)
   }
   for (const [status, response] of Object.entries(operation.responses)) {
-    if (/^2/.test(status)) finishSuccess(operation, name, status, response, schemas, streamed)
+    if (/^2/.test(status)) finishSuccess(operation, name, status, response, schemas, streamed, replayable)
   }
   if (CSV_OPERATIONS.has(operation.operationId ?? '')) describeCsv(operation)
 }
 
-function finishSuccess(operation: Operation, name: string, status: string, response: Json, schemas: Record<string, Json>, streamed: string): void {
+function finishSuccess(operation: Operation, name: string, status: string, response: Json, schemas: Record<string, Json>, streamed: string, replayable: boolean): void {
   const content = response.content as Record<string, Json> | undefined
   const stream = content?.['text/event-stream']
   if (stream) stream.example ??= streamed
@@ -156,7 +170,7 @@ function finishSuccess(operation: Operation, name: string, status: string, respo
     if (named && named.description === undefined) named.description = response.description
   }
   const headers: Json = { 'X-Request-Id': ref('headers', 'XRequestId') }
-  if (REPLAYABLE.has(operation.operationId ?? '')) headers['Idempotent-Replayed'] = ref('headers', 'IdempotentReplayed')
+  if (replayable) headers['Idempotent-Replayed'] = ref('headers', 'IdempotentReplayed')
   response.headers = { ...headers, ...(response.headers as Json | undefined) }
 }
 

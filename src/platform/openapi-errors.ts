@@ -4,6 +4,7 @@
 // (also listed in `x-rail-error-codes`) and answered with ErrorBody, so that a generated client
 // parses every error a route can give.
 import { ERROR_CATALOGUE, type ErrorCode } from './errors.ts'
+import type { IdempotencyKeyMode } from './idempotency-keys.ts'
 import { codesOfStatus, ERROR_CODES_KEYWORD } from './schemas.ts'
 
 type Json = Record<string, unknown>
@@ -18,6 +19,8 @@ export interface RouteFacts {
   sharedInputRules: boolean
   /** The route counts against a rate limit. */
   rateLimited: boolean
+  /** A state-changing route of the partner API: how it takes the Idempotency-Key header (idempotency-keys.ts). */
+  idempotencyKey?: IdempotencyKeyMode
 }
 
 /** Methods whose requests Fastify reads a body for, whatever the route's schema says. */
@@ -38,6 +41,9 @@ function edgeCodes(method: string, operation: Json, facts: RouteFacts): ErrorCod
   // Credentials are checked before the body is read: a declared oversize is refused on any method.
   if (facts.sharedInputRules) codes.push('payload_too_large', 'validation_error')
   if (facts.rateLimited) codes.push('rate_limited')
+  // A key with another request is a conflict; one claimed before the handler may still be worked.
+  if (facts.idempotencyKey !== undefined && facts.idempotencyKey !== 'reference') codes.push('idempotency_conflict')
+  if (facts.idempotencyKey === 'claimed-before') codes.push('request_in_progress')
   if (operation.parameters || operation.requestBody) codes.push('validation_error')
   if (BODY_METHODS.has(method)) codes.push('invalid_json', 'payload_too_large', 'unsupported_media_type', 'request_timeout')
   return codes
@@ -95,8 +101,8 @@ function describedError(status: number, codes: ErrorCode[]): Json {
   const headers: Json = { 'X-Request-Id': ref('headers', 'XRequestId') }
   if (status === 429) Object.assign(headers, { 'Retry-After': ref('headers', 'RetryAfter'), 'RateLimit-Limit': ref('headers', 'RateLimitLimit'), 'RateLimit-Remaining': ref('headers', 'RateLimitRemaining'), 'RateLimit-Reset': ref('headers', 'RateLimitReset') })
   if (status === 503) headers['Retry-After'] = ref('headers', 'RetryAfter')
-  if (codes.includes('request_in_progress') || codes.includes('stale_request')) {
-    headers['Retry-After'] = { description: 'On `request_in_progress` and `stale_request` only: seconds before asking again', schema: { type: 'integer', minimum: 1 } }
+  if (codes.includes('request_in_progress')) {
+    headers['Retry-After'] = { description: 'On `request_in_progress` only: seconds before asking again', schema: { type: 'integer', minimum: 1 } }
   }
   return {
     description: `${STATUS_TEXT[status] ?? 'Error'}: \`ErrorBody\` with \`error\` ${codes.map((code) => `\`${code}\``).join(', ')}`,

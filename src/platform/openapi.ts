@@ -7,6 +7,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyRequest } from 'fastify'
 import { amountMaximumOf } from './amounts.ts'
 import type { HttpServer } from './http.ts'
+import { takesIdempotencyKey, type IdempotencyKeyMode } from './idempotency-keys.ts'
 import { finishDocument, type DocumentKind, type OpenApiDocument } from './openapi-document.ts'
 import { ROUTE_FACTS_KEYWORD, type RouteFacts } from './openapi-errors.ts'
 import { signTryItRequest } from './openapi-try-it.ts'
@@ -107,11 +108,13 @@ function transformFor(kind: DocumentKind): NonNullable<FastifyDynamicSwaggerOpti
     // A body the route reads itself is shown as documented; its validation stays the route's.
     const { [DOCUMENTED_BODY_KEYWORD]: documentedBody, ...routeSchema } = (schema ?? {}) as Record<string, unknown>
     const shown = (documentedBody ? { ...routeSchema, body: documentedBody } : schema) as typeof schema
-    const config = route.config as { auth?: string; rateLimited?: boolean } | undefined
+    const config = route.config as { auth?: string; rateLimited?: boolean; idempotencyKey?: IdempotencyKeyMode } | undefined
     const auth = config?.auth
     const security = kind === 'bank' ? [{ sandboxTimestamp: [], sandboxSignature: [] }] : auth === 'signature' ? [SIGNATURE_SCHEMES] : auth === 'api-key' ? [{ escrowApiKey: [] }] : undefined
     // The bank's routes and the providers' notices check their own signature, without Rail's shared input rules.
     const facts: RouteFacts = { authenticated: security !== undefined, sharedInputRules: kind === 'partner' && security !== undefined, rateLimited: config?.rateLimited !== false }
+    // Every state-changing partner route takes the Idempotency-Key header (idempotency-keys.ts).
+    if (kind === 'partner' && security !== undefined && takesIdempotencyKey(route.method)) facts.idempotencyKey = config?.idempotencyKey ?? 'claimed-before'
     return { schema: shown ? { ...shown, ...(security ? { security } : {}), [ROUTE_FACTS_KEYWORD]: facts } : shown, url }
   }
 }

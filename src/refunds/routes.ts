@@ -63,7 +63,7 @@ export function registerRefundRoutes(app: HttpServer, deps: RefundsApiDeps): voi
   app.post(
     '/api/v1/rail/refunds',
     {
-      config: { auth: 'signature' },
+      config: { auth: 'signature', idempotencyKey: 'reference' },
       schema: {
         operationId: 'createRefund',
         description: 'Refunds a confirmed credit, or the credits of a payment intent or invoice, to the account the money came from. Answers 201 with the refund `pending`; it is paid as an outbound transfer and ends with `refund.succeeded` or `refund.failed`. More than is left to refund is 422 `refund_exceeds_refundable`. Idempotent on `reference`.',

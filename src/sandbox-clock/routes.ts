@@ -4,7 +4,6 @@ import { Type } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import { assertSandboxPartner } from '../partners/service.ts'
 import type { HttpServer } from '../platform/http.ts'
-import { signedRequestOf } from '../platform/signed-requests.ts'
 import { closedObject, errorResponses } from '../platform/schemas.ts'
 import { ADVANCE_SECONDS_MAX, advanceClock, readClock, type SandboxClockDeps } from './service.ts'
 
@@ -34,7 +33,7 @@ export function registerSandboxClockRoutes(app: HttpServer, deps: SandboxClockDe
   app.post(
     '/api/v1/rail/sandbox/clock/advance',
     {
-      config: { auth: 'signature' },
+      config: { auth: 'signature', idempotencyKey: 'in-transaction' },
       schema: {
         operationId: 'advanceSandboxClock',
         description: "Sandbox partners only: moves the caller's test clock forward by `seconds`. Intents and escrows past their expiry expire, due requeries run and settlement cut-offs passed are paid promptly. Other partners' time is unaffected.",
@@ -48,7 +47,7 @@ export function registerSandboxClockRoutes(app: HttpServer, deps: SandboxClockDe
     async (request) => {
       const partner = callerOf(request).partner
       assertSandboxPartner(partner)
-      return advanceClock(deps, partner.id, request.body.seconds, signedRequestOf(request).signature)
+      return advanceClock(deps, partner.id, request.body.seconds, request.idempotencyKey)
     },
   )
 }

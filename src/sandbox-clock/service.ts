@@ -6,7 +6,7 @@
 import { offsetClock, type Clock } from '../platform/clock.ts'
 import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
 import { fieldError } from '../platform/errors.ts'
-import { claimSignature } from '../platform/signed-requests.ts'
+import { claimKeyInTransaction, type IdempotencyKey } from '../platform/idempotency-keys.ts'
 import * as repo from './repo.ts'
 
 /** One advance moves a clock at most a leap year ahead. */
@@ -56,12 +56,12 @@ export async function readClock(deps: Pick<SandboxClockDeps, 'pool' | 'clock'>, 
 
 /**
  * Moves the partner's time `seconds` ahead, and queues what that makes due, in one transaction.
- * The request has no reference: its signature is claimed instead, so the same signed request
- * again (a retry, a replay) moves nothing and answers the clock as it stands.
+ * The request has no reference: its Idempotency-Key, if sent, is claimed with the move, so the
+ * same request again with the key (a retry, a replay) moves nothing and answers the clock as it stands.
  */
-export async function advanceClock(deps: SandboxClockDeps, partnerId: string, seconds: number, signature: string): Promise<ClockView> {
+export async function advanceClock(deps: SandboxClockDeps, partnerId: string, seconds: number, key?: IdempotencyKey): Promise<ClockView> {
   const offsetSeconds = await withTransaction(deps.pool, async (tx) => {
-    if ((await claimSignature(tx, partnerId, signature)).kind === 'seen') return repo.selectOffsetSeconds(tx, partnerId)
+    if ((await claimKeyInTransaction(tx, key)) === 'replayed') return repo.selectOffsetSeconds(tx, partnerId)
     const moved = await repo.addOffset(tx, partnerId, seconds, OFFSET_SECONDS_MAX, deps.clock.now())
     if (moved === undefined) throw fieldError('seconds', `would take the clock more than ${OFFSET_SECONDS_MAX} seconds (100 years) ahead of real time`)
     for (const due of deps.onAdvance) await due(tx, partnerId, seconds)

@@ -1,7 +1,6 @@
 // Settlement rows: each partner's configuration, the settlements of bank cycles with their
 // reports, and the queue of credits waiting for a bank cycle.
 import type { Queryable } from '../platform/db.ts'
-import type { SignedChanges } from '../platform/signed-requests.ts'
 import { settlementStates, type SettlementMode, type SettlementState } from './states.ts'
 
 export const DEFAULT_CUTOFF = '17:00'
@@ -12,7 +11,6 @@ export interface SettlementSettings {
   bankAccount: { bankCode: string; accountNumber: string; accountName: string; verifiedAccountName: string | null } | null
   cutoffTime: string
   bankSince: Date | null
-  changes: SignedChanges
   updatedAt: Date | null
 }
 
@@ -25,8 +23,6 @@ interface SettingsRow {
   verified_account_name: string | null
   cutoff_time: string
   bank_since: Date | null
-  changes_signed_at_s: string | null
-  changes_body_hashes: string[]
   updated_at: Date
 }
 
@@ -40,14 +36,13 @@ function toSettings(row: SettingsRow): SettlementSettings {
         : null,
     cutoffTime: row.cutoff_time,
     bankSince: row.bank_since,
-    changes: { signedAtS: row.changes_signed_at_s === null ? null : Number(row.changes_signed_at_s), bodyHashes: row.changes_body_hashes },
     updatedAt: row.updated_at,
   }
 }
 
 /** The settings a partner without a row has: float, the default cut-off. */
 export function defaultSettings(partnerId: string): SettlementSettings {
-  return { partnerId, mode: 'float', bankAccount: null, cutoffTime: DEFAULT_CUTOFF, bankSince: null, changes: { signedAtS: null, bodyHashes: [] }, updatedAt: null }
+  return { partnerId, mode: 'float', bankAccount: null, cutoffTime: DEFAULT_CUTOFF, bankSince: null, updatedAt: null }
 }
 
 export async function selectSettings(db: Queryable, partnerId: string): Promise<SettlementSettings | undefined> {
@@ -80,13 +75,12 @@ export async function modes(db: Queryable, partnerIds: readonly string[]): Promi
 export async function updateSettings(
   db: Queryable,
   partnerId: string,
-  values: Omit<SettlementSettings, 'partnerId' | 'updatedAt' | 'changes'> & { changes: SignedChanges | 'operator' },
+  values: Omit<SettlementSettings, 'partnerId' | 'updatedAt'>,
 ): Promise<SettlementSettings> {
-  const changes = values.changes === 'operator' ? null : values.changes
   const { rows } = await db.query<SettingsRow>(
     `UPDATE settlement_settings
         SET mode = $2, bank_code = $3, account_number = $4, account_name = $5, verified_account_name = $6, cutoff_time = $7, bank_since = $8,
-            changes_signed_at_s = coalesce($9, changes_signed_at_s), changes_body_hashes = coalesce($10, changes_body_hashes), updated_at = now()
+            updated_at = now()
       WHERE partner_id = $1
       RETURNING *`,
     [
@@ -98,8 +92,6 @@ export async function updateSettings(
       values.bankAccount?.verifiedAccountName ?? null,
       values.cutoffTime,
       values.bankSince,
-      changes?.signedAtS ?? null,
-      changes?.bodyHashes ?? null,
     ],
   )
   return toSettings(rows[0]!)

@@ -5,7 +5,6 @@ import { callerOf } from '../partners/auth.ts'
 import { assertSandboxPartner } from '../partners/service.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { closedObject, documentOnly, errorResponses, NubanSchema, Nullable } from '../platform/schemas.ts'
-import { signedRequestOf } from '../platform/signed-requests.ts'
 import { partnerClock } from '../sandbox-clock/service.ts'
 import { CUTOFF_PATTERN } from './cycles.ts'
 import { DEFAULT_CUTOFF } from './repo.ts'
@@ -107,20 +106,20 @@ function registerSettingsRoutes(app: HttpServer, deps: SettlementDeps): void {
   app.put(
     '/api/v1/rail/settlement',
     {
-      config: { auth: 'signature' },
+      config: { auth: 'signature', idempotencyKey: 'in-transaction' },
       schema: {
         operationId: 'setSettlementSettings',
-        description: 'Replaces the settlement settings whole: `float`, or `bank` with a NUBAN (name-checked at the bank during the request) and a daily cut-off. A change signed before the last one applied is 409 `stale_request`.',
+        description: 'Replaces the settlement settings whole: `float`, or `bank` with a NUBAN (name-checked at the bank during the request) and a daily cut-off.',
         tags: ['settlement'],
         summary:
-          'Set how collections settle: float, or bank with a registered account (NUBAN, name-checked) and a daily cut-off. Replaces the settings whole; a change signed before the last one applied is 409 stale_request',
+          'Set how collections settle: float, or bank with a registered account (NUBAN, name-checked) and a daily cut-off. Replaces the settings whole',
         body: SettingsPutSchema,
-        response: { 200: SettingsSchema, ...errorResponses('stale_request', 'capability_disabled', 'provider_unavailable') },
+        response: { 200: SettingsSchema, ...errorResponses('capability_disabled', 'provider_unavailable') },
       },
     },
     async (request) => {
       const partner = callerOf(request).partner
-      const settings = await putSettlementSettings(deps, partner, request.body, signedRequestOf(request))
+      const settings = await putSettlementSettings(deps, partner, request.body, request.idempotencyKey)
       return toSettingsJson(settings, (await partnerClock(deps.pool, deps.clock, partner)).now())
     },
   )
@@ -176,9 +175,9 @@ function registerSandboxSettlementRoute(app: HttpServer, deps: SettlementDeps): 
       config: { auth: 'signature' },
       schema: {
         operationId: 'runSandboxSettlement',
-        description: "Sandbox partners only: runs the caller's settlement cycle now, with now as its cut-off. The same signed request again pays nothing twice.",
+        description: "Sandbox partners only: runs the caller's settlement cycle now, with now as its cut-off. The same request again with its `Idempotency-Key` pays nothing twice.",
         tags: ['sandbox'],
-        summary: "Sandbox: run the caller's settlement cycle now, with now as its cut-off (the same signed request again pays nothing twice)",
+        summary: "Sandbox: run the caller's settlement cycle now, with now as its cut-off (the same request again with its Idempotency-Key pays nothing twice)",
         response: {
           200: Type.Object({ mode: ModeSchema, settlement: Nullable(SettlementSchema), sweptToFloatKobo: Type.Integer(), message: Type.String() }),
           ...errorResponses('not_found'),
@@ -188,7 +187,7 @@ function registerSandboxSettlementRoute(app: HttpServer, deps: SettlementDeps): 
     async (request) => {
       const partner = callerOf(request).partner
       assertSandboxPartner(partner)
-      return runSettlementNow(deps, partner, signedRequestOf(request))
+      return runSettlementNow(deps, partner, request.idempotencyKey)
     },
   )
 }

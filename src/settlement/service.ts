@@ -19,7 +19,7 @@ import type { Clock } from '../platform/clock.ts'
 import { sha256Hex } from '../platform/crypto.ts'
 import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
 import { uuidv7 } from '../platform/ids.ts'
-import type { SignedRequest } from '../platform/signed-requests.ts'
+import type { IdempotencyKey } from '../platform/idempotency-keys.ts'
 import { latestCycle, type Cycle } from './cycles.ts'
 import { partnerClockById } from '../sandbox-clock/service.ts'
 import * as repo from './repo.ts'
@@ -280,16 +280,18 @@ function settlementEvent(settlement: repo.Settlement, type: 'settlement.paid' | 
 
 /**
  * Sandbox: a cycle now, with now as its cut-off, so a partner can watch a settlement without
- * waiting for the day's. Its cycle key derives from the request's signature: the same signed
- * request again answers the same settlement and pays nothing twice. Float mode: the leftovers sweep.
+ * waiting for the day's. Its cycle key derives from the request's Idempotency-Key when it sent one:
+ * the same request again with the key answers the same settlement and pays nothing twice, even
+ * when its first answer was lost. Without a key each request is a cycle of its own (what waits is
+ * paid by the first; a second finds nothing). Float mode: the leftovers sweep.
  */
-export async function runSettlementNow(deps: SettlementDeps, partner: Partner, signed: SignedRequest) {
+export async function runSettlementNow(deps: SettlementDeps, partner: Partner, key?: IdempotencyKey) {
   const settings = await getSettlementSettings(deps.pool, partner.id)
   if (settings.mode === 'float') {
     const sweptKobo = await sweepFloatLeftovers(deps.pool, partner.id)
     return { mode: settings.mode, settlement: null, sweptToFloatKobo: sweptKobo, message: 'Float mode: collections settle to the float after each credit; any leftover was moved now' }
   }
-  const cycle = { key: `sandbox-${sha256Hex(signed.signature).slice(0, 16)}`, cutoffAt: deps.clock.now() }
+  const cycle = { key: `sandbox-${key ? sha256Hex(key.key).slice(0, 16) : uuidv7()}`, cutoffAt: deps.clock.now() }
   const settlement = await runCycle(deps, partner.id, cycle)
   return {
     mode: settings.mode,

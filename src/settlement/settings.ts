@@ -5,7 +5,7 @@ import type { Partner } from '../partners/service.ts'
 import type { Clock } from '../platform/clock.ts'
 import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { fieldError } from '../platform/errors.ts'
-import { decideSignedChange, type SignedRequest } from '../platform/signed-requests.ts'
+import { claimKeyInTransaction, type IdempotencyKey } from '../platform/idempotency-keys.ts'
 import { checkBankAccount } from '../providers/service.ts'
 import { bankName } from '../virtual-accounts/service.ts'
 import { nextCutoff, SETTLEMENT_TIME_ZONE } from './cycles.ts'
@@ -50,26 +50,25 @@ export function toSettingsJson(settings: repo.SettlementSettings, now: Date) {
 /**
  * Replaces the caller's settlement settings. The bank account is checked before anything is
  * written — a bank of Nigeria, a valid NUBAN there, and the name the bank's name enquiry gives
- * matching the name given — so bad input changes nothing. Ordered by signed time like every
- * change that sets values (docs/api.md "Replays"): a change signed before the last one applied is
- * 409 stale_request. Switching to bank mode starts with the next cut-off; switching to float
- * moves what waits in collections to the float at the next minute's run.
+ * matching the name given — so bad input changes nothing. The same request again with its
+ * Idempotency-Key changes nothing and answers the settings as they are. Switching to bank mode
+ * starts with the next cut-off; switching to float moves what waits in collections to the float
+ * at the next minute's run.
  */
-export async function putSettlementSettings(deps: SettingsDeps, partner: Partner, input: SettlementSettingsInput, signed?: SignedRequest): Promise<repo.SettlementSettings> {
+export async function putSettlementSettings(deps: SettingsDeps, partner: Partner, input: SettlementSettingsInput, key?: IdempotencyKey): Promise<repo.SettlementSettings> {
   if (input.mode === 'bank' && !input.bankAccount) throw fieldError('bankAccount', 'is required when mode is bank')
   const current = await getSettlementSettings(deps.pool, partner.id)
   const bankAccount = input.bankAccount ? await checkedBankAccount(deps, partner.id, input.bankAccount, current.bankAccount) : null
   return withTransaction(deps.pool, async (tx) => {
+    const replayed = (await claimKeyInTransaction(tx, key)) === 'replayed'
     const locked = await repo.lockSettings(tx, partner.id)
-    const decision = signed && decideSignedChange(locked.changes, signed, input)
-    if (decision?.kind === 'repeat') return locked
+    if (replayed) return locked
     const bankSince = input.mode === 'bank' ? (locked.mode === 'bank' && locked.bankSince ? locked.bankSince : deps.clock.now()) : null
     return repo.updateSettings(tx, partner.id, {
       mode: input.mode,
       bankAccount,
       cutoffTime: input.cutoffTime ?? repo.DEFAULT_CUTOFF,
       bankSince,
-      changes: decision?.next ?? 'operator',
     })
   })
 }

@@ -34,7 +34,7 @@ function registerCreateAndListRoutes(app: HttpServer, deps: CollectionsDeps): vo
   app.post(
     '/api/v1/rail/virtual-account',
     {
-      config: { auth: 'signature' },
+      config: { auth: 'signature', idempotencyKey: 'reference' },
       schema: {
         operationId: 'createVirtualAccount',
         description: 'Allocates a persistent virtual account (a NUBAN) at the provider during the request; credits into it are applied and announced with `credit.confirmed`. Idempotent on `reference`. A provider that gives no usable answer is 502 `provider_unavailable`: nothing was created, retry with the same reference.',

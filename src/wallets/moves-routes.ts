@@ -72,7 +72,7 @@ export function registerMoveRoutes(app: HttpServer, deps: MovesDeps): void {
     app.post(
       path,
       {
-        config: { auth: 'signature' },
+        config: { auth: 'signature', idempotencyKey: 'reference' },
         schema: { operationId, summary, description, tags: ['wallets'], body: closedObject({ ...MoveFields, ...extra }), response: { 200: MoveSchema, ...errorResponses(...IDEMPOTENT_CODES, 'not_found', 'capability_disabled', 'insufficient_funds', 'unsupported_currency', 'amount_above_limit', 'provider_unavailable') } },
       },
       async (request, reply) => {

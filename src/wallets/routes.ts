@@ -59,7 +59,7 @@ export function registerWalletRoutes(app: HttpServer, deps: WalletsDeps): void {
   app.post(
     '/wallet',
     {
-      config: { auth: 'signature' },
+      config: { auth: 'signature', idempotencyKey: 'reference' },
       schema: {
         operationId: 'createWallet',
         description: 'Creates a wallet for a customer at a provider, backed by an account number at that provider. Idempotent on `customerReference`: the same body again answers the same wallet with `Idempotent-Replayed: true`.',

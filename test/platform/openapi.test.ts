@@ -26,7 +26,7 @@ interface Document extends Json {
   tags: { name: string; description?: string }[]
   paths: Record<string, Record<string, Operation>>
   webhooks: Record<string, Record<string, Operation>>
-  components: { schemas: Record<string, Json>; responses: Record<string, Json>; headers: Record<string, Json>; securitySchemes: Record<string, Json> }
+  components: { schemas: Record<string, Json>; responses: Record<string, Json>; headers: Record<string, Json>; parameters?: Record<string, Json>; securitySchemes: Record<string, Json> }
 }
 
 const REPOSITORY = join(import.meta.dirname, '..', '..')
@@ -151,7 +151,8 @@ describe('every operation', () => {
     for (const [route, operation] of operationsOf(partner())) {
       const body = operation.requestBody?.content['application/json']
       if (operation.requestBody && body?.example === undefined) missing.push(`${route} request body`)
-      for (const parameter of operation.parameters ?? []) {
+      for (const declared of operation.parameters ?? []) {
+        const parameter = resolve(partner(), declared)
         if (!parameter.description) missing.push(`${route} parameter ${String(parameter.name)} description`)
         if (parameter.example === undefined) missing.push(`${route} parameter ${String(parameter.name)} example`)
       }
@@ -164,6 +165,26 @@ describe('every operation', () => {
       }
     }
     expect(missing).toEqual([])
+  })
+
+  it('takes the Idempotency-Key header when it changes state without a reference, and may answer a replay', () => {
+    const referenceCreates = new Set(['createEscrow', 'createInvoice', 'createOutboundTransfer', 'createPaymentIntent', 'createRefund', 'createVirtualAccount', 'createWallet', 'creditWallet', 'debitWallet', 'fundSandboxFloat', 'provisionFboAccount', 'transferBetweenWallets', 'transferWalletToBank'])
+    const keyed: string[] = []
+    for (const [route, operation] of operationsOf(partner())) {
+      const parameters = (operation.parameters ?? []).map((parameter) => resolve(partner(), parameter))
+      const takesKey = parameters.some((parameter) => parameter.in === 'header' && parameter.name === 'Idempotency-Key')
+      if (route.startsWith('GET ')) {
+        expect(takesKey, route).toBe(false)
+        continue
+      }
+      expect(takesKey, route).toBe(!referenceCreates.has(operation.operationId!))
+      if (takesKey) keyed.push(operation.operationId!)
+      const success = Object.entries(operation.responses).find(([status]) => status.startsWith('2'))![1]
+      expect(Object.keys((success.headers ?? {}) as Json), route).toContain('Idempotent-Replayed')
+      if (takesKey) expect(resolve<Json>(partner(), operation.responses['409'])['x-rail-error-codes'], route).toContain('idempotency_conflict')
+    }
+    expect(keyed).toEqual(expect.arrayContaining(['updateSettings', 'redeliverEvent', 'simulateInboundCredit', 'resolveUnmatchedCredit', 'releaseEscrow', 'advanceSandboxClock']))
+    expect(partner().components.parameters?.['IdempotencyKey']).toMatchObject({ in: 'header', name: 'Idempotency-Key', schema: { maxLength: 255 } })
   })
 
   it('describes its answers: no "Default Response", X-Request-Id on each, 429 and 500, Retry-After on 429 and 503', () => {

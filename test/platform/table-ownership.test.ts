@@ -41,6 +41,7 @@ const OWNERS: Readonly<Record<string, string>> = {
   escrows: 'escrow',
   escrow_webhooks: 'escrow',
   escrow_funding_credits: 'escrow',
+  // Dropped by migration 0057 (an escrow reads its refunds from refunds); 0031 still creates it.
   escrow_refunds: 'escrow',
   refunds: 'refunds',
   refund_requests: 'refunds',
@@ -54,6 +55,8 @@ const OWNERS: Readonly<Record<string, string>> = {
   dashboard_actions: 'dashboard',
   // The platform's own: replay protection, the state machines' rows, worker liveness, the key check
   // and the job queue.
+  idempotency_keys: 'platform',
+  // Dropped by 0055 (replaced by idempotency_keys); its migration still creates it.
   signed_requests: 'platform',
   state_transitions: 'platform',
   worker_processes: 'platform',

@@ -1,5 +1,5 @@
-// Retries: a call whose answer was lost is sent again as the identical request — the same
-// reference, the same signature — and Rail answers the first result: nothing happens twice.
+// Retries: a call whose answer was lost is sent again as the same request — the same reference
+// or Idempotency-Key, signed anew — and Rail answers the first result: nothing happens twice.
 import net from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -48,16 +48,25 @@ describe('a lost answer', () => {
     expect((await rail.getFloat()).availableBalanceKobo).toBe(300_000)
   })
 
-  it('simulateInboundCredit (idempotent on its signature): the identical signed request again pays in once', async () => {
-    const { rail } = await harness.newPartner({ baseUrl: proxy.baseUrl })
+  it('simulateInboundCredit (no reference): the retry carries the same Idempotency-Key, signed anew with a later timestamp; it pays in once', async () => {
+    // A first retry waits at least a second (1.4 s ± 25 %), so that its timestamp is another second's.
+    const { rail } = await harness.newPartner({ baseUrl: proxy.baseUrl, retryBaseDelayMs: 1_400 })
     const intent = await rail.createPaymentIntent({ body: { amountKobo: 400_000, currency: 'NGN' } })
 
     proxy.loseAnswers = 1
     const lostBefore = proxy.lost
+    const sentBefore = proxy.requests.length
     const response = await rail.withResponse.simulateInboundCredit({ body: { virtualAccount: intent.virtualAccount, amountKobo: 400_000 } })
     expect(proxy.lost).toBe(lostBefore + 1)
     expect(response.attempts).toBeGreaterThanOrEqual(2)
     expect(response.replayed).toBe(true)
+    const attempts = proxy.requests.slice(sentBefore).filter((request) => request.requestLine.startsWith('POST /api/v1/rail/sandbox/simulate-inbound-credit '))
+    expect(attempts).toHaveLength(response.attempts)
+    expect(response.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/)
+    expect(new Set(attempts.map((attempt) => attempt.headers['idempotency-key']))).toEqual(new Set([response.idempotencyKey]))
+    const timestampsS = attempts.map((attempt) => Number(attempt.headers['x-rail-timestamp']))
+    expect(timestampsS[1]).toBeGreaterThan(timestampsS[0]!)
+    expect(attempts[1]!.headers['x-rail-signature']).not.toBe(attempts[0]!.headers['x-rail-signature'])
 
     await waitFor(async () => (await rail.getPaymentIntent({ path: { id: intent.id } })).status === 'paid', 45_000, 'intent paid')
     expect(await countRows(`SELECT count(*) FROM sandbox_bank.transfers WHERE kind = 'inbound' AND credit_account_number = $1`, [intent.virtualAccount])).toBe(1)

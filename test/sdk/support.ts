@@ -72,6 +72,8 @@ export interface LossyProxy {
   loseAnswers: number
   /** Answers thrown away so far. */
   lost: number
+  /** The head (request line and headers, names in lower case) of each request that passed, in order. */
+  requests: { requestLine: string; headers: Record<string, string> }[]
   close(): Promise<void>
 }
 
@@ -83,7 +85,7 @@ export interface LossyProxy {
 export async function startLossyProxy(targetBaseUrl: string): Promise<LossyProxy> {
   const target = new URL(targetBaseUrl)
   const sockets = new Set<net.Socket>()
-  const proxy: LossyProxy = { baseUrl: '', loseAnswers: 0, lost: 0, close: async () => {} }
+  const proxy: LossyProxy = { baseUrl: '', loseAnswers: 0, lost: 0, requests: [], close: async () => {} }
   const server = net.createServer((client) => {
     const upstream = net.connect(Number(target.port), target.hostname)
     for (const socket of [client, upstream]) {
@@ -92,6 +94,13 @@ export async function startLossyProxy(targetBaseUrl: string): Promise<LossyProxy
       socket.on('error', () => {})
     }
     client.pipe(upstream)
+    client.on('data', (chunk: Buffer) => {
+      // A request's head arrives in its first chunk (the SDK's requests are small).
+      const [requestLine, ...lines] = chunk.toString('latin1').split('\r\n\r\n')[0]!.split('\r\n')
+      if (!/^[A-Z]+ \S+ HTTP\/1\.1$/.test(requestLine ?? '')) return
+      const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]))
+      proxy.requests.push({ requestLine: requestLine!, headers })
+    })
     upstream.on('data', (chunk: Buffer) => {
       if (proxy.loseAnswers > 0) {
         proxy.loseAnswers--

@@ -228,18 +228,18 @@ describe('bank settlement', () => {
     expect(await bookedKobo(harness.app, credentials.partnerId, 'escrow_holding')).toBe(10_000)
   })
 
-  it('runs a cycle now in the sandbox; the same signed request again pays nothing twice', async () => {
+  it('runs a cycle now in the sandbox; the same request again with its Idempotency-Key pays nothing twice', async () => {
     const { client, credentials } = await bankPartner()
     await collect(client, credentials.callbackSigningSecret, [15_000])
-    const timestampS = Math.floor(Date.now() / 1000)
-    const run = await client.post<{ mode: string; settlement: SettlementJson | null }>('/api/v1/rail/sandbox/run-settlement', undefined, { timestampS })
+    const key = { headers: { 'Idempotency-Key': randomUUID() } }
+    const run = await client.post<{ mode: string; settlement: SettlementJson | null }>('/api/v1/rail/sandbox/run-settlement', undefined, key)
     expect(run.status).toBe(200)
     expect(run.body.settlement).toMatchObject({ state: 'pending', amountKobo: 15_000, creditCount: 1 })
-    // The same signed request again (a replay): the same settlement, nothing paid twice.
-    const replayed = await client.post<{ settlement: SettlementJson | null }>('/api/v1/rail/sandbox/run-settlement', undefined, { timestampS })
-    expect(replayed.body.settlement!.id).toBe(run.body.settlement!.id)
-    // A new request: nothing is left to settle.
-    const again = await client.post<{ settlement: SettlementJson | null }>('/api/v1/rail/sandbox/run-settlement', undefined, { timestampS: timestampS + 1 })
+    // The same request again with its key (a retry, a replay): the same settlement, nothing paid twice.
+    const replayed = await client.post<{ settlement: SettlementJson | null }>('/api/v1/rail/sandbox/run-settlement', undefined, key)
+    expect([replayed.headers.get('idempotent-replayed'), replayed.body.settlement!.id]).toEqual(['true', run.body.settlement!.id])
+    // A new request (no key): nothing is left to settle.
+    const again = await client.post<{ settlement: SettlementJson | null }>('/api/v1/rail/sandbox/run-settlement')
     expect(again.body.settlement).toBeNull()
     // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
     await waitFor(async () => (await settlementPayouts(client)).length === 1, 20_000, 'the payout listed')
@@ -270,16 +270,17 @@ describe('settlement settings', () => {
     expect((await client.get<SettingsJson>('/api/v1/rail/settlement')).body).toMatchObject({ mode: 'float', bankAccount: null, cutoffTime: '17:00', nextCutoffAt: null })
   })
 
-  it('is ordered by signed time: the last change sent again is 200, an older one is 409 stale_request', async () => {
+  it('with an Idempotency-Key, the same change sent again answers the stored settings and changes nothing; another change under the key is 409', async () => {
     const { client } = await harness.app.newPartner()
-    const nowS = Math.floor(Date.now() / 1000)
+    const key = { headers: { 'Idempotency-Key': randomUUID() } }
     const body = { mode: 'bank', bankAccount: BANK_ACCOUNT, cutoffTime: '16:30' }
-    expect((await client.request('PUT', '/api/v1/rail/settlement', body, { timestampS: nowS })).status).toBe(200)
-    expect((await client.request<SettingsJson>('PUT', '/api/v1/rail/settlement', body, { timestampS: nowS })).body.cutoffTime).toBe('16:30')
-    const stale = await client.request<{ error: string }>('PUT', '/api/v1/rail/settlement', { mode: 'float' }, { timestampS: nowS - 5 })
-    expect(stale.status).toBe(409)
-    expect(stale.body.error).toBe('stale_request')
-    expect((await client.get<SettingsJson>('/api/v1/rail/settlement')).body).toMatchObject({ mode: 'bank', cutoffTime: '16:30' })
+    expect((await client.request('PUT', '/api/v1/rail/settlement', body, key)).status).toBe(200)
+    expect((await client.request('PUT', '/api/v1/rail/settlement', { ...body, cutoffTime: '15:00' })).status).toBe(200)
+    const again = await client.request<SettingsJson>('PUT', '/api/v1/rail/settlement', body, key)
+    expect([again.status, again.headers.get('idempotent-replayed'), again.body.cutoffTime]).toEqual([200, 'true', '16:30'])
+    const conflict = await client.request<{ error: string }>('PUT', '/api/v1/rail/settlement', { mode: 'float' }, key)
+    expect([conflict.status, conflict.body.error]).toEqual([409, 'idempotency_conflict'])
+    expect((await client.get<SettingsJson>('/api/v1/rail/settlement')).body).toMatchObject({ mode: 'bank', cutoffTime: '15:00' })
   })
 
   it('switching back to float moves what waited for a bank cycle to the float', async () => {

@@ -18,17 +18,11 @@ export function testClock(base: Clock = systemClock): TestClock {
   }
 }
 
-const lastAdvanceTimestampS = new WeakMap<RailClient, number>()
-
 /**
  * Moves a sandbox partner's test clock forward by the route partners use (POST /api/v1/rail/sandbox/clock/advance).
- * The route has no reference: the same signed request again is a replay and moves nothing. Two
- * advances by the same amount within one second would sign alike, so each is signed a second
- * after the client's previous one (well inside the ±300 s window).
+ * Sent without an Idempotency-Key: each call moves the clock again.
  */
 export async function advanceSandboxClock(client: RailClient, seconds: number): Promise<void> {
-  const timestampS = Math.max(Math.floor(Date.now() / 1000), (lastAdvanceTimestampS.get(client) ?? 0) + 1)
-  lastAdvanceTimestampS.set(client, timestampS)
-  const moved = await client.post<{ offsetSeconds: number }>('/api/v1/rail/sandbox/clock/advance', { seconds }, { timestampS })
+  const moved = await client.post<{ offsetSeconds: number }>('/api/v1/rail/sandbox/clock/advance', { seconds })
   if (moved.status !== 200) throw new Error(`the sandbox clock did not move: ${moved.status} ${JSON.stringify(moved.body)}`)
 }

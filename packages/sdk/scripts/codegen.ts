@@ -1,8 +1,9 @@
 // Turns the served OpenAPI document into the SDK's two generated files:
 //   src/generated/openapi.ts    — the document's types, by openapi-typescript
 //   src/generated/operations.ts — one row per partner operation: method, path, how it is
-//                                 authenticated, whether it is a cursor list, and which body
-//                                 field is its idempotency reference
+//                                 authenticated, whether it is a cursor list, which body
+//                                 field is its idempotency reference, and whether it takes
+//                                 an Idempotency-Key instead
 // Both are committed; test/sdk/drift.test.ts fails when they differ from what this makes of
 // the document a running server serves (`npm run sdk:generate` writes them).
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript'
@@ -26,6 +27,8 @@ export interface OperationRow {
   auth: 'signature' | 'apiKey'
   list: boolean
   reference: string | null
+  /** The operation takes the Idempotency-Key header: a state-changing call without a reference. */
+  idempotencyKey: boolean
 }
 
 export async function generate(document: Json): Promise<GeneratedFiles> {
@@ -47,7 +50,15 @@ export function operationRows(document: Json): Record<string, OperationRow> {
       const auth = authOf(operation)
       // Unauthenticated routes (a bank's notices) and event streams are not calls an SDK makes.
       if (auth === undefined || isStream(document, operation)) continue
-      rows[operation['operationId']] = { method: method.toUpperCase(), path, auth, list: isCursorList(document, method, operation), reference: referenceFieldOf(document, operation) }
+      const idempotencyKey = takesIdempotencyKey(document, operation)
+      rows[operation['operationId']] = {
+        method: method.toUpperCase(),
+        path,
+        auth,
+        list: isCursorList(document, method, operation),
+        reference: idempotencyKey ? null : referenceFieldOf(document, operation),
+        idempotencyKey,
+      }
     }
   }
   return rows
@@ -95,6 +106,13 @@ function referenceFieldOf(document: Json, operation: Json): string | null {
   return REFERENCE_FIELDS.find((field) => properties[field] !== undefined) ?? null
 }
 
+function takesIdempotencyKey(document: Json, operation: Json): boolean {
+  return ((operation['parameters'] ?? []) as Json[]).some((parameter) => {
+    const resolved = resolve(document, parameter)
+    return resolved['in'] === 'header' && String(resolved['name']).toLowerCase() === 'idempotency-key'
+  })
+}
+
 function jsonSchemaOf(document: Json, holder: Json): Json {
   const media = ((holder['content'] ?? {}) as Record<string, Json>)['application/json']
   return media?.['schema'] === undefined ? {} : resolve(document, media['schema'] as Json)
@@ -121,6 +139,6 @@ function resolve(document: Json, node: Json): Json {
 }
 
 function operationsFile(rows: Record<string, OperationRow>): string {
-  const lines = Object.entries(rows).map(([id, row]) => `  ${id}: { method: '${row.method}', path: '${row.path}', auth: '${row.auth}', list: ${row.list}, reference: ${row.reference === null ? 'null' : `'${row.reference}'`} },`)
+  const lines = Object.entries(rows).map(([id, row]) => `  ${id}: { method: '${row.method}', path: '${row.path}', auth: '${row.auth}', list: ${row.list}, reference: ${row.reference === null ? 'null' : `'${row.reference}'`}, idempotencyKey: ${row.idempotencyKey} },`)
   return `${BANNER}export const OPERATIONS = {\n${lines.join('\n')}\n} as const\n`
 }

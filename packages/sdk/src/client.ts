@@ -1,6 +1,6 @@
 // The client: one method per operation of the OpenAPI document, each building its request from
 // the generated table of operations and sending it through the transport (signing or the
-// escrow API key, retries with the same request).
+// escrow API key, retries with the same reference or Idempotency-Key).
 import { randomUUID } from 'node:crypto'
 import { OPERATIONS } from './generated/operations.ts'
 import { localBaseUrl } from './local-server.ts'
@@ -36,7 +36,7 @@ const DEFAULTS = { maxRetries: 2, timeoutMs: 30_000, retryBaseDelayMs: 500, maxR
 type AnyParams = { path?: Record<string, unknown>; query?: Record<string, unknown>; body?: Record<string, unknown> }
 
 class RailClient {
-  /** The same methods, each answering `{ data, status, headers, replayed, requestId, reference, attempts }`. */
+  /** The same methods, each answering `{ data, status, headers, replayed, requestId, reference, idempotencyKey, attempts }`. */
   readonly withResponse: RailOperationsWithResponse
   readonly #transport: TransportSettings
 
@@ -111,6 +111,8 @@ function prepare(operationId: OperationId, params: AnyParams | undefined, option
     pathWithQuery: pathOf(operation.path, given.path) + queryOf(given.query),
     body: body === undefined ? undefined : JSON.stringify(body),
     reference: operation.reference === null ? undefined : (body?.[operation.reference] as string | undefined),
+    // One key per call, the same on each of its retries (docs/api.md, "Replays and idempotency").
+    idempotencyKey: operation.idempotencyKey ? (options.idempotencyKey ?? randomUUID()) : undefined,
     signal: options.signal,
   }
 }

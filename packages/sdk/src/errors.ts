@@ -1,8 +1,8 @@
 // What a failed call throws. An answer from Rail with an error status is a RailApiError (or one
 // of its subclasses, by status) carrying the one error body: `error` (a stable code),
 // `message`, `details`, plus the status, `Retry-After` and the request id. A call that got no
-// answer at all is a RailConnectionError. Each names the operation and, for a call with an
-// idempotency reference, the reference, so the caller can retry it later with the same one.
+// answer at all is a RailConnectionError. Each names the operation and the call's idempotency
+// reference or Idempotency-Key, so the caller can retry it later as the same call.
 
 /** The codes of docs/errors.md. A newer server may send a code this version does not know. */
 export type RailErrorCode =
@@ -16,7 +16,6 @@ export type RailErrorCode =
   | 'method_not_allowed'
   | 'idempotency_conflict'
   | 'request_in_progress'
-  | 'stale_request'
   | 'invalid_state'
   | 'request_timeout'
   | 'payload_too_large'
@@ -47,6 +46,7 @@ export interface ApiErrorInit {
   headers: Headers
   operationId: string
   reference: string | undefined
+  idempotencyKey?: string | undefined
 }
 
 /** Rail answered with an error status. */
@@ -68,6 +68,8 @@ export class RailApiError extends RailError {
   readonly operationId: string
   /** The idempotency reference the call carried (given or generated), to retry it later. */
   readonly reference: string | undefined
+  /** The Idempotency-Key the call carried (given or generated), to retry it later: `{ idempotencyKey }` as the call's option. */
+  readonly idempotencyKey: string | undefined
 
   constructor(init: ApiErrorInit) {
     const body = isErrorBody(init.body) ? init.body : undefined
@@ -81,6 +83,7 @@ export class RailApiError extends RailError {
     this.body = init.body
     this.operationId = init.operationId
     this.reference = init.reference
+    this.idempotencyKey = init.idempotencyKey
   }
 }
 
@@ -100,7 +103,7 @@ export class RailPermissionError extends RailApiError {
 export class RailNotFoundError extends RailApiError {
   override name = 'RailNotFoundError'
 }
-/** 409: a reference used with another body, a state that does not allow it, a stale change, or a first call still in progress. */
+/** 409: a reference or Idempotency-Key used with another request, a state that does not allow it, or a first call still in progress. */
 export class RailConflictError extends RailApiError {
   override name = 'RailConflictError'
 }
@@ -118,11 +121,13 @@ export class RailConnectionError extends RailError {
   override name = 'RailConnectionError'
   readonly operationId: string
   readonly reference: string | undefined
+  readonly idempotencyKey: string | undefined
 
-  constructor(message: string, operationId: string, reference: string | undefined, cause: unknown) {
+  constructor(message: string, operationId: string, reference: string | undefined, cause: unknown, idempotencyKey?: string) {
     super(message, { cause })
     this.operationId = operationId
     this.reference = reference
+    this.idempotencyKey = idempotencyKey
   }
 }
 

@@ -3,7 +3,7 @@
 //   canonical = timestamp + "\n" + METHOD + "\n" + path-with-query + "\n" + hex(SHA-256(raw body))
 //   X-Rail-Signature: v1=<lowercase hex HMAC-SHA256(UTF-8 bytes of the signing secret, canonical)>
 //
-// The SDK signs the exact bytes it sends and sends them again, unchanged, when it retries.
+// The SDK signs the exact bytes it sends; a retry sends the same bytes, signed again with a fresh timestamp.
 import { createHash, createHmac } from 'node:crypto'
 
 /** The server accepts a timestamp this far from its clock, either way. */

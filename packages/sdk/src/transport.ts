@@ -1,13 +1,12 @@
-// One call over HTTP: authenticate it once, send it, and retry what is safe to retry.
+// One call over HTTP: send it, and retry what is safe to retry.
 //
-// A retry sends the very same request again — the same bytes, the same idempotency reference,
-// the same signature and timestamp — so Rail recognises it: a reference it has seen answers the
-// stored result (`Idempotent-Replayed: true`), a signature it has seen (redeliver, simulated
-// credits) starts nothing new, an identical settings change within its second is a no-op.
-// Hence no retry after the signature's window: the SDK gives up and throws rather than sign the
-// call anew, which for some routes would be a new request.
+// A retry sends the same request again — the same body, the same idempotency reference or
+// Idempotency-Key — signed anew with a fresh timestamp, so Rail recognises it by what names the
+// call, not by its signature: a reference or a key it has seen answers the stored result
+// (`Idempotent-Replayed: true`) and acts no twice. A retry may therefore come after the first
+// signature's ±300 s window has passed.
 import { apiError, RailConnectionError, type RailApiError } from './errors.ts'
-import { SIGNATURE_WINDOW_S, signatureHeaders, type SigningKey } from './signing.ts'
+import { signatureHeaders, type SigningKey } from './signing.ts'
 
 export interface TransportSettings {
   baseUrl: string
@@ -32,6 +31,8 @@ export interface PreparedRequest {
   /** JSON text; undefined for a request without a body. */
   body: string | undefined
   reference: string | undefined
+  /** The Idempotency-Key of a state-changing call without a reference: one per call, the same on each retry. */
+  idempotencyKey: string | undefined
   signal: AbortSignal | undefined
 }
 
@@ -44,20 +45,19 @@ export interface RailResponse<T> {
   requestId: string | undefined
   /** The idempotency reference the call carried (given or generated). */
   reference: string | undefined
+  /** The Idempotency-Key the call carried (given or generated); undefined on calls that take none. */
+  idempotencyKey: string | undefined
   /** Attempts made (1 when the first one was answered). */
   attempts: number
 }
 
-/** Answers a client may safely ask again with the identical request. */
+/** Answers a client may safely ask again with the same request (its reference or key). */
 const RETRYABLE_STATUSES = new Set([408, 429, 500, 502, 503, 504])
-/** Leave this much of the signature's window for the last attempt to arrive in. */
-const WINDOW_MARGIN_S = 30
 
 export async function send<T>(settings: TransportSettings, request: PreparedRequest): Promise<RailResponse<T>> {
-  const signedAtS = Math.floor(Date.now() / 1000)
-  const headers = requestHeaders(settings, request, signedAtS)
   for (let attempt = 1; ; attempt++) {
-    const outcome = await attemptOnce(settings, request, headers)
+    // Each attempt is signed when it is sent: a retry after a long wait is not a stale request.
+    const outcome = await attemptOnce(settings, request, requestHeaders(settings, request, Math.floor(Date.now() / 1000)))
     if (outcome.kind === 'answered' && outcome.status >= 200 && outcome.status < 300) {
       return {
         data: outcome.body as T,
@@ -66,14 +66,13 @@ export async function send<T>(settings: TransportSettings, request: PreparedRequ
         replayed: outcome.headers.get('idempotent-replayed') === 'true',
         requestId: outcome.headers.get('x-request-id') ?? undefined,
         reference: request.reference,
+        idempotencyKey: request.idempotencyKey,
         attempts: attempt,
       }
     }
-    const failure = outcome.kind === 'answered' ? apiError({ ...outcome, operationId: request.operationId, reference: request.reference }) : outcome.error
+    const failure = outcome.kind === 'answered' ? apiError({ ...outcome, operationId: request.operationId, reference: request.reference, idempotencyKey: request.idempotencyKey }) : outcome.error
     const delayMs = retryDelayMs(settings, failure, attempt)
     if (delayMs === undefined || attempt > settings.maxRetries) throw failure
-    const withinWindow = request.auth !== 'signature' || Date.now() / 1000 + delayMs / 1000 - signedAtS < SIGNATURE_WINDOW_S - WINDOW_MARGIN_S
-    if (!withinWindow) throw failure
     await sleep(delayMs, request.signal)
   }
 }
@@ -81,6 +80,7 @@ export async function send<T>(settings: TransportSettings, request: PreparedRequ
 function requestHeaders(settings: TransportSettings, request: PreparedRequest, signedAtS: number): Record<string, string> {
   const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': settings.userAgent }
   if (request.body !== undefined) headers['Content-Type'] = 'application/json'
+  if (request.idempotencyKey !== undefined) headers['Idempotency-Key'] = request.idempotencyKey
   if (request.auth === 'apiKey') {
     if (settings.escrowApiKey === undefined) throw new TypeError(`${request.operationId} needs the escrow API key: new Rail({ escrowApiKey })`)
     headers['X-API-Key'] = settings.escrowApiKey
@@ -106,7 +106,7 @@ async function attemptOnce(settings: TransportSettings, request: PreparedRequest
     // The caller's own abort is not a failure to retry: it ends the call as it is.
     if (request.signal?.aborted) throw request.signal.reason
     const what = timeout.aborted ? `no answer within ${settings.timeoutMs} ms` : 'the connection failed'
-    return { kind: 'unanswered', error: new RailConnectionError(`${request.operationId}: ${what}`, request.operationId, request.reference, error) }
+    return { kind: 'unanswered', error: new RailConnectionError(`${request.operationId}: ${what}`, request.operationId, request.reference, error, request.idempotencyKey) }
   }
 }
 

@@ -53,6 +53,11 @@ export type Params<K extends OperationId> = Simplify<PathPart<K> & QueryPart<K> 
 export interface CallOptions {
   /** Ends the call (and its retries) when aborted. */
   signal?: AbortSignal
+  /**
+   * The Idempotency-Key of a state-changing call without a reference; default a new UUID per call.
+   * Give your own to make the call again later (after a restart, say) as the same call.
+   */
+  idempotencyKey?: string
 }
 
 type Answer<K extends OperationId> = (typeof OPERATIONS)[K]['list'] extends true ? ListCall<ListItem<K>, Extract<ResponseBody<K>, Page<ListItem<K>>>> : Promise<ResponseBody<K>>

@@ -19,8 +19,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Set the default callback URL (checked by the SSRF guard: docs/webhooks.md). A change signed before the last one applied is 409 stale_request
-         * @description Sets or clears (`null`) the default callback URL, the URL events go to when their object names none. The URL passes the SSRF guard (https for live partners). Setting it again re-enables a URL disabled by a 410. A change signed before the last one applied is 409 `stale_request` and changes nothing.
+         * Set the default callback URL (checked by the SSRF guard: docs/webhooks.md)
+         * @description Sets or clears (`null`) the default callback URL, the URL events go to when their object names none. The URL passes the SSRF guard (https for live partners). Setting it again re-enables a URL disabled by a 410.
          */
         patch: operations["updateSettings"];
         trace?: never;
@@ -75,8 +75,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Deliver an event again (at once if a retry is waiting; else a new delivery). The same signed request again starts nothing (Idempotent-Replayed: true)
-         * @description Delivers the event again: a delivery waiting for its next retry is attempted at once, otherwise a new delivery starts to the object's own URL, else the partner's current default, over the whole retry schedule. No body. No URL anywhere is 409 `invalid_state`. The same signed request again starts nothing and answers 202 with `Idempotent-Replayed: true`.
+         * Deliver an event again (at once if a retry is waiting; else a new delivery). The same request again with its Idempotency-Key starts nothing (Idempotent-Replayed: true)
+         * @description Delivers the event again: a delivery waiting for its next retry is attempted at once, otherwise a new delivery starts to the object's own URL, else the partner's current default, over the whole retry schedule. No body. No URL anywhere is 409 `invalid_state`. The same request again with its `Idempotency-Key` starts nothing and answers 202 with `Idempotent-Replayed: true`.
          */
         post: operations["redeliverEvent"];
         delete?: never;
@@ -187,8 +187,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Rename or archive a counterparty (soft state only). A change signed before the last one applied is 409 stale_request
-         * @description Renames a counterparty or archives or restores it; the account it names never changes. A change signed before the last one applied is 409 `stale_request`.
+         * Rename or archive a counterparty (soft state only)
+         * @description Renames a counterparty or archives or restores it; the account it names never changes.
          */
         patch: operations["updateCounterparty"];
         trace?: never;
@@ -535,8 +535,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Sandbox: someone pays into one of your virtual accounts or wallets' account numbers; the sandbox bank announces it to Rail by its signed webhook, and the credit follows Rail's real path. The same signed request again pays nothing (Idempotent-Replayed: true)
-         * @description Sandbox partners only: someone pays `amountKobo` into one of the caller's virtual accounts or wallets' account numbers. The sandbox bank announces it to Rail by its signed webhook and the credit follows Rail's real path (applied, called back). The same signed request again pays nothing (`Idempotent-Replayed: true`).
+         * Sandbox: someone pays into one of your virtual accounts or wallets' account numbers; the sandbox bank announces it to Rail by its signed webhook, and the credit follows Rail's real path. The same request again with its Idempotency-Key pays nothing (Idempotent-Replayed: true)
+         * @description Sandbox partners only: someone pays `amountKobo` into one of the caller's virtual accounts or wallets' account numbers. The sandbox bank announces it to Rail by its signed webhook and the credit follows Rail's real path (applied, called back). The same request again with its `Idempotency-Key` pays nothing (`Idempotent-Replayed: true`).
          */
         post: operations["simulateInboundCredit"];
         delete?: never;
@@ -870,8 +870,8 @@ export interface paths {
          */
         get: operations["getSettlementSettings"];
         /**
-         * Set how collections settle: float, or bank with a registered account (NUBAN, name-checked) and a daily cut-off. Replaces the settings whole; a change signed before the last one applied is 409 stale_request
-         * @description Replaces the settlement settings whole: `float`, or `bank` with a NUBAN (name-checked at the bank during the request) and a daily cut-off. A change signed before the last one applied is 409 `stale_request`.
+         * Set how collections settle: float, or bank with a registered account (NUBAN, name-checked) and a daily cut-off. Replaces the settings whole
+         * @description Replaces the settlement settings whole: `float`, or `bank` with a NUBAN (name-checked at the bank during the request) and a daily cut-off.
          */
         put: operations["setSettlementSettings"];
         post?: never;
@@ -931,8 +931,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Sandbox: run the caller's settlement cycle now, with now as its cut-off (the same signed request again pays nothing twice)
-         * @description Sandbox partners only: runs the caller's settlement cycle now, with now as its cut-off. The same signed request again pays nothing twice.
+         * Sandbox: run the caller's settlement cycle now, with now as its cut-off (the same request again with its Idempotency-Key pays nothing twice)
+         * @description Sandbox partners only: runs the caller's settlement cycle now, with now as its cut-off. The same request again with its `Idempotency-Key` pays nothing twice.
          */
         post: operations["runSandboxSettlement"];
         delete?: never;
@@ -2835,7 +2835,7 @@ export interface components {
         };
         /**
          * SimulateInboundCreditResponse
-         * @description Sandbox: someone pays into one of your virtual accounts or wallets' account numbers; the sandbox bank announces it to Rail by its signed webhook, and the credit follows Rail's real path. The same signed request again pays nothing (Idempotent-Replayed: true). The answer: `virtualAccount`, `trackingId`, `walletId`, `amountKobo`, `sessionId`, `notified`, `message`
+         * @description Sandbox: someone pays into one of your virtual accounts or wallets' account numbers; the sandbox bank announces it to Rail by its signed webhook, and the credit follows Rail's real path. The same request again with its Idempotency-Key pays nothing (Idempotent-Replayed: true). The answer: `virtualAccount`, `trackingId`, `walletId`, `amountKobo`, `sessionId`, `notified`, `message`
          */
         SimulateInboundCreditResponse: {
             virtualAccount: string;
@@ -3047,7 +3047,7 @@ export interface components {
         };
         /**
          * RunSandboxSettlementResponse
-         * @description Sandbox: run the caller's settlement cycle now, with now as its cut-off (the same signed request again pays nothing twice). The answer: `mode`, `settlement`, `sweptToFloatKobo`, `message`
+         * @description Sandbox: run the caller's settlement cycle now, with now as its cut-off (the same request again with its Idempotency-Key pays nothing twice). The answer: `mode`, `settlement`, `sweptToFloatKobo`, `message`
          */
         RunSandboxSettlementResponse: {
             /** @description float (default): collections move to the float after each credit; bank: once a day after the cut-off, to the registered bank account */
@@ -3345,14 +3345,20 @@ export interface components {
             };
         };
     };
-    parameters: never;
+    parameters: {
+        /**
+         * @description A key of the client's choosing (a UUID, say) that makes a retry safe: the first answer is kept for 24 hours, and the same request sent again with the key answers it again with `Idempotent-Replayed: true` and does nothing twice. The same key with another method, path or body is 409 `idempotency_conflict`; while the first request is still being worked, 409 `request_in_progress` (retry). An error that did nothing keeps nothing: the key may be sent again. Send one key per logical request and the same key on each of its retries; without a key a request is run each time it arrives.
+         * @example 5f0c7d3e-9a41-4b8e-8c2d-1e6f3a9b7c05
+         */
+        IdempotencyKey: string;
+    };
     requestBodies: never;
     headers: {
         /** @description The request's id: the caller's `X-Request-Id` when it looks like an id, else a new UUID. Quote it when reporting a problem. */
         XRequestId: string;
         /** @description Whole seconds to wait before retrying the same request */
         RetryAfter: number;
-        /** @description `true` when this answer replays the stored result of an earlier request with the same reference; absent on the first answer */
+        /** @description `true` when this answer replays the result of an earlier request with the same reference or `Idempotency-Key`; absent on the first answer */
         IdempotentReplayed: "true";
         /** @description Requests allowed per window for this caller */
         RateLimitLimit: number;
@@ -3479,7 +3485,13 @@ export interface operations {
     updateSettings: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's choosing (a UUID, say) that makes a retry safe: the first answer is kept for 24 hours, and the same request sent again with the key answers it again with `Idempotent-Replayed: true` and does nothing twice. The same key with another method, path or body is 409 `idempotency_conflict`; while the first request is still being worked, 409 `request_in_progress` (retry). An error that did nothing keeps nothing: the key may be sent again. Send one key per logical request and the same key on each of its retries; without a key a request is run each time it arrives.
+                 * @example 5f0c7d3e-9a41-4b8e-8c2d-1e6f3a9b7c05
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3498,6 +3510,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3566,20 +3579,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `stale_request` */
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
                      *       "statusCode": 409,
-                     *       "error": "stale_request",
-                     *       "message": "A newer change to the same object was already applied; this signed request predates it and changed nothing."
+                     *       "error": "idempotency_conflict",
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -3941,7 +3952,13 @@ export interface operations {
     redeliverEvent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's choosing (a UUID, say) that makes a retry safe: the first answer is kept for 24 hours, and the same request sent again with the key answers it again with `Idempotent-Replayed: true` and does nothing twice. The same key with another method, path or body is 409 `idempotency_conflict`; while the first request is still being worked, 409 `request_in_progress` (retry). An error that did nothing keeps nothing: the key may be sent again. Send one key per logical request and the same key on each of its retries; without a key a request is run each time it arrives.
+                 * @example 5f0c7d3e-9a41-4b8e-8c2d-1e6f3a9b7c05
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The object's id
@@ -4051,11 +4068,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `request_in_progress`, `invalid_state` */
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress`, `invalid_state` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
+                    /** @description On `request_in_progress` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4063,8 +4080,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 409,
-                     *       "error": "request_in_progress",
-                     *       "message": "The first request with this reference is still being processed; retry after Retry-After for its stored result."
+                     *       "error": "idempotency_conflict",
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -4458,7 +4475,7 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
+                    /** @description On `request_in_progress` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4467,7 +4484,7 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "error": "idempotency_conflict",
-                     *       "message": "The reference was already used with a different request body."
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -4677,7 +4694,13 @@ export interface operations {
     createCounterparty: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's choosing (a UUID, say) that makes a retry safe: the first answer is kept for 24 hours, and the same request sent again with the key answers it again with `Idempotent-Replayed: true` and does nothing twice. The same key with another method, path or body is 409 `idempotency_conflict`; while the first request is still being worked, 409 `request_in_progress` (retry). An error that did nothing keeps nothing: the key may be sent again. Send one key per logical request and the same key on each of its retries; without a key a request is run each time it arrives.
+                 * @example 5f0c7d3e-9a41-4b8e-8c2d-1e6f3a9b7c05
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4699,6 +4722,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4725,6 +4749,7 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4793,6 +4818,25 @@ export interface operations {
                      *       "statusCode": 408,
                      *       "error": "request_timeout",
                      *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description On `request_in_progress` only: seconds before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "idempotency_conflict",
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -4988,7 +5032,13 @@ export interface operations {
     updateCounterparty: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's choosing (a UUID, say) that makes a retry safe: the first answer is kept for 24 hours, and the same request sent again with the key answers it again with `Idempotent-Replayed: true` and does nothing twice. The same key with another method, path or body is 409 `idempotency_conflict`; while the first request is still being worked, 409 `request_in_progress` (retry). An error that did nothing keeps nothing: the key may be sent again. Send one key per logical request and the same key on each of its retries; without a key a request is run each time it arrives.
+                 * @example 5f0c7d3e-9a41-4b8e-8c2d-1e6f3a9b7c05
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The object's id
@@ -5014,6 +5064,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5088,20 +5139,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `stale_request` */
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
                      *       "statusCode": 409,
-                     *       "error": "stale_request",
-                     *       "message": "A newer change to the same object was already applied; this signed request predates it and changed nothing."
+                     *       "error": "idempotency_conflict",
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -5473,7 +5522,7 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
+                    /** @description On `request_in_progress` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -5482,7 +5531,7 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "error": "idempotency_conflict",
-                     *       "message": "The reference was already used with a different request body."
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -5694,7 +5743,13 @@ export interface operations {
     simulateOutboundSettlement: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's choosing (a UUID, say) that makes a retry safe: the first answer is kept for 24 hours, and the same request sent again with the key answers it again with `Idempotent-Replayed: true` and does nothing twice. The same key with another method, path or body is 409 `idempotency_conflict`; while the first request is still being worked, 409 `request_in_progress` (retry). An error that did nothing keeps nothing: the key may be sent again. Send one key per logical request and the same key on each of its retries; without a key a request is run each time it arrives.
+                 * @example 5f0c7d3e-9a41-4b8e-8c2d-1e6f3a9b7c05
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5714,6 +5769,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5780,18 +5836,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `invalid_state` */
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress`, `invalid_state` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description On `request_in_progress` only: seconds before asking again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
                      *       "statusCode": 409,
-                     *       "error": "invalid_state",
-                     *       "message": "The object is not in a state that allows the operation."
+                     *       "error": "idempotency_conflict",
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -6147,7 +6205,7 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
+                    /** @description On `request_in_progress` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -6156,7 +6214,7 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "error": "idempotency_conflict",
-                     *       "message": "The reference was already used with a different request body."
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -6372,7 +6430,13 @@ export interface operations {
     archiveVirtualAccount: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's choosing (a UUID, say) that makes a retry safe: the first answer is kept for 24 hours, and the same request sent again with the key answers it again with `Idempotent-Replayed: true` and does nothing twice. The same key with another method, path or body is 409 `idempotency_conflict`; while the first request is still being worked, 409 `request_in_progress` (retry). An error that did nothing keeps nothing: the key may be sent again. Send one key per logical request and the same key on each of its retries; without a key a request is run each time it arrives.
+                 * @example 5f0c7d3e-9a41-4b8e-8c2d-1e6f3a9b7c05
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The stable public id of a virtual account
@@ -6388,6 +6452,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6465,18 +6530,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `invalid_state` */
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress`, `invalid_state` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description On `request_in_progress` only: seconds before asking again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
                      *       "statusCode": 409,
-                     *       "error": "invalid_state",
-                     *       "message": "The object is not in a state that allows the operation."
+                     *       "error": "idempotency_conflict",
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -6835,7 +6902,7 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
+                    /** @description On `request_in_progress` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -6844,7 +6911,7 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "error": "idempotency_conflict",
-                     *       "message": "The reference was already used with a different request body."
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -7182,7 +7249,7 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
+                    /** @description On `request_in_progress` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -7191,7 +7258,7 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "error": "idempotency_conflict",
-                     *       "message": "The reference was already used with a different request body."
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -7804,7 +7871,13 @@ export interface operations {
     resolveUnmatchedCredit: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's choosing (a UUID, say) that makes a retry safe: the first answer is kept for 24 hours, and the same request sent again with the key answers it again with `Idempotent-Replayed: true` and does nothing twice. The same key with another method, path or body is 409 `idempotency_conflict`; while the first request is still being worked, 409 `request_in_progress` (retry). An error that did nothing keeps nothing: the key may be sent again. Send one key per logical request and the same key on each of its retries; without a key a request is run each time it arrives.
+                 * @example 5f0c7d3e-9a41-4b8e-8c2d-1e6f3a9b7c05
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The object's id
@@ -7829,6 +7902,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7911,7 +7985,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `invalid_state` */
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `invalid_state` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -7921,8 +7995,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "statusCode": 409,
-                     *       "error": "invalid_state",
-                     *       "message": "The object is not in a state that allows the operation."
+                     *       "error": "idempotency_conflict",
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -8156,7 +8230,13 @@ export interface operations {
     requeryVirtualAccount: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's choosing (a UUID, say) that makes a retry safe: the first answer is kept for 24 hours, and the same request sent again with the key answers it again with `Idempotent-Replayed: true` and does nothing twice. The same key with another method, path or body is 409 `idempotency_conflict`; while the first request is still being worked, 409 `request_in_progress` (retry). An error that did nothing keeps nothing: the key may be sent again. Send one key per logical request and the same key on each of its retries; without a key a request is run each time it arrives.
+                 * @example 5f0c7d3e-9a41-4b8e-8c2d-1e6f3a9b7c05
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The stable public id of a virtual account
@@ -8172,6 +8252,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8252,6 +8333,25 @@ export interface operations {
                      *       "statusCode": 408,
                      *       "error": "request_timeout",
                      *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description On `request_in_progress` only: seconds before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "idempotency_conflict",
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -8341,7 +8441,13 @@ export interface operations {
     simulateInboundCredit: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's choosing (a UUID, say) that makes a retry safe: the first answer is kept for 24 hours, and the same request sent again with the key answers it again with `Idempotent-Replayed: true` and does nothing twice. The same key with another method, path or body is 409 `idempotency_conflict`; while the first request is still being worked, 409 `request_in_progress` (retry). An error that did nothing keeps nothing: the key may be sent again. Send one key per logical request and the same key on each of its retries; without a key a request is run each time it arrives.
+                 * @example 5f0c7d3e-9a41-4b8e-8c2d-1e6f3a9b7c05
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8360,7 +8466,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Sandbox: someone pays into one of your virtual accounts or wallets' account numbers; the sandbox bank announces it to Rail by its signed webhook, and the credit follows Rail's real path. The same signed request again pays nothing (Idempotent-Replayed: true). The answer: `virtualAccount`, `trackingId`, `walletId`, `amountKobo`, `sessionId`, `notified`, `message` */
+            /** @description Sandbox: someone pays into one of your virtual accounts or wallets' account numbers; the sandbox bank announces it to Rail by its signed webhook, and the credit follows Rail's real path. The same request again with its Idempotency-Key pays nothing (Idempotent-Replayed: true). The answer: `virtualAccount`, `trackingId`, `walletId`, `amountKobo`, `sessionId`, `notified`, `message` */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -8438,7 +8544,7 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
+                    /** @description On `request_in_progress` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -8447,7 +8553,7 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "error": "idempotency_conflict",
-                     *       "message": "The reference was already used with a different request body."
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -8537,7 +8643,13 @@ export interface operations {
     requeryWallet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's choosing (a UUID, say) that makes a retry safe: the first answer is kept for 24 hours, and the same request sent again with the key answers it again with `Idempotent-Replayed: true` and does nothing twice. The same key with another method, path or body is 409 `idempotency_conflict`; while the first request is still being worked, 409 `request_in_progress` (retry). An error that did nothing keeps nothing: the key may be sent again. Send one key per logical request and the same key on each of its retries; without a key a request is run each time it arrives.
+                 * @example 5f0c7d3e-9a41-4b8e-8c2d-1e6f3a9b7c05
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8556,6 +8668,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8635,6 +8748,25 @@ export interface operations {
                      *       "statusCode": 408,
                      *       "error": "request_timeout",
                      *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description On `request_in_progress` only: seconds before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "idempotency_conflict",
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -9041,7 +9173,7 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
+                    /** @description On `request_in_progress` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -9050,7 +9182,7 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "error": "idempotency_conflict",
-                     *       "message": "The reference was already used with a different request body."
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -9286,7 +9418,13 @@ export interface operations {
     publishInvoice: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's choosing (a UUID, say) that makes a retry safe: the first answer is kept for 24 hours, and the same request sent again with the key answers it again with `Idempotent-Replayed: true` and does nothing twice. The same key with another method, path or body is 409 `idempotency_conflict`; while the first request is still being worked, 409 `request_in_progress` (retry). An error that did nothing keeps nothing: the key may be sent again. Send one key per logical request and the same key on each of its retries; without a key a request is run each time it arrives.
+                 * @example 5f0c7d3e-9a41-4b8e-8c2d-1e6f3a9b7c05
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The partner's reference; a retry with the same body answers the same object
@@ -9302,6 +9440,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9416,18 +9555,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `invalid_state` */
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress`, `invalid_state` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description On `request_in_progress` only: seconds before asking again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
                      *       "statusCode": 409,
-                     *       "error": "invalid_state",
-                     *       "message": "The object is not in a state that allows the operation."
+                     *       "error": "idempotency_conflict",
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -9517,7 +9658,13 @@ export interface operations {
     cancelInvoice: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's choosing (a UUID, say) that makes a retry safe: the first answer is kept for 24 hours, and the same request sent again with the key answers it again with `Idempotent-Replayed: true` and does nothing twice. The same key with another method, path or body is 409 `idempotency_conflict`; while the first request is still being worked, 409 `request_in_progress` (retry). An error that did nothing keeps nothing: the key may be sent again. Send one key per logical request and the same key on each of its retries; without a key a request is run each time it arrives.
+                 * @example 5f0c7d3e-9a41-4b8e-8c2d-1e6f3a9b7c05
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The partner's reference; a retry with the same body answers the same object
@@ -9533,6 +9680,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9630,18 +9778,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `invalid_state` */
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress`, `invalid_state` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description On `request_in_progress` only: seconds before asking again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
                      *       "statusCode": 409,
-                     *       "error": "invalid_state",
-                     *       "message": "The object is not in a state that allows the operation."
+                     *       "error": "idempotency_conflict",
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -9971,7 +10121,7 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
+                    /** @description On `request_in_progress` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -9980,7 +10130,7 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "error": "idempotency_conflict",
-                     *       "message": "The reference was already used with a different request body."
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -10429,7 +10579,7 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
+                    /** @description On `request_in_progress` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -10438,7 +10588,7 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "error": "idempotency_conflict",
-                     *       "message": "The reference was already used with a different request body."
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -10755,7 +10905,13 @@ export interface operations {
     resolveBankAccount: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's choosing (a UUID, say) that makes a retry safe: the first answer is kept for 24 hours, and the same request sent again with the key answers it again with `Idempotent-Replayed: true` and does nothing twice. The same key with another method, path or body is 409 `idempotency_conflict`; while the first request is still being worked, 409 `request_in_progress` (retry). An error that did nothing keeps nothing: the key may be sent again. Send one key per logical request and the same key on each of its retries; without a key a request is run each time it arrives.
+                 * @example 5f0c7d3e-9a41-4b8e-8c2d-1e6f3a9b7c05
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10776,6 +10932,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10852,6 +11009,25 @@ export interface operations {
                      *       "statusCode": 408,
                      *       "error": "request_timeout",
                      *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description On `request_in_progress` only: seconds before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "idempotency_conflict",
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -11654,7 +11830,13 @@ export interface operations {
     setSettlementSettings: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's choosing (a UUID, say) that makes a retry safe: the first answer is kept for 24 hours, and the same request sent again with the key answers it again with `Idempotent-Replayed: true` and does nothing twice. The same key with another method, path or body is 409 `idempotency_conflict`; while the first request is still being worked, 409 `request_in_progress` (retry). An error that did nothing keeps nothing: the key may be sent again. Send one key per logical request and the same key on each of its retries; without a key a request is run each time it arrives.
+                 * @example 5f0c7d3e-9a41-4b8e-8c2d-1e6f3a9b7c05
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11679,6 +11861,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11769,20 +11952,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the stored state: `ErrorBody` with `error` `stale_request` */
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
                      *       "statusCode": 409,
-                     *       "error": "stale_request",
-                     *       "message": "A newer change to the same object was already applied; this signed request predates it and changed nothing."
+                     *       "error": "idempotency_conflict",
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -12158,16 +12339,23 @@ export interface operations {
     runSandboxSettlement: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's choosing (a UUID, say) that makes a retry safe: the first answer is kept for 24 hours, and the same request sent again with the key answers it again with `Idempotent-Replayed: true` and does nothing twice. The same key with another method, path or body is 409 `idempotency_conflict`; while the first request is still being worked, 409 `request_in_progress` (retry). An error that did nothing keeps nothing: the key may be sent again. Send one key per logical request and the same key on each of its retries; without a key a request is run each time it arrives.
+                 * @example 5f0c7d3e-9a41-4b8e-8c2d-1e6f3a9b7c05
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Sandbox: run the caller's settlement cycle now, with now as its cut-off (the same signed request again pays nothing twice). The answer: `mode`, `settlement`, `sweptToFloatKobo`, `message` */
+            /** @description Sandbox: run the caller's settlement cycle now, with now as its cut-off (the same request again with its Idempotency-Key pays nothing twice). The answer: `mode`, `settlement`, `sweptToFloatKobo`, `message` */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12248,6 +12436,25 @@ export interface operations {
                      *       "statusCode": 408,
                      *       "error": "request_timeout",
                      *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description On `request_in_progress` only: seconds before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "idempotency_conflict",
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -12444,7 +12651,7 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
+                    /** @description On `request_in_progress` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -12453,7 +12660,7 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "error": "idempotency_conflict",
-                     *       "message": "The reference was already used with a different request body."
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -12667,7 +12874,7 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
+                    /** @description On `request_in_progress` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -12676,7 +12883,7 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "error": "idempotency_conflict",
-                     *       "message": "The reference was already used with a different request body."
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -12891,7 +13098,7 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
+                    /** @description On `request_in_progress` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -12900,7 +13107,7 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "error": "idempotency_conflict",
-                     *       "message": "The reference was already used with a different request body."
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -13117,7 +13324,7 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
+                    /** @description On `request_in_progress` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -13126,7 +13333,7 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "error": "idempotency_conflict",
-                     *       "message": "The reference was already used with a different request body."
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -13465,7 +13672,7 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    /** @description On `request_in_progress` and `stale_request` only: seconds before asking again */
+                    /** @description On `request_in_progress` only: seconds before asking again */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -13474,7 +13681,7 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "error": "idempotency_conflict",
-                     *       "message": "The reference was already used with a different request body."
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -13547,7 +13754,13 @@ export interface operations {
     registerEscrowWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's choosing (a UUID, say) that makes a retry safe: the first answer is kept for 24 hours, and the same request sent again with the key answers it again with `Idempotent-Replayed: true` and does nothing twice. The same key with another method, path or body is 409 `idempotency_conflict`; while the first request is still being worked, 409 `request_in_progress` (retry). An error that did nothing keeps nothing: the key may be sent again. Send one key per logical request and the same key on each of its retries; without a key a request is run each time it arrives.
+                 * @example 5f0c7d3e-9a41-4b8e-8c2d-1e6f3a9b7c05
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13567,6 +13780,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13627,6 +13841,25 @@ export interface operations {
                      *       "statusCode": 408,
                      *       "error": "request_timeout",
                      *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description On `request_in_progress` only: seconds before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "idempotency_conflict",
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -14051,7 +14284,13 @@ export interface operations {
     releaseEscrow: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's choosing (a UUID, say) that makes a retry safe: the first answer is kept for 24 hours, and the same request sent again with the key answers it again with `Idempotent-Replayed: true` and does nothing twice. The same key with another method, path or body is 409 `idempotency_conflict`; while the first request is still being worked, 409 `request_in_progress` (retry). An error that did nothing keeps nothing: the key may be sent again. Send one key per logical request and the same key on each of its retries; without a key a request is run each time it arrives.
+                 * @example 5f0c7d3e-9a41-4b8e-8c2d-1e6f3a9b7c05
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The escrow's ref, as returned at creation
@@ -14081,6 +14320,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14142,6 +14382,25 @@ export interface operations {
                      *       "statusCode": 408,
                      *       "error": "request_timeout",
                      *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description On `request_in_progress` only: seconds before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "idempotency_conflict",
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -14214,7 +14473,13 @@ export interface operations {
     cancelEscrow: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's choosing (a UUID, say) that makes a retry safe: the first answer is kept for 24 hours, and the same request sent again with the key answers it again with `Idempotent-Replayed: true` and does nothing twice. The same key with another method, path or body is 409 `idempotency_conflict`; while the first request is still being worked, 409 `request_in_progress` (retry). An error that did nothing keeps nothing: the key may be sent again. Send one key per logical request and the same key on each of its retries; without a key a request is run each time it arrives.
+                 * @example 5f0c7d3e-9a41-4b8e-8c2d-1e6f3a9b7c05
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The escrow's ref, as returned at creation
@@ -14239,6 +14504,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14300,6 +14566,25 @@ export interface operations {
                      *       "statusCode": 408,
                      *       "error": "request_timeout",
                      *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description On `request_in_progress` only: seconds before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "idempotency_conflict",
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -14372,7 +14657,13 @@ export interface operations {
     retryEscrowRefund: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's choosing (a UUID, say) that makes a retry safe: the first answer is kept for 24 hours, and the same request sent again with the key answers it again with `Idempotent-Replayed: true` and does nothing twice. The same key with another method, path or body is 409 `idempotency_conflict`; while the first request is still being worked, 409 `request_in_progress` (retry). An error that did nothing keeps nothing: the key may be sent again. Send one key per logical request and the same key on each of its retries; without a key a request is run each time it arrives.
+                 * @example 5f0c7d3e-9a41-4b8e-8c2d-1e6f3a9b7c05
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The escrow's ref, as returned at creation
@@ -14393,6 +14684,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14455,6 +14747,25 @@ export interface operations {
                      *       "statusCode": 408,
                      *       "error": "request_timeout",
                      *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict`, `request_in_progress` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description On `request_in_progress` only: seconds before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "idempotency_conflict",
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -14634,7 +14945,13 @@ export interface operations {
     advanceSandboxClock: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's choosing (a UUID, say) that makes a retry safe: the first answer is kept for 24 hours, and the same request sent again with the key answers it again with `Idempotent-Replayed: true` and does nothing twice. The same key with another method, path or body is 409 `idempotency_conflict`; while the first request is still being worked, 409 `request_in_progress` (retry). An error that did nothing keeps nothing: the key may be sent again. Send one key per logical request and the same key on each of its retries; without a key a request is run each time it arrives.
+                 * @example 5f0c7d3e-9a41-4b8e-8c2d-1e6f3a9b7c05
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -14653,6 +14970,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14712,6 +15030,23 @@ export interface operations {
                      *       "statusCode": 408,
                      *       "error": "request_timeout",
                      *       "message": "The request (headers or body) did not arrive in time; the connection is closed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with the stored state: `ErrorBody` with `error` `idempotency_conflict` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "idempotency_conflict",
+                     *       "message": "The reference, or the Idempotency-Key, was already used with a different request."
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
