@@ -5,39 +5,34 @@
 // outbound transfer or a wallet send to a name the bank does not give fails name_mismatch without
 // whom the bank names, in the answer, on GET and in the callback (docs/banking.md).
 import { randomUUID } from 'node:crypto'
-import type { Runner } from 'graphile-worker'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RailClient } from '../../src/client/index.ts'
 import { nuban } from '../../src/nip/nuban.ts'
 import { PARTNER_RPS_DEFAULT, UNAUTHENTICATED_RPS_DEFAULT } from '../../src/platform/rate-limit.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
 import { BANK_SECRET } from '../collections/support.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
 import { createRequest, creditEscrow, escrowClient } from '../support/escrow.ts'
-import { PAYEE, paymentParty, startPaymentWorkers } from '../support/payments.ts'
-import { startReceiver, type Receiver } from '../support/receiver.ts'
+import { PAYEE, paymentParty, PAYMENT_WORKERS } from '../support/payments.ts'
+import { startRail, type Rail } from '../support/rail.ts'
+import type { Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 
 const ENQUIRIES_PER_MINUTE = 3
 const SETTINGS = { sandbox: { firstDelayMs: 200, deadlineMs: 600_000 }, leaseMs: 5_000 }
-let app: TestApp
-let runner: Runner
+let app: Rail
 let hook: Receiver
 
 beforeAll(async () => {
-  app = await startTestApp({
+  app = await startRail({
     sandboxBankSecret: BANK_SECRET,
     payments: SETTINGS,
     edge: { rateLimits: { partnerRps: PARTNER_RPS_DEFAULT, unauthenticatedRps: UNAUTHENTICATED_RPS_DEFAULT, nameEnquiriesPerMinute: ENQUIRIES_PER_MINUTE } },
+    workers: PAYMENT_WORKERS,
+    receiver: true,
   })
-  hook = await startReceiver()
-  runner = await startPaymentWorkers(app, BANK_SECRET, SETTINGS)
+  hook = app.receiver
 })
-afterAll(async () => {
-  await runner?.stop()
-  await hook?.close()
-  await app?.close()
-})
+afterAll(() => app?.close())
 
 interface ErrorJson {
   error: string

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { DELIVERY_SWEEP_TASK } from '../../src/events/jobs.ts'
 import { addJob } from '../../src/platform/jobs.ts'
 import { PROJECT_ROOT, RAIL_BIN } from '../support/cli.ts'
+import { SMALL_PROCESS_ENV } from '../support/rail-process.ts'
 import { attemptsOf, eventStatus, record } from '../support/events.ts'
 import { startRail, type Rail } from '../support/rail.ts'
 import type { Receiver } from '../support/receiver.ts'
@@ -31,6 +32,7 @@ it('a worker killed mid-delivery: the event is still delivered, at least once, w
     RAIL_MASTER_KEY: app.masterKey.toString('hex'),
     RAIL_ALLOW_LOOPBACK_CALLBACKS: '1',
     LOG_LEVEL: 'warn',
+    ...SMALL_PROCESS_ENV,
   }
   const child = spawn(process.execPath, [RAIL_BIN, 'worker'], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   const exited = new Promise((resolve) => child.on('exit', resolve))

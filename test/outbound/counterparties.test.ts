@@ -1,27 +1,20 @@
 // Counterparties: saved on the first payout to an account (with the bank's verified name), or
 // explicitly; listed; renamed and archived (soft state); another partner's is 404.
 import { randomUUID } from 'node:crypto'
-import type { Runner } from 'graphile-worker'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startBackgroundWorkers } from '../../src/app.ts'
 import { nuban } from '../../src/nip/nuban.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
+import { startRail, type Rail } from '../support/rail.ts'
 import { waitFor } from '../support/wait.ts'
 import { fundFloat } from '../support/float.ts'
 
 const SECRET = 'counterparties-test-secret'
-let app: TestApp
-let runner: Runner
+let app: Rail
 
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: SECRET })
-  runner = await startBackgroundWorkers({ pool: app.db.pool, masterKey: app.masterKey, concurrency: 4, providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET } })
+  app = await startRail({ sandboxBankSecret: SECRET, workers: true })
 })
-afterAll(async () => {
-  await runner?.stop()
-  await app?.close()
-})
+afterAll(() => app?.close())
 
 interface CounterpartyJson {
   id: string

@@ -4,26 +4,25 @@
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { startBackgroundWorkers } from '../../src/app.ts'
 import { nuban } from '../../src/nip/nuban.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
 import { SWEEP_TASK } from '../../src/payments/service.ts'
 import { addJob } from '../../src/platform/jobs.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
 import { PROJECT_ROOT, RAIL_BIN } from '../support/cli.ts'
+import { SMALL_PROCESS_ENV } from '../support/rail-process.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
+import { startRail, type Rail } from '../support/rail.ts'
 import { waitFor } from '../support/wait.ts'
 import { fundFloat } from '../support/float.ts'
 
 const SECRET = 'outbound-crash-secret'
-let app: TestApp
+let app: Rail
 
+// The workers start in the test, after the `rail worker` it kills.
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: SECRET })
+  app = await startRail({ sandboxBankSecret: SECRET })
 })
-afterAll(async () => {
-  await app?.close()
-})
+afterAll(() => app?.close())
 
 it('a worker killed between the payout and recording its answer: exactly one payout, and the right final state', { timeout: 90_000 }, async () => {
   const { client } = await app.newPartner()
@@ -49,6 +48,7 @@ it('a worker killed between the payout and recording its answer: exactly one pay
     SANDBOX_BANK_URL: app.baseUrl,
     SANDBOX_BANK_SECRET: SECRET,
     LOG_LEVEL: 'warn',
+    ...SMALL_PROCESS_ENV,
   }
   const child = spawn(process.execPath, [RAIL_BIN, 'worker'], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   const exited = new Promise((resolve) => child.on('exit', resolve))
@@ -67,20 +67,14 @@ it('a worker killed between the payout and recording its answer: exactly one pay
   // After the restart: the sweep (every minute) finds it once the dead worker's lease has run out
   // and its step is past its grace; both brought forward here.
   await app.db.pool.query(`UPDATE bank_instructions SET lease_expires_at = now() - interval '1 second', next_attempt_at = now() - interval '31 seconds' WHERE id = $1`, [id])
-  const runner = await startBackgroundWorkers({
-    pool: app.db.pool,
-    masterKey: app.masterKey,
-    concurrency: 2,
-    providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET },
-    payments: { sandbox: { firstDelayMs: 200, deadlineMs: 60_000 } },
-  })
+  await app.startWorkers({ concurrency: 2, payments: { sandbox: { firstDelayMs: 200, deadlineMs: 60_000 } } })
   try {
     await addJob(app.db.pool, SWEEP_TASK, {})
     await waitFor(async () => (await app.db.pool.query(`SELECT state FROM outbound_transfers WHERE id = $1`, [id])).rows[0].state === 'submitted')
     expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: id, outcome: 'confirmed' })).status).toBe(200)
     await waitFor(async () => (await app.db.pool.query(`SELECT state FROM outbound_transfers WHERE id = $1`, [id])).rows[0].state === 'confirmed')
   } finally {
-    await runner.stop()
+    await app.stopWorkers()
   }
   const payouts = await app.db.pool.query(`SELECT response_code FROM sandbox_bank.transfers WHERE reference = $1`, [id])
   expect(payouts.rows).toEqual([{ response_code: '00' }])

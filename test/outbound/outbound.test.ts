@@ -2,9 +2,7 @@
 // real callback receiver: confirmed, failed and unknown paths, the float hold, idempotency, the
 // simulator's rules, and bad input.
 import { randomUUID } from 'node:crypto'
-import type { Runner } from 'graphile-worker'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startBackgroundWorkers } from '../../src/app.ts'
 import { verifyRailSignature, type RailClient } from '../../src/client/index.ts'
 import { isValidBrr } from '../../src/nip/brr.ts'
 import { nuban } from '../../src/nip/nuban.ts'
@@ -12,10 +10,10 @@ import { requeryOutbound, type OutboundDeps } from '../../src/outbound-transfers
 import { setCapability } from '../../src/providers/service.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
 import { SandboxBank } from '../../src/sandbox-bank/service.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
 import { runRail } from '../support/cli.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
-import { startReceiver, type Receiver } from '../support/receiver.ts'
+import { startRail, type Rail } from '../support/rail.ts'
+import type { Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 import { fundFloat } from '../support/float.ts'
 import { advanceSandboxClock } from '../support/clock.ts'
@@ -24,32 +22,23 @@ const SECRET = 'outbound-test-secret'
 /** Far off: no transfer becomes unknown by waiting (a busy machine once made one); the unknown test moves the partner's sandbox clock past it. */
 const DEADLINE_MS = 600_000
 const SCHEDULE = { sandbox: { firstDelayMs: 200, deadlineMs: DEADLINE_MS } }
-let app: TestApp
-let runner: Runner
+let app: Rail
 let hook: Receiver
 
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: SECRET, payments: SCHEDULE })
-  hook = await startReceiver()
-  runner = await startBackgroundWorkers({
-    pool: app.db.pool,
-    masterKey: app.masterKey,
-    concurrency: 8,
-    providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET },
-    events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
-    payments: SCHEDULE,
-  })
+  app = await startRail({ sandboxBankSecret: SECRET, payments: SCHEDULE, workers: { concurrency: 8, events: { retryDelaysMs: [200] } }, receiver: true })
+  hook = app.receiver
 })
 afterAll(async () => {
-  await runner?.stop()
-  await hook?.close()
+  if (!app) return
+  await app.stopWorkers()
   await expectLedgerVerified(app.db.pool)
   // The bank's record of payouts made equals the set of confirmed transfers.
   const paid = await app.db.pool.query(`SELECT reference FROM sandbox_bank.transfers WHERE kind = 'payout' AND response_code = '00' ORDER BY reference`)
   const confirmed = await app.db.pool.query(`SELECT id::text AS reference FROM outbound_transfers WHERE state = 'confirmed' ORDER BY id::text`)
   expect(paid.rows).toEqual(confirmed.rows)
   expect(confirmed.rows.length).toBeGreaterThan(0)
-  await app?.close()
+  await app.close()
 })
 
 interface OutboundJson {
@@ -125,17 +114,10 @@ describe('POST /api/v1/rail/outbound', () => {
     const { client } = await fundedPartner()
     const transfer = await submitted(client)
     // Replace a registered outcome before the requery settles it: the pipeline is stopped meanwhile.
-    await runner.stop()
+    await app.stopWorkers()
     expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: transfer.id, outcome: 'confirmed' })).status).toBe(200)
     expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { clientReference: transfer.clientReference, outcome: 'failed' })).status).toBe(200)
-    runner = await startBackgroundWorkers({
-      pool: app.db.pool,
-      masterKey: app.masterKey,
-      concurrency: 8,
-      providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET },
-      events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
-      payments: SCHEDULE,
-    })
+    await app.startWorkers()
     await waitFor(async () => callbacksFor(transfer.id).length === 1, 15_000, 'transfer.failed callback')
     const final = await read(client, transfer.id)
     expect(final.state).toBe('failed')

@@ -4,9 +4,7 @@
 // reversed on its books (SQL); the announcement (a provider's webhook) is requestReversalCheck, as
 // the webhook route calls it. Only the provider's answer records a reversal, once.
 import { randomUUID } from 'node:crypto'
-import type { Runner } from 'graphile-worker'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { startBackgroundWorkers } from '../../src/app.ts'
 import type { RailClient } from '../../src/client/index.ts'
 import { nuban } from '../../src/nip/nuban.ts'
 import { checkReversal } from '../../src/payments/reversals.ts'
@@ -14,11 +12,11 @@ import { requestReversalCheck } from '../../src/payments/service.ts'
 import { SANDBOX_REVERSED_CODE } from '../../src/providers/sandbox-adapter.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
 import { BANK_SECRET } from '../collections/support.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
 import { fundFloat } from '../support/float.ts'
 import { paymentParty, settle, startPayment } from '../support/payments.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
-import { startReceiver, type Receiver } from '../support/receiver.ts'
+import { startRail, type Rail } from '../support/rail.ts'
+import type { Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 
 // The bank's secret the support's notices are signed with (a refund starts from an unmatched credit's notice).
@@ -27,27 +25,14 @@ const SCHEDULE = { sandbox: { firstDelayMs: 200, deadlineMs: 600_000 } }
 const FLOAT_KOBO = 1_000_000
 const BENEFICIARY = { beneficiaryAccountNumber: nuban('058', '123456789'), beneficiaryBankCode: '058', beneficiaryAccountName: syntheticAccountName('058', nuban('058', '123456789')), currency: 'NGN' }
 
-let app: TestApp
-let runner: Runner
+let app: Rail
 let hook: Receiver
 
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: SECRET, payments: SCHEDULE })
-  hook = await startReceiver()
-  runner = await startBackgroundWorkers({
-    pool: app.db.pool,
-    masterKey: app.masterKey,
-    concurrency: 4,
-    providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET },
-    events: { allowLoopbackCallbacks: true, retryDelaysMs: [200] },
-    payments: SCHEDULE,
-  })
+  app = await startRail({ sandboxBankSecret: SECRET, payments: SCHEDULE, workers: { events: { retryDelaysMs: [200] } }, receiver: true })
+  hook = app.receiver
 })
-afterAll(async () => {
-  await runner?.stop()
-  await hook?.close()
-  await app?.close()
-})
+afterAll(() => app?.close())
 
 interface OutboundJson {
   id: string

@@ -2,16 +2,13 @@
 // campaign found 500s): the bank's fault is answered 502 provider_unavailable in the error shape,
 // Rail changes nothing, and asking again once the bank answers settles the transfer.
 import { randomUUID } from 'node:crypto'
-import type { Runner } from 'graphile-worker'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { startBackgroundWorkers } from '../../src/app.ts'
 import type { RailClient } from '../../src/client/index.ts'
 import { nuban } from '../../src/nip/nuban.ts'
 import { writeFaults, type Faults } from '../../src/sandbox-bank/faults.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
 import { fundFloat } from '../support/float.ts'
-import { expectLedgerVerified } from '../support/ledger.ts'
+import { startRail, type Rail } from '../support/rail.ts'
 import { waitFor } from '../support/wait.ts'
 
 const SECRET = 'simulator-faults-secret'
@@ -21,27 +18,17 @@ const SCHEDULE = { sandbox: { firstDelayMs: 200, deadlineMs: 600_000 } }
 const NO_FAULTS: Faults = { noAnswerRate: 0, errorRate: 0, lostResponseRate: 0, delayMs: 0 }
 const BENEFICIARY = { beneficiaryAccountNumber: nuban('058', '123456789'), beneficiaryBankCode: '058', beneficiaryAccountName: syntheticAccountName('058', nuban('058', '123456789')), currency: 'NGN' }
 
-let app: TestApp
-let runner: Runner
+let app: Rail
 
+// The workers take the app's provider timeout and payment settings.
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: SECRET, providerTimeoutMs: PROVIDER_TIMEOUT_MS, payments: SCHEDULE })
-  runner = await startBackgroundWorkers({
-    pool: app.db.pool,
-    masterKey: app.masterKey,
-    concurrency: 4,
-    providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET, timeoutMs: PROVIDER_TIMEOUT_MS },
-    payments: SCHEDULE,
-  })
+  app = await startRail({ sandboxBankSecret: SECRET, providerTimeoutMs: PROVIDER_TIMEOUT_MS, payments: SCHEDULE, workers: true })
 })
 afterEach(async () => {
   await writeFaults(app.db.pool, NO_FAULTS)
 })
-afterAll(async () => {
-  await runner?.stop()
-  await expectLedgerVerified(app.db.pool)
-  await app?.close()
-})
+// Closing verifies the ledger before the database is dropped.
+afterAll(() => app?.close())
 
 const read = async (client: RailClient, id: string) => (await client.get<{ state: string }>(`/api/v1/rail/outbound/${id}`)).body
 

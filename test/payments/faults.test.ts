@@ -5,16 +5,15 @@
 // sandbox bank and real PostgreSQL, with real workers. Each ends with exactly one payment at the
 // bank per reference, one final state, one terminal callback, its hold posted or voided once, and
 // a ledger that verifies. (The worker killed with SIGKILL at a boundary: kill.test.ts.)
-import type { Runner } from 'graphile-worker'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { requeryNow, workInstruction } from '../../src/payments/service.ts'
 import * as paymentsRepo from '../../src/payments/repo.ts'
 import { clearFailpoint } from '../../src/platform/failpoints.ts'
 import { writeFaults } from '../../src/sandbox-bank/faults.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
 import { BANK_SECRET } from '../collections/support.ts'
-import { expectExactlyOnce, failNext, instructionState, onceAt, paymentParty, PAYMENT_KINDS, settle, startPayment, startPaymentWorkers, type PaymentParty } from '../support/payments.ts'
-import { startReceiver, type Receiver } from '../support/receiver.ts'
+import { expectExactlyOnce, failNext, instructionState, onceAt, paymentParty, PAYMENT_KINDS, PAYMENT_WORKERS, settle, startPayment, type PaymentParty } from '../support/payments.ts'
+import { startRail, type Rail } from '../support/rail.ts'
+import type { Receiver } from '../support/receiver.ts'
 
 /** The sandbox bank acts on a request this long after it was signed: short, so that "never received" is seen in seconds. */
 const REQUEST_VALIDITY_S = 3
@@ -25,26 +24,28 @@ const NO_FAULTS = { noAnswerRate: 0, errorRate: 0, lostResponseRate: 0, delayMs:
 /** Whole naira: no magic amount of the sandbox bank. */
 const PLAIN_KOBO = 120_000
 
-let app: TestApp
-let runner: Runner
+let app: Rail
 let hook: Receiver
 let party: PaymentParty
 
+// The workers take the app's provider timeout, request validity and payment settings.
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: BANK_SECRET, providerTimeoutMs: PROVIDER_TIMEOUT_MS, payments: SETTINGS, sandboxBankRequestValidityS: REQUEST_VALIDITY_S })
-  hook = await startReceiver()
-  runner = await startPaymentWorkers(app, BANK_SECRET, SETTINGS, { providerTimeoutMs: PROVIDER_TIMEOUT_MS, requestValidityS: REQUEST_VALIDITY_S })
+  app = await startRail({
+    sandboxBankSecret: BANK_SECRET,
+    providerTimeoutMs: PROVIDER_TIMEOUT_MS,
+    payments: SETTINGS,
+    sandboxBankRequestValidityS: REQUEST_VALIDITY_S,
+    workers: PAYMENT_WORKERS,
+    receiver: true,
+  })
+  hook = app.receiver
   party = await paymentParty(app, hook.url)
 })
 afterEach(async () => {
   for (const name of ['payments.before_send', 'payments.after_send', 'payments.before_owner']) clearFailpoint(name)
   await writeFaults(app.db.pool, NO_FAULTS)
 })
-afterAll(async () => {
-  await runner?.stop()
-  await hook?.close()
-  await app?.close()
-})
+afterAll(() => app?.close())
 
 /** One boundary: how to cross it with a fault, the amount that goes with it, and how the payment ends. */
 interface Boundary {

@@ -3,7 +3,6 @@
 // sandbox schedule short enough to watch `unknown`; an operator's resolution of `unknown` with
 // evidence, exactly once, refused otherwise.
 import { randomUUID } from 'node:crypto'
-import type { Runner } from 'graphile-worker'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { nuban } from '../../src/nip/nuban.ts'
 import { LIVE_SCHEDULE_DEFAULT, newInstruction, paymentSettings, requeryNow, SANDBOX_SCHEDULE_DEFAULT, sweepUnknown } from '../../src/payments/service.ts'
@@ -11,11 +10,11 @@ import { getProvider } from '../../src/providers/service.ts'
 import { loadConfig } from '../../src/platform/config.ts'
 import { writeFaults } from '../../src/sandbox-bank/faults.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
 import { runRail } from '../support/cli.ts'
 import { BANK_SECRET } from '../collections/support.ts'
-import { expectExactlyOnce, failNext, instructionState, PAYEE, paymentParty, settle, startPayment, startPaymentWorkers, type PaymentParty } from '../support/payments.ts'
-import { startReceiver, type Receiver } from '../support/receiver.ts'
+import { expectExactlyOnce, failNext, instructionState, PAYEE, paymentParty, PAYMENT_WORKERS, settle, startPayment, type PaymentParty } from '../support/payments.ts'
+import { startRail, type Rail } from '../support/rail.ts'
+import type { Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 import { fundFloat } from '../support/float.ts'
 import { advanceSandboxClock } from '../support/clock.ts'
@@ -31,22 +30,17 @@ const SETTINGS = { sandbox: { firstDelayMs: 200, deadlineMs: 600_000 }, leaseMs:
 
 /** Moves the partner's time past the requery deadline of its payments in flight (the sandbox test clock). */
 const pastTheDeadline = (client: PaymentParty['client']) => advanceSandboxClock(client, SETTINGS.sandbox.deadlineMs / 1000 + 1)
-let app: TestApp
-let runner: Runner
+let app: Rail
 let hook: Receiver
 let party: PaymentParty
 
+// The workers take the app's request validity and payment settings.
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: BANK_SECRET, payments: SETTINGS, sandboxBankRequestValidityS: REQUEST_VALIDITY_S })
-  hook = await startReceiver()
-  runner = await startPaymentWorkers(app, BANK_SECRET, SETTINGS, { requestValidityS: REQUEST_VALIDITY_S })
+  app = await startRail({ sandboxBankSecret: BANK_SECRET, payments: SETTINGS, sandboxBankRequestValidityS: REQUEST_VALIDITY_S, workers: PAYMENT_WORKERS, receiver: true })
+  hook = app.receiver
   party = await paymentParty(app, hook.url)
 })
-afterAll(async () => {
-  await runner?.stop()
-  await hook?.close()
-  await app?.close()
-})
+afterAll(() => app?.close())
 
 const cli = (args: string[]) => runRail(['payments', ...args], { DATABASE_URL: app.db.url, SANDBOX_BANK_URL: app.baseUrl, SANDBOX_BANK_SECRET: BANK_SECRET })
 

@@ -3,13 +3,13 @@
 // Then the issue's attack: one partner pushes 2^53 − 1 kobo into the sandbox again and again, and
 // another partner's wallet credit, debit, bank send and outbound transfer still succeed.
 import { randomUUID } from 'node:crypto'
-import type { Runner } from 'graphile-worker'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RailClient } from '../../src/client/index.ts'
 import { canonicalRequest, computeSignature } from '../../src/client/signing.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { createRequest, escrowClient } from '../support/escrow.ts'
-import { PAYEE, settle, startPayment, startPaymentWorkers, type PaymentParty } from '../support/payments.ts'
+import { PAYEE, PAYMENT_WORKERS, settle, startPayment, type PaymentParty } from '../support/payments.ts'
+import { startRail, type Rail } from '../support/rail.ts'
 import { waitFor } from '../support/wait.ts'
 
 const SECRET = 'amount-limits-test-secret'
@@ -153,18 +153,13 @@ describe('the maximum of one instruction on every money route', () => {
 
 describe('one partner pushing 2^53 − 1 kobo again and again cannot break another partner', () => {
   const HUGE_KOBO = Number.MAX_SAFE_INTEGER
-  let app: TestApp
-  let runner: Runner
+  let app: Rail
 
   beforeAll(async () => {
-    // The issue's amount: the schema's maximum, allowed here by configuration.
-    app = await startTestApp({ sandboxBankSecret: SECRET, maxAmountKobo: HUGE_KOBO, payments: { sandbox: { firstDelayMs: 200, deadlineMs: 10_000 } } })
-    runner = await startPaymentWorkers(app, SECRET, { sandbox: { firstDelayMs: 200, deadlineMs: 10_000 } })
+    // The issue's amount: the schema's maximum, allowed here by configuration (the workers' too).
+    app = await startRail({ sandboxBankSecret: SECRET, maxAmountKobo: HUGE_KOBO, payments: { sandbox: { firstDelayMs: 200, deadlineMs: 10_000 } }, workers: PAYMENT_WORKERS })
   })
-  afterAll(async () => {
-    await runner?.stop()
-    await app?.close()
-  })
+  afterAll(() => app?.close())
 
   it('credits, inbound credits and float funding of 2^53 − 1 leave every other partner working', async () => {
     const attacker = (await app.newPartner()).client

@@ -14,6 +14,7 @@ import { nuban } from '../../src/nip/nuban.ts'
 import { clearFailpoint, setFailpoint } from '../../src/platform/failpoints.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
 import type { TestApp } from './app.ts'
+import type { WorkerSettings } from './rail.ts'
 import { postBankNotice } from '../collections/support.ts'
 import { fundFloat } from './float.ts'
 import { waitFor } from './wait.ts'
@@ -31,7 +32,13 @@ export interface PaymentParty {
   walletId: string
 }
 
-/** Background workers on the test app's database and bank, with the given pipeline settings. */
+/** The payment tests' workers (`startRail({ workers: PAYMENT_WORKERS })`): eight jobs at once, a refused callback tried again after 200 ms. */
+export const PAYMENT_WORKERS: WorkerSettings = { concurrency: 8, events: { retryDelaysMs: [200] } }
+
+/**
+ * Background workers on the test app's database and bank, with the given pipeline settings: what a
+ * kill test starts after the processes it killed, and stops itself.
+ */
 export function startPaymentWorkers(
   app: TestApp,
   bankSecret: string,

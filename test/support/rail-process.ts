@@ -4,10 +4,10 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { startTestApp, type TestApp } from './app.ts'
+import type { TestApp } from './app.ts'
 import { PROJECT_ROOT, RAIL_BIN } from './cli.ts'
 import { paymentParty, type PaymentParty } from './payments.ts'
-import { startReceiver } from './receiver.ts'
+import { startRail, type RailOptions } from './rail.ts'
 
 export interface RailProcess {
   child: ChildProcess
@@ -18,6 +18,13 @@ export interface RailProcess {
 
 /** How much of a process's output is kept. */
 const OUTPUT_CHARS_KEPT = 20_000
+
+/**
+ * The processes' pools, small: a kill test drives a payment or two through them, and its file must
+ * stay within the connections a test file may hold (CONNECTIONS_PER_FILE in vitest.config.ts) with
+ * two processes beside its app. By default an API would hold 28 and a worker 36.
+ */
+export const SMALL_PROCESS_ENV = { DATABASE_POOL_MAX: '4', WORKER_CONCURRENCY: '2' }
 
 export function spawnRail(app: TestApp, role: 'api' | 'worker', settings: { bankSecret: string; dataDir: string }, env: Record<string, string> = {}): RailProcess {
   const child = spawn(process.execPath, [RAIL_BIN, role], {
@@ -33,6 +40,7 @@ export function spawnRail(app: TestApp, role: 'api' | 'worker', settings: { bank
       // No worker endpoints: several workers (a frozen one among them) must not race for one port.
       WORKER_HTTP_PORT: '0',
       LOG_LEVEL: 'warn',
+      ...SMALL_PROCESS_ENV,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -61,18 +69,17 @@ export interface KillBench {
   close(): Promise<void>
 }
 
-export async function startKillBench(options: NonNullable<Parameters<typeof startTestApp>[0]> & { sandboxBankSecret: string }): Promise<KillBench> {
-  const app = await startTestApp(options)
-  const hook = await startReceiver()
+export async function startKillBench(options: Omit<RailOptions, 'workers' | 'receiver'> & { sandboxBankSecret: string }): Promise<KillBench> {
+  // No workers: the test starts them (startPaymentWorkers) after the processes it killed.
+  const app = await startRail({ ...options, receiver: true })
   // The processes' data directory: reachable by the embedded database's user (not under a 0700 parent).
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'rail-kill-'))
   chmodSync(dataDir, 0o755)
   const close = async () => {
-    await hook.close()
     await app.close()
     rmSync(dataDir, { recursive: true, force: true })
   }
-  const party = await paymentParty(app, hook.url).catch(async (error: unknown) => {
+  const party = await paymentParty(app, app.receiver.url).catch(async (error: unknown) => {
     await close()
     throw error
   })

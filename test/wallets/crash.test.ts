@@ -7,20 +7,21 @@ import os from 'node:os'
 import path from 'node:path'
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { startBackgroundWorkers } from '../../src/app.ts'
 import { RailClient } from '../../src/client/index.ts'
 import { findFreePort } from '../../src/platform/embedded-db.ts'
 import { sweepStranded } from '../../src/payments/service.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
 import { PROJECT_ROOT, RAIL_BIN } from '../support/cli.ts'
+import { SMALL_PROCESS_ENV } from '../support/rail-process.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
+import { startRail, type Rail } from '../support/rail.ts'
 
 const SECRET = 'crash-test-secret'
-let app: TestApp
+let app: Rail
 let dataDir: string
 
+// The workers start in the test, after the `rail serve` it kills.
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: SECRET })
+  app = await startRail({ sandboxBankSecret: SECRET })
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'rail-crash-'))
   chmodSync(dataDir, 0o755)
 })
@@ -52,6 +53,7 @@ it('a process killed between the provider call and the commit loses nothing and 
     RAIL_DATA_DIR: dataDir,
     PORT: String(port),
     LOG_LEVEL: 'warn',
+    ...SMALL_PROCESS_ENV,
   }
   const child = spawn(process.execPath, [RAIL_BIN, 'serve'], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
@@ -102,11 +104,11 @@ it('a process killed between the provider call and the commit loses nothing and 
     expect(await sweepStranded(app.db.pool)).toBe(0)
     await app.db.pool.query(`UPDATE bank_instructions SET lease_expires_at = now() - interval '1 second', next_attempt_at = next_attempt_at - interval '31 seconds' WHERE id = $1`, [moveId])
     expect(await sweepStranded(app.db.pool)).toBe(1)
-    const runner = await startBackgroundWorkers({ pool: app.db.pool, masterKey: app.masterKey, concurrency: 2, providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET } })
+    await app.startWorkers({ concurrency: 2 })
     try {
       await waitFor(async () => (await app.db.pool.query(`SELECT status FROM wallet_moves WHERE id = $1`, [moveId])).rows[0].status === 'successful')
     } finally {
-      await runner.stop()
+      await app.stopWorkers()
     }
     const after = (await viaTestApp.get<{ availableBalanceKobo: number; bookedBalanceKobo: number }>(`/wallet/customer?customerId=${wallet.walletId}`)).body
     expect(after).toEqual(expect.objectContaining({ availableBalanceKobo: 6_000, bookedBalanceKobo: 6_000 }))

@@ -3,21 +3,22 @@
 // where the bank times out and is asked again later.
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startBackgroundWorkers } from '../../src/app.ts'
 import type { RailClient } from '../../src/client/index.ts'
 import { addJob } from '../../src/platform/jobs.ts'
+import { PROVIDER_TIMEOUT_MS_DEFAULT } from '../../src/providers/http.ts'
 import { setCapability } from '../../src/providers/service.ts'
 import { WORK_TASK } from '../../src/payments/service.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
+import { startRail, type Rail } from '../support/rail.ts'
 
 const SECRET = 'moves-test-secret'
-let app: TestApp
+let app: Rail
 let client: RailClient
 let other: RailClient
 
+// No workers but for one test, which starts them.
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: SECRET, providerTimeoutMs: 1_000 })
+  app = await startRail({ sandboxBankSecret: SECRET, providerTimeoutMs: 1_000 })
   client = (await app.newPartner()).client
   other = (await app.newPartner()).client
 })
@@ -351,11 +352,12 @@ describe('when the bank does not answer in time', () => {
 
     const moveId = (await app.db.pool.query(`SELECT id FROM wallet_moves WHERE reference = $1`, [reference])).rows[0].id
     await addJob(app.db.pool, WORK_TASK, { id: moveId })
-    const runner = await startBackgroundWorkers({ pool: app.db.pool, masterKey: app.masterKey, concurrency: 2, providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET } })
+    // The workers ask the bank with production's time limit (the app's 1 s is for the debit that timed out).
+    await app.startWorkers({ concurrency: 2, providers: { timeoutMs: PROVIDER_TIMEOUT_MS_DEFAULT } })
     try {
       await waitFor(async () => (await client.get<MoveJson>(`/transaction/batch/${reference}`)).body.status === 'failed')
     } finally {
-      await runner.stop()
+      await app.stopWorkers()
     }
     const failed = await client.get<MoveJson>(`/transaction/batch/${reference}`)
     expect(failed.body).toMatchObject({ status: 'failed', responseCode: '51' })

@@ -3,24 +3,24 @@
 // nothing; bad destinations are refused.
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startBackgroundWorkers } from '../../src/app.ts'
 import type { RailClient } from '../../src/client/index.ts'
 import { nuban } from '../../src/nip/nuban.ts'
+import { systemClock } from '../../src/platform/clock.ts'
 import { SETTLE_DELAY_MS } from '../../src/sandbox-bank/magic.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
 import { advanceSandboxClock, testClock } from '../support/clock.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
+import { startRail, type Rail } from '../support/rail.ts'
 import { waitFor } from '../support/wait.ts'
 
 const SECRET = 'payouts-test-secret'
-let app: TestApp
+let app: Rail
 let client: RailClient
 /** The app's clock, which the sandbox bank settles by: moved on past a transfer's moment instead of waiting for it. */
 const clock = testClock()
 
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: SECRET, clock })
+  app = await startRail({ sandboxBankSecret: SECRET, clock })
   client = (await app.newPartner()).client
 })
 afterAll(async () => {
@@ -103,7 +103,8 @@ describe('POST /transfer/bank/customer', () => {
     const wallet = await fundedWallet()
     const reference = randomUUID()
     expect((await payout(wallet.walletId, nuban('033', '444555666'), { destinationBankCode: '033' }, reference)).body.status).toBe('pending')
-    const runner = await startBackgroundWorkers({ pool: app.db.pool, masterKey: app.masterKey, concurrency: 2, providers: { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET } })
+    // The workers keep the system's time; only the bank's (the app's clock) and the partner's sandbox clock move.
+    await app.startWorkers({ concurrency: 2, clock: systemClock })
     try {
       // Once the bank's clock is past its moment after accepting, the partner's clock moves past the
       // first requery of the schedule (5 s): neither is waited for.
@@ -120,7 +121,7 @@ describe('POST /transfer/bank/customer', () => {
       }
       expect(status).toBe('successful')
     } finally {
-      await runner.stop()
+      await app.stopWorkers()
     }
   })
 
