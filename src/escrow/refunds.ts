@@ -1,11 +1,12 @@
 // Refunds of an escrow's funding credits (cancel, expiry, an excess at release), each through the
-// refunds core, and their ends.
+// refunds core, and their ends. The refunds are the refunds module's rows (origin escrow): the
+// escrow keeps no copy, it reads them (refundsOfOrigin) to show and to decide its refund.
 import { creditsForRefunds } from '../inbound-credits/service.ts'
 import { lockLedgerAccount } from '../ledger/service.ts'
 import type { Clock } from '../platform/clock.ts'
 import { withTransaction, type Queryable, type Tx } from '../platform/db.ts'
 import { notFound, RailError } from '../platform/errors.ts'
-import { refundCreditInTransaction, type Refund } from '../refunds/service.ts'
+import { refundCreditInTransaction, refundsOfOrigin, type Refund } from '../refunds/service.ts'
 import type { Caller } from '../virtual-accounts/service.ts'
 import * as repo from './repo.ts'
 import { emit } from './events.ts'
@@ -13,9 +14,12 @@ import { holdingOf } from './money.ts'
 import type { EscrowDeps } from './types.ts'
 import { latestRefunds, refundOf } from './views.ts'
 
+/** A refund of a cancelled or expired escrow's funding, or an overfunded released escrow's excess (one purpose an escrow). */
+type RefundPurpose = 'refund' | 'excess_refund'
+
 interface PlannedRefund {
   creditId: string
-  purpose: repo.RefundPurpose
+  purpose: RefundPurpose
   amountKobo: number
 }
 
@@ -33,6 +37,11 @@ async function refundPlan(db: Queryable, escrow: repo.Escrow): Promise<PlannedRe
   return [{ creditId: last.creditId, purpose: 'excess_refund', amountKobo: excessKobo }]
 }
 
+/** The refunds the escrow asked for, oldest first (a retried one after the one that failed). */
+function refundsOfEscrow(db: Queryable, escrowId: string): Promise<Refund[]> {
+  return refundsOfOrigin(db, { type: 'escrow', id: escrowId })
+}
+
 /** The refund starts (pending), and every planned refund is made. */
 export async function startRefund(deps: Pick<EscrowDeps, 'outbound' | 'clock'>, tx: Tx, caller: Caller, escrow: repo.Escrow, reason: string | undefined): Promise<repo.Escrow> {
   const pending = await repo.beginRefund(tx, escrow.id)
@@ -47,22 +56,20 @@ export async function startRefund(deps: Pick<EscrowDeps, 'outbound' | 'clock'>, 
  * account for cannot be refunded: the refund is failed at once and the money stays held.
  */
 async function makeRefunds(deps: Pick<EscrowDeps, 'outbound' | 'clock'>, tx: Tx, caller: Caller, escrow: repo.Escrow, reason: string | undefined): Promise<repo.Escrow> {
-  const existing = await repo.selectRefunds(tx, escrow.id)
+  const existing = await refundsOfEscrow(tx, escrow.id)
   const made = latestRefunds(existing)
   const attempts = existing.length
   const holding = await holdingOf(tx, escrow)
   let unrefundable = false
   for (const [index, planned] of (await refundPlan(tx, escrow)).entries()) {
-    const last = made.get(`${planned.creditId}:${planned.purpose}`)
+    const last = made.get(planned.creditId)
     if (last && last.state !== 'failed') continue
     const refund = await refundOne(deps, tx, caller, escrow, planned, holding, `escrow:${escrow.id}:${planned.purpose}:${attempts + index}`, reason)
-    if (refund) {
-      await repo.insertRefund(tx, { refundId: refund.id, escrowId: escrow.id, creditId: planned.creditId, purpose: planned.purpose, amountKobo: planned.amountKobo, outboundTransferId: refund.outboundTransferId })
-    } else unrefundable = true
+    if (!refund) unrefundable = true
   }
   if (!unrefundable) return escrow
   const failed = (await repo.setRefundState(tx, escrow.id, 'failed'))!
-  await emit(tx, deps.clock, failed, 'escrow.refund_failed', { refund: refundOf(failed, await repo.selectRefunds(tx, escrow.id)) })
+  await emit(tx, deps.clock, failed, 'escrow.refund_failed', { refund: refundOf(failed, await refundsOfEscrow(tx, escrow.id)) })
   return failed
 }
 
@@ -96,18 +103,15 @@ async function refundOne(
 
 /**
  * Refunds of escrows ended, on the payment pipeline's transaction (registered in the refunds'
- * origin registry): each escrow's refund is refunded once every credit's last refund succeeded, failed as
- * soon as one failed (its hold was voided: the money is back in escrow holding). Each change
- * sends its event once.
+ * origin registry; the refunds ended just before, each once): each escrow's refund is refunded once
+ * every credit's last refund succeeded, failed as soon as one failed (its hold was voided: the money
+ * is back in escrow holding). Each change sends its event once.
  */
 export async function settleEscrowRefunds(tx: Tx, refunds: readonly Refund[], clock: Clock): Promise<void> {
-  const ended = await repo.endRefunds(
-    tx,
-    refunds.filter((refund) => refund.state !== 'pending').map((refund) => ({ refundId: refund.id, state: refund.state as 'succeeded' | 'failed' })),
-  )
-  for (const escrowId of [...new Set(ended.map((refund) => refund.escrowId))].sort()) {
+  const escrowIds = refunds.flatMap((refund) => (refund.state !== 'pending' && refund.origin.type === 'escrow' ? [refund.origin.id] : []))
+  for (const escrowId of [...new Set(escrowIds)].sort()) {
     const escrow = (await repo.lockById(tx, escrowId))!
-    const all = await repo.selectRefunds(tx, escrowId)
+    const all = await refundsOfEscrow(tx, escrowId)
     const latest = [...latestRefunds(all).values()]
     const next = latest.some((refund) => refund.state === 'failed') ? 'failed' : latest.every((refund) => refund.state === 'succeeded') ? 'refunded' : undefined
     if (!next || escrow.refundState !== 'pending') continue

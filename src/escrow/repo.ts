@@ -1,9 +1,9 @@
-// SQL of escrows. The camelCase ↔ snake_case mapping lives here; the funding credits and refunds
+// SQL of escrows. The camelCase ↔ snake_case mapping lives here; the funding credits
 // (credits-repo.ts) and the registered webhook (webhooks-repo.ts) have their own.
 import type { Queryable } from '../platform/db.ts'
 import { disbursementStates, escrowRefundStates, escrowStates, type DisbursementState, type EscrowRefundState, type EscrowStatus } from './states.ts'
 
-export { endRefunds, insertFundingCredit, insertRefund, selectFundingCredits, selectRefunds, type EscrowRefund, type FundingCredit, type RefundPurpose } from './credits-repo.ts'
+export { insertFundingCredit, selectFundingCredits, type FundingCredit } from './credits-repo.ts'
 export { selectWebhook, upsertWebhook, type EscrowWebhook } from './webhooks-repo.ts'
 
 export type EscrowType = 'goods' | 'services' | 'property' | 'conditional'

@@ -7,8 +7,9 @@
 import type { Queryable } from '../platform/db.ts'
 import { getIntentById, type IntentView } from '../payment-intents/service.ts'
 import { checkoutUrl } from '../platform/public-url.ts'
+import { refundsOfOrigin, type Refund } from '../refunds/service.ts'
 import { bankName } from '../virtual-accounts/service.ts'
-import * as repo from './repo.ts'
+import type * as repo from './repo.ts'
 
 
 /**
@@ -57,28 +58,32 @@ export function disbursementOf(escrow: repo.Escrow) {
  * state, the amount it pays back, and every refund made — one per funding credit, a retried one
  * after the one that failed. Null when nothing is to be refunded.
  */
-export function refundOf(escrow: repo.Escrow, refunds: readonly repo.EscrowRefund[]) {
+export function refundOf(escrow: repo.Escrow, refunds: readonly Refund[]) {
   if (escrow.refundState === null) return null
   const latest = latestRefunds(refunds)
   return {
     state: escrow.refundState,
     amountKobo: [...latest.values()].reduce((sum, refund) => sum + refund.amountKobo, 0),
-    refunds: refunds.map((refund) => ({ id: refund.refundId, creditId: refund.creditId, amountKobo: refund.amountKobo, state: refund.state, outboundTransferId: refund.outboundTransferId })),
+    refunds: refunds.map((refund) => ({ id: refund.id, creditId: refund.creditId, amountKobo: refund.amountKobo, state: refund.state, outboundTransferId: refund.outboundTransferId })),
   }
 }
 
-/** The last refund made of each credit (for each purpose): the one that counts. */
-export function latestRefunds(refunds: readonly repo.EscrowRefund[]): Map<string, repo.EscrowRefund> {
-  return new Map(refunds.map((refund) => [`${refund.creditId}:${refund.purpose}`, refund]))
+/**
+ * The last refund made of each credit: the one that counts. An escrow refunds for one purpose only
+ * (its funding when cancelled or expired, its excess when released), so a credit is refunded once
+ * but for retries.
+ */
+export function latestRefunds(refunds: readonly Refund[]): Map<string, Refund> {
+  return new Map(refunds.map((refund) => [refund.creditId, refund]))
 }
 
-/** The escrow with what its read shows beyond the row: its funding account and its refunds. */
+/** The escrow with what its read shows beyond the row: its funding account and its refunds (the refunds module's, origin escrow). */
 export async function escrowView(db: Queryable, escrow: repo.Escrow) {
-  return toEscrowJson(escrow, await fundingOfEscrow(db, escrow), await repo.selectRefunds(db, escrow.id))
+  return toEscrowJson(escrow, await fundingOfEscrow(db, escrow), await refundsOfOrigin(db, { type: 'escrow', id: escrow.id }))
 }
 
 /** The escrow object (docs/contracts/escrow.md §Escrow; inside `escrow` of the read answer), with funding progress and money out. */
-export function toEscrowJson(escrow: repo.Escrow, funding: IntentView | undefined, refunds: readonly repo.EscrowRefund[]) {
+export function toEscrowJson(escrow: repo.Escrow, funding: IntentView | undefined, refunds: readonly Refund[]) {
   return {
     // Rail's id, as payouts and refunds name their origin ({ type: 'escrow', id, reference: ref }).
     id: escrow.id,

@@ -93,6 +93,14 @@ export function toRefund(row: repo.Refund): Refund {
   }
 }
 
+/**
+ * The refunds an escrow asked for (one per funding credit; a retry after the one that failed),
+ * oldest first, on the caller's transaction: what the escrow shows of its refund and decides it by.
+ */
+export async function refundsOfOrigin(db: Queryable, origin: { type: 'escrow'; id: string }): Promise<Refund[]> {
+  return (await repo.selectByOrigin(db, origin.type, origin.id)).map(toRefund)
+}
+
 /** The refund object of the API and of refund.* events. */
 export function toRefundJson(refund: Refund) {
   return {

@@ -114,6 +114,12 @@ export async function insertWithinRefundable(db: Queryable, refund: NewRefund, a
   return rows[0] && toRefund(rows[0])
 }
 
+/** The refunds one origin asked for, oldest first (those made in one transaction share a created_at: then by id, a UUIDv7). */
+export async function selectByOrigin(db: Queryable, originType: RefundOriginType, originId: string): Promise<Refund[]> {
+  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM refunds WHERE origin_type = $1 AND origin_id = $2 ORDER BY created_at, id`, [originType, originId])
+  return rows.map(toRefund)
+}
+
 export async function setOutboundTransfer(db: Queryable, id: string, outboundTransferId: string): Promise<Refund> {
   const { rows } = await db.query<Row>(`UPDATE refunds SET outbound_transfer_id = $2 WHERE id = $1 RETURNING ${COLUMNS}`, [id, outboundTransferId])
   return toRefund(rows[0]!)

@@ -73,8 +73,8 @@ describe('escrow money out under concurrency', () => {
       expect(escrow.status).toBe(won[0])
       const { rows } = await harness.app.db.pool.query<{ disbursements: number; refunds: number; refunded: number }>(
         `SELECT (SELECT count(*) FROM outbound_transfers o WHERE o.origin_type = 'escrow' AND o.origin_id = $1)::int AS disbursements,
-                (SELECT count(*) FROM escrow_refunds r WHERE r.escrow_id = $1)::int AS refunds,
-                (SELECT coalesce(sum(r.amount_kobo), 0) FROM escrow_refunds r WHERE r.escrow_id = $1)::int AS refunded`,
+                (SELECT count(*) FROM refunds r WHERE r.origin_type = 'escrow' AND r.origin_id = $1)::int AS refunds,
+                (SELECT coalesce(sum(r.amount_kobo), 0) FROM refunds r WHERE r.origin_type = 'escrow' AND r.origin_id = $1)::int AS refunded`,
         [id],
       )
       if (won[0] === 'released') expect(rows[0]).toEqual({ disbursements: 1, refunds: 0, refunded: 0 })

@@ -89,9 +89,9 @@ it(`${TRIALS} trials of release, cancel and expiry at the expiry instant: one ou
     `SELECT e.ref, e.status,
             (SELECT array_agg(v.type ORDER BY v.id) FROM events v WHERE v.object_type = 'escrow' AND v.object_id = e.ref AND v.type <> 'escrow.funded') AS events,
             (SELECT coalesce(sum(t.amount_kobo), 0) FROM ledger_transfers t WHERE t.source_type = 'escrow' AND t.source_id = e.id::text AND t.code = 'escrow_disbursement')::bigint AS recipient,
-            (SELECT coalesce(sum(r.amount_kobo), 0) FROM escrow_refunds r WHERE r.escrow_id = e.id)::bigint AS refund,
+            (SELECT coalesce(sum(r.amount_kobo), 0) FROM refunds r WHERE r.origin_type = 'escrow' AND r.origin_id = e.id)::bigint AS refund,
             ((SELECT count(*) FROM ledger_transfers t WHERE t.source_type = 'escrow' AND t.source_id = e.id::text AND t.code <> 'escrow_funding')
-              + (SELECT count(*) FROM outbound_transfers o WHERE o.origin_type = 'refund' AND o.origin_id IN (SELECT r.refund_id FROM escrow_refunds r WHERE r.escrow_id = e.id)))::int AS moves
+              + (SELECT count(*) FROM outbound_transfers o WHERE o.origin_type = 'refund' AND o.origin_id IN (SELECT r.id FROM refunds r WHERE r.origin_type = 'escrow' AND r.origin_id = e.id)))::int AS moves
        FROM escrows e
       WHERE e.partner_id = $1`,
     [partnerId],
@@ -149,7 +149,7 @@ it('300 trials of two half credits, cancel and expiry at once: funded amount = a
     unmatchedKobo += (2 - applied) * half
     expect([200, 400]).toContain(cancel.status)
     const { rows } = await app.db.pool.query(
-      `SELECT e.status, e.funded_amount_kobo AS funded, (SELECT coalesce(sum(r.amount_kobo), 0) FROM escrow_refunds r WHERE r.escrow_id = e.id)::bigint AS refunded,
+      `SELECT e.status, e.funded_amount_kobo AS funded, (SELECT coalesce(sum(r.amount_kobo), 0) FROM refunds r WHERE r.origin_type = 'escrow' AND r.origin_id = e.id)::bigint AS refunded,
               (SELECT count(*) FROM ledger_transfers t WHERE t.source_type = 'escrow' AND t.source_id = e.id::text AND t.code = 'escrow_funding')::int AS fundings,
               (SELECT array_agg(v.type ORDER BY v.id) FROM events v WHERE v.object_type = 'escrow' AND v.object_id = e.ref) AS events
          FROM escrows e WHERE e.ref = $1`,
