@@ -1,14 +1,46 @@
 import os, { availableParallelism } from 'node:os'
 import path from 'node:path'
+import pg from 'pg'
 import { defineConfig } from 'vitest/config'
 
 // Most test files spend their time waiting (on PostgreSQL, on HTTP between the app, the sandbox
 // bank and receivers, on workers), not computing. Vitest's default on a 2-core machine is one
 // file at a time, which leaves the CPU mostly idle: run one more file than there are cores. That
-// is on the embedded cluster the global setup starts with connections for it; a server named by
-// DATABASE_URL keeps its own limit (PostgreSQL's default of 100 is too few for files side by
-// side), so there files run one at a time. `--maxWorkers=N` on the command line overrides both.
-const WORKERS = process.env.DATABASE_URL ? 1 : availableParallelism() + 1
+// is on the embedded cluster the global setup starts with connections for it; on a server named
+// by DATABASE_URL, as many files as its free connections hold (serverWorkers). `--maxWorkers=N`
+// on the command line overrides both.
+const CORES_WORKERS = availableParallelism() + 1
+/**
+ * The most connections one test file holds at once, with room to spare: its app's pool (10) and
+ * sandbox bank's (8), its workers (on the app's pool), a concurrency test's bigger pool
+ * (test/wallets/creation: 20 + 8), a kill test's `rail` processes (small pools:
+ * test/support/rail-process.ts), and the global setup's connection that creates and drops its
+ * database. Measured as the peak of each file's database in pg_stat_activity, sampled every 50 ms,
+ * over the suite one file at a time on PostgreSQL 15.
+ */
+const CONNECTIONS_PER_FILE = 30
+
+/**
+ * How many files a server can hold at once: its max_connections, less the superusers' reserve and
+ * the connections open now (other clients of a shared server), over CONNECTIONS_PER_FILE; at
+ * least one, at most one more than there are cores.
+ */
+async function serverWorkers(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 })
+  await client.connect()
+  try {
+    const { rows } = await client.query<{ max: number; reserved: number; open: number }>(
+      `SELECT current_setting('max_connections')::int AS max, current_setting('superuser_reserved_connections')::int AS reserved,
+              (SELECT count(*)::int FROM pg_stat_activity WHERE backend_type = 'client backend') AS open`,
+    )
+    const { max, reserved, open } = rows[0]!
+    const workers = Math.max(1, Math.min(CORES_WORKERS, Math.floor((max - reserved - open) / CONNECTIONS_PER_FILE)))
+    console.log(`PostgreSQL at DATABASE_URL: max_connections ${max}, ${reserved} reserved, ${open} open: ${workers} test files at once (${CONNECTIONS_PER_FILE} connections each)`)
+    return workers
+  } finally {
+    await client.end()
+  }
+}
 // Every test process and every `rail` process a test starts loads the same sources and packages:
 // Node's compile cache (kept between runs) spares them compiling it all again each time.
 const COMPILE_CACHE = process.env.NODE_COMPILE_CACHE ?? path.join(os.tmpdir(), 'rail-test-compile-cache')
@@ -28,11 +60,11 @@ const shared = {
   hookTimeout: 120_000,
 }
 
-export default defineConfig({
+export default defineConfig(async () => ({
   test: {
     // One embedded PostgreSQL for the whole run, whichever project a file belongs to.
     globalSetup: ['test/support/global-setup.ts'],
-    maxWorkers: WORKERS,
+    maxWorkers: process.env.DATABASE_URL ? await serverWorkers(process.env.DATABASE_URL) : CORES_WORKERS,
     env: { NODE_COMPILE_CACHE: COMPILE_CACHE },
     reporters: ['default'],
     projects: [
@@ -40,4 +72,4 @@ export default defineConfig({
       { test: { ...shared, name: 'load', include: LOAD_TESTS, maxWorkers: 1, sequence: { groupOrder: 1 } } },
     ],
   },
-})
+}))

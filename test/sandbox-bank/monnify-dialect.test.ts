@@ -14,21 +14,22 @@ import { SANDBOX_MONNIFY_PROFILE, type SandboxDialectJobDeps } from '../../src/s
 import { sandboxBankTasks } from '../../src/sandbox-bank/jobs.ts'
 import { monnifyCreditNotifier, monnifyMainAccountNumber, monnifySignature, sandboxMonnifyTasks } from '../../src/sandbox-bank/monnify/index.ts'
 import { nairaToKobo } from '../../src/sandbox-bank/monnify/wire.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
-import { startReceiver, type Receiver } from '../support/receiver.ts'
+import { startRail, type Rail } from '../support/rail.ts'
+import type { Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 
 const SECRET = 'sandbox-monnify-test-secret'
 const CREDENTIALS = sandboxMonnifyCredentials(SECRET)
 const MAIN_ACCOUNT = monnifyMainAccountNumber('101')
-let app: TestApp
+let app: Rail
 let receiver: Receiver
 let runner: Runner
 let token: string
 
+// Not startRail's workers: the bank's and the dialect's tasks alone, the webhooks to the test's receiver instead of Rail.
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: SECRET })
-  receiver = await startReceiver()
+  app = await startRail({ sandboxBankSecret: SECRET, receiver: true })
+  receiver = app.receiver
   const deps: SandboxDialectJobDeps = { pool: app.db.pool, bankSecret: SECRET, clientBaseUrl: () => `http://127.0.0.1:${receiver.port}`, clock: systemClock }
   const notifiers = { [SANDBOX_MONNIFY_PROFILE]: monnifyCreditNotifier(deps) }
   const taskList = { ...sandboxBankTasks({ pool: app.db.pool, secret: SECRET, clientBaseUrl: deps.clientBaseUrl, dialectNotifiers: notifiers }), ...sandboxMonnifyTasks(deps) }
@@ -37,7 +38,6 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await runner?.stop()
-  await receiver?.close()
   await app?.close()
 })
 

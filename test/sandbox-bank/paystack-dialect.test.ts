@@ -13,20 +13,21 @@ import { SANDBOX_PAYSTACK_PROFILE, type SandboxDialectJobDeps } from '../../src/
 import { sandboxBankTasks } from '../../src/sandbox-bank/jobs.ts'
 import { paystackCreditNotifier, sandboxPaystackTasks } from '../../src/sandbox-bank/paystack/index.ts'
 import { paystackSignature } from '../../src/sandbox-bank/paystack/wire.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
-import { startReceiver, type ReceivedRequest, type Receiver } from '../support/receiver.ts'
+import { startRail, type Rail } from '../support/rail.ts'
+import type { ReceivedRequest, Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 
 const SECRET = 'sandbox-paystack-test-secret'
 const KEY = sandboxPaystackSecretKey(SECRET)
 const OPENING_BALANCE_KOBO = 10_000_000_000
-let app: TestApp
+let app: Rail
 let receiver: Receiver
 let worker: Runner
 
+// Not startRail's workers: the bank's and the dialect's tasks alone, the webhooks to the test's receiver instead of Rail.
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: SECRET })
-  receiver = await startReceiver()
+  app = await startRail({ sandboxBankSecret: SECRET, receiver: true })
+  receiver = app.receiver
   // The dialect's webhooks go to a receiver of the test's, by the workers `rail worker` runs.
   const deps: SandboxDialectJobDeps = { pool: app.db.pool, bankSecret: SECRET, clientBaseUrl: () => `http://127.0.0.1:${receiver.port}`, clock: { now: () => new Date() } }
   const bankTasks = sandboxBankTasks({ pool: app.db.pool, secret: SECRET, clientBaseUrl: deps.clientBaseUrl, dialectNotifiers: { [SANDBOX_PAYSTACK_PROFILE]: paystackCreditNotifier(deps) } })
@@ -34,7 +35,6 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await worker?.stop()
-  await receiver?.close()
   await app?.close()
 })
 
