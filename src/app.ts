@@ -119,7 +119,7 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   installAuthentication(app, { pool: deps.pool, sessionPool: deps.sessionPool, masterKey: deps.masterKey, clock, rateLimiter })
   installRequestTracing(app)
   const metrics = installMetrics(app, deps.metrics)
-  if (deps.databaseGauges) registerDatabaseGauges(metrics, deps.pool, { tasks: taskNames({ pool: deps.pool, masterKey: deps.masterKey, providers: deps.providers }) })
+  if (deps.databaseGauges) registerDatabaseGauges(metrics, deps.pool, { tasks: taskNames({ pool: deps.pool, masterKey: deps.masterKey, providers: deps.providers }), clock })
   watchPool(metrics, 'rail', deps.pool)
   const maxAmountKobo = deps.maxAmountKobo ?? MAX_AMOUNT_KOBO_DEFAULT
   // Before any route: every AmountKobo() body field registered after this is checked against it.
@@ -128,7 +128,7 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   installPublicUrl(app, deps.publicUrl)
   const allowLoopbackCallbacks = deps.allowLoopbackCallbacks ?? false
   registerPartnerRoutes(app, { pool: deps.pool, allowLoopbackCallbacks, callbackUrls: partnerCallbackUrls })
-  registerEventRoutes(app, { pool: deps.pool })
+  registerEventRoutes(app, { pool: deps.pool, clock })
   registerEventStreamRoute(app, { pool: deps.pool, settings: deps.eventStream })
   registerFloatRoutes(app, { pool: deps.pool, maxAmountKobo })
   registerCounterpartyRoutes(app, { pool: deps.pool })

@@ -23,7 +23,7 @@ export async function redeliverFromDashboard(deps: DashboardDeps, visit: Visit, 
       deps,
       visit,
       action,
-      () => withTransaction(deps.pool, (tx) => redeliverEvent(tx, visit.partner.id, eventId, redeliveryKey(visit.partner.id, eventId, reference))),
+      () => withTransaction(deps.pool, (tx) => redeliverEvent(tx, deps.clock, visit.partner.id, eventId, redeliveryKey(visit.partner.id, eventId, reference))),
       ({ view, replayed }) => (replayed ? { replayed: true } : { deliveryId: view.deliveries.at(-1)?.id ?? null }),
     )
     return { ok: true, replayed }

@@ -49,11 +49,12 @@ function toDelivery(row: DeliveryRow): Delivery {
   }
 }
 
-export async function insertDelivery(db: Queryable, delivery: NewDelivery): Promise<void> {
+/** A delivery due at once: at `now`, the application's clock, which the workers judge it by. */
+export async function insertDelivery(db: Queryable, delivery: NewDelivery, now: Date): Promise<void> {
   await db.query(
     `INSERT INTO event_deliveries (id, event_id, partner_id, url, ordering_key, status, next_attempt_at)
-     VALUES ($1, $2, $3, $4, $5, 'pending', now())`,
-    [delivery.id, delivery.eventId, delivery.partnerId, delivery.url, delivery.orderingKey],
+     VALUES ($1, $2, $3, $4, $5, 'pending', $6)`,
+    [delivery.id, delivery.eventId, delivery.partnerId, delivery.url, delivery.orderingKey, now],
   )
 }
 
@@ -87,9 +88,9 @@ export async function countRetryingEvents(db: Queryable, partnerId: string, limi
   return rows[0]!.count
 }
 
-/** Moves a waiting delivery's next attempt to now (a redelivery request while one is pending). */
-export async function advanceDelivery(db: Queryable, deliveryId: string): Promise<void> {
-  await db.query(`UPDATE event_deliveries SET next_attempt_at = now(), updated_at = now() WHERE id = $1 AND status = 'pending'`, [deliveryId])
+/** Moves a waiting delivery's next attempt to `now` (a redelivery request while one is pending). */
+export async function advanceDelivery(db: Queryable, deliveryId: string, now: Date): Promise<void> {
+  await db.query(`UPDATE event_deliveries SET next_attempt_at = $2, updated_at = now() WHERE id = $1 AND status = 'pending'`, [deliveryId, now])
 }
 
 /** What a worker needs to make one attempt: the delivery, its event, and the attempt number it claimed. */
@@ -136,13 +137,23 @@ export async function claimAttempt(db: Queryable, deliveryId: string, leaseMs: n
   return { delivery: toDelivery(row), attemptNumber: row.attempts_made, event, urlDisabled }
 }
 
-/** When the claim another worker holds on a pending delivery lapses; undefined when none is held. */
-export async function selectHeldClaim(db: Queryable, deliveryId: string): Promise<{ url: string; leaseUntil: Date } | undefined> {
-  const { rows } = await db.query<{ url: string; lease_until: Date }>(
-    `SELECT url, lease_until FROM event_deliveries WHERE id = $1 AND status = 'pending' AND lease_until >= now()`,
-    [deliveryId],
+/** Why a pending delivery was not claimed: another worker's claim (until it lapses), or its next attempt not due at `now`. */
+export interface Unclaimed {
+  url: string
+  /** When the claim another worker holds lapses (wall time, as the lease is). */
+  leaseUntil: Date | null
+  /** When its next attempt is due, by the application's clock, when that is after `now`. */
+  dueAt: Date | null
+}
+
+/** Why a pending delivery could not be claimed at `now`; undefined when it is not pending. */
+export async function selectUnclaimed(db: Queryable, deliveryId: string, now: Date): Promise<Unclaimed | undefined> {
+  const { rows } = await db.query<{ url: string; lease_until: Date | null; due_at: Date | null }>(
+    `SELECT url, CASE WHEN lease_until >= now() THEN lease_until END AS lease_until, CASE WHEN next_attempt_at > $2 THEN next_attempt_at END AS due_at
+       FROM event_deliveries WHERE id = $1 AND status = 'pending'`,
+    [deliveryId, now],
   )
-  return rows[0] && { url: rows[0].url, leaseUntil: rows[0].lease_until }
+  return rows[0] && { url: rows[0].url, leaseUntil: rows[0].lease_until, dueAt: rows[0].due_at }
 }
 
 /**
@@ -159,51 +170,54 @@ export async function bringForward(db: Queryable, partnerId: string, seconds: nu
   return rows.filter((row) => row.due).map(({ id, url }) => ({ id, url }))
 }
 
-/** Puts off a delivery that this worker will not attempt now (its URL is busy), with its job; no attempt is counted. */
-export async function deferDelivery(db: Queryable, deliveryId: string, delayMs: number, job: DeliveryJob): Promise<void> {
+/**
+ * Puts off a delivery that this worker will not attempt now (its URL is busy) to `delayMs` after
+ * `now` (the application's clock), with its job; no attempt is counted.
+ */
+export async function deferDelivery(db: Queryable, deliveryId: string, delayMs: number, job: DeliveryJob, now: Date): Promise<void> {
   await db.query(
     `WITH deferred AS (
-             UPDATE event_deliveries SET next_attempt_at = now() + make_interval(secs => $2::double precision / 1000), updated_at = now()
+             UPDATE event_deliveries SET next_attempt_at = $7::timestamptz + make_interval(secs => $2::double precision / 1000), updated_at = now()
               WHERE id = $1 AND status = 'pending' AND (lease_until IS NULL OR lease_until < now())
               RETURNING next_attempt_at)
            SELECT graphile_worker.add_job(identifier => $3::text, payload => $4::json, run_at => next_attempt_at, job_key => $5::text, priority => $6::int)
              FROM deferred`,
-    [deliveryId, delayMs, job.task, JSON.stringify(job.payload), job.jobKey, job.priority],
+    [deliveryId, delayMs, job.task, JSON.stringify(job.payload), job.jobKey, job.priority, now],
   )
 }
 
 /**
  * Puts off every unclaimed pending delivery to a failing URL at once, to at least `delayMs` ×
- * 0.5–1.5 from now (a retry already due later keeps its time), without counting attempts or adding
- * jobs: the sweep brings each back when it is due.
+ * 0.5–1.5 from `now` (the application's clock; a retry already due later keeps its time), without
+ * counting attempts or adding jobs: the sweep brings each back when it is due.
  */
-export async function deferDeliveriesToUrl(db: Queryable, url: string, delayMs: number): Promise<number> {
+export async function deferDeliveriesToUrl(db: Queryable, url: string, delayMs: number, now: Date): Promise<number> {
   const { rowCount } = await db.query(
     `UPDATE event_deliveries
-              SET next_attempt_at = greatest(next_attempt_at, now() + make_interval(secs => $2::double precision / 1000 * (0.5 + random()))),
+              SET next_attempt_at = greatest(next_attempt_at, $3::timestamptz + make_interval(secs => $2::double precision / 1000 * (0.5 + random()))),
                   updated_at = now()
             WHERE url = $1 AND status = 'pending' AND (lease_until IS NULL OR lease_until < now())`,
-    [url, delayMs],
+    [url, delayMs, now],
   )
   return rowCount ?? 0
 }
 
 /**
- * Brings back at once, each with its job, the deliveries to `url` that were put off untried
- * (deferDeliveriesToUrl): the URL has answered 2xx since. Retries of failed attempts keep their
- * schedule. Answers how many came back.
+ * Brings back at once (at `now`, the application's clock), each with its job, the deliveries to
+ * `url` that were put off untried (deferDeliveriesToUrl): the URL has answered 2xx since. Retries
+ * of failed attempts keep their schedule. Answers how many came back.
  */
-export async function resumeDeliveriesToUrl(db: Queryable, url: string, job: { task: string; jobKeyPrefix: string; priority: number }): Promise<number> {
+export async function resumeDeliveriesToUrl(db: Queryable, url: string, job: { task: string; jobKeyPrefix: string; priority: number }, now: Date): Promise<number> {
   const { rows } = await db.query<{ n: number }>(
     `WITH resumed AS (
-       UPDATE event_deliveries SET next_attempt_at = now(), updated_at = now()
-        WHERE url = $1 AND status = 'pending' AND attempts_made = 0 AND next_attempt_at > now()
+       UPDATE event_deliveries SET next_attempt_at = $5, updated_at = now()
+        WHERE url = $1 AND status = 'pending' AND attempts_made = 0 AND next_attempt_at > $5
           AND (lease_until IS NULL OR lease_until < now())
        RETURNING id, url)
      SELECT count(*)::int AS n FROM ${addJobsSql(`
        SELECT ${jobSpecSql({ identifier: '$2::text', payload: "json_build_object('deliveryId', id, 'url', url)", jobKey: "$3::text || id", priority: '$4::int' })}
          FROM resumed`)}`,
-    [url, job.task, job.jobKeyPrefix, job.priority],
+    [url, job.task, job.jobKeyPrefix, job.priority, now],
   )
   return rows[0]!.n
 }
@@ -222,6 +236,8 @@ export interface Attempt {
 export interface Outcome {
   status: DeliveryStatus
   error: string | null
+  /** When it ended or was rescheduled, by the application's clock (delivered_at, failed_at). */
+  at: Date
   /** For a retry (status pending): when. */
   nextAttemptAt?: Date
 }
@@ -253,8 +269,8 @@ export async function finishAttempt(db: Queryable, deliveryId: string, attemptNu
               attempts_made = CASE WHEN $6::text IS NULL THEN attempts_made - 1 ELSE attempts_made END, -- ended without an attempt
               next_attempt_at = coalesce($5, next_attempt_at),
               lease_until = NULL,
-              delivered_at = CASE WHEN $3 = 'delivered' THEN now() ELSE delivered_at END,
-              failed_at = CASE WHEN $3 = 'failed' THEN now() ELSE failed_at END,
+              delivered_at = CASE WHEN $3 = 'delivered' THEN $12::timestamptz ELSE delivered_at END,
+              failed_at = CASE WHEN $3 = 'failed' THEN $12::timestamptz ELSE failed_at END,
               updated_at = now()
         WHERE id = $1 AND attempts_made = $2 AND status = 'pending'
         RETURNING event_id, url, ordering_key, seq, status
@@ -280,6 +296,7 @@ export async function finishAttempt(db: Queryable, deliveryId: string, attemptNu
       attempt?.statusCode ?? null,
       attempt?.error ?? null,
       attempt?.responseExcerpt ?? null,
+      outcome.at,
     ],
   )
   const row = rows[0]
@@ -315,21 +332,22 @@ export async function selectAttempts(db: Queryable, deliveryIds: string[]): Prom
 }
 
 /**
- * Pending deliveries that nobody is working on although they are due: their job was lost with a
- * killed worker, or their claim lapsed. Only the first of each object and URL is returned.
+ * Pending deliveries that nobody is working on although they are due by `graceMs` at `now` (the
+ * application's clock, which scheduled them): their job was lost with a killed worker, or their
+ * claim lapsed (the lease is wall time: it bounds I/O). Only the first of each object and URL is returned.
  */
-export async function selectStalledDeliveries(db: Queryable, graceMs: number, limit: number): Promise<{ id: string; url: string }[]> {
+export async function selectStalledDeliveries(db: Queryable, graceMs: number, limit: number, now: Date): Promise<{ id: string; url: string }[]> {
   const { rows } = await db.query<{ id: string; url: string }>(
     `SELECT d.id, d.url FROM event_deliveries d
       WHERE d.status = 'pending'
-        AND d.next_attempt_at < now() - make_interval(secs => $1::double precision / 1000)
+        AND d.next_attempt_at < $3::timestamptz - make_interval(secs => $1::double precision / 1000)
         AND (d.lease_until IS NULL OR d.lease_until < now())
         AND NOT EXISTS (
           SELECT 1 FROM event_deliveries earlier
            WHERE earlier.url = d.url AND earlier.ordering_key = d.ordering_key AND earlier.status = 'pending' AND earlier.seq < d.seq)
       ORDER BY d.next_attempt_at
       LIMIT $2`,
-    [graceMs, limit],
+    [graceMs, limit, now],
   )
   return rows
 }

@@ -60,6 +60,8 @@ const DEFER_UNPROVEN_MS = [1_000, 3_000] as const
 const DEFER_FAILING_MS = 120_000
 /** A delivery made this long before a URL's deliveries were put off is taken as covered by it (clocks may differ a little). */
 const DEFER_COVER_MARGIN_MS = 2_000
+/** A job finding its delivery due within this is taken as run early by another clock, and comes back when it is due. */
+const CLOCK_SKEW_MARGIN_MS = 10_000
 /** A callback-signing secret read from the database is reused for this long. */
 const SECRET_CACHE_MS = 1_000
 
@@ -117,7 +119,7 @@ export class Deliverer {
    */
   private async resumePutOff(url: string): Promise<void> {
     if (!this.urlsDeferredAtMs.delete(url)) return
-    await deliveries.resumeDeliveriesToUrl(this.deps.pool, url, { task: DELIVER_TASK, jobKeyPrefix: DELIVERY_JOB_KEY_PREFIX, priority: RETRY_PRIORITY })
+    await deliveries.resumeDeliveriesToUrl(this.deps.pool, url, { task: DELIVER_TASK, jobKeyPrefix: DELIVERY_JOB_KEY_PREFIX, priority: RETRY_PRIORITY }, this.deps.clock.now())
   }
 
   /**
@@ -129,13 +131,13 @@ export class Deliverer {
   private async holdBack(deliveryId: string, url: string): Promise<void> {
     if (this.throttle.stateOf(url) !== 'failing') {
       const [low, high] = DEFER_UNPROVEN_MS
-      await deliveries.deferDelivery(this.deps.pool, deliveryId, low + Math.random() * (high - low), deliveryJob(deliveryId, url, RETRY_PRIORITY))
+      await deliveries.deferDelivery(this.deps.pool, deliveryId, low + Math.random() * (high - low), deliveryJob(deliveryId, url, RETRY_PRIORITY), this.deps.clock.now())
       return
     }
     const deferredAtMs = this.urlsDeferredAtMs.get(url)
     if (deferredAtMs !== undefined && uuidv7Ms(deliveryId) < deferredAtMs - DEFER_COVER_MARGIN_MS) return
     const startedMs = Date.now() // compared with a UUIDv7's wall-clock milliseconds
-    await deliveries.deferDeliveriesToUrl(this.deps.pool, url, DEFER_FAILING_MS)
+    await deliveries.deferDeliveriesToUrl(this.deps.pool, url, DEFER_FAILING_MS, this.deps.clock.now())
     if (this.urlsDeferredAtMs.size >= 10_000) this.urlsDeferredAtMs.clear()
     this.urlsDeferredAtMs.set(url, startedMs)
   }
@@ -151,7 +153,7 @@ export class Deliverer {
     if (urlDisabled) {
       const error = `callback URL disabled at ${urlDisabled.disabledAt.toISOString()}: ${urlDisabled.reason}`
       await withTransaction(this.deps.pool, async (tx) => {
-        const finished = await deliveries.finishAttempt(tx, delivery.id, claimed.attemptNumber, { status: 'failed', error })
+        const finished = await deliveries.finishAttempt(tx, delivery.id, claimed.attemptNumber, { status: 'failed', error, at: this.deps.clock.now() })
         if (finished.finished) await this.afterFailure(tx, delivery, event, error, finished.next)
       })
       return undefined
@@ -166,11 +168,17 @@ export class Deliverer {
   /**
    * Another worker holds the delivery. Should it fail before recording its attempt (its job
    * throws on a lost connection; graphile-worker's retry comes while the claim still holds), the
-   * delivery comes back when the claim lapses, not a minute later with the sweep.
+   * delivery comes back when the claim lapses, not a minute later with the sweep. A delivery due
+   * moments from now by this worker's clock (its job ran early: the process that scheduled it, or
+   * the database that ran it, keeps a clock a little ahead) comes back when it is due.
    */
   private async comeBackWhenClaimLapses(deliveryId: string): Promise<void> {
-    const held = await deliveries.selectHeldClaim(this.deps.pool, deliveryId)
-    if (held) await enqueueAfterClaim(this.deps.pool, deliveryId, held.url, held.leaseUntil)
+    const now = this.deps.clock.now()
+    const unclaimed = await deliveries.selectUnclaimed(this.deps.pool, deliveryId, now)
+    if (unclaimed?.leaseUntil) await enqueueAfterClaim(this.deps.pool, deliveryId, unclaimed.url, unclaimed.leaseUntil)
+    else if (unclaimed?.dueAt && unclaimed.dueAt.getTime() - now.getTime() <= CLOCK_SKEW_MARGIN_MS) {
+      await enqueueDelivery(this.deps.pool, deliveryId, unclaimed.url, unclaimed.dueAt, RETRY_PRIORITY)
+    }
   }
 
   private async environmentOf(partnerId: string): Promise<PartnerEnvironment> {
@@ -244,7 +252,7 @@ export class Deliverer {
     const report = (outcome: 'delivered' | 'retrying' | 'failed') => this.deps.onAttempt?.({ statusCode, result: outcome, durationMs: result.durationMs })
     if (statusCode !== null && isSuccess(statusCode)) {
       // The common case is one statement; waking the next event of the object may follow (the sweep covers a crash in between).
-      const finished = await deliveries.finishAttempt(this.deps.pool, delivery.id, attemptNumber, { status: 'delivered', error: null }, attempt)
+      const finished = await deliveries.finishAttempt(this.deps.pool, delivery.id, attemptNumber, { status: 'delivered', error: null, at: this.deps.clock.now() }, attempt)
       report('delivered')
       if (finished.next) await enqueueDelivery(this.deps.pool, finished.next.id, finished.next.url, finished.next.nextAttemptAt)
       return
@@ -254,15 +262,15 @@ export class Deliverer {
       if (statusCode === 410) {
         // The receiver says the endpoint is gone for good: stop, and stop its other deliveries too.
         await deliveries.insertDisabledUrl(tx, delivery.partnerId, delivery.url, `the receiver answered 410 Gone to event ${event.id}`)
-        const finished = await deliveries.finishAttempt(tx, delivery.id, attemptNumber, { status: 'failed', error: 'HTTP 410: endpoint disabled' }, attempt)
+        const finished = await deliveries.finishAttempt(tx, delivery.id, attemptNumber, { status: 'failed', error: 'HTTP 410: endpoint disabled', at: this.deps.clock.now() }, attempt)
         if (finished.finished) await this.afterFailure(tx, delivery, event, 'HTTP 410 Gone: the URL is disabled until it is set again', finished.next)
       } else if (attemptNumber > this.retryDelaysMs.length) {
-        const finished = await deliveries.finishAttempt(tx, delivery.id, attemptNumber, { status: 'failed', error }, attempt)
+        const finished = await deliveries.finishAttempt(tx, delivery.id, attemptNumber, { status: 'failed', error, at: this.deps.clock.now() }, attempt)
         if (finished.finished) await this.afterFailure(tx, delivery, event, error, finished.next)
       } else {
         const retryAfterMs = result.kind === 'answered' ? result.retryAfterMs : undefined
         const nextAttemptAt = new Date(this.deps.clock.now().getTime() + retryDelayMs(this.retryDelaysMs, attemptNumber, retryAfterMs))
-        const finished = await deliveries.finishAttempt(tx, delivery.id, attemptNumber, { status: 'pending', error, nextAttemptAt }, attempt)
+        const finished = await deliveries.finishAttempt(tx, delivery.id, attemptNumber, { status: 'pending', error, nextAttemptAt, at: this.deps.clock.now() }, attempt)
         if (finished.finished) await enqueueDelivery(tx, delivery.id, delivery.url, nextAttemptAt, RETRY_PRIORITY)
       }
     })

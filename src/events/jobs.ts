@@ -19,7 +19,7 @@ export function eventTasks(deps: DeliveryDeps): Record<string, Task> {
       await deliverer.attempt(deliveryId, url)
     },
     [DELIVERY_SWEEP_TASK]: async (_payload, helpers) => {
-      const stalled = await selectStalledDeliveries(deps.pool, STALLED_GRACE_MS, SWEEP_BATCH)
+      const stalled = await selectStalledDeliveries(deps.pool, STALLED_GRACE_MS, SWEEP_BATCH, deps.clock.now())
       for (const delivery of stalled) await enqueueDelivery(deps.pool, delivery.id, delivery.url)
       if (stalled.length > 0) helpers.logger.info(`revived ${stalled.length} stalled event deliveries`)
     },

@@ -97,7 +97,7 @@ export async function insertEventWithDelivery(db: Queryable, event: EventRecord,
      ),
      delivery AS (
        INSERT INTO event_deliveries (id, event_id, partner_id, url, ordering_key, status, next_attempt_at)
-       SELECT $13, event.id, $2, $14, $15, 'pending', now() FROM event
+       SELECT $13, event.id, $2, $14, $15, 'pending', $12 FROM event -- due at once by the recording clock (the event's time)
        RETURNING id
      )
      SELECT graphile_worker.add_job(identifier => $16::text, payload => $17::json) FROM delivery -- no job key: see above`,
@@ -126,7 +126,7 @@ export async function insertEventsWithDeliveries(db: Queryable, events: readonly
      ),
      delivery AS (
        INSERT INTO event_deliveries (id, event_id, partner_id, url, ordering_key, status, next_attempt_at)
-       SELECT input.delivery_id, event.id, input.partner_id, input.url, input.ordering_key, 'pending', now()
+       SELECT input.delivery_id, event.id, input.partner_id, input.url, input.ordering_key, 'pending', input.created_at -- due at once by the recording clock
          FROM input JOIN event ON event.id = input.id
         WHERE input.delivery_id IS NOT NULL
        RETURNING id, url

@@ -1,6 +1,7 @@
 // Partner API of events: list, read one with its delivery attempts, ask for redelivery.
 import { Type } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
+import type { Clock } from '../platform/clock.ts'
 import { withTransaction, type Pool } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
 import type { HttpServer } from '../platform/http.ts'
@@ -119,7 +120,7 @@ function assertNoBody(body: unknown): void {
   }
 }
 
-export function registerEventRoutes(app: HttpServer, deps: { pool: Pool }): void {
+export function registerEventRoutes(app: HttpServer, deps: { pool: Pool; clock: Clock }): void {
   app.get(
     '/api/v1/rail/events',
     {
@@ -180,7 +181,7 @@ export function registerEventRoutes(app: HttpServer, deps: { pool: Pool }): void
     async (request, reply) => {
       assertNoBody(request.body)
       const partnerId = callerOf(request).partner.id
-      const { view, replayed } = await withTransaction(deps.pool, (tx) => redeliverEvent(tx, partnerId, request.params.id, request.idempotencyKey))
+      const { view, replayed } = await withTransaction(deps.pool, (tx) => redeliverEvent(tx, deps.clock, partnerId, request.params.id, request.idempotencyKey))
       return sendOnce(reply.code(202), replayed, toEventViewJson(view))
     },
   )

@@ -168,9 +168,9 @@ function orderingKey(objectType: string, objectId: string): string {
   return `${objectType}:${objectId}`
 }
 
-async function addDelivery(tx: Queryable, delivery: Omit<repo.NewDelivery, 'id'>): Promise<string> {
+async function addDelivery(tx: Queryable, clock: Clock, delivery: Omit<repo.NewDelivery, 'id'>): Promise<string> {
   const id = uuidv7()
-  await deliveries.insertDelivery(tx, { id, ...delivery })
+  await deliveries.insertDelivery(tx, { id, ...delivery }, clock.now())
   await enqueueDelivery(tx, id, delivery.url)
   return id
 }
@@ -207,27 +207,28 @@ export async function countRetryingEvents(db: Queryable, partnerId: string, limi
 /**
  * Delivers an event again. A delivery still waiting for its next attempt is attempted now; else a
  * new delivery starts over the retry schedule, to the event's own URL or, when it had none, the
- * partner's current default. Asking explicitly also lifts a 410 stop on that URL.
+ * partner's current default. Asking explicitly also lifts a 410 stop on that URL. `clock` is the
+ * application's: the workers judge the delivery due by it.
  */
-export async function redeliverEvent(tx: Queryable, partnerId: string, eventId: string, key?: IdempotencyKey): Promise<{ view: EventView; replayed: boolean }> {
+export async function redeliverEvent(tx: Queryable, clock: Clock, partnerId: string, eventId: string, key?: IdempotencyKey): Promise<{ view: EventView; replayed: boolean }> {
   const event = await repo.selectEvent(tx, partnerId, eventId)
   if (!event || event.type === EVENT_DELIVERY_FAILED) throw notFound('Event')
   // Redelivery has no reference: the request's Idempotency-Key, if sent, is claimed with it. The
   // same request again with the key (a client's retry, a replay) starts nothing.
   if ((await claimKeyInTransaction(tx, key)) === 'replayed') return { view: await getEvent(tx, partnerId, eventId), replayed: true }
-  return { view: await startRedelivery(tx, partnerId, event), replayed: false }
+  return { view: await startRedelivery(tx, clock, partnerId, event), replayed: false }
 }
 
-async function startRedelivery(tx: Queryable, partnerId: string, event: repo.EventRecord): Promise<EventView> {
+async function startRedelivery(tx: Queryable, clock: Clock, partnerId: string, event: repo.EventRecord): Promise<EventView> {
   const waiting = await deliveries.selectPendingDelivery(tx, event.id)
   if (waiting) {
-    await deliveries.advanceDelivery(tx, waiting.id)
+    await deliveries.advanceDelivery(tx, waiting.id, clock.now())
     await enqueueDelivery(tx, waiting.id, waiting.url)
   } else {
     const url = event.callbackUrl ?? (await getPartner(tx, partnerId))?.callbackUrl ?? null
     if (url === null) throw new RailError('invalid_state', 'There is no callback URL to deliver to: set one with PATCH /api/v1/rail/settings', { eventId: event.id })
     await deliveries.deleteDisabledUrl(tx, partnerId, url)
-    await addDelivery(tx, { eventId: event.id, partnerId, url, orderingKey: orderingKey(event.objectType, event.objectId) })
+    await addDelivery(tx, clock, { eventId: event.id, partnerId, url, orderingKey: orderingKey(event.objectType, event.objectId) })
     await repo.updateEventDeliveryStatus(tx, event.id, 'pending')
   }
   return getEvent(tx, partnerId, event.id)

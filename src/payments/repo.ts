@@ -151,9 +151,12 @@ function sendsAtOnce(instruction: NewInstruction): boolean {
 
 const INSERT_COLUMNS = `id, partner_id, owner_type, provider, operation, amount_kobo, narration, debit_account_number, credit_account_number, destination_bank_code,
   destination_account_number, name_check, expected_account_name, state, send_attempts, requery_first_delay_ms, deadline_at, lease_token, lease_expires_at, last_sent_at,
-  last_signed_at`
+  last_signed_at, next_attempt_at`
 
-/** The values of one instruction's row, in INSERT_COLUMNS order. */
+/**
+ * The values of one instruction's row, in INSERT_COLUMNS order. Its first step is due when it is
+ * made, by its creator's clock: the clock every later step and sweep judges next_attempt_at by.
+ */
 function insertValues(instruction: NewInstruction): unknown[] {
   return [
     instruction.id,
@@ -177,10 +180,11 @@ function insertValues(instruction: NewInstruction): unknown[] {
     instruction.lease?.expiresAt ?? null,
     sendsAtOnce(instruction) ? instruction.madeAt : null,
     sendsAtOnce(instruction) ? instruction.madeAt : null,
+    instruction.madeAt,
   ]
 }
 
-const VALUE_TYPES = ['uuid', 'uuid', 'text', 'text', 'text', 'bigint', 'text', 'text', 'text', 'text', 'text', 'boolean', 'text', 'text', 'int', 'int', 'timestamptz', 'uuid', 'timestamptz', 'timestamptz', 'timestamptz']
+const VALUE_TYPES = ['uuid', 'uuid', 'text', 'text', 'text', 'bigint', 'text', 'text', 'text', 'text', 'text', 'boolean', 'text', 'text', 'int', 'int', 'timestamptz', 'uuid', 'timestamptz', 'timestamptz', 'timestamptz', 'timestamptz']
 
 /**
  * Inserts instructions, and a work job for each one nobody holds (graphile-worker's add_jobs, once
@@ -197,7 +201,7 @@ export async function insertInstructions(db: Queryable, instructions: readonly N
          FROM unnest(${VALUE_TYPES.map((type, index) => `$${index + 1}::${type}[]`).join(', ')})
            AS t(id, partner_id, owner_type, provider, operation, amount_kobo, narration, debit_account_number, credit_account_number, destination_bank_code,
                 destination_account_number, name_check, expected_account_name, state, send_attempts, requery_first_delay_ms, deadline_at, lease_token,
-                lease_expires_at, last_sent_at, last_signed_at)
+                lease_expires_at, last_sent_at, last_signed_at, next_attempt_at)
        RETURNING ${COLUMNS}),
      jobs AS (
        SELECT count(*)::int AS n FROM ${addJobsSql(`

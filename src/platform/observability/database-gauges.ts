@@ -6,6 +6,7 @@
 // The queries read other features' tables, read-only, by the schema's names: no feature code is
 // imported, as with every library.
 import { Counter, Gauge, type Registry } from 'prom-client'
+import { systemClock, type Clock } from '../clock.ts'
 import type { Pool } from '../db.ts'
 
 /** The default bound of each query; a scrape takes at most this long per query. */
@@ -29,15 +30,18 @@ const QUERIES = {
                     count(*) FILTER (WHERE locked_at IS NULL AND attempts >= max_attempts)::int AS failed,
                     extract(epoch FROM now() - min(run_at) FILTER (WHERE locked_at IS NULL AND attempts < max_attempts AND run_at <= now()))::float8 AS oldest_queued_s
                FROM graphile_worker.jobs GROUP BY task_identifier) counted ON counted.task = known.task`,
-  // Pending deliveries only (a partial index holds them): how many, how many due now, how old.
+  // Pending deliveries only (a partial index holds them): how many, how many due now, how old. A
+  // delivery is due by the application's clock ($1), which schedules it and which the workers
+  // judge it by; created_at is the database's.
   deliveries: `SELECT count(*)::int AS pending,
-                      count(*) FILTER (WHERE next_attempt_at <= now())::int AS due,
+                      count(*) FILTER (WHERE next_attempt_at <= $1)::int AS due,
                       COALESCE(extract(epoch FROM now() - min(created_at)), 0)::float8 AS oldest_pending_s,
-                      COALESCE(extract(epoch FROM now() - min(next_attempt_at) FILTER (WHERE next_attempt_at <= now())), 0)::float8 AS oldest_due_s
+                      COALESCE(extract(epoch FROM $1::timestamptz - min(next_attempt_at) FILTER (WHERE next_attempt_at <= $1)), 0)::float8 AS oldest_due_s
                  FROM event_deliveries WHERE status = 'pending'`,
   instructions: `SELECT operation, state, count(*)::int AS count FROM bank_instructions GROUP BY operation, state`,
-  // Unknown instructions (a partial index holds them): how many, and how long the oldest has been unknown.
-  unknown: `SELECT count(*)::int AS count, COALESCE(extract(epoch FROM now() - min(state_changed_at)), 0)::float8 AS oldest_s
+  // Unknown instructions (a partial index holds them): how many, and how long the oldest has been
+  // unknown, by the application's clock ($1), which stamps state_changed_at.
+  unknown: `SELECT count(*)::int AS count, COALESCE(extract(epoch FROM $1::timestamptz - min(state_changed_at)), 0)::float8 AS oldest_s
               FROM bank_instructions WHERE state = 'unknown'`,
   // Every status of the inbound_credit machine (state_transitions), 0 when no credit is in it.
   credits: `SELECT s.status, count(c.id)::int AS count
@@ -67,14 +71,17 @@ export interface DatabaseGaugeOptions {
   tasks?: readonly string[]
   /** The bound of each query (tests shorten it). */
   timeoutMs?: number
+  /** The application's clock, which schedules deliveries and stamps states; the system clock unless given. */
+  clock?: Clock
 }
 
 export function registerDatabaseGauges(registry: Registry, pool: Pool, options: DatabaseGaugeOptions = {}): void {
   let running: Promise<Snapshot> | undefined
-  const params: Partial<Record<QueryName, unknown[]>> = { jobs: [options.tasks ?? []] }
+  const clock = options.clock ?? systemClock
+  const params = (): Partial<Record<QueryName, unknown[]>> => ({ jobs: [options.tasks ?? []], deliveries: [clock.now()], unknown: [clock.now()] })
   // Scrapes that arrive while one runs share it; the next scrape after it reads afresh. The
   // failures and durations wait for it too, so that a scrape reports its own.
-  const snapshot = () => (running ??= readSnapshot(pool, options.timeoutMs ?? SCRAPE_QUERY_TIMEOUT_MS, params, { failures, durations }).finally(() => (running = undefined)))
+  const snapshot = () => (running ??= readSnapshot(pool, options.timeoutMs ?? SCRAPE_QUERY_TIMEOUT_MS, params(), { failures, durations }).finally(() => (running = undefined)))
   const failures: Counter<'query'> = new Counter({
     name: 'rail_metrics_query_failures_total',
     help: 'Scrape-time database queries that failed or timed out, by query',
