@@ -212,30 +212,6 @@ export async function selectByBrr(db: Queryable, partnerId: string, brr: string)
   return result.rows[0] && toCredit(result.rows[0])
 }
 
-/** How a received credit was settled, at `at` (the caller's clock): applied to its owner, unmatched (in suspense), or unattributed. */
-export async function settleReceived(
-  db: Queryable,
-  id: string,
-  outcome: {
-    status: 'applied' | 'unmatched' | 'unattributed'
-    partnerId: string | null
-    virtualAccountId: string | null
-    brr: string | null
-    unmatchedReason: string | null
-    walletId?: string | null
-  },
-  at: Date,
-): Promise<InboundCredit> {
-  const result = await db.query<Row>(
-    `UPDATE inbound_credits SET status = $2, partner_id = $3, virtual_account_id = $4, brr = $5, unmatched_reason = $6, wallet_id = $7, applied_at = $8
-      WHERE id = $1 AND status = 'received'
-      RETURNING ${COLUMNS}`,
-    [id, outcome.status, outcome.partnerId, outcome.virtualAccountId, outcome.brr, outcome.unmatchedReason, outcome.walletId ?? null, at],
-  )
-  if (!result.rows[0]) throw new Error(`inbound credit ${id} was not received-and-unsettled`)
-  return toCredit(result.rows[0])
-}
-
 export async function isReceived(db: Queryable, id: string): Promise<boolean> {
   const result = await db.query<{ status: CreditStatus }>(`SELECT status FROM inbound_credits WHERE id = $1`, [id])
   return result.rows[0]?.status === 'received'
@@ -267,6 +243,8 @@ export interface Settlement {
   virtualAccountId: string | null
   brr: string | null
   unmatchedReason: string | null
+  /** The wallet the credit was paid into (wallet funding by transfer), else null. */
+  walletId: string | null
 }
 
 /** Settles many received credits in one statement, at `at` (the caller's clock); answers them as settled. */
@@ -274,8 +252,9 @@ export async function settleMany(db: Queryable, settlements: readonly Settlement
   if (settlements.length === 0) return []
   const result = await db.query<Row>(
     `UPDATE inbound_credits c
-        SET status = u.status, partner_id = u.partner_id, virtual_account_id = u.virtual_account_id, brr = u.brr, unmatched_reason = u.unmatched_reason, applied_at = $7
-       FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::uuid[], $5::text[], $6::text[]) AS u(id, status, partner_id, virtual_account_id, brr, unmatched_reason)
+        SET status = u.status, partner_id = u.partner_id, virtual_account_id = u.virtual_account_id, brr = u.brr, unmatched_reason = u.unmatched_reason, wallet_id = u.wallet_id,
+            applied_at = $8
+       FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::uuid[], $5::text[], $6::text[], $7::uuid[]) AS u(id, status, partner_id, virtual_account_id, brr, unmatched_reason, wallet_id)
       WHERE c.id = u.id AND c.status = 'received'
       RETURNING ${QUALIFIED_COLUMNS}`,
     [
@@ -285,6 +264,7 @@ export async function settleMany(db: Queryable, settlements: readonly Settlement
       settlements.map((item) => item.virtualAccountId),
       settlements.map((item) => item.brr),
       settlements.map((item) => item.unmatchedReason),
+      settlements.map((item) => item.walletId),
       at,
     ],
   )

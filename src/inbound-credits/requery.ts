@@ -1,11 +1,11 @@
 // The requery for missed credits: the provider lists every credit of one of the caller's
 // accounts (or wallets' account numbers); those Rail has not seen are recorded, once each, and
-// applied through the one apply path.
+// applied through the one write path (batch.ts), each as a batch of one.
 import { RailError } from '../platform/errors.ts'
 import { getProvider } from '../providers/service.ts'
 import { getAccount } from '../virtual-accounts/service.ts'
 import { findWallet } from '../wallets/service.ts'
-import { applyCredit } from './apply.ts'
+import { applyCreditAlone } from './batch.ts'
 import type { InboundDeps } from './deps.ts'
 import { recordCredit } from './intake.ts'
 import * as repo from './repo.ts'
@@ -29,7 +29,7 @@ export async function requeryWallet(deps: InboundDeps, partnerId: string, wallet
 /**
  * Lists the credits the provider has for one account number, records those Rail has not seen
  * (once each: unique on the provider's session id, so a webhook racing the requery records
- * nothing twice) and applies each through the one apply path.
+ * nothing twice) and applies each through the one write path, as a batch of one.
  */
 async function requeryCredits(deps: InboundDeps, providerName: string, accountNumber: string) {
   const provider = await getProvider(deps.pool, providerName)
@@ -41,7 +41,7 @@ async function requeryCredits(deps: InboundDeps, providerName: string, accountNu
     const { creditId, duplicate } = await recordCredit(deps.pool, provider.name, credit, 'requery')
     if (!duplicate) recorded.push(creditId)
     // Applied here rather than by the job, so the answer shows the result; the job then finds it done.
-    await applyCredit(deps, creditId)
+    await applyCreditAlone(deps, creditId)
   }
   const credits = await Promise.all(ofAccount.map(async (credit) => (await repo.selectBySession(deps.pool, provider.name, credit.sessionId))!))
   return { creditsFound: ofAccount.length, creditsRecorded: recorded.length, credits: credits.map(toCreditJson) }

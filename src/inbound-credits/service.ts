@@ -1,9 +1,10 @@
 // Inbound credits: money paid into Rail's virtual accounts and wallets' account numbers. This is
 // the module's face — other modules reach it only here; the work is by concern:
 //   intake.ts    a provider's notice stored first, once per session id, with its apply job; the sweep
-//   matching.ts  the one set of rules deciding where a credit goes (both apply paths use it)
-//   apply.ts     one credit applied (the apply job's path, and requery's)
-//   batch.ts     many waiting credits applied in one transaction
+//   matching.ts  the rules deciding where a credit goes, as pure functions
+//   batch.ts     the one write path: received credits applied in one transaction (one credit is a batch of one)
+//   places.ts    what a batch's credits were paid into (accounts and intents locked, wallets, unknown numbers)
+//   owners.ts    asking an intent's owner (invoice, escrow) what a credit to it means
 //   triage.ts    credits nobody could take: refunded to the sender or assigned, once
 //   requery.ts   credits the provider has that Rail missed (one account, asked by the partner)
 //   account-sweep.ts  the same for every account, a batch a run, on a schedule
@@ -17,7 +18,7 @@ export { selectNarrations as creditNarrations } from './repo.ts'
 export type { CreditStatus, FoundBy, InboundCredit } from './repo.ts'
 export { collectionsRegistries, type CollectedCredit, type CollectedHandler, type CollectionsRegistries, type CreditOwnerHandler, type CreditOwners, type InboundDeps, type OwnedCredit } from './deps.ts'
 export { APPLY_TASK, INBOUND_CREDITS_CRONTAB, recordCredit, sweepStrandedCredits, SWEEP_TASK } from './intake.ts'
-export { applyCredit } from './apply.ts'
+export { applyCreditAlone, applyCreditBatch } from './batch.ts'
 export { getTriageItem, listTriage, resolveUnmatched, resolveUnmatchedRequest, TRIAGE_PAGE_MAX, type Resolution } from './triage.ts'
 export { requeryAccount, requeryWallet } from './requery.ts'
 export { ACCOUNT_SWEEP_TASK, accountSweepCrontab, accountSweepSettings, type AccountSweepRun, type AccountSweepSettings } from './account-sweep.ts'

@@ -2,7 +2,7 @@
 // read, and settled once — refunded to the sender through the refunds core, or assigned to
 // another of the partner's accounts as if it had been paid there (the owner's rules apply).
 import { recordEvent } from '../events/service.ts'
-import { ensurePartnerAccount } from '../ledger/service.ts'
+import { createTransfers, ensurePartnerAccount } from '../ledger/service.ts'
 import type { Partner } from '../partners/service.ts'
 import { lockIntentOfAccount, recordIntentCredit } from '../payment-intents/service.ts'
 import type { Clock } from '../platform/clock.ts'
@@ -13,10 +13,10 @@ import { pageQueryLimit, toPage } from '../platform/pagination.ts'
 import { readPage } from '../platform/read-pool.ts'
 import { refundCreditInTransaction, type Refund } from '../refunds/service.ts'
 import { getAccount, lockById, selectById as selectAccountById, type VirtualAccount } from '../virtual-accounts/service.ts'
-import { askOwner, post, settleCollected } from './apply.ts'
-import type { InboundDeps } from './deps.ts'
+import type { CollectedCredit, InboundDeps } from './deps.ts'
 import { creditEvent } from './events.ts'
-import { accountUnmatchedReason, CREDIT_CODES, type AccountUnmatchedReason } from './matching.ts'
+import { accountUnmatchedReason, CREDIT_CODES, creditTransfer, decideOwned, type AccountUnmatchedReason } from './matching.ts'
+import { askOwner } from './owners.ts'
 import * as repo from './repo.ts'
 import { toTriageJson } from './views.ts'
 import { claimKeyInTransaction, type IdempotencyKey } from '../platform/idempotency-keys.ts'
@@ -133,12 +133,13 @@ async function assign(deps: InboundDeps, tx: Tx, credit: repo.InboundCredit, tar
   const partnerId = target.partnerId
   const suspense = await ensurePartnerAccount(tx, partnerId, credit.currency, 'suspense')
   const collections = await ensurePartnerAccount(tx, partnerId, credit.currency, 'collections')
-  await post(tx, credit, 'assign', suspense, collections, CREDIT_CODES.assigned)
+  const [assigned] = await createTransfers(tx, [creditTransfer(credit, 'assign', suspense, collections, CREDIT_CODES.assigned)])
+  if (assigned!.result !== 'ok') throw new Error(`inbound credit ${credit.id} assign: ${assigned!.result}`)
   let keptKobo = credit.amountKobo
   if (intent?.ownerType) {
-    const owned = await askOwner(deps, tx, credit, intent, { partnerId, collectionsAccountId: collections })
+    const owned = decideOwned(intent.ownerType, credit.amountKobo, await askOwner(deps, tx, credit, intent, { partnerId, collectionsAccountId: collections }))
     // Assigning is all or nothing: an owner that would not take the whole credit refuses it, and nothing changes.
-    if (owned.takenKobo !== credit.amountKobo) throw new RailError('invalid_state', `The target's ${intent.ownerType} does not take this whole payment`, { trackingId: target.trackingId })
+    if (owned.kind !== 'taken' || owned.excess) throw new RailError('invalid_state', `The target's ${intent.ownerType} does not take this whole payment`, { trackingId: target.trackingId })
     keptKobo = owned.keptKobo
   }
   await settleCollected(deps, tx, { creditId: credit.id, partnerId, currency: credit.currency, amountKobo: keptKobo, collectionsAccountId: collections })
@@ -146,6 +147,19 @@ async function assign(deps: InboundDeps, tx: Tx, credit: repo.InboundCredit, tar
   const resolved = (await repo.resolveUnmatched(tx, credit.id, 'assigned', { action: 'assign', trackingId: target.trackingId }, deps.clock.now()))!
   await recordEvent(tx, deps.clock, creditEvent(resolved, target, updatedIntent))
   return resolved
+}
+
+/**
+ * Hands what an assigned credit left in collections to settlement, on its transaction: in float
+ * mode it moves on to the float here (a ledger transfer whose id derives from the credit's); in
+ * bank mode it waits for its cycle. A ledger call after the credit's own, as the owner decides
+ * first what stays.
+ */
+async function settleCollected(deps: InboundDeps, tx: Tx, collected: CollectedCredit): Promise<void> {
+  if (!deps.settlement || collected.amountKobo <= 0) return
+  const results = await createTransfers(tx, await deps.settlement(tx, [collected]))
+  const refused = results.find((result) => result.result !== 'ok' && result.result !== 'exists')
+  if (refused) throw new Error(`inbound credit ${collected.creditId} settlement ${refused.id}: ${refused.result}`)
 }
 
 /** Why triage cannot assign a credit to an account, by the reason a credit paid there would be unmatched. */

@@ -1,8 +1,7 @@
 // Credits applied in a batch: many notices stored while no worker runs, then one apply job takes
-// the plain ones in one transaction — persistent and FBO accounts, an intent credited three times,
-// an archived account — with the rules of one-by-one, events in the order paid and their jobs
-// dropped; an invoice's credits and an unknown account's are left to their own jobs, which apply
-// them alone. The ledger verifies.
+// them all in one transaction — persistent and FBO accounts, an intent credited three times, an
+// archived account, an invoice (its owner paid, then overpaid), an unknown account — with events
+// in the order paid and the other credits' jobs dropped. The ledger verifies.
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { collectionsDeps } from '../../src/app.ts'
@@ -43,7 +42,7 @@ async function notice(accountNumber: string, amountKobo: number): Promise<string
   return ((await answer.json()) as { creditId: string }).creditId
 }
 
-it('applies every waiting credit in one job, with the rules of one-by-one', async () => {
+it('applies every waiting credit in one job', async () => {
   const { client, credentials } = await app.newPartner({ customerClass: 'government' })
   const persistent = (await client.post<{ trackingId: string; virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })).body
   const archived = (await client.post<{ trackingId: string; virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })).body
@@ -53,26 +52,24 @@ it('applies every waiting credit in one job, with the rules of one-by-one', asyn
   const invoice = (await client.post<{ reference: string; virtualAccount: string }>('/api/v1/rail/invoice', { reference: randomUUID(), title: 'Dues', amountKobo: 10_000, publishOnCreate: true })).body
 
   const first = await notice(persistent.virtualAccount, 1_000)
-  const leftToTheirJobs: string[] = []
   for (let i = 0; i < 4; i++) await notice(persistent.virtualAccount, 1_000)
   for (let i = 0; i < 3; i++) await notice(intent.virtualAccount, 10_000)
   await notice(archived.virtualAccount, 2_500)
   await notice(archived.virtualAccount, 2_500)
   await notice(fbo.virtualAccount, 700)
-  leftToTheirJobs.push(await notice(invoice.virtualAccount, 6_000))
-  leftToTheirJobs.push(await notice(invoice.virtualAccount, 6_000))
-  leftToTheirJobs.push(await notice(nuban('101', '999999992'), 900))
+  await notice(invoice.virtualAccount, 6_000)
+  await notice(invoice.virtualAccount, 6_000)
+  await notice(nuban('101', '999999992'), 900)
 
-  // The injected clock, moved a day on: the intents credited are stamped by it, in the batch and alone.
+  // The injected clock, moved a day on: the intents credited are stamped by it.
   const creditedAt = new Date(Date.now() + 86_400_000)
   const deps = collectionsDeps({ pool: app.db.pool, allowLoopbackCallbacks: true, payments: { ...app.payments(), clock: { now: () => creditedAt } } })
   await applyCreditBatch(deps, first)
-  // One job applied every plain credit; the invoice's and the unknown account's are left to their own jobs.
-  const waiting = await app.db.pool.query<{ id: string }>(`SELECT id FROM inbound_credits WHERE status = 'received' ORDER BY id`)
-  expect(waiting.rows.map((row) => row.id)).toEqual([...leftToTheirJobs].sort())
+  // One job applied every credit, the invoice's and the unknown account's too; the others' jobs are dropped.
+  const waiting = await app.db.pool.query(`SELECT count(*)::int AS n FROM inbound_credits WHERE status = 'received'`)
+  expect(waiting.rows[0].n).toBe(0)
   const jobs = await app.db.pool.query(`SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE task_identifier = 'inbound_credit_apply'`)
-  expect(jobs.rows[0].n).toBe(1 + leftToTheirJobs.length) // the first's own (not run by a worker here) and theirs
-  for (const creditId of leftToTheirJobs) await applyCreditBatch(deps, creditId)
+  expect(jobs.rows[0].n).toBe(1) // the first's own (not run by a worker here)
 
   const statuses = await app.db.pool.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM inbound_credits GROUP BY status ORDER BY status`)
   expect(statuses.rows).toEqual([
@@ -87,7 +84,7 @@ it('applies every waiting credit in one job, with the rules of one-by-one', asyn
     `SELECT owner_type, status_changed_at, paid_at FROM payment_intents WHERE partner_id = $1 ORDER BY owner_type NULLS FIRST`,
     [credentials.partnerId],
   )
-  // The stand-alone intent was paid in the batch, the invoice's alone (its owner decides).
+  // The stand-alone intent and the invoice's (whose owner decides) were paid in the batch.
   expect(stamps.rows).toEqual([
     { owner_type: null, status_changed_at: creditedAt, paid_at: creditedAt },
     { owner_type: 'invoice', status_changed_at: creditedAt, paid_at: creditedAt },
@@ -99,7 +96,7 @@ it('applies every waiting credit in one job, with the rules of one-by-one', asyn
     [intent.id],
   )
   const stampedAt = await app.db.pool.query(`SELECT DISTINCT created_at, body::json ->> 'timestamp' AS timestamp FROM events WHERE partner_id = $1 AND type = 'credit.confirmed'`, [credentials.partnerId])
-  expect(stampedAt.rows).toEqual([{ created_at: creditedAt, timestamp: creditedAt.toISOString() }]) // the batch's and those applied alone
+  expect(stampedAt.rows).toEqual([{ created_at: creditedAt, timestamp: creditedAt.toISOString() }])
   expect(intentEvents.rows).toEqual([
     { status: 'partially_paid', received: 10_000 },
     { status: 'partially_paid', received: 20_000 },
@@ -117,4 +114,32 @@ it('applies every waiting credit in one job, with the rules of one-by-one', asyn
   // Settled at once from collections to the float (float mode, the default: docs/settlement.md).
   expect(await bookedKobo(app, credentials.partnerId, 'collections')).toBe(0)
   expect(await bookedKobo(app, credentials.partnerId, 'float')).toBe(45_700)
+})
+
+it('keeps a credit that fails its batch from blocking the others: each job retries its own credit as a batch of one, and the failing credit is left out of later batches', async () => {
+  const { client, credentials } = await app.newPartner({ customerClass: 'government' })
+  const persistent = (await client.post<{ virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })).body
+  const invoice = (await client.post<{ virtualAccount: string }>('/api/v1/rail/invoice', { reference: randomUUID(), title: 'Dues', amountKobo: 10_000, publishOnCreate: true })).body
+  const base = collectionsDeps({ pool: app.db.pool, allowLoopbackCallbacks: true, payments: app.payments() })
+  // An owner that fails on every credit: its credit fails any batch it is in, and fails alone.
+  const deps = { ...base, owners: { ...base.owners, invoice: () => Promise.reject(new Error('the invoice owner is down')) } }
+  const poison = await notice(invoice.virtualAccount, 4_000)
+  const plain = [await notice(persistent.virtualAccount, 1_000), await notice(persistent.virtualAccount, 2_000), await notice(persistent.virtualAccount, 3_000)]
+  const status = async (id: string) => (await app.db.pool.query<{ status: string; apply_failures: number }>(`SELECT status, apply_failures FROM inbound_credits WHERE id = $1`, [id])).rows[0]
+
+  // The first plain credit's job: its batch takes the poison credit and fails whole; its own credit is applied alone.
+  await applyCreditBatch(deps, plain[0]!)
+  expect(await status(plain[0]!)).toEqual({ status: 'applied', apply_failures: 0 })
+  expect(await status(plain[1]!)).toEqual({ status: 'received', apply_failures: 0 })
+  // The poison credit's own job: fails in its batch and alone, is counted, and its job is retried (it throws).
+  await expect(applyCreditBatch(deps, poison)).rejects.toThrow(/the invoice owner is down/)
+  expect(await status(poison)).toEqual({ status: 'received', apply_failures: 1 })
+  // Later batches leave it out: the next job applies every other credit at once.
+  await applyCreditBatch(deps, plain[1]!)
+  for (const id of plain) expect((await status(id))!.status).toBe('applied')
+  expect(await status(poison)).toEqual({ status: 'received', apply_failures: 1 })
+  // Its owner back, its job applies it (alone or in a batch: it is the job's own credit).
+  await applyCreditBatch(base, poison)
+  expect((await status(poison))!.status).toBe('applied')
+  expect(await bookedKobo(app, credentials.partnerId, 'float')).toBe(1_000 + 2_000 + 3_000 + 4_000)
 })
