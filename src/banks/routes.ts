@@ -1,6 +1,6 @@
 // Partner routes of banks: the bank list, and the account-name check (docs/banking.md, "Bank list
 // and account-name check").
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { closedObject, errorResponses, NubanSchema } from '../platform/schemas.ts'
@@ -23,6 +23,8 @@ const BankListSchema = Type.Object(
   },
   { title: 'BankList', description: 'Every bank Rail pays to, on one page' },
 )
+export type BankJson = Static<typeof BankSchema>
+export type BankListJson = Static<typeof BankListSchema>
 
 const ResolveBodySchema = closedObject(
   {
@@ -40,6 +42,7 @@ const ResolvedSchema = Type.Object(
   },
   { title: 'ResolvedBankAccount', description: "An account and its holder's name as the bank gives it" },
 )
+export type ResolvedBankAccountJson = Static<typeof ResolvedSchema>
 
 const RESOLVE_DESCRIPTION = [
   "Asks the bank who holds an account (NIP name enquiry), so that a payout's beneficiary name can be checked, or shown to the customer, before paying.",

@@ -1,5 +1,5 @@
 // Counterparty routes: create, list, read, and PATCH (rename, archive) — docs/contracts/collections-and-payouts.md §Counterparties, docs/design.md §10.
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { findBank } from '../nip/banks.ts'
 import { callerOf } from '../partners/auth.ts'
 import type { Pool } from '../platform/db.ts'
@@ -21,8 +21,9 @@ const CounterpartySchema = Type.Object({
   updatedAt: Type.String({ format: 'date-time' }),
   lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 }, { title: 'Counterparty', description: 'A saved beneficiary: a bank account the partner pays' })
+export type CounterpartyJson = Static<typeof CounterpartySchema>
 
-function toCounterpartyJson(counterparty: Counterparty) {
+function toCounterpartyJson(counterparty: Counterparty): CounterpartyJson {
   return {
     id: counterparty.id,
     partnerId: counterparty.partnerId,

@@ -4,7 +4,7 @@ import { callerOf } from '../partners/auth.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
-import { CallbackUrlSchema, closedObject, CurrencySchema, errorResponses, IDEMPOTENT_CODES, NubanSchema, Nullable } from '../platform/schemas.ts'
+import { CallbackUrlSchema, closedObject, CurrencySchema, errorResponses, IDEMPOTENT_CODES, Nullable } from '../platform/schemas.ts'
 import {
   AMOUNT_MIN_KOBO,
   cancelEscrow,
@@ -25,71 +25,12 @@ import {
   WEBHOOK_SECRET_MAX_CHARS,
   WEBHOOK_SECRET_MIN_CHARS,
   type EscrowDeps,
-  type EscrowType,
 } from './service.ts'
-import { escrowStates, type EscrowStatus } from './states.ts'
+import { ChangedSchema, CreatedSchema, DestinationSchema, EscrowSchema, StatusSchema, TypeSchema } from './schemas.ts'
 
 const PREFIX = '/api/v1/escrow/partner'
 const EMAIL_MAX_CHARS = 254
 const REF_MAX_CHARS = 64
-
-// An enum (not a union of literals), so that a wrong value is one issue naming the field.
-const TypeSchema = Type.Unsafe<EscrowType>({ type: 'string', enum: ['goods', 'services', 'property', 'conditional'] })
-const StatusSchema = Type.Unsafe<EscrowStatus>({ type: 'string', enum: [...escrowStates.states] })
-const FundingSchema = Nullable(
-  Type.Object(
-    {
-      virtualAccount: Type.String({ description: 'The NUBAN the payer pays into' }),
-      virtualAccountName: Type.String(),
-      bankCode: Type.String(),
-      bankName: Type.String(),
-      trackingId: Type.String(),
-      checkoutToken: Type.String({ description: 'Token of the hosted checkout page' }),
-      checkoutUrl: Type.String({ format: 'uri', description: 'The hosted checkout page for the payer: PUBLIC_URL + /checkout/{checkoutToken}' }),
-      amountKobo: Nullable(Type.Integer()),
-      currency: Type.String(),
-      expiresAt: Type.String({ format: 'date-time' }),
-    },
-    { description: 'How the payer funds the escrow: the virtual account of a composed payment intent (docs/design.md §10)' },
-  ),
-)
-const MetadataSchema = Type.Object({}, { additionalProperties: true })
-
-/** A bank account to pay the released amount to; checked as a NUBAN here, its name by the bank when paid. */
-const DestinationSchema = closedObject(
-  {
-    accountNumber: NubanSchema('NUBAN'),
-    bankCode: Type.String({ pattern: '^[0-9]{3,6}$', description: 'CBN bank code' }),
-    accountName: Type.String({ minLength: 1, maxLength: 100, description: "The account holder's name; the bank's name enquiry must agree" }),
-  },
-  { description: "The recipient's bank account; without one the released amount goes to the partner's float" },
-)
-const RefundSchema = Nullable(
-  Type.Object({
-    state: Type.Unsafe<string>({ type: 'string', enum: ['pending', 'refunded', 'failed'] }),
-    amountKobo: Type.Integer({ description: 'Kobo paid back to the payer (each credit to the account it came from)' }),
-    refunds: Type.Array(
-      Type.Object({
-        id: Type.String({ description: 'The refund in GET /api/v1/rail/refunds' }),
-        creditId: Type.String(),
-        amountKobo: Type.Integer(),
-        state: Type.Unsafe<string>({ type: 'string', enum: ['pending', 'succeeded', 'failed'] }),
-        outboundTransferId: Nullable(Type.String()),
-      }),
-    ),
-  }),
-)
-const DisbursementSchema = Nullable(
-  Type.Object({
-    destination: Type.Union([
-      Type.Object({ accountNumber: Type.String(), bankCode: Type.String(), accountName: Type.String() }),
-      Type.Literal('float'),
-    ]),
-    state: Type.Unsafe<string>({ type: 'string', enum: ['awaiting_release', 'pending', 'paid', 'failed'] }),
-    outboundTransferId: Nullable(Type.String({ description: 'The payout in GET /api/v1/rail/outbound (origin escrow)' })),
-    failureReason: Type.Optional(Type.Object({}, { additionalProperties: true })),
-  }),
-)
 
 const CreateSchema = closedObject({
   type: TypeSchema,
@@ -105,44 +46,7 @@ const CreateSchema = closedObject({
   disbursement: Type.Optional(DestinationSchema),
 })
 
-const CreatedSchema = Type.Object({
-  success: Type.Boolean(),
-  ref: Type.String(),
-  status: StatusSchema,
-  amount: Type.Integer(),
-  currency: Type.String(),
-  expiresAt: Type.String({ format: 'date-time' }),
-  message: Type.String(),
-  funding: FundingSchema,
-}, { title: 'EscrowCreated', description: 'The escrow just created, with the virtual account its payer funds' })
-
-const EscrowSchema = Type.Object({
-  id: Type.String({ format: 'uuid', description: "Rail's id of the escrow: the origin id of its disbursement payout and its refunds" }),
-  ref: Type.String({ description: 'EPT-<digits>-<alphanumerics>' }),
-  reference: Nullable(Type.String()),
-  type: TypeSchema,
-  status: StatusSchema,
-  amount: Type.Integer(),
-  fundedAmount: Type.Integer({ description: 'Kobo credited so far' }),
-  currency: Type.String(),
-  description: Type.String(),
-  payerEmail: Type.String(),
-  recipientEmail: Type.String(),
-  metadata: MetadataSchema,
-  webhookUrl: Nullable(Type.String()),
-  funding: FundingSchema,
-  disbursement: DisbursementSchema,
-  refund: RefundSchema,
-  createdAt: Type.String({ format: 'date-time' }),
-  expiresAt: Type.String({ format: 'date-time' }),
-  fundedAt: Nullable(Type.String({ format: 'date-time' })),
-  releasedAt: Nullable(Type.String({ format: 'date-time' })),
-  cancelledAt: Nullable(Type.String({ format: 'date-time' })),
-  expiredAt: Nullable(Type.String({ format: 'date-time' })),
-}, { title: 'Escrow', description: 'An escrow: money a payer funds, held until the partner releases it to the recipient or cancels it' })
-
 const RefParams = closedObject({ ref: Type.String({ minLength: 1, maxLength: REF_MAX_CHARS }) })
-const ChangedSchema = Type.Object({ success: Type.Boolean(), ref: Type.String(), status: StatusSchema, message: Type.String() }, { title: 'EscrowChange', description: "An escrow's status after a release or cancel" })
 const ReleaseSchema = closedObject({ reason: Type.Optional(Type.String({ maxLength: REASON_MAX_CHARS })), disbursement: Type.Optional(DestinationSchema) })
 const CancelSchema = closedObject({ reason: Type.String({ minLength: 1, maxLength: REASON_MAX_CHARS }) })
 const WebhookSchema = closedObject({

@@ -10,13 +10,14 @@ import { checkoutUrl } from '../platform/public-url.ts'
 import { refundsOfOrigin, type Refund } from '../refunds/service.ts'
 import { bankName } from '../virtual-accounts/service.ts'
 import type * as repo from './repo.ts'
+import type { EscrowCreatedJson, EscrowDisbursementJson, EscrowFundingJson, EscrowJson, EscrowRefundJson } from './schemas.ts'
 
 
 /**
  * How the payer funds the escrow: a virtual account of a composed payment intent and its
  * checkoutToken (docs/design.md §10).
  */
-function fundingOf(funding: IntentView | undefined) {
+function fundingOf(funding: IntentView | undefined): EscrowFundingJson {
   if (!funding) return null
   const { intent, account } = funding
   return {
@@ -43,7 +44,7 @@ export async function fundingOfEscrow(db: Queryable, escrow: repo.Escrow): Promi
  * (state `awaiting_release`); after release `pending` (a bank payout on its way), `paid` or
  * `failed` (with why). Null on a cancelled or expired escrow: nothing is disbursed.
  */
-export function disbursementOf(escrow: repo.Escrow) {
+export function disbursementOf(escrow: repo.Escrow): EscrowDisbursementJson {
   if (escrow.status === 'cancelled' || escrow.status === 'expired') return null
   return {
     destination: escrow.destination ?? ('float' as const),
@@ -58,7 +59,7 @@ export function disbursementOf(escrow: repo.Escrow) {
  * state, the amount it pays back, and every refund made — one per funding credit, a retried one
  * after the one that failed. Null when nothing is to be refunded.
  */
-export function refundOf(escrow: repo.Escrow, refunds: readonly Refund[]) {
+export function refundOf(escrow: repo.Escrow, refunds: readonly Refund[]): EscrowRefundJson {
   if (escrow.refundState === null) return null
   const latest = latestRefunds(refunds)
   return {
@@ -78,12 +79,12 @@ export function latestRefunds(refunds: readonly Refund[]): Map<string, Refund> {
 }
 
 /** The escrow with what its read shows beyond the row: its funding account and its refunds (the refunds module's, origin escrow). */
-export async function escrowView(db: Queryable, escrow: repo.Escrow) {
+export async function escrowView(db: Queryable, escrow: repo.Escrow): Promise<EscrowJson> {
   return toEscrowJson(escrow, await fundingOfEscrow(db, escrow), await refundsOfOrigin(db, { type: 'escrow', id: escrow.id }))
 }
 
 /** The escrow object (docs/contracts/escrow.md §Escrow; inside `escrow` of the read answer), with funding progress and money out. */
-export function toEscrowJson(escrow: repo.Escrow, funding: IntentView | undefined, refunds: readonly Refund[]) {
+export function toEscrowJson(escrow: repo.Escrow, funding: IntentView | undefined, refunds: readonly Refund[]): EscrowJson {
   return {
     // Rail's id, as payouts and refunds name their origin ({ type: 'escrow', id, reference: ref }).
     id: escrow.id,
@@ -112,7 +113,7 @@ export function toEscrowJson(escrow: repo.Escrow, funding: IntentView | undefine
 }
 
 /** The answer of create (docs/contracts/escrow.md §Endpoints), also given to a replay. */
-export function toCreatedJson(escrow: repo.Escrow, funding: IntentView | undefined) {
+export function toCreatedJson(escrow: repo.Escrow, funding: IntentView | undefined): EscrowCreatedJson {
   return {
     success: true,
     ref: escrow.ref,

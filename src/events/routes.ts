@@ -1,5 +1,5 @@
 // Partner API of events: list, read one with its delivery attempts, ask for redelivery.
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import type { Clock } from '../platform/clock.ts'
 import { withTransaction, type Pool } from '../platform/db.ts'
@@ -25,6 +25,7 @@ const AttemptSchema = Type.Object({
   error: Type.Union([Type.String(), Type.Null()]),
   responseExcerpt: Type.Union([Type.String(), Type.Null()], { description: 'The first 1 KiB of the answer' }),
 }, { title: 'DeliveryAttempt', description: 'One attempt to deliver an event: what the receiver answered, or why it did not' })
+export type DeliveryAttemptJson = Static<typeof AttemptSchema>
 
 const DeliverySchema = Type.Object({
   id: Type.String(),
@@ -38,6 +39,7 @@ const DeliverySchema = Type.Object({
   createdAt: Type.String({ format: 'date-time' }),
   attempts: Type.Array(AttemptSchema),
 }, { title: 'Delivery', description: 'The delivery of an event to one callback URL, with every attempt' })
+export type DeliveryJson = Static<typeof DeliverySchema>
 
 const eventProperties = {
   id: Type.String({ format: 'uuid' }),
@@ -50,11 +52,14 @@ const eventProperties = {
 }
 const EventSchema = Type.Object(eventProperties, { title: 'Event', description: "Something that happened to one of the caller's objects, and whether it was delivered" })
 const EventWithDeliveriesSchema = Type.Object({ ...eventProperties, deliveries: Type.Array(DeliverySchema) }, { title: 'EventWithDeliveries', description: 'An event with its deliveries and every attempt' })
+export type EventJson = Static<typeof EventSchema>
+export type EventWithDeliveriesJson = Static<typeof EventWithDeliveriesSchema>
 
 const EventListSchema = Type.Object({
   data: Type.Array(EventSchema),
   nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next (older) page; null on the last page' }),
 }, { title: 'EventList', description: "A page of the caller's events, newest first" })
+export type EventListJson = Static<typeof EventListSchema>
 
 const ListQuerySchema = closedObject({
   type: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
@@ -67,7 +72,7 @@ const ListQuerySchema = closedObject({
 
 const EventParamsSchema = closedObject({ id: Type.String({ format: 'uuid' }) })
 
-function toEventJson(event: EventRecord) {
+function toEventJson(event: EventRecord): EventJson {
   return {
     id: event.id,
     type: event.type,
@@ -79,7 +84,7 @@ function toEventJson(event: EventRecord) {
   }
 }
 
-function toAttemptJson(attempt: Attempt) {
+function toAttemptJson(attempt: Attempt): DeliveryAttemptJson {
   return {
     attemptNumber: attempt.attemptNumber,
     url: attempt.url,
@@ -91,7 +96,7 @@ function toAttemptJson(attempt: Attempt) {
   }
 }
 
-function toDeliveryJson(delivery: Delivery & { attempts: Attempt[] }) {
+function toDeliveryJson(delivery: Delivery & { attempts: Attempt[] }): DeliveryJson {
   return {
     id: delivery.id,
     url: delivery.url,
@@ -106,7 +111,7 @@ function toDeliveryJson(delivery: Delivery & { attempts: Attempt[] }) {
   }
 }
 
-function toEventViewJson(view: EventView) {
+function toEventViewJson(view: EventView): EventWithDeliveriesJson {
   return { ...toEventJson(view.event), deliveries: view.deliveries.map(toDeliveryJson) }
 }
 

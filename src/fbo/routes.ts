@@ -5,18 +5,8 @@ import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
 import { CallbackUrlSchema, closedObject, errorResponses, IDEMPOTENT_CODES, Nullable, PurposeTagSchema, TrackingIdSchema } from '../platform/schemas.ts'
 import { ACCOUNT_PAGE_MAX, getAccount, listAccounts, type CollectionsDeps } from '../virtual-accounts/service.ts'
+import { FboSchema } from './schemas.ts'
 import { provisionFboAccount, toFboJson } from './service.ts'
-
-const FboSchema = Type.Object({
-  trackingId: Type.String(),
-  virtualAccount: Type.String({ description: 'The NUBAN payers send money to' }),
-  holderRef: Type.String(),
-  bankCode: Type.String(),
-  provider: Type.String(),
-  providerChannel: Type.String(),
-  purposeTag: Nullable(Type.String()),
-  createdAt: Type.String({ format: 'date-time' }),
-}, { title: 'FboAccount', description: 'An identity-blind FBO pool virtual account, attributed to an opaque holder reference' })
 
 export function registerFboRoutes(app: HttpServer, deps: CollectionsDeps): void {
   registerProvision(app, deps)

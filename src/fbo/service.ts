@@ -15,6 +15,7 @@ import {
   type CollectionsDeps,
   type VirtualAccount,
 } from '../virtual-accounts/service.ts'
+import type { FboAccountJson } from './schemas.ts'
 
 export interface FboRequest {
   holderRef: string
@@ -23,7 +24,7 @@ export interface FboRequest {
 }
 
 /** The FBO pool virtual account object of docs/contracts/collections-and-payouts.md §FBO pool accounts: exactly its fields. */
-export function toFboJson(account: VirtualAccount) {
+export function toFboJson(account: VirtualAccount): FboAccountJson {
   return {
     trackingId: account.trackingId,
     virtualAccount: account.accountNumber,

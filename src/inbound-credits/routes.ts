@@ -10,56 +10,10 @@ import { sendOnce } from '../platform/idempotency.ts'
 import { closedObject, DOCUMENTED_BODY_KEYWORD, documentOnly, errorResponses, NubanSchema, Nullable, TrackingIdSchema } from '../platform/schemas.ts'
 import { payoutNews } from '../payments/service.ts'
 import { getProvider } from '../providers/service.ts'
+import { BrrStatusSchema, CreditSchema, TriageSchema } from './schemas.ts'
 import { getTriageItem, listTriage, lookupBrr, recordCredit, requeryAccount, resolveUnmatchedRequest, simulateInboundCredit, TRIAGE_PAGE_MAX, type InboundDeps } from './service.ts'
 
 const AccountNumber = NubanSchema('NUBAN')
-
-const PayerSchema = Type.Object({ name: Nullable(Type.String()), accountNumber: Nullable(Type.String()), bankCode: Nullable(Type.String()) })
-
-const CreditSchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  status: Type.String({ description: 'received, confirmed, unmatched, refund_pending, refunded, assigned' }),
-  brr: Nullable(Type.String()),
-  amountKobo: Type.Integer(),
-  currency: Type.String(),
-  virtualAccount: Type.String(),
-  sessionId: Type.String({ description: "The provider's (NIP) session id of the credit" }),
-  payer: PayerSchema,
-  narration: Nullable(Type.String()),
-  creditedAt: Type.String({ format: 'date-time' }),
-  receivedAt: Type.String({ format: 'date-time' }),
-}, { title: 'InboundCredit', description: "A credit paid into one of the caller's accounts" })
-
-const TriageSchema = Type.Object({
-  ...CreditSchema.properties,
-  status: Type.Union([Type.Literal('unmatched'), Type.Literal('refund_pending'), Type.Literal('refunded'), Type.Literal('assigned')]),
-  reason: Type.String({ description: 'Why it was unmatched: account_archived, payment_intent_expired, invoice_closed, escrow_closed, currency_mismatch' }),
-  trackingId: Nullable(Type.String({ description: 'The account it was paid into' })),
-  walletId: Nullable(Type.String({ description: "The wallet whose account number it was paid into (a wallet's credit in another currency); null for a virtual account's credit" })),
-  resolution: Nullable(Type.Object({}, { additionalProperties: true, description: '{ action: "refund", outboundTransferId } or { action: "assign", trackingId }' })),
-  resolvedAt: Nullable(Type.String({ format: 'date-time' })),
-}, { title: 'UnmatchedCredit', description: 'A credit that could not be applied, and how it was resolved' })
-
-const BrrAccountSchema = Type.Object({
-  trackingId: Type.String(),
-  reference: Nullable(Type.String()),
-  purpose: Type.String(),
-  status: Type.String(),
-  virtualAccount: Type.String(),
-  virtualAccountName: Type.String(),
-  bankCode: Type.String(),
-  bankName: Type.String(),
-  brr: Nullable(Type.String()),
-})
-
-const BrrStatusSchema = Type.Object({
-  brr: Type.String(),
-  kind: Type.Union([Type.Literal('transaction'), Type.Literal('account')]),
-  status: Type.String({ description: 'transaction: received, confirmed, unmatched, refund_pending, refunded, assigned; account: active, archived' }),
-  transaction: Nullable(CreditSchema),
-  account: Nullable(BrrAccountSchema),
-  transactions: Type.Array(CreditSchema, { description: "An account BRR: the account's latest transactions, newest first" }),
-}, { title: 'BrrStatus', description: 'The lifecycle status of a collection by its BRR' })
 
 /** The route table of inbound credits, by resource: the provider's webhook, triage, lookups, the sandbox simulator. */
 export function registerInboundCreditRoutes(app: HttpServer, deps: InboundDeps): void {

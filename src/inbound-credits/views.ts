@@ -5,13 +5,14 @@ import { pageQueryLimit, toPage } from '../platform/pagination.ts'
 import { readPage } from '../platform/read-pool.ts'
 import { bankName, selectById as selectAccountById, type VirtualAccount } from '../virtual-accounts/service.ts'
 import * as repo from './repo.ts'
+import type { BrrAccountJson, InboundCreditJson, UnmatchedCreditJson } from './schemas.ts'
 
 /** A credit's status as a partner reads it: confirmed once applied. */
 export function creditLifecycle(status: repo.CreditStatus): string {
   return status === 'applied' ? 'confirmed' : status
 }
 
-export function toCreditJson(credit: repo.InboundCredit) {
+export function toCreditJson(credit: repo.InboundCredit): InboundCreditJson {
   return {
     id: credit.id,
     status: creditLifecycle(credit.status),
@@ -27,7 +28,7 @@ export function toCreditJson(credit: repo.InboundCredit) {
   }
 }
 
-export async function toTriageJson(db: Queryable, credit: repo.InboundCredit) {
+export async function toTriageJson(db: Queryable, credit: repo.InboundCredit): Promise<UnmatchedCreditJson> {
   const account = credit.virtualAccountId ? await selectAccountById(db, credit.virtualAccountId) : undefined
   return {
     ...toCreditJson(credit),
@@ -40,7 +41,7 @@ export async function toTriageJson(db: Queryable, credit: repo.InboundCredit) {
   }
 }
 
-export function toBrrAccount(account: VirtualAccount) {
+export function toBrrAccount(account: VirtualAccount): BrrAccountJson {
   return {
     trackingId: account.trackingId,
     reference: account.reference,

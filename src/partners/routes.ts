@@ -1,5 +1,5 @@
 // Partner settings: who the caller is, and its default callback URL.
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import type { Pool } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
 import type { HttpServer } from '../platform/http.ts'
@@ -18,6 +18,7 @@ const SettingsSchema = Type.Object({
   }),
   createdAt: Type.String({ format: 'date-time' }),
 }, { title: 'PartnerSettings', description: 'The calling partner and its settings' })
+export type PartnerSettingsJson = Static<typeof SettingsSchema>
 
 const SettingsPatchSchema = closedObject(
   { callbackUrl: Type.Union([CallbackUrlSchema, Type.Null()], { description: 'Default address for signed callbacks; null removes it' }) },
@@ -30,12 +31,12 @@ interface PartnerRoutesDeps {
   callbackUrls: CallbackUrls
 }
 
-async function settingsOf(deps: PartnerRoutesDeps, partner: Partner) {
+async function settingsOf(deps: PartnerRoutesDeps, partner: Partner): Promise<PartnerSettingsJson> {
   const disabled = partner.callbackUrl === null ? undefined : await deps.callbackUrls.disabled(deps.pool, partner.id, partner.callbackUrl)
   return toSettings(partner, disabled ?? null)
 }
 
-function toSettings(partner: Partner, disabled: { disabledAt: Date; reason: string } | null) {
+function toSettings(partner: Partner, disabled: { disabledAt: Date; reason: string } | null): PartnerSettingsJson {
   return {
     partnerId: partner.id,
     name: partner.name,

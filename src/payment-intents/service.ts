@@ -37,6 +37,7 @@ import type { ProviderProfile } from '../providers/service.ts'
 import type { ProviderAccount } from '../providers/types.ts'
 import { furthestOffsetSeconds, partnerClock } from '../sandbox-clock/service.ts'
 import * as repo from './repo.ts'
+import type { PaymentIntentJson } from './schemas.ts'
 
 export type { IntentOwnerType, IntentStatus, PaymentIntent } from './repo.ts'
 
@@ -77,7 +78,7 @@ export interface IntentView {
 }
 
 /** The payment intent object of docs/contracts/collections-and-payouts.md §Payment intents: exactly its fields. */
-export function toIntentJson({ intent, account }: IntentView) {
+export function toIntentJson({ intent, account }: IntentView): PaymentIntentJson {
   return {
     id: intent.id,
     trackingId: account.trackingId,

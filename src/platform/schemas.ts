@@ -1,11 +1,20 @@
 // Schema building blocks shared by every feature. Objects are closed (unknown fields are a 422,
 // never silently ignored or mass-assigned) and the error body is the one shape of docs/design.md §8.
-import { Type, type TObject, type TProperties, type ObjectOptions, type TSchema } from '@sinclair/typebox'
+import { Type, type TObject, type TProperties, type ObjectOptions, type TSchema, type TUnsafe } from '@sinclair/typebox'
 import { ERROR_CATALOGUE, type ErrorCode } from './errors.ts'
 
 /** An object schema that rejects fields it does not name. */
 export function closedObject<T extends TProperties>(properties: T, options: ObjectOptions = {}): TObject<T> {
   return Type.Object(properties, { additionalProperties: false, ...options })
+}
+
+/**
+ * An object whose fields the schema leaves open (metadata, a resolution, a bank's failure): the
+ * same JSON Schema as `Type.Object({}, { additionalProperties: true })`, typed as a record so that
+ * a reader checks each field it reads instead of seeing an empty object.
+ */
+export function openObject(options: ObjectOptions = {}): TUnsafe<Record<string, unknown>> {
+  return Type.Unsafe<Record<string, unknown>>({ additionalProperties: true, ...options, type: 'object', properties: {} })
 }
 
 const ERROR_BODY_FIELDS = {

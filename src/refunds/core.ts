@@ -20,6 +20,7 @@ import { uuidv7 } from '../platform/ids.ts'
 import { Registry } from '../platform/registry.ts'
 import { leftToRefundKobo, lockCredit, type RefundableCredit, type RefundableCredits } from './credits.ts'
 import * as repo from './repo.ts'
+import type { RefundJson } from './schemas.ts'
 import type { RefundState } from './states.ts'
 
 export type RefundOrigin = { type: 'partner' } | { type: 'escrow'; id: string } | { type: 'triage' }
@@ -102,7 +103,7 @@ export async function refundsOfOrigin(db: Queryable, origin: { type: 'escrow'; i
 }
 
 /** The refund object of the API and of refund.* events. */
-export function toRefundJson(refund: Refund) {
+export function toRefundJson(refund: Refund): RefundJson {
   return {
     id: refund.id,
     partnerId: refund.partnerId,

@@ -8,40 +8,10 @@ import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
 import { closedObject, documentOnly, errorResponses, IDEMPOTENT_CODES, Nullable } from '../platform/schemas.ts'
 import { createRefunds, getRefund, listRefunds, REFUNDS_PAGE_MAX, toRefundJson, type RefundsApiDeps } from './service.ts'
-import { refundStates, type RefundState } from './states.ts'
-
-const StateSchema = Type.Unsafe<RefundState>({ type: 'string', enum: [...refundStates.states] })
+import { RefundRequestSchema, RefundSchema, StateSchema } from './schemas.ts'
 
 /** Printable text: no control characters (they would reach the bank and the partner's logs). */
 const PRINTABLE = '^[^\\u0000-\\u001f\\u007f]*$'
-
-const RefundSchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  partnerId: Type.String({ format: 'uuid' }),
-  reference: Type.String(),
-  creditId: Type.String({ format: 'uuid' }),
-  amountKobo: Type.Integer(),
-  currency: Type.String(),
-  state: StateSchema,
-  origin: Type.Object(
-    {
-      type: Type.Unsafe<'partner' | 'escrow' | 'triage'>({ type: 'string', enum: ['partner', 'escrow', 'triage'] }),
-      id: Nullable(Type.String({ description: 'The escrow, for an escrow refund; null otherwise' })),
-    },
-    { description: 'Who asked: the partner (this API), an escrow (its cancel or expiry), triage' },
-  ),
-  outboundTransferId: Nullable(Type.String({ format: 'uuid', description: 'The payout, listed in GET /api/v1/rail/outbound with origin { type: "refund", id }' })),
-  reason: Nullable(Type.String()),
-  failureReason: Nullable(Type.Object({}, { additionalProperties: true, description: "Why the payout failed: the outbound transfer's failureReason" })),
-  createdAt: Type.String({ format: 'date-time' }),
-  completedAt: Nullable(Type.String({ format: 'date-time' })),
-}, { title: 'Refund', description: 'A refund of a confirmed credit to the account the money came from' })
-
-const RefundRequestSchema = Type.Object({
-  reference: Type.String(),
-  amountKobo: Type.Integer({ description: 'The sum of the refunds' }),
-  refunds: Type.Array(RefundSchema, { description: 'One refund per credit, newest credit first' }),
-})
 
 const CreateSchema = closedObject({
   reference: Type.String({ minLength: 1, maxLength: 64, pattern: PRINTABLE, description: "The partner's reference; a retry with the same body answers the same refunds" }),

@@ -1,6 +1,6 @@
 // Sandbox test clocks over HTTP (sandbox partners only; a live partner gets 404, as from every
 // sandbox route).
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import { assertSandboxPartner } from '../partners/service.ts'
 import type { HttpServer } from '../platform/http.ts'
@@ -11,6 +11,7 @@ const ClockSchema = Type.Object({
   now: Type.String({ format: 'date-time', description: "The partner's time (RFC 3339): real time plus offsetSeconds" }),
   offsetSeconds: Type.Integer({ minimum: 0, description: 'How far the clock is ahead of real time; only ever grows' }),
 }, { title: 'SandboxClock', description: "The sandbox partner's test clock" })
+export type SandboxClockJson = Static<typeof ClockSchema>
 
 const AdvanceBodySchema = closedObject({
   seconds: Type.Integer({ minimum: 1, maximum: ADVANCE_SECONDS_MAX, description: `Seconds to move the clock forward (at most ${ADVANCE_SECONDS_MAX}, 366 days, per call)` }),

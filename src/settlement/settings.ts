@@ -10,6 +10,7 @@ import { checkBankAccount } from '../providers/service.ts'
 import { bankName } from '../virtual-accounts/service.ts'
 import { nextCutoff, SETTLEMENT_TIME_ZONE } from './cycles.ts'
 import * as repo from './repo.ts'
+import type { SettlementSettingsJson } from './schemas.ts'
 import type { SettlementMode } from './states.ts'
 
 /** What settings need of the settlement deps: the database, the bank (name enquiry), the time. */
@@ -29,7 +30,7 @@ export async function getSettlementSettings(pool: Queryable, partnerId: string):
   return (await repo.selectSettings(pool, partnerId)) ?? repo.defaultSettings(partnerId)
 }
 
-export function toSettingsJson(settings: repo.SettlementSettings, now: Date) {
+export function toSettingsJson(settings: repo.SettlementSettings, now: Date): SettlementSettingsJson {
   const account = settings.bankAccount
   return {
     mode: settings.mode,

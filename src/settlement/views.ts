@@ -6,12 +6,13 @@ import { pageQueryLimit, toPage } from '../platform/pagination.ts'
 import { readPage } from '../platform/read-pool.ts'
 import { bankName } from '../virtual-accounts/service.ts'
 import * as repo from './repo.ts'
+import type { SettlementJson, SettlementWithReportJson } from './schemas.ts'
 import type { SettlementState } from './states.ts'
 
 /** Credits a settlement's read shows in its report (creditCount has them all). */
 export const REPORT_CREDITS_SHOWN = 1_000
 
-export function toSettlementJson(settlement: repo.Settlement) {
+export function toSettlementJson(settlement: repo.Settlement): SettlementJson {
   return {
     id: settlement.id,
     state: settlement.state,
@@ -30,7 +31,7 @@ export function toSettlementJson(settlement: repo.Settlement) {
 }
 
 /** One of the caller's settlements with its report: the credits it included. Anyone else's: 404. */
-export async function getSettlement(pool: Pool, partnerId: string, id: string) {
+export async function getSettlement(pool: Pool, partnerId: string, id: string): Promise<SettlementWithReportJson> {
   const settlement = await repo.selectPartnerSettlement(pool, partnerId, id)
   if (!settlement) throw notFound('Settlement')
   const credits = await repo.selectReport(pool, id, REPORT_CREDITS_SHOWN)
@@ -49,7 +50,7 @@ export async function getSettlement(pool: Pool, partnerId: string, id: string) {
   }
 }
 
-export async function listSettlements(pool: Pool, query: { partnerId: string; state?: SettlementState; limit: number; cursor?: string }) {
+export async function listSettlements(pool: Pool, query: { partnerId: string; state?: SettlementState; limit: number; cursor?: string }): Promise<{ data: SettlementJson[]; nextCursor: string | null }> {
   const rows = await readPage(pool, query.cursor, (reader, before) => repo.selectSettlements(reader, { partnerId: query.partnerId, state: query.state, beforeId: before, limit: pageQueryLimit(query.limit) }))
   const page = toPage(rows, query.limit)
   return { data: page.items.map(toSettlementJson), nextCursor: page.nextCursor }

@@ -1,7 +1,7 @@
 // Balances and statements over HTTP (docs/statements.md): GET /api/v1/rail/balances, and the
 // statements of a wallet (in the wallet API's style, as GET /wallet/customer), the float and collections, as
 // JSON or, asked with `Accept: text/csv`, as CSV. Signed requests (docs/design.md §7).
-import { Type, type TProperties } from '@sinclair/typebox'
+import { Type, type Static, type TProperties } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { callerOf } from '../partners/auth.ts'
 import type { Pool, Queryable } from '../platform/db.ts'
@@ -43,6 +43,7 @@ const BalancesSchema = Type.Object({
     amountKobo: Type.Integer({ description: 'Their amounts, held in the ledger until each is final' }),
   }),
 }, { title: 'Balances', description: "The caller's balances in kobo" })
+export type BalancesJson = Static<typeof BalancesSchema>
 
 const LineSchema = Type.Object({
   id: Type.String({ format: 'uuid', description: 'The ledger transfer' }),
@@ -60,6 +61,7 @@ const LineSchema = Type.Object({
   ),
   narration: Nullable(Type.String()),
 }, { title: 'StatementLine', description: 'One booked movement and the balance after it' })
+export type StatementLineJson = Static<typeof LineSchema>
 
 const StatementSchema = Type.Object({
   account: Type.Object({
@@ -72,6 +74,7 @@ const StatementSchema = Type.Object({
   data: Type.Array(LineSchema),
   nextCursor: Nullable(Type.String()),
 }, { title: 'Statement', description: "A page of an account's statement, newest first" })
+export type StatementJson = Static<typeof StatementSchema>
 
 const RangeFields = {
   from: Type.Optional(Type.String({ format: 'date-time', description: 'Inclusive: lines posted at or after it' })),
@@ -157,7 +160,7 @@ async function sendStatement(pool: Pool, request: FastifyRequest, reply: Fastify
   return toStatementJson(page)
 }
 
-function toStatementJson(page: StatementPage) {
+function toStatementJson(page: StatementPage): StatementJson {
   const { type, walletId, currency } = page.account
   return {
     account: walletId === undefined ? { type, currency } : { type, walletId, currency },

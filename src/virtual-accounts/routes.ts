@@ -3,26 +3,9 @@ import { Type } from '@sinclair/typebox'
 import { callerOf } from '../partners/auth.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
+import { PersistentAccountSchema } from './schemas.ts'
 import { AccountHolderSchema, CallbackUrlSchema, closedObject, errorResponses, IDEMPOTENT_CODES, Nullable, PurposeTagSchema, ReferenceSchema, TrackingIdSchema } from '../platform/schemas.ts'
 import { ACCOUNT_PAGE_MAX, archivePersistentAccount, createPersistentAccount, getAccountByKey, listAccounts, toPersistentAccountJson, type CollectionsDeps } from './service.ts'
-
-const PersistentAccountSchema = Type.Object({
-  trackingId: Type.String(),
-  partnerId: Type.String({ format: 'uuid' }),
-  reference: Type.String(),
-  status: Type.Union([Type.Literal('active'), Type.Literal('archived')]),
-  provider: Type.String(),
-  providerChannel: Type.String(),
-  bankCode: Type.String(),
-  bankName: Type.String(),
-  currency: Type.String(),
-  virtualAccount: Type.String({ description: 'The NUBAN payers send money to' }),
-  virtualAccountName: Type.String(),
-  purposeTag: Nullable(Type.String()),
-  creatorMetadata: Type.Object({}, { additionalProperties: true, description: 'Who created it: partnerId, credentialId, requestId' }),
-  createdAt: Type.String({ format: 'date-time' }),
-  brr: Nullable(Type.String({ description: 'BRR + 17 digits (Luhn) for government and corporate partners; null for reference-only accounts' })),
-}, { title: 'VirtualAccount', description: 'A persistent virtual account: a NUBAN that collects for the partner for as long as it is active' })
 
 /** Persistent virtual accounts: creating and listing them, then one account (read, archive). */
 export function registerVirtualAccountRoutes(app: HttpServer, deps: CollectionsDeps): void {

@@ -18,6 +18,7 @@ import { readPage } from '../platform/read-pool.ts'
 import { getProvider, providerFor, requireCapability, type ProviderProfile, type ProviderRegistry } from '../providers/service.ts'
 import type { ProviderAccount } from '../providers/types.ts'
 import * as repo from './repo.ts'
+import type { VirtualAccountJson } from './schemas.ts'
 
 export type { AccountHolder, VirtualAccount, VirtualAccountPurpose } from './repo.ts'
 // The rows other features record on their own transaction (an intent's account, an FBO account).
@@ -196,7 +197,7 @@ export async function createPersistentAccount(deps: CollectionsDeps, caller: Cal
 const PERSISTENT_REFERENCE: ReferenceKind<repo.VirtualAccount> = { field: 'reference', hashOf: (account) => account.requestHash ?? '', idOf: (account) => account.trackingId }
 
 /** The persistent virtual account object of docs/contracts/collections-and-payouts.md §Persistent virtual accounts: exactly its fields. */
-export function toPersistentAccountJson(account: repo.VirtualAccount) {
+export function toPersistentAccountJson(account: repo.VirtualAccount): VirtualAccountJson {
   return {
     trackingId: account.trackingId,
     partnerId: account.partnerId,
