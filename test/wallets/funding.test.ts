@@ -188,7 +188,7 @@ describe('the same credit announced more than once', () => {
     expect(await eventCount('wallet.funded', wallet.walletId)).toBe(1)
   })
 
-  it('funds many wallets paid at once (the batched apply path leaves wallet credits to their own job), each once', async () => {
+  it('funds many wallets paid at once (the apply batch takes wallet credits with the others), each once', async () => {
     const { client, credentials } = await partner()
     const wallets = await Promise.all([1, 2, 3, 4, 5].map(() => openWallet(client)))
     const account = (await client.post<{ trackingId: string; virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })).body
