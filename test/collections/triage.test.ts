@@ -205,9 +205,10 @@ describe('a refund whose payout fails', () => {
     await client.post(`/api/v1/rail/virtual-account/${account.trackingId}/archive`)
     await payIn(client, account.virtualAccount, 9_100, PAYER)
     const [item] = await unmatchedOf(client)
-    // One signed request, sent again byte for byte (a retry, or a replay by whoever copied it) within the signature's window.
+    // One request with its Idempotency-Key, sent again byte for byte (a retry, or a replay by whoever copied it) within the signature's window.
     const timestampS = Math.floor(Date.now() / 1000)
-    const resolve = () => client.post<TriageItem>(`/api/v1/rail/unmatched/${item!.id}/resolve`, { action: 'refund' }, { timestampS })
+    const key = randomUUID()
+    const resolve = () => client.post<TriageItem>(`/api/v1/rail/unmatched/${item!.id}/resolve`, { action: 'refund' }, { timestampS, headers: { 'Idempotency-Key': key } })
     const pending = (await resolve()).body
     const outboundId = pending.resolution!.outboundTransferId as string
     await waitFor(async () => (await client.get<{ state: string }>(`/api/v1/rail/outbound/${outboundId}`)).body.state === 'submitted', 10_000, 'refund submitted')
@@ -219,12 +220,13 @@ describe('a refund whose payout fails', () => {
     const replayed = await resolve()
     expect(replayed.status).toBe(200)
     expect(replayed.headers.get('idempotent-replayed')).toBe('true')
-    expect(replayed.body).toMatchObject({ id: item!.id, status: 'unmatched', resolution: { action: 'refund', outboundTransferId: outboundId, outcome: 'failed' } })
+    // The stored answer of the first request: the refund it started.
+    expect(replayed.body).toEqual(pending)
     expect(await refunds()).toBe(1)
     expect(await bookedKobo(harness.app, credentials.partnerId, 'suspense')).toBe(9_100)
 
-    // A new request (signed anew) starts a new refund.
-    const again = await client.post<TriageItem>(`/api/v1/rail/unmatched/${item!.id}/resolve`, { action: 'refund' }, { timestampS: timestampS + 1 })
+    // A new request (a new key) starts a new refund.
+    const again = await client.post<TriageItem>(`/api/v1/rail/unmatched/${item!.id}/resolve`, { action: 'refund' }, { headers: { 'Idempotency-Key': randomUUID() } })
     expect(again.status).toBe(200)
     expect(again.body.status).toBe('refund_pending')
     expect(await refunds()).toBe(2)

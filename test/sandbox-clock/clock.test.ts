@@ -50,18 +50,20 @@ describe('the sandbox clock', () => {
     expect(Math.abs(aheadSeconds(theirs.body))).toBeLessThanOrEqual(2)
   })
 
-  it('moves once for one signed request: the same request again (a retry, a replay) moves nothing', async () => {
+  it('moves once for one request with its Idempotency-Key: the same request again (a retry, a replay) moves nothing', async () => {
     const { client } = await app.newPartner()
     const timestampS = Math.floor(Date.now() / 1000)
-    const first = await client.post<ClockJson>('/api/v1/rail/sandbox/clock/advance', { seconds: 600 }, { timestampS })
+    const keyed = { timestampS, headers: { 'Idempotency-Key': randomUUID() } }
+    const first = await client.post<ClockJson>('/api/v1/rail/sandbox/clock/advance', { seconds: 600 }, keyed)
     expect(first.body.offsetSeconds).toBe(600)
-    const replays = await Promise.all([1, 2].map(() => client.post<ClockJson>('/api/v1/rail/sandbox/clock/advance', { seconds: 600 }, { timestampS })))
+    const replays = await Promise.all([1, 2].map(() => client.post<ClockJson>('/api/v1/rail/sandbox/clock/advance', { seconds: 600 }, keyed)))
     for (const replay of replays) {
       expect(replay.status).toBe(200)
+      expect(replay.headers.get('idempotent-replayed')).toBe('true')
       expect(replay.body.offsetSeconds).toBe(600)
     }
-    // A new request (signed at another second: another signature) moves it again.
-    expect((await client.post<ClockJson>('/api/v1/rail/sandbox/clock/advance', { seconds: 600 }, { timestampS: timestampS + 1 })).body.offsetSeconds).toBe(1_200)
+    // A new request (another key) moves it again.
+    expect((await client.post<ClockJson>('/api/v1/rail/sandbox/clock/advance', { seconds: 600 }, { headers: { 'Idempotency-Key': randomUUID() } })).body.offsetSeconds).toBe(1_200)
   })
 
   it('is 404 for live partners, as every sandbox route, and changes nothing', async () => {
