@@ -120,11 +120,11 @@ function resultKey(scenario: Scenario, mode: Mode): string {
 
 
 async function createAccounts(pool: Pool): Promise<Accounts> {
-  const source = await createAccount(pool, { partnerId: null, currency: 'NGN', kind: 'bench' })
+  const source = await createAccount(pool, { partnerId: null, currency: 'NGN', kind: 'wallet' })
   const ledger: string[] = []
   await withTransaction(pool, async (tx) => {
     for (let i = 0; i <= UNIFORM_ACCOUNTS; i++) {
-      ledger.push(await createAccount(tx, { partnerId: null, currency: 'NGN', kind: 'bench', debitsMustNotExceedCredits: true }))
+      ledger.push(await createAccount(tx, { partnerId: null, currency: 'NGN', kind: 'wallet', debitsMustNotExceedCredits: true }))
     }
   })
   for (let start = 0; start < ledger.length; start += FUNDING_BATCH) {

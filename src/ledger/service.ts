@@ -189,41 +189,6 @@ export async function createTransfer(db: Queryable, transfer: TransferInput): Pr
   return outcome!.result
 }
 
-/** SQLSTATE of a transfer refused inside a business statement (ledger_create_transfer_or_raise). */
-const REFUSED_IN_STATEMENT_SQLSTATE = 'RL001'
-
-/**
- * One transfer as an SQL expression for the caller's own statement, so that a business change and
- * its transfer take one round trip: `ledger_create_transfer_or_raise($n, …)` with the parameters
- * numbered from `firstParam`. A refusal raises and rolls the whole statement back;
- * `ledgerRefusal` reads the result code from that error. Malformed input throws here.
- */
-export function transferInStatement(transfer: TransferInput, firstParam: number): { sql: string; params: unknown[] } {
-  const invalid = validateTransfer(transfer)
-  if (invalid) throw new LedgerError(invalid, `transfer ${transfer.id}: ${invalid}`)
-  const types = ['uuid', 'uuid', 'uuid', 'bigint', 'text', 'text', 'uuid', 'text', 'int', 'text', 'text']
-  const params = [
-    transfer.id,
-    transfer.debitAccountId ?? null,
-    transfer.creditAccountId ?? null,
-    transfer.amountKobo ?? null,
-    transfer.currency ?? null,
-    transfer.phase ?? 'single',
-    transfer.pendingId ?? null,
-    transfer.code,
-    transfer.timeoutS ?? null,
-    transfer.sourceType ?? null,
-    transfer.sourceId ?? null,
-  ]
-  return { sql: `ledger_create_transfer_or_raise(${types.map((type, index) => `$${firstParam + index}::${type}`).join(', ')})`, params }
-}
-
-/** The ledger's refusal behind an error raised by a statement holding `transferInStatement`, else undefined. */
-export function ledgerRefusal(error: unknown): TransferResultCode | undefined {
-  const { code, detail } = (error ?? {}) as { code?: string; detail?: string }
-  return code === REFUSED_IN_STATEMENT_SQLSTATE ? (detail as TransferResultCode) : undefined
-}
-
 /** The refusal code of a malformed transfer, or undefined when it is well-formed. */
 export function validateTransfer(transfer: TransferInput): TransferResultCode | undefined {
   const phase = transfer.phase ?? 'single'

@@ -1,7 +1,6 @@
 // The ledger's vocabulary: account kinds, transfer phases and the closed list of result codes.
 
-export type AccountKind = 'wallet' | 'float' | 'collections' | 'escrow_holding' | 'provider_settlement' | 'suspense' | 'payable' | 'fees' | 'bench'
-export const ACCOUNT_KINDS: readonly AccountKind[] = ['wallet', 'float', 'collections', 'escrow_holding', 'provider_settlement', 'suspense', 'payable', 'fees', 'bench']
+export type AccountKind = 'wallet' | 'float' | 'collections' | 'escrow_holding' | 'provider_settlement' | 'suspense' | 'payable' | 'fees'
 /** Kinds of which a partner has exactly one per currency. */
 export const PARTNER_SINGLETON_KINDS: readonly AccountKind[] = ['float', 'collections', 'escrow_holding', 'provider_settlement', 'suspense', 'fees']
 

@@ -54,10 +54,6 @@ export function sha256Hex(data: string | Buffer): string {
   return createHash('sha256').update(data).digest('hex')
 }
 
-export function hmacSha256Hex(key: string | Buffer, data: string | Buffer): string {
-  return createHmac('sha256', key).update(data).digest('hex')
-}
-
 export function hmacSha512Hex(key: string | Buffer, data: string | Buffer): string {
   return createHmac('sha512', key).update(data).digest('hex')
 }

@@ -18,4 +18,3 @@ export const settlementStates = defineMachine<SettlementState>({
 })
 
 export type SettlementMode = 'float' | 'bank'
-export const SETTLEMENT_MODES: readonly SettlementMode[] = ['float', 'bank']

@@ -343,7 +343,7 @@ describe('the database enforces what TypeScript asserts', () => {
   it("an account's partner, currency, kind and flags never change; closed is for good; accounts are never deleted", async () => {
     const account = await newAccount(db.pool)
     await expect(db.pool.query(`UPDATE ledger_accounts SET currency = 'USD' WHERE id = $1`, [account])).rejects.toThrow(/never change/)
-    await expect(db.pool.query(`UPDATE ledger_accounts SET kind = 'wallet' WHERE id = $1`, [account])).rejects.toThrow(/never change/)
+    await expect(db.pool.query(`UPDATE ledger_accounts SET kind = 'suspense' WHERE id = $1`, [account])).rejects.toThrow(/never change/)
     await expect(db.pool.query(`UPDATE ledger_accounts SET debits_must_not_exceed_credits = true WHERE id = $1`, [account])).rejects.toThrow(/never change/)
     await expect(db.pool.query(`UPDATE ledger_accounts SET status = 'gone' WHERE id = $1`, [account])).rejects.toThrow(/unknown status/)
     await setAccountStatus(db.pool, account, 'frozen')
@@ -360,10 +360,10 @@ describe('the database enforces what TypeScript asserts', () => {
   it('a new account starts at zero and holds valid facts', async () => {
     const insert = `INSERT INTO ledger_accounts (id, currency, kind, credits_posted, debits_must_not_exceed_credits, credits_must_not_exceed_debits)
                     VALUES ($1, $2, $3, $4, $5, $6)`
-    await expect(db.pool.query(insert, [randomUUID(), 'NGN', 'bench', 5, false, false])).rejects.toThrow(/starts at zero/)
-    await expect(db.pool.query(insert, [randomUUID(), 'naira', 'bench', 0, false, false])).rejects.toThrow(/not an ISO 4217 code/)
+    await expect(db.pool.query(insert, [randomUUID(), 'NGN', 'wallet', 5, false, false])).rejects.toThrow(/starts at zero/)
+    await expect(db.pool.query(insert, [randomUUID(), 'naira', 'wallet', 0, false, false])).rejects.toThrow(/not an ISO 4217 code/)
     await expect(db.pool.query(insert, [randomUUID(), 'NGN', 'piggy_bank', 0, false, false])).rejects.toThrow(/unknown kind/)
-    await expect(db.pool.query(insert, [randomUUID(), 'NGN', 'bench', 0, true, true])).rejects.toThrow(/at most one balance flag/)
+    await expect(db.pool.query(insert, [randomUUID(), 'NGN', 'wallet', 0, true, true])).rejects.toThrow(/at most one balance flag/)
   })
 
   it('a transfer row with equal accounts or a non-positive amount is refused', async () => {

@@ -12,7 +12,7 @@ export async function newAccount(
   return createAccount(db, {
     partnerId: options.partnerId ?? null,
     currency: options.currency ?? 'NGN',
-    kind: options.kind ?? 'bench',
+    kind: options.kind ?? 'wallet',
     debitsMustNotExceedCredits: options.debitsMustNotExceedCredits,
     creditsMustNotExceedDebits: options.creditsMustNotExceedDebits,
   })

@@ -211,9 +211,6 @@ export function creditsSince(credits: readonly ProviderCredit[], since?: Date): 
 
 // ---- Webhooks ---------------------------------------------------------------------------------
 
-/** Monnify's address its webhooks come from, as it publishes it: an allowlist a profile may set. */
-export const MONNIFY_WEBHOOK_ADDRESSES: readonly string[] = ['35.242.133.146']
-
 const TRANSFER_EVENTS: Readonly<Record<string, TransferEvent>> = {
   SUCCESSFUL_DISBURSEMENT: 'success',
   FAILED_DISBURSEMENT: 'failed',
