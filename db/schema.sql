@@ -1298,7 +1298,7 @@ BEGIN
   IF NEW.currency !~ '^[A-Z]{3}$' THEN
     RAISE EXCEPTION 'ledger account %: currency % is not an ISO 4217 code', NEW.id, NEW.currency USING ERRCODE = 'check_violation';
   END IF;
-  IF NEW.kind NOT IN ('wallet', 'float', 'collections', 'escrow_holding', 'provider_settlement', 'suspense', 'payable', 'fees', 'bench') THEN
+  IF NEW.kind NOT IN ('wallet', 'float', 'collections', 'escrow_holding', 'provider_settlement', 'suspense', 'payable', 'fees') THEN
     RAISE EXCEPTION 'ledger account %: unknown kind %', NEW.id, NEW.kind USING ERRCODE = 'check_violation';
   END IF;
   IF NEW.status NOT IN ('open', 'frozen', 'closed') THEN
@@ -1631,23 +1631,6 @@ BEGIN
   IF e_source_id IS DISTINCT FROM p_source_id THEN RETURN 'exists_with_different_source_id'; END IF;
   IF e_timeout_s IS DISTINCT FROM p_timeout_s THEN RETURN 'exists_with_different_timeout'; END IF;
   RETURN 'exists';
-END
-$function$
-;
-
-CREATE OR REPLACE FUNCTION public.ledger_create_transfer_or_raise(p_id uuid, p_debit_id uuid, p_credit_id uuid, p_amount bigint, p_currency text, p_phase text, p_pending_id uuid, p_code text, p_timeout_s integer, p_source_type text, p_source_id text)
- RETURNS text
- LANGUAGE plpgsql
-AS $function$
-DECLARE
-  result text;
-BEGIN
-  result := (ledger_create_transfers(ARRAY[p_id], ARRAY[p_debit_id], ARRAY[p_credit_id], ARRAY[p_amount], ARRAY[p_currency], ARRAY[p_phase],
-                                     ARRAY[p_pending_id], ARRAY[p_code], ARRAY[p_timeout_s], ARRAY[p_source_type], ARRAY[p_source_id], ARRAY[false]))[1];
-  IF result NOT IN ('ok', 'exists') THEN
-    RAISE EXCEPTION 'ledger transfer % refused: %', p_id, result USING ERRCODE = 'RL001', DETAIL = result;
-  END IF;
-  RETURN result;
 END
 $function$
 ;

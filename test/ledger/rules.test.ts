@@ -363,6 +363,7 @@ describe('the database enforces what TypeScript asserts', () => {
     await expect(db.pool.query(insert, [randomUUID(), 'NGN', 'wallet', 5, false, false])).rejects.toThrow(/starts at zero/)
     await expect(db.pool.query(insert, [randomUUID(), 'naira', 'wallet', 0, false, false])).rejects.toThrow(/not an ISO 4217 code/)
     await expect(db.pool.query(insert, [randomUUID(), 'NGN', 'piggy_bank', 0, false, false])).rejects.toThrow(/unknown kind/)
+    await expect(db.pool.query(insert, [randomUUID(), 'NGN', 'bench', 0, false, false])).rejects.toThrow(/unknown kind/) // benchmarks open wallets
     await expect(db.pool.query(insert, [randomUUID(), 'NGN', 'wallet', 0, true, true])).rejects.toThrow(/at most one balance flag/)
   })
 
