@@ -8,9 +8,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { workInstruction, type PaymentsDeps } from '../../src/payments/service.ts'
 import { clearFailpoint, setFailpoint } from '../../src/platform/failpoints.ts'
 import { BANK_SECRET } from '../collections/support.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
 import { expectExactlyOnce, instructionState, paymentParty, startPayment, type PaymentKind, type PaymentParty } from '../support/payments.ts'
-import { startReceiver, type Receiver } from '../support/receiver.ts'
+import { startRail, type Rail } from '../support/rail.ts'
+import type { Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 
 const SETTINGS = { sandbox: { firstDelayMs: 200, deadlineMs: 60_000 }, leaseMs: 5_000 }
@@ -19,20 +19,18 @@ const STALE_LEASE_MS = 300
 /** The sandbox bank drops the first submission of a reference (requery answers 25 until it is sent again). */
 const FIRST_SUBMISSION_LOST_KOBO = 149_097
 
-let app: TestApp
+let app: Rail
 let hook: Receiver
 let party: PaymentParty
 
+// No workers: the test drives both by hand.
 beforeAll(async () => {
-  app = await startTestApp({ sandboxBankSecret: BANK_SECRET, payments: SETTINGS })
-  hook = await startReceiver()
+  app = await startRail({ sandboxBankSecret: BANK_SECRET, payments: SETTINGS, receiver: true })
+  hook = app.receiver
   party = await paymentParty(app, hook.url)
 })
 afterEach(() => clearFailpoint('payments.after_requery'))
-afterAll(async () => {
-  await hook?.close()
-  await app?.close()
-})
+afterAll(() => app?.close())
 
 /** Everything a stale answer could change: the instruction, its owner, the ledger, the callbacks, the bank. */
 async function snapshot(id: string): Promise<unknown> {
