@@ -11,6 +11,7 @@ import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
 import { loadConfig } from '../../src/platform/config.ts'
 import { PARTNER_RPS_DEFAULT, UNAUTHENTICATED_RPS_DEFAULT } from '../../src/platform/rate-limit.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 const ENQUIRIES_PER_MINUTE = 25
 let app: TestApp
@@ -25,12 +26,7 @@ afterAll(async () => {
   await app?.close()
 })
 
-interface ErrorJson {
-  statusCode: number
-  error: string
-  message: string
-  details?: { fields?: { field: string; message: string }[]; responseCode?: string }
-}
+type ErrorJson = Schemas['ErrorBody'] & { details?: { fields?: { field: string; message: string }[]; responseCode?: string } }
 
 async function nameEnquiriesAt(accountNumber: string): Promise<number> {
   const { rows } = await app.db.pool.query<{ count: string }>(`SELECT count(*) FROM provider_calls WHERE operation = 'name_enquiry' AND split_part(reference, ':', 2) = $1`, [accountNumber])

@@ -16,6 +16,7 @@ import { PAYEE, paymentParty, PAYMENT_WORKERS } from '../support/payments.ts'
 import { startRail, type Rail } from '../support/rail.ts'
 import type { Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 const ENQUIRIES_PER_MINUTE = 3
 const SETTINGS = { sandbox: { firstDelayMs: 200, deadlineMs: 600_000 }, leaseMs: 5_000 }
@@ -34,11 +35,7 @@ beforeAll(async () => {
 })
 afterAll(() => app?.close())
 
-interface ErrorJson {
-  error: string
-  message: string
-  details?: Record<string, unknown>
-}
+type ErrorJson = Schemas['ErrorBody']
 
 /** An account at another bank, its holder's name as the sandbox bank's name enquiry gives it. */
 function account(serial: string) {
@@ -126,8 +123,7 @@ describe("a payout's own name check (the pipeline's, in a worker)", () => {
       currency: 'NGN',
     })
     expect(transfer.status).toBe(202)
-    type TransferJson = { state: string; failureReason: { code: string; message: string } | null; settlementAccountName: string | null }
-    const read = async () => (await party.client.get<TransferJson>(`/api/v1/rail/outbound/${transfer.body.id}`)).body
+    const read = async () => (await party.client.get<Schemas['OutboundTransfer']>(`/api/v1/rail/outbound/${transfer.body.id}`)).body
     await waitFor(async () => (await read()).state === 'failed', 15_000, 'the transfer failed')
     const failed = await read()
     expect(failed.failureReason).toMatchObject({ code: 'name_mismatch', message: expect.stringMatching(/mismatch/i) })

@@ -10,6 +10,7 @@ import { createRequest, escrowClient } from '../support/escrow.ts'
 import { startReceiver, type Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 import { fitsWidth, launchBrowser, lowContrastTexts, openPage, PHONE, screenshot, waitForStatus, waitForText, type BrowserWindow, type WatchedPage } from './browser.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 let harness: CollectionsHarness
 let browser: Browser
@@ -30,11 +31,7 @@ afterAll(async () => {
   await harness?.app.close()
 })
 
-interface IntentJson {
-  virtualAccount: string
-  checkoutToken: string
-  checkoutUrl: string
-}
+type IntentJson = Schemas['PaymentIntent']
 
 async function createIntent(body: Record<string, unknown>): Promise<IntentJson> {
   const created = await client.post<IntentJson>('/api/v1/rail/payment/intent', { reference: `checkout-${randomUUID()}`, ...body })

@@ -14,6 +14,7 @@ import { payIn, startCollections, waitForCallback, type CollectionsHarness } fro
 import { startReceiver, type Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 import { postForm, signedInPage, signedInSession, type DashboardSession } from './support.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 const INJECTED = `<script>alert(1)</script>"><img src=x onerror=alert(2)>`
 
@@ -26,12 +27,7 @@ let eventId: string
 let otherEventId: string
 let session: DashboardSession
 
-interface EventJson {
-  id: string
-  type: string
-  deliveryStatus: string
-  deliveries: { id: string; status: string; attempts: { statusCode: number | null }[] }[]
-}
+type EventJson = Schemas['EventWithDeliveries']
 
 const pool = () => harness.app.db.pool
 const baseUrl = () => harness.app.baseUrl

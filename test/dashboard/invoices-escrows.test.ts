@@ -14,36 +14,13 @@ import { createRequest, escrowClient, TEST_PAYER, type EscrowClient } from '../s
 import { PAYEE } from '../support/payments.ts'
 import { waitFor } from '../support/wait.ts'
 import { postForm, signedInPage, signedInSession, type DashboardSession } from './support.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 const INJECTED = `<script>alert(1)</script>"><img src=x onerror=alert(2)>`
 
-interface InvoiceJson {
-  id: string
-  reference: string
-  status: string
-  title: string
-  description: string | null
-  amountKobo: number
-  amountPaidKobo: number
-  customer: Record<string, string> | null
-  dueAt: string | null
-  callbackUrl?: string
-  virtualAccount: string | null
-  checkoutUrl: string | null
-  creatorMetadata: Record<string, unknown>
-}
+type InvoiceJson = Schemas['Invoice']
 
-interface EscrowJson {
-  id: string
-  ref: string
-  status: string
-  fundedAmount: number
-  description: string
-  metadata: Record<string, unknown>
-  funding: { virtualAccount: string; checkoutUrl: string }
-  disbursement: { destination: unknown; state: string; outboundTransferId: string | null } | null
-  refund: { state: string; amountKobo: number } | null
-}
+type EscrowJson = Schemas['Escrow']
 
 interface Party {
   credentials: PartnerCredentials
@@ -423,8 +400,8 @@ describe('dashboard escrows', () => {
     expect(await page.locator('#escrow-reference').textContent()).toBe(`r ${INJECTED}`)
     expect(JSON.parse((await page.locator('#escrow-metadata').textContent())!)).toEqual(metadata)
     expect(await page.locator('#payer-email').textContent()).toBe('payer@example.com')
-    expect(await page.locator('#account-number').textContent()).toBe(toRelease.funding.virtualAccount)
-    expect(await page.locator('#payment-page').getAttribute('href')).toBe(toRelease.funding.checkoutUrl)
+    expect(await page.locator('#account-number').textContent()).toBe(toRelease.funding!.virtualAccount)
+    expect(await page.locator('#payment-page').getAttribute('href')).toBe(toRelease.funding!.checkoutUrl)
     await expectInert(watched)
     await screenshot(page, 'dashboard-escrow')
 

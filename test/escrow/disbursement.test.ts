@@ -13,6 +13,7 @@ import { bookedKobo, payIn, startCollections, type CollectionsHarness } from '..
 import { creditEscrow, createRequest, escrowClient, type EscrowClient } from '../support/escrow.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 let harness: CollectionsHarness
 const SECRET = 'escrow-disbursement-webhook-secret'
@@ -34,30 +35,9 @@ function recipient(serial: string) {
 const FIRST = recipient('111222333')
 const SECOND = recipient('444555666')
 
-interface Disbursement {
-  destination: { accountNumber: string; bankCode: string; accountName: string } | 'float'
-  state: string
-  outboundTransferId: string | null
-  failureReason?: { code: string; message: string }
-}
-interface EscrowJson {
-  ref: string
-  status: string
-  amount: number
-  fundedAmount: number
-  disbursement: Disbursement | null
-  funding: { virtualAccount: string }
-}
-interface OutboundJson {
-  id: string
-  state: string
-  amountKobo: number
-  beneficiaryAccountNumber: string
-  beneficiaryBankCode: string
-  beneficiaryAccountName: string
-  origin: { type: string; id: string | null; reference: string | null }
-  failureReason: { code: string } | null
-}
+type Disbursement = NonNullable<Schemas['Escrow']['disbursement']>
+type EscrowJson = Schemas['Escrow']
+type OutboundJson = Schemas['OutboundTransfer']
 interface EventJson {
   event: string
   data: { ref: string; status: string; amount: number; disbursement?: Disbursement }

@@ -9,6 +9,7 @@ import { bookedKobo, payIn, startCollections, type CollectionsHarness } from '..
 import { createRequest, escrowClient, TEST_PAYER } from '../support/escrow.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 let harness: CollectionsHarness
 const SECRET = 'escrow-funding-webhook-secret'
@@ -22,11 +23,7 @@ afterAll(async () => {
   await harness?.app.close()
 })
 
-interface Funding {
-  virtualAccount: string
-  trackingId: string
-  checkoutToken: string
-}
+type Funding = NonNullable<Schemas['EscrowCreated']['funding']>
 
 async function escrowPartner() {
   const { client, credentials } = await harness.app.newPartner()

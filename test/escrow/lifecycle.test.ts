@@ -10,6 +10,7 @@ import { creditEscrow, createRequest, escrowClient, expiryDeps, moneyOf, type Es
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { startRail, type Rail } from '../support/rail.ts'
 import { waitFor } from '../support/wait.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 const HOUR_MS = 3_600_000
 let app: Rail
@@ -23,39 +24,9 @@ beforeAll(async () => {
 // Closing verifies the ledger before the database is dropped.
 afterAll(() => app?.close())
 
-interface Created {
-  success: boolean
-  ref: string
-  status: string
-  amount: number
-  currency: string
-  expiresAt: string
-  message: string
-  funding: unknown
-}
-interface EscrowJson {
-  ref: string
-  type: string
-  status: string
-  amount: number
-  fundedAmount: number
-  currency: string
-  description: string
-  payerEmail: string
-  recipientEmail: string
-  metadata: Record<string, unknown>
-  createdAt: string
-  expiresAt: string
-  fundedAt: string | null
-  releasedAt: string | null
-  cancelledAt: string | null
-  expiredAt: string | null
-}
-interface ErrorJson {
-  statusCode: number
-  error: string
-  message: string
-}
+type Created = Schemas['EscrowCreated']
+type EscrowJson = Schemas['Escrow']
+type ErrorJson = Schemas['ErrorBody']
 
 async function partner() {
   const { credentials } = await app.newPartner()

@@ -11,6 +11,7 @@ import { startCollections, type CollectionsHarness } from '../collections/suppor
 import { creditEscrow, createRequest, escrowClient, escrowIdOf, expiryDeps, moneyOf, type EscrowClient } from '../support/escrow.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 let harness: CollectionsHarness
 
@@ -28,11 +29,7 @@ const OTHER = { accountNumber: nuban('058', '222333444'), bankCode: '058', accou
 const AMOUNT_KOBO = 30_000
 const TRIALS = 40
 
-interface EscrowJson {
-  status: string
-  disbursement: { state: string; outboundTransferId: string | null } | null
-  refund: { state: string; refunds: { state: string; outboundTransferId: string | null }[] } | null
-}
+type EscrowJson = Schemas['Escrow']
 
 async function escrowPartner() {
   const { client, credentials } = await harness.app.newPartner()

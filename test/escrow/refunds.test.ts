@@ -12,6 +12,7 @@ import { bookedKobo, payIn, startCollections, type CollectionsHarness } from '..
 import { createRequest, escrowClient, escrowIdOf, expiryDeps, moneyOf, type EscrowClient } from '../support/escrow.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 let harness: CollectionsHarness
 const SECRET = 'escrow-refunds-webhook-secret'
@@ -33,27 +34,9 @@ function payer(serial: string) {
 const ADA = payer('100200300')
 const BAYO = payer('400500600')
 
-interface RefundJson {
-  state: string
-  amountKobo: number
-  refunds: { id: string; creditId: string; amountKobo: number; state: string; outboundTransferId: string | null }[]
-}
-interface EscrowJson {
-  ref: string
-  status: string
-  fundedAmount: number
-  refund: RefundJson | null
-  disbursement: { state: string } | null
-}
-interface OutboundJson {
-  id: string
-  state: string
-  amountKobo: number
-  beneficiaryAccountNumber: string
-  beneficiaryBankCode: string
-  origin: { type: string; id: string | null }
-  creatorMetadata: { credentialId: string }
-}
+type RefundJson = NonNullable<Schemas['Escrow']['refund']>
+type EscrowJson = Schemas['Escrow']
+type OutboundJson = Schemas['OutboundTransfer']
 interface EventJson {
   event: string
   data: { ref: string; status: string; refund?: RefundJson }

@@ -8,6 +8,7 @@ import { startTestApp, type TestApp } from '../support/app.ts'
 import { creditEscrow, createRequest, escrowClient, type EscrowClient } from '../support/escrow.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 let app: TestApp
 
@@ -19,12 +20,7 @@ afterAll(async () => {
   await app?.close()
 })
 
-interface ErrorJson {
-  statusCode: number
-  error: string
-  message: string
-  details?: { fields?: { field: string; message: string }[] }
-}
+type ErrorJson = Schemas['ErrorBody'] & { details?: { fields?: { field: string; message: string }[] } }
 
 async function partner(overrides: Record<string, unknown> = {}) {
   const { credentials, client } = await app.newPartner(overrides)

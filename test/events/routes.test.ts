@@ -6,6 +6,7 @@ import { eventStatus, record } from '../support/events.ts'
 import type { Receiver } from '../support/receiver.ts'
 import { startRail, type Rail } from '../support/rail.ts'
 import { waitFor } from '../support/wait.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 let app: Rail
 let hook: Receiver
@@ -16,15 +17,7 @@ beforeAll(async () => {
 })
 afterAll(() => app?.close())
 
-interface EventJson {
-  id: string
-  type: string
-  objectType: string
-  objectId: string
-  deliveryStatus: string
-  payload: { id: string; data: Record<string, unknown> }
-  deliveries?: { id: string; url: string; status: string; attemptsMade: number; attempts: { attemptNumber: number; statusCode: number | null }[] }[]
-}
+type EventJson = Schemas['Event'] & Partial<Pick<Schemas['EventWithDeliveries'], 'deliveries'>>
 
 describe('GET /api/v1/rail/events', () => {
   it('lists newest first, pages with a cursor, and filters', async () => {

@@ -9,6 +9,7 @@ import { nuban } from '../../src/nip/nuban.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
 import { bookedKobo, payIn, postBankNotice, startCollections, waitForCallback, type CollectionsHarness } from '../collections/support.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 let harness: CollectionsHarness
 
@@ -21,24 +22,7 @@ afterAll(async () => {
   await harness?.app.close()
 })
 
-interface InvoiceJson {
-  id: string
-  reference: string
-  status: string
-  amountKobo: number
-  lineItems: { description: string; quantity: number; unitAmountKobo: number }[]
-  amountPaidKobo: number
-  publishedAt: string | null
-  paidAt: string | null
-  cancelledAt: string | null
-  persistentVirtualAccountId: string | null
-  virtualAccount: string | null
-  virtualAccountName: string | null
-  virtualAccountBank: string | null
-  trackingId: string | null
-  checkoutToken: string | null
-  checkoutUrl: string | null
-}
+type InvoiceJson = Schemas['Invoice']
 
 const INVOICE_FIELDS = [
   'id', 'reference', 'partnerId', 'status', 'title', 'description', 'lineItems', 'amountKobo', 'amountPaidKobo', 'currency', 'customer', 'dueAt', 'publishedAt', 'paidAt',

@@ -7,6 +7,7 @@ import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
 import { startRail, type Rail } from '../support/rail.ts'
 import { waitFor } from '../support/wait.ts'
 import { fundFloat } from '../support/float.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 const SECRET = 'counterparties-test-secret'
 let app: Rail
@@ -16,17 +17,7 @@ beforeAll(async () => {
 })
 afterAll(() => app?.close())
 
-interface CounterpartyJson {
-  id: string
-  name: string
-  accountNumber: string
-  bankCode: string
-  bankName: string | null
-  accountName: string
-  verifiedAccountName: string | null
-  archived: boolean
-  lastUsedAt: string | null
-}
+type CounterpartyJson = Schemas['Counterparty']
 
 describe('counterparties', () => {
   it('the first payout to an account saves it, once, with the name the bank gave', async () => {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { runRail } from '../support/cli.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 let app: TestApp
 
@@ -13,12 +14,7 @@ afterAll(async () => {
   await app?.close()
 })
 
-interface FloatJson {
-  partnerId: string
-  currency: string
-  availableBalanceKobo: number
-  bookedBalanceKobo: number
-}
+type FloatJson = Schemas['Float']
 
 describe('POST /api/v1/rail/sandbox/fund-float', () => {
   it('funds the float from the provider settlement account, once per reference', async () => {

@@ -17,6 +17,7 @@ import type { Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 import { fundFloat } from '../support/float.ts'
 import { advanceSandboxClock } from '../support/clock.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 const SECRET = 'outbound-test-secret'
 /** Far off: no transfer becomes unknown by waiting (a busy machine once made one); the unknown test moves the partner's sandbox clock past it. */
@@ -41,19 +42,7 @@ afterAll(async () => {
   await app.close()
 })
 
-interface OutboundJson {
-  id: string
-  clientReference: string
-  state: string
-  brr: string | null
-  providerSessionId: string | null
-  providerResponseCode: string | null
-  failureReason: { code: string; message: string; providerResponseCode?: string } | null
-  settlementAccountName: string | null
-  amountKobo: number
-  terminalAt: string | null
-  creatorMetadata: Record<string, unknown>
-}
+type OutboundJson = Schemas['OutboundTransfer']
 
 // The holder's name the sandbox bank answers for this account: a payout must name its holder.
 const BENEFICIARY = { beneficiaryAccountNumber: nuban('058', '123456789'), beneficiaryBankCode: '058', beneficiaryAccountName: syntheticAccountName('058', nuban('058', '123456789')), currency: 'NGN' }

@@ -18,6 +18,7 @@ import { expectLedgerVerified } from '../support/ledger.ts'
 import { startRail, type Rail } from '../support/rail.ts'
 import type { Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 // The bank's secret the support's notices are signed with (a refund starts from an unmatched credit's notice).
 const SECRET = BANK_SECRET
@@ -34,13 +35,7 @@ beforeAll(async () => {
 })
 afterAll(() => app?.close())
 
-interface OutboundJson {
-  id: string
-  state: string
-  terminalAt: string | null
-  providerResponseCode: string | null
-  failureReason: { code: string } | null
-}
+type OutboundJson = Schemas['OutboundTransfer']
 
 const read = async (client: RailClient, id: string) => (await client.get<OutboundJson>(`/api/v1/rail/outbound/${id}`)).body
 const float = async (client: RailClient) => (await client.get<{ availableBalanceKobo: number; bookedBalanceKobo: number }>('/api/v1/rail/float')).body

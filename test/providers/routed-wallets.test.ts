@@ -12,6 +12,7 @@ import { setPartnerRoutes } from '../../src/providers/service.ts'
 import { PAYEE } from '../support/payments.ts'
 import { waitFor } from '../support/wait.ts'
 import { eventsOf, startRouted, type RoutedHarness } from './routed-support.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 const SECRET = 'routed-wallets-secret'
 const PAYER = { payerName: 'Chinedu Okafor', payerAccountNumber: nuban('044', '000765432'), payerBankCode: '044' }
@@ -24,11 +25,7 @@ afterAll(async () => {
   await harness?.close()
 })
 
-interface WalletJson {
-  walletId: string
-  provider: string
-  accountNumber: string
-}
+type WalletJson = Schemas['Wallet']
 
 async function balanceOf(client: RailClient, walletId: string): Promise<number> {
   return (await client.get<{ availableBalanceKobo: number }>(`/wallet/customer?customerId=${walletId}`)).body.availableBalanceKobo

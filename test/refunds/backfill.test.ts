@@ -12,6 +12,7 @@ import { payIn, startCollections, type CollectionsHarness } from '../collections
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
 import { confirmedCredit, newPartner, PAYER, refund, settleRefund, type Partner, type RefundJson } from './support.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 let harness: CollectionsHarness
 
@@ -38,10 +39,7 @@ function backfillStatement(): string {
   return migrationStatement('0032_refunds.sql', 'backfill triage refunds')
 }
 
-interface TriageItem {
-  status: string
-  resolution: { refundId?: string; outboundTransferId?: string; outcome?: string } | null
-}
+type TriageItem = Schemas['UnmatchedCredit']
 
 async function triageItem(partner: Partner, creditId: string): Promise<TriageItem> {
   return (await partner.client.get<TriageItem>(`/api/v1/rail/unmatched/${creditId}`)).body

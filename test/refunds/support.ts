@@ -6,30 +6,13 @@ import type { RailClient } from '../../src/client/index.ts'
 import { nuban } from '../../src/nip/nuban.ts'
 import { payIn, waitForCallback, type CollectionsHarness } from '../collections/support.ts'
 import { waitFor } from '../support/wait.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 export const PAYER = { payerName: 'Ngozi Eze', payerAccountNumber: nuban('044', '000765432'), payerBankCode: '044' }
 
-export interface RefundJson {
-  id: string
-  partnerId: string
-  reference: string
-  creditId: string
-  amountKobo: number
-  currency: string
-  state: 'pending' | 'succeeded' | 'failed'
-  origin: { type: string; id: string | null }
-  outboundTransferId: string | null
-  reason: string | null
-  failureReason: Record<string, unknown> | null
-  createdAt: string
-  completedAt: string | null
-}
+export type RefundJson = Schemas['Refund']
 
-export interface RefundRequestJson {
-  reference: string
-  amountKobo: number
-  refunds: RefundJson[]
-}
+export type RefundRequestJson = Schemas['CreateRefundResponse']
 
 export type Partner = Awaited<ReturnType<CollectionsHarness['app']['newPartner']>>
 

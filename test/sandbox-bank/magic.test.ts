@@ -11,6 +11,7 @@ import { magicAmount, SETTLE_DELAY_MS } from '../../src/sandbox-bank/magic.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { testClock } from '../support/clock.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 /**
  * The payment pipeline's first requery delay here: "no record" sooner than this after a send may
@@ -34,10 +35,7 @@ afterAll(async () => {
   await app.close()
 })
 
-interface MoveJson {
-  status: string
-  responseCode: string | null
-}
+type MoveJson = Schemas['WalletMove']
 
 /** Requests are signed by the app's clock, which the tests move (Rail checks signatures by it). */
 const signedNow = () => ({ timestampS: Math.floor(clock.now().getTime() / 1000) })

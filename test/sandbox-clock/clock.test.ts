@@ -8,11 +8,9 @@ import { ADVANCE_SECONDS_MAX, OFFSET_SECONDS_MAX } from '../../src/sandbox-clock
 import { createRequest, escrowClient } from '../support/escrow.ts'
 import { startRail, type Rail } from '../support/rail.ts'
 import { waitFor } from '../support/wait.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
-interface ClockJson {
-  now: string
-  offsetSeconds: number
-}
+type ClockJson = Schemas['SandboxClock']
 
 let app: Rail
 

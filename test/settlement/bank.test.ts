@@ -17,6 +17,7 @@ import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
 import { bookedKobo, payIn, startCollections, waitForCallback, type CollectionsHarness } from '../collections/support.ts'
 import { lagosCutoffIn, movableClock, settlementDeps } from './support.ts'
+import type { Schemas, ResponseBody } from '../../packages/sdk/src/index.ts'
 
 let harness: CollectionsHarness
 const clock = movableClock()
@@ -34,25 +35,9 @@ const SETTLEMENT_ACCOUNT = { accountNumber: nuban('057', '000246810'), bankCode:
 const BANK_ACCOUNT = { ...SETTLEMENT_ACCOUNT, accountName: syntheticAccountName(SETTLEMENT_ACCOUNT.bankCode, SETTLEMENT_ACCOUNT.accountNumber) }
 const PAYER = { payerName: 'Tunde Bello', payerAccountNumber: nuban('044', '000765432'), payerBankCode: '044' }
 
-interface SettingsJson {
-  mode: string
-  bankAccount: { accountNumber: string; bankCode: string; accountName: string; verifiedAccountName: string | null } | null
-  cutoffTime: string
-  timeZone: string
-  nextCutoffAt: string | null
-}
+type SettingsJson = Schemas['SettlementSettings']
 
-interface SettlementJson {
-  id: string
-  state: string
-  cycle: string
-  amountKobo: number
-  creditCount: number
-  creditsTotalKobo: number
-  outboundTransferId: string | null
-  failureReason: { code: string } | null
-  report?: { creditCount: number; creditsTotalKobo: number; paidKobo: number; adjustmentKobo: number; credits: { creditId: string; amountKobo: number }[] }
-}
+type SettlementJson = Schemas['Settlement'] & Partial<Pick<ResponseBody<'getSettlement'>, 'report'>>
 
 async function bankPartner(cutoffHoursFromNow = 2) {
   const { client, credentials } = await harness.app.newPartner({ callbackUrl: harness.hook.url })

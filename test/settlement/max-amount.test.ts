@@ -12,6 +12,7 @@ import { startRail, type Rail } from '../support/rail.ts'
 import type { Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
 import { lagosCutoffIn } from './support.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 const MAX_AMOUNT_KOBO = 50_000
 const PAYMENTS = { sandbox: { firstDelayMs: 200, deadlineMs: 5_000 } }
@@ -29,12 +30,7 @@ beforeAll(async () => {
 // Closing verifies the ledger before the database is dropped.
 afterAll(() => app?.close())
 
-interface SettlementJson {
-  id: string
-  amountKobo: number
-  creditCount: number
-  creditsTotalKobo: number
-}
+type SettlementJson = Schemas['Settlement']
 
 async function bankPartner() {
   const { client, credentials } = await app.newPartner({ callbackUrl: hook.url })

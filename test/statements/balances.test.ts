@@ -11,6 +11,7 @@ import { fundFloat } from '../support/float.ts'
 import { startRail, type Rail } from '../support/rail.ts'
 import { waitFor } from '../support/wait.ts'
 import { signedKobo, statementPage, wholeStatement } from './support.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 const SECRET = 'balances-test-secret'
 const SCHEDULE = { sandbox: { firstDelayMs: 100, deadlineMs: 10_000 } }
@@ -22,13 +23,7 @@ beforeAll(async () => {
 // Closing verifies the ledger before the database is dropped.
 afterAll(() => app?.close())
 
-interface BalancesJson {
-  currency: string
-  float: { availableKobo: number; bookedKobo: number }
-  collections: { awaitingSettlementKobo: number; bookedKobo: number }
-  escrow: { heldKobo: number; bookedKobo: number }
-  pendingPayouts: { count: number; amountKobo: number }
-}
+type BalancesJson = Schemas['Balances']
 
 const ZERO: BalancesJson = {
   currency: 'NGN',

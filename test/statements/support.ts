@@ -2,25 +2,11 @@
 // sums and that the running balances chain from line to line and page to page, and parse CSV back.
 import { expect } from 'vitest'
 import type { RailClient, RailResponse } from '../../src/client/index.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
-export interface LineJson {
-  id: string
-  postedAt: string
-  cause: string
-  direction: 'credit' | 'debit'
-  amountKobo: number
-  balanceAfterKobo: number
-  object: { type: string; id: string; reference: string | null } | null
-  narration: string | null
-}
+export type LineJson = Schemas['StatementLine']
 
-export interface StatementJson {
-  account: { type: string; walletId?: string; currency: string }
-  openingBalanceKobo: number
-  closingBalanceKobo: number
-  data: LineJson[]
-  nextCursor: string | null
-}
+export type StatementJson = Schemas['Statement']
 
 export const signedKobo = (line: LineJson) => (line.direction === 'credit' ? line.amountKobo : -line.amountKobo)
 

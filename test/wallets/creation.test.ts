@@ -10,6 +10,7 @@ import { writeFaults, type Faults } from '../../src/sandbox-bank/faults.ts'
 import { createWallet, openingReference } from '../../src/wallets/service.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 const SECRET = 'wallet-creation-secret'
 const NO_FAULTS: Faults = { noAnswerRate: 0, errorRate: 0, lostResponseRate: 0, delayMs: 0 }
@@ -36,11 +37,7 @@ afterAll(async () => {
   await app.close()
 })
 
-interface WalletJson {
-  walletId: string
-  name: string
-  accountNumber: string
-}
+type WalletJson = Schemas['Wallet']
 
 async function accountsAtBank(customerReference: string): Promise<{ account_number: string; account_name: string }[]> {
   const found = await app.db.pool.query(`SELECT account_number, account_name FROM sandbox_bank.accounts WHERE opening_reference = $1`, [

@@ -11,6 +11,7 @@ import { SandboxBank } from '../../src/sandbox-bank/service.ts'
 import { callbacksFor, payIn, postBankNotice, startCollections, waitForCallback, type CollectionsHarness, type EventBody } from '../collections/support.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 let harness: CollectionsHarness
 
@@ -25,19 +26,9 @@ afterAll(async () => {
 
 const PAYER = { payerName: 'Kemi Adeyemi', payerAccountNumber: nuban('058', '000123987'), payerBankCode: '058' }
 
-interface WalletJson {
-  walletId: string
-  customerReference: string
-  provider: string
-  accountNumber: string
-  bankCode: string
-}
+type WalletJson = Schemas['Wallet']
 
-interface Balance {
-  walletId: string
-  availableBalanceKobo: number
-  bookedBalanceKobo: number
-}
+type Balance = Schemas['WalletBalance']
 
 async function partner() {
   return harness.app.newPartner({ callbackUrl: harness.hook.url })

@@ -5,26 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RailClient, RailResponse } from '../../src/client/index.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { waitFor } from '../support/wait.ts'
+import type { ResponseBody, Schemas } from '../../packages/sdk/src/index.ts'
 
-interface WalletJson {
-  walletId: string
-  customerReference: string
-  name: string
-  provider: string
-  currency: string
-  accountNumber: string
-  bankCode: string
-  bankName: string
-  createdAt: string
-}
-interface ListedWalletJson extends WalletJson {
-  availableBalanceKobo: number
-  bookedBalanceKobo: number
-}
-interface Page {
-  data: ListedWalletJson[]
-  nextCursor: string | null
-}
+type WalletJson = Schemas['Wallet']
+type ListedWalletJson = Schemas['ListedWallet']
+type Page = ResponseBody<'listWallets'>
 
 let app: TestApp
 let owner: RailClient

@@ -10,6 +10,7 @@ import { setCapability } from '../../src/providers/service.ts'
 import { WORK_TASK } from '../../src/payments/service.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { startRail, type Rail } from '../support/rail.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 const SECRET = 'moves-test-secret'
 let app: Rail
@@ -28,22 +29,7 @@ afterAll(async () => {
   await app.close()
 })
 
-interface MoveJson {
-  reference: string
-  type: string
-  status: string
-  walletId: string
-  destinationWalletId?: string
-  amountKobo: number
-  currency: string
-  narration: string | null
-  provider: string
-  providerReference: string | null
-  responseCode: string | null
-  responseMessage: string | null
-  createdAt: string
-  completedAt: string | null
-}
+type MoveJson = Schemas['WalletMove']
 
 async function newWallet(as: RailClient = client, provider?: string): Promise<{ walletId: string; accountNumber: string }> {
   const created = await as.post<{ walletId: string; accountNumber: string }>('/wallet', { customerReference: randomUUID(), name: 'Test Customer', ...(provider ? { provider } : {}) })

@@ -12,6 +12,7 @@ import { advanceSandboxClock, testClock } from '../support/clock.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { startRail, type Rail } from '../support/rail.ts'
 import { waitFor } from '../support/wait.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 const SECRET = 'payouts-test-secret'
 let app: Rail
@@ -28,16 +29,7 @@ afterAll(async () => {
   await app.close()
 })
 
-interface MoveJson {
-  status: string
-  type: string
-  responseCode: string | null
-  responseMessage: string | null
-  providerReference: string | null
-  destinationAccountNumber?: string
-  destinationBankCode?: string
-  destinationAccountName?: string | null
-}
+type MoveJson = Schemas['WalletMove']
 
 async function fundedWallet(amountKobo = 10_000): Promise<{ walletId: string; accountNumber: string }> {
   const wallet = (await client.post<{ walletId: string; accountNumber: string }>('/wallet', { customerReference: randomUUID(), name: 'Payer' })).body

@@ -8,6 +8,7 @@ import { nuban } from '../../src/nip/nuban.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 let app: TestApp
 let client: RailClient
@@ -21,11 +22,7 @@ afterAll(async () => {
   await app.close()
 })
 
-interface MoveJson {
-  status: string
-  reference: string
-  responseCode: string | null
-}
+type MoveJson = Schemas['WalletMove']
 
 async function fundedWallet(amountKobo = 10_000): Promise<{ walletId: string; accountNumber: string }> {
   const wallet = (await client.post<{ walletId: string; accountNumber: string }>('/wallet', { customerReference: randomUUID(), name: 'Replayer' })).body

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { postBankNotice, startCollections, type CollectionsHarness } from '../collections/support.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 let harness: CollectionsHarness
 
@@ -17,14 +18,7 @@ afterAll(async () => {
   await harness?.app.close()
 })
 
-interface TriageItem {
-  id: string
-  sessionId: string
-  reason: string
-  virtualAccount: string
-  trackingId: string | null
-  walletId: string | null
-}
+type TriageItem = Schemas['UnmatchedCredit']
 
 async function usdNotice(accountNumber: string, provider: string): Promise<string> {
   const sessionId = `999${Date.now()}${Math.floor(Math.random() * 1000)}`

@@ -4,6 +4,7 @@ import type { RailClient } from '../../src/client/index.ts'
 import { isValidNuban } from '../../src/nip/nuban.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
+import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 let app: TestApp
 let client: RailClient
@@ -19,17 +20,7 @@ afterAll(async () => {
   await app.close()
 })
 
-interface WalletJson {
-  walletId: string
-  customerReference: string
-  name: string
-  provider: string
-  currency: string
-  accountNumber: string
-  bankCode: string
-  bankName: string
-  createdAt: string
-}
+type WalletJson = Schemas['Wallet']
 
 describe('POST /wallet', () => {
   it('opens a wallet at the default provider, backed by a real NUBAN at the sandbox bank', async () => {
