@@ -172,7 +172,8 @@ export async function bringForward(db: Queryable, partnerId: string, seconds: nu
 
 /**
  * Puts off a delivery that this worker will not attempt now (its URL is busy) to `delayMs` after
- * `now` (the application's clock), with its job; no attempt is counted.
+ * `now` (the application's clock), with its job `delayMs` after the database's now() (the clock
+ * graphile-worker judges run_at by); no attempt is counted.
  */
 export async function deferDelivery(db: Queryable, deliveryId: string, delayMs: number, job: DeliveryJob, now: Date): Promise<void> {
   await db.query(
@@ -180,7 +181,8 @@ export async function deferDelivery(db: Queryable, deliveryId: string, delayMs: 
              UPDATE event_deliveries SET next_attempt_at = $7::timestamptz + make_interval(secs => $2::double precision / 1000), updated_at = now()
               WHERE id = $1 AND status = 'pending' AND (lease_until IS NULL OR lease_until < now())
               RETURNING next_attempt_at)
-           SELECT graphile_worker.add_job(identifier => $3::text, payload => $4::json, run_at => next_attempt_at, job_key => $5::text, priority => $6::int)
+           SELECT graphile_worker.add_job(identifier => $3::text, payload => $4::json, run_at => now() + make_interval(secs => $2::double precision / 1000),
+                                          job_key => $5::text, priority => $6::int)
              FROM deferred`,
     [deliveryId, delayMs, job.task, JSON.stringify(job.payload), job.jobKey, job.priority, now],
   )

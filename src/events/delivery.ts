@@ -177,7 +177,7 @@ export class Deliverer {
     const unclaimed = await deliveries.selectUnclaimed(this.deps.pool, deliveryId, now)
     if (unclaimed?.leaseUntil) await enqueueAfterClaim(this.deps.pool, deliveryId, unclaimed.url, unclaimed.leaseUntil)
     else if (unclaimed?.dueAt && unclaimed.dueAt.getTime() - now.getTime() <= CLOCK_SKEW_MARGIN_MS) {
-      await enqueueDelivery(this.deps.pool, deliveryId, unclaimed.url, unclaimed.dueAt, RETRY_PRIORITY)
+      await enqueueDelivery(this.deps.pool, deliveryId, unclaimed.url, unclaimed.dueAt.getTime() - now.getTime(), RETRY_PRIORITY)
     }
   }
 
@@ -254,7 +254,7 @@ export class Deliverer {
       // The common case is one statement; waking the next event of the object may follow (the sweep covers a crash in between).
       const finished = await deliveries.finishAttempt(this.deps.pool, delivery.id, attemptNumber, { status: 'delivered', error: null, at: this.deps.clock.now() }, attempt)
       report('delivered')
-      if (finished.next) await enqueueDelivery(this.deps.pool, finished.next.id, finished.next.url, finished.next.nextAttemptAt)
+      if (finished.next) await enqueueDelivery(this.deps.pool, finished.next.id, finished.next.url, this.dueInMs(finished.next.nextAttemptAt))
       return
     }
     const gaveUp = statusCode === 410 || attemptNumber > this.retryDelaysMs.length
@@ -271,10 +271,15 @@ export class Deliverer {
         const retryAfterMs = result.kind === 'answered' ? result.retryAfterMs : undefined
         const nextAttemptAt = new Date(this.deps.clock.now().getTime() + retryDelayMs(this.retryDelaysMs, attemptNumber, retryAfterMs))
         const finished = await deliveries.finishAttempt(tx, delivery.id, attemptNumber, { status: 'pending', error, nextAttemptAt, at: this.deps.clock.now() }, attempt)
-        if (finished.finished) await enqueueDelivery(tx, delivery.id, delivery.url, nextAttemptAt, RETRY_PRIORITY)
+        if (finished.finished) await enqueueDelivery(tx, delivery.id, delivery.url, this.dueInMs(nextAttemptAt), RETRY_PRIORITY)
       }
     })
     report(gaveUp ? 'failed' : 'retrying')
+  }
+
+  /** How long until a time of this worker's clock (negative when past). */
+  private dueInMs(at: Date): number {
+    return at.getTime() - this.deps.clock.now().getTime()
   }
 
   /** A delivery failed for good: record it where the partner can see it, and let the next one of the object go. */
@@ -287,7 +292,7 @@ export class Deliverer {
       data: { eventId: event.id, eventType: event.type, url: delivery.url, deliveryId: delivery.id, lastError: error },
       recordOnly: true,
     })
-    if (next) await enqueueDelivery(tx, next.id, next.url, next.nextAttemptAt)
+    if (next) await enqueueDelivery(tx, next.id, next.url, this.dueInMs(next.nextAttemptAt))
   }
 }
 

@@ -72,9 +72,13 @@ export function deliveryJob(deliveryId: string, url: string, priority = FIRST_AT
   return { task: DELIVER_TASK, payload: { deliveryId, url }, jobKey: deliveryJobKey(deliveryId), priority }
 }
 
-export async function enqueueDelivery(db: Queryable, deliveryId: string, url: string, runAt?: Date, priority = FIRST_ATTEMPT_PRIORITY): Promise<void> {
+/**
+ * The delivery's job, to run at once or `dueInMs` from now: its next attempt is due by the
+ * application's clock, the job's run_at by the database's, so the job is given the wait, not the time.
+ */
+export async function enqueueDelivery(db: Queryable, deliveryId: string, url: string, dueInMs?: number, priority = FIRST_ATTEMPT_PRIORITY): Promise<void> {
   const job = deliveryJob(deliveryId, url, priority)
-  await addJob(db, job.task, job.payload, { jobKey: job.jobKey, runAt, priority: job.priority })
+  await addJob(db, job.task, job.payload, { jobKey: job.jobKey, runAfterMs: dueInMs, priority: job.priority })
 }
 
 /**

@@ -9,7 +9,13 @@ import { announceWorkerProcess } from './worker-liveness.ts'
 const POLL_INTERVAL_MS = 1_000
 
 export interface JobOptions {
+  /** When it may run, by the database's clock (graphile-worker judges run_at by its now()). */
   runAt?: Date
+  /**
+   * Or how long from the database's now(): a time on the application's clock (a test clock, moved)
+   * is given as a delay, so that the job runs when that time comes by the application's clock.
+   */
+  runAfterMs?: number
   /** At most one pending job per key: a second add with the same key replaces the first. */
   jobKey?: string
   maxAttempts?: number
@@ -23,8 +29,18 @@ export async function addJob(db: Queryable, task: string, payload: unknown, opti
   await db.query(
     `SELECT graphile_worker.add_job(
        identifier => $1::text, payload => $2::json, queue_name => $3::text,
-       run_at => $4::timestamptz, max_attempts => $5::int, job_key => $6::text, priority => $7::int)`,
-    [task, JSON.stringify(payload), options.queueName ?? null, options.runAt?.toISOString() ?? null, options.maxAttempts ?? null, options.jobKey ?? null, options.priority ?? null],
+       run_at => coalesce($4::timestamptz, now() + make_interval(secs => $8::double precision / 1000)),
+       max_attempts => $5::int, job_key => $6::text, priority => $7::int)`,
+    [
+      task,
+      JSON.stringify(payload),
+      options.queueName ?? null,
+      options.runAt?.toISOString() ?? null,
+      options.maxAttempts ?? null,
+      options.jobKey ?? null,
+      options.priority ?? null,
+      options.runAfterMs ?? null,
+    ],
   )
 }
 

@@ -128,6 +128,11 @@ it("schedules a callback delivery and its retry by the injected clock, and the w
     const retryInMs = retry.next_attempt_at.getTime() - clock.now().getTime()
     expect(retryInMs).toBeGreaterThan(50_000)
     expect(retryInMs).toBeLessThanOrEqual(66_000)
+    // Its job waits as long by the database's clock, which graphile-worker runs jobs by.
+    const job = await app.db.pool.query<{ run_at: Date }>(`SELECT run_at FROM graphile_worker.jobs WHERE key = $1`, [`event_delivery:${id}`])
+    const jobInMs = job.rows[0]!.run_at.getTime() - Date.now()
+    expect(jobInMs).toBeGreaterThan(50_000)
+    expect(jobInMs).toBeLessThanOrEqual(66_000)
     await byClock.attempt(id)
     expect(receiver.requests.length).toBe(1) // not due yet by the app's clock
 
