@@ -28,7 +28,7 @@ import { registerFloatRoutes } from './outbound-transfers/float-routes.ts'
 import { outboundOwner } from './outbound-transfers/owner.ts'
 import { payoutOrigins, type PayoutOrigins } from './outbound-transfers/types.ts'
 import { registerOutboundRoutes } from './outbound-transfers/routes.ts'
-import { submitBatcherFor, type OutboundDeps } from './outbound-transfers/service.ts'
+import { outboundDeps, type OutboundDeps } from './outbound-transfers/service.ts'
 import { registerPaymentIntentRoutes } from './payment-intents/routes.ts'
 import { registerRefundRoutes } from './refunds/routes.ts'
 import { plugRefunds, refundOrigins, type RefundOrigins, type RefundsDeps } from './refunds/service.ts'
@@ -137,8 +137,7 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   const providers = new ProviderRegistry(deps.pool, deps.providers && { clock, ...deps.providers }, deps.rateLimits?.nameEnquiriesPerMinute, deps.masterKey)
   const registries = pluggedRegistries()
   const payments = paymentsDeps({ pool: deps.pool, providers, clock, settings: deps.payments, log: (level, message) => app.log[level](message) }, registries)
-  const outbound: OutboundDeps = { pool: deps.pool, allowLoopbackCallbacks, payments }
-  outbound.submitBatcher = submitBatcherFor(outbound)
+  const outbound = outboundDeps({ pool: deps.pool, allowLoopbackCallbacks, payments })
   registerOutboundRoutes(app, outbound)
   const collections = collectionsDeps(outbound, registries)
   registerVirtualAccountRoutes(app, collections)
@@ -271,7 +270,7 @@ export function buildTaskList(deps: Omit<WorkerDeps, 'concurrency'>): TaskList {
   const observed = deps.observe && observeWorkers(deps.observe)
   const registries = pluggedRegistries()
   const payments = paymentsDeps({ pool: deps.pool, providers, clock: deps.clock ?? systemClock, settings: deps.payments, log }, registries)
-  const outbound: OutboundDeps = { pool: deps.pool, allowLoopbackCallbacks, payments }
+  const outbound = outboundDeps({ pool: deps.pool, allowLoopbackCallbacks, payments })
   // The sandbox bank announces inbound credits to Rail, on whose server it is mounted.
   const bank = deps.providers && sandboxTasks(deps.pool, deps.providers, deps.clock ?? systemClock)
   const tasks: TaskList = {

@@ -1,5 +1,5 @@
 // Counterparties (docs/contracts/collections-and-payouts.md §Counterparties, docs/design.md §10): saved beneficiaries. One per partner and account; made
-// on the first payout to the account (outbound transfers call recordPayoutTo) or explicitly, and
+// on the first payout to the account (outbound transfers call recordPayoutsTo) or explicitly, and
 // renamed or archived by the partner. Archiving is soft state: it does not block payouts.
 import { findBank } from '../nip/banks.ts'
 import { isValidNuban } from '../nip/nuban.ts'
@@ -19,13 +19,7 @@ export interface CounterpartyAccount {
   accountName: string
 }
 
-/** The payout's account, saved as a counterparty on first use (in the payout's transaction). */
-export async function recordPayoutTo(tx: Queryable, partnerId: string, account: CounterpartyAccount): Promise<repo.Counterparty> {
-  const saved = await repo.upsertCounterparty(tx, { id: uuidv7(), partnerId, ...account, name: account.accountName }, true)
-  return saved.counterparty
-}
-
-/** Many payouts' accounts at once (a batch of submits), each saved or marked used once. */
+/** The payouts' accounts (a batch of submits, in its transaction), each saved as a counterparty on first use or marked used, once. */
 export async function recordPayoutsTo(tx: Queryable, payouts: readonly { partnerId: string; account: CounterpartyAccount }[]): Promise<void> {
   const unique = new Map(payouts.map((payout) => [`${payout.partnerId}:${payout.account.bankCode}:${payout.account.accountNumber}`, payout]))
   await repo.upsertUsedMany(

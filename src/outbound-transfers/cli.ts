@@ -12,7 +12,7 @@ export function registerOutboundCommands(program: Command, withPayments: WithPay
     .description('ask the provider now what happened to an outbound transfer (also resolves an unknown one); prints the transfer')
     .argument('<id>', 'outbound transfer id')
     .action(async (id: string) => {
-      const transfer = await withPayments((payments) => requeryOutbound({ pool: payments.pool, allowLoopbackCallbacks: false, payments }, id))
+      const transfer = await withPayments((payments) => requeryOutbound({ pool: payments.pool, payments }, id))
       if (!transfer) throw new Error(`no outbound transfer ${id}`)
       console.log(JSON.stringify(toOutboundJson(transfer), null, 2))
     })

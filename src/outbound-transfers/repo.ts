@@ -148,57 +148,24 @@ export type NewOutboundTransfer = Pick<
   | 'originReference'
 >
 
-/** Inserts the transfer unless its clientReference is taken (then undefined: read the existing one). */
-export async function insertTransfer(db: Queryable, transfer: NewOutboundTransfer): Promise<OutboundTransfer | undefined> {
-  const { rows } = await db.query<Row>(
-    `INSERT INTO outbound_transfers (id, partner_id, client_reference, request_hash, state, consumer_id, provider, brr, beneficiary_account_number,
-                                     beneficiary_bank_code, beneficiary_account_name, amount_kobo, currency, narration, callback_url, creator_metadata,
-                                     hold_transfer_id, source_account_id, origin_type, origin_id, origin_reference)
-     VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
-     ON CONFLICT (partner_id, client_reference) DO NOTHING
-     RETURNING ${COLUMNS}`,
-    [
-      transfer.id,
-      transfer.partnerId,
-      transfer.clientReference,
-      transfer.requestHash,
-      transfer.consumerId,
-      transfer.provider,
-      transfer.brr,
-      transfer.beneficiaryAccountNumber,
-      transfer.beneficiaryBankCode,
-      transfer.beneficiaryAccountName,
-      transfer.amountKobo,
-      transfer.currency,
-      transfer.narration,
-      transfer.callbackUrl,
-      JSON.stringify(transfer.creatorMetadata),
-      transfer.holdTransferId,
-      transfer.sourceAccountId,
-      transfer.originType,
-      transfer.originId,
-      transfer.originReference,
-    ],
-  )
-  return rows[0] && toTransfer(rows[0])
-}
-
 /**
  * Inserts many transfers in one statement; answers those inserted (a taken clientReference is
- * skipped). Only partners' own payouts are batched: their origin has no reference.
+ * skipped: read the existing one).
  */
 export async function insertTransfers(db: Queryable, transfers: readonly NewOutboundTransfer[]): Promise<OutboundTransfer[]> {
   const column = <T>(pick: (transfer: NewOutboundTransfer) => T) => transfers.map(pick)
   const { rows } = await db.query<Row>(
     `INSERT INTO outbound_transfers (id, partner_id, client_reference, request_hash, state, consumer_id, provider, brr, beneficiary_account_number,
                                      beneficiary_bank_code, beneficiary_account_name, amount_kobo, currency, narration, callback_url, creator_metadata,
-                                     hold_transfer_id, source_account_id, origin_type, origin_id)
+                                     hold_transfer_id, source_account_id, origin_type, origin_id, origin_reference)
      SELECT id, partner_id, client_reference, request_hash, 'pending', consumer_id, provider, brr, beneficiary_account_number, beneficiary_bank_code,
-            beneficiary_account_name, amount_kobo, currency, narration, callback_url, creator_metadata, hold_transfer_id, source_account_id, origin_type, origin_id
+            beneficiary_account_name, amount_kobo, currency, narration, callback_url, creator_metadata, hold_transfer_id, source_account_id, origin_type, origin_id,
+            origin_reference
        FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::bigint[],
-                   $12::text[], $13::text[], $14::text[], $15::jsonb[], $16::uuid[], $17::uuid[], $18::text[], $19::uuid[])
+                   $12::text[], $13::text[], $14::text[], $15::jsonb[], $16::uuid[], $17::uuid[], $18::text[], $19::uuid[], $20::text[])
          AS t(id, partner_id, client_reference, request_hash, consumer_id, provider, brr, beneficiary_account_number, beneficiary_bank_code,
-              beneficiary_account_name, amount_kobo, currency, narration, callback_url, creator_metadata, hold_transfer_id, source_account_id, origin_type, origin_id)
+              beneficiary_account_name, amount_kobo, currency, narration, callback_url, creator_metadata, hold_transfer_id, source_account_id, origin_type, origin_id,
+              origin_reference)
      ON CONFLICT (partner_id, client_reference) DO NOTHING
      RETURNING ${COLUMNS}`,
     [
@@ -221,6 +188,7 @@ export async function insertTransfers(db: Queryable, transfers: readonly NewOutb
       column((transfer) => transfer.sourceAccountId),
       column((transfer) => transfer.originType),
       column((transfer) => transfer.originId),
+      column((transfer) => transfer.originReference),
     ],
   )
   return rows.map(toTransfer)

@@ -19,7 +19,7 @@ export type { OutboundTransfer, OutboundVolume, StateMoment } from './repo.ts'
 export { FLOAT_CURRENCY, fundFloat } from './float.ts'
 export { selectInFlightHoldIds as inFlightHoldIds, selectStatementFacts as payoutStatementFacts } from './repo.ts'
 export { callbackEvent, hasCallback, toOutboundJson } from './callbacks.ts'
-export { recordSubmissions, submitBatcherFor, submitOutbound, submitOutboundInTransaction, type Caller, type OutboundDeps, type PayoutSource, type Submission, type SubmitRequest } from './submit.ts'
+export { outboundDeps, recordSubmissions, submitOutbound, submitOutboundInTransaction, type Caller, type OutboundDeps, type PayoutSource, type Submission, type SubmitRequest } from './submit.ts'
 
 export interface SimulationRequest {
   transferId?: string
@@ -32,7 +32,7 @@ export interface SimulationRequest {
  * own transfer in `submitted`, and requeries at once, so that the transfer resolves through the
  * real requery, transition and callback path.
  */
-export async function simulateSettlement(deps: OutboundDeps, partner: Partner, request: SimulationRequest) {
+export async function simulateSettlement(deps: Pick<OutboundDeps, 'pool' | 'payments'>, partner: Partner, request: SimulationRequest) {
   if ((request.transferId === undefined) === (request.clientReference === undefined)) {
     throw fieldError('transferId', 'give exactly one of transferId and clientReference')
   }
@@ -83,7 +83,7 @@ export async function listOutbound(pool: Pool, filter: Omit<repo.ListFilter, 'be
 }
 
 /** `rail outbound requery`: asks the bank now (an unknown transfer included) and answers the transfer as it then stands. */
-export async function requeryOutbound(deps: OutboundDeps, id: string): Promise<repo.OutboundTransfer | undefined> {
+export async function requeryOutbound(deps: Pick<OutboundDeps, 'pool' | 'payments'>, id: string): Promise<repo.OutboundTransfer | undefined> {
   const transfer = await repo.selectTransfer(deps.pool, id)
   if (!transfer || isFinal(transfer.state)) return transfer
   await requeryNow(deps.payments, id)

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { collectionsDeps } from '../../src/app.ts'
 import { applyCreditAlone, applyCreditBatch, recordCredit, type InboundDeps } from '../../src/inbound-credits/service.ts'
 import { nuban } from '../../src/nip/nuban.ts'
+import { outboundDeps } from '../../src/outbound-transfers/service.ts'
 import { expireIntents } from '../../src/payment-intents/service.ts'
 import { systemClock } from '../../src/platform/clock.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
@@ -29,7 +30,7 @@ let deps: InboundDeps
 
 beforeAll(async () => {
   app = await startTestApp({ sandboxBankSecret: BANK_SECRET })
-  deps = collectionsDeps({ pool: app.db.pool, allowLoopbackCallbacks: true, payments: app.payments() })
+  deps = collectionsDeps(outboundDeps({ pool: app.db.pool, allowLoopbackCallbacks: true, payments: app.payments() }))
 })
 afterAll(async () => {
   if (app) await expectLedgerVerified(app.db.pool)

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { collectionsDeps } from '../../src/app.ts'
 import { applyCreditBatch } from '../../src/inbound-credits/batch.ts'
 import { nuban } from '../../src/nip/nuban.ts'
+import { outboundDeps } from '../../src/outbound-transfers/service.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { BANK_SECRET, bookedKobo, postBankNotice } from './support.ts'
@@ -63,7 +64,7 @@ it('applies every waiting credit in one job', async () => {
 
   // The injected clock, moved a day on: the intents credited are stamped by it.
   const creditedAt = new Date(Date.now() + 86_400_000)
-  const deps = collectionsDeps({ pool: app.db.pool, allowLoopbackCallbacks: true, payments: { ...app.payments(), clock: { now: () => creditedAt } } })
+  const deps = collectionsDeps(outboundDeps({ pool: app.db.pool, allowLoopbackCallbacks: true, payments: { ...app.payments(), clock: { now: () => creditedAt } } }))
   await applyCreditBatch(deps, first)
   // One job applied every credit, the invoice's and the unknown account's too; the others' jobs are dropped.
   const waiting = await app.db.pool.query(`SELECT count(*)::int AS n FROM inbound_credits WHERE status = 'received'`)
@@ -120,7 +121,7 @@ it('keeps a credit that fails its batch from blocking the others: each job retri
   const { client, credentials } = await app.newPartner({ customerClass: 'government' })
   const persistent = (await client.post<{ virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })).body
   const invoice = (await client.post<{ virtualAccount: string }>('/api/v1/rail/invoice', { reference: randomUUID(), title: 'Dues', amountKobo: 10_000, publishOnCreate: true })).body
-  const base = collectionsDeps({ pool: app.db.pool, allowLoopbackCallbacks: true, payments: app.payments() })
+  const base = collectionsDeps(outboundDeps({ pool: app.db.pool, allowLoopbackCallbacks: true, payments: app.payments() }))
   // An owner that fails on every credit: its credit fails any batch it is in, and fails alone.
   const deps = { ...base, owners: { ...base.owners, invoice: () => Promise.reject(new Error('the invoice owner is down')) } }
   const poison = await notice(invoice.virtualAccount, 4_000)

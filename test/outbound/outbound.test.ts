@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { verifyRailSignature, type RailClient } from '../../src/client/index.ts'
 import { isValidBrr } from '../../src/nip/brr.ts'
 import { nuban } from '../../src/nip/nuban.ts'
-import { requeryOutbound, type OutboundDeps } from '../../src/outbound-transfers/service.ts'
+import { requeryOutbound } from '../../src/outbound-transfers/service.ts'
 import { setCapability } from '../../src/providers/service.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
 import { SandboxBank } from '../../src/sandbox-bank/service.ts'
@@ -223,7 +223,7 @@ describe('POST /api/v1/rail/outbound', () => {
     )
     // Besides the workers' requeries, two more each at once through a pipeline of our own (its own
     // step writer): duplicates of one final answer, in one batch or in racing ones.
-    const deps: OutboundDeps = { pool: app.db.pool, allowLoopbackCallbacks: true, payments: app.payments(SCHEDULE) }
+    const deps = { pool: app.db.pool, payments: app.payments(SCHEDULE) }
     await Promise.all(transfers.flatMap((transfer) => [requeryOutbound(deps, transfer.id), requeryOutbound(deps, transfer.id)]))
     // A requery that finds the instruction leased by a worker leaves it to that worker: wait for the final states.
     const finalStates = async () => Promise.all(transfers.map(async (transfer) => (await read(client, transfer.id)).state))

@@ -1,6 +1,7 @@
 // Shared by the settlement tests: the settlement task's deps on a test app with a clock the test
 // moves (the API keeps the real clock, which signatures are checked by), and the Lagos cut-off
 // a given number of hours from now.
+import { outboundDeps } from '../../src/outbound-transfers/service.ts'
 import type { Clock } from '../../src/platform/clock.ts'
 import type { SettlementDeps } from '../../src/settlement/service.ts'
 import type { TestApp } from '../support/app.ts'
@@ -22,7 +23,7 @@ export function movableClock(): MovableClock {
 
 /** What the worker's settlement task runs with, on the test app's database and bank. */
 export function settlementDeps(app: TestApp, clock: Clock): SettlementDeps {
-  return { pool: app.db.pool, outbound: { pool: app.db.pool, allowLoopbackCallbacks: true, payments: app.payments() }, clock }
+  return { pool: app.db.pool, outbound: outboundDeps({ pool: app.db.pool, allowLoopbackCallbacks: true, payments: app.payments() }), clock }
 }
 
 /** The Africa/Lagos wall time (UTC+1) `hours` from now, as a cut-off 'HH:MM'. */

@@ -6,6 +6,7 @@ import { systemClock, type Clock } from '../../src/platform/clock.ts'
 import type { TestApp } from './app.ts'
 import { createTransfer, derivedId, ensurePartnerAccount, getBalance } from '../../src/ledger/service.ts'
 import { nuban } from '../../src/nip/nuban.ts'
+import { outboundDeps } from '../../src/outbound-transfers/service.ts'
 import { withTransaction, type Pool, type Queryable } from '../../src/platform/db.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
 
@@ -119,5 +120,5 @@ export async function moneyOf(db: Queryable, partnerId: string, _ref?: string): 
 
 /** What expiry needs, on a test app (its payouts go to the app's pipeline). */
 export function expiryDeps(app: TestApp, clock: Clock = systemClock): ExpiryDeps {
-  return { pool: app.db.pool, clock, outbound: { pool: app.db.pool, allowLoopbackCallbacks: true, payments: app.payments() } }
+  return { pool: app.db.pool, clock, outbound: outboundDeps({ pool: app.db.pool, allowLoopbackCallbacks: true, payments: app.payments() }) }
 }
