@@ -41,7 +41,8 @@ const ESCROW_CHANGED = { type: 'object', required: Object.keys(ESCROW_BASE), pro
 const ESCROW_DISBURSEMENT = object({
   ...ESCROW_BASE,
   disbursement: object({
-    destination: { anyOf: [object({ accountNumber: string(), bankCode: string(), accountName: string() }), literal('float')] }, state: literal('paid', 'failed'), outboundTransferId: string(),
+    destination: { anyOf: [object({ accountNumber: string(), bankCode: string(), accountName: string() }), literal('float')] }, state: literal('paid', 'failed'),
+    outboundTransferId: nullable(string('The payout; null for a disbursement to the float, which is a ledger transfer')),
   }),
 })
 const ESCROW_REFUND = object({

@@ -13,7 +13,7 @@ import { bookedKobo, payIn, startCollections, type CollectionsHarness } from '..
 import { creditEscrow, createRequest, escrowClient, type EscrowClient } from '../support/escrow.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
-import type { Schemas } from '../../packages/sdk/src/index.ts'
+import type { RailWebhookEvent, Schemas } from '../../packages/sdk/src/index.ts'
 
 let harness: CollectionsHarness
 const SECRET = 'escrow-disbursement-webhook-secret'
@@ -38,10 +38,8 @@ const SECOND = recipient('444555666')
 type Disbursement = NonNullable<Schemas['Escrow']['disbursement']>
 type EscrowJson = Schemas['Escrow']
 type OutboundJson = Schemas['OutboundTransfer']
-interface EventJson {
-  event: string
-  data: { ref: string; status: string; amount: number; disbursement?: Disbursement }
-}
+/** The escrow events Rail delivers, as the SDK types them. */
+type EventJson = Extract<RailWebhookEvent, { event: `escrow.${string}` }>
 
 async function escrowPartner() {
   const { client, credentials } = await harness.app.newPartner()
@@ -70,9 +68,9 @@ function escrowEvents(ref: string): EventJson[] {
     })
 }
 
-async function eventArrives(ref: string, type: string): Promise<EventJson> {
+async function eventArrives<Name extends EventJson['event']>(ref: string, type: Name): Promise<Extract<EventJson, { event: Name }>> {
   await waitFor(() => escrowEvents(ref).some((event) => event.event === type), 20_000, type)
-  return escrowEvents(ref).find((event) => event.event === type)!
+  return escrowEvents(ref).find((event): event is Extract<EventJson, { event: Name }> => event.event === type)!
 }
 
 const outbound = async (client: RailClient, id: string) => (await client.get<OutboundJson>(`/api/v1/rail/outbound/${id}`)).body

@@ -12,7 +12,7 @@ import { bookedKobo, payIn, startCollections, type CollectionsHarness } from '..
 import { createRequest, escrowClient, escrowIdOf, expiryDeps, moneyOf, type EscrowClient } from '../support/escrow.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
-import type { Schemas } from '../../packages/sdk/src/index.ts'
+import type { RailWebhookEvent, Schemas } from '../../packages/sdk/src/index.ts'
 
 let harness: CollectionsHarness
 const SECRET = 'escrow-refunds-webhook-secret'
@@ -37,10 +37,8 @@ const BAYO = payer('400500600')
 type RefundJson = NonNullable<Schemas['Escrow']['refund']>
 type EscrowJson = Schemas['Escrow']
 type OutboundJson = Schemas['OutboundTransfer']
-interface EventJson {
-  event: string
-  data: { ref: string; status: string; refund?: RefundJson }
-}
+/** The escrow events Rail delivers, as the SDK types them. */
+type EventJson = Extract<RailWebhookEvent, { event: `escrow.${string}` }>
 
 async function escrowPartner() {
   const { client, credentials } = await harness.app.newPartner()
@@ -73,9 +71,9 @@ function escrowEvents(ref: string): EventJson[] {
     })
 }
 
-async function eventArrives(ref: string, type: string): Promise<EventJson> {
+async function eventArrives<Name extends EventJson['event']>(ref: string, type: Name): Promise<Extract<EventJson, { event: Name }>> {
   await waitFor(() => escrowEvents(ref).some((event) => event.event === type), 20_000, type)
-  return escrowEvents(ref).find((event) => event.event === type)!
+  return escrowEvents(ref).find((event): event is Extract<EventJson, { event: Name }> => event.event === type)!
 }
 
 const outbound = async (client: RailClient, id: string) => (await client.get<OutboundJson>(`/api/v1/rail/outbound/${id}`)).body

@@ -17678,7 +17678,7 @@ export interface operations {
                             } | "float";
                             /** @enum {string} */
                             state: "paid" | "failed";
-                            outboundTransferId: string;
+                            outboundTransferId: string | null;
                         };
                     };
                     /** @description The escrow's metadata, as the partner gave it */
@@ -17808,7 +17808,7 @@ export interface operations {
                             } | "float";
                             /** @enum {string} */
                             state: "paid" | "failed";
-                            outboundTransferId: string;
+                            outboundTransferId: string | null;
                         };
                     };
                     /** @description The escrow's metadata, as the partner gave it */
