@@ -17,7 +17,7 @@ import { NAME_MISMATCH_CODE, NAME_MISMATCH_MESSAGE } from '../nip/name-match.ts'
 import type { Partner } from '../partners/service.ts'
 import { requeryNow, requestRequery, workCreated, type Instruction, type InstructionChange, type InstructionOwner, type PaymentsDeps } from '../payments/service.ts'
 import { Coalescer } from '../platform/coalescer.ts'
-import { withTransaction, type Pool, type Tx } from '../platform/db.ts'
+import type { Pool, Tx } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
 import { findReplay, replayOf, requestHash, type ReferenceKind } from '../platform/idempotency.ts'
 import { claimMoves, LEDGER_CODE, type Claim, type ClaimOutcome, type MoveRequest } from './claims.ts'
@@ -33,8 +33,8 @@ export interface MovesDeps {
   pool: Pool
   /** The payment pipeline, which sends the moves' instructions. */
   payments: PaymentsDeps
-  /** Coalesces concurrent claims into shared transactions (claimBatcherFor); without it, one transaction each. */
-  claimer?: Coalescer<Claim, ClaimOutcome>
+  /** Coalesces concurrent claims into shared transactions written by claimMoves (claimBatcherFor): the way every move is claimed. */
+  claimer: Coalescer<Claim, ClaimOutcome>
 }
 
 export interface Submitted {
@@ -42,7 +42,7 @@ export interface Submitted {
   replayed: boolean
 }
 
-/** The API's claim batcher for these deps: the claims waiting when a lane frees up are made together. */
+/** The claim batcher for these deps: the claims waiting when a lane frees up are made together (a lone claim is a batch of one). */
 export function claimBatcherFor(deps: Pick<MovesDeps, 'pool' | 'payments'>): Coalescer<Claim, ClaimOutcome> {
   return new Coalescer(deps.pool, (tx, claims) => claimMoves(deps.pool, deps.payments, tx, claims))
 }
@@ -54,7 +54,7 @@ export async function submitMove(deps: MovesDeps, partner: Pick<Partner, 'id' | 
   // The partner's settlement account exists before the shared claim transaction needs it: made
   // there, it would take a second connection while the batch holds one (once per process).
   if (type !== 'wallet_transfer') await committedPartnerAccount(deps.pool, partner.id, WALLET_CURRENCY, 'provider_settlement')
-  const outcome = deps.claimer ? await deps.claimer.run(claim) : (await claimAlone(deps, claim))
+  const outcome = await deps.claimer.run(claim)
   // A taken reference is answered with its move as it stands now — a pending move included (the
   // first request, or the pipeline after it, finishes it): a replay never waits for the first request.
   const stored = () => repo.selectMoveByReference(deps.pool, partner.id, request.reference)
@@ -78,11 +78,6 @@ export async function submitMove(deps: MovesDeps, partner: Pick<Partner, 'id' | 
     return undefined
   })
   return { move: current ?? outcome.move, replayed: false }
-}
-
-/** One claim in its own transaction (no batcher). */
-async function claimAlone(deps: MovesDeps, claim: Claim): Promise<ClaimOutcome> {
-  return (await withTransaction(deps.pool, (tx) => claimMoves(deps.pool, deps.payments, tx, [claim])))[0]!
 }
 
 /** GET /transaction/batch/{reference}: the move, asking the bank first when it is not final. */
