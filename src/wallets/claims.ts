@@ -65,8 +65,38 @@ interface Prepared {
   provider: ProviderProfile
 }
 
-/** Claims a batch on the caller's transaction; one outcome per claim, in order. */
+/**
+ * The one write path of a move: claims a batch on the caller's transaction (the claim batcher's,
+ * moves.ts; a lone claim is a batch of one); one outcome per claim, in order — the outcomes the
+ * claims would have had claimed one by one in that order. A reference claimed twice in the batch
+ * starts a new run of it, on the same transaction: in one insert the second claim would find the
+ * reference taken by a move the first claim's refused hold then deletes (a refused move records
+ * nothing, and its reference stays free), where claimed after it, it finds the reference free.
+ */
 export async function claimMoves(pool: Pool, payments: PaymentsDeps, tx: Tx, claims: readonly Claim[]): Promise<ClaimOutcome[]> {
+  const outcomes: ClaimOutcome[] = []
+  for (const run of runsOfDistinctReferences(claims)) outcomes.push(...(await claimRun(pool, payments, tx, run)))
+  return outcomes
+}
+
+/** The claims in order, cut before each one whose reference a claim earlier in its run has. */
+function runsOfDistinctReferences(claims: readonly Claim[]): Claim[][] {
+  const runs: Claim[][] = []
+  let references = new Set<string>()
+  for (const claim of claims) {
+    const reference = `${claim.partner.id}:${claim.request.reference}`
+    if (runs.length === 0 || references.has(reference)) {
+      runs.push([])
+      references = new Set()
+    }
+    runs.at(-1)!.push(claim)
+    references.add(reference)
+  }
+  return runs
+}
+
+/** Claims a run of claims without a repeated reference: a handful of statements for all of them. */
+async function claimRun(pool: Pool, payments: PaymentsDeps, tx: Tx, claims: readonly Claim[]): Promise<ClaimOutcome[]> {
   const outcomes: (ClaimOutcome | undefined)[] = new Array(claims.length)
   const wallets = new Map(
     (await selectWalletsByIds(tx, claims.flatMap((claim) => [claim.request.walletId, claim.request.destinationWalletId ?? '']))).map((wallet) => [wallet.id, wallet]),
