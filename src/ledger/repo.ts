@@ -222,7 +222,11 @@ export async function selectStatement(db: Queryable, accountId: string, afterSeq
   }))
 }
 
-/** Pending transfers past their timeout and not yet resolved, oldest first. */
+/**
+ * Pending transfers past their timeout and not yet resolved, oldest first. timeout_at is the
+ * database's clock both ways: ledger_create_transfers() writes it as now() plus the timeout
+ * and judges it by now(), so the sweep does too (no application clock reaches the ledger's SQL).
+ */
 export async function selectTimedOutPendingIds(db: Queryable, limit: number): Promise<string[]> {
   const result = await db.query<{ transfer_id: string }>(
     `SELECT transfer_id FROM ledger_pending_transfers

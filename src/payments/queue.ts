@@ -37,9 +37,13 @@ function jobKey(id: string): string {
   return `payment:${id}`
 }
 
-/** A scheduled poll of one instruction, in the step's transaction (replacing any job it had waiting). */
-export async function addPollJob(tx: Queryable, id: string, runAt: Date): Promise<void> {
-  await addJob(tx, WORK_TASK, { id }, { runAt, jobKey: jobKey(id), priority: POLL_PRIORITY })
+/**
+ * A scheduled poll of one instruction, in the step's transaction (replacing any job it had
+ * waiting), `dueInMs` from now: the step is due by the pipeline's clock, the job's run_at by the
+ * database's, so the job is given the wait, not the time.
+ */
+export async function addPollJob(tx: Queryable, id: string, dueInMs: number): Promise<void> {
+  await addJob(tx, WORK_TASK, { id }, { runAfterMs: dueInMs, jobKey: jobKey(id), priority: POLL_PRIORITY })
 }
 
 /** How often an asked-for requery is tried while another worker holds its instruction (graphile-worker's backoff: about 3 s, 7 s, 20 s…). */

@@ -225,7 +225,9 @@ export async function lockInstruction(db: Queryable, id: string): Promise<Instru
 
 /**
  * Takes an instruction for one worker: only in one of `states`, and only if nobody holds it (or
- * the holder's lease ran out: it died, or is too slow to be trusted with it).
+ * the holder's lease ran out: it died, or is too slow to be trusted with it). The lease is wall
+ * time, written and judged by the database's now(): it bounds a worker's calls to the bank, which
+ * no application clock bends.
  */
 export async function claimInstruction(db: Queryable, id: string, token: string, leaseMs: number, states: readonly InstructionState[] = WORKABLE): Promise<Instruction | undefined> {
   const { rows } = await db.query<Row>(

@@ -294,7 +294,8 @@ export function withStepWriter(parts: PaymentsParts): PaymentsDeps {
 async function writeSteps(deps: PaymentsParts, tx: Tx, writes: readonly StepWrite[]): Promise<(repo.Instruction | undefined)[]> {
   const changes: Record<repo.OwnerType, InstructionChange[]> = { wallet_move: [], outbound_transfer: [] }
   const polls: { id: string; runAt: Date }[] = []
-  const results = await repo.writeSteps(tx, writes, deps.clock.now())
+  const now = deps.clock.now()
+  const results = await repo.writeSteps(tx, writes, now)
   const order = writes.map((_write, index) => index).sort((a, b) => (writes[a]!.id < writes[b]!.id ? -1 : writes[a]!.id > writes[b]!.id ? 1 : 0))
   for (const index of order) {
     const { id, progress, runAt } = writes[index]!
@@ -309,7 +310,7 @@ async function writeSteps(deps: PaymentsParts, tx: Tx, writes: readonly StepWrit
   for (const ownerType of Object.keys(changes) as repo.OwnerType[]) {
     if (changes[ownerType].length > 0) await deps.owners[ownerType].apply(tx, changes[ownerType], deps.clock)
   }
-  for (const poll of polls) await addPollJob(tx, poll.id, poll.runAt)
+  for (const poll of polls) await addPollJob(tx, poll.id, poll.runAt.getTime() - now.getTime())
   return results
 }
 

@@ -62,7 +62,7 @@ export interface PayoutChange {
 export async function watchDisbursement(db: Queryable, reference: string, attempt: number): Promise<void> {
   const delayMs = Math.min(1_000 * 2 ** attempt, WATCH_DELAY_MS_MAX)
   // graphile-worker runs jobs by the database's time, so the delay is real time, not the bank's clock.
-  await addJob(db, WATCH_TASK, { reference, attempt }, { runAt: new Date(Date.now() + delayMs) })
+  await addJob(db, WATCH_TASK, { reference, attempt }, { runAfterMs: delayMs })
 }
 
 /**
