@@ -150,23 +150,6 @@ CREATE TABLE escrow_funding_credits (
   CONSTRAINT escrow_funding_credits_pkey PRIMARY KEY (escrow_id, credit_id)
 );
 
-CREATE TABLE escrow_refunds (
-  refund_id uuid NOT NULL,
-  escrow_id uuid NOT NULL,
-  credit_id uuid NOT NULL,
-  purpose text NOT NULL,
-  amount_kobo bigint NOT NULL,
-  state text NOT NULL DEFAULT 'pending'::text,
-  outbound_transfer_id uuid,
-  created_at timestamp with time zone NOT NULL DEFAULT now(),
-  CONSTRAINT escrow_refunds_amount_kobo_check CHECK (((amount_kobo > 0) AND (amount_kobo <= '9007199254740991'::bigint))),
-  CONSTRAINT escrow_refunds_credit_id_fkey FOREIGN KEY (credit_id) REFERENCES inbound_credits(id),
-  CONSTRAINT escrow_refunds_escrow_id_fkey FOREIGN KEY (escrow_id) REFERENCES escrows(id),
-  CONSTRAINT escrow_refunds_pkey PRIMARY KEY (refund_id),
-  CONSTRAINT escrow_refunds_purpose_check CHECK ((purpose = ANY (ARRAY['refund'::text, 'excess_refund'::text]))),
-  CONSTRAINT escrow_refunds_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'succeeded'::text, 'failed'::text])))
-);
-
 CREATE TABLE escrow_webhooks (
   partner_id uuid NOT NULL,
   url text NOT NULL,
@@ -195,8 +178,6 @@ CREATE TABLE escrows (
   metadata jsonb NOT NULL DEFAULT '{}'::jsonb,
   webhook_url text,
   funding_payment_intent_id uuid,
-  recipient_payable_account_id uuid,
-  payer_refund_account_id uuid,
   release_reason text,
   cancel_reason text,
   created_at timestamp with time zone NOT NULL,
@@ -234,10 +215,8 @@ CREATE TABLE escrows (
   CONSTRAINT escrows_metadata_check CHECK ((jsonb_typeof(metadata) = 'object'::text)),
   CONSTRAINT escrows_partner_id_fkey FOREIGN KEY (partner_id) REFERENCES partners(id),
   CONSTRAINT escrows_payer_email_check CHECK ((length(payer_email) <= 254)),
-  CONSTRAINT escrows_payer_refund_account_id_fkey FOREIGN KEY (payer_refund_account_id) REFERENCES ledger_accounts(id),
   CONSTRAINT escrows_pkey PRIMARY KEY (id),
   CONSTRAINT escrows_recipient_email_check CHECK ((length(recipient_email) <= 254)),
-  CONSTRAINT escrows_recipient_payable_account_id_fkey FOREIGN KEY (recipient_payable_account_id) REFERENCES ledger_accounts(id),
   CONSTRAINT escrows_ref_check CHECK ((ref ~ '^EPT-[0-9]+-[A-Za-z0-9]+$'::text)),
   CONSTRAINT escrows_ref_unique UNIQUE (ref),
   CONSTRAINT escrows_reference_check CHECK (((length(reference) >= 1) AND (length(reference) <= 64))),
@@ -1190,8 +1169,6 @@ CREATE INDEX dashboard_sessions_expiry ON public.dashboard_sessions USING btree 
 
 CREATE INDEX dashboard_sessions_partner ON public.dashboard_sessions USING btree (partner_id);
 
-CREATE INDEX escrow_refunds_by_escrow ON public.escrow_refunds USING btree (escrow_id, created_at);
-
 CREATE INDEX escrows_by_partner ON public.escrows USING btree (partner_id, id DESC);
 
 CREATE INDEX escrows_due_to_expire ON public.escrows USING btree (expires_at) WHERE (status = 'initiated'::text);
@@ -1257,6 +1234,8 @@ CREATE INDEX provider_calls_by_provider ON public.provider_calls USING btree (pr
 CREATE INDEX provider_calls_by_reference ON public.provider_calls USING btree (reference, created_at) WHERE (reference IS NOT NULL);
 
 CREATE INDEX refunds_by_credit ON public.refunds USING btree (credit_id) WHERE (state <> 'failed'::text);
+
+CREATE INDEX refunds_by_origin ON public.refunds USING btree (origin_id, created_at, id) WHERE (origin_id IS NOT NULL);
 
 CREATE UNIQUE INDEX refunds_by_outbound_transfer ON public.refunds USING btree (outbound_transfer_id);
 
@@ -1787,8 +1766,6 @@ $function$
 ;
 
 CREATE TRIGGER bank_instructions_state_machine BEFORE UPDATE OF state ON public.bank_instructions FOR EACH ROW WHEN (((old.state IS DISTINCT FROM new.state) AND (NOT state_transition_allowed('bank_instruction'::text, old.state, new.state)))) EXECUTE FUNCTION refuse_state_transition('bank_instruction', 'state');
-
-CREATE TRIGGER escrow_refunds_state_machine BEFORE UPDATE OF state ON public.escrow_refunds FOR EACH ROW WHEN (((old.state IS DISTINCT FROM new.state) AND (NOT state_transition_allowed('escrow_credit_refund'::text, old.state, new.state)))) EXECUTE FUNCTION refuse_state_transition('escrow_credit_refund', 'state');
 
 CREATE TRIGGER escrows_disbursement_state_machine BEFORE UPDATE OF disbursement_state ON public.escrows FOR EACH ROW WHEN (((old.disbursement_state IS DISTINCT FROM new.disbursement_state) AND (NOT state_transition_allowed('escrow_disbursement'::text, old.disbursement_state, new.disbursement_state)))) EXECUTE FUNCTION refuse_state_transition('escrow_disbursement', 'disbursement_state');
 

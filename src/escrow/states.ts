@@ -1,8 +1,8 @@
-// The state machines of an escrow (docs/escrow.md, docs/states.md): its status, its disbursement,
-// its refund, and each refund of a funding credit. Repos guard each change with
-// `WHERE status = ANY(escrowStates.from(next))`, so that release, cancel, expiry and funding racing
-// on one escrow change it once: the first to commit wins, the others find it elsewhere. The
-// database refuses any other change (migration 0036).
+// The state machines of an escrow (docs/escrow.md, docs/states.md): its status, its disbursement
+// and its refund (each refund of a funding credit is the refunds module's, src/refunds/states.ts).
+// Repos guard each change with `WHERE status = ANY(escrowStates.from(next))`, so that release,
+// cancel, expiry and funding racing on one escrow change it once: the first to commit wins, the
+// others find it elsewhere. The database refuses any other change (migration 0036).
 import { defineMachine } from '../platform/state-machine.ts'
 
 export type EscrowStatus = 'initiated' | 'funded' | 'released' | 'cancelled' | 'expired'
@@ -38,8 +38,9 @@ export const disbursementStates = defineMachine<DisbursementState>({
 })
 
 // The refund of a cancelled or expired escrow's funding, or of an overfunded escrow's excess.
-// Null when nothing is to be refunded. Its refunds (one per funding credit) each end succeeded or
-// failed; the refund is refunded once all succeeded, failed as soon as one failed.
+// Null when nothing is to be refunded. Its refunds (one per funding credit, made by the refunds
+// module) each end succeeded or failed; the refund is refunded once all succeeded, failed as
+// soon as one failed.
 export type EscrowRefundState = 'pending' | 'refunded' | 'failed'
 
 export const escrowRefundStates = defineMachine<EscrowRefundState>({
@@ -51,19 +52,5 @@ export const escrowRefundStates = defineMachine<EscrowRefundState>({
     pending: ['refunded', 'failed'],
     refunded: [],
     failed: ['pending'], // the partner retries the failed refunds (PATCH /:ref/refund)
-  },
-})
-
-// One refund of one funding credit: its state follows the refund's outcome. A retry is a new one.
-export type CreditRefundState = 'pending' | 'succeeded' | 'failed'
-
-export const creditRefundStates = defineMachine<CreditRefundState>({
-  name: 'escrow_credit_refund',
-  table: 'escrow_refunds',
-  column: 'state',
-  next: {
-    pending: ['succeeded', 'failed'],
-    succeeded: [],
-    failed: [],
   },
 })

@@ -3,7 +3,7 @@
 // its states, and, machine by machine, every allowed move succeeds and every other change of state
 // (out of a terminal state, back to NULL, to an unknown or skipped state) is refused with RS001.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { creditRefundStates, disbursementStates, escrowRefundStates, escrowStates } from '../../src/escrow/states.ts'
+import { disbursementStates, escrowRefundStates, escrowStates } from '../../src/escrow/states.ts'
 import { deliveryStates, eventDeliveryStates } from '../../src/events/states.ts'
 import { creditStates } from '../../src/inbound-credits/states.ts'
 import { invoiceStates } from '../../src/invoices/states.ts'
@@ -26,7 +26,6 @@ const MACHINES: StateMachine<string>[] = [
   escrowStates,
   disbursementStates,
   escrowRefundStates,
-  creditRefundStates,
   invoiceStates,
   intentStates,
   creditStates,
