@@ -5,7 +5,7 @@ import { callerOf } from '../partners/auth.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { closedObject, errorResponses, NubanSchema } from '../platform/schemas.ts'
 import { NAME_ENQUIRIES_PER_MINUTE_DEFAULT } from '../providers/service.ts'
-import { checkResolvable, listBanks, resolveAccountName, type BankDeps } from './service.ts'
+import { listBanks, resolveAccount, type BankDeps } from './service.ts'
 
 const BankSchema = Type.Object(
   {
@@ -84,10 +84,7 @@ export function registerBankRoutes(app: HttpServer, deps: BankDeps): void {
     },
     async (request) => {
       const account = { bankCode: request.body.bankCode, accountNumber: request.body.accountNumber }
-      const provider = await checkResolvable(deps, callerOf(request).partner.id, account)
-      // Counted here: only the enquiries that reach the bank cost anything (or show a name).
-      deps.providers.nameEnquiries.spend(callerOf(request).partner.id)
-      const { accountName } = await resolveAccountName(deps, provider, account, request.id)
+      const { accountName } = await resolveAccount(deps, callerOf(request).partner.id, account, request.id)
       return { ...account, accountName }
     },
   )

@@ -1,10 +1,9 @@
 // Counterparties (docs/contracts/collections-and-payouts.md §Counterparties, docs/design.md §10): saved beneficiaries. One per partner and account; made
 // on the first payout to the account (outbound transfers call recordPayoutsTo) or explicitly, and
 // renamed or archived by the partner. Archiving is soft state: it does not block payouts.
-import { findBank } from '../nip/banks.ts'
-import { isValidNuban } from '../nip/nuban.ts'
+import { checkBankAccount } from '../banks/service.ts'
 import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
-import { fieldError, notFound } from '../platform/errors.ts'
+import { notFound } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
 import { readPage } from '../platform/read-pool.ts'
@@ -34,8 +33,7 @@ export async function recordVerifiedName(db: Queryable, partnerId: string, bankC
 }
 
 export async function createCounterparty(pool: Pool, partnerId: string, input: CounterpartyAccount & { name?: string }): Promise<{ counterparty: repo.Counterparty; created: boolean }> {
-  if (!findBank(input.bankCode)) throw fieldError('bankCode', 'is not a bank code of a Nigerian bank')
-  if (!isValidNuban(input.bankCode, input.accountNumber)) throw fieldError('accountNumber', 'is not a valid NUBAN at that bank')
+  checkBankAccount(input)
   const { name, ...account } = input
   return repo.upsertCounterparty(pool, { id: uuidv7(), partnerId, ...account, name: name ?? account.accountName }, false)
 }

@@ -1,5 +1,6 @@
 // Creating an escrow: the request checked, the funding intent composed, the escrow recorded under its
 // reference (platform/idempotency.ts) with the job that expires it, in one transaction.
+import { checkAccountHolder } from '../banks/service.ts'
 import type { Partner } from '../partners/service.ts'
 import { randomBase62 } from '../platform/crypto.ts'
 import { withTransaction, type Queryable } from '../platform/db.ts'
@@ -8,7 +9,6 @@ import { claimReference, findReplay, requestHash, type ReferenceKind } from '../
 import { uuidv7 } from '../platform/ids.ts'
 import { addJob } from '../platform/jobs.ts'
 import { allocateIntentAccount, createIntentInTransaction, type IntentView } from '../payment-intents/service.ts'
-import { checkBankAccount } from '../providers/service.ts'
 import type { Caller } from '../virtual-accounts/service.ts'
 import { partnerClock } from '../sandbox-clock/service.ts'
 import * as repo from './repo.ts'
@@ -34,7 +34,7 @@ async function assertCreatable(deps: EscrowDeps, partner: Partner, request: Crea
  * sends the payout.
  */
 export async function assertDestination(deps: EscrowDeps, partnerId: string, destination: repo.Destination): Promise<void> {
-  await checkBankAccount({ pool: deps.pool, providers: deps.outbound.payments.providers }, partnerId, destination, 'disbursement')
+  await checkAccountHolder({ pool: deps.pool, providers: deps.outbound.payments.providers }, partnerId, destination, 'disbursement')
 }
 
 /**

@@ -3,18 +3,17 @@
 // instruction to the bank. Every submit is recorded by recordSubmissions, as a batch: the API's
 // (coalesced by the submit batcher into shared transactions) and Rail's own payouts (a refund, an
 // escrow's disbursement, a settlement: a batch of one on the caller's transaction).
+import { checkBankAccount } from '../banks/service.ts'
 import { recordPayoutsTo } from '../counterparties/service.ts'
 import { assertCallbackUrlAllowed, recordEvent } from '../events/service.ts'
 import { committedPartnerAccount, createTransfers, derivedId, ensurePartnerAccount, type TransferInput } from '../ledger/service.ts'
-import { findBank } from '../nip/banks.ts'
 import { generateBrr } from '../nip/brr.ts'
-import { isValidNuban } from '../nip/nuban.ts'
 import type { Partner } from '../partners/service.ts'
 import { createInstructions, failUnsent, newInstruction, type PaymentsDeps } from '../payments/service.ts'
 import { providerFor, requireCapability, type ProviderProfile } from '../providers/service.ts'
 import type { Clock } from '../platform/clock.ts'
 import type { Pool, Queryable } from '../platform/db.ts'
-import { fieldError, RailError } from '../platform/errors.ts'
+import { RailError } from '../platform/errors.ts'
 import { claimReferences, findReplay, replayOf, requestHash, type ReferenceKind } from '../platform/idempotency.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { Coalescer } from '../platform/coalescer.ts'
@@ -57,11 +56,13 @@ export interface Caller {
   requestId?: string
 }
 
+/** The request's names of the account paid, which its errors name. */
+const BENEFICIARY_FIELDS = { bankCode: 'beneficiaryBankCode', accountNumber: 'beneficiaryAccountNumber' }
+
 /** Checks what the schema cannot: currency, bank, NUBAN, callback URL. Nothing is written before. */
 async function assertSubmittable(caller: Caller, request: SubmitRequest, allowLoopbackCallbacks: boolean): Promise<void> {
   if (request.currency !== FLOAT_CURRENCY) throw new RailError('unsupported_currency', `Only ${FLOAT_CURRENCY} is served`, { currency: request.currency })
-  if (!findBank(request.beneficiaryBankCode)) throw fieldError('beneficiaryBankCode', 'is not a bank code of a Nigerian bank')
-  if (!isValidNuban(request.beneficiaryBankCode, request.beneficiaryAccountNumber)) throw fieldError('beneficiaryAccountNumber', 'is not a valid NUBAN at that bank')
+  checkBankAccount({ bankCode: request.beneficiaryBankCode, accountNumber: request.beneficiaryAccountNumber }, BENEFICIARY_FIELDS)
   if (request.callbackUrl !== undefined) await assertCallbackUrlAllowed(request.callbackUrl, caller.partner.environment, allowLoopbackCallbacks)
 }
 

@@ -1,12 +1,12 @@
 // A partner's settlement settings (docs/settlement.md "Settings"): float or bank mode, the bank
 // account (name-checked before anything is written) and the daily cut-off.
+import { checkAccountHolder } from '../banks/service.ts'
 import type { OutboundDeps } from '../outbound-transfers/service.ts'
 import type { Partner } from '../partners/service.ts'
 import type { Clock } from '../platform/clock.ts'
 import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { fieldError } from '../platform/errors.ts'
 import { claimKeyInTransaction, type IdempotencyKey } from '../platform/idempotency-keys.ts'
-import { checkBankAccount } from '../providers/service.ts'
 import { bankName } from '../virtual-accounts/service.ts'
 import { nextCutoff, SETTLEMENT_TIME_ZONE } from './cycles.ts'
 import * as repo from './repo.ts'
@@ -85,5 +85,5 @@ async function checkedBankAccount(
     return registered
   }
   // A new account spends from the partner's name-enquiry budget (429 past it): the answer may name its holder.
-  return checkBankAccount({ pool: deps.pool, providers: deps.outbound.payments.providers }, partnerId, account, 'bankAccount')
+  return checkAccountHolder({ pool: deps.pool, providers: deps.outbound.payments.providers }, partnerId, account, 'bankAccount')
 }

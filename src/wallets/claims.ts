@@ -6,9 +6,8 @@
 // alone and records nothing; the others still commit. Persist before the bank call: a claimed
 // move, its hold and its instruction (born `sending`, held by its request) are committed before
 // the request sends it.
+import { checkBankAccount } from '../banks/service.ts'
 import { committedPartnerAccount, createTransfers, derivedId, LedgerError, type TransferInput } from '../ledger/service.ts'
-import { findBank } from '../nip/banks.ts'
-import { isValidNuban } from '../nip/nuban.ts'
 import type { Partner } from '../partners/service.ts'
 import { createInstructions, newInstruction, type Instruction, type Operation, type PaymentsDeps } from '../payments/service.ts'
 import type { Pool, Tx } from '../platform/db.ts'
@@ -192,10 +191,10 @@ function destinationOf(wallet: Wallet, destinationWalletId: string | undefined, 
 }
 
 function assertBankDestination(request: MoveRequest): void {
-  const bankCode = request.destinationBankCode ?? ''
-  if (!findBank(bankCode)) throw fieldError('destinationBankCode', 'is not a known bank code')
-  if (!isValidNuban(bankCode, request.destinationAccountNumber ?? '')) throw fieldError('destinationAccountNumber', 'is not a valid NUBAN at that bank')
+  checkBankAccount({ bankCode: request.destinationBankCode ?? '', accountNumber: request.destinationAccountNumber ?? '' }, DESTINATION_FIELDS)
 }
+
+const DESTINATION_FIELDS = { bankCode: 'destinationBankCode', accountNumber: 'destinationAccountNumber' }
 
 /** Holds the amount leaving a wallet: a pending ledger transfer, refused beyond the available balance. */
 async function holdTransfer(pool: Pool, { move, wallet, destination }: Prepared): Promise<TransferInput> {
