@@ -3,8 +3,8 @@
 // called (and so before any bank is asked) and what came of it — the object made, its new state,
 // or the service's refusal — added to that record after.
 import type { FastifyRequest } from 'fastify'
+import type { Caller } from '../partners/service.ts'
 import { RailError } from '../platform/errors.ts'
-import type { Caller } from '../virtual-accounts/service.ts'
 import { recordAction, recordOutcome, type DashboardDeps, type Visit } from './http.ts'
 
 /**

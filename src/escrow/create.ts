@@ -1,7 +1,7 @@
 // Creating an escrow: the request checked, the funding intent composed, the escrow recorded under its
 // reference (platform/idempotency.ts) with the job that expires it, in one transaction.
 import { checkAccountHolder } from '../banks/service.ts'
-import type { Partner } from '../partners/service.ts'
+import type { Caller, Partner } from '../partners/service.ts'
 import { randomBase62 } from '../platform/crypto.ts'
 import { withTransaction, type Queryable } from '../platform/db.ts'
 import { fieldError, RailError } from '../platform/errors.ts'
@@ -9,7 +9,6 @@ import { claimReference, findReplay, requestHash, type ReferenceKind } from '../
 import { uuidv7 } from '../platform/ids.ts'
 import { addJob } from '../platform/jobs.ts'
 import { allocateIntentAccount, createIntentInTransaction, type IntentView } from '../payment-intents/service.ts'
-import type { Caller } from '../virtual-accounts/service.ts'
 import { partnerClock } from '../sandbox-clock/service.ts'
 import * as repo from './repo.ts'
 import { type CreateRequest, ESCROW_CURRENCY, type EscrowDeps, EXPIRE_TASK, METADATA_MAX_BYTES, TTL_HOURS_DEFAULT } from './types.ts'

@@ -3,11 +3,11 @@
 // escrow keeps no copy, it reads them (refundsOfOrigin) to show and to decide its refund.
 import { creditsForRefunds } from '../inbound-credits/service.ts'
 import { lockLedgerAccount } from '../ledger/service.ts'
+import type { Caller } from '../partners/service.ts'
 import type { Clock } from '../platform/clock.ts'
 import { withTransaction, type Queryable, type Tx } from '../platform/db.ts'
 import { notFound, RailError } from '../platform/errors.ts'
 import { refundCreditInTransaction, refundsOfOrigin, type Refund } from '../refunds/service.ts'
-import type { Caller } from '../virtual-accounts/service.ts'
 import * as repo from './repo.ts'
 import { emit } from './events.ts'
 import { holdingOf } from './money.ts'

@@ -85,7 +85,7 @@ function registerCreateRoutes(app: HttpServer, deps: EscrowDeps): void {
     },
     async (request, reply) => {
       const caller = callerOf(request)
-      const { escrow, funding, replayed } = await createEscrow(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.body)
+      const { escrow, funding, replayed } = await createEscrow(deps, caller, request.body)
       return sendOnce(reply.code(201), replayed, toCreatedJson(escrow, funding))
     },
   )
@@ -162,7 +162,7 @@ function registerChangeRoutes(app: HttpServer, deps: EscrowDeps): void {
     },
     async (request) => {
       const caller = callerOf(request)
-      const { escrow, retried } = await releaseEscrow(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.params.ref, request.body)
+      const { escrow, retried } = await releaseEscrow(deps, caller, request.params.ref, request.body)
       const message =
         escrow.destination === null
           ? "Escrow released; the amount is credited to your float for the recipient's payment"
@@ -182,7 +182,7 @@ function registerChangeRoutes(app: HttpServer, deps: EscrowDeps): void {
     },
     async (request) => {
       const caller = callerOf(request)
-      const escrow = await cancelEscrow(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.params.ref, request.body.reason)
+      const escrow = await cancelEscrow(deps, caller, request.params.ref, request.body.reason)
       return { success: true, ref: escrow.ref, status: escrow.status, message: escrow.fundedAmountKobo > 0 ? 'Escrow cancelled; the refund to the payer is initiated' : 'Escrow cancelled' }
     },
   )
@@ -204,7 +204,7 @@ function registerChangeRoutes(app: HttpServer, deps: EscrowDeps): void {
     },
     async (request) => {
       const caller = callerOf(request)
-      const escrow = await retryRefund(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.params.ref)
+      const escrow = await retryRefund(deps, caller, request.params.ref)
       const message = escrow.refundState === 'pending' ? 'Refund retried; the payer is being refunded' : 'Refund retried; a credit still cannot be refunded (no valid sender account)'
       return { success: true, ref: escrow.ref, status: escrow.status, refundState: escrow.refundState!, message }
     },

@@ -13,7 +13,7 @@
 // funding on release) refund each funding credit to the account it came from through the refunds
 // core: payouts held on escrow_holding, so a failed refund leaves the money held there.
 import { createTransfers, derivedId, ensurePartnerAccount, lockLedgerAccount } from '../ledger/service.ts'
-import { getPartner } from '../partners/service.ts'
+import { getPartner, type Caller } from '../partners/service.ts'
 import type { Clock } from '../platform/clock.ts'
 import { withTransaction, type Queryable, type Tx } from '../platform/db.ts'
 import { notFound, RailError } from '../platform/errors.ts'
@@ -24,7 +24,6 @@ import { submitOutboundInTransaction, type OutboundTransfer } from '../outbound-
 import type { PayoutOrigins } from '../outbound-transfers/types.ts'
 import type { RefundOrigins } from '../refunds/service.ts'
 import { furthestOffsetSeconds } from '../sandbox-clock/service.ts'
-import type { Caller } from '../virtual-accounts/service.ts'
 import * as repo from './repo.ts'
 import type { EscrowStatus } from './states.ts'
 import { assertDestination } from './create.ts'

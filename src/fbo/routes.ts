@@ -33,7 +33,7 @@ function registerProvision(app: HttpServer, deps: CollectionsDeps): void {
     },
     async (request, reply) => {
       const caller = callerOf(request)
-      const { account, replayed } = await provisionFboAccount(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.body)
+      const { account, replayed } = await provisionFboAccount(deps, caller, request.body)
       return sendOnce(reply.code(200), replayed, toFboJson(account))
     },
   )

@@ -1,6 +1,7 @@
 // FBO pool virtual accounts (docs/contracts/collections-and-payouts.md §FBO pool accounts): identity-blind collection accounts attributed to an
 // opaque holder reference. No name, phone, email or BVN is accepted or stored: the account is
 // named after the partner's pool, and it bears no BRR (reference-only).
+import type { Caller } from '../partners/service.ts'
 import { withTransaction, type Queryable } from '../platform/db.ts'
 import { claimReference, findReplay, requestHash, type ReferenceKind } from '../platform/idempotency.ts'
 import {
@@ -11,7 +12,6 @@ import {
   insertVirtualAccount,
   newAccountRow,
   selectFboByHolder,
-  type Caller,
   type CollectionsDeps,
   type VirtualAccount,
 } from '../virtual-accounts/service.ts'

@@ -151,7 +151,7 @@ function registerTriageRoutes(app: HttpServer, deps: InboundDeps): void {
     },
     async (request, reply) => {
       const caller = callerOf(request)
-      const { credit, replayed } = await resolveUnmatchedRequest(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.params.id, request.body, request.idempotencyKey)
+      const { credit, replayed } = await resolveUnmatchedRequest(deps, caller, request.params.id, request.body, request.idempotencyKey)
       return sendOnce(reply.code(200), replayed, credit)
     },
   )

@@ -3,7 +3,7 @@
 // another of the partner's accounts as if it had been paid there (the owner's rules apply).
 import { recordEvent } from '../events/service.ts'
 import { createTransfers, ensurePartnerAccount } from '../ledger/service.ts'
-import type { Partner } from '../partners/service.ts'
+import type { Caller } from '../partners/service.ts'
 import { lockIntentOfAccount, recordIntentCredit } from '../payment-intents/service.ts'
 import type { Clock } from '../platform/clock.ts'
 import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
@@ -39,16 +39,16 @@ export async function getTriageItem(pool: Pool, partnerId: string, id: string) {
 export type Resolution = { action: 'refund' } | { action: 'assign'; target: string | { trackingId: string } }
 
 /** Settles an unmatched credit once: refunded to its sender, or assigned to another of the caller's accounts. */
-export async function resolveUnmatched(deps: InboundDeps, caller: { partner: Partner; credentialId: string; requestId?: string }, id: string, resolution: Resolution) {
+export async function resolveUnmatched(deps: InboundDeps, caller: Caller, id: string, resolution: Resolution) {
   return (await resolveOnce(deps, caller, id, resolution)).credit
 }
 
 /** The API's resolve: the same request again with its Idempotency-Key repeats nothing (`replayed`). */
-export async function resolveUnmatchedRequest(deps: InboundDeps, caller: { partner: Partner; credentialId: string; requestId?: string }, id: string, resolution: Resolution, key?: IdempotencyKey) {
+export async function resolveUnmatchedRequest(deps: InboundDeps, caller: Caller, id: string, resolution: Resolution, key?: IdempotencyKey) {
   return resolveOnce(deps, caller, id, resolution, key)
 }
 
-async function resolveOnce(deps: InboundDeps, caller: { partner: Partner; credentialId: string; requestId?: string }, id: string, resolution: Resolution, key?: IdempotencyKey) {
+async function resolveOnce(deps: InboundDeps, caller: Caller, id: string, resolution: Resolution, key?: IdempotencyKey) {
   const partnerId = caller.partner.id
   let replayed = false
   const resolved = await withTransaction(deps.pool, async (tx) => {
@@ -91,7 +91,7 @@ async function lockUnmatched(tx: Queryable, id: string): Promise<repo.InboundCre
  * the hold is voided back to suspense and the credit is unmatched again, for another try. Each
  * attempt is a refund of its own, under Rail's reference `triage-refund:<credit>:<uuid>`.
  */
-async function refund(deps: InboundDeps, tx: Tx, caller: { partner: Partner; credentialId: string; requestId?: string }, credit: repo.InboundCredit) {
+async function refund(deps: InboundDeps, tx: Tx, caller: Caller, credit: repo.InboundCredit) {
   const suspense = await ensurePartnerAccount(tx, caller.partner.id, credit.currency, 'suspense')
   const refunded = await refundCreditInTransaction(deps.refunds, tx, {
     caller,

@@ -5,6 +5,7 @@
 // Lock order, as in every collections path: the virtual account, then the invoice.
 import { recordEvent } from '../events/service.ts'
 import type { CollectionsRegistries, OwnedCredit } from '../inbound-credits/service.ts'
+import { creatorMetadata, type Caller } from '../partners/service.ts'
 import { allocateIntentAccount, createIntentInTransaction, getIntentById, type IntentAccount, type IntentView, type PaymentIntentRequest } from '../payment-intents/service.ts'
 import type { Clock } from '../platform/clock.ts'
 import { withTransaction, type Queryable, type Tx } from '../platform/db.ts'
@@ -20,9 +21,7 @@ import {
   assertCollectionCurrency,
   bankName,
   COLLECTION_CURRENCY,
-  creatorMetadata,
   lockById as lockAccountById,
-  type Caller,
   type CollectionsDeps,
 } from '../virtual-accounts/service.ts'
 import { partnerClock } from '../sandbox-clock/service.ts'

@@ -59,7 +59,7 @@ function registerTransferRoutes(app: HttpServer, deps: OutboundDeps): void {
     },
     async (request, reply) => {
       const caller = callerOf(request)
-      const { transfer, replayed } = await submitOutbound(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.body)
+      const { transfer, replayed } = await submitOutbound(deps, caller, request.body)
       return sendOnce(reply.code(202), replayed, toOutboundJson(transfer))
     },
   )

@@ -19,7 +19,7 @@ export type { OutboundTransfer, OutboundVolume, StateMoment } from './repo.ts'
 export { FLOAT_CURRENCY, fundFloat } from './float.ts'
 export { selectInFlightHoldIds as inFlightHoldIds, selectStatementFacts as payoutStatementFacts } from './repo.ts'
 export { callbackEvent, hasCallback, toOutboundJson } from './callbacks.ts'
-export { outboundDeps, recordSubmissions, submitOutbound, submitOutboundInTransaction, type Caller, type OutboundDeps, type PayoutSource, type Submission, type SubmitRequest } from './submit.ts'
+export { outboundDeps, recordSubmissions, submitOutbound, submitOutboundInTransaction, type OutboundDeps, type PayoutSource, type Submission, type SubmitRequest } from './submit.ts'
 
 export interface SimulationRequest {
   transferId?: string

@@ -8,7 +8,7 @@ import { recordPayoutsTo } from '../counterparties/service.ts'
 import { assertCallbackUrlAllowed, recordEvent } from '../events/service.ts'
 import { committedPartnerAccount, createTransfers, derivedId, ensurePartnerAccount, type TransferInput } from '../ledger/service.ts'
 import { generateBrr } from '../nip/brr.ts'
-import type { Partner } from '../partners/service.ts'
+import { creatorMetadata, type Caller, type Partner } from '../partners/service.ts'
 import { createInstructions, failUnsent, newInstruction, type PaymentsDeps } from '../payments/service.ts'
 import { providerFor, requireCapability, type ProviderProfile } from '../providers/service.ts'
 import type { Clock } from '../platform/clock.ts'
@@ -48,12 +48,6 @@ export interface SubmitRequest {
   narration?: string
   consumerId?: string
   callbackUrl?: string
-}
-
-export interface Caller {
-  partner: Partner
-  credentialId: string
-  requestId?: string
 }
 
 /** The request's names of the account paid, which its errors name. */
@@ -183,7 +177,7 @@ function newTransfer({ caller, request, hash, source }: Submission, provider: Pr
     // Applied where the provider supports it: the transfer says what the bank was told.
     narration: provider.capabilities.narration ? (request.narration ?? null) : null,
     callbackUrl: request.callbackUrl ?? null,
-    creatorMetadata: { partnerId, credentialId: caller.credentialId, requestId: caller.requestId ?? null },
+    creatorMetadata: creatorMetadata(caller),
     holdTransferId: derivedId(id, 'hold'),
     sourceAccountId: source?.accountId ?? null,
     originType: source?.originType ?? 'partner',

@@ -15,7 +15,7 @@ import { installIdempotencyKeys } from '../platform/idempotency-keys.ts'
 import type { RateLimiter } from '../platform/rate-limit.ts'
 import { readSignatureHeaders, signatureMatches, type SignatureHeaders, type SignatureRefusal } from '../platform/request-signature.ts'
 import { CredentialCache } from './credential-cache.ts'
-import { findByEscrowApiKey, findSigningKey, type AuthenticatedPartner, type FoundCredential } from './service.ts'
+import { findByEscrowApiKey, findSigningKey, type AuthenticatedPartner, type Caller, type FoundCredential } from './service.ts'
 
 /** signature: X-Rail-Key-Id + HMAC (partner and wallet APIs); api-key: X-API-Key (escrow API). */
 export type AuthScheme = 'signature' | 'api-key' | 'none'
@@ -188,8 +188,8 @@ function singleHeader(request: FastifyRequest, name: string): string | undefined
   return typeof value === 'string' && value.length > 0 ? value : undefined
 }
 
-/** The authenticated caller of a route that declared a scheme; a missing one is a programming error. */
-export function callerOf(request: FastifyRequest): AuthenticatedPartner {
+/** The authenticated caller of a route that declared a scheme, with the request's id; a missing one is a programming error. */
+export function callerOf(request: FastifyRequest): Caller {
   if (!request.caller) throw new Error(`route ${request.routeOptions.url} used callerOf without authentication`)
-  return request.caller
+  return { ...request.caller, requestId: request.id }
 }

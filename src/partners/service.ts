@@ -208,6 +208,20 @@ export interface AuthenticatedPartner {
   credentialId: string
 }
 
+/**
+ * Who asks for something to be made: the partner, its credential (an API key's, or Rail's own when
+ * Rail acts for the partner: the dashboard, a schedule, an escrow's expiry) and, when a request
+ * asks, its X-Request-Id. Recorded on every object it makes (creatorMetadata).
+ */
+export interface Caller extends AuthenticatedPartner {
+  requestId?: string
+}
+
+/** The caller as an object it made records it. */
+export function creatorMetadata(caller: Caller): Record<string, unknown> {
+  return { partnerId: caller.partner.id, credentialId: caller.credentialId, requestId: caller.requestId ?? null }
+}
+
 /** A live credential as authentication needs it; `expiresAt` bounds how long it may be remembered. */
 export interface FoundCredential extends AuthenticatedPartner {
   expiresAt: Date | null

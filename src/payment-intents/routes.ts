@@ -42,7 +42,7 @@ function registerCreate(app: HttpServer, deps: CollectionsDeps): void {
     },
     async (request, reply) => {
       const caller = callerOf(request)
-      const created = await createPaymentIntent(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.body)
+      const created = await createPaymentIntent(deps, caller, request.body)
       return sendOnce(reply.code(200), created.replayed, toIntentJson(created))
     },
   )

@@ -3,6 +3,7 @@
 // escrows compose one (an owner) and decide what a credit to it means; a stand-alone intent
 // counts what it received: paid, partially paid or overpaid.
 import { randomBytes } from 'node:crypto'
+import { creatorMetadata, type Caller } from '../partners/service.ts'
 import type { Clock } from '../platform/clock.ts'
 import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
 import { fieldError, notFound } from '../platform/errors.ts'
@@ -20,7 +21,6 @@ import {
   bearsBrr,
   collectionProvider,
   COLLECTION_CURRENCY,
-  creatorMetadata,
   holderName,
   insertVirtualAccount,
   lockFreeByIds,
@@ -28,7 +28,6 @@ import {
   selectById as selectAccountById,
   selectIdByTrackingId,
   type AccountHolder,
-  type Caller,
   type CollectionsDeps,
   type VirtualAccount,
 } from '../virtual-accounts/service.ts'

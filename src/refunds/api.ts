@@ -1,7 +1,7 @@
 // The Refunds API: a partner's refund of a credit, or of the confirmed credits of a payment intent
 // or an invoice, under one reference, made by the core (core.ts) credit by credit.
 import { ensurePartnerAccount, getBalance } from '../ledger/service.ts'
-import type { Caller } from '../outbound-transfers/service.ts'
+import type { Caller } from '../partners/service.ts'
 import { accountOfIntent, intentOwnerTypeOfAccount } from '../payment-intents/service.ts'
 import { withTransaction, type Pool, type Queryable, type Tx } from '../platform/db.ts'
 import { notFound, RailError } from '../platform/errors.ts'

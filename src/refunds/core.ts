@@ -11,7 +11,8 @@
 // so two refunds of one credit at once cannot exceed it.
 import { findBank } from '../nip/banks.ts'
 import { isValidNuban } from '../nip/nuban.ts'
-import { submitOutboundInTransaction, type Caller, type OutboundDeps } from '../outbound-transfers/service.ts'
+import { submitOutboundInTransaction, type OutboundDeps } from '../outbound-transfers/service.ts'
+import type { Caller } from '../partners/service.ts'
 import type { Clock } from '../platform/clock.ts'
 import type { Queryable, Tx } from '../platform/db.ts'
 import { fieldError, notFound, RailError } from '../platform/errors.ts'

@@ -45,7 +45,7 @@ export function registerRefundRoutes(app: HttpServer, deps: RefundsApiDeps): voi
     },
     async (request, reply) => {
       const caller = callerOf(request)
-      const { view, replayed } = await createRefunds(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.body)
+      const { view, replayed } = await createRefunds(deps, caller, request.body)
       return sendOnce(reply.code(201), replayed, { reference: view.reference, amountKobo: view.amountKobo, refunds: view.refunds.map(toRefundJson) })
     },
   )

@@ -34,7 +34,7 @@ function registerCreateAndListRoutes(app: HttpServer, deps: CollectionsDeps): vo
     },
     async (request, reply) => {
       const caller = callerOf(request)
-      const { account, replayed } = await createPersistentAccount(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.body)
+      const { account, replayed } = await createPersistentAccount(deps, caller, request.body)
       return sendOnce(reply.code(200), replayed, toPersistentAccountJson(account))
     },
   )

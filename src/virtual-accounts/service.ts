@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { assertCallbackUrlAllowed } from '../events/service.ts'
 import { findBank } from '../nip/banks.ts'
 import { generateBrr } from '../nip/brr.ts'
-import type { Partner } from '../partners/service.ts'
+import { creatorMetadata, type Caller, type Partner } from '../partners/service.ts'
 import type { Clock } from '../platform/clock.ts'
 import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { notFound, RailError } from '../platform/errors.ts'
@@ -49,17 +49,6 @@ export interface CollectionsDeps {
   clock: Clock
   providers: ProviderRegistry
   allowLoopbackCallbacks: boolean
-}
-
-/** Who asked: recorded on every object as its creatorMetadata. */
-export interface Caller {
-  partner: Partner
-  credentialId: string
-  requestId?: string
-}
-
-export function creatorMetadata(caller: Caller): Record<string, unknown> {
-  return { partnerId: caller.partner.id, credentialId: caller.credentialId, requestId: caller.requestId ?? null }
 }
 
 /** Government and corporate partners receive BRR-bearing accounts; fintech and citizen partners reference-only ones. */
