@@ -1,6 +1,7 @@
 // Banks: the list, and the account-name check through the sandbox bank's real name enquiry —
 // NUBAN-checked first (a malformed number never reaches the bank), refusals and silence from the
-// bank as 422 and 502, never 500, and a per-partner limit on enquiries (429 with Retry-After).
+// bank as 422 and 502, never 500 (read the same by every route that asks a name), and a
+// per-partner limit on enquiries (429 with Retry-After).
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BANKS } from '../../src/nip/banks.ts'
@@ -11,6 +12,7 @@ import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
 import { loadConfig } from '../../src/platform/config.ts'
 import { PARTNER_RPS_DEFAULT, UNAUTHENTICATED_RPS_DEFAULT } from '../../src/platform/rate-limit.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
+import { createRequest, escrowClient } from '../support/escrow.ts'
 import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 const ENQUIRIES_PER_MINUTE = 25
@@ -137,6 +139,18 @@ describe('POST /api/v1/rail/banks/resolve', () => {
     expect(answer.status).toBe(422)
     expect(answer.body).toMatchObject({ error: 'validation_error', details: { fields: [{ field: 'accountNumber' }], responseCode: '07' } })
     expect(await nameEnquiriesAt(accountNumber)).toBe(1)
+  })
+
+  it("reads the bank's refusal the same wherever a name is asked: a settlement account and an escrow's disbursement are the same 422 on their own field", async () => {
+    const { client, credentials } = await app.newPartner()
+    const refused = { bankCode: '101', accountNumber: nuban('101', '987650002'), accountName: 'ADA OBI' } // no such account at the sandbox bank
+    const settlement = await client.request<ErrorJson>('PUT', '/api/v1/rail/settlement', { mode: 'bank', bankAccount: refused })
+    const escrow = await escrowClient(app.baseUrl, credentials.escrowApiKey).create<ErrorJson>(createRequest({ reference: randomUUID(), disbursement: refused }))
+    for (const [answer, field] of [[settlement, 'bankAccount.accountNumber'], [escrow, 'disbursement.accountNumber']] as const) {
+      expect(answer.status, JSON.stringify(answer.body)).toBe(422)
+      expect(answer.body).toMatchObject({ error: 'validation_error', details: { fields: [{ field }], responseCode: '07' } })
+    }
+    expect(await nameEnquiriesAt(refused.accountNumber)).toBe(2)
   })
 
   it('answers 502 provider_unavailable, not 500, when the bank gives no answer; the same request then succeeds', async () => {
