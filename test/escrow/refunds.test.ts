@@ -9,7 +9,7 @@ import { expireEscrow } from '../../src/escrow/service.ts'
 import { nuban } from '../../src/nip/nuban.ts'
 import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
 import { bookedKobo, payIn, startCollections, type CollectionsHarness } from '../collections/support.ts'
-import { createRequest, escrowClient, escrowIdOf, expiryDeps, moneyOf, type EscrowClient } from '../support/escrow.ts'
+import { createRequest, escrowClient, escrowIdOf, expiryDeps, moneyOf, reachExpiry, type EscrowClient } from '../support/escrow.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
 import type { RailWebhookEvent, Schemas } from '../../packages/sdk/src/index.ts'
@@ -125,8 +125,9 @@ describe('escrow refunds', () => {
 
   it('a partially funded escrow expires: each credit is refunded to its own payer, by the escrow’s system caller', async () => {
     const { client, partnerId, api } = await escrowPartner()
-    const { ref, expiresAt } = await paidEscrow(client, api, 50_000, [[ADA, 10_000], [BAYO, 15_000]], { ttlHours: 1 })
-    const expired = await expireEscrow(expiryDeps(harness.app, { now: () => new Date(Date.parse(expiresAt)) }), await escrowIdOf(harness.app.db.pool, ref))
+    const { ref } = await paidEscrow(client, api, 50_000, [[ADA, 10_000], [BAYO, 15_000]], { ttlHours: 1 })
+    await reachExpiry(harness.app.db.pool, ref)
+    const expired = await expireEscrow(expiryDeps(harness.app), await escrowIdOf(harness.app.db.pool, ref))
     expect(expired?.status).toBe('expired')
     const pending = (await read(api, ref)).refund!
     expect(pending.state).toBe('pending')

@@ -9,7 +9,7 @@ import { Webhook } from 'standardwebhooks'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { RailClient } from '../../src/client/index.ts'
 import { expireDueEscrows } from '../../src/escrow/service.ts'
-import { creditEscrow, createRequest, escrowClient, expiryDeps } from '../support/escrow.ts'
+import { creditEscrow, createRequest, escrowClient, expiryDeps, reachExpiry } from '../support/escrow.ts'
 import { describeDeliveries } from '../support/events.ts'
 import { startRail, type Rail } from '../support/rail.ts'
 import { startReceiver, type ReceivedRequest, type Receiver } from '../support/receiver.ts'
@@ -180,7 +180,8 @@ describe('escrow events', () => {
     expect((await api.cancel(cancelled, { reason: 'buyer withdrew' })).status).toBe(200)
     const expiring = await api.create<{ ref: string; expiresAt: string }>(createRequest({ ttlHours: 1 }))
     expect(await creditEscrow(app.db.pool, { partnerId, ref: expiring.body.ref, amountKobo: 4_000 })).toBe('applied')
-    await expireDueEscrows(expiryDeps(app, { now: () => new Date(Date.parse(expiring.body.expiresAt)) }))
+    await reachExpiry(app.db.pool, expiring.body.ref)
+    await expireDueEscrows(expiryDeps(app))
 
     const [cancelEvent] = await received(verifying, cancelled, 1)
     expect(JSON.parse(cancelEvent!.rawBody)).toEqual(expect.objectContaining({ event: 'escrow.cancelled', data: { ref: cancelled, status: 'cancelled', amount: 50_000, currency: 'NGN' }, metadata: {} }))

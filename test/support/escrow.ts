@@ -119,6 +119,15 @@ export async function moneyOf(db: Queryable, partnerId: string, _ref?: string): 
 }
 
 /** What expiry needs, on a test app (its payouts go to the app's pipeline). */
+/**
+ * Brings an escrow's expiry to now, so that the expiry job on the real clock finds it due. The
+ * escrow's time moves, not the job's clock: the workers that deliver its events and send its
+ * refunds judge what is due by the same clock as the job that wrote it (one clock per column).
+ */
+export async function reachExpiry(pool: Pool, ref: string): Promise<void> {
+  await pool.query(`UPDATE escrows SET expires_at = greatest(created_at, now() - interval '1 millisecond') WHERE ref = $1`, [ref])
+}
+
 export function expiryDeps(app: TestApp, clock: Clock = systemClock): ExpiryDeps {
   return { pool: app.db.pool, clock, outbound: outboundDeps({ pool: app.db.pool, allowLoopbackCallbacks: true, payments: app.payments() }) }
 }
