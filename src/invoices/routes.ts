@@ -37,6 +37,11 @@ export function registerInvoiceRoutes(app: HttpServer, deps: CollectionsDeps): v
 }
 
 function registerCreateAndReadRoutes(app: HttpServer, deps: CollectionsDeps): void {
+  registerCreate(app, deps)
+  registerReads(app, deps)
+}
+
+function registerCreate(app: HttpServer, deps: CollectionsDeps): void {
   app.post(
     '/api/v1/rail/invoice',
     {
@@ -56,7 +61,9 @@ function registerCreateAndReadRoutes(app: HttpServer, deps: CollectionsDeps): vo
       return sendOnce(reply.code(200), replayed, toInvoiceJson(view))
     },
   )
+}
 
+function registerReads(app: HttpServer, deps: CollectionsDeps): void {
   app.get(
     '/api/v1/rail/invoice',
     {
