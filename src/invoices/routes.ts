@@ -57,7 +57,7 @@ function registerCreate(app: HttpServer, deps: CollectionsDeps): void {
     },
     async (request, reply) => {
       const caller = callerOf(request)
-      const { view, replayed } = await createInvoice(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.body)
+      const { view, replayed } = await createInvoice(deps, caller, request.body)
       return sendOnce(reply.code(200), replayed, toInvoiceJson(view))
     },
   )
@@ -114,7 +114,7 @@ function registerChangeRoutes(app: HttpServer, deps: CollectionsDeps): void {
     },
     async (request) => {
       const caller = callerOf(request)
-      return toInvoiceJson(await publishInvoice(deps, { partner: caller.partner, credentialId: caller.credentialId, requestId: request.id }, request.params.reference))
+      return toInvoiceJson(await publishInvoice(deps, caller, request.params.reference))
     },
   )
 
