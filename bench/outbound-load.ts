@@ -3,8 +3,8 @@
 // own. The warm-up makes the figure the API's steady state, not its JIT compiling and its database
 // connections opening.
 import { randomUUID } from 'node:crypto'
-import { nuban } from '../src/nip/nuban.ts'
-import { syntheticAccountName } from '../src/sandbox-bank/names.ts'
+import { nuban } from '../src/banking/nip/nuban.ts'
+import { syntheticAccountName } from '../src/sandbox/names.ts'
 import { runSignedLoad } from './signed-load.ts'
 
 let serial = 0

@@ -18,7 +18,7 @@ import { verifyLedger } from '../src/ledger/verify.ts'
 import { createPartner } from '../src/partners/service.ts'
 import { createPool } from '../src/platform/db.ts'
 import { migrateDatabase } from '../src/platform/migrate.ts'
-import { LIVE_SCHEDULE_DEFAULT } from '../src/payments/service.ts'
+import { LIVE_SCHEDULE_DEFAULT } from '../src/money-out/pipeline/service.ts'
 import { benchDatabase, listenOnLoopback, STATEMENT_STATS } from './bench-database.ts'
 import { postgresCpuMs, postmasterPid, printStatementStats, resetStatementStats } from './statements.ts'
 

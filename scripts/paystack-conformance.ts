@@ -4,7 +4,7 @@
 //   npm run conformance:paystack -- --spec /path/to/paystack.yaml [--report report.json]
 //
 // It starts Rail (an embedded PostgreSQL, the API with the sandbox bank and its dialects, the
-// background workers) with a validating proxy (src/providers/conformance/) between Rail and its own
+// background workers) with a validating proxy (src/banking/providers/conformance/) between Rail and its own
 // sandbox: every request the adapter sends and every answer the dialect gives passes through it and
 // is checked against the description. It drives every operation the adapter makes, captures the
 // webhooks the dialect sends to Rail, prints every violation and every request that matches no
@@ -18,22 +18,22 @@ import type { Runner } from 'graphile-worker'
 import { parse as parseYaml } from 'yaml'
 import { buildApi, startBackgroundWorkers } from '../src/app.ts'
 import { RailClient, signRequest } from '../src/client/index.ts'
-import { nuban } from '../src/nip/nuban.ts'
+import { nuban } from '../src/banking/nip/nuban.ts'
 import { createPartner } from '../src/partners/service.ts'
 import { systemClock } from '../src/platform/clock.ts'
 import { createPool, withTransaction, type Pool } from '../src/platform/db.ts'
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../src/platform/embedded-db.ts'
 import type { HttpServer } from '../src/platform/http.ts'
 import { migrateDatabase } from '../src/platform/migrate.ts'
-import type { ForwardedExchange } from '../src/providers/conformance/forward.ts'
-import { formatViolation, startValidatingProxy, type ValidatingProxy } from '../src/providers/conformance/proxy.ts'
-import { ProviderHttp } from '../src/providers/http.ts'
-import { PaystackAdapter } from '../src/providers/paystack/adapter.ts'
-import { SandboxAdapter } from '../src/providers/sandbox-adapter.ts'
-import { getProvider, setPartnerRoutes } from '../src/providers/service.ts'
-import type { ProviderResult } from '../src/providers/types.ts'
-import { sandboxPaystackSecretKey } from '../src/sandbox-bank/dialect-credentials.ts'
-import { SANDBOX_PAYSTACK_PREFIX, SANDBOX_PAYSTACK_PROFILE } from '../src/sandbox-bank/dialects.ts'
+import type { ForwardedExchange } from '../src/banking/providers/conformance/forward.ts'
+import { formatViolation, startValidatingProxy, type ValidatingProxy } from '../src/banking/providers/conformance/proxy.ts'
+import { ProviderHttp } from '../src/banking/providers/http.ts'
+import { PaystackAdapter } from '../src/banking/providers/paystack/adapter.ts'
+import { SandboxAdapter } from '../src/banking/providers/sandbox-adapter.ts'
+import { getProvider, setPartnerRoutes } from '../src/banking/providers/service.ts'
+import type { ProviderResult } from '../src/banking/providers/types.ts'
+import { sandboxPaystackSecretKey } from '../src/sandbox/dialect-credentials.ts'
+import { SANDBOX_PAYSTACK_PREFIX, SANDBOX_PAYSTACK_PROFILE } from '../src/sandbox/dialects.ts'
 
 /** How long a step waits for a state (a settled payout, a listed credit, a webhook) before the check gives up on it. */
 const WAIT_LIMIT_MS = 60_000
@@ -43,7 +43,7 @@ const WEBHOOK_EVENTS = ['charge.success', 'transfer.success', 'transfer.failed',
 /** A beneficiary at GTBank (058) with a valid NUBAN, and the same with a wrong check digit. */
 const PAYEE = { bankCode: '058', accountNumber: nuban('058', '246813579') }
 const PAYEE_BAD_CHECK_DIGIT = { bankCode: '058', accountNumber: `${PAYEE.accountNumber.slice(0, 9)}${(Number(PAYEE.accountNumber[9]) + 1) % 10}` }
-/** A payout amount the sandbox bank refuses at once with 51 (a magic amount, src/sandbox-bank/magic.ts). */
+/** A payout amount the sandbox bank refuses at once with 51 (a magic amount, src/sandbox/magic.ts). */
 const REFUSED_51_AMOUNT_KOBO = 259_051
 
 interface Webhook {

@@ -1,6 +1,6 @@
 // Creating an escrow: the request checked, the funding intent composed, the escrow recorded under its
 // reference (platform/idempotency.ts) with the job that expires it, in one transaction.
-import { checkAccountHolder } from '../banks/service.ts'
+import { checkAccountHolder } from '../banking/banks/service.ts'
 import type { Caller, Partner } from '../partners/service.ts'
 import { randomBase62 } from '../platform/crypto.ts'
 import { withTransaction, type Queryable } from '../platform/db.ts'
@@ -8,8 +8,8 @@ import { fieldError, RailError } from '../platform/errors.ts'
 import { claimReference, findReplay, requestHash, type ReferenceKind } from '../platform/idempotency.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { addJob } from '../platform/jobs.ts'
-import { allocateIntentAccount, createIntentInTransaction, type IntentView } from '../payment-intents/service.ts'
-import { partnerClock } from '../sandbox-clock/service.ts'
+import { allocateIntentAccount, createIntentInTransaction, type IntentView } from '../collections/intents/service.ts'
+import { partnerClock } from '../partners/sandbox-clock/service.ts'
 import * as repo from './repo.ts'
 import { type CreateRequest, ESCROW_CURRENCY, type EscrowDeps, EXPIRE_TASK, METADATA_MAX_BYTES, TTL_HOURS_DEFAULT } from './types.ts'
 import { fundingOfEscrow } from './views.ts'

@@ -1,13 +1,13 @@
 // Refunds of an escrow's funding credits (cancel, expiry, an excess at release), each through the
 // refunds core, and their ends. The refunds are the refunds module's rows (origin escrow): the
 // escrow keeps no copy, it reads them (refundsOfOrigin) to show and to decide its refund.
-import { creditsForRefunds } from '../inbound-credits/service.ts'
+import { creditsForRefunds } from '../collections/credits/service.ts'
 import { lockLedgerAccount } from '../ledger/service.ts'
 import type { Caller } from '../partners/service.ts'
 import type { Clock } from '../platform/clock.ts'
 import { withTransaction, type Queryable, type Tx } from '../platform/db.ts'
 import { notFound, RailError } from '../platform/errors.ts'
-import { refundCreditInTransaction, refundsOfOrigin, type Refund } from '../refunds/service.ts'
+import { refundCreditInTransaction, refundsOfOrigin, type Refund } from '../money-out/refunds/service.ts'
 import * as repo from './repo.ts'
 import { emit } from './events.ts'
 import { holdingOf } from './money.ts'

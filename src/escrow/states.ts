@@ -1,5 +1,5 @@
 // The state machines of an escrow (docs/escrow.md, docs/states.md): its status, its disbursement
-// and its refund (each refund of a funding credit is the refunds module's, src/refunds/states.ts).
+// and its refund (each refund of a funding credit is the refunds module's, src/money-out/refunds/states.ts).
 // Repos guard each change with `WHERE status = ANY(escrowStates.from(next))`, so that release,
 // cancel, expiry and funding racing on one escrow change it once: the first to commit wins, the
 // others find it elsewhere. The database refuses any other change (migration 0036).

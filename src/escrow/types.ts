@@ -4,8 +4,8 @@
 
 import type { Clock } from '../platform/clock.ts'
 import type { Pool } from '../platform/db.ts'
-import type { OutboundDeps } from '../outbound-transfers/service.ts'
-import type { CollectionsDeps } from '../virtual-accounts/service.ts'
+import type { OutboundDeps } from '../money-out/outbound/service.ts'
+import type { CollectionsDeps } from '../collections/virtual-accounts/service.ts'
 import type * as repo from './repo.ts'
 
 

@@ -5,10 +5,10 @@
 
 
 import type { Queryable } from '../platform/db.ts'
-import { getIntentById, type IntentView } from '../payment-intents/service.ts'
+import { getIntentById, type IntentView } from '../collections/intents/service.ts'
 import { checkoutUrl } from '../platform/public-url.ts'
-import { refundsOfOrigin, type Refund } from '../refunds/service.ts'
-import { bankName } from '../virtual-accounts/service.ts'
+import { refundsOfOrigin, type Refund } from '../money-out/refunds/service.ts'
+import { bankName } from '../collections/virtual-accounts/service.ts'
 import type * as repo from './repo.ts'
 import type { EscrowCreatedJson, EscrowDisbursementJson, EscrowFundingJson, EscrowJson, EscrowRefundJson } from './schemas.ts'
 

@@ -5,7 +5,7 @@ import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
 import { CallbackUrlSchema, closedObject, CurrencySchema, errorResponses, IDEMPOTENT_CODES, Nullable, ReferenceSchema } from '../platform/schemas.ts'
-import type { CollectionsDeps } from '../virtual-accounts/service.ts'
+import type { CollectionsDeps } from '../collections/virtual-accounts/service.ts'
 import { CustomerSchema, InvoiceSchema, LineItemSchema, StatusSchema } from './schemas.ts'
 import { cancelInvoice, createInvoice, getInvoice, INVOICE_PAGE_MAX, listInvoices, publishInvoice, toInvoiceJson } from './service.ts'
 

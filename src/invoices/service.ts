@@ -4,9 +4,9 @@
 // and cancel, which archives the account so that later credits fall to unmatched triage.
 // Lock order, as in every collections path: the virtual account, then the invoice.
 import { recordEvent } from '../events/service.ts'
-import type { CollectionsRegistries, OwnedCredit } from '../inbound-credits/service.ts'
+import type { CollectionsRegistries, OwnedCredit } from '../collections/credits/service.ts'
 import { creatorMetadata, type Caller } from '../partners/service.ts'
-import { allocateIntentAccount, createIntentInTransaction, getIntentById, type IntentAccount, type IntentView, type PaymentIntentRequest } from '../payment-intents/service.ts'
+import { allocateIntentAccount, createIntentInTransaction, getIntentById, type IntentAccount, type IntentView, type PaymentIntentRequest } from '../collections/intents/service.ts'
 import type { Clock } from '../platform/clock.ts'
 import { withTransaction, type Queryable, type Tx } from '../platform/db.ts'
 import { fieldError, notFound, RailError } from '../platform/errors.ts'
@@ -23,8 +23,8 @@ import {
   COLLECTION_CURRENCY,
   lockById as lockAccountById,
   type CollectionsDeps,
-} from '../virtual-accounts/service.ts'
-import { partnerClock } from '../sandbox-clock/service.ts'
+} from '../collections/virtual-accounts/service.ts'
+import { partnerClock } from '../partners/sandbox-clock/service.ts'
 import * as repo from './repo.ts'
 import type { InvoiceJson } from './schemas.ts'
 

@@ -6,7 +6,7 @@ import type { WithDatabase } from '../platform/database-runtime.ts'
 import { assertMasterKeyOfDatabase, loadMasterKey } from '../platform/master-key.ts'
 import { withTransaction } from '../platform/db.ts'
 import { UUID_PATTERN } from '../platform/ids.ts'
-import { partnerRoutes, setPartnerRoutes } from '../providers/service.ts'
+import { partnerRoutes, setPartnerRoutes } from '../banking/providers/service.ts'
 import { saveRotatedCredential } from './sandbox-file.ts'
 import {
   createPartner,

@@ -46,7 +46,7 @@ export interface Config {
   payments: { live?: { firstDelayMs: number; deadlineMs: number }; sandbox?: { firstDelayMs: number; deadlineMs: number }; leaseMs?: number }
   /** How long the sandbox bank acts on a signed request (SANDBOX_BANK_REQUEST_VALIDITY_S; its 300 s unless set). */
   sandboxBankRequestValidityS: number | undefined
-  /** The sweep of every account for credits whose notice never came: every RAIL_CREDIT_SWEEP_EVERY_MINUTES (1–59), RAIL_CREDIT_SWEEP_ACCOUNTS_PER_RUN accounts a run; unset values keep its defaults (src/inbound-credits/account-sweep.ts). */
+  /** The sweep of every account for credits whose notice never came: every RAIL_CREDIT_SWEEP_EVERY_MINUTES (1–59), RAIL_CREDIT_SWEEP_ACCOUNTS_PER_RUN accounts a run; unset values keep its defaults (src/collections/credits/account-sweep.ts). */
   creditSweep: { everyMinutes?: number; accountsPerRun?: number }
   /** The largest amount one instruction may carry (RAIL_MAX_AMOUNT_KOBO; default NIP's largest single transfer, platform/amounts.ts). */
   maxAmountKobo: number

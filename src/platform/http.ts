@@ -267,7 +267,7 @@ declare module 'fastify' {
 export function assertRequestInput(request: FastifyRequest): void {
   if (request.bodyRefusal) throw request.bodyRefusal
   // A provider's signed webhook is the provider's text, not a request Rail can send back: its
-  // adapter reads the raw bytes it verified and makes what it keeps storable (src/providers/clean.ts),
+  // adapter reads the raw bytes it verified and makes what it keeps storable (src/banking/providers/clean.ts),
   // where refusing it would have the provider resend it for days and the money never booked.
   if (request.routeOptions.config.providerWebhook === true) return
   const body = request.body

@@ -18,7 +18,7 @@ export interface RateLimits {
   partnerRps: number
   /** Requests per second per client address without valid credentials; 0 turns the limit off. */
   unauthenticatedRps: number
-  /** Name enquiries (which cost money at a bank and may show a holder's name) per minute per partner, one budget for every route that asks one; the default of src/providers/name-enquiries.ts when absent, 0 off. */
+  /** Name enquiries (which cost money at a bank and may show a holder's name) per minute per partner, one budget for every route that asks one; the default of src/banking/providers/name-enquiries.ts when absent, 0 off. */
   nameEnquiriesPerMinute?: number
 }
 

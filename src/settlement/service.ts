@@ -8,11 +8,11 @@
 //   (confirmed or failed) reaches settleSettlementPayouts on the pipeline's transaction.
 // A partner's settings are in settings.ts; what a settlement reads as, in views.ts.
 import { recordEvent, type NewEvent } from '../events/service.ts'
-import type { CollectedCredit, CollectionsRegistries } from '../inbound-credits/service.ts'
+import type { CollectedCredit, CollectionsRegistries } from '../collections/credits/service.ts'
 import { collectionsWithAvailable, createTransfers, creditRoom, derivedId, ensurePartnerAccount, getBalance, type AvailableAccount, type TransferInput } from '../ledger/service.ts'
-import { FLOAT_CURRENCY } from '../outbound-transfers/service.ts'
-import { submitOutboundInTransaction, type OutboundDeps, type OutboundTransfer } from '../outbound-transfers/service.ts'
-import type { PayoutOrigins } from '../outbound-transfers/types.ts'
+import { FLOAT_CURRENCY } from '../money-out/outbound/service.ts'
+import { submitOutboundInTransaction, type OutboundDeps, type OutboundTransfer } from '../money-out/outbound/service.ts'
+import type { PayoutOrigins } from '../money-out/outbound/types.ts'
 import { getPartner, type Partner } from '../partners/service.ts'
 import { MAX_AMOUNT_KOBO_DEFAULT } from '../platform/amounts.ts'
 import type { Clock } from '../platform/clock.ts'
@@ -21,7 +21,7 @@ import { withTransaction, type Pool, type Queryable, type Tx } from '../platform
 import { uuidv7 } from '../platform/ids.ts'
 import type { IdempotencyKey } from '../platform/idempotency-keys.ts'
 import { latestCycle, type Cycle } from './cycles.ts'
-import { partnerClockById } from '../sandbox-clock/service.ts'
+import { partnerClockById } from '../partners/sandbox-clock/service.ts'
 import * as repo from './repo.ts'
 import { getSettlementSettings } from './settings.ts'
 import { toSettlementJson } from './views.ts'
@@ -51,7 +51,7 @@ export interface SettlementDeps {
 // ---- the seam for collections: what a credit leaves in collections ---------------------------
 
 /**
- * On the credits' transaction (src/inbound-credits: applied, or assigned from triage): float-mode
+ * On the credits' transaction (src/collections/credits: applied, or assigned from triage): float-mode
  * partners' credits answer their transfer collections → float, to be posted with the credits';
  * bank-mode partners' credits are queued for their cycle.
  */

@@ -1,13 +1,13 @@
 // A partner's settlement settings (docs/settlement.md "Settings"): float or bank mode, the bank
 // account (name-checked before anything is written) and the daily cut-off.
-import { checkAccountHolder } from '../banks/service.ts'
-import type { OutboundDeps } from '../outbound-transfers/service.ts'
+import { checkAccountHolder } from '../banking/banks/service.ts'
+import type { OutboundDeps } from '../money-out/outbound/service.ts'
 import type { Partner } from '../partners/service.ts'
 import type { Clock } from '../platform/clock.ts'
 import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { fieldError } from '../platform/errors.ts'
 import { claimKeyInTransaction, type IdempotencyKey } from '../platform/idempotency-keys.ts'
-import { bankName } from '../virtual-accounts/service.ts'
+import { bankName } from '../collections/virtual-accounts/service.ts'
 import { nextCutoff, SETTLEMENT_TIME_ZONE } from './cycles.ts'
 import * as repo from './repo.ts'
 import type { SettlementSettingsJson } from './schemas.ts'

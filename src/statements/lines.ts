@@ -2,10 +2,10 @@
 // each with what the partner knows of the object behind it — a move's or payout's reference, an
 // escrow's ref, a narration, a payout's origin — asked of the object's owner by id, one look-up per
 // kind of object on the page (primary-key probes).
-import { creditNarrations } from '../inbound-credits/service.ts'
+import { creditNarrations } from '../collections/credits/service.ts'
 import { escrowRefs } from '../escrow/service.ts'
 import { accountLines, type LedgerLine } from '../ledger/service.ts'
-import { payoutStatementFacts } from '../outbound-transfers/service.ts'
+import { payoutStatementFacts } from '../money-out/outbound/service.ts'
 import type { Queryable } from '../platform/db.ts'
 import { moveStatementFacts } from '../wallets/service.ts'
 

@@ -2,7 +2,7 @@
 // wallet's, the float's and collections'. A statement is the account's booked movements newest
 // first, each with the booked balance after it; a hold shows as a line only when it posts.
 import { bookedBalanceAt, lineRangeSequences, NO_UPPER_SEQUENCE, partnerAccountFigures, partnerAccountId, pendingHolds, type AccountFigures, type AccountKind } from '../ledger/service.ts'
-import { FLOAT_CURRENCY, inFlightHoldIds } from '../outbound-transfers/service.ts'
+import { FLOAT_CURRENCY, inFlightHoldIds } from '../money-out/outbound/service.ts'
 import { readSnapshot, type Queryable } from '../platform/db.ts'
 import { fieldError } from '../platform/errors.ts'
 import { findWallet } from '../wallets/service.ts'

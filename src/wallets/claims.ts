@@ -6,15 +6,15 @@
 // alone and records nothing; the others still commit. Persist before the bank call: a claimed
 // move, its hold and its instruction (born `sending`, held by its request) are committed before
 // the request sends it.
-import { checkBankAccount } from '../banks/service.ts'
+import { checkBankAccount } from '../banking/banks/service.ts'
 import { committedPartnerAccount, createTransfers, derivedId, LedgerError, type TransferInput } from '../ledger/service.ts'
 import type { Partner } from '../partners/service.ts'
-import { createInstructions, newInstruction, type Instruction, type Operation, type PaymentsDeps } from '../payments/service.ts'
+import { createInstructions, newInstruction, type Instruction, type Operation, type PaymentsDeps } from '../money-out/pipeline/service.ts'
 import type { Pool, Tx } from '../platform/db.ts'
 import { fieldError, notFound, RailError } from '../platform/errors.ts'
 import { claimReferences } from '../platform/idempotency.ts'
 import { uuidv7 } from '../platform/ids.ts'
-import { getProvider, requireCapability, type Capability, type ProviderProfile } from '../providers/service.ts'
+import { getProvider, requireCapability, type Capability, type ProviderProfile } from '../banking/providers/service.ts'
 import * as repo from './moves-repo.ts'
 import { selectWalletsByIds, type Wallet } from './repo.ts'
 import { WALLET_CURRENCY } from './service.ts'

@@ -1,5 +1,5 @@
 // Wallet moves (docs/contracts/wallets.md §Moves): credit, debit, wallet transfer and external send (bank payout). A move
-// is a wallet's view of one bank instruction of the payment pipeline (src/payments):
+// is a wallet's view of one bank instruction of the payment pipeline (src/money-out/pipeline):
 //   1. claim (claims.ts) — in one transaction shared with whatever other claims are waiting: the
 //      move under its reference (pending), the ledger hold for money leaving a wallet (too little
 //      available → insufficient_funds, nothing recorded), and its instruction, born held by this
@@ -13,9 +13,9 @@
 //      unknown (no answer), its hold in place, and the pipeline's requery schedule decides.
 // Should the request's process die, the pipeline's sweep finds the instruction and asks the bank.
 import { committedPartnerAccount, createTransfers, derivedId, ensurePartnerAccount, type TransferInput } from '../ledger/service.ts'
-import { NAME_MISMATCH_CODE, NAME_MISMATCH_MESSAGE } from '../nip/name-match.ts'
+import { NAME_MISMATCH_CODE, NAME_MISMATCH_MESSAGE } from '../banking/nip/name-match.ts'
 import type { Partner } from '../partners/service.ts'
-import { requeryNow, requestRequery, workCreated, type Instruction, type InstructionChange, type InstructionOwner, type PaymentsDeps } from '../payments/service.ts'
+import { requeryNow, requestRequery, workCreated, type Instruction, type InstructionChange, type InstructionOwner, type PaymentsDeps } from '../money-out/pipeline/service.ts'
 import { Coalescer } from '../platform/coalescer.ts'
 import type { Pool, Tx } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'

@@ -1,6 +1,6 @@
 // Wallet routes (docs/contracts/wallets.md §Wallets): creation (docs/design.md §10) and balance. Signed requests (docs/design.md §7).
 import { Type, type Static } from '@sinclair/typebox'
-import { findBank } from '../nip/banks.ts'
+import { findBank } from '../banking/nip/banks.ts'
 import { callerOf } from '../partners/auth.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'

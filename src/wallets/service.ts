@@ -6,7 +6,7 @@ import { uuidv7 } from '../platform/ids.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
 import { readPage } from '../platform/read-pool.ts'
 import { claimReference, findReplay, idempotencyConflict, requestHash, type Claimed, type ReferenceKey, type ReferenceKind } from '../platform/idempotency.ts'
-import { canOpenWallets, getProvider, providerFor, type ProviderProfile, type ProviderRegistry } from '../providers/service.ts'
+import { canOpenWallets, getProvider, providerFor, type ProviderProfile, type ProviderRegistry } from '../banking/providers/service.ts'
 import * as repo from './repo.ts'
 
 export type { Wallet } from './repo.ts'

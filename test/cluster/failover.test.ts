@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { DELIVERY_SWEEP_TASK } from '../../src/events/jobs.ts'
-import { SWEEP_TASK } from '../../src/payments/service.ts'
+import { SWEEP_TASK } from '../../src/money-out/pipeline/service.ts'
 import { addJob } from '../../src/platform/jobs.ts'
 import { DEAD_WORKERS_SWEEP_TASK, PRESUMED_DEAD_AFTER_S } from '../../src/platform/worker-liveness.ts'
 import { runRail } from '../support/cli.ts'

@@ -5,11 +5,11 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { RailClient, type RailResponse } from '../../src/client/index.ts'
-import { nuban } from '../../src/nip/nuban.ts'
+import { nuban } from '../../src/banking/nip/nuban.ts'
 import { createPartner, type PartnerCredentials } from '../../src/partners/service.ts'
 import type { Pool } from '../../src/platform/db.ts'
 import { findFreePort } from '../../src/platform/embedded-db.ts'
-import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
+import { syntheticAccountName } from '../../src/sandbox/names.ts'
 
 const RAIL_BIN = fileURLToPath(new URL('../../bin/rail.js', import.meta.url))
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url))

@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { findPgbouncer, startPgbouncer, type RunningPgbouncer } from '../../src/cluster/pgbouncer.ts'
+import { findPgbouncer, startPgbouncer, type RunningPgbouncer } from '../../src/ops/pgbouncer.ts'
 import { runRail } from '../support/cli.ts'
 import { createTestDatabase, type TestDatabase } from '../support/database.ts'
 import { startReceiver, type Receiver } from '../support/receiver.ts'

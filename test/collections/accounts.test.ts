@@ -3,9 +3,9 @@
 // customer class, idempotency and races, fail-closed capability, provider failure, bad input.
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { isValidBrr } from '../../src/nip/brr.ts'
-import { isValidNuban } from '../../src/nip/nuban.ts'
-import { setCapability } from '../../src/providers/service.ts'
+import { isValidBrr } from '../../src/banking/nip/brr.ts'
+import { isValidNuban } from '../../src/banking/nip/nuban.ts'
+import { setCapability } from '../../src/banking/providers/service.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { waitFor } from '../support/wait.ts'
 import { BANK_SECRET } from './support.ts'

@@ -1,5 +1,5 @@
 // A batch of N credits equals N batches of one: credits have one write path
-// (src/inbound-credits/batch.ts), and a batch must not change what it writes. Random sequences of
+// (src/collections/credits/batch.ts), and a batch must not change what it writes. Random sequences of
 // credits — to a persistent account, intents of a fixed and of any amount (partial and
 // over-payments), an expired intent, an archived account, an FBO account, an invoice (an owner:
 // overpaid, then closed), a cancelled invoice, an escrow (an owner that moves the money on, then
@@ -12,10 +12,10 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import fc from 'fast-check'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { collectionsDeps } from '../../src/app.ts'
-import { applyCreditAlone, applyCreditBatch, recordCredit, type InboundDeps } from '../../src/inbound-credits/service.ts'
-import { nuban } from '../../src/nip/nuban.ts'
-import { outboundDeps } from '../../src/outbound-transfers/service.ts'
-import { expireIntents } from '../../src/payment-intents/service.ts'
+import { applyCreditAlone, applyCreditBatch, recordCredit, type InboundDeps } from '../../src/collections/credits/service.ts'
+import { nuban } from '../../src/banking/nip/nuban.ts'
+import { outboundDeps } from '../../src/money-out/outbound/service.ts'
+import { expireIntents } from '../../src/collections/intents/service.ts'
 import { systemClock } from '../../src/platform/clock.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'

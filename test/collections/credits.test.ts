@@ -4,8 +4,8 @@
 // duplicate and forged notices, the status by BRR across partners.
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { isValidBrr } from '../../src/nip/brr.ts'
-import { nuban } from '../../src/nip/nuban.ts'
+import { isValidBrr } from '../../src/banking/nip/brr.ts'
+import { nuban } from '../../src/banking/nip/nuban.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
 import { bookedKobo, payIn, postBankNotice, startCollections, waitForCallback, type CollectionsHarness } from './support.ts'

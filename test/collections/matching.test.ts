@@ -1,11 +1,11 @@
-// The matching rules of inbound credits (src/inbound-credits/matching.ts), without a database:
+// The matching rules of inbound credits (src/collections/credits/matching.ts), without a database:
 // every account purpose × account status × currency × intent status (expiry included) × owner,
 // every wallet and unknown-number case, every owner answer (none, part, all; moved on or not) over
 // credits under, equal to and over what the owner takes, and what a credit does to its intent
 // (under, exactly, over its amount, or of any amount). The write path (batch.ts) writes what these answer.
 import { expect, it } from 'vitest'
-import { CREDIT_CODES, accountSettlement, creditTransfer, decideCredit, decideOwned, firstMove, placelessSettlement, type CreditDecision } from '../../src/inbound-credits/matching.ts'
-import { creditedIntent, type PaymentIntent } from '../../src/payment-intents/service.ts'
+import { CREDIT_CODES, accountSettlement, creditTransfer, decideCredit, decideOwned, firstMove, placelessSettlement, type CreditDecision } from '../../src/collections/credits/matching.ts'
+import { creditedIntent, type PaymentIntent } from '../../src/collections/intents/service.ts'
 
 const PURPOSES = ['persistent', 'fbo', 'payment_intent'] as const
 const ACCOUNT_STATUSES = ['active', 'archived'] as const

@@ -3,7 +3,7 @@
 import type { Pool } from 'pg'
 import type { Browser } from 'playwright-core'
 import { systemClock } from '../../src/platform/clock.ts'
-import { createSignInLink } from '../../src/dashboard/service.ts'
+import { createSignInLink } from '../../src/web/dashboard/service.ts'
 import { openPage, waitForText, type WatchedPage } from '../checkout/browser.ts'
 
 export interface DashboardSession {

@@ -4,7 +4,7 @@
 // amount, and credits after that (or after cancel) go to unmatched triage.
 import { createHmac } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { setCapability } from '../../src/providers/service.ts'
+import { setCapability } from '../../src/banking/providers/service.ts'
 import { bookedKobo, payIn, startCollections, type CollectionsHarness } from '../collections/support.ts'
 import { createRequest, escrowClient, TEST_PAYER } from '../support/escrow.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'

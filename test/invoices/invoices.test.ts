@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RailClient } from '../../src/client/index.ts'
-import { nuban } from '../../src/nip/nuban.ts'
+import { nuban } from '../../src/banking/nip/nuban.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
 import { bookedKobo, payIn, postBankNotice, startCollections, waitForCallback, type CollectionsHarness } from '../collections/support.ts'

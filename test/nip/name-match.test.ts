@@ -1,7 +1,7 @@
-// Account-name matching for name enquiry (NIP code 08): the rule in src/nip/name-match.ts, line by line.
+// Account-name matching for name enquiry (NIP code 08): the rule in src/banking/nip/name-match.ts, line by line.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { COURTESY_TITLES, NAME_WORDS_MAX, nameWords, namesMatch } from '../../src/nip/name-match.ts'
+import { COURTESY_TITLES, NAME_WORDS_MAX, nameWords, namesMatch } from '../../src/banking/nip/name-match.ts'
 
 // One line per case: the name the caller gave, the holder's name the bank answered, the expected
 // answer, and why.

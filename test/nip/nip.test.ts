@@ -1,10 +1,10 @@
 // Banking facts of docs/banking.md: NUBAN check digits, NIP response codes, session ids.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { BANKS, findBank } from '../../src/nip/banks.ts'
-import { NIP_CODES, nipMessage, nipOutcome } from '../../src/nip/codes.ts'
-import { isValidNuban, nuban, nubanCheckDigit } from '../../src/nip/nuban.ts'
-import { nipSessionId, SESSION_ID_PATTERN } from '../../src/nip/session-id.ts'
+import { BANKS, findBank } from '../../src/banking/nip/banks.ts'
+import { NIP_CODES, nipMessage, nipOutcome } from '../../src/banking/nip/codes.ts'
+import { isValidNuban, nuban, nubanCheckDigit } from '../../src/banking/nip/nuban.ts'
+import { nipSessionId, SESSION_ID_PATTERN } from '../../src/banking/nip/session-id.ts'
 
 describe('NUBAN', () => {
   it('matches the worked example: bank 011, serial 000001457 → 0000014579', () => {

@@ -2,8 +2,8 @@
 // explicitly; listed; renamed and archived (soft state); another partner's is 404.
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { nuban } from '../../src/nip/nuban.ts'
-import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
+import { nuban } from '../../src/banking/nip/nuban.ts'
+import { syntheticAccountName } from '../../src/sandbox/names.ts'
 import { startRail, type Rail } from '../support/rail.ts'
 import { waitFor } from '../support/wait.ts'
 import { fundFloat } from '../support/float.ts'

@@ -3,7 +3,7 @@
 // its next poll may be minutes away. The asked-for job is tried again shortly and then asks.
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { claimInstruction, releaseInstruction } from '../../src/payments/repo.ts'
+import { claimInstruction, releaseInstruction } from '../../src/money-out/pipeline/repo.ts'
 import { waitFor } from '../support/wait.ts'
 import { outboundState, payOut, routedPartner, startRouted, type RoutedHarness } from '../providers/routed-support.ts'
 

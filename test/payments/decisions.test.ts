@@ -1,9 +1,9 @@
-// The pipeline's pure decisions (src/payments/decisions.ts), without a database: what "no record"
+// The pipeline's pure decisions (src/money-out/pipeline/decisions.ts), without a database: what "no record"
 // (25) of a payment the bank never acknowledged means, and when an unknown one is asked again.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { nextUnknownPoll, onNoRecord, sendsExpired, unknownPollHorizonMs, type NoRecordFacts } from '../../src/payments/decisions.ts'
-import { UNKNOWN_POLLS_DEFAULT } from '../../src/payments/settings.ts'
+import { nextUnknownPoll, onNoRecord, sendsExpired, unknownPollHorizonMs, type NoRecordFacts } from '../../src/money-out/pipeline/decisions.ts'
+import { UNKNOWN_POLLS_DEFAULT } from '../../src/money-out/pipeline/settings.ts'
 
 const WINDOW_MS = 300_000
 const SKEW_MS = 60_000

@@ -6,10 +6,10 @@
 // bank per reference, one final state, one terminal callback, its hold posted or voided once, and
 // a ledger that verifies. (The worker killed with SIGKILL at a boundary: kill.test.ts.)
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { requeryNow, workInstruction } from '../../src/payments/service.ts'
-import * as paymentsRepo from '../../src/payments/repo.ts'
+import { requeryNow, workInstruction } from '../../src/money-out/pipeline/service.ts'
+import * as paymentsRepo from '../../src/money-out/pipeline/repo.ts'
 import { clearFailpoint } from '../../src/platform/failpoints.ts'
-import { writeFaults } from '../../src/sandbox-bank/faults.ts'
+import { writeFaults } from '../../src/sandbox/faults.ts'
 import { BANK_SECRET } from '../collections/support.ts'
 import { expectExactlyOnce, failNext, instructionState, onceAt, paymentParty, PAYMENT_KINDS, PAYMENT_WORKERS, settle, startPayment, type PaymentParty } from '../support/payments.ts'
 import { startRail, type Rail } from '../support/rail.ts'

@@ -10,7 +10,7 @@
 import type { Runner } from 'graphile-worker'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { RailClient } from '../../src/client/index.ts'
-import { SWEEP_TASK } from '../../src/payments/service.ts'
+import { SWEEP_TASK } from '../../src/money-out/pipeline/service.ts'
 import { findFreePort } from '../../src/platform/embedded-db.ts'
 import { addJob } from '../../src/platform/jobs.ts'
 import { BANK_SECRET } from '../collections/support.ts'

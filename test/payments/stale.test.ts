@@ -5,7 +5,7 @@
 // callbacks, the bank), and the pipeline's log says the answer was dropped. Both workers are
 // driven by hand over real HTTP to the sandbox bank and real PostgreSQL; no background worker runs.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { workInstruction, type PaymentsDeps } from '../../src/payments/service.ts'
+import { workInstruction, type PaymentsDeps } from '../../src/money-out/pipeline/service.ts'
 import { clearFailpoint, setFailpoint } from '../../src/platform/failpoints.ts'
 import { BANK_SECRET } from '../collections/support.ts'
 import { expectExactlyOnce, instructionState, paymentParty, startPayment, type PaymentKind, type PaymentParty } from '../support/payments.ts'

@@ -9,7 +9,7 @@
 // state is the bank's, the hold is voided once, one terminal callback, the ledger verifies.
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { workInstruction, WORK_TASK } from '../../src/payments/service.ts'
+import { workInstruction, WORK_TASK } from '../../src/money-out/pipeline/service.ts'
 import { addJob } from '../../src/platform/jobs.ts'
 import { BANK_SECRET } from '../collections/support.ts'
 import type { TestApp } from '../support/app.ts'

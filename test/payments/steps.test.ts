@@ -1,16 +1,16 @@
-// The pipeline's step decisions (src/payments/decisions.ts: opening, decide), without a database:
+// The pipeline's step decisions (src/money-out/pipeline/decisions.ts: opening, decide), without a database:
 // every instruction state × every way a step is started × every kind of answer the bank gives ×
 // the time against the instruction's deadlines and its send's validity window, checked against
 // the pipeline's invariants (docs/decisions/0008-payment-pipeline.md), then a few cases by name.
 // An exception never reaches decide: the shell gives the instruction back and decides nothing
 // (test/payments/faults.test.ts drives that end to end).
 import { describe, expect, it } from 'vitest'
-import { NIP_CODES, nipOutcome } from '../../src/nip/codes.ts'
-import { decide, firstSend, nextUnknownPoll, opening, type Answer, type Step, type StepMode, type StepRules } from '../../src/payments/decisions.ts'
-import type { Instruction } from '../../src/payments/service.ts'
-import { UNKNOWN_POLLS_DEFAULT } from '../../src/payments/settings.ts'
-import { instructionStates, type InstructionState } from '../../src/payments/states.ts'
-import type { ProviderResult } from '../../src/providers/types.ts'
+import { NIP_CODES, nipOutcome } from '../../src/banking/nip/codes.ts'
+import { decide, firstSend, nextUnknownPoll, opening, type Answer, type Step, type StepMode, type StepRules } from '../../src/money-out/pipeline/decisions.ts'
+import type { Instruction } from '../../src/money-out/pipeline/service.ts'
+import { UNKNOWN_POLLS_DEFAULT } from '../../src/money-out/pipeline/settings.ts'
+import { instructionStates, type InstructionState } from '../../src/money-out/pipeline/states.ts'
+import type { ProviderResult } from '../../src/banking/providers/types.ts'
 
 const NOW = new Date('2026-11-01T12:00:00Z')
 const MINUTE_MS = 60_000
@@ -172,7 +172,7 @@ function sendsExpired({ found, answer, traits }: Case): boolean {
   return answer.askedAt.getTime() - found.lastSignedAt.getTime() > traits.requestValidityWindowMs + SKEW_MS
 }
 
-/** The NIP table's word for an answer (src/nip/codes.ts), read here on its own rather than by the pipeline's reading. */
+/** The NIP table's word for an answer (src/banking/nip/codes.ts), read here on its own rather than by the pipeline's reading. */
 const reading = (result: Answered) => (result.outcome === 'unknown' ? 'none' : result.outcome === 'failed' && result.reversed ? 'reversed' : nipOutcome(result.responseCode))
 const neverHad = (found: Instruction) => found.state === 'sending' || (found.state === 'unknown' && found.acceptedAt === null)
 const noRecord = (answer: BankAnswer) => answer.to === 'requery' && reading(answer.result) === 'not_found'

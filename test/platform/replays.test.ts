@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RailClient, RailResponse } from '../../src/client/index.ts'
-import { nuban } from '../../src/nip/nuban.ts'
+import { nuban } from '../../src/banking/nip/nuban.ts'
 import { record } from '../support/events.ts'
 import { fundFloat } from '../support/float.ts'
 import { startRail, type Rail } from '../support/rail.ts'

@@ -6,7 +6,7 @@
 // up for good" alert (docs/operations.md §Metrics).
 import { Registry } from 'prom-client'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { sweepStranded } from '../../src/payments/service.ts'
+import { sweepStranded } from '../../src/money-out/pipeline/service.ts'
 import { registerDatabaseGauges } from '../../src/platform/observability/database-gauges.ts'
 import { PRESUMED_DEAD_AFTER_S, sweepDeadWorkerProcesses } from '../../src/platform/worker-liveness.ts'
 import { BANK_SECRET } from '../collections/support.ts'

@@ -1,9 +1,9 @@
-// Every adapter's answers are made storable at the seam (src/providers/clean.ts): what PostgreSQL
+// Every adapter's answers are made storable at the seam (src/banking/providers/clean.ts): what PostgreSQL
 // cannot store (NUL, in text and jsonb) is removed and lengths are bounded, so that a provider's odd
 // text can never make the write that carries a payment's outcome throw, again at every retry.
 import { describe, expect, it } from 'vitest'
-import { cleanAnswers, cleanCredit, cleanResult, cleanText } from '../../src/providers/clean.ts'
-import type { ProviderAdapter, ProviderCredit } from '../../src/providers/types.ts'
+import { cleanAnswers, cleanCredit, cleanResult, cleanText } from '../../src/banking/providers/clean.ts'
+import type { ProviderAdapter, ProviderCredit } from '../../src/banking/providers/types.ts'
 
 const CREDIT: ProviderCredit = {
   sessionId: 'T1234567890',

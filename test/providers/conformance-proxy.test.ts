@@ -1,4 +1,4 @@
-// The validating proxy (src/providers/conformance/) against a tiny OpenAPI document of the test's
+// The validating proxy (src/banking/providers/conformance/) against a tiny OpenAPI document of the test's
 // own: it forwards exchanges unchanged and records what does not conform — a request's path,
 // method, parameters, credentials and body; an answer's status and body — with $ref, nullable,
 // compositions and the differences of OpenAPI 3.0 and 3.1. No database: a small HTTP server stands
@@ -6,8 +6,8 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { formatViolation, startValidatingProxy, type ValidatingProxy } from '../../src/providers/conformance/proxy.ts'
-import { OpenApiValidator } from '../../src/providers/conformance/validator.ts'
+import { formatViolation, startValidatingProxy, type ValidatingProxy } from '../../src/banking/providers/conformance/proxy.ts'
+import { OpenApiValidator } from '../../src/banking/providers/conformance/validator.ts'
 
 const item = {
   type: 'object',

@@ -1,8 +1,8 @@
-// A provider's health as routing judges it (src/providers/health.ts), without a database: the share
+// A provider's health as routing judges it (src/banking/providers/health.ts), without a database: the share
 // of its recent calls that got no readable answer, judged only from 10 calls on, unhealthy at half;
 // and the choice of a route's first healthy provider, or its first when none is.
 import { describe, expect, it } from 'vitest'
-import { chooseProvider, HEALTH_MIN_CALLS, HEALTH_UNANSWERED_MAX, HEALTH_WINDOW_S, judgeHealth, type ProviderHealthReading } from '../../src/providers/health.ts'
+import { chooseProvider, HEALTH_MIN_CALLS, HEALTH_UNANSWERED_MAX, HEALTH_WINDOW_S, judgeHealth, type ProviderHealthReading } from '../../src/banking/providers/health.ts'
 
 describe('judgeHealth', () => {
   it('states the thresholds routing relies on: five minutes, 10 calls, half unanswered', () => {

@@ -1,8 +1,8 @@
-// Monnify's naira amounts and Rail's kobo (src/providers/monnify/amounts.ts): exact both ways, by
+// Monnify's naira amounts and Rail's kobo (src/banking/providers/monnify/amounts.ts): exact both ways, by
 // decimal digits, and anything that does not convert back exactly is refused.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { jsonWithAmount, koboFromNaira, nairaFromKobo } from '../../src/providers/monnify/amounts.ts'
+import { jsonWithAmount, koboFromNaira, nairaFromKobo } from '../../src/banking/providers/monnify/amounts.ts'
 
 // One line per case: kobo → the naira string Rail sends.
 const TO_NAIRA: readonly (readonly [kobo: number, naira: string])[] = [

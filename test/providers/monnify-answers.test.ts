@@ -1,10 +1,10 @@
-// How the Monnify adapter reads each answer (src/providers/monnify/adapter.ts, credits.ts, auth.ts):
+// How the Monnify adapter reads each answer (src/banking/providers/monnify/adapter.ts, credits.ts, auth.ts):
 // one line per answer → what Rail acts on. No database, no HTTP: the answers are written here.
 import { describe, expect, it } from 'vitest'
-import type { HttpAnswer } from '../../src/providers/http.ts'
-import { readArchive, readBalance, readDisbursement, readNameEnquiry, readReservedAccount, readSummary, readWallet, readWalletListing } from '../../src/providers/monnify/adapter.ts'
-import { readLogin } from '../../src/providers/monnify/auth.ts'
-import { CREDIT_PAGE_SIZE, readCreditPage, readWalletCredit } from '../../src/providers/monnify/credits.ts'
+import type { HttpAnswer } from '../../src/banking/providers/http.ts'
+import { readArchive, readBalance, readDisbursement, readNameEnquiry, readReservedAccount, readSummary, readWallet, readWalletListing } from '../../src/banking/providers/monnify/adapter.ts'
+import { readLogin } from '../../src/banking/providers/monnify/auth.ts'
+import { CREDIT_PAGE_SIZE, readCreditPage, readWalletCredit } from '../../src/banking/providers/monnify/credits.ts'
 
 const ok = (httpStatus: number, body: Record<string, unknown>): HttpAnswer => ({ ok: true, httpStatus, body })
 const done = (responseBody: unknown): HttpAnswer => ok(200, { requestSuccessful: true, responseMessage: 'success', responseCode: '0', responseBody })

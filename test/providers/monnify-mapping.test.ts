@@ -1,4 +1,4 @@
-// How Monnify's words read in Rail's (src/providers/monnify/mapping.ts): disbursement statuses in
+// How Monnify's words read in Rail's (src/banking/providers/monnify/mapping.ts): disbursement statuses in
 // the NIP vocabulary, references, times, credits and webhooks — one line per case, no database.
 import { createHmac } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
@@ -16,9 +16,9 @@ import {
   readReservedCredit,
   transferResult,
   TRANSFER_STATUSES,
-} from '../../src/providers/monnify/mapping.ts'
-import { signedWithHmacSha512 } from '../../src/providers/webhooks.ts'
-import type { ProviderCredit } from '../../src/providers/types.ts'
+} from '../../src/banking/providers/monnify/mapping.ts'
+import { signedWithHmacSha512 } from '../../src/banking/providers/webhooks.ts'
+import type { ProviderCredit } from '../../src/banking/providers/types.ts'
 
 // One line per case: Monnify's status → outcome, NIP code, reversed, and why.
 const STATUSES: readonly (readonly [status: string, outcome: string, code: string | null, reversed: boolean, why: string])[] = [

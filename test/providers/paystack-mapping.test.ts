@@ -1,10 +1,10 @@
-// How Paystack's answers read in Rail's words (src/providers/paystack/mapping.ts, credits.ts), one
+// How Paystack's answers read in Rail's words (src/banking/providers/paystack/mapping.ts, credits.ts), one
 // line per case: transfer statuses in the NIP vocabulary, refusals, name enquiries, recipients,
 // balances, dedicated accounts, credits and webhooks. No database, no HTTP.
 import { createHmac } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import type { HttpAnswer } from '../../src/providers/http.ts'
-import { transactionQuery } from '../../src/providers/paystack/adapter.ts'
+import type { HttpAnswer } from '../../src/banking/providers/http.ts'
+import { transactionQuery } from '../../src/banking/providers/paystack/adapter.ts'
 import {
   creditOfTransaction,
   dedicatedAccountBankCode,
@@ -19,8 +19,8 @@ import {
   readTransferAnswer,
   readTransferStatus,
   readVerifyAnswer,
-} from '../../src/providers/paystack/mapping.ts'
-import type { ProviderResult, WebhookRequest } from '../../src/providers/types.ts'
+} from '../../src/banking/providers/paystack/mapping.ts'
+import type { ProviderResult, WebhookRequest } from '../../src/banking/providers/types.ts'
 
 const UUID = '3f2a9c1e-7b4d-4e8a-9f00-1c2d3e4f5a6b'
 

@@ -1,9 +1,9 @@
-// Rail's references in Paystack's transfer reference format and back (src/providers/paystack/reference.ts):
+// Rail's references in Paystack's transfer reference format and back (src/banking/providers/paystack/reference.ts):
 // identity for what fits, an escape for the rest, a refusal for what cannot map, and the inverse
 // exact on everything the mapping makes.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { fitsPaystackReference, paystackReference, railReferenceOf } from '../../src/providers/paystack/mapping.ts'
+import { fitsPaystackReference, paystackReference, railReferenceOf } from '../../src/banking/providers/paystack/mapping.ts'
 
 const UUID = '3f2a9c1e-7b4d-4e8a-9f00-1c2d3e4f5a6b'
 

@@ -8,7 +8,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { RailClient } from '../../src/client/index.ts'
 import { clearFailpoint, setFailpoint } from '../../src/platform/failpoints.ts'
-import { writeFaults, type Faults } from '../../src/sandbox-bank/faults.ts'
+import { writeFaults, type Faults } from '../../src/sandbox/faults.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
 import { eventsOf, expectOnceThrough, NO_FAULTS, outboundState, payOut, ROUTED_PROVIDERS, routedPartner, settlePayout, startRouted, type RoutedHarness } from './routed-support.ts'

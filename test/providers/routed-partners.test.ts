@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RailClient } from '../../src/client/index.ts'
-import { sandboxMonnifyCredentials, sandboxPaystackSecretKey } from '../../src/sandbox-bank/public.ts'
+import { sandboxMonnifyCredentials, sandboxPaystackSecretKey } from '../../src/sandbox/public.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
 import { accountProvider, eventsOf, expectOnceThrough, outboundState, payOut, ROUTED_PROVIDERS, routedPartner, settlePayout, startRouted, withFaults, type RoutedHarness } from './routed-support.ts'

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RailClient } from '../../src/client/index.ts'
 import { canonicalRequest, computeSignature } from '../../src/client/signing.ts'
-import { checkReversal } from '../../src/payments/reversals.ts'
+import { checkReversal } from '../../src/money-out/pipeline/reversals.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
 import { eventsOf, expectOnceThrough, outboundState, payOut, ROUTED_PROVIDERS, routedPartner, settlePayout, startRouted, type RoutedHarness } from './routed-support.ts'

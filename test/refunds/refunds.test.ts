@@ -4,8 +4,8 @@
 // exceeding it, and refunds by payment intent and by invoice (a cancelled invoice's partial payments).
 import { randomUUID } from 'node:crypto'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { nuban } from '../../src/nip/nuban.ts'
-import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
+import { nuban } from '../../src/banking/nip/nuban.ts'
+import { syntheticAccountName } from '../../src/sandbox/names.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
 import { startCollections, waitForCallback, type CollectionsHarness } from '../collections/support.ts'

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto'
 import { expect } from 'vitest'
 import type { RailClient } from '../../src/client/index.ts'
-import { nuban } from '../../src/nip/nuban.ts'
+import { nuban } from '../../src/banking/nip/nuban.ts'
 import { payIn, waitForCallback, type CollectionsHarness } from '../collections/support.ts'
 import { waitFor } from '../support/wait.ts'
 import type { Schemas } from '../../packages/sdk/src/index.ts'

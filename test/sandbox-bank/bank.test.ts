@@ -3,8 +3,8 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { computeSignature, canonicalRequest } from '../../src/client/signing.ts'
-import { isValidNuban, nuban } from '../../src/nip/nuban.ts'
-import { SESSION_ID_PATTERN } from '../../src/nip/session-id.ts'
+import { isValidNuban, nuban } from '../../src/banking/nip/nuban.ts'
+import { SESSION_ID_PATTERN } from '../../src/banking/nip/session-id.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 
 const SECRET = 'sandbox-bank-test-secret'

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { RailClient } from '../../src/client/index.ts'
 import { canonicalRequest, computeSignature } from '../../src/client/signing.ts'
-import { decideFault } from '../../src/sandbox-bank/faults.ts'
+import { decideFault } from '../../src/sandbox/faults.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 

@@ -4,7 +4,7 @@
 // (an intent's expiry, an escrow's) runs at once, judged by that partner's time.
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ADVANCE_SECONDS_MAX, OFFSET_SECONDS_MAX } from '../../src/sandbox-clock/service.ts'
+import { ADVANCE_SECONDS_MAX, OFFSET_SECONDS_MAX } from '../../src/partners/sandbox-clock/service.ts'
 import { createRequest, escrowClient } from '../support/escrow.ts'
 import { startRail, type Rail } from '../support/rail.ts'
 import { waitFor } from '../support/wait.ts'

@@ -2,8 +2,8 @@
 // the same filters, and each list of the document iterates to the same items, in the same
 // order, as one large page.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { nuban } from '../../src/nip/nuban.ts'
-import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
+import { nuban } from '../../src/banking/nip/nuban.ts'
+import { syntheticAccountName } from '../../src/sandbox/names.ts'
 import { OPERATIONS, type ListCall, type OperationId, type Rail } from '../../packages/sdk/src/index.ts'
 import { waitFor } from '../support/wait.ts'
 import { startSdkHarness, type SdkHarness } from './support.ts'

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { derivedId } from '../../src/ledger/service.ts'
-import { nuban } from '../../src/nip/nuban.ts'
+import { nuban } from '../../src/banking/nip/nuban.ts'
 import { createRequest, escrowClient } from '../support/escrow.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'

@@ -1,7 +1,7 @@
 // Shared by the settlement tests: the settlement task's deps on a test app with a clock the test
 // moves (the API keeps the real clock, which signatures are checked by), and the Lagos cut-off
 // a given number of hours from now.
-import { outboundDeps } from '../../src/outbound-transfers/service.ts'
+import { outboundDeps } from '../../src/money-out/outbound/service.ts'
 import type { Clock } from '../../src/platform/clock.ts'
 import type { SettlementDeps } from '../../src/settlement/service.ts'
 import type { TestApp } from '../support/app.ts'

@@ -1,8 +1,8 @@
 // Boots the real app on an ephemeral port over a fresh database, and makes partners for tests.
 import { randomBytes } from 'node:crypto'
 import { buildApi, paymentsDeps, type AppDeps } from '../../src/app.ts'
-import type { PaymentSettings, PaymentsDeps } from '../../src/payments/service.ts'
-import { ProviderRegistry } from '../../src/providers/registry.ts'
+import type { PaymentSettings, PaymentsDeps } from '../../src/money-out/pipeline/service.ts'
+import { ProviderRegistry } from '../../src/banking/providers/registry.ts'
 import { systemClock } from '../../src/platform/clock.ts'
 import { RailClient } from '../../src/client/index.ts'
 import { createPartner, type NewPartner, type PartnerCredentials } from '../../src/partners/service.ts'

@@ -1,6 +1,6 @@
 // The lists the cursor tests write to, each with how one row is made for a partner on a given
 // connection: used by the test itself and by the writer processes it starts (cursor-writer.ts).
-import * as counterparties from '../../src/counterparties/repo.ts'
+import * as counterparties from '../../src/money-out/counterparties/repo.ts'
 import { recordEvent } from '../../src/events/service.ts'
 import { systemClock } from '../../src/platform/clock.ts'
 import type { Tx } from '../../src/platform/db.ts'

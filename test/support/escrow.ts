@@ -5,10 +5,10 @@ import { applyEscrowFunding, type ExpiryDeps } from '../../src/escrow/service.ts
 import { systemClock, type Clock } from '../../src/platform/clock.ts'
 import type { TestApp } from './app.ts'
 import { createTransfer, derivedId, ensurePartnerAccount, getBalance } from '../../src/ledger/service.ts'
-import { nuban } from '../../src/nip/nuban.ts'
-import { outboundDeps } from '../../src/outbound-transfers/service.ts'
+import { nuban } from '../../src/banking/nip/nuban.ts'
+import { outboundDeps } from '../../src/money-out/outbound/service.ts'
 import { withTransaction, type Pool, type Queryable } from '../../src/platform/db.ts'
-import { syntheticAccountName } from '../../src/sandbox-bank/names.ts'
+import { syntheticAccountName } from '../../src/sandbox/names.ts'
 
 export interface EscrowResponse<T = Record<string, unknown>> {
   status: number

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto'
 import type { Runner } from 'graphile-worker'
 import { startBackgroundWorkers, type WorkerDeps } from '../../src/app.ts'
 import type { DeliverySettings } from '../../src/events/delivery.ts'
-import type { ProviderSettings } from '../../src/providers/registry.ts'
+import type { ProviderSettings } from '../../src/banking/providers/registry.ts'
 import { startTestApp, type TestApp, type TestAppOptions } from './app.ts'
 import { startReceiver, type Receiver } from './receiver.ts'
 

@@ -1,7 +1,7 @@
 // Wallet creation and balance over signed HTTP, on the sandbox providers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RailClient } from '../../src/client/index.ts'
-import { isValidNuban } from '../../src/nip/nuban.ts'
+import { isValidNuban } from '../../src/banking/nip/nuban.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import type { Schemas } from '../../packages/sdk/src/index.ts'

@@ -21,7 +21,7 @@ export interface DeliveryAttemptObservation {
   durationMs: number
 }
 
-/** What one run of the credit sweep did (src/inbound-credits/account-sweep.ts). */
+/** What one run of the credit sweep did (src/collections/credits/account-sweep.ts). */
 export interface AccountSweepObservation {
   accountsAsked: number
   accountsFailed: number

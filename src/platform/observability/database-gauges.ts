@@ -50,7 +50,7 @@ const QUERIES = {
               LEFT JOIN inbound_credits c ON c.status = s.status
              GROUP BY s.status`,
   // Each provider's calls over the last five minutes and how many got no readable answer (no answer,
-  // a 5xx), and its health as src/providers/health.ts judges it: healthy when, over all its calls and
+  // a 5xx), and its health as src/banking/providers/health.ts judges it: healthy when, over all its calls and
   // for each operation alike, there are under 10 calls or under half unanswered. Every profile has its row.
   providers: `SELECT p.name AS provider, coalesce(sum(c.calls), 0)::int AS calls, coalesce(sum(c.unanswered), 0)::int AS unanswered,
                      coalesce(bool_and(c.calls < 10 OR c.unanswered * 2 < c.calls), true) AS operations_healthy
