@@ -37,14 +37,16 @@ export default {
     },
     {
       name: 'module-through-public-entry',
-      comment: 'A module reaches another only through its parts\' service.ts, types.ts or public.ts, never their repo, routes or internals.',
+      comment:
+        "A module reaches another only through its parts' service.ts, types.ts or public.ts, never their repo, routes or internals.",
       severity: 'error',
       from: { path: '^src/([^/]+)/', pathNot: LIBRARIES },
       to: { path: '^src/[^/]+/', pathNot: ['^src/$1/', LIBRARIES, ...PUBLIC_ENTRIES] },
     },
     {
       name: 'libraries-import-no-module',
-      comment: 'platform/, banking/nip/ and client/ know no module (the ledger core and the rest depend on them, not the reverse).',
+      comment:
+        'platform/, banking/nip/ and client/ know no module (the ledger core and the rest depend on them, not the reverse).',
       severity: 'error',
       from: { path: '^src/(platform|banking/nip|client)/' },
       to: { path: '^src/', pathNot: LIBRARIES },

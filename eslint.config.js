@@ -7,7 +7,17 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', fetch: 'readonly' } },
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        URL: 'readonly',
+        Buffer: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        fetch: 'readonly',
+      },
+    },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
@@ -15,6 +25,13 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
-  // Files that read in one sitting: small modules, small functions (route tables split by resource).
-  { files: ['src/**/*.ts'], rules: { 'max-lines': ['error', 400], 'max-lines-per-function': ['error', { max: 70 }] } },
+  // A concept lives in one file (up to ~600 lines); functions stay small (route tables split by
+  // resource). Lines are counted as Prettier formats them, without blank lines and comments.
+  {
+    files: ['src/**/*.ts'],
+    rules: {
+      'max-lines': ['error', { max: 600, skipBlankLines: true, skipComments: true }],
+      'max-lines-per-function': ['error', { max: 70, skipBlankLines: true, skipComments: true }],
+    },
+  },
 )

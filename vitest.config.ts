@@ -35,7 +35,9 @@ async function serverWorkers(url: string): Promise<number> {
     )
     const { max, reserved, open } = rows[0]!
     const workers = Math.max(1, Math.min(CORES_WORKERS, Math.floor((max - reserved - open) / CONNECTIONS_PER_FILE)))
-    console.log(`PostgreSQL at DATABASE_URL: max_connections ${max}, ${reserved} reserved, ${open} open: ${workers} test files at once (${CONNECTIONS_PER_FILE} connections each)`)
+    console.log(
+      `PostgreSQL at DATABASE_URL: max_connections ${max}, ${reserved} reserved, ${open} open: ${workers} test files at once (${CONNECTIONS_PER_FILE} connections each)`,
+    )
     return workers
   } finally {
     await client.end()
@@ -47,7 +49,15 @@ const COMPILE_CACHE = process.env.NODE_COMPILE_CACHE ?? path.join(os.tmpdir(), '
 // Load tests keep every core busy on purpose (thousands of transfers, racing trials, a burst past
 // the admission limits). Beside them, tests that wait on a provider or a callback would be judged
 // by how starved the machine is, so they run after the others, one at a time.
-const LOAD_TESTS = ['test/ledger/concurrency.test.ts', 'test/escrow/race.test.ts', 'test/escrow/money-race.test.ts', 'test/platform/burst.test.ts', 'test/cluster/failover.test.ts', 'test/cluster/pgbouncer.test.ts', 'test/cluster/replica.test.ts']
+const LOAD_TESTS = [
+  'test/ledger/concurrency.test.ts',
+  'test/escrow/race.test.ts',
+  'test/escrow/money-race.test.ts',
+  'test/platform/burst.test.ts',
+  'test/cluster/failover.test.ts',
+  'test/cluster/pgbouncer.test.ts',
+  'test/cluster/replica.test.ts',
+]
 
 const shared = {
   pool: 'forks' as const,
@@ -68,7 +78,15 @@ export default defineConfig(async () => ({
     env: { NODE_COMPILE_CACHE: COMPILE_CACHE },
     reporters: ['default'],
     projects: [
-      { test: { ...shared, name: 'suite', include: ['test/**/*.test.ts', 'src/**/*.test.ts'], exclude: LOAD_TESTS, sequence: { groupOrder: 0 } } },
+      {
+        test: {
+          ...shared,
+          name: 'suite',
+          include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
+          exclude: LOAD_TESTS,
+          sequence: { groupOrder: 0 },
+        },
+      },
       { test: { ...shared, name: 'load', include: LOAD_TESTS, maxWorkers: 1, sequence: { groupOrder: 1 } } },
     ],
   },

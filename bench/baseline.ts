@@ -18,10 +18,18 @@ export async function createBaseline(pool: Pool, accounts: number, openingKobo: 
       INSERT INTO bench_transfers (id, debit, credit, amount) VALUES (gen_random_uuid(), p_debit, p_credit, p_amount);
       RETURN true;
     END $$;`)
-  await pool.query(`INSERT INTO bench_accounts (id, balance) SELECT g, $1 FROM generate_series(0, $2) g`, [openingKobo, accounts - 1])
+  await pool.query(`INSERT INTO bench_accounts (id, balance) SELECT g, $1 FROM generate_series(0, $2) g`, [
+    openingKobo,
+    accounts - 1,
+  ])
 }
 
 /** One yardstick transfer. */
-export async function baselineTransfer(pool: Pool, debit: number | string, credit: number | string, amountKobo: number): Promise<void> {
+export async function baselineTransfer(
+  pool: Pool,
+  debit: number | string,
+  credit: number | string,
+  amountKobo: number,
+): Promise<void> {
   await pool.query('SELECT bench_baseline_transfer($1, $2, $3)', [debit, credit, amountKobo])
 }

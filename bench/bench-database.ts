@@ -25,11 +25,16 @@ export async function benchDatabase(name: string): Promise<BenchDatabase> {
     await adminQuery(serverUrl, `CREATE DATABASE ${pg.escapeIdentifier(name)}`)
     const url = new URL(serverUrl)
     url.pathname = `/${name}`
-    return { url: url.toString(), stop: () => adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`) }
+    return {
+      url: url.toString(),
+      stop: () => adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`),
+    }
   }
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'rail-bench-'))
   chmodSync(dataDir, 0o755) // as root, PostgreSQL runs as the postgres user and must enter it
-  const embedded = await startEmbeddedDatabase(dataDir, { persistent: false, settings: {
+  const embedded = await startEmbeddedDatabase(dataDir, {
+    persistent: false,
+    settings: {
       max_connections: '300',
       ...extraSettings(),
       ...(STATEMENT_STATS ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' } : {}),
@@ -47,7 +52,11 @@ export async function benchDatabase(name: string): Promise<BenchDatabase> {
 function extraSettings(): Record<string, string> {
   const given = process.env.BENCH_PG_EXTRA
   if (!given) return {}
-  return Object.fromEntries(given.split(',').map((setting) => [setting.slice(0, setting.indexOf('=')), setting.slice(setting.indexOf('=') + 1)]))
+  return Object.fromEntries(
+    given
+      .split(',')
+      .map((setting) => [setting.slice(0, setting.indexOf('=')), setting.slice(setting.indexOf('=') + 1)]),
+  )
 }
 
 async function adminQuery(url: string, sql: string): Promise<void> {
@@ -61,7 +70,10 @@ async function adminQuery(url: string, sql: string): Promise<void> {
 }
 
 /** Starts `api` on a free loopback port and answers its base URL (the benches' app and sandbox bank). */
-export async function listenOnLoopback(api: { listen(options: { host: string; port: number }): Promise<unknown>; server: { address(): unknown } }): Promise<string> {
+export async function listenOnLoopback(api: {
+  listen(options: { host: string; port: number }): Promise<unknown>
+  server: { address(): unknown }
+}): Promise<string> {
   await api.listen({ host: '127.0.0.1', port: 0 })
   const address = api.server.address() as { port?: number } | null
   return `http://127.0.0.1:${address?.port ?? 0}`

@@ -31,7 +31,11 @@ const WALLET_OPENING_KOBO = 10_000_000
 const MOVE_KOBO = 1_000
 const SECRET = randomBytes(16).toString('hex')
 const PAYEE_ACCOUNT = nuban('058', '135792468')
-const PAYEE = { beneficiaryAccountNumber: PAYEE_ACCOUNT, beneficiaryBankCode: '058', beneficiaryAccountName: syntheticAccountName('058', PAYEE_ACCOUNT) }
+const PAYEE = {
+  beneficiaryAccountNumber: PAYEE_ACCOUNT,
+  beneficiaryBankCode: '058',
+  beneficiaryAccountName: syntheticAccountName('058', PAYEE_ACCOUNT),
+}
 
 interface Answer {
   route: string
@@ -59,15 +63,36 @@ async function main(): Promise<void> {
   const providers = { sandboxBankUrl: () => baseUrl, sandboxBankSecret: SECRET }
   // A sandbox partner's requery schedule ends after 3 minutes; the burst's payouts get the live one.
   const payments = { sandbox: LIVE_SCHEDULE_DEFAULT }
-  const api = await buildApi({ pool, masterKey, sandboxBank: { secret: SECRET }, providers, allowLoopbackCallbacks: true, payments })
+  const api = await buildApi({
+    pool,
+    masterKey,
+    sandboxBank: { secret: SECRET },
+    providers,
+    allowLoopbackCallbacks: true,
+    payments,
+  })
   let runner: Awaited<ReturnType<typeof startBackgroundWorkers>> | undefined
   try {
     await migrateDatabase(pool)
     baseUrl = await listenOnLoopback(api)
-    runner = await startBackgroundWorkers({ pool: workerPool, masterKey, concurrency: WORKER_CONCURRENCY, providers, events: { allowLoopbackCallbacks: true }, payments })
-    const credentials = await createPartner(pool, masterKey, { name: 'Burst', customerClass: 'fintech', environment: 'sandbox' })
+    runner = await startBackgroundWorkers({
+      pool: workerPool,
+      masterKey,
+      concurrency: WORKER_CONCURRENCY,
+      providers,
+      events: { allowLoopbackCallbacks: true },
+      payments,
+    })
+    const credentials = await createPartner(pool, masterKey, {
+      name: 'Burst',
+      customerClass: 'fintech',
+      environment: 'sandbox',
+    })
     const client = new RailClient(baseUrl, credentials)
-    const funded = await client.post('/api/v1/rail/sandbox/fund-float', { amountKobo: MOVES * MOVE_KOBO * 2, reference: `burst-${randomUUID()}` })
+    const funded = await client.post('/api/v1/rail/sandbox/fund-float', {
+      amountKobo: MOVES * MOVE_KOBO * 2,
+      reference: `burst-${randomUUID()}`,
+    })
     if (funded.status !== 200) throw new Error(`fund-float answered ${funded.status}: ${JSON.stringify(funded.body)}`)
     await runBursts({ pool, client, partnerId: credentials.partnerId, postmaster: await postmasterPid(pool) })
   } finally {
@@ -82,13 +107,26 @@ async function main(): Promise<void> {
 async function runBursts(bench: Bench): Promise<void> {
   const { client } = bench
   console.log(`burst 1: ${WALLETS} wallet creations at once`)
-  const creations = await burst(Array.from({ length: WALLETS }, (_, i) => () => send(client, '/wallet', `wallet-${i}`, { customerReference: `wallet-${i}`, name: `Burst Holder ${i}` })))
+  const creations = await burst(
+    Array.from(
+      { length: WALLETS },
+      (_, i) => () =>
+        send(client, '/wallet', `wallet-${i}`, { customerReference: `wallet-${i}`, name: `Burst Holder ${i}` }),
+    ),
+  )
   report('POST /wallet', creations)
-  const walletIds = [...new Set(creations.filter((one) => one.status === 201 || one.status === 200).map((one) => one.id!))]
+  const walletIds = [
+    ...new Set(creations.filter((one) => one.status === 201 || one.status === 200).map((one) => one.id!)),
+  ]
   if (walletIds.length < 2) throw new Error('fewer than two wallets were created; nothing to move between')
   // Funded in turn (not part of the burst).
   for (const [i, walletId] of walletIds.entries()) {
-    const credit = await client.post('/wallet/credit', { walletId, reference: `open-${i}`, amountKobo: WALLET_OPENING_KOBO, currency: 'NGN' })
+    const credit = await client.post('/wallet/credit', {
+      walletId,
+      reference: `open-${i}`,
+      amountKobo: WALLET_OPENING_KOBO,
+      currency: 'NGN',
+    })
     if (credit.status !== 200) throw new Error(`opening credit answered ${credit.status}`)
   }
 
@@ -110,11 +148,15 @@ async function runBursts(bench: Bench): Promise<void> {
   const nodeCpu = process.cpuUsage(nodeCpuBefore)
   const accepted = moveReferences.length + payoutIds.length
 
-  const unexpected = answers.concat(creations).filter((one) => one.status >= 500 && !(one.status === 503 && one.error === 'overloaded' && one.retryAfter))
+  const unexpected = answers
+    .concat(creations)
+    .filter((one) => one.status >= 500 && !(one.status === 503 && one.error === 'overloaded' && one.retryAfter))
   const verification = await verifyLedger(bench.pool)
   const unequal: string[] = []
   for (const walletId of walletIds) {
-    const balance = await client.get<{ availableBalanceKobo: number; bookedBalanceKobo: number }>(`/wallet/customer?customerId=${walletId}`)
+    const balance = await client.get<{ availableBalanceKobo: number; bookedBalanceKobo: number }>(
+      `/wallet/customer?customerId=${walletId}`,
+    )
     if (balance.body.availableBalanceKobo !== balance.body.bookedBalanceKobo) unequal.push(walletId)
   }
   const figures = {
@@ -125,7 +167,9 @@ async function runBursts(bench: Bench): Promise<void> {
     acceptedMoves: accepted,
     burstAnsweredSeconds: (answeredAt - startedAt) / 1000,
     everyAcceptedMoveFinalSeconds: (finalAt - startedAt) / 1000,
-    postgresCpuMsPerAcceptedMove: round((cpuAfterMs.backends + cpuAfterMs.others - cpuBeforeMs.backends - cpuBeforeMs.others) / accepted),
+    postgresCpuMsPerAcceptedMove: round(
+      (cpuAfterMs.backends + cpuAfterMs.others - cpuBeforeMs.backends - cpuBeforeMs.others) / accepted,
+    ),
     // This process is the API, the workers, the sandbox bank and the load: its CPU is all of Node's.
     nodeCpuMsPerAcceptedMove: round((nodeCpu.user + nodeCpu.system) / 1000 / accepted),
     walletsWithAvailableUnequalBooked: unequal.length,
@@ -137,13 +181,16 @@ async function runBursts(bench: Bench): Promise<void> {
     `${accepted} accepted moves final ${figures.everyAcceptedMoveFinalSeconds.toFixed(1)} s after the burst began (answered in ${figures.burstAnsweredSeconds.toFixed(1)} s); ` +
       `CPU per accepted move: PostgreSQL ${figures.postgresCpuMsPerAcceptedMove} ms, Node (API + workers + bank + load) ${figures.nodeCpuMsPerAcceptedMove} ms`,
   )
-  console.log(`5xx other than 503 overloaded with Retry-After: ${unexpected.length}; wallets with available ≠ booked: ${unequal.length}; ledger verified: ${verification.ok}`)
+  console.log(
+    `5xx other than 503 overloaded with Retry-After: ${unexpected.length}; wallets with available ≠ booked: ${unequal.length}; ledger verified: ${verification.ok}`,
+  )
   const file = path.join(path.dirname(new URL(import.meta.url).pathname), 'results', 'burst.json')
   mkdirSync(path.dirname(file), { recursive: true })
   writeFileSync(file, `${JSON.stringify(figures, null, 2)}\n`)
   console.log(`wrote ${path.relative(process.cwd(), file)}`)
   if (unexpected.length > 0) throw new Error(`unexpected answers: ${JSON.stringify(unexpected.slice(0, 5))}`)
-  if (!verification.ok || unequal.length > 0) throw new Error(`money is not where it should be: ${verification.problems.join('; ')} ${unequal.join(', ')}`)
+  if (!verification.ok || unequal.length > 0)
+    throw new Error(`money is not where it should be: ${verification.problems.join('; ')} ${unequal.join(', ')}`)
 }
 
 /** MOVES wallet transfers between neighbouring wallets and MOVES payouts, interleaved. */
@@ -153,9 +200,24 @@ function movesAndPayouts(client: RailClient, walletIds: string[]): (() => Promis
     const from = walletIds[i % walletIds.length]!
     const to = walletIds[(i + 1) % walletIds.length]!
     const moveReference = `move-${i}-${randomUUID()}`
-    requests.push(() => send(client, '/transfer/wallet', moveReference, { walletId: from, destinationWalletId: to, reference: moveReference, amountKobo: MOVE_KOBO, currency: 'NGN' }))
+    requests.push(() =>
+      send(client, '/transfer/wallet', moveReference, {
+        walletId: from,
+        destinationWalletId: to,
+        reference: moveReference,
+        amountKobo: MOVE_KOBO,
+        currency: 'NGN',
+      }),
+    )
     const payoutReference = `payout-${i}-${randomUUID()}`
-    requests.push(() => send(client, '/api/v1/rail/outbound', payoutReference, { clientReference: payoutReference, amountKobo: MOVE_KOBO, currency: 'NGN', ...PAYEE }))
+    requests.push(() =>
+      send(client, '/api/v1/rail/outbound', payoutReference, {
+        clientReference: payoutReference,
+        amountKobo: MOVE_KOBO,
+        currency: 'NGN',
+        ...PAYEE,
+      }),
+    )
   }
   return requests
 }
@@ -167,12 +229,23 @@ function movesAndPayouts(client: RailClient, walletIds: string[]): (() => Promis
 async function waitUntilFinal(bench: Bench, moveReferences: string[], payoutIds: string[]): Promise<void> {
   const registered = new Set<string>()
   await waitUntil(async () => {
-    const openMoves = (await bench.pool.query(`SELECT 1 FROM wallet_moves WHERE partner_id = $1 AND reference = ANY($2) AND status NOT IN ('successful', 'failed')`, [bench.partnerId, moveReferences])).rowCount
-    const { rows } = await bench.pool.query<{ id: string; state: string }>(`SELECT id, state FROM outbound_transfers WHERE id = ANY($1) AND state NOT IN ('confirmed', 'failed')`, [payoutIds])
+    const openMoves = (
+      await bench.pool.query(
+        `SELECT 1 FROM wallet_moves WHERE partner_id = $1 AND reference = ANY($2) AND status NOT IN ('successful', 'failed')`,
+        [bench.partnerId, moveReferences],
+      )
+    ).rowCount
+    const { rows } = await bench.pool.query<{ id: string; state: string }>(
+      `SELECT id, state FROM outbound_transfers WHERE id = ANY($1) AND state NOT IN ('confirmed', 'failed')`,
+      [payoutIds],
+    )
     const toRegister = rows.filter((row) => row.state === 'submitted' && !registered.has(row.id))
     await Promise.all(
       toRegister.map(async (row) => {
-        const answer = await bench.client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: row.id, outcome: 'confirmed' })
+        const answer = await bench.client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', {
+          transferId: row.id,
+          outcome: 'confirmed',
+        })
         if (answer.status === 200) registered.add(row.id)
       }),
     )
@@ -187,10 +260,26 @@ async function send(client: RailClient, route: string, reference: string, body: 
     response = await client.post(route, body)
   } catch (error) {
     // A connection the server refused or reset: counted, never hidden.
-    return { route, reference, status: 0, retryAfter: null, error: String(error), id: undefined, latencyMs: performance.now() - sentAt }
+    return {
+      route,
+      reference,
+      status: 0,
+      retryAfter: null,
+      error: String(error),
+      id: undefined,
+      latencyMs: performance.now() - sentAt,
+    }
   }
   const id = response.body?.walletId ?? response.body?.id
-  return { route, reference, status: response.status, retryAfter: response.headers.get('retry-after'), error: response.body?.error, id, latencyMs: performance.now() - sentAt }
+  return {
+    route,
+    reference,
+    status: response.status,
+    retryAfter: response.headers.get('retry-after'),
+    error: response.body?.error,
+    id,
+    latencyMs: performance.now() - sentAt,
+  }
 }
 
 /** Every request at once: all are started before any is awaited. */

@@ -19,7 +19,14 @@ import path from 'node:path'
 import { createPool, type Pool } from '../src/platform/db.ts'
 import { findFreePort } from '../src/platform/embedded-db.ts'
 import { startReceiver } from '../test/support/receiver.ts'
-import { acknowledged, loadParty, runMixedLoad, startCluster, type LoadParty, type LoadResult } from '../test/cluster/load.ts'
+import {
+  acknowledged,
+  loadParty,
+  runMixedLoad,
+  startCluster,
+  type LoadParty,
+  type LoadResult,
+} from '../test/cluster/load.ts'
 import { benchDatabase } from './bench-database.ts'
 import { postgresCpuMs, postmasterPid } from './statements.ts'
 import { printSideBySide } from './table.ts'
@@ -63,21 +70,27 @@ interface Figures {
 }
 
 async function measure(size: (typeof SIZES)[number]): Promise<Figures> {
-  const database = await benchDatabase(`rail_bench_cluster_${size.api}_${size.worker}_${randomBytes(3).toString('hex')}`)
+  const database = await benchDatabase(
+    `rail_bench_cluster_${size.api}_${size.worker}_${randomBytes(3).toString('hex')}`,
+  )
   const receiver = await startReceiver()
   const masterKey = randomBytes(32)
-  const cluster = await startCluster(size, {
-    ...process.env,
-    DATABASE_URL: database.url,
-    RAIL_MASTER_KEY: masterKey.toString('hex'),
-    SANDBOX_BANK_SECRET: BANK_SECRET,
-    PORT: String(await findFreePort()),
-    LOG_LEVEL: 'warn',
-    RAIL_ALLOW_LOOPBACK_CALLBACKS: '1',
-    RAIL_REQUERY_FIRST_DELAY_MS: '200',
-    RAIL_RATE_LIMIT_RPS: '0',
-    RAIL_RATE_LIMIT_UNAUTHENTICATED_RPS: '0',
-  }, size.pgbouncer ? ['--pgbouncer'] : [])
+  const cluster = await startCluster(
+    size,
+    {
+      ...process.env,
+      DATABASE_URL: database.url,
+      RAIL_MASTER_KEY: masterKey.toString('hex'),
+      SANDBOX_BANK_SECRET: BANK_SECRET,
+      PORT: String(await findFreePort()),
+      LOG_LEVEL: 'warn',
+      RAIL_ALLOW_LOOPBACK_CALLBACKS: '1',
+      RAIL_REQUERY_FIRST_DELAY_MS: '200',
+      RAIL_RATE_LIMIT_RPS: '0',
+      RAIL_RATE_LIMIT_UNAUTHENTICATED_RPS: '0',
+    },
+    size.pgbouncer ? ['--pgbouncer'] : [],
+  )
   const pool = createPool(database.url, 2)
   try {
     console.log(`  started (${cluster.output.filter((line) => line.startsWith('rail cluster:')).length} processes)`)
@@ -85,19 +98,33 @@ async function measure(size: (typeof SIZES)[number]): Promise<Figures> {
     await settle(pool, party, await runMixedLoad(party, { perKind: WARM_UP_PER_KIND, lanes: LANES }))
     const postmaster = await postmasterPid(pool)
     console.log(`  warmed up; ${IDLE_S} s idle…`)
-    const idleFrom = { rail: treeCpuMs(cluster.launcher.pid!), postgres: postgresCpuMs(postmaster), at: performance.now() }
+    const idleFrom = {
+      rail: treeCpuMs(cluster.launcher.pid!),
+      postgres: postgresCpuMs(postmaster),
+      at: performance.now(),
+    }
     await new Promise((resolve) => setTimeout(resolve, IDLE_S * 1000))
     const idleSeconds = (performance.now() - idleFrom.at) / 1000
     const idlePostgres = postgresCpuMs(postmaster)
     const idle = {
       railMsPerS: (treeCpuMs(cluster.launcher.pid!) - idleFrom.rail) / idleSeconds,
-      postgresMsPerS: (idlePostgres.backends + idlePostgres.others - idleFrom.postgres.backends - idleFrom.postgres.others) / idleSeconds,
+      postgresMsPerS:
+        (idlePostgres.backends + idlePostgres.others - idleFrom.postgres.backends - idleFrom.postgres.others) /
+        idleSeconds,
     }
     console.log('  measuring…')
-    const before = { rail: treeCpuMs(cluster.launcher.pid!), postgres: postgresCpuMs(postmaster), load: process.cpuUsage(), at: performance.now() }
+    const before = {
+      rail: treeCpuMs(cluster.launcher.pid!),
+      postgres: postgresCpuMs(postmaster),
+      load: process.cpuUsage(),
+      at: performance.now(),
+    }
     const load = await runMixedLoad(party, { perKind: PER_KIND, lanes: LANES })
     // The requests alone (until the last answer), apart from the background work that follows them.
-    const requestsPhase = { seconds: (performance.now() - before.at) / 1000, railMs: treeCpuMs(cluster.launcher.pid!) - before.rail }
+    const requestsPhase = {
+      seconds: (performance.now() - before.at) / 1000,
+      railMs: treeCpuMs(cluster.launcher.pid!) - before.rail,
+    }
     await settle(pool, party, load)
     const wallSeconds = (performance.now() - before.at) / 1000
     const railMs = treeCpuMs(cluster.launcher.pid!) - before.rail
@@ -138,23 +165,38 @@ async function settle(pool: Pool, party: LoadParty, load: LoadResult): Promise<v
   const registered = new Set<string>()
   const deadline = Date.now() + SETTLE_TIMEOUT_MS
   for (;;) {
-    const sent = await pool.query<{ id: string }>(`SELECT id FROM bank_instructions WHERE owner_type = 'outbound_transfer' AND state = 'sent'`)
+    const sent = await pool.query<{ id: string }>(
+      `SELECT id FROM bank_instructions WHERE owner_type = 'outbound_transfer' AND state = 'sent'`,
+    )
     for (const { id } of sent.rows.filter((row) => !registered.has(row.id))) {
-      await acknowledged(() => party.client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: id, outcome: 'confirmed' }), [200])
+      await acknowledged(
+        () =>
+          party.client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', {
+            transferId: id,
+            outcome: 'confirmed',
+          }),
+        [200],
+      )
       registered.add(id)
     }
     // A credit notice Rail refused while busy (503) is retried with graphile-worker's backoff (seconds, then minutes): its
     // retry is brought forward, since the wait is not the cost measured here; the refusals are counted.
-    const retried = await pool.query(`UPDATE graphile_worker._private_jobs SET run_at = now() WHERE locked_at IS NULL AND attempts > 0 AND run_at > now() RETURNING id`)
+    const retried = await pool.query(
+      `UPDATE graphile_worker._private_jobs SET run_at = now() WHERE locked_at IS NULL AND attempts > 0 AND run_at > now() RETURNING id`,
+    )
     load.retries += retried.rowCount ?? 0
     const open = await pool.query(`SELECT 1 FROM bank_instructions WHERE state NOT IN ('succeeded', 'failed')`)
     const credits = await pool.query(`SELECT 1 FROM inbound_credits WHERE session_id = ANY($1)`, [sessions])
     const undelivered = await pool.query(`SELECT 1 FROM event_deliveries WHERE status = 'pending'`)
     if (open.rowCount === 0 && credits.rowCount === sessions.length && undelivered.rowCount === 0) return
     if (Date.now() > deadline) {
-      const errors = await pool.query<{ task_identifier: string; last_error: string }>(`SELECT task_identifier, last_error FROM graphile_worker.jobs WHERE last_error IS NOT NULL LIMIT 3`)
+      const errors = await pool.query<{ task_identifier: string; last_error: string }>(
+        `SELECT task_identifier, last_error FROM graphile_worker.jobs WHERE last_error IS NOT NULL LIMIT 3`,
+      )
       const why = errors.rows.map((row) => `${row.task_identifier}: ${row.last_error}`).join('; ')
-      throw new Error(`not settled within ${SETTLE_TIMEOUT_MS} ms: ${open.rowCount} payments open, ${credits.rowCount} of ${sessions.length} credits recorded, ${undelivered.rowCount} callbacks pending; ${why}`)
+      throw new Error(
+        `not settled within ${SETTLE_TIMEOUT_MS} ms: ${open.rowCount} payments open, ${credits.rowCount} of ${sessions.length} credits recorded, ${undelivered.rowCount} callbacks pending; ${why}`,
+      )
     }
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
@@ -183,7 +225,9 @@ function treeCpuMs(root: number): number {
 
 const results: Figures[] = []
 for (const size of SIZES) {
-  console.log(`measuring ${size.api} API + ${size.worker} worker${size.pgbouncer ? ' through PgBouncer' : ''}: ${PER_KIND} operations of each of 4 kinds, ${LANES} at a time…`)
+  console.log(
+    `measuring ${size.api} API + ${size.worker} worker${size.pgbouncer ? ' through PgBouncer' : ''}: ${PER_KIND} operations of each of 4 kinds, ${LANES} at a time…`,
+  )
   results.push(await measure(size))
 }
 const rows: [string, (figures: Figures) => string][] = [
@@ -203,7 +247,14 @@ const rows: [string, (figures: Figures) => string][] = [
   ['requests and jobs tried again', (f) => String(f.retries)],
 ]
 printSideBySide(results, (f) => f.processes, rows, 28)
-const file = path.join(path.dirname(new URL(import.meta.url).pathname), 'results', THROUGH_PGBOUNCER ? 'cluster-pgbouncer.json' : 'cluster.json')
+const file = path.join(
+  path.dirname(new URL(import.meta.url).pathname),
+  'results',
+  THROUGH_PGBOUNCER ? 'cluster-pgbouncer.json' : 'cluster.json',
+)
 mkdirSync(path.dirname(file), { recursive: true })
-writeFileSync(file, `${JSON.stringify({ results, operationsPerKind: PER_KIND, lanes: LANES, measuredAt: new Date().toISOString(), machine: `${os.cpus().length} cores, node ${process.version}` }, null, 2)}\n`)
+writeFileSync(
+  file,
+  `${JSON.stringify({ results, operationsPerKind: PER_KIND, lanes: LANES, measuredAt: new Date().toISOString(), machine: `${os.cpus().length} cores, node ${process.version}` }, null, 2)}\n`,
+)
 console.log(`wrote ${path.relative(process.cwd(), file)}`)

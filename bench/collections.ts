@@ -38,7 +38,13 @@ async function main(): Promise<void> {
   const masterKey = randomBytes(32)
   let baseUrl = ''
   const providers = { sandboxBankUrl: () => baseUrl, sandboxBankSecret: SECRET }
-  const api = await buildApi({ pool, masterKey, sandboxBank: { secret: SECRET }, providers, allowLoopbackCallbacks: true })
+  const api = await buildApi({
+    pool,
+    masterKey,
+    sandboxBank: { secret: SECRET },
+    providers,
+    allowLoopbackCallbacks: true,
+  })
   const sentAt = new Map<string, number>()
   const calledBackAt = new Map<string, number>()
   const receiver = http.createServer((req, res) => {
@@ -46,7 +52,8 @@ async function main(): Promise<void> {
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', () => {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { event: string; data: { sessionId: string } }
-      if (body.event === 'credit.confirmed' && !calledBackAt.has(body.data.sessionId)) calledBackAt.set(body.data.sessionId, Date.now())
+      if (body.event === 'credit.confirmed' && !calledBackAt.has(body.data.sessionId))
+        calledBackAt.set(body.data.sessionId, Date.now())
       res.writeHead(200).end('ok')
     })
   })
@@ -56,7 +63,12 @@ async function main(): Promise<void> {
   try {
     await migrateDatabase(pool)
     baseUrl = await listenOnLoopback(api)
-    const credentials = await createPartner(pool, masterKey, { name: 'Bench', customerClass: 'government', environment: 'sandbox', callbackUrl })
+    const credentials = await createPartner(pool, masterKey, {
+      name: 'Bench',
+      customerClass: 'government',
+      environment: 'sandbox',
+      callbackUrl,
+    })
     const client = new RailClient(baseUrl, credentials)
 
     console.log(`allocating ${ACCOUNTS} persistent virtual accounts…`)
@@ -66,32 +78,57 @@ async function main(): Promise<void> {
       Array.from({ length: CREATE_CONCURRENCY }, async () => {
         while (made < ACCOUNTS) {
           made++
-          const answer = await client.post<{ virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })
-          if (answer.status !== 200) throw new Error(`virtual-account answered ${answer.status}: ${JSON.stringify(answer.body)}`)
+          const answer = await client.post<{ virtualAccount: string }>('/api/v1/rail/virtual-account', {
+            reference: randomUUID(),
+          })
+          if (answer.status !== 200)
+            throw new Error(`virtual-account answered ${answer.status}: ${JSON.stringify(answer.body)}`)
           accounts.push(answer.body.virtualAccount)
         }
       }),
     )
     console.log(`A. intake: ${NOTICES} signed credit notices over ${CONNECTIONS} connections, no worker running…`)
     const load = await sendNotices(baseUrl, accounts, sentAt, { amount: NOTICES })
-    console.log(`   ${Math.round(load.requests.average)} notices/s  p50 ${load.latency.p50} ms  p99 ${load.latency.p99} ms  errors ${load.errors + load.non2xx}`)
+    console.log(
+      `   ${Math.round(load.requests.average)} notices/s  p50 ${load.latency.p50} ms  p99 ${load.latency.p99} ms  errors ${load.errors + load.non2xx}`,
+    )
 
     console.log(`B. apply: the workers start (concurrency ${WORKER_CONCURRENCY})…`)
     const workersStartedAt = Date.now()
-    runner = await startBackgroundWorkers({ pool, masterKey, concurrency: WORKER_CONCURRENCY, providers, events: { allowLoopbackCallbacks: true } })
-    await waitUntil(async () => (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM inbound_credits WHERE status = 'applied'`)).rows[0]!.n >= NOTICES, 600_000)
-    const applied = await pool.query<{ n: number; last: Date }>(`SELECT count(*)::int AS n, max(applied_at) AS last FROM inbound_credits WHERE status = 'applied'`)
-    const appliedPerSecond = Math.round(applied.rows[0]!.n / ((applied.rows[0]!.last.getTime() - workersStartedAt) / 1000))
+    runner = await startBackgroundWorkers({
+      pool,
+      masterKey,
+      concurrency: WORKER_CONCURRENCY,
+      providers,
+      events: { allowLoopbackCallbacks: true },
+    })
+    await waitUntil(
+      async () =>
+        (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM inbound_credits WHERE status = 'applied'`))
+          .rows[0]!.n >= NOTICES,
+      600_000,
+    )
+    const applied = await pool.query<{ n: number; last: Date }>(
+      `SELECT count(*)::int AS n, max(applied_at) AS last FROM inbound_credits WHERE status = 'applied'`,
+    )
+    const appliedPerSecond = Math.round(
+      applied.rows[0]!.n / ((applied.rows[0]!.last.getTime() - workersStartedAt) / 1000),
+    )
     console.log(`   applied ${applied.rows[0]!.n} credits: ${appliedPerSecond} credits/s; waiting for their callbacks…`)
     await waitUntil(() => calledBackAt.size >= NOTICES, 600_000)
-    console.log(`   all ${NOTICES} callbacks received ${((Date.now() - workersStartedAt) / 1000).toFixed(1)} s after the workers started`)
+    console.log(
+      `   all ${NOTICES} callbacks received ${((Date.now() - workersStartedAt) / 1000).toFixed(1)} s after the workers started`,
+    )
 
     console.log(`C. live: ${LIVE_NOTICES} notices at ${LIVE_RATE}/s with the workers running…`)
     const liveSessions = new Set<string>()
     await sendNotices(baseUrl, accounts, sentAt, { amount: LIVE_NOTICES, rate: LIVE_RATE, sessions: liveSessions })
     await waitUntil(() => [...liveSessions].every((sessionId) => calledBackAt.has(sessionId)), 600_000)
-    const latencies = [...liveSessions].map((sessionId) => calledBackAt.get(sessionId)! - sentAt.get(sessionId)!).sort((a, b) => a - b)
-    const percentile = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!
+    const latencies = [...liveSessions]
+      .map((sessionId) => calledBackAt.get(sessionId)! - sentAt.get(sessionId)!)
+      .sort((a, b) => a - b)
+    const percentile = (p: number) =>
+      latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!
     console.log(`   notice → callback p50 ${percentile(50)} ms, p99 ${percentile(99)} ms`)
     const verification = await verifyLedger(pool)
     const figures = {
@@ -110,7 +147,9 @@ async function main(): Promise<void> {
       measuredAt: new Date().toISOString(),
       machine: `${os.cpus().length} cores, node ${process.version}`,
     }
-    console.log(`credits applied: ${appliedPerSecond}/s; notice → callback p99 ${figures.noticeToCallbackP99Ms} ms; ledger verified: ${verification.ok}`)
+    console.log(
+      `credits applied: ${appliedPerSecond}/s; notice → callback p99 ${figures.noticeToCallbackP99Ms} ms; ledger verified: ${verification.ok}`,
+    )
     const file = path.join(path.dirname(new URL(import.meta.url).pathname), 'results', 'collections.json')
     mkdirSync(path.dirname(file), { recursive: true })
     writeFileSync(file, `${JSON.stringify(figures, null, 2)}\n`)
@@ -164,8 +203,22 @@ function sendNotices(
               })
               sentAt.set(sessionId, Date.now())
               options.sessions?.add(sessionId)
-              const signed = signRequest({ keyId: 'bank', signingSecret: SECRET, method: 'POST', pathWithQuery: WEBHOOK_PATH, body })
-              return { ...request, body, headers: { 'content-type': 'application/json', 'x-sandbox-timestamp': signed['X-Rail-Timestamp']!, 'x-sandbox-signature': signed['X-Rail-Signature']! } }
+              const signed = signRequest({
+                keyId: 'bank',
+                signingSecret: SECRET,
+                method: 'POST',
+                pathWithQuery: WEBHOOK_PATH,
+                body,
+              })
+              return {
+                ...request,
+                body,
+                headers: {
+                  'content-type': 'application/json',
+                  'x-sandbox-timestamp': signed['X-Rail-Timestamp']!,
+                  'x-sandbox-signature': signed['X-Rail-Signature']!,
+                },
+              }
             },
           },
         ],

@@ -30,7 +30,9 @@ const RECORDERS = 4
 /** Phases B and C record the healthy events at this steady rate, so that their latencies compare. */
 const LIVE_RATE_PER_S = Number(process.env.BENCH_LIVE_RATE ?? 300)
 const LIVE_BATCH = 25
-const WORKER_CONCURRENCY = Number(process.env.BENCH_WORKER_CONCURRENCY ?? process.env.WORKER_CONCURRENCY ?? WORKER_CONCURRENCY_DEFAULT)
+const WORKER_CONCURRENCY = Number(
+  process.env.BENCH_WORKER_CONCURRENCY ?? process.env.WORKER_CONCURRENCY ?? WORKER_CONCURRENCY_DEFAULT,
+)
 
 interface Receiver {
   url: string
@@ -74,7 +76,13 @@ async function recordEvents(pool: Pool, partnerId: string, count: number, label:
         const ids = await withTransaction(pool, async (tx) => {
           const recorded: string[] = []
           for (let i = 0; i < size; i++) {
-            const event = await recordEvent(tx, systemClock, { partnerId, type: 'bench.event', objectType: 'bench', objectId: `${label}-${first + i}`, data: { n: first + i } })
+            const event = await recordEvent(tx, systemClock, {
+              partnerId,
+              type: 'bench.event',
+              objectType: 'bench',
+              objectId: `${label}-${first + i}`,
+              data: { n: first + i },
+            })
             recorded.push(event.id)
           }
           return recorded
@@ -88,7 +96,12 @@ async function recordEvents(pool: Pool, partnerId: string, count: number, label:
 }
 
 /** Records `count` events at LIVE_RATE_PER_S, LIVE_BATCH per transaction; returns each event's commit time. */
-async function recordEventsSteadily(pool: Pool, partnerId: string, count: number, label: string): Promise<Map<string, number>> {
+async function recordEventsSteadily(
+  pool: Pool,
+  partnerId: string,
+  count: number,
+  label: string,
+): Promise<Map<string, number>> {
   const committedAt = new Map<string, number>()
   const intervalMs = (LIVE_BATCH / LIVE_RATE_PER_S) * 1000
   const startedAt = Date.now()
@@ -101,7 +114,17 @@ async function recordEventsSteadily(pool: Pool, partnerId: string, count: number
       withTransaction(pool, async (tx) => {
         const ids: string[] = []
         for (let i = 0; i < size; i++) {
-          ids.push((await recordEvent(tx, systemClock, { partnerId, type: 'bench.event', objectType: 'bench', objectId: `${label}-${first + i}`, data: { n: first + i } })).id)
+          ids.push(
+            (
+              await recordEvent(tx, systemClock, {
+                partnerId,
+                type: 'bench.event',
+                objectType: 'bench',
+                objectId: `${label}-${first + i}`,
+                data: { n: first + i },
+              })
+            ).id,
+          )
         }
         return ids
       }).then((ids) => {
@@ -125,7 +148,10 @@ async function waitForAll(receiver: Receiver, ids: Iterable<string>, timeoutMs: 
   const wanted = [...ids]
   const deadline = Date.now() + timeoutMs
   while (wanted.some((id) => !receiver.receivedAt.has(id))) {
-    if (Date.now() > deadline) throw new Error(`only ${wanted.filter((id) => receiver.receivedAt.has(id)).length} of ${wanted.length} delivered in time`)
+    if (Date.now() > deadline)
+      throw new Error(
+        `only ${wanted.filter((id) => receiver.receivedAt.has(id)).length} of ${wanted.length} delivered in time`,
+      )
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
@@ -143,7 +169,9 @@ function figuresOf(committedAt: Map<string, number>, receiver: Receiver): PhaseF
 }
 
 function print(label: string, figures: PhaseFigures): void {
-  console.log(`${label}: ${figures.events} events  ${figures.deliveriesPerSecond} deliveries/s  p50 ${figures.latencyP50Ms} ms  p99 ${figures.latencyP99Ms} ms (commit to receipt)`)
+  console.log(
+    `${label}: ${figures.events} events  ${figures.deliveriesPerSecond} deliveries/s  p50 ${figures.latencyP50Ms} ms  p99 ${figures.latencyP99Ms} ms (commit to receipt)`,
+  )
 }
 
 interface CpuMark {
@@ -157,7 +185,11 @@ function cpuMark(postmaster: number | undefined): CpuMark {
 }
 
 /** CPU ms per event since `from`: PostgreSQL (all its processes) and this Node process. */
-function cpuPerEvent(postmaster: number | undefined, from: CpuMark, events: number): { postgresMs: number; nodeMs: number } {
+function cpuPerEvent(
+  postmaster: number | undefined,
+  from: CpuMark,
+  events: number,
+): { postgresMs: number; nodeMs: number } {
   const now = cpuMark(postmaster)
   const node = process.cpuUsage(from.node)
   const round = (ms: number) => Math.round((ms / events) * 100) / 100
@@ -171,17 +203,26 @@ async function main(): Promise<void> {
   const healthy = await startReceiver('ok')
   const hanging = await startReceiver('hang')
   const erroring = await startReceiver('error')
-  const startWorkers = () => startBackgroundWorkers({ pool, masterKey, concurrency: WORKER_CONCURRENCY, events: { allowLoopbackCallbacks: true } })
+  const startWorkers = () =>
+    startBackgroundWorkers({
+      pool,
+      masterKey,
+      concurrency: WORKER_CONCURRENCY,
+      events: { allowLoopbackCallbacks: true },
+    })
   try {
     await migrateDatabase(pool)
     const postmaster = await postmasterPid(pool)
-    const partner = (callbackUrl: string, name: string) => createPartner(pool, masterKey, { name, customerClass: 'fintech', environment: 'sandbox', callbackUrl })
+    const partner = (callbackUrl: string, name: string) =>
+      createPartner(pool, masterKey, { name, customerClass: 'fintech', environment: 'sandbox', callbackUrl })
     const healthyPartner = await partner(healthy.url, 'Healthy receiver')
     const hangingPartner = await partner(hanging.url, 'Receiver that never answers')
     const erroringPartner = await partner(erroring.url, 'Receiver that answers 500')
 
     // A. Delivery alone: the events are committed first, then the workers start and drain them.
-    console.log(`A. ${EVENTS} committed events, then workers (concurrency ${WORKER_CONCURRENCY}) deliver them to a healthy receiver…`)
+    console.log(
+      `A. ${EVENTS} committed events, then workers (concurrency ${WORKER_CONCURRENCY}) deliver them to a healthy receiver…`,
+    )
     let mark = cpuMark(postmaster)
     const drained = await recordEvents(pool, healthyPartner.partnerId, EVENTS, 'drain')
     const recordCpu = cpuPerEvent(postmaster, mark, EVENTS)
@@ -191,10 +232,13 @@ async function main(): Promise<void> {
     const runner = await startWorkers()
     await waitForAll(healthy, drained.keys(), 600_000)
     const deliverCpu = cpuPerEvent(postmaster, mark, EVENTS)
-    const drainSeconds = (Math.max(...[...drained.keys()].map((id) => healthy.receivedAt.get(id)!)) - workersStartedAt) / 1000
+    const drainSeconds =
+      (Math.max(...[...drained.keys()].map((id) => healthy.receivedAt.get(id)!)) - workersStartedAt) / 1000
     const drainPerSecond = Math.round(EVENTS / drainSeconds)
     console.log(`   ${drainPerSecond} deliveries/s`)
-    console.log(`   CPU per event: recording ${recordCpu.postgresMs} ms PostgreSQL + ${recordCpu.nodeMs} ms Node; delivering ${deliverCpu.postgresMs} ms PostgreSQL + ${deliverCpu.nodeMs} ms Node`)
+    console.log(
+      `   CPU per event: recording ${recordCpu.postgresMs} ms PostgreSQL + ${recordCpu.nodeMs} ms Node; delivering ${deliverCpu.postgresMs} ms PostgreSQL + ${deliverCpu.nodeMs} ms Node`,
+    )
     if (STATEMENT_STATS) await printStatementStats(pool, EVENTS)
 
     try {
@@ -206,13 +250,20 @@ async function main(): Promise<void> {
       print('   healthy alone', alone)
 
       // C. The same beside receivers that fail: they must not slow the healthy one.
-      console.log(`C. the same, after ${FAILING_EVENTS} events went to a receiver that never answers and ${FAILING_EVENTS} to one that answers 500…`)
-      await Promise.all([recordEvents(pool, hangingPartner.partnerId, FAILING_EVENTS, 'hang'), recordEvents(pool, erroringPartner.partnerId, FAILING_EVENTS, 'error')])
+      console.log(
+        `C. the same, after ${FAILING_EVENTS} events went to a receiver that never answers and ${FAILING_EVENTS} to one that answers 500…`,
+      )
+      await Promise.all([
+        recordEvents(pool, hangingPartner.partnerId, FAILING_EVENTS, 'hang'),
+        recordEvents(pool, erroringPartner.partnerId, FAILING_EVENTS, 'error'),
+      ])
       const beside = await recordEventsSteadily(pool, healthyPartner.partnerId, EVENTS, 'beside')
       await waitForAll(healthy, beside.keys(), 600_000)
       const withFailing = figuresOf(beside, healthy)
       print('   healthy beside failing receivers', withFailing)
-      console.log(`   failing receivers saw ${hanging.receivedAt.size} (never answered) and ${erroring.receivedAt.size} (500) first attempts meanwhile`)
+      console.log(
+        `   failing receivers saw ${hanging.receivedAt.size} (never answered) and ${erroring.receivedAt.size} (500) first attempts meanwhile`,
+      )
 
       const figures = {
         deliveriesPerSecond: drainPerSecond,

@@ -41,7 +41,8 @@ export class GroupCommitter {
   constructor(pool: Pool, options: Partial<GroupCommitOptions> = {}) {
     this.#pool = pool
     this.#options = { ...GROUP_COMMIT_DEFAULTS, ...options }
-    if (this.#options.batchMax < 1 || this.#options.lanes < 1) throw new Error('group commit needs batchMax ≥ 1 and lanes ≥ 1')
+    if (this.#options.batchMax < 1 || this.#options.lanes < 1)
+      throw new Error('group commit needs batchMax ≥ 1 and lanes ≥ 1')
   }
 
   /** Runs `work` in a shared transaction; resolves with its result once that transaction commits. */

@@ -31,11 +31,13 @@ export class LedgerBatcher {
   constructor(pool: Pool, options: Partial<LedgerBatcherOptions> = {}) {
     this.#pool = pool
     this.#options = { transfersMax: 4_096, lanes: 1, ...options }
-    if (this.#options.transfersMax > TRANSFERS_PER_CALL_MAX) throw new Error(`transfersMax is at most ${TRANSFERS_PER_CALL_MAX}`)
+    if (this.#options.transfersMax > TRANSFERS_PER_CALL_MAX)
+      throw new Error(`transfersMax is at most ${TRANSFERS_PER_CALL_MAX}`)
   }
 
   createTransfers(transfers: readonly TransferInput[], options: { linked?: boolean } = {}): Promise<TransferResult[]> {
-    if (transfers.length > this.#options.transfersMax) return Promise.reject(new Error(`at most ${this.#options.transfersMax} transfers per request`))
+    if (transfers.length > this.#options.transfersMax)
+      return Promise.reject(new Error(`at most ${this.#options.transfersMax} transfers per request`))
     return new Promise((resolve, reject) => {
       this.#queue.push({ transfers, linked: options.linked ?? false, resolve, reject })
       this.#pump()

@@ -29,7 +29,13 @@ import path from 'node:path'
 import type pg from 'pg'
 import { LedgerBatcher } from './ledger-batcher.ts'
 import { recordEvents } from '../src/events/service.ts'
-import { createAccount, createTransfer, createTransfers, LedgerError, type TransferInput } from '../src/ledger/service.ts'
+import {
+  createAccount,
+  createTransfer,
+  createTransfers,
+  LedgerError,
+  type TransferInput,
+} from '../src/ledger/service.ts'
 import type { TransferResult } from '../src/ledger/types.ts'
 import { verifyLedger } from '../src/ledger/verify.ts'
 import { uuidv7 } from '../src/platform/ids.ts'
@@ -50,7 +56,13 @@ const OPENING_BALANCE_KOBO = 1_000_000_000_000
 const FUNDING_BATCH = 2_000
 const WARM_UP_OPERATIONS = 3_200
 /** BENCH_MODES=coalesced,baseline measures only those paths (for quick experiments). */
-const MODES = (process.env.BENCH_MODES?.split(',') ?? ['coalesced', 'business', 'group', 'direct', 'baseline']) as Mode[]
+const MODES = (process.env.BENCH_MODES?.split(',') ?? [
+  'coalesced',
+  'business',
+  'group',
+  'direct',
+  'baseline',
+]) as Mode[]
 /** Connections the batching paths use: one transaction in flight per lane. */
 const LANES = Number(process.env.BENCH_LANES ?? 2)
 
@@ -80,8 +92,14 @@ async function main(): Promise<void> {
     const cpuMicrosPerTransfer: Record<string, Record<string, { postgres: number; bench: number }>> = {}
     const postmaster = await postmasterPid(admin)
     let totalOperations = 0 // for BENCH_STATEMENTS=1: statements per operation over the whole run
-    console.log(`ledger benchmark: ${SECONDS_PER_RUN}s per run, ${LANES} lanes for the batching paths; transfers/s (CPU µs per transfer: PostgreSQL + this process)`)
-    console.log(['scenario', 'mode', ...CONCURRENCIES.map((c) => `${c} callers`)].map((cell, index) => cell.padEnd(index < 2 ? 12 : 24)).join(''))
+    console.log(
+      `ledger benchmark: ${SECONDS_PER_RUN}s per run, ${LANES} lanes for the batching paths; transfers/s (CPU µs per transfer: PostgreSQL + this process)`,
+    )
+    console.log(
+      ['scenario', 'mode', ...CONCURRENCIES.map((c) => `${c} callers`)]
+        .map((cell, index) => cell.padEnd(index < 2 ? 12 : 24))
+        .join(''),
+    )
     for (const scenario of ['uniform', 'hot'] as const) {
       for (const mode of MODES) {
         const row: Record<string, number> = {}
@@ -95,16 +113,28 @@ async function main(): Promise<void> {
         results[resultKey(scenario, mode)] = row
         cpuMicrosPerTransfer[resultKey(scenario, mode)] = cpuRow
         const cell = (c: number) => `${row[c]} (${cpuRow[c]!.postgres}+${cpuRow[c]!.bench})`
-        console.log([scenario, mode, ...CONCURRENCIES.map(cell)].map((text, index) => text.padEnd(index < 2 ? 12 : 24)).join(''))
+        console.log(
+          [scenario, mode, ...CONCURRENCIES.map(cell)].map((text, index) => text.padEnd(index < 2 ? 12 : 24)).join(''),
+        )
       }
     }
     if (STATEMENT_STATS) await printStatementStats(admin, totalOperations, 25)
     const verification = await verifyLedger(admin)
-    if (!verification.ok) throw new Error(`ledger verification failed after the benchmark: ${verification.problems.join('; ')}`)
-    console.log(`verifyLedger: ok (${verification.transfersChecked} transfers, ${verification.accountsChecked} accounts)`)
+    if (!verification.ok)
+      throw new Error(`ledger verification failed after the benchmark: ${verification.problems.join('; ')}`)
+    console.log(
+      `verifyLedger: ok (${verification.transfersChecked} transfers, ${verification.accountsChecked} accounts)`,
+    )
     const file = path.join(path.dirname(new URL(import.meta.url).pathname), 'results', 'ledger.json')
     mkdirSync(path.dirname(file), { recursive: true })
-    const summary = { ...results, cpuMicrosPerTransfer, secondsPerRun: SECONDS_PER_RUN, lanes: LANES, measuredAt: new Date().toISOString(), machine: machine() }
+    const summary = {
+      ...results,
+      cpuMicrosPerTransfer,
+      secondsPerRun: SECONDS_PER_RUN,
+      lanes: LANES,
+      measuredAt: new Date().toISOString(),
+      machine: machine(),
+    }
     writeFileSync(file, `${JSON.stringify(summary, null, 2)}\n`)
     console.log(`wrote ${path.relative(process.cwd(), file)}`)
   } finally {
@@ -118,13 +148,14 @@ function resultKey(scenario: Scenario, mode: Mode): string {
   return mode === 'coalesced' ? scenario : `${mode}_${scenario}`
 }
 
-
 async function createAccounts(pool: Pool): Promise<Accounts> {
   const source = await createAccount(pool, { partnerId: null, currency: 'NGN', kind: 'wallet' })
   const ledger: string[] = []
   await withTransaction(pool, async (tx) => {
     for (let i = 0; i <= UNIFORM_ACCOUNTS; i++) {
-      ledger.push(await createAccount(tx, { partnerId: null, currency: 'NGN', kind: 'wallet', debitsMustNotExceedCredits: true }))
+      ledger.push(
+        await createAccount(tx, { partnerId: null, currency: 'NGN', kind: 'wallet', debitsMustNotExceedCredits: true }),
+      )
     }
   })
   for (let start = 0; start < ledger.length; start += FUNDING_BATCH) {
@@ -141,9 +172,16 @@ async function createAccounts(pool: Pool): Promise<Accounts> {
   }
   await createBaseline(pool, UNIFORM_ACCOUNTS + 1, OPENING_BALANCE_KOBO)
   // The business row of mode `business`: a bench-only table, as a payment or a payout row would be.
-  await pool.query(`CREATE TABLE bench_payments (id uuid PRIMARY KEY, transfer_id uuid NOT NULL, amount_kobo bigint NOT NULL CHECK (amount_kobo > 0), created_at timestamptz NOT NULL DEFAULT now())`)
+  await pool.query(
+    `CREATE TABLE bench_payments (id uuid PRIMARY KEY, transfer_id uuid NOT NULL, amount_kobo bigint NOT NULL CHECK (amount_kobo > 0), created_at timestamptz NOT NULL DEFAULT now())`,
+  )
   // No worker runs during the bench: the deliveries' jobs wait in the queue, as in a burst.
-  const partner = await createPartner(pool, randomBytes(32), { name: 'Bench', customerClass: 'fintech', environment: 'sandbox', callbackUrl: 'https://example.com/hooks' })
+  const partner = await createPartner(pool, randomBytes(32), {
+    name: 'Bench',
+    customerClass: 'fintech',
+    environment: 'sandbox',
+    callbackUrl: 'https://example.com/hooks',
+  })
   const baseline = Array.from({ length: UNIFORM_ACCOUNTS + 1 }, (_unused, i) => String(i))
   return {
     ledger: ledger.slice(0, UNIFORM_ACCOUNTS),
@@ -186,11 +224,22 @@ interface Measured {
   cpuMicrosPerTransfer: { postgres: number; bench: number }
 }
 
-async function measure(url: string, accounts: Accounts, scenario: Scenario, mode: Mode, concurrency: number, postmaster: number | undefined): Promise<Measured> {
+async function measure(
+  url: string,
+  accounts: Accounts,
+  scenario: Scenario,
+  mode: Mode,
+  concurrency: number,
+  postmaster: number | undefined,
+): Promise<Measured> {
   const pool = createPool(url, mode === 'direct' || mode === 'baseline' ? concurrency : LANES + 1, 'rail-bench')
   const committer = new GroupCommitter(pool, { lanes: LANES, batchMax: 256 })
   const batcher = new LedgerBatcher(pool, { lanes: LANES })
-  const payments = new Coalescer(pool, (tx, batch: readonly Payment[]) => writePayments(tx, accounts.partnerId, batch), { lanes: LANES, batchMax: 1_024 })
+  const payments = new Coalescer(
+    pool,
+    (tx, batch: readonly Payment[]) => writePayments(tx, accounts.partnerId, batch),
+    { lanes: LANES, batchMax: 1_024 },
+  )
   const transferOnce = transferFunction({ pool, committer, batcher, payments }, accounts, scenario, mode)
   let completed = 0
   const deadline = performance.now() + SECONDS_PER_RUN * 1000
@@ -214,7 +263,10 @@ async function measure(url: string, accounts: Accounts, scenario: Scenario, mode
     return {
       transfers: completed,
       transfersPerSecond: Math.round(completed / seconds),
-      cpuMicrosPerTransfer: { postgres: Math.round((postgresMs * 1000) / completed), bench: Math.round((bench.user + bench.system) / completed) },
+      cpuMicrosPerTransfer: {
+        postgres: Math.round((postgresMs * 1000) / completed),
+        bench: Math.round((bench.user + bench.system) / completed),
+      },
     }
   } finally {
     await committer.close()
@@ -244,17 +296,29 @@ interface Payment {
  * where the refused one fails alone with its own ledger error.
  */
 async function writePayments(tx: Tx, partnerId: string, payments: readonly Payment[]): Promise<TransferResult[]> {
-  await tx.query(`INSERT INTO bench_payments (id, transfer_id, amount_kobo) SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::bigint[])`, [
-    payments.map((payment) => payment.id),
-    payments.map((payment) => payment.transfer.id),
-    payments.map((payment) => payment.transfer.amountKobo),
-  ])
+  await tx.query(
+    `INSERT INTO bench_payments (id, transfer_id, amount_kobo) SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::bigint[])`,
+    [
+      payments.map((payment) => payment.id),
+      payments.map((payment) => payment.transfer.id),
+      payments.map((payment) => payment.transfer.amountKobo),
+    ],
+  )
   await recordEvents(
     tx,
     systemClock,
-    payments.map((payment) => ({ partnerId, type: 'bench_payment.completed', objectType: 'bench_payment', objectId: payment.id, data: { id: payment.id, amountKobo: payment.transfer.amountKobo } })),
+    payments.map((payment) => ({
+      partnerId,
+      type: 'bench_payment.completed',
+      objectType: 'bench_payment',
+      objectId: payment.id,
+      data: { id: payment.id, amountKobo: payment.transfer.amountKobo },
+    })),
   )
-  const results = await createTransfers(tx, payments.map((payment) => payment.transfer))
+  const results = await createTransfers(
+    tx,
+    payments.map((payment) => payment.transfer),
+  )
   const refused = results.find((result) => result.result !== 'ok')
   if (refused) throw new LedgerError(refused.result, `payment refused by the ledger: ${refused.result}`)
   return results
@@ -262,14 +326,29 @@ async function writePayments(tx: Tx, partnerId: string, payments: readonly Payme
 
 function randomTransfer(accounts: Accounts, scenario: Scenario): TransferInput {
   const [debit, credit] = pickPair(accounts.ledger, accounts.hotLedger, scenario)
-  return { id: uuidv7(), debitAccountId: debit, creditAccountId: credit, amountKobo: 1 + Math.floor(Math.random() * 100), currency: 'NGN', code: 'bench_transfer' }
+  return {
+    id: uuidv7(),
+    debitAccountId: debit,
+    creditAccountId: credit,
+    amountKobo: 1 + Math.floor(Math.random() * 100),
+    currency: 'NGN',
+    code: 'bench_transfer',
+  }
 }
 
-function transferFunction({ pool, committer, batcher, payments }: Paths, accounts: Accounts, scenario: Scenario, mode: Mode): () => Promise<void> {
+function transferFunction(
+  { pool, committer, batcher, payments }: Paths,
+  accounts: Accounts,
+  scenario: Scenario,
+  mode: Mode,
+): () => Promise<void> {
   if (mode === 'business') {
     return async () => {
       const id = randomUUID()
-      const outcome = await payments.run({ id, transfer: { ...randomTransfer(accounts, scenario), sourceType: 'bench_payment', sourceId: id } })
+      const outcome = await payments.run({
+        id,
+        transfer: { ...randomTransfer(accounts, scenario), sourceType: 'bench_payment', sourceId: id },
+      })
       if (outcome.result !== 'ok') throw new Error(`payment failed: ${outcome.result}`)
     }
   }
@@ -289,9 +368,10 @@ function transferFunction({ pool, committer, batcher, payments }: Paths, account
     await createTransfer(tx, randomTransfer(accounts, scenario))
   }
   if (mode === 'direct') return () => withTransaction(pool, move)
-  return () => committer.run(move).catch((error: unknown) => {
-    if (!(error instanceof LedgerError)) throw error
-  })
+  return () =>
+    committer.run(move).catch((error: unknown) => {
+      if (!(error instanceof LedgerError)) throw error
+    })
 }
 
 function machine(): string {

@@ -37,14 +37,22 @@ async function main(): Promise<void> {
   // The bench partner is a sandbox partner, whose requery schedule ends after 3 minutes; 10,000
   // payouts can wait longer than that for their outcome here, so it gets the live schedule.
   const payments = { sandbox: LIVE_SCHEDULE_DEFAULT }
-  const api = await buildApi({ pool, masterKey, sandboxBank: { secret: SECRET }, providers, allowLoopbackCallbacks: true, payments })
+  const api = await buildApi({
+    pool,
+    masterKey,
+    sandboxBank: { secret: SECRET },
+    providers,
+    allowLoopbackCallbacks: true,
+    payments,
+  })
   const confirmedAt = new Map<string, number>()
   const receiver = http.createServer((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', () => {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { event: string; data: { id: string } }
-      if (body.event === 'transfer.confirmed' && !confirmedAt.has(body.data.id)) confirmedAt.set(body.data.id, Date.now())
+      if (body.event === 'transfer.confirmed' && !confirmedAt.has(body.data.id))
+        confirmedAt.set(body.data.id, Date.now())
       res.writeHead(200).end('ok')
     })
   })
@@ -54,15 +62,28 @@ async function main(): Promise<void> {
   try {
     await migrateDatabase(pool)
     baseUrl = await listenOnLoopback(api)
-    const credentials = await createPartner(pool, masterKey, { name: 'Bench', customerClass: 'fintech', environment: 'sandbox', callbackUrl })
+    const credentials = await createPartner(pool, masterKey, {
+      name: 'Bench',
+      customerClass: 'fintech',
+      environment: 'sandbox',
+      callbackUrl,
+    })
     const client = new RailClient(baseUrl, credentials)
-    await client.post('/api/v1/rail/sandbox/fund-float', { amountKobo: 25_000_000_000, reference: `bench-${randomUUID()}` })
+    await client.post('/api/v1/rail/sandbox/fund-float', {
+      amountKobo: 25_000_000_000,
+      reference: `bench-${randomUUID()}`,
+    })
     // The submits are measured on the API alone; the workers start after them (the payouts then
     // drain from the queue), so the figure is the submit path's, not the submit path's share of
     // two cores with the whole pipeline.
     // Warm-up, not measured: a partner with no float submits WARMUP transfers first (each is
     // recorded and fails for want of float, so nothing of it reaches the pipeline measured after).
-    const warmupPartner = await createPartner(pool, masterKey, { name: 'Bench warm-up', customerClass: 'fintech', environment: 'sandbox', callbackUrl })
+    const warmupPartner = await createPartner(pool, masterKey, {
+      name: 'Bench warm-up',
+      customerClass: 'fintech',
+      environment: 'sandbox',
+      callbackUrl,
+    })
     console.log(`warming up with ${WARMUP} unfunded submits…`)
     await submitAll(baseUrl, warmupPartner, WARMUP)
     console.log(`submitting ${TRANSFERS} outbound transfers over ${CONNECTIONS} connections…`)
@@ -77,18 +98,37 @@ async function main(): Promise<void> {
     // Requests from the first sent to the last answered (bench/outbound-load.ts): autocannon's own
     // `requests.average` and `duration` count whole seconds, so 10,000 requests read 10,000/5, /6, /7…
     const submitsPerSecond = Math.round(submits / load.measuredSeconds)
-    const postgresCpuMsPerSubmit = (cpuAfterMs.backends + cpuAfterMs.others - cpuBeforeMs.backends - cpuBeforeMs.others) / submits
+    const postgresCpuMsPerSubmit =
+      (cpuAfterMs.backends + cpuAfterMs.others - cpuBeforeMs.backends - cpuBeforeMs.others) / submits
     const apiCpuMsPerSubmit = (nodeCpu.user + nodeCpu.system) / 1000 / submits
-    console.log(`submit: ${submitsPerSecond} requests/s (${submits} in ${load.measuredSeconds.toFixed(2)} s)  p50 ${load.latency.p50} ms  p99 ${load.latency.p99} ms  errors ${load.errors + load.non2xx}`)
+    console.log(
+      `submit: ${submitsPerSecond} requests/s (${submits} in ${load.measuredSeconds.toFixed(2)} s)  p50 ${load.latency.p50} ms  p99 ${load.latency.p99} ms  errors ${load.errors + load.non2xx}`,
+    )
     const loadCpuMsPerSubmit = load.loadGeneratorCpuMs / submits
-    console.log(`CPU per submit: PostgreSQL ${postgresCpuMsPerSubmit.toFixed(2)} ms, API process ${apiCpuMsPerSubmit.toFixed(2)} ms, load generator ${loadCpuMsPerSubmit.toFixed(2)} ms`)
+    console.log(
+      `CPU per submit: PostgreSQL ${postgresCpuMsPerSubmit.toFixed(2)} ms, API process ${apiCpuMsPerSubmit.toFixed(2)} ms, load generator ${loadCpuMsPerSubmit.toFixed(2)} ms`,
+    )
     if (STATEMENT_STATS) await printStatementStats(pool, submits)
     if (process.env.BENCH_SUBMIT_ONLY === '1') return // quick experiments on the submit path
-    runner = await startBackgroundWorkers({ pool, masterKey, concurrency: 32, providers, events: { allowLoopbackCallbacks: true }, payments })
+    runner = await startBackgroundWorkers({
+      pool,
+      masterKey,
+      concurrency: 32,
+      providers,
+      events: { allowLoopbackCallbacks: true },
+      payments,
+    })
 
     console.log('waiting for every transfer to be submitted to the bank…')
-    await waitUntil(async () => (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM outbound_transfers WHERE state = 'submitted'`)).rows[0]!.n >= TRANSFERS, 600_000)
-    const ids = (await pool.query<{ id: string }>(`SELECT id FROM outbound_transfers WHERE state = 'submitted'`)).rows.map((row) => row.id)
+    await waitUntil(
+      async () =>
+        (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM outbound_transfers WHERE state = 'submitted'`))
+          .rows[0]!.n >= TRANSFERS,
+      600_000,
+    )
+    const ids = (
+      await pool.query<{ id: string }>(`SELECT id FROM outbound_transfers WHERE state = 'submitted'`)
+    ).rows.map((row) => row.id)
 
     console.log(`registering ${ids.length} confirmed outcomes through the simulator…`)
     const registeringStartedAt = Date.now()
@@ -97,16 +137,24 @@ async function main(): Promise<void> {
       Array.from({ length: REGISTER_CONCURRENCY }, async () => {
         while (next < ids.length) {
           const id = ids[next++]!
-          const answer = await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: id, outcome: 'confirmed' })
-          if (answer.status !== 200) throw new Error(`simulator answered ${answer.status}: ${JSON.stringify(answer.body)}`)
+          const answer = await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', {
+            transferId: id,
+            outcome: 'confirmed',
+          })
+          if (answer.status !== 200)
+            throw new Error(`simulator answered ${answer.status}: ${JSON.stringify(answer.body)}`)
         }
       }),
     )
     const lastRegisteredAt = Date.now()
-    console.log(`registered in ${((lastRegisteredAt - registeringStartedAt) / 1000).toFixed(1)} s (${confirmedAt.size} callbacks already received); waiting for the rest…`)
+    console.log(
+      `registered in ${((lastRegisteredAt - registeringStartedAt) / 1000).toFixed(1)} s (${confirmedAt.size} callbacks already received); waiting for the rest…`,
+    )
     const reportProgress = async () => {
       const queue = process.env.BENCH_VERBOSE === '1' ? await jobQueue(pool) : ''
-      console.log(`  ${confirmedAt.size} callbacks after ${((Date.now() - lastRegisteredAt) / 1000).toFixed(0)} s ${queue}`)
+      console.log(
+        `  ${confirmedAt.size} callbacks after ${((Date.now() - lastRegisteredAt) / 1000).toFixed(0)} s ${queue}`,
+      )
     }
     const progress = setInterval(() => void reportProgress(), 10_000)
     await waitUntil(() => confirmedAt.size >= ids.length, 600_000).finally(() => clearInterval(progress))
@@ -127,7 +175,9 @@ async function main(): Promise<void> {
       measuredAt: new Date().toISOString(),
       machine: `${os.cpus().length} cores, node ${process.version}`,
     }
-    console.log(`all ${confirmedAt.size} transfer.confirmed callbacks received ${callbacksAfterS} s after the last registration; ledger verified: ${verification.ok}`)
+    console.log(
+      `all ${confirmedAt.size} transfer.confirmed callbacks received ${callbacksAfterS} s after the last registration; ledger verified: ${verification.ok}`,
+    )
     const file = path.join(path.dirname(new URL(import.meta.url).pathname), 'results', 'outbound.json')
     mkdirSync(path.dirname(file), { recursive: true })
     writeFileSync(file, `${JSON.stringify(figures, null, 2)}\n`)
@@ -147,16 +197,35 @@ async function main(): Promise<void> {
  * The submits come from another process (bench/outbound-load.ts), so that the load generator's
  * CPU is not taken from the API's event loop: on two cores the two would otherwise share one.
  */
-function submitAll(baseUrl: string, credentials: { keyId: string; signingSecret: string }, transfers: number): Promise<autocannon.Result & { loadGeneratorCpuMs: number; measuredSeconds: number }> {
+function submitAll(
+  baseUrl: string,
+  credentials: { keyId: string; signingSecret: string },
+  transfers: number,
+): Promise<autocannon.Result & { loadGeneratorCpuMs: number; measuredSeconds: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(path.dirname(new URL(import.meta.url).pathname), 'outbound-load.ts')], {
-      env: { ...process.env, BENCH_BASE_URL: baseUrl, BENCH_KEY_ID: credentials.keyId, BENCH_SIGNING_SECRET: credentials.signingSecret, BENCH_TRANSFERS: String(transfers), BENCH_CONNECTIONS: String(CONNECTIONS) },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
+    const child = spawn(
+      process.execPath,
+      [path.join(path.dirname(new URL(import.meta.url).pathname), 'outbound-load.ts')],
+      {
+        env: {
+          ...process.env,
+          BENCH_BASE_URL: baseUrl,
+          BENCH_KEY_ID: credentials.keyId,
+          BENCH_SIGNING_SECRET: credentials.signingSecret,
+          BENCH_TRANSFERS: String(transfers),
+          BENCH_CONNECTIONS: String(CONNECTIONS),
+        },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    )
     let output = ''
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
     child.on('error', reject)
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(output) as autocannon.Result & { loadGeneratorCpuMs: number; measuredSeconds: number }) : reject(new Error(`the load generator exited with ${code}`))))
+    child.on('exit', (code) =>
+      code === 0
+        ? resolve(JSON.parse(output) as autocannon.Result & { loadGeneratorCpuMs: number; measuredSeconds: number })
+        : reject(new Error(`the load generator exited with ${code}`)),
+    )
   })
 }
 

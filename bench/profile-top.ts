@@ -32,13 +32,20 @@ for (const id of profile.samples) {
     seen.add(name)
   }
   const url = node.callFrame.url
-  const where = url.includes('/node_modules/') ? url.replace(/^.*\/node_modules\/((@[^/]+\/)?[^/]+).*$/, '$1') : url.startsWith('node:') ? 'node:*' : url === '' ? node.callFrame.functionName : url.replace(/^.*\/(src|bench)\/([^/]+).*$/, '$1/$2')
+  const where = url.includes('/node_modules/')
+    ? url.replace(/^.*\/node_modules\/((@[^/]+\/)?[^/]+).*$/, '$1')
+    : url.startsWith('node:')
+      ? 'node:*'
+      : url === ''
+        ? node.callFrame.functionName
+        : url.replace(/^.*\/(src|bench)\/([^/]+).*$/, '$1/$2')
   packages.set(where, (packages.get(where) ?? 0) + 1)
 }
 const count = profile.samples.length
 const print = (title: string, table: Map<string, number>) => {
   console.log(`\n${title}`)
-  for (const [name, samples] of [...table].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${((samples / count) * 100).toFixed(1).padStart(5)} %  ${name}`)
+  for (const [name, samples] of [...table].sort((a, b) => b[1] - a[1]).slice(0, top))
+    console.log(`${((samples / count) * 100).toFixed(1).padStart(5)} %  ${name}`)
 }
 print('self time by package or folder', packages)
 print('self time', self)

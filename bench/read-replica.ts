@@ -50,7 +50,9 @@ const results: Figures[] = []
 try {
   await pair.primary.query('postgres', `CREATE DATABASE ${DATABASE}`)
   for (const withReplica of [false, true]) {
-    console.log(`measuring ${LISTS} lists, ${LANES} at a time, ${withReplica ? 'with the replica' : 'on the primary alone'}…`)
+    console.log(
+      `measuring ${LISTS} lists, ${LANES} at a time, ${withReplica ? 'with the replica' : 'on the primary alone'}…`,
+    )
     results.push(await measure(withReplica))
   }
 } finally {
@@ -58,28 +60,44 @@ try {
 }
 
 async function measure(withReplica: boolean): Promise<Figures> {
-  const cluster = await startCluster({ api: 2, worker: 0 }, {
-    ...process.env,
-    DATABASE_URL: pair.primary.url(DATABASE),
-    ...(withReplica ? { DATABASE_READ_URL: pair.replica.url(DATABASE) } : {}),
-    RAIL_MASTER_KEY: masterKey.toString('hex'),
-    SANDBOX_BANK_SECRET: 'bench-read-replica-secret',
-    PORT: String(await findFreePort()),
-    LOG_LEVEL: 'warn',
-    RAIL_RATE_LIMIT_RPS: '0',
-    RAIL_RATE_LIMIT_UNAUTHENTICATED_RPS: '0',
-  })
+  const cluster = await startCluster(
+    { api: 2, worker: 0 },
+    {
+      ...process.env,
+      DATABASE_URL: pair.primary.url(DATABASE),
+      ...(withReplica ? { DATABASE_READ_URL: pair.replica.url(DATABASE) } : {}),
+      RAIL_MASTER_KEY: masterKey.toString('hex'),
+      SANDBOX_BANK_SECRET: 'bench-read-replica-secret',
+      PORT: String(await findFreePort()),
+      LOG_LEVEL: 'warn',
+      RAIL_RATE_LIMIT_RPS: '0',
+      RAIL_RATE_LIMIT_UNAUTHENTICATED_RPS: '0',
+    },
+  )
   const pool = createPool(pair.primary.url(DATABASE), 2)
   try {
-    const credentials = await createPartner(pool, masterKey, { name: 'Bench Reader', customerClass: 'fintech', environment: 'sandbox' })
+    const credentials = await createPartner(pool, masterKey, {
+      name: 'Bench Reader',
+      customerClass: 'fintech',
+      environment: 'sandbox',
+    })
     const client = new RailClient(cluster.url, credentials)
-    for (let n = 0; n < WALLETS; n++) await client.post('/wallet', { customerReference: `bench-${randomUUID()}`, name: `Reader ${n}` })
+    for (let n = 0; n < WALLETS; n++)
+      await client.post('/wallet', { customerReference: `bench-${randomUUID()}`, name: `Reader ${n}` })
     await lists(client, WARM_UP_LISTS)
     const postmasters = { primary: await postmasterPid(pool), replica: await replicaPostmaster(pair.replica) }
-    const before = { primary: cpuMs(postmasters.primary), replica: cpuMs(postmasters.replica), scans: await walletScans(pair.replica), at: performance.now() }
+    const before = {
+      primary: cpuMs(postmasters.primary),
+      replica: cpuMs(postmasters.replica),
+      scans: await walletScans(pair.replica),
+      at: performance.now(),
+    }
     await lists(client, LISTS)
     const seconds = (performance.now() - before.at) / 1000
-    const used = { primary: cpuMs(postmasters.primary) - before.primary, replica: cpuMs(postmasters.replica) - before.replica }
+    const used = {
+      primary: cpuMs(postmasters.primary) - before.primary,
+      replica: cpuMs(postmasters.replica) - before.replica,
+    }
     const idle = await idleCpuMsPerSecond(postmasters)
     const per = (ms: number) => Math.round((ms / LISTS) * 1000) / 1000
     return {
@@ -112,11 +130,17 @@ async function lists(client: RailClient, count: number): Promise<void> {
 }
 
 /** What each server spends with the cluster running and no request: CPU ms per second over a few seconds. */
-async function idleCpuMsPerSecond(postmasters: { primary: number | undefined; replica: number | undefined }): Promise<{ primary: number; replica: number }> {
+async function idleCpuMsPerSecond(postmasters: {
+  primary: number | undefined
+  replica: number | undefined
+}): Promise<{ primary: number; replica: number }> {
   const before = { primary: cpuMs(postmasters.primary), replica: cpuMs(postmasters.replica), at: performance.now() }
   await new Promise((resolve) => setTimeout(resolve, IDLE_MEASURE_MS))
   const seconds = (performance.now() - before.at) / 1000
-  return { primary: (cpuMs(postmasters.primary) - before.primary) / seconds, replica: (cpuMs(postmasters.replica) - before.replica) / seconds }
+  return {
+    primary: (cpuMs(postmasters.primary) - before.primary) / seconds,
+    replica: (cpuMs(postmasters.replica) - before.replica) / seconds,
+  }
 }
 
 function cpuMs(postmaster: number | undefined): number {
@@ -134,14 +158,17 @@ async function replicaPostmaster(replica: PostgresServer): Promise<number | unde
 }
 
 async function walletScans(server: PostgresServer): Promise<number> {
-  const rows = await server.query<{ scans: number }>(DATABASE, `SELECT (coalesce(idx_scan, 0) + coalesce(seq_scan, 0))::int AS scans FROM pg_stat_user_tables WHERE relname = 'wallets'`)
+  const rows = await server.query<{ scans: number }>(
+    DATABASE,
+    `SELECT (coalesce(idx_scan, 0) + coalesce(seq_scan, 0))::int AS scans FROM pg_stat_user_tables WHERE relname = 'wallets'`,
+  )
   return rows[0]?.scans ?? 0
 }
 
 /** Scans counted on the replica since `before`, once the count has stopped moving (backends flush their statistics within seconds). */
 async function settledScans(replica: PostgresServer, before: number): Promise<number> {
   let last = -1
-  for (let quiet = 0; quiet < 3; ) {
+  for (let quiet = 0; quiet < 3;) {
     await new Promise((resolve) => setTimeout(resolve, 4_000))
     const now = (await walletScans(replica)) - before
     quiet = now === last ? quiet + 1 : 0
@@ -163,5 +190,8 @@ printSideBySide(results, (f) => f.reads, rows, 18)
 const directory = path.join(import.meta.dirname, 'results')
 mkdirSync(directory, { recursive: true })
 const file = path.join(directory, 'read-replica.json')
-writeFileSync(file, `${JSON.stringify({ results, lanes: LANES, walletsPerPartner: WALLETS, measuredAt: new Date().toISOString(), machine: `${os.cpus().length} cores, node ${process.version}`, postgres: 'Debian PostgreSQL 15, primary and pg_basebackup replica, fsync off' }, null, 2)}\n`)
+writeFileSync(
+  file,
+  `${JSON.stringify({ results, lanes: LANES, walletsPerPartner: WALLETS, measuredAt: new Date().toISOString(), machine: `${os.cpus().length} cores, node ${process.version}`, postgres: 'Debian PostgreSQL 15, primary and pg_basebackup replica, fsync off' }, null, 2)}\n`,
+)
 console.log(`\nwritten to ${path.relative(process.cwd(), file)}`)

@@ -48,11 +48,21 @@ function send(path: string, prepared: Prepared[]): Promise<autocannon.Result & {
         url: baseUrl,
         connections,
         amount: prepared.length,
-        requests: [{ method: 'POST', path, setupRequest: (request: autocannon.Request) => ({ ...request, ...prepared[next++ % prepared.length]! }) }],
+        requests: [
+          {
+            method: 'POST',
+            path,
+            setupRequest: (request: autocannon.Request) => ({ ...request, ...prepared[next++ % prepared.length]! }),
+          },
+        ],
       },
-      (error: Error | null, outcome: autocannon.Result) => (error ? reject(error) : resolve({ ...outcome, measuredSeconds: (lastResponseAt - startedAt) / 1000 })),
+      (error: Error | null, outcome: autocannon.Result) =>
+        error ? reject(error) : resolve({ ...outcome, measuredSeconds: (lastResponseAt - startedAt) / 1000 }),
     )
     instance.on('response', () => (lastResponseAt = performance.now()))
-    if (process.env.BENCH_VERBOSE === '1') (instance as unknown as NodeJS.EventEmitter).on('tick', (counter: { counter: number }) => process.stderr.write(`  ${counter.counter} requests in the last second\n`))
+    if (process.env.BENCH_VERBOSE === '1')
+      (instance as unknown as NodeJS.EventEmitter).on('tick', (counter: { counter: number }) =>
+        process.stderr.write(`  ${counter.counter} requests in the last second\n`),
+      )
   })
 }

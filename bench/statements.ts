@@ -46,7 +46,11 @@ function procStat(pid: number): { ppid: number; cpuTicks: number; childTicks: nu
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
     // ppid; utime + stime; cutime + cstime (children it waited for)
-    return { ppid: Number(fields[1]), cpuTicks: Number(fields[11]) + Number(fields[12]), childTicks: Number(fields[13]) + Number(fields[14]) }
+    return {
+      ppid: Number(fields[1]),
+      cpuTicks: Number(fields[11]) + Number(fields[12]),
+      childTicks: Number(fields[13]) + Number(fields[14]),
+    }
   } catch {
     return undefined // no /proc, or the process ended meanwhile
   }
@@ -64,7 +68,8 @@ export async function printStatementStats(pool: Pool, requests: number, limit = 
       WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY total_exec_time DESC`,
   )
   const top = result.rows.filter((row) => row.toplevel)
-  const sum = (rows: typeof top, pick: (row: (typeof top)[number]) => number) => rows.reduce((total, row) => total + pick(row), 0)
+  const sum = (rows: typeof top, pick: (row: (typeof top)[number]) => number) =>
+    rows.reduce((total, row) => total + pick(row), 0)
   console.log(
     `top-level statements per request: ${(sum(top, (row) => row.calls) / requests).toFixed(1)}, ` +
       `their execution time per request: ${(sum(top, (row) => row.total_ms) / requests).toFixed(2)} ms`,
@@ -72,6 +77,8 @@ export async function printStatementStats(pool: Pool, requests: number, limit = 
   console.log('calls/req   ms/req  level  statement')
   for (const row of result.rows.slice(0, limit)) {
     const text = row.query.replace(/\s+/g, ' ').slice(0, 150)
-    console.log(`${(row.calls / requests).toFixed(2).padStart(9)} ${(row.total_ms / requests).toFixed(3).padStart(8)}  ${row.toplevel ? 'top  ' : 'inner'}  ${text}`)
+    console.log(
+      `${(row.calls / requests).toFixed(2).padStart(9)} ${(row.total_ms / requests).toFixed(3).padStart(8)}  ${row.toplevel ? 'top  ' : 'inner'}  ${text}`,
+    )
   }
 }

@@ -20,9 +20,17 @@ const REQUESTS = Number(process.env.BENCH_TRANSFERS ?? 30_000)
 const CONNECTIONS = 64
 const SECRET = randomBytes(16).toString('hex')
 
-function verified(request: { method: string; raw: { url?: string }; rawBody: Buffer | null; headers: Record<string, unknown> }): boolean {
+function verified(request: {
+  method: string
+  raw: { url?: string }
+  rawBody: Buffer | null
+  headers: Record<string, unknown>
+}): boolean {
   const timestamp = Number(request.headers['x-rail-timestamp'])
-  const expected = computeSignature(SECRET, canonicalRequest(timestamp, request.method, request.raw.url ?? '', request.rawBody ?? ''))
+  const expected = computeSignature(
+    SECRET,
+    canonicalRequest(timestamp, request.method, request.raw.url ?? '', request.rawBody ?? ''),
+  )
   return constantTimeEqual(expected, String(request.headers['x-rail-signature']))
 }
 
@@ -60,9 +68,23 @@ export async function measureCeiling(requests = REQUESTS): Promise<CeilingFigure
   const rail = createHttpServer(false)
   rail.post('/transfer/wallet', async (request, reply) => {
     if (!verified(request)) return reply.code(401).send({ error: 'unauthorized' })
-    const body = JSON.stringify({ reference: (request.body as { clientReference?: string }).clientReference, amountKobo: 100 })
-    const headers = signRequest({ keyId: 'sandbox', signingSecret: SECRET, method: 'POST', pathWithQuery: '/bank/transfers', body })
-    const answer = await httpRequest(`${bankUrl}/bank/transfers`, { method: 'POST', body, headers: { ...headers, 'content-type': 'application/json' }, dispatcher: agent })
+    const body = JSON.stringify({
+      reference: (request.body as { clientReference?: string }).clientReference,
+      amountKobo: 100,
+    })
+    const headers = signRequest({
+      keyId: 'sandbox',
+      signingSecret: SECRET,
+      method: 'POST',
+      pathWithQuery: '/bank/transfers',
+      body,
+    })
+    const answer = await httpRequest(`${bankUrl}/bank/transfers`, {
+      method: 'POST',
+      body,
+      headers: { ...headers, 'content-type': 'application/json' },
+      dispatcher: agent,
+    })
     const bankAnswer = (await answer.body.json()) as { responseCode: string }
     return { status: bankAnswer.responseCode === '00' ? 'successful' : 'failed' }
   })
@@ -111,14 +133,30 @@ interface LoadResult {
 
 function load(baseUrl: string, requests: number): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(path.dirname(new URL(import.meta.url).pathname), 'outbound-load.ts')], {
-      env: { ...process.env, BENCH_BASE_URL: baseUrl, BENCH_PATH: '/transfer/wallet', BENCH_KEY_ID: 'bench', BENCH_SIGNING_SECRET: SECRET, BENCH_TRANSFERS: String(requests), BENCH_CONNECTIONS: String(CONNECTIONS) },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
+    const child = spawn(
+      process.execPath,
+      [path.join(path.dirname(new URL(import.meta.url).pathname), 'outbound-load.ts')],
+      {
+        env: {
+          ...process.env,
+          BENCH_BASE_URL: baseUrl,
+          BENCH_PATH: '/transfer/wallet',
+          BENCH_KEY_ID: 'bench',
+          BENCH_SIGNING_SECRET: SECRET,
+          BENCH_TRANSFERS: String(requests),
+          BENCH_CONNECTIONS: String(CONNECTIONS),
+        },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    )
     let output = ''
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
     child.on('error', reject)
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(output) as LoadResult) : reject(new Error(`the load generator exited with ${code}`))))
+    child.on('exit', (code) =>
+      code === 0
+        ? resolve(JSON.parse(output) as LoadResult)
+        : reject(new Error(`the load generator exited with ${code}`)),
+    )
   })
 }
 

@@ -12,5 +12,11 @@ await runSignedLoad('/transfer/wallet', () => {
   let to = from
   while (to === from) to = wallets[Math.floor(Math.random() * wallets.length)]!
   // 1..1,000 kobo: never a magic amount of the sandbox bank (those end in 9xxx).
-  return { walletId: from, destinationWalletId: to, reference: randomUUID(), amountKobo: 1 + Math.floor(Math.random() * 1_000), currency: 'NGN' }
+  return {
+    walletId: from,
+    destinationWalletId: to,
+    reference: randomUUID(),
+    amountKobo: 1 + Math.floor(Math.random() * 1_000),
+    currency: 'NGN',
+  }
 })

@@ -52,7 +52,11 @@ async function main(): Promise<void> {
   try {
     await migrateDatabase(pool)
     baseUrl = await listenOnLoopback(api)
-    const credentials = await createPartner(pool, masterKey, { name: 'Bench', customerClass: 'fintech', environment: 'sandbox' })
+    const credentials = await createPartner(pool, masterKey, {
+      name: 'Bench',
+      customerClass: 'fintech',
+      environment: 'sandbox',
+    })
     console.log(`setting up ${WALLETS} funded wallets…`)
     const walletsFile = path.join(scratch, 'wallets.json')
     writeFileSync(walletsFile, JSON.stringify(await setUpWallets(new RailClient(baseUrl, credentials))))
@@ -70,7 +74,8 @@ async function main(): Promise<void> {
     const nodeCpu = process.cpuUsage(nodeCpuBefore)
     await profiler.stop()
     const moves = result.requests.total
-    const postgresCpuMsPerMove = (cpuAfterMs.backends + cpuAfterMs.others - cpuBeforeMs.backends - cpuBeforeMs.others) / moves
+    const postgresCpuMsPerMove =
+      (cpuAfterMs.backends + cpuAfterMs.others - cpuBeforeMs.backends - cpuBeforeMs.others) / moves
     const backendCpuMsPerMove = (cpuAfterMs.backends - cpuBeforeMs.backends) / moves
     const railCpuMsPerMove = (nodeCpu.user + nodeCpu.system) / 1000 / moves
     const loadCpuMsPerMove = result.loadGeneratorCpuMs / moves
@@ -99,13 +104,19 @@ async function main(): Promise<void> {
       measuredAt: new Date().toISOString(),
       machine: `${os.cpus().length} cores, node ${process.version}`,
     }
-    console.log(`wallet transfers/s ${requestsPerSecond} (${moves} in ${result.measuredSeconds.toFixed(2)} s)  p50 ${figures.latencyP50Ms} ms  p99 ${figures.latencyP99Ms} ms  errors ${figures.errors}`)
-    console.log(`ceiling ${ceiling.requestsPerSecond}/s (p50 ${ceiling.latencyP50Ms} ms, p99 ${ceiling.latencyP99Ms} ms)  ratio ${figures.ratioToCeiling} (target ≥ ${RATIO_TARGET})`)
+    console.log(
+      `wallet transfers/s ${requestsPerSecond} (${moves} in ${result.measuredSeconds.toFixed(2)} s)  p50 ${figures.latencyP50Ms} ms  p99 ${figures.latencyP99Ms} ms  errors ${figures.errors}`,
+    )
+    console.log(
+      `ceiling ${ceiling.requestsPerSecond}/s (p50 ${ceiling.latencyP50Ms} ms, p99 ${ceiling.latencyP99Ms} ms)  ratio ${figures.ratioToCeiling} (target ≥ ${RATIO_TARGET})`,
+    )
     console.log(
       `CPU per move: PostgreSQL ${postgresCpuMsPerMove.toFixed(2)} ms (backends ${backendCpuMsPerMove.toFixed(2)}), ` +
         `Rail process (API + sandbox bank) ${railCpuMsPerMove.toFixed(2)} ms, load generator ${loadCpuMsPerMove.toFixed(2)} ms`,
     )
-    console.log(`yardstick: pure-SQL ledger ${baseline}/s at ${CONNECTIONS} clients  ledger verified: ${verification.ok}`)
+    console.log(
+      `yardstick: pure-SQL ledger ${baseline}/s at ${CONNECTIONS} clients  ledger verified: ${verification.ok}`,
+    )
     const file = path.join(path.dirname(new URL(import.meta.url).pathname), 'results', 'wallets.json')
     mkdirSync(path.dirname(file), { recursive: true })
     writeFileSync(file, `${JSON.stringify(figures, null, 2)}\n`)
@@ -127,9 +138,17 @@ async function setUpWallets(client: RailClient): Promise<string[]> {
     Array.from({ length: SETUP_CONCURRENCY }, async () => {
       while (next < WALLETS) {
         const index = next++
-        const created = await client.post<{ walletId: string }>('/wallet', { customerReference: `bench-${index}`, name: `Bench Customer ${index}` })
+        const created = await client.post<{ walletId: string }>('/wallet', {
+          customerReference: `bench-${index}`,
+          name: `Bench Customer ${index}`,
+        })
         if (created.status !== 201) throw new Error(`wallet creation answered ${created.status}`)
-        const funded = await client.post<{ status: string }>('/wallet/credit', { walletId: created.body.walletId, reference: `fund-${index}`, amountKobo: OPENING_KOBO, currency: 'NGN' })
+        const funded = await client.post<{ status: string }>('/wallet/credit', {
+          walletId: created.body.walletId,
+          reference: `fund-${index}`,
+          amountKobo: OPENING_KOBO,
+          currency: 'NGN',
+        })
         if (funded.body.status !== 'successful') throw new Error(`funding answered ${funded.body.status}`)
         wallets.push(created.body.walletId)
       }
@@ -141,25 +160,38 @@ async function setUpWallets(client: RailClient): Promise<string[]> {
 type LoadResult = autocannon.Result & { measuredSeconds: number; loadGeneratorCpuMs: number }
 
 /** `requests` wallet transfers from the load generator's own process (bench/wallets-load.ts). */
-function runLoad(baseUrl: string, credentials: PartnerCredentials, walletsFile: string, requests: number): Promise<LoadResult> {
+function runLoad(
+  baseUrl: string,
+  credentials: PartnerCredentials,
+  walletsFile: string,
+  requests: number,
+): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(path.dirname(new URL(import.meta.url).pathname), 'wallets-load.ts')], {
-      env: {
-        ...process.env,
-        BENCH_BASE_URL: baseUrl,
-        BENCH_KEY_ID: credentials.keyId,
-        BENCH_SIGNING_SECRET: credentials.signingSecret,
-        BENCH_WALLETS_FILE: walletsFile,
-        BENCH_TRANSFERS: String(requests),
-        BENCH_WARMUP: '0',
-        BENCH_CONNECTIONS: String(CONNECTIONS),
+    const child = spawn(
+      process.execPath,
+      [path.join(path.dirname(new URL(import.meta.url).pathname), 'wallets-load.ts')],
+      {
+        env: {
+          ...process.env,
+          BENCH_BASE_URL: baseUrl,
+          BENCH_KEY_ID: credentials.keyId,
+          BENCH_SIGNING_SECRET: credentials.signingSecret,
+          BENCH_WALLETS_FILE: walletsFile,
+          BENCH_TRANSFERS: String(requests),
+          BENCH_WARMUP: '0',
+          BENCH_CONNECTIONS: String(CONNECTIONS),
+        },
+        stdio: ['ignore', 'pipe', 'inherit'],
       },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
+    )
     let output = ''
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
     child.on('error', reject)
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(output) as LoadResult) : reject(new Error(`the load generator exited with ${code}`))))
+    child.on('exit', (code) =>
+      code === 0
+        ? resolve(JSON.parse(output) as LoadResult)
+        : reject(new Error(`the load generator exited with ${code}`)),
+    )
   })
 }
 
@@ -182,6 +214,5 @@ async function baselineYardstick(pool: Pool): Promise<number> {
   )
   return Math.round(completed / ((performance.now() - started) / 1000))
 }
-
 
 await main()

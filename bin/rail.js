@@ -19,7 +19,9 @@ if (process.features.typescript) {
 function runOnPinnedNode() {
   const pinned = fileURLToPath(new URL('../node_modules/node/bin/node', import.meta.url))
   if (!existsSync(pinned)) {
-    console.error(`rail: Node ${process.versions.node} cannot run TypeScript; run \`npm install\` (it installs the pinned Node 24) or use Node 24`)
+    console.error(
+      `rail: Node ${process.versions.node} cannot run TypeScript; run \`npm install\` (it installs the pinned Node 24) or use Node 24`,
+    )
     process.exit(1)
   }
   const child = spawn(pinned, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' })

@@ -1,9 +1,9 @@
-// The static checks `npm test` runs before the suite: typecheck, lint and the module boundaries.
+// The static checks `npm test` runs before the suite: typecheck, lint, formatting and the module boundaries.
 // They are independent and each keeps one core busy, so they run side by side; each one's output is
 // printed whole when it ends, in a block under its name, and the run fails when any of them fails.
 import { spawn } from 'node:child_process'
 
-const CHECKS = ['typecheck', 'lint', 'depcheck']
+const CHECKS = ['typecheck', 'lint', 'format:check', 'depcheck']
 
 interface Outcome {
   name: string

@@ -24,10 +24,17 @@ const dataDir = path.resolve(process.env.RAIL_DATA_DIR ?? '.rail')
 const base = process.env.RAIL_URL ?? runningApiUrl(dataDir) ?? `http://127.0.0.1:${process.env.PORT ?? 8080}`
 const credentialsFile = process.env.RAIL_CREDENTIALS_FILE ?? sandboxPartnerFile(dataDir)
 if (!existsSync(credentialsFile)) {
-  console.error(`No sandbox partner at ${credentialsFile}: start Rail with \`npm start\` first (or set RAIL_CREDENTIALS_FILE).`)
+  console.error(
+    `No sandbox partner at ${credentialsFile}: start Rail with \`npm start\` first (or set RAIL_CREDENTIALS_FILE).`,
+  )
   process.exit(1)
 }
-const credentials = JSON.parse(readFileSync(credentialsFile, 'utf8')) as { escrowApiKey: string; keyId: string; signingSecret: string; partnerId: string }
+const credentials = JSON.parse(readFileSync(credentialsFile, 'utf8')) as {
+  escrowApiKey: string
+  keyId: string
+  signingSecret: string
+  partnerId: string
+}
 const apiKey = credentials.escrowApiKey
 const rail = new RailClient(base, credentials)
 const webhookSecret = `example-${randomUUID()}`
@@ -62,19 +69,32 @@ const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/es
 
 async function waitForEvent(name: string): Promise<void> {
   const deadline = Date.now() + 20_000
-  while (!events.some((event) => event.event === name) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100))
-  if (!events.some((event) => event.event === name)) throw new Error(`no ${name} event within 20 s (are the workers running? \`npm start\` runs them)`)
+  while (!events.some((event) => event.event === name) && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  if (!events.some((event) => event.event === name))
+    throw new Error(`no ${name} event within 20 s (are the workers running? \`npm start\` runs them)`)
 }
 
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; replayed: boolean; body: unknown }> {
+async function call(
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; replayed: boolean; body: unknown }> {
   const response = await fetch(`${base}/api/v1/escrow/partner${path}`, {
     method,
     headers: { 'X-API-Key': apiKey, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   })
   const text = await response.text()
-  const result = { status: response.status, replayed: response.headers.get('idempotent-replayed') === 'true', body: text ? JSON.parse(text) : undefined }
-  console.log(`${method} ${path} → ${result.status}${result.replayed ? ' (Idempotent-Replayed)' : ''}`, JSON.stringify(result.body))
+  const result = {
+    status: response.status,
+    replayed: response.headers.get('idempotent-replayed') === 'true',
+    body: text ? JSON.parse(text) : undefined,
+  }
+  console.log(
+    `${method} ${path} → ${result.status}${result.replayed ? ' (Idempotent-Replayed)' : ''}`,
+    JSON.stringify(result.body),
+  )
   return result
 }
 
@@ -109,7 +129,11 @@ try {
 
   // 4. Fund: the sender's bank transfer to the funding account (sandbox: the sandbox bank receives
   //    it and announces it to Rail, which moves it into escrow holding).
-  const paid = await rail.post('/api/v1/rail/sandbox/simulate-inbound-credit', { virtualAccount: created.funding.virtualAccount, amountKobo: create.amount, payerName: 'SENDER ABROAD' })
+  const paid = await rail.post('/api/v1/rail/sandbox/simulate-inbound-credit', {
+    virtualAccount: created.funding.virtualAccount,
+    amountKobo: create.amount,
+    payerName: 'SENDER ABROAD',
+  })
   console.log(`simulate-inbound-credit → ${paid.status}`, JSON.stringify(paid.body))
   await waitForEvent('escrow.funded')
   await call('GET', `/${created.ref}`)
@@ -119,7 +143,9 @@ try {
   await waitForEvent('escrow.released')
 
   // 6. Another remittance the sender withdraws: cancelled (nothing was funded, nothing to refund).
-  const withdrawn = (await call('POST', '/create', { ...create, reference: `remittance-${randomUUID()}` })).body as { ref: string }
+  const withdrawn = (await call('POST', '/create', { ...create, reference: `remittance-${randomUUID()}` })).body as {
+    ref: string
+  }
   await call('PATCH', `/${withdrawn.ref}/cancel`, { reason: 'sender withdrew the remittance' })
   await waitForEvent('escrow.cancelled')
   console.log('done: every event arrived signed and verified')

@@ -20,7 +20,17 @@ import { registerInvoiceRoutes } from './invoices/routes.ts'
 import { invoicePaymentIntentOf, plugInvoices } from './invoices/service.ts'
 import { registerInboundCreditRoutes } from './collections/credits/routes.ts'
 import { registerWalletFundingRoutes } from './collections/credits/wallet-routes.ts'
-import { accountSweepCrontab, accountSweepSettings, collectionsRegistries, creditsForRefunds, INBOUND_CREDITS_CRONTAB, plugTriage, type AccountSweepSettings, type CollectionsRegistries, type InboundDeps } from './collections/credits/service.ts'
+import {
+  accountSweepCrontab,
+  accountSweepSettings,
+  collectionsRegistries,
+  creditsForRefunds,
+  INBOUND_CREDITS_CRONTAB,
+  plugTriage,
+  type AccountSweepSettings,
+  type CollectionsRegistries,
+  type InboundDeps,
+} from './collections/credits/service.ts'
 import { escrowTasks } from './escrow/jobs.ts'
 import { registerEscrowRoutes } from './escrow/routes.ts'
 import { ESCROW_CRONTAB, EXPIRY_SWEEP_TASK as ESCROW_EXPIRY_SWEEP_TASK, plugEscrow } from './escrow/service.ts'
@@ -36,12 +46,23 @@ import { EXPIRE_TASK as INTENT_EXPIRE_TASK, PAYMENT_INTENTS_CRONTAB } from './co
 import { installAuthentication } from './partners/auth.ts'
 import { registerPartnerRoutes } from './partners/routes.ts'
 import { paymentTasks } from './money-out/pipeline/jobs.ts'
-import { bringForwardPartner, PAYMENTS_CRONTAB, paymentSettings, withStepWriter, type PaymentSettings, type PaymentsDeps } from './money-out/pipeline/service.ts'
+import {
+  bringForwardPartner,
+  PAYMENTS_CRONTAB,
+  paymentSettings,
+  withStepWriter,
+  type PaymentSettings,
+  type PaymentsDeps,
+} from './money-out/pipeline/service.ts'
 import { ProviderRegistry, type ProviderSettings } from './banking/providers/registry.ts'
 import { SANDBOX_MONNIFY_PROFILE, SANDBOX_PAYSTACK_PROFILE, type SandboxDialectJobDeps } from './sandbox/dialects.ts'
 import { sandboxBankTasks } from './sandbox/jobs.ts'
 import { monnifyCreditNotifier, registerSandboxMonnifyRoutes, sandboxMonnifyTasks } from './sandbox/monnify/index.ts'
-import { paystackCreditNotifier, registerSandboxPaystackRoutes, sandboxPaystackTasks } from './sandbox/paystack/index.ts'
+import {
+  paystackCreditNotifier,
+  registerSandboxPaystackRoutes,
+  sandboxPaystackTasks,
+} from './sandbox/paystack/index.ts'
 import { registerSandboxBankRoutes } from './sandbox/routes.ts'
 import { registerStatementRoutes } from './statements/routes.ts'
 import { settlementTasks } from './settlement/jobs.ts'
@@ -57,7 +78,12 @@ import { createSiblingPool, type Pool } from './platform/db.ts'
 import { registerHealthRoutes } from './platform/health.ts'
 import { admissionLimitsFor, AdmissionGate, installAdmission, type AdmissionLimits } from './platform/admission.ts'
 import { createHttpServer, type HttpServer, type HttpTimeouts } from './platform/http.ts'
-import { installRateLimits, PARTNER_RPS_DEFAULT, UNAUTHENTICATED_RPS_DEFAULT, type RateLimits } from './platform/rate-limit.ts'
+import {
+  installRateLimits,
+  PARTNER_RPS_DEFAULT,
+  UNAUTHENTICATED_RPS_DEFAULT,
+  type RateLimits,
+} from './platform/rate-limit.ts'
 import { addJob, startWorkers } from './platform/jobs.ts'
 import { installMetrics } from './platform/metrics.ts'
 import { registerDatabaseGauges } from './platform/observability/database-gauges.ts'
@@ -112,14 +138,7 @@ export interface AppDeps {
 export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   const clock = deps.clock ?? systemClock
   const app = createHttpServer(deps.logger ?? false, deps.httpTimeouts)
-  // First of all hooks: a request that cannot be served soon is refused before anything is read.
-  installAdmission(app, new AdmissionGate(deps.admission ?? admissionLimitsFor(deps.pool.options.max)))
-  await registerOpenApi(app, deps.publicUrl)
-  const rateLimiter = await installRateLimits(app, deps.rateLimits ?? { partnerRps: PARTNER_RPS_DEFAULT, unauthenticatedRps: UNAUTHENTICATED_RPS_DEFAULT })
-  installAuthentication(app, { pool: deps.pool, sessionPool: deps.sessionPool, masterKey: deps.masterKey, clock, rateLimiter })
-  installRequestTracing(app)
-  const metrics = installMetrics(app, deps.metrics)
-  if (deps.databaseGauges) registerDatabaseGauges(metrics, deps.pool, { tasks: taskNames({ pool: deps.pool, masterKey: deps.masterKey, providers: deps.providers }), clock })
+  const metrics = await installEdge(app, deps, clock)
   watchPool(metrics, 'rail', deps.pool)
   const maxAmountKobo = deps.maxAmountKobo ?? MAX_AMOUNT_KOBO_DEFAULT
   // Before any route: every AmountKobo() body field registered after this is checked against it.
@@ -134,9 +153,17 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   registerCounterpartyRoutes(app, { pool: deps.pool })
   // Rail signs its requests to the bank, and the bank checks them, by the app's clock.
   // One name-enquiry budget per partner for every route of this process that may show a holder's name.
-  const providers = new ProviderRegistry(deps.pool, deps.providers && { clock, ...deps.providers }, deps.rateLimits?.nameEnquiriesPerMinute, deps.masterKey)
+  const providers = new ProviderRegistry(
+    deps.pool,
+    deps.providers && { clock, ...deps.providers },
+    deps.rateLimits?.nameEnquiriesPerMinute,
+    deps.masterKey,
+  )
   const registries = pluggedRegistries()
-  const payments = paymentsDeps({ pool: deps.pool, providers, clock, settings: deps.payments, log: (level, message) => app.log[level](message) }, registries)
+  const payments = paymentsDeps(
+    { pool: deps.pool, providers, clock, settings: deps.payments, log: (level, message) => app.log[level](message) },
+    registries,
+  )
   const outbound = outboundDeps({ pool: deps.pool, allowLoopbackCallbacks, payments })
   registerOutboundRoutes(app, outbound)
   const collections = collectionsDeps(outbound, registries)
@@ -147,7 +174,16 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   registerWalletFundingRoutes(app, collections)
   registerInvoiceRoutes(app, collections)
   registerCheckoutRoutes(app, { pool: deps.pool, clock, inbound: collections, maxAmountKobo })
-  registerDashboardRoutes(app, { pool: deps.pool, clock, masterKey: deps.masterKey, allowLoopbackCallbacks, maxAmountKobo, outbound, collections, sandboxPartnerDataDir: deps.sandboxPartnerDataDir })
+  registerDashboardRoutes(app, {
+    pool: deps.pool,
+    clock,
+    masterKey: deps.masterKey,
+    allowLoopbackCallbacks,
+    maxAmountKobo,
+    outbound,
+    collections,
+    sandboxPartnerDataDir: deps.sandboxPartnerDataDir,
+  })
   registerRefundRoutes(app, { ...collections.refunds, invoiceIntentOf: invoicePaymentIntentOf })
   registerWalletRoutes(app, { pool: deps.pool, providers })
   registerBankRoutes(app, { pool: deps.pool, providers })
@@ -155,25 +191,72 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   registerSettlementRoutes(app, { pool: deps.pool, outbound, clock, maxAmountKobo })
   // Concurrent claims of wallet moves share transactions, as outbound submits do.
   registerMoveRoutes(app, { pool: deps.pool, payments, claimer: claimBatcherFor({ pool: deps.pool, payments }) })
-  registerEscrowRoutes(app, { pool: deps.pool, masterKey: deps.masterKey, clock, allowLoopbackCallbacks, collections, outbound })
+  registerEscrowRoutes(app, {
+    pool: deps.pool,
+    masterKey: deps.masterKey,
+    clock,
+    allowLoopbackCallbacks,
+    collections,
+    outbound,
+  })
   registerSandboxClockRoutes(app, { pool: deps.pool, clock, onAdvance: dueOnSandboxClockAdvance(payments) })
-  if (deps.sandboxBank) {
-    // The bank is another system: its own connections, so that Rail's requests waiting on a
-    // provider call inside a transaction (allocation, idempotent creates) cannot starve it.
-    const bankPool = sandboxBankPool(deps.pool)
-    if (bankPool !== deps.pool) watchPool(metrics, 'rail-sandbox-bank', bankPool)
-    app.addHook('onClose', async () => {
-      if (bankPool !== deps.pool) await bankPool.end()
-    })
-    const bank = new SandboxBank(bankPool, deps.sandboxBank.bankCode, clock)
-    registerSandboxBankRoutes(app, { bank, secret: deps.sandboxBank.secret, pool: bankPool, clock, requestValidityS: deps.sandboxBank.requestValidityS })
-    // The provider dialects, on the same books: Rail's real adapters run end to end against them.
-    const dialect = { app, bank, pool: bankPool, bankSecret: deps.sandboxBank.secret, clock }
-    registerSandboxPaystackRoutes(dialect)
-    registerSandboxMonnifyRoutes(dialect)
-  }
+  if (deps.sandboxBank) mountSandboxBank(app, deps.pool, deps.sandboxBank, { metrics, clock })
   await app.ready()
   return app
+}
+
+/** The HTTP edge, in the order requests meet it: admission, the document, rate limits, authentication, tracing, metrics. */
+async function installEdge(app: HttpServer, deps: AppDeps, clock: Clock): Promise<Registry> {
+  // First of all hooks: a request that cannot be served soon is refused before anything is read.
+  installAdmission(app, new AdmissionGate(deps.admission ?? admissionLimitsFor(deps.pool.options.max)))
+  await registerOpenApi(app, deps.publicUrl)
+  const rateLimiter = await installRateLimits(
+    app,
+    deps.rateLimits ?? { partnerRps: PARTNER_RPS_DEFAULT, unauthenticatedRps: UNAUTHENTICATED_RPS_DEFAULT },
+  )
+  installAuthentication(app, {
+    pool: deps.pool,
+    sessionPool: deps.sessionPool,
+    masterKey: deps.masterKey,
+    clock,
+    rateLimiter,
+  })
+  installRequestTracing(app)
+  const metrics = installMetrics(app, deps.metrics)
+  if (deps.databaseGauges)
+    registerDatabaseGauges(metrics, deps.pool, {
+      tasks: taskNames({ pool: deps.pool, masterKey: deps.masterKey, providers: deps.providers }),
+      clock,
+    })
+  return metrics
+}
+
+/** The sandbox bank and its provider dialects, mounted on this server over their own connections. */
+function mountSandboxBank(
+  app: HttpServer,
+  pool: Pool,
+  sandboxBank: NonNullable<AppDeps['sandboxBank']>,
+  { metrics, clock }: { metrics: Registry; clock: Clock },
+): void {
+  // The bank is another system: its own connections, so that Rail's requests waiting on a
+  // provider call inside a transaction (allocation, idempotent creates) cannot starve it.
+  const bankPool = sandboxBankPool(pool)
+  if (bankPool !== pool) watchPool(metrics, 'rail-sandbox-bank', bankPool)
+  app.addHook('onClose', async () => {
+    if (bankPool !== pool) await bankPool.end()
+  })
+  const bank = new SandboxBank(bankPool, sandboxBank.bankCode, clock)
+  registerSandboxBankRoutes(app, {
+    bank,
+    secret: sandboxBank.secret,
+    pool: bankPool,
+    clock,
+    requestValidityS: sandboxBank.requestValidityS,
+  })
+  // The provider dialects, on the same books: Rail's real adapters run end to end against them.
+  const dialect = { app, bank, pool: bankPool, bankSecret: sandboxBank.secret, clock }
+  registerSandboxPaystackRoutes(dialect)
+  registerSandboxMonnifyRoutes(dialect)
 }
 
 /** Page URLs start with PUBLIC_URL, else with the address this server listens on (known once listening). */
@@ -182,7 +265,12 @@ function installPublicUrl(app: HttpServer, publicUrl: string | undefined): void 
   app.addHook('onListen', async () => {
     const address = app.server.address()
     if (typeof address !== 'object' || !address) return
-    const host = address.family === 'IPv6' ? `[${address.address === '::' ? '::1' : address.address}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address
+    const host =
+      address.family === 'IPv6'
+        ? `[${address.address === '::' ? '::1' : address.address}]`
+        : address.address === '0.0.0.0'
+          ? '127.0.0.1'
+          : address.address
     setPublicUrl(`http://${host}:${address.port}`)
   })
 }
@@ -205,7 +293,11 @@ export interface Registries extends CollectionsRegistries {
 }
 
 export function pluggedRegistries(): Registries {
-  const registries: Registries = { origins: payoutOrigins(), refundOrigins: refundOrigins(), ...collectionsRegistries() }
+  const registries: Registries = {
+    origins: payoutOrigins(),
+    refundOrigins: refundOrigins(),
+    ...collectionsRegistries(),
+  }
   plugRefunds(registries)
   plugTriage(registries)
   plugEscrow(registries)
@@ -224,7 +316,14 @@ export function paymentsDeps(
   registries: Pick<Registries, 'origins'> = pluggedRegistries(),
 ): PaymentsDeps {
   const owners = { wallet_move: walletOwner, outbound_transfer: outboundOwner(registries.origins) }
-  return withStepWriter({ pool: deps.pool, providers: deps.providers, clock: deps.clock, log: deps.log, owners, settings: paymentSettings(deps.settings) })
+  return withStepWriter({
+    pool: deps.pool,
+    providers: deps.providers,
+    clock: deps.clock,
+    log: deps.log,
+    owners,
+    settings: paymentSettings(deps.settings),
+  })
 }
 
 /**
@@ -233,7 +332,10 @@ export function paymentsDeps(
  * partner's payments in flight and callback deliveries waiting to retry are brought forward.
  */
 function dueOnSandboxClockAdvance(payments: PaymentsDeps): OnAdvance[] {
-  const sweepNow = (task: string): OnAdvance => (tx) => addJob(tx, task, {}, { jobKey: `sandbox-clock:${task}` })
+  const sweepNow =
+    (task: string): OnAdvance =>
+    (tx) =>
+      addJob(tx, task, {}, { jobKey: `sandbox-clock:${task}` })
   return [
     sweepNow(INTENT_EXPIRE_TASK),
     sweepNow(ESCROW_EXPIRY_SWEEP_TASK),
@@ -249,7 +351,10 @@ export function refundsDeps(outbound: OutboundDeps): RefundsDeps {
 }
 
 /** Collections, with the owners and the settlement registered in collections' registries. */
-export function collectionsDeps(outbound: OutboundDeps, registries: CollectionsRegistries = pluggedRegistries()): InboundDeps {
+export function collectionsDeps(
+  outbound: OutboundDeps,
+  registries: CollectionsRegistries = pluggedRegistries(),
+): InboundDeps {
   return {
     pool: outbound.pool,
     clock: outbound.payments.clock,
@@ -264,23 +369,45 @@ export function collectionsDeps(outbound: OutboundDeps, registries: CollectionsR
 
 /** Every background task of every module, by name. */
 export function buildTaskList(deps: Omit<WorkerDeps, 'concurrency'>): TaskList {
-  const providers = new ProviderRegistry(deps.pool, deps.providers && { clock: deps.clock ?? systemClock, ...deps.providers }, undefined, deps.masterKey)
+  const providers = new ProviderRegistry(
+    deps.pool,
+    deps.providers && { clock: deps.clock ?? systemClock, ...deps.providers },
+    undefined,
+    deps.masterKey,
+  )
   const allowLoopbackCallbacks = deps.events?.allowLoopbackCallbacks ?? false
   const log = deps.log ?? (() => {})
   const observed = deps.observe && observeWorkers(deps.observe)
   const registries = pluggedRegistries()
-  const payments = paymentsDeps({ pool: deps.pool, providers, clock: deps.clock ?? systemClock, settings: deps.payments, log }, registries)
+  const payments = paymentsDeps(
+    { pool: deps.pool, providers, clock: deps.clock ?? systemClock, settings: deps.payments, log },
+    registries,
+  )
   const outbound = outboundDeps({ pool: deps.pool, allowLoopbackCallbacks, payments })
   // The sandbox bank announces inbound credits to Rail, on whose server it is mounted.
   const bank = deps.providers && sandboxTasks(deps.pool, deps.providers, deps.clock ?? systemClock)
   const tasks: TaskList = {
     ...ledgerTasks({ pool: deps.pool, onVerified: observed?.onLedgerVerified }),
     ...paymentTasks(payments),
-    ...collectionTasks(collectionsDeps(outbound, registries), { accountSweep: deps.creditSweep, onAccountSweep: observed?.onAccountSweep }),
-    ...eventTasks({ pool: deps.pool, masterKey: deps.masterKey, clock: deps.clock ?? systemClock, settings: deps.events ?? { allowLoopbackCallbacks: false }, onAttempt: observed?.onDeliveryAttempt }),
+    ...collectionTasks(collectionsDeps(outbound, registries), {
+      accountSweep: deps.creditSweep,
+      onAccountSweep: observed?.onAccountSweep,
+    }),
+    ...eventTasks({
+      pool: deps.pool,
+      masterKey: deps.masterKey,
+      clock: deps.clock ?? systemClock,
+      settings: deps.events ?? { allowLoopbackCallbacks: false },
+      onAttempt: observed?.onDeliveryAttempt,
+    }),
     ...bank,
     ...escrowTasks({ pool: deps.pool, clock: deps.clock ?? systemClock, outbound }),
-    ...settlementTasks({ pool: deps.pool, outbound, clock: deps.clock ?? systemClock, maxAmountKobo: deps.maxAmountKobo }),
+    ...settlementTasks({
+      pool: deps.pool,
+      outbound,
+      clock: deps.clock ?? systemClock,
+      maxAmountKobo: deps.maxAmountKobo,
+    }),
     ...dashboardTasks({ pool: deps.pool, clock: deps.clock ?? systemClock }),
     ...workerLivenessTasks({ pool: deps.pool }),
   }
@@ -289,10 +416,23 @@ export function buildTaskList(deps: Omit<WorkerDeps, 'concurrency'>): TaskList {
 
 /** The sandbox bank's background work and its dialects' (their webhooks to Rail, on whose server they are mounted). */
 function sandboxTasks(pool: Pool, providers: NonNullable<WorkerDeps['providers']>, clock: Clock): TaskList {
-  const dialect: SandboxDialectJobDeps = { pool, bankSecret: providers.sandboxBankSecret, clientBaseUrl: providers.sandboxBankUrl, clock }
-  const dialectNotifiers = { [SANDBOX_PAYSTACK_PROFILE]: paystackCreditNotifier(dialect), [SANDBOX_MONNIFY_PROFILE]: monnifyCreditNotifier(dialect) }
+  const dialect: SandboxDialectJobDeps = {
+    pool,
+    bankSecret: providers.sandboxBankSecret,
+    clientBaseUrl: providers.sandboxBankUrl,
+    clock,
+  }
+  const dialectNotifiers = {
+    [SANDBOX_PAYSTACK_PROFILE]: paystackCreditNotifier(dialect),
+    [SANDBOX_MONNIFY_PROFILE]: monnifyCreditNotifier(dialect),
+  }
   return {
-    ...sandboxBankTasks({ pool, secret: providers.sandboxBankSecret, clientBaseUrl: providers.sandboxBankUrl, dialectNotifiers }),
+    ...sandboxBankTasks({
+      pool,
+      secret: providers.sandboxBankSecret,
+      clientBaseUrl: providers.sandboxBankUrl,
+      dialectNotifiers,
+    }),
     ...sandboxPaystackTasks(dialect),
     ...sandboxMonnifyTasks(dialect),
   }
@@ -306,7 +446,18 @@ export function taskNames(deps: Pick<WorkerDeps, 'pool' | 'masterKey' | 'provide
 /** Every recurring task of every module (graphile-worker crontab lines); `creditSweep` sets how often the account sweep runs. */
 export function buildCrontab(creditSweep?: Partial<AccountSweepSettings>): string {
   const accountSweep = accountSweepCrontab(accountSweepSettings(creditSweep))
-  return [LEDGER_CRONTAB, PAYMENTS_CRONTAB, EVENTS_CRONTAB, PAYMENT_INTENTS_CRONTAB, INBOUND_CREDITS_CRONTAB, accountSweep, ESCROW_CRONTAB, SETTLEMENT_CRONTAB, DASHBOARD_CRONTAB, WORKER_LIVENESS_CRONTAB].join('\n')
+  return [
+    LEDGER_CRONTAB,
+    PAYMENTS_CRONTAB,
+    EVENTS_CRONTAB,
+    PAYMENT_INTENTS_CRONTAB,
+    INBOUND_CREDITS_CRONTAB,
+    accountSweep,
+    ESCROW_CRONTAB,
+    SETTLEMENT_CRONTAB,
+    DASHBOARD_CRONTAB,
+    WORKER_LIVENESS_CRONTAB,
+  ].join('\n')
 }
 
 export interface WorkerDeps {
@@ -334,5 +485,12 @@ export interface WorkerDeps {
 
 export async function startBackgroundWorkers(deps: WorkerDeps): Promise<Runner> {
   if (deps.observe) watchPool(deps.observe.registry, 'rail-worker', deps.pool)
-  return startWorkers({ pool: deps.pool, queuePool: deps.queuePool, concurrency: deps.concurrency, taskList: buildTaskList(deps), crontab: buildCrontab(deps.creditSweep), log: deps.log })
+  return startWorkers({
+    pool: deps.pool,
+    queuePool: deps.queuePool,
+    concurrency: deps.concurrency,
+    taskList: buildTaskList(deps),
+    crontab: buildCrontab(deps.creditSweep),
+    log: deps.log,
+  })
 }

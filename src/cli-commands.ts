@@ -44,7 +44,9 @@ export function registerAllCommands(program: Command): void {
 function registerRoleCommands(program: Command): void {
   program
     .command('serve')
-    .description('migrate, then run the API, the workers and the sandbox bank in one process (embedded PostgreSQL unless DATABASE_URL is set)')
+    .description(
+      'migrate, then run the API, the workers and the sandbox bank in one process (embedded PostgreSQL unless DATABASE_URL is set)',
+    )
     .action(async () => runRoles(loadConfig(), { api: true, worker: true, ownDatabase: true }))
 
   program
@@ -104,14 +106,19 @@ export async function withDatabase<T>(work: (database: OpenDatabase) => Promise<
 async function withPayments<T>(work: (payments: PaymentsDeps) => Promise<T>): Promise<T> {
   const config = loadConfig()
   const secretFile = path.join(config.dataDir, 'sandbox-bank.secret')
-  const secret = config.sandboxBankSecret ?? (existsSync(secretFile) ? readFileSync(secretFile, 'utf8').trim() : undefined)
+  const secret =
+    config.sandboxBankSecret ?? (existsSync(secretFile) ? readFileSync(secretFile, 'utf8').trim() : undefined)
   const url = config.sandboxBankUrl ?? runningApiUrl(config.dataDir)
   if (!secret || !url) throw new Error('set SANDBOX_BANK_URL and SANDBOX_BANK_SECRET (or run this beside `rail serve`)')
   return withDatabase(({ pool }) => {
     // The master key opens a real provider's secrets (a requery of a payout it holds).
-    const providers = new ProviderRegistry(pool, { sandboxBankUrl: () => url, sandboxBankSecret: secret }, undefined, loadMasterKey(config))
+    const providers = new ProviderRegistry(
+      pool,
+      { sandboxBankUrl: () => url, sandboxBankSecret: secret },
+      undefined,
+      loadMasterKey(config),
+    )
     const log = (level: string, message: string) => console.error(`${level}: ${message}`)
     return work(paymentsDeps({ pool, providers, clock: systemClock, settings: config.payments, log }))
   })
 }
-

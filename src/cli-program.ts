@@ -10,19 +10,30 @@ const PROGRAM_DESCRIPTION = 'Rail: payments rail for Nigerian partners'
 
 /** Each top-level command as `rail --help` lists it: its name with its usage, and what it does. */
 export const COMMAND_SUMMARIES: readonly { term: string; description: string }[] = [
-  { term: 'serve', description: 'migrate, then run the API, the workers and the sandbox bank in one process (embedded PostgreSQL unless DATABASE_URL is set)' },
+  {
+    term: 'serve',
+    description:
+      'migrate, then run the API, the workers and the sandbox bank in one process (embedded PostgreSQL unless DATABASE_URL is set)',
+  },
   { term: 'api', description: 'run the HTTP API only (production; needs DATABASE_URL, run `rail migrate` first)' },
   { term: 'worker', description: 'run background workers only (production; needs DATABASE_URL)' },
   { term: 'migrate', description: 'apply pending database migrations' },
   { term: 'schema-dump [options]', description: 'write db/schema.sql from a freshly migrated database (development)' },
-  { term: 'partner|partners', description: 'manage partners, their credentials and the providers their money goes through' },
+  {
+    term: 'partner|partners',
+    description: 'manage partners, their credentials and the providers their money goes through',
+  },
   { term: 'ledger', description: 'inspect the ledger' },
   { term: 'provider', description: 'banking providers and their approved capabilities' },
   { term: 'sandbox', description: 'sandbox conveniences' },
   { term: 'outbound', description: 'operate outbound transfers' },
   { term: 'payments', description: 'operate the payment pipeline (wallet moves, outbound transfers, refunds)' },
   { term: 'dashboard', description: "the partner dashboard's sign-in" },
-  { term: 'listen [options]', description: "forward the partner's events to a local URL, signed as real deliveries (sandbox callbacks on a laptop)" },
+  {
+    term: 'listen [options]',
+    description:
+      "forward the partner's events to a local URL, signed as real deliveries (sandbox callbacks on a laptop)",
+  },
   {
     term: 'cluster [options]',
     description:

@@ -7,7 +7,8 @@ try {
   await (await programFor(process.argv)).parseAsync(process.argv)
 } catch (error) {
   console.error(`rail: ${cliMessage(error)}`)
-  if (process.env.DEBUG === 'rail' && error instanceof Error && !(await isConfigError(error))) console.error(error.stack)
+  if (process.env.DEBUG === 'rail' && error instanceof Error && !(await isConfigError(error)))
+    console.error(error.stack)
   process.exit(1)
 }
 
@@ -25,6 +26,7 @@ function cliMessage(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error)
   const code = (error as { code?: unknown } | null)?.code
   const unreadable = code === '22P02' ? /^invalid input syntax for type (\w+): "(.*)"$/s.exec(message) : null
-  if (unreadable) return `${JSON.stringify(unreadable[2])} is not a valid ${unreadable[1] === 'uuid' ? 'id (ids are UUIDs)' : unreadable[1]}`
+  if (unreadable)
+    return `${JSON.stringify(unreadable[2])} is not a valid ${unreadable[1] === 'uuid' ? 'id (ids are UUIDs)' : unreadable[1]}`
   return message
 }

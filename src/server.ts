@@ -17,9 +17,26 @@ import { startWorkerHttpServer, workerHttpUrl, WORKER_HTTP_POOL_MAX } from './pl
 import type { ProviderSettings } from './banking/providers/registry.ts'
 import type { DestinationStream } from 'pino'
 import type { Registry } from 'prom-client'
-import { countPartners, createPartner, getPartner, oldestSealedSigningSecret, readSandboxPartner, SANDBOX_PARTNER_FILE, writeSandboxPartner, type PartnerCredentials } from './partners/service.ts'
+import {
+  countPartners,
+  createPartner,
+  getPartner,
+  oldestSealedSigningSecret,
+  readSandboxPartner,
+  SANDBOX_PARTNER_FILE,
+  writeSandboxPartner,
+  type PartnerCredentials,
+} from './partners/service.ts'
 import type { Config } from './platform/config.ts'
-import { checkConnectionBudget, checkPoolSizes, connectionBudget, describeBudget, workerPoolMax, WORKER_POOL_OVERHEAD, type ConnectionBudget } from './platform/connections.ts'
+import {
+  checkConnectionBudget,
+  checkPoolSizes,
+  connectionBudget,
+  describeBudget,
+  workerPoolMax,
+  WORKER_POOL_OVERHEAD,
+  type ConnectionBudget,
+} from './platform/connections.ts'
 import { openDatabase, redactUrl, type OpenDatabase } from './platform/database-runtime.ts'
 import { createPool, type Pool } from './platform/db.ts'
 import { randomBase62 } from './platform/crypto.ts'
@@ -55,7 +72,8 @@ export async function runRoles(config: Config, roles: Roles): Promise<void> {
   // A worker alone uses this pool only for its endpoints (readyz, the scrape's gauges): a small one.
   const database = await openDatabase(config, 'own', roles.api ? config.databasePoolMax : WORKER_HTTP_POOL_MAX)
   // Only the API serves lists, statements and event reads.
-  const readReplica = roles.api && config.readReplica ? openReadReplica(database.pool, config.readReplica, telemetry.metrics) : undefined
+  const readReplica =
+    roles.api && config.readReplica ? openReadReplica(database.pool, config.readReplica, telemetry.metrics) : undefined
   let api: HttpServer | undefined
   let workers: WorkerRole | undefined
   const shutdown = installShutdown(async () => {
@@ -70,43 +88,78 @@ export async function runRoles(config: Config, roles: Roles): Promise<void> {
     if (roles.ownDatabase) await migrateDatabase(database.sessionPool)
     await assertMasterKeyOfDatabase(database.pool, masterKey, oldestSealedSigningSecret)
     const sandboxBank = sandboxBankSettings(config, roles)
-    budget = connectionBudget({ ...roles, sandboxBank: sandboxBank !== undefined }, config, config.databaseDirectUrl !== undefined)
+    budget = connectionBudget(
+      { ...roles, sandboxBank: sandboxBank !== undefined },
+      config,
+      config.databaseDirectUrl !== undefined,
+    )
     const checked = await checkConnectionBudget(database.sessionPool, budget)
     if (checked.warning) console.error(`rail: warning: ${checked.warning}`)
     // The sandbox bank is reached over HTTP even when it is mounted here; its address is known once listening.
     let ownUrl = ''
-    const providers = sandboxBank && { sandboxBankUrl: () => config.sandboxBankUrl ?? ownUrl, sandboxBankSecret: sandboxBank.secret, requestValidityS: config.sandboxBankRequestValidityS, sandboxBankCode: config.sandboxBankCode }
+    const providers = sandboxBank && {
+      sandboxBankUrl: () => config.sandboxBankUrl ?? ownUrl,
+      sandboxBankSecret: sandboxBank.secret,
+      requestValidityS: config.sandboxBankRequestValidityS,
+      sandboxBankCode: config.sandboxBankCode,
+    }
     if (roles.api) {
-      api = await startApi(config, { database, masterKey, telemetry, sandboxBank, providers, workersHere: roles.worker, ownDatabase: roles.ownDatabase })
+      api = await startApi(config, {
+        database,
+        masterKey,
+        telemetry,
+        sandboxBank,
+        providers,
+        workersHere: roles.worker,
+        ownDatabase: roles.ownDatabase,
+      })
       await listen(api, config)
       ownUrl = baseUrl(api, config)
     }
     // Callback payloads built by workers carry page URLs too: a worker alone takes the configured address.
-    if (!roles.api) setPublicUrl(config.publicUrl ?? `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${config.port}`)
-    if (roles.worker) workers = await startWorkerRole(config, { database, masterKey, providers, telemetry, endpoints: !roles.api })
+    if (!roles.api)
+      setPublicUrl(
+        config.publicUrl ??
+          `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${config.port}`,
+      )
+    if (roles.worker)
+      workers = await startWorkerRole(config, { database, masterKey, providers, telemetry, endpoints: !roles.api })
   } catch (error) {
     await shutdown.run().catch(() => {})
     throw error
   }
-  const sandbox = roles.ownDatabase && !config.production ? await ensureSandboxPartner(config, database, masterKey) : undefined
+  const sandbox =
+    roles.ownDatabase && !config.production ? await ensureSandboxPartner(config, database, masterKey) : undefined
   printBanner(config, database, roles, api, sandbox, budget, workers?.http)
 }
 
 /** Refuses a set of roles that cannot run with this configuration, before anything starts. */
 function assertRolesConfigured(config: Config, roles: Roles): void {
   if (!roles.ownDatabase && !config.databaseUrl) {
-    throw new Error('DATABASE_URL is required for `rail api` and `rail worker` (use `rail serve` for the embedded database)')
+    throw new Error(
+      'DATABASE_URL is required for `rail api` and `rail worker` (use `rail serve` for the embedded database)',
+    )
   }
   // A worker alone mounts no sandbox bank: with the bank's secret it must be told where one is served.
   if (!roles.api && config.sandboxBankSecret !== undefined && config.sandboxBankUrl === undefined) {
-    throw new Error('SANDBOX_BANK_URL is required for `rail worker` when SANDBOX_BANK_SECRET is set: a worker serves no sandbox bank of its own (point it at an API process that has the same secret, e.g. SANDBOX_BANK_URL=http://api-host:8080)')
+    throw new Error(
+      'SANDBOX_BANK_URL is required for `rail worker` when SANDBOX_BANK_SECRET is set: a worker serves no sandbox bank of its own (point it at an API process that has the same secret, e.g. SANDBOX_BANK_URL=http://api-host:8080)',
+    )
   }
 }
 
 /** The API role's server over the process's database, with the sandbox bank when it is mounted here. */
 function startApi(
   config: Config,
-  parts: { database: OpenDatabase; masterKey: Buffer; telemetry: Telemetry; sandboxBank: ReturnType<typeof sandboxBankSettings>; providers: Parameters<typeof buildApi>[0]['providers']; workersHere: boolean; ownDatabase: boolean },
+  parts: {
+    database: OpenDatabase
+    masterKey: Buffer
+    telemetry: Telemetry
+    sandboxBank: ReturnType<typeof sandboxBankSettings>
+    providers: Parameters<typeof buildApi>[0]['providers']
+    workersHere: boolean
+    ownDatabase: boolean
+  },
 ): Promise<HttpServer> {
   return buildApi({
     pool: parts.database.pool,
@@ -139,7 +192,12 @@ interface Telemetry {
 async function startTelemetry(config: Config): Promise<Telemetry> {
   const stopTracing = config.tracing ? await startTracing(config.tracing) : undefined
   const logStream = logDestination(config.logFormat)
-  return { metrics: createMetricsRegistry(), logger: createLogger(config.logLevel, logStream), logStream, stop: async () => stopTracing?.() }
+  return {
+    metrics: createMetricsRegistry(),
+    logger: createLogger(config.logLevel, logStream),
+    logStream,
+    stop: async () => stopTracing?.(),
+  }
 }
 
 interface WorkerRole {
@@ -159,7 +217,13 @@ const STARTUP_VERIFY_JOB_KEY = 'ledger_verify:startup'
 
 async function startWorkerRole(
   config: Config,
-  on: { database: OpenDatabase; masterKey: Buffer; providers: ProviderSettings | undefined; telemetry: Telemetry; endpoints: boolean },
+  on: {
+    database: OpenDatabase
+    masterKey: Buffer
+    providers: ProviderSettings | undefined
+    telemetry: Telemetry
+    endpoints: boolean
+  },
 ): Promise<WorkerRole> {
   const { pool, queuePool } = workerPools(on.database, config.workerConcurrency)
   let runner: Runner | undefined
@@ -185,7 +249,13 @@ async function startWorkerRole(
     })
     if (on.endpoints && config.workerHttpPort !== 0) {
       const tasks = taskNames({ pool, masterKey: on.masterKey, providers: on.providers })
-      http = await startWorkerHttpServer({ pool: on.database.pool, registry: on.telemetry.metrics, host: config.host, port: config.workerHttpPort, tasks })
+      http = await startWorkerHttpServer({
+        pool: on.database.pool,
+        registry: on.telemetry.metrics,
+        host: config.host,
+        port: config.workerHttpPort,
+        tasks,
+      })
     }
     // Started: the ledger is verified once now, not only at the next hourly run, so the metrics
     // report a result (rail_ledger_verify_*) soon after a deploy. Workers starting together share one job.
@@ -202,8 +272,12 @@ async function startWorkerRole(
  * needs a session, and its fetching and completing of jobs use named statements.
  */
 function workerPools(database: OpenDatabase, concurrency: number): { pool: Pool; queuePool: Pool | undefined } {
-  if (database.directUrl === undefined) return { pool: createPool(database.url, workerPoolMax(concurrency), 'rail-worker'), queuePool: undefined }
-  return { pool: createPool(database.url, concurrency, 'rail-worker', 'pooler'), queuePool: createPool(database.directUrl, WORKER_POOL_OVERHEAD, 'rail-worker-queue') }
+  if (database.directUrl === undefined)
+    return { pool: createPool(database.url, workerPoolMax(concurrency), 'rail-worker'), queuePool: undefined }
+  return {
+    pool: createPool(database.url, concurrency, 'rail-worker', 'pooler'),
+    queuePool: createPool(database.directUrl, WORKER_POOL_OVERHEAD, 'rail-worker-queue'),
+  }
 }
 
 /** graphile-worker's and the pipeline's warnings and errors (a late bank answer, a lost connection), through the process's logger. */
@@ -218,9 +292,18 @@ function workerLog(logger: Logger): (level: string, message: string) => void {
  * `rail serve` mounts the sandbox bank, with a secret generated once into the data directory
  * unless SANDBOX_BANK_SECRET is set; `rail api` mounts it only when SANDBOX_BANK_SECRET is set.
  */
-function sandboxBankSettings(config: Config, roles: Roles): { secret: string; bankCode?: string; requestValidityS?: number } | undefined {
-  const secret = config.sandboxBankSecret ?? (roles.ownDatabase ? readOrCreateSecretFile(path.join(config.dataDir, 'sandbox-bank.secret'), () => randomBase62(40)) : undefined)
-  return secret === undefined ? undefined : { secret, bankCode: config.sandboxBankCode, requestValidityS: config.sandboxBankRequestValidityS }
+function sandboxBankSettings(
+  config: Config,
+  roles: Roles,
+): { secret: string; bankCode?: string; requestValidityS?: number } | undefined {
+  const secret =
+    config.sandboxBankSecret ??
+    (roles.ownDatabase
+      ? readOrCreateSecretFile(path.join(config.dataDir, 'sandbox-bank.secret'), () => randomBase62(40))
+      : undefined)
+  return secret === undefined
+    ? undefined
+    : { secret, bankCode: config.sandboxBankCode, requestValidityS: config.sandboxBankRequestValidityS }
 }
 
 /**
@@ -302,7 +385,11 @@ function installShutdown(stop: () => Promise<void>): { run(): Promise<void> } {
  * make a signed call at once. Its credentials are kept in <dataDir>/sandbox-partner.json (0600,
  * beside the master key) and printed at every start while that partner exists.
  */
-async function ensureSandboxPartner(config: Config, database: OpenDatabase, masterKey: Buffer): Promise<PartnerCredentials | undefined> {
+async function ensureSandboxPartner(
+  config: Config,
+  database: OpenDatabase,
+  masterKey: Buffer,
+): Promise<PartnerCredentials | undefined> {
   const pool = database.pool
   // A session lock: on a connection of its own, never through a pooler.
   const client = await database.sessionPool.connect()
@@ -311,7 +398,11 @@ async function ensureSandboxPartner(config: Config, database: OpenDatabase, mast
     const saved = readSandboxPartner(config.dataDir)
     if (saved && (await getPartner(pool, saved.partnerId))) return saved
     if ((await countPartners(client)) > 0) return undefined
-    const created = await createPartner(pool, masterKey, { name: 'Sandbox Partner', customerClass: 'fintech', environment: 'sandbox' })
+    const created = await createPartner(pool, masterKey, {
+      name: 'Sandbox Partner',
+      customerClass: 'fintech',
+      environment: 'sandbox',
+    })
     writeSandboxPartner(config.dataDir, created)
     return created
   } finally {
@@ -320,14 +411,25 @@ async function ensureSandboxPartner(config: Config, database: OpenDatabase, mast
   }
 }
 
-function printBanner(config: Config, database: OpenDatabase, roles: Roles, api: HttpServer | undefined, sandbox: PartnerCredentials | undefined, budget: ConnectionBudget, workerHttp?: HttpServer): void {
+function printBanner(
+  config: Config,
+  database: OpenDatabase,
+  roles: Roles,
+  api: HttpServer | undefined,
+  sandbox: PartnerCredentials | undefined,
+  budget: ConnectionBudget,
+  workerHttp?: HttpServer,
+): void {
   const lines = ['', 'Rail is running']
   if (api) {
     const url = baseUrl(api, config)
     lines.push(`  API       ${url}`, `  Docs      ${url}/docs`, `  OpenAPI   ${url}/openapi.json`)
   }
   lines.push(`  Database  ${database.description}`)
-  if (api && config.readReplica) lines.push(`  Reads     lists, statements and events from the replica at ${redactUrl(config.readReplica.url)} once it has caught up`)
+  if (api && config.readReplica)
+    lines.push(
+      `  Reads     lists, statements and events from the replica at ${redactUrl(config.readReplica.url)} once it has caught up`,
+    )
   if (roles.worker) lines.push(`  Workers   ${config.workerConcurrency} concurrent jobs`)
   if (workerHttp) lines.push(`  Worker endpoints  ${workerHttpUrl(workerHttp)}/healthz, /readyz, /metrics`)
   lines.push(`  Connections  ${describeBudget(budget)}`)
@@ -352,6 +454,7 @@ function printBanner(config: Config, database: OpenDatabase, roles: Roles, api: 
 function firstCall(dataDir: string): string {
   const relative = path.relative(process.cwd(), dataDir)
   const shown = relative === '' ? '.' : relative.startsWith('..') || path.isAbsolute(relative) ? dataDir : relative
-  const prefix = path.resolve('.rail') === dataDir ? '' : `RAIL_DATA_DIR=${shown.includes(' ') ? JSON.stringify(shown) : shown} `
+  const prefix =
+    path.resolve('.rail') === dataDir ? '' : `RAIL_DATA_DIR=${shown.includes(' ') ? JSON.stringify(shown) : shown} `
   return `${prefix}scripts/rail-curl.sh GET /api/v1/rail/settings   (reads ${path.join(shown, SANDBOX_PARTNER_FILE)})`
 }

@@ -18,17 +18,20 @@ describe('the README command table', () => {
       const rows = table.filter((row) => row.startsWith(`| \`npx rail ${command.name()}`))
       if (rows.length === 0) missing.push(command.name())
       // The first cell, split on unescaped pipes only ("rotate-secret\|rotate-api-key" is one cell).
-      for (const sub of command.commands) if (!rows.some((row) => row.split(/(?<!\\)\|/)[1]!.includes(sub.name()))) missing.push(`${command.name()} ${sub.name()}`)
+      for (const sub of command.commands)
+        if (!rows.some((row) => row.split(/(?<!\\)\|/)[1]!.includes(sub.name())))
+          missing.push(`${command.name()} ${sub.name()}`)
     }
     expect(missing).toEqual([])
   })
 
   it('is the tree `rail --help` prints', async () => {
     const help = (await runRail(['--help'], {})).stdout
-    for (const command of (await buildProgram()).commands) expect(help).toMatch(new RegExp(`^ {2}${command.name()}\\b`, 'm'))
+    for (const command of (await buildProgram()).commands)
+      expect(help).toMatch(new RegExp(`^ {2}${command.name()}\\b`, 'm'))
   })
 
-  it('`rail --help`, answered from the summaries without loading a command, is the full program\'s help', async () => {
+  it("`rail --help`, answered from the summaries without loading a command, is the full program's help", async () => {
     expect(summaryProgram().helpInformation()).toBe((await buildProgram()).helpInformation())
     const help = await runRail(['--help'], {})
     expect(help.stdout).toBe((await buildProgram()).helpInformation())

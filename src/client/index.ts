@@ -45,7 +45,12 @@ export class RailClient {
     this.#timeoutMs = options.timeoutMs
   }
 
-  async request<T = unknown>(method: string, pathWithQuery: string, body?: unknown, options: RequestOptions = {}): Promise<RailResponse<T>> {
+  async request<T = unknown>(
+    method: string,
+    pathWithQuery: string,
+    body?: unknown,
+    options: RequestOptions = {},
+  ): Promise<RailResponse<T>> {
     const text = options.rawBody ?? (body === undefined ? '' : JSON.stringify(body))
     const headers: Record<string, string> = {
       ...signRequest({ ...this.credentials, method, pathWithQuery, body: text, timestampS: options.timestampS }),
@@ -54,7 +59,12 @@ export class RailClient {
     }
     const timeoutMs = options.timeoutMs ?? this.#timeoutMs
     const signal = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs)
-    const response = await fetch(`${this.baseUrl}${pathWithQuery}`, { method, headers, body: text === '' ? undefined : text, signal })
+    const response = await fetch(`${this.baseUrl}${pathWithQuery}`, {
+      method,
+      headers,
+      body: text === '' ? undefined : text,
+      signal,
+    })
     const responseText = await response.text()
     return { status: response.status, headers: response.headers, body: parseBody(responseText) as T }
   }

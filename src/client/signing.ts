@@ -21,7 +21,12 @@ export interface SigningInput {
   timestampS?: number
 }
 
-export function canonicalRequest(timestampS: number, method: string, pathWithQuery: string, body: string | Uint8Array = ''): string {
+export function canonicalRequest(
+  timestampS: number,
+  method: string,
+  pathWithQuery: string,
+  body: string | Uint8Array = '',
+): string {
   const bodyHash = createHash('sha256').update(body).digest('hex')
   return `${timestampS}\n${method.toUpperCase()}\n${pathWithQuery}\n${bodyHash}`
 }

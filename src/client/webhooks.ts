@@ -16,7 +16,11 @@ export function railSignature(rawBody: string | Uint8Array, secret: string): str
 }
 
 /** True when `header` is the signature of `rawBody` under `secret`; compared in constant time. */
-export function verifyRailSignature(rawBody: string | Uint8Array, header: string | null | undefined, secret: string): boolean {
+export function verifyRailSignature(
+  rawBody: string | Uint8Array,
+  header: string | null | undefined,
+  secret: string,
+): boolean {
   if (typeof header !== 'string' || !header.startsWith(RAIL_SIGNATURE_PREFIX)) return false
   const expected = Buffer.from(railSignature(rawBody, secret), 'utf8')
   const given = Buffer.from(header.trim().toLowerCase(), 'utf8')

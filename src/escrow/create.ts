@@ -11,14 +11,25 @@ import { addJob } from '../platform/jobs.ts'
 import { allocateIntentAccount, createIntentInTransaction, type IntentView } from '../collections/intents/service.ts'
 import { partnerClock } from '../partners/sandbox-clock/service.ts'
 import * as repo from './repo.ts'
-import { type CreateRequest, ESCROW_CURRENCY, type EscrowDeps, EXPIRE_TASK, METADATA_MAX_BYTES, TTL_HOURS_DEFAULT } from './types.ts'
+import {
+  type CreateRequest,
+  ESCROW_CURRENCY,
+  type EscrowDeps,
+  EXPIRE_TASK,
+  METADATA_MAX_BYTES,
+  TTL_HOURS_DEFAULT,
+} from './types.ts'
 import { fundingOfEscrow } from './views.ts'
 import { assertEscrowWebhookUrl } from './webhooks.ts'
 
 /** Checks what the schema cannot: currency, metadata size, webhook URL. Nothing is written before. */
 async function assertCreatable(deps: EscrowDeps, partner: Partner, request: CreateRequest): Promise<void> {
-  if (request.currency !== ESCROW_CURRENCY) throw new RailError('unsupported_currency', `Only ${ESCROW_CURRENCY} is served`, { currency: request.currency })
-  if (request.metadata !== undefined && Buffer.byteLength(JSON.stringify(request.metadata), 'utf8') > METADATA_MAX_BYTES) {
+  if (request.currency !== ESCROW_CURRENCY)
+    throw new RailError('unsupported_currency', `Only ${ESCROW_CURRENCY} is served`, { currency: request.currency })
+  if (
+    request.metadata !== undefined &&
+    Buffer.byteLength(JSON.stringify(request.metadata), 'utf8') > METADATA_MAX_BYTES
+  ) {
     throw fieldError('metadata', `must be at most ${METADATA_MAX_BYTES} bytes of JSON`)
   }
   if (request.webhookUrl !== undefined) await assertEscrowWebhookUrl(deps, partner, request.webhookUrl)
@@ -32,8 +43,17 @@ async function assertCreatable(deps: EscrowDeps, partner: Partner, request: Crea
  * past its name-enquiry budget 429 rate_limited. The payment pipeline asks the bank again when it
  * sends the payout.
  */
-export async function assertDestination(deps: EscrowDeps, partnerId: string, destination: repo.Destination): Promise<void> {
-  await checkAccountHolder({ pool: deps.pool, providers: deps.outbound.payments.providers }, partnerId, destination, 'disbursement')
+export async function assertDestination(
+  deps: EscrowDeps,
+  partnerId: string,
+  destination: repo.Destination,
+): Promise<void> {
+  await checkAccountHolder(
+    { pool: deps.pool, providers: deps.outbound.payments.providers },
+    partnerId,
+    destination,
+    'disbursement',
+  )
 }
 
 /**
@@ -41,14 +61,19 @@ export async function assertDestination(deps: EscrowDeps, partnerId: string, des
  * Idempotent on `reference` per partner: the same body answers the existing escrow (replayed),
  * another body is 409 idempotency_conflict.
  */
-export async function createEscrow(deps: EscrowDeps, caller: Caller, request: CreateRequest): Promise<{ escrow: repo.Escrow; funding: IntentView | undefined; replayed: boolean }> {
+export async function createEscrow(
+  deps: EscrowDeps,
+  caller: Caller,
+  request: CreateRequest,
+): Promise<{ escrow: repo.Escrow; funding: IntentView | undefined; replayed: boolean }> {
   const partner = caller.partner
   const hash = requestHash(request)
   // Without a reference a create is never a replay; with one, the escrow's row claims it.
   const key = request.reference === undefined ? undefined : { reference: request.reference, requestHash: hash }
   const stored = (db: Queryable) => () => repo.selectByReference(db, partner.id, request.reference!)
   const known = key && (await findReplay(ESCROW_REFERENCE, key, stored(deps.pool)))
-  if (known) return { escrow: known.replayed, funding: await fundingOfEscrow(deps.pool, known.replayed), replayed: true }
+  if (known)
+    return { escrow: known.replayed, funding: await fundingOfEscrow(deps.pool, known.replayed), replayed: true }
   await assertCreatable(deps, partner, request)
   // The TTL counts from the partner's time (its sandbox test clock, if moved); expiry is judged by it too.
   const now = (await partnerClock(deps.pool, deps.clock, partner)).now()
@@ -56,7 +81,13 @@ export async function createEscrow(deps: EscrowDeps, caller: Caller, request: Cr
   const expiresAt = new Date(now.getTime() + (request.ttlHours ?? TTL_HOURS_DEFAULT) * 3_600_000)
   // The funding account: a payment intent owned by the escrow, allocated at the provider before
   // the transaction — no account, no escrow (502 or 403, and the same reference can be retried).
-  const fundingRequest = { reference: `escrow:${id}`, amountKobo: request.amount, currency: request.currency, purposeTag: 'escrow', expiresAt: expiresAt.toISOString() }
+  const fundingRequest = {
+    reference: `escrow:${id}`,
+    amountKobo: request.amount,
+    currency: request.currency,
+    purposeTag: 'escrow',
+    expiresAt: expiresAt.toISOString(),
+  }
   const allocated = await allocateIntentAccount(deps.collections, caller, fundingRequest)
   return withTransaction(deps.pool, async (tx) => {
     const row: repo.NewEscrow = {
@@ -78,8 +109,11 @@ export async function createEscrow(deps: EscrowDeps, caller: Caller, request: Cr
       expiresAt,
     }
     // The transaction's first write; a concurrent create with the reference waits for it and replays it.
-    const claimed = key ? await claimReference(ESCROW_REFERENCE, key, () => repo.insertEscrow(tx, row), stored(tx)) : { created: (await repo.insertEscrow(tx, row))! }
-    if (claimed.replayed) return { escrow: claimed.replayed, funding: await fundingOfEscrow(tx, claimed.replayed), replayed: true }
+    const claimed = key
+      ? await claimReference(ESCROW_REFERENCE, key, () => repo.insertEscrow(tx, row), stored(tx))
+      : { created: (await repo.insertEscrow(tx, row))! }
+    if (claimed.replayed)
+      return { escrow: claimed.replayed, funding: await fundingOfEscrow(tx, claimed.replayed), replayed: true }
     const funding = await createIntentInTransaction(tx, caller, fundingRequest, allocated, now, { type: 'escrow', id })
     const escrow = await repo.setFundingIntent(tx, id, funding.intent.id)
     await addJob(tx, EXPIRE_TASK, { id }, { runAt: expiresAt, jobKey: expireJobKey(id) })
@@ -88,7 +122,11 @@ export async function createEscrow(deps: EscrowDeps, caller: Caller, request: Cr
 }
 
 /** How an escrow takes its reference (platform/idempotency.ts); the API knows it by its ref. */
-const ESCROW_REFERENCE: ReferenceKind<repo.Escrow> = { field: 'reference', hashOf: (escrow) => escrow.requestHash, idOf: (escrow) => escrow.ref }
+const ESCROW_REFERENCE: ReferenceKind<repo.Escrow> = {
+  field: 'reference',
+  hashOf: (escrow) => escrow.requestHash,
+  idOf: (escrow) => escrow.ref,
+}
 
 function expireJobKey(id: string): string {
   return `escrow_expire:${id}`

@@ -2,8 +2,17 @@
 import type { Queryable } from '../platform/db.ts'
 
 /** Records a credit applied to an escrow (in the transaction that applies it). */
-export async function insertFundingCredit(db: Queryable, escrowId: string, creditId: string, amountKobo: number, at: Date): Promise<void> {
-  await db.query(`INSERT INTO escrow_funding_credits (escrow_id, credit_id, amount_kobo, applied_at) VALUES ($1, $2, $3, $4)`, [escrowId, creditId, amountKobo, at])
+export async function insertFundingCredit(
+  db: Queryable,
+  escrowId: string,
+  creditId: string,
+  amountKobo: number,
+  at: Date,
+): Promise<void> {
+  await db.query(
+    `INSERT INTO escrow_funding_credits (escrow_id, credit_id, amount_kobo, applied_at) VALUES ($1, $2, $3, $4)`,
+    [escrowId, creditId, amountKobo, at],
+  )
 }
 
 export interface FundingCredit {

@@ -26,7 +26,13 @@ type EscrowEventType =
   | 'escrow.refunded'
   | 'escrow.refund_failed'
 
-export async function emit(tx: Queryable, clock: Clock, escrow: repo.Escrow, type: EscrowEventType, extra: Record<string, unknown> = {}): Promise<void> {
+export async function emit(
+  tx: Queryable,
+  clock: Clock,
+  escrow: repo.Escrow,
+  type: EscrowEventType,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
   const webhook = await repo.selectWebhook(tx, escrow.partnerId)
   const url = escrow.webhookUrl ?? webhook?.url ?? null
   const signing: EventSigning = webhook?.secretSealed
@@ -34,9 +40,23 @@ export async function emit(tx: Queryable, clock: Clock, escrow: repo.Escrow, typ
     : url !== null
       ? { kind: 'none' }
       : { kind: 'partner' }
-  const data: Record<string, unknown> = { ref: escrow.ref, status: escrow.status, amount: escrow.amountKobo, currency: escrow.currency }
+  const data: Record<string, unknown> = {
+    ref: escrow.ref,
+    status: escrow.status,
+    amount: escrow.amountKobo,
+    currency: escrow.currency,
+  }
   if (type === 'escrow.released') data.releasedAt = escrow.releasedAt!.toISOString()
   if (type === 'escrow.disbursed' || type === 'escrow.disbursement_failed') data.disbursement = disbursementOf(escrow)
   Object.assign(data, extra)
-  await recordEvent(tx, clock, { partnerId: escrow.partnerId, type, objectType: 'escrow', objectId: escrow.ref, data, metadata: escrow.metadata, callbackUrl: url, signing })
+  await recordEvent(tx, clock, {
+    partnerId: escrow.partnerId,
+    type,
+    objectType: 'escrow',
+    objectId: escrow.ref,
+    data,
+    metadata: escrow.metadata,
+    callbackUrl: url,
+    signing,
+  })
 }

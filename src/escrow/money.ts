@@ -3,14 +3,19 @@ import { createTransfers, derivedId, ensurePartnerAccount, type TransferInput } 
 import type { Queryable } from '../platform/db.ts'
 import type * as repo from './repo.ts'
 
-
 export async function holdingOf(tx: Queryable, escrow: repo.Escrow): Promise<string> {
   return ensurePartnerAccount(tx, escrow.partnerId, escrow.currency, 'escrow_holding')
 }
 
 // ---- refunds ----------------------------------------------------------------------------------
 
-export function transfer(escrow: repo.Escrow, purpose: 'disbursement', debitAccountId: string, creditAccountId: string, amountKobo: number): TransferInput {
+export function transfer(
+  escrow: repo.Escrow,
+  purpose: 'disbursement',
+  debitAccountId: string,
+  creditAccountId: string,
+  amountKobo: number,
+): TransferInput {
   return {
     id: derivedId(escrow.id, `escrow_${purpose}`),
     debitAccountId,

@@ -30,7 +30,8 @@ interface PlannedRefund {
  */
 async function refundPlan(db: Queryable, escrow: repo.Escrow): Promise<PlannedRefund[]> {
   const credits = await repo.selectFundingCredits(db, escrow.id)
-  if (escrow.status === 'cancelled' || escrow.status === 'expired') return credits.map((credit) => ({ ...credit, purpose: 'refund' }))
+  if (escrow.status === 'cancelled' || escrow.status === 'expired')
+    return credits.map((credit) => ({ ...credit, purpose: 'refund' }))
   const excessKobo = escrow.fundedAmountKobo - escrow.amountKobo
   const last = credits.at(-1)
   if (escrow.status !== 'released' || excessKobo <= 0 || !last) return []
@@ -43,7 +44,13 @@ function refundsOfEscrow(db: Queryable, escrowId: string): Promise<Refund[]> {
 }
 
 /** The refund starts (pending), and every planned refund is made. */
-export async function startRefund(deps: Pick<EscrowDeps, 'outbound' | 'clock'>, tx: Tx, caller: Caller, escrow: repo.Escrow, reason: string | undefined): Promise<repo.Escrow> {
+export async function startRefund(
+  deps: Pick<EscrowDeps, 'outbound' | 'clock'>,
+  tx: Tx,
+  caller: Caller,
+  escrow: repo.Escrow,
+  reason: string | undefined,
+): Promise<repo.Escrow> {
   const pending = await repo.beginRefund(tx, escrow.id)
   if (!pending) throw new Error(`escrow ${escrow.id}: its refund was started already`)
   return makeRefunds(deps, tx, caller, pending, reason)
@@ -55,7 +62,13 @@ export async function startRefund(deps: Pick<EscrowDeps, 'outbound' | 'clock'>, 
  * credit's sender and held on the escrow holding account. A credit the bank gave no valid sender
  * account for cannot be refunded: the refund is failed at once and the money stays held.
  */
-async function makeRefunds(deps: Pick<EscrowDeps, 'outbound' | 'clock'>, tx: Tx, caller: Caller, escrow: repo.Escrow, reason: string | undefined): Promise<repo.Escrow> {
+async function makeRefunds(
+  deps: Pick<EscrowDeps, 'outbound' | 'clock'>,
+  tx: Tx,
+  caller: Caller,
+  escrow: repo.Escrow,
+  reason: string | undefined,
+): Promise<repo.Escrow> {
   const existing = await refundsOfEscrow(tx, escrow.id)
   const made = latestRefunds(existing)
   const attempts = existing.length
@@ -64,12 +77,23 @@ async function makeRefunds(deps: Pick<EscrowDeps, 'outbound' | 'clock'>, tx: Tx,
   for (const [index, planned] of (await refundPlan(tx, escrow)).entries()) {
     const last = made.get(planned.creditId)
     if (last && last.state !== 'failed') continue
-    const refund = await refundOne(deps, tx, caller, escrow, planned, holding, `escrow:${escrow.id}:${planned.purpose}:${attempts + index}`, reason)
+    const refund = await refundOne(
+      deps,
+      tx,
+      caller,
+      escrow,
+      planned,
+      holding,
+      `escrow:${escrow.id}:${planned.purpose}:${attempts + index}`,
+      reason,
+    )
     if (!refund) unrefundable = true
   }
   if (!unrefundable) return escrow
   const failed = (await repo.setRefundState(tx, escrow.id, 'failed'))!
-  await emit(tx, deps.clock, failed, 'escrow.refund_failed', { refund: refundOf(failed, await refundsOfEscrow(tx, escrow.id)) })
+  await emit(tx, deps.clock, failed, 'escrow.refund_failed', {
+    refund: refundOf(failed, await refundsOfEscrow(tx, escrow.id)),
+  })
   return failed
 }
 
@@ -92,7 +116,12 @@ async function refundOne(
       amountKobo: planned.amountKobo,
       sourceAccountId: holding,
       origin: { type: 'escrow', id: escrow.id },
-      reason: (reason ?? (planned.purpose === 'refund' ? `escrow ${escrow.ref} ${escrow.status}` : `excess funding of escrow ${escrow.ref}`)).slice(0, 200),
+      reason: (
+        reason ??
+        (planned.purpose === 'refund'
+          ? `escrow ${escrow.ref} ${escrow.status}`
+          : `excess funding of escrow ${escrow.ref}`)
+      ).slice(0, 200),
     })
   } catch (error) {
     // Thrown before anything is written (the core checks the sender's account first): the transaction goes on.
@@ -108,15 +137,23 @@ async function refundOne(
  * is back in escrow holding). Each change sends its event once.
  */
 export async function settleEscrowRefunds(tx: Tx, refunds: readonly Refund[], clock: Clock): Promise<void> {
-  const escrowIds = refunds.flatMap((refund) => (refund.state !== 'pending' && refund.origin.type === 'escrow' ? [refund.origin.id] : []))
+  const escrowIds = refunds.flatMap((refund) =>
+    refund.state !== 'pending' && refund.origin.type === 'escrow' ? [refund.origin.id] : [],
+  )
   for (const escrowId of [...new Set(escrowIds)].sort()) {
     const escrow = (await repo.lockById(tx, escrowId))!
     const all = await refundsOfEscrow(tx, escrowId)
     const latest = [...latestRefunds(all).values()]
-    const next = latest.some((refund) => refund.state === 'failed') ? 'failed' : latest.every((refund) => refund.state === 'succeeded') ? 'refunded' : undefined
+    const next = latest.some((refund) => refund.state === 'failed')
+      ? 'failed'
+      : latest.every((refund) => refund.state === 'succeeded')
+        ? 'refunded'
+        : undefined
     if (!next || escrow.refundState !== 'pending') continue
     const changed = (await repo.setRefundState(tx, escrowId, next))!
-    await emit(tx, clock, changed, next === 'refunded' ? 'escrow.refunded' : 'escrow.refund_failed', { refund: refundOf(changed, all) })
+    await emit(tx, clock, changed, next === 'refunded' ? 'escrow.refunded' : 'escrow.refund_failed', {
+      refund: refundOf(changed, all),
+    })
   }
 }
 
@@ -135,7 +172,10 @@ export async function retryRefund(deps: EscrowDeps, caller: Caller, ref: string)
     const pending = await repo.setRefundState(tx, escrow.id, 'pending')
     if (!pending) {
       const current = (await repo.selectByRef(tx, partnerId, ref))!
-      throw new RailError('invalid_escrow_status', `Escrow ${ref} is ${current.status}; its refund is ${current.refundState ?? 'none'}, and only a failed refund can be retried`)
+      throw new RailError(
+        'invalid_escrow_status',
+        `Escrow ${ref} is ${current.status}; its refund is ${current.refundState ?? 'none'}, and only a failed refund can be retried`,
+      )
     }
     return makeRefunds(deps, tx, caller, pending, undefined)
   })

@@ -1,7 +1,14 @@
 // SQL of escrows. The camelCase ↔ snake_case mapping lives here; the funding credits
 // (credits-repo.ts) and the registered webhook (webhooks-repo.ts) have their own.
 import type { Queryable } from '../platform/db.ts'
-import { disbursementStates, escrowRefundStates, escrowStates, type DisbursementState, type EscrowRefundState, type EscrowStatus } from './states.ts'
+import {
+  disbursementStates,
+  escrowRefundStates,
+  escrowStates,
+  type DisbursementState,
+  type EscrowRefundState,
+  type EscrowStatus,
+} from './states.ts'
 
 export { insertFundingCredit, selectFundingCredits, type FundingCredit } from './credits-repo.ts'
 export { selectWebhook, upsertWebhook, type EscrowWebhook } from './webhooks-repo.ts'
@@ -113,7 +120,11 @@ function toEscrow(row: Row): Escrow {
     destination:
       row.disbursement_account_number === null
         ? null
-        : { accountNumber: row.disbursement_account_number, bankCode: row.disbursement_bank_code!, accountName: row.disbursement_account_name! },
+        : {
+            accountNumber: row.disbursement_account_number,
+            bankCode: row.disbursement_bank_code!,
+            accountName: row.disbursement_account_name!,
+          },
     disbursementState: row.disbursement_state,
     disbursementOutboundTransferId: row.disbursement_outbound_transfer_id,
     disbursementFailureReason: row.disbursement_failure_reason,
@@ -184,23 +195,39 @@ export async function insertEscrow(db: Queryable, escrow: NewEscrow): Promise<Es
 }
 
 export async function selectByRef(db: Queryable, partnerId: string, ref: string): Promise<Escrow | undefined> {
-  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM escrows WHERE partner_id = $1 AND ref = $2`, [partnerId, ref])
+  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM escrows WHERE partner_id = $1 AND ref = $2`, [
+    partnerId,
+    ref,
+  ])
   return rows[0] && toEscrow(rows[0])
 }
 
 export async function selectById(db: Queryable, partnerId: string, id: string): Promise<Escrow | undefined> {
-  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM escrows WHERE partner_id = $1 AND id = $2`, [partnerId, id])
+  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM escrows WHERE partner_id = $1 AND id = $2`, [
+    partnerId,
+    id,
+  ])
   return rows[0] && toEscrow(rows[0])
 }
 
-export async function selectByReference(db: Queryable, partnerId: string, reference: string): Promise<Escrow | undefined> {
-  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM escrows WHERE partner_id = $1 AND reference = $2`, [partnerId, reference])
+export async function selectByReference(
+  db: Queryable,
+  partnerId: string,
+  reference: string,
+): Promise<Escrow | undefined> {
+  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM escrows WHERE partner_id = $1 AND reference = $2`, [
+    partnerId,
+    reference,
+  ])
   return rows[0] && toEscrow(rows[0])
 }
 
 /** Locks the escrow for a change of funding; undefined when it does not exist or is another partner's. */
 export async function selectForUpdate(db: Queryable, id: string, partnerId: string): Promise<Escrow | undefined> {
-  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM escrows WHERE id = $1 AND partner_id = $2 FOR UPDATE`, [id, partnerId])
+  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM escrows WHERE id = $1 AND partner_id = $2 FOR UPDATE`, [
+    id,
+    partnerId,
+  ])
   return rows[0] && toEscrow(rows[0])
 }
 
@@ -214,7 +241,11 @@ export interface TransitionFields {
   dueBy?: Date
 }
 
-const STAMP_COLUMN: Partial<Record<EscrowStatus, string>> = { released: 'released_at', cancelled: 'cancelled_at', expired: 'expired_at' }
+const STAMP_COLUMN: Partial<Record<EscrowStatus, string>> = {
+  released: 'released_at',
+  cancelled: 'cancelled_at',
+  expired: 'expired_at',
+}
 
 const REASON_COLUMN: Partial<Record<EscrowStatus, string>> = { released: 'release_reason', cancelled: 'cancel_reason' }
 
@@ -223,7 +254,12 @@ const REASON_COLUMN: Partial<Record<EscrowStatus, string>> = { released: 'releas
  * SQL). Returns the changed escrow, or undefined when it is in another status (or absent): the
  * first of several racing changes wins, the others change nothing.
  */
-export async function transition(db: Queryable, key: EscrowKey, next: 'released' | 'cancelled' | 'expired', fields: TransitionFields): Promise<Escrow | undefined> {
+export async function transition(
+  db: Queryable,
+  key: EscrowKey,
+  next: 'released' | 'cancelled' | 'expired',
+  fields: TransitionFields,
+): Promise<Escrow | undefined> {
   const params: unknown[] = [next, escrowStates.from(next), fields.at]
   const param = (value: unknown, type: string) => `$${params.push(value)}::${type}`
   const sets = [`status = $1`, `${STAMP_COLUMN[next]!} = $3`]
@@ -234,7 +270,10 @@ export async function transition(db: Queryable, key: EscrowKey, next: 'released'
   else where.push(`partner_id = ${param(key.partnerId, 'uuid')}`, `ref = ${param(key.ref, 'text')}`)
   // Due by the partner's time (its sandbox test clock, or the given time for a live partner).
   if (fields.dueBy) where.push(`expires_at <= partner_now(partner_id, ${param(fields.dueBy, 'timestamptz')})`)
-  const { rows } = await db.query<Row>(`UPDATE escrows SET ${sets.join(', ')} WHERE ${where.join(' AND ')} RETURNING ${COLUMNS}`, params)
+  const { rows } = await db.query<Row>(
+    `UPDATE escrows SET ${sets.join(', ')} WHERE ${where.join(' AND ')} RETURNING ${COLUMNS}`,
+    params,
+  )
   return rows[0] && toEscrow(rows[0])
 }
 
@@ -258,7 +297,10 @@ export async function addFunding(db: Queryable, id: string, amountKobo: number, 
 
 /** Names the payment intent whose account funds the escrow (composed at create). */
 export async function setFundingIntent(db: Queryable, id: string, paymentIntentId: string): Promise<Escrow> {
-  const { rows } = await db.query<Row>(`UPDATE escrows SET funding_payment_intent_id = $2 WHERE id = $1 RETURNING ${COLUMNS}`, [id, paymentIntentId])
+  const { rows } = await db.query<Row>(
+    `UPDATE escrows SET funding_payment_intent_id = $2 WHERE id = $1 RETURNING ${COLUMNS}`,
+    [id, paymentIntentId],
+  )
   return toEscrow(rows[0]!)
 }
 
@@ -269,10 +311,21 @@ export async function setFundingIntent(db: Queryable, id: string, paymentIntentI
  * release itself; 'failed': a retry): pending, one more attempt, the destination replaced when
  * one is given. Undefined when the escrow is elsewhere (a racing release or retry won).
  */
-export async function startDisbursement(db: Queryable, key: EscrowKey, from: DisbursementState | null, destination: Destination | undefined): Promise<Escrow | undefined> {
+export async function startDisbursement(
+  db: Queryable,
+  key: EscrowKey,
+  from: DisbursementState | null,
+  destination: Destination | undefined,
+): Promise<Escrow | undefined> {
   const allowed = disbursementStates.from('pending')
   if (from !== null && !allowed.includes(from)) throw new Error(`escrow disbursement: pending does not follow ${from}`)
-  const params: unknown[] = [from, destination?.accountNumber ?? null, destination?.bankCode ?? null, destination?.accountName ?? null, destination !== undefined]
+  const params: unknown[] = [
+    from,
+    destination?.accountNumber ?? null,
+    destination?.bankCode ?? null,
+    destination?.accountName ?? null,
+    destination !== undefined,
+  ]
   const where = keyCondition(key, params)
   const { rows } = await db.query<Row>(
     `UPDATE escrows
@@ -309,12 +362,24 @@ export async function setDisbursementPayout(db: Queryable, id: string, outboundT
  * Ends a pending disbursement: paid or failed. With a payout, only the disbursement that payout is
  * for (a late answer about an earlier attempt changes nothing). Undefined when it ended already.
  */
-export async function endDisbursement(db: Queryable, id: string, next: 'paid' | 'failed', outboundTransferId: string | null, failureReason: FailureReason | null): Promise<Escrow | undefined> {
+export async function endDisbursement(
+  db: Queryable,
+  id: string,
+  next: 'paid' | 'failed',
+  outboundTransferId: string | null,
+  failureReason: FailureReason | null,
+): Promise<Escrow | undefined> {
   const { rows } = await db.query<Row>(
     `UPDATE escrows SET disbursement_state = $2, disbursement_failure_reason = $4
       WHERE id = $1 AND disbursement_state = ANY ($5::text[]) AND disbursement_outbound_transfer_id IS NOT DISTINCT FROM $3::uuid
       RETURNING ${COLUMNS}`,
-    [id, next, outboundTransferId, failureReason === null ? null : JSON.stringify(failureReason), disbursementStates.from(next)],
+    [
+      id,
+      next,
+      outboundTransferId,
+      failureReason === null ? null : JSON.stringify(failureReason),
+      disbursementStates.from(next),
+    ],
   )
   return rows[0] && toEscrow(rows[0])
 }
@@ -329,17 +394,19 @@ export async function lockById(db: Queryable, id: string): Promise<Escrow | unde
 
 /** Starts the escrow's refund (pending), once: undefined when it was started before. */
 export async function beginRefund(db: Queryable, id: string): Promise<Escrow | undefined> {
-  const { rows } = await db.query<Row>(`UPDATE escrows SET refund_state = 'pending' WHERE id = $1 AND refund_state IS NULL RETURNING ${COLUMNS}`, [id])
+  const { rows } = await db.query<Row>(
+    `UPDATE escrows SET refund_state = 'pending' WHERE id = $1 AND refund_state IS NULL RETURNING ${COLUMNS}`,
+    [id],
+  )
   return rows[0] && toEscrow(rows[0])
 }
 
 /** Moves the escrow's refund state when the table allows it; undefined otherwise. */
 export async function setRefundState(db: Queryable, id: string, next: EscrowRefundState): Promise<Escrow | undefined> {
-  const { rows } = await db.query<Row>(`UPDATE escrows SET refund_state = $2 WHERE id = $1 AND refund_state = ANY ($3::text[]) RETURNING ${COLUMNS}`, [
-    id,
-    next,
-    escrowRefundStates.from(next),
-  ])
+  const { rows } = await db.query<Row>(
+    `UPDATE escrows SET refund_state = $2 WHERE id = $1 AND refund_state = ANY ($3::text[]) RETURNING ${COLUMNS}`,
+    [id, next, escrowRefundStates.from(next)],
+  )
   return rows[0] && toEscrow(rows[0])
 }
 
@@ -347,7 +414,12 @@ export async function setRefundState(db: Queryable, id: string, next: EscrowRefu
  * Initiated escrows whose TTL has elapsed by `now`, oldest deadline first. `furthestOffsetS`: how far
  * the furthest sandbox clock is ahead (no partner's time is later than `now` plus it).
  */
-export async function selectDueToExpire(db: Queryable, now: Date, furthestOffsetS: number, limit: number): Promise<string[]> {
+export async function selectDueToExpire(
+  db: Queryable,
+  now: Date,
+  furthestOffsetS: number,
+  limit: number,
+): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
     `SELECT id FROM escrows
       WHERE status = 'initiated' AND expires_at <= partner_now(partner_id, $1)
@@ -361,7 +433,10 @@ export async function selectDueToExpire(db: Queryable, now: Date, furthestOffset
 
 /** What a statement line shows of the escrows behind it: each one's ref. */
 export async function selectRefs(db: Queryable, ids: readonly string[]): Promise<{ id: string; ref: string }[]> {
-  const { rows } = await db.query<{ id: string; ref: string }>(`SELECT id, ref FROM escrows WHERE id = ANY ($1::uuid[])`, [ids])
+  const { rows } = await db.query<{ id: string; ref: string }>(
+    `SELECT id, ref FROM escrows WHERE id = ANY ($1::uuid[])`,
+    [ids],
+  )
   return rows
 }
 

@@ -6,7 +6,10 @@ import type { EscrowType } from './repo.ts'
 import { escrowStates, type EscrowStatus } from './states.ts'
 
 // An enum (not a union of literals), so that a wrong value is one issue naming the field.
-export const TypeSchema = Type.Unsafe<EscrowType>({ type: 'string', enum: ['goods', 'services', 'property', 'conditional'] })
+export const TypeSchema = Type.Unsafe<EscrowType>({
+  type: 'string',
+  enum: ['goods', 'services', 'property', 'conditional'],
+})
 export const StatusSchema = Type.Unsafe<EscrowStatus>({ type: 'string', enum: [...escrowStates.states] })
 export const FundingSchema = Nullable(
   Type.Object(
@@ -17,12 +20,18 @@ export const FundingSchema = Nullable(
       bankName: Type.String(),
       trackingId: Type.String(),
       checkoutToken: Type.String({ description: 'Token of the hosted checkout page' }),
-      checkoutUrl: Type.String({ format: 'uri', description: 'The hosted checkout page for the payer: PUBLIC_URL + /checkout/{checkoutToken}' }),
+      checkoutUrl: Type.String({
+        format: 'uri',
+        description: 'The hosted checkout page for the payer: PUBLIC_URL + /checkout/{checkoutToken}',
+      }),
       amountKobo: Nullable(Type.Integer()),
       currency: Type.String(),
       expiresAt: Type.String({ format: 'date-time' }),
     },
-    { description: 'How the payer funds the escrow: the virtual account of a composed payment intent (docs/design.md §10)' },
+    {
+      description:
+        'How the payer funds the escrow: the virtual account of a composed payment intent (docs/design.md §10)',
+    },
   ),
 )
 export const MetadataSchema = Type.Object({}, { additionalProperties: true })
@@ -32,7 +41,11 @@ export const DestinationSchema = closedObject(
   {
     accountNumber: NubanSchema('NUBAN'),
     bankCode: Type.String({ pattern: '^[0-9]{3,6}$', description: 'CBN bank code' }),
-    accountName: Type.String({ minLength: 1, maxLength: 100, description: "The account holder's name; the bank's name enquiry must agree" }),
+    accountName: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description: "The account holder's name; the bank's name enquiry must agree",
+    }),
   },
   { description: "The recipient's bank account; without one the released amount goes to the partner's float" },
 )
@@ -58,48 +71,65 @@ export const DisbursementSchema = Nullable(
       Type.Literal('float'),
     ]),
     state: Type.Unsafe<string>({ type: 'string', enum: ['awaiting_release', 'pending', 'paid', 'failed'] }),
-    outboundTransferId: Nullable(Type.String({ description: 'The payout in GET /api/v1/rail/outbound (origin escrow)' })),
+    outboundTransferId: Nullable(
+      Type.String({ description: 'The payout in GET /api/v1/rail/outbound (origin escrow)' }),
+    ),
     failureReason: Type.Optional(Type.Object({}, { additionalProperties: true })),
   }),
 )
 
-export const CreatedSchema = Type.Object({
-  success: Type.Boolean(),
-  ref: Type.String(),
-  status: StatusSchema,
-  amount: Type.Integer(),
-  currency: Type.String(),
-  expiresAt: Type.String({ format: 'date-time' }),
-  message: Type.String(),
-  funding: FundingSchema,
-}, { title: 'EscrowCreated', description: 'The escrow just created, with the virtual account its payer funds' })
+export const CreatedSchema = Type.Object(
+  {
+    success: Type.Boolean(),
+    ref: Type.String(),
+    status: StatusSchema,
+    amount: Type.Integer(),
+    currency: Type.String(),
+    expiresAt: Type.String({ format: 'date-time' }),
+    message: Type.String(),
+    funding: FundingSchema,
+  },
+  { title: 'EscrowCreated', description: 'The escrow just created, with the virtual account its payer funds' },
+)
 
-export const EscrowSchema = Type.Object({
-  id: Type.String({ format: 'uuid', description: "Rail's id of the escrow: the origin id of its disbursement payout and its refunds" }),
-  ref: Type.String({ description: 'EPT-<digits>-<alphanumerics>' }),
-  reference: Nullable(Type.String()),
-  type: TypeSchema,
-  status: StatusSchema,
-  amount: Type.Integer(),
-  fundedAmount: Type.Integer({ description: 'Kobo credited so far' }),
-  currency: Type.String(),
-  description: Type.String(),
-  payerEmail: Type.String(),
-  recipientEmail: Type.String(),
-  metadata: MetadataSchema,
-  webhookUrl: Nullable(Type.String()),
-  funding: FundingSchema,
-  disbursement: DisbursementSchema,
-  refund: RefundSchema,
-  createdAt: Type.String({ format: 'date-time' }),
-  expiresAt: Type.String({ format: 'date-time' }),
-  fundedAt: Nullable(Type.String({ format: 'date-time' })),
-  releasedAt: Nullable(Type.String({ format: 'date-time' })),
-  cancelledAt: Nullable(Type.String({ format: 'date-time' })),
-  expiredAt: Nullable(Type.String({ format: 'date-time' })),
-}, { title: 'Escrow', description: 'An escrow: money a payer funds, held until the partner releases it to the recipient or cancels it' })
+export const EscrowSchema = Type.Object(
+  {
+    id: Type.String({
+      format: 'uuid',
+      description: "Rail's id of the escrow: the origin id of its disbursement payout and its refunds",
+    }),
+    ref: Type.String({ description: 'EPT-<digits>-<alphanumerics>' }),
+    reference: Nullable(Type.String()),
+    type: TypeSchema,
+    status: StatusSchema,
+    amount: Type.Integer(),
+    fundedAmount: Type.Integer({ description: 'Kobo credited so far' }),
+    currency: Type.String(),
+    description: Type.String(),
+    payerEmail: Type.String(),
+    recipientEmail: Type.String(),
+    metadata: MetadataSchema,
+    webhookUrl: Nullable(Type.String()),
+    funding: FundingSchema,
+    disbursement: DisbursementSchema,
+    refund: RefundSchema,
+    createdAt: Type.String({ format: 'date-time' }),
+    expiresAt: Type.String({ format: 'date-time' }),
+    fundedAt: Nullable(Type.String({ format: 'date-time' })),
+    releasedAt: Nullable(Type.String({ format: 'date-time' })),
+    cancelledAt: Nullable(Type.String({ format: 'date-time' })),
+    expiredAt: Nullable(Type.String({ format: 'date-time' })),
+  },
+  {
+    title: 'Escrow',
+    description: 'An escrow: money a payer funds, held until the partner releases it to the recipient or cancels it',
+  },
+)
 
-export const ChangedSchema = Type.Object({ success: Type.Boolean(), ref: Type.String(), status: StatusSchema, message: Type.String() }, { title: 'EscrowChange', description: "An escrow's status after a release or cancel" })
+export const ChangedSchema = Type.Object(
+  { success: Type.Boolean(), ref: Type.String(), status: StatusSchema, message: Type.String() },
+  { title: 'EscrowChange', description: "An escrow's status after a release or cancel" },
+)
 
 export type EscrowFundingJson = Static<typeof FundingSchema>
 export type EscrowDisbursementJson = Static<typeof DisbursementSchema>

@@ -34,7 +34,26 @@ import { ESCROW_CURRENCY, type EscrowDeps, type ExpiryDeps, type ReleaseRequest 
 
 // The module's face: its parts are types.ts, views.ts, create.ts, webhooks.ts, refunds.ts, events.ts and money.ts.
 export type { Destination, Escrow, EscrowType } from './repo.ts'
-export { ESCROW_CURRENCY, AMOUNT_MIN_KOBO, DESCRIPTION_MAX_CHARS, REASON_MAX_CHARS, TTL_HOURS_DEFAULT, TTL_HOURS_MAX, METADATA_MAX_BYTES, REFERENCE_MAX_CHARS, WEBHOOK_SECRET_MIN_CHARS, WEBHOOK_SECRET_MAX_CHARS, ESCROW_PAGE_MAX, EXPIRE_TASK, EXPIRY_SWEEP_TASK, ESCROW_CRONTAB, type EscrowDeps, type CreateRequest, type ReleaseRequest, type ExpiryDeps } from './types.ts'
+export {
+  ESCROW_CURRENCY,
+  AMOUNT_MIN_KOBO,
+  DESCRIPTION_MAX_CHARS,
+  REASON_MAX_CHARS,
+  TTL_HOURS_DEFAULT,
+  TTL_HOURS_MAX,
+  METADATA_MAX_BYTES,
+  REFERENCE_MAX_CHARS,
+  WEBHOOK_SECRET_MIN_CHARS,
+  WEBHOOK_SECRET_MAX_CHARS,
+  ESCROW_PAGE_MAX,
+  EXPIRE_TASK,
+  EXPIRY_SWEEP_TASK,
+  ESCROW_CRONTAB,
+  type EscrowDeps,
+  type CreateRequest,
+  type ReleaseRequest,
+  type ExpiryDeps,
+} from './types.ts'
 export { fundingOfEscrow, escrowView, toEscrowJson, toCreatedJson } from './views.ts'
 export { createEscrow } from './create.ts'
 export { selectRefs as escrowRefs } from './repo.ts'
@@ -46,7 +65,9 @@ export { retryRefund } from './refunds.ts'
  * origins) and when its refunds end (refund origins), and takes credits to its funding intent
  * (credit owners).
  */
-export function plugEscrow(registries: { origins: PayoutOrigins; refundOrigins: RefundOrigins } & Pick<CollectionsRegistries, 'creditOwners'>): void {
+export function plugEscrow(
+  registries: { origins: PayoutOrigins; refundOrigins: RefundOrigins } & Pick<CollectionsRegistries, 'creditOwners'>,
+): void {
   registries.origins.register('escrow', settleEscrowPayouts)
   registries.refundOrigins.register('escrow', settleEscrowRefunds)
   registries.creditOwners.register('escrow', fundEscrow)
@@ -66,8 +87,18 @@ export async function getEscrowById(db: Queryable, partnerId: string, id: string
   return repo.selectById(db, partnerId, id)
 }
 
-export async function listEscrows(db: Queryable, filter: { partnerId: string; status?: EscrowStatus; limit: number; cursor?: string }) {
-  const rows = await readPage(db, filter.cursor, (reader, before) => repo.selectEscrows(reader, { partnerId: filter.partnerId, status: filter.status, beforeId: before, limit: pageQueryLimit(filter.limit) }))
+export async function listEscrows(
+  db: Queryable,
+  filter: { partnerId: string; status?: EscrowStatus; limit: number; cursor?: string },
+) {
+  const rows = await readPage(db, filter.cursor, (reader, before) =>
+    repo.selectEscrows(reader, {
+      partnerId: filter.partnerId,
+      status: filter.status,
+      beforeId: before,
+      limit: pageQueryLimit(filter.limit),
+    }),
+  )
   const page = toPage(rows, filter.limit)
   return { escrows: page.items, nextCursor: page.nextCursor }
 }
@@ -79,7 +110,12 @@ export async function listEscrows(db: Queryable, filter: { partnerId: string; st
  * again, is disbursed anew (to the request's destination, else the last one). Anything else is
  * refused and nothing moves.
  */
-export async function releaseEscrow(deps: EscrowDeps, caller: Caller, ref: string, request: ReleaseRequest): Promise<{ escrow: repo.Escrow; retried: boolean }> {
+export async function releaseEscrow(
+  deps: EscrowDeps,
+  caller: Caller,
+  ref: string,
+  request: ReleaseRequest,
+): Promise<{ escrow: repo.Escrow; retried: boolean }> {
   const partnerId = caller.partner.id
   if (request.disbursement !== undefined) {
     // Someone else's escrow is 404 before the bank is asked about the destination.
@@ -87,13 +123,24 @@ export async function releaseEscrow(deps: EscrowDeps, caller: Caller, ref: strin
     await assertDestination(deps, partnerId, request.disbursement)
   }
   return withTransaction(deps.pool, async (tx) => {
-    const released = await repo.transition(tx, { partnerId, ref }, 'released', { at: deps.clock.now(), reason: request.reason ?? null })
+    const released = await repo.transition(tx, { partnerId, ref }, 'released', {
+      at: deps.clock.now(),
+      reason: request.reason ?? null,
+    })
     if (released) {
-      const escrow = await disburse(deps, tx, caller, (await repo.startDisbursement(tx, { id: released.id }, null, request.disbursement))!)
+      const escrow = await disburse(
+        deps,
+        tx,
+        caller,
+        (await repo.startDisbursement(tx, { id: released.id }, null, request.disbursement))!,
+      )
       await emit(tx, deps.clock, escrow, 'escrow.released')
       if (escrow.disbursementState === 'paid') await emit(tx, deps.clock, escrow, 'escrow.disbursed')
       // The excess of an overfunded escrow goes back to the payer.
-      const refunded = escrow.fundedAmountKobo > escrow.amountKobo ? await startRefund(deps, tx, caller, escrow, request.reason) : escrow
+      const refunded =
+        escrow.fundedAmountKobo > escrow.amountKobo
+          ? await startRefund(deps, tx, caller, escrow, request.reason)
+          : escrow
       return { escrow: refunded, retried: false }
     }
     // A release again: the escrow may have a payout in flight (an excess refund), whose settling locks holding first.
@@ -133,7 +180,8 @@ async function disburse(deps: EscrowDeps, tx: Tx, caller: Caller, escrow: repo.E
     { accountId: holding, originType: 'escrow', originId: escrow.id, originReference: escrow.ref },
   )
   // The amount is in the holding account, so its hold cannot fail for funds.
-  if (payout.state === 'failed') throw new Error(`escrow ${escrow.id} disbursement ${payout.id} failed at submit: ${payout.failureReason?.code}`)
+  if (payout.state === 'failed')
+    throw new Error(`escrow ${escrow.id} disbursement ${payout.id} failed at submit: ${payout.failureReason?.code}`)
   return repo.setDisbursementPayout(tx, escrow.id, payout.id)
 }
 
@@ -146,14 +194,21 @@ export async function settleEscrowPayouts(tx: Tx, payouts: readonly OutboundTran
   for (const payout of payouts) {
     if (payout.originId === null) continue
     const paid = payout.state === 'confirmed'
-    const failureReason = paid ? null : { ...(payout.failureReason ?? { code: 'failed', message: 'The bank did not pay the transfer' }) }
+    const failureReason = paid
+      ? null
+      : { ...(payout.failureReason ?? { code: 'failed', message: 'The bank did not pay the transfer' }) }
     const ended = await repo.endDisbursement(tx, payout.originId, paid ? 'paid' : 'failed', payout.id, failureReason)
     if (ended) await emit(tx, clock, ended, paid ? 'escrow.disbursed' : 'escrow.disbursement_failed')
   }
 }
 
 /** Cancel: from initiated or funded; whatever was funded goes back to the payer, credit by credit. */
-export async function cancelEscrow(deps: EscrowDeps, caller: Caller, ref: string, reason: string): Promise<repo.Escrow> {
+export async function cancelEscrow(
+  deps: EscrowDeps,
+  caller: Caller,
+  ref: string,
+  reason: string,
+): Promise<repo.Escrow> {
   const partnerId = caller.partner.id
   return withTransaction(deps.pool, async (tx) => {
     const cancelled = await repo.transition(tx, { partnerId, ref }, 'cancelled', { at: deps.clock.now(), reason })
@@ -174,7 +229,9 @@ export async function expireEscrow(deps: ExpiryDeps, id: string): Promise<repo.E
     const expired = await repo.transition(tx, { id }, 'expired', { at: now, dueBy: now })
     if (!expired) return undefined
     await emit(tx, deps.clock, expired, 'escrow.expired')
-    return expired.fundedAmountKobo > 0 ? startRefund(deps, tx, await systemCaller(tx, expired), expired, 'escrow expired before it was funded') : expired
+    return expired.fundedAmountKobo > 0
+      ? startRefund(deps, tx, await systemCaller(tx, expired), expired, 'escrow expired before it was funded')
+      : expired
   })
 }
 
@@ -190,14 +247,24 @@ async function systemCaller(tx: Queryable, escrow: repo.Escrow): Promise<Caller>
 
 /** The sweep: expires initiated escrows past their TTL, each in its own transaction. */
 export async function expireDueEscrows(deps: ExpiryDeps): Promise<number> {
-  const ids = await repo.selectDueToExpire(deps.pool, deps.clock.now(), await furthestOffsetSeconds(deps.pool), EXPIRY_SWEEP_BATCH)
+  const ids = await repo.selectDueToExpire(
+    deps.pool,
+    deps.clock.now(),
+    await furthestOffsetSeconds(deps.pool),
+    EXPIRY_SWEEP_BATCH,
+  )
   let expired = 0
   for (const id of ids) if (await expireEscrow(deps, id)) expired++
   return expired
 }
 
 /** 404 when the caller has no such escrow; else 400 invalid_escrow_status naming its status. */
-async function refusal(tx: Queryable, partnerId: string, ref: string, next: 'released' | 'cancelled'): Promise<RailError> {
+async function refusal(
+  tx: Queryable,
+  partnerId: string,
+  ref: string,
+  next: 'released' | 'cancelled',
+): Promise<RailError> {
   const current = await repo.selectByRef(tx, partnerId, ref)
   if (!current) return notFound('Escrow')
   if (next === 'released' && current.status === 'released') {
@@ -220,9 +287,17 @@ async function refusal(tx: Queryable, partnerId: string, ref: string, next: 'rel
 export async function applyEscrowFunding(
   deps: Pick<EscrowDeps, 'clock'>,
   tx: Queryable,
-  credit: { escrowId: string; partnerId: string; amountKobo: number; currency: string; creditId: string; collectionsAccountId: string },
+  credit: {
+    escrowId: string
+    partnerId: string
+    amountKobo: number
+    currency: string
+    creditId: string
+    collectionsAccountId: string
+  },
 ): Promise<'applied' | 'unmatched'> {
-  if (!Number.isSafeInteger(credit.amountKobo) || credit.amountKobo <= 0) throw new Error(`escrow funding: amount ${credit.amountKobo} is not a positive kobo integer`)
+  if (!Number.isSafeInteger(credit.amountKobo) || credit.amountKobo <= 0)
+    throw new Error(`escrow funding: amount ${credit.amountKobo} is not a positive kobo integer`)
   const escrow = await repo.selectForUpdate(tx, credit.escrowId, credit.partnerId)
   if (!escrow || escrow.status !== 'initiated' || escrow.currency !== credit.currency) return 'unmatched'
   const [outcome] = await createTransfers(tx, [
@@ -238,7 +313,8 @@ export async function applyEscrowFunding(
     },
   ])
   if (outcome!.result === 'exists') return 'applied' // this credit was applied already, with its funded amount
-  if (outcome!.result !== 'ok') throw new Error(`escrow ${escrow.id} funding from credit ${credit.creditId}: ${outcome!.result}`)
+  if (outcome!.result !== 'ok')
+    throw new Error(`escrow ${escrow.id} funding from credit ${credit.creditId}: ${outcome!.result}`)
   // A record of when it happened, stamped by the injected clock as release, cancel and expiry stamp
   // theirs; the partner's own clock judges deadlines only (expiry compares with partner_now).
   const now = deps.clock.now()
@@ -250,7 +326,11 @@ export async function applyEscrowFunding(
 }
 
 /** The escrow's rule for a credit to its funding account: all of it while initiated, none after. */
-async function fundEscrow(tx: Tx, credit: OwnedCredit, clock: Clock): Promise<{ takenKobo: number; movedOnKobo: number }> {
+async function fundEscrow(
+  tx: Tx,
+  credit: OwnedCredit,
+  clock: Clock,
+): Promise<{ takenKobo: number; movedOnKobo: number }> {
   const outcome = await applyEscrowFunding({ clock }, tx, { ...credit, escrowId: credit.ownerId })
   const takenKobo = outcome === 'applied' ? credit.amountKobo : 0
   // The escrow takes what it funds out of collections into its holding account: nothing of it is settled.

@@ -1,13 +1,10 @@
 // The escrow module's limits (docs/contracts/escrow.md §Limits), job names and the shapes its parts share.
 
-
-
 import type { Clock } from '../platform/clock.ts'
 import type { Pool } from '../platform/db.ts'
 import type { OutboundDeps } from '../money-out/outbound/service.ts'
 import type { CollectionsDeps } from '../collections/virtual-accounts/service.ts'
 import type * as repo from './repo.ts'
-
 
 /** Only naira is held in escrow (docs/design.md §5); another ISO 4217 code is 422 unsupported_currency. */
 export const ESCROW_CURRENCY = 'NGN'

@@ -1,17 +1,18 @@
 // What an escrow shows: its funding account, its disbursement and refunds, the objects of docs/contracts/escrow.md.
 
-
-
-
-
 import type { Queryable } from '../platform/db.ts'
 import { getIntentById, type IntentView } from '../collections/intents/service.ts'
 import { checkoutUrl } from '../platform/public-url.ts'
 import { refundsOfOrigin, type Refund } from '../money-out/refunds/service.ts'
 import { bankName } from '../collections/virtual-accounts/service.ts'
 import type * as repo from './repo.ts'
-import type { EscrowCreatedJson, EscrowDisbursementJson, EscrowFundingJson, EscrowJson, EscrowRefundJson } from './schemas.ts'
-
+import type {
+  EscrowCreatedJson,
+  EscrowDisbursementJson,
+  EscrowFundingJson,
+  EscrowJson,
+  EscrowRefundJson,
+} from './schemas.ts'
 
 /**
  * How the payer funds the escrow: a virtual account of a composed payment intent and its
@@ -50,7 +51,9 @@ export function disbursementOf(escrow: repo.Escrow): EscrowDisbursementJson {
     destination: escrow.destination ?? ('float' as const),
     state: escrow.disbursementState ?? ('awaiting_release' as const),
     outboundTransferId: escrow.disbursementOutboundTransferId,
-    ...(escrow.disbursementState === 'failed' && escrow.disbursementFailureReason ? { failureReason: escrow.disbursementFailureReason } : {}),
+    ...(escrow.disbursementState === 'failed' && escrow.disbursementFailureReason
+      ? { failureReason: escrow.disbursementFailureReason }
+      : {}),
   }
 }
 
@@ -65,7 +68,13 @@ export function refundOf(escrow: repo.Escrow, refunds: readonly Refund[]): Escro
   return {
     state: escrow.refundState,
     amountKobo: [...latest.values()].reduce((sum, refund) => sum + refund.amountKobo, 0),
-    refunds: refunds.map((refund) => ({ id: refund.id, creditId: refund.creditId, amountKobo: refund.amountKobo, state: refund.state, outboundTransferId: refund.outboundTransferId })),
+    refunds: refunds.map((refund) => ({
+      id: refund.id,
+      creditId: refund.creditId,
+      amountKobo: refund.amountKobo,
+      state: refund.state,
+      outboundTransferId: refund.outboundTransferId,
+    })),
   }
 }
 
@@ -80,11 +89,19 @@ export function latestRefunds(refunds: readonly Refund[]): Map<string, Refund> {
 
 /** The escrow with what its read shows beyond the row: its funding account and its refunds (the refunds module's, origin escrow). */
 export async function escrowView(db: Queryable, escrow: repo.Escrow): Promise<EscrowJson> {
-  return toEscrowJson(escrow, await fundingOfEscrow(db, escrow), await refundsOfOrigin(db, { type: 'escrow', id: escrow.id }))
+  return toEscrowJson(
+    escrow,
+    await fundingOfEscrow(db, escrow),
+    await refundsOfOrigin(db, { type: 'escrow', id: escrow.id }),
+  )
 }
 
 /** The escrow object (docs/contracts/escrow.md §Escrow; inside `escrow` of the read answer), with funding progress and money out. */
-export function toEscrowJson(escrow: repo.Escrow, funding: IntentView | undefined, refunds: readonly Refund[]): EscrowJson {
+export function toEscrowJson(
+  escrow: repo.Escrow,
+  funding: IntentView | undefined,
+  refunds: readonly Refund[],
+): EscrowJson {
   return {
     // Rail's id, as payouts and refunds name their origin ({ type: 'escrow', id, reference: ref }).
     id: escrow.id,

@@ -11,7 +11,12 @@ export interface EscrowWebhook {
  * Registers or updates the partner's escrow webhook. `secretSealed` undefined keeps the stored
  * secret; null removes it.
  */
-export async function upsertWebhook(db: Queryable, partnerId: string, url: string, secretSealed: Buffer | null | undefined): Promise<EscrowWebhook> {
+export async function upsertWebhook(
+  db: Queryable,
+  partnerId: string,
+  url: string,
+  secretSealed: Buffer | null | undefined,
+): Promise<EscrowWebhook> {
   const { rows } = await db.query<{ partner_id: string; url: string; secret_sealed: Buffer | null }>(
     `INSERT INTO escrow_webhooks (partner_id, url, secret_sealed) VALUES ($1, $2, $3)
      ON CONFLICT (partner_id) DO UPDATE

@@ -19,10 +19,15 @@ export interface WebhookRequest {
  * may use http to a loopback receiver when loopback callbacks are allowed (local development).
  * The SSRF guard of Events applies as to every callback URL.
  */
-export async function assertEscrowWebhookUrl(deps: Pick<EscrowDeps, 'allowLoopbackCallbacks'>, partner: Pick<Partner, 'environment'>, webhookUrl: string): Promise<void> {
+export async function assertEscrowWebhookUrl(
+  deps: Pick<EscrowDeps, 'allowLoopbackCallbacks'>,
+  partner: Pick<Partner, 'environment'>,
+  webhookUrl: string,
+): Promise<void> {
   const url = new URL(webhookUrl)
   const localReceiver = partner.environment === 'sandbox' && deps.allowLoopbackCallbacks && isLoopbackHost(url.hostname)
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && localReceiver)) throw fieldError('webhookUrl', 'must be an https URL')
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && localReceiver))
+    throw fieldError('webhookUrl', 'must be an https URL')
   await assertCallbackUrlAllowed(webhookUrl, partner.environment, deps.allowLoopbackCallbacks, 'webhookUrl')
 }
 
@@ -30,7 +35,11 @@ export async function assertEscrowWebhookUrl(deps: Pick<EscrowDeps, 'allowLoopba
 export async function registerWebhook(deps: EscrowDeps, partner: Partner, request: WebhookRequest) {
   await assertEscrowWebhookUrl(deps, partner, request.webhookUrl)
   const sealed =
-    request.webhookSecret === undefined ? undefined : request.webhookSecret === null ? null : seal(deps.masterKey, request.webhookSecret, webhookSecretBinding(partner.id))
+    request.webhookSecret === undefined
+      ? undefined
+      : request.webhookSecret === null
+        ? null
+        : seal(deps.masterKey, request.webhookSecret, webhookSecretBinding(partner.id))
   const webhook = await repo.upsertWebhook(deps.pool, partner.id, request.webhookUrl, sealed)
   const hasSecret = webhook.secretSealed !== null
   return {

@@ -1,7 +1,15 @@
 // SQL of deliveries, their attempts, and callback URLs stopped by a 410.
 import type { Queryable } from '../platform/db.ts'
 import { addJobsSql, jobSpecSql } from '../platform/jobs.ts'
-import { EVENT_COLUMNS, toEvent, type DeliveryJob, type DeliveryStatus, type EventRecord, type EventRow, type NewDelivery } from './repo.ts'
+import {
+  EVENT_COLUMNS,
+  toEvent,
+  type DeliveryJob,
+  type DeliveryStatus,
+  type EventRecord,
+  type EventRow,
+  type NewDelivery,
+} from './repo.ts'
 
 export interface Delivery {
   id: string
@@ -31,7 +39,8 @@ interface DeliveryRow {
   created_at: Date
 }
 
-const DELIVERY_COLUMNS = 'id, event_id, partner_id, url, status, attempts_made, next_attempt_at, last_error, delivered_at, failed_at, created_at'
+const DELIVERY_COLUMNS =
+  'id, event_id, partner_id, url, status, attempts_made, next_attempt_at, last_error, delivered_at, failed_at, created_at'
 
 function toDelivery(row: DeliveryRow): Delivery {
   return {
@@ -59,7 +68,10 @@ export async function insertDelivery(db: Queryable, delivery: NewDelivery, now: 
 }
 
 export async function selectDeliveries(db: Queryable, eventId: string): Promise<Delivery[]> {
-  const { rows } = await db.query<DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM event_deliveries WHERE event_id = $1 ORDER BY seq`, [eventId])
+  const { rows } = await db.query<DeliveryRow>(
+    `SELECT ${DELIVERY_COLUMNS} FROM event_deliveries WHERE event_id = $1 ORDER BY seq`,
+    [eventId],
+  )
   return rows.map(toDelivery)
 }
 
@@ -90,7 +102,10 @@ export async function countRetryingEvents(db: Queryable, partnerId: string, limi
 
 /** Moves a waiting delivery's next attempt to `now` (a redelivery request while one is pending). */
 export async function advanceDelivery(db: Queryable, deliveryId: string, now: Date): Promise<void> {
-  await db.query(`UPDATE event_deliveries SET next_attempt_at = $2, updated_at = now() WHERE id = $1 AND status = 'pending'`, [deliveryId, now])
+  await db.query(
+    `UPDATE event_deliveries SET next_attempt_at = $2, updated_at = now() WHERE id = $1 AND status = 'pending'`,
+    [deliveryId, now],
+  )
 }
 
 /** What a worker needs to make one attempt: the delivery, its event, and the attempt number it claimed. */
@@ -108,8 +123,18 @@ export interface ClaimedAttempt {
  * those does not hold; whoever holds the lease (or, should it die, a job set for when the lease
  * lapses), or the earlier delivery's completion, or the sweep, brings the delivery back.
  */
-export async function claimAttempt(db: Queryable, deliveryId: string, leaseMs: number, now: Date): Promise<ClaimedAttempt | undefined> {
-  const { rows } = await db.query<DeliveryRow & { event: EventRow & { secret_sealed_hex: string | null }; url_disabled: { disabled_at: string; reason: string } | null }>(
+export async function claimAttempt(
+  db: Queryable,
+  deliveryId: string,
+  leaseMs: number,
+  now: Date,
+): Promise<ClaimedAttempt | undefined> {
+  const { rows } = await db.query<
+    DeliveryRow & {
+      event: EventRow & { secret_sealed_hex: string | null }
+      url_disabled: { disabled_at: string; reason: string } | null
+    }
+  >(
     `UPDATE event_deliveries d
         SET attempts_made = d.attempts_made + 1, lease_until = now() + make_interval(secs => $2::double precision / 1000), updated_at = now()
       WHERE d.id = $1
@@ -132,8 +157,15 @@ export async function claimAttempt(db: Queryable, deliveryId: string, leaseMs: n
   if (!row) return undefined
   const { secret_sealed_hex: secretHex, ...eventRow } = row.event
   // row_to_json renders timestamps as text; the sealed secret travels as hex.
-  const event = toEvent({ ...eventRow, secret_sealed: secretHex === null ? null : Buffer.from(secretHex, 'hex'), created_at: new Date(eventRow.created_at) })
-  const urlDisabled = row.url_disabled && { disabledAt: new Date(row.url_disabled.disabled_at), reason: row.url_disabled.reason }
+  const event = toEvent({
+    ...eventRow,
+    secret_sealed: secretHex === null ? null : Buffer.from(secretHex, 'hex'),
+    created_at: new Date(eventRow.created_at),
+  })
+  const urlDisabled = row.url_disabled && {
+    disabledAt: new Date(row.url_disabled.disabled_at),
+    reason: row.url_disabled.reason,
+  }
   return { delivery: toDelivery(row), attemptNumber: row.attempts_made, event, urlDisabled }
 }
 
@@ -160,7 +192,12 @@ export async function selectUnclaimed(db: Queryable, deliveryId: string, now: Da
  * A sandbox partner's clock moved `seconds` ahead: its pending deliveries are judged by the
  * workers' (real) clock, so their next attempt comes as many seconds earlier. Answers those now due.
  */
-export async function bringForward(db: Queryable, partnerId: string, seconds: number, now: Date): Promise<{ id: string; url: string }[]> {
+export async function bringForward(
+  db: Queryable,
+  partnerId: string,
+  seconds: number,
+  now: Date,
+): Promise<{ id: string; url: string }[]> {
   const { rows } = await db.query<{ id: string; url: string; due: boolean }>(
     `UPDATE event_deliveries SET next_attempt_at = next_attempt_at - make_interval(secs => $2::double precision), updated_at = now()
       WHERE partner_id = $1 AND status = 'pending'
@@ -175,7 +212,13 @@ export async function bringForward(db: Queryable, partnerId: string, seconds: nu
  * `now` (the application's clock), with its job `delayMs` after the database's now() (the clock
  * graphile-worker judges run_at by); no attempt is counted.
  */
-export async function deferDelivery(db: Queryable, deliveryId: string, delayMs: number, job: DeliveryJob, now: Date): Promise<void> {
+export async function deferDelivery(
+  db: Queryable,
+  deliveryId: string,
+  delayMs: number,
+  job: DeliveryJob,
+  now: Date,
+): Promise<void> {
   await db.query(
     `WITH deferred AS (
              UPDATE event_deliveries SET next_attempt_at = $7::timestamptz + make_interval(secs => $2::double precision / 1000), updated_at = now()
@@ -209,7 +252,12 @@ export async function deferDeliveriesToUrl(db: Queryable, url: string, delayMs: 
  * `url` that were put off untried (deferDeliveriesToUrl): the URL has answered 2xx since. Retries
  * of failed attempts keep their schedule. Answers how many came back.
  */
-export async function resumeDeliveriesToUrl(db: Queryable, url: string, job: { task: string; jobKeyPrefix: string; priority: number }, now: Date): Promise<number> {
+export async function resumeDeliveriesToUrl(
+  db: Queryable,
+  url: string,
+  job: { task: string; jobKeyPrefix: string; priority: number },
+  now: Date,
+): Promise<number> {
   const { rows } = await db.query<{ n: number }>(
     `WITH resumed AS (
        UPDATE event_deliveries SET next_attempt_at = $5, updated_at = now()
@@ -217,7 +265,7 @@ export async function resumeDeliveriesToUrl(db: Queryable, url: string, job: { t
           AND (lease_until IS NULL OR lease_until < now())
        RETURNING id, url)
      SELECT count(*)::int AS n FROM ${addJobsSql(`
-       SELECT ${jobSpecSql({ identifier: '$2::text', payload: "json_build_object('deliveryId', id, 'url', url)", jobKey: "$3::text || id", priority: '$4::int' })}
+       SELECT ${jobSpecSql({ identifier: '$2::text', payload: "json_build_object('deliveryId', id, 'url', url)", jobKey: '$3::text || id', priority: '$4::int' })}
          FROM resumed`)}`,
     [url, job.task, job.jobKeyPrefix, job.priority, now],
   )
@@ -258,7 +306,13 @@ export interface Finished {
  * delivery status when the delivery ended; and the next pending delivery of the same object.
  * Without an attempt (a disabled URL), only the delivery changes.
  */
-export async function finishAttempt(db: Queryable, deliveryId: string, attemptNumber: number, outcome: Outcome, attempt?: Attempt): Promise<Finished> {
+export async function finishAttempt(
+  db: Queryable,
+  deliveryId: string,
+  attemptNumber: number,
+  outcome: Outcome,
+  attempt?: Attempt,
+): Promise<Finished> {
   const { rows } = await db.query<{ next: { id: string; url: string; next_attempt_at: string } | null }>(
     `WITH attempt AS (
        INSERT INTO event_delivery_attempts (delivery_id, attempt_number, url, started_at, duration_ms, status_code, error, response_excerpt)
@@ -303,7 +357,10 @@ export async function finishAttempt(db: Queryable, deliveryId: string, attemptNu
   )
   const row = rows[0]
   if (!row) return { finished: false, next: null }
-  return { finished: true, next: row.next && { id: row.next.id, url: row.next.url, nextAttemptAt: new Date(row.next.next_attempt_at) } }
+  return {
+    finished: true,
+    next: row.next && { id: row.next.id, url: row.next.url, nextAttemptAt: new Date(row.next.next_attempt_at) },
+  }
 }
 
 export async function selectAttempts(db: Queryable, deliveryIds: string[]): Promise<Attempt[]> {
@@ -338,7 +395,12 @@ export async function selectAttempts(db: Queryable, deliveryIds: string[]): Prom
  * application's clock, which scheduled them): their job was lost with a killed worker, or their
  * claim lapsed (the lease is wall time: it bounds I/O). Only the first of each object and URL is returned.
  */
-export async function selectStalledDeliveries(db: Queryable, graceMs: number, limit: number, now: Date): Promise<{ id: string; url: string }[]> {
+export async function selectStalledDeliveries(
+  db: Queryable,
+  graceMs: number,
+  limit: number,
+  now: Date,
+): Promise<{ id: string; url: string }[]> {
   const { rows } = await db.query<{ id: string; url: string }>(
     `SELECT d.id, d.url FROM event_deliveries d
       WHERE d.status = 'pending'
@@ -354,7 +416,11 @@ export async function selectStalledDeliveries(db: Queryable, graceMs: number, li
   return rows
 }
 
-export async function selectUrlDisabled(db: Queryable, partnerId: string, url: string): Promise<{ disabledAt: Date; reason: string } | undefined> {
+export async function selectUrlDisabled(
+  db: Queryable,
+  partnerId: string,
+  url: string,
+): Promise<{ disabledAt: Date; reason: string } | undefined> {
   const { rows } = await db.query<{ disabled_at: Date; reason: string }>(
     `SELECT disabled_at, reason FROM disabled_callback_urls WHERE partner_id = $1 AND url = $2`,
     [partnerId, url],

@@ -16,12 +16,24 @@ import { uuidv7Ms } from '../platform/ids.ts'
 import { checkCallbackUrl, guardedLookup, type CallbackPolicy } from '../platform/address-guard.ts'
 import * as deliveries from './deliveries-repo.ts'
 import type * as repo from './repo.ts'
-import { callbackPolicyFor, DELIVER_TASK, DELIVERY_JOB_KEY_PREFIX, deliveryJob, enqueueAfterClaim, enqueueDelivery, RETRY_PRIORITY, EVENT_DELIVERY_FAILED, recordEvent } from './service.ts'
+import {
+  callbackPolicyFor,
+  DELIVER_TASK,
+  DELIVERY_JOB_KEY_PREFIX,
+  deliveryJob,
+  enqueueAfterClaim,
+  enqueueDelivery,
+  RETRY_PRIORITY,
+  EVENT_DELIVERY_FAILED,
+  recordEvent,
+} from './service.ts'
 import { deliveryHeaders } from './signing.ts'
 import { UrlThrottle } from './url-throttle.ts'
 
 /** docs/design.md §9: the wait before each retry; the first attempt is at once. About three days in all. */
-export const RETRY_DELAYS_MS: readonly number[] = [5, 300, 1_800, 7_200, 18_000, 36_000, 50_400, 72_000, 86_400].map((s) => s * 1000)
+export const RETRY_DELAYS_MS: readonly number[] = [5, 300, 1_800, 7_200, 18_000, 36_000, 50_400, 72_000, 86_400].map(
+  (s) => s * 1000,
+)
 /** docs/webhooks.md: a delivery succeeds when the receiver answers 2xx within 10 s. */
 export const DELIVERY_TIMEOUT_MS = 10_000
 /** Only the first bytes of an answer are read and kept. */
@@ -47,7 +59,11 @@ export interface DeliveryDeps {
   /** Retry schedules, signature timestamps and the secret cache go by it (tests move it). */
   clock: Clock
   /** Told of each attempt once it is recorded (metrics, the job's log line). */
-  onAttempt?: (attempt: { statusCode: number | null; result: 'delivered' | 'retrying' | 'failed'; durationMs: number }) => void
+  onAttempt?: (attempt: {
+    statusCode: number | null
+    result: 'delivered' | 'retrying' | 'failed'
+    durationMs: number
+  }) => void
 }
 
 type AttemptResult =
@@ -119,7 +135,12 @@ export class Deliverer {
    */
   private async resumePutOff(url: string): Promise<void> {
     if (!this.urlsDeferredAtMs.delete(url)) return
-    await deliveries.resumeDeliveriesToUrl(this.deps.pool, url, { task: DELIVER_TASK, jobKeyPrefix: DELIVERY_JOB_KEY_PREFIX, priority: RETRY_PRIORITY }, this.deps.clock.now())
+    await deliveries.resumeDeliveriesToUrl(
+      this.deps.pool,
+      url,
+      { task: DELIVER_TASK, jobKeyPrefix: DELIVERY_JOB_KEY_PREFIX, priority: RETRY_PRIORITY },
+      this.deps.clock.now(),
+    )
   }
 
   /**
@@ -131,7 +152,13 @@ export class Deliverer {
   private async holdBack(deliveryId: string, url: string): Promise<void> {
     if (this.throttle.stateOf(url) !== 'failing') {
       const [low, high] = DEFER_UNPROVEN_MS
-      await deliveries.deferDelivery(this.deps.pool, deliveryId, low + Math.random() * (high - low), deliveryJob(deliveryId, url, RETRY_PRIORITY), this.deps.clock.now())
+      await deliveries.deferDelivery(
+        this.deps.pool,
+        deliveryId,
+        low + Math.random() * (high - low),
+        deliveryJob(deliveryId, url, RETRY_PRIORITY),
+        this.deps.clock.now(),
+      )
       return
     }
     const deferredAtMs = this.urlsDeferredAtMs.get(url)
@@ -144,7 +171,12 @@ export class Deliverer {
 
   /** Claims and makes the attempt; answers whether it succeeded (undefined: no attempt was made). */
   private async claimAndAttempt(deliveryId: string): Promise<{ success: boolean } | undefined> {
-    const claimed = await deliveries.claimAttempt(this.deps.pool, deliveryId, this.timeoutMs + 5_000, this.deps.clock.now())
+    const claimed = await deliveries.claimAttempt(
+      this.deps.pool,
+      deliveryId,
+      this.timeoutMs + 5_000,
+      this.deps.clock.now(),
+    )
     if (!claimed) {
       await this.comeBackWhenClaimLapses(deliveryId)
       return undefined
@@ -153,12 +185,19 @@ export class Deliverer {
     if (urlDisabled) {
       const error = `callback URL disabled at ${urlDisabled.disabledAt.toISOString()}: ${urlDisabled.reason}`
       await withTransaction(this.deps.pool, async (tx) => {
-        const finished = await deliveries.finishAttempt(tx, delivery.id, claimed.attemptNumber, { status: 'failed', error, at: this.deps.clock.now() })
+        const finished = await deliveries.finishAttempt(tx, delivery.id, claimed.attemptNumber, {
+          status: 'failed',
+          error,
+          at: this.deps.clock.now(),
+        })
         if (finished.finished) await this.afterFailure(tx, delivery, event, error, finished.next)
       })
       return undefined
     }
-    const policy = callbackPolicyFor(await this.environmentOf(delivery.partnerId), this.deps.settings.allowLoopbackCallbacks)
+    const policy = callbackPolicyFor(
+      await this.environmentOf(delivery.partnerId),
+      this.deps.settings.allowLoopbackCallbacks,
+    )
     const startedAt = new Date() // the attempt's wall-clock start, recorded with its duration
     const result = await this.post(delivery.url, policy, event, await this.secretFor(event))
     await this.recordOutcome(claimed, startedAt, result)
@@ -177,7 +216,13 @@ export class Deliverer {
     const unclaimed = await deliveries.selectUnclaimed(this.deps.pool, deliveryId, now)
     if (unclaimed?.leaseUntil) await enqueueAfterClaim(this.deps.pool, deliveryId, unclaimed.url, unclaimed.leaseUntil)
     else if (unclaimed?.dueAt && unclaimed.dueAt.getTime() - now.getTime() <= CLOCK_SKEW_MARGIN_MS) {
-      await enqueueDelivery(this.deps.pool, deliveryId, unclaimed.url, unclaimed.dueAt.getTime() - now.getTime(), RETRY_PRIORITY)
+      await enqueueDelivery(
+        this.deps.pool,
+        deliveryId,
+        unclaimed.url,
+        unclaimed.dueAt.getTime() - now.getTime(),
+        RETRY_PRIORITY,
+      )
     }
   }
 
@@ -206,18 +251,32 @@ export class Deliverer {
     let agent = this.agents.get(key)
     if (!agent) {
       // The connection resolves names through the guard, so it reaches only addresses the guard allowed.
-      agent = new Agent({ connect: { lookup: guardedLookup(policy), timeout: this.timeoutMs }, keepAliveTimeout: 4_000 })
+      agent = new Agent({
+        connect: { lookup: guardedLookup(policy), timeout: this.timeoutMs },
+        keepAliveTimeout: 4_000,
+      })
       this.agents.set(key, agent)
     }
     return agent
   }
 
-  private async post(url: string, policy: CallbackPolicy, event: repo.EventRecord, secret: string | undefined): Promise<AttemptResult> {
+  private async post(
+    url: string,
+    policy: CallbackPolicy,
+    event: repo.EventRecord,
+    secret: string | undefined,
+  ): Promise<AttemptResult> {
     const started = performance.now()
     const elapsed = () => Math.round(performance.now() - started)
     const check = await checkCallbackUrl(url, policy)
     if (!check.ok) return { kind: 'no_answer', error: `refused: callback URL ${check.reason}`, durationMs: elapsed() }
-    const headers = deliveryHeaders({ eventId: event.id, eventType: event.type, body: event.body, timestampS: unixSeconds(this.deps.clock), secret })
+    const headers = deliveryHeaders({
+      eventId: event.id,
+      eventType: event.type,
+      body: event.body,
+      timestampS: unixSeconds(this.deps.clock),
+      secret,
+    })
     try {
       const response = await request(url, {
         method: 'POST',
@@ -229,16 +288,27 @@ export class Deliverer {
         signal: AbortSignal.timeout(this.timeoutMs),
       })
       const excerpt = await readExcerpt(response.body)
-      return { kind: 'answered', statusCode: response.statusCode, retryAfterMs: parseRetryAfter(response.headers['retry-after'], this.deps.clock.now().getTime()), excerpt, durationMs: elapsed() }
+      return {
+        kind: 'answered',
+        statusCode: response.statusCode,
+        retryAfterMs: parseRetryAfter(response.headers['retry-after'], this.deps.clock.now().getTime()),
+        excerpt,
+        durationMs: elapsed(),
+      }
     } catch (error) {
       return { kind: 'no_answer', error: describeError(error, this.timeoutMs), durationMs: elapsed() }
     }
   }
 
-  private async recordOutcome(claimed: deliveries.ClaimedAttempt, startedAt: Date, result: AttemptResult): Promise<void> {
-    const { delivery, event, attemptNumber } = claimed
+  private async recordOutcome(
+    claimed: deliveries.ClaimedAttempt,
+    startedAt: Date,
+    result: AttemptResult,
+  ): Promise<void> {
+    const { delivery, attemptNumber } = claimed
     const statusCode = result.kind === 'answered' ? result.statusCode : null
-    const error = result.kind === 'answered' ? (isSuccess(result.statusCode) ? null : `HTTP ${result.statusCode}`) : result.error
+    const error =
+      result.kind === 'answered' ? (isSuccess(result.statusCode) ? null : `HTTP ${result.statusCode}`) : result.error
     const attempt: deliveries.Attempt = {
       deliveryId: delivery.id,
       attemptNumber,
@@ -249,32 +319,93 @@ export class Deliverer {
       error,
       responseExcerpt: result.kind === 'answered' ? result.excerpt : null,
     }
-    const report = (outcome: 'delivered' | 'retrying' | 'failed') => this.deps.onAttempt?.({ statusCode, result: outcome, durationMs: result.durationMs })
+    const report = (outcome: 'delivered' | 'retrying' | 'failed') =>
+      this.deps.onAttempt?.({ statusCode, result: outcome, durationMs: result.durationMs })
     if (statusCode !== null && isSuccess(statusCode)) {
       // The common case is one statement; waking the next event of the object may follow (the sweep covers a crash in between).
-      const finished = await deliveries.finishAttempt(this.deps.pool, delivery.id, attemptNumber, { status: 'delivered', error: null, at: this.deps.clock.now() }, attempt)
+      const finished = await deliveries.finishAttempt(
+        this.deps.pool,
+        delivery.id,
+        attemptNumber,
+        { status: 'delivered', error: null, at: this.deps.clock.now() },
+        attempt,
+      )
       report('delivered')
-      if (finished.next) await enqueueDelivery(this.deps.pool, finished.next.id, finished.next.url, this.dueInMs(finished.next.nextAttemptAt))
+      if (finished.next)
+        await enqueueDelivery(
+          this.deps.pool,
+          finished.next.id,
+          finished.next.url,
+          this.dueInMs(finished.next.nextAttemptAt),
+        )
       return
     }
     const gaveUp = statusCode === 410 || attemptNumber > this.retryDelaysMs.length
-    await withTransaction(this.deps.pool, async (tx) => {
-      if (statusCode === 410) {
-        // The receiver says the endpoint is gone for good: stop, and stop its other deliveries too.
-        await deliveries.insertDisabledUrl(tx, delivery.partnerId, delivery.url, `the receiver answered 410 Gone to event ${event.id}`)
-        const finished = await deliveries.finishAttempt(tx, delivery.id, attemptNumber, { status: 'failed', error: 'HTTP 410: endpoint disabled', at: this.deps.clock.now() }, attempt)
-        if (finished.finished) await this.afterFailure(tx, delivery, event, 'HTTP 410 Gone: the URL is disabled until it is set again', finished.next)
-      } else if (attemptNumber > this.retryDelaysMs.length) {
-        const finished = await deliveries.finishAttempt(tx, delivery.id, attemptNumber, { status: 'failed', error, at: this.deps.clock.now() }, attempt)
-        if (finished.finished) await this.afterFailure(tx, delivery, event, error, finished.next)
-      } else {
-        const retryAfterMs = result.kind === 'answered' ? result.retryAfterMs : undefined
-        const nextAttemptAt = new Date(this.deps.clock.now().getTime() + retryDelayMs(this.retryDelaysMs, attemptNumber, retryAfterMs))
-        const finished = await deliveries.finishAttempt(tx, delivery.id, attemptNumber, { status: 'pending', error, nextAttemptAt, at: this.deps.clock.now() }, attempt)
-        if (finished.finished) await enqueueDelivery(tx, delivery.id, delivery.url, this.dueInMs(nextAttemptAt), RETRY_PRIORITY)
-      }
-    })
+    await withTransaction(this.deps.pool, (tx) => this.recordUnsuccessful(tx, claimed, attempt, result, error))
     report(gaveUp ? 'failed' : 'retrying')
+  }
+
+  /**
+   * An attempt that did not deliver, on one transaction: a 410 disables the URL and fails the
+   * delivery, the last attempt fails it, any other schedules the next attempt by the retry plan
+   * (or the receiver's Retry-After).
+   */
+  private async recordUnsuccessful(
+    tx: Queryable,
+    claimed: deliveries.ClaimedAttempt,
+    attempt: deliveries.Attempt,
+    result: AttemptResult,
+    error: string | null,
+  ): Promise<void> {
+    const { delivery, event, attemptNumber } = claimed
+    const statusCode = result.kind === 'answered' ? result.statusCode : null
+    if (statusCode === 410) {
+      // The receiver says the endpoint is gone for good: stop, and stop its other deliveries too.
+      await deliveries.insertDisabledUrl(
+        tx,
+        delivery.partnerId,
+        delivery.url,
+        `the receiver answered 410 Gone to event ${event.id}`,
+      )
+      const finished = await deliveries.finishAttempt(
+        tx,
+        delivery.id,
+        attemptNumber,
+        { status: 'failed', error: 'HTTP 410: endpoint disabled', at: this.deps.clock.now() },
+        attempt,
+      )
+      if (finished.finished)
+        await this.afterFailure(
+          tx,
+          delivery,
+          event,
+          'HTTP 410 Gone: the URL is disabled until it is set again',
+          finished.next,
+        )
+    } else if (attemptNumber > this.retryDelaysMs.length) {
+      const finished = await deliveries.finishAttempt(
+        tx,
+        delivery.id,
+        attemptNumber,
+        { status: 'failed', error, at: this.deps.clock.now() },
+        attempt,
+      )
+      if (finished.finished) await this.afterFailure(tx, delivery, event, error, finished.next)
+    } else {
+      const retryAfterMs = result.kind === 'answered' ? result.retryAfterMs : undefined
+      const nextAttemptAt = new Date(
+        this.deps.clock.now().getTime() + retryDelayMs(this.retryDelaysMs, attemptNumber, retryAfterMs),
+      )
+      const finished = await deliveries.finishAttempt(
+        tx,
+        delivery.id,
+        attemptNumber,
+        { status: 'pending', error, nextAttemptAt, at: this.deps.clock.now() },
+        attempt,
+      )
+      if (finished.finished)
+        await enqueueDelivery(tx, delivery.id, delivery.url, this.dueInMs(nextAttemptAt), RETRY_PRIORITY)
+    }
   }
 
   /** How long until a time of this worker's clock (negative when past). */
@@ -283,7 +414,13 @@ export class Deliverer {
   }
 
   /** A delivery failed for good: record it where the partner can see it, and let the next one of the object go. */
-  private async afterFailure(tx: Queryable, delivery: deliveries.Delivery, event: repo.EventRecord, error: string | null, next: deliveries.Finished['next']): Promise<void> {
+  private async afterFailure(
+    tx: Queryable,
+    delivery: deliveries.Delivery,
+    event: repo.EventRecord,
+    error: string | null,
+    next: deliveries.Finished['next'],
+  ): Promise<void> {
     await recordEvent(tx, this.deps.clock, {
       partnerId: event.partnerId,
       type: EVENT_DELIVERY_FAILED,
@@ -303,7 +440,12 @@ export class Deliverer {
  * can neither hurry them (a 503 with `Retry-After: 7` once spent all ten attempts in 63 s) nor park
  * a delivery beyond the schedule.
  */
-export function retryDelayMs(retryDelaysMs: readonly number[], attemptNumber: number, retryAfterMs: number | undefined, random: () => number = Math.random): number {
+export function retryDelayMs(
+  retryDelaysMs: readonly number[],
+  attemptNumber: number,
+  retryAfterMs: number | undefined,
+  random: () => number = Math.random,
+): number {
   const base = retryDelaysMs[attemptNumber - 1]!
   const scheduledMs = Math.round(base * (1 - JITTER_FRACTION + random() * 2 * JITTER_FRACTION))
   if (retryAfterMs === undefined) return scheduledMs
@@ -339,7 +481,12 @@ export function parseRetryAfter(value: string | string[] | undefined, nowMs: num
 
 function describeError(error: unknown, timeoutMs: number): string {
   const e = error as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } }
-  if (e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT' || e.code === 'UND_ERR_CONNECT_TIMEOUT') {
+  if (
+    e.name === 'TimeoutError' ||
+    e.code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    e.code === 'UND_ERR_BODY_TIMEOUT' ||
+    e.code === 'UND_ERR_CONNECT_TIMEOUT'
+  ) {
     return `no answer within ${timeoutMs} ms`
   }
   const code = e.code ?? e.cause?.code

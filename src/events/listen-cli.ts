@@ -46,18 +46,44 @@ interface ListenSettings {
 export function registerListenCommand(program: Command): void {
   program
     .command('listen')
-    .description("forward the partner's events to a local URL, signed as real deliveries (sandbox callbacks on a laptop)")
+    .description(
+      "forward the partner's events to a local URL, signed as real deliveries (sandbox callbacks on a laptop)",
+    )
     .requiredOption('--forward-to <url>', 'where to POST each event, e.g. http://localhost:3000/hooks', parseHttpUrl)
-    .option('--events <types>', 'comma-separated event types to forward; * matches any characters (transfer.*,refund.*)')
-    .addOption(new Option('--api-url <url>', "Rail's address (default: the running `rail serve`, else http://127.0.0.1:$PORT)").env('RAIL_URL').argParser(parseHttpUrl))
-    .addOption(new Option('--credentials <file>', 'a partner credentials file (default: <RAIL_DATA_DIR>/sandbox-partner.json)').env('RAIL_CREDENTIALS_FILE'))
-    .addOption(new Option('--key-id <id>', 'request-signing key id (else from the credentials file)').env('RAIL_KEY_ID'))
-    .addOption(new Option('--signing-secret <secret>', 'request-signing secret (else from the credentials file)').env('RAIL_SIGNING_SECRET'))
-    .addOption(new Option('--callback-secret <secret>', 'callback-signing secret the forwarded events are signed with (else from the credentials file)').env('RAIL_CALLBACK_SIGNING_SECRET'))
+    .option(
+      '--events <types>',
+      'comma-separated event types to forward; * matches any characters (transfer.*,refund.*)',
+    )
     .addOption(
-      new Option('--escrow-webhook-secret <secret>', 'the escrow webhook secret escrow.* events are signed with, as their real deliveries are (else the callback-signing secret)').env(
-        'RAIL_ESCROW_WEBHOOK_SECRET',
+      new Option('--api-url <url>', "Rail's address (default: the running `rail serve`, else http://127.0.0.1:$PORT)")
+        .env('RAIL_URL')
+        .argParser(parseHttpUrl),
+    )
+    .addOption(
+      new Option(
+        '--credentials <file>',
+        'a partner credentials file (default: <RAIL_DATA_DIR>/sandbox-partner.json)',
+      ).env('RAIL_CREDENTIALS_FILE'),
+    )
+    .addOption(
+      new Option('--key-id <id>', 'request-signing key id (else from the credentials file)').env('RAIL_KEY_ID'),
+    )
+    .addOption(
+      new Option('--signing-secret <secret>', 'request-signing secret (else from the credentials file)').env(
+        'RAIL_SIGNING_SECRET',
       ),
+    )
+    .addOption(
+      new Option(
+        '--callback-secret <secret>',
+        'callback-signing secret the forwarded events are signed with (else from the credentials file)',
+      ).env('RAIL_CALLBACK_SIGNING_SECRET'),
+    )
+    .addOption(
+      new Option(
+        '--escrow-webhook-secret <secret>',
+        'the escrow webhook secret escrow.* events are signed with, as their real deliveries are (else the callback-signing secret)',
+      ).env('RAIL_ESCROW_WEBHOOK_SECRET'),
     )
     .action(async (options: ListenOptions) => listen(settingsOf(options)))
 }
@@ -80,10 +106,23 @@ function settingsOf(options: ListenOptions): ListenSettings {
   const signingSecret = options.signingSecret ?? saved.signingSecret
   const callbackSecret = options.callbackSecret ?? saved.callbackSigningSecret
   if (!keyId || !signingSecret || !callbackSecret) {
-    throw new Error(`no partner credentials: ${file} is missing or incomplete; set RAIL_KEY_ID, RAIL_SIGNING_SECRET and RAIL_CALLBACK_SIGNING_SECRET, or pass --credentials`)
+    throw new Error(
+      `no partner credentials: ${file} is missing or incomplete; set RAIL_KEY_ID, RAIL_SIGNING_SECRET and RAIL_CALLBACK_SIGNING_SECRET, or pass --credentials`,
+    )
   }
-  const apiUrl = (options.apiUrl ?? runningApiUrl(config.dataDir) ?? `http://127.0.0.1:${config.port}`).replace(/\/$/, '')
-  return { apiUrl, forwardTo: options.forwardTo, types: options.events, keyId, signingSecret, callbackSecret, escrowWebhookSecret: options.escrowWebhookSecret }
+  const apiUrl = (options.apiUrl ?? runningApiUrl(config.dataDir) ?? `http://127.0.0.1:${config.port}`).replace(
+    /\/$/,
+    '',
+  )
+  return {
+    apiUrl,
+    forwardTo: options.forwardTo,
+    types: options.events,
+    keyId,
+    signingSecret,
+    callbackSecret,
+    escrowWebhookSecret: options.escrowWebhookSecret,
+  }
 }
 
 type SavedCredentials = Partial<Record<'keyId' | 'signingSecret' | 'callbackSigningSecret', string>>
@@ -112,7 +151,9 @@ async function listen(settings: ListenSettings): Promise<void> {
     failures = ended.readAnything ? 0 : failures + 1
     const waitMs = Math.min(RECONNECT_MAX_MS, RECONNECT_FIRST_MS * 2 ** Math.max(0, failures - 1))
     const what = ended.opened ? 'stream dropped' : 'cannot open the stream'
-    console.log(`${what} (${ended.reason}); trying again in ${waitMs / 1000} s${lastEventId ? `, resuming after ${lastEventId}` : ''}`)
+    console.log(
+      `${what} (${ended.reason}); trying again in ${waitMs / 1000} s${lastEventId ? `, resuming after ${lastEventId}` : ''}`,
+    )
     await new Promise((resolve) => setTimeout(resolve, waitMs))
   }
 }
@@ -120,9 +161,15 @@ async function listen(settings: ListenSettings): Promise<void> {
 type StreamEnd = { fatal: boolean; reason: string; opened: boolean; readAnything: boolean }
 
 /** One connection to the stream: every event forwarded in order, until the stream ends or fails. */
-async function streamOnce(settings: ListenSettings, lastEventId: string | undefined, remember: (id: string) => void, first: boolean): Promise<StreamEnd> {
+async function streamOnce(
+  settings: ListenSettings,
+  lastEventId: string | undefined,
+  remember: (id: string) => void,
+  first: boolean,
+): Promise<StreamEnd> {
   let opened = false
-  const pathWithQuery = settings.types === undefined ? STREAM_PATH : `${STREAM_PATH}?types=${encodeURIComponent(settings.types)}`
+  const pathWithQuery =
+    settings.types === undefined ? STREAM_PATH : `${STREAM_PATH}?types=${encodeURIComponent(settings.types)}`
   const headers: Record<string, string> = {
     ...signRequest({ keyId: settings.keyId, signingSecret: settings.signingSecret, method: 'GET', pathWithQuery }),
     accept: 'text/event-stream',
@@ -130,10 +177,19 @@ async function streamOnce(settings: ListenSettings, lastEventId: string | undefi
   }
   let readAnything = false
   try {
-    const answer = await request(`${settings.apiUrl}${pathWithQuery}`, { method: 'GET', headers, headersTimeout: FORWARD_TIMEOUT_MS, bodyTimeout: STREAM_SILENCE_MS })
+    const answer = await request(`${settings.apiUrl}${pathWithQuery}`, {
+      method: 'GET',
+      headers,
+      headersTimeout: FORWARD_TIMEOUT_MS,
+      bodyTimeout: STREAM_SILENCE_MS,
+    })
     if (answer.statusCode !== 200) return await refusal(answer.statusCode, await answer.body.text())
     opened = true
-    console.log(first ? `Ready: forwarding events from ${settings.apiUrl} to ${settings.forwardTo} (Ctrl-C to stop)` : 'Stream open again')
+    console.log(
+      first
+        ? `Ready: forwarding events from ${settings.apiUrl} to ${settings.forwardTo} (Ctrl-C to stop)`
+        : 'Stream open again',
+    )
     const reader = new SseReader()
     for await (const chunk of answer.body) {
       for (const message of reader.push(chunk as Buffer)) {
@@ -164,11 +220,25 @@ async function refusal(statusCode: number, text: string): Promise<StreamEnd> {
 /** Posts one event as a delivery attempt does, and says what the local URL answered. */
 async function forward(settings: ListenSettings, body: string): Promise<string> {
   const event = JSON.parse(body) as { id: string; event: string }
-  const secret = event.event.startsWith('escrow.') ? (settings.escrowWebhookSecret ?? settings.callbackSecret) : settings.callbackSecret
-  const headers = deliveryHeaders({ eventId: event.id, eventType: event.event, body, timestampS: Math.floor(Date.now() / 1000), secret })
+  const secret = event.event.startsWith('escrow.')
+    ? (settings.escrowWebhookSecret ?? settings.callbackSecret)
+    : settings.callbackSecret
+  const headers = deliveryHeaders({
+    eventId: event.id,
+    eventType: event.event,
+    body,
+    timestampS: Math.floor(Date.now() / 1000),
+    secret,
+  })
   const line = `${new Date().toISOString()}  ${event.event}  ${event.id}  -> `
   try {
-    const answer = await request(settings.forwardTo, { method: 'POST', headers, body, headersTimeout: FORWARD_TIMEOUT_MS, bodyTimeout: FORWARD_TIMEOUT_MS })
+    const answer = await request(settings.forwardTo, {
+      method: 'POST',
+      headers,
+      body,
+      headersTimeout: FORWARD_TIMEOUT_MS,
+      bodyTimeout: FORWARD_TIMEOUT_MS,
+    })
     await answer.body.dump()
     return `${line}${answer.statusCode}`
   } catch (error) {
@@ -191,7 +261,8 @@ class SseReader {
       const line = this.buffer.slice(0, newline).replace(/\r$/, '')
       this.buffer = this.buffer.slice(newline + 1)
       if (line === '') {
-        if (this.id !== undefined || this.data.length > 0) messages.push({ id: this.id, data: this.data.length > 0 ? this.data.join('\n') : undefined })
+        if (this.id !== undefined || this.data.length > 0)
+          messages.push({ id: this.id, data: this.data.length > 0 ? this.data.join('\n') : undefined })
         this.id = undefined
         this.data = []
       } else if (line.startsWith('id:')) {

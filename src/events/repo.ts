@@ -36,7 +36,8 @@ export interface EventRow {
   created_at: Date
 }
 
-export const EVENT_COLUMNS = 'id, partner_id, type, object_type, object_id, body, callback_url, signing, secret_sealed, secret_bound_to, delivery_status, created_at'
+export const EVENT_COLUMNS =
+  'id, partner_id, type, object_type, object_id, body, callback_url, signing, secret_sealed, secret_bound_to, delivery_status, created_at'
 
 export function toEvent(row: EventRow): EventRecord {
   return {
@@ -73,7 +74,10 @@ function eventValues(event: EventRecord): unknown[] {
 }
 
 export async function insertEvent(db: Queryable, event: EventRecord): Promise<void> {
-  await db.query(`INSERT INTO events (${EVENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`, eventValues(event))
+  await db.query(
+    `INSERT INTO events (${EVENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+    eventValues(event),
+  )
 }
 
 /** A delivery's graphile-worker job. */
@@ -90,7 +94,12 @@ export interface DeliveryJob {
  * key: a key costs a look-up in every business transaction, and a second job for one delivery is
  * harmless (the claim lets one attempt through).
  */
-export async function insertEventWithDelivery(db: Queryable, event: EventRecord, delivery: NewDelivery, job: DeliveryJob): Promise<void> {
+export async function insertEventWithDelivery(
+  db: Queryable,
+  event: EventRecord,
+  delivery: NewDelivery,
+  job: DeliveryJob,
+): Promise<void> {
   await db.query(
     `WITH event AS (
        INSERT INTO events (${EVENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id
@@ -109,7 +118,11 @@ export async function insertEventWithDelivery(db: Queryable, event: EventRecord,
  * Many events, their first deliveries (for those with one) and the deliveries' jobs, in one
  * statement — as insertEventWithDelivery does for one (its first job has no job key either).
  */
-export async function insertEventsWithDeliveries(db: Queryable, events: readonly { event: EventRecord; delivery: NewDelivery | null }[], task: string): Promise<void> {
+export async function insertEventsWithDeliveries(
+  db: Queryable,
+  events: readonly { event: EventRecord; delivery: NewDelivery | null }[],
+  task: string,
+): Promise<void> {
   if (events.length === 0) return
   const column = <T>(pick: (item: { event: EventRecord; delivery: NewDelivery | null }) => T) => events.map(pick)
   await db.query(
@@ -157,11 +170,18 @@ export async function insertEventsWithDeliveries(db: Queryable, events: readonly
 }
 
 export async function selectEvent(db: Queryable, partnerId: string, eventId: string): Promise<EventRecord | undefined> {
-  const { rows } = await db.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM events WHERE id = $1 AND partner_id = $2`, [eventId, partnerId])
+  const { rows } = await db.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM events WHERE id = $1 AND partner_id = $2`, [
+    eventId,
+    partnerId,
+  ])
   return rows[0] && toEvent(rows[0])
 }
 
-export async function updateEventDeliveryStatus(db: Queryable, eventId: string, status: EventDeliveryStatus): Promise<void> {
+export async function updateEventDeliveryStatus(
+  db: Queryable,
+  eventId: string,
+  status: EventDeliveryStatus,
+): Promise<void> {
   await db.query(`UPDATE events SET delivery_status = $2 WHERE id = $1`, [eventId, status])
 }
 
@@ -192,7 +212,16 @@ export async function selectEvents(db: Queryable, filter: EventFilter): Promise<
               SELECT 1 FROM event_deliveries d WHERE d.event_id = events.id AND d.status = 'pending' AND d.last_error IS NOT NULL))
       ORDER BY id DESC
       LIMIT $7`,
-    [filter.partnerId, filter.type ?? null, filter.objectType ?? null, filter.objectId ?? null, filter.deliveryStatus ?? null, filter.beforeId ?? null, filter.limit, filter.retrying ?? false],
+    [
+      filter.partnerId,
+      filter.type ?? null,
+      filter.objectType ?? null,
+      filter.objectId ?? null,
+      filter.deliveryStatus ?? null,
+      filter.beforeId ?? null,
+      filter.limit,
+      filter.retrying ?? false,
+    ],
   )
   return rows.map(toEvent)
 }

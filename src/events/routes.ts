@@ -12,33 +12,46 @@ import type { Attempt, Delivery } from './deliveries-repo.ts'
 import type { EventRecord } from './repo.ts'
 import { EVENTS_PAGE_MAX, getEvent, listEvents, redeliverEvent, type EventView } from './service.ts'
 
-const DeliveryStatusSchema = Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed'), Type.Literal('skipped')], {
-  description: 'pending: attempts continue; delivered: a 2xx arrived; failed: attempts exhausted or the URL answered 410; skipped: there was no callback URL',
-})
+const DeliveryStatusSchema = Type.Union(
+  [Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed'), Type.Literal('skipped')],
+  {
+    description:
+      'pending: attempts continue; delivered: a 2xx arrived; failed: attempts exhausted or the URL answered 410; skipped: there was no callback URL',
+  },
+)
 
-const AttemptSchema = Type.Object({
-  attemptNumber: Type.Integer(),
-  url: Type.String(),
-  startedAt: Type.String({ format: 'date-time' }),
-  durationMs: Type.Integer(),
-  statusCode: Type.Union([Type.Integer(), Type.Null()]),
-  error: Type.Union([Type.String(), Type.Null()]),
-  responseExcerpt: Type.Union([Type.String(), Type.Null()], { description: 'The first 1 KiB of the answer' }),
-}, { title: 'DeliveryAttempt', description: 'One attempt to deliver an event: what the receiver answered, or why it did not' })
+const AttemptSchema = Type.Object(
+  {
+    attemptNumber: Type.Integer(),
+    url: Type.String(),
+    startedAt: Type.String({ format: 'date-time' }),
+    durationMs: Type.Integer(),
+    statusCode: Type.Union([Type.Integer(), Type.Null()]),
+    error: Type.Union([Type.String(), Type.Null()]),
+    responseExcerpt: Type.Union([Type.String(), Type.Null()], { description: 'The first 1 KiB of the answer' }),
+  },
+  {
+    title: 'DeliveryAttempt',
+    description: 'One attempt to deliver an event: what the receiver answered, or why it did not',
+  },
+)
 export type DeliveryAttemptJson = Static<typeof AttemptSchema>
 
-const DeliverySchema = Type.Object({
-  id: Type.String(),
-  url: Type.String(),
-  status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]),
-  attemptsMade: Type.Integer(),
-  nextAttemptAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  lastError: Type.Union([Type.String(), Type.Null()]),
-  deliveredAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  failedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  createdAt: Type.String({ format: 'date-time' }),
-  attempts: Type.Array(AttemptSchema),
-}, { title: 'Delivery', description: 'The delivery of an event to one callback URL, with every attempt' })
+const DeliverySchema = Type.Object(
+  {
+    id: Type.String(),
+    url: Type.String(),
+    status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]),
+    attemptsMade: Type.Integer(),
+    nextAttemptAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    lastError: Type.Union([Type.String(), Type.Null()]),
+    deliveredAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    failedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    createdAt: Type.String({ format: 'date-time' }),
+    attempts: Type.Array(AttemptSchema),
+  },
+  { title: 'Delivery', description: 'The delivery of an event to one callback URL, with every attempt' },
+)
 export type DeliveryJson = Static<typeof DeliverySchema>
 
 const eventProperties = {
@@ -50,15 +63,26 @@ const eventProperties = {
   deliveryStatus: DeliveryStatusSchema,
   payload: Type.Unknown({ description: 'The delivered JSON body, exactly as signed' }),
 }
-const EventSchema = Type.Object(eventProperties, { title: 'Event', description: "Something that happened to one of the caller's objects, and whether it was delivered" })
-const EventWithDeliveriesSchema = Type.Object({ ...eventProperties, deliveries: Type.Array(DeliverySchema) }, { title: 'EventWithDeliveries', description: 'An event with its deliveries and every attempt' })
+const EventSchema = Type.Object(eventProperties, {
+  title: 'Event',
+  description: "Something that happened to one of the caller's objects, and whether it was delivered",
+})
+const EventWithDeliveriesSchema = Type.Object(
+  { ...eventProperties, deliveries: Type.Array(DeliverySchema) },
+  { title: 'EventWithDeliveries', description: 'An event with its deliveries and every attempt' },
+)
 export type EventJson = Static<typeof EventSchema>
 export type EventWithDeliveriesJson = Static<typeof EventWithDeliveriesSchema>
 
-const EventListSchema = Type.Object({
-  data: Type.Array(EventSchema),
-  nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next (older) page; null on the last page' }),
-}, { title: 'EventList', description: "A page of the caller's events, newest first" })
+const EventListSchema = Type.Object(
+  {
+    data: Type.Array(EventSchema),
+    nextCursor: Type.Union([Type.String(), Type.Null()], {
+      description: 'Pass as `cursor` for the next (older) page; null on the last page',
+    }),
+  },
+  { title: 'EventList', description: "A page of the caller's events, newest first" },
+)
 export type EventListJson = Static<typeof EventListSchema>
 
 const ListQuerySchema = closedObject({
@@ -121,18 +145,26 @@ function assertNoBody(body: unknown): void {
   const fields = typeof body === 'object' && !Array.isArray(body) ? Object.keys(body) : ['(body)']
   if (fields.length > 0) {
     const issues = fields.map((field) => ({ field, message: 'is not an accepted field' }))
-    throw new RailError('validation_error', issues.map((issue) => `${issue.field}: ${issue.message}`).join('; '), { fields: issues })
+    throw new RailError('validation_error', issues.map((issue) => `${issue.field}: ${issue.message}`).join('; '), {
+      fields: issues,
+    })
   }
 }
 
 export function registerEventRoutes(app: HttpServer, deps: { pool: Pool; clock: Clock }): void {
+  registerEventReads(app, deps)
+  registerRedeliver(app, deps)
+}
+
+function registerEventReads(app: HttpServer, deps: { pool: Pool; clock: Clock }): void {
   app.get(
     '/api/v1/rail/events',
     {
       config: { auth: 'signature' },
       schema: {
         operationId: 'listEvents',
-        description: "The caller's events, newest first, each with its payload exactly as delivered and its delivery status. Filter by `type`, `objectType`, `objectId` or `deliveryStatus`; page with `cursor` and `limit`.",
+        description:
+          "The caller's events, newest first, each with its payload exactly as delivered and its delivery status. Filter by `type`, `objectType`, `objectId` or `deliveryStatus`; page with `cursor` and `limit`.",
         tags: ['events'],
         summary: "The caller's events, newest first",
         querystring: ListQuerySchema,
@@ -160,33 +192,48 @@ export function registerEventRoutes(app: HttpServer, deps: { pool: Pool; clock: 
       config: { auth: 'signature' },
       schema: {
         operationId: 'getEvent',
-        description: "One event with each of its deliveries (one per callback URL and redelivery) and every attempt: when, to which URL, how long it took, the status or error, and the first 1 KiB of the answer. Another partner's event is 404.",
+        description:
+          "One event with each of its deliveries (one per callback URL and redelivery) and every attempt: when, to which URL, how long it took, the status or error, and the first 1 KiB of the answer. Another partner's event is 404.",
         tags: ['events'],
         summary: 'One event with its deliveries and every attempt',
         params: EventParamsSchema,
         response: { 200: EventWithDeliveriesSchema, ...errorResponses('not_found') },
       },
     },
-    async (request) => toEventViewJson(await withReadConnection(deps.pool, (reader) => getEvent(reader, callerOf(request).partner.id, request.params.id))),
+    async (request) =>
+      toEventViewJson(
+        await withReadConnection(deps.pool, (reader) =>
+          getEvent(reader, callerOf(request).partner.id, request.params.id),
+        ),
+      ),
   )
+}
 
+function registerRedeliver(app: HttpServer, deps: { pool: Pool; clock: Clock }): void {
   app.post(
     '/api/v1/rail/events/:id/redeliver',
     {
       config: { auth: 'signature', idempotencyKey: 'in-transaction' },
       schema: {
         operationId: 'redeliverEvent',
-        description: "Delivers the event again: a delivery waiting for its next retry is attempted at once, otherwise a new delivery starts to the object's own URL, else the partner's current default, over the whole retry schedule. No body. No URL anywhere is 409 `invalid_state`. The same request again with its `Idempotency-Key` starts nothing and answers 202 with `Idempotent-Replayed: true`.",
+        description:
+          "Delivers the event again: a delivery waiting for its next retry is attempted at once, otherwise a new delivery starts to the object's own URL, else the partner's current default, over the whole retry schedule. No body. No URL anywhere is 409 `invalid_state`. The same request again with its `Idempotency-Key` starts nothing and answers 202 with `Idempotent-Replayed: true`.",
         tags: ['events'],
-        summary: 'Deliver an event again (at once if a retry is waiting; else a new delivery). The same request again with its Idempotency-Key starts nothing (Idempotent-Replayed: true)',
+        summary:
+          'Deliver an event again (at once if a retry is waiting; else a new delivery). The same request again with its Idempotency-Key starts nothing (Idempotent-Replayed: true)',
         params: EventParamsSchema,
-        response: { 202: EventWithDeliveriesSchema, ...errorResponses('not_found', 'invalid_state', 'request_in_progress') },
+        response: {
+          202: EventWithDeliveriesSchema,
+          ...errorResponses('not_found', 'invalid_state', 'request_in_progress'),
+        },
       },
     },
     async (request, reply) => {
       assertNoBody(request.body)
       const partnerId = callerOf(request).partner.id
-      const { view, replayed } = await withTransaction(deps.pool, (tx) => redeliverEvent(tx, deps.clock, partnerId, request.params.id, request.idempotencyKey))
+      const { view, replayed } = await withTransaction(deps.pool, (tx) =>
+        redeliverEvent(tx, deps.clock, partnerId, request.params.id, request.idempotencyKey),
+      )
       return sendOnce(reply.code(202), replayed, toEventViewJson(view))
     },
   )

@@ -1,7 +1,13 @@
 // Events (docs/design.md §9): every state change a partner hears about is recorded here, on the caller's
 // transaction, together with its first delivery and the job that makes it. So an event exists,
 // and is delivered, exactly when the change that caused it committed.
-import { getPartner, setDefaultCallbackUrl, type CallbackUrls, type Partner, type PartnerEnvironment } from '../partners/service.ts'
+import {
+  getPartner,
+  setDefaultCallbackUrl,
+  type CallbackUrls,
+  type Partner,
+  type PartnerEnvironment,
+} from '../partners/service.ts'
 import type { Clock } from '../platform/clock.ts'
 import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { fieldError, notFound, RailError } from '../platform/errors.ts'
@@ -76,7 +82,13 @@ export function deliveryJob(deliveryId: string, url: string, priority = FIRST_AT
  * The delivery's job, to run at once or `dueInMs` from now: its next attempt is due by the
  * application's clock, the job's run_at by the database's, so the job is given the wait, not the time.
  */
-export async function enqueueDelivery(db: Queryable, deliveryId: string, url: string, dueInMs?: number, priority = FIRST_ATTEMPT_PRIORITY): Promise<void> {
+export async function enqueueDelivery(
+  db: Queryable,
+  deliveryId: string,
+  url: string,
+  dueInMs?: number,
+  priority = FIRST_ATTEMPT_PRIORITY,
+): Promise<void> {
   const job = deliveryJob(deliveryId, url, priority)
   await addJob(db, job.task, job.payload, { jobKey: job.jobKey, runAfterMs: dueInMs, priority: job.priority })
 }
@@ -86,27 +98,50 @@ export async function enqueueDelivery(db: Queryable, deliveryId: string, url: st
  * replaces nor moves the job of the delivery's next attempt; if the holder recorded its attempt by
  * then, this job finds nothing to claim and ends.
  */
-export async function enqueueAfterClaim(db: Queryable, deliveryId: string, url: string, leaseUntil: Date): Promise<void> {
+export async function enqueueAfterClaim(
+  db: Queryable,
+  deliveryId: string,
+  url: string,
+  leaseUntil: Date,
+): Promise<void> {
   const job = deliveryJob(deliveryId, url, RETRY_PRIORITY)
-  await addJob(db, job.task, job.payload, { runAt: new Date(leaseUntil.getTime() + CLAIM_LAPSE_MARGIN_MS), priority: job.priority })
+  await addJob(db, job.task, job.payload, {
+    runAt: new Date(leaseUntil.getTime() + CLAIM_LAPSE_MARGIN_MS),
+    priority: job.priority,
+  })
 }
 
 /** A sandbox partner's clock moved on (docs/sandbox.md): its pending deliveries' retries come as much earlier, and those due run now. */
-export async function bringForwardDeliveries(tx: Queryable, clock: Clock, partnerId: string, seconds: number): Promise<void> {
-  for (const due of await deliveries.bringForward(tx, partnerId, seconds, clock.now())) await enqueueDelivery(tx, due.id, due.url, undefined, RETRY_PRIORITY)
+export async function bringForwardDeliveries(
+  tx: Queryable,
+  clock: Clock,
+  partnerId: string,
+  seconds: number,
+): Promise<void> {
+  for (const due of await deliveries.bringForward(tx, partnerId, seconds, clock.now()))
+    await enqueueDelivery(tx, due.id, due.url, undefined, RETRY_PRIORITY)
 }
 
 /**
  * Records an event on the caller's transaction and, when it has a target, enqueues its delivery.
  * `clock` is the caller's injected clock: it gives the event's time (its `timestamp`).
  */
-export async function recordEvent(tx: Queryable, clock: Clock, input: NewEvent): Promise<{ id: string; body: EventBody }> {
+export async function recordEvent(
+  tx: Queryable,
+  clock: Clock,
+  input: NewEvent,
+): Promise<{ id: string; body: EventBody }> {
   const prepared = await prepareEvent(tx, input, clock.now(), new Map())
   if (prepared.delivery === null) {
     await repo.insertEvent(tx, prepared.event)
   } else {
     // One round trip for the event, its delivery and the delivery's job: this runs inside every business transaction.
-    await repo.insertEventWithDelivery(tx, prepared.event, prepared.delivery, deliveryJob(prepared.delivery.id, prepared.delivery.url))
+    await repo.insertEventWithDelivery(
+      tx,
+      prepared.event,
+      prepared.delivery,
+      deliveryJob(prepared.delivery.id, prepared.delivery.url),
+    )
   }
   return { id: prepared.event.id, body: prepared.body }
 }
@@ -116,7 +151,11 @@ export async function recordEvent(tx: Queryable, clock: Clock, input: NewEvent):
  * deliveries and jobs — for a path that changes many objects in one transaction (credits applied
  * in a batch). Each event is what recordEvent would have recorded.
  */
-export async function recordEvents(tx: Queryable, clock: Clock, inputs: readonly NewEvent[]): Promise<{ id: string; body: EventBody }[]> {
+export async function recordEvents(
+  tx: Queryable,
+  clock: Clock,
+  inputs: readonly NewEvent[],
+): Promise<{ id: string; body: EventBody }[]> {
   const defaultUrls = new Map<string, string | null>()
   const prepared: PreparedEvent[] = []
   const createdAt = clock.now()
@@ -137,15 +176,27 @@ interface PreparedEvent {
  * horizon of wall time (platform/pagination.ts), so an id from a clock moved ahead would hide the
  * event from them until that time came.
  */
-async function prepareEvent(tx: Queryable, input: NewEvent, createdAt: Date, defaultUrls: Map<string, string | null>): Promise<PreparedEvent> {
+async function prepareEvent(
+  tx: Queryable,
+  input: NewEvent,
+  createdAt: Date,
+  defaultUrls: Map<string, string | null>,
+): Promise<PreparedEvent> {
   const id = uuidv7()
-  const body: EventBody = { id, event: input.type, eventKind: input.type, timestamp: createdAt.toISOString(), data: input.data }
+  const body: EventBody = {
+    id,
+    event: input.type,
+    eventKind: input.type,
+    timestamp: createdAt.toISOString(),
+    data: input.data,
+  }
   if (input.metadata !== undefined) body.metadata = input.metadata
   let url: string | null = null
   if (!input.recordOnly) {
     url = input.callbackUrl ?? null
     if (url === null) {
-      if (!defaultUrls.has(input.partnerId)) defaultUrls.set(input.partnerId, (await getPartner(tx, input.partnerId))?.callbackUrl ?? null)
+      if (!defaultUrls.has(input.partnerId))
+        defaultUrls.set(input.partnerId, (await getPartner(tx, input.partnerId))?.callbackUrl ?? null)
       url = defaultUrls.get(input.partnerId)!
     }
   }
@@ -164,7 +215,16 @@ async function prepareEvent(tx: Queryable, input: NewEvent, createdAt: Date, def
     deliveryStatus: url === null ? 'skipped' : 'pending',
     createdAt,
   }
-  const delivery = url === null ? null : { id: uuidv7(), eventId: id, partnerId: input.partnerId, url, orderingKey: orderingKey(input.objectType, input.objectId) }
+  const delivery =
+    url === null
+      ? null
+      : {
+          id: uuidv7(),
+          eventId: id,
+          partnerId: input.partnerId,
+          url,
+          orderingKey: orderingKey(input.objectType, input.objectId),
+        }
   return { event, body, delivery }
 }
 
@@ -197,8 +257,13 @@ export async function getEvent(db: Queryable, partnerId: string, eventId: string
 
 export const EVENTS_PAGE_MAX = 100
 
-export async function listEvents(db: Queryable, filter: Omit<repo.EventFilter, 'limit' | 'beforeId'> & { limit: number; cursor?: string }) {
-  const rows = await readPage(db, filter.cursor, (reader, before) => repo.selectEvents(reader, { ...filter, beforeId: before, limit: pageQueryLimit(filter.limit) }))
+export async function listEvents(
+  db: Queryable,
+  filter: Omit<repo.EventFilter, 'limit' | 'beforeId'> & { limit: number; cursor?: string },
+) {
+  const rows = await readPage(db, filter.cursor, (reader, before) =>
+    repo.selectEvents(reader, { ...filter, beforeId: before, limit: pageQueryLimit(filter.limit) }),
+  )
   const page = toPage(rows, filter.limit)
   return { events: page.items, nextCursor: page.nextCursor }
 }
@@ -214,25 +279,47 @@ export async function countRetryingEvents(db: Queryable, partnerId: string, limi
  * partner's current default. Asking explicitly also lifts a 410 stop on that URL. `clock` is the
  * application's: the workers judge the delivery due by it.
  */
-export async function redeliverEvent(tx: Queryable, clock: Clock, partnerId: string, eventId: string, key?: IdempotencyKey): Promise<{ view: EventView; replayed: boolean }> {
+export async function redeliverEvent(
+  tx: Queryable,
+  clock: Clock,
+  partnerId: string,
+  eventId: string,
+  key?: IdempotencyKey,
+): Promise<{ view: EventView; replayed: boolean }> {
   const event = await repo.selectEvent(tx, partnerId, eventId)
   if (!event || event.type === EVENT_DELIVERY_FAILED) throw notFound('Event')
   // Redelivery has no reference: the request's Idempotency-Key, if sent, is claimed with it. The
   // same request again with the key (a client's retry, a replay) starts nothing.
-  if ((await claimKeyInTransaction(tx, key)) === 'replayed') return { view: await getEvent(tx, partnerId, eventId), replayed: true }
+  if ((await claimKeyInTransaction(tx, key)) === 'replayed')
+    return { view: await getEvent(tx, partnerId, eventId), replayed: true }
   return { view: await startRedelivery(tx, clock, partnerId, event), replayed: false }
 }
 
-async function startRedelivery(tx: Queryable, clock: Clock, partnerId: string, event: repo.EventRecord): Promise<EventView> {
+async function startRedelivery(
+  tx: Queryable,
+  clock: Clock,
+  partnerId: string,
+  event: repo.EventRecord,
+): Promise<EventView> {
   const waiting = await deliveries.selectPendingDelivery(tx, event.id)
   if (waiting) {
     await deliveries.advanceDelivery(tx, waiting.id, clock.now())
     await enqueueDelivery(tx, waiting.id, waiting.url)
   } else {
     const url = event.callbackUrl ?? (await getPartner(tx, partnerId))?.callbackUrl ?? null
-    if (url === null) throw new RailError('invalid_state', 'There is no callback URL to deliver to: set one with PATCH /api/v1/rail/settings', { eventId: event.id })
+    if (url === null)
+      throw new RailError(
+        'invalid_state',
+        'There is no callback URL to deliver to: set one with PATCH /api/v1/rail/settings',
+        { eventId: event.id },
+      )
     await deliveries.deleteDisabledUrl(tx, partnerId, url)
-    await addDelivery(tx, clock, { eventId: event.id, partnerId, url, orderingKey: orderingKey(event.objectType, event.objectId) })
+    await addDelivery(tx, clock, {
+      eventId: event.id,
+      partnerId,
+      url,
+      orderingKey: orderingKey(event.objectType, event.objectId),
+    })
     await repo.updateEventDeliveryStatus(tx, event.id, 'pending')
   }
   return getEvent(tx, partnerId, event.id)
@@ -240,15 +327,24 @@ async function startRedelivery(tx: Queryable, clock: Clock, partnerId: string, e
 
 /** Live partners: https and public addresses only. Sandbox: http too, and loopback when allowed. */
 export function callbackPolicyFor(environment: PartnerEnvironment, allowLoopbackInSandbox: boolean): CallbackPolicy {
-  return environment === 'live' ? { requireHttps: true, allowLoopback: false } : { requireHttps: false, allowLoopback: allowLoopbackInSandbox }
+  return environment === 'live'
+    ? { requireHttps: true, allowLoopback: false }
+    : { requireHttps: false, allowLoopback: allowLoopbackInSandbox }
 }
 
 /**
  * Refuses a callback URL being set that the guard would refuse (422 naming `field`). A name that
  * does not resolve yet is accepted: it is checked again, and must resolve, at every delivery.
  */
-export async function assertCallbackUrlAllowed(url: string, environment: PartnerEnvironment, allowLoopbackInSandbox: boolean, field = 'callbackUrl'): Promise<void> {
-  const check = await checkCallbackUrl(url, callbackPolicyFor(environment, allowLoopbackInSandbox), { allowUnresolved: true })
+export async function assertCallbackUrlAllowed(
+  url: string,
+  environment: PartnerEnvironment,
+  allowLoopbackInSandbox: boolean,
+  field = 'callbackUrl',
+): Promise<void> {
+  const check = await checkCallbackUrl(url, callbackPolicyFor(environment, allowLoopbackInSandbox), {
+    allowUnresolved: true,
+  })
   if (!check.ok) throw fieldError(field, check.reason)
 }
 
@@ -277,4 +373,8 @@ export async function callbackUrlDisabled(db: Queryable, partnerId: string, url:
 }
 
 /** What the partner routes and commands use to check and set a callback URL (given to them by the composition root). */
-export const partnerCallbackUrls: CallbackUrls = { assertAllowed: assertCallbackUrlAllowed, set: setPartnerCallbackUrl, disabled: callbackUrlDisabled }
+export const partnerCallbackUrls: CallbackUrls = {
+  assertAllowed: assertCallbackUrlAllowed,
+  set: setPartnerCallbackUrl,
+  disabled: callbackUrlDisabled,
+}

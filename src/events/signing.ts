@@ -38,10 +38,14 @@ export function deliveryHeaders(input: DeliveryHeadersInput): Record<string, str
  * bytes (`new Webhook(secret, { format: 'raw' })`).
  */
 export function standardWebhooksSignature(eventId: string, timestampS: number, body: string, secret: string): string {
-  const digest = createHmac('sha256', standardWebhooksKey(secret)).update(`${eventId}.${timestampS}.${body}`).digest('base64')
+  const digest = createHmac('sha256', standardWebhooksKey(secret))
+    .update(`${eventId}.${timestampS}.${body}`)
+    .digest('base64')
   return `v1,${digest}`
 }
 
 function standardWebhooksKey(secret: string): Buffer {
-  return secret.startsWith('whsec_') ? Buffer.from(secret.slice('whsec_'.length), 'base64') : Buffer.from(secret, 'utf8')
+  return secret.startsWith('whsec_')
+    ? Buffer.from(secret.slice('whsec_'.length), 'base64')
+    : Buffer.from(secret, 'utf8')
 }

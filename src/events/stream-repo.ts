@@ -17,7 +17,10 @@ export { selectHorizonId, uuidv7Floor } from '../platform/pagination.ts'
 
 /** The partner's events after a position that are visible now (a new stream leaves them out). */
 export async function selectVisibleIdsAfter(db: Queryable, partnerId: string, afterId: string): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>(`SELECT id FROM events WHERE partner_id = $1 AND id > $2 ORDER BY id`, [partnerId, afterId])
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT id FROM events WHERE partner_id = $1 AND id > $2 ORDER BY id`,
+    [partnerId, afterId],
+  )
   return rows.map((row) => row.id)
 }
 
@@ -36,7 +39,12 @@ export interface StreamPosition {
  * For each position, its partner's next events after it and below the horizon, oldest first, at
  * most `limit` each: one statement for every stream of the process.
  */
-export async function selectEventsAfter(db: Queryable, positions: readonly StreamPosition[], horizonId: string, limit: number): Promise<Map<number, StreamedEvent[]>> {
+export async function selectEventsAfter(
+  db: Queryable,
+  positions: readonly StreamPosition[],
+  horizonId: string,
+  limit: number,
+): Promise<Map<number, StreamedEvent[]>> {
   const { rows } = await db.query<{ position: string; id: string; type: string; body: string }>(
     `SELECT p.position, e.id, e.type, e.body
        FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS p(partner_id, after_id, position)

@@ -16,7 +16,13 @@ import type { Pool } from '../platform/db.ts'
 import { fieldError, OVERLOADED_RETRY_AFTER_S, RailError } from '../platform/errors.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { closedObject, errorResponses } from '../platform/schemas.ts'
-import { eventBelongsTo, selectEventsAfter, selectHorizonId, selectVisibleIdsAfter, type StreamedEvent } from './stream-repo.ts'
+import {
+  eventBelongsTo,
+  selectEventsAfter,
+  selectHorizonId,
+  selectVisibleIdsAfter,
+  type StreamedEvent,
+} from './stream-repo.ts'
 
 export interface StreamSettings {
   /** How often the process reads new events for its open streams. */
@@ -81,11 +87,18 @@ export class EventStreamHub {
   /** Refuses a stream past the process's or the partner's limit, before anything is sent. */
   assertRoomFor(partnerId: string): void {
     if (this.streams.size >= this.settings.streamsMax) {
-      throw new RailError('overloaded', 'Too many event streams are open on this server; retry shortly', undefined, { retryAfterS: OVERLOADED_RETRY_AFTER_S })
+      throw new RailError('overloaded', 'Too many event streams are open on this server; retry shortly', undefined, {
+        retryAfterS: OVERLOADED_RETRY_AFTER_S,
+      })
     }
     const ofPartner = [...this.streams].filter((stream) => stream.partnerId === partnerId).length
     if (ofPartner >= this.settings.streamsPerPartnerMax) {
-      throw new RailError('rate_limited', `At most ${this.settings.streamsPerPartnerMax} event streams may be open at once`, { limit: this.settings.streamsPerPartnerMax }, { retryAfterS: 5 })
+      throw new RailError(
+        'rate_limited',
+        `At most ${this.settings.streamsPerPartnerMax} event streams may be open at once`,
+        { limit: this.settings.streamsPerPartnerMax },
+        { retryAfterS: 5 },
+      )
     }
   }
 
@@ -95,13 +108,18 @@ export class EventStreamHub {
    * leaving out the events already recorded past it, so that only what is recorded from now on
    * is sent.
    */
-  async startingPoint(partnerId: string, lastEventId: string | undefined): Promise<{ afterId: string; alreadyRecorded: Set<string> }> {
+  async startingPoint(
+    partnerId: string,
+    lastEventId: string | undefined,
+  ): Promise<{ afterId: string; alreadyRecorded: Set<string> }> {
     if (lastEventId === undefined) {
       const afterId = await selectHorizonId(this.pool, this.settings.clockMarginMs)
       return { afterId, alreadyRecorded: new Set(await selectVisibleIdsAfter(this.pool, partnerId, afterId)) }
     }
-    const isPosition = POSITION.test(lastEventId) && parseInt(lastEventId.replace('-', '').slice(0, 12), 16) <= Date.now()
-    if (!isPosition && !(await eventBelongsTo(this.pool, partnerId, lastEventId))) throw new RailError('not_found', `Event ${lastEventId} not found`)
+    const isPosition =
+      POSITION.test(lastEventId) && parseInt(lastEventId.replace('-', '').slice(0, 12), 16) <= Date.now()
+    if (!isPosition && !(await eventBelongsTo(this.pool, partnerId, lastEventId)))
+      throw new RailError('not_found', `Event ${lastEventId} not found`)
     return { afterId: lastEventId, alreadyRecorded: new Set() }
   }
 
@@ -181,10 +199,10 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
 
-
 function lastEventIdOf(header: string | string[] | undefined): string | undefined {
   if (header === undefined) return undefined
-  if (typeof header !== 'string' || !UUID.test(header.trim())) throw fieldError('Last-Event-ID', 'is not the id of an event (a UUID)')
+  if (typeof header !== 'string' || !UUID.test(header.trim()))
+    throw fieldError('Last-Event-ID', 'is not the id of an event (a UUID)')
   return header.trim().toLowerCase()
 }
 
@@ -195,8 +213,13 @@ const STREAM_DESCRIPTION = [
   'An event appears about a second after it is recorded. A comment is sent every 15 s. At most 5 streams per partner (429) and 500 per server (503). `rail listen` reads it.',
 ].join(' ')
 
-export function registerEventStreamRoute(app: HttpServer, deps: { pool: Pool; settings?: Partial<StreamSettings> }): void {
-  const hub = new EventStreamHub(deps.pool, { ...STREAM_SETTINGS_DEFAULT, ...deps.settings }, (message) => app.log.warn(message))
+export function registerEventStreamRoute(
+  app: HttpServer,
+  deps: { pool: Pool; settings?: Partial<StreamSettings> },
+): void {
+  const hub = new EventStreamHub(deps.pool, { ...STREAM_SETTINGS_DEFAULT, ...deps.settings }, (message) =>
+    app.log.warn(message),
+  )
   // Before the server waits for its connections to end: open streams would keep it waiting.
   app.addHook('preClose', async () => hub.close())
 
@@ -213,14 +236,28 @@ export function registerEventStreamRoute(app: HttpServer, deps: { pool: Pool; se
         description: STREAM_DESCRIPTION,
         querystring: closedObject({
           types: Type.Optional(
-            Type.String({ pattern: `^${TYPE_GLOB}(,${TYPE_GLOB}){0,19}$`, description: 'Comma-separated event types, at most 20; `*` matches any characters', examples: ['transfer.*,refund.succeeded'] }),
+            Type.String({
+              pattern: `^${TYPE_GLOB}(,${TYPE_GLOB}){0,19}$`,
+              description: 'Comma-separated event types, at most 20; `*` matches any characters',
+              examples: ['transfer.*,refund.succeeded'],
+            }),
           ),
         }),
         headers: Type.Object({
-          'last-event-id': Type.Optional(Type.String({ description: 'Resume after this event (its id), or after the position the stream announced before any event', examples: ['0193b7e2-4c1a-7d3e-9f20-6a5b8c7d1e42'] })),
+          'last-event-id': Type.Optional(
+            Type.String({
+              description:
+                'Resume after this event (its id), or after the position the stream announced before any event',
+              examples: ['0193b7e2-4c1a-7d3e-9f20-6a5b8c7d1e42'],
+            }),
+          ),
         }),
         response: {
-          200: { description: 'The stream: an `id` line with the starting position, then one message per event (`id`: the event id, `data`: the body a delivery sends), and heartbeat comments', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+          200: {
+            description:
+              'The stream: an `id` line with the starting position, then one message per event (`id`: the event id, `data`: the body a delivery sends), and heartbeat comments',
+            content: { 'text/event-stream': { schema: { type: 'string' } } },
+          },
           ...errorResponses('not_found', 'rate_limited', 'overloaded'),
         },
       },

@@ -98,7 +98,19 @@ function toInvoice(row: Row): Invoice {
 
 export type NewInvoice = Pick<
   Invoice,
-  'id' | 'partnerId' | 'reference' | 'requestHash' | 'title' | 'description' | 'lineItems' | 'amountKobo' | 'currency' | 'customer' | 'dueAt' | 'callbackUrl' | 'creatorMetadata'
+  | 'id'
+  | 'partnerId'
+  | 'reference'
+  | 'requestHash'
+  | 'title'
+  | 'description'
+  | 'lineItems'
+  | 'amountKobo'
+  | 'currency'
+  | 'customer'
+  | 'dueAt'
+  | 'callbackUrl'
+  | 'creatorMetadata'
 >
 
 /** Inserts a draft; undefined when the reference was taken (by a concurrent create that committed first). */
@@ -127,13 +139,23 @@ export async function insertDraft(db: Queryable, invoice: NewInvoice): Promise<I
   return result.rows[0] && toInvoice(result.rows[0])
 }
 
-export async function selectByReference(db: Queryable, partnerId: string, reference: string): Promise<Invoice | undefined> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM invoices WHERE partner_id = $1 AND reference = $2`, [partnerId, reference])
+export async function selectByReference(
+  db: Queryable,
+  partnerId: string,
+  reference: string,
+): Promise<Invoice | undefined> {
+  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM invoices WHERE partner_id = $1 AND reference = $2`, [
+    partnerId,
+    reference,
+  ])
   return result.rows[0] && toInvoice(result.rows[0])
 }
 
 export async function selectById(db: Queryable, partnerId: string, id: string): Promise<Invoice | undefined> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM invoices WHERE partner_id = $1 AND id = $2`, [partnerId, id])
+  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM invoices WHERE partner_id = $1 AND id = $2`, [
+    partnerId,
+    id,
+  ])
   return result.rows[0] && toInvoice(result.rows[0])
 }
 
@@ -143,7 +165,12 @@ export async function lockById(db: Queryable, id: string): Promise<Invoice | und
 }
 
 /** Publishes a draft at `at` (the caller's clock). */
-export async function publish(db: Queryable, id: string, paymentIntentId: string, at: Date): Promise<Invoice | undefined> {
+export async function publish(
+  db: Queryable,
+  id: string,
+  paymentIntentId: string,
+  at: Date,
+): Promise<Invoice | undefined> {
   const result = await db.query<Row>(
     `UPDATE invoices SET status = 'published', payment_intent_id = $2, published_at = $4, status_changed_at = $4
       WHERE id = $1 AND status = ANY ($3::text[])
@@ -154,7 +181,12 @@ export async function publish(db: Queryable, id: string, paymentIntentId: string
 }
 
 /** Adds a payment (already capped at what is owed) to a published or partially paid invoice, at `at` (the caller's clock). */
-export async function recordPayment(db: Queryable, id: string, amountKobo: number, at: Date): Promise<Invoice | undefined> {
+export async function recordPayment(
+  db: Queryable,
+  id: string,
+  amountKobo: number,
+  at: Date,
+): Promise<Invoice | undefined> {
   const result = await db.query<Row>(
     `UPDATE invoices
         SET amount_paid_kobo = amount_paid_kobo + $2,
@@ -181,7 +213,10 @@ export async function cancel(db: Queryable, id: string, at: Date): Promise<Invoi
   return result.rows[0] && toInvoice(result.rows[0])
 }
 
-export async function list(db: Queryable, query: { partnerId: string; status?: InvoiceStatus; limit: number; cursor?: string }): Promise<Invoice[]> {
+export async function list(
+  db: Queryable,
+  query: { partnerId: string; status?: InvoiceStatus; limit: number; cursor?: string },
+): Promise<Invoice[]> {
   const result = await db.query<Row>(
     `SELECT ${COLUMNS} FROM invoices
       WHERE partner_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::uuid IS NULL OR id < $3)

@@ -4,10 +4,26 @@ import { callerOf } from '../partners/auth.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
-import { CallbackUrlSchema, closedObject, CurrencySchema, errorResponses, IDEMPOTENT_CODES, Nullable, ReferenceSchema } from '../platform/schemas.ts'
+import {
+  CallbackUrlSchema,
+  closedObject,
+  CurrencySchema,
+  errorResponses,
+  IDEMPOTENT_CODES,
+  Nullable,
+  ReferenceSchema,
+} from '../platform/schemas.ts'
 import type { CollectionsDeps } from '../collections/virtual-accounts/service.ts'
 import { CustomerSchema, InvoiceSchema, LineItemSchema, StatusSchema } from './schemas.ts'
-import { cancelInvoice, createInvoice, getInvoice, INVOICE_PAGE_MAX, listInvoices, publishInvoice, toInvoiceJson } from './service.ts'
+import {
+  cancelInvoice,
+  createInvoice,
+  getInvoice,
+  INVOICE_PAGE_MAX,
+  listInvoices,
+  publishInvoice,
+  toInvoiceJson,
+} from './service.ts'
 
 const ReferenceParams = closedObject({ reference: ReferenceSchema })
 
@@ -15,17 +31,22 @@ const CreateSchema = closedObject({
   reference: ReferenceSchema,
   title: Type.String({ minLength: 1, maxLength: 200 }),
   amountKobo: AmountKobo({ description: 'The total to collect, at most the maximum of one instruction' }),
-  currency: Type.Optional(CurrencySchema('ISO 4217; only NGN (the default) is served (another code is 422 `unsupported_currency`)')),
+  currency: Type.Optional(
+    CurrencySchema('ISO 4217; only NGN (the default) is served (another code is 422 `unsupported_currency`)'),
+  ),
   customer: Type.Optional(CustomerSchema),
   callbackUrl: Type.Optional(CallbackUrlSchema),
   publishOnCreate: Type.Optional(Type.Boolean({ default: false })),
   description: Type.Optional(Type.String({ maxLength: 2000 })),
-  dueAt: Type.Optional(Type.String({ format: 'date-time', description: 'When payment is due (informational; invoices do not expire)' })),
+  dueAt: Type.Optional(
+    Type.String({ format: 'date-time', description: 'When payment is due (informational; invoices do not expire)' }),
+  ),
   lineItems: Type.Optional(
     Type.Array(LineItemSchema, {
       minItems: 1,
       maxItems: 100,
-      description: "What is billed, line by line, shown on the payment page: the lines' quantity × unitAmountKobo must add up to amountKobo (422 naming lineItems otherwise)",
+      description:
+        "What is billed, line by line, shown on the payment page: the lines' quantity × unitAmountKobo must add up to amountKobo (422 naming lineItems otherwise)",
     }),
   ),
 })
@@ -48,11 +69,16 @@ function registerCreate(app: HttpServer, deps: CollectionsDeps): void {
       config: { auth: 'signature', idempotencyKey: 'reference' },
       schema: {
         operationId: 'createInvoice',
-        description: 'Creates an invoice for a customer: a draft, or published at once (`publishOnCreate`) with its virtual account allocated in the same request and a hosted `checkoutUrl`. Idempotent on `reference`.',
+        description:
+          'Creates an invoice for a customer: a draft, or published at once (`publishOnCreate`) with its virtual account allocated in the same request and a hosted `checkoutUrl`. Idempotent on `reference`.',
         tags: ['invoices'],
-        summary: 'Create an invoice: a draft, or published at once (publishOnCreate) with its virtual account allocated in the same request',
+        summary:
+          'Create an invoice: a draft, or published at once (publishOnCreate) with its virtual account allocated in the same request',
         body: CreateSchema,
-        response: { 200: InvoiceSchema, ...errorResponses(...IDEMPOTENT_CODES, 'capability_disabled', 'provider_unavailable', 'amount_above_limit') },
+        response: {
+          200: InvoiceSchema,
+          ...errorResponses(...IDEMPOTENT_CODES, 'capability_disabled', 'provider_unavailable', 'amount_above_limit'),
+        },
       },
     },
     async (request, reply) => {
@@ -78,12 +104,20 @@ function registerReads(app: HttpServer, deps: CollectionsDeps): void {
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: INVOICE_PAGE_MAX, default: 20 })),
           cursor: Type.Optional(Type.String({ format: 'uuid' })),
         }),
-        response: { 200: Type.Object({ data: Type.Array(InvoiceSchema), nextCursor: Nullable(Type.String()) }), ...errorResponses() },
+        response: {
+          200: Type.Object({ data: Type.Array(InvoiceSchema), nextCursor: Nullable(Type.String()) }),
+          ...errorResponses(),
+        },
       },
     },
     async (request) => {
       const query = request.query
-      return listInvoices(deps.pool, { partnerId: callerOf(request).partner.id, status: query.status, limit: query.limit ?? 20, cursor: query.cursor })
+      return listInvoices(deps.pool, {
+        partnerId: callerOf(request).partner.id,
+        status: query.status,
+        limit: query.limit ?? 20,
+        cursor: query.cursor,
+      })
     },
   )
 
@@ -91,9 +125,17 @@ function registerReads(app: HttpServer, deps: CollectionsDeps): void {
     '/api/v1/rail/invoice/:reference',
     {
       config: { auth: 'signature' },
-      schema: { operationId: 'getInvoice', description: 'One invoice by its reference, with what has been paid and its payment account once published.', tags: ['invoices'], summary: 'One invoice, by its reference', params: ReferenceParams, response: { 200: InvoiceSchema, ...errorResponses('not_found') } },
+      schema: {
+        operationId: 'getInvoice',
+        description: 'One invoice by its reference, with what has been paid and its payment account once published.',
+        tags: ['invoices'],
+        summary: 'One invoice, by its reference',
+        params: ReferenceParams,
+        response: { 200: InvoiceSchema, ...errorResponses('not_found') },
+      },
     },
-    async (request) => toInvoiceJson(await getInvoice(deps.pool, callerOf(request).partner.id, request.params.reference)),
+    async (request) =>
+      toInvoiceJson(await getInvoice(deps.pool, callerOf(request).partner.id, request.params.reference)),
   )
 }
 
@@ -105,11 +147,16 @@ function registerChangeRoutes(app: HttpServer, deps: CollectionsDeps): void {
       config: { auth: 'signature' },
       schema: {
         operationId: 'publishInvoice',
-        description: 'Publishes a draft: its virtual account is allocated at the provider and the invoice starts collecting (`invoice.published`). An invoice that is not a draft is 409 `invalid_state` with its current state in `details`.',
+        description:
+          'Publishes a draft: its virtual account is allocated at the provider and the invoice starts collecting (`invoice.published`). An invoice that is not a draft is 409 `invalid_state` with its current state in `details`.',
         tags: ['invoices'],
-        summary: 'Publish a draft: its virtual account is allocated (a composed payment intent). Not a draft: 409 with the current state in details',
+        summary:
+          'Publish a draft: its virtual account is allocated (a composed payment intent). Not a draft: 409 with the current state in details',
         params: ReferenceParams,
-        response: { 200: InvoiceSchema, ...errorResponses('not_found', 'invalid_state', 'capability_disabled', 'provider_unavailable') },
+        response: {
+          200: InvoiceSchema,
+          ...errorResponses('not_found', 'invalid_state', 'capability_disabled', 'provider_unavailable'),
+        },
       },
     },
     async (request) => {
@@ -124,9 +171,11 @@ function registerChangeRoutes(app: HttpServer, deps: CollectionsDeps): void {
       config: { auth: 'signature' },
       schema: {
         operationId: 'cancelInvoice',
-        description: 'Cancels a draft, published or partially paid invoice (`invoice.cancelled`); its account is archived, later credits go to unmatched triage, and partial payments can be refunded with `POST /api/v1/rail/refunds`.',
+        description:
+          'Cancels a draft, published or partially paid invoice (`invoice.cancelled`); its account is archived, later credits go to unmatched triage, and partial payments can be refunded with `POST /api/v1/rail/refunds`.',
         tags: ['invoices'],
-        summary: 'Cancel a draft, published or partially paid invoice; its account is archived and later credits go to unmatched triage',
+        summary:
+          'Cancel a draft, published or partially paid invoice; its account is archived and later credits go to unmatched triage',
         params: ReferenceParams,
         response: { 200: InvoiceSchema, ...errorResponses('not_found', 'invalid_state') },
       },

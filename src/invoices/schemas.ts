@@ -4,21 +4,34 @@ import { Type, type Static } from '@sinclair/typebox'
 import { AmountKobo } from '../platform/amounts.ts'
 import { closedObject, Nullable } from '../platform/schemas.ts'
 
-export const StatusSchema = Type.Union([Type.Literal('draft'), Type.Literal('published'), Type.Literal('partially_paid'), Type.Literal('paid'), Type.Literal('cancelled')])
+export const StatusSchema = Type.Union([
+  Type.Literal('draft'),
+  Type.Literal('published'),
+  Type.Literal('partially_paid'),
+  Type.Literal('paid'),
+  Type.Literal('cancelled'),
+])
 
 export const CustomerSchema = closedObject(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
     email: Type.Optional(Type.String({ format: 'email', maxLength: 254 })),
     phone: Type.Optional(Type.String({ pattern: '^\\+?[0-9]{7,15}$' })),
-    customerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "The partner's own id of the customer" })),
+    customerId: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: "The partner's own id of the customer" }),
+    ),
   },
   { description: 'Who is billed; the name, when given, names the virtual account' },
 )
 
 export const LineItemSchema = closedObject(
   {
-    description: Type.String({ minLength: 1, maxLength: 200, description: 'What is billed on this line', examples: ['Website design, phase 1'] }),
+    description: Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: 'What is billed on this line',
+      examples: ['Website design, phase 1'],
+    }),
     quantity: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'How many', examples: [2] }),
     unitAmountKobo: AmountKobo({ description: 'The price of one, in kobo', examples: [500_000] }),
   },
@@ -30,34 +43,55 @@ export const LineItemSchema = closedObject(
  * order the database keeps them (jsonb), and open so that nothing stored is ever left out.
  */
 const InvoiceCustomerSchema = Type.Object(
-  { name: Type.Optional(Type.String()), email: Type.Optional(Type.String()), phone: Type.Optional(Type.String()), customerId: Type.Optional(Type.String()) },
+  {
+    name: Type.Optional(Type.String()),
+    email: Type.Optional(Type.String()),
+    phone: Type.Optional(Type.String()),
+    customerId: Type.Optional(Type.String()),
+  },
   { additionalProperties: true, description: 'Who is billed, as the request gave it' },
 )
 
-export const InvoiceSchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  reference: Type.String(),
-  partnerId: Type.String({ format: 'uuid' }),
-  status: StatusSchema,
-  title: Type.String(),
-  description: Nullable(Type.String()),
-  lineItems: Type.Array(LineItemSchema, { description: 'What the invoice bills, line by line (empty when none were given)' }),
-  amountKobo: Type.Integer(),
-  amountPaidKobo: Type.Integer(),
-  currency: Type.String(),
-  customer: Nullable(InvoiceCustomerSchema),
-  dueAt: Nullable(Type.String({ format: 'date-time' })),
-  publishedAt: Nullable(Type.String({ format: 'date-time' })),
-  paidAt: Nullable(Type.String({ format: 'date-time' })),
-  cancelledAt: Nullable(Type.String({ format: 'date-time' })),
-  persistentVirtualAccountId: Nullable(Type.String({ format: 'uuid', description: 'The id of the virtual account the invoice is paid into (from published on)' })),
-  virtualAccount: Nullable(Type.String()),
-  virtualAccountName: Nullable(Type.String()),
-  virtualAccountBank: Nullable(Type.String()),
-  trackingId: Nullable(Type.String()),
-  checkoutToken: Nullable(Type.String()),
-  checkoutUrl: Nullable(Type.String({ format: 'uri', description: "The invoice's payment page for the payer: PUBLIC_URL + /pay/{checkoutToken}; null until published" })),
-  createdAt: Type.String({ format: 'date-time' }),
-  creatorMetadata: Type.Object({}, { additionalProperties: true }),
-}, { title: 'Invoice', description: 'An invoice: an amount a customer owes, paid into its own virtual account' })
+export const InvoiceSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    reference: Type.String(),
+    partnerId: Type.String({ format: 'uuid' }),
+    status: StatusSchema,
+    title: Type.String(),
+    description: Nullable(Type.String()),
+    lineItems: Type.Array(LineItemSchema, {
+      description: 'What the invoice bills, line by line (empty when none were given)',
+    }),
+    amountKobo: Type.Integer(),
+    amountPaidKobo: Type.Integer(),
+    currency: Type.String(),
+    customer: Nullable(InvoiceCustomerSchema),
+    dueAt: Nullable(Type.String({ format: 'date-time' })),
+    publishedAt: Nullable(Type.String({ format: 'date-time' })),
+    paidAt: Nullable(Type.String({ format: 'date-time' })),
+    cancelledAt: Nullable(Type.String({ format: 'date-time' })),
+    persistentVirtualAccountId: Nullable(
+      Type.String({
+        format: 'uuid',
+        description: 'The id of the virtual account the invoice is paid into (from published on)',
+      }),
+    ),
+    virtualAccount: Nullable(Type.String()),
+    virtualAccountName: Nullable(Type.String()),
+    virtualAccountBank: Nullable(Type.String()),
+    trackingId: Nullable(Type.String()),
+    checkoutToken: Nullable(Type.String()),
+    checkoutUrl: Nullable(
+      Type.String({
+        format: 'uri',
+        description:
+          "The invoice's payment page for the payer: PUBLIC_URL + /pay/{checkoutToken}; null until published",
+      }),
+    ),
+    createdAt: Type.String({ format: 'date-time' }),
+    creatorMetadata: Type.Object({}, { additionalProperties: true }),
+  },
+  { title: 'Invoice', description: 'An invoice: an amount a customer owes, paid into its own virtual account' },
+)
 export type InvoiceJson = Static<typeof InvoiceSchema>

@@ -6,7 +6,14 @@
 import { recordEvent } from '../events/service.ts'
 import type { CollectionsRegistries, OwnedCredit } from '../collections/credits/service.ts'
 import { creatorMetadata, type Caller } from '../partners/service.ts'
-import { allocateIntentAccount, createIntentInTransaction, getIntentById, type IntentAccount, type IntentView, type PaymentIntentRequest } from '../collections/intents/service.ts'
+import {
+  allocateIntentAccount,
+  createIntentInTransaction,
+  getIntentById,
+  type IntentAccount,
+  type IntentView,
+  type PaymentIntentRequest,
+} from '../collections/intents/service.ts'
 import type { Clock } from '../platform/clock.ts'
 import { withTransaction, type Queryable, type Tx } from '../platform/db.ts'
 import { fieldError, notFound, RailError } from '../platform/errors.ts'
@@ -92,7 +99,11 @@ async function viewOf(db: Queryable, invoice: repo.Invoice): Promise<InvoiceView
  * publishOnCreate it is published in the same transaction: if the account cannot be allocated,
  * no invoice exists and the same reference can be retried.
  */
-export async function createInvoice(deps: CollectionsDeps, caller: Caller, request: InvoiceRequest): Promise<{ view: InvoiceView; replayed: boolean }> {
+export async function createInvoice(
+  deps: CollectionsDeps,
+  caller: Caller,
+  request: InvoiceRequest,
+): Promise<{ view: InvoiceView; replayed: boolean }> {
   const partnerId = caller.partner.id
   const key = { reference: request.reference, requestHash: requestHash(request) }
   const stored = (db: Queryable) => () => repo.selectByReference(db, partnerId, request.reference)
@@ -102,12 +113,15 @@ export async function createInvoice(deps: CollectionsDeps, caller: Caller, reque
   assertLineItemsTotal(request.lineItems ?? [], request.amountKobo)
   // Judged by the partner's time (its sandbox test clock, if moved), as the composed intent's expiry is.
   const now = (await partnerClock(deps.pool, deps.clock, caller.partner)).now()
-  if (request.dueAt !== undefined && new Date(request.dueAt).getTime() <= now.getTime()) throw fieldError('dueAt', 'must be in the future')
+  if (request.dueAt !== undefined && new Date(request.dueAt).getTime() <= now.getTime())
+    throw fieldError('dueAt', 'must be in the future')
   await assertCallbackUrl(deps, caller.partner, request.callbackUrl)
   const id = uuidv7()
   // Publishing at once: the account is allocated before the transaction (none is held while the
   // provider answers); if that fails, nothing is written.
-  const allocated = request.publishOnCreate ? await allocateIntentAccount(deps, caller, intentRequest(id, request, now)) : undefined
+  const allocated = request.publishOnCreate
+    ? await allocateIntentAccount(deps, caller, intentRequest(id, request, now))
+    : undefined
   return withTransaction(deps.pool, async (tx) => {
     const draft = {
       id,
@@ -127,7 +141,9 @@ export async function createInvoice(deps: CollectionsDeps, caller: Caller, reque
     // The draft's row claims the reference: the transaction's first write.
     const claimed = await claimReference(INVOICE_REFERENCE, key, () => repo.insertDraft(tx, draft), stored(tx))
     if (claimed.replayed) return { view: await viewOf(tx, claimed.replayed), replayed: true }
-    const view = allocated ? await publishInTransaction(tx, deps.clock, caller, claimed.created, allocated, now) : { invoice: claimed.created, payment: undefined }
+    const view = allocated
+      ? await publishInTransaction(tx, deps.clock, caller, claimed.created, allocated, now)
+      : { invoice: claimed.created, payment: undefined }
     return { view, replayed: false }
   })
 }
@@ -136,14 +152,23 @@ export async function createInvoice(deps: CollectionsDeps, caller: Caller, reque
 function assertLineItemsTotal(lineItems: readonly repo.LineItem[], amountKobo: number): void {
   if (lineItems.length === 0) return
   const total = lineItems.reduce((sum, line) => sum + BigInt(line.quantity) * BigInt(line.unitAmountKobo), 0n)
-  if (total !== BigInt(amountKobo)) throw fieldError('lineItems', `must add up to amountKobo (${amountKobo}); they add up to ${total}`)
+  if (total !== BigInt(amountKobo))
+    throw fieldError('lineItems', `must add up to amountKobo (${amountKobo}); they add up to ${total}`)
 }
 
 /** How an invoice takes its reference (platform/idempotency.ts). */
-const INVOICE_REFERENCE: ReferenceKind<repo.Invoice> = { field: 'reference', hashOf: (invoice) => invoice.requestHash, idOf: (invoice) => invoice.id }
+const INVOICE_REFERENCE: ReferenceKind<repo.Invoice> = {
+  field: 'reference',
+  hashOf: (invoice) => invoice.requestHash,
+  idOf: (invoice) => invoice.id,
+}
 
 /** The payment intent an invoice composes: its amount, its customer's name on the account, its callback URL. */
-function intentRequest(invoiceId: string, invoice: Pick<InvoiceRequest, 'amountKobo' | 'currency' | 'callbackUrl' | 'customer' | 'dueAt'>, now: Date): PaymentIntentRequest {
+function intentRequest(
+  invoiceId: string,
+  invoice: Pick<InvoiceRequest, 'amountKobo' | 'currency' | 'callbackUrl' | 'customer' | 'dueAt'>,
+  now: Date,
+): PaymentIntentRequest {
   const expiresAt = invoice.dueAt ? new Date(invoice.dueAt) : new Date(now.getTime() + UNDATED_INVOICE_HORIZON_MS)
   return {
     reference: `invoice:${invoiceId}`,
@@ -157,18 +182,32 @@ function intentRequest(invoiceId: string, invoice: Pick<InvoiceRequest, 'amountK
 }
 
 function requestOf(invoice: repo.Invoice, now: Date): PaymentIntentRequest {
-  return intentRequest(invoice.id, {
-    amountKobo: invoice.amountKobo,
-    currency: invoice.currency,
-    callbackUrl: invoice.callbackUrl ?? undefined,
-    customer: invoice.customer ?? undefined,
-    dueAt: invoice.dueAt?.toISOString(),
-  }, now)
+  return intentRequest(
+    invoice.id,
+    {
+      amountKobo: invoice.amountKobo,
+      currency: invoice.currency,
+      callbackUrl: invoice.callbackUrl ?? undefined,
+      customer: invoice.customer ?? undefined,
+      dueAt: invoice.dueAt?.toISOString(),
+    },
+    now,
+  )
 }
 
 /** Records the composed intent with its allocated account, publishes, and records invoice.published — on the caller's transaction. */
-async function publishInTransaction(tx: Tx, clock: Clock, caller: Caller, draft: repo.Invoice, allocated: IntentAccount, now: Date): Promise<InvoiceView> {
-  const payment = await createIntentInTransaction(tx, caller, requestOf(draft, now), allocated, now, { type: 'invoice', id: draft.id })
+async function publishInTransaction(
+  tx: Tx,
+  clock: Clock,
+  caller: Caller,
+  draft: repo.Invoice,
+  allocated: IntentAccount,
+  now: Date,
+): Promise<InvoiceView> {
+  const payment = await createIntentInTransaction(tx, caller, requestOf(draft, now), allocated, now, {
+    type: 'invoice',
+    id: draft.id,
+  })
   const published = await repo.publish(tx, draft.id, payment.intent.id, clock.now())
   if (!published) throw new Error(`invoice ${draft.id} was not a draft when publishing`)
   const view = { invoice: published, payment }
@@ -222,7 +261,11 @@ async function wrongState(db: Queryable, invoice: repo.Invoice, operation: 'publ
         ? 'The invoice is published already; read it for its payment details'
         : `A ${invoice.status} invoice cannot be published`
       : `A ${invoice.status} invoice cannot be cancelled (only draft, published and partially_paid can)`
-  return new RailError('invalid_state', message, { status: invoice.status, currentState: invoice.status, invoice: current })
+  return new RailError('invalid_state', message, {
+    status: invoice.status,
+    currentState: invoice.status,
+    invoice: current,
+  })
 }
 
 /** Plugs invoices into collections: a credit to an invoice's intent is taken by takeInvoicePayment. */
@@ -259,7 +302,11 @@ async function emit(tx: Queryable, clock: Clock, type: string, view: InvoiceView
 
 /** The invoice that composed an intent (its owner), for the intent's payment page. */
 /** An invoice's payment intent by the partner's reference: `found` false for no such invoice, a null intent for a draft. */
-export async function invoicePaymentIntentOf(db: Queryable, partnerId: string, reference: string): Promise<{ found: boolean; paymentIntentId: string | null }> {
+export async function invoicePaymentIntentOf(
+  db: Queryable,
+  partnerId: string,
+  reference: string,
+): Promise<{ found: boolean; paymentIntentId: string | null }> {
   const invoice = await repo.selectByReference(db, partnerId, reference)
   return invoice ? { found: true, paymentIntentId: invoice.paymentIntentId } : { found: false, paymentIntentId: null }
 }
@@ -274,9 +321,18 @@ export async function getInvoice(db: Queryable, partnerId: string, reference: st
   return viewOf(db, invoice)
 }
 
-export async function listInvoices(db: Queryable, query: { partnerId: string; status?: repo.InvoiceStatus; limit: number; cursor?: string }) {
+export async function listInvoices(
+  db: Queryable,
+  query: { partnerId: string; status?: repo.InvoiceStatus; limit: number; cursor?: string },
+) {
   return readPage(db, query.cursor, async (reader, before) => {
-    const page = toPage(await repo.list(reader, { ...query, cursor: before, limit: pageQueryLimit(query.limit) }), query.limit)
-    return { data: await Promise.all(page.items.map(async (invoice) => toInvoiceJson(await viewOf(reader, invoice)))), nextCursor: page.nextCursor }
+    const page = toPage(
+      await repo.list(reader, { ...query, cursor: before, limit: pageQueryLimit(query.limit) }),
+      query.limit,
+    )
+    return {
+      data: await Promise.all(page.items.map(async (invoice) => toInvoiceJson(await viewOf(reader, invoice)))),
+      nextCursor: page.nextCursor,
+    }
   })
 }

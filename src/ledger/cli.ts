@@ -13,7 +13,9 @@ export function registerLedgerCommands(program: Command, withDatabase: WithDatab
       const verification = await withDatabase(({ pool }) => verifyLedger(pool))
       if (options.json) console.log(JSON.stringify(verification))
       else {
-        console.log(`${verification.ok ? 'ok' : 'DISCREPANCIES'}: ${verification.accountsChecked} accounts, ${verification.transfersChecked} transfers`)
+        console.log(
+          `${verification.ok ? 'ok' : 'DISCREPANCIES'}: ${verification.accountsChecked} accounts, ${verification.transfersChecked} transfers`,
+        )
         for (const problem of verification.problems) console.log(`  ${problem}`)
       }
       if (!verification.ok) process.exitCode = 1

@@ -51,6 +51,9 @@ function verify(pool: Pool, onVerified: ((verification: LedgerVerified) => void)
 }
 
 /** The tasks run on the jobs' pool, as every other task: graphile-worker's own connections only fetch and complete jobs. */
-export function ledgerTasks(deps: { pool: Pool; onVerified?: (verification: LedgerVerified) => void }): Record<string, Task> {
+export function ledgerTasks(deps: {
+  pool: Pool
+  onVerified?: (verification: LedgerVerified) => void
+}): Record<string, Task> {
   return { [VOID_TIMED_OUT_TASK]: voidTimedOut(deps.pool), [VERIFY_TASK]: verify(deps.pool, deps.onVerified) }
 }

@@ -59,8 +59,16 @@ export const BOOKED_AT_SQL = `(SELECT sequence, debit_booked_after AS booked_aft
   ORDER BY sequence DESC LIMIT 1`
 
 /** The partner's account of this kind and currency, if it was ever made (a read makes none). */
-export async function selectPartnerAccountId(db: Queryable, partnerId: string, currency: string, kind: AccountKind): Promise<string | undefined> {
-  const { rows } = await db.query<{ id: string }>(`SELECT id FROM ledger_accounts WHERE partner_id = $1 AND currency = $2 AND kind = $3`, [partnerId, currency, kind])
+export async function selectPartnerAccountId(
+  db: Queryable,
+  partnerId: string,
+  currency: string,
+  kind: AccountKind,
+): Promise<string | undefined> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT id FROM ledger_accounts WHERE partner_id = $1 AND currency = $2 AND kind = $3`,
+    [partnerId, currency, kind],
+  )
   return rows[0]?.id
 }
 
@@ -68,7 +76,12 @@ export async function selectPartnerAccountId(db: Queryable, partnerId: string, c
  * The sequences of the account's first line posted at or after `from` and of its last line posted
  * before `to` (null: no such line). One probe of each side's (account, created_at, sequence) index.
  */
-export async function selectRangeSequences(db: Queryable, accountId: string, from: Date, to: Date): Promise<{ first: number | null; last: number | null }> {
+export async function selectRangeSequences(
+  db: Queryable,
+  accountId: string,
+  from: Date,
+  to: Date,
+): Promise<{ first: number | null; last: number | null }> {
   const { rows } = await db.query<{ first: number | null; last: number | null }>(RANGE_SQL, [accountId, from, to])
   return rows[0]!
 }
@@ -77,7 +90,13 @@ export async function selectRangeSequences(db: Queryable, accountId: string, fro
  * The account's lines with `lowest` <= sequence <= `highest`, newest first, at most `limit`: each
  * side is a backward range scan of its (account, sequence) index that stops after `limit` rows.
  */
-export async function selectLines(db: Queryable, accountId: string, lowest: number, highest: number, limit: number): Promise<LedgerLine[]> {
+export async function selectLines(
+  db: Queryable,
+  accountId: string,
+  lowest: number,
+  highest: number,
+  limit: number,
+): Promise<LedgerLine[]> {
   const { rows } = await db.query<{
     id: string
     sequence: number
@@ -114,7 +133,12 @@ export interface AccountFigures {
 }
 
 /** The partner's accounts of these kinds in one currency: booked and available, by kind (an account never made is absent). */
-export async function selectPartnerFigures(db: Queryable, partnerId: string, currency: string, kinds: readonly AccountKind[]): Promise<Partial<Record<AccountKind, AccountFigures>>> {
+export async function selectPartnerFigures(
+  db: Queryable,
+  partnerId: string,
+  currency: string,
+  kinds: readonly AccountKind[],
+): Promise<Partial<Record<AccountKind, AccountFigures>>> {
   const { rows } = await db.query<{ accounts: Partial<Record<AccountKind, AccountFigures>> | null }>(
     `SELECT json_object_agg(kind, json_build_object('bookedKobo', credits_posted - debits_posted, 'availableKobo', credits_posted - debits_posted - debits_pending)) AS accounts
        FROM ledger_accounts
@@ -125,7 +149,10 @@ export async function selectPartnerFigures(db: Queryable, partnerId: string, cur
 }
 
 /** How many of these transfers are holds still pending, and what they hold, in kobo. */
-export async function selectPendingHolds(db: Queryable, transferIds: readonly string[]): Promise<{ count: number; amountKobo: number }> {
+export async function selectPendingHolds(
+  db: Queryable,
+  transferIds: readonly string[],
+): Promise<{ count: number; amountKobo: number }> {
   const { rows } = await db.query<{ count: number; amount: number }>(
     `SELECT count(*)::int AS count, COALESCE(sum(hold.amount_kobo), 0)::bigint AS amount
        FROM ledger_pending_transfers pending

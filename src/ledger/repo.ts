@@ -1,7 +1,14 @@
 // SQL of the ledger. Writes to ledger tables happen here only, and transfers only through the
 // database function ledger_create_transfers() (db/migrations/0003_ledger_functions.sql).
 import type { Queryable } from '../platform/db.ts'
-import type { AccountBalance, AccountKind, AccountStatus, TransferInput, TransferPhase, TransferResultCode } from './types.ts'
+import type {
+  AccountBalance,
+  AccountKind,
+  AccountStatus,
+  TransferInput,
+  TransferPhase,
+  TransferResultCode,
+} from './types.ts'
 
 export interface NewAccount {
   id: string
@@ -16,7 +23,14 @@ export async function insertAccount(db: Queryable, account: NewAccount): Promise
   await db.query(
     `INSERT INTO ledger_accounts (id, partner_id, currency, kind, debits_must_not_exceed_credits, credits_must_not_exceed_debits)
      VALUES ($1, $2, $3, $4, $5, $6)`,
-    [account.id, account.partnerId, account.currency, account.kind, account.debitsMustNotExceedCredits, account.creditsMustNotExceedDebits],
+    [
+      account.id,
+      account.partnerId,
+      account.currency,
+      account.kind,
+      account.debitsMustNotExceedCredits,
+      account.creditsMustNotExceedDebits,
+    ],
   )
 }
 
@@ -27,11 +41,10 @@ export async function insertAccount(db: Queryable, account: NewAccount): Promise
 export async function upsertPartnerAccount(db: Queryable, account: NewAccount): Promise<string> {
   const find = async () =>
     (
-      await db.query<{ id: string }>(`SELECT id FROM ledger_accounts WHERE partner_id = $1 AND currency = $2 AND kind = $3`, [
-        account.partnerId,
-        account.currency,
-        account.kind,
-      ])
+      await db.query<{ id: string }>(
+        `SELECT id FROM ledger_accounts WHERE partner_id = $1 AND currency = $2 AND kind = $3`,
+        [account.partnerId, account.currency, account.kind],
+      )
     ).rows[0]?.id
   const existing = await find()
   if (existing) return existing
@@ -40,13 +53,24 @@ export async function upsertPartnerAccount(db: Queryable, account: NewAccount): 
      VALUES ($1, $2, $3, $4, $5, $6)
      ON CONFLICT (partner_id, currency, kind) WHERE kind IN ('float', 'collections', 'escrow_holding', 'provider_settlement', 'suspense', 'fees')
      DO NOTHING`,
-    [account.id, account.partnerId, account.currency, account.kind, account.debitsMustNotExceedCredits, account.creditsMustNotExceedDebits],
+    [
+      account.id,
+      account.partnerId,
+      account.currency,
+      account.kind,
+      account.debitsMustNotExceedCredits,
+      account.creditsMustNotExceedDebits,
+    ],
   )
   return (await find())!
 }
 
 /** The account's status before the change, or undefined when there is no such account. A closed account is left as it is. */
-export async function updateAccountStatus(db: Queryable, accountId: string, status: AccountStatus): Promise<AccountStatus | undefined> {
+export async function updateAccountStatus(
+  db: Queryable,
+  accountId: string,
+  status: AccountStatus,
+): Promise<AccountStatus | undefined> {
   const { rows } = await db.query<{ previous: AccountStatus }>(
     `WITH was AS (SELECT id, status FROM ledger_accounts WHERE id = $1 FOR NO KEY UPDATE),
           changed AS (UPDATE ledger_accounts a SET status = $2 FROM was WHERE a.id = was.id AND was.status <> 'closed' RETURNING a.id)
@@ -86,7 +110,12 @@ export interface AvailableAccount {
  * Partners' collections accounts with money available (posted, less pending debits), at most
  * `limit`: every partner's but the excluded ones', or one partner's.
  */
-export async function selectCollectionsWithAvailable(db: Queryable, limit: number, excludedPartnerIds: readonly string[], partnerId: string | null): Promise<AvailableAccount[]> {
+export async function selectCollectionsWithAvailable(
+  db: Queryable,
+  limit: number,
+  excludedPartnerIds: readonly string[],
+  partnerId: string | null,
+): Promise<AvailableAccount[]> {
   const { rows } = await db.query<{ partner_id: string; currency: string; id: string; available: string }>(
     `SELECT partner_id, currency, id, credits_posted - debits_posted - debits_pending AS available
        FROM ledger_accounts
@@ -96,7 +125,12 @@ export async function selectCollectionsWithAvailable(db: Queryable, limit: numbe
       LIMIT $1`,
     [limit, partnerId, excludedPartnerIds],
   )
-  return rows.map((row) => ({ partnerId: row.partner_id, currency: row.currency, accountId: row.id, availableKobo: Number(row.available) }))
+  return rows.map((row) => ({
+    partnerId: row.partner_id,
+    currency: row.currency,
+    accountId: row.id,
+    availableKobo: Number(row.available),
+  }))
 }
 
 export async function selectTransferExists(db: Queryable, transferId: string): Promise<boolean> {
@@ -139,8 +173,13 @@ export async function selectBalances(db: Queryable, accountIds: string[]): Promi
  * One round trip for the whole batch; the function returns one result code per transfer.
  * `linkedWithNext[i]` chains transfer i to the next (a chain succeeds or fails as a whole).
  */
-export async function callCreateTransfers(db: Queryable, transfers: readonly TransferInput[], linkedWithNext: readonly boolean[]): Promise<TransferResultCode[]> {
-  const column = <T>(pick: (transfer: TransferInput) => T | undefined) => transfers.map((transfer) => pick(transfer) ?? null)
+export async function callCreateTransfers(
+  db: Queryable,
+  transfers: readonly TransferInput[],
+  linkedWithNext: readonly boolean[],
+): Promise<TransferResultCode[]> {
+  const column = <T>(pick: (transfer: TransferInput) => T | undefined) =>
+    transfers.map((transfer) => pick(transfer) ?? null)
   const result = await db.query<{ results: TransferResultCode[] }>(
     `SELECT ledger_create_transfers($1::uuid[], $2::uuid[], $3::uuid[], $4::bigint[], $5::text[], $6::text[],
                                     $7::uuid[], $8::text[], $9::int[], $10::text[], $11::text[], $12::boolean[]) AS results`,
@@ -179,7 +218,12 @@ export interface StatementRow {
 }
 
 /** Transfers touching an account, oldest first, after the given sequence (the cursor). */
-export async function selectStatement(db: Queryable, accountId: string, afterSequence: number, limit: number): Promise<StatementRow[]> {
+export async function selectStatement(
+  db: Queryable,
+  accountId: string,
+  afterSequence: number,
+  limit: number,
+): Promise<StatementRow[]> {
   const result = await db.query<{
     id: string
     sequence: number

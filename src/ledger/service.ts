@@ -54,14 +54,20 @@ export interface NewAccountInput {
 
 export async function createAccount(db: Queryable, input: NewAccountInput): Promise<string> {
   assertAccountInput(input)
-  if (PARTNER_SINGLETON_KINDS.includes(input.kind)) throw new Error(`${input.kind} accounts are made by ensurePartnerAccount`)
+  if (PARTNER_SINGLETON_KINDS.includes(input.kind))
+    throw new Error(`${input.kind} accounts are made by ensurePartnerAccount`)
   const id = uuidv7()
   await repo.insertAccount(db, { id, ...accountFlags(input) })
   return id
 }
 
 /** The partner's one account of a singleton kind (float, collections, …) in a currency; made on first use. */
-export async function ensurePartnerAccount(db: Queryable, partnerId: string, currency: string, kind: AccountKind): Promise<string> {
+export async function ensurePartnerAccount(
+  db: Queryable,
+  partnerId: string,
+  currency: string,
+  kind: AccountKind,
+): Promise<string> {
   const input: NewAccountInput = { partnerId, currency, kind, debitsMustNotExceedCredits: mustNotOverdraw(kind) }
   assertAccountInput(input)
   if (!PARTNER_SINGLETON_KINDS.includes(kind)) throw new Error(`${kind} is not a per-partner account kind`)
@@ -76,7 +82,12 @@ const committedPartnerAccounts = new Map<string, string>()
  * of submits) pays no look-up for it. Only an id read in autocommit is remembered — one made inside
  * a caller's transaction could still roll back.
  */
-export async function committedPartnerAccount(pool: Pool, partnerId: string, currency: string, kind: AccountKind): Promise<string> {
+export async function committedPartnerAccount(
+  pool: Pool,
+  partnerId: string,
+  currency: string,
+  kind: AccountKind,
+): Promise<string> {
   const key = `${partnerId}:${currency}:${kind}`
   let id = committedPartnerAccounts.get(key)
   if (id === undefined) {
@@ -107,7 +118,8 @@ function accountFlags(input: NewAccountInput): Omit<repo.NewAccount, 'id'> {
 
 function assertAccountInput(input: NewAccountInput): void {
   if (!CURRENCY.test(input.currency)) throw new Error(`currency ${input.currency} is not an ISO 4217 code`)
-  if (input.debitsMustNotExceedCredits && input.creditsMustNotExceedDebits) throw new Error('an account takes at most one balance flag')
+  if (input.debitsMustNotExceedCredits && input.creditsMustNotExceedDebits)
+    throw new Error('an account takes at most one balance flag')
 }
 
 /** Freezes, reopens or closes an account. Closed is for good: reopening a closed account throws. */
@@ -130,7 +142,11 @@ export async function lockLedgerAccount(db: Queryable, accountId: string): Promi
  * Creates transfers in order, one result per transfer. Unlinked, each succeeds or fails on its
  * own; linked, all succeed or none is written. Invalid input is refused here, without a query.
  */
-export async function createTransfers(db: Queryable, transfers: readonly TransferInput[], options: { linked?: boolean } = {}): Promise<TransferResult[]> {
+export async function createTransfers(
+  db: Queryable,
+  transfers: readonly TransferInput[],
+  options: { linked?: boolean } = {},
+): Promise<TransferResult[]> {
   return applyTransfers(db, transfers, chainFlags(transfers.length, options.linked ?? false))
 }
 
@@ -143,13 +159,18 @@ export function chainFlags(count: number, linked: boolean): boolean[] {
  * The general form (what the batcher uses to put many callers' requests into one call):
  * `linkedWithNext[i]` chains transfer i to the next, and each chain succeeds or fails whole.
  */
-export async function applyTransfers(db: Queryable, transfers: readonly TransferInput[], linkedWithNext: readonly boolean[]): Promise<TransferResult[]> {
+export async function applyTransfers(
+  db: Queryable,
+  transfers: readonly TransferInput[],
+  linkedWithNext: readonly boolean[],
+): Promise<TransferResult[]> {
   if (transfers.length === 0) return []
   if (transfers.length > TRANSFERS_PER_CALL_MAX) throw new Error(`at most ${TRANSFERS_PER_CALL_MAX} transfers per call`)
   if (linkedWithNext.length !== transfers.length) throw new Error('one linked flag per transfer')
   // As in TigerBeetle (linked_event_chain_open): the last transfer must close its chain, or the
   // caller meant a chain longer than what it sent.
-  if (linkedWithNext[linkedWithNext.length - 1]) throw new Error('linked chain left open: the last transfer must not link to a next one')
+  if (linkedWithNext[linkedWithNext.length - 1])
+    throw new Error('linked chain left open: the last transfer must not link to a next one')
   const results: (TransferResultCode | undefined)[] = transfers.map(validateTransfer)
   // A chain with a malformed member fails whole here; malformed unlinked transfers fail alone.
   for (const [start, end] of chains(linkedWithNext)) {
@@ -185,7 +206,8 @@ function chains(linkedWithNext: readonly boolean[]): [number, number][] {
 /** One transfer; a result other than ok/exists is thrown as a LedgerError. */
 export async function createTransfer(db: Queryable, transfer: TransferInput): Promise<TransferResultCode> {
   const [outcome] = await createTransfers(db, [transfer])
-  if (outcome!.result !== 'ok' && outcome!.result !== 'exists') throw new LedgerError(outcome!.result, `transfer ${transfer.id}: ${outcome!.result}`)
+  if (outcome!.result !== 'ok' && outcome!.result !== 'exists')
+    throw new LedgerError(outcome!.result, `transfer ${transfer.id}: ${outcome!.result}`)
   return outcome!.result
 }
 
@@ -196,7 +218,8 @@ export function validateTransfer(transfer: TransferInput): TransferResultCode | 
   if (!['single', 'pending', 'post', 'void'].includes(phase)) return 'phase_invalid'
   if (typeof transfer.code !== 'string' || !CODE.test(transfer.code)) return 'code_must_be_snake_case'
   const isNew = phase === 'single' || phase === 'pending'
-  if (isNew && (transfer.debitAccountId === undefined || transfer.creditAccountId === undefined)) return 'accounts_required'
+  if (isNew && (transfer.debitAccountId === undefined || transfer.creditAccountId === undefined))
+    return 'accounts_required'
   for (const accountId of [transfer.debitAccountId, transfer.creditAccountId, transfer.pendingId]) {
     if (accountId !== undefined && !UUID.test(accountId)) return 'id_must_be_uuid'
   }
@@ -204,14 +227,16 @@ export function validateTransfer(transfer: TransferInput): TransferResultCode | 
   if (!isNew && transfer.pendingId === undefined) return 'pending_id_required'
   if (isNew || transfer.amountKobo !== undefined) {
     const amount = transfer.amountKobo
-    if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount <= 0) return 'amount_must_be_positive_safe_integer'
+    if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount <= 0)
+      return 'amount_must_be_positive_safe_integer'
   }
   if (isNew || transfer.currency !== undefined) {
     if (typeof transfer.currency !== 'string' || !CURRENCY.test(transfer.currency)) return 'currency_must_be_iso_4217'
   }
   if (transfer.timeoutS !== undefined) {
     if (phase !== 'pending') return 'timeout_only_for_pending'
-    if (!Number.isInteger(transfer.timeoutS) || transfer.timeoutS <= 0 || transfer.timeoutS > PENDING_TIMEOUT_MAX_S) return 'timeout_invalid'
+    if (!Number.isInteger(transfer.timeoutS) || transfer.timeoutS <= 0 || transfer.timeoutS > PENDING_TIMEOUT_MAX_S)
+      return 'timeout_invalid'
   }
   return undefined
 }
@@ -236,7 +261,12 @@ export async function transferExists(db: Queryable, transferId: string): Promise
 }
 
 /** Partners' collections accounts with money available, at most `limit`: all but the excluded partners', or one partner's. */
-export async function collectionsWithAvailable(db: Queryable, limit: number, excludedPartnerIds: readonly string[], partnerId: string | null): Promise<repo.AvailableAccount[]> {
+export async function collectionsWithAvailable(
+  db: Queryable,
+  limit: number,
+  excludedPartnerIds: readonly string[],
+  partnerId: string | null,
+): Promise<repo.AvailableAccount[]> {
   return repo.selectCollectionsWithAvailable(db, limit, excludedPartnerIds, partnerId)
 }
 
@@ -251,7 +281,11 @@ export interface StatementPage {
 }
 
 /** An account's transfers, oldest first, each with the account's balances right after it. */
-export async function getStatement(db: Queryable, accountId: string, options: { cursor?: string | null; limit?: number } = {}): Promise<StatementPage> {
+export async function getStatement(
+  db: Queryable,
+  accountId: string,
+  options: { cursor?: string | null; limit?: number } = {},
+): Promise<StatementPage> {
   const limit = Math.min(Math.max(options.limit ?? 100, 1), STATEMENT_PAGE_MAX)
   const afterSequence = options.cursor ? decodeCursor(options.cursor) : 0
   const entries = await repo.selectStatement(db, accountId, afterSequence, limit + 1)
@@ -266,7 +300,10 @@ function encodeCursor(sequence: number): string {
 
 function decodeCursor(cursor: string): number {
   const match = /^seq:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'))
-  if (!match) throw new RailError('validation_error', 'cursor: not a cursor this statement issued', { fields: [{ field: 'cursor', message: 'is invalid' }] })
+  if (!match)
+    throw new RailError('validation_error', 'cursor: not a cursor this statement issued', {
+      fields: [{ field: 'cursor', message: 'is invalid' }],
+    })
   return Number(match[1])
 }
 
@@ -280,7 +317,12 @@ const EXPIRY_SWEEP_BATCH = 500
 export async function voidTimedOutPendingTransfers(db: Queryable): Promise<number> {
   const pendingIds = await repo.selectTimedOutPendingIds(db, EXPIRY_SWEEP_BATCH)
   if (pendingIds.length === 0) return 0
-  const voids = pendingIds.map((pendingId) => ({ id: derivedId(pendingId, 'timeout'), phase: 'void' as const, pendingId, code: 'pending_transfer_timeout' }))
+  const voids = pendingIds.map((pendingId) => ({
+    id: derivedId(pendingId, 'timeout'),
+    phase: 'void' as const,
+    pendingId,
+    code: 'pending_transfer_timeout',
+  }))
   const results = await createTransfers(db, voids)
   return results.filter((outcome) => outcome.result === 'ok').length
 }

@@ -1,8 +1,16 @@
 // The ledger's vocabulary: account kinds, transfer phases and the closed list of result codes.
 
-export type AccountKind = 'wallet' | 'float' | 'collections' | 'escrow_holding' | 'provider_settlement' | 'suspense' | 'payable' | 'fees'
+export type AccountKind =
+  'wallet' | 'float' | 'collections' | 'escrow_holding' | 'provider_settlement' | 'suspense' | 'payable' | 'fees'
 /** Kinds of which a partner has exactly one per currency. */
-export const PARTNER_SINGLETON_KINDS: readonly AccountKind[] = ['float', 'collections', 'escrow_holding', 'provider_settlement', 'suspense', 'fees']
+export const PARTNER_SINGLETON_KINDS: readonly AccountKind[] = [
+  'float',
+  'collections',
+  'escrow_holding',
+  'provider_settlement',
+  'suspense',
+  'fees',
+]
 
 export type AccountStatus = 'open' | 'frozen' | 'closed'
 

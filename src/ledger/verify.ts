@@ -60,18 +60,27 @@ async function accountsDisagreeingWithTransfers(db: Queryable): Promise<string[]
          OR a.debits_pending <> COALESCE(e.debits_pending, 0) OR a.credits_pending <> COALESCE(e.credits_pending, 0)
       LIMIT ${PROBLEMS_MAX}`,
   )
-  return result.rows.map((row) => `account ${row.id}: stored totals (dp/dP/cp/cP) ${row.stored} but its transfers give ${row.expected}`)
+  return result.rows.map(
+    (row) => `account ${row.id}: stored totals (dp/dP/cp/cP) ${row.stored} but its transfers give ${row.expected}`,
+  )
 }
 
 async function unbalancedCurrencies(db: Queryable): Promise<string[]> {
-  const result = await db.query<{ currency: string; debits_posted: string; credits_posted: string; debits_pending: string; credits_pending: string }>(
+  const result = await db.query<{
+    currency: string
+    debits_posted: string
+    credits_posted: string
+    debits_pending: string
+    credits_pending: string
+  }>(
     `SELECT currency, sum(debits_posted)::text AS debits_posted, sum(credits_posted)::text AS credits_posted,
             sum(debits_pending)::text AS debits_pending, sum(credits_pending)::text AS credits_pending
        FROM ledger_accounts GROUP BY currency
      HAVING sum(debits_posted) <> sum(credits_posted) OR sum(debits_pending) <> sum(credits_pending)`,
   )
   return result.rows.map(
-    (row) => `${row.currency}: Σ debits posted ${row.debits_posted} vs Σ credits posted ${row.credits_posted}; Σ debits pending ${row.debits_pending} vs Σ credits pending ${row.credits_pending}`,
+    (row) =>
+      `${row.currency}: Σ debits posted ${row.debits_posted} vs Σ credits posted ${row.credits_posted}; Σ debits pending ${row.debits_pending} vs Σ credits pending ${row.credits_pending}`,
   )
 }
 
@@ -104,5 +113,7 @@ async function pendingStatesWithoutTheirResolution(db: Queryable): Promise<strin
          OR (p.status <> 'pending' AND (r.id IS NULL OR r.id <> p.resolved_by OR (p.status = 'posted') <> (r.phase = 'post')))
       LIMIT ${PROBLEMS_MAX}`,
   )
-  return result.rows.map((row) => `pending transfer ${row.transfer_id} is ${row.status} but its resolution says otherwise`)
+  return result.rows.map(
+    (row) => `pending transfer ${row.transfer_id} is ${row.status} but its resolution says otherwise`,
+  )
 }

@@ -17,7 +17,10 @@ const RUN_AS_WHEN_ROOT = 'postgres'
 
 /** The pgbouncer executable, or undefined when it is not installed. */
 export function findPgbouncer(): string | undefined {
-  const onPath = (process.env.PATH ?? '').split(path.delimiter).filter(Boolean).map((dir) => path.join(dir, 'pgbouncer'))
+  const onPath = (process.env.PATH ?? '')
+    .split(path.delimiter)
+    .filter(Boolean)
+    .map((dir) => path.join(dir, 'pgbouncer'))
   return [...PGBOUNCER_PATHS, ...onPath].find((file) => {
     try {
       accessSync(file, constants.X_OK)
@@ -98,7 +101,9 @@ export async function startPgbouncer(settings: PgbouncerSettings): Promise<Runni
     chmodSync(dir, 0o755)
     for (const file of [authFile, iniFile]) chmodSync(file, 0o644)
   }
-  const child = spawn(executable, [...(root ? ['-u', RUN_AS_WHEN_ROOT] : []), iniFile], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(executable, [...(root ? ['-u', RUN_AS_WHEN_ROOT] : []), iniFile], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   const output: string[] = []
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   const stop = async () => {
@@ -122,7 +127,10 @@ export async function startPgbouncer(settings: PgbouncerSettings): Promise<Runni
 
 function waitUntilListening(child: ChildProcess, output: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`pgbouncer did not start within ${START_TIMEOUT_MS} ms:\n${output.join('\n')}`)), START_TIMEOUT_MS)
+    const timer = setTimeout(
+      () => reject(new Error(`pgbouncer did not start within ${START_TIMEOUT_MS} ms:\n${output.join('\n')}`)),
+      START_TIMEOUT_MS,
+    )
     const onData = (chunk: Buffer) => {
       output.push(...chunk.toString().split('\n').filter(Boolean))
       if (output.some((line) => line.includes('process up'))) {

@@ -43,7 +43,14 @@ export class ClusterProcesses {
   }
 
   add(role: Role, env: NodeJS.ProcessEnv): Slot {
-    const slot: Slot = { role, index: this.slots.filter((s) => s.role === role).length + 1, env, worker: undefined, starts: 0, failedStarts: 0 }
+    const slot: Slot = {
+      role,
+      index: this.slots.filter((s) => s.role === role).length + 1,
+      env,
+      worker: undefined,
+      starts: 0,
+      failedStarts: 0,
+    }
     this.slots.push(slot)
     return slot
   }
@@ -80,7 +87,9 @@ export class ClusterProcesses {
     const name = slotName(slot)
     slot.failedStarts = listened ? 0 : slot.failedStarts + 1
     if (slot.failedStarts >= FAILED_STARTS_LIMIT) {
-      this.events.fatal(`${name} failed to start ${FAILED_STARTS_LIMIT} times in a row (last: ${how}); see its output above`)
+      this.events.fatal(
+        `${name} failed to start ${FAILED_STARTS_LIMIT} times in a row (last: ${how}); see its output above`,
+      )
       return
     }
     this.events.output(`rail cluster: ${name} (pid ${worker.process.pid}) exited (${how}); starting it again`)

@@ -7,7 +7,14 @@ import { connectionBudget } from '../platform/connections.ts'
 import { randomBase62 } from '../platform/crypto.ts'
 import { redactUrl } from '../platform/database-runtime.ts'
 import { createPool, describeConnectionError, STATEMENT_TIMEOUT_MS, type Pool } from '../platform/db.ts'
-import { EMBEDDED_DATABASE_NAME, findFreePort, readOrCreateSecretFile, recordApiUrl, startEmbeddedDatabase, type EmbeddedDatabase } from '../platform/embedded-db.ts'
+import {
+  EMBEDDED_DATABASE_NAME,
+  findFreePort,
+  readOrCreateSecretFile,
+  recordApiUrl,
+  startEmbeddedDatabase,
+  type EmbeddedDatabase,
+} from '../platform/embedded-db.ts'
 import { assertMasterKeyOfDatabase, loadMasterKey } from '../platform/master-key.ts'
 import { oldestSealedSigningSecret } from '../partners/service.ts'
 import { migrateDatabase } from '../platform/migrate.ts'
@@ -42,19 +49,31 @@ export interface ClusterBudget {
 }
 
 /** The connections the whole cluster may open: each process's pools, as each process states them. */
-export function clusterBudget(size: ClusterSize, config: Pick<Config, 'databasePoolMax' | 'workerConcurrency'>, sandboxBank: boolean, pooler: ClusterPooler = { kind: 'none' }): ClusterBudget {
+export function clusterBudget(
+  size: ClusterSize,
+  config: Pick<Config, 'databasePoolMax' | 'workerConcurrency'>,
+  sandboxBank: boolean,
+  pooler: ClusterPooler = { kind: 'none' },
+): ClusterBudget {
   const pooled = pooler.kind !== 'none'
   const perApi = connectionBudget({ api: true, worker: false, sandboxBank }, config, pooled).total
   // A worker alone's budget counts the small pool of its endpoints (readyz, the scrape's gauges).
   const perWorker = connectionBudget({ api: false, worker: true, sandboxBank: false }, config, pooled).total
   const poolerServers = pooler.kind === 'pgbouncer' ? pooler.poolSize : 0
-  return { perApi, perWorker, total: size.api * perApi + size.worker * perWorker + SUPERVISOR_POOL_MAX + poolerServers, pooler }
+  return {
+    perApi,
+    perWorker,
+    total: size.api * perApi + size.worker * perWorker + SUPERVISOR_POOL_MAX + poolerServers,
+    pooler,
+  }
 }
 
 export function describeBudget(size: ClusterSize, budget: ClusterBudget): string {
   const parts = `${size.api} API × ${budget.perApi}, ${size.worker} worker × ${budget.perWorker}, ${SUPERVISOR_POOL_MAX} for the cluster itself`
-  if (budget.pooler.kind === 'pgbouncer') return `${budget.total} connections (${parts}, ${budget.pooler.poolSize} of PgBouncer's)`
-  if (budget.pooler.kind === 'external') return `${budget.total} connections (${parts}) straight to PostgreSQL, and the pooler's own server connections`
+  if (budget.pooler.kind === 'pgbouncer')
+    return `${budget.total} connections (${parts}, ${budget.pooler.poolSize} of PgBouncer's)`
+  if (budget.pooler.kind === 'external')
+    return `${budget.total} connections (${parts}) straight to PostgreSQL, and the pooler's own server connections`
   return `${budget.total} connections (${parts})`
 }
 
@@ -73,7 +92,11 @@ export interface ClusterOptions {
 
 export async function runCluster(config: Config, size: ClusterSize, options: ClusterOptions = {}): Promise<void> {
   const masterKey = loadMasterKey(config)
-  const bankSecret = config.sandboxBankSecret ?? (config.production ? undefined : readOrCreateSecretFile(path.join(config.dataDir, 'sandbox-bank.secret'), () => randomBase62(40)))
+  const bankSecret =
+    config.sandboxBankSecret ??
+    (config.production
+      ? undefined
+      : readOrCreateSecretFile(path.join(config.dataDir, 'sandbox-bank.secret'), () => randomBase62(40)))
   const pooler = clusterPooler(config, options)
   const budget = clusterBudget(size, config, bankSecret !== undefined, pooler)
   const database = await openClusterDatabase(config, budget.total)
@@ -92,7 +115,10 @@ export async function runCluster(config: Config, size: ClusterSize, options: Clu
     const url = `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${config.port}`
     if (pooler.kind === 'pgbouncer') {
       // The embedded database is Rail's own: its statement timeout is set on it, as an operator sets it on the role.
-      if (database.embedded) await database.pool.query(`ALTER DATABASE ${EMBEDDED_DATABASE_NAME} SET statement_timeout = ${STATEMENT_TIMEOUT_MS}`)
+      if (database.embedded)
+        await database.pool.query(
+          `ALTER DATABASE ${EMBEDDED_DATABASE_NAME} SET statement_timeout = ${STATEMENT_TIMEOUT_MS}`,
+        )
       pgbouncer = await startPgbouncer({ directUrl: database.url, poolSize: pooler.poolSize })
     }
     const env = processEnv(config, { databaseUrl: database.url, pgbouncer, masterKey, bankSecret, url })
@@ -114,7 +140,13 @@ export async function runCluster(config: Config, size: ClusterSize, options: Clu
 /** What every process of the cluster is started with: one database, one master key, one sandbox bank. */
 function processEnv(
   config: Config,
-  shared: { databaseUrl: string; pgbouncer: RunningPgbouncer | undefined; masterKey: Buffer; bankSecret: string | undefined; url: string },
+  shared: {
+    databaseUrl: string
+    pgbouncer: RunningPgbouncer | undefined
+    masterKey: Buffer
+    bankSecret: string | undefined
+    url: string
+  },
 ): NodeJS.ProcessEnv {
   const { databaseUrl, pgbouncer, bankSecret } = shared
   return {
@@ -124,7 +156,9 @@ function processEnv(
     RAIL_MASTER_KEY: shared.masterKey.toString('hex'),
     PORT: String(config.port),
     // Every API process mounts the sandbox bank (its state is in the database), so the one port reaches it.
-    ...(bankSecret === undefined ? {} : { SANDBOX_BANK_SECRET: bankSecret, SANDBOX_BANK_URL: config.sandboxBankUrl ?? shared.url }),
+    ...(bankSecret === undefined
+      ? {}
+      : { SANDBOX_BANK_SECRET: bankSecret, SANDBOX_BANK_URL: config.sandboxBankUrl ?? shared.url }),
   }
 }
 
@@ -132,7 +166,8 @@ function processEnv(
 async function startProcesses(processes: ClusterProcesses, size: ClusterSize, env: NodeJS.ProcessEnv): Promise<void> {
   const started: Promise<void>[] = []
   for (let i = 0; i < size.api; i++) started.push(processes.start(processes.add('api', env)))
-  for (let i = 0; i < size.worker; i++) started.push(processes.start(processes.add('worker', { ...env, WORKER_HTTP_PORT: String(await findFreePort()) })))
+  for (let i = 0; i < size.worker; i++)
+    started.push(processes.start(processes.add('worker', { ...env, WORKER_HTTP_PORT: String(await findFreePort()) })))
   await Promise.all(started)
 }
 
@@ -152,16 +187,19 @@ function stopperOf(processesOf: () => ClusterProcesses, closeDatabase: () => Pro
     console.log(`rail cluster: ${reason}; stopping every process…`)
     const timer = setTimeout(() => processes.killAll(), STOP_TIMEOUT_MS)
     timer.unref()
-    stopping = processes.stopAll().then(closeDatabase).then(
-      () => {
-        console.log('rail cluster: stopped')
-        process.exit(reason.startsWith('SIG') ? 0 : 1)
-      },
-      (error: unknown) => {
-        console.error(`rail cluster: stopping failed: ${String(error)}`)
-        process.exit(1)
-      },
-    )
+    stopping = processes
+      .stopAll()
+      .then(closeDatabase)
+      .then(
+        () => {
+          console.log('rail cluster: stopped')
+          process.exit(reason.startsWith('SIG') ? 0 : 1)
+        },
+        (error: unknown) => {
+          console.error(`rail cluster: stopping failed: ${String(error)}`)
+          process.exit(1)
+        },
+      )
   }
 }
 
@@ -171,7 +209,9 @@ const PGBOUNCER_POOL_SIZE = 20
 function clusterPooler(config: Config, options: ClusterOptions): ClusterPooler {
   if (!options.pgbouncer) return config.databaseDirectUrl === undefined ? { kind: 'none' } : { kind: 'external' }
   if (config.databaseDirectUrl !== undefined) {
-    throw new Error('--pgbouncer starts its own PgBouncer in front of DATABASE_URL (or the embedded database): leave DATABASE_DIRECT_URL unset')
+    throw new Error(
+      '--pgbouncer starts its own PgBouncer in front of DATABASE_URL (or the embedded database): leave DATABASE_DIRECT_URL unset',
+    )
   }
   if (!findPgbouncer()) throw new Error('--pgbouncer: pgbouncer is not installed (Debian: apt-get install pgbouncer)')
   return { kind: 'pgbouncer', poolSize: PGBOUNCER_POOL_SIZE }
@@ -193,12 +233,25 @@ async function openClusterDatabase(config: Config, connectionsNeeded: number): P
       throw new Error(`cannot reach the database at ${redactUrl(ownUrl)}: ${describeConnectionError(error)}`)
     }
     const through = config.databaseDirectUrl ? ` through the pooler at ${redactUrl(config.databaseUrl)}` : ''
-    return { url: config.databaseUrl, pool, description: `PostgreSQL at ${redactUrl(ownUrl)}${through}`, embedded: undefined }
+    return {
+      url: config.databaseUrl,
+      pool,
+      description: `PostgreSQL at ${redactUrl(ownUrl)}${through}`,
+      embedded: undefined,
+    }
   }
   const maxConnections = Math.max(100, connectionsNeeded + EMBEDDED_HEADROOM)
-  const embedded = await startEmbeddedDatabase(config.dataDir, { persistent: true, settings: { max_connections: String(maxConnections) } })
+  const embedded = await startEmbeddedDatabase(config.dataDir, {
+    persistent: true,
+    settings: { max_connections: String(maxConnections) },
+  })
   const pool = createPool(embedded.databaseUrl, SUPERVISOR_POOL_MAX, 'rail-cluster')
-  return { url: embedded.databaseUrl, pool, description: `embedded PostgreSQL in ${config.dataDir}/pgdata (max_connections ${maxConnections})`, embedded }
+  return {
+    url: embedded.databaseUrl,
+    pool,
+    description: `embedded PostgreSQL in ${config.dataDir}/pgdata (max_connections ${maxConnections})`,
+    embedded,
+  }
 }
 
 export class ClusterBudgetError extends Error {}
@@ -216,8 +269,20 @@ async function checkClusterBudget(pool: Pool, size: ClusterSize, budget: Cluster
   }
 }
 
-function printBanner(config: Config, url: string, size: ClusterSize, budget: ClusterBudget, database: ClusterDatabase, processes: ClusterProcesses, pgbouncer: RunningPgbouncer | undefined): void {
-  const pids = (role: string) => processes.slots.filter((slot) => slot.role === role).map((slot) => slot.worker?.process.pid).join(', ')
+function printBanner(
+  config: Config,
+  url: string,
+  size: ClusterSize,
+  budget: ClusterBudget,
+  database: ClusterDatabase,
+  processes: ClusterProcesses,
+  pgbouncer: RunningPgbouncer | undefined,
+): void {
+  const pids = (role: string) =>
+    processes.slots
+      .filter((slot) => slot.role === role)
+      .map((slot) => slot.worker?.process.pid)
+      .join(', ')
   const lines = [
     '',
     'Rail cluster is running',
@@ -226,7 +291,11 @@ function printBanner(config: Config, url: string, size: ClusterSize, budget: Clu
     `  Workers      ${size.worker} \`rail worker\` process(es), ${config.workerConcurrency} concurrent jobs each`,
     `  Processes    api: ${pids('api')}; worker: ${pids('worker')} (primary ${process.pid}); one that dies is started again`,
     `  Database     ${database.description}`,
-    ...(pgbouncer ? [`  Pooler       PgBouncer at ${redactUrl(pgbouncer.url)} (transaction mode, ${pgbouncer.poolSize} server connections); session work straight to PostgreSQL`] : []),
+    ...(pgbouncer
+      ? [
+          `  Pooler       PgBouncer at ${redactUrl(pgbouncer.url)} (transaction mode, ${pgbouncer.poolSize} server connections); session work straight to PostgreSQL`,
+        ]
+      : []),
     `  Connections  ${describeBudget(size, budget)}`,
     `  Master key   one for every process: ${config.masterKeyHex ? 'RAIL_MASTER_KEY' : path.join(config.dataDir, 'master.key')}`,
     '',

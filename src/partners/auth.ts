@@ -13,9 +13,20 @@ import { RailError } from '../platform/errors.ts'
 import { assertRequestInput, BODY_LIMIT_BYTES, type HttpServer } from '../platform/http.ts'
 import { installIdempotencyKeys } from '../platform/idempotency-keys.ts'
 import type { RateLimiter } from '../platform/rate-limit.ts'
-import { readSignatureHeaders, signatureMatches, type SignatureHeaders, type SignatureRefusal } from '../platform/request-signature.ts'
+import {
+  readSignatureHeaders,
+  signatureMatches,
+  type SignatureHeaders,
+  type SignatureRefusal,
+} from '../platform/request-signature.ts'
 import { CredentialCache } from './credential-cache.ts'
-import { findByEscrowApiKey, findSigningKey, type AuthenticatedPartner, type Caller, type FoundCredential } from './service.ts'
+import {
+  findByEscrowApiKey,
+  findSigningKey,
+  type AuthenticatedPartner,
+  type Caller,
+  type FoundCredential,
+} from './service.ts'
 
 /** signature: X-Rail-Key-Id + HMAC (partner and wallet APIs); api-key: X-API-Key (escrow API). */
 export type AuthScheme = 'signature' | 'api-key' | 'none'
@@ -57,7 +68,10 @@ export interface AuthenticationOptions {
 const NO_RATE_LIMITS: RateLimiter = { count: async () => {}, refuseIfOverLimit: async () => {} }
 
 export function installAuthentication(app: HttpServer, options: AuthenticationOptions): void {
-  const deps: AuthDeps = { ...options, credentials: new CredentialCache(options.sessionPool ?? options.pool, { clock: options.clock }) }
+  const deps: AuthDeps = {
+    ...options,
+    credentials: new CredentialCache(options.sessionPool ?? options.pool, { clock: options.clock }),
+  }
   const limiter = options.rateLimiter ?? NO_RATE_LIMITS
   deps.credentials.start()
   app.addHook('onClose', async () => deps.credentials.stop())
@@ -110,7 +124,12 @@ export function installAuthentication(app: HttpServer, options: AuthenticationOp
 }
 
 /** Runs one authentication step; a failure counts against the client's address (which may answer 429 instead) and is rethrown. */
-async function countingFailures(request: FastifyRequest, reply: FastifyReply, limiter: RateLimiter, step: () => Promise<void>): Promise<void> {
+async function countingFailures(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  limiter: RateLimiter,
+  step: () => Promise<void>,
+): Promise<void> {
   try {
     await step()
   } catch (error) {
@@ -127,7 +146,9 @@ async function countingFailures(request: FastifyRequest, reply: FastifyReply, li
 function refuseDeclaredOversize(request: FastifyRequest): void {
   const declaredBytes = Number(request.headers['content-length'])
   if (declaredBytes > BODY_LIMIT_BYTES) {
-    throw new RailError('payload_too_large', `The body exceeds ${BODY_LIMIT_BYTES} bytes`, { limitBytes: BODY_LIMIT_BYTES })
+    throw new RailError('payload_too_large', `The body exceeds ${BODY_LIMIT_BYTES} bytes`, {
+      limitBytes: BODY_LIMIT_BYTES,
+    })
   }
 }
 
@@ -154,7 +175,11 @@ const REFUSAL_REASONS: Record<SignatureRefusal, string> = {
 async function findSignatureCredential(request: FastifyRequest, deps: AuthDeps): Promise<SigningKey> {
   const keyId = singleHeader(request, 'x-rail-key-id')
   if (!keyId) throw unauthorized(request, REFUSAL_REASONS.missing)
-  const read = readSignatureHeaders(request.headers['x-rail-timestamp'], request.headers['x-rail-signature'], deps.clock)
+  const read = readSignatureHeaders(
+    request.headers['x-rail-timestamp'],
+    request.headers['x-rail-signature'],
+    deps.clock,
+  )
   if (!read.ok) throw unauthorized(request, REFUSAL_REASONS[read.refusal])
   if (keyId.length > KEY_ID_MAX_CHARS) throw unauthorized(request, 'key id too long')
   refuseDeclaredOversize(request)
@@ -170,7 +195,8 @@ async function findSignatureCredential(request: FastifyRequest, deps: AuthDeps):
 function verifySignature(request: FastifyRequest, key: SigningKey): AuthenticatedPartner {
   // request.raw.url is the path and query exactly as the client sent them.
   const content = { method: request.method, pathWithQuery: request.raw.url ?? '', body: request.rawBody ?? '' }
-  if (!signatureMatches(key.found.signingSecret, key.headers, content)) throw unauthorized(request, REFUSAL_REASONS.bad_signature)
+  if (!signatureMatches(key.found.signingSecret, key.headers, content))
+    throw unauthorized(request, REFUSAL_REASONS.bad_signature)
   return { partner: key.found.partner, credentialId: key.found.credentialId }
 }
 

@@ -32,8 +32,15 @@ interface RotateOptions {
   json?: boolean
 }
 
-export function registerPartnerCommands(program: Command, withDatabase: WithDatabase, callbackUrls: CallbackUrls): void {
-  const partner = program.command('partner').alias('partners').description('manage partners, their credentials and the providers their money goes through')
+export function registerPartnerCommands(
+  program: Command,
+  withDatabase: WithDatabase,
+  callbackUrls: CallbackUrls,
+): void {
+  const partner = program
+    .command('partner')
+    .alias('partners')
+    .description('manage partners, their credentials and the providers their money goes through')
   registerRecordCommands(partner, withDatabase, callbackUrls)
   registerCredentialCommands(partner, withDatabase)
   registerRouteCommand(partner, withDatabase)
@@ -47,23 +54,37 @@ function registerRouteCommand(partner: Command, withDatabase: WithDatabase): voi
   const list = (value: string) => (value.trim() === '' ? [] : value.split(',').map((name) => name.trim()))
   partner
     .command('providers')
-    .description("route a partner's money: payouts (refunds, escrow disbursements, settlements), collections (intents, virtual accounts, invoices, FBO, escrow funding) and new wallets; '' returns a purpose to the sandbox")
+    .description(
+      "route a partner's money: payouts (refunds, escrow disbursements, settlements), collections (intents, virtual accounts, invoices, FBO, escrow funding) and new wallets; '' returns a purpose to the sandbox",
+    )
     .requiredOption('--partner <id>', 'partner id')
     .option('--payouts <names>', 'providers for payouts, comma-separated, in order of preference', list)
     .option('--collections <name>', 'the provider for collections', list)
     .option('--wallets <name>', 'the provider for new wallets', list)
     .option('--json', 'print JSON')
-    .action(async (options: { partner: string; payouts?: string[]; collections?: string[]; wallets?: string[]; json?: boolean }) => {
-      const routes = await withDatabase(async ({ pool }) => {
-        const known = new RegExp(UUID_PATTERN).test(options.partner) && (await getPartner(pool, options.partner))
-        if (!known) throw new InvalidArgumentError(`no partner has id ${options.partner}`)
-        const change = { payouts: options.payouts, collections: options.collections, wallets: options.wallets }
-        const given = Object.fromEntries(Object.entries(change).filter(([, value]) => value !== undefined))
-        return Object.keys(given).length === 0 ? partnerRoutes(pool, options.partner) : withTransaction(pool, (tx) => setPartnerRoutes(tx, options.partner, given))
-      })
-      if (options.json) console.log(JSON.stringify({ partnerId: options.partner, ...routes }))
-      else for (const [purpose, providers] of Object.entries(routes)) console.log(`${purpose.padEnd(12)} ${providers.length === 0 ? 'sandbox (no route)' : providers.join(', ')}`)
-    })
+    .action(
+      async (options: {
+        partner: string
+        payouts?: string[]
+        collections?: string[]
+        wallets?: string[]
+        json?: boolean
+      }) => {
+        const routes = await withDatabase(async ({ pool }) => {
+          const known = new RegExp(UUID_PATTERN).test(options.partner) && (await getPartner(pool, options.partner))
+          if (!known) throw new InvalidArgumentError(`no partner has id ${options.partner}`)
+          const change = { payouts: options.payouts, collections: options.collections, wallets: options.wallets }
+          const given = Object.fromEntries(Object.entries(change).filter(([, value]) => value !== undefined))
+          return Object.keys(given).length === 0
+            ? partnerRoutes(pool, options.partner)
+            : withTransaction(pool, (tx) => setPartnerRoutes(tx, options.partner, given))
+        })
+        if (options.json) console.log(JSON.stringify({ partnerId: options.partner, ...routes }))
+        else
+          for (const [purpose, providers] of Object.entries(routes))
+            console.log(`${purpose.padEnd(12)} ${providers.length === 0 ? 'sandbox (no route)' : providers.join(', ')}`)
+      },
+    )
 }
 
 /** `partner create`, `set-callback-url` and `list`: the partners themselves. */
@@ -81,25 +102,47 @@ function registerCreateCommand(partner: Command, withDatabase: WithDatabase, cal
     .addOption(new Option('--env <env>', 'environment').choices(PARTNER_ENVIRONMENTS).default('sandbox'))
     .option('--callback-url <url>', 'default callback URL', parseUrl)
     .option('--json', 'print exactly { partnerId, keyId, signingSecret, escrowApiKey, callbackSigningSecret }')
-    .action(async (options: { name: string; class: CustomerClass; env: PartnerEnvironment; callbackUrl?: string; json?: boolean }) => {
-      const config = loadConfig()
-      const masterKey = loadMasterKey(config)
-      if (options.callbackUrl) await callbackUrls.assertAllowed(options.callbackUrl, options.env, config.allowLoopbackCallbacks, '--callback-url')
-      const created = await withDatabase(async ({ pool }) => {
-        await assertMasterKeyOfDatabase(pool, masterKey, oldestSealedSigningSecret)
-        return createPartner(pool, masterKey, { name: options.name, customerClass: options.class, environment: options.env, callbackUrl: options.callbackUrl ?? null })
-      })
-      if (options.json) {
-        const { partnerId, keyId, signingSecret, escrowApiKey, callbackSigningSecret } = created
-        console.log(JSON.stringify({ partnerId, keyId, signingSecret, escrowApiKey, callbackSigningSecret }))
-        return
-      }
-      console.log(formatPairs({ ...created, note: 'Secrets are shown once; store them now.' }))
-    })
+    .action(
+      async (options: {
+        name: string
+        class: CustomerClass
+        env: PartnerEnvironment
+        callbackUrl?: string
+        json?: boolean
+      }) => {
+        const config = loadConfig()
+        const masterKey = loadMasterKey(config)
+        if (options.callbackUrl)
+          await callbackUrls.assertAllowed(
+            options.callbackUrl,
+            options.env,
+            config.allowLoopbackCallbacks,
+            '--callback-url',
+          )
+        const created = await withDatabase(async ({ pool }) => {
+          await assertMasterKeyOfDatabase(pool, masterKey, oldestSealedSigningSecret)
+          return createPartner(pool, masterKey, {
+            name: options.name,
+            customerClass: options.class,
+            environment: options.env,
+            callbackUrl: options.callbackUrl ?? null,
+          })
+        })
+        if (options.json) {
+          const { partnerId, keyId, signingSecret, escrowApiKey, callbackSigningSecret } = created
+          console.log(JSON.stringify({ partnerId, keyId, signingSecret, escrowApiKey, callbackSigningSecret }))
+          return
+        }
+        console.log(formatPairs({ ...created, note: 'Secrets are shown once; store them now.' }))
+      },
+    )
 }
 
-function registerCallbackAndListCommands(partner: Command, withDatabase: WithDatabase, callbackUrls: CallbackUrls): void {
-
+function registerCallbackAndListCommands(
+  partner: Command,
+  withDatabase: WithDatabase,
+  callbackUrls: CallbackUrls,
+): void {
   partner
     .command('set-callback-url')
     .description("set a partner's default callback URL (checked like PATCH /api/v1/rail/settings); --none removes it")
@@ -107,7 +150,8 @@ function registerCallbackAndListCommands(partner: Command, withDatabase: WithDat
     .option('--url <url>', 'the callback URL', parseUrl)
     .option('--none', 'remove the default callback URL')
     .action(async (options: { partner: string; url?: string; none?: boolean }) => {
-      if ((options.url === undefined) === (options.none === undefined)) throw new InvalidArgumentError('give exactly one of --url <url> or --none')
+      if ((options.url === undefined) === (options.none === undefined))
+        throw new InvalidArgumentError('give exactly one of --url <url> or --none')
       const config = loadConfig()
       const updated = await withDatabase(async ({ pool }) => {
         const found = await getPartner(pool, options.partner)
@@ -127,29 +171,43 @@ function registerCallbackAndListCommands(partner: Command, withDatabase: WithDat
         console.log(JSON.stringify(partners))
         return
       }
-      for (const p of partners) console.log(`${p.id}  ${p.environment.padEnd(7)}  ${p.customerClass.padEnd(10)}  ${p.name}`)
+      for (const p of partners)
+        console.log(`${p.id}  ${p.environment.padEnd(7)}  ${p.customerClass.padEnd(10)}  ${p.name}`)
     })
 }
 
 /** Rotating and revoking a partner's credentials. */
 function registerCredentialCommands(partner: Command, withDatabase: WithDatabase): void {
-  rotateCommand(partner, 'rotate-secret', 'issue a new key id and signing secret; the old ones stay valid for the overlap', async (o) => {
-    const masterKey = loadMasterKey(loadConfig())
-    return withDatabase(async ({ pool }) => {
-      await assertMasterKeyOfDatabase(pool, masterKey, oldestSealedSigningSecret)
-      return rotateSigningSecret(pool, masterKey, o.partner, Math.round(o.overlapHours * 3600))
-    })
-  })
-  rotateCommand(partner, 'rotate-api-key', 'issue a new escrow API key; the old one stays valid for the overlap', async (o) =>
-    withDatabase(({ pool }) => rotateEscrowApiKey(pool, o.partner, Math.round(o.overlapHours * 3600))),
+  rotateCommand(
+    partner,
+    'rotate-secret',
+    'issue a new key id and signing secret; the old ones stay valid for the overlap',
+    async (o) => {
+      const masterKey = loadMasterKey(loadConfig())
+      return withDatabase(async ({ pool }) => {
+        await assertMasterKeyOfDatabase(pool, masterKey, oldestSealedSigningSecret)
+        return rotateSigningSecret(pool, masterKey, o.partner, Math.round(o.overlapHours * 3600))
+      })
+    },
   )
-  rotateCommand(partner, 'rotate-callback-secret', 'issue a new callback-signing secret; callbacks are signed with it at once', async (o) => {
-    const masterKey = loadMasterKey(loadConfig())
-    return withDatabase(async ({ pool }) => {
-      await assertMasterKeyOfDatabase(pool, masterKey, oldestSealedSigningSecret)
-      return rotateCallbackSecret(pool, masterKey, o.partner, Math.round(o.overlapHours * 3600))
-    })
-  })
+  rotateCommand(
+    partner,
+    'rotate-api-key',
+    'issue a new escrow API key; the old one stays valid for the overlap',
+    async (o) => withDatabase(({ pool }) => rotateEscrowApiKey(pool, o.partner, Math.round(o.overlapHours * 3600))),
+  )
+  rotateCommand(
+    partner,
+    'rotate-callback-secret',
+    'issue a new callback-signing secret; callbacks are signed with it at once',
+    async (o) => {
+      const masterKey = loadMasterKey(loadConfig())
+      return withDatabase(async ({ pool }) => {
+        await assertMasterKeyOfDatabase(pool, masterKey, oldestSealedSigningSecret)
+        return rotateCallbackSecret(pool, masterKey, o.partner, Math.round(o.overlapHours * 3600))
+      })
+    },
+  )
 
   partner
     .command('revoke-key')
@@ -166,17 +224,28 @@ function rotateCommand(
   partner: Command,
   name: string,
   description: string,
-  rotate: (options: RotateOptions) => Promise<{ issued: Partial<Omit<PartnerCredentials, 'partnerId'>>; previousValidUntil: Date }>,
+  rotate: (
+    options: RotateOptions,
+  ) => Promise<{ issued: Partial<Omit<PartnerCredentials, 'partnerId'>>; previousValidUntil: Date }>,
 ): void {
   partner
     .command(name)
     .description(description)
     .requiredOption('--partner <partnerId>', 'partner id')
-    .option('--overlap-hours <hours>', 'how long the previous credential stays valid', parseHours, ROTATION_OVERLAP_DEFAULT_S / 3600)
+    .option(
+      '--overlap-hours <hours>',
+      'how long the previous credential stays valid',
+      parseHours,
+      ROTATION_OVERLAP_DEFAULT_S / 3600,
+    )
     .option('--json', 'print JSON')
     .action(async (options: RotateOptions) => {
       const rotation = await rotate(options)
-      const output = { partnerId: options.partner, ...rotation.issued, previousValidUntil: rotation.previousValidUntil.toISOString() }
+      const output = {
+        partnerId: options.partner,
+        ...rotation.issued,
+        previousValidUntil: rotation.previousValidUntil.toISOString(),
+      }
       console.log(options.json ? JSON.stringify(output) : formatPairs(output))
       // The development sandbox partner: its saved file (and so the start banner and the scripts) takes the new credential.
       const updated = saveRotatedCredential(loadConfig().dataDir, options.partner, rotation.issued)

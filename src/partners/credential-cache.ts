@@ -95,7 +95,10 @@ export class CredentialCache<T extends { expiresAt: Date | null }> {
   }
 
   #remember(key: string, value: T): void {
-    const validUntilMs = Math.min(this.#options.clock.now().getTime() + this.#options.ttlMs, value.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY)
+    const validUntilMs = Math.min(
+      this.#options.clock.now().getTime() + this.#options.ttlMs,
+      value.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY,
+    )
     if (this.#entries.size >= this.#options.entriesMax) this.#entries.delete(this.#entries.keys().next().value!)
     this.#entries.set(key, { value, validUntilMs })
   }

@@ -61,7 +61,9 @@ export async function selectPartner(db: Queryable, partnerId: string): Promise<P
 }
 
 export async function selectPartnerForUpdate(db: Queryable, partnerId: string): Promise<Partner | undefined> {
-  const result = await db.query<PartnerRow>(`SELECT ${PARTNER_COLUMNS} FROM partners WHERE id = $1 FOR UPDATE`, [partnerId])
+  const result = await db.query<PartnerRow>(`SELECT ${PARTNER_COLUMNS} FROM partners WHERE id = $1 FOR UPDATE`, [
+    partnerId,
+  ])
   return result.rows[0] && toPartner(result.rows[0])
 }
 
@@ -76,8 +78,15 @@ export async function selectPartners(db: Queryable): Promise<Partner[]> {
 }
 
 /** Sets the default callback URL. */
-export async function updatePartnerCallbackUrl(db: Queryable, partnerId: string, callbackUrl: string | null): Promise<Partner | undefined> {
-  const result = await db.query<PartnerRow>(`UPDATE partners SET callback_url = $2, updated_at = now() WHERE id = $1 RETURNING ${PARTNER_COLUMNS}`, [partnerId, callbackUrl])
+export async function updatePartnerCallbackUrl(
+  db: Queryable,
+  partnerId: string,
+  callbackUrl: string | null,
+): Promise<Partner | undefined> {
+  const result = await db.query<PartnerRow>(
+    `UPDATE partners SET callback_url = $2, updated_at = now() WHERE id = $1 RETURNING ${PARTNER_COLUMNS}`,
+    [partnerId, callbackUrl],
+  )
   return result.rows[0] && toPartner(result.rows[0])
 }
 
@@ -95,7 +104,15 @@ export async function insertCredential(db: Queryable, credential: NewCredential)
   await db.query(
     `INSERT INTO partner_credentials (id, partner_id, kind, key_id, secret_sealed, api_key_hash, api_key_prefix)
      VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [credential.id, credential.partnerId, credential.kind, credential.keyId, credential.secretSealed, credential.apiKeyHash, credential.apiKeyPrefix],
+    [
+      credential.id,
+      credential.partnerId,
+      credential.kind,
+      credential.keyId,
+      credential.secretSealed,
+      credential.apiKeyHash,
+      credential.apiKeyPrefix,
+    ],
   )
 }
 
@@ -103,7 +120,13 @@ export async function insertCredential(db: Queryable, credential: NewCredential)
  * Gives every live credential of this kind (other than `keepId`) an expiry `overlapS` seconds from
  * now, unless it already expires sooner: the overlap of a rotation.
  */
-export async function expireOtherCredentials(db: Queryable, partnerId: string, kind: CredentialKind, keepId: string, overlapS: number): Promise<Date> {
+export async function expireOtherCredentials(
+  db: Queryable,
+  partnerId: string,
+  kind: CredentialKind,
+  keepId: string,
+  overlapS: number,
+): Promise<Date> {
   const result = await db.query<{ until: Date }>(
     `WITH updated AS (
        UPDATE partner_credentials
@@ -127,7 +150,10 @@ export interface ActiveCredential {
 
 const ACTIVE = `c.revoked_at IS NULL AND (c.expires_at IS NULL OR c.expires_at > now())`
 
-export async function selectActiveSigningCredential(db: Queryable, keyId: string): Promise<ActiveCredential | undefined> {
+export async function selectActiveSigningCredential(
+  db: Queryable,
+  keyId: string,
+): Promise<ActiveCredential | undefined> {
   const result = await db.query<PartnerRow & { credential_id: string; secret_sealed: Buffer; expires_at: Date | null }>(
     `SELECT c.id AS credential_id, c.secret_sealed, c.expires_at, p.id, p.name, p.customer_class, p.environment, p.callback_url, p.created_at
        FROM partner_credentials c JOIN partners p ON p.id = c.partner_id
@@ -135,10 +161,20 @@ export async function selectActiveSigningCredential(db: Queryable, keyId: string
     [keyId],
   )
   const row = result.rows[0]
-  return row && { credentialId: row.credential_id, partner: toPartner(row), secretSealed: row.secret_sealed, expiresAt: row.expires_at }
+  return (
+    row && {
+      credentialId: row.credential_id,
+      partner: toPartner(row),
+      secretSealed: row.secret_sealed,
+      expiresAt: row.expires_at,
+    }
+  )
 }
 
-export async function selectActiveEscrowApiKey(db: Queryable, apiKeyHash: Buffer): Promise<ActiveCredential | undefined> {
+export async function selectActiveEscrowApiKey(
+  db: Queryable,
+  apiKeyHash: Buffer,
+): Promise<ActiveCredential | undefined> {
   const result = await db.query<PartnerRow & { credential_id: string; expires_at: Date | null }>(
     `SELECT c.id AS credential_id, c.expires_at, p.id, p.name, p.customer_class, p.environment, p.callback_url, p.created_at
        FROM partner_credentials c JOIN partners p ON p.id = c.partner_id
@@ -146,11 +182,16 @@ export async function selectActiveEscrowApiKey(db: Queryable, apiKeyHash: Buffer
     [apiKeyHash],
   )
   const row = result.rows[0]
-  return row && { credentialId: row.credential_id, partner: toPartner(row), secretSealed: null, expiresAt: row.expires_at }
+  return (
+    row && { credentialId: row.credential_id, partner: toPartner(row), secretSealed: null, expiresAt: row.expires_at }
+  )
 }
 
 /** The newest live callback-signing secret: during a rotation overlap, callbacks use the new one. */
-export async function selectNewestCallbackSecret(db: Queryable, partnerId: string): Promise<{ credentialId: string; secretSealed: Buffer } | undefined> {
+export async function selectNewestCallbackSecret(
+  db: Queryable,
+  partnerId: string,
+): Promise<{ credentialId: string; secretSealed: Buffer } | undefined> {
   const result = await db.query<{ id: string; secret_sealed: Buffer }>(
     `SELECT c.id, c.secret_sealed FROM partner_credentials c
       WHERE c.partner_id = $1 AND c.kind = 'callback_signing' AND ${ACTIVE}
@@ -175,13 +216,25 @@ export interface CredentialSummary {
 
 /** The partner's live credentials (not revoked, not expired), by kind, newest first. */
 export async function selectLiveCredentials(db: Queryable, partnerId: string): Promise<CredentialSummary[]> {
-  const result = await db.query<{ kind: CredentialKind; key_id: string | null; api_key_prefix: string | null; created_at: Date; expires_at: Date | null }>(
+  const result = await db.query<{
+    kind: CredentialKind
+    key_id: string | null
+    api_key_prefix: string | null
+    created_at: Date
+    expires_at: Date | null
+  }>(
     `SELECT c.kind, c.key_id, c.api_key_prefix, c.created_at, c.expires_at FROM partner_credentials c
       WHERE c.partner_id = $1 AND ${ACTIVE}
       ORDER BY c.kind, c.created_at DESC, c.id DESC`,
     [partnerId],
   )
-  return result.rows.map((row) => ({ kind: row.kind, keyId: row.key_id, apiKeyPrefix: row.api_key_prefix, createdAt: row.created_at, expiresAt: row.expires_at }))
+  return result.rows.map((row) => ({
+    kind: row.kind,
+    keyId: row.key_id,
+    apiKeyPrefix: row.api_key_prefix,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+  }))
 }
 
 export async function revokeSigningKey(db: Queryable, keyId: string): Promise<boolean> {
@@ -193,7 +246,9 @@ export async function revokeSigningKey(db: Queryable, keyId: string): Promise<bo
 }
 
 /** The oldest signing secret, sealed bound to its credential's id: what a database sealed before it recorded its key check. */
-export async function selectOldestSigningSecret(db: Queryable): Promise<{ sealed: Buffer; associatedData: string } | undefined> {
+export async function selectOldestSigningSecret(
+  db: Queryable,
+): Promise<{ sealed: Buffer; associatedData: string } | undefined> {
   const result = await db.query<{ id: string; secret_sealed: Buffer }>(
     `SELECT id, secret_sealed FROM partner_credentials WHERE kind = 'request_signing' ORDER BY created_at LIMIT 1`,
   )

@@ -7,21 +7,36 @@ import { CallbackUrlSchema, closedObject, errorResponses } from '../platform/sch
 import { callerOf } from './auth.ts'
 import { getPartner, type CallbackUrls, type Partner } from './service.ts'
 
-const SettingsSchema = Type.Object({
-  partnerId: Type.String({ format: 'uuid' }),
-  name: Type.String(),
-  customerClass: Type.Union([Type.Literal('government'), Type.Literal('corporate'), Type.Literal('fintech'), Type.Literal('citizen')]),
-  environment: Type.Union([Type.Literal('sandbox'), Type.Literal('live')]),
-  callbackUrl: Type.Union([Type.String(), Type.Null()]),
-  callbackUrlDisabled: Type.Union([Type.Object({ disabledAt: Type.String({ format: 'date-time' }), reason: Type.String() }), Type.Null()], {
-    description: 'Set when the callback URL answered 410 Gone: deliveries to it stop until it is set again',
-  }),
-  createdAt: Type.String({ format: 'date-time' }),
-}, { title: 'PartnerSettings', description: 'The calling partner and its settings' })
+const SettingsSchema = Type.Object(
+  {
+    partnerId: Type.String({ format: 'uuid' }),
+    name: Type.String(),
+    customerClass: Type.Union([
+      Type.Literal('government'),
+      Type.Literal('corporate'),
+      Type.Literal('fintech'),
+      Type.Literal('citizen'),
+    ]),
+    environment: Type.Union([Type.Literal('sandbox'), Type.Literal('live')]),
+    callbackUrl: Type.Union([Type.String(), Type.Null()]),
+    callbackUrlDisabled: Type.Union(
+      [Type.Object({ disabledAt: Type.String({ format: 'date-time' }), reason: Type.String() }), Type.Null()],
+      {
+        description: 'Set when the callback URL answered 410 Gone: deliveries to it stop until it is set again',
+      },
+    ),
+    createdAt: Type.String({ format: 'date-time' }),
+  },
+  { title: 'PartnerSettings', description: 'The calling partner and its settings' },
+)
 export type PartnerSettingsJson = Static<typeof SettingsSchema>
 
 const SettingsPatchSchema = closedObject(
-  { callbackUrl: Type.Union([CallbackUrlSchema, Type.Null()], { description: 'Default address for signed callbacks; null removes it' }) },
+  {
+    callbackUrl: Type.Union([CallbackUrlSchema, Type.Null()], {
+      description: 'Default address for signed callbacks; null removes it',
+    }),
+  },
   { minProperties: 1 },
 )
 
@@ -32,7 +47,10 @@ interface PartnerRoutesDeps {
 }
 
 async function settingsOf(deps: PartnerRoutesDeps, partner: Partner): Promise<PartnerSettingsJson> {
-  const disabled = partner.callbackUrl === null ? undefined : await deps.callbackUrls.disabled(deps.pool, partner.id, partner.callbackUrl)
+  const disabled =
+    partner.callbackUrl === null
+      ? undefined
+      : await deps.callbackUrls.disabled(deps.pool, partner.id, partner.callbackUrl)
   return toSettings(partner, disabled ?? null)
 }
 
@@ -53,7 +71,14 @@ export function registerPartnerRoutes(app: HttpServer, deps: PartnerRoutesDeps):
     '/api/v1/rail/settings',
     {
       config: { auth: 'signature' },
-      schema: { operationId: 'getSettings', description: 'The calling partner: its id, name, class and environment, and its default callback URL with whether deliveries to it are disabled (after a 410) and why.', tags: ['partner'], summary: 'The calling partner and its settings', response: { 200: SettingsSchema, ...errorResponses() } },
+      schema: {
+        operationId: 'getSettings',
+        description:
+          'The calling partner: its id, name, class and environment, and its default callback URL with whether deliveries to it are disabled (after a 410) and why.',
+        tags: ['partner'],
+        summary: 'The calling partner and its settings',
+        response: { 200: SettingsSchema, ...errorResponses() },
+      },
     },
     async (request) => {
       const partner = await getPartner(deps.pool, callerOf(request).partner.id)
@@ -68,7 +93,8 @@ export function registerPartnerRoutes(app: HttpServer, deps: PartnerRoutesDeps):
       config: { auth: 'signature', idempotencyKey: 'in-transaction' },
       schema: {
         operationId: 'updateSettings',
-        description: 'Sets or clears (`null`) the default callback URL, the URL events go to when their object names none. The URL passes the SSRF guard (https for live partners). Setting it again re-enables a URL disabled by a 410.',
+        description:
+          'Sets or clears (`null`) the default callback URL, the URL events go to when their object names none. The URL passes the SSRF guard (https for live partners). Setting it again re-enables a URL disabled by a 410.',
         tags: ['partner'],
         summary: 'Set the default callback URL (checked by the SSRF guard: docs/webhooks.md)',
         body: SettingsPatchSchema,
@@ -78,7 +104,16 @@ export function registerPartnerRoutes(app: HttpServer, deps: PartnerRoutesDeps):
     async (request) => {
       const partner = callerOf(request).partner
       const { callbackUrl } = request.body
-      return settingsOf(deps, await deps.callbackUrls.set(deps.pool, partner, callbackUrl, deps.allowLoopbackCallbacks, request.idempotencyKey))
+      return settingsOf(
+        deps,
+        await deps.callbackUrls.set(
+          deps.pool,
+          partner,
+          callbackUrl,
+          deps.allowLoopbackCallbacks,
+          request.idempotencyKey,
+        ),
+      )
     },
   )
 }

@@ -22,7 +22,11 @@ export function writeSandboxPartner(dataDir: string, credentials: PartnerCredent
 }
 
 /** After a rotation: the saved partner's file takes the new credential. The file's path when it was the partner saved there. */
-export function saveRotatedCredential(dataDir: string, partnerId: string, issued: Partial<Omit<PartnerCredentials, 'partnerId'>>): string | undefined {
+export function saveRotatedCredential(
+  dataDir: string,
+  partnerId: string,
+  issued: Partial<Omit<PartnerCredentials, 'partnerId'>>,
+): string | undefined {
   const saved = readSandboxPartner(dataDir)
   if (!saved || saved.partnerId !== partnerId) return undefined
   writeSandboxPartner(dataDir, { ...saved, ...issued })

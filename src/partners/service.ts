@@ -10,7 +10,14 @@ import { forgetCredentialsInThisProcess } from './credential-cache.ts'
 import * as repo from './repo.ts'
 import type { CredentialKind, CustomerClass, Partner, PartnerCredentials, PartnerEnvironment } from './repo.ts'
 
-export type { CredentialKind, CredentialSummary, CustomerClass, Partner, PartnerCredentials, PartnerEnvironment } from './repo.ts'
+export type {
+  CredentialKind,
+  CredentialSummary,
+  CustomerClass,
+  Partner,
+  PartnerCredentials,
+  PartnerEnvironment,
+} from './repo.ts'
 export { CUSTOMER_CLASSES, PARTNER_ENVIRONMENTS } from './repo.ts'
 /** The master key check's probe of a database that sealed secrets before it kept the check (platform/master-key.ts). */
 export { selectOldestSigningSecret as oldestSealedSigningSecret } from './repo.ts'
@@ -22,7 +29,6 @@ export const ROTATION_OVERLAP_DEFAULT_S = 24 * 60 * 60
 export const ROTATION_OVERLAP_MAX_S = 30 * 24 * 60 * 60
 /** Characters of an escrow API key kept in clear, so an operator can tell keys apart. */
 const API_KEY_PREFIX_CHARS = 12
-
 
 export interface NewPartner {
   name: string
@@ -50,7 +56,8 @@ export async function createPartner(pool: Pool, masterKey: Buffer, input: NewPar
 }
 
 function assertPartnerInput(input: NewPartner): void {
-  if (input.name.trim().length === 0 || input.name.length > 200) throw new RailError('validation_error', 'name must be 1 to 200 characters')
+  if (input.name.trim().length === 0 || input.name.length > 200)
+    throw new RailError('validation_error', 'name must be 1 to 200 characters')
   if (!repo.CUSTOMER_CLASSES.includes(input.customerClass)) {
     throw new RailError('validation_error', `class must be one of ${repo.CUSTOMER_CLASSES.join(', ')}`)
   }
@@ -81,9 +88,16 @@ export async function getPartner(db: Queryable, partnerId: string): Promise<Part
  * operator. Answers the partner and whether anything changed: a request replayed on its key
  * changes nothing and answers the partner as it is.
  */
-export async function setDefaultCallbackUrl(db: Queryable, partnerId: string, callbackUrl: string | null, key?: IdempotencyKey): Promise<{ partner: Partner; changed: boolean }> {
+export async function setDefaultCallbackUrl(
+  db: Queryable,
+  partnerId: string,
+  callbackUrl: string | null,
+  key?: IdempotencyKey,
+): Promise<{ partner: Partner; changed: boolean }> {
   const replayed = (await claimKeyInTransaction(db, key)) === 'replayed'
-  const partner = replayed ? await repo.selectPartner(db, partnerId) : await repo.updatePartnerCallbackUrl(db, partnerId, callbackUrl)
+  const partner = replayed
+    ? await repo.selectPartner(db, partnerId)
+    : await repo.updatePartnerCallbackUrl(db, partnerId, callbackUrl)
   if (!partner) throw new RailError('not_found', 'Partner not found')
   return { partner, changed: !replayed }
 }
@@ -94,8 +108,19 @@ export async function setDefaultCallbackUrl(db: Queryable, partnerId: string, ca
  * the partner routes and commands are given them by the composition root instead of importing them.
  */
 export interface CallbackUrls {
-  assertAllowed(url: string, environment: PartnerEnvironment, allowLoopbackInSandbox: boolean, field?: string): Promise<void>
-  set(pool: Pool, partner: Pick<Partner, 'id' | 'environment'>, url: string | null, allowLoopbackInSandbox: boolean, key?: IdempotencyKey): Promise<Partner>
+  assertAllowed(
+    url: string,
+    environment: PartnerEnvironment,
+    allowLoopbackInSandbox: boolean,
+    field?: string,
+  ): Promise<void>
+  set(
+    pool: Pool,
+    partner: Pick<Partner, 'id' | 'environment'>,
+    url: string | null,
+    allowLoopbackInSandbox: boolean,
+    key?: IdempotencyKey,
+  ): Promise<Partner>
   disabled(db: Queryable, partnerId: string, url: string): Promise<{ disabledAt: Date; reason: string } | undefined>
 }
 
@@ -105,19 +130,45 @@ export interface Rotation<T> {
   previousValidUntil: Date
 }
 
-export async function rotateSigningSecret(pool: Pool, masterKey: Buffer, partnerId: string, overlapS = ROTATION_OVERLAP_DEFAULT_S): Promise<Rotation<{ keyId: string; signingSecret: string }>> {
-  const rotation = await rotate(pool, partnerId, 'request_signing', overlapS, (tx, partner) => addSigningCredential(tx, masterKey, partnerId, partner.environment))
-  return { issued: { keyId: rotation.issued.keyId, signingSecret: rotation.issued.signingSecret }, previousValidUntil: rotation.previousValidUntil }
+export async function rotateSigningSecret(
+  pool: Pool,
+  masterKey: Buffer,
+  partnerId: string,
+  overlapS = ROTATION_OVERLAP_DEFAULT_S,
+): Promise<Rotation<{ keyId: string; signingSecret: string }>> {
+  const rotation = await rotate(pool, partnerId, 'request_signing', overlapS, (tx, partner) =>
+    addSigningCredential(tx, masterKey, partnerId, partner.environment),
+  )
+  return {
+    issued: { keyId: rotation.issued.keyId, signingSecret: rotation.issued.signingSecret },
+    previousValidUntil: rotation.previousValidUntil,
+  }
 }
 
-export async function rotateEscrowApiKey(pool: Pool, partnerId: string, overlapS = ROTATION_OVERLAP_DEFAULT_S): Promise<Rotation<{ escrowApiKey: string }>> {
-  const rotation = await rotate(pool, partnerId, 'escrow_api_key', overlapS, (tx, partner) => addEscrowApiKey(tx, partnerId, partner.environment))
+export async function rotateEscrowApiKey(
+  pool: Pool,
+  partnerId: string,
+  overlapS = ROTATION_OVERLAP_DEFAULT_S,
+): Promise<Rotation<{ escrowApiKey: string }>> {
+  const rotation = await rotate(pool, partnerId, 'escrow_api_key', overlapS, (tx, partner) =>
+    addEscrowApiKey(tx, partnerId, partner.environment),
+  )
   return { issued: { escrowApiKey: rotation.issued.escrowApiKey }, previousValidUntil: rotation.previousValidUntil }
 }
 
-export async function rotateCallbackSecret(pool: Pool, masterKey: Buffer, partnerId: string, overlapS = ROTATION_OVERLAP_DEFAULT_S): Promise<Rotation<{ callbackSigningSecret: string }>> {
-  const rotation = await rotate(pool, partnerId, 'callback_signing', overlapS, (tx) => addCallbackSecret(tx, masterKey, partnerId))
-  return { issued: { callbackSigningSecret: rotation.issued.callbackSigningSecret }, previousValidUntil: rotation.previousValidUntil }
+export async function rotateCallbackSecret(
+  pool: Pool,
+  masterKey: Buffer,
+  partnerId: string,
+  overlapS = ROTATION_OVERLAP_DEFAULT_S,
+): Promise<Rotation<{ callbackSigningSecret: string }>> {
+  const rotation = await rotate(pool, partnerId, 'callback_signing', overlapS, (tx) =>
+    addCallbackSecret(tx, masterKey, partnerId),
+  )
+  return {
+    issued: { callbackSigningSecret: rotation.issued.callbackSigningSecret },
+    previousValidUntil: rotation.previousValidUntil,
+  }
 }
 
 /** Issues a new credential of `kind` and gives the partner's other live ones of that kind an expiry. */
@@ -155,7 +206,12 @@ export async function revokeSigningKey(db: Queryable, keyId: string): Promise<bo
   return revoked
 }
 
-async function addSigningCredential(tx: Queryable, masterKey: Buffer, partnerId: string, environment: PartnerEnvironment): Promise<{ credentialId: string; keyId: string; signingSecret: string }> {
+async function addSigningCredential(
+  tx: Queryable,
+  masterKey: Buffer,
+  partnerId: string,
+  environment: PartnerEnvironment,
+): Promise<{ credentialId: string; keyId: string; signingSecret: string }> {
   const credentialId = uuidv7()
   const envTag = environment === 'live' ? 'live' : 'test'
   const keyId = `rk_kid_${envTag}_${randomBase62(20)}`
@@ -172,7 +228,11 @@ async function addSigningCredential(tx: Queryable, masterKey: Buffer, partnerId:
   return { credentialId, keyId, signingSecret }
 }
 
-async function addEscrowApiKey(tx: Queryable, partnerId: string, environment: PartnerEnvironment): Promise<{ credentialId: string; escrowApiKey: string }> {
+async function addEscrowApiKey(
+  tx: Queryable,
+  partnerId: string,
+  environment: PartnerEnvironment,
+): Promise<{ credentialId: string; escrowApiKey: string }> {
   const credentialId = uuidv7()
   const escrowApiKey = `rk_${environment === 'live' ? 'live' : 'test'}_${randomBase62(40)}`
   await repo.insertCredential(tx, {
@@ -188,7 +248,11 @@ async function addEscrowApiKey(tx: Queryable, partnerId: string, environment: Pa
 }
 
 /** Callback secrets follow the Standard Webhooks form: `whsec_` + base64 of 32 random bytes. */
-async function addCallbackSecret(tx: Queryable, masterKey: Buffer, partnerId: string): Promise<{ credentialId: string; callbackSigningSecret: string }> {
+async function addCallbackSecret(
+  tx: Queryable,
+  masterKey: Buffer,
+  partnerId: string,
+): Promise<{ credentialId: string; callbackSigningSecret: string }> {
   const credentialId = uuidv7()
   const callbackSigningSecret = `whsec_${randomBytes(32).toString('base64')}`
   await repo.insertCredential(tx, {
@@ -228,10 +292,19 @@ export interface FoundCredential extends AuthenticatedPartner {
 }
 
 /** The partner and signing secret behind a live key id, or undefined. */
-export async function findSigningKey(db: Queryable, masterKey: Buffer, keyId: string): Promise<(FoundCredential & { signingSecret: string }) | undefined> {
+export async function findSigningKey(
+  db: Queryable,
+  masterKey: Buffer,
+  keyId: string,
+): Promise<(FoundCredential & { signingSecret: string }) | undefined> {
   const found = await repo.selectActiveSigningCredential(db, keyId)
   if (!found?.secretSealed) return undefined
-  return { partner: found.partner, credentialId: found.credentialId, expiresAt: found.expiresAt, signingSecret: open(masterKey, found.secretSealed, found.credentialId) }
+  return {
+    partner: found.partner,
+    credentialId: found.credentialId,
+    expiresAt: found.expiresAt,
+    signingSecret: open(masterKey, found.secretSealed, found.credentialId),
+  }
 }
 
 /** The partner behind a live escrow API key, or undefined. The key is looked up by its hash. */
@@ -241,7 +314,11 @@ export async function findByEscrowApiKey(db: Queryable, apiKey: string): Promise
 }
 
 /** The secret that signs this partner's callbacks now, or undefined when it has none. */
-export async function currentCallbackSecret(db: Queryable, masterKey: Buffer, partnerId: string): Promise<string | undefined> {
+export async function currentCallbackSecret(
+  db: Queryable,
+  masterKey: Buffer,
+  partnerId: string,
+): Promise<string | undefined> {
   const found = await repo.selectNewestCallbackSecret(db, partnerId)
   return found && open(masterKey, found.secretSealed, found.credentialId)
 }

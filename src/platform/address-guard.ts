@@ -100,7 +100,9 @@ function expandIpv6(address: string): number[] | undefined {
   const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text)
   if (dotted) {
     const parts = dotted[1]!.split('.').map(Number)
-    text = text.slice(0, -dotted[1]!.length) + `${((parts[0]! << 8) | parts[1]!).toString(16)}:${((parts[2]! << 8) | parts[3]!).toString(16)}`
+    text =
+      text.slice(0, -dotted[1]!.length) +
+      `${((parts[0]! << 8) | parts[1]!).toString(16)}:${((parts[2]! << 8) | parts[3]!).toString(16)}`
   }
   const halves = text.split('::')
   if (halves.length > 2) return undefined
@@ -108,7 +110,9 @@ function expandIpv6(address: string): number[] | undefined {
   const tail = halves.length === 2 && halves[1] ? halves[1].split(':') : []
   const missing = 8 - head.length - tail.length
   if (halves.length === 1 ? missing !== 0 : missing < 1) return undefined
-  const groups = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...tail].map((g) => parseInt(g, 16))
+  const groups = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...tail].map((g) =>
+    parseInt(g, 16),
+  )
   return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : undefined
 }
 
@@ -130,7 +134,11 @@ export interface CheckOptions {
  * names or resolves to. The URL parser already turns decimal, octal and hex IPv4 spellings
  * (http://2130706433/, http://0177.0.0.1/) into dotted form, so they are judged as what they are.
  */
-export async function checkCallbackUrl(rawUrl: string, policy: CallbackPolicy, options: CheckOptions = {}): Promise<UrlCheck> {
+export async function checkCallbackUrl(
+  rawUrl: string,
+  policy: CallbackPolicy,
+  options: CheckOptions = {},
+): Promise<UrlCheck> {
   let url: URL
   try {
     url = new URL(rawUrl)
@@ -155,7 +163,9 @@ export async function checkCallbackUrl(rawUrl: string, policy: CallbackPolicy, o
     return options.allowUnresolved ? { ok: true } : { ok: false, reason: `host ${host} does not resolve` }
   }
   const refused = addresses.find((a) => !allowed(a.address, policy))
-  return refused ? { ok: false, reason: `host ${host} resolves to a ${describe(refused.address)} address` } : { ok: true }
+  return refused
+    ? { ok: false, reason: `host ${host} resolves to a ${describe(refused.address)} address` }
+    : { ok: true }
 }
 
 /**
@@ -176,7 +186,9 @@ const RESOLVE_TIMEOUT_MS = 3_000
 
 async function resolveAll(hostname: string): Promise<LookupAddress[]> {
   const lookup = dns.lookup(hostname, { all: true, verbatim: true })
-  const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('DNS timeout')), RESOLVE_TIMEOUT_MS).unref())
+  const timeout = new Promise<never>((_, reject) =>
+    setTimeout(() => reject(new Error('DNS timeout')), RESOLVE_TIMEOUT_MS).unref(),
+  )
   return Promise.race([lookup, timeout])
 }
 
@@ -193,7 +205,9 @@ export function guardedLookup(policy: CallbackPolicy) {
       (addresses) => {
         const refused = addresses.find((a) => !allowed(a.address, policy))
         if (refused || addresses.length === 0) {
-          const error: NodeJS.ErrnoException = new Error(`callback host ${hostname} resolves to a ${refused ? describe(refused.address) : 'missing'} address`)
+          const error: NodeJS.ErrnoException = new Error(
+            `callback host ${hostname} resolves to a ${refused ? describe(refused.address) : 'missing'} address`,
+          )
           error.code = 'ERAILBLOCKED'
           callback(error, '')
           return

@@ -56,7 +56,8 @@ export class AdmissionGate {
   private readonly limits: AdmissionLimits
 
   constructor(limits: AdmissionLimits) {
-    if (limits.inFlightMax < 1 || limits.queueMax < 0 || limits.queueWaitMs < 0) throw new Error(`invalid admission limits ${JSON.stringify(limits)}`)
+    if (limits.inFlightMax < 1 || limits.queueMax < 0 || limits.queueWaitMs < 0)
+      throw new Error(`invalid admission limits ${JSON.stringify(limits)}`)
     this.limits = limits
   }
 
@@ -127,7 +128,12 @@ export function installAdmission(app: HttpServer, gate: AdmissionGate): void {
     // The connection may have closed while the admission resolved: the place goes back at once.
     if (closed.signal.aborted) leave()
     if (!admitted) {
-      throw new RailError('overloaded', 'Rail is at capacity and did nothing with this request; retry shortly', undefined, { retryAfterS: OVERLOADED_RETRY_AFTER_S })
+      throw new RailError(
+        'overloaded',
+        'Rail is at capacity and did nothing with this request; retry shortly',
+        undefined,
+        { retryAfterS: OVERLOADED_RETRY_AFTER_S },
+      )
     }
   }
   app.addHook('onRequest', async (request, reply) => {
@@ -136,7 +142,12 @@ export function installAdmission(app: HttpServer, gate: AdmissionGate): void {
   // Only the few routes admitted after their body carry this hook (routes are registered after this).
   app.addHook('onRoute', (route) => {
     if (route.config?.admission !== 'after-body') return
-    const existing = route.preValidation === undefined ? [] : Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation]
+    const existing =
+      route.preValidation === undefined
+        ? []
+        : Array.isArray(route.preValidation)
+          ? route.preValidation
+          : [route.preValidation]
     route.preValidation = [admit, ...existing]
   })
 }

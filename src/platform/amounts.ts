@@ -27,10 +27,14 @@ export function AmountKobo(options: IntegerOptions = {}): TInteger {
 
 /** The refusal of an amount above the maximum of one instruction. */
 export function amountAboveLimit(field: string, amountKobo: number, maximumKobo: number): RailError {
-  return new RailError('amount_above_limit', `${field}: ${amountKobo} kobo is above the maximum of one instruction, ${maximumKobo} kobo`, {
-    field,
-    maximumKobo,
-  })
+  return new RailError(
+    'amount_above_limit',
+    `${field}: ${amountKobo} kobo is above the maximum of one instruction, ${maximumKobo} kobo`,
+    {
+      field,
+      maximumKobo,
+    },
+  )
 }
 
 /** Throws amount_above_limit when `amountKobo` exceeds `maximumKobo` (for callers outside HTTP, such as the CLI). */
@@ -52,7 +56,8 @@ export function amountMaximumOf(app: object): number {
  */
 export function installAmountLimit(app: FastifyInstance, settings: { maxAmountKobo: number }): void {
   const maximumKobo = settings.maxAmountKobo
-  if (!Number.isSafeInteger(maximumKobo) || maximumKobo < 1) throw new Error(`the maximum amount must be a positive safe integer, got ${maximumKobo}`)
+  if (!Number.isSafeInteger(maximumKobo) || maximumKobo < 1)
+    throw new Error(`the maximum amount must be a positive safe integer, got ${maximumKobo}`)
   configuredMaximums.set(app, maximumKobo)
   app.addHook('onRoute', (route: RouteOptions) => {
     const paths = amountPaths(route.schema?.body, [])
@@ -64,7 +69,8 @@ export function installAmountLimit(app: FastifyInstance, settings: { maxAmountKo
         }
       }
     }
-    const existing = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]
+    const existing =
+      route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]
     route.preHandler = [check, ...existing]
   })
 }
@@ -96,7 +102,8 @@ function* valuesAt(value: unknown, path: AmountPath, at: string[]): Generator<{ 
   }
   const [head, ...rest] = path
   if (head === '*') {
-    if (Array.isArray(value)) for (const [index, item] of value.entries()) yield* valuesAt(item, rest, [...at, String(index)])
+    if (Array.isArray(value))
+      for (const [index, item] of value.entries()) yield* valuesAt(item, rest, [...at, String(index)])
   } else if (value !== null && typeof value === 'object' && Object.hasOwn(value, head!)) {
     yield* valuesAt((value as Record<string, unknown>)[head!], rest, [...at, head!])
   }

@@ -26,7 +26,8 @@ interface Waiting<I, O> {
   reject: (error: unknown) => void
 }
 
-type Settled<I, O> = { waiting: Waiting<I, O>; ok: true; output: O } | { waiting: Waiting<I, O>; ok: false; error: unknown }
+type Settled<I, O> =
+  { waiting: Waiting<I, O>; ok: true; output: O } | { waiting: Waiting<I, O>; ok: false; error: unknown }
 
 export class Coalescer<I, O> {
   readonly #pool: Pool
@@ -39,7 +40,8 @@ export class Coalescer<I, O> {
     this.#pool = pool
     this.#write = write
     this.#options = { batchMax: 256, lanes: 2, ...options }
-    if (this.#options.batchMax < 1 || this.#options.lanes < 1) throw new Error('a coalescer needs batchMax ≥ 1 and lanes ≥ 1')
+    if (this.#options.batchMax < 1 || this.#options.lanes < 1)
+      throw new Error('a coalescer needs batchMax ≥ 1 and lanes ≥ 1')
   }
 
   /** Resolves with this operation's result once the transaction that wrote it has committed. */
@@ -63,7 +65,12 @@ export class Coalescer<I, O> {
 
   async #execute(batch: Waiting<I, O>[]): Promise<void> {
     try {
-      const outputs = await withTransaction(this.#pool, (tx) => this.#writeChecked(tx, batch.map((waiting) => waiting.input)))
+      const outputs = await withTransaction(this.#pool, (tx) =>
+        this.#writeChecked(
+          tx,
+          batch.map((waiting) => waiting.input),
+        ),
+      )
       batch.forEach((waiting, index) => waiting.resolve(outputs[index]!))
     } catch (error) {
       if (batch.length === 1) {
@@ -109,7 +116,8 @@ export class Coalescer<I, O> {
   /** A write that answers a result per input, checked before its transaction commits. */
   async #writeChecked(tx: Tx, inputs: I[]): Promise<O[]> {
     const outputs = await this.#write(tx, inputs)
-    if (outputs.length !== inputs.length) throw new Error(`a batch write answered ${outputs.length} results for ${inputs.length} operations`)
+    if (outputs.length !== inputs.length)
+      throw new Error(`a batch write answered ${outputs.length} results for ${inputs.length} operations`)
     return outputs
   }
 }

@@ -43,7 +43,11 @@ export interface Config {
   /** Requests per second per partner, and per client IP without credentials; 0 turns a limit off. */
   rateLimits: { partnerRps: number; unauthenticatedRps: number; nameEnquiriesPerMinute?: number }
   /** The payment pipeline's requery schedule; unset values keep its defaults (5 s; 24 h live, 3 min sandbox). */
-  payments: { live?: { firstDelayMs: number; deadlineMs: number }; sandbox?: { firstDelayMs: number; deadlineMs: number }; leaseMs?: number }
+  payments: {
+    live?: { firstDelayMs: number; deadlineMs: number }
+    sandbox?: { firstDelayMs: number; deadlineMs: number }
+    leaseMs?: number
+  }
   /** How long the sandbox bank acts on a signed request (SANDBOX_BANK_REQUEST_VALIDITY_S; its 300 s unless set). */
   sandboxBankRequestValidityS: number | undefined
   /** The sweep of every account for credits whose notice never came: every RAIL_CREDIT_SWEEP_EVERY_MINUTES (1–59), RAIL_CREDIT_SWEEP_ACCOUNTS_PER_RUN accounts a run; unset values keep its defaults (src/collections/credits/account-sweep.ts). */
@@ -98,28 +102,52 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sandboxBankSecret: nonEmpty(env.SANDBOX_BANK_SECRET),
     sandboxBankUrl: nonEmpty(env.SANDBOX_BANK_URL),
     sandboxBankRequestValidityS:
-      nonEmpty(env.SANDBOX_BANK_REQUEST_VALIDITY_S) === undefined ? undefined : parsePositiveInt('SANDBOX_BANK_REQUEST_VALIDITY_S', env.SANDBOX_BANK_REQUEST_VALIDITY_S, 1),
+      nonEmpty(env.SANDBOX_BANK_REQUEST_VALIDITY_S) === undefined
+        ? undefined
+        : parsePositiveInt('SANDBOX_BANK_REQUEST_VALIDITY_S', env.SANDBOX_BANK_REQUEST_VALIDITY_S, 1),
     sandboxBankCode: nonEmpty(env.SANDBOX_BANK_CODE),
     workerConcurrency: parsePositiveInt('WORKER_CONCURRENCY', env.WORKER_CONCURRENCY, WORKER_CONCURRENCY_DEFAULT),
     databasePoolMax: parsePositiveInt('DATABASE_POOL_MAX', env.DATABASE_POOL_MAX, DATABASE_POOL_MAX_DEFAULT),
     logLevel: env.LOG_LEVEL ?? 'info',
     logFormat: parseLogFormat(env.LOG_FORMAT, env.NODE_ENV !== 'production' && process.stdout.isTTY === true),
-    allowLoopbackCallbacks: parseFlag('RAIL_ALLOW_LOOPBACK_CALLBACKS', env.RAIL_ALLOW_LOOPBACK_CALLBACKS, env.NODE_ENV !== 'production'),
+    allowLoopbackCallbacks: parseFlag(
+      'RAIL_ALLOW_LOOPBACK_CALLBACKS',
+      env.RAIL_ALLOW_LOOPBACK_CALLBACKS,
+      env.NODE_ENV !== 'production',
+    ),
     production: env.NODE_ENV === 'production',
     payments: requerySchedules(env),
     creditSweep: creditSweepSettings(env),
     rateLimits: {
       partnerRps: parseNonNegativeInt('RAIL_RATE_LIMIT_RPS', env.RAIL_RATE_LIMIT_RPS, PARTNER_RPS_DEFAULT),
-      unauthenticatedRps: parseNonNegativeInt('RAIL_RATE_LIMIT_UNAUTHENTICATED_RPS', env.RAIL_RATE_LIMIT_UNAUTHENTICATED_RPS, UNAUTHENTICATED_RPS_DEFAULT),
+      unauthenticatedRps: parseNonNegativeInt(
+        'RAIL_RATE_LIMIT_UNAUTHENTICATED_RPS',
+        env.RAIL_RATE_LIMIT_UNAUTHENTICATED_RPS,
+        UNAUTHENTICATED_RPS_DEFAULT,
+      ),
       // Unset: the banks routes' own default (60 a minute).
-      nameEnquiriesPerMinute: nonEmpty(env.RAIL_RATE_LIMIT_NAME_ENQUIRIES_PER_MINUTE) === undefined ? undefined : parseNonNegativeInt('RAIL_RATE_LIMIT_NAME_ENQUIRIES_PER_MINUTE', env.RAIL_RATE_LIMIT_NAME_ENQUIRIES_PER_MINUTE, 0),
+      nameEnquiriesPerMinute:
+        nonEmpty(env.RAIL_RATE_LIMIT_NAME_ENQUIRIES_PER_MINUTE) === undefined
+          ? undefined
+          : parseNonNegativeInt(
+              'RAIL_RATE_LIMIT_NAME_ENQUIRIES_PER_MINUTE',
+              env.RAIL_RATE_LIMIT_NAME_ENQUIRIES_PER_MINUTE,
+              0,
+            ),
     },
     failpoints: nonEmpty(env.RAIL_FAILPOINTS),
     maxAmountKobo: parseAmountMax(env.RAIL_MAX_AMOUNT_KOBO),
     publicUrl: parsePublicUrl(env.PUBLIC_URL),
     workerHttpPort: parsePort(env.WORKER_HTTP_PORT, WORKER_HTTP_PORT_DEFAULT, 'WORKER_HTTP_PORT'),
-    tracing: nonEmpty(env.OTEL_EXPORTER_OTLP_ENDPOINT) === undefined ? undefined : { serviceName: nonEmpty(env.OTEL_SERVICE_NAME) ?? 'rail' },
-    listClockMarginMs: parseNonNegativeInt('RAIL_LIST_CLOCK_MARGIN_MS', env.RAIL_LIST_CLOCK_MARGIN_MS, env.NODE_ENV === 'production' ? LIST_CLOCK_MARGIN_MS_PRODUCTION : 0),
+    tracing:
+      nonEmpty(env.OTEL_EXPORTER_OTLP_ENDPOINT) === undefined
+        ? undefined
+        : { serviceName: nonEmpty(env.OTEL_SERVICE_NAME) ?? 'rail' },
+    listClockMarginMs: parseNonNegativeInt(
+      'RAIL_LIST_CLOCK_MARGIN_MS',
+      env.RAIL_LIST_CLOCK_MARGIN_MS,
+      env.NODE_ENV === 'production' ? LIST_CLOCK_MARGIN_MS_PRODUCTION : 0,
+    ),
     readReplica: parseReadReplica(env),
   }
 }
@@ -130,12 +158,31 @@ const REQUERY_DEADLINE_S_DEFAULT = 24 * 60 * 60
 const SANDBOX_REQUERY_DEADLINE_S_DEFAULT = 180
 
 function requerySchedules(env: NodeJS.ProcessEnv): Config['payments'] {
-  const firstDelayMs = parsePositiveInt('RAIL_REQUERY_FIRST_DELAY_MS', env.RAIL_REQUERY_FIRST_DELAY_MS, REQUERY_FIRST_DELAY_MS_DEFAULT)
+  const firstDelayMs = parsePositiveInt(
+    'RAIL_REQUERY_FIRST_DELAY_MS',
+    env.RAIL_REQUERY_FIRST_DELAY_MS,
+    REQUERY_FIRST_DELAY_MS_DEFAULT,
+  )
   return {
-    live: { firstDelayMs, deadlineMs: 1000 * parsePositiveInt('RAIL_REQUERY_DEADLINE_S', env.RAIL_REQUERY_DEADLINE_S, REQUERY_DEADLINE_S_DEFAULT) },
-    sandbox: { firstDelayMs, deadlineMs: 1000 * parsePositiveInt('RAIL_SANDBOX_REQUERY_DEADLINE_S', env.RAIL_SANDBOX_REQUERY_DEADLINE_S, SANDBOX_REQUERY_DEADLINE_S_DEFAULT) },
+    live: {
+      firstDelayMs,
+      deadlineMs:
+        1000 * parsePositiveInt('RAIL_REQUERY_DEADLINE_S', env.RAIL_REQUERY_DEADLINE_S, REQUERY_DEADLINE_S_DEFAULT),
+    },
+    sandbox: {
+      firstDelayMs,
+      deadlineMs:
+        1000 *
+        parsePositiveInt(
+          'RAIL_SANDBOX_REQUERY_DEADLINE_S',
+          env.RAIL_SANDBOX_REQUERY_DEADLINE_S,
+          SANDBOX_REQUERY_DEADLINE_S_DEFAULT,
+        ),
+    },
     // How long a worker holds a payment (60 s unless set): longer than one step's bank calls.
-    ...(nonEmpty(env.RAIL_PAYMENT_LEASE_MS) === undefined ? {} : { leaseMs: parsePositiveInt('RAIL_PAYMENT_LEASE_MS', env.RAIL_PAYMENT_LEASE_MS, 1) }),
+    ...(nonEmpty(env.RAIL_PAYMENT_LEASE_MS) === undefined
+      ? {}
+      : { leaseMs: parsePositiveInt('RAIL_PAYMENT_LEASE_MS', env.RAIL_PAYMENT_LEASE_MS, 1) }),
   }
 }
 
@@ -146,10 +193,15 @@ function creditSweepSettings(env: NodeJS.ProcessEnv): Config['creditSweep'] {
   const settings: Config['creditSweep'] = {}
   if (nonEmpty(env.RAIL_CREDIT_SWEEP_EVERY_MINUTES) !== undefined) {
     settings.everyMinutes = parsePositiveInt('RAIL_CREDIT_SWEEP_EVERY_MINUTES', env.RAIL_CREDIT_SWEEP_EVERY_MINUTES, 1)
-    if (settings.everyMinutes > CREDIT_SWEEP_EVERY_MINUTES_MAX) throw new ConfigError(`RAIL_CREDIT_SWEEP_EVERY_MINUTES must be 1 to ${CREDIT_SWEEP_EVERY_MINUTES_MAX}`)
+    if (settings.everyMinutes > CREDIT_SWEEP_EVERY_MINUTES_MAX)
+      throw new ConfigError(`RAIL_CREDIT_SWEEP_EVERY_MINUTES must be 1 to ${CREDIT_SWEEP_EVERY_MINUTES_MAX}`)
   }
   if (nonEmpty(env.RAIL_CREDIT_SWEEP_ACCOUNTS_PER_RUN) !== undefined) {
-    settings.accountsPerRun = parsePositiveInt('RAIL_CREDIT_SWEEP_ACCOUNTS_PER_RUN', env.RAIL_CREDIT_SWEEP_ACCOUNTS_PER_RUN, 1)
+    settings.accountsPerRun = parsePositiveInt(
+      'RAIL_CREDIT_SWEEP_ACCOUNTS_PER_RUN',
+      env.RAIL_CREDIT_SWEEP_ACCOUNTS_PER_RUN,
+      1,
+    )
   }
   return settings
 }
@@ -160,7 +212,9 @@ export class ConfigError extends Error {}
 function parseDirectUrl(env: NodeJS.ProcessEnv): string | undefined {
   const directUrl = nonEmpty(env.DATABASE_DIRECT_URL)
   if (directUrl !== undefined && nonEmpty(env.DATABASE_URL) === undefined) {
-    throw new ConfigError('DATABASE_DIRECT_URL is set without DATABASE_URL: it names PostgreSQL itself when DATABASE_URL is a pooler (PgBouncer)')
+    throw new ConfigError(
+      'DATABASE_DIRECT_URL is set without DATABASE_URL: it names PostgreSQL itself when DATABASE_URL is a pooler (PgBouncer)',
+    )
   }
   return directUrl
 }
@@ -174,14 +228,19 @@ function parseReadReplica(env: NodeJS.ProcessEnv): ReadReplicaConfig | undefined
   return {
     url,
     poolMax: parsePositiveInt('DATABASE_READ_POOL_MAX', env.DATABASE_READ_POOL_MAX, READ_POOL_MAX_DEFAULT),
-    maxWaitMs: parseNonNegativeInt('RAIL_READ_REPLICA_MAX_WAIT_MS', env.RAIL_READ_REPLICA_MAX_WAIT_MS, READ_REPLICA_MAX_WAIT_MS_DEFAULT),
+    maxWaitMs: parseNonNegativeInt(
+      'RAIL_READ_REPLICA_MAX_WAIT_MS',
+      env.RAIL_READ_REPLICA_MAX_WAIT_MS,
+      READ_REPLICA_MAX_WAIT_MS_DEFAULT,
+    ),
   }
 }
 
 /** At most 2^53 − 1: every amount must stay an exact JavaScript number. */
 function parseAmountMax(value: string | undefined): number {
   const maximumKobo = parsePositiveInt('RAIL_MAX_AMOUNT_KOBO', value, MAX_AMOUNT_KOBO_DEFAULT)
-  if (!Number.isSafeInteger(maximumKobo)) throw new ConfigError(`RAIL_MAX_AMOUNT_KOBO must be at most ${Number.MAX_SAFE_INTEGER}, got "${value}"`)
+  if (!Number.isSafeInteger(maximumKobo))
+    throw new ConfigError(`RAIL_MAX_AMOUNT_KOBO must be at most ${Number.MAX_SAFE_INTEGER}, got "${value}"`)
   return maximumKobo
 }
 
@@ -203,7 +262,8 @@ function nonEmpty(value: string | undefined): string | undefined {
 function parsePort(value: string | undefined, fallback: number, name = 'PORT'): number {
   if (value === undefined || value === '') return fallback
   const port = Number(value)
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`${name} must be an integer 0..65535, got "${value}"`)
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new ConfigError(`${name} must be an integer 0..65535, got "${value}"`)
   return port
 }
 

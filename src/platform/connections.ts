@@ -45,7 +45,11 @@ export interface ConnectionBudget {
 }
 
 /** `pooler`: DATABASE_URL is a pooler in transaction mode (DATABASE_DIRECT_URL is set). */
-export function connectionBudget(roles: { api: boolean; worker: boolean; sandboxBank: boolean }, sizes: { databasePoolMax: number; workerConcurrency: number }, pooler = false): ConnectionBudget {
+export function connectionBudget(
+  roles: { api: boolean; worker: boolean; sandboxBank: boolean },
+  sizes: { databasePoolMax: number; workerConcurrency: number },
+  pooler = false,
+): ConnectionBudget {
   const api = roles.api ? sizes.databasePoolMax : 0
   const sandboxBank = roles.api && roles.sandboxBank ? SANDBOX_BANK_POOL_MAX : 0
   // Beside a pooler the queue's own connections are direct ones, not the jobs' pool.
@@ -64,7 +68,8 @@ export function workerPoolMax(workerConcurrency: number): number {
 export function describeBudget(budget: ConnectionBudget): string {
   const parts = [`API ${budget.api}`, `sandbox bank ${budget.sandboxBank}`, `workers ${budget.workers}`]
   if (budget.workerEndpoints > 0) parts.push(`worker endpoints ${budget.workerEndpoints}`)
-  if (budget.pooler) return `${budget.pooler.direct} connections to PostgreSQL (session work, a worker's queue) and ${budget.pooler.through} to the pooler (${parts.join(', ')})`
+  if (budget.pooler)
+    return `${budget.pooler.direct} connections to PostgreSQL (session work, a worker's queue) and ${budget.pooler.through} to the pooler (${parts.join(', ')})`
   return `${budget.total} connections to PostgreSQL (${parts.join(', ')})`
 }
 
@@ -86,7 +91,10 @@ export function checkPoolSizes(roles: { api: boolean }, sizes: { databasePoolMax
  * Refuses to start a process that could not have all its connections even on an idle server; a
  * process that fits now but not beside the others already connected only gets a warning back.
  */
-export async function checkConnectionBudget(pool: Pool, budget: ConnectionBudget): Promise<{ maxConnections: number; inUse: number; warning?: string }> {
+export async function checkConnectionBudget(
+  pool: Pool,
+  budget: ConnectionBudget,
+): Promise<{ maxConnections: number; inUse: number; warning?: string }> {
   const { rows } = await pool.query<{ max_connections: number; reserved: number; in_use: number }>(
     `SELECT current_setting('max_connections')::int AS max_connections,
             current_setting('superuser_reserved_connections')::int AS reserved,
@@ -96,8 +104,14 @@ export async function checkConnectionBudget(pool: Pool, budget: ConnectionBudget
   const usable = maxConnections - reserved
   const describe = describeBudget(budget)
   if (budget.total > usable) {
-    throw new ConnectionBudgetError(`this process needs ${describe} but the server allows ${usable} (max_connections ${maxConnections} less ${reserved} reserved); lower DATABASE_POOL_MAX or WORKER_CONCURRENCY, or raise max_connections`)
+    throw new ConnectionBudgetError(
+      `this process needs ${describe} but the server allows ${usable} (max_connections ${maxConnections} less ${reserved} reserved); lower DATABASE_POOL_MAX or WORKER_CONCURRENCY, or raise max_connections`,
+    )
   }
   const free = usable - inUse
-  return { maxConnections, inUse, warning: budget.total > free ? `this process may open ${describe}; ${free} are free now` : undefined }
+  return {
+    maxConnections,
+    inUse,
+    warning: budget.total > free ? `this process may open ${describe}; ${free} are free now` : undefined,
+  }
 }

@@ -34,18 +34,39 @@ export type WithDatabase = <T>(work: (database: OpenDatabase) => Promise<T>) => 
  * when DATABASE_URL is unset; `mode: 'share'` (every other command) joins a running one first.
  * Migrating is the caller's decision.
  */
-export async function openDatabase(config: Config, mode: 'own' | 'share', poolMax = config.databasePoolMax): Promise<OpenDatabase> {
-  if (config.databaseUrl && config.databaseDirectUrl) return openThroughPooler(config.databaseUrl, config.databaseDirectUrl, poolMax)
+export async function openDatabase(
+  config: Config,
+  mode: 'own' | 'share',
+  poolMax = config.databasePoolMax,
+): Promise<OpenDatabase> {
+  if (config.databaseUrl && config.databaseDirectUrl)
+    return openThroughPooler(config.databaseUrl, config.databaseDirectUrl, poolMax)
   if (config.databaseUrl) {
     const pool = createPool(config.databaseUrl, poolMax)
     await assertReachable(pool, config.databaseUrl)
-    return { pool, url: config.databaseUrl, directUrl: undefined, sessionPool: pool, description: `PostgreSQL at ${redactUrl(config.databaseUrl)}`, embedded: undefined, close: () => pool.end() }
+    return {
+      pool,
+      url: config.databaseUrl,
+      directUrl: undefined,
+      sessionPool: pool,
+      description: `PostgreSQL at ${redactUrl(config.databaseUrl)}`,
+      embedded: undefined,
+      close: () => pool.end(),
+    }
   }
   const running = mode === 'share' ? findRunningEmbeddedDatabase(config.dataDir) : undefined
   if (running) {
     const pool = createPool(running, poolMax)
     await assertReachable(pool, running)
-    return { pool, url: running, directUrl: undefined, sessionPool: pool, description: `the embedded PostgreSQL of the running Rail (${config.dataDir})`, embedded: undefined, close: () => pool.end() }
+    return {
+      pool,
+      url: running,
+      directUrl: undefined,
+      sessionPool: pool,
+      description: `the embedded PostgreSQL of the running Rail (${config.dataDir})`,
+      embedded: undefined,
+      close: () => pool.end(),
+    }
   }
   const embedded = await startEmbeddedDatabase(config.dataDir, { persistent: true })
   const pool = createPool(embedded.databaseUrl, poolMax)
@@ -78,7 +99,15 @@ async function openThroughPooler(url: string, directUrl: string, poolMax: number
     await close().catch(() => {})
     throw error
   }
-  return { pool, url, directUrl, sessionPool, description: `PostgreSQL at ${redactUrl(directUrl)} through the pooler at ${redactUrl(url)}`, embedded: undefined, close }
+  return {
+    pool,
+    url,
+    directUrl,
+    sessionPool,
+    description: `PostgreSQL at ${redactUrl(directUrl)} through the pooler at ${redactUrl(url)}`,
+    embedded: undefined,
+    close,
+  }
 }
 
 /**
@@ -88,7 +117,9 @@ async function openThroughPooler(url: string, directUrl: string, poolMax: number
 async function warnWithoutStatementTimeout(pool: Pool): Promise<void> {
   const { rows } = await pool.query<{ timeout: string }>(`SELECT current_setting('statement_timeout') AS timeout`)
   if (rows[0]?.timeout === '0') {
-    console.error("rail: warning: statement_timeout is 0 through the pooler (DATABASE_URL); set it on the role, e.g. ALTER ROLE … SET statement_timeout = '30s'")
+    console.error(
+      "rail: warning: statement_timeout is 0 through the pooler (DATABASE_URL); set it on the role, e.g. ALTER ROLE … SET statement_timeout = '30s'",
+    )
   }
 }
 
@@ -97,7 +128,9 @@ async function assertReachable(pool: Pool, url: string): Promise<void> {
     await pool.query('SELECT 1')
   } catch (error) {
     await pool.end().catch(() => {})
-    throw new DatabaseUnreachableError(`cannot reach the database at ${redactUrl(url)}: ${describeConnectionError(error)}`)
+    throw new DatabaseUnreachableError(
+      `cannot reach the database at ${redactUrl(url)}: ${describeConnectionError(error)}`,
+    )
   }
 }
 

@@ -56,7 +56,8 @@ export function createPool(databaseUrl: string, max: number, applicationName = '
 /** A second pool to where `pool` (made by createPool) goes, the same way: direct or through the pooler. */
 export function createSiblingPool(pool: Pool, max: number, applicationName: string): Pool {
   const made = routes.get(pool)
-  const databaseUrl = made?.databaseUrl ?? (pool as Pool & { options: { connectionString?: string } }).options.connectionString ?? ''
+  const databaseUrl =
+    made?.databaseUrl ?? (pool as Pool & { options: { connectionString?: string } }).options.connectionString ?? ''
   return createPool(databaseUrl, max, applicationName, made?.route ?? 'direct')
 }
 
@@ -163,7 +164,14 @@ export function snapshotOn<T>(client: Tx, read: (reader: Queryable) => Promise<T
  * or shutting down, a statement cancelled by its timeout, the server crashed or restarting.
  */
 const UNAVAILABLE_SQLSTATES = new Set(['53300', '57P01', '57P02', '57P03', '57014', '08000', '08003', '08006'])
-const UNAVAILABLE_NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN'])
+const UNAVAILABLE_NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+])
 
 /**
  * True when the error is the database being busy or away, not a bug or a rule: the pool's wait for
@@ -175,7 +183,9 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   const code = (error as { code?: string }).code ?? ''
   if (UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_NETWORK_CODES.has(code)) return true
   // node-postgres' own messages carry no code.
-  return /timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|Cannot use a pool after calling end/i.test(error.message)
+  return /timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|Cannot use a pool after calling end/i.test(
+    error.message,
+  )
 }
 
 /** A one-line reason for a connection failure, for start-up messages. */

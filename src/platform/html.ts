@@ -42,7 +42,10 @@ export function html(parts: TemplateStringsArray, ...values: Value[]): Html {
  * The headers every page Rail serves carries: its Content-Security-Policy, never framed, no
  * sniffing, no referrer (a checkout token is in the URL), never cached (pages show live money).
  */
-export function pageHeaders<R extends { header(name: string, value: string): R }>(reply: R, contentSecurityPolicy: string): R {
+export function pageHeaders<R extends { header(name: string, value: string): R }>(
+  reply: R,
+  contentSecurityPolicy: string,
+): R {
   return reply
     .header('Content-Security-Policy', contentSecurityPolicy)
     .header('X-Frame-Options', 'DENY')

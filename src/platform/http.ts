@@ -50,9 +50,18 @@ const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/
 /** Each field of a validation failure is named; more than this many is noise. */
 const VALIDATION_ISSUES_MAX = 50
 
-export type HttpServer = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>
+export type HttpServer = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>
 
-export function createHttpServer(logger: FastifyServerOptions['logger'], timeouts: HttpTimeouts = HTTP_TIMEOUTS_DEFAULT): HttpServer {
+export function createHttpServer(
+  logger: FastifyServerOptions['logger'],
+  timeouts: HttpTimeouts = HTTP_TIMEOUTS_DEFAULT,
+): HttpServer {
   const app = Fastify({
     logger,
     bodyLimit: BODY_LIMIT_BYTES,
@@ -78,7 +87,10 @@ export function createHttpServer(logger: FastifyServerOptions['logger'], timeout
           : new RailError('bad_request', 'The request URL is malformed')
       const page = pageAreaOf(app, request)
       if (page) return void page.notFound((reply as FastifyReply).header('X-Request-Id', request.id))
-      void (reply as FastifyReply).header('X-Request-Id', request.id).code(railError.statusCode).send(errorBody(railError))
+      void (reply as FastifyReply)
+        .header('X-Request-Id', request.id)
+        .code(railError.statusCode)
+        .send(errorBody(railError))
     },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
@@ -104,7 +116,11 @@ export function createHttpServer(logger: FastifyServerOptions['logger'], timeout
     if (page) return void page.notFound(reply)
     const path = request.url.split('?')[0]!
     const allowed = methodsOf(app, path)
-    if (allowed.length > 0) return void reply.code(405).header('Allow', allowed.join(', ')).send(errorBody(methodNotAllowed(request.method, path, allowed)))
+    if (allowed.length > 0)
+      return void reply
+        .code(405)
+        .header('Allow', allowed.join(', '))
+        .send(errorBody(methodNotAllowed(request.method, path, allowed)))
     void reply.code(404).send(errorBody(new RailError('not_found', `Route ${request.method} ${path} not found`)))
   })
   return app as unknown as HttpServer
@@ -184,7 +200,9 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
         : new RailError('bad_request', 'The request is not well-formed HTTP')
   const body = JSON.stringify(errorBody(railError))
   if (socket.writable) {
-    socket.write(`HTTP/1.1 ${railError.statusCode} ${STATUS_CODES[railError.statusCode]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`)
+    socket.write(
+      `HTTP/1.1 ${railError.statusCode} ${STATUS_CODES[railError.statusCode]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`,
+    )
   }
   socket.destroy(error)
 }
@@ -195,8 +213,12 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
  * declared types. allErrors makes a 422 name every offending field, not only the first.
  */
 function installValidators(app: FastifyInstance): void {
-  const strict = withFormats(new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true, removeAdditional: false, strict: false }))
-  const coercing = withFormats(new Ajv({ allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false, strict: false }))
+  const strict = withFormats(
+    new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true, removeAdditional: false, strict: false }),
+  )
+  const coercing = withFormats(
+    new Ajv({ allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false, strict: false }),
+  )
   app.setValidatorCompiler(({ schema, httpPart }) => {
     const ajv = httpPart === 'body' ? strict : coercing
     return ajv.compile(schema) as ReturnType<Parameters<FastifyInstance['setValidatorCompiler']>[0]>
@@ -211,12 +233,16 @@ function installValidators(app: FastifyInstance): void {
 function withFormats(ajv: Ajv): Ajv {
   addFormats.default(ajv)
   const rfc3339 = ajv.formats['date-time'] as { validate: (value: string) => boolean }
-  ajv.addFormat('date-time', { type: 'string', validate: (value: string) => rfc3339.validate(value) && !Number.isNaN(Date.parse(value)) })
+  ajv.addFormat('date-time', {
+    type: 'string',
+    validate: (value: string) => rfc3339.validate(value) && !Number.isNaN(Date.parse(value)),
+  })
   return ajv
 }
 
 function sendError(railError: RailError, reply: FastifyReply): void {
-  if (railError.retryAfterS !== undefined) void reply.header('Retry-After', String(Math.max(1, Math.ceil(railError.retryAfterS))))
+  if (railError.retryAfterS !== undefined)
+    void reply.header('Retry-After', String(Math.max(1, Math.ceil(railError.retryAfterS))))
   void reply.code(railError.statusCode).send(errorBody(railError))
 }
 
@@ -225,12 +251,16 @@ export function toRailError(error: FastifyError, request: FastifyRequest): RailE
   if (error instanceof RailError) return error
   if (isDatabaseUnavailable(error)) {
     request.log.warn({ err: error }, 'database unavailable')
-    return new RailError('overloaded', 'Rail could not reach its database in time; retry shortly', undefined, { retryAfterS: OVERLOADED_RETRY_AFTER_S })
+    return new RailError('overloaded', 'Rail could not reach its database in time; retry shortly', undefined, {
+      retryAfterS: OVERLOADED_RETRY_AFTER_S,
+    })
   }
   if (error.validation) return validationError(error.validation as ErrorObject[], error.validationContext ?? 'body')
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new RailError('payload_too_large', `The body exceeds ${BODY_LIMIT_BYTES} bytes`, { limitBytes: BODY_LIMIT_BYTES })
+      return new RailError('payload_too_large', `The body exceeds ${BODY_LIMIT_BYTES} bytes`, {
+        limitBytes: BODY_LIMIT_BYTES,
+      })
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new RailError('unsupported_media_type', 'Request bodies must be application/json')
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -281,7 +311,9 @@ export function assertRequestInput(request: FastifyRequest): void {
   collectStringIssues(request.query, '', issues)
   collectStringIssues(request.params, '', issues)
   if (issues.length > 0) {
-    throw new RailError('validation_error', issues.map((issue) => `${issue.field}: ${issue.message}`).join('; '), { fields: issues })
+    throw new RailError('validation_error', issues.map((issue) => `${issue.field}: ${issue.message}`).join('; '), {
+      fields: issues,
+    })
   }
 }
 
@@ -316,8 +348,10 @@ function collectQueryEscapeIssues(url: string, issues: FieldIssue[]): void {
   for (const pair of url.slice(start + 1).split('&')) {
     const equals = pair.indexOf('=')
     const name = equals < 0 ? pair : pair.slice(0, equals)
-    if (percentDecoded(name) === undefined) issues.push({ field: 'query', message: 'a parameter name must be percent-encoded UTF-8' })
-    else if (percentDecoded(pair.slice(name.length + 1)) === undefined) issues.push({ field: percentDecoded(name)!, message: 'must be percent-encoded UTF-8' })
+    if (percentDecoded(name) === undefined)
+      issues.push({ field: 'query', message: 'a parameter name must be percent-encoded UTF-8' })
+    else if (percentDecoded(pair.slice(name.length + 1)) === undefined)
+      issues.push({ field: percentDecoded(name)!, message: 'must be percent-encoded UTF-8' })
   }
 }
 

@@ -91,7 +91,12 @@ export function installIdempotencyKeys(app: HttpServer, options: IdempotencyKeyO
     const key = partnerId === undefined ? undefined : keyOf(request)
     const mode = request.routeOptions.config.idempotencyKey ?? 'claimed-before'
     if (partnerId === undefined || key === undefined || mode === 'reference') return
-    const idempotencyKey: IdempotencyKey = { partnerId, key, requestHash: requestHash({ method: request.method, path: request.url, body: request.body ?? null }), claimed: false }
+    const idempotencyKey: IdempotencyKey = {
+      partnerId,
+      key,
+      requestHash: requestHash({ method: request.method, path: request.url, body: request.body ?? null }),
+      claimed: false,
+    }
     request.idempotencyKey = idempotencyKey
     if (mode === 'in-transaction') {
       // The fast path: an answer already stored needs no transaction. Otherwise the service claims.
@@ -144,7 +149,11 @@ function isStored(mode: IdempotencyKeyMode, statusCode: number, payload: unknown
  * request_in_progress; an error that did nothing releases the key, one whose outcome is unknown
  * is kept and thrown again.
  */
-export async function onceForKey<T>(pool: Pool, key: IdempotencyKey, effect: () => Promise<T>): Promise<{ answer: T; replayed: boolean }> {
+export async function onceForKey<T>(
+  pool: Pool,
+  key: IdempotencyKey,
+  effect: () => Promise<T>,
+): Promise<{ answer: T; replayed: boolean }> {
   const claim = await claimKey(pool, key)
   if (claim.kind === 'held') {
     if (claim.stored.request_hash !== key.requestHash) throw conflict(key)
@@ -161,7 +170,8 @@ export async function onceForKey<T>(pool: Pool, key: IdempotencyKey, effect: () 
     await storeResponse(pool, key, 200, JSON.stringify(answer))
     return { answer, replayed: false }
   } catch (error) {
-    if (error instanceof RailError && error.details?.outcome === 'unknown') await storeResponse(pool, key, error.statusCode, JSON.stringify(errorBody(error)))
+    if (error instanceof RailError && error.details?.outcome === 'unknown')
+      await storeResponse(pool, key, error.statusCode, JSON.stringify(errorBody(error)))
     else await releaseKey(pool, key)
     throw error
   }
@@ -177,17 +187,30 @@ function outcomeUnknown(payload: string): boolean {
 
 function sendStored(reply: FastifyReply, key: IdempotencyKey, stored: StoredKey): FastifyReply {
   if (stored.request_hash !== key.requestHash) throw conflict(key)
-  return reply.code(stored.response_status!).header(IDEMPOTENT_REPLAYED_HEADER, 'true').type('application/json; charset=utf-8').send(stored.response_body)
+  return reply
+    .code(stored.response_status!)
+    .header(IDEMPOTENT_REPLAYED_HEADER, 'true')
+    .type('application/json; charset=utf-8')
+    .send(stored.response_body)
 }
 
 function conflict(key: IdempotencyKey): RailError {
-  return new RailError('idempotency_conflict', `${IDEMPOTENCY_KEY_HEADER} ${key.key} was already used with a different request`, { idempotencyKey: key.key })
+  return new RailError(
+    'idempotency_conflict',
+    `${IDEMPOTENCY_KEY_HEADER} ${key.key} was already used with a different request`,
+    { idempotencyKey: key.key },
+  )
 }
 
 function inProgress(key: IdempotencyKey): RailError {
-  return new RailError('request_in_progress', `The first request with ${IDEMPOTENCY_KEY_HEADER} ${key.key} is still being worked; retry for its answer`, { idempotencyKey: key.key }, {
-    retryAfterS: IN_PROGRESS_RETRY_AFTER_S,
-  })
+  return new RailError(
+    'request_in_progress',
+    `The first request with ${IDEMPOTENCY_KEY_HEADER} ${key.key} is still being worked; retry for its answer`,
+    { idempotencyKey: key.key },
+    {
+      retryAfterS: IN_PROGRESS_RETRY_AFTER_S,
+    },
+  )
 }
 
 /**
@@ -197,7 +220,10 @@ function inProgress(key: IdempotencyKey): RailError {
  * transaction to end) — make nothing and answer the object as it is. Another request under the
  * key is 409 idempotency_conflict.
  */
-export async function claimKeyInTransaction(tx: Queryable, key: IdempotencyKey | undefined): Promise<'first' | 'replayed'> {
+export async function claimKeyInTransaction(
+  tx: Queryable,
+  key: IdempotencyKey | undefined,
+): Promise<'first' | 'replayed'> {
   if (key === undefined) return 'first'
   const claim = await claimKey(tx, key)
   if (claim.kind === 'claimed') return 'first'
@@ -244,10 +270,16 @@ async function selectKey(db: Queryable, key: IdempotencyKey): Promise<StoredKey 
 
 async function storeResponse(db: Queryable, key: IdempotencyKey, statusCode: number, payload: unknown): Promise<void> {
   const body = typeof payload === 'string' ? payload : null
-  await db.query(`UPDATE idempotency_keys SET response_status = $3, response_body = $4 WHERE partner_id = $1 AND key = $2`, [key.partnerId, key.key, statusCode, body])
+  await db.query(
+    `UPDATE idempotency_keys SET response_status = $3, response_body = $4 WHERE partner_id = $1 AND key = $2`,
+    [key.partnerId, key.key, statusCode, body],
+  )
 }
 
 /** Gives a claimed-before key back when its request did nothing, so that it may be sent again. */
 async function releaseKey(db: Queryable, key: IdempotencyKey): Promise<void> {
-  await db.query(`DELETE FROM idempotency_keys WHERE partner_id = $1 AND key = $2 AND response_status IS NULL`, [key.partnerId, key.key])
+  await db.query(`DELETE FROM idempotency_keys WHERE partner_id = $1 AND key = $2 AND response_status IS NULL`, [
+    key.partnerId,
+    key.key,
+  ])
 }

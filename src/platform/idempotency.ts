@@ -72,7 +72,11 @@ export async function claimReference<T>(
  * found taken): the stored object under the reference, as a replay — or 409 for another body —
  * or undefined when there is none yet.
  */
-export async function findReplay<T>(kind: ReferenceKind<T>, key: ReferenceKey, findExisting: () => Promise<T | undefined>): Promise<{ replayed: T } | undefined> {
+export async function findReplay<T>(
+  kind: ReferenceKind<T>,
+  key: ReferenceKey,
+  findExisting: () => Promise<T | undefined>,
+): Promise<{ replayed: T } | undefined> {
   const stored = await findExisting()
   return stored === undefined ? undefined : replayOf(kind, key, stored)
 }
@@ -84,9 +88,14 @@ export async function findReplay<T>(kind: ReferenceKind<T>, key: ReferenceKey, f
  */
 export function replayOf<T>(kind: ReferenceKind<T>, key: ReferenceKey, stored: T | undefined): { replayed: T } {
   if (stored === undefined) {
-    throw new RailError('request_in_progress', `The first request with ${kind.field} ${key.reference} is still being recorded; retry for its result`, { reference: key.reference }, {
-      retryAfterS: CLAIM_IN_PROGRESS_RETRY_AFTER_S,
-    })
+    throw new RailError(
+      'request_in_progress',
+      `The first request with ${kind.field} ${key.reference} is still being recorded; retry for its result`,
+      { reference: key.reference },
+      {
+        retryAfterS: CLAIM_IN_PROGRESS_RETRY_AFTER_S,
+      },
+    )
   }
   if (kind.hashOf(stored) !== key.requestHash) throw idempotencyConflict(kind, key, kind.idOf(stored))
   return { replayed: stored }
@@ -97,8 +106,16 @@ export function replayOf<T>(kind: ReferenceKind<T>, key: ReferenceKey, stored: T
  * the object that request made; null only where a provider, not Rail, holds the other request's
  * result (a wallet opened at the provider whose recording has not happened).
  */
-export function idempotencyConflict<T>(kind: ReferenceKind<T>, key: ReferenceKey, existingId: string | null): RailError {
-  return new RailError('idempotency_conflict', `${kind.field} ${key.reference} was already used with a different request`, { reference: key.reference, id: existingId })
+export function idempotencyConflict<T>(
+  kind: ReferenceKind<T>,
+  key: ReferenceKey,
+  existingId: string | null,
+): RailError {
+  return new RailError(
+    'idempotency_conflict',
+    `${kind.field} ${key.reference} was already used with a different request`,
+    { reference: key.reference, id: existingId },
+  )
 }
 
 /**
@@ -107,7 +124,10 @@ export function idempotencyConflict<T>(kind: ReferenceKind<T>, key: ReferenceKey
  * taken — before, or earlier in the same batch. Answers each row's object, or undefined where
  * the reference was taken (the caller answers it with findReplay once the batch has committed).
  */
-export async function claimReferences<R extends { id: string }, T extends { id: string }>(rows: readonly R[], insertMany: (rows: readonly R[]) => Promise<T[]>): Promise<(T | undefined)[]> {
+export async function claimReferences<R extends { id: string }, T extends { id: string }>(
+  rows: readonly R[],
+  insertMany: (rows: readonly R[]) => Promise<T[]>,
+): Promise<(T | undefined)[]> {
   const created = new Map((await insertMany(rows)).map((object) => [object.id, object]))
   return rows.map((row) => created.get(row.id))
 }

@@ -12,7 +12,8 @@ const COUNTER_MAX = 0xfff
  * random start (RFC 9562 §6.2, method 1), so that two ids made one after the other sort in that
  * order; when they run out, the timestamp moves on by a millisecond.
  */
-export function uuidv7(nowMs: number = Date.now()): string { // wall time: ids order rows, they decide nothing
+export function uuidv7(nowMs: number = Date.now()): string {
+  // wall time: ids order rows, they decide nothing
   if (nowMs > lastMs) {
     lastMs = nowMs
     counter = randomBytes(2).readUInt16BE(0) & 0x7ff // start in the lower half: room to count

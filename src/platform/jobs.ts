@@ -49,7 +49,12 @@ export async function addJob(db: Queryable, task: string, payload: unknown, opti
  * is a row whose fields graphile-worker may add to or reorder between versions). The arguments are
  * SQL expressions; every field not given is null (graphile-worker's defaults).
  */
-export function jobSpecSql(fields: { identifier: string; payload: string; jobKey?: string; priority?: string }): string {
+export function jobSpecSql(fields: {
+  identifier: string
+  payload: string
+  jobKey?: string
+  priority?: string
+}): string {
   const named = [`'identifier', ${fields.identifier}`, `'payload', ${fields.payload}`]
   if (fields.jobKey !== undefined) named.push(`'job_key', ${fields.jobKey}`)
   if (fields.priority !== undefined) named.push(`'priority', ${fields.priority}`)
@@ -84,7 +89,10 @@ function handingOverWhenReplaced(tasks: TaskList, pool: Pool, log: (level: strin
         return await (task as Task)(payload, helpers)
       } catch (error) {
         if (helpers.job.key === null || !(await wasDetached(pool, helpers.job.id))) throw error
-        log('warn', `job ${helpers.job.id} (${name}) failed after it was replaced: its replacement carries the work (${String(error)})`)
+        log(
+          'warn',
+          `job ${helpers.job.id} (${name}) failed after it was replaced: its replacement carries the work (${String(error)})`,
+        )
       }
     }) satisfies Task
   }
@@ -92,7 +100,9 @@ function handingOverWhenReplaced(tasks: TaskList, pool: Pool, log: (level: strin
 }
 
 async function wasDetached(pool: Pool, jobId: string): Promise<boolean> {
-  const found = await pool.query(`SELECT 1 FROM graphile_worker.jobs WHERE id = $1 AND key IS NULL`, [jobId]).catch(() => undefined)
+  const found = await pool
+    .query(`SELECT 1 FROM graphile_worker.jobs WHERE id = $1 AND key IS NULL`, [jobId])
+    .catch(() => undefined)
   return found?.rowCount === 1
 }
 

@@ -19,14 +19,15 @@ import { readOrCreateSecretFile } from './embedded-db.ts'
 export type MasterKeyUse = 'own' | 'shared'
 
 export const SHARED_MASTER_KEY_REQUIRED =
-  'RAIL_MASTER_KEY is required for `rail api` and `rail worker`: every process must seal and open secrets with the same key (give each one the same 64 hex characters; a development install can reuse `rail serve`\'s with RAIL_MASTER_KEY=$(cat .rail/master.key))'
+  "RAIL_MASTER_KEY is required for `rail api` and `rail worker`: every process must seal and open secrets with the same key (give each one the same 64 hex characters; a development install can reuse `rail serve`'s with RAIL_MASTER_KEY=$(cat .rail/master.key))"
 
 export function loadMasterKey(config: Config, use: MasterKeyUse = 'own'): Buffer {
   if (config.masterKeyHex) return Buffer.from(config.masterKeyHex, 'hex')
   if (config.production) throw new ConfigError('RAIL_MASTER_KEY is required when NODE_ENV=production')
   if (use === 'shared') throw new ConfigError(SHARED_MASTER_KEY_REQUIRED)
   const hex = readOrCreateSecretFile(path.join(config.dataDir, 'master.key'), () => randomBytes(32).toString('hex'))
-  if (!/^[0-9a-f]{64}$/.test(hex)) throw new ConfigError(`${path.join(config.dataDir, 'master.key')} does not hold a 32-byte hex key`)
+  if (!/^[0-9a-f]{64}$/.test(hex))
+    throw new ConfigError(`${path.join(config.dataDir, 'master.key')} does not hold a 32-byte hex key`)
   return Buffer.from(hex, 'hex')
 }
 
@@ -35,7 +36,7 @@ const CHECK_PLAINTEXT = 'rail master key check'
 const CHECK_ASSOCIATED_DATA = 'master_key_check'
 
 export const MASTER_KEY_MISMATCH =
-  'this master key is not the one the database\'s secrets are sealed with: every process and command on one database must be given the same key (RAIL_MASTER_KEY; the data directory\'s master.key only for `rail serve` and commands on its own database)'
+  "this master key is not the one the database's secrets are sealed with: every process and command on one database must be given the same key (RAIL_MASTER_KEY; the data directory's master.key only for `rail serve` and commands on its own database)"
 
 /**
  * A secret the database kept sealed before the key check was recorded, and what it is bound to:
@@ -51,12 +52,19 @@ export type OlderSealedSecret = (db: Queryable) => Promise<{ sealed: Buffer; ass
  * database holding secrets sealed before the record was kept is probed first: the key must open
  * `olderSecret` (one of its partners' signing secrets).
  */
-export async function assertMasterKeyOfDatabase(db: Queryable, masterKey: Buffer, olderSecret: OlderSealedSecret): Promise<void> {
+export async function assertMasterKeyOfDatabase(
+  db: Queryable,
+  masterKey: Buffer,
+  olderSecret: OlderSealedSecret,
+): Promise<void> {
   const recorded = await db.query<{ sealed: Buffer }>(`SELECT sealed FROM master_key_check`)
   if (recorded.rows[0] === undefined) {
     const older = await olderSecret(db)
-    if (older !== undefined && !opens(masterKey, older.sealed, older.associatedData)) throw new ConfigError(MASTER_KEY_MISMATCH)
-    await db.query(`INSERT INTO master_key_check (sealed) VALUES ($1) ON CONFLICT (only_row) DO NOTHING`, [seal(masterKey, CHECK_PLAINTEXT, CHECK_ASSOCIATED_DATA)])
+    if (older !== undefined && !opens(masterKey, older.sealed, older.associatedData))
+      throw new ConfigError(MASTER_KEY_MISMATCH)
+    await db.query(`INSERT INTO master_key_check (sealed) VALUES ($1) ON CONFLICT (only_row) DO NOTHING`, [
+      seal(masterKey, CHECK_PLAINTEXT, CHECK_ASSOCIATED_DATA),
+    ])
     return assertMasterKeyOfDatabase(db, masterKey, olderSecret)
   }
   if (!opens(masterKey, recorded.rows[0].sealed, CHECK_ASSOCIATED_DATA)) throw new ConfigError(MASTER_KEY_MISMATCH)

@@ -35,14 +35,18 @@ export function methodsOf(app: FastifyInstance, path: string): string[] {
 
 /** The refusal of a method the path does not have; `allowed` goes in the Allow header too. */
 export function methodNotAllowed(method: string, path: string, allowed: readonly string[]): RailError {
-  return new RailError('method_not_allowed', `${method} is not allowed on ${path}; it takes ${allowed.join(', ')}`, { allowedMethods: allowed })
+  return new RailError('method_not_allowed', `${method} is not allowed on ${path}; it takes ${allowed.join(', ')}`, {
+    allowedMethods: allowed,
+  })
 }
 
 /** A route path (`/a/:id/b`, `/static/*`) as a regular expression over concrete paths. */
 function patternOf(url: string): RegExp {
   const source = url
     .split('/')
-    .map((segment) => (segment === '*' ? '.*' : segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .map((segment) =>
+      segment === '*' ? '.*' : segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+    )
     .join('/')
   return new RegExp(`^${source}$`)
 }

@@ -29,7 +29,11 @@ export function installMetrics(app: HttpServer, registry: Registry = createMetri
   })
   app.addHook('onResponse', async (request, reply) => {
     // The route template, never the raw URL: label values must stay few.
-    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) }
+    const labels = {
+      method: request.method,
+      route: request.routeOptions.url ?? 'unmatched',
+      status_code: String(reply.statusCode),
+    }
     requests.inc(labels)
     latency.observe(labels, reply.elapsedTime / 1000)
   })
@@ -39,8 +43,12 @@ export function installMetrics(app: HttpServer, registry: Registry = createMetri
 
 /** GET /metrics in Prometheus' text format: no credentials, never admitted or rate-limited, not in the API reference. */
 export function registerMetricsRoute(app: HttpServer, registry: Registry): void {
-  app.get('/metrics', { config: { auth: 'none', admission: false, rateLimited: false }, schema: { hide: true } }, async (_request, reply) => {
-    void reply.header('Content-Type', registry.contentType)
-    return registry.metrics()
-  })
+  app.get(
+    '/metrics',
+    { config: { auth: 'none', admission: false, rateLimited: false }, schema: { hide: true } },
+    async (_request, reply) => {
+      void reply.header('Content-Type', registry.contentType)
+      return registry.metrics()
+    },
+  )
 }

@@ -38,18 +38,26 @@ const REWORDED_MIGRATIONS: Readonly<Record<string, string>> = {
 
 /** The hash postgres-migrations records for a migration file. */
 export function migrationFileHash(fileName: string): string {
-  return createHash('sha1').update(fileName + readFileSync(path.join(MIGRATIONS_DIR, fileName), 'utf8'), 'utf8').digest('hex')
+  return createHash('sha1')
+    .update(fileName + readFileSync(path.join(MIGRATIONS_DIR, fileName), 'utf8'), 'utf8')
+    .digest('hex')
 }
 
 /** A database that applied a reworded migration's earlier text records its present hash (see REWORDED_MIGRATIONS). */
 async function acceptRewordedMigrations(client: Queryable): Promise<void> {
-  const exists = await client.query<{ present: boolean }>(`SELECT to_regclass('public.migrations') IS NOT NULL AS present`)
+  const exists = await client.query<{ present: boolean }>(
+    `SELECT to_regclass('public.migrations') IS NOT NULL AS present`,
+  )
   if (!exists.rows[0]?.present) return
   const files = Object.entries(REWORDED_MIGRATIONS)
   await client.query(
     `UPDATE migrations m SET hash = r.hash FROM unnest($1::int[], $2::text[], $3::text[]) AS r(id, previous_hash, hash)
       WHERE m.id = r.id AND m.hash = r.previous_hash`,
-    [files.map(([fileName]) => Number.parseInt(fileName, 10)), files.map(([, previousHash]) => previousHash), files.map(([fileName]) => migrationFileHash(fileName))],
+    [
+      files.map(([fileName]) => Number.parseInt(fileName, 10)),
+      files.map(([, previousHash]) => previousHash),
+      files.map(([fileName]) => migrationFileHash(fileName)),
+    ],
   )
 }
 
@@ -73,7 +81,9 @@ export async function migrateDatabase(pool: Pool): Promise<void> {
  * few hundred changes, not after 10% of the table, keeps the plan an index look-up.
  */
 async function keepJobQueueStatisticsFresh(pool: Pool): Promise<void> {
-  await pool.query(`ALTER TABLE graphile_worker._private_jobs SET (autovacuum_analyze_threshold = 500, autovacuum_analyze_scale_factor = 0.02)`)
+  await pool.query(
+    `ALTER TABLE graphile_worker._private_jobs SET (autovacuum_analyze_threshold = 500, autovacuum_analyze_scale_factor = 0.02)`,
+  )
 }
 
 /** Migration ids present as files, in order. */
@@ -86,7 +96,9 @@ export function migrationIdsOnDisk(): number[] {
 
 /** True when every migration file has been applied (used by /readyz). */
 export async function migrationsAreCurrent(pool: Pool, idsOnDisk: number[]): Promise<boolean> {
-  const exists = await pool.query<{ present: boolean }>(`SELECT to_regclass('public.migrations') IS NOT NULL AS present`)
+  const exists = await pool.query<{ present: boolean }>(
+    `SELECT to_regclass('public.migrations') IS NOT NULL AS present`,
+  )
   if (!exists.rows[0]?.present) return false
   const applied = await pool.query<{ id: number }>('SELECT id FROM migrations')
   const appliedIds = new Set(applied.rows.map((row) => row.id))

@@ -12,7 +12,13 @@ export type DocumentKind = 'partner' | 'bank'
 type Json = Record<string, unknown>
 export interface OpenApiDocument extends Json {
   paths: Record<string, Record<string, Operation>>
-  components: { schemas?: Record<string, Json>; headers?: Record<string, Json>; parameters?: Record<string, Json>; responses?: Record<string, Json>; securitySchemes?: Json }
+  components: {
+    schemas?: Record<string, Json>
+    headers?: Record<string, Json>
+    parameters?: Record<string, Json>
+    responses?: Record<string, Json>
+    securitySchemes?: Json
+  }
   webhooks?: Record<string, Record<string, Operation>>
 }
 interface Operation extends Json {
@@ -37,7 +43,13 @@ function describeCsv(operation: Operation): void {
       'id,postedAt,cause,direction,amountKobo,balanceAfterKobo,objectType,objectId,objectReference,narration\r\n' +
       '0193b7e2-4c1a-7d3e-9f20-6a5b8c7d1e42,2026-11-25T09:30:00.000Z,payout,debit,2500000,97500000,outbound_transfer,0193b7e2-5d2b-7e4f-8a31-7b6c9d8e2f53,payout-2026-11-25-0007,November rent\r\n',
   }
-  success.headers = { ...success.headers, 'X-Next-Cursor': { description: 'CSV answers only: the cursor of the next page; absent on the last page', schema: { type: 'string' } } }
+  success.headers = {
+    ...success.headers,
+    'X-Next-Cursor': {
+      description: 'CSV answers only: the cursor of the next page; absent on the last page',
+      schema: { type: 'string' },
+    },
+  }
 }
 
 /** The header every state-changing operation takes (docs/api.md, "Replays and idempotency"). */
@@ -58,10 +70,10 @@ const IDEMPOTENCY_KEY_PARAMETER = {
 const COMMON_PARAMETERS: Record<string, string> = {
   limit: 'How many items a page holds',
   cursor: 'The `nextCursor` of the previous page; absent for the first (newest) page',
-  id: 'The object\'s id',
+  id: "The object's id",
   reference: 'The reference the object was created with',
-  trackingId: 'The virtual account\'s tracking id (`trk_…`)',
-  ref: 'The escrow\'s ref, as returned at creation',
+  trackingId: "The virtual account's tracking id (`trk_…`)",
+  ref: "The escrow's ref, as returned at creation",
   brr: 'A BRR: `BRR` + 17 digits, the last a Luhn check digit',
   status: 'Only objects in this status',
   state: 'Only objects in this state',
@@ -75,26 +87,43 @@ const COMMON_PARAMETERS: Record<string, string> = {
   objectId: 'Only events of this object',
   deliveryStatus: 'Only events whose delivery is in this status',
   origin: 'Only payouts of this origin',
-  provider: 'The provider\'s name, e.g. `sandbox`',
+  provider: "The provider's name, e.g. `sandbox`",
   accountNumber: 'A 10-digit NUBAN',
 }
 
 const HEADERS = {
-  XRequestId: { description: "The request's id: the caller's `X-Request-Id` when it looks like an id, else a new UUID. Quote it when reporting a problem.", schema: { type: 'string' } },
-  RetryAfter: { description: 'Whole seconds to wait before retrying the same request', schema: { type: 'integer', minimum: 1 } },
-  IdempotentReplayed: { description: '`true` when this answer replays the result of an earlier request with the same reference or `Idempotency-Key`; absent on the first answer', schema: { type: 'string', enum: ['true'] } },
+  XRequestId: {
+    description:
+      "The request's id: the caller's `X-Request-Id` when it looks like an id, else a new UUID. Quote it when reporting a problem.",
+    schema: { type: 'string' },
+  },
+  RetryAfter: {
+    description: 'Whole seconds to wait before retrying the same request',
+    schema: { type: 'integer', minimum: 1 },
+  },
+  IdempotentReplayed: {
+    description:
+      '`true` when this answer replays the result of an earlier request with the same reference or `Idempotency-Key`; absent on the first answer',
+    schema: { type: 'string', enum: ['true'] },
+  },
   RateLimitLimit: { description: 'Requests allowed per window for this caller', schema: { type: 'integer' } },
   RateLimitRemaining: { description: 'Requests left in the current window', schema: { type: 'integer' } },
   RateLimitReset: { description: 'Seconds until the window resets', schema: { type: 'integer' } },
 }
 const ref = (kind: 'headers' | 'responses' | 'schemas', name: string) => ({ $ref: `#/components/${kind}/${name}` })
 
-export function finishDocument(document: OpenApiDocument, kind: DocumentKind, settings: DocumentSettings): OpenApiDocument {
+export function finishDocument(
+  document: OpenApiDocument,
+  kind: DocumentKind,
+  settings: DocumentSettings,
+): OpenApiDocument {
   const schemas = (document.components.schemas ??= {})
   // What the service enforces beyond the validation schemas, before titled schemas become components.
   stateDocumentedRules(document.paths, settings)
   // The shared input rules are the partner API's; the sandbox bank takes what it is sent.
-  if (kind === 'partner') for (const item of Object.values(document.paths)) for (const operation of Object.values(item)) stateRefusedCharacters(operation)
+  if (kind === 'partner')
+    for (const item of Object.values(document.paths))
+      for (const operation of Object.values(item)) stateRefusedCharacters(operation)
   hoistTitled(document.paths, schemas)
   const webhooks = kind === 'partner' ? webhooksWithExamples(schemas) : undefined
   const streamed = eventStreamExample(webhooks)
@@ -102,17 +131,23 @@ export function finishDocument(document: OpenApiDocument, kind: DocumentKind, se
     for (const [method, operation] of Object.entries(item)) {
       // Every state-changing operation may answer a replay; those without a reference take the key.
       const idempotency = (operation[ROUTE_FACTS_KEYWORD] as RouteFacts | undefined)?.idempotencyKey
-      if (idempotency !== undefined && idempotency !== 'reference') operation.parameters = [...(operation.parameters ?? []), { $ref: '#/components/parameters/IdempotencyKey' }]
+      if (idempotency !== undefined && idempotency !== 'reference')
+        operation.parameters = [...(operation.parameters ?? []), { $ref: '#/components/parameters/IdempotencyKey' }]
       finishOperation(operation, `${method} ${path}`, document, streamed, idempotency !== undefined)
       finishErrors(method, path, operation)
     }
   }
   // Only the responses and headers a document uses: an unused component is a lint warning.
   const usedByPaths = JSON.stringify(document.paths)
-  document.components.responses = Object.fromEntries(Object.entries(sharedErrorResponses()).filter(([name]) => usedByPaths.includes(`#/components/responses/${name}"`)))
+  document.components.responses = Object.fromEntries(
+    Object.entries(sharedErrorResponses()).filter(([name]) => usedByPaths.includes(`#/components/responses/${name}"`)),
+  )
   const used = JSON.stringify(document)
-  document.components.headers = Object.fromEntries(Object.entries(HEADERS).filter(([name]) => used.includes(`#/components/headers/${name}"`)))
-  if (used.includes('#/components/parameters/IdempotencyKey"')) document.components.parameters = { IdempotencyKey: IDEMPOTENCY_KEY_PARAMETER }
+  document.components.headers = Object.fromEntries(
+    Object.entries(HEADERS).filter(([name]) => used.includes(`#/components/headers/${name}"`)),
+  )
+  if (used.includes('#/components/parameters/IdempotencyKey"'))
+    document.components.parameters = { IdempotencyKey: IDEMPOTENCY_KEY_PARAMETER }
   if (webhooks) document.webhooks = webhooks
   return document
 }
@@ -131,11 +166,18 @@ function webhooksWithExamples(schemas: Record<string, Json>): OpenApiDocument['w
 
 /** A server-sent event as the event stream sends it: the event's id, and the body a delivery sends. */
 function eventStreamExample(webhooks: OpenApiDocument['webhooks']): string {
-  const body = webhooks?.['transfer.confirmed']?.post?.requestBody?.content['application/json']?.example as { id?: string } | undefined
+  const body = webhooks?.['transfer.confirmed']?.post?.requestBody?.content['application/json']?.example as
+    { id?: string } | undefined
   return body ? `id: ${body.id}\ndata: ${JSON.stringify(body)}\n\n` : ': heartbeat\n\n'
 }
 
-function finishOperation(operation: Operation, route: string, document: OpenApiDocument, streamed: string, replayable: boolean): void {
+function finishOperation(
+  operation: Operation,
+  route: string,
+  document: OpenApiDocument,
+  streamed: string,
+  replayable: boolean,
+): void {
   const name = pascal(operation.operationId ?? route)
   const schemas = document.components.schemas!
   const body = operation.requestBody?.content['application/json']
@@ -147,7 +189,8 @@ function finishOperation(operation: Operation, route: string, document: OpenApiD
     if ('$ref' in parameter) continue
     const parameterName = String(parameter.name)
     parameter.description ??= COMMON_PARAMETERS[parameterName]
-    parameter.example ??= PARAMETER_EXAMPLES[parameterName] ?? exampleOf(parameter.schema as Json, schemas, parameterName)
+    parameter.example ??=
+      PARAMETER_EXAMPLES[parameterName] ?? exampleOf(parameter.schema as Json, schemas, parameterName)
   }
   for (const [status, response] of Object.entries(operation.responses)) {
     if (/^2/.test(status)) finishSuccess(operation, name, status, response, schemas, streamed, replayable)
@@ -155,7 +198,15 @@ function finishOperation(operation: Operation, route: string, document: OpenApiD
   if (CSV_OPERATIONS.has(operation.operationId ?? '')) describeCsv(operation)
 }
 
-function finishSuccess(operation: Operation, name: string, status: string, response: Json, schemas: Record<string, Json>, streamed: string, replayable: boolean): void {
+function finishSuccess(
+  operation: Operation,
+  name: string,
+  status: string,
+  response: Json,
+  schemas: Record<string, Json>,
+  streamed: string,
+  replayable: boolean,
+): void {
   const content = response.content as Record<string, Json> | undefined
   const stream = content?.['text/event-stream']
   if (stream) stream.example ??= streamed
@@ -174,16 +225,25 @@ function finishSuccess(operation: Operation, name: string, status: string, respo
   response.headers = { ...headers, ...(response.headers as Json | undefined) }
 }
 
-function successDescription(operation: Operation, status: string, schema: Json | undefined, schemas: Record<string, Json>): string {
+function successDescription(
+  operation: Operation,
+  status: string,
+  schema: Json | undefined,
+  schemas: Record<string, Json>,
+): string {
   if (typeof schema?.description === 'string') return schema.description
   const properties = (schema?.properties ?? {}) as Record<string, Json>
   const itemName = componentName((properties.data?.items as Json | undefined)?.$ref)
-  if (itemName && 'nextCursor' in properties) return `A page of ${itemName} objects, newest first; \`nextCursor\` is the \`cursor\` of the next page (null on the last)`
+  if (itemName && 'nextCursor' in properties)
+    return `A page of ${itemName} objects, newest first; \`nextCursor\` is the \`cursor\` of the next page (null on the last)`
   const wrapped = Object.entries(properties).find(([, property]) => componentName(property.$ref))
   const wrappedDescription = wrapped && schemas[componentName(wrapped[1].$ref)!]?.description
   if (typeof wrappedDescription === 'string') return `${wrappedDescription} (in \`${wrapped![0]}\`)`
-  const prefix = status === '201' ? 'Created: ' : status === '202' ? 'Accepted (the outcome follows asynchronously): ' : ''
-  const fields = Object.keys(properties).map((field) => `\`${field}\``).join(', ')
+  const prefix =
+    status === '201' ? 'Created: ' : status === '202' ? 'Accepted (the outcome follows asynchronously): ' : ''
+  const fields = Object.keys(properties)
+    .map((field) => `\`${field}\``)
+    .join(', ')
   return `${prefix}${operation.summary ?? operation.operationId}${fields ? `. The answer: ${fields}` : ''}`
 }
 
@@ -200,7 +260,9 @@ function nameSchema(schema: Json, name: string, schemas: Record<string, Json>, d
 }
 
 function pascal(text: string): string {
-  return text.replace(/[^A-Za-z0-9]+(.)?/g, (_match, next: string | undefined) => (next ?? '').toUpperCase()).replace(/^./, (first) => first.toUpperCase())
+  return text
+    .replace(/[^A-Za-z0-9]+(.)?/g, (_match, next: string | undefined) => (next ?? '').toUpperCase())
+    .replace(/^./, (first) => first.toUpperCase())
 }
 
 const NOT_SCHEMAS = new Set(['example', 'examples', 'enum', 'const', 'default'])

@@ -27,8 +27,19 @@ export interface RouteFacts {
 const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete'])
 
 const STATUS_TEXT: Record<string, string> = {
-  400: 'Malformed request', 401: 'Missing or invalid credentials', 403: 'Not allowed', 404: 'No such object for this caller', 408: 'Request timeout', 409: 'Conflict with the stored state',
-  413: 'Body too large', 415: 'Unsupported media type', 422: 'The request breaks a rule', 429: 'Too many requests', 500: 'Internal error', 502: 'The provider gave no usable answer', 503: 'Unavailable or overloaded',
+  400: 'Malformed request',
+  401: 'Missing or invalid credentials',
+  403: 'Not allowed',
+  404: 'No such object for this caller',
+  408: 'Request timeout',
+  409: 'Conflict with the stored state',
+  413: 'Body too large',
+  415: 'Unsupported media type',
+  422: 'The request breaks a rule',
+  429: 'Too many requests',
+  500: 'Internal error',
+  502: 'The provider gave no usable answer',
+  503: 'Unavailable or overloaded',
 }
 
 const ref = (kind: 'headers' | 'responses' | 'schemas', name: string) => ({ $ref: `#/components/${kind}/${name}` })
@@ -45,7 +56,8 @@ function edgeCodes(method: string, operation: Json, facts: RouteFacts): ErrorCod
   if (facts.idempotencyKey !== undefined && facts.idempotencyKey !== 'reference') codes.push('idempotency_conflict')
   if (facts.idempotencyKey === 'claimed-before') codes.push('request_in_progress')
   if (operation.parameters || operation.requestBody) codes.push('validation_error')
-  if (BODY_METHODS.has(method)) codes.push('invalid_json', 'payload_too_large', 'unsupported_media_type', 'request_timeout')
+  if (BODY_METHODS.has(method))
+    codes.push('invalid_json', 'payload_too_large', 'unsupported_media_type', 'request_timeout')
   return codes
 }
 
@@ -60,7 +72,11 @@ function declaredCodes(status: string, response: Json): ErrorCode[] {
  * Replaces an operation's error responses with one per status its codes have: the route's own,
  * not_found for a path naming an object, and the edge's.
  */
-export function finishErrors(method: string, path: string, operation: { responses: Record<string, Json> } & Json): void {
+export function finishErrors(
+  method: string,
+  path: string,
+  operation: { responses: Record<string, Json> } & Json,
+): void {
   const facts = operation[ROUTE_FACTS_KEYWORD] as RouteFacts | undefined
   delete operation[ROUTE_FACTS_KEYWORD]
   const codes = new Set<ErrorCode>()
@@ -72,12 +88,19 @@ export function finishErrors(method: string, path: string, operation: { response
   }
   // A path naming an object answers 404 for an unknown one (or another partner's).
   if (path.includes('{')) codes.add('not_found')
-  for (const code of edgeCodes(method, operation, facts ?? { authenticated: true, sharedInputRules: true, rateLimited: true })) codes.add(code)
+  for (const code of edgeCodes(
+    method,
+    operation,
+    facts ?? { authenticated: true, sharedInputRules: true, rateLimited: true },
+  ))
+    codes.add(code)
   const byStatus = new Map<number, ErrorCode[]>()
   for (const code of Object.keys(ERROR_CATALOGUE) as ErrorCode[]) {
-    if (codes.has(code)) byStatus.set(ERROR_CATALOGUE[code].status, [...(byStatus.get(ERROR_CATALOGUE[code].status) ?? []), code])
+    if (codes.has(code))
+      byStatus.set(ERROR_CATALOGUE[code].status, [...(byStatus.get(ERROR_CATALOGUE[code].status) ?? []), code])
   }
-  for (const status of [...byStatus.keys()].sort()) operation.responses[String(status)] = errorResponse(status, byStatus.get(status)!)
+  for (const status of [...byStatus.keys()].sort())
+    operation.responses[String(status)] = errorResponse(status, byStatus.get(status)!)
 }
 
 /** The shared responses whose codes never vary, referred to where an operation's codes for the status are exactly theirs. */
@@ -89,20 +112,33 @@ const SHARED: Record<string, { status: number; codes: ErrorCode[] }> = {
 }
 
 function errorResponse(status: number, codes: ErrorCode[]): Json {
-  const shared = Object.entries(SHARED).find(([, entry]) => entry.status === status && entry.codes.join() === codes.join())
+  const shared = Object.entries(SHARED).find(
+    ([, entry]) => entry.status === status && entry.codes.join() === codes.join(),
+  )
   return shared ? ref('responses', shared[0]) : describedError(status, codes)
 }
 
 export function sharedErrorResponses(): Record<string, Json> {
-  return Object.fromEntries(Object.entries(SHARED).map(([name, entry]) => [name, describedError(entry.status, entry.codes)]))
+  return Object.fromEntries(
+    Object.entries(SHARED).map(([name, entry]) => [name, describedError(entry.status, entry.codes)]),
+  )
 }
 
 function describedError(status: number, codes: ErrorCode[]): Json {
   const headers: Json = { 'X-Request-Id': ref('headers', 'XRequestId') }
-  if (status === 429) Object.assign(headers, { 'Retry-After': ref('headers', 'RetryAfter'), 'RateLimit-Limit': ref('headers', 'RateLimitLimit'), 'RateLimit-Remaining': ref('headers', 'RateLimitRemaining'), 'RateLimit-Reset': ref('headers', 'RateLimitReset') })
+  if (status === 429)
+    Object.assign(headers, {
+      'Retry-After': ref('headers', 'RetryAfter'),
+      'RateLimit-Limit': ref('headers', 'RateLimitLimit'),
+      'RateLimit-Remaining': ref('headers', 'RateLimitRemaining'),
+      'RateLimit-Reset': ref('headers', 'RateLimitReset'),
+    })
   if (status === 503) headers['Retry-After'] = ref('headers', 'RetryAfter')
   if (codes.includes('request_in_progress')) {
-    headers['Retry-After'] = { description: 'On `request_in_progress` only: seconds before asking again', schema: { type: 'integer', minimum: 1 } }
+    headers['Retry-After'] = {
+      description: 'On `request_in_progress` only: seconds before asking again',
+      schema: { type: 'integer', minimum: 1 },
+    }
   }
   return {
     description: `${STATUS_TEXT[status] ?? 'Error'}: \`ErrorBody\` with \`error\` ${codes.map((code) => `\`${code}\``).join(', ')}`,

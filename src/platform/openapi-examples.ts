@@ -97,16 +97,36 @@ const FIELD_EXAMPLES: Record<string, unknown> = {
 }
 
 /** Fields shown as null in answers: what is absent on a typical object (no failure yet, not finished). */
-const NULL_FIELDS = new Set(['failureReason', 'terminalAt', 'completedAt', 'failedAt', 'lastError', 'error', 'excessOf', 'archivedAt', 'cancelledAt', 'callbackUrlDisabled'])
+const NULL_FIELDS = new Set([
+  'failureReason',
+  'terminalAt',
+  'completedAt',
+  'failedAt',
+  'lastError',
+  'error',
+  'excessOf',
+  'archivedAt',
+  'cancelledAt',
+  'callbackUrlDisabled',
+])
 
 /**
  * Request bodies whose fields exclude each other (a refund names one source; a float settlement
  * has no bank account): the example is the one a partner would send, not every field at once.
  */
 export const REQUEST_EXAMPLES: Record<string, unknown> = {
-  createRefund: { reference: 'refund-2026-0019', creditId: UUID, amountKobo: 500_000, reason: 'Customer returned the goods' },
+  createRefund: {
+    reference: 'refund-2026-0019',
+    creditId: UUID,
+    amountKobo: 500_000,
+    reason: 'Customer returned the goods',
+  },
   simulateOutboundSettlement: { transferId: UUID, outcome: 'confirmed' },
-  setSettlementSettings: { mode: 'bank', bankAccount: { accountNumber: '0123456785', bankCode: '058', accountName: 'CHUKWUEMEKA OKAFOR' }, cutoffTime: '17:00' },
+  setSettlementSettings: {
+    mode: 'bank',
+    bankAccount: { accountNumber: '0123456785', bankCode: '058', accountName: 'CHUKWUEMEKA OKAFOR' },
+    cutoffTime: '17:00',
+  },
   createPaymentIntent: {
     reference: 'order-5521',
     amountKobo: 2_500_000,
@@ -169,15 +189,25 @@ const FORMAT_EXAMPLES: Record<string, string> = {
 const MAX_DEPTH = 24
 
 /** An example of a schema, resolving references to components; a field's name picks a realistic value. */
-export function exampleOf(schema: Json | undefined, components: Record<string, Json>, fieldName?: string, depth = 0): unknown {
+export function exampleOf(
+  schema: Json | undefined,
+  components: Record<string, Json>,
+  fieldName?: string,
+  depth = 0,
+): unknown {
   if (!schema || depth > MAX_DEPTH) return undefined
-  if (typeof schema.$ref === 'string') return exampleOf(components[schema.$ref.split('/').pop() ?? ''], components, fieldName, depth + 1)
+  if (typeof schema.$ref === 'string')
+    return exampleOf(components[schema.$ref.split('/').pop() ?? ''], components, fieldName, depth + 1)
   if (fieldName !== undefined && NULL_FIELDS.has(fieldName) && acceptsNull(schema)) return null
   if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0]
   if (schema.example !== undefined) return schema.example
   if (schema.const !== undefined) return schema.const
   if (Array.isArray(schema.enum)) return named(fieldName, schema) ?? schema.enum[0]
-  if (Array.isArray(schema.allOf)) return Object.assign({}, ...schema.allOf.map((member: Json) => exampleOf(member, components, fieldName, depth + 1) as Json))
+  if (Array.isArray(schema.allOf))
+    return Object.assign(
+      {},
+      ...schema.allOf.map((member: Json) => exampleOf(member, components, fieldName, depth + 1) as Json),
+    )
   const union = (schema.anyOf ?? schema.oneOf) as Json[] | undefined
   if (union) return unionExample(union, components, fieldName, depth)
   if (schema.default !== undefined && schema.type !== 'object') return schema.default
@@ -186,7 +216,11 @@ export function exampleOf(schema: Json | undefined, components: Record<string, J
 
 function acceptsNull(schema: Json): boolean {
   const members = (schema.anyOf ?? schema.oneOf) as Json[] | undefined
-  return schema.type === 'null' || (Array.isArray(schema.type) && schema.type.includes('null')) || (members?.some((member) => member.type === 'null') ?? false)
+  return (
+    schema.type === 'null' ||
+    (Array.isArray(schema.type) && schema.type.includes('null')) ||
+    (members?.some((member) => member.type === 'null') ?? false)
+  )
 }
 
 function named(fieldName: string | undefined, schema: Json): unknown {
@@ -196,14 +230,29 @@ function named(fieldName: string | undefined, schema: Json): unknown {
   return value
 }
 
-function unionExample(members: Json[], components: Record<string, Json>, fieldName: string | undefined, depth: number): unknown {
-  const literals = members.filter((member) => member.const !== undefined || Array.isArray(member.enum)).map((member) => member.const ?? (member.enum as unknown[])[0])
-  if (literals.length === members.length) return fieldName !== undefined && literals.includes(FIELD_EXAMPLES[fieldName]) ? FIELD_EXAMPLES[fieldName] : literals[0]
+function unionExample(
+  members: Json[],
+  components: Record<string, Json>,
+  fieldName: string | undefined,
+  depth: number,
+): unknown {
+  const literals = members
+    .filter((member) => member.const !== undefined || Array.isArray(member.enum))
+    .map((member) => member.const ?? (member.enum as unknown[])[0])
+  if (literals.length === members.length)
+    return fieldName !== undefined && literals.includes(FIELD_EXAMPLES[fieldName])
+      ? FIELD_EXAMPLES[fieldName]
+      : literals[0]
   const value = members.find((member) => member.type !== 'null')
   return value ? exampleOf(value, components, fieldName, depth + 1) : null
 }
 
-function typedExample(schema: Json, components: Record<string, Json>, fieldName: string | undefined, depth: number): unknown {
+function typedExample(
+  schema: Json,
+  components: Record<string, Json>,
+  fieldName: string | undefined,
+  depth: number,
+): unknown {
   const type = Array.isArray(schema.type) ? schema.type.find((candidate) => candidate !== 'null') : schema.type
   switch (type) {
     case 'object':
@@ -226,9 +275,15 @@ function typedExample(schema: Json, components: Record<string, Json>, fieldName:
   }
 }
 
-function objectExample(schema: Json, components: Record<string, Json>, fieldName: string | undefined, depth: number): unknown {
+function objectExample(
+  schema: Json,
+  components: Record<string, Json>,
+  fieldName: string | undefined,
+  depth: number,
+): unknown {
   const properties = schema.properties as Record<string, Json> | undefined
-  if (!properties || Object.keys(properties).length === 0) return fieldName !== undefined && typeof FIELD_EXAMPLES[fieldName] === 'object' ? FIELD_EXAMPLES[fieldName] : {}
+  if (!properties || Object.keys(properties).length === 0)
+    return fieldName !== undefined && typeof FIELD_EXAMPLES[fieldName] === 'object' ? FIELD_EXAMPLES[fieldName] : {}
   const example: Json = {}
   for (const [name, property] of Object.entries(properties)) {
     const value = exampleOf(property, components, name, depth + 1)
@@ -259,7 +314,12 @@ function numberExample(schema: Json, fieldName: string | undefined): number {
   const value = named(fieldName, schema)
   const minimum = typeof schema.minimum === 'number' ? schema.minimum : undefined
   const maximum = typeof schema.maximum === 'number' ? schema.maximum : undefined
-  if (typeof value === 'number' && (minimum === undefined || value >= minimum) && (maximum === undefined || value <= maximum)) return value
+  if (
+    typeof value === 'number' &&
+    (minimum === undefined || value >= minimum) &&
+    (maximum === undefined || value <= maximum)
+  )
+    return value
   if (fieldName?.endsWith('Kobo')) return Math.min(maximum ?? 2_500_000, Math.max(minimum ?? 0, 2_500_000))
   if (schema.default !== undefined) return schema.default as number
   return minimum ?? (maximum !== undefined ? Math.min(0, maximum) : 1)

@@ -43,7 +43,10 @@ const NO_CONTROL_CHARACTERS = refusing(CONTROL_CHARACTERS)
 const NO_CONTROL_CHARACTERS_BUT_LINES = refusing(CONTROL_CHARACTERS_BUT_LINES)
 
 /** Every string of a request's body, query and path states, as a pattern, the control characters it refuses. */
-export function stateRefusedCharacters(operation: { parameters?: Json[]; requestBody?: { content: Record<string, Json> } }): void {
+export function stateRefusedCharacters(operation: {
+  parameters?: Json[]
+  requestBody?: { content: Record<string, Json> }
+}): void {
   for (const parameter of operation.parameters ?? []) refuseIn(parameter.schema, false)
   refuseIn(operation.requestBody?.content['application/json']?.schema, false)
 }
@@ -57,7 +60,9 @@ function refuseIn(node: unknown, freeText: boolean): void {
   if (isString && !('pattern' in schema) && !('format' in schema) && !('enum' in schema) && !('const' in schema)) {
     schema.pattern = freeText ? NO_CONTROL_CHARACTERS_BUT_LINES : NO_CONTROL_CHARACTERS
   }
-  for (const [name, property] of Object.entries((schema.properties ?? {}) as Record<string, unknown>)) refuseIn(property, freeText || FREE_TEXT_FIELDS.has(name))
+  for (const [name, property] of Object.entries((schema.properties ?? {}) as Record<string, unknown>))
+    refuseIn(property, freeText || FREE_TEXT_FIELDS.has(name))
   for (const key of ['items', 'additionalProperties', 'then', 'else']) refuseIn(schema[key], freeText)
-  for (const key of ['anyOf', 'oneOf', 'allOf']) if (Array.isArray(schema[key])) for (const member of schema[key]) refuseIn(member, freeText)
+  for (const key of ['anyOf', 'oneOf', 'allOf'])
+    if (Array.isArray(schema[key])) for (const member of schema[key]) refuseIn(member, freeText)
 }

@@ -16,14 +16,22 @@ export async function signTryItRequest(request: TryItRequest): Promise<TryItRequ
   const secret = request.headers['X-Rail-Signature']
   if (!request.headers['X-Rail-Key-Id'] || !secret) return request
   const encoder = new TextEncoder()
-  const hex = (bytes: ArrayBuffer) => Array.from(new Uint8Array(bytes), (byte) => byte.toString(16).padStart(2, '0')).join('')
-  const body = typeof request.body === 'string' ? request.body : request.body === undefined || request.body === null ? '' : JSON.stringify(request.body)
+  const hex = (bytes: ArrayBuffer) =>
+    Array.from(new Uint8Array(bytes), (byte) => byte.toString(16).padStart(2, '0')).join('')
+  const body =
+    typeof request.body === 'string'
+      ? request.body
+      : request.body === undefined || request.body === null
+        ? ''
+        : JSON.stringify(request.body)
   if (typeof request.body !== 'string' && body !== '') request.body = body
   const url = new URL(request.url)
   const timestamp = String(Math.floor(Date.now() / 1000))
   const bodyHash = hex(await crypto.subtle.digest('SHA-256', encoder.encode(body)))
   const canonical = [timestamp, request.method.toUpperCase(), url.pathname + url.search, bodyHash].join('\n')
-  const key = await crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])
+  const key = await crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, [
+    'sign',
+  ])
   request.headers['X-Rail-Timestamp'] = timestamp
   request.headers['X-Rail-Signature'] = `v1=${hex(await crypto.subtle.sign('HMAC', key, encoder.encode(canonical)))}`
   return request

@@ -34,46 +34,108 @@ const SIGNED_REQUESTS = [
 ].join(' ')
 
 const PARTNER_SECURITY_SCHEMES = {
-  railKeyId: { type: 'apiKey', in: 'header', name: 'X-Rail-Key-Id', description: `The key id issued with the partner's credentials (\`rk_kid_test_…\` or \`rk_kid_live_…\`). ${SIGNED_REQUESTS}` },
-  railTimestamp: { type: 'apiKey', in: 'header', name: 'X-Rail-Timestamp', description: 'The time of signing in unix seconds; accepted within ±300 s. It is the first line of the signed string (see railKeyId).' },
-  railSignature: { type: 'apiKey', in: 'header', name: 'X-Rail-Signature', description: '`v1=` + lowercase hex HMAC-SHA256 of the canonical string (timestamp, method, path with query, SHA-256 of the body), keyed with the signing secret (see railKeyId).' },
+  railKeyId: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Rail-Key-Id',
+    description: `The key id issued with the partner's credentials (\`rk_kid_test_…\` or \`rk_kid_live_…\`). ${SIGNED_REQUESTS}`,
+  },
+  railTimestamp: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Rail-Timestamp',
+    description:
+      'The time of signing in unix seconds; accepted within ±300 s. It is the first line of the signed string (see railKeyId).',
+  },
+  railSignature: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Rail-Signature',
+    description:
+      '`v1=` + lowercase hex HMAC-SHA256 of the canonical string (timestamp, method, path with query, SHA-256 of the body), keyed with the signing secret (see railKeyId).',
+  },
   escrowApiKey: {
     type: 'apiKey',
     in: 'header',
     name: 'X-API-Key',
-    description: 'The escrow API key (`rk_test_…` in the sandbox, `rk_live_…` in live), shown once at creation or rotation; only the escrow routes (`/api/v1/escrow/partner/…`) take it. A missing or unknown key is 401.',
+    description:
+      'The escrow API key (`rk_test_…` in the sandbox, `rk_live_…` in live), shown once at creation or rotation; only the escrow routes (`/api/v1/escrow/partner/…`) take it. A missing or unknown key is 401.',
   },
 } as const
 
 const BANK_SECURITY_SCHEMES = {
-  sandboxTimestamp: { type: 'apiKey', in: 'header', name: 'X-Sandbox-Timestamp', description: "Unix seconds, within ±300 s: the first line of the signed string, as in Rail's own signed requests." },
+  sandboxTimestamp: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Sandbox-Timestamp',
+    description: "Unix seconds, within ±300 s: the first line of the signed string, as in Rail's own signed requests.",
+  },
   sandboxSignature: {
     type: 'apiKey',
     in: 'header',
     name: 'X-Sandbox-Signature',
-    description: "`v1=` + hex HMAC-SHA256, keyed with the bank's shared secret, of the timestamp, method, path with query and SHA-256 of the body, each on its own line: Rail's request signature under the bank's header names. The bank signs its inbound-credit notices to Rail the same way.",
+    description:
+      "`v1=` + hex HMAC-SHA256, keyed with the bank's shared secret, of the timestamp, method, path with query and SHA-256 of the body, each on its own line: Rail's request signature under the bank's header names. The bank signs its inbound-credit notices to Rail the same way.",
   },
 } as const
 
 const PARTNER_TAGS = [
   { name: 'partner', description: 'The calling partner and its settings: the default callback URL.' },
-  { name: 'events', description: 'Everything that happened to the partner\'s objects, and its delivery to callback URLs (the payloads are under `webhooks`).' },
+  {
+    name: 'events',
+    description:
+      "Everything that happened to the partner's objects, and its delivery to callback URLs (the payloads are under `webhooks`).",
+  },
   { name: 'banks', description: 'The banks Rail pays, and the name on an account before paying it.' },
-  { name: 'outbound', description: 'Payouts from the float to an account at any bank, asynchronous (202), with their state at the bank; the float itself.' },
+  {
+    name: 'outbound',
+    description:
+      'Payouts from the float to an account at any bank, asynchronous (202), with their state at the bank; the float itself.',
+  },
   { name: 'counterparties', description: 'Saved beneficiaries, made on the first payout to an account.' },
-  { name: 'collections', description: 'Money in: persistent and FBO virtual accounts, payment intents, credits and their BRRs, and unmatched credits.' },
-  { name: 'invoices', description: 'Invoices paid into their own virtual account: draft, published, partially paid, paid, cancelled.' },
-  { name: 'refunds', description: 'Refunds of confirmed credits to the account the money came from, paid as outbound transfers.' },
-  { name: 'wallets', description: 'Customer wallets at a provider: create, balances, credits, debits, moves and payouts.' },
+  {
+    name: 'collections',
+    description:
+      'Money in: persistent and FBO virtual accounts, payment intents, credits and their BRRs, and unmatched credits.',
+  },
+  {
+    name: 'invoices',
+    description: 'Invoices paid into their own virtual account: draft, published, partially paid, paid, cancelled.',
+  },
+  {
+    name: 'refunds',
+    description: 'Refunds of confirmed credits to the account the money came from, paid as outbound transfers.',
+  },
+  {
+    name: 'wallets',
+    description: 'Customer wallets at a provider: create, balances, credits, debits, moves and payouts.',
+  },
   { name: 'statements', description: 'Balances and statements with running balances, as JSON or CSV.' },
-  { name: 'settlement', description: 'How collections settle: to the float after each credit, or daily to a bank account.' },
-  { name: 'escrow', description: 'The escrow API (`X-API-Key`): money held for a recipient until released, cancelled or expired.' },
-  { name: 'sandbox', description: 'Sandbox partners only (404 for live partners): fund the float, simulate credits and settlements, move the test clock.' },
+  {
+    name: 'settlement',
+    description: 'How collections settle: to the float after each credit, or daily to a bank account.',
+  },
+  {
+    name: 'escrow',
+    description: 'The escrow API (`X-API-Key`): money held for a recipient until released, cancelled or expired.',
+  },
+  {
+    name: 'sandbox',
+    description:
+      'Sandbox partners only (404 for live partners): fund the float, simulate credits and settlements, move the test clock.',
+  },
 ]
 
 const BANK_TAGS = [
-  { name: 'sandbox bank', description: "The sandbox bank's API, as Rail's sandbox provider calls it: accounts, name enquiry, transfers and requery, virtual accounts, inbound credits, faults." },
-  { name: 'providers', description: "Notices a provider sends to Rail (an inbound credit), signed with the provider's own scheme." },
+  {
+    name: 'sandbox bank',
+    description:
+      "The sandbox bank's API, as Rail's sandbox provider calls it: accounts, name enquiry, transfers and requery, virtual accounts, inbound credits, faults.",
+  },
+  {
+    name: 'providers',
+    description: "Notices a provider sends to Rail (an inbound credit), signed with the provider's own scheme.",
+  },
 ]
 
 function openapiOptions(kind: DocumentKind): FastifyDynamicSwaggerOptions['openapi'] {
@@ -91,10 +153,16 @@ function openapiOptions(kind: DocumentKind): FastifyDynamicSwaggerOptions['opena
       : {
           title: 'Rail sandbox bank',
           version: '1.0.0',
-          description: "The sandbox bank: a NIP-connected bank simulated in Rail's repository, with the API Rail's sandbox provider calls, and the route through which a provider announces inbound credits to Rail. Not part of the partner API.",
+          description:
+            "The sandbox bank: a NIP-connected bank simulated in Rail's repository, with the API Rail's sandbox provider calls, and the route through which a provider announces inbound credits to Rail. Not part of the partner API.",
           license: { name: 'UNLICENSED: proprietary, all rights reserved', identifier: 'LicenseRef-Proprietary' },
         },
-    servers: [{ url: 'http://127.0.0.1:8080', description: 'npm start (replaced by the address of the server that serves the document)' }],
+    servers: [
+      {
+        url: 'http://127.0.0.1:8080',
+        description: 'npm start (replaced by the address of the server that serves the document)',
+      },
+    ],
     tags: partner ? PARTNER_TAGS : BANK_TAGS,
     components: { securitySchemes: partner ? PARTNER_SECURITY_SCHEMES : BANK_SECURITY_SCHEMES },
   }
@@ -108,14 +176,30 @@ function transformFor(kind: DocumentKind): NonNullable<FastifyDynamicSwaggerOpti
     // A body the route reads itself is shown as documented; its validation stays the route's.
     const { [DOCUMENTED_BODY_KEYWORD]: documentedBody, ...routeSchema } = (schema ?? {}) as Record<string, unknown>
     const shown = (documentedBody ? { ...routeSchema, body: documentedBody } : schema) as typeof schema
-    const config = route.config as { auth?: string; rateLimited?: boolean; idempotencyKey?: IdempotencyKeyMode } | undefined
+    const config = route.config as
+      { auth?: string; rateLimited?: boolean; idempotencyKey?: IdempotencyKeyMode } | undefined
     const auth = config?.auth
-    const security = kind === 'bank' ? [{ sandboxTimestamp: [], sandboxSignature: [] }] : auth === 'signature' ? [SIGNATURE_SCHEMES] : auth === 'api-key' ? [{ escrowApiKey: [] }] : undefined
+    const security =
+      kind === 'bank'
+        ? [{ sandboxTimestamp: [], sandboxSignature: [] }]
+        : auth === 'signature'
+          ? [SIGNATURE_SCHEMES]
+          : auth === 'api-key'
+            ? [{ escrowApiKey: [] }]
+            : undefined
     // The bank's routes and the providers' notices check their own signature, without Rail's shared input rules.
-    const facts: RouteFacts = { authenticated: security !== undefined, sharedInputRules: kind === 'partner' && security !== undefined, rateLimited: config?.rateLimited !== false }
+    const facts: RouteFacts = {
+      authenticated: security !== undefined,
+      sharedInputRules: kind === 'partner' && security !== undefined,
+      rateLimited: config?.rateLimited !== false,
+    }
     // Every state-changing partner route takes the Idempotency-Key header (idempotency-keys.ts).
-    if (kind === 'partner' && security !== undefined && takesIdempotencyKey(route.method)) facts.idempotencyKey = config?.idempotencyKey ?? 'claimed-before'
-    return { schema: shown ? { ...shown, ...(security ? { security } : {}), [ROUTE_FACTS_KEYWORD]: facts } : shown, url }
+    if (kind === 'partner' && security !== undefined && takesIdempotencyKey(route.method))
+      facts.idempotencyKey = config?.idempotencyKey ?? 'claimed-before'
+    return {
+      schema: shown ? { ...shown, ...(security ? { security } : {}), [ROUTE_FACTS_KEYWORD]: facts } : shown,
+      url,
+    }
   }
 }
 
@@ -124,9 +208,14 @@ function swaggerOptions(kind: DocumentKind, app: HttpServer): FastifyDynamicSwag
     openapi: openapiOptions(kind),
     transform: transformFor(kind),
     // Built on first request, once installAmountLimit has recorded the configured maximum.
-    transformObject: (documentObject) => finishDocument((documentObject as { openapiObject: unknown }).openapiObject as OpenApiDocument, kind, { maxAmountKobo: amountMaximumOf(app) }) as never,
+    transformObject: (documentObject) =>
+      finishDocument((documentObject as { openapiObject: unknown }).openapiObject as OpenApiDocument, kind, {
+        maxAmountKobo: amountMaximumOf(app),
+      }) as never,
     // Shared schemas keep their $id as their name under components.
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
     ...(kind === 'bank' ? { decorator: 'bankSwagger' } : {}),
   }
 }
@@ -184,7 +273,10 @@ export async function registerOpenApi(app: HttpServer, publicUrl?: string): Prom
     staticCSP: docsContentSecurityPolicy(publicUrl),
     uiHooks: {
       onRequest: (_request, reply, done) => {
-        void reply.header('X-Frame-Options', 'DENY').header('X-Content-Type-Options', 'nosniff').header('Referrer-Policy', 'no-referrer')
+        void reply
+          .header('X-Frame-Options', 'DENY')
+          .header('X-Content-Type-Options', 'nosniff')
+          .header('Referrer-Policy', 'no-referrer')
         done()
       },
     },
@@ -192,5 +284,7 @@ export async function registerOpenApi(app: HttpServer, publicUrl?: string): Prom
   })
   const hidden = { config: { auth: 'none' as const }, schema: { hide: true } }
   app.get(PARTNER_DOCUMENT_PATH, hidden, async (request) => servedFrom(app.swagger(), request, publicUrl))
-  app.get(BANK_DOCUMENT_PATH, hidden, async (request) => servedFrom((app as unknown as { bankSwagger(): unknown }).bankSwagger(), request, publicUrl))
+  app.get(BANK_DOCUMENT_PATH, hidden, async (request) =>
+    servedFrom((app as unknown as { bankSwagger(): unknown }).bankSwagger(), request, publicUrl),
+  )
 }

@@ -48,20 +48,40 @@ export interface RateLimiter {
 
 export async function installRateLimits(app: HttpServer, limits: RateLimits): Promise<RateLimiter> {
   const keyOf = (request: FastifyRequest & { rateLimitPartnerId?: string }) =>
-    request.rateLimitPartnerId ? `partner:${request.rateLimitPartnerId}` : `address:${normalizeIP(request.ip, IPV6_SUBNET_BITS)}`
+    request.rateLimitPartnerId
+      ? `partner:${request.rateLimitPartnerId}`
+      : `address:${normalizeIP(request.ip, IPV6_SUBNET_BITS)}`
   const limitOf = (key: string) => (key.startsWith('partner:') ? limits.partnerRps : limits.unauthenticatedRps)
   // global: false — the library counts only where this module asks it to.
-  await app.register(rateLimit, { global: false, timeWindow: WINDOW_MS, cache: BUCKETS_MAX, keyGenerator: keyOf, max: (_request, key) => limitOf(key) })
+  await app.register(rateLimit, {
+    global: false,
+    timeWindow: WINDOW_MS,
+    cache: BUCKETS_MAX,
+    keyGenerator: keyOf,
+    max: (_request, key) => limitOf(key),
+  })
   const counter = app.createRateLimit()
-  const apply = async (request: FastifyRequest, reply: FastifyReply, partnerId: string | undefined, increment: boolean) => {
+  const apply = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    partnerId: string | undefined,
+    increment: boolean,
+  ) => {
     if (request.routeOptions.config.rateLimited === false) return
     const keyed = Object.assign(request, { rateLimitPartnerId: partnerId })
     if (limitOf(keyOf(keyed)) === 0) return
     const counted = await counter(keyed, { increment })
     if (counted.isAllowed) return
     const exceeded = increment ? counted.isExceeded : counted.remaining === 0
-    if (increment || exceeded) void reply.header('RateLimit-Limit', counted.max).header('RateLimit-Remaining', counted.remaining).header('RateLimit-Reset', counted.ttlInSeconds)
-    if (exceeded) throw new RailError('rate_limited', 'Too many requests; retry after the time in Retry-After', undefined, { retryAfterS: Math.max(1, counted.ttlInSeconds) })
+    if (increment || exceeded)
+      void reply
+        .header('RateLimit-Limit', counted.max)
+        .header('RateLimit-Remaining', counted.remaining)
+        .header('RateLimit-Reset', counted.ttlInSeconds)
+    if (exceeded)
+      throw new RailError('rate_limited', 'Too many requests; retry after the time in Retry-After', undefined, {
+        retryAfterS: Math.max(1, counted.ttlInSeconds),
+      })
   }
   return {
     count: (request, reply, partnerId) => apply(request, reply, partnerId, true),

@@ -59,7 +59,11 @@ const replicas = new WeakMap<Queryable, ReadReplica>()
  * counter and its pool's gauges on `registry`; `close` ends the pool. No connection is made here:
  * a replica that is down at start is only a replica reads do not use until it is back.
  */
-export function openReadReplica(primary: Pool, settings: ReadReplicaConfig, registry: Registry): { close(): Promise<void> } {
+export function openReadReplica(
+  primary: Pool,
+  settings: ReadReplicaConfig,
+  registry: Registry,
+): { close(): Promise<void> } {
   const replica = createPool(settings.url, settings.poolMax, 'rail-read')
   replica.options.connectionTimeoutMillis = REPLICA_CONNECT_TIMEOUT_MS
   const reads = new Counter({
@@ -104,11 +108,17 @@ export async function withReadSnapshot<T>(db: Queryable, read: (reader: Queryabl
  * A list page's read: `read` gets where to read from and the id its rows must be below (the cursor,
  * or the horizon when that is lower — pagination.ts). On the replica when it is current enough.
  */
-export async function readPage<T>(db: Queryable, cursor: string | undefined, read: (reader: Queryable, beforeId: string) => Promise<T>): Promise<T> {
+export async function readPage<T>(
+  db: Queryable,
+  cursor: string | undefined,
+  read: (reader: Queryable, beforeId: string) => Promise<T>,
+): Promise<T> {
   const replica = replicas.get(db)
   if (replica === undefined || replicaAway(replica)) {
     const beforeId = await pageBefore(db, cursor)
-    return replica === undefined ? read(db, beforeId) : servedByPrimary(replica, 'unavailable', () => read(db, beforeId))
+    return replica === undefined
+      ? read(db, beforeId)
+      : servedByPrimary(replica, 'unavailable', () => read(db, beforeId))
   }
   const position = await replica.position.take()
   const beforeId = pageBelow(cursor, position.horizonId)
@@ -119,13 +129,22 @@ function replicaAway(replica: ReadReplica): boolean {
   return performance.now() < replica.awayUntilMs
 }
 
-async function servedByPrimary<T>(replica: ReadReplica, reason: Exclude<ReadReason, 'caught_up'>, read: () => Promise<T>): Promise<T> {
+async function servedByPrimary<T>(
+  replica: ReadReplica,
+  reason: Exclude<ReadReason, 'caught_up'>,
+  read: () => Promise<T>,
+): Promise<T> {
   replica.reads?.inc({ served_by: 'primary', reason })
   return read()
 }
 
 /** Reads on the replica once it has replayed up to `lsn`; on the primary when it does not within the wait, or fails. */
-async function readCurrent<T>(replica: ReadReplica, primary: Queryable, lsn: string, read: (reader: Queryable) => Promise<T>): Promise<T> {
+async function readCurrent<T>(
+  replica: ReadReplica,
+  primary: Queryable,
+  lsn: string,
+  read: (reader: Queryable) => Promise<T>,
+): Promise<T> {
   // Every replica connection in use: a wait that runs out is the pool's size, not the replica away.
   const poolFull = replica.pool.totalCount >= (replica.pool.options.max ?? 0) && replica.pool.idleCount === 0
   let client
@@ -144,9 +163,17 @@ async function readCurrent<T>(replica: ReadReplica, primary: Queryable, lsn: str
   return outcome.value
 }
 
-type ReplicaOutcome<T> = { servedBy: 'replica'; value: T } | { servedBy: 'replica'; error: RailError } | { servedBy: 'primary'; reason: 'lagging' | 'failed' | 'not_standby' }
+type ReplicaOutcome<T> =
+  | { servedBy: 'replica'; value: T }
+  | { servedBy: 'replica'; error: RailError }
+  | { servedBy: 'primary'; reason: 'lagging' | 'failed' | 'not_standby' }
 
-async function readOnReplica<T>(client: Queryable, lsn: string, maxWaitMs: number, read: (reader: Queryable) => Promise<T>): Promise<ReplicaOutcome<T>> {
+async function readOnReplica<T>(
+  client: Queryable,
+  lsn: string,
+  maxWaitMs: number,
+  read: (reader: Queryable) => Promise<T>,
+): Promise<ReplicaOutcome<T>> {
   try {
     const replay = await replayed(client, lsn, maxWaitMs)
     if (replay !== 'caught_up') return { servedBy: 'primary', reason: replay }
@@ -171,12 +198,18 @@ const replayedTo = new WeakMap<Queryable, bigint>()
  * at most `maxWaitMs`. A statement of its own, before the read's: replay only moves forward, so the
  * read's snapshot, taken after, sees at least as much.
  */
-async function replayed(client: Queryable, lsn: string, maxWaitMs: number): Promise<'caught_up' | 'lagging' | 'not_standby'> {
+async function replayed(
+  client: Queryable,
+  lsn: string,
+  maxWaitMs: number,
+): Promise<'caught_up' | 'lagging' | 'not_standby'> {
   const needed = lsnValue(lsn)
   if ((replayedTo.get(client) ?? -1n) >= needed) return 'caught_up'
   const deadlineMs = performance.now() + maxWaitMs
   for (;;) {
-    const { rows } = await client.query<{ replay_lsn: string | null }>('SELECT pg_last_wal_replay_lsn()::text AS replay_lsn')
+    const { rows } = await client.query<{ replay_lsn: string | null }>(
+      'SELECT pg_last_wal_replay_lsn()::text AS replay_lsn',
+    )
     // NULL: the server is not in recovery (a promoted replica, or the primary named by mistake);
     // its rows are not known to follow the primary's, so it is not read from.
     const replay = rows[0]?.replay_lsn

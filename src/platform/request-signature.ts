@@ -26,7 +26,8 @@ export interface SignatureHeaders {
   signature: string
 }
 
-export type SignatureHeadersCheck = { ok: true; headers: SignatureHeaders } | { ok: false; refusal: Exclude<SignatureRefusal, 'bad_signature'> }
+export type SignatureHeadersCheck =
+  { ok: true; headers: SignatureHeaders } | { ok: false; refusal: Exclude<SignatureRefusal, 'bad_signature'> }
 
 /** What the signature covers: the method, the path and query exactly as sent, and the raw body bytes. */
 export interface SignedContent {
@@ -42,10 +43,16 @@ export type SignatureCheck = { ok: true; timestampS: number } | { ok: false; ref
  * array when sent more than once, undefined when absent) before anything else is looked at —
  * partner authentication does this before the body is read and the signing key is found.
  */
-export function readSignatureHeaders(timestamp: unknown, signature: unknown, clock: Clock, toleranceS: number = TIMESTAMP_TOLERANCE_S): SignatureHeadersCheck {
+export function readSignatureHeaders(
+  timestamp: unknown,
+  signature: unknown,
+  clock: Clock,
+  toleranceS: number = TIMESTAMP_TOLERANCE_S,
+): SignatureHeadersCheck {
   if (isAbsent(timestamp) || isAbsent(signature)) return { ok: false, refusal: 'missing' }
   if (typeof timestamp !== 'string' || typeof signature !== 'string') return { ok: false, refusal: 'malformed' }
-  if (!TIMESTAMP_PATTERN.test(timestamp) || !SIGNATURE_PATTERN.test(signature)) return { ok: false, refusal: 'malformed' }
+  if (!TIMESTAMP_PATTERN.test(timestamp) || !SIGNATURE_PATTERN.test(signature))
+    return { ok: false, refusal: 'malformed' }
   const timestampS = Number(timestamp)
   if (Math.abs(unixSeconds(clock) - timestampS) > toleranceS) return { ok: false, refusal: 'stale' }
   return { ok: true, headers: { timestampS, signature } }
@@ -53,7 +60,10 @@ export function readSignatureHeaders(timestamp: unknown, signature: unknown, clo
 
 /** Whether the signature is the one `secret` gives for this content at this timestamp; compared in constant time. */
 export function signatureMatches(secret: string, headers: SignatureHeaders, content: SignedContent): boolean {
-  const expected = computeSignature(secret, canonicalRequest(headers.timestampS, content.method, content.pathWithQuery, content.body))
+  const expected = computeSignature(
+    secret,
+    canonicalRequest(headers.timestampS, content.method, content.pathWithQuery, content.body),
+  )
   return constantTimeEqual(expected, headers.signature)
 }
 

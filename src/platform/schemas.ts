@@ -14,7 +14,12 @@ export function closedObject<T extends TProperties>(properties: T, options: Obje
  * a reader checks each field it reads instead of seeing an empty object.
  */
 export function openObject(options: ObjectOptions = {}): TUnsafe<Record<string, unknown>> {
-  return Type.Unsafe<Record<string, unknown>>({ additionalProperties: true, ...options, type: 'object', properties: {} })
+  return Type.Unsafe<Record<string, unknown>>({
+    additionalProperties: true,
+    ...options,
+    type: 'object',
+    properties: {},
+  })
 }
 
 const ERROR_BODY_FIELDS = {
@@ -24,7 +29,11 @@ const ERROR_BODY_FIELDS = {
   details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
 }
 
-export const ErrorBodySchema = Type.Object(ERROR_BODY_FIELDS, { $id: 'ErrorBody', title: 'ErrorBody', description: 'The one error body of every endpoint' })
+export const ErrorBodySchema = Type.Object(ERROR_BODY_FIELDS, {
+  $id: 'ErrorBody',
+  title: 'ErrorBody',
+  description: 'The one error body of every endpoint',
+})
 
 /**
  * On an error response's schema: the codes the route answers with that status. The OpenAPI
@@ -49,11 +58,21 @@ export function codesOfStatus(status: number): ErrorCode[] {
  */
 export function errorResponses(...errors: (ErrorCode | number)[]): Record<number, TSchema> {
   const byStatus = new Map<number, Set<ErrorCode>>()
-  for (const code of ['bad_request', 'unauthorized', 'validation_error', ...errors.flatMap((entry) => (typeof entry === 'number' ? codesOfStatus(entry) : [entry]))] as ErrorCode[]) {
+  for (const code of [
+    'bad_request',
+    'unauthorized',
+    'validation_error',
+    ...errors.flatMap((entry) => (typeof entry === 'number' ? codesOfStatus(entry) : [entry])),
+  ] as ErrorCode[]) {
     const status = ERROR_CATALOGUE[code].status
     byStatus.set(status, (byStatus.get(status) ?? new Set()).add(code))
   }
-  return Object.fromEntries([...byStatus].map(([status, codes]) => [status, Type.Object(ERROR_BODY_FIELDS, { [ERROR_CODES_KEYWORD]: [...codes] })]))
+  return Object.fromEntries(
+    [...byStatus].map(([status, codes]) => [
+      status,
+      Type.Object(ERROR_BODY_FIELDS, { [ERROR_CODES_KEYWORD]: [...codes] }),
+    ]),
+  )
 }
 
 /** An absolute http(s) URL for callbacks; further checks (https in live, SSRF) are the caller's. */
@@ -76,12 +95,15 @@ export function documentOnly(keywords: Record<string, unknown>): Record<string, 
 export const DOCUMENTED_BODY_KEYWORD = 'x-rail-documented-body'
 
 /** A currency code in a request; only NGN is served (another is 422 unsupported_currency, so the document says NGN and validation takes any code). */
-export function CurrencySchema(description = 'ISO 4217; only NGN is served (another code is 422 `unsupported_currency`)') {
+export function CurrencySchema(
+  description = 'ISO 4217; only NGN is served (another code is 422 `unsupported_currency`)',
+) {
   return Type.String({ pattern: '^[A-Z]{3}$', description, ...documentOnly({ enum: ['NGN'] }) })
 }
 
 /** A schema, or null: fields a partner may clear or Rail may not know yet. */
-export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
+export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
+  Type.Union([schema, Type.Null()])
 
 /** The holder of an account as the partner describes it (structure decided in docs/api.md). */
 export const AccountHolderSchema = closedObject(
@@ -100,6 +122,17 @@ export function NubanSchema(description = 'A 10-digit NUBAN', examples?: string[
   return Type.String({ pattern: '^[0-9]{10}$', description, ...(examples ? { examples } : {}) })
 }
 
-export const ReferenceSchema = Type.String({ minLength: 1, maxLength: 64, description: "The partner's reference; a retry with the same body answers the same object" })
-export const PurposeTagSchema = Type.String({ minLength: 1, maxLength: 64, description: "The partner's label for what the account collects for" })
-export const TrackingIdSchema = Type.String({ pattern: '^trk_[a-z0-9]{24}$', description: 'The stable public id of a virtual account' })
+export const ReferenceSchema = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: "The partner's reference; a retry with the same body answers the same object",
+})
+export const PurposeTagSchema = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: "The partner's label for what the account collects for",
+})
+export const TrackingIdSchema = Type.String({
+  pattern: '^trk_[a-z0-9]{24}$',
+  description: 'The stable public id of a virtual account',
+})

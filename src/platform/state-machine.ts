@@ -39,7 +39,8 @@ export function defineMachine<S extends string>(spec: MachineSpec<S>): StateMach
   const states = Object.keys(spec.next) as S[]
   const fromNull = spec.fromNull ?? []
   for (const [from, targets] of Object.entries(spec.next) as [S, readonly S[]][]) {
-    for (const to of targets) if (!states.includes(to)) throw new Error(`${spec.name}: ${from} → ${to}, an unknown state`)
+    for (const to of targets)
+      if (!states.includes(to)) throw new Error(`${spec.name}: ${from} → ${to}, an unknown state`)
   }
   return {
     name: spec.name,
@@ -52,6 +53,9 @@ export function defineMachine<S extends string>(spec: MachineSpec<S>): StateMach
     isTerminal: (state) => spec.next[state].length === 0,
     terminal: states.filter((state) => spec.next[state].length === 0),
     open: states.filter((state) => spec.next[state].length > 0),
-    transitions: () => [...fromNull.map((to): [S | null, S] => [null, to]), ...states.flatMap((from) => spec.next[from].map((to): [S | null, S] => [from, to]))],
+    transitions: () => [
+      ...fromNull.map((to): [S | null, S] => [null, to]),
+      ...states.flatMap((from) => spec.next[from].map((to): [S | null, S] => [from, to])),
+    ],
   }
 }

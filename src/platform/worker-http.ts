@@ -37,7 +37,9 @@ export async function startWorkerHttpServer(options: WorkerHttpOptions): Promise
   } catch (error) {
     await app.close()
     if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-      throw new Error(`WORKER_HTTP_PORT ${options.port} on ${options.host} is in use (set WORKER_HTTP_PORT to another port, or 0 to turn the worker's endpoints off)`)
+      throw new Error(
+        `WORKER_HTTP_PORT ${options.port} on ${options.host} is in use (set WORKER_HTTP_PORT to another port, or 0 to turn the worker's endpoints off)`,
+      )
     }
     throw error
   }
@@ -48,6 +50,7 @@ export async function startWorkerHttpServer(options: WorkerHttpOptions): Promise
 export function workerHttpUrl(app: HttpServer): string {
   const address = app.server.address()
   if (typeof address !== 'object' || !address) return ''
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address
+  const host =
+    address.family === 'IPv6' ? `[${address.address}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address
   return `http://${host}:${address.port}`
 }

@@ -39,7 +39,11 @@ export interface LiveWorkerProcess {
  * HEARTBEAT_INTERVAL_MS until stopped. A renewal that finds the row gone (the process was taken as
  * dead during a stall) writes it again: the process runs on and its workers may lock jobs anew.
  */
-export async function announceWorkerProcess(pool: Pool, workerIds: readonly string[], log: (message: string) => void = () => {}): Promise<LiveWorkerProcess> {
+export async function announceWorkerProcess(
+  pool: Pool,
+  workerIds: readonly string[],
+  log: (message: string) => void = () => {},
+): Promise<LiveWorkerProcess> {
   const processId = randomUUID()
   const renew = () =>
     pool.query(
@@ -79,7 +83,8 @@ export async function sweepDeadWorkerProcesses(pool: Pool): Promise<DeadWorkerPr
       [PRESUMED_DEAD_AFTER_S],
     )
     const found: DeadWorkerProcess[] = []
-    for (const row of dead.rows) found.push({ host: row.host, pid: row.pid, workerIds: row.worker_ids, ...(await freeJobsOf(tx, row.worker_ids)) })
+    for (const row of dead.rows)
+      found.push({ host: row.host, pid: row.pid, workerIds: row.worker_ids, ...(await freeJobsOf(tx, row.worker_ids)) })
     return found
   })
 }
@@ -96,7 +101,10 @@ export async function sweepDeadWorkerProcesses(pool: Pool): Promise<DeadWorkerPr
  * (add_jobs stamps its transaction's start: a job detached by a transaction begun before the job was
  * taken looks like that one, and is left counted too — an alert too many, never one too few.)
  */
-async function freeJobsOf(tx: Queryable, workerIds: readonly string[]): Promise<{ jobsUnlocked: number; jobsReplaced: number }> {
+async function freeJobsOf(
+  tx: Queryable,
+  workerIds: readonly string[],
+): Promise<{ jobsUnlocked: number; jobsReplaced: number }> {
   const held = await tx.query<{ id: string; replaced: boolean }>(
     `SELECT id, (key IS NULL AND attempts >= max_attempts AND updated_at > locked_at) AS replaced
        FROM graphile_worker.jobs WHERE locked_by = ANY($1::text[])`,
@@ -104,7 +112,8 @@ async function freeJobsOf(tx: Queryable, workerIds: readonly string[]): Promise<
   )
   await tx.query(`SELECT graphile_worker.force_unlock_workers($1::text[])`, [workerIds])
   const replaced = held.rows.filter((job) => job.replaced).map((job) => job.id)
-  if (replaced.length > 0) await tx.query(`SELECT count(*) FROM graphile_worker.complete_jobs($1::bigint[])`, [replaced])
+  if (replaced.length > 0)
+    await tx.query(`SELECT count(*) FROM graphile_worker.complete_jobs($1::bigint[])`, [replaced])
   return { jobsUnlocked: held.rows.length - replaced.length, jobsReplaced: replaced.length }
 }
 

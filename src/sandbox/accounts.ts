@@ -31,7 +31,13 @@ interface AccountRow {
 const ACCOUNT_COLUMNS = 'account_number, bank_code, account_name, balance_kobo, status'
 
 function toAccount(row: AccountRow): BankAccount {
-  return { bankCode: row.bank_code, accountNumber: row.account_number, accountName: row.account_name, balanceKobo: row.balance_kobo, status: row.status }
+  return {
+    bankCode: row.bank_code,
+    accountNumber: row.account_number,
+    accountName: row.account_name,
+    balanceKobo: row.balance_kobo,
+    status: row.status,
+  }
 }
 
 /**
@@ -41,7 +47,12 @@ function toAccount(row: AccountRow): BankAccount {
  * client (the provider profile opening a wallet), the bank announces credits paid into it to
  * that client, as it does for virtual accounts.
  */
-export async function openAccount(bank: BankBooks, accountName: string, openingReference?: string, client?: string): Promise<BankAccount | 'reference_taken'> {
+export async function openAccount(
+  bank: BankBooks,
+  accountName: string,
+  openingReference?: string,
+  client?: string,
+): Promise<BankAccount | 'reference_taken'> {
   const opened = (account: BankAccount) => (account.accountName === accountName ? account : 'reference_taken')
   if (openingReference !== undefined) {
     const existing = await accountByOpeningReference(bank.pool, openingReference)
@@ -60,12 +71,18 @@ export async function openAccount(bank: BankBooks, accountName: string, openingR
 }
 
 async function accountByOpeningReference(pool: Pool, openingReference: string): Promise<BankAccount | undefined> {
-  const found = await pool.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM sandbox_bank.accounts WHERE opening_reference = $1`, [openingReference])
+  const found = await pool.query<AccountRow>(
+    `SELECT ${ACCOUNT_COLUMNS} FROM sandbox_bank.accounts WHERE opening_reference = $1`,
+    [openingReference],
+  )
   return found.rows[0] && toAccount(found.rows[0])
 }
 
 export async function getAccount(pool: Pool, accountNumber: string): Promise<BankAccount | undefined> {
-  const result = await pool.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM sandbox_bank.accounts WHERE account_number = $1 AND kind = 'customer'`, [accountNumber])
+  const result = await pool.query<AccountRow>(
+    `SELECT ${ACCOUNT_COLUMNS} FROM sandbox_bank.accounts WHERE account_number = $1 AND kind = 'customer'`,
+    [accountNumber],
+  )
   return result.rows[0] && toAccount(result.rows[0])
 }
 
@@ -73,7 +90,12 @@ export async function getAccount(pool: Pool, accountNumber: string): Promise<Ban
  * Allocates a virtual account (a collection NUBAN) for a client — the provider profile that asks —
  * once per client reference: asked again, the bank answers the account it allocated before.
  */
-export async function allocateVirtualAccount(bank: BankBooks, client: string, clientReference: string, accountName: string): Promise<BankAccount> {
+export async function allocateVirtualAccount(
+  bank: BankBooks,
+  client: string,
+  clientReference: string,
+  accountName: string,
+): Promise<BankAccount> {
   const existing = await virtualAccountByReference(bank.pool, client, clientReference)
   if (existing) return existing
   const accountNumber = nuban(bank.bankCode, await nextSerial(bank.pool))
@@ -85,14 +107,20 @@ export async function allocateVirtualAccount(bank: BankBooks, client: string, cl
     [accountNumber, bank.bankCode, accountName, client, clientReference],
   )
   // A concurrent allocation with the same reference won: answer its account.
-  return inserted.rows[0] ? toAccount(inserted.rows[0]) : (await virtualAccountByReference(bank.pool, client, clientReference))!
+  return inserted.rows[0]
+    ? toAccount(inserted.rows[0])
+    : (await virtualAccountByReference(bank.pool, client, clientReference))!
 }
 
-async function virtualAccountByReference(pool: Pool, client: string, clientReference: string): Promise<BankAccount | undefined> {
-  const found = await pool.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM sandbox_bank.accounts WHERE kind = 'virtual' AND client = $1 AND client_reference = $2`, [
-    client,
-    clientReference,
-  ])
+async function virtualAccountByReference(
+  pool: Pool,
+  client: string,
+  clientReference: string,
+): Promise<BankAccount | undefined> {
+  const found = await pool.query<AccountRow>(
+    `SELECT ${ACCOUNT_COLUMNS} FROM sandbox_bank.accounts WHERE kind = 'virtual' AND client = $1 AND client_reference = $2`,
+    [client, clientReference],
+  )
   return found.rows[0] && toAccount(found.rows[0])
 }
 
@@ -107,7 +135,10 @@ export async function archiveVirtualAccount(pool: Pool, client: string, accountN
 
 /** The settlement pool's account number: the bank's own side of its clients' credits, debits and sends. */
 export async function settlementAccount(tx: Queryable, bankCode: string): Promise<string> {
-  const found = await tx.query<{ account_number: string }>(`SELECT account_number FROM sandbox_bank.accounts WHERE kind = 'settlement' AND bank_code = $1`, [bankCode])
+  const found = await tx.query<{ account_number: string }>(
+    `SELECT account_number FROM sandbox_bank.accounts WHERE kind = 'settlement' AND bank_code = $1`,
+    [bankCode],
+  )
   if (found.rows[0]) return found.rows[0].account_number
   // First use: the settlement pool gets the first serial; a concurrent first use loses the race harmlessly.
   const accountNumber = nuban(bankCode, '000000001')
@@ -119,6 +150,8 @@ export async function settlementAccount(tx: Queryable, bankCode: string): Promis
 }
 
 async function nextSerial(pool: Pool): Promise<string> {
-  const result = await pool.query<{ serial: string }>(`SELECT lpad(nextval('sandbox_bank.account_serial')::text, 9, '0') AS serial`)
+  const result = await pool.query<{ serial: string }>(
+    `SELECT lpad(nextval('sandbox_bank.account_serial')::text, 9, '0') AS serial`,
+  )
   return result.rows[0]!.serial
 }

@@ -12,7 +12,13 @@ export function clientWebhookPath(profile: string): string {
 }
 
 /** POSTs `body` (JSON) to the client's webhook route for `profile` with the provider's signature headers; throws unless 2xx. */
-export async function postToClient(clientBaseUrl: string, profile: string, body: string, signatureHeaders: Record<string, string>, what: string): Promise<void> {
+export async function postToClient(
+  clientBaseUrl: string,
+  profile: string,
+  body: string,
+  signatureHeaders: Record<string, string>,
+  what: string,
+): Promise<void> {
   const response = await httpRequest(`${clientBaseUrl}${clientWebhookPath(profile)}`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', ...signatureHeaders },
@@ -21,5 +27,6 @@ export async function postToClient(clientBaseUrl: string, profile: string, body:
     bodyTimeout: WEBHOOK_TIMEOUT_MS,
   })
   await response.body.dump()
-  if (response.statusCode < 200 || response.statusCode >= 300) throw new Error(`the client answered ${response.statusCode} to ${what}`)
+  if (response.statusCode < 200 || response.statusCode >= 300)
+    throw new Error(`the client answered ${response.statusCode} to ${what}`)
 }

@@ -14,7 +14,11 @@ export function sandboxPaystackSecretKey(bankSecret: string): string {
 }
 
 /** The sandbox Monnify merchant's API key and client secret (token login, webhook signatures) and its contract code. */
-export function sandboxMonnifyCredentials(bankSecret: string): { apiKey: string; secretKey: string; contractCode: string } {
+export function sandboxMonnifyCredentials(bankSecret: string): {
+  apiKey: string
+  secretKey: string
+  contractCode: string
+} {
   return {
     apiKey: `MK_TEST_${derive(bankSecret, 'monnify-api-key', 10).toUpperCase()}`,
     secretKey: derive(bankSecret, 'monnify-secret', 32).toUpperCase(),

@@ -14,11 +14,19 @@ export interface Faults {
 }
 
 export async function readFaults(db: Queryable): Promise<Faults> {
-  const result = await db.query<{ no_answer_rate: string; error_rate: string; lost_response_rate: string; delay_ms: number }>(
-    `SELECT no_answer_rate, error_rate, lost_response_rate, delay_ms FROM sandbox_bank.faults WHERE id = 1`,
-  )
+  const result = await db.query<{
+    no_answer_rate: string
+    error_rate: string
+    lost_response_rate: string
+    delay_ms: number
+  }>(`SELECT no_answer_rate, error_rate, lost_response_rate, delay_ms FROM sandbox_bank.faults WHERE id = 1`)
   const row = result.rows[0]!
-  return { noAnswerRate: Number(row.no_answer_rate), errorRate: Number(row.error_rate), lostResponseRate: Number(row.lost_response_rate), delayMs: row.delay_ms }
+  return {
+    noAnswerRate: Number(row.no_answer_rate),
+    errorRate: Number(row.error_rate),
+    lostResponseRate: Number(row.lost_response_rate),
+    delayMs: row.delay_ms,
+  }
 }
 
 export async function writeFaults(db: Queryable, faults: Faults): Promise<Faults> {

@@ -23,7 +23,10 @@ const NOTIFY_ATTEMPTS_MAX = 25
  * Archived accounts still receive: the bank leaves it to its client to triage them, as many
  * providers do.
  */
-export async function receiveInboundCredit(bank: BankBooks, credit: InboundCreditRequest): Promise<InboundCreditAnswer | undefined> {
+export async function receiveInboundCredit(
+  bank: BankBooks,
+  credit: InboundCreditRequest,
+): Promise<InboundCreditAnswer | undefined> {
   return withTransaction(bank.pool, async (tx) => {
     const account = await tx.query<{ client: string; kind: 'virtual' | 'customer' }>(
       `SELECT client, kind FROM sandbox_bank.accounts WHERE account_number = $1 AND kind IN ('virtual', 'customer') AND client IS NOT NULL`,
@@ -34,7 +37,15 @@ export async function receiveInboundCredit(bank: BankBooks, credit: InboundCredi
     // Into the settlement pool, which is not booked (transfers.ts): nothing to update. Into a customer's account: its balance.
     if (found.kind === 'customer' && !(await creditCustomer(tx, credit.accountNumber, credit.amountKobo))) {
       const creditedAt = bank.clock.now().toISOString()
-      return { sessionId: '', accountNumber: credit.accountNumber, amountKobo: credit.amountKobo, creditedAt, notified: false, responseCode: '61', responseMessage: nipMessage('61') }
+      return {
+        sessionId: '',
+        accountNumber: credit.accountNumber,
+        amountKobo: credit.amountKobo,
+        creditedAt,
+        notified: false,
+        responseCode: '61',
+        responseMessage: nipMessage('61'),
+      }
     }
     const inserted = await tx.query<{ session_id: string; created_at: Date }>(
       `INSERT INTO sandbox_bank.transfers (session_id, reference, kind, debit_account_number, credit_account_number, amount_kobo, narration, response_code,
@@ -54,7 +65,15 @@ export async function receiveInboundCredit(bank: BankBooks, credit: InboundCredi
     const { session_id: sessionId, created_at: creditedAt } = inserted.rows[0]!
     const notify = magicAmount(credit.amountKobo)?.kind !== 'lost_notification'
     if (notify) await addJob(tx, NOTIFY_TASK, { sessionId }, { maxAttempts: NOTIFY_ATTEMPTS_MAX })
-    return { sessionId, accountNumber: credit.accountNumber, amountKobo: credit.amountKobo, creditedAt: creditedAt.toISOString(), notified: notify, responseCode: '00', responseMessage: nipMessage('00') }
+    return {
+      sessionId,
+      accountNumber: credit.accountNumber,
+      amountKobo: credit.amountKobo,
+      creditedAt: creditedAt.toISOString(),
+      notified: notify,
+      responseCode: '00',
+      responseMessage: nipMessage('00'),
+    }
   })
 }
 
@@ -82,8 +101,16 @@ export const INBOUND_CREDITS_LISTED_MAX = 1_000
  * what a client requeries for credits it missed; with `since`, only those credited at or after it
  * (a client's sweep asks for what came since its last).
  */
-export async function inboundCredits(pool: Pool, client: string, accountNumber: string, since?: Date): Promise<InboundCreditNotice[] | undefined> {
-  const account = await pool.query(`SELECT 1 FROM sandbox_bank.accounts WHERE account_number = $1 AND kind IN ('virtual', 'customer') AND client = $2`, [accountNumber, client])
+export async function inboundCredits(
+  pool: Pool,
+  client: string,
+  accountNumber: string,
+  since?: Date,
+): Promise<InboundCreditNotice[] | undefined> {
+  const account = await pool.query(
+    `SELECT 1 FROM sandbox_bank.accounts WHERE account_number = $1 AND kind IN ('virtual', 'customer') AND client = $2`,
+    [accountNumber, client],
+  )
   if (account.rowCount === 0) return undefined
   const found = await pool.query<InboundRow>(
     `${INBOUND_SELECT} WHERE t.kind = 'inbound' AND t.credit_account_number = $1 AND ($2::timestamptz IS NULL OR t.created_at >= $2)
@@ -94,14 +121,22 @@ export async function inboundCredits(pool: Pool, client: string, accountNumber: 
 }
 
 /** The announcement of one inbound credit, and the client it goes to. */
-export async function inboundNotice(pool: Pool, sessionId: string): Promise<{ client: string; notice: InboundCreditNotice } | undefined> {
-  const found = await pool.query<InboundRow>(`${INBOUND_SELECT} WHERE t.session_id = $1 AND t.kind = 'inbound'`, [sessionId])
+export async function inboundNotice(
+  pool: Pool,
+  sessionId: string,
+): Promise<{ client: string; notice: InboundCreditNotice } | undefined> {
+  const found = await pool.query<InboundRow>(`${INBOUND_SELECT} WHERE t.session_id = $1 AND t.kind = 'inbound'`, [
+    sessionId,
+  ])
   const row = found.rows[0]
   return row && { client: row.client, notice: toInboundNotice(row) }
 }
 
 export async function markNotified(pool: Pool, sessionId: string): Promise<void> {
-  await pool.query(`UPDATE sandbox_bank.transfers SET notified_at = coalesce(notified_at, now()) WHERE session_id = $1`, [sessionId])
+  await pool.query(
+    `UPDATE sandbox_bank.transfers SET notified_at = coalesce(notified_at, now()) WHERE session_id = $1`,
+    [sessionId],
+  )
 }
 
 interface InboundRow {

@@ -45,7 +45,17 @@ export function sandboxBankTasks(deps: SandboxBankJobDeps): Record<string, Task>
 /** POSTs the notice to the client's webhook; anything but 2xx throws, so the job is retried. */
 async function postNotice(deps: SandboxBankJobDeps, client: string, body: string): Promise<void> {
   const timestampS = unixSeconds(deps.clock ?? systemClock)
-  const signed = signRequest({ keyId: 'sandbox-bank', signingSecret: deps.secret, method: 'POST', pathWithQuery: clientWebhookPath(client), body, timestampS })
-  const headers = { 'X-Sandbox-Timestamp': signed['X-Rail-Timestamp']!, 'X-Sandbox-Signature': signed['X-Rail-Signature']! }
+  const signed = signRequest({
+    keyId: 'sandbox-bank',
+    signingSecret: deps.secret,
+    method: 'POST',
+    pathWithQuery: clientWebhookPath(client),
+    body,
+    timestampS,
+  })
+  const headers = {
+    'X-Sandbox-Timestamp': signed['X-Rail-Timestamp']!,
+    'X-Sandbox-Signature': signed['X-Rail-Signature']!,
+  }
   await postToClient(deps.clientBaseUrl(), client, body, headers, 'the credit notice')
 }

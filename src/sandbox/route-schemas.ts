@@ -12,9 +12,18 @@ export const SANDBOX_BANK_PREFIX = '/sandbox-bank/v1'
 export const AccountNumber = NubanSchema()
 export const BankCode = Type.String({ pattern: '^[0-9]{3}$' })
 export const Amount = AmountKobo()
-export const AccountSchema = Type.Object({ bankCode: Type.String(), accountNumber: Type.String(), accountName: Type.String(), balanceKobo: Type.Integer(), status: Type.String() })
+export const AccountSchema = Type.Object({
+  bankCode: Type.String(),
+  accountNumber: Type.String(),
+  accountName: Type.String(),
+  balanceKobo: Type.Integer(),
+  status: Type.String(),
+})
 export const NipFields = { responseCode: Type.String(), responseMessage: Type.String() }
-export const ClientName = Type.String({ pattern: '^[a-z0-9-]{1,64}$', description: 'The provider profile the account belongs to' })
+export const ClientName = Type.String({
+  pattern: '^[a-z0-9-]{1,64}$',
+  description: 'The provider profile the account belongs to',
+})
 
 /** The options of every route of the bank's business (all but the fault switch). */
 export interface BankRouteOptions {

@@ -29,9 +29,17 @@ declare module 'fastify' {
   }
 }
 
-const FaultsSchema = Type.Object({ noAnswerRate: Type.Number(), errorRate: Type.Number(), lostResponseRate: Type.Number(), delayMs: Type.Integer() })
+const FaultsSchema = Type.Object({
+  noAnswerRate: Type.Number(),
+  errorRate: Type.Number(),
+  lostResponseRate: Type.Number(),
+  delayMs: Type.Integer(),
+})
 
-export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: SandboxBank; secret: string; pool: Pool; clock?: Clock; requestValidityS?: number }): void {
+export function registerSandboxBankRoutes(
+  app: HttpServer,
+  deps: { bank: SandboxBank; secret: string; pool: Pool; clock?: Clock; requestValidityS?: number },
+): void {
   const clock = deps.clock ?? systemClock
   // A request signed longer ago than this is refused: a stalled sender's late call moves nothing.
   const toleranceS = deps.requestValidityS ?? TIMESTAMP_TOLERANCE_S
@@ -40,7 +48,8 @@ export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: Sandbox
   const config = { auth: 'none' as const, admission: false as const, rateLimited: false as const }
   const preValidation = async (request: FastifyRequest) => verifyBankSignature(request, deps.secret, clock, toleranceS)
   // Faults apply to the bank's business, not to the switch that sets them.
-  const preHandler = async (request: FastifyRequest, reply: FastifyReply) => injectFault(deps.pool, deps.bank, request, reply)
+  const preHandler = async (request: FastifyRequest, reply: FastifyReply) =>
+    injectFault(deps.pool, deps.bank, request, reply)
   app.decorateRequest('loseResponse', false)
   app.addHook('onSend', async (request, _reply, payload) => {
     if (request.loseResponse) request.raw.socket?.destroy() // processed in full; the answer never arrives
@@ -54,7 +63,8 @@ export function registerSandboxBankRoutes(app: HttpServer, deps: { bank: Sandbox
       preValidation,
       schema: {
         operationId: 'setBankFaults',
-        description: 'Turns fault injection on or off: the share of requests that get no answer, an error, or whose answer is lost after processing, and a delay before each. All zero turns it off.',
+        description:
+          'Turns fault injection on or off: the share of requests that get no answer, an error, or whose answer is lost after processing, and a delay before each. All zero turns it off.',
         tags: ['sandbox bank'],
         summary: 'Switch fault injection (rates 0..1, delay in ms); all zero turns it off',
         body: closedObject({
@@ -111,11 +121,22 @@ async function injectFault(pool: Pool, bank: SandboxBank, request: FastifyReques
  * for this request alone, or else the switched-on rates. Shared by the sandbox bank's own routes
  * and the provider dialects served on its books.
  */
-export async function injectBankFault(pool: Pool, bank: SandboxBank, request: FastifyRequest, reply: FastifyReply, subject: FaultSubject): Promise<void> {
+export async function injectBankFault(
+  pool: Pool,
+  bank: SandboxBank,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  subject: FaultSubject,
+): Promise<void> {
   const faults = await readFaults(pool)
   if (faults.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, faults.delayMs))
   const magic = subject.amountKobo === undefined ? undefined : magicAmount(subject.amountKobo)
-  const decision = magic?.kind === 'fault' ? magic.fault : magic?.kind === 'drop_first_submission' ? await dropDecision(bank, subject) : decideFault(faults)
+  const decision =
+    magic?.kind === 'fault'
+      ? magic.fault
+      : magic?.kind === 'drop_first_submission'
+        ? await dropDecision(bank, subject)
+        : decideFault(faults)
   if (decision === 'no_answer') {
     reply.hijack()
     request.raw.socket?.destroy()

@@ -12,7 +12,15 @@ import * as accounts from './accounts.ts'
 import * as inbound from './inbound.ts'
 import { syntheticAccountName } from './names.ts'
 import * as transfers from './transfers.ts'
-import type { BankAccount, InboundCreditAnswer, InboundCreditNotice, InboundCreditRequest, NameEnquiryAnswer, TransferAnswer, TransferRequest } from './types.ts'
+import type {
+  BankAccount,
+  InboundCreditAnswer,
+  InboundCreditNotice,
+  InboundCreditRequest,
+  NameEnquiryAnswer,
+  TransferAnswer,
+  TransferRequest,
+} from './types.ts'
 
 export type * from './types.ts'
 export { ACCOUNT_BALANCE_MAX_KOBO } from './accounts.ts'
@@ -34,7 +42,11 @@ export class SandboxBank {
   }
 
   /** accounts.ts openAccount: once per opening reference; `reference_taken` when it opened an account in another name. */
-  openAccount(accountName: string, openingReference?: string, client?: string): Promise<BankAccount | 'reference_taken'> {
+  openAccount(
+    accountName: string,
+    openingReference?: string,
+    client?: string,
+  ): Promise<BankAccount | 'reference_taken'> {
     return accounts.openAccount(this.#books, accountName, openingReference, client)
   }
 
@@ -52,7 +64,9 @@ export class SandboxBank {
 
   /** Who holds an account: this bank's books for its own accounts, a stable made-up name elsewhere. */
   async nameEnquiry(bankCode: string, accountNumber: string): Promise<NameEnquiryAnswer> {
-    const sequence = await this.#books.pool.query<{ sequence: number }>(`SELECT nextval('sandbox_bank.session_sequence') AS sequence`)
+    const sequence = await this.#books.pool.query<{ sequence: number }>(
+      `SELECT nextval('sandbox_bank.session_sequence') AS sequence`,
+    )
     const sessionId = nipSessionId(`000${this.bankCode}`, this.#books.clock.now(), sequence.rows[0]!.sequence)
     const answer = (responseCode: string, accountName: string | null): NameEnquiryAnswer => ({
       responseCode,

@@ -28,7 +28,10 @@ export async function transfer(bank: BankBooks, request: TransferRequest): Promi
     // committed first): whatever this attempt moved was rolled back with it. The unique
     // reference is the check, so the usual transfer pays no look-up for duplicates.
     if ((error as { constraint?: string }).constraint !== 'transfers_reference_key') throw error
-    const original = await bank.pool.query<{ session_id: string }>(`SELECT session_id FROM sandbox_bank.transfers WHERE reference = $1`, [request.reference])
+    const original = await bank.pool.query<{ session_id: string }>(
+      `SELECT session_id FROM sandbox_bank.transfers WHERE reference = $1`,
+      [request.reference],
+    )
     return transferAnswer(request, '26', original.rows[0]!.session_id)
   }
 }
@@ -55,7 +58,10 @@ async function transferOnBooks(bank: BankBooks, request: TransferRequest): Promi
   const credit = request.kind === 'debit' || interbank ? settlement : (request.creditAccountNumber ?? '')
   const magic = magicAmount(request.amountKobo)
   const refusal =
-    (magic?.kind === 'code' ? magic.code : undefined) ?? (interbank ? refuseDestination(request.destinationBankCode ?? '', request.destinationAccountNumber ?? '') : undefined)
+    (magic?.kind === 'code' ? magic.code : undefined) ??
+    (interbank
+      ? refuseDestination(request.destinationBankCode ?? '', request.destinationAccountNumber ?? '')
+      : undefined)
   // An accepted interbank transfer has left the account; it is in progress until it settles.
   // So is any transfer of the magic "pending, then success" amount.
   const held = interbank || magic?.kind === 'pending_then_success'
@@ -91,7 +97,9 @@ async function transferOnBooks(bank: BankBooks, request: TransferRequest): Promi
 async function payoutOnce(bank: BankBooks, tx: Queryable, request: TransferRequest): Promise<TransferAnswer> {
   const settlement = await settlementAccount(tx, bank.bankCode)
   const magic = magicAmount(request.amountKobo)
-  const refusal = (magic?.kind === 'code' ? magic.code : undefined) ?? refuseDestination(request.destinationBankCode ?? '', request.destinationAccountNumber ?? '')
+  const refusal =
+    (magic?.kind === 'code' ? magic.code : undefined) ??
+    refuseDestination(request.destinationBankCode ?? '', request.destinationAccountNumber ?? '')
   const inserted = await tx.query<{ session_id: string }>(
     `INSERT INTO sandbox_bank.transfers (session_id, reference, kind, debit_account_number, credit_account_number, amount_kobo, narration, response_code,
                                          destination_bank_code, destination_account_number, final_code)
@@ -118,7 +126,10 @@ async function payoutOnce(bank: BankBooks, tx: Queryable, request: TransferReque
  * many ask at once.
  */
 export async function dropFirstSubmission(pool: Pool, reference: string): Promise<boolean> {
-  const { rowCount } = await pool.query(`INSERT INTO sandbox_bank.dropped_submissions (reference) VALUES ($1) ON CONFLICT (reference) DO NOTHING`, [reference])
+  const { rowCount } = await pool.query(
+    `INSERT INTO sandbox_bank.dropped_submissions (reference) VALUES ($1) ON CONFLICT (reference) DO NOTHING`,
+    [reference],
+  )
   return rowCount === 1
 }
 
@@ -127,7 +138,12 @@ export async function dropFirstSubmission(pool: Pool, reference: string): Promis
  * replaces the earlier one. It settles at the next requery. False when no payout in progress has
  * this reference.
  */
-export async function registerOutcome(bank: BankBooks, reference: string, outcome: 'confirmed' | 'failed', listeners: readonly PayoutListener[] = []): Promise<boolean> {
+export async function registerOutcome(
+  bank: BankBooks,
+  reference: string,
+  outcome: 'confirmed' | 'failed',
+  listeners: readonly PayoutListener[] = [],
+): Promise<boolean> {
   const registered = `UPDATE sandbox_bank.transfers SET final_code = $2, settles_at = $3 WHERE reference = $1 AND kind = 'payout' AND response_code = '09' RETURNING reference`
   const { rows } = await bank.pool.query<{ changed: number }>(withAnnouncements(registered, listeners, 'settled'), [
     reference,
@@ -170,10 +186,17 @@ function withAnnouncements(change: string, listeners: readonly PayoutListener[],
  * settlement pool. The bank still answers 00 on a requery (NIP has no code for it); a provider
  * dialect says `reversed`. A payout whose registered outcome is due is settled first.
  */
-export async function reversePayout(bank: BankBooks, reference: string, listeners: readonly PayoutListener[] = []): Promise<'reversed' | 'not_reversible'> {
+export async function reversePayout(
+  bank: BankBooks,
+  reference: string,
+  listeners: readonly PayoutListener[] = [],
+): Promise<'reversed' | 'not_reversible'> {
   await settleIfDue(bank, reference)
   const reversed = `UPDATE sandbox_bank.transfers SET reversed_at = $2 WHERE reference = $1 AND kind = 'payout' AND response_code = '00' AND reversed_at IS NULL RETURNING reference`
-  const { rows } = await bank.pool.query<{ changed: number }>(withAnnouncements(reversed, listeners, 'reversed'), [reference, bank.clock.now()])
+  const { rows } = await bank.pool.query<{ changed: number }>(withAnnouncements(reversed, listeners, 'reversed'), [
+    reference,
+    bank.clock.now(),
+  ])
   return rows[0]!.changed === 1 ? 'reversed' : 'not_reversible'
 }
 
@@ -186,7 +209,13 @@ export async function requery(bank: BankBooks, reference: string): Promise<Trans
   )
   const row = found.rows[0]
   if (!row) return { reference, sessionId: '', amountKobo: 0, responseCode: '25', responseMessage: nipMessage('25') }
-  return { reference, sessionId: row.session_id, amountKobo: row.amount_kobo, responseCode: row.response_code, responseMessage: nipMessage(row.response_code) }
+  return {
+    reference,
+    sessionId: row.session_id,
+    amountKobo: row.amount_kobo,
+    responseCode: row.response_code,
+    responseMessage: nipMessage(row.response_code),
+  }
 }
 
 /**
@@ -197,7 +226,13 @@ export async function requery(bank: BankBooks, reference: string): Promise<Trans
  */
 async function settleIfDue(bank: BankBooks, reference: string): Promise<void> {
   await withTransaction(bank.pool, async (tx) => {
-    const due = await tx.query<{ kind: TransferKind; debit_account_number: string; credit_account_number: string; amount_kobo: number; final_code: string }>(
+    const due = await tx.query<{
+      kind: TransferKind
+      debit_account_number: string
+      credit_account_number: string
+      amount_kobo: number
+      final_code: string
+    }>(
       `SELECT kind, debit_account_number, credit_account_number, amount_kobo, final_code FROM sandbox_bank.transfers
         WHERE reference = $1 AND response_code = '09' AND final_code <> '09' AND settles_at <= $2
         FOR UPDATE`,
@@ -227,5 +262,11 @@ function refuseDestination(bankCode: string, accountNumber: string): string | un
 }
 
 function transferAnswer(request: TransferRequest, responseCode: string, sessionId: string): TransferAnswer {
-  return { reference: request.reference, sessionId, amountKobo: request.amountKobo, responseCode, responseMessage: nipMessage(responseCode) }
+  return {
+    reference: request.reference,
+    sessionId,
+    amountKobo: request.amountKobo,
+    responseCode,
+    responseMessage: nipMessage(responseCode),
+  }
 }

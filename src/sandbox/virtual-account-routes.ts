@@ -3,7 +3,15 @@
 import { Type } from '@sinclair/typebox'
 import { notFound } from '../platform/errors.ts'
 import { closedObject, errorResponses } from '../platform/schemas.ts'
-import { AccountNumber, AccountSchema, Amount, ClientName, NipFields, SANDBOX_BANK_PREFIX, type BankRoutes } from './route-schemas.ts'
+import {
+  AccountNumber,
+  AccountSchema,
+  Amount,
+  ClientName,
+  NipFields,
+  SANDBOX_BANK_PREFIX,
+  type BankRoutes,
+} from './route-schemas.ts'
 
 const InboundNoticeSchema = Type.Object({
   type: Type.Literal('credit.received'),
@@ -32,14 +40,28 @@ function registerAllocationRoutes({ app, bank, options }: BankRoutes): void {
       ...options,
       schema: {
         operationId: 'allocateBankVirtualAccount',
-        description: 'Allocates a virtual account for a client, once per client reference (asked again: the same account).',
+        description:
+          'Allocates a virtual account for a client, once per client reference (asked again: the same account).',
         tags: ['sandbox bank'],
         summary: 'Allocate a virtual account for a client, once per client reference (asked again: the same account)',
-        body: closedObject({ client: ClientName, clientReference: Type.String({ minLength: 1, maxLength: 64 }), accountName: Type.String({ minLength: 1, maxLength: 100 }) }),
+        body: closedObject({
+          client: ClientName,
+          clientReference: Type.String({ minLength: 1, maxLength: 64 }),
+          accountName: Type.String({ minLength: 1, maxLength: 100 }),
+        }),
         response: { 201: AccountSchema, ...errorResponses() },
       },
     },
-    async (request, reply) => reply.code(201).send(await bank.allocateVirtualAccount(request.body.client, request.body.clientReference, request.body.accountName)),
+    async (request, reply) =>
+      reply
+        .code(201)
+        .send(
+          await bank.allocateVirtualAccount(
+            request.body.client,
+            request.body.clientReference,
+            request.body.accountName,
+          ),
+        ),
   )
 
   app.post(
@@ -48,15 +70,20 @@ function registerAllocationRoutes({ app, bank, options }: BankRoutes): void {
       ...options,
       schema: {
         operationId: 'archiveBankVirtualAccount',
-        summary: 'Archive a virtual account', description: 'Archives a virtual account: it stops accepting credits for its client.',
+        summary: 'Archive a virtual account',
+        description: 'Archives a virtual account: it stops accepting credits for its client.',
         tags: ['sandbox bank'],
         params: closedObject({ accountNumber: AccountNumber }),
         body: closedObject({ client: ClientName }),
-        response: { 200: Type.Object({ accountNumber: Type.String(), archived: Type.Boolean() }), ...errorResponses('not_found') },
+        response: {
+          200: Type.Object({ accountNumber: Type.String(), archived: Type.Boolean() }),
+          ...errorResponses('not_found'),
+        },
       },
     },
     async (request) => {
-      if (!(await bank.archiveVirtualAccount(request.body.client, request.params.accountNumber))) throw notFound('Virtual account')
+      if (!(await bank.archiveVirtualAccount(request.body.client, request.params.accountNumber)))
+        throw notFound('Virtual account')
       return { accountNumber: request.params.accountNumber, archived: true }
     },
   )
@@ -72,9 +99,15 @@ function registerInboundCreditRoutes({ app, bank, options }: BankRoutes): void {
         description:
           "The inbound credits of a client's account (a virtual account or a wallet's), oldest first, at most 1,000, for a client requerying credits it missed; with `since`, only those credited at or after that time (a client's sweep asks for what came since its last).",
         tags: ['sandbox bank'],
-        summary: "The inbound credits of a client's account (a virtual account or a wallet's), oldest first (for a client requerying credits it missed)",
+        summary:
+          "The inbound credits of a client's account (a virtual account or a wallet's), oldest first (for a client requerying credits it missed)",
         params: closedObject({ accountNumber: AccountNumber }),
-        querystring: closedObject({ client: ClientName, since: Type.Optional(Type.String({ format: 'date-time', description: 'Only credits credited at or after this time' })) }),
+        querystring: closedObject({
+          client: ClientName,
+          since: Type.Optional(
+            Type.String({ format: 'date-time', description: 'Only credits credited at or after this time' }),
+          ),
+        }),
         response: { 200: Type.Object({ credits: Type.Array(InboundNoticeSchema) }), ...errorResponses('not_found') },
       },
     },
@@ -92,9 +125,11 @@ function registerInboundCreditRoutes({ app, bank, options }: BankRoutes): void {
       ...options,
       schema: {
         operationId: 'sendBankInboundCredit',
-        description: "Someone pays into a virtual account or a wallet's account of this bank; the bank announces it to the account's client by a signed webhook.",
+        description:
+          "Someone pays into a virtual account or a wallet's account of this bank; the bank announces it to the account's client by a signed webhook.",
         tags: ['sandbox bank'],
-        summary: "Someone pays into a virtual account or a wallet's account of this bank; the bank announces it to the account's client by a signed webhook",
+        summary:
+          "Someone pays into a virtual account or a wallet's account of this bank; the bank announces it to the account's client by a signed webhook",
         body: closedObject({
           accountNumber: AccountNumber,
           amountKobo: Amount,
@@ -104,7 +139,14 @@ function registerInboundCreditRoutes({ app, bank, options }: BankRoutes): void {
           narration: Type.Optional(Type.String({ maxLength: 100 })),
         }),
         response: {
-          200: Type.Object({ ...NipFields, sessionId: Type.String(), accountNumber: Type.String(), amountKobo: Type.Integer(), creditedAt: Type.String(), notified: Type.Boolean() }),
+          200: Type.Object({
+            ...NipFields,
+            sessionId: Type.String(),
+            accountNumber: Type.String(),
+            amountKobo: Type.Integer(),
+            creditedAt: Type.String(),
+            notified: Type.Boolean(),
+          }),
           ...errorResponses('not_found'),
         },
       },

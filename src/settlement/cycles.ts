@@ -27,7 +27,9 @@ export function nextCutoff(now: Date, cutoffTime: string): Date {
 function cutoffOn(now: Date, cutoffTime: string): Date {
   const [hours, minutes] = cutoffTime.split(':').map(Number) as [number, number]
   const local = new Date(now.getTime() + LAGOS_OFFSET_MS)
-  return new Date(Date.UTC(local.getUTCFullYear(), local.getUTCMonth(), local.getUTCDate(), hours, minutes) - LAGOS_OFFSET_MS)
+  return new Date(
+    Date.UTC(local.getUTCFullYear(), local.getUTCMonth(), local.getUTCDate(), hours, minutes) - LAGOS_OFFSET_MS,
+  )
 }
 
 function cycleAt(cutoffAt: Date): Cycle {

@@ -8,7 +8,12 @@ export const DEFAULT_CUTOFF = '17:00'
 export interface SettlementSettings {
   partnerId: string
   mode: SettlementMode
-  bankAccount: { bankCode: string; accountNumber: string; accountName: string; verifiedAccountName: string | null } | null
+  bankAccount: {
+    bankCode: string
+    accountNumber: string
+    accountName: string
+    verifiedAccountName: string | null
+  } | null
   cutoffTime: string
   bankSince: Date | null
   updatedAt: Date | null
@@ -32,7 +37,12 @@ function toSettings(row: SettingsRow): SettlementSettings {
     mode: row.mode,
     bankAccount:
       row.bank_code && row.account_number && row.account_name
-        ? { bankCode: row.bank_code, accountNumber: row.account_number, accountName: row.account_name, verifiedAccountName: row.verified_account_name }
+        ? {
+            bankCode: row.bank_code,
+            accountNumber: row.account_number,
+            accountName: row.account_name,
+            verifiedAccountName: row.verified_account_name,
+          }
         : null,
     cutoffTime: row.cutoff_time,
     bankSince: row.bank_since,
@@ -53,7 +63,9 @@ export async function selectSettings(db: Queryable, partnerId: string): Promise<
 /** The partner's row, made with the defaults if missing, locked for a change. */
 export async function lockSettings(db: Queryable, partnerId: string): Promise<SettlementSettings> {
   await db.query(`INSERT INTO settlement_settings (partner_id) VALUES ($1) ON CONFLICT DO NOTHING`, [partnerId])
-  const { rows } = await db.query<SettingsRow>(`SELECT * FROM settlement_settings WHERE partner_id = $1 FOR UPDATE`, [partnerId])
+  const { rows } = await db.query<SettingsRow>(`SELECT * FROM settlement_settings WHERE partner_id = $1 FOR UPDATE`, [
+    partnerId,
+  ])
   return toSettings(rows[0]!)
 }
 
@@ -99,7 +111,9 @@ export async function updateSettings(
 
 /** Every partner settling to a bank account, with its cut-off. */
 export async function selectBankModePartners(db: Queryable): Promise<SettlementSettings[]> {
-  const { rows } = await db.query<SettingsRow>(`SELECT * FROM settlement_settings WHERE mode = 'bank' ORDER BY partner_id`)
+  const { rows } = await db.query<SettingsRow>(
+    `SELECT * FROM settlement_settings WHERE mode = 'bank' ORDER BY partner_id`,
+  )
   return rows.map(toSettings)
 }
 
@@ -118,24 +132,40 @@ export async function enqueue(db: Queryable, credits: readonly QueuedCredit[]): 
     `INSERT INTO settlement_queue (credit_id, partner_id, currency, amount_kobo)
      SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::bigint[])
      ON CONFLICT (credit_id) DO NOTHING`,
-    [credits.map((credit) => credit.creditId), credits.map((credit) => credit.partnerId), credits.map((credit) => credit.currency), credits.map((credit) => credit.amountKobo)],
+    [
+      credits.map((credit) => credit.creditId),
+      credits.map((credit) => credit.partnerId),
+      credits.map((credit) => credit.currency),
+      credits.map((credit) => credit.amountKobo),
+    ],
   )
 }
 
 /** The partner's credits waiting for a cycle (in no settlement), oldest first, locked for the cycle taking some of them. */
-export async function lockWaiting(db: Queryable, partnerId: string, currency: string): Promise<{ creditId: string; amountKobo: number; collectedAt: Date }[]> {
+export async function lockWaiting(
+  db: Queryable,
+  partnerId: string,
+  currency: string,
+): Promise<{ creditId: string; amountKobo: number; collectedAt: Date }[]> {
   const { rows } = await db.query<{ credit_id: string; amount_kobo: string; collected_at: Date }>(
     `SELECT credit_id, amount_kobo, collected_at FROM settlement_queue
       WHERE partner_id = $1 AND currency = $2 AND settlement_id IS NULL
       ORDER BY collected_at, credit_id FOR UPDATE`,
     [partnerId, currency],
   )
-  return rows.map((row) => ({ creditId: row.credit_id, amountKobo: Number(row.amount_kobo), collectedAt: row.collected_at }))
+  return rows.map((row) => ({
+    creditId: row.credit_id,
+    amountKobo: Number(row.amount_kobo),
+    collectedAt: row.collected_at,
+  }))
 }
 
 /** A float-mode partner's waiting credits are no longer waited for: their money is swept to the float. */
 export async function forgetWaiting(db: Queryable, partnerId: string, currency: string): Promise<void> {
-  await db.query(`DELETE FROM settlement_queue WHERE partner_id = $1 AND currency = $2 AND settlement_id IS NULL`, [partnerId, currency])
+  await db.query(`DELETE FROM settlement_queue WHERE partner_id = $1 AND currency = $2 AND settlement_id IS NULL`, [
+    partnerId,
+    currency,
+  ])
 }
 
 // ---- settlements -------------------------------------------------------------------------------
@@ -195,7 +225,10 @@ function toSettlement(row: SettlementRow): Settlement {
   }
 }
 
-export type NewSettlement = Omit<Settlement, 'state' | 'outboundTransferId' | 'failureReason' | 'createdAt' | 'stateChangedAt'>
+export type NewSettlement = Omit<
+  Settlement,
+  'state' | 'outboundTransferId' | 'failureReason' | 'createdAt' | 'stateChangedAt'
+>
 
 /** Inserts the cycle's settlement; undefined when the cycle has one already (the unique key). */
 export async function insertSettlement(db: Queryable, settlement: NewSettlement): Promise<Settlement | undefined> {
@@ -222,7 +255,11 @@ export async function insertSettlement(db: Queryable, settlement: NewSettlement)
 }
 
 /** The credits a settlement takes: its report, and the queue rows now paid by it. */
-export async function attachCredits(db: Queryable, settlementId: string, credits: readonly { creditId: string; amountKobo: number; collectedAt: Date }[]): Promise<void> {
+export async function attachCredits(
+  db: Queryable,
+  settlementId: string,
+  credits: readonly { creditId: string; amountKobo: number; collectedAt: Date }[],
+): Promise<void> {
   if (credits.length === 0) return
   const ids = credits.map((credit) => credit.creditId)
   await db.query(
@@ -230,21 +267,43 @@ export async function attachCredits(db: Queryable, settlementId: string, credits
      SELECT $1, * FROM unnest($2::uuid[], $3::bigint[], $4::timestamptz[])`,
     [settlementId, ids, credits.map((credit) => credit.amountKobo), credits.map((credit) => credit.collectedAt)],
   )
-  await db.query(`UPDATE settlement_queue SET settlement_id = $1 WHERE credit_id = ANY ($2::uuid[])`, [settlementId, ids])
+  await db.query(`UPDATE settlement_queue SET settlement_id = $1 WHERE credit_id = ANY ($2::uuid[])`, [
+    settlementId,
+    ids,
+  ])
 }
 
-export async function setOutboundTransfer(db: Queryable, settlementId: string, transferId: string): Promise<Settlement> {
-  const { rows } = await db.query<SettlementRow>(`UPDATE settlements SET outbound_transfer_id = $2 WHERE id = $1 RETURNING *`, [settlementId, transferId])
+export async function setOutboundTransfer(
+  db: Queryable,
+  settlementId: string,
+  transferId: string,
+): Promise<Settlement> {
+  const { rows } = await db.query<SettlementRow>(
+    `UPDATE settlements SET outbound_transfer_id = $2 WHERE id = $1 RETURNING *`,
+    [settlementId, transferId],
+  )
   return toSettlement(rows[0]!)
 }
 
 /** Moves a settlement to `next` at `at` (the caller's clock) if it may (the transition table); undefined when it had moved on. */
-export async function transition(db: Queryable, settlementId: string, next: SettlementState, at: Date, failureReason: Settlement['failureReason'] = null): Promise<Settlement | undefined> {
+export async function transition(
+  db: Queryable,
+  settlementId: string,
+  next: SettlementState,
+  at: Date,
+  failureReason: Settlement['failureReason'] = null,
+): Promise<Settlement | undefined> {
   const { rows } = await db.query<SettlementRow>(
     `UPDATE settlements SET state = $2, failure_reason = $3, state_changed_at = $5
       WHERE id = $1 AND state = ANY ($4::text[])
       RETURNING *`,
-    [settlementId, next, failureReason === null ? null : JSON.stringify(failureReason), settlementStates.from(next), at],
+    [
+      settlementId,
+      next,
+      failureReason === null ? null : JSON.stringify(failureReason),
+      settlementStates.from(next),
+      at,
+    ],
   )
   return rows[0] && toSettlement(rows[0])
 }
@@ -254,17 +313,35 @@ export async function releaseCredits(db: Queryable, settlementId: string): Promi
   await db.query(`UPDATE settlement_queue SET settlement_id = NULL WHERE settlement_id = $1`, [settlementId])
 }
 
-export async function selectByCycle(db: Queryable, partnerId: string, currency: string, cycle: string): Promise<Settlement | undefined> {
-  const { rows } = await db.query<SettlementRow>(`SELECT * FROM settlements WHERE partner_id = $1 AND currency = $2 AND cycle = $3`, [partnerId, currency, cycle])
+export async function selectByCycle(
+  db: Queryable,
+  partnerId: string,
+  currency: string,
+  cycle: string,
+): Promise<Settlement | undefined> {
+  const { rows } = await db.query<SettlementRow>(
+    `SELECT * FROM settlements WHERE partner_id = $1 AND currency = $2 AND cycle = $3`,
+    [partnerId, currency, cycle],
+  )
   return rows[0] && toSettlement(rows[0])
 }
 
-export async function selectPartnerSettlement(db: Queryable, partnerId: string, id: string): Promise<Settlement | undefined> {
-  const { rows } = await db.query<SettlementRow>(`SELECT * FROM settlements WHERE partner_id = $1 AND id = $2`, [partnerId, id])
+export async function selectPartnerSettlement(
+  db: Queryable,
+  partnerId: string,
+  id: string,
+): Promise<Settlement | undefined> {
+  const { rows } = await db.query<SettlementRow>(`SELECT * FROM settlements WHERE partner_id = $1 AND id = $2`, [
+    partnerId,
+    id,
+  ])
   return rows[0] && toSettlement(rows[0])
 }
 
-export async function selectSettlements(db: Queryable, filter: { partnerId: string; state?: SettlementState; beforeId?: string; limit: number }): Promise<Settlement[]> {
+export async function selectSettlements(
+  db: Queryable,
+  filter: { partnerId: string; state?: SettlementState; beforeId?: string; limit: number },
+): Promise<Settlement[]> {
   const { rows } = await db.query<SettlementRow>(
     `SELECT * FROM settlements
       WHERE partner_id = $1 AND ($2::text IS NULL OR state = $2) AND ($3::uuid IS NULL OR id < $3)
@@ -274,10 +351,18 @@ export async function selectSettlements(db: Queryable, filter: { partnerId: stri
   return rows.map(toSettlement)
 }
 
-export async function selectReport(db: Queryable, settlementId: string, limit: number): Promise<{ creditId: string; amountKobo: number; collectedAt: Date }[]> {
+export async function selectReport(
+  db: Queryable,
+  settlementId: string,
+  limit: number,
+): Promise<{ creditId: string; amountKobo: number; collectedAt: Date }[]> {
   const { rows } = await db.query<{ credit_id: string; amount_kobo: string; collected_at: Date }>(
     `SELECT credit_id, amount_kobo, collected_at FROM settlement_credits WHERE settlement_id = $1 ORDER BY collected_at, credit_id LIMIT $2`,
     [settlementId, limit],
   )
-  return rows.map((row) => ({ creditId: row.credit_id, amountKobo: Number(row.amount_kobo), collectedAt: row.collected_at }))
+  return rows.map((row) => ({
+    creditId: row.credit_id,
+    amountKobo: Number(row.amount_kobo),
+    collectedAt: row.collected_at,
+  }))
 }

@@ -13,20 +13,38 @@ import { getSettlementSettings, putSettlementSettings, toSettingsJson } from './
 import { getSettlement, listSettlements } from './views.ts'
 import { ModeSchema, SettingsSchema, SettlementSchema, SettlementWithReportSchema, StateSchema } from './schemas.ts'
 
-const SettingsPutSchema = closedObject({
-  mode: ModeSchema,
-  bankAccount: Type.Optional(
-    closedObject(
-      {
-        accountNumber: NubanSchema('NUBAN'),
-        bankCode: Type.String({ pattern: '^[0-9]{3,6}$', description: 'CBN bank code' }),
-        accountName: Type.String({ minLength: 1, maxLength: 100, description: "Checked against the bank's name enquiry" }),
-      },
-      { description: 'The settlement bank account; required for mode bank' },
+const SettingsPutSchema = closedObject(
+  {
+    mode: ModeSchema,
+    bankAccount: Type.Optional(
+      closedObject(
+        {
+          accountNumber: NubanSchema('NUBAN'),
+          bankCode: Type.String({ pattern: '^[0-9]{3,6}$', description: 'CBN bank code' }),
+          accountName: Type.String({
+            minLength: 1,
+            maxLength: 100,
+            description: "Checked against the bank's name enquiry",
+          }),
+        },
+        { description: 'The settlement bank account; required for mode bank' },
+      ),
     ),
-  ),
-  cutoffTime: Type.Optional(Type.String({ pattern: CUTOFF_PATTERN, description: `Daily cut-off, HH:MM Africa/Lagos; default ${DEFAULT_CUTOFF}` })),
-}, documentOnly({ oneOf: [{ properties: { mode: { const: 'float' } }, required: ['mode'] }, { properties: { mode: { const: 'bank' } }, required: ['mode', 'bankAccount'] }], description: 'Mode bank requires bankAccount' }))
+    cutoffTime: Type.Optional(
+      Type.String({
+        pattern: CUTOFF_PATTERN,
+        description: `Daily cut-off, HH:MM Africa/Lagos; default ${DEFAULT_CUTOFF}`,
+      }),
+    ),
+  },
+  documentOnly({
+    oneOf: [
+      { properties: { mode: { const: 'float' } }, required: ['mode'] },
+      { properties: { mode: { const: 'bank' } }, required: ['mode', 'bankAccount'] },
+    ],
+    description: 'Mode bank requires bankAccount',
+  }),
+)
 
 export function registerSettlementRoutes(app: HttpServer, deps: SettlementDeps): void {
   registerSettingsRoutes(app, deps)
@@ -40,12 +58,22 @@ function registerSettingsRoutes(app: HttpServer, deps: SettlementDeps): void {
     '/api/v1/rail/settlement',
     {
       config: { auth: 'signature' },
-      schema: { operationId: 'getSettlementSettings', description: "How the caller's collections settle: `float` (after each credit, the default) or `bank` (daily at a cut-off to a registered account).", tags: ['settlement'], summary: "The caller's settlement settings (float unless set)", response: { 200: SettingsSchema, ...errorResponses() } },
+      schema: {
+        operationId: 'getSettlementSettings',
+        description:
+          "How the caller's collections settle: `float` (after each credit, the default) or `bank` (daily at a cut-off to a registered account).",
+        tags: ['settlement'],
+        summary: "The caller's settlement settings (float unless set)",
+        response: { 200: SettingsSchema, ...errorResponses() },
+      },
     },
     async (request) => {
       const partner = callerOf(request).partner
       // The next cut-off by the partner's time (its sandbox test clock, if moved): the one its cycles are judged by.
-      return toSettingsJson(await getSettlementSettings(deps.pool, partner.id), (await partnerClock(deps.pool, deps.clock, partner)).now())
+      return toSettingsJson(
+        await getSettlementSettings(deps.pool, partner.id),
+        (await partnerClock(deps.pool, deps.clock, partner)).now(),
+      )
     },
   )
 
@@ -55,7 +83,8 @@ function registerSettingsRoutes(app: HttpServer, deps: SettlementDeps): void {
       config: { auth: 'signature', idempotencyKey: 'in-transaction' },
       schema: {
         operationId: 'setSettlementSettings',
-        description: 'Replaces the settlement settings whole: `float`, or `bank` with a NUBAN (name-checked at the bank during the request) and a daily cut-off.',
+        description:
+          'Replaces the settlement settings whole: `float`, or `bank` with a NUBAN (name-checked at the bank during the request) and a daily cut-off.',
         tags: ['settlement'],
         summary:
           'Set how collections settle: float, or bank with a registered account (NUBAN, name-checked) and a daily cut-off. Replaces the settings whole',
@@ -87,12 +116,20 @@ function registerSettlementReadRoutes(app: HttpServer, deps: SettlementDeps): vo
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: SETTLEMENTS_PAGE_MAX, default: 20 })),
           cursor: Type.Optional(Type.String({ format: 'uuid' })),
         }),
-        response: { 200: Type.Object({ data: Type.Array(SettlementSchema), nextCursor: Nullable(Type.String()) }), ...errorResponses() },
+        response: {
+          200: Type.Object({ data: Type.Array(SettlementSchema), nextCursor: Nullable(Type.String()) }),
+          ...errorResponses(),
+        },
       },
     },
     async (request) => {
       const query = request.query
-      return listSettlements(deps.pool, { partnerId: callerOf(request).partner.id, state: query.state, limit: query.limit ?? 20, cursor: query.cursor })
+      return listSettlements(deps.pool, {
+        partnerId: callerOf(request).partner.id,
+        state: query.state,
+        limit: query.limit ?? 20,
+        cursor: query.cursor,
+      })
     },
   )
 
@@ -102,7 +139,8 @@ function registerSettlementReadRoutes(app: HttpServer, deps: SettlementDeps): vo
       config: { auth: 'signature' },
       schema: {
         operationId: 'getSettlement',
-        description: 'One settlement with its report: the credits it included, their total, what was paid and why it differs.',
+        description:
+          'One settlement with its report: the credits it included, their total, what was paid and why it differs.',
         tags: ['settlement'],
         summary: 'One settlement with its report: the credits it included, the total, the payout',
         params: closedObject({ id: Type.String({ format: 'uuid' }) }),
@@ -121,11 +159,18 @@ function registerSandboxSettlementRoute(app: HttpServer, deps: SettlementDeps): 
       config: { auth: 'signature' },
       schema: {
         operationId: 'runSandboxSettlement',
-        description: "Sandbox partners only: runs the caller's settlement cycle now, with now as its cut-off. The same request again with its `Idempotency-Key` pays nothing twice.",
+        description:
+          "Sandbox partners only: runs the caller's settlement cycle now, with now as its cut-off. The same request again with its `Idempotency-Key` pays nothing twice.",
         tags: ['sandbox'],
-        summary: "Sandbox: run the caller's settlement cycle now, with now as its cut-off (the same request again with its Idempotency-Key pays nothing twice)",
+        summary:
+          "Sandbox: run the caller's settlement cycle now, with now as its cut-off (the same request again with its Idempotency-Key pays nothing twice)",
         response: {
-          200: Type.Object({ mode: ModeSchema, settlement: Nullable(SettlementSchema), sweptToFloatKobo: Type.Integer(), message: Type.String() }),
+          200: Type.Object({
+            mode: ModeSchema,
+            settlement: Nullable(SettlementSchema),
+            sweptToFloatKobo: Type.Integer(),
+            message: Type.String(),
+          }),
           ...errorResponses('not_found'),
         },
       },

@@ -9,7 +9,16 @@
 // A partner's settings are in settings.ts; what a settlement reads as, in views.ts.
 import { recordEvent, type NewEvent } from '../events/service.ts'
 import type { CollectedCredit, CollectionsRegistries } from '../collections/credits/service.ts'
-import { collectionsWithAvailable, createTransfers, creditRoom, derivedId, ensurePartnerAccount, getBalance, type AvailableAccount, type TransferInput } from '../ledger/service.ts'
+import {
+  collectionsWithAvailable,
+  createTransfers,
+  creditRoom,
+  derivedId,
+  ensurePartnerAccount,
+  getBalance,
+  type AvailableAccount,
+  type TransferInput,
+} from '../ledger/service.ts'
 import { FLOAT_CURRENCY } from '../money-out/outbound/service.ts'
 import { submitOutboundInTransaction, type OutboundDeps, type OutboundTransfer } from '../money-out/outbound/service.ts'
 import type { PayoutOrigins } from '../money-out/outbound/types.ts'
@@ -105,7 +114,10 @@ export async function runDueSettlements(deps: SettlementDeps): Promise<{ settlem
   let firstError: unknown
   for (const settings of await repo.selectBankModePartners(deps.pool)) {
     // The cut-off passed by the partner's time (its sandbox test clock, if moved).
-    const cycle = latestCycle((await partnerClockById(deps.pool, deps.clock, settings.partnerId)).now(), settings.cutoffTime)
+    const cycle = latestCycle(
+      (await partnerClockById(deps.pool, deps.clock, settings.partnerId)).now(),
+      settings.cutoffTime,
+    )
     if (!settings.bankSince || cycle.cutoffAt.getTime() < settings.bankSince.getTime()) continue
     if (await repo.selectByCycle(deps.pool, settings.partnerId, FLOAT_CURRENCY, cycle.key)) continue
     try {
@@ -127,7 +139,11 @@ export async function runDueSettlements(deps: SettlementDeps): Promise<{ settlem
  * its report, and its payout held on collections. Nothing to pay: no settlement. The cycle's
  * settlement when it has one already.
  */
-export async function runCycle(deps: SettlementDeps, partnerId: string, cycle: Cycle): Promise<repo.Settlement | undefined> {
+export async function runCycle(
+  deps: SettlementDeps,
+  partnerId: string,
+  cycle: Cycle,
+): Promise<repo.Settlement | undefined> {
   return withTransaction(deps.pool, async (tx) => {
     const settings = await repo.lockSettings(tx, partnerId) // one cycle of a partner at a time, and no change of mode meanwhile
     const done = await repo.selectByCycle(tx, partnerId, FLOAT_CURRENCY, cycle.key)
@@ -136,7 +152,10 @@ export async function runCycle(deps: SettlementDeps, partnerId: string, cycle: C
     const collections = await ensurePartnerAccount(tx, partnerId, FLOAT_CURRENCY, 'collections')
     const waiting = await repo.lockWaiting(tx, partnerId, FLOAT_CURRENCY)
     const maxAmountKobo = deps.maxAmountKobo ?? MAX_AMOUNT_KOBO_DEFAULT
-    const credits = withinOneInstruction(waiting.filter((credit) => credit.collectedAt.getTime() <= cycle.cutoffAt.getTime()), maxAmountKobo)
+    const credits = withinOneInstruction(
+      waiting.filter((credit) => credit.collectedAt.getTime() <= cycle.cutoffAt.getTime()),
+      maxAmountKobo,
+    )
     const creditsTotalKobo = sumKobo(credits)
     const notIncludedKobo = sumKobo(waiting) - creditsTotalKobo
     const availableKobo = (await getBalance(tx, collections))!.availableKobo
@@ -173,7 +192,8 @@ export async function runCycle(deps: SettlementDeps, partnerId: string, cycle: C
     )
     const withPayout = await repo.setOutboundTransfer(tx, settlement.id, transfer.id)
     // Held on collections from what was available in this transaction, so it holds; if it did not, the settlement fails now.
-    if (transfer.state === 'failed') return (await failSettlement(tx, deps.clock, withPayout.id, transfer.failureReason)) ?? withPayout
+    if (transfer.state === 'failed')
+      return (await failSettlement(tx, deps.clock, withPayout.id, transfer.failureReason)) ?? withPayout
     return withPayout
   })
 }
@@ -241,7 +261,9 @@ export async function sweepFloatLeftovers(pool: Pool, partnerId?: string): Promi
 // ---- the payout's end ------------------------------------------------------------------------------
 
 /** Plugs settlement in: it settles what credits leave in collections, and hears when its payouts end. */
-export function plugSettlement(registries: { origins: PayoutOrigins } & Pick<CollectionsRegistries, 'collected'>): void {
+export function plugSettlement(
+  registries: { origins: PayoutOrigins } & Pick<CollectionsRegistries, 'collected'>,
+): void {
   registries.collected.register('settlement', settlementTransfersFor)
   registries.origins.register('settlement', settleSettlementPayouts)
 }
@@ -252,7 +274,11 @@ export function plugSettlement(registries: { origins: PayoutOrigins } & Pick<Col
  * hold was voided (the money is back in collections), the settlement is failed, its credits wait
  * again for the next cycle, `settlement.failed`. Each settlement changes once (the transition table).
  */
-export async function settleSettlementPayouts(tx: Tx, payouts: readonly OutboundTransfer[], clock: Clock): Promise<void> {
+export async function settleSettlementPayouts(
+  tx: Tx,
+  payouts: readonly OutboundTransfer[],
+  clock: Clock,
+): Promise<void> {
   for (const payout of payouts) {
     if (payout.originId === null) continue
     if (payout.state === 'confirmed') {
@@ -264,8 +290,16 @@ export async function settleSettlementPayouts(tx: Tx, payouts: readonly Outbound
   }
 }
 
-async function failSettlement(tx: Queryable, clock: Clock, settlementId: string, reason: OutboundTransfer['failureReason']): Promise<repo.Settlement | undefined> {
-  const failed = await repo.transition(tx, settlementId, 'failed', clock.now(), { code: reason?.code ?? 'payout_failed', message: reason?.message ?? 'The payout failed' })
+async function failSettlement(
+  tx: Queryable,
+  clock: Clock,
+  settlementId: string,
+  reason: OutboundTransfer['failureReason'],
+): Promise<repo.Settlement | undefined> {
+  const failed = await repo.transition(tx, settlementId, 'failed', clock.now(), {
+    code: reason?.code ?? 'payout_failed',
+    message: reason?.message ?? 'The payout failed',
+  })
   if (!failed) return undefined
   await repo.releaseCredits(tx, settlementId)
   await recordEvent(tx, clock, settlementEvent(failed, 'settlement.failed'))
@@ -273,7 +307,13 @@ async function failSettlement(tx: Queryable, clock: Clock, settlementId: string,
 }
 
 function settlementEvent(settlement: repo.Settlement, type: 'settlement.paid' | 'settlement.failed'): NewEvent {
-  return { partnerId: settlement.partnerId, type, objectType: 'settlement', objectId: settlement.id, data: toSettlementJson(settlement) }
+  return {
+    partnerId: settlement.partnerId,
+    type,
+    objectType: 'settlement',
+    objectId: settlement.id,
+    data: toSettlementJson(settlement),
+  }
 }
 
 // ---- sandbox -------------------------------------------------------------------------------------------
@@ -289,7 +329,12 @@ export async function runSettlementNow(deps: SettlementDeps, partner: Partner, k
   const settings = await getSettlementSettings(deps.pool, partner.id)
   if (settings.mode === 'float') {
     const sweptKobo = await sweepFloatLeftovers(deps.pool, partner.id)
-    return { mode: settings.mode, settlement: null, sweptToFloatKobo: sweptKobo, message: 'Float mode: collections settle to the float after each credit; any leftover was moved now' }
+    return {
+      mode: settings.mode,
+      settlement: null,
+      sweptToFloatKobo: sweptKobo,
+      message: 'Float mode: collections settle to the float after each credit; any leftover was moved now',
+    }
   }
   const cycle = { key: `sandbox-${key ? sha256Hex(key.key).slice(0, 16) : uuidv7()}`, cutoffAt: deps.clock.now() }
   const settlement = await runCycle(deps, partner.id, cycle)
@@ -297,6 +342,8 @@ export async function runSettlementNow(deps: SettlementDeps, partner: Partner, k
     mode: settings.mode,
     settlement: settlement ? toSettlementJson(settlement) : null,
     sweptToFloatKobo: 0,
-    message: settlement ? 'The settlement payout is submitted; settle it with simulate-outbound-settlement' : 'Nothing waits in collections to be settled',
+    message: settlement
+      ? 'The settlement payout is submitted; settle it with simulate-outbound-settlement'
+      : 'Nothing waits in collections to be settled',
   }
 }

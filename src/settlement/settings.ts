@@ -56,15 +56,23 @@ export function toSettingsJson(settings: repo.SettlementSettings, now: Date): Se
  * starts with the next cut-off; switching to float moves what waits in collections to the float
  * at the next minute's run.
  */
-export async function putSettlementSettings(deps: SettingsDeps, partner: Partner, input: SettlementSettingsInput, key?: IdempotencyKey): Promise<repo.SettlementSettings> {
+export async function putSettlementSettings(
+  deps: SettingsDeps,
+  partner: Partner,
+  input: SettlementSettingsInput,
+  key?: IdempotencyKey,
+): Promise<repo.SettlementSettings> {
   if (input.mode === 'bank' && !input.bankAccount) throw fieldError('bankAccount', 'is required when mode is bank')
   const current = await getSettlementSettings(deps.pool, partner.id)
-  const bankAccount = input.bankAccount ? await checkedBankAccount(deps, partner.id, input.bankAccount, current.bankAccount) : null
+  const bankAccount = input.bankAccount
+    ? await checkedBankAccount(deps, partner.id, input.bankAccount, current.bankAccount)
+    : null
   return withTransaction(deps.pool, async (tx) => {
     const replayed = (await claimKeyInTransaction(tx, key)) === 'replayed'
     const locked = await repo.lockSettings(tx, partner.id)
     if (replayed) return locked
-    const bankSince = input.mode === 'bank' ? (locked.mode === 'bank' && locked.bankSince ? locked.bankSince : deps.clock.now()) : null
+    const bankSince =
+      input.mode === 'bank' ? (locked.mode === 'bank' && locked.bankSince ? locked.bankSince : deps.clock.now()) : null
     return repo.updateSettings(tx, partner.id, {
       mode: input.mode,
       bankAccount,
@@ -81,9 +89,19 @@ async function checkedBankAccount(
   registered: repo.SettlementSettings['bankAccount'],
 ): Promise<NonNullable<repo.SettlementSettings['bankAccount']>> {
   // The account registered already, with the same name: the bank answered for it before.
-  if (registered && registered.bankCode === account.bankCode && registered.accountNumber === account.accountNumber && registered.accountName === account.accountName) {
+  if (
+    registered &&
+    registered.bankCode === account.bankCode &&
+    registered.accountNumber === account.accountNumber &&
+    registered.accountName === account.accountName
+  ) {
     return registered
   }
   // A new account spends from the partner's name-enquiry budget (429 past it): the answer may name its holder.
-  return checkAccountHolder({ pool: deps.pool, providers: deps.outbound.payments.providers }, partnerId, account, 'bankAccount')
+  return checkAccountHolder(
+    { pool: deps.pool, providers: deps.outbound.payments.providers },
+    partnerId,
+    account,
+    'bankAccount',
+  )
 }

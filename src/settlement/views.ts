@@ -44,14 +44,28 @@ export async function getSettlement(pool: Pool, partnerId: string, id: string): 
       // paid − the credits' total: negative when a refund held or paid from collections kept part back,
       // positive when money given back to collections (a voided hold) was paid with the cycle.
       adjustmentKobo: settlement.amountKobo - settlement.creditsTotalKobo,
-      credits: credits.map((credit) => ({ creditId: credit.creditId, amountKobo: credit.amountKobo, collectedAt: credit.collectedAt.toISOString() })),
+      credits: credits.map((credit) => ({
+        creditId: credit.creditId,
+        amountKobo: credit.amountKobo,
+        collectedAt: credit.collectedAt.toISOString(),
+      })),
       creditsShown: credits.length,
     },
   }
 }
 
-export async function listSettlements(pool: Pool, query: { partnerId: string; state?: SettlementState; limit: number; cursor?: string }): Promise<{ data: SettlementJson[]; nextCursor: string | null }> {
-  const rows = await readPage(pool, query.cursor, (reader, before) => repo.selectSettlements(reader, { partnerId: query.partnerId, state: query.state, beforeId: before, limit: pageQueryLimit(query.limit) }))
+export async function listSettlements(
+  pool: Pool,
+  query: { partnerId: string; state?: SettlementState; limit: number; cursor?: string },
+): Promise<{ data: SettlementJson[]; nextCursor: string | null }> {
+  const rows = await readPage(pool, query.cursor, (reader, before) =>
+    repo.selectSettlements(reader, {
+      partnerId: query.partnerId,
+      state: query.state,
+      beforeId: before,
+      limit: pageQueryLimit(query.limit),
+    }),
+  )
   const page = toPage(rows, query.limit)
   return { data: page.items.map(toSettlementJson), nextCursor: page.nextCursor }
 }

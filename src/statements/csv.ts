@@ -6,7 +6,18 @@ import type { StatementLine } from './service.ts'
 
 export const CSV_CONTENT_TYPE = 'text/csv; charset=utf-8'
 
-export const CSV_COLUMNS = ['id', 'postedAt', 'cause', 'direction', 'amountKobo', 'balanceAfterKobo', 'objectType', 'objectId', 'objectReference', 'narration'] as const
+export const CSV_COLUMNS = [
+  'id',
+  'postedAt',
+  'cause',
+  'direction',
+  'amountKobo',
+  'balanceAfterKobo',
+  'objectType',
+  'objectId',
+  'objectReference',
+  'narration',
+] as const
 
 /** A cell that starts (after spaces) with one of these runs as a formula; the apostrophe goes first. */
 const FORMULA_AT_CELL_START = /^ *[=+\-@\t\r]/

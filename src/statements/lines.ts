@@ -27,24 +27,62 @@ interface ObjectFacts {
 }
 
 /** The account's lines with `lowest` <= sequence <= `highest`, newest first, at most `limit`, each with its object's facts. */
-export async function selectLines(db: Queryable, accountId: string, lowest: number, highest: number, limit: number): Promise<LineRow[]> {
+export async function selectLines(
+  db: Queryable,
+  accountId: string,
+  lowest: number,
+  highest: number,
+  limit: number,
+): Promise<LineRow[]> {
   const lines = await accountLines(db, accountId, lowest, highest, limit)
   const facts = await objectFacts(db, lines)
   return lines.map((line) => {
-    const known = (line.sourceType !== null && line.sourceId !== null && facts.get(`${line.sourceType}:${line.sourceId}`)) || {}
-    return { ...line, originType: known.originType ?? null, objectReference: known.objectReference ?? null, narration: known.narration ?? null }
+    const known =
+      (line.sourceType !== null && line.sourceId !== null && facts.get(`${line.sourceType}:${line.sourceId}`)) || {}
+    return {
+      ...line,
+      originType: known.originType ?? null,
+      objectReference: known.objectReference ?? null,
+      narration: known.narration ?? null,
+    }
   })
 }
 
 /** The facts of the objects behind the lines, by `type:id`, each kind asked of its owner. */
 async function objectFacts(db: Queryable, lines: readonly LedgerLine[]): Promise<Map<string, ObjectFacts>> {
-  const idsOf = (type: string) => [...new Set(lines.flatMap((line) => (line.sourceType === type && line.sourceId !== null && UUID_TEXT.test(line.sourceId) ? [line.sourceId] : [])))]
+  const idsOf = (type: string) => [
+    ...new Set(
+      lines.flatMap((line) =>
+        line.sourceType === type && line.sourceId !== null && UUID_TEXT.test(line.sourceId) ? [line.sourceId] : [],
+      ),
+    ),
+  ]
   const facts = new Map<string, ObjectFacts>()
   const lookups: [string, (ids: string[]) => Promise<{ id: string; facts: ObjectFacts }[]>][] = [
-    ['outbound_transfer', async (ids) => (await payoutStatementFacts(db, ids)).map((o) => ({ id: o.id, facts: { originType: o.originType, objectReference: o.clientReference, narration: o.narration } }))],
-    ['wallet_move', async (ids) => (await moveStatementFacts(db, ids)).map((m) => ({ id: m.id, facts: { objectReference: m.reference, narration: m.narration } }))],
-    ['inbound_credit', async (ids) => (await creditNarrations(db, ids)).map((c) => ({ id: c.id, facts: { narration: c.narration } }))],
-    ['escrow', async (ids) => (await escrowRefs(db, ids)).map((e) => ({ id: e.id, facts: { objectReference: e.ref } }))],
+    [
+      'outbound_transfer',
+      async (ids) =>
+        (await payoutStatementFacts(db, ids)).map((o) => ({
+          id: o.id,
+          facts: { originType: o.originType, objectReference: o.clientReference, narration: o.narration },
+        })),
+    ],
+    [
+      'wallet_move',
+      async (ids) =>
+        (await moveStatementFacts(db, ids)).map((m) => ({
+          id: m.id,
+          facts: { objectReference: m.reference, narration: m.narration },
+        })),
+    ],
+    [
+      'inbound_credit',
+      async (ids) => (await creditNarrations(db, ids)).map((c) => ({ id: c.id, facts: { narration: c.narration } })),
+    ],
+    [
+      'escrow',
+      async (ids) => (await escrowRefs(db, ids)).map((e) => ({ id: e.id, facts: { objectReference: e.ref } })),
+    ],
   ]
   for (const [type, lookup] of lookups) {
     const ids = idsOf(type)

@@ -24,63 +24,92 @@ import {
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
 const Kobo = Type.Integer()
 
-const BalancesSchema = Type.Object({
-  currency: Type.String(),
-  float: Type.Object({
-    availableKobo: Type.Integer({ description: 'What payouts can draw on now: booked less the holds of payouts in flight' }),
-    bookedKobo: Kobo,
-  }),
-  collections: Type.Object({
-    awaitingSettlementKobo: Type.Integer({ description: 'Collected and not yet settled: the collections account less payouts in flight from it (settlement to the bank, refunds)' }),
-    bookedKobo: Kobo,
-  }),
-  escrow: Type.Object({
-    heldKobo: Type.Integer({ description: 'Held in escrow (funded, not yet released or refunded), less disbursements and refunds in flight' }),
-    bookedKobo: Kobo,
-  }),
-  pendingPayouts: Type.Object({
-    count: Type.Integer({ description: 'Outbound transfers not yet final (pending, submitted, unknown), every origin' }),
-    amountKobo: Type.Integer({ description: 'Their amounts, held in the ledger until each is final' }),
-  }),
-}, { title: 'Balances', description: "The caller's balances in kobo" })
+const BalancesSchema = Type.Object(
+  {
+    currency: Type.String(),
+    float: Type.Object({
+      availableKobo: Type.Integer({
+        description: 'What payouts can draw on now: booked less the holds of payouts in flight',
+      }),
+      bookedKobo: Kobo,
+    }),
+    collections: Type.Object({
+      awaitingSettlementKobo: Type.Integer({
+        description:
+          'Collected and not yet settled: the collections account less payouts in flight from it (settlement to the bank, refunds)',
+      }),
+      bookedKobo: Kobo,
+    }),
+    escrow: Type.Object({
+      heldKobo: Type.Integer({
+        description: 'Held in escrow (funded, not yet released or refunded), less disbursements and refunds in flight',
+      }),
+      bookedKobo: Kobo,
+    }),
+    pendingPayouts: Type.Object({
+      count: Type.Integer({
+        description: 'Outbound transfers not yet final (pending, submitted, unknown), every origin',
+      }),
+      amountKobo: Type.Integer({ description: 'Their amounts, held in the ledger until each is final' }),
+    }),
+  },
+  { title: 'Balances', description: "The caller's balances in kobo" },
+)
 export type BalancesJson = Static<typeof BalancesSchema>
 
-const LineSchema = Type.Object({
-  id: Type.String({ format: 'uuid', description: 'The ledger transfer' }),
-  postedAt: Type.String({ format: 'date-time' }),
-  cause: Type.Unsafe<string>({ type: 'string', enum: [...CAUSES] }),
-  direction: Type.Unsafe<'credit' | 'debit'>({ type: 'string', enum: ['credit', 'debit'] }),
-  amountKobo: Type.Integer({ minimum: 1 }),
-  balanceAfterKobo: Type.Integer({ description: 'The booked balance right after this line' }),
-  object: Nullable(
-    Type.Object({
-      type: Type.String(),
-      id: Type.String(),
-      reference: Nullable(Type.String({ description: "The partner's handle of the object where it is not its id: a wallet move's reference, a payout's clientReference, an escrow's ref" })),
-    }),
-  ),
-  narration: Nullable(Type.String()),
-}, { title: 'StatementLine', description: 'One booked movement and the balance after it' })
+const LineSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid', description: 'The ledger transfer' }),
+    postedAt: Type.String({ format: 'date-time' }),
+    cause: Type.Unsafe<string>({ type: 'string', enum: [...CAUSES] }),
+    direction: Type.Unsafe<'credit' | 'debit'>({ type: 'string', enum: ['credit', 'debit'] }),
+    amountKobo: Type.Integer({ minimum: 1 }),
+    balanceAfterKobo: Type.Integer({ description: 'The booked balance right after this line' }),
+    object: Nullable(
+      Type.Object({
+        type: Type.String(),
+        id: Type.String(),
+        reference: Nullable(
+          Type.String({
+            description:
+              "The partner's handle of the object where it is not its id: a wallet move's reference, a payout's clientReference, an escrow's ref",
+          }),
+        ),
+      }),
+    ),
+    narration: Nullable(Type.String()),
+  },
+  { title: 'StatementLine', description: 'One booked movement and the balance after it' },
+)
 export type StatementLineJson = Static<typeof LineSchema>
 
-const StatementSchema = Type.Object({
-  account: Type.Object({
-    type: Type.Unsafe<string>({ type: 'string', enum: ['wallet', 'float', 'collections'] }),
-    walletId: Type.Optional(Type.String()),
-    currency: Type.String(),
-  }),
-  openingBalanceKobo: Type.Integer({ description: "The booked balance before the page's oldest line" }),
-  closingBalanceKobo: Type.Integer({ description: "The booked balance after the page's newest line" }),
-  data: Type.Array(LineSchema),
-  nextCursor: Nullable(Type.String()),
-}, { title: 'Statement', description: "A page of an account's statement, newest first" })
+const StatementSchema = Type.Object(
+  {
+    account: Type.Object({
+      type: Type.Unsafe<string>({ type: 'string', enum: ['wallet', 'float', 'collections'] }),
+      walletId: Type.Optional(Type.String()),
+      currency: Type.String(),
+    }),
+    openingBalanceKobo: Type.Integer({ description: "The booked balance before the page's oldest line" }),
+    closingBalanceKobo: Type.Integer({ description: "The booked balance after the page's newest line" }),
+    data: Type.Array(LineSchema),
+    nextCursor: Nullable(Type.String()),
+  },
+  { title: 'Statement', description: "A page of an account's statement, newest first" },
+)
 export type StatementJson = Static<typeof StatementSchema>
 
 const RangeFields = {
   from: Type.Optional(Type.String({ format: 'date-time', description: 'Inclusive: lines posted at or after it' })),
   to: Type.Optional(Type.String({ format: 'date-time', description: 'Exclusive: lines posted before it' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: STATEMENT_PAGE_MAX, default: STATEMENT_PAGE_DEFAULT })),
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'nextCursor of the previous page (with the same from/to)' })),
+  cursor: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description: 'nextCursor of the previous page (with the same from/to)',
+    }),
+  ),
 } satisfies TProperties
 
 interface RangeQuery {
@@ -91,7 +120,8 @@ interface RangeQuery {
 }
 
 function statementRoute(operationId: string, summary: string, extra: TProperties = {}) {
-  const csv = 'JSON by default; CSV (`text/csv; charset=utf-8`) when asked with `Accept: text/csv`, the next cursor then in `X-Next-Cursor`. Bound with `from` and `to`; page with `cursor` and `limit`.'
+  const csv =
+    'JSON by default; CSV (`text/csv; charset=utf-8`) when asked with `Accept: text/csv`, the next cursor then in `X-Next-Cursor`. Bound with `from` and `to`; page with `cursor` and `limit`.'
   return {
     config: { auth: 'signature' as const },
     schema: {
@@ -112,7 +142,8 @@ export function registerStatementRoutes(app: HttpServer, deps: { pool: Pool }): 
       config: { auth: 'signature' },
       schema: {
         operationId: 'getBalances',
-        description: "The caller's balances in kobo: the float, collections not yet settled, money held in escrow, and payouts in flight.",
+        description:
+          "The caller's balances in kobo: the float, collections not yet settled, money held in escrow, and payouts in flight.",
         tags: ['statements'],
         summary: "The caller's balances in kobo: float, collections, escrow, payouts in flight",
         querystring: closedObject({}),
@@ -124,24 +155,43 @@ export function registerStatementRoutes(app: HttpServer, deps: { pool: Pool }): 
 
   app.get(
     '/wallet/statement',
-    statementRoute('getWalletStatement', "A wallet's statement: its booked movements newest first, each with the balance after it", {
-      customerId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet handle (walletId)' }),
-    }),
+    statementRoute(
+      'getWalletStatement',
+      "A wallet's statement: its booked movements newest first, each with the balance after it",
+      {
+        customerId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet handle (walletId)' }),
+      },
+    ),
     async (request, reply) => {
       const query = request.query as RangeQuery & { customerId: string }
-      return sendStatement(deps.pool, request, reply, (reader) => walletStatementAccount(reader, callerOf(request).partner.id, query.customerId))
+      return sendStatement(deps.pool, request, reply, (reader) =>
+        walletStatementAccount(reader, callerOf(request).partner.id, query.customerId),
+      )
     },
   )
 
   for (const type of ['float', 'collections'] as const) {
-    app.get(`/api/v1/rail/${type}/statement`, statementRoute(`get${type === 'float' ? 'Float' : 'Collections'}Statement`, `The ${type} account's statement: its booked movements newest first, each with the balance after it`), async (request, reply) =>
-      sendStatement(deps.pool, request, reply, (reader) => partnerStatementAccount(reader, callerOf(request).partner.id, type)),
+    app.get(
+      `/api/v1/rail/${type}/statement`,
+      statementRoute(
+        `get${type === 'float' ? 'Float' : 'Collections'}Statement`,
+        `The ${type} account's statement: its booked movements newest first, each with the balance after it`,
+      ),
+      async (request, reply) =>
+        sendStatement(deps.pool, request, reply, (reader) =>
+          partnerStatementAccount(reader, callerOf(request).partner.id, type),
+        ),
     )
   }
 }
 
 /** The account and its page are read on one connection: the replica's when it is current enough (platform/read-pool.ts). */
-async function sendStatement(pool: Pool, request: FastifyRequest, reply: FastifyReply, accountOf: (db: Queryable) => Promise<StatementAccount>) {
+async function sendStatement(
+  pool: Pool,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  accountOf: (db: Queryable) => Promise<StatementAccount>,
+) {
   const query = request.query as RangeQuery
   const page = await withReadConnection(pool, async (reader) =>
     statementPage(reader, await accountOf(reader), {
@@ -154,7 +204,9 @@ async function sendStatement(pool: Pool, request: FastifyRequest, reply: Fastify
   void reply.header('Vary', 'Accept') // one URL, two representations
   if (prefersCsv(request.headers.accept)) {
     if (page.nextCursor !== null) void reply.header('X-Next-Cursor', page.nextCursor)
-    void reply.header('X-Opening-Balance-Kobo', String(page.openingBalanceKobo)).header('X-Closing-Balance-Kobo', String(page.closingBalanceKobo))
+    void reply
+      .header('X-Opening-Balance-Kobo', String(page.openingBalanceKobo))
+      .header('X-Closing-Balance-Kobo', String(page.closingBalanceKobo))
     return reply.type(CSV_CONTENT_TYPE).send(statementCsv(page.lines))
   }
   return toStatementJson(page)

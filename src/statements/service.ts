@@ -1,7 +1,16 @@
 // Balances and statements of a partner's accounts, read from the ledger (docs/statements.md): a
 // wallet's, the float's and collections'. A statement is the account's booked movements newest
 // first, each with the booked balance after it; a hold shows as a line only when it posts.
-import { bookedBalanceAt, lineRangeSequences, NO_UPPER_SEQUENCE, partnerAccountFigures, partnerAccountId, pendingHolds, type AccountFigures, type AccountKind } from '../ledger/service.ts'
+import {
+  bookedBalanceAt,
+  lineRangeSequences,
+  NO_UPPER_SEQUENCE,
+  partnerAccountFigures,
+  partnerAccountId,
+  pendingHolds,
+  type AccountFigures,
+  type AccountKind,
+} from '../ledger/service.ts'
 import { FLOAT_CURRENCY, inFlightHoldIds } from '../money-out/outbound/service.ts'
 import { readSnapshot, type Queryable } from '../platform/db.ts'
 import { fieldError } from '../platform/errors.ts'
@@ -53,18 +62,30 @@ export interface StatementPage {
 export const STATEMENT_PAGE_MAX = 500
 export const STATEMENT_PAGE_DEFAULT = 20
 
-export async function walletStatementAccount(db: Queryable, partnerId: string, walletId: string): Promise<StatementAccount> {
+export async function walletStatementAccount(
+  db: Queryable,
+  partnerId: string,
+  walletId: string,
+): Promise<StatementAccount> {
   const wallet = await findWallet(db, partnerId, walletId)
   return { type: 'wallet', walletId: wallet.id, currency: wallet.currency, ledgerAccountId: wallet.ledgerAccountId }
 }
 
 /** The float or collections account; a partner that never used it has an empty statement (never made here: a read changes nothing). */
-export async function partnerStatementAccount(db: Queryable, partnerId: string, type: 'float' | 'collections'): Promise<StatementAccount> {
+export async function partnerStatementAccount(
+  db: Queryable,
+  partnerId: string,
+  type: 'float' | 'collections',
+): Promise<StatementAccount> {
   const ledgerAccountId = (await partnerAccountId(db, partnerId, FLOAT_CURRENCY, type)) ?? null
   return { type, currency: FLOAT_CURRENCY, ledgerAccountId }
 }
 
-export async function statementPage(db: Queryable, account: StatementAccount, query: StatementQuery): Promise<StatementPage> {
+export async function statementPage(
+  db: Queryable,
+  account: StatementAccount,
+  query: StatementQuery,
+): Promise<StatementPage> {
   checkRange(query)
   const below = query.cursor === undefined ? NO_UPPER_SEQUENCE : decodeCursor(query.cursor)
   const accountId = account.ledgerAccountId
@@ -79,11 +100,18 @@ export async function statementPage(db: Queryable, account: StatementAccount, qu
     return { account, openingBalanceKobo: balance, closingBalanceKobo: balance, lines, nextCursor }
   }
   const oldest = lines[lines.length - 1]!
-  return { account, openingBalanceKobo: oldest.balanceAfterKobo - signedKobo(oldest), closingBalanceKobo: lines[0]!.balanceAfterKobo, lines, nextCursor }
+  return {
+    account,
+    openingBalanceKobo: oldest.balanceAfterKobo - signedKobo(oldest),
+    closingBalanceKobo: lines[0]!.balanceAfterKobo,
+    lines,
+    nextCursor,
+  }
 }
 
 function checkRange(query: StatementQuery): void {
-  if (query.from && query.to && query.from.getTime() >= query.to.getTime()) throw fieldError('from', 'must be earlier than to (from is inclusive, to exclusive)')
+  if (query.from && query.to && query.from.getTime() >= query.to.getTime())
+    throw fieldError('from', 'must be earlier than to (from is inclusive, to exclusive)')
 }
 
 /**
@@ -91,7 +119,11 @@ function checkRange(query: StatementQuery): void {
  * last line posted before `to`. A range is so always a contiguous run of the account's lines, and
  * its balances chain (docs/statements.md, "Ranges").
  */
-async function sequenceRange(db: Queryable, accountId: string, query: StatementQuery): Promise<{ lowest: number; highest: number }> {
+async function sequenceRange(
+  db: Queryable,
+  accountId: string,
+  query: StatementQuery,
+): Promise<{ lowest: number; highest: number }> {
   if (!query.from && !query.to) return { lowest: 0, highest: NO_UPPER_SEQUENCE }
   const found = await lineRangeSequences(db, accountId, query.from ?? EARLIEST, query.to ?? LATEST)
   // No line before `to`: the range ends before the first line. No line from `from` on: it starts after the last.
@@ -112,7 +144,10 @@ function toLine(row: LineRow): StatementLine {
     direction: row.isCredit ? 'credit' : 'debit',
     amountKobo: row.amountKobo,
     balanceAfterKobo: row.bookedAfterKobo,
-    object: row.sourceType && row.sourceId ? { type: row.sourceType, id: row.sourceId, reference: row.objectReference } : null,
+    object:
+      row.sourceType && row.sourceId
+        ? { type: row.sourceType, id: row.sourceId, reference: row.objectReference }
+        : null,
     narration: row.narration,
   }
 }
@@ -132,7 +167,8 @@ function decodeCursor(cursor: string): number {
   const match = CURSOR_TEXT.exec(Buffer.from(cursor, 'base64url').toString('latin1'))
   const sequence = match ? Number(match[1]) : NaN
   // Only a cursor this endpoint gave decodes to itself again.
-  if (!Number.isSafeInteger(sequence) || encodeCursor(sequence) !== cursor) throw fieldError('cursor', 'is not a cursor this statement gave')
+  if (!Number.isSafeInteger(sequence) || encodeCursor(sequence) !== cursor)
+    throw fieldError('cursor', 'is not a cursor this statement gave')
   return sequence
 }
 

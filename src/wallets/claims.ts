@@ -7,9 +7,21 @@
 // move, its hold and its instruction (born `sending`, held by its request) are committed before
 // the request sends it.
 import { checkBankAccount } from '../banking/banks/service.ts'
-import { committedPartnerAccount, createTransfers, derivedId, LedgerError, type TransferInput } from '../ledger/service.ts'
+import {
+  committedPartnerAccount,
+  createTransfers,
+  derivedId,
+  LedgerError,
+  type TransferInput,
+} from '../ledger/service.ts'
 import type { Partner } from '../partners/service.ts'
-import { createInstructions, newInstruction, type Instruction, type Operation, type PaymentsDeps } from '../money-out/pipeline/service.ts'
+import {
+  createInstructions,
+  newInstruction,
+  type Instruction,
+  type Operation,
+  type PaymentsDeps,
+} from '../money-out/pipeline/service.ts'
 import type { Pool, Tx } from '../platform/db.ts'
 import { fieldError, notFound, RailError } from '../platform/errors.ts'
 import { claimReferences } from '../platform/idempotency.ts'
@@ -21,12 +33,27 @@ import { WALLET_CURRENCY } from './service.ts'
 import type { MoveType } from './states.ts'
 
 /** Why the money moved, on the ledger transfers of each kind of move. */
-export const LEDGER_CODE: Record<MoveType, string> = { credit: 'wallet_credit', debit: 'wallet_debit', wallet_transfer: 'wallet_transfer', bank_payout: 'wallet_bank_payout' }
+export const LEDGER_CODE: Record<MoveType, string> = {
+  credit: 'wallet_credit',
+  debit: 'wallet_debit',
+  wallet_transfer: 'wallet_transfer',
+  bank_payout: 'wallet_bank_payout',
+}
 
-const CAPABILITY: Record<MoveType, Capability> = { credit: 'merchantCredit', debit: 'debit', wallet_transfer: 'walletTransfer', bank_payout: 'bankPayout' }
+const CAPABILITY: Record<MoveType, Capability> = {
+  credit: 'merchantCredit',
+  debit: 'debit',
+  wallet_transfer: 'walletTransfer',
+  bank_payout: 'bankPayout',
+}
 
 /** What the bank is told to do for each kind of move. */
-const OPERATION: Record<MoveType, Operation> = { credit: 'credit', debit: 'debit', wallet_transfer: 'book', bank_payout: 'interbank' }
+const OPERATION: Record<MoveType, Operation> = {
+  credit: 'credit',
+  debit: 'debit',
+  wallet_transfer: 'book',
+  bank_payout: 'interbank',
+}
 
 export interface MoveRequest {
   walletId: string
@@ -72,7 +99,12 @@ interface Prepared {
  * reference taken by a move the first claim's refused hold then deletes (a refused move records
  * nothing, and its reference stays free), where claimed after it, it finds the reference free.
  */
-export async function claimMoves(pool: Pool, payments: PaymentsDeps, tx: Tx, claims: readonly Claim[]): Promise<ClaimOutcome[]> {
+export async function claimMoves(
+  pool: Pool,
+  payments: PaymentsDeps,
+  tx: Tx,
+  claims: readonly Claim[],
+): Promise<ClaimOutcome[]> {
   const outcomes: ClaimOutcome[] = []
   for (const run of runsOfDistinctReferences(claims)) outcomes.push(...(await claimRun(pool, payments, tx, run)))
   return outcomes
@@ -97,22 +129,12 @@ function runsOfDistinctReferences(claims: readonly Claim[]): Claim[][] {
 /** Claims a run of claims without a repeated reference: a handful of statements for all of them. */
 async function claimRun(pool: Pool, payments: PaymentsDeps, tx: Tx, claims: readonly Claim[]): Promise<ClaimOutcome[]> {
   const outcomes: (ClaimOutcome | undefined)[] = new Array(claims.length)
-  const wallets = new Map(
-    (await selectWalletsByIds(tx, claims.flatMap((claim) => [claim.request.walletId, claim.request.destinationWalletId ?? '']))).map((wallet) => [wallet.id, wallet]),
-  )
-  const providers = new Map<string, ProviderProfile>()
-  for (const name of new Set([...wallets.values()].map((wallet) => wallet.provider))) providers.set(name, await getProvider(tx, name))
-  const prepared: Prepared[] = []
-  for (const [index, claim] of claims.entries()) {
-    try {
-      prepared.push(prepare(claim, index, wallets, providers))
-    } catch (error) {
-      if (!(error instanceof RailError)) throw error
-      outcomes[index] = { kind: 'refused', error }
-    }
-  }
+  const prepared = await prepareAll(tx, claims, outcomes)
   // The moves' rows claim their references, in the batch's one insert (platform/idempotency.ts).
-  const claimedRows = await claimReferences(prepared.map((entry) => entry.move), (rows) => repo.insertMoves(tx, rows))
+  const claimedRows = await claimReferences(
+    prepared.map((entry) => entry.move),
+    (rows) => repo.insertMoves(tx, rows),
+  )
   const claimed = new Map(claimedRows.flatMap((move) => (move ? [[move.id, move] as const] : [])))
   const holding: { entry: Prepared; hold: TransferInput }[] = []
   const sending: Prepared[] = []
@@ -122,7 +144,10 @@ async function claimRun(pool: Pool, payments: PaymentsDeps, tx: Tx, claims: read
     else holding.push({ entry, hold: await holdTransfer(pool, entry) })
   }
   // Unlinked: each hold succeeds or fails on its own, against the balance the holds before it left.
-  const held = await createTransfers(tx, holding.map(({ hold }) => hold))
+  const held = await createTransfers(
+    tx,
+    holding.map(({ hold }) => hold),
+  )
   const unheld: string[] = []
   for (const [position, result] of held.entries()) {
     const { entry } = holding[position]!
@@ -132,7 +157,11 @@ async function claimRun(pool: Pool, payments: PaymentsDeps, tx: Tx, claims: read
       unheld.push(entry.move.id)
       outcomes[entry.index] = {
         kind: 'refused',
-        error: new RailError('insufficient_funds', `The wallet's available balance is below ${entry.move.amountKobo} kobo`, { walletId: entry.wallet.id }),
+        error: new RailError(
+          'insufficient_funds',
+          `The wallet's available balance is below ${entry.move.amountKobo} kobo`,
+          { walletId: entry.wallet.id },
+        ),
       }
     } else {
       throw new LedgerError(result.result, `hold ${entry.move.holdTransferId}: ${result.result}`)
@@ -140,14 +169,59 @@ async function claimRun(pool: Pool, payments: PaymentsDeps, tx: Tx, claims: read
   }
   await repo.deleteUnheldMoves(tx, unheld)
   const instructions = new Map(
-    (await createInstructions(tx, sending.map((entry) => moveInstruction(payments, claims[entry.index]!.partner, entry)))).map((instruction) => [instruction.id, instruction]),
+    (
+      await createInstructions(
+        tx,
+        sending.map((entry) => moveInstruction(payments, claims[entry.index]!.partner, entry)),
+      )
+    ).map((instruction) => [instruction.id, instruction]),
   )
-  for (const entry of sending) outcomes[entry.index] = { kind: 'claimed', move: claimed.get(entry.move.id)!, instruction: instructions.get(entry.move.id)!, provider: entry.provider }
+  for (const entry of sending)
+    outcomes[entry.index] = {
+      kind: 'claimed',
+      move: claimed.get(entry.move.id)!,
+      instruction: instructions.get(entry.move.id)!,
+      provider: entry.provider,
+    }
   return outcomes.map((outcome) => outcome!)
 }
 
+/** Reads the claims' wallets and providers and prepares each claim; a refused one's outcome is set, and it is left out. */
+async function prepareAll(
+  tx: Tx,
+  claims: readonly Claim[],
+  outcomes: (ClaimOutcome | undefined)[],
+): Promise<Prepared[]> {
+  const wallets = new Map(
+    (
+      await selectWalletsByIds(
+        tx,
+        claims.flatMap((claim) => [claim.request.walletId, claim.request.destinationWalletId ?? '']),
+      )
+    ).map((wallet) => [wallet.id, wallet]),
+  )
+  const providers = new Map<string, ProviderProfile>()
+  for (const name of new Set([...wallets.values()].map((wallet) => wallet.provider)))
+    providers.set(name, await getProvider(tx, name))
+  const prepared: Prepared[] = []
+  for (const [index, claim] of claims.entries()) {
+    try {
+      prepared.push(prepare(claim, index, wallets, providers))
+    } catch (error) {
+      if (!(error instanceof RailError)) throw error
+      outcomes[index] = { kind: 'refused', error }
+    }
+  }
+  return prepared
+}
+
 /** Checks one claim against its wallets and provider (throws the RailError that refuses it) and makes its move. */
-function prepare(claim: Claim, index: number, wallets: Map<string, Wallet>, providers: Map<string, ProviderProfile>): Prepared {
+function prepare(
+  claim: Claim,
+  index: number,
+  wallets: Map<string, Wallet>,
+  providers: Map<string, ProviderProfile>,
+): Prepared {
   const { partner, type, request } = claim
   const own = (walletId: string | undefined) => {
     const wallet = walletId === undefined ? undefined : wallets.get(walletId)
@@ -155,7 +229,10 @@ function prepare(claim: Claim, index: number, wallets: Map<string, Wallet>, prov
   }
   const wallet = own(request.walletId)
   if (!wallet) throw notFound('Wallet')
-  const destination = type === 'wallet_transfer' ? destinationOf(wallet, request.destinationWalletId, own(request.destinationWalletId)) : undefined
+  const destination =
+    type === 'wallet_transfer'
+      ? destinationOf(wallet, request.destinationWalletId, own(request.destinationWalletId))
+      : undefined
   if (type === 'bank_payout') assertBankDestination(request)
   const provider = providers.get(wallet.provider)!
   // Fail closed: without the capability nothing is recorded and the provider is never called.
@@ -182,16 +259,24 @@ function prepare(claim: Claim, index: number, wallets: Map<string, Wallet>, prov
   return { index, move, wallet, destination, provider }
 }
 
-function destinationOf(wallet: Wallet, destinationWalletId: string | undefined, destination: Wallet | undefined): Wallet {
+function destinationOf(
+  wallet: Wallet,
+  destinationWalletId: string | undefined,
+  destination: Wallet | undefined,
+): Wallet {
   if (!destinationWalletId) throw fieldError('destinationWalletId', 'is required')
   if (destinationWalletId === wallet.id) throw fieldError('destinationWalletId', 'must differ from walletId')
   if (!destination) throw notFound('Wallet')
-  if (destination.provider !== wallet.provider) throw fieldError('destinationWalletId', 'must be a wallet at the same provider')
+  if (destination.provider !== wallet.provider)
+    throw fieldError('destinationWalletId', 'must be a wallet at the same provider')
   return destination
 }
 
 function assertBankDestination(request: MoveRequest): void {
-  checkBankAccount({ bankCode: request.destinationBankCode ?? '', accountNumber: request.destinationAccountNumber ?? '' }, DESTINATION_FIELDS)
+  checkBankAccount(
+    { bankCode: request.destinationBankCode ?? '', accountNumber: request.destinationAccountNumber ?? '' },
+    DESTINATION_FIELDS,
+  )
 }
 
 const DESTINATION_FIELDS = { bankCode: 'destinationBankCode', accountNumber: 'destinationAccountNumber' }
@@ -199,7 +284,9 @@ const DESTINATION_FIELDS = { bankCode: 'destinationBankCode', accountNumber: 'de
 /** Holds the amount leaving a wallet: a pending ledger transfer, refused beyond the available balance. */
 async function holdTransfer(pool: Pool, { move, wallet, destination }: Prepared): Promise<TransferInput> {
   // The partner's settlement account, made in autocommit and remembered: a batch pays no look-up for it.
-  const creditAccountId = destination ? destination.ledgerAccountId : await committedPartnerAccount(pool, move.partnerId, WALLET_CURRENCY, 'provider_settlement')
+  const creditAccountId = destination
+    ? destination.ledgerAccountId
+    : await committedPartnerAccount(pool, move.partnerId, WALLET_CURRENCY, 'provider_settlement')
   return {
     id: move.holdTransferId!,
     phase: 'pending',
@@ -214,7 +301,11 @@ async function holdTransfer(pool: Pool, { move, wallet, destination }: Prepared)
 }
 
 /** The move's bank instruction, held by its request, which sends it at once. */
-function moveInstruction(payments: PaymentsDeps, partner: Pick<Partner, 'environment'>, { move, wallet, destination, provider }: Prepared) {
+function moveInstruction(
+  payments: PaymentsDeps,
+  partner: Pick<Partner, 'environment'>,
+  { move, wallet, destination, provider }: Prepared,
+) {
   const payout = move.type === 'bank_payout'
   return newInstruction(
     payments.settings,

@@ -99,7 +99,23 @@ export type NewMove = Pick<
   | 'destinationAccountName'
 >
 
-const MOVE_TYPES = ['uuid', 'uuid', 'text', 'text', 'text', 'uuid', 'uuid', 'bigint', 'text', 'text', 'text', 'uuid', 'text', 'text', 'text']
+const MOVE_TYPES = [
+  'uuid',
+  'uuid',
+  'text',
+  'text',
+  'text',
+  'uuid',
+  'uuid',
+  'bigint',
+  'text',
+  'text',
+  'text',
+  'uuid',
+  'text',
+  'text',
+  'text',
+]
 
 /**
  * Claims many references in one statement: the moves made, in no particular order. A reference the
@@ -152,8 +168,15 @@ export async function deleteUnheldMoves(tx: Queryable, moveIds: readonly string[
   await tx.query(`DELETE FROM wallet_moves WHERE id = ANY ($1::uuid[]) AND status = 'pending'`, [moveIds])
 }
 
-export async function selectMoveByReference(db: Queryable, partnerId: string, reference: string): Promise<Move | undefined> {
-  const result = await db.query<MoveRow>(`SELECT ${COLUMNS} FROM wallet_moves WHERE partner_id = $1 AND reference = $2`, [partnerId, reference])
+export async function selectMoveByReference(
+  db: Queryable,
+  partnerId: string,
+  reference: string,
+): Promise<Move | undefined> {
+  const result = await db.query<MoveRow>(
+    `SELECT ${COLUMNS} FROM wallet_moves WHERE partner_id = $1 AND reference = $2`,
+    [partnerId, reference],
+  )
   return result.rows[0] && toMove(result.rows[0])
 }
 
@@ -191,7 +214,9 @@ export async function transitionMoves(db: Queryable, changes: readonly MoveChang
             completed_at = CASE WHEN c.next = ANY ($7::text[]) THEN $8::timestamptz ELSE NULL END
        FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS c(id, next, allowed, provider_reference, response_code, response_message)
       WHERE m.id = c.id AND m.status = ANY (string_to_array(c.allowed, ','))
-      RETURNING ${COLUMNS.split(',').map((column) => `m.${column.trim()}`).join(', ')}`,
+      RETURNING ${COLUMNS.split(',')
+        .map((column) => `m.${column.trim()}`)
+        .join(', ')}`,
     [
       changes.map((change) => change.moveId),
       changes.map((change) => change.next),
@@ -207,7 +232,10 @@ export async function transitionMoves(db: Queryable, changes: readonly MoveChang
 }
 
 /** What the bank said about many moves, recorded without changing their status (recordAnswer for a batch). */
-export async function recordAnswers(db: Queryable, answers: readonly { moveId: string; answer: ProviderAnswer }[]): Promise<void> {
+export async function recordAnswers(
+  db: Queryable,
+  answers: readonly { moveId: string; answer: ProviderAnswer }[],
+): Promise<void> {
   if (answers.length === 0) return
   await db.query(
     `UPDATE wallet_moves m
@@ -227,7 +255,13 @@ export async function recordAnswers(db: Queryable, answers: readonly { moveId: s
 }
 
 /** What a statement line shows of the moves behind it: each one's reference and narration. */
-export async function selectStatementFacts(db: Queryable, ids: readonly string[]): Promise<{ id: string; reference: string; narration: string | null }[]> {
-  const result = await db.query<{ id: string; reference: string; narration: string | null }>(`SELECT id, reference, narration FROM wallet_moves WHERE id = ANY ($1::uuid[])`, [ids])
+export async function selectStatementFacts(
+  db: Queryable,
+  ids: readonly string[],
+): Promise<{ id: string; reference: string; narration: string | null }[]> {
+  const result = await db.query<{ id: string; reference: string; narration: string | null }>(
+    `SELECT id, reference, narration FROM wallet_moves WHERE id = ANY ($1::uuid[])`,
+    [ids],
+  )
   return result.rows
 }

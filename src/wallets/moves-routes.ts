@@ -8,7 +8,11 @@ import { closedObject, CurrencySchema, errorResponses, IDEMPOTENT_CODES, NubanSc
 import { moveByReference, submitMove, type Move, type MovesDeps } from './moves.ts'
 import type { MoveType } from './states.ts'
 
-const Reference = Type.String({ minLength: 1, maxLength: 64, description: 'Idempotent reference of the move, unique per partner' })
+const Reference = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: 'Idempotent reference of the move, unique per partner',
+})
 const MoveFields = {
   walletId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet handle from wallet creation' }),
   reference: Reference,
@@ -17,25 +21,41 @@ const MoveFields = {
   narration: Type.Optional(Type.String({ maxLength: 100, description: 'Applied where the provider supports it' })),
 } satisfies TProperties
 
-const MoveSchema = Type.Object({
-  reference: Type.String(),
-  type: Type.Union([Type.Literal('credit'), Type.Literal('debit'), Type.Literal('wallet_transfer'), Type.Literal('bank_payout')]),
-  status: Type.Union([Type.Literal('successful'), Type.Literal('failed'), Type.Literal('pending'), Type.Literal('unknown')]),
-  walletId: Type.String(),
-  destinationWalletId: Type.Optional(Type.String()),
-  destinationAccountNumber: Type.Optional(Type.String()),
-  destinationBankCode: Type.Optional(Type.String()),
-  destinationAccountName: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-  amountKobo: Type.Integer(),
-  currency: Type.String(),
-  narration: Type.Union([Type.String(), Type.Null()]),
-  provider: Type.String(),
-  providerReference: Type.Union([Type.String(), Type.Null()]),
-  responseCode: Type.Union([Type.String(), Type.Null()]),
-  responseMessage: Type.Union([Type.String(), Type.Null()]),
-  createdAt: Type.String({ format: 'date-time' }),
-  completedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-}, { title: 'WalletMove', description: 'A wallet move: a credit, debit, transfer between wallets or payout to a bank, with its outcome' })
+const MoveSchema = Type.Object(
+  {
+    reference: Type.String(),
+    type: Type.Union([
+      Type.Literal('credit'),
+      Type.Literal('debit'),
+      Type.Literal('wallet_transfer'),
+      Type.Literal('bank_payout'),
+    ]),
+    status: Type.Union([
+      Type.Literal('successful'),
+      Type.Literal('failed'),
+      Type.Literal('pending'),
+      Type.Literal('unknown'),
+    ]),
+    walletId: Type.String(),
+    destinationWalletId: Type.Optional(Type.String()),
+    destinationAccountNumber: Type.Optional(Type.String()),
+    destinationBankCode: Type.Optional(Type.String()),
+    destinationAccountName: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    amountKobo: Type.Integer(),
+    currency: Type.String(),
+    narration: Type.Union([Type.String(), Type.Null()]),
+    provider: Type.String(),
+    providerReference: Type.Union([Type.String(), Type.Null()]),
+    responseCode: Type.Union([Type.String(), Type.Null()]),
+    responseMessage: Type.Union([Type.String(), Type.Null()]),
+    createdAt: Type.String({ format: 'date-time' }),
+    completedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  },
+  {
+    title: 'WalletMove',
+    description: 'A wallet move: a credit, debit, transfer between wallets or payout to a bank, with its outcome',
+  },
+)
 export type WalletMoveJson = Static<typeof MoveSchema>
 
 export function toMoveJson(move: Move): WalletMoveJson {
@@ -46,7 +66,11 @@ export function toMoveJson(move: Move): WalletMoveJson {
     walletId: move.walletId,
     ...(move.destinationWalletId ? { destinationWalletId: move.destinationWalletId } : {}),
     ...(move.type === 'bank_payout'
-      ? { destinationAccountNumber: move.destinationAccountNumber!, destinationBankCode: move.destinationBankCode!, destinationAccountName: move.destinationAccountName }
+      ? {
+          destinationAccountNumber: move.destinationAccountNumber!,
+          destinationBankCode: move.destinationBankCode!,
+          destinationAccountName: move.destinationAccountName,
+        }
       : {}),
     amountKobo: move.amountKobo,
     currency: move.currency,
@@ -68,62 +92,110 @@ interface MoveOperation {
 }
 
 export function registerMoveRoutes(app: HttpServer, deps: MovesDeps): void {
-  const moveRoute = (path: string, type: MoveType, { operationId, summary, description }: MoveOperation, extra: TProperties = {}) =>
-    app.post(
-      path,
-      {
-        config: { auth: 'signature', idempotencyKey: 'reference' },
-        schema: { operationId, summary, description, tags: ['wallets'], body: closedObject({ ...MoveFields, ...extra }), response: { 200: MoveSchema, ...errorResponses(...IDEMPOTENT_CODES, 'not_found', 'capability_disabled', 'insufficient_funds', 'unsupported_currency', 'amount_above_limit', 'provider_unavailable') } },
-      },
-      async (request, reply) => {
-        const submitted = await submitMove(deps, callerOf(request).partner, type, request.body as Parameters<typeof submitMove>[3], request.id)
-        return sendOnce(reply.code(200), submitted.replayed, toMoveJson(submitted.move))
-      },
-    )
-
-  moveRoute('/wallet/credit', 'credit', {
+  registerMoveRoute(app, deps, '/wallet/credit', 'credit', {
     operationId: 'creditWallet',
     summary: 'Fund a wallet (merchant-initiated credit, where the provider supports it)',
-    description: 'Funds a wallet with a merchant-initiated credit where the provider supports it (403 `capability_disabled` otherwise, nothing attempted). Idempotent on `reference`.',
+    description:
+      'Funds a wallet with a merchant-initiated credit where the provider supports it (403 `capability_disabled` otherwise, nothing attempted). Idempotent on `reference`.',
   })
-  moveRoute('/wallet/debit', 'debit', {
+  registerMoveRoute(app, deps, '/wallet/debit', 'debit', {
     operationId: 'debitWallet',
     summary: 'Spend from a wallet (approval-gated)',
-    description: 'Spends from a wallet (approval-gated: 403 `capability_disabled` where the provider is not approved). More than the available balance is 422 `insufficient_funds`. Idempotent on `reference`.',
+    description:
+      'Spends from a wallet (approval-gated: 403 `capability_disabled` where the provider is not approved). More than the available balance is 422 `insufficient_funds`. Idempotent on `reference`.',
   })
   const betweenWallets = {
     operationId: 'transferBetweenWallets',
     summary: 'Move value between two wallets at the same provider',
     description: 'Moves value from one wallet to another at the same provider. Idempotent on `reference`.',
   }
-  moveRoute('/transfer/wallet', 'wallet_transfer', betweenWallets, {
+  registerMoveRoute(app, deps, '/transfer/wallet', 'wallet_transfer', betweenWallets, {
     destinationWalletId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet receiving the value' }),
   })
 
   const toBank = {
     operationId: 'transferWalletToBank',
     summary: 'Pay out from a wallet to an account at any bank (the outcome may come later: requery)',
-    description: "Pays out from a wallet to an account at any bank. The amount is held until the bank's outcome is final, which may come later: read it with `GET /transaction/batch/{reference}`. Idempotent on `reference`.",
+    description:
+      "Pays out from a wallet to an account at any bank. The amount is held until the bank's outcome is final, which may come later: read it with `GET /transaction/batch/{reference}`. Idempotent on `reference`.",
   }
-  moveRoute('/transfer/bank/customer', 'bank_payout', toBank, {
+  registerMoveRoute(app, deps, '/transfer/bank/customer', 'bank_payout', toBank, {
     destinationAccountNumber: NubanSchema('NUBAN of the account to pay'),
     destinationBankCode: Type.String({ pattern: '^[0-9]{3}$', description: 'CBN code of its bank' }),
-    destinationAccountName: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "Checked by name enquiry where the provider requires a name check" })),
+    destinationAccountName: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description: 'Checked by name enquiry where the provider requires a name check',
+      }),
+    ),
   })
+  registerMoveRead(app, deps)
+}
 
+/** One move route: the same fields, checks and answer for each type, with the type's own extra fields. */
+function registerMoveRoute(
+  app: HttpServer,
+  deps: MovesDeps,
+  path: string,
+  type: MoveType,
+  { operationId, summary, description }: MoveOperation,
+  extra: TProperties = {},
+): void {
+  app.post(
+    path,
+    {
+      config: { auth: 'signature', idempotencyKey: 'reference' },
+      schema: {
+        operationId,
+        summary,
+        description,
+        tags: ['wallets'],
+        body: closedObject({ ...MoveFields, ...extra }),
+        response: {
+          200: MoveSchema,
+          ...errorResponses(
+            ...IDEMPOTENT_CODES,
+            'not_found',
+            'capability_disabled',
+            'insufficient_funds',
+            'unsupported_currency',
+            'amount_above_limit',
+            'provider_unavailable',
+          ),
+        },
+      },
+    },
+    async (request, reply) => {
+      const submitted = await submitMove(
+        deps,
+        callerOf(request).partner,
+        type,
+        request.body as Parameters<typeof submitMove>[3],
+        request.id,
+      )
+      return sendOnce(reply.code(200), submitted.replayed, toMoveJson(submitted.move))
+    },
+  )
+}
+
+/** What happened to a move, by its reference. */
+function registerMoveRead(app: HttpServer, deps: MovesDeps): void {
   app.get(
     '/transaction/batch/:reference',
     {
       config: { auth: 'signature' },
       schema: {
         operationId: 'getWalletTransaction',
-        description: 'What happened to a wallet move, by its reference; when the outcome is not final Rail asks the provider first.',
+        description:
+          'What happened to a wallet move, by its reference; when the outcome is not final Rail asks the provider first.',
         tags: ['wallets'],
         summary: 'What happened to a move, by its reference (asks the provider when the outcome is not final)',
         params: closedObject({ reference: Reference }),
         response: { 200: MoveSchema, ...errorResponses('not_found') },
       },
     },
-    async (request) => toMoveJson(await moveByReference(deps, callerOf(request).partner.id, request.params.reference, request.id)),
+    async (request) =>
+      toMoveJson(await moveByReference(deps, callerOf(request).partner.id, request.params.reference, request.id)),
   )
 }

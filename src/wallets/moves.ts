@@ -12,10 +12,24 @@
 //      statements for the batch. No final answer leaves the move pending (the bank has it) or
 //      unknown (no answer), its hold in place, and the pipeline's requery schedule decides.
 // Should the request's process die, the pipeline's sweep finds the instruction and asks the bank.
-import { committedPartnerAccount, createTransfers, derivedId, ensurePartnerAccount, type TransferInput } from '../ledger/service.ts'
+import {
+  committedPartnerAccount,
+  createTransfers,
+  derivedId,
+  ensurePartnerAccount,
+  type TransferInput,
+} from '../ledger/service.ts'
 import { NAME_MISMATCH_CODE, NAME_MISMATCH_MESSAGE } from '../banking/nip/name-match.ts'
 import type { Partner } from '../partners/service.ts'
-import { requeryNow, requestRequery, workCreated, type Instruction, type InstructionChange, type InstructionOwner, type PaymentsDeps } from '../money-out/pipeline/service.ts'
+import {
+  requeryNow,
+  requestRequery,
+  workCreated,
+  type Instruction,
+  type InstructionChange,
+  type InstructionOwner,
+  type PaymentsDeps,
+} from '../money-out/pipeline/service.ts'
 import { Coalescer } from '../platform/coalescer.ts'
 import type { Pool, Tx } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
@@ -47,13 +61,21 @@ export function claimBatcherFor(deps: Pick<MovesDeps, 'pool' | 'payments'>): Coa
   return new Coalescer(deps.pool, (tx, claims) => claimMoves(deps.pool, deps.payments, tx, claims))
 }
 
-export async function submitMove(deps: MovesDeps, partner: Pick<Partner, 'id' | 'environment'>, type: MoveType, request: MoveRequest, requestId?: string): Promise<Submitted> {
-  if (request.currency !== WALLET_CURRENCY) throw new RailError('unsupported_currency', `currency ${request.currency} is not served; use ${WALLET_CURRENCY}`)
+export async function submitMove(
+  deps: MovesDeps,
+  partner: Pick<Partner, 'id' | 'environment'>,
+  type: MoveType,
+  request: MoveRequest,
+  requestId?: string,
+): Promise<Submitted> {
+  if (request.currency !== WALLET_CURRENCY)
+    throw new RailError('unsupported_currency', `currency ${request.currency} is not served; use ${WALLET_CURRENCY}`)
   const key = { reference: request.reference, requestHash: requestHash({ type, ...request }) }
   const claim: Claim = { partner, type, request, hash: key.requestHash }
   // The partner's settlement account exists before the shared claim transaction needs it: made
   // there, it would take a second connection while the batch holds one (once per process).
-  if (type !== 'wallet_transfer') await committedPartnerAccount(deps.pool, partner.id, WALLET_CURRENCY, 'provider_settlement')
+  if (type !== 'wallet_transfer')
+    await committedPartnerAccount(deps.pool, partner.id, WALLET_CURRENCY, 'provider_settlement')
   const outcome = await deps.claimer.run(claim)
   // A taken reference is answered with its move as it stands now — a pending move included (the
   // first request, or the pipeline after it, finishes it): a replay never waits for the first request.
@@ -68,20 +90,31 @@ export async function submitMove(deps: MovesDeps, partner: Pick<Partner, 'id' | 
   await workCreated(deps.payments, outcome.instruction, requestId, outcome.provider).catch(async (error: unknown) => {
     // The move is recorded: a worker asks the bank what happened (or, if even that cannot be
     // recorded now, the pipeline's sweep does), and the caller gets the move as it stands.
-    deps.payments.log('error', `wallet move ${outcome.move.id}: ${error instanceof Error ? error.message : String(error)}`)
+    deps.payments.log(
+      'error',
+      `wallet move ${outcome.move.id}: ${error instanceof Error ? error.message : String(error)}`,
+    )
     await requestRequery(deps.pool, outcome.move.id).catch(() => {})
   })
   // A claimed move is always answered with its state: should the database not serve the read now
   // (overload), the move as claimed — pending — is the truth as far as this request knows it.
   const current = await repo.selectMove(deps.pool, outcome.move.id).catch((error: unknown) => {
-    deps.payments.log('warn', `wallet move ${outcome.move.id}: answered as claimed, its state could not be read: ${error instanceof Error ? error.message : String(error)}`)
+    deps.payments.log(
+      'warn',
+      `wallet move ${outcome.move.id}: answered as claimed, its state could not be read: ${error instanceof Error ? error.message : String(error)}`,
+    )
     return undefined
   })
   return { move: current ?? outcome.move, replayed: false }
 }
 
 /** GET /transaction/batch/{reference}: the move, asking the bank first when it is not final. */
-export async function moveByReference(deps: MovesDeps, partnerId: string, reference: string, requestId?: string): Promise<repo.Move> {
+export async function moveByReference(
+  deps: MovesDeps,
+  partnerId: string,
+  reference: string,
+  requestId?: string,
+): Promise<repo.Move> {
   const move = await repo.selectMoveByReference(deps.pool, partnerId, reference)
   if (!move) throw new RailError('not_found', 'No move with this reference')
   if (walletMoveStates.isTerminal(move.status)) return move
@@ -101,9 +134,27 @@ export const walletOwner: InstructionOwner = {
     const silent = changes.filter(({ progress }) => progress === 'no_answer' || progress === 'unknown')
     const final = changes.filter(({ progress }) => progress === 'succeeded' || progress === 'failed')
     // Unknown already (an earlier silence): what the bank said since is still recorded.
-    const madeUnknown = new Set((await repo.transitionMoves(tx, silent.map((change) => moveChange(change, 'unknown')), clock.now())).map((move) => move.id))
-    await repo.recordAnswers(tx, [...accepted, ...silent.filter(({ instruction }) => !madeUnknown.has(instruction.id))].map(({ instruction }) => ({ moveId: instruction.id, answer: answerOf(instruction) })))
-    const settled = await repo.transitionMoves(tx, final.map((change) => moveChange(change, change.progress === 'succeeded' ? 'successful' : 'failed')), clock.now())
+    const madeUnknown = new Set(
+      (
+        await repo.transitionMoves(
+          tx,
+          silent.map((change) => moveChange(change, 'unknown')),
+          clock.now(),
+        )
+      ).map((move) => move.id),
+    )
+    await repo.recordAnswers(
+      tx,
+      [...accepted, ...silent.filter(({ instruction }) => !madeUnknown.has(instruction.id))].map(({ instruction }) => ({
+        moveId: instruction.id,
+        answer: answerOf(instruction),
+      })),
+    )
+    const settled = await repo.transitionMoves(
+      tx,
+      final.map((change) => moveChange(change, change.progress === 'succeeded' ? 'successful' : 'failed')),
+      clock.now(),
+    )
     const transfers = await settlementTransfers(tx, settled)
     const results = await createTransfers(tx, transfers)
     const refused = results.find((result) => result.result !== 'ok')
@@ -118,7 +169,14 @@ function moveChange({ instruction }: InstructionChange, next: repo.MoveChange['n
 /** The ledger transfers that go with moves just made final: book a credit, post or void a hold (whose id derives from the move's). */
 async function settlementTransfers(tx: Tx, moves: readonly repo.Move[]): Promise<TransferInput[]> {
   const credits = moves.filter((move) => move.type === 'credit' && move.status === 'successful')
-  const wallets = new Map((await selectWalletsByIds(tx, credits.map((move) => move.walletId))).map((wallet) => [wallet.id, wallet]))
+  const wallets = new Map(
+    (
+      await selectWalletsByIds(
+        tx,
+        credits.map((move) => move.walletId),
+      )
+    ).map((wallet) => [wallet.id, wallet]),
+  )
   const settlements = new Map<string, string>()
   const transfers: TransferInput[] = []
   for (const move of moves) {
@@ -131,10 +189,24 @@ async function settlementTransfers(tx: Tx, moves: readonly repo.Move[]): Promise
         settlements.set(move.partnerId, settlement)
       }
       const wallet = wallets.get(move.walletId)!
-      transfers.push({ id: derivedId(move.id, 'credit'), debitAccountId: settlement, creditAccountId: wallet.ledgerAccountId, amountKobo: move.amountKobo, currency: move.currency, code: LEDGER_CODE.credit, ...source })
+      transfers.push({
+        id: derivedId(move.id, 'credit'),
+        debitAccountId: settlement,
+        creditAccountId: wallet.ledgerAccountId,
+        amountKobo: move.amountKobo,
+        currency: move.currency,
+        code: LEDGER_CODE.credit,
+        ...source,
+      })
     } else {
       const phase = move.status === 'successful' ? 'post' : 'void'
-      transfers.push({ id: derivedId(move.id, phase), phase, pendingId: derivedId(move.id, 'hold'), code: LEDGER_CODE[move.type], ...source })
+      transfers.push({
+        id: derivedId(move.id, phase),
+        phase,
+        pendingId: derivedId(move.id, 'hold'),
+        code: LEDGER_CODE[move.type],
+        ...source,
+      })
     }
   }
   return transfers
@@ -147,7 +219,8 @@ async function settlementTransfers(tx: Tx, moves: readonly repo.Move[]): Promise
  */
 function answerOf(instruction: Instruction): repo.ProviderAnswer {
   const decidedByRail = instruction.failureCode !== null && instruction.failureCode !== 'provider_declined'
-  const failureMessage = instruction.failureCode === NAME_MISMATCH_CODE ? NAME_MISMATCH_MESSAGE : instruction.failureMessage
+  const failureMessage =
+    instruction.failureCode === NAME_MISMATCH_CODE ? NAME_MISMATCH_MESSAGE : instruction.failureMessage
   return {
     providerReference: instruction.providerReference,
     responseCode: instruction.responseCode,
@@ -156,4 +229,8 @@ function answerOf(instruction: Instruction): repo.ProviderAnswer {
 }
 
 /** How a wallet move takes its reference (platform/idempotency.ts). */
-const MOVE_REFERENCE: ReferenceKind<repo.Move> = { field: 'reference', hashOf: (move) => move.requestHash, idOf: (move) => move.id }
+const MOVE_REFERENCE: ReferenceKind<repo.Move> = {
+  field: 'reference',
+  hashOf: (move) => move.requestHash,
+  idOf: (move) => move.id,
+}

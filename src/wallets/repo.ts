@@ -29,7 +29,8 @@ interface WalletRow {
   created_at: Date
 }
 
-const COLUMNS = 'id, partner_id, customer_reference, name, provider, currency, ledger_account_id, bank_code, account_number, request_hash, created_at'
+const COLUMNS =
+  'id, partner_id, customer_reference, name, provider, currency, ledger_account_id, bank_code, account_number, request_hash, created_at'
 
 function toWallet(row: WalletRow): Wallet {
   return {
@@ -54,7 +55,18 @@ export async function insertWallet(db: Queryable, wallet: Omit<Wallet, 'createdA
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
      ON CONFLICT ON CONSTRAINT wallets_one_per_customer_reference DO NOTHING
      RETURNING ${COLUMNS}`,
-    [wallet.id, wallet.partnerId, wallet.customerReference, wallet.name, wallet.provider, wallet.currency, wallet.ledgerAccountId, wallet.bankCode, wallet.accountNumber, wallet.requestHash],
+    [
+      wallet.id,
+      wallet.partnerId,
+      wallet.customerReference,
+      wallet.name,
+      wallet.provider,
+      wallet.currency,
+      wallet.ledgerAccountId,
+      wallet.bankCode,
+      wallet.accountNumber,
+      wallet.requestHash,
+    ],
   )
   return result.rows[0] && toWallet(result.rows[0])
 }
@@ -64,7 +76,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 /** The partner's wallet; another partner's, or a handle that is no wallet id at all, is not found. */
 export async function selectWallet(db: Queryable, partnerId: string, walletId: string): Promise<Wallet | undefined> {
   if (!UUID.test(walletId)) return undefined
-  const result = await db.query<WalletRow>(`SELECT ${COLUMNS} FROM wallets WHERE id = $2 AND partner_id = $1`, [partnerId, walletId])
+  const result = await db.query<WalletRow>(`SELECT ${COLUMNS} FROM wallets WHERE id = $2 AND partner_id = $1`, [
+    partnerId,
+    walletId,
+  ])
   return result.rows[0] && toWallet(result.rows[0])
 }
 
@@ -76,8 +91,15 @@ export async function selectWalletsByIds(db: Queryable, walletIds: readonly stri
   return result.rows.map(toWallet)
 }
 
-export async function selectWalletByCustomerReference(db: Queryable, partnerId: string, customerReference: string): Promise<Wallet | undefined> {
-  const result = await db.query<WalletRow>(`SELECT ${COLUMNS} FROM wallets WHERE partner_id = $1 AND customer_reference = $2`, [partnerId, customerReference])
+export async function selectWalletByCustomerReference(
+  db: Queryable,
+  partnerId: string,
+  customerReference: string,
+): Promise<Wallet | undefined> {
+  const result = await db.query<WalletRow>(
+    `SELECT ${COLUMNS} FROM wallets WHERE partner_id = $1 AND customer_reference = $2`,
+    [partnerId, customerReference],
+  )
   return result.rows[0] && toWallet(result.rows[0])
 }
 
@@ -85,14 +107,28 @@ export async function selectWalletByCustomerReference(db: Queryable, partnerId: 
  * The wallet an inbound credit was paid into: by the provider and the account number the bank
  * reported. The oldest, should a provider ever have given one number to two wallets.
  */
-export async function selectWalletByAccountNumber(db: Queryable, provider: string, accountNumber: string): Promise<Wallet | undefined> {
-  const result = await db.query<WalletRow>(`SELECT ${COLUMNS} FROM wallets WHERE provider = $1 AND account_number = $2 ORDER BY created_at, id LIMIT 1`, [provider, accountNumber])
+export async function selectWalletByAccountNumber(
+  db: Queryable,
+  provider: string,
+  accountNumber: string,
+): Promise<Wallet | undefined> {
+  const result = await db.query<WalletRow>(
+    `SELECT ${COLUMNS} FROM wallets WHERE provider = $1 AND account_number = $2 ORDER BY created_at, id LIMIT 1`,
+    [provider, accountNumber],
+  )
   return result.rows[0] && toWallet(result.rows[0])
 }
 
 /** The partner's wallet with this account number (at any provider); another partner's is not found. */
-export async function selectPartnerWalletByAccountNumber(db: Queryable, partnerId: string, accountNumber: string): Promise<Wallet | undefined> {
-  const result = await db.query<WalletRow>(`SELECT ${COLUMNS} FROM wallets WHERE partner_id = $1 AND account_number = $2 ORDER BY created_at, id LIMIT 1`, [partnerId, accountNumber])
+export async function selectPartnerWalletByAccountNumber(
+  db: Queryable,
+  partnerId: string,
+  accountNumber: string,
+): Promise<Wallet | undefined> {
+  const result = await db.query<WalletRow>(
+    `SELECT ${COLUMNS} FROM wallets WHERE partner_id = $1 AND account_number = $2 ORDER BY created_at, id LIMIT 1`,
+    [partnerId, accountNumber],
+  )
   return result.rows[0] && toWallet(result.rows[0])
 }
 

@@ -7,36 +7,49 @@ import { sendOnce } from '../platform/idempotency.ts'
 import { closedObject, errorResponses, IDEMPOTENT_CODES } from '../platform/schemas.ts'
 import { createWallet, listWallets, walletBalance, WALLETS_PAGE_MAX, type Wallet, type WalletsDeps } from './service.ts'
 
-const WalletSchema = Type.Object({
-  walletId: Type.String({ description: 'The wallet handle: walletId in move bodies, customerId in the balance query' }),
-  customerReference: Type.String(),
-  name: Type.String(),
-  provider: Type.String(),
-  currency: Type.String(),
-  accountNumber: Type.String({ description: 'NUBAN of the account backing the wallet at the provider' }),
-  bankCode: Type.String(),
-  bankName: Type.String(),
-  createdAt: Type.String({ format: 'date-time' }),
-}, { title: 'Wallet', description: "A customer's wallet at a provider, backed by an account number" })
+const WalletSchema = Type.Object(
+  {
+    walletId: Type.String({
+      description: 'The wallet handle: walletId in move bodies, customerId in the balance query',
+    }),
+    customerReference: Type.String(),
+    name: Type.String(),
+    provider: Type.String(),
+    currency: Type.String(),
+    accountNumber: Type.String({ description: 'NUBAN of the account backing the wallet at the provider' }),
+    bankCode: Type.String(),
+    bankName: Type.String(),
+    createdAt: Type.String({ format: 'date-time' }),
+  },
+  { title: 'Wallet', description: "A customer's wallet at a provider, backed by an account number" },
+)
 export type WalletJson = Static<typeof WalletSchema>
 
-const BalanceSchema = Type.Object({
-  walletId: Type.String(),
-  availableBalanceKobo: Type.Integer(),
-  bookedBalanceKobo: Type.Integer(),
-  currency: Type.String(),
-}, { title: 'WalletBalance', description: "A wallet's balances in kobo" })
+const BalanceSchema = Type.Object(
+  {
+    walletId: Type.String(),
+    availableBalanceKobo: Type.Integer(),
+    bookedBalanceKobo: Type.Integer(),
+    currency: Type.String(),
+  },
+  { title: 'WalletBalance', description: "A wallet's balances in kobo" },
+)
 export type WalletBalanceJson = Static<typeof BalanceSchema>
 
-const ListedWalletSchema = Type.Object({
-  ...WalletSchema.properties,
-  availableBalanceKobo: Type.Integer(),
-  bookedBalanceKobo: Type.Integer(),
-}, { title: 'ListedWallet', description: 'A wallet with its balances' })
+const ListedWalletSchema = Type.Object(
+  {
+    ...WalletSchema.properties,
+    availableBalanceKobo: Type.Integer(),
+    bookedBalanceKobo: Type.Integer(),
+  },
+  { title: 'ListedWallet', description: 'A wallet with its balances' },
+)
 export type ListedWalletJson = Static<typeof ListedWalletSchema>
 
 const ListQuerySchema = closedObject({
-  customerReference: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only the wallet of this customer reference' })),
+  customerReference: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 64, description: 'Only the wallet of this customer reference' }),
+  ),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: WALLETS_PAGE_MAX, default: 20 })),
   cursor: Type.Optional(Type.String({ format: 'uuid', description: 'nextCursor of the previous page' })),
 })
@@ -56,13 +69,19 @@ function toWalletJson(wallet: Wallet): WalletJson {
 }
 
 export function registerWalletRoutes(app: HttpServer, deps: WalletsDeps): void {
+  registerCreate(app, deps)
+  registerReads(app, deps)
+}
+
+function registerCreate(app: HttpServer, deps: WalletsDeps): void {
   app.post(
     '/wallet',
     {
       config: { auth: 'signature', idempotencyKey: 'reference' },
       schema: {
         operationId: 'createWallet',
-        description: 'Creates a wallet for a customer at a provider, backed by an account number at that provider. Idempotent on `customerReference`: the same body again answers the same wallet with `Idempotent-Replayed: true`.',
+        description:
+          'Creates a wallet for a customer at a provider, backed by an account number at that provider. Idempotent on `customerReference`: the same body again answers the same wallet with `Idempotent-Replayed: true`.',
         tags: ['wallets'],
         summary: 'Create a wallet for a customer at a provider (idempotent on customerReference)',
         body: closedObject({
@@ -70,7 +89,10 @@ export function registerWalletRoutes(app: HttpServer, deps: WalletsDeps): void {
           name: Type.String({ minLength: 1, maxLength: 100 }),
           provider: Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9-]{1,31}$' })),
         }),
-        response: { 201: WalletSchema, ...errorResponses(...IDEMPOTENT_CODES, 'capability_disabled', 'provider_unavailable') },
+        response: {
+          201: WalletSchema,
+          ...errorResponses(...IDEMPOTENT_CODES, 'capability_disabled', 'provider_unavailable'),
+        },
       },
     },
     async (request, reply) => {
@@ -78,18 +100,27 @@ export function registerWalletRoutes(app: HttpServer, deps: WalletsDeps): void {
       return sendOnce(reply.code(201), created.replayed, toWalletJson(created.value))
     },
   )
+}
 
+function registerReads(app: HttpServer, deps: WalletsDeps): void {
   app.get(
     '/wallet',
     {
       config: { auth: 'signature' },
       schema: {
         operationId: 'listWallets',
-        description: "The caller's wallets with their balances, newest first; `customerReference` finds one; page with `cursor` and `limit`.",
+        description:
+          "The caller's wallets with their balances, newest first; `customerReference` finds one; page with `cursor` and `limit`.",
         tags: ['wallets'],
         summary: "The caller's wallets with their balances, newest first (customerReference finds one)",
         querystring: ListQuerySchema,
-        response: { 200: Type.Object({ data: Type.Array(ListedWalletSchema), nextCursor: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses() },
+        response: {
+          200: Type.Object({
+            data: Type.Array(ListedWalletSchema),
+            nextCursor: Type.Union([Type.String(), Type.Null()]),
+          }),
+          ...errorResponses(),
+        },
       },
     },
     async (request) => {
@@ -100,7 +131,10 @@ export function registerWalletRoutes(app: HttpServer, deps: WalletsDeps): void {
         limit: query.limit ?? 20,
         cursor: query.cursor,
       })
-      const data = page.wallets.map(({ wallet, ...balances }): ListedWalletJson => ({ ...toWalletJson(wallet), ...balances }))
+      const data = page.wallets.map(({ wallet, ...balances }): ListedWalletJson => ({
+        ...toWalletJson(wallet),
+        ...balances,
+      }))
       return { data, nextCursor: page.nextCursor }
     },
   )
@@ -111,10 +145,13 @@ export function registerWalletRoutes(app: HttpServer, deps: WalletsDeps): void {
       config: { auth: 'signature' },
       schema: {
         operationId: 'getWalletBalance',
-        description: "A wallet's available and booked balance in kobo, named by `customerId` (the wallet's `walletId`).",
+        description:
+          "A wallet's available and booked balance in kobo, named by `customerId` (the wallet's `walletId`).",
         tags: ['wallets'],
         summary: 'Available and booked balance of a wallet, in kobo',
-        querystring: closedObject({ customerId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet handle (walletId)' }) }),
+        querystring: closedObject({
+          customerId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet handle (walletId)' }),
+        }),
         response: { 200: BalanceSchema, ...errorResponses('not_found') },
       },
     },

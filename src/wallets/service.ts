@@ -5,14 +5,31 @@ import { fieldError, onNotFound, RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
 import { pageQueryLimit, toPage } from '../platform/pagination.ts'
 import { readPage } from '../platform/read-pool.ts'
-import { claimReference, findReplay, idempotencyConflict, requestHash, type Claimed, type ReferenceKey, type ReferenceKind } from '../platform/idempotency.ts'
-import { canOpenWallets, getProvider, providerFor, type ProviderProfile, type ProviderRegistry } from '../banking/providers/service.ts'
+import {
+  claimReference,
+  findReplay,
+  idempotencyConflict,
+  requestHash,
+  type Claimed,
+  type ReferenceKey,
+  type ReferenceKind,
+} from '../platform/idempotency.ts'
+import {
+  canOpenWallets,
+  getProvider,
+  providerFor,
+  type ProviderProfile,
+  type ProviderRegistry,
+} from '../banking/providers/service.ts'
 import * as repo from './repo.ts'
 
 export type { Wallet } from './repo.ts'
 /** For inbound credits (wallet funding by transfer): the wallet behind an account number. */
 export { selectAccountNumbersAfter as walletAccountsAfter } from './repo.ts'
-export { selectWalletByAccountNumber as walletOfAccountNumber, selectPartnerWalletByAccountNumber as partnerWalletOfAccountNumber } from './repo.ts'
+export {
+  selectWalletByAccountNumber as walletOfAccountNumber,
+  selectPartnerWalletByAccountNumber as partnerWalletOfAccountNumber,
+} from './repo.ts'
 export { selectStatementFacts as moveStatementFacts } from './moves-repo.ts'
 
 /** Wallets hold naira; another currency is refused with unsupported_currency. */
@@ -44,18 +61,31 @@ export interface Created<T> {
  * duplicate that recorded it first is replayed. A failed provider call records nothing, and a
  * retry with the same request completes the opening.
  */
-export async function createWallet(deps: WalletsDeps, partnerId: string, input: NewWallet, requestId?: string): Promise<Created<repo.Wallet>> {
+export async function createWallet(
+  deps: WalletsDeps,
+  partnerId: string,
+  input: NewWallet,
+  requestId?: string,
+): Promise<Created<repo.Wallet>> {
   const key = { reference: input.customerReference, requestHash: requestHash(input) }
   const stored = () => repo.selectWalletByCustomerReference(deps.pool, partnerId, input.customerReference)
   const known = await findReplay(WALLET_REFERENCE, key, stored)
   if (known) return { value: known.replayed, replayed: true }
   // The provider named, else the partner's wallets route, else the sandbox.
-  const provider = input.provider !== undefined ? await walletProvider(deps.pool, input.provider) : await providerFor(deps.pool, partnerId, 'wallets')
+  const provider =
+    input.provider !== undefined
+      ? await walletProvider(deps.pool, input.provider)
+      : await providerFor(deps.pool, partnerId, 'wallets')
   // Fails closed before any call: a provider with no wallets (Paystack) would refuse, read as unavailable.
   if (!canOpenWallets(provider)) {
-    throw new RailError('capability_disabled', `Provider ${provider.name} has no wallets; nothing was attempted`, { provider: provider.name, capability: 'wallets' })
+    throw new RailError('capability_disabled', `Provider ${provider.name} has no wallets; nothing was attempted`, {
+      provider: provider.name,
+      capability: 'wallets',
+    })
   }
-  const opened = await (await deps.providers.adapterFor(provider, requestId)).createWallet({
+  const opened = await (
+    await deps.providers.adapterFor(provider, requestId)
+  ).createWallet({
     reference: openingReference(partnerId, input.customerReference),
     customerReference: input.customerReference,
     accountName: input.name,
@@ -67,7 +97,10 @@ export async function createWallet(deps: WalletsDeps, partnerId: string, input: 
     throw idempotencyConflict(WALLET_REFERENCE, key, null)
   }
   if (opened.outcome !== 'successful') {
-    throw new RailError('provider_unavailable', `Provider ${provider.name} did not open the account; retry with the same customerReference`)
+    throw new RailError(
+      'provider_unavailable',
+      `Provider ${provider.name} did not open the account; retry with the same customerReference`,
+    )
   }
   const claimed = await recordWallet(deps.pool, key, {
     id: uuidv7(),
@@ -84,7 +117,11 @@ export async function createWallet(deps: WalletsDeps, partnerId: string, input: 
 }
 
 /** How a wallet takes its customer reference (platform/idempotency.ts). */
-const WALLET_REFERENCE: ReferenceKind<repo.Wallet> = { field: 'customerReference', hashOf: (wallet) => wallet.requestHash, idOf: (wallet) => wallet.id }
+const WALLET_REFERENCE: ReferenceKind<repo.Wallet> = {
+  field: 'customerReference',
+  hashOf: (wallet) => wallet.requestHash,
+  idOf: (wallet) => wallet.id,
+}
 
 /** The reference under which the provider opens the account of a partner's customer: the same inputs, the same reference. */
 export function openingReference(partnerId: string, customerReference: string): string {
@@ -111,10 +148,19 @@ class AlreadyRecorded extends Error {
  * concurrent creation recorded the wallet first, the transaction rolls back with its account and
  * that wallet is answered.
  */
-async function recordWallet(pool: Pool, key: ReferenceKey, wallet: Omit<repo.Wallet, 'createdAt' | 'ledgerAccountId'>): Promise<Claimed<repo.Wallet>> {
+async function recordWallet(
+  pool: Pool,
+  key: ReferenceKey,
+  wallet: Omit<repo.Wallet, 'createdAt' | 'ledgerAccountId'>,
+): Promise<Claimed<repo.Wallet>> {
   try {
     return await withTransaction(pool, async (tx) => {
-      const ledgerAccountId = await createAccount(tx, { partnerId: wallet.partnerId, currency: WALLET_CURRENCY, kind: 'wallet', debitsMustNotExceedCredits: true })
+      const ledgerAccountId = await createAccount(tx, {
+        partnerId: wallet.partnerId,
+        currency: WALLET_CURRENCY,
+        kind: 'wallet',
+        debitsMustNotExceedCredits: true,
+      })
       const claimed = await claimReference(
         WALLET_REFERENCE,
         key,
@@ -142,10 +188,22 @@ export interface ListedWallet {
  * A page of the partner's wallets, newest first, with their balances (one ledger read for the
  * page); the cursor is the last wallet id of the previous page.
  */
-export async function listWallets(pool: Pool, filter: Omit<repo.WalletListFilter, 'beforeId'> & { cursor?: string }): Promise<{ wallets: ListedWallet[]; nextCursor: string | null }> {
+export async function listWallets(
+  pool: Pool,
+  filter: Omit<repo.WalletListFilter, 'beforeId'> & { cursor?: string },
+): Promise<{ wallets: ListedWallet[]; nextCursor: string | null }> {
   const { page, balanceRows } = await readPage(pool, filter.cursor, async (reader, before) => {
-    const page = toPage(await repo.selectWallets(reader, { ...filter, beforeId: before, limit: pageQueryLimit(filter.limit) }), filter.limit)
-    return { page, balanceRows: await getBalances(reader, page.items.map((wallet) => wallet.ledgerAccountId)) }
+    const page = toPage(
+      await repo.selectWallets(reader, { ...filter, beforeId: before, limit: pageQueryLimit(filter.limit) }),
+      filter.limit,
+    )
+    return {
+      page,
+      balanceRows: await getBalances(
+        reader,
+        page.items.map((wallet) => wallet.ledgerAccountId),
+      ),
+    }
   })
   const balances = new Map(balanceRows.map((balance) => [balance.accountId, balance]))
   const wallets = page.items.map((wallet) => {
@@ -173,5 +231,10 @@ export async function walletBalance(pool: Pool, partnerId: string, walletId: str
   const wallet = await findWallet(pool, partnerId, walletId)
   const balance = await getBalance(pool, wallet.ledgerAccountId)
   if (!balance) throw new Error(`wallet ${wallet.id} has no ledger account`)
-  return { walletId: wallet.id, availableBalanceKobo: balance.availableKobo, bookedBalanceKobo: balance.bookedKobo, currency: wallet.currency }
+  return {
+    walletId: wallet.id,
+    availableBalanceKobo: balance.availableKobo,
+    bookedBalanceKobo: balance.bookedKobo,
+    currency: wallet.currency,
+  }
 }

@@ -21,28 +21,44 @@ let app: TestApp
 beforeAll(async () => {
   app = await startTestApp({
     providerTimeoutMs: 2_000,
-    edge: { rateLimits: { partnerRps: PARTNER_RPS_DEFAULT, unauthenticatedRps: UNAUTHENTICATED_RPS_DEFAULT, nameEnquiriesPerMinute: ENQUIRIES_PER_MINUTE } },
+    edge: {
+      rateLimits: {
+        partnerRps: PARTNER_RPS_DEFAULT,
+        unauthenticatedRps: UNAUTHENTICATED_RPS_DEFAULT,
+        nameEnquiriesPerMinute: ENQUIRIES_PER_MINUTE,
+      },
+    },
   })
 })
 afterAll(async () => {
   await app?.close()
 })
 
-type ErrorJson = Schemas['ErrorBody'] & { details?: { fields?: { field: string; message: string }[]; responseCode?: string } }
+type ErrorJson = Schemas['ErrorBody'] & {
+  details?: { fields?: { field: string; message: string }[]; responseCode?: string }
+}
 
 async function nameEnquiriesAt(accountNumber: string): Promise<number> {
-  const { rows } = await app.db.pool.query<{ count: string }>(`SELECT count(*) FROM provider_calls WHERE operation = 'name_enquiry' AND split_part(reference, ':', 2) = $1`, [accountNumber])
+  const { rows } = await app.db.pool.query<{ count: string }>(
+    `SELECT count(*) FROM provider_calls WHERE operation = 'name_enquiry' AND split_part(reference, ':', 2) = $1`,
+    [accountNumber],
+  )
   return Number(rows[0]!.count)
 }
 
 describe('GET /api/v1/rail/banks', () => {
   it('lists every bank with its CBN code, name and NIP institution code, by name', async () => {
     const { client } = await app.newPartner()
-    const answer = await client.get<{ data: { code: string; name: string; nipInstitutionCode: string }[]; nextCursor: null }>('/api/v1/rail/banks')
+    const answer = await client.get<{
+      data: { code: string; name: string; nipInstitutionCode: string }[]
+      nextCursor: null
+    }>('/api/v1/rail/banks')
     expect(answer.status).toBe(200)
     expect(answer.body.nextCursor).toBeNull()
     expect(answer.body.data).toHaveLength(BANKS.length)
-    expect(answer.body.data.map((bank) => bank.name)).toEqual([...BANKS.map((bank) => bank.name)].sort((a, b) => a.localeCompare(b)))
+    expect(answer.body.data.map((bank) => bank.name)).toEqual(
+      [...BANKS.map((bank) => bank.name)].sort((a, b) => a.localeCompare(b)),
+    )
     expect(answer.body.data).toContainEqual({ code: '058', name: 'Guaranty Trust Bank', nipInstitutionCode: '000058' })
   })
 
@@ -60,18 +76,35 @@ describe('POST /api/v1/rail/banks/resolve', () => {
   it("answers the name the bank gives for an account at another bank, and records the enquiry with the request's id", async () => {
     const { client } = await app.newPartner()
     const accountNumber = nuban('058', '123450001')
-    const answer = await client.post('/api/v1/rail/banks/resolve', { bankCode: '058', accountNumber }, { headers: { 'X-Request-Id': 'resolve-test-1' } })
+    const answer = await client.post(
+      '/api/v1/rail/banks/resolve',
+      { bankCode: '058', accountNumber },
+      { headers: { 'X-Request-Id': 'resolve-test-1' } },
+    )
     expect(answer.status).toBe(200)
-    expect(answer.body).toEqual({ bankCode: '058', accountNumber, accountName: syntheticAccountName('058', accountNumber) })
-    const { rows } = await app.db.pool.query(`SELECT outcome, request_id FROM provider_calls WHERE operation = 'name_enquiry' AND reference = $1`, [`058:${accountNumber}`])
+    expect(answer.body).toEqual({
+      bankCode: '058',
+      accountNumber,
+      accountName: syntheticAccountName('058', accountNumber),
+    })
+    const { rows } = await app.db.pool.query(
+      `SELECT outcome, request_id FROM provider_calls WHERE operation = 'name_enquiry' AND reference = $1`,
+      [`058:${accountNumber}`],
+    )
     expect(rows).toEqual([{ outcome: 'successful', request_id: 'resolve-test-1' }])
   })
 
   it("answers the holder of an account at the sandbox bank itself: a wallet's account in its name", async () => {
     const { client } = await app.newPartner()
-    const wallet = await client.post<{ accountNumber: string; bankCode?: string }>('/wallet', { customerReference: randomUUID(), name: 'Adaeze Okoro' })
+    const wallet = await client.post<{ accountNumber: string; bankCode?: string }>('/wallet', {
+      customerReference: randomUUID(),
+      name: 'Adaeze Okoro',
+    })
     expect(wallet.status).toBe(201)
-    const answer = await client.post<{ accountName: string }>('/api/v1/rail/banks/resolve', { bankCode: '101', accountNumber: wallet.body.accountNumber })
+    const answer = await client.post<{ accountName: string }>('/api/v1/rail/banks/resolve', {
+      bankCode: '101',
+      accountNumber: wallet.body.accountNumber,
+    })
     expect(answer.status).toBe(200)
     expect(answer.body.accountName.toUpperCase()).toBe('ADAEZE OKORO')
   })
@@ -82,8 +115,13 @@ describe('POST /api/v1/rail/banks/resolve', () => {
     const typo = `${good.slice(0, 9)}${(Number(good[9]) + 1) % 10}` // the check digit is wrong
     const refused = await client.post<ErrorJson>('/api/v1/rail/banks/resolve', { bankCode: '058', accountNumber: typo })
     expect(refused.status).toBe(422)
-    expect(refused.body.details?.fields).toEqual([{ field: 'accountNumber', message: expect.stringContaining('NUBAN') }])
-    const unknownBank = await client.post<ErrorJson>('/api/v1/rail/banks/resolve', { bankCode: '999', accountNumber: good })
+    expect(refused.body.details?.fields).toEqual([
+      { field: 'accountNumber', message: expect.stringContaining('NUBAN') },
+    ])
+    const unknownBank = await client.post<ErrorJson>('/api/v1/rail/banks/resolve', {
+      bankCode: '999',
+      accountNumber: good,
+    })
     expect(unknownBank.status).toBe(422)
     expect(unknownBank.body.details?.fields?.[0]?.field).toBe('bankCode')
     expect(await nameEnquiriesAt(typo)).toBe(0)
@@ -111,10 +149,23 @@ describe('POST /api/v1/rail/banks/resolve', () => {
       expect(answer.status, JSON.stringify(body)).toBe(422)
       expect(answer.body.error).toBe('validation_error')
     }
-    expect((await client.post<ErrorJson>('/api/v1/rail/banks/resolve', undefined, { rawBody: '{"bankCode":', headers: { 'Content-Type': 'application/json' } })).body.error).toBe('invalid_json')
-    const oversize = await client.post<ErrorJson>('/api/v1/rail/banks/resolve', undefined, { rawBody: JSON.stringify({ bankCode: '058', accountNumber, pad: 'x'.repeat(1_100_000) }), headers: { 'Content-Type': 'application/json' } })
+    expect(
+      (
+        await client.post<ErrorJson>('/api/v1/rail/banks/resolve', undefined, {
+          rawBody: '{"bankCode":',
+          headers: { 'Content-Type': 'application/json' },
+        })
+      ).body.error,
+    ).toBe('invalid_json')
+    const oversize = await client.post<ErrorJson>('/api/v1/rail/banks/resolve', undefined, {
+      rawBody: JSON.stringify({ bankCode: '058', accountNumber, pad: 'x'.repeat(1_100_000) }),
+      headers: { 'Content-Type': 'application/json' },
+    })
     expect(oversize.status).toBe(413)
-    const text = await client.post<ErrorJson>('/api/v1/rail/banks/resolve', undefined, { rawBody: 'bankCode=058', headers: { 'Content-Type': 'text/plain' } })
+    const text = await client.post<ErrorJson>('/api/v1/rail/banks/resolve', undefined, {
+      rawBody: 'bankCode=058',
+      headers: { 'Content-Type': 'text/plain' },
+    })
     expect(text.status).toBe(415)
     expect(await nameEnquiriesAt(accountNumber)).toBe(0)
   })
@@ -123,11 +174,19 @@ describe('POST /api/v1/rail/banks/resolve', () => {
     const { client } = await app.newPartner()
     const accountNumber = nuban('058', '123450004')
     const body = JSON.stringify({ bankCode: '058', accountNumber })
-    const unsigned = await fetch(`${app.baseUrl}/api/v1/rail/banks/resolve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+    const unsigned = await fetch(`${app.baseUrl}/api/v1/rail/banks/resolve`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    })
     expect(unsigned.status).toBe(401)
-    const stale = await client.post('/api/v1/rail/banks/resolve', JSON.parse(body), { timestampS: Math.floor(Date.now() / 1000) - 3_600 })
+    const stale = await client.post('/api/v1/rail/banks/resolve', JSON.parse(body), {
+      timestampS: Math.floor(Date.now() / 1000) - 3_600,
+    })
     expect(stale.status).toBe(401)
-    const forged = await client.post('/api/v1/rail/banks/resolve', JSON.parse(body), { headers: { 'X-Rail-Signature': `v1=${'0'.repeat(64)}` } })
+    const forged = await client.post('/api/v1/rail/banks/resolve', JSON.parse(body), {
+      headers: { 'X-Rail-Signature': `v1=${'0'.repeat(64)}` },
+    })
     expect(forged.status).toBe(401)
     expect(await nameEnquiriesAt(accountNumber)).toBe(0)
   })
@@ -137,18 +196,32 @@ describe('POST /api/v1/rail/banks/resolve', () => {
     const accountNumber = nuban('101', '987650001') // well-formed, but the sandbox bank has no such account
     const answer = await client.post<ErrorJson>('/api/v1/rail/banks/resolve', { bankCode: '101', accountNumber })
     expect(answer.status).toBe(422)
-    expect(answer.body).toMatchObject({ error: 'validation_error', details: { fields: [{ field: 'accountNumber' }], responseCode: '07' } })
+    expect(answer.body).toMatchObject({
+      error: 'validation_error',
+      details: { fields: [{ field: 'accountNumber' }], responseCode: '07' },
+    })
     expect(await nameEnquiriesAt(accountNumber)).toBe(1)
   })
 
   it("reads the bank's refusal the same wherever a name is asked: a settlement account and an escrow's disbursement are the same 422 on their own field", async () => {
     const { client, credentials } = await app.newPartner()
     const refused = { bankCode: '101', accountNumber: nuban('101', '987650002'), accountName: 'ADA OBI' } // no such account at the sandbox bank
-    const settlement = await client.request<ErrorJson>('PUT', '/api/v1/rail/settlement', { mode: 'bank', bankAccount: refused })
-    const escrow = await escrowClient(app.baseUrl, credentials.escrowApiKey).create<ErrorJson>(createRequest({ reference: randomUUID(), disbursement: refused }))
-    for (const [answer, field] of [[settlement, 'bankAccount.accountNumber'], [escrow, 'disbursement.accountNumber']] as const) {
+    const settlement = await client.request<ErrorJson>('PUT', '/api/v1/rail/settlement', {
+      mode: 'bank',
+      bankAccount: refused,
+    })
+    const escrow = await escrowClient(app.baseUrl, credentials.escrowApiKey).create<ErrorJson>(
+      createRequest({ reference: randomUUID(), disbursement: refused }),
+    )
+    for (const [answer, field] of [
+      [settlement, 'bankAccount.accountNumber'],
+      [escrow, 'disbursement.accountNumber'],
+    ] as const) {
       expect(answer.status, JSON.stringify(answer.body)).toBe(422)
-      expect(answer.body).toMatchObject({ error: 'validation_error', details: { fields: [{ field }], responseCode: '07' } })
+      expect(answer.body).toMatchObject({
+        error: 'validation_error',
+        details: { fields: [{ field }], responseCode: '07' },
+      })
     }
     expect(await nameEnquiriesAt(refused.accountNumber)).toBe(2)
   })
@@ -188,9 +261,13 @@ describe('POST /api/v1/rail/banks/resolve', () => {
     const { client } = await app.newPartner()
     const other = (await app.newPartner()).client
     const typo = nuban('058', '123450007').replace(/.$/, (digit) => String((Number(digit) + 1) % 10))
-    for (let i = 0; i < 5; i++) expect((await client.post('/api/v1/rail/banks/resolve', { bankCode: '058', accountNumber: typo })).status).toBe(422)
+    for (let i = 0; i < 5; i++)
+      expect((await client.post('/api/v1/rail/banks/resolve', { bankCode: '058', accountNumber: typo })).status).toBe(
+        422,
+      )
     const accounts = Array.from({ length: ENQUIRIES_PER_MINUTE }, (_, i) => nuban('058', String(200_000_000 + i)))
-    for (const accountNumber of accounts) expect((await client.post('/api/v1/rail/banks/resolve', { bankCode: '058', accountNumber })).status).toBe(200)
+    for (const accountNumber of accounts)
+      expect((await client.post('/api/v1/rail/banks/resolve', { bankCode: '058', accountNumber })).status).toBe(200)
     const last = nuban('058', '299999999')
     const refused = await client.post<ErrorJson>('/api/v1/rail/banks/resolve', { bankCode: '058', accountNumber: last })
     expect(refused.status).toBe(429)
@@ -215,9 +292,14 @@ describe('POST /api/v1/rail/banks/resolve', () => {
 describe('RAIL_RATE_LIMIT_NAME_ENQUIRIES_PER_MINUTE', () => {
   it('is read into the rate limits: unset or blank keeps the default, 0 turns the limit off, anything else is refused at start', () => {
     expect(loadConfig({}).rateLimits.nameEnquiriesPerMinute).toBeUndefined()
-    expect(loadConfig({ RAIL_RATE_LIMIT_NAME_ENQUIRIES_PER_MINUTE: ' ' }).rateLimits.nameEnquiriesPerMinute).toBeUndefined()
+    expect(
+      loadConfig({ RAIL_RATE_LIMIT_NAME_ENQUIRIES_PER_MINUTE: ' ' }).rateLimits.nameEnquiriesPerMinute,
+    ).toBeUndefined()
     expect(loadConfig({ RAIL_RATE_LIMIT_NAME_ENQUIRIES_PER_MINUTE: '0' }).rateLimits.nameEnquiriesPerMinute).toBe(0)
     expect(loadConfig({ RAIL_RATE_LIMIT_NAME_ENQUIRIES_PER_MINUTE: '120' }).rateLimits.nameEnquiriesPerMinute).toBe(120)
-    for (const value of ['-1', '1.5', 'many']) expect(() => loadConfig({ RAIL_RATE_LIMIT_NAME_ENQUIRIES_PER_MINUTE: value }), value).toThrow(/RAIL_RATE_LIMIT_NAME_ENQUIRIES_PER_MINUTE/)
+    for (const value of ['-1', '1.5', 'many'])
+      expect(() => loadConfig({ RAIL_RATE_LIMIT_NAME_ENQUIRIES_PER_MINUTE: value }), value).toThrow(
+        /RAIL_RATE_LIMIT_NAME_ENQUIRIES_PER_MINUTE/,
+      )
   })
 })

@@ -25,7 +25,9 @@ it('runs operations in shared transactions; a failing one rolls back alone', asy
   const rejected = outcomes.flatMap((outcome, i) => (outcome.status === 'rejected' ? [i] : []))
   expect(rejected).toEqual([3, 13, 23, 33, 43, 53, 63, 73, 83, 93])
   const stored = await db.pool.query<{ id: number }>('SELECT id FROM notes ORDER BY id')
-  expect(stored.rows.map((row) => row.id)).toEqual(Array.from({ length: 100 }, (_unused, i) => i).filter((i) => i % 10 !== 3))
+  expect(stored.rows.map((row) => row.id)).toEqual(
+    Array.from({ length: 100 }, (_unused, i) => i).filter((i) => i % 10 !== 3),
+  )
   // Far fewer transactions than operations: that is the point.
   const transactions = new Set(outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : [])))
   expect(transactions.size).toBeLessThanOrEqual(5)

@@ -11,12 +11,14 @@ export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
  * Screenshots of each page state are taken on every run; they replace the README's
  * (docs/screenshots/) only with RAIL_SCREENSHOTS=1, so that a test run leaves the tree as it was.
  */
-export const SCREENSHOTS_DIR = process.env.RAIL_SCREENSHOTS === '1' ? path.resolve('docs/screenshots') : path.join(os.tmpdir(), 'rail-screenshots')
+export const SCREENSHOTS_DIR =
+  process.env.RAIL_SCREENSHOTS === '1' ? path.resolve('docs/screenshots') : path.join(os.tmpdir(), 'rail-screenshots')
 /** A small phone: every page must be readable this narrow. */
 export const PHONE = { width: 360, height: 800 }
 
 export async function launchBrowser(): Promise<Browser> {
-  if (!existsSync(CHROMIUM_PATH)) throw new Error(`Chromium not found at ${CHROMIUM_PATH}: apt-get install -y chromium (or set CHROMIUM_PATH)`)
+  if (!existsSync(CHROMIUM_PATH))
+    throw new Error(`Chromium not found at ${CHROMIUM_PATH}: apt-get install -y chromium (or set CHROMIUM_PATH)`)
   return chromium.launch({ executablePath: CHROMIUM_PATH, args: ['--no-sandbox', '--disable-dev-shm-usage'] })
 }
 
@@ -52,7 +54,12 @@ export async function waitForStatus(page: Page, label: string, timeoutMs = 15_00
 }
 
 /** Waits until the element's whole text is `text` (a locator: no script evaluated in the page, which its CSP would refuse). */
-export async function waitForText(page: Page, selector: string, text: string | RegExp, timeoutMs = 15_000): Promise<void> {
+export async function waitForText(
+  page: Page,
+  selector: string,
+  text: string | RegExp,
+  timeoutMs = 15_000,
+): Promise<void> {
   const whole = typeof text === 'string' ? new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) : text
   await page.locator(selector).filter({ hasText: whole }).waitFor({ timeout: timeoutMs })
 }
@@ -85,7 +92,12 @@ interface ContrastElement {
 }
 interface ContrastWindow {
   document: { body: { querySelectorAll(selector: string): ArrayLike<ContrastElement> } }
-  getComputedStyle(element: ContrastElement): { color: string; backgroundColor: string; fontSize: string; fontWeight: string }
+  getComputedStyle(element: ContrastElement): {
+    color: string
+    backgroundColor: string
+    fontSize: string
+    fontWeight: string
+  }
 }
 
 /**
@@ -112,14 +124,17 @@ export async function lowContrastTexts(page: Page): Promise<string[]> {
     }
     const failures: string[] = []
     for (const element of Array.from(win.document.body.querySelectorAll('*'))) {
-      const ownText = Array.from(element.childNodes).some((node) => node.nodeType === 3 && (node.textContent ?? '').trim() !== '')
+      const ownText = Array.from(element.childNodes).some(
+        (node) => node.nodeType === 3 && (node.textContent ?? '').trim() !== '',
+      )
       if (!ownText || !element.checkVisibility()) continue
       const style = win.getComputedStyle(element)
       const [foreground, behind] = [luminance(rgb(style.color)), luminance(background(element))]
       const ratio = (Math.max(foreground, behind) + 0.05) / (Math.min(foreground, behind) + 0.05)
       const sizePx = parseFloat(style.fontSize)
       const large = sizePx >= 24 || (sizePx >= 18.66 && Number(style.fontWeight) >= 700)
-      if (ratio < (large ? 3 : 4.5)) failures.push(`${(element.textContent ?? '').trim().slice(0, 40)}: ${ratio.toFixed(2)}`)
+      if (ratio < (large ? 3 : 4.5))
+        failures.push(`${(element.textContent ?? '').trim().slice(0, 40)}: ${ratio.toFixed(2)}`)
     }
     return failures
   })

@@ -9,7 +9,18 @@ import { payIn, startCollections, type CollectionsHarness } from '../collections
 import { createRequest, escrowClient } from '../support/escrow.ts'
 import { startReceiver, type Receiver } from '../support/receiver.ts'
 import { waitFor } from '../support/wait.ts'
-import { fitsWidth, launchBrowser, lowContrastTexts, openPage, PHONE, screenshot, waitForStatus, waitForText, type BrowserWindow, type WatchedPage } from './browser.ts'
+import {
+  fitsWidth,
+  launchBrowser,
+  lowContrastTexts,
+  openPage,
+  PHONE,
+  screenshot,
+  waitForStatus,
+  waitForText,
+  type BrowserWindow,
+  type WatchedPage,
+} from './browser.ts'
 import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 let harness: CollectionsHarness
@@ -21,7 +32,11 @@ beforeAll(async () => {
   harness = await startCollections()
   browser = await launchBrowser()
   merchant = await startReceiver()
-  merchant.answer = () => ({ status: 200, headers: { 'Content-Type': 'text/html' }, body: '<!doctype html><title>Merchant</title><p>Thanks for your order</p>' })
+  merchant.answer = () => ({
+    status: 200,
+    headers: { 'Content-Type': 'text/html' },
+    body: '<!doctype html><title>Merchant</title><p>Thanks for your order</p>',
+  })
   client = (await harness.app.newPartner({ name: 'Ada Stores Ltd' })).client
 })
 afterAll(async () => {
@@ -34,14 +49,19 @@ afterAll(async () => {
 type IntentJson = Schemas['PaymentIntent']
 
 async function createIntent(body: Record<string, unknown>): Promise<IntentJson> {
-  const created = await client.post<IntentJson>('/api/v1/rail/payment/intent', { reference: `checkout-${randomUUID()}`, ...body })
+  const created = await client.post<IntentJson>('/api/v1/rail/payment/intent', {
+    reference: `checkout-${randomUUID()}`,
+    ...body,
+  })
   expect(created.status).toBe(200)
   return created.body
 }
 
 /** Only Rail's own origin was asked for anything (the merchant's page, once sent back, aside). */
 function expectOnlyRail(watched: WatchedPage, allowed: string[] = []): void {
-  const foreign = watched.requests.filter((url) => !url.startsWith(`${harness.app.baseUrl}/`) && !allowed.some((prefix) => url.startsWith(prefix)))
+  const foreign = watched.requests.filter(
+    (url) => !url.startsWith(`${harness.app.baseUrl}/`) && !allowed.some((prefix) => url.startsWith(prefix)),
+  )
   expect(foreign).toEqual([])
   // The browser asks for /favicon.ico (a 404 is logged): only a refused script or style matters.
   expect(watched.consoleErrors.filter((message) => /Content Security Policy|Refused/.test(message))).toEqual([])
@@ -50,7 +70,12 @@ function expectOnlyRail(watched: WatchedPage, allowed: string[] = []): void {
 describe('hosted checkout page', () => {
   it('pays a payment intent from its page: copy the account, simulate the transfer, see it paid, land on returnUrl', async () => {
     const returnUrl = `${merchant.url}/orders/1042?paid=1`
-    const intent = await createIntent({ amountKobo: 1_250_000, merchantDisplayName: 'Ada Stores', purposeTag: 'Order 1042', returnUrl })
+    const intent = await createIntent({
+      amountKobo: 1_250_000,
+      merchantDisplayName: 'Ada Stores',
+      purposeTag: 'Order 1042',
+      returnUrl,
+    })
     expect(intent.checkoutUrl).toBe(`${harness.app.baseUrl}/checkout/${intent.checkoutToken}`)
     const watched = await openPage(browser, harness.app.baseUrl)
     const { page } = watched
@@ -68,7 +93,9 @@ describe('hosted checkout page', () => {
 
     await page.getByRole('button', { name: 'Copy' }).click()
     await waitForText(page, '#copied', 'Account number copied')
-    expect(await page.evaluate(() => (globalThis as unknown as BrowserWindow).navigator.clipboard.readText())).toBe(intent.virtualAccount)
+    expect(await page.evaluate(() => (globalThis as unknown as BrowserWindow).navigator.clipboard.readText())).toBe(
+      intent.virtualAccount,
+    )
 
     await page.getByRole('button', { name: 'Simulate a transfer' }).click()
     await waitForStatus(page, 'Paid')
@@ -83,19 +110,22 @@ describe('hosted checkout page', () => {
 
   it('shows an invoice through a partial payment, updated by itself, then a full one', async () => {
     const reference = `invoice-${randomUUID()}`
-    const created = await client.post<{ checkoutUrl: string; checkoutToken: string; virtualAccount: string }>('/api/v1/rail/invoice', {
-      reference,
-      title: 'Website redesign, phase 1',
-      description: 'Design and build of five pages.\nPayable within 14 days.',
-      amountKobo: 2_000_000,
-      lineItems: [
-        { description: 'Page design', quantity: 5, unitAmountKobo: 300_000 },
-        { description: 'Hosting set-up', quantity: 1, unitAmountKobo: 500_000 },
-      ],
-      customer: { name: 'Chinedu Okafor', email: 'chinedu@example.com' },
-      dueAt: new Date(Date.now() + 14 * 86_400_000).toISOString(),
-      publishOnCreate: true,
-    })
+    const created = await client.post<{ checkoutUrl: string; checkoutToken: string; virtualAccount: string }>(
+      '/api/v1/rail/invoice',
+      {
+        reference,
+        title: 'Website redesign, phase 1',
+        description: 'Design and build of five pages.\nPayable within 14 days.',
+        amountKobo: 2_000_000,
+        lineItems: [
+          { description: 'Page design', quantity: 5, unitAmountKobo: 300_000 },
+          { description: 'Hosting set-up', quantity: 1, unitAmountKobo: 500_000 },
+        ],
+        customer: { name: 'Chinedu Okafor', email: 'chinedu@example.com' },
+        dueAt: new Date(Date.now() + 14 * 86_400_000).toISOString(),
+        publishOnCreate: true,
+      },
+    )
     expect(created.status).toBe(200)
     expect(created.body.checkoutUrl).toBe(`${harness.app.baseUrl}/pay/${created.body.checkoutToken}`)
     const watched = await openPage(browser, harness.app.baseUrl)
@@ -115,7 +145,12 @@ describe('hosted checkout page', () => {
     })
     await payIn(client, created.body.virtualAccount, 500_000)
     // Once the credit is confirmed (the API says so), the page shows it within 5 s, by itself.
-    await waitFor(async () => (await client.get<{ status: string }>(`/api/v1/rail/invoice/${reference}`)).body.status === 'partially_paid', 20_000, 'credit confirmed')
+    await waitFor(
+      async () =>
+        (await client.get<{ status: string }>(`/api/v1/rail/invoice/${reference}`)).body.status === 'partially_paid',
+      20_000,
+      'credit confirmed',
+    )
     await waitForStatus(page, 'Partially paid', 5_000)
     expect(await page.locator('#status-detail').textContent()).toBe('Paid ₦5,000.00 · Remaining ₦15,000.00')
     expect(await page.evaluate(() => (globalThis as unknown as BrowserWindow).stayedOnPage === true)).toBe(true)
@@ -156,17 +191,23 @@ describe('hosted checkout page', () => {
     await page.getByRole('button', { name: 'Simulate a transfer' }).click()
     await page.waitForURL(/\?notice=sent$/)
     // No live update without the script: the payer reloads until the credit shows.
-    await waitFor(async () => {
-      await page.reload()
-      return (await page.locator('#status-label').textContent()) === 'Paid'
-    }, 20_000, 'paid after reloads')
+    await waitFor(
+      async () => {
+        await page.reload()
+        return (await page.locator('#status-label').textContent()) === 'Paid'
+      },
+      20_000,
+      'paid after reloads',
+    )
     expect(await page.locator('#status-detail').textContent()).toContain('Received ₦2,500.50')
     await context.close()
   })
 
   it("shows an escrow's funding page: its description, the account, awaiting payment", async () => {
     const { credentials } = await harness.app.newPartner({ name: 'Bicycle Market' })
-    const escrow = await escrowClient(harness.app.baseUrl, credentials.escrowApiKey).create<{ funding: { checkoutUrl: string; accountNumber?: string } }>(createRequest())
+    const escrow = await escrowClient(harness.app.baseUrl, credentials.escrowApiKey).create<{
+      funding: { checkoutUrl: string; accountNumber?: string }
+    }>(createRequest())
     expect(escrow.status).toBe(201)
     const watched = await openPage(browser, harness.app.baseUrl)
     const { page } = watched
@@ -183,7 +224,11 @@ describe('hosted checkout page', () => {
 
   it("shows an expired intent's page without its account", async () => {
     const { client: expiring } = await harness.app.newPartner({ name: 'Expiring Partner' })
-    const created = await expiring.post<IntentJson>('/api/v1/rail/payment/intent', { reference: `expiring-${randomUUID()}`, amountKobo: 300_000, expiresAt: new Date(Date.now() + 90_000).toISOString() })
+    const created = await expiring.post<IntentJson>('/api/v1/rail/payment/intent', {
+      reference: `expiring-${randomUUID()}`,
+      amountKobo: 300_000,
+      expiresAt: new Date(Date.now() + 90_000).toISOString(),
+    })
     expect((await expiring.post('/api/v1/rail/sandbox/clock/advance', { seconds: 120 })).status).toBe(200)
     const watched = await openPage(browser, harness.app.baseUrl)
     const { page } = watched
@@ -202,7 +247,12 @@ describe('hosted checkout page', () => {
 
   it("shows a cancelled invoice's page without its account", async () => {
     const reference = `cancelled-${randomUUID()}`
-    const created = await client.post<{ checkoutUrl: string }>('/api/v1/rail/invoice', { reference, title: 'Catering deposit', amountKobo: 750_000, publishOnCreate: true })
+    const created = await client.post<{ checkoutUrl: string }>('/api/v1/rail/invoice', {
+      reference,
+      title: 'Catering deposit',
+      amountKobo: 750_000,
+      publishOnCreate: true,
+    })
     expect(created.status).toBe(200)
     expect((await client.post(`/api/v1/rail/invoice/${reference}/cancel`, {})).status).toBe(200)
     const watched = await openPage(browser, harness.app.baseUrl)
@@ -220,7 +270,12 @@ describe('hosted checkout page', () => {
     const watched = await openPage(browser, harness.app.baseUrl)
     const { page } = watched
     const bodies: string[] = []
-    for (const token of [`cht_${randomBytes(32).toString('base64url')}`, 'not-a-token', '%3Cscript%3Ealert(1)%3C%2Fscript%3E', 'cht_']) {
+    for (const token of [
+      `cht_${randomBytes(32).toString('base64url')}`,
+      'not-a-token',
+      '%3Cscript%3Ealert(1)%3C%2Fscript%3E',
+      'cht_',
+    ]) {
       for (const prefix of ['/checkout/', '/pay/']) {
         const response = await page.goto(`${harness.app.baseUrl}${prefix}${token}`)
         expect(response?.status()).toBe(404)
@@ -232,7 +287,11 @@ describe('hosted checkout page', () => {
     for (const token of ['%ZZ', '%E0%A4%A', 'abc%00', 'abc%7F', 'x'.repeat(3_000), 'abc/def']) {
       for (const prefix of ['/checkout/', '/pay/']) {
         const response = await fetch(`${harness.app.baseUrl}${prefix}${token}`)
-        expect([prefix + token.slice(0, 20), response.status, response.headers.get('content-type')]).toEqual([prefix + token.slice(0, 20), 404, 'text/html; charset=utf-8'])
+        expect([prefix + token.slice(0, 20), response.status, response.headers.get('content-type')]).toEqual([
+          prefix + token.slice(0, 20),
+          404,
+          'text/html; charset=utf-8',
+        ])
         expect(response.headers.get('content-security-policy')).toContain("default-src 'none'")
         bodies.push(await response.text())
       }
@@ -296,7 +355,9 @@ describe('partner-supplied text on the page', () => {
       publishOnCreate: true,
     })
     expect(invoice.status).toBe(200)
-    const escrow = await escrowClient(harness.app.baseUrl, credentials.escrowApiKey).create<{ funding: { checkoutUrl: string } }>(createRequest({ description: INJECTED }))
+    const escrow = await escrowClient(harness.app.baseUrl, credentials.escrowApiKey).create<{
+      funding: { checkoutUrl: string }
+    }>(createRequest({ description: INJECTED }))
     expect(escrow.status).toBe(201)
     expect(escrow.body.funding.checkoutUrl).toMatch(new RegExp(`^${harness.app.baseUrl}/checkout/cht_`))
 

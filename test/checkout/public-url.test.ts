@@ -12,7 +12,13 @@ describe('PUBLIC_URL', () => {
   })
 
   it('refuses anything but an http(s) URL without query or fragment', () => {
-    for (const value of ['pay.example.com', 'ftp://pay.example.com', 'https://pay.example.com/?a=1', 'https://pay.example.com/#top', 'javascript:alert(1)']) {
+    for (const value of [
+      'pay.example.com',
+      'ftp://pay.example.com',
+      'https://pay.example.com/?a=1',
+      'https://pay.example.com/#top',
+      'javascript:alert(1)',
+    ]) {
       expect(() => loadConfig({ PUBLIC_URL: value }), value).toThrow(/PUBLIC_URL/)
     }
   })

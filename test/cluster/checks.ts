@@ -13,7 +13,12 @@ import { acknowledged, type LoadParty, type LoadResult } from './load.ts'
  * payment ended, every acknowledged credit is recorded and every event delivered. `eachSecond`
  * runs at most once a second while waiting (a test that killed processes moves their leases on).
  */
-export async function settleEverything(pool: Pool, party: LoadParty, load: LoadResult, options: { timeoutMs?: number; eachSecond?: () => Promise<void> } = {}): Promise<void> {
+export async function settleEverything(
+  pool: Pool,
+  party: LoadParty,
+  load: LoadResult,
+  options: { timeoutMs?: number; eachSecond?: () => Promise<void> } = {},
+): Promise<void> {
   const outbound = load.acknowledged.filter((done) => done.kind === 'outbound submit').map((done) => done.id!)
   const credits = load.acknowledged.filter((done) => done.kind === 'inbound credit').map((done) => done.reference)
   const registered = new Set<string>()
@@ -24,9 +29,19 @@ export async function settleEverything(pool: Pool, party: LoadParty, load: LoadR
         await options.eachSecond()
         lastRunAt = Date.now()
       }
-      const sent = await pool.query<{ id: string }>(`SELECT id FROM bank_instructions WHERE id = ANY($1) AND state = 'sent'`, [outbound])
+      const sent = await pool.query<{ id: string }>(
+        `SELECT id FROM bank_instructions WHERE id = ANY($1) AND state = 'sent'`,
+        [outbound],
+      )
       for (const { id } of sent.rows.filter((row) => !registered.has(row.id))) {
-        await acknowledged(() => party.client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: id, outcome: 'confirmed' }), [200])
+        await acknowledged(
+          () =>
+            party.client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', {
+              transferId: id,
+              outcome: 'confirmed',
+            }),
+          [200],
+        )
         registered.add(id)
       }
       const open = await pool.query(`SELECT 1 FROM bank_instructions WHERE state NOT IN ('succeeded', 'failed')`)
@@ -43,19 +58,44 @@ export async function settleEverything(pool: Pool, party: LoadParty, load: LoadR
 export async function checkStoredOnce(pool: Pool, party: LoadParty, load: LoadResult) {
   const partnerId = party.credentials.partnerId
   const of = (kind: string) => load.acknowledged.filter((done) => done.kind === kind).map((done) => done.reference)
-  const moves = await pool.query<{ id: string; reference: string }>(`SELECT id, reference FROM wallet_moves WHERE partner_id = $1 AND reference = ANY($2)`, [partnerId, [...of('wallet debit'), ...of('wallet external send')]])
-  expect(moves.rows.map((row) => row.reference).sort()).toEqual([...of('wallet debit'), ...of('wallet external send')].sort())
-  const outbound = await pool.query<{ id: string }>(`SELECT id FROM outbound_transfers WHERE partner_id = $1 AND client_reference = ANY($2)`, [partnerId, of('outbound submit')])
-  expect(outbound.rows.map((row) => row.id).sort()).toEqual(load.acknowledged.filter((done) => done.kind === 'outbound submit').map((done) => done.id).sort())
-  const credits = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM inbound_credits WHERE session_id = ANY($1) GROUP BY session_id`, [of('inbound credit')])
+  const moves = await pool.query<{ id: string; reference: string }>(
+    `SELECT id, reference FROM wallet_moves WHERE partner_id = $1 AND reference = ANY($2)`,
+    [partnerId, [...of('wallet debit'), ...of('wallet external send')]],
+  )
+  expect(moves.rows.map((row) => row.reference).sort()).toEqual(
+    [...of('wallet debit'), ...of('wallet external send')].sort(),
+  )
+  const outbound = await pool.query<{ id: string }>(
+    `SELECT id FROM outbound_transfers WHERE partner_id = $1 AND client_reference = ANY($2)`,
+    [partnerId, of('outbound submit')],
+  )
+  expect(outbound.rows.map((row) => row.id).sort()).toEqual(
+    load.acknowledged
+      .filter((done) => done.kind === 'outbound submit')
+      .map((done) => done.id)
+      .sort(),
+  )
+  const credits = await pool.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM inbound_credits WHERE session_id = ANY($1) GROUP BY session_id`,
+    [of('inbound credit')],
+  )
   expect(credits.rows.map((row) => row.n)).toEqual(Array(of('inbound credit').length).fill(1))
   // Every instruction ended, and reached the bank once under its reference.
-  const instructions = await pool.query<{ id: string; owner_type: string; operation: string; state: string; at_bank: number; paid: number }>(
+  const instructions = await pool.query<{
+    id: string
+    owner_type: string
+    operation: string
+    state: string
+    at_bank: number
+    paid: number
+  }>(
     `SELECT i.id, i.owner_type, i.operation, i.state, count(t.reference)::int AS at_bank,
             count(t.reference) FILTER (WHERE COALESCE(t.final_code, t.response_code) = '00')::int AS paid
        FROM bank_instructions i LEFT JOIN sandbox_bank.transfers t ON t.reference = i.id::text GROUP BY i.id`,
   )
-  expect(instructions.rows.filter((row) => row.state !== 'succeeded' || row.at_bank !== 1 || row.paid !== 1)).toEqual([])
+  expect(instructions.rows.filter((row) => row.state !== 'succeeded' || row.at_bank !== 1 || row.paid !== 1)).toEqual(
+    [],
+  )
   // Each acknowledged wallet move and payout has its instruction. Any other comes from the set-up (the wallet's funding
   // credit) or Rail's own work; named in the figures.
   const expected = new Set([...moves.rows.map((row) => row.id), ...outbound.rows.map((row) => row.id)])
@@ -64,7 +104,9 @@ export async function checkStoredOnce(pool: Pool, party: LoadParty, load: LoadRe
   const calls = await pool.query<{ operation: string; n: number; most: number }>(
     `SELECT operation, sum(n)::int AS n, max(n)::int AS most FROM (SELECT operation, reference, count(*) AS n FROM provider_calls WHERE reference IS NOT NULL GROUP BY 1, 2) per GROUP BY operation ORDER BY operation`,
   )
-  const kinds = ['wallet debit', 'wallet external send', 'outbound submit', 'inbound credit'].map((kind) => `${of(kind).length} ${kind}`)
+  const kinds = ['wallet debit', 'wallet external send', 'outbound submit', 'inbound credit'].map(
+    (kind) => `${of(kind).length} ${kind}`,
+  )
   return {
     byKind: kinds.join(', '),
     instructions: `${instructions.rows.length}${others.length ? ` (${others.length} outside the load: ${others.map((row) => `${row.owner_type} ${row.operation} ${row.id}`).join(', ')})` : ''}`,

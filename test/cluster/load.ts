@@ -59,12 +59,20 @@ export async function testClusterEnv(secrets: { masterKey: Buffer; bankSecret: s
 }
 
 /** `rail cluster --api N --worker M [options]` on `env` (DATABASE_URL, PORT…); resolves once it says it is running. */
-export async function startCluster(size: { api: number; worker: number }, env: NodeJS.ProcessEnv, options: string[] = []): Promise<RunningCluster> {
-  const launcher = spawn(process.execPath, [RAIL_BIN, 'cluster', '--api', String(size.api), '--worker', String(size.worker), ...options], {
-    cwd: PROJECT_ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
+export async function startCluster(
+  size: { api: number; worker: number },
+  env: NodeJS.ProcessEnv,
+  options: string[] = [],
+): Promise<RunningCluster> {
+  const launcher = spawn(
+    process.execPath,
+    [RAIL_BIN, 'cluster', '--api', String(size.api), '--worker', String(size.worker), ...options],
+    {
+      cwd: PROJECT_ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  )
   const exited = new Promise<number | null>((resolve) => launcher.once('exit', (code) => resolve(code)))
   const cluster: RunningCluster = {
     url: `http://127.0.0.1:${env.PORT}`,
@@ -75,8 +83,12 @@ export async function startCluster(size: { api: number; worker: number }, env: N
     async waitForLine(pattern, timeoutMs = 60_000) {
       const deadline = Date.now() + timeoutMs
       while (!cluster.output.some((line) => pattern.test(line))) {
-        if (launcher.exitCode !== null) throw new Error(`the cluster exited (${launcher.exitCode}):\n${cluster.output.slice(-20).join('\n')}`)
-        if (Date.now() > deadline) throw new Error(`no line matching ${pattern} within ${timeoutMs} ms:\n${cluster.output.slice(-20).join('\n')}`)
+        if (launcher.exitCode !== null)
+          throw new Error(`the cluster exited (${launcher.exitCode}):\n${cluster.output.slice(-20).join('\n')}`)
+        if (Date.now() > deadline)
+          throw new Error(
+            `no line matching ${pattern} within ${timeoutMs} ms:\n${cluster.output.slice(-20).join('\n')}`,
+          )
         await new Promise((resolve) => setTimeout(resolve, 25))
       }
     },
@@ -112,19 +124,53 @@ export interface LoadParty {
 }
 
 /** A sandbox partner whose callbacks go to `callbackUrl`, with a funded float and wallet and a virtual account, made over the cluster's port. */
-export async function loadParty(pool: Pool, masterKey: Buffer, baseUrl: string, callbackUrl: string): Promise<LoadParty> {
-  const credentials = await createPartner(pool, masterKey, { name: 'Cluster Partner', customerClass: 'fintech', environment: 'sandbox', callbackUrl })
+export async function loadParty(
+  pool: Pool,
+  masterKey: Buffer,
+  baseUrl: string,
+  callbackUrl: string,
+): Promise<LoadParty> {
+  const credentials = await createPartner(pool, masterKey, {
+    name: 'Cluster Partner',
+    customerClass: 'fintech',
+    environment: 'sandbox',
+    callbackUrl,
+  })
   const client = new RailClient(baseUrl, credentials, { timeoutMs: REQUEST_TIMEOUT_MS })
-  await acknowledged(() => client.post('/api/v1/rail/sandbox/fund-float', { amountKobo: 25_000_000_000, reference: `fund-${randomUUID()}` }), [200])
-  const wallet = await acknowledged(() => client.post<{ walletId: string }>('/wallet', { customerReference: 'cluster-payer', name: 'Payer' }), [200, 201])
+  await acknowledged(
+    () =>
+      client.post('/api/v1/rail/sandbox/fund-float', { amountKobo: 25_000_000_000, reference: `fund-${randomUUID()}` }),
+    [200],
+  )
+  const wallet = await acknowledged(
+    () => client.post<{ walletId: string }>('/wallet', { customerReference: 'cluster-payer', name: 'Payer' }),
+    [200, 201],
+  )
   const walletId = wallet.body.walletId
-  await acknowledged(() => client.post('/wallet/credit', { walletId, reference: `credit-${randomUUID()}`, amountKobo: 25_000_000_000, currency: 'NGN' }), [200])
-  const account = await acknowledged(() => client.post<{ virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: `va-${randomUUID()}` }), [200, 201])
+  await acknowledged(
+    () =>
+      client.post('/wallet/credit', {
+        walletId,
+        reference: `credit-${randomUUID()}`,
+        amountKobo: 25_000_000_000,
+        currency: 'NGN',
+      }),
+    [200],
+  )
+  const account = await acknowledged(
+    () => client.post<{ virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: `va-${randomUUID()}` }),
+    [200, 201],
+  )
   return { client, credentials, walletId, virtualAccount: account.body.virtualAccount }
 }
 
 export type OperationKind = 'wallet debit' | 'wallet external send' | 'outbound submit' | 'inbound credit'
-export const OPERATION_KINDS: readonly OperationKind[] = ['wallet debit', 'wallet external send', 'outbound submit', 'inbound credit']
+export const OPERATION_KINDS: readonly OperationKind[] = [
+  'wallet debit',
+  'wallet external send',
+  'outbound submit',
+  'inbound credit',
+]
 
 export interface Acknowledgement {
   kind: OperationKind
@@ -147,7 +193,10 @@ export interface LoadResult {
  * lost (a killed process, a refusal while the cluster is busy) is sent again as the same request.
  * `onAcknowledged` sees the count after each acknowledgement (the failover test kills processes there).
  */
-export async function runMixedLoad(party: LoadParty, options: { perKind: number; lanes: number; onAcknowledged?: (count: number) => void }): Promise<LoadResult> {
+export async function runMixedLoad(
+  party: LoadParty,
+  options: { perKind: number; lanes: number; onAcknowledged?: (count: number) => void },
+): Promise<LoadResult> {
   const queue = Array.from({ length: options.perKind }, () => OPERATION_KINDS).flat()
   const result: LoadResult = { acknowledged: [], retries: 0, unacknowledgedCredits: 0 }
   const lane = async () => {
@@ -163,15 +212,32 @@ export async function runMixedLoad(party: LoadParty, options: { perKind: number;
   return result
 }
 
-async function operate(party: LoadParty, kind: OperationKind, result: LoadResult): Promise<Acknowledgement | undefined> {
+async function operate(
+  party: LoadParty,
+  kind: OperationKind,
+  result: LoadResult,
+): Promise<Acknowledgement | undefined> {
   const { client, walletId } = party
   const reference = randomUUID()
   const retried = () => result.retries++
   if (kind === 'wallet debit') {
-    await acknowledged(() => client.post('/wallet/debit', { walletId, reference, amountKobo: 1_000, currency: 'NGN' }), [200], retried)
+    await acknowledged(
+      () => client.post('/wallet/debit', { walletId, reference, amountKobo: 1_000, currency: 'NGN' }),
+      [200],
+      retried,
+    )
   } else if (kind === 'wallet external send') {
-    const payee = { destinationAccountNumber: PAYEE.accountNumber, destinationBankCode: PAYEE.bankCode, destinationAccountName: syntheticAccountName(PAYEE.bankCode, PAYEE.accountNumber) }
-    await acknowledged(() => client.post('/transfer/bank/customer', { walletId, reference, amountKobo: 1_500, currency: 'NGN', ...payee }), [200], retried)
+    const payee = {
+      destinationAccountNumber: PAYEE.accountNumber,
+      destinationBankCode: PAYEE.bankCode,
+      destinationAccountName: syntheticAccountName(PAYEE.bankCode, PAYEE.accountNumber),
+    }
+    await acknowledged(
+      () =>
+        client.post('/transfer/bank/customer', { walletId, reference, amountKobo: 1_500, currency: 'NGN', ...payee }),
+      [200],
+      retried,
+    )
   } else if (kind === 'outbound submit') {
     const answer = await acknowledged(
       () =>
@@ -189,7 +255,11 @@ async function operate(party: LoadParty, kind: OperationKind, result: LoadResult
     return { kind, reference, id: answer.body.id }
   } else {
     // A payer's name of its own makes each request distinct: the simulator takes an identical signed request as a replay.
-    const body = { virtualAccount: party.virtualAccount, amountKobo: 2_500, payerName: `Payer ${reference.slice(0, 8)}` }
+    const body = {
+      virtualAccount: party.virtualAccount,
+      amountKobo: 2_500,
+      payerName: `Payer ${reference.slice(0, 8)}`,
+    }
     let answer: RailResponse<{ sessionId: string }>
     try {
       answer = await client.post<{ sessionId: string }>('/api/v1/rail/sandbox/simulate-inbound-credit', body)
@@ -200,8 +270,10 @@ async function operate(party: LoadParty, kind: OperationKind, result: LoadResult
     if (answer.status === 200) return { kind, reference: answer.body.sessionId }
     // 502 with outcome unknown: the sandbox bank's answer was lost, as when the API process serving
     // the bank is the one killed. The payer does not know whether it paid, as with a lost answer.
-    const bankAnswerLost = answer.status === 502 && (answer.body as { details?: { outcome?: string } }).details?.outcome === 'unknown'
-    if (answer.status !== 429 && answer.status !== 503 && !bankAnswerLost) throw new Error(`unexpected answer: ${answer.status} ${JSON.stringify(answer.body)}`)
+    const bankAnswerLost =
+      answer.status === 502 && (answer.body as { details?: { outcome?: string } }).details?.outcome === 'unknown'
+    if (answer.status !== 429 && answer.status !== 503 && !bankAnswerLost)
+      throw new Error(`unexpected answer: ${answer.status} ${JSON.stringify(answer.body)}`)
     result.unacknowledgedCredits++ // refused while busy, or its outcome unknown: not counted as a payment
     return undefined
   }
@@ -213,7 +285,11 @@ async function operate(party: LoadParty, kind: OperationKind, result: LoadResult
  * a killed process) or a refusal to come back later (429, 503) is tried again; any other answer is
  * an error.
  */
-export async function acknowledged<T>(send: () => Promise<RailResponse<T>>, statuses: number[], onRetry: () => void = () => {}): Promise<RailResponse<T>> {
+export async function acknowledged<T>(
+  send: () => Promise<RailResponse<T>>,
+  statuses: number[],
+  onRetry: () => void = () => {},
+): Promise<RailResponse<T>> {
   let last = ''
   for (let attempt = 1; attempt <= ATTEMPTS_MAX; attempt++) {
     if (attempt > 1) {

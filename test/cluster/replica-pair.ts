@@ -25,7 +25,11 @@ export interface PostgresServer {
   /** postgres://postgres@127.0.0.1:<port>/<database> */
   url(database: string): string
   /** One statement as the superuser on `database`, on a connection of its own. */
-  query<R extends pg.QueryResultRow = pg.QueryResultRow>(database: string, text: string, values?: unknown[]): Promise<R[]>
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    database: string,
+    text: string,
+    values?: unknown[],
+  ): Promise<R[]>
   /** pg_ctl stop -m fast; a stopped server may be started again. */
   stop(): Promise<void>
   start(): Promise<void>
@@ -41,8 +45,10 @@ export interface ReplicaPair {
 /** Why a replica pair cannot be made here, or undefined when it can. */
 export function replicaPairUnavailable(): string | undefined {
   const missing = BINARIES.filter((binary) => !existsSync(path.join(DEBIAN_BIN, binary)))
-  if (missing.length > 0) return `Debian's PostgreSQL 15 binaries are not installed (${missing.join(', ')} missing from ${DEBIAN_BIN}); apt-get install postgresql-15`
-  if (process.getuid?.() === 0 && !existsSync('/usr/sbin/runuser')) return `running as root without runuser to start PostgreSQL as ${SERVER_USER}`
+  if (missing.length > 0)
+    return `Debian's PostgreSQL 15 binaries are not installed (${missing.join(', ')} missing from ${DEBIAN_BIN}); apt-get install postgresql-15`
+  if (process.getuid?.() === 0 && !existsSync('/usr/sbin/runuser'))
+    return `running as root without runuser to start PostgreSQL as ${SERVER_USER}`
   return undefined
 }
 
@@ -58,14 +64,43 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
     rmSync(root, { recursive: true, force: true })
   }
   try {
-    await asServerUser('initdb', ['-D', primary.dataDir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C'])
+    await asServerUser('initdb', [
+      '-D',
+      primary.dataDir,
+      '-U',
+      'postgres',
+      '--auth=trust',
+      '--no-sync',
+      '-E',
+      'UTF8',
+      '--locale=C',
+    ])
     // initdb's pg_hba.conf already lets local TCP connections replicate (trust, as above).
-    writeFileSync(path.join(primary.dataDir, 'postgresql.auto.conf'), serverSettings(primary.port, { wal_level: 'replica', max_wal_senders: '4' }))
+    writeFileSync(
+      path.join(primary.dataDir, 'postgresql.auto.conf'),
+      serverSettings(primary.port, { wal_level: 'replica', max_wal_senders: '4' }),
+    )
     await primary.start()
     started.push(primary)
-    await asServerUser('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', replica.dataDir, '-R', '-X', 'stream', '--no-sync'])
+    await asServerUser('pg_basebackup', [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(primary.port),
+      '-U',
+      'postgres',
+      '-D',
+      replica.dataDir,
+      '-R',
+      '-X',
+      'stream',
+      '--no-sync',
+    ])
     // -R wrote standby.signal and primary_conninfo into postgresql.auto.conf; the port is the replica's own.
-    writeFileSync(path.join(replica.dataDir, 'postgresql.auto.conf'), `${serverSettings(replica.port, { hot_standby: 'on' })}primary_conninfo = 'host=127.0.0.1 port=${primary.port} user=postgres application_name=rail_replica'\n`)
+    writeFileSync(
+      path.join(replica.dataDir, 'postgresql.auto.conf'),
+      `${serverSettings(replica.port, { hot_standby: 'on' })}primary_conninfo = 'host=127.0.0.1 port=${primary.port} user=postgres application_name=rail_replica'\n`,
+    )
     await replica.start()
     started.push(replica)
     await waitUntilStreaming(primary)
@@ -77,8 +112,17 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
 }
 
 function serverSettings(port: number, settings: Record<string, string>): string {
-  const all = { port: String(port), listen_addresses: "'127.0.0.1'", unix_socket_directories: "''", fsync: 'off', max_connections: '100', ...settings }
-  return Object.entries(all).map(([name, value]) => `${name} = ${value}\n`).join('')
+  const all = {
+    port: String(port),
+    listen_addresses: "'127.0.0.1'",
+    unix_socket_directories: "''",
+    fsync: 'off',
+    max_connections: '100',
+    ...settings,
+  }
+  return Object.entries(all)
+    .map(([name, value]) => `${name} = ${value}\n`)
+    .join('')
 }
 
 function server(dataDir: string, port: number): PostgresServer {
@@ -97,7 +141,16 @@ function server(dataDir: string, port: number): PostgresServer {
       }
     },
     async start() {
-      await asServerUser('pg_ctl', ['start', '-w', '-t', String(START_TIMEOUT_S), '-D', dataDir, '-l', path.join(path.dirname(dataDir), `${path.basename(dataDir)}.log`)])
+      await asServerUser('pg_ctl', [
+        'start',
+        '-w',
+        '-t',
+        String(START_TIMEOUT_S),
+        '-D',
+        dataDir,
+        '-l',
+        path.join(path.dirname(dataDir), `${path.basename(dataDir)}.log`),
+      ])
     },
     async stop() {
       await asServerUser('pg_ctl', ['stop', '-m', 'fast', '-w', '-D', dataDir])
@@ -109,9 +162,13 @@ function server(dataDir: string, port: number): PostgresServer {
 async function waitUntilStreaming(primary: PostgresServer): Promise<void> {
   const deadline = Date.now() + START_TIMEOUT_S * 1000
   for (;;) {
-    const rows = await primary.query<{ state: string }>('postgres', `SELECT state FROM pg_stat_replication WHERE application_name = 'rail_replica'`)
+    const rows = await primary.query<{ state: string }>(
+      'postgres',
+      `SELECT state FROM pg_stat_replication WHERE application_name = 'rail_replica'`,
+    )
     if (rows[0]?.state === 'streaming') return
-    if (Date.now() > deadline) throw new Error(`the replica did not stream within ${START_TIMEOUT_S} s (replication: ${JSON.stringify(rows)})`)
+    if (Date.now() > deadline)
+      throw new Error(`the replica did not stream within ${START_TIMEOUT_S} s (replication: ${JSON.stringify(rows)})`)
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
@@ -123,7 +180,9 @@ async function asServerUser(binary: (typeof BINARIES)[number], args: string[]): 
     else await run(command, args, { cwd: os.tmpdir() })
   } catch (error) {
     const { stdout, stderr } = error as { stdout?: string; stderr?: string }
-    throw new Error(`${binary} ${args.join(' ')} failed: ${String(stderr ?? '')}${String(stdout ?? '')}`.trim(), { cause: error })
+    throw new Error(`${binary} ${args.join(' ')} failed: ${String(stderr ?? '')}${String(stdout ?? '')}`.trim(), {
+      cause: error,
+    })
   }
 }
 

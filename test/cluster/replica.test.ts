@@ -42,22 +42,31 @@ beforeAll(async () => {
   pair = await startReplicaPair()
   await pair.primary.query('postgres', `CREATE DATABASE ${DATABASE}`)
   const pairMs = Date.now() - beganAt
-  cluster = await startCluster({ api: 2, worker: 0 }, {
-    ...process.env,
-    DATABASE_URL: pair.primary.url(DATABASE),
-    DATABASE_READ_URL: pair.replica.url(DATABASE),
-    RAIL_READ_REPLICA_MAX_WAIT_MS: String(MAX_WAIT_MS),
-    RAIL_MASTER_KEY: masterKey.toString('hex'),
-    SANDBOX_BANK_SECRET: 'replica-test-secret',
-    PORT: String(await findFreePort()),
-    LOG_LEVEL: 'warn',
-    DATABASE_POOL_MAX: '4',
-    RAIL_RATE_LIMIT_RPS: '0',
-    RAIL_RATE_LIMIT_UNAUTHENTICATED_RPS: '0',
-  })
-  console.log(`read replica: primary and replica streaming in ${pairMs} ms, the cluster running ${Date.now() - beganAt - pairMs} ms later`)
+  cluster = await startCluster(
+    { api: 2, worker: 0 },
+    {
+      ...process.env,
+      DATABASE_URL: pair.primary.url(DATABASE),
+      DATABASE_READ_URL: pair.replica.url(DATABASE),
+      RAIL_READ_REPLICA_MAX_WAIT_MS: String(MAX_WAIT_MS),
+      RAIL_MASTER_KEY: masterKey.toString('hex'),
+      SANDBOX_BANK_SECRET: 'replica-test-secret',
+      PORT: String(await findFreePort()),
+      LOG_LEVEL: 'warn',
+      DATABASE_POOL_MAX: '4',
+      RAIL_RATE_LIMIT_RPS: '0',
+      RAIL_RATE_LIMIT_UNAUTHENTICATED_RPS: '0',
+    },
+  )
+  console.log(
+    `read replica: primary and replica streaming in ${pairMs} ms, the cluster running ${Date.now() - beganAt - pairMs} ms later`,
+  )
   primaryPool = createPool(pair.primary.url(DATABASE), 2)
-  const credentials = await createPartner(primaryPool, masterKey, { name: 'Replica Partner', customerClass: 'fintech', environment: 'sandbox' })
+  const credentials = await createPartner(primaryPool, masterKey, {
+    name: 'Replica Partner',
+    customerClass: 'fintech',
+    environment: 'sandbox',
+  })
   client = new RailClient(cluster.url, credentials)
 }, 180_000)
 
@@ -68,60 +77,90 @@ afterAll(async () => {
   await pair?.stop()
 })
 
-it.skipIf(unavailable)('lists, statements and events are read on the replica, and a list right after a create shows it, whichever process reads', { timeout: 90_000 }, async () => {
-  const before = { wallets: await scans('replica', 'wallets'), events: await scans('replica', 'events') }
-  let walletId = ''
-  for (let round = 0; round < ROUNDS; round++) {
-    const reference = `ryw-${randomUUID()}`
-    walletId = await createWallet(reference)
-    expect(await listed(reference)).toBe(walletId)
-  }
-  // A wallet's statement reads the wallet, then its lines; the event list reads the events.
-  for (let round = 0; round < STATEMENTS; round++) {
-    expect((await client.get(`/wallet/statement?customerId=${walletId}`)).status).toBe(200)
-    expect((await client.get('/api/v1/rail/events')).status).toBe(200)
-  }
-  expect((await client.get('/api/v1/rail/balances')).status).toBe(200)
-  // Table statistics are per server: the replica counts the scans of the reads it served.
-  await waitFor(async () => (await scans('replica', 'wallets')) - before.wallets >= ROUNDS + STATEMENTS, 30_000, `${ROUNDS + STATEMENTS} wallet scans on the replica`)
-  await waitFor(async () => (await scans('replica', 'events')) - before.events >= STATEMENTS, 30_000, `${STATEMENTS} event scans on the replica`)
-  console.log(
-    `read replica: ${ROUNDS} creates each listed at once, ${STATEMENTS} statements and event lists; on the replica, wallet scans +${(await scans('replica', 'wallets')) - before.wallets}, event scans +${(await scans('replica', 'events')) - before.events}`,
-  )
-  // Consecutive scrapes reach the processes in turn: each has served reads from the replica.
-  for (let scrape = 0; scrape < 4; scrape++) expect(await readsCountedNow('replica', 'caught_up')).toBe(true)
-})
-
-it.skipIf(unavailable)('with the replica paused, reads answer from the primary after the bound, and see every write', { timeout: 90_000 }, async () => {
-  const { replica } = pair!
-  await replica.query(DATABASE, 'SELECT pg_wal_replay_pause()')
-  try {
-    await waitFor(async () => (await replica.query<{ state: string }>(DATABASE, 'SELECT pg_get_wal_replay_pause_state() AS state'))[0]!.state === 'paused', 10_000, 'replay paused')
-    for (let round = 0; round < STALE_ROUNDS; round++) {
-      const reference = `stale-${randomUUID()}`
-      const walletId = await createWallet(reference)
-      // The replica has not got it, and will not until replay resumes; the API's list has.
-      expect(await replica.query(DATABASE, 'SELECT 1 FROM wallets WHERE id = $1', [walletId])).toHaveLength(0)
+it.skipIf(unavailable)(
+  'lists, statements and events are read on the replica, and a list right after a create shows it, whichever process reads',
+  { timeout: 90_000 },
+  async () => {
+    const before = { wallets: await scans('replica', 'wallets'), events: await scans('replica', 'events') }
+    let walletId = ''
+    for (let round = 0; round < ROUNDS; round++) {
+      const reference = `ryw-${randomUUID()}`
+      walletId = await createWallet(reference)
       expect(await listed(reference)).toBe(walletId)
     }
-    expect(await readsCounted('primary', 'lagging')).toBe(true)
-  } finally {
-    await replica.query(DATABASE, 'SELECT pg_wal_replay_resume()')
-  }
-})
+    // A wallet's statement reads the wallet, then its lines; the event list reads the events.
+    for (let round = 0; round < STATEMENTS; round++) {
+      expect((await client.get(`/wallet/statement?customerId=${walletId}`)).status).toBe(200)
+      expect((await client.get('/api/v1/rail/events')).status).toBe(200)
+    }
+    expect((await client.get('/api/v1/rail/balances')).status).toBe(200)
+    // Table statistics are per server: the replica counts the scans of the reads it served.
+    await waitFor(
+      async () => (await scans('replica', 'wallets')) - before.wallets >= ROUNDS + STATEMENTS,
+      30_000,
+      `${ROUNDS + STATEMENTS} wallet scans on the replica`,
+    )
+    await waitFor(
+      async () => (await scans('replica', 'events')) - before.events >= STATEMENTS,
+      30_000,
+      `${STATEMENTS} event scans on the replica`,
+    )
+    console.log(
+      `read replica: ${ROUNDS} creates each listed at once, ${STATEMENTS} statements and event lists; on the replica, wallet scans +${(await scans('replica', 'wallets')) - before.wallets}, event scans +${(await scans('replica', 'events')) - before.events}`,
+    )
+    // Consecutive scrapes reach the processes in turn: each has served reads from the replica.
+    for (let scrape = 0; scrape < 4; scrape++) expect(await readsCountedNow('replica', 'caught_up')).toBe(true)
+  },
+)
 
-it.skipIf(unavailable)('with the replica stopped, reads answer from the primary; started again, it serves them again', { timeout: 90_000 }, async () => {
-  const { replica } = pair!
-  await replica.stop()
-  for (let round = 0; round < STALE_ROUNDS; round++) expect(await createThenFind()).toBe(true)
-  expect(await readsCounted('primary', 'unavailable')).toBe(true)
-  await replica.start()
-  const scansBefore = await scans('replica', 'wallets')
-  await waitFor(async () => {
-    expect(await createThenFind()).toBe(true)
-    return (await scans('replica', 'wallets')) > scansBefore
-  }, 30_000, 'a wallet list scan on the restarted replica')
-})
+it.skipIf(unavailable)(
+  'with the replica paused, reads answer from the primary after the bound, and see every write',
+  { timeout: 90_000 },
+  async () => {
+    const { replica } = pair!
+    await replica.query(DATABASE, 'SELECT pg_wal_replay_pause()')
+    try {
+      await waitFor(
+        async () =>
+          (await replica.query<{ state: string }>(DATABASE, 'SELECT pg_get_wal_replay_pause_state() AS state'))[0]!
+            .state === 'paused',
+        10_000,
+        'replay paused',
+      )
+      for (let round = 0; round < STALE_ROUNDS; round++) {
+        const reference = `stale-${randomUUID()}`
+        const walletId = await createWallet(reference)
+        // The replica has not got it, and will not until replay resumes; the API's list has.
+        expect(await replica.query(DATABASE, 'SELECT 1 FROM wallets WHERE id = $1', [walletId])).toHaveLength(0)
+        expect(await listed(reference)).toBe(walletId)
+      }
+      expect(await readsCounted('primary', 'lagging')).toBe(true)
+    } finally {
+      await replica.query(DATABASE, 'SELECT pg_wal_replay_resume()')
+    }
+  },
+)
+
+it.skipIf(unavailable)(
+  'with the replica stopped, reads answer from the primary; started again, it serves them again',
+  { timeout: 90_000 },
+  async () => {
+    const { replica } = pair!
+    await replica.stop()
+    for (let round = 0; round < STALE_ROUNDS; round++) expect(await createThenFind()).toBe(true)
+    expect(await readsCounted('primary', 'unavailable')).toBe(true)
+    await replica.start()
+    const scansBefore = await scans('replica', 'wallets')
+    await waitFor(
+      async () => {
+        expect(await createThenFind()).toBe(true)
+        return (await scans('replica', 'wallets')) > scansBefore
+      },
+      30_000,
+      'a wallet list scan on the restarted replica',
+    )
+  },
+)
 
 /** Creates a wallet, then finds it in the first page of the list: true when it is there. */
 async function createThenFind(): Promise<boolean> {
@@ -138,7 +177,9 @@ async function createWallet(customerReference: string): Promise<string> {
 
 /** The id of the wallet the list shows for `customerReference`, if any. */
 async function listed(customerReference: string): Promise<string | undefined> {
-  const page = await client.get<{ data: { walletId: string }[] }>(`/wallet?customerReference=${encodeURIComponent(customerReference)}`)
+  const page = await client.get<{ data: { walletId: string }[] }>(
+    `/wallet?customerReference=${encodeURIComponent(customerReference)}`,
+  )
   expect(page.status).toBe(200)
   return page.body.data[0]?.walletId
 }
@@ -162,5 +203,7 @@ async function readsCounted(servedBy: 'replica' | 'primary', reason: string): Pr
 /** The API process this scrape reaches counts reads served by `servedBy` for `reason`. */
 async function readsCountedNow(servedBy: 'replica' | 'primary', reason: string): Promise<boolean> {
   const metrics = await fetch(`${cluster!.url}/metrics`)
-  return new RegExp(`^rail_read_replica_reads_total\\{served_by="${servedBy}",reason="${reason}"\\} [1-9]`, 'm').test(await metrics.text())
+  return new RegExp(`^rail_read_replica_reads_total\\{served_by="${servedBy}",reason="${reason}"\\} [1-9]`, 'm').test(
+    await metrics.text(),
+  )
 }

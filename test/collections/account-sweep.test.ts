@@ -54,9 +54,15 @@ async function sweepOnePass(): Promise<number> {
   for (let runs = 1; runs <= 20; runs++) {
     const jobKey = `test-sweep-${randomUUID()}`
     await addJob(app.db.pool, ACCOUNT_SWEEP_TASK, {}, { jobKey })
-    await waitFor(async () => (await app.db.pool.query(`SELECT 1 FROM graphile_worker.jobs WHERE key = $1`, [jobKey])).rowCount === 0, 15_000, 'the sweep run')
+    await waitFor(
+      async () =>
+        (await app.db.pool.query(`SELECT 1 FROM graphile_worker.jobs WHERE key = $1`, [jobKey])).rowCount === 0,
+      15_000,
+      'the sweep run',
+    )
     const now = await place()
-    if (now.after_account_number === null && now.since !== null && now.since.getTime() !== before.since?.getTime()) return runs
+    if (now.after_account_number === null && now.since !== null && now.since.getTime() !== before.since?.getTime())
+      return runs
   }
   throw new Error('the sweep did not end a pass in 20 runs')
 }
@@ -75,64 +81,115 @@ async function storedCredits(sessionIds: string[]) {
 }
 
 async function eventsOf(type: string, objectId: string): Promise<number> {
-  return Number((await app.db.pool.query<{ n: string }>(`SELECT count(*) AS n FROM events WHERE type = $1 AND object_id = $2`, [type, objectId])).rows[0]!.n)
+  return Number(
+    (
+      await app.db.pool.query<{ n: string }>(`SELECT count(*) AS n FROM events WHERE type = $1 AND object_id = $2`, [
+        type,
+        objectId,
+      ])
+    ).rows[0]!.n,
+  )
 }
 
 describe('the sweep of every account for credits whose notice never came', () => {
-  it('applies a credit into a virtual account and one into a wallet within one pass, with no partner action, once: a second pass and the late notice add nothing', { timeout: 120_000 }, async () => {
-    const { client, credentials } = await app.newPartner({ callbackUrl: hook.url })
-    const account = (await client.post<{ trackingId: string; virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })).body
-    const wallet = (await client.post<{ walletId: string; accountNumber: string }>('/wallet', { customerReference: randomUUID(), name: 'Tolu Bakare' })).body
-    expect(wallet.accountNumber).toMatch(/^[0-9]{10}$/)
+  it(
+    'applies a credit into a virtual account and one into a wallet within one pass, with no partner action, once: a second pass and the late notice add nothing',
+    { timeout: 120_000 },
+    async () => {
+      const { client, credentials } = await app.newPartner({ callbackUrl: hook.url })
+      const account = (
+        await client.post<{ trackingId: string; virtualAccount: string }>('/api/v1/rail/virtual-account', {
+          reference: randomUUID(),
+        })
+      ).body
+      const wallet = (
+        await client.post<{ walletId: string; accountNumber: string }>('/wallet', {
+          customerReference: randomUUID(),
+          name: 'Tolu Bakare',
+        })
+      ).body
+      expect(wallet.accountNumber).toMatch(/^[0-9]{10}$/)
 
-    // The bank takes both and never announces them (the magic amount 9404).
-    const intoAccount = await payIn(client, account.virtualAccount, 29_404)
-    const intoWallet = await payIn(client, wallet.accountNumber, 39_404)
-    expect([intoAccount.notified, intoWallet.notified]).toEqual([false, false])
-    const sessions = [intoAccount.sessionId, intoWallet.sessionId]
-    expect(await storedCredits(sessions)).toEqual([])
+      // The bank takes both and never announces them (the magic amount 9404).
+      const intoAccount = await payIn(client, account.virtualAccount, 29_404)
+      const intoWallet = await payIn(client, wallet.accountNumber, 39_404)
+      expect([intoAccount.notified, intoWallet.notified]).toEqual([false, false])
+      const sessions = [intoAccount.sessionId, intoWallet.sessionId]
+      expect(await storedCredits(sessions)).toEqual([])
 
-    const runs = await sweepOnePass()
-    // Two accounts, one a run: the pass carried on from run to run.
-    expect(runs).toBeGreaterThanOrEqual(2)
-    await waitFor(async () => (await storedCredits(sessions)).filter((credit) => credit.status === 'applied').length === 2, 15_000, 'both credits applied')
-    expect(await storedCredits(sessions)).toEqual([
-      { session_id: intoAccount.sessionId, status: 'applied', found_by: 'sweep' },
-      { session_id: intoWallet.sessionId, status: 'applied', found_by: 'sweep' },
-    ])
-    expect(await foundBySweep()).toBe(2)
+      const runs = await sweepOnePass()
+      // Two accounts, one a run: the pass carried on from run to run.
+      expect(runs).toBeGreaterThanOrEqual(2)
+      await waitFor(
+        async () => (await storedCredits(sessions)).filter((credit) => credit.status === 'applied').length === 2,
+        15_000,
+        'both credits applied',
+      )
+      expect(await storedCredits(sessions)).toEqual([
+        { session_id: intoAccount.sessionId, status: 'applied', found_by: 'sweep' },
+        { session_id: intoWallet.sessionId, status: 'applied', found_by: 'sweep' },
+      ])
+      expect(await foundBySweep()).toBe(2)
 
-    // The partner hears of each as of any credit, told how Rail learned of it.
-    const secret = credentials.callbackSigningSecret
-    const confirmed = (body: EventBody) => body.event === 'credit.confirmed' && body.data.sessionId === intoAccount.sessionId
-    const funded = (body: EventBody) => body.event === 'wallet.funded' && body.data.sessionId === intoWallet.sessionId
-    await waitFor(() => callbacksFor(hook, secret, confirmed).length > 0 && callbacksFor(hook, secret, funded).length > 0, 15_000, 'callbacks')
-    expect(callbacksFor(hook, secret, confirmed)[0]!.data).toMatchObject({ amountKobo: 29_404, trackingId: account.trackingId, foundBy: 'sweep' })
-    expect(callbacksFor(hook, secret, funded)[0]!.data).toMatchObject({ amountKobo: 39_404, walletId: wallet.walletId, foundBy: 'sweep' })
-    const balance = await client.get<{ bookedBalanceKobo: number }>(`/wallet/customer?customerId=${wallet.walletId}`)
-    expect(balance.body.bookedBalanceKobo).toBe(39_404)
+      // The partner hears of each as of any credit, told how Rail learned of it.
+      const secret = credentials.callbackSigningSecret
+      const confirmed = (body: EventBody) =>
+        body.event === 'credit.confirmed' && body.data.sessionId === intoAccount.sessionId
+      const funded = (body: EventBody) => body.event === 'wallet.funded' && body.data.sessionId === intoWallet.sessionId
+      await waitFor(
+        () => callbacksFor(hook, secret, confirmed).length > 0 && callbacksFor(hook, secret, funded).length > 0,
+        15_000,
+        'callbacks',
+      )
+      expect(callbacksFor(hook, secret, confirmed)[0]!.data).toMatchObject({
+        amountKobo: 29_404,
+        trackingId: account.trackingId,
+        foundBy: 'sweep',
+      })
+      expect(callbacksFor(hook, secret, funded)[0]!.data).toMatchObject({
+        amountKobo: 39_404,
+        walletId: wallet.walletId,
+        foundBy: 'sweep',
+      })
+      const balance = await client.get<{ bookedBalanceKobo: number }>(`/wallet/customer?customerId=${wallet.walletId}`)
+      expect(balance.body.bookedBalanceKobo).toBe(39_404)
 
-    // A second pass finds nothing new.
-    await sweepOnePass()
-    expect(await foundBySweep()).toBe(2)
+      // A second pass finds nothing new.
+      await sweepOnePass()
+      expect(await foundBySweep()).toBe(2)
 
-    // The notices arrive after all (the bank sends them now): each is a duplicate of what the sweep recorded.
-    for (const sessionId of sessions) await addJob(app.db.pool, NOTIFY_TASK, { sessionId })
-    await waitFor(
-      async () => (await app.db.pool.query(`SELECT 1 FROM sandbox_bank.transfers WHERE session_id = ANY ($1::text[]) AND notified_at IS NOT NULL`, [sessions])).rowCount === 2,
-      15_000,
-      'the late notices delivered',
-    )
-    expect(await storedCredits(sessions)).toHaveLength(2)
-    expect(await eventsOf('wallet.funded', wallet.walletId)).toBe(1)
-    const accountEvents = await app.db.pool.query(`SELECT 1 FROM events WHERE type = 'credit.confirmed' AND (body::jsonb)->'data'->>'sessionId' = $1`, [intoAccount.sessionId])
-    expect(accountEvents.rowCount).toBe(1)
-    expect((await client.get<{ bookedBalanceKobo: number }>(`/wallet/customer?customerId=${wallet.walletId}`)).body.bookedBalanceKobo).toBe(39_404)
-  })
+      // The notices arrive after all (the bank sends them now): each is a duplicate of what the sweep recorded.
+      for (const sessionId of sessions) await addJob(app.db.pool, NOTIFY_TASK, { sessionId })
+      await waitFor(
+        async () =>
+          (
+            await app.db.pool.query(
+              `SELECT 1 FROM sandbox_bank.transfers WHERE session_id = ANY ($1::text[]) AND notified_at IS NOT NULL`,
+              [sessions],
+            )
+          ).rowCount === 2,
+        15_000,
+        'the late notices delivered',
+      )
+      expect(await storedCredits(sessions)).toHaveLength(2)
+      expect(await eventsOf('wallet.funded', wallet.walletId)).toBe(1)
+      const accountEvents = await app.db.pool.query(
+        `SELECT 1 FROM events WHERE type = 'credit.confirmed' AND (body::jsonb)->'data'->>'sessionId' = $1`,
+        [intoAccount.sessionId],
+      )
+      expect(accountEvents.rowCount).toBe(1)
+      expect(
+        (await client.get<{ bookedBalanceKobo: number }>(`/wallet/customer?customerId=${wallet.walletId}`)).body
+          .bookedBalanceKobo,
+      ).toBe(39_404)
+    },
+  )
 
   it('a credit its notice brought stays found by notice: the sweep finds nothing more', async () => {
     const { client } = await app.newPartner({ callbackUrl: hook.url })
-    const account = (await client.post<{ virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })).body
+    const account = (
+      await client.post<{ virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })
+    ).body
     const announced = await payIn(client, account.virtualAccount, 12_000)
     expect(announced.notified).toBe(true)
     await waitFor(async () => (await storedCredits([announced.sessionId])).length === 1, 45_000, 'the notice recorded')
@@ -144,11 +201,16 @@ describe('the sweep of every account for credits whose notice never came', () =>
 
   it("asks the bank for an account's credits since a time: the listing's since leaves out older ones", async () => {
     const { client } = await app.newPartner({ callbackUrl: hook.url })
-    const account = (await client.post<{ virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })).body
+    const account = (
+      await client.post<{ virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })
+    ).body
     const older = await payIn(client, account.virtualAccount, 11_404)
     const between = new Date()
     const newer = await payIn(client, account.virtualAccount, 12_404)
-    const adapter = await new ProviderRegistry(app.db.pool, { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: BANK_SECRET }).adapterFor(await getProvider(app.db.pool, 'sandbox'))
+    const adapter = await new ProviderRegistry(app.db.pool, {
+      sandboxBankUrl: () => app.baseUrl,
+      sandboxBankSecret: BANK_SECRET,
+    }).adapterFor(await getProvider(app.db.pool, 'sandbox'))
     const sessionsOf = async (since?: Date) => {
       const listed = await adapter.listCredits(account.virtualAccount, since)
       expect(listed.outcome).toBe('successful')

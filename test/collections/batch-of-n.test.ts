@@ -12,7 +12,12 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import fc from 'fast-check'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { collectionsDeps } from '../../src/app.ts'
-import { applyCreditAlone, applyCreditBatch, recordCredit, type InboundDeps } from '../../src/collections/credits/service.ts'
+import {
+  applyCreditAlone,
+  applyCreditBatch,
+  recordCredit,
+  type InboundDeps,
+} from '../../src/collections/credits/service.ts'
 import { nuban } from '../../src/banking/nip/nuban.ts'
 import { outboundDeps } from '../../src/money-out/outbound/service.ts'
 import { expireIntents } from '../../src/collections/intents/service.ts'
@@ -101,30 +106,59 @@ async function buildWorld(): Promise<World> {
   remember('archived', archived)
   await post(`/api/v1/rail/virtual-account/${String(archived.trackingId)}/archive`)
   remember('fbo', await post('/api/v1/rail/fbo/provision', { holderRef: `holder-${randomUUID()}` }))
-  remember('invoice', await post('/api/v1/rail/invoice', { reference: randomUUID(), title: 'Dues', amountKobo: 10_000, publishOnCreate: true }))
-  const cancelled = await post('/api/v1/rail/invoice', { reference: randomUUID(), title: 'Cancelled dues', amountKobo: 10_000, publishOnCreate: true })
+  remember(
+    'invoice',
+    await post('/api/v1/rail/invoice', {
+      reference: randomUUID(),
+      title: 'Dues',
+      amountKobo: 10_000,
+      publishOnCreate: true,
+    }),
+  )
+  const cancelled = await post('/api/v1/rail/invoice', {
+    reference: randomUUID(),
+    title: 'Cancelled dues',
+    amountKobo: 10_000,
+    publishOnCreate: true,
+  })
   remember('invoice_cancelled', cancelled)
   await post(`/api/v1/rail/invoice/${encodeURIComponent(String(cancelled.reference))}/cancel`)
-  const escrow = await escrowClient(app.baseUrl, credentials.escrowApiKey).create<{ ref: string; funding: { virtualAccount: string } }>(createRequest({ amount: 20_000 }))
+  const escrow = await escrowClient(app.baseUrl, credentials.escrowApiKey).create<{
+    ref: string
+    funding: { virtualAccount: string }
+  }>(createRequest({ amount: 20_000 }))
   expect(escrow.status, JSON.stringify(escrow.body)).toBe(201)
   labelIdentifiers(escrow.body, 'escrow', labels)
   accountNumbers.escrow = escrow.body.funding.virtualAccount
   remember('wallet', await post('/wallet', { customerReference: randomUUID(), name: 'Ada Obi' }))
   await expireIntent(String(expiring.id))
   for (const target of ['unknown', 'unknown_of_partner'] as const) {
-    accountNumbers[target] = nuban('101', String(100_000_000 + randomBytes(4).readUInt32BE() % 800_000_000))
+    accountNumbers[target] = nuban('101', String(100_000_000 + (randomBytes(4).readUInt32BE() % 800_000_000)))
     labels.set(accountNumbers[target], target)
   }
   // An allocation whose request failed: the provider's reference names the partner, Rail has no account.
   const accountReferences = { unknown_of_partner: `${partnerId}.${randomBytes(14).toString('hex').slice(0, 27)}` }
   labels.set(accountReferences.unknown_of_partner, 'allocation_reference')
   await labelRows(partnerId, labels)
-  const setupEvents = await app.db.pool.query<{ id: string }>(`SELECT id FROM events WHERE partner_id = $1`, [partnerId])
+  const setupEvents = await app.db.pool.query<{ id: string }>(`SELECT id FROM events WHERE partner_id = $1`, [
+    partnerId,
+  ])
   return { partnerId, setupEventIds: setupEvents.rows.map((row) => row.id), accountNumbers, accountReferences, labels }
 }
 
 /** The fields of an answer that name an object of this world (not its state): their values stand for `target`. */
-const IDENTIFIER_KEYS = new Set(['id', 'ref', 'trackingId', 'virtualAccount', 'accountNumber', 'reference', 'walletId', 'customerReference', 'holderRef', 'brr'])
+const IDENTIFIER_KEYS = new Set([
+  'id',
+  'ref',
+  'trackingId',
+  'virtualAccount',
+  'accountNumber',
+  'reference',
+  'walletId',
+  'customerReference',
+  'holderRef',
+  'brr',
+])
 
 function labelIdentifiers(value: unknown, target: string, labels: Map<string, string>): void {
   if (value === null || typeof value !== 'object') return
@@ -136,34 +170,54 @@ function labelIdentifiers(value: unknown, target: string, labels: Map<string, st
 
 /** The expiry sweep, with the intent's expiry moved into the past. */
 async function expireIntent(intentId: string): Promise<void> {
-  await app.db.pool.query(`UPDATE payment_intents SET expires_at = now() - interval '1 second' WHERE id = $1`, [intentId])
+  await app.db.pool.query(`UPDATE payment_intents SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+    intentId,
+  ])
   expect(await expireIntents(app.db.pool, systemClock)).toBeGreaterThanOrEqual(1)
 }
 
 /** Row ids the routes' answers do not show (virtual accounts', ledger accounts'), by the label of what they belong to. */
 async function labelRows(partnerId: string, labels: Map<string, string>): Promise<void> {
-  const accounts = await app.db.pool.query<{ id: string; account_number: string }>(`SELECT id, account_number FROM virtual_accounts WHERE partner_id = $1`, [partnerId])
-  for (const row of accounts.rows) labels.set(row.id, `account ${labels.get(row.account_number) ?? 'unlabelled_number'}`)
-  const intents = await app.db.pool.query<{ id: string; reference: string; virtual_account_id: string }>(`SELECT id, reference, virtual_account_id FROM payment_intents WHERE partner_id = $1`, [
-    partnerId,
-  ])
+  const accounts = await app.db.pool.query<{ id: string; account_number: string }>(
+    `SELECT id, account_number FROM virtual_accounts WHERE partner_id = $1`,
+    [partnerId],
+  )
+  for (const row of accounts.rows)
+    labels.set(row.id, `account ${labels.get(row.account_number) ?? 'unlabelled_number'}`)
+  const intents = await app.db.pool.query<{ id: string; reference: string; virtual_account_id: string }>(
+    `SELECT id, reference, virtual_account_id FROM payment_intents WHERE partner_id = $1`,
+    [partnerId],
+  )
   for (const row of intents.rows) {
     labels.set(row.id, `intent of ${labels.get(row.virtual_account_id) ?? 'unlabelled_account'}`)
     labels.set(row.reference, `intent reference of ${labels.get(row.virtual_account_id) ?? 'unlabelled_account'}`)
   }
-  const invoices = await app.db.pool.query<{ id: string; reference: string }>(`SELECT id, reference FROM invoices WHERE partner_id = $1`, [partnerId])
+  const invoices = await app.db.pool.query<{ id: string; reference: string }>(
+    `SELECT id, reference FROM invoices WHERE partner_id = $1`,
+    [partnerId],
+  )
   for (const row of invoices.rows) labels.set(row.id, `invoice ${labels.get(row.reference) ?? 'unlabelled_reference'}`)
-  const escrows = await app.db.pool.query<{ id: string; ref: string }>(`SELECT id, ref FROM escrows WHERE partner_id = $1`, [partnerId])
+  const escrows = await app.db.pool.query<{ id: string; ref: string }>(
+    `SELECT id, ref FROM escrows WHERE partner_id = $1`,
+    [partnerId],
+  )
   for (const row of escrows.rows) labels.set(row.id, `escrow ${labels.get(row.ref) ?? 'unlabelled_ref'}`)
 }
 
 /** Stores the sequence's credits for this world, as the provider's notices would: answers each one's credit id and whether it was a repeat. */
-async function recordSequence(world: World, commands: readonly CreditCommand[], runTag: string): Promise<{ creditId: string; duplicate: boolean }[]> {
+async function recordSequence(
+  world: World,
+  commands: readonly CreditCommand[],
+  runTag: string,
+): Promise<{ creditId: string; duplicate: boolean }[]> {
   const sessionIds: string[] = []
   const recorded: { creditId: string; duplicate: boolean }[] = []
   for (const [index, command] of commands.entries()) {
     const target = TARGETS[command.target]!
-    const sessionId = command.repeatOf !== null && index > 0 ? sessionIds[command.repeatOf % index]! : `${runTag}${String(index).padStart(4, '0')}`
+    const sessionId =
+      command.repeatOf !== null && index > 0
+        ? sessionIds[command.repeatOf % index]!
+        : `${runTag}${String(index).padStart(4, '0')}`
     sessionIds.push(sessionId)
     world.labels.set(sessionId, `session:${sessionIds.indexOf(sessionId)}`)
     recorded.push(
@@ -198,9 +252,15 @@ async function applyEachAlone(recorded: readonly { creditId: string; duplicate: 
 async function applyAsOneBatch(recorded: readonly { creditId: string; duplicate: boolean }[]): Promise<void> {
   const ids = recorded.map((entry) => entry.creditId)
   await applyCreditBatch(deps, ids[0]!)
-  const left = await app.db.pool.query(`SELECT count(*)::int AS n FROM inbound_credits WHERE id = ANY ($1::uuid[]) AND (status = 'received' OR apply_failures > 0)`, [ids])
+  const left = await app.db.pool.query(
+    `SELECT count(*)::int AS n FROM inbound_credits WHERE id = ANY ($1::uuid[]) AND (status = 'received' OR apply_failures > 0)`,
+    [ids],
+  )
   expect(left.rows[0].n).toBe(0)
-  const jobs = await app.db.pool.query(`SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE task_identifier = 'inbound_credit_apply' AND key = ANY ($1::text[])`, [ids.filter((id) => id !== ids[0]).map((id) => `inbound_credit:${id}`)])
+  const jobs = await app.db.pool.query(
+    `SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE task_identifier = 'inbound_credit_apply' AND key = ANY ($1::text[])`,
+    [ids.filter((id) => id !== ids[0]).map((id) => `inbound_credit:${id}`)],
+  )
   expect(jobs.rows[0].n).toBe(0) // the batch dropped the other credits' jobs
   for (const { creditId, duplicate } of recorded.slice(1)) if (!duplicate) await applyCreditBatch(deps, creditId)
 }
@@ -227,7 +287,8 @@ async function outcome(world: World, recorded: readonly { creditId: string; dupl
       WHERE id = ANY ($1::uuid[]) OR excess_of = ANY ($1::uuid[]) ORDER BY id`,
     [ids],
   )
-  for (const [index, creditId] of ids.entries()) if (!world.labels.has(creditId)) world.labels.set(creditId, `credit:${index}`)
+  for (const [index, creditId] of ids.entries())
+    if (!world.labels.has(creditId)) world.labels.set(creditId, `credit:${index}`)
   for (const row of credits.rows) {
     if (row.excess_of) world.labels.set(row.id, `excess:${world.labels.get(row.excess_of)}`)
     if (row.excess_of) world.labels.set(row.session_id, `excess-session:${world.labels.get(row.excess_of)}`)
@@ -239,16 +300,32 @@ async function outcome(world: World, recorded: readonly { creditId: string; dupl
       WHERE partner_id = $1 ORDER BY kind, currency`,
     [world.partnerId],
   )
-  const intents = await pool.query(`SELECT id, status, amount_received_kobo FROM payment_intents WHERE partner_id = $1`, [world.partnerId])
-  const invoices = await pool.query(`SELECT reference, status, amount_paid_kobo FROM invoices WHERE partner_id = $1`, [world.partnerId])
-  const escrows = await pool.query(`SELECT ref, status, funded_amount_kobo FROM escrows WHERE partner_id = $1`, [world.partnerId])
-  const events = await pool.query<{ type: string; object_type: string; object_id: string; body: string; callback_url: string | null }>(
+  const intents = await pool.query(
+    `SELECT id, status, amount_received_kobo FROM payment_intents WHERE partner_id = $1`,
+    [world.partnerId],
+  )
+  const invoices = await pool.query(`SELECT reference, status, amount_paid_kobo FROM invoices WHERE partner_id = $1`, [
+    world.partnerId,
+  ])
+  const escrows = await pool.query(`SELECT ref, status, funded_amount_kobo FROM escrows WHERE partner_id = $1`, [
+    world.partnerId,
+  ])
+  const events = await pool.query<{
+    type: string
+    object_type: string
+    object_id: string
+    body: string
+    callback_url: string | null
+  }>(
     `SELECT type, object_type, object_id, body, callback_url FROM events WHERE partner_id = $1 AND id <> ALL ($2::uuid[]) ORDER BY id`,
     [world.partnerId, world.setupEventIds],
   )
   return {
     recorded: recorded.map((entry) => ({ credit: label(entry.creditId), duplicate: entry.duplicate })),
-    credits: sortBy(credits.rows.map((row) => label({ ...row, brr: row.brr === null ? null : 'brr' })), 'id'),
+    credits: sortBy(
+      credits.rows.map((row) => label({ ...row, brr: row.brr === null ? null : 'brr' })),
+      'id',
+    ),
     ledger: ledger.rows,
     intents: sortBy(intents.rows.map(label), 'id'),
     invoices: sortBy(invoices.rows.map(label), 'reference'),
@@ -260,12 +337,15 @@ async function outcome(world: World, recorded: readonly { creditId: string; dupl
 
 function eventsByObject(events: unknown[]): Record<string, unknown[]> {
   const byObject: Record<string, unknown[]> = {}
-  for (const event of events as { object_type: string; object_id: string }[]) (byObject[`${event.object_type}:${event.object_id}`] ??= []).push(event)
+  for (const event of events as { object_type: string; object_id: string }[])
+    (byObject[`${event.object_type}:${event.object_id}`] ??= []).push(event)
   return byObject
 }
 
 function sortBy<T>(rows: T[], key: string): T[] {
-  return [...rows].sort((a, b) => String((a as Record<string, unknown>)[key]).localeCompare(String((b as Record<string, unknown>)[key])))
+  return [...rows].sort((a, b) =>
+    String((a as Record<string, unknown>)[key]).localeCompare(String((b as Record<string, unknown>)[key])),
+  )
 }
 
 /** Values each partner's setup made at random (a checkout token, the credential and request that created an object): not the rules' doing. */
@@ -279,8 +359,12 @@ function normalize(value: unknown, labels: Map<string, string>): unknown {
   if (value instanceof Date) return '<time>'
   if (Array.isArray(value)) return value.map((item) => normalize(item, labels))
   if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value).filter(([key]) => key !== 'timestamp' && !(key === 'id' && 'eventKind' in value))
-    return Object.fromEntries(entries.map(([key, item]) => [key, SETUP_KEYS.has(key) ? '<setup>' : normalize(item, labels)]))
+    const entries = Object.entries(value).filter(
+      ([key]) => key !== 'timestamp' && !(key === 'id' && 'eventKind' in value),
+    )
+    return Object.fromEntries(
+      entries.map(([key, item]) => [key, SETUP_KEYS.has(key) ? '<setup>' : normalize(item, labels)]),
+    )
   }
   return value
 }
@@ -300,7 +384,9 @@ it('a batch of N credits equals N batches of one', async () => {
       await applyEachAlone(singleRecorded)
       const batchedRecorded = await recordSequence(batched, commands, `${runTag}2`)
       await applyAsOneBatch(batchedRecorded)
-      const waiting = await app.db.pool.query(`SELECT count(*)::int AS n FROM inbound_credits WHERE status = 'received'`)
+      const waiting = await app.db.pool.query(
+        `SELECT count(*)::int AS n FROM inbound_credits WHERE status = 'received'`,
+      )
       expect(waiting.rows[0].n).toBe(0)
       expect(await outcome(batched, batchedRecorded)).toEqual(await outcome(single, singleRecorded))
     }),

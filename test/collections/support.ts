@@ -25,7 +25,12 @@ export interface CollectionsHarness {
  */
 export async function startCollections(options: { deadlineMs?: number } = {}): Promise<CollectionsHarness> {
   const sandbox = { firstDelayMs: 200, deadlineMs: options.deadlineMs ?? 5_000 }
-  const app = await startRail({ sandboxBankSecret: BANK_SECRET, payments: { sandbox }, workers: { concurrency: 8, events: { retryDelaysMs: [200] } }, receiver: true })
+  const app = await startRail({
+    sandboxBankSecret: BANK_SECRET,
+    payments: { sandbox },
+    workers: { concurrency: 8, events: { retryDelaysMs: [200] } },
+    receiver: true,
+  })
   return { app, hook: app.receiver, close: app.stopWorkers }
 }
 
@@ -53,22 +58,45 @@ export function callbacksFor(hook: Receiver, secret: string, match: (body: Event
  * notice 503 (overloaded), and the bank retries with graphile-worker's exponential backoff
  * (about 3 s, 7 s, then 20 s), so a callback two refusals late is still a callback.
  */
-export async function waitForCallback(hook: Receiver, secret: string, match: (body: EventBody) => boolean, count = 1): Promise<EventBody[]> {
+export async function waitForCallback(
+  hook: Receiver,
+  secret: string,
+  match: (body: EventBody) => boolean,
+  count = 1,
+): Promise<EventBody[]> {
   await waitFor(() => callbacksFor(hook, secret, match).length >= count, 45_000, 'callback')
   return callbacksFor(hook, secret, match)
 }
 
 /** Pays into a virtual account through the sandbox bank (which then announces it to Rail). */
-export async function payIn(client: RailClient, virtualAccount: string, amountKobo: number, payer: Record<string, string> = {}) {
-  const response = await client.post<{ sessionId: string; notified: boolean }>('/api/v1/rail/sandbox/simulate-inbound-credit', { virtualAccount, amountKobo, ...payer })
+export async function payIn(
+  client: RailClient,
+  virtualAccount: string,
+  amountKobo: number,
+  payer: Record<string, string> = {},
+) {
+  const response = await client.post<{ sessionId: string; notified: boolean }>(
+    '/api/v1/rail/sandbox/simulate-inbound-credit',
+    { virtualAccount, amountKobo, ...payer },
+  )
   expect(response.status).toBe(200)
   return response.body
 }
 
 /** POSTs a notice to Rail's provider webhook as the sandbox bank would (signed unless told otherwise). */
-export async function postBankNotice(baseUrl: string, body: string, options: { secret?: string; unsigned?: boolean; provider?: string } = {}): Promise<Response> {
+export async function postBankNotice(
+  baseUrl: string,
+  body: string,
+  options: { secret?: string; unsigned?: boolean; provider?: string } = {},
+): Promise<Response> {
   const path = `/providers/${options.provider ?? 'sandbox'}/webhooks`
-  const signed = signRequest({ keyId: 'bank', signingSecret: options.secret ?? BANK_SECRET, method: 'POST', pathWithQuery: path, body })
+  const signed = signRequest({
+    keyId: 'bank',
+    signingSecret: options.secret ?? BANK_SECRET,
+    method: 'POST',
+    pathWithQuery: path,
+    body,
+  })
   const headers: Record<string, string> = { 'Content-Type': 'application/json' }
   if (!options.unsigned) {
     headers['X-Sandbox-Timestamp'] = signed['X-Rail-Timestamp']!

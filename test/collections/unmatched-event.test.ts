@@ -12,7 +12,15 @@ import { SandboxBank } from '../../src/sandbox/service.ts'
 import { allocationReference } from '../../src/collections/virtual-accounts/service.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
-import { callbacksFor, payIn, postBankNotice, startCollections, waitForCallback, type CollectionsHarness, type EventBody } from './support.ts'
+import {
+  callbacksFor,
+  payIn,
+  postBankNotice,
+  startCollections,
+  waitForCallback,
+  type CollectionsHarness,
+  type EventBody,
+} from './support.ts'
 
 let harness: CollectionsHarness
 
@@ -53,25 +61,40 @@ async function partner() {
 }
 
 async function newAccount(client: RailClient, extra: Record<string, unknown> = {}) {
-  const created = await client.post<{ trackingId: string; virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID(), ...extra })
+  const created = await client.post<{ trackingId: string; virtualAccount: string }>('/api/v1/rail/virtual-account', {
+    reference: randomUUID(),
+    ...extra,
+  })
   expect(created.status, JSON.stringify(created.body)).toBe(200)
   return created.body
 }
 
 async function triage(client: RailClient, count: number): Promise<TriageItem[]> {
   let items: TriageItem[] = []
-  await waitFor(async () => {
-    items = (await client.get<{ data: TriageItem[] }>('/api/v1/rail/unmatched?limit=100')).body.data
-    return items.length >= count
-  }, 15_000, `${count} triage items`)
+  await waitFor(
+    async () => {
+      items = (await client.get<{ data: TriageItem[] }>('/api/v1/rail/unmatched?limit=100')).body.data
+      return items.length >= count
+    },
+    15_000,
+    `${count} triage items`,
+  )
   return items
 }
 
 const unmatchedCallbacks = (secret: string, match: (data: UnmatchedData) => boolean): EventBody<UnmatchedData>[] =>
-  callbacksFor(harness.hook, secret, (body) => body.event === 'credit.unmatched' && match(body.data as unknown as UnmatchedData)) as unknown as EventBody<UnmatchedData>[]
+  callbacksFor(
+    harness.hook,
+    secret,
+    (body) => body.event === 'credit.unmatched' && match(body.data as unknown as UnmatchedData),
+  ) as unknown as EventBody<UnmatchedData>[]
 
 async function unmatchedCallbackOf(secret: string, item: TriageItem): Promise<UnmatchedData> {
-  const [callback] = await waitForCallback(harness.hook, secret, (body) => body.event === 'credit.unmatched' && body.data.creditId === item.id)
+  const [callback] = await waitForCallback(
+    harness.hook,
+    secret,
+    (body) => body.event === 'credit.unmatched' && body.data.creditId === item.id,
+  )
   return callback!.data as unknown as UnmatchedData
 }
 
@@ -84,7 +107,10 @@ async function expectOneEventPerItem(partnerId: string): Promise<void> {
   )
   expect(found.rows.length).toBeGreaterThan(0)
   for (const row of found.rows) expect(Number(row.events), row.id).toBe(1)
-  const events = await harness.app.db.pool.query<{ count: string }>(`SELECT count(*) FROM events WHERE partner_id = $1 AND type = 'credit.unmatched'`, [partnerId])
+  const events = await harness.app.db.pool.query<{ count: string }>(
+    `SELECT count(*) FROM events WHERE partner_id = $1 AND type = 'credit.unmatched'`,
+    [partnerId],
+  )
   expect(Number(events.rows[0]!.count)).toBe(found.rows.length)
 }
 
@@ -130,30 +156,64 @@ describe('credit.unmatched', () => {
 
   it('is delivered for a credit to an expired payment intent (its account archived by the expiry, or not yet)', async () => {
     const { client, credentials } = await partner()
-    const expired = (await client.post<{ id: string; trackingId: string; virtualAccount: string }>('/api/v1/rail/payment/intent', { reference: randomUUID(), amountKobo: 10_000 })).body
-    await harness.app.db.pool.query(`UPDATE payment_intents SET expires_at = now() - interval '1 second' WHERE id = $1`, [expired.id])
+    const expired = (
+      await client.post<{ id: string; trackingId: string; virtualAccount: string }>('/api/v1/rail/payment/intent', {
+        reference: randomUUID(),
+        amountKobo: 10_000,
+      })
+    ).body
+    await harness.app.db.pool.query(
+      `UPDATE payment_intents SET expires_at = now() - interval '1 second' WHERE id = $1`,
+      [expired.id],
+    )
     expect(await expireIntents(harness.app.db.pool, systemClock)).toBeGreaterThanOrEqual(1)
     await payIn(client, expired.virtualAccount, 10_000, PAYER)
     const [archivedItem] = await triage(client, 1)
-    expect(await unmatchedCallbackOf(credentials.callbackSigningSecret, archivedItem!)).toMatchObject({ reason: 'account_archived', trackingId: expired.trackingId, amountKobo: 10_000 })
+    expect(await unmatchedCallbackOf(credentials.callbackSigningSecret, archivedItem!)).toMatchObject({
+      reason: 'account_archived',
+      trackingId: expired.trackingId,
+      amountKobo: 10_000,
+    })
 
     // An intent expired whose account is still open (the expiry's archive has not reached it).
-    const lapsed = (await client.post<{ id: string; trackingId: string; virtualAccount: string }>('/api/v1/rail/payment/intent', { reference: randomUUID(), amountKobo: 4_000 })).body
-    await harness.app.db.pool.query(`UPDATE payment_intents SET status = 'expired', status_changed_at = now() WHERE id = $1`, [lapsed.id])
+    const lapsed = (
+      await client.post<{ id: string; trackingId: string; virtualAccount: string }>('/api/v1/rail/payment/intent', {
+        reference: randomUUID(),
+        amountKobo: 4_000,
+      })
+    ).body
+    await harness.app.db.pool.query(
+      `UPDATE payment_intents SET status = 'expired', status_changed_at = now() WHERE id = $1`,
+      [lapsed.id],
+    )
     await payIn(client, lapsed.virtualAccount, 4_000)
     const items = await triage(client, 2)
     const lapsedItem = items.find((item) => item.trackingId === lapsed.trackingId)!
-    expect(await unmatchedCallbackOf(credentials.callbackSigningSecret, lapsedItem)).toMatchObject({ reason: 'payment_intent_expired', trackingId: lapsed.trackingId, amountKobo: 4_000 })
+    expect(await unmatchedCallbackOf(credentials.callbackSigningSecret, lapsedItem)).toMatchObject({
+      reason: 'payment_intent_expired',
+      trackingId: lapsed.trackingId,
+      amountKobo: 4_000,
+    })
     await expectOneEventPerItem(credentials.partnerId)
   })
 
   it("is delivered for an overpayment's excess (naming the credit it was part of) and for a credit a paid invoice does not take", async () => {
     const { client, credentials } = await partner()
-    const invoice = (await client.post<{ trackingId: string; virtualAccount: string }>('/api/v1/rail/invoice', { reference: randomUUID(), title: 'Rent', amountKobo: 100_000, publishOnCreate: true })).body
+    const invoice = (
+      await client.post<{ trackingId: string; virtualAccount: string }>('/api/v1/rail/invoice', {
+        reference: randomUUID(),
+        title: 'Rent',
+        amountKobo: 100_000,
+        publishOnCreate: true,
+      })
+    ).body
     const overpaid = await payIn(client, invoice.virtualAccount, 120_000, PAYER)
     const [excess] = await triage(client, 1)
     const excessData = await unmatchedCallbackOf(credentials.callbackSigningSecret, excess!)
-    const original = await harness.app.db.pool.query<{ id: string }>(`SELECT id FROM inbound_credits WHERE session_id = $1`, [overpaid.sessionId])
+    const original = await harness.app.db.pool.query<{ id: string }>(
+      `SELECT id FROM inbound_credits WHERE session_id = $1`,
+      [overpaid.sessionId],
+    )
     expect(excessData).toMatchObject({
       creditId: excess!.id,
       reason: 'invoice_overpaid',
@@ -163,40 +223,89 @@ describe('credit.unmatched', () => {
       excessOf: { creditId: original.rows[0]!.id, sessionId: overpaid.sessionId, amountKobo: 120_000 },
     })
     // The credit itself was confirmed (the invoice took 100,000 of it).
-    await waitForCallback(harness.hook, credentials.callbackSigningSecret, (body) => body.event === 'credit.confirmed' && body.data.sessionId === overpaid.sessionId)
+    await waitForCallback(
+      harness.hook,
+      credentials.callbackSigningSecret,
+      (body) => body.event === 'credit.confirmed' && body.data.sessionId === overpaid.sessionId,
+    )
 
     await payIn(client, invoice.virtualAccount, 5_000)
     const items = await triage(client, 2)
     const closed = items.find((item) => item.reason === 'invoice_closed')!
-    expect(await unmatchedCallbackOf(credentials.callbackSigningSecret, closed)).toMatchObject({ reason: 'invoice_closed', amountKobo: 5_000, excessOf: null })
+    expect(await unmatchedCallbackOf(credentials.callbackSigningSecret, closed)).toMatchObject({
+      reason: 'invoice_closed',
+      amountKobo: 5_000,
+      excessOf: null,
+    })
     await expectOneEventPerItem(credentials.partnerId)
   })
 
   it('is delivered for a credit to an account Rail does not know but the partner allocated, and for another currency', async () => {
     const { client, credentials } = await partner()
     const bank = new SandboxBank(harness.app.db.pool)
-    const orphan = await bank.allocateVirtualAccount('sandbox', allocationReference(credentials.partnerId, `orphan ${randomUUID()}`), 'ORPHAN')
+    const orphan = await bank.allocateVirtualAccount(
+      'sandbox',
+      allocationReference(credentials.partnerId, `orphan ${randomUUID()}`),
+      'ORPHAN',
+    )
     await bank.receiveInboundCredit({ accountNumber: orphan.accountNumber, amountKobo: 6_000, ...PAYER })
     const [unknown] = await triage(client, 1)
-    expect(await unmatchedCallbackOf(credentials.callbackSigningSecret, unknown!)).toMatchObject({ reason: 'unknown_account', virtualAccount: orphan.accountNumber, trackingId: null })
+    expect(await unmatchedCallbackOf(credentials.callbackSigningSecret, unknown!)).toMatchObject({
+      reason: 'unknown_account',
+      virtualAccount: orphan.accountNumber,
+      trackingId: null,
+    })
 
     const account = await newAccount(client)
-    const notice = { type: 'credit.received', sessionId: `777${Date.now()}`, accountNumber: account.virtualAccount, amountKobo: 5_000, currency: 'USD', creditedAt: new Date().toISOString() }
+    const notice = {
+      type: 'credit.received',
+      sessionId: `777${Date.now()}`,
+      accountNumber: account.virtualAccount,
+      amountKobo: 5_000,
+      currency: 'USD',
+      creditedAt: new Date().toISOString(),
+    }
     expect((await postBankNotice(harness.app.baseUrl, JSON.stringify(notice))).status).toBe(200)
     const items = await triage(client, 2)
     const foreign = items.find((item) => item.reason === 'currency_mismatch')!
-    expect(await unmatchedCallbackOf(credentials.callbackSigningSecret, foreign)).toMatchObject({ currency: 'USD', amountKobo: 5_000, trackingId: account.trackingId })
+    expect(await unmatchedCallbackOf(credentials.callbackSigningSecret, foreign)).toMatchObject({
+      currency: 'USD',
+      amountKobo: 5_000,
+      trackingId: account.trackingId,
+    })
     await expectOneEventPerItem(credentials.partnerId)
   })
 
   it('is delivered for a wallet credit in another currency (the money goes to suspense, the wallet is untouched)', async () => {
     const { client, credentials } = await partner()
-    const wallet = (await client.post<{ walletId: string; accountNumber: string }>('/wallet', { customerReference: randomUUID(), name: 'Ada', provider: 'sandbox-restricted' })).body
-    const notice = { type: 'credit.received', sessionId: `888${Date.now()}`, accountNumber: wallet.accountNumber, amountKobo: 2_500, currency: 'USD', creditedAt: new Date().toISOString() }
-    expect((await postBankNotice(harness.app.baseUrl, JSON.stringify(notice), { provider: 'sandbox-restricted' })).status).toBe(200)
+    const wallet = (
+      await client.post<{ walletId: string; accountNumber: string }>('/wallet', {
+        customerReference: randomUUID(),
+        name: 'Ada',
+        provider: 'sandbox-restricted',
+      })
+    ).body
+    const notice = {
+      type: 'credit.received',
+      sessionId: `888${Date.now()}`,
+      accountNumber: wallet.accountNumber,
+      amountKobo: 2_500,
+      currency: 'USD',
+      creditedAt: new Date().toISOString(),
+    }
+    expect(
+      (await postBankNotice(harness.app.baseUrl, JSON.stringify(notice), { provider: 'sandbox-restricted' })).status,
+    ).toBe(200)
     const [item] = await triage(client, 1)
-    expect(await unmatchedCallbackOf(credentials.callbackSigningSecret, item!)).toMatchObject({ reason: 'currency_mismatch', walletId: wallet.walletId, virtualAccount: wallet.accountNumber })
-    expect((await client.get<{ bookedBalanceKobo: number }>(`/wallet/customer?customerId=${wallet.walletId}`)).body.bookedBalanceKobo).toBe(0)
+    expect(await unmatchedCallbackOf(credentials.callbackSigningSecret, item!)).toMatchObject({
+      reason: 'currency_mismatch',
+      walletId: wallet.walletId,
+      virtualAccount: wallet.accountNumber,
+    })
+    expect(
+      (await client.get<{ bookedBalanceKobo: number }>(`/wallet/customer?customerId=${wallet.walletId}`)).body
+        .bookedBalanceKobo,
+    ).toBe(0)
     await expectOneEventPerItem(credentials.partnerId)
   })
 
@@ -205,15 +314,32 @@ describe('credit.unmatched', () => {
     const accounts = await Promise.all([1, 2, 3, 4, 5, 6].map(() => newAccount(client)))
     for (const account of accounts) await client.post(`/api/v1/rail/virtual-account/${account.trackingId}/archive`)
     const live = await newAccount(client)
-    await Promise.all([...accounts.map((account, index) => payIn(client, account.virtualAccount, 1_000 + index)), payIn(client, live.virtualAccount, 9_999)])
+    await Promise.all([
+      ...accounts.map((account, index) => payIn(client, account.virtualAccount, 1_000 + index)),
+      payIn(client, live.virtualAccount, 9_999),
+    ])
     const items = await triage(client, accounts.length)
     const ours = (data: UnmatchedData) => items.some((item) => item.id === data.creditId)
-    await waitFor(() => unmatchedCallbacks(credentials.callbackSigningSecret, ours).length === accounts.length, 15_000, 'a callback per item')
+    await waitFor(
+      () => unmatchedCallbacks(credentials.callbackSigningSecret, ours).length === accounts.length,
+      15_000,
+      'a callback per item',
+    )
     for (const item of items) {
       const callbacks = unmatchedCallbacks(credentials.callbackSigningSecret, (data) => data.creditId === item.id)
-      expect(callbacks.map((body) => body.data)).toEqual([expect.objectContaining({ reason: 'account_archived', amountKobo: item.amountKobo, trackingId: item.trackingId })])
+      expect(callbacks.map((body) => body.data)).toEqual([
+        expect.objectContaining({
+          reason: 'account_archived',
+          amountKobo: item.amountKobo,
+          trackingId: item.trackingId,
+        }),
+      ])
     }
-    await waitForCallback(harness.hook, credentials.callbackSigningSecret, (body) => body.event === 'credit.confirmed' && body.data.trackingId === live.trackingId)
+    await waitForCallback(
+      harness.hook,
+      credentials.callbackSigningSecret,
+      (body) => body.event === 'credit.confirmed' && body.data.trackingId === live.trackingId,
+    )
     await expectOneEventPerItem(credentials.partnerId)
   })
 })

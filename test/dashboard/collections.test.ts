@@ -15,7 +15,11 @@ import { waitFor } from '../support/wait.ts'
 import { postForm, signedInPage, signedInSession, type DashboardSession } from './support.ts'
 
 const INJECTED = `<script>alert(1)</script>"><img src=x onerror=alert(2)>`
-const PAYER = { payerName: `Ngozi ${INJECTED}`.slice(0, 100), payerAccountNumber: nuban('044', '000765432'), payerBankCode: '044' }
+const PAYER = {
+  payerName: `Ngozi ${INJECTED}`.slice(0, 100),
+  payerAccountNumber: nuban('044', '000765432'),
+  payerBankCode: '044',
+}
 
 interface Intent {
   id: string
@@ -45,22 +49,36 @@ let persistent: Account
 let fbo: Account
 let archived: Account
 /** The triage ids by what each test does with it. */
-const unmatched: Record<'refund' | 'assign' | 'double' | 'noPayer', string> = { refund: '', assign: '', double: '', noPayer: '' }
+const unmatched: Record<'refund' | 'assign' | 'double' | 'noPayer', string> = {
+  refund: '',
+  assign: '',
+  double: '',
+  noPayer: '',
+}
 let other: { client: RailClient; intent: Intent; account: Account; unmatchedId: string }
 
 const base = (): string => harness.app.baseUrl
 
 async function unmatchedIds(on: RailClient, count: number): Promise<string[]> {
   let items: TriageItem[] = []
-  await waitFor(async () => {
-    items = (await on.get<{ data: TriageItem[] }>('/api/v1/rail/unmatched?status=unmatched&limit=100')).body.data
-    return items.length >= count
-  }, 20_000, `${count} unmatched credits`)
+  await waitFor(
+    async () => {
+      items = (await on.get<{ data: TriageItem[] }>('/api/v1/rail/unmatched?status=unmatched&limit=100')).body.data
+      return items.length >= count
+    },
+    20_000,
+    `${count} unmatched credits`,
+  )
   return items.map((item) => item.id)
 }
 
 /** Pays into an account and waits until the API lists one more unmatched credit; answers its id. */
-async function payUnmatched(on: RailClient, account: string, amountKobo: number, payer: Record<string, string> = {}): Promise<string> {
+async function payUnmatched(
+  on: RailClient,
+  account: string,
+  amountKobo: number,
+  payer: Record<string, string> = {},
+): Promise<string> {
   const before = await unmatchedIds(on, 0)
   await payIn(on, account, amountKobo, payer)
   const after = await unmatchedIds(on, before.length + 1)
@@ -101,11 +119,19 @@ async function triage(on: RailClient, id: string): Promise<TriageItem> {
 }
 
 async function actionCount(): Promise<number> {
-  return (await harness.app.db.pool.query(`SELECT count(*)::int AS n FROM dashboard_actions WHERE partner_id = $1`, [partnerId])).rows[0].n as number
+  return (
+    await harness.app.db.pool.query(`SELECT count(*)::int AS n FROM dashboard_actions WHERE partner_id = $1`, [
+      partnerId,
+    ])
+  ).rows[0].n as number
 }
 
 async function payoutCount(): Promise<number> {
-  return (await harness.app.db.pool.query(`SELECT count(*)::int AS n FROM outbound_transfers WHERE partner_id = $1`, [partnerId])).rows[0].n as number
+  return (
+    await harness.app.db.pool.query(`SELECT count(*)::int AS n FROM outbound_transfers WHERE partner_id = $1`, [
+      partnerId,
+    ])
+  ).rows[0].n as number
 }
 
 /** Nothing injected ran or became markup; the page reads on a phone. */
@@ -140,8 +166,15 @@ beforeAll(async () => {
     virtualAccountHolder: { name: `Holder ${INJECTED}` },
     returnUrl: 'https://shop.example/return',
   })
-  persistent = await newAccount(client, { reference: `a${INJECTED}`, purposeTag: INJECTED, virtualAccountHolder: { name: `Acct ${INJECTED}` } })
-  const provisioned = await client.post<Account>('/api/v1/rail/fbo/provision', { holderRef: `h-${randomUUID()}`, purposeTag: `fbo ${INJECTED}` })
+  persistent = await newAccount(client, {
+    reference: `a${INJECTED}`,
+    purposeTag: INJECTED,
+    virtualAccountHolder: { name: `Acct ${INJECTED}` },
+  })
+  const provisioned = await client.post<Account>('/api/v1/rail/fbo/provision', {
+    holderRef: `h-${randomUUID()}`,
+    purposeTag: `fbo ${INJECTED}`,
+  })
   expect(provisioned.status).toBe(200)
   fbo = provisioned.body
   await payIn(client, intent.virtualAccount, 200_000, PAYER)
@@ -149,18 +182,29 @@ beforeAll(async () => {
   // Credits to an archived account land unmatched, in triage.
   archived = await newAccount(client)
   expect((await client.post(`/api/v1/rail/virtual-account/${archived.trackingId}/archive`)).status).toBe(200)
-  expect((await postBankNotice(base(), bankNotice(archived.virtualAccount, 30_000, `Rent ${INJECTED}`))).status).toBe(200)
+  expect((await postBankNotice(base(), bankNotice(archived.virtualAccount, 30_000, `Rent ${INJECTED}`))).status).toBe(
+    200,
+  )
   unmatched.refund = (await unmatchedIds(client, 1))[0]!
   unmatched.assign = await payUnmatched(client, archived.virtualAccount, 40_000, PAYER)
   unmatched.double = await payUnmatched(client, archived.virtualAccount, 50_000, PAYER)
   unmatched.noPayer = await payUnmatched(client, archived.virtualAccount, 60_000)
-  await waitFor(async () => (await client.get<Intent>(`/api/v1/rail/payment/intent/${intent.id}`)).body.status === 'partially_paid', 20_000, 'intent partially paid')
+  await waitFor(
+    async () => (await client.get<Intent>(`/api/v1/rail/payment/intent/${intent.id}`)).body.status === 'partially_paid',
+    20_000,
+    'intent partially paid',
+  )
 
   const theirs = await harness.app.newPartner({ name: 'Other Ltd' })
   const theirArchived = await newAccount(theirs.client)
   await theirs.client.post(`/api/v1/rail/virtual-account/${theirArchived.trackingId}/archive`)
   const theirUnmatched = await payUnmatched(theirs.client, theirArchived.virtualAccount, 10_000, PAYER)
-  other = { client: theirs.client, intent: await newIntent(theirs.client, { amountKobo: 10_000 }), account: await newAccount(theirs.client), unmatchedId: theirUnmatched }
+  other = {
+    client: theirs.client,
+    intent: await newIntent(theirs.client, { amountKobo: 10_000 }),
+    account: await newAccount(theirs.client),
+    unmatchedId: theirUnmatched,
+  }
 }, 120_000)
 
 afterAll(async () => {
@@ -258,8 +302,12 @@ describe('collections pages', () => {
     await screenshot(page, 'dashboard-credits')
     await page.goto(`${base()}/dashboard/collections/credits/${unmatched.refund}`)
     expect(await page.locator('#narration').textContent()).toBe(`Rent ${INJECTED}`)
-    expect(await page.locator('#payer').textContent()).toBe(`${PAYER.payerName} · ${PAYER.payerAccountNumber} (bank 044)`)
-    expect(await page.locator('#credit-account').textContent()).toBe(`${archived.virtualAccount} (${archived.trackingId})`)
+    expect(await page.locator('#payer').textContent()).toBe(
+      `${PAYER.payerName} · ${PAYER.payerAccountNumber} (bank 044)`,
+    )
+    expect(await page.locator('#credit-account').textContent()).toBe(
+      `${archived.virtualAccount} (${archived.trackingId})`,
+    )
     await expectSafe(watched)
     await screenshot(page, 'dashboard-credit')
     await watched.context.close()
@@ -268,14 +316,23 @@ describe('collections pages', () => {
   it('page newest first by cursor, keeping the filter', async () => {
     const many = await harness.app.newPartner({ name: 'Many Intents Ltd' })
     const references: string[] = []
-    for (let index = 0; index < 26; index += 1) references.push((await newIntent(many.client, { reference: `many-${String(index).padStart(2, '0')}` })).reference)
+    for (let index = 0; index < 26; index += 1)
+      references.push((await newIntent(many.client, { reference: `many-${String(index).padStart(2, '0')}` })).reference)
     // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
-    await waitFor(async () => (await many.client.get<{ data: Intent[] }>('/api/v1/rail/payment/intent?limit=100')).body.data.length === references.length, 20_000, 'the intents listed')
+    await waitFor(
+      async () =>
+        (await many.client.get<{ data: Intent[] }>('/api/v1/rail/payment/intent?limit=100')).body.data.length ===
+        references.length,
+      20_000,
+      'the intents listed',
+    )
     const session = await signedInSession(harness.app.db.pool, base(), many.credentials.partnerId)
     const first = await pageText(session, '/dashboard/collections/intents?status=pending')
     const shown = (text: string) => [...text.matchAll(/class="reference">(many-\d\d)</g)].map((match) => match[1])
     expect(shown(first.text)).toEqual(references.slice(1).reverse())
-    const older = /href="(\/dashboard\/collections\/intents\?status=pending&amp;cursor=[0-9a-f-]{36})" id="older"/.exec(first.text)![1]!.replace('&amp;', '&')
+    const older = /href="(\/dashboard\/collections\/intents\?status=pending&amp;cursor=[0-9a-f-]{36})" id="older"/
+      .exec(first.text)![1]!
+      .replace('&amp;', '&')
     const second = await pageText(session, older)
     expect(shown(second.text)).toEqual([references[0]])
     expect(second.text).not.toContain('id="older"')
@@ -333,9 +390,15 @@ describe('unmatched credits', () => {
     const refunded = await triage(client, unmatched.refund)
     expect(refunded.status).toBe('refund_pending')
     const transferId = refunded.resolution!.outboundTransferId as string
-    const payout = (await client.get<{ beneficiaryAccountNumber: string; amountKobo: number }>(`/api/v1/rail/outbound/${transferId}`)).body
+    const payout = (
+      await client.get<{ beneficiaryAccountNumber: string; amountKobo: number }>(`/api/v1/rail/outbound/${transferId}`)
+    ).body
     // Made by the dashboard, not by an API credential.
-    expect(payout).toMatchObject({ beneficiaryAccountNumber: PAYER.payerAccountNumber, amountKobo: 30_000, creatorMetadata: { partnerId, credentialId: 'rail:dashboard' } })
+    expect(payout).toMatchObject({
+      beneficiaryAccountNumber: PAYER.payerAccountNumber,
+      amountKobo: 30_000,
+      creatorMetadata: { partnerId, credentialId: 'rail:dashboard' },
+    })
     await screenshot(page, 'dashboard-unmatched-refunded')
     await page.locator('#refund-transfer').click()
     await page.waitForURL(`${base()}/dashboard/transfers/${transferId}`)
@@ -343,7 +406,14 @@ describe('unmatched credits', () => {
     // Assign: to an open intent of the same amount, which the credit then pays.
     const target = await newIntent(client, { amountKobo: 40_000 })
     // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md): the credit's page lists the open intents.
-    await waitFor(async () => (await client.get<{ data: Intent[] }>('/api/v1/rail/payment/intent?limit=100')).body.data.some((listed) => listed.id === target.id), 20_000, 'the target intent listed')
+    await waitFor(
+      async () =>
+        (await client.get<{ data: Intent[] }>('/api/v1/rail/payment/intent?limit=100')).body.data.some(
+          (listed) => listed.id === target.id,
+        ),
+      20_000,
+      'the target intent listed',
+    )
     await page.goto(`${base()}/dashboard/unmatched/${unmatched.assign}`)
     expect(await page.locator(`#assign-targets option[value="${target.trackingId}"]`).count()).toBe(1)
     await page.locator('input[name=trackingId]').fill(target.trackingId)
@@ -356,10 +426,23 @@ describe('unmatched credits', () => {
     await expectSafe(watched)
     await screenshot(page, 'dashboard-unmatched-assigned')
 
-    const audit = await harness.app.db.pool.query(`SELECT actor, action, object_id, detail FROM dashboard_actions WHERE partner_id = $1 ORDER BY id`, [partnerId])
+    const audit = await harness.app.db.pool.query(
+      `SELECT actor, action, object_id, detail FROM dashboard_actions WHERE partner_id = $1 ORDER BY id`,
+      [partnerId],
+    )
     expect(audit.rows).toMatchObject([
-      { actor: 'dashboard', action: 'unmatched.refund', object_id: unmatched.refund, detail: { status: 'refund_pending', resolution: { action: 'refund', outboundTransferId: transferId } } },
-      { actor: 'dashboard', action: 'unmatched.assign', object_id: unmatched.assign, detail: { target: target.trackingId, status: 'assigned' } },
+      {
+        actor: 'dashboard',
+        action: 'unmatched.refund',
+        object_id: unmatched.refund,
+        detail: { status: 'refund_pending', resolution: { action: 'refund', outboundTransferId: transferId } },
+      },
+      {
+        actor: 'dashboard',
+        action: 'unmatched.assign',
+        object_id: unmatched.assign,
+        detail: { target: target.trackingId, status: 'assigned' },
+      },
     ])
     await watched.context.close()
   })
@@ -370,7 +453,10 @@ describe('unmatched credits', () => {
     const reference = referenceOf(form.text, 'refund')
     const payoutsBefore = await payoutCount()
     const path = `/dashboard/unmatched/${unmatched.double}/refund`
-    const answers = await Promise.all([postForm(base(), session, path, { reference }), postForm(base(), session, path, { reference })])
+    const answers = await Promise.all([
+      postForm(base(), session, path, { reference }),
+      postForm(base(), session, path, { reference }),
+    ])
     expect(answers.map((answer) => answer.status)).toEqual([303, 303])
     expect(answers.map((answer) => answer.headers.get('location')).sort()).toEqual([
       `/dashboard/unmatched/${unmatched.double}?notice=refund_started`,
@@ -386,7 +472,9 @@ describe('unmatched credits', () => {
     const again = await postForm(base(), session, path, { reference: randomUUID() })
     expect(again.status).toBe(409)
     expect(await again.text()).toContain('The credit was refund_pending already')
-    const assigned = await postForm(base(), session, `/dashboard/unmatched/${unmatched.assign}/refund`, { reference: randomUUID() })
+    const assigned = await postForm(base(), session, `/dashboard/unmatched/${unmatched.assign}/refund`, {
+      reference: randomUUID(),
+    })
     expect(assigned.status).toBe(409)
     expect(await payoutCount()).toBe(payoutsBefore + 1)
     // A resolved credit's page offers no forms.
@@ -400,7 +488,12 @@ describe('unmatched credits', () => {
     const refusals: [string, Record<string, string>, number, string][] = [
       ['refund', { reference: randomUUID() }, 422, 'no valid sender account'],
       ['assign', { reference: randomUUID(), trackingId: archived.trackingId }, 409, 'The target account is archived'],
-      ['assign', { reference: randomUUID(), trackingId: other.account.trackingId }, 422, 'is not a tracking id of one of your virtual accounts'],
+      [
+        'assign',
+        { reference: randomUUID(), trackingId: other.account.trackingId },
+        422,
+        'is not a tracking id of one of your virtual accounts',
+      ],
     ]
     for (const [action, fields, status, message] of refusals) {
       const answer = await postForm(base(), session, `${item}/${action}`, fields)
@@ -408,7 +501,10 @@ describe('unmatched credits', () => {
       expect(await answer.text()).toContain(message)
     }
     // Each refusal is recorded as the dashboard's, with the service's message.
-    const refused = await harness.app.db.pool.query(`SELECT detail FROM dashboard_actions WHERE partner_id = $1 AND object_id = $2 ORDER BY id`, [partnerId, unmatched.noPayer])
+    const refused = await harness.app.db.pool.query(
+      `SELECT detail FROM dashboard_actions WHERE partner_id = $1 AND object_id = $2 ORDER BY id`,
+      [partnerId, unmatched.noPayer],
+    )
     expect(refused.rows.map((row) => typeof row.detail.refused)).toEqual(['string', 'string', 'string'])
     expect(await actionCount()).toBe(actionsBefore + 3)
 
@@ -431,7 +527,9 @@ describe('unmatched credits', () => {
     expect(await actionCount()).toBe(actionsBefore + 3)
     expect((await triage(client, unmatched.noPayer)).status).toBe('unmatched')
     // Another partner's credit: the same 404, before anything is read from the form.
-    const theirs = await postForm(base(), session, `/dashboard/unmatched/${other.unmatchedId}/refund`, { reference: randomUUID() })
+    const theirs = await postForm(base(), session, `/dashboard/unmatched/${other.unmatchedId}/refund`, {
+      reference: randomUUID(),
+    })
     expect(theirs.status).toBe(404)
     expect((await triage(other.client, other.unmatchedId)).status).toBe('unmatched')
   })
@@ -445,15 +543,23 @@ describe('unmatched credits', () => {
       postForm(base(), mine, `${path}/refund`, { reference: randomUUID() }, null),
       postForm(base(), mine, `${path}/refund`, { reference: randomUUID() }, theirs.csrf),
       postForm(base(), mine, `${path}/assign`, { reference: randomUUID(), trackingId: persistent.trackingId }, null),
-      postForm(base(), mine, `${path}/assign`, { reference: randomUUID(), trackingId: persistent.trackingId }, theirs.csrf),
+      postForm(
+        base(),
+        mine,
+        `${path}/assign`,
+        { reference: randomUUID(), trackingId: persistent.trackingId },
+        theirs.csrf,
+      ),
     ]
     for (const answer of await Promise.all(attempts)) expect(answer.status).toBe(403)
     expect(await actionCount()).toBe(actionsBefore)
     expect((await triage(client, unmatched.noPayer)).status).toBe('unmatched')
     // With its own token the same assign goes through.
-    const assigned = await postForm(base(), mine, `${path}/assign`, { reference: randomUUID(), trackingId: persistent.trackingId })
+    const assigned = await postForm(base(), mine, `${path}/assign`, {
+      reference: randomUUID(),
+      trackingId: persistent.trackingId,
+    })
     expect(assigned.status).toBe(303)
     expect((await triage(client, unmatched.noPayer)).status).toBe('assigned')
   })
 })
-

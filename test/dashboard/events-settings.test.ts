@@ -42,11 +42,17 @@ async function creditEvent(on: RailClient, callbackUrl?: string): Promise<string
   expect(account.status).toBe(200)
   await payIn(on, account.body.virtualAccount, 125_000, { payerName: `Payer ${INJECTED}` })
   let id: string | undefined
-  await waitFor(async () => {
-    const events = await on.get<{ data: { id: string; type: string; objectId: string }[] }>('/api/v1/rail/events?type=credit.confirmed&limit=100')
-    id = events.body.data.find((event) => JSON.stringify(event).includes(account.body.trackingId))?.id
-    return id !== undefined
-  }, 20_000, 'credit.confirmed event')
+  await waitFor(
+    async () => {
+      const events = await on.get<{ data: { id: string; type: string; objectId: string }[] }>(
+        '/api/v1/rail/events?type=credit.confirmed&limit=100',
+      )
+      id = events.body.data.find((event) => JSON.stringify(event).includes(account.body.trackingId))?.id
+      return id !== undefined
+    },
+    20_000,
+    'credit.confirmed event',
+  )
   return id!
 }
 
@@ -55,18 +61,26 @@ async function eventOf(id: string, on: RailClient = client): Promise<EventJson> 
 }
 
 async function actions(action: string): Promise<{ object_id: string; detail: Record<string, unknown> }[]> {
-  const { rows } = await pool().query(`SELECT object_id, detail FROM dashboard_actions WHERE partner_id = $1 AND action = $2 ORDER BY id`, [credentials.partnerId, action])
+  const { rows } = await pool().query(
+    `SELECT object_id, detail FROM dashboard_actions WHERE partner_id = $1 AND action = $2 ORDER BY id`,
+    [credentials.partnerId, action],
+  )
   return rows
 }
 
-const attemptsMade = async (id: string) => (await eventOf(id)).deliveries.flatMap((delivery) => delivery.attempts).length
+const attemptsMade = async (id: string) =>
+  (await eventOf(id)).deliveries.flatMap((delivery) => delivery.attempts).length
 
 /** Reloads the (script-free) event page until it lists `count` attempts. */
 async function reloadUntilAttempts(page: Page, count: number): Promise<void> {
-  await waitFor(async () => {
-    await page.reload()
-    return (await page.locator('.attempt').count()) >= count
-  }, 15_000, `${count} attempts on the page`)
+  await waitFor(
+    async () => {
+      await page.reload()
+      return (await page.locator('.attempt').count()) >= count
+    },
+    15_000,
+    `${count} attempts on the page`,
+  )
 }
 
 function secretOf(page: string): string {
@@ -107,7 +121,10 @@ describe('dashboard events', () => {
     await page.locator(`a[href="/dashboard/events/${eventId}"]`).click()
     await waitForText(page, 'h1', 'Event credit.confirmed')
     expect(await page.locator('#event-kind').textContent()).toBe('credit.confirmed')
-    const payload = JSON.parse((await page.locator('#payload').textContent())!) as { id: string; data: { payer: { name: string }; purposeTag: string } }
+    const payload = JSON.parse((await page.locator('#payload').textContent())!) as {
+      id: string
+      data: { payer: { name: string }; purposeTag: string }
+    }
     expect(payload.id).toBe(eventId)
     expect(payload.data.payer.name).toBe(`Payer ${INJECTED}`)
     expect(payload.data.purposeTag).toBe(`Rent ${INJECTED}`)
@@ -123,14 +140,24 @@ describe('dashboard events', () => {
     await page.getByRole('button', { name: 'Redeliver' }).click()
     await waitForText(page, '#notice', /Redelivery scheduled/)
     // The new attempt reaches the real receiver, signed with the partner's callback secret...
-    const delivered = await waitForCallback(harness.hook, credentials.callbackSigningSecret, (body) => body.id === eventId, 2)
+    const delivered = await waitForCallback(
+      harness.hook,
+      credentials.callbackSigningSecret,
+      (body) => body.id === eventId,
+      2,
+    )
     expect(delivered).toHaveLength(2)
     expect(harness.hook.requests.length).toBeGreaterThan(received)
     // ... and is listed on the page, as a second delivery.
     await reloadUntilAttempts(page, 2)
     expect(await page.locator('.delivery').count()).toBe(2)
     expect(await page.locator('.attempt .status-code').allTextContents()).toEqual(['200', '200'])
-    expect(await actions('event.redeliver')).toEqual([{ object_id: eventId, detail: { reference: expect.any(String), deliveryId: (await eventOf(eventId)).deliveries[1]!.id } }])
+    expect(await actions('event.redeliver')).toEqual([
+      {
+        object_id: eventId,
+        detail: { reference: expect.any(String), deliveryId: (await eventOf(eventId)).deliveries[1]!.id },
+      },
+    ])
     // Script in the payload and the partner's name stayed text.
     expect(await page.locator('#partner-name').textContent()).toBe(`Ada ${INJECTED}`)
     expect(await page.locator('img').count()).toBe(0)
@@ -161,10 +188,17 @@ describe('dashboard events', () => {
   })
 
   it('filters by kind and delivery status, ignoring invalid values', async () => {
-    const list = async (query: string) => (await fetch(`${baseUrl()}/dashboard/events${query}`, { headers: { cookie: session.cookie } })).text()
+    const list = async (query: string) =>
+      (await fetch(`${baseUrl()}/dashboard/events${query}`, { headers: { cookie: session.cookie } })).text()
     // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md):
     // the delivery failure of the test before is recorded as its delivery fails.
-    await waitFor(async () => (await client.get<{ data: unknown[] }>('/api/v1/rail/events?type=event.delivery_failed&limit=100')).body.data.length === 1, 20_000, 'the delivery failure listed')
+    await waitFor(
+      async () =>
+        (await client.get<{ data: unknown[] }>('/api/v1/rail/events?type=event.delivery_failed&limit=100')).body.data
+          .length === 1,
+      20_000,
+      'the delivery failure listed',
+    )
     expect(await list('?kind=credit.confirmed')).toContain(`/dashboard/events/${eventId}`)
     expect(await list('?kind=transfer.confirmed')).toContain('No events match.')
     // The only skipped event: the record that the failing receiver's delivery failed (delivered nowhere).
@@ -184,16 +218,37 @@ describe('dashboard events', () => {
       const page = await fetch(`${baseUrl()}/dashboard/events/${id}`, { headers: { cookie: session.cookie } })
       expect(page.status).toBe(404)
       expect(await page.text()).toContain('There is no such event.')
-      expect((await postForm(baseUrl(), session, `/dashboard/events/${id}/redeliver`, { reference: randomUUID() })).status).toBe(404)
+      expect(
+        (await postForm(baseUrl(), session, `/dashboard/events/${id}/redeliver`, { reference: randomUUID() })).status,
+      ).toBe(404)
     }
   })
 
   it('refuses Redeliver without the CSRF token or with another session token, and without its reference; a double submit redelivers once', async () => {
     const other = await signedInSession(pool(), baseUrl(), credentials.partnerId)
-    const before = { attempts: await attemptsMade(eventId), deliveries: (await eventOf(eventId)).deliveries.length, actions: (await actions('event.redeliver')).length }
-    expect((await postForm(baseUrl(), session, `/dashboard/events/${eventId}/redeliver`, { reference: randomUUID() }, null)).status).toBe(403)
-    expect((await postForm(baseUrl(), session, `/dashboard/events/${eventId}/redeliver`, { reference: randomUUID() }, other.csrf)).status).toBe(403)
-    expect((await postForm(baseUrl(), session, `/dashboard/events/${eventId}/redeliver`, { reference: 'x' })).status).toBe(400)
+    const before = {
+      attempts: await attemptsMade(eventId),
+      deliveries: (await eventOf(eventId)).deliveries.length,
+      actions: (await actions('event.redeliver')).length,
+    }
+    expect(
+      (await postForm(baseUrl(), session, `/dashboard/events/${eventId}/redeliver`, { reference: randomUUID() }, null))
+        .status,
+    ).toBe(403)
+    expect(
+      (
+        await postForm(
+          baseUrl(),
+          session,
+          `/dashboard/events/${eventId}/redeliver`,
+          { reference: randomUUID() },
+          other.csrf,
+        )
+      ).status,
+    ).toBe(403)
+    expect(
+      (await postForm(baseUrl(), session, `/dashboard/events/${eventId}/redeliver`, { reference: 'x' })).status,
+    ).toBe(400)
     expect((await eventOf(eventId)).deliveries.length).toBe(before.deliveries)
     expect((await actions('event.redeliver')).length).toBe(before.actions)
 
@@ -213,19 +268,38 @@ describe('dashboard events without a receiver', () => {
     const skippedId = await creditEvent(bare.client)
     expect((await eventOf(skippedId, bare.client)).deliveryStatus).toBe('skipped')
     const bareSession = await signedInSession(pool(), baseUrl(), bare.credentials.partnerId)
-    const page = await (await fetch(`${baseUrl()}/dashboard/events/${skippedId}`, { headers: { cookie: bareSession.cookie } })).text()
+    const page = await (
+      await fetch(`${baseUrl()}/dashboard/events/${skippedId}`, { headers: { cookie: bareSession.cookie } })
+    ).text()
     expect(page).toContain('Never delivered: there was no callback URL when it happened.')
-    const refused = await postForm(baseUrl(), bareSession, `/dashboard/events/${skippedId}/redeliver`, { reference: randomUUID() })
+    const refused = await postForm(baseUrl(), bareSession, `/dashboard/events/${skippedId}/redeliver`, {
+      reference: randomUUID(),
+    })
     expect(refused.status).toBe(409)
     expect(await refused.text()).toContain('There is no callback URL to deliver to')
-    const recorded = await pool().query(`SELECT detail FROM dashboard_actions WHERE partner_id = $1 AND action = 'event.redeliver'`, [bare.credentials.partnerId])
-    expect(recorded.rows).toEqual([{ detail: { reference: expect.any(String), refused: expect.stringContaining('no callback URL') } }])
+    const recorded = await pool().query(
+      `SELECT detail FROM dashboard_actions WHERE partner_id = $1 AND action = 'event.redeliver'`,
+      [bare.credentials.partnerId],
+    )
+    expect(recorded.rows).toEqual([
+      { detail: { reference: expect.any(String), refused: expect.stringContaining('no callback URL') } },
+    ])
     expect((await eventOf(skippedId, bare.client)).deliveries).toEqual([])
 
-    expect((await postForm(baseUrl(), bareSession, '/dashboard/settings/callback-url', { callbackUrl: harness.hook.url })).status).toBe(303)
-    expect((await postForm(baseUrl(), bareSession, `/dashboard/events/${skippedId}/redeliver`, { reference: randomUUID() })).status).toBe(303)
+    expect(
+      (await postForm(baseUrl(), bareSession, '/dashboard/settings/callback-url', { callbackUrl: harness.hook.url }))
+        .status,
+    ).toBe(303)
+    expect(
+      (await postForm(baseUrl(), bareSession, `/dashboard/events/${skippedId}/redeliver`, { reference: randomUUID() }))
+        .status,
+    ).toBe(303)
     await waitForCallback(harness.hook, bare.credentials.callbackSigningSecret, (body) => body.id === skippedId)
-    await waitFor(async () => (await eventOf(skippedId, bare.client)).deliveryStatus === 'delivered', 15_000, 'delivered')
+    await waitFor(
+      async () => (await eventOf(skippedId, bare.client)).deliveryStatus === 'delivered',
+      15_000,
+      'delivered',
+    )
   })
 
   it('shows a callback URL stopped by a 410 on the settings page, and saving it again resumes it', async () => {
@@ -234,11 +308,20 @@ describe('dashboard events without a receiver', () => {
     try {
       const partner = await harness.app.newPartner({ name: 'Gone Ltd', callbackUrl: gone.url })
       const goneId = await creditEvent(partner.client)
-      await waitFor(async () => (await eventOf(goneId, partner.client)).deliveryStatus === 'failed', 15_000, 'stopped by 410')
+      await waitFor(
+        async () => (await eventOf(goneId, partner.client)).deliveryStatus === 'failed',
+        15_000,
+        'stopped by 410',
+      )
       const goneSession = await signedInSession(pool(), baseUrl(), partner.credentials.partnerId)
-      const settings = async () => (await fetch(`${baseUrl()}/dashboard/settings`, { headers: { cookie: goneSession.cookie } })).text()
-      expect(await settings()).toMatch(/<dd id="callback-disabled">since [^<]+: the receiver answered 410 Gone to event /)
-      expect((await postForm(baseUrl(), goneSession, '/dashboard/settings/callback-url', { callbackUrl: gone.url })).status).toBe(303)
+      const settings = async () =>
+        (await fetch(`${baseUrl()}/dashboard/settings`, { headers: { cookie: goneSession.cookie } })).text()
+      expect(await settings()).toMatch(
+        /<dd id="callback-disabled">since [^<]+: the receiver answered 410 Gone to event /,
+      )
+      expect(
+        (await postForm(baseUrl(), goneSession, '/dashboard/settings/callback-url', { callbackUrl: gone.url })).status,
+      ).toBe(303)
       expect(await settings()).not.toContain('callback-disabled')
     } finally {
       await gone.close()
@@ -281,10 +364,24 @@ describe('dashboard settings', () => {
     expect(await page.content()).not.toContain(signingSecret)
     await page.goto(`${baseUrl()}/dashboard/settings`)
     expect(await page.content()).not.toContain(signingSecret)
-    expect(await page.locator('#request-signing-live .credential-name').allTextContents()).toEqual([keyId, credentials.keyId])
+    expect(await page.locator('#request-signing-live .credential-name').allTextContents()).toEqual([
+      keyId,
+      credentials.keyId,
+    ])
     expect(await page.locator('#request-signing-live .credential-until').nth(1).textContent()).toMatch(/^valid until /)
     const recorded = await actions('credentials.rotate')
-    expect(recorded).toEqual([{ object_id: credentials.partnerId, detail: { kind: 'request_signing', overlapS: 86_400, reference: expect.any(String), keyId, previousValidUntil: until.toISOString() } }])
+    expect(recorded).toEqual([
+      {
+        object_id: credentials.partnerId,
+        detail: {
+          kind: 'request_signing',
+          overlapS: 86_400,
+          reference: expect.any(String),
+          keyId,
+          previousValidUntil: until.toISOString(),
+        },
+      },
+    ])
     expect(JSON.stringify(recorded)).not.toContain(signingSecret)
     expect(await page.locator('img').count()).toBe(0)
     expect(watched.dialogs).toEqual([])
@@ -292,32 +389,56 @@ describe('dashboard settings', () => {
   })
 
   it('rotates the callback secret (the next callback is signed with it) and the escrow API key (it authenticates)', async () => {
-    const callback = await postForm(baseUrl(), session, '/dashboard/settings/rotate', { credential: 'callback-signing', overlapHours: '0', reference: randomUUID() })
+    const callback = await postForm(baseUrl(), session, '/dashboard/settings/rotate', {
+      credential: 'callback-signing',
+      overlapHours: '0',
+      reference: randomUUID(),
+    })
     expect(callback.status).toBe(200)
     expect(callback.headers.get('cache-control')).toBe('no-store')
     const callbackSecret = secretOf(await callback.text())
     expect(callbackSecret).toMatch(/^whsec_/)
     const count = harness.hook.requests.length
-    expect((await postForm(baseUrl(), session, `/dashboard/events/${eventId}/redeliver`, { reference: randomUUID() })).status).toBe(303)
+    expect(
+      (await postForm(baseUrl(), session, `/dashboard/events/${eventId}/redeliver`, { reference: randomUUID() }))
+        .status,
+    ).toBe(303)
     await harness.hook.waitForRequests(count + 1)
     const latest = harness.hook.requests.at(-1)!
     expect(verifyRailSignature(latest.rawBody, String(latest.headers['x-rail-signature']), callbackSecret)).toBe(true)
 
-    const escrow = await postForm(baseUrl(), session, '/dashboard/settings/rotate', { credential: 'escrow-api-key', overlapHours: '1', reference: randomUUID() })
+    const escrow = await postForm(baseUrl(), session, '/dashboard/settings/rotate', {
+      credential: 'escrow-api-key',
+      overlapHours: '1',
+      reference: randomUUID(),
+    })
     expect(escrow.status).toBe(200)
     const apiKey = secretOf(await escrow.text())
     expect((await fetch(`${baseUrl()}/api/v1/escrow/partner`, { headers: { 'x-api-key': apiKey } })).status).toBe(200)
-    expect((await fetch(`${baseUrl()}/api/v1/escrow/partner`, { headers: { 'x-api-key': `${apiKey}x` } })).status).toBe(401)
+    expect((await fetch(`${baseUrl()}/api/v1/escrow/partner`, { headers: { 'x-api-key': `${apiKey}x` } })).status).toBe(
+      401,
+    )
   })
 
   it('refuses a rotation without the CSRF token, with bad input, or posted twice; nothing more is issued', async () => {
-    const live = async () => (await pool().query(`SELECT count(*)::int AS n FROM partner_credentials WHERE partner_id = $1`, [credentials.partnerId])).rows[0].n as number
+    const live = async () =>
+      (
+        await pool().query(`SELECT count(*)::int AS n FROM partner_credentials WHERE partner_id = $1`, [
+          credentials.partnerId,
+        ])
+      ).rows[0].n as number
     const before = { credentials: await live(), actions: (await actions('credentials.rotate')).length }
     const fields = { credential: 'request-signing', overlapHours: '24', reference: randomUUID() }
     expect((await postForm(baseUrl(), session, '/dashboard/settings/rotate', fields, null)).status).toBe(403)
     const other = await signedInSession(pool(), baseUrl(), credentials.partnerId)
     expect((await postForm(baseUrl(), session, '/dashboard/settings/rotate', fields, other.csrf)).status).toBe(403)
-    for (const bad of [{ credential: 'master-key' }, { overlapHours: '5' }, { overlapHours: '' }, { reference: 'r1' }, { credential: '__proto__' }]) {
+    for (const bad of [
+      { credential: 'master-key' },
+      { overlapHours: '5' },
+      { overlapHours: '' },
+      { reference: 'r1' },
+      { credential: '__proto__' },
+    ]) {
       expect((await postForm(baseUrl(), session, '/dashboard/settings/rotate', { ...fields, ...bad })).status).toBe(400)
     }
     expect(await live()).toBe(before.credentials)
@@ -358,20 +479,36 @@ describe('dashboard settings', () => {
     }
     expect((await client.get<{ callbackUrl: string }>('/api/v1/rail/settings')).body.callbackUrl).toBe(failing.url)
 
-    expect((await postForm(baseUrl(), session, '/dashboard/settings/callback-url', { callbackUrl: harness.hook.url })).headers.get('location')).toBe('/dashboard/settings?notice=callback-url-saved')
-    expect((await postForm(baseUrl(), session, '/dashboard/settings/callback-url', { remove: '1' })).headers.get('location')).toBe('/dashboard/settings?notice=callback-url-removed')
+    expect(
+      (
+        await postForm(baseUrl(), session, '/dashboard/settings/callback-url', { callbackUrl: harness.hook.url })
+      ).headers.get('location'),
+    ).toBe('/dashboard/settings?notice=callback-url-saved')
+    expect(
+      (await postForm(baseUrl(), session, '/dashboard/settings/callback-url', { remove: '1' })).headers.get('location'),
+    ).toBe('/dashboard/settings?notice=callback-url-removed')
     expect((await client.get<{ callbackUrl: string | null }>('/api/v1/rail/settings')).body.callbackUrl).toBeNull()
-    expect((await postForm(baseUrl(), session, '/dashboard/settings/callback-url', { callbackUrl: harness.hook.url }, null)).status).toBe(403)
-    expect((await postForm(baseUrl(), session, '/dashboard/settings/callback-url', { callbackUrl: harness.hook.url })).status).toBe(303)
+    expect(
+      (await postForm(baseUrl(), session, '/dashboard/settings/callback-url', { callbackUrl: harness.hook.url }, null))
+        .status,
+    ).toBe(403)
+    expect(
+      (await postForm(baseUrl(), session, '/dashboard/settings/callback-url', { callbackUrl: harness.hook.url }))
+        .status,
+    ).toBe(303)
     const saved = (await actions('settings.callback_url')).map((row) => row.detail)
     // Only the URL that reached the service (the guard refused it) was recorded, with its refusal.
-    expect(saved.filter((detail) => 'refused' in detail)).toEqual([{ callbackUrl: 'http://10.1.2.3/hooks', refused: expect.stringContaining('private') }])
+    expect(saved.filter((detail) => 'refused' in detail)).toEqual([
+      { callbackUrl: 'http://10.1.2.3/hooks', refused: expect.stringContaining('private') },
+    ])
   })
 
   it('refuses an http callback URL for a live partner, as the API does', async () => {
     const live = await harness.app.newPartner({ name: 'Live Ltd', environment: 'live' })
     const liveSession = await signedInSession(pool(), baseUrl(), live.credentials.partnerId)
-    const answer = await postForm(baseUrl(), liveSession, '/dashboard/settings/callback-url', { callbackUrl: 'http://example.com/hooks' })
+    const answer = await postForm(baseUrl(), liveSession, '/dashboard/settings/callback-url', {
+      callbackUrl: 'http://example.com/hooks',
+    })
     expect(answer.status).toBe(422)
     expect(await answer.text()).toContain('must use https')
   })
@@ -379,13 +516,17 @@ describe('dashboard settings', () => {
 
 describe('dashboard events paging', () => {
   it('pages 25 events at a time, newest first, with a link to the older ones', async () => {
-    const all = async () => (await client.get<{ data: { id: string }[] }>('/api/v1/rail/events?limit=100')).body.data.map((event) => event.id)
+    const all = async () =>
+      (await client.get<{ data: { id: string }[] }>('/api/v1/rail/events?limit=100')).body.data.map((event) => event.id)
     const before = (await all()).length
-    const account = await client.post<{ virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: `paging-${randomUUID()}` })
+    const account = await client.post<{ virtualAccount: string }>('/api/v1/rail/virtual-account', {
+      reference: `paging-${randomUUID()}`,
+    })
     for (let credit = 1; credit <= 26; credit++) await payIn(client, account.body.virtualAccount, 1_000 * credit)
-    await waitFor(async () => (await all()).length >= before + 26, 20_000, 'the credits\' events')
+    await waitFor(async () => (await all()).length >= before + 26, 20_000, "the credits' events")
     const ids = await all()
-    const idsOn = (page: string) => [...page.matchAll(/href="\/dashboard\/events\/([0-9a-f-]{36})"/g)].map((match) => match[1]!)
+    const idsOn = (page: string) =>
+      [...page.matchAll(/href="\/dashboard\/events\/([0-9a-f-]{36})"/g)].map((match) => match[1]!)
     const first = await (await fetch(`${baseUrl()}/dashboard/events`, { headers: { cookie: session.cookie } })).text()
     expect(idsOn(first)).toEqual(ids.slice(0, 25))
     const older = /<a href="([^"]+)">Older events<\/a>/.exec(first)![1]!.replaceAll('&amp;', '&')

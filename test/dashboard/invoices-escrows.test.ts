@@ -53,18 +53,29 @@ async function escrowOf(on: Party, ref: string): Promise<EscrowJson> {
   return (await on.escrow.get<{ escrow: EscrowJson }>(ref)).body.escrow
 }
 
-async function actionsOf(partnerId: string): Promise<{ action: string; object_id: string | null; detail: Record<string, unknown> }[]> {
-  const { rows } = await harness.app.db.pool.query(`SELECT action, object_id, detail FROM dashboard_actions WHERE partner_id = $1 ORDER BY id`, [partnerId])
+async function actionsOf(
+  partnerId: string,
+): Promise<{ action: string; object_id: string | null; detail: Record<string, unknown> }[]> {
+  const { rows } = await harness.app.db.pool.query(
+    `SELECT action, object_id, detail FROM dashboard_actions WHERE partner_id = $1 ORDER BY id`,
+    [partnerId],
+  )
   return rows
 }
 
 /** An escrow created through the escrow API and, when asked, funded by the payer through the sandbox bank. */
 async function escrowFor(on: Party, overrides: Record<string, unknown>, fund: boolean): Promise<EscrowJson> {
-  const created = await on.escrow.create<{ ref: string; funding: { virtualAccount: string } }>(createRequest({ amount: 50_000, ...overrides }))
+  const created = await on.escrow.create<{ ref: string; funding: { virtualAccount: string } }>(
+    createRequest({ amount: 50_000, ...overrides }),
+  )
   expect(created.status).toBe(201)
   const { ref, funding } = created.body
   if (fund) {
-    await payIn(on.client, funding.virtualAccount, 50_000, { payerName: TEST_PAYER.accountName, payerAccountNumber: TEST_PAYER.accountNumber, payerBankCode: TEST_PAYER.bankCode })
+    await payIn(on.client, funding.virtualAccount, 50_000, {
+      payerName: TEST_PAYER.accountName,
+      payerAccountNumber: TEST_PAYER.accountNumber,
+      payerBankCode: TEST_PAYER.bankCode,
+    })
     await waitFor(async () => (await escrowOf(on, ref)).status === 'funded', 45_000, `escrow ${ref} funded`)
   }
   return escrowOf(on, ref)
@@ -72,10 +83,14 @@ async function escrowFor(on: Party, overrides: Record<string, unknown>, fund: bo
 
 /** Reloads the (script-free) page until the element says `text`. */
 async function reloadUntil(page: Page, selector: string, text: string): Promise<void> {
-  await waitFor(async () => {
-    await page.reload()
-    return (await page.locator(selector).textContent()) === text
-  }, 45_000, `${selector} ${text}`)
+  await waitFor(
+    async () => {
+      await page.reload()
+      return (await page.locator(selector).textContent()) === text
+    },
+    45_000,
+    `${selector} ${text}`,
+  )
 }
 
 /** Nothing injected ran or became an element. */
@@ -127,7 +142,9 @@ describe('dashboard invoices', () => {
     await waitForText(page, 'h1', `Rent ${INJECTED}`)
     expect(await page.locator('#invoice-status').textContent()).toBe('draft')
     expect(await page.locator('#description').textContent()).toBe(`Two rooms ${INJECTED}`)
-    expect(await page.locator('#customer').textContent()).toBe(`Chidi ${INJECTED} · chidi@example.com · +2348012345678 · id c ${INJECTED}`)
+    expect(await page.locator('#customer').textContent()).toBe(
+      `Chidi ${INJECTED} · chidi@example.com · +2348012345678 · id c ${INJECTED}`,
+    )
     expect(await page.locator('#created-by').textContent()).toBe('The dashboard')
     expect(await page.locator('#payment-page').count()).toBe(0)
     await expectInert(watched)
@@ -142,7 +159,12 @@ describe('dashboard invoices', () => {
       description: `Two rooms ${INJECTED}`,
       amountKobo: 1_250_050,
       amountPaidKobo: 0,
-      customer: { name: `Chidi ${INJECTED}`, email: 'chidi@example.com', phone: '+2348012345678', customerId: `c ${INJECTED}` },
+      customer: {
+        name: `Chidi ${INJECTED}`,
+        email: 'chidi@example.com',
+        phone: '+2348012345678',
+        customerId: `c ${INJECTED}`,
+      },
       dueAt: '2030-01-15T09:30:00.000Z',
       creatorMetadata: { partnerId: ada.credentials.partnerId, credentialId: 'rail:dashboard' },
     })
@@ -182,7 +204,18 @@ describe('dashboard invoices', () => {
 
     // Every action is recorded as the dashboard's, with what came of it.
     expect(await actionsOf(ada.credentials.partnerId)).toEqual([
-      { action: 'invoice.create', object_id: null, detail: { reference, amountKobo: 1_250_050, publishOnCreate: false, invoiceId: created.id, status: 'draft', replayed: false } },
+      {
+        action: 'invoice.create',
+        object_id: null,
+        detail: {
+          reference,
+          amountKobo: 1_250_050,
+          publishOnCreate: false,
+          invoiceId: created.id,
+          status: 'draft',
+          replayed: false,
+        },
+      },
       { action: 'invoice.publish', object_id: created.id, detail: { reference, status: 'published' } },
       { action: 'invoice.cancel', object_id: created.id, detail: { reference, status: 'cancelled' } },
     ])
@@ -215,14 +248,23 @@ describe('dashboard invoices', () => {
 
   it('makes one invoice of a double-submitted create form, published at once', async () => {
     const session = await signedInSession(harness.app.db.pool, baseUrl, ada.credentials.partnerId)
-    const form = await (await fetch(`${baseUrl}/dashboard/invoices/new`, { headers: { cookie: session.cookie } })).text()
+    const form = await (
+      await fetch(`${baseUrl}/dashboard/invoices/new`, { headers: { cookie: session.cookie } })
+    ).text()
     const reference = /name="reference" value="([0-9a-f-]{36})"/.exec(form)![1]!
     const fields = { reference, title: 'Twice', amount: '700', publishOnCreate: 'yes' }
-    const [first, second] = await Promise.all([postForm(baseUrl, session, '/dashboard/invoices', fields), postForm(baseUrl, session, '/dashboard/invoices', fields)])
+    const [first, second] = await Promise.all([
+      postForm(baseUrl, session, '/dashboard/invoices', fields),
+      postForm(baseUrl, session, '/dashboard/invoices', fields),
+    ])
     expect([first.status, second.status]).toEqual([303, 303])
     expect(first.headers.get('location')).toBe(second.headers.get('location'))
     // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
-    await waitFor(async () => (await invoicesOf(ada)).some((invoice) => invoice.reference === reference), 20_000, 'the invoice listed')
+    await waitFor(
+      async () => (await invoicesOf(ada)).some((invoice) => invoice.reference === reference),
+      20_000,
+      'the invoice listed',
+    )
     const made = (await invoicesOf(ada)).filter((invoice) => invoice.reference === reference)
     expect(made).toHaveLength(1)
     expect(made[0]).toMatchObject({ status: 'published', amountKobo: 70_000 })
@@ -232,7 +274,9 @@ describe('dashboard invoices', () => {
     expect(recorded.map((row) => row.detail.replayed).sort()).toEqual([false, true])
     expect(recorded.every((row) => row.detail.invoiceId === made[0]!.id)).toBe(true)
     // A new form is a new reference: another invoice.
-    const again = await (await fetch(`${baseUrl}/dashboard/invoices/new`, { headers: { cookie: session.cookie } })).text()
+    const again = await (
+      await fetch(`${baseUrl}/dashboard/invoices/new`, { headers: { cookie: session.cookie } })
+    ).text()
     expect(/name="reference" value="([0-9a-f-]{36})"/.exec(again)![1]).not.toBe(reference)
   })
 
@@ -287,21 +331,43 @@ describe('dashboard invoices', () => {
       { description: 'Textbooks <b>x</b>', quantity: 2, unitAmountKobo: 500_000 },
       { description: 'Uniform', quantity: 1, unitAmountKobo: 250_000 },
     ]
-    const invoice = await ada.client.post<InvoiceJson>('/api/v1/rail/invoice', { reference: `lines-${randomUUID()}`, title: 'Term 2', amountKobo: 1_250_000, lineItems })
+    const invoice = await ada.client.post<InvoiceJson>('/api/v1/rail/invoice', {
+      reference: `lines-${randomUUID()}`,
+      title: 'Term 2',
+      amountKobo: 1_250_000,
+      lineItems,
+    })
     expect(invoice.status).toBe(200)
-    const page = await (await fetch(`${baseUrl}/dashboard/invoices/${invoice.body.id}`, { headers: { cookie: mine.cookie } })).text()
+    const page = await (
+      await fetch(`${baseUrl}/dashboard/invoices/${invoice.body.id}`, { headers: { cookie: mine.cookie } })
+    ).text()
     expect(page).toContain('<li>2 × Textbooks &lt;b&gt;x&lt;/b&gt; at ₦5,000.00</li><li>1 × Uniform at ₦2,500.00</li>')
   })
 
   it('refuses posts without the session CSRF token, and another partner or unknown invoice is not found', async () => {
     const mine = await signedInSession(harness.app.db.pool, baseUrl, ada.credentials.partnerId)
     const theirs: DashboardSession = await signedInSession(harness.app.db.pool, baseUrl, other.credentials.partnerId)
-    const draft = await ada.client.post<InvoiceJson>('/api/v1/rail/invoice', { reference: `csrf-${randomUUID()}`, title: 'Draft', amountKobo: 10_000 })
-    const foreign = await other.client.post<InvoiceJson>('/api/v1/rail/invoice', { reference: `other-${randomUUID()}`, title: 'Theirs', amountKobo: 10_000 })
+    const draft = await ada.client.post<InvoiceJson>('/api/v1/rail/invoice', {
+      reference: `csrf-${randomUUID()}`,
+      title: 'Draft',
+      amountKobo: 10_000,
+    })
+    const foreign = await other.client.post<InvoiceJson>('/api/v1/rail/invoice', {
+      reference: `other-${randomUUID()}`,
+      title: 'Theirs',
+      amountKobo: 10_000,
+    })
     expect([draft.status, foreign.status]).toEqual([200, 200])
     // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
-    await waitFor(async () => (await invoicesOf(ada)).some((invoice) => invoice.id === draft.body.id), 20_000, 'the draft listed')
-    const before = { invoices: (await invoicesOf(ada)).length, actions: (await actionsOf(ada.credentials.partnerId)).length }
+    await waitFor(
+      async () => (await invoicesOf(ada)).some((invoice) => invoice.id === draft.body.id),
+      20_000,
+      'the draft listed',
+    )
+    const before = {
+      invoices: (await invoicesOf(ada)).length,
+      actions: (await actionsOf(ada.credentials.partnerId)).length,
+    }
     const create = { reference: randomUUID(), title: 'Forged', amount: '100' }
     for (const csrf of [null, theirs.csrf]) {
       expect((await postForm(baseUrl, mine, '/dashboard/invoices', create, csrf)).status).toBe(403)
@@ -322,12 +388,19 @@ describe('dashboard invoices', () => {
     }
     expect((await invoiceOf(other, foreign.body.reference)).status).toBe('draft')
     // An invalid filter is ignored: the whole list.
-    expect((await fetch(`${baseUrl}/dashboard/invoices?status=nonsense&cursor=x`, { headers: { cookie: mine.cookie } })).status).toBe(200)
+    expect(
+      (await fetch(`${baseUrl}/dashboard/invoices?status=nonsense&cursor=x`, { headers: { cookie: mine.cookie } }))
+        .status,
+    ).toBe(200)
   })
 
   it('records a publish the bank could not serve as refused, and leaves the invoice a draft to publish again', async () => {
     const session = await signedInSession(harness.app.db.pool, baseUrl, ada.credentials.partnerId)
-    const draft = await ada.client.post<InvoiceJson>('/api/v1/rail/invoice', { reference: `bank-${randomUUID()}`, title: 'Bank away', amountKobo: 10_000 })
+    const draft = await ada.client.post<InvoiceJson>('/api/v1/rail/invoice', {
+      reference: `bank-${randomUUID()}`,
+      title: 'Bank away',
+      amountKobo: 10_000,
+    })
     expect(draft.status).toBe(200)
     await harness.app.db.pool.query(`UPDATE sandbox_bank.faults SET error_rate = 1 WHERE id = 1`)
     try {
@@ -339,7 +412,11 @@ describe('dashboard invoices', () => {
     }
     expect((await invoiceOf(ada, draft.body.reference)).status).toBe('draft')
     const recorded = (await actionsOf(ada.credentials.partnerId)).at(-1)!
-    expect(recorded).toMatchObject({ action: 'invoice.publish', object_id: draft.body.id, detail: { reference: draft.body.reference, refused: expect.any(String) } })
+    expect(recorded).toMatchObject({
+      action: 'invoice.publish',
+      object_id: draft.body.id,
+      detail: { reference: draft.body.reference, refused: expect.any(String) },
+    })
     expect((await postForm(baseUrl, session, `/dashboard/invoices/${draft.body.id}/publish`, {})).status).toBe(303)
     expect((await invoiceOf(ada, draft.body.reference)).status).toBe('published')
   })
@@ -349,12 +426,28 @@ describe('dashboard lists', () => {
   it('pages invoices and escrows newest first, 25 at a time, keeping the status filter', async () => {
     const lister = await party('Lister Ltd')
     for (let index = 1; index <= 26; index++) {
-      expect((await lister.client.post('/api/v1/rail/invoice', { reference: `page-${index}`, title: `Invoice ${index}`, amountKobo: 10_000 })).status).toBe(200)
+      expect(
+        (
+          await lister.client.post('/api/v1/rail/invoice', {
+            reference: `page-${index}`,
+            title: `Invoice ${index}`,
+            amountKobo: 10_000,
+          })
+        ).status,
+      ).toBe(200)
     }
-    await Promise.all(Array.from({ length: 26 }, (_, index) => lister.escrow.create(createRequest({ description: `Escrow ${index + 1}`, reference: `page-${index + 1}` }))))
+    await Promise.all(
+      Array.from({ length: 26 }, (_, index) =>
+        lister.escrow.create(createRequest({ description: `Escrow ${index + 1}`, reference: `page-${index + 1}` })),
+      ),
+    )
     // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
     await waitFor(async () => (await invoicesOf(lister)).length === 26, 20_000, 'the invoices listed')
-    await waitFor(async () => (await lister.escrow.list<{ data: EscrowJson[] }>('?limit=100')).body.data.length === 26, 20_000, 'the escrows listed')
+    await waitFor(
+      async () => (await lister.escrow.list<{ data: EscrowJson[] }>('?limit=100')).body.data.length === 26,
+      20_000,
+      'the escrows listed',
+    )
     const session = await signedInSession(harness.app.db.pool, baseUrl, lister.credentials.partnerId)
     const listed = async (path: string) => {
       const page = await (await fetch(`${baseUrl}${path}`, { headers: { cookie: session.cookie } })).text()
@@ -381,15 +474,26 @@ describe('dashboard lists', () => {
 describe('dashboard escrows', () => {
   it('releases a funded escrow and cancels another from the browser, as the API shows; script stays text', async () => {
     const metadata = { note: INJECTED, [INJECTED]: 1 }
-    const toRelease = await escrowFor(ada, { description: `Bicycle ${INJECTED}`, metadata, reference: `r ${INJECTED}` }, true)
+    const toRelease = await escrowFor(
+      ada,
+      { description: `Bicycle ${INJECTED}`, metadata, reference: `r ${INJECTED}` },
+      true,
+    )
     const toCancel = await escrowFor(ada, { description: `Sofa ${INJECTED}` }, true)
     // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
-    await waitFor(async () => (await ada.escrow.list<{ data: EscrowJson[] }>('?limit=100')).body.data.length === 2, 20_000, 'both escrows listed')
+    await waitFor(
+      async () => (await ada.escrow.list<{ data: EscrowJson[] }>('?limit=100')).body.data.length === 2,
+      20_000,
+      'both escrows listed',
+    )
     const watched = await signedInPage(browser, harness.app.db.pool, baseUrl, ada.credentials.partnerId)
     const { page } = watched
     await page.getByRole('link', { name: 'Escrows' }).first().click()
     await waitForText(page, 'h1', 'Escrows')
-    expect(await page.locator('.list li .description').allTextContents()).toEqual([`Sofa ${INJECTED}`, `Bicycle ${INJECTED}`])
+    expect(await page.locator('.list li .description').allTextContents()).toEqual([
+      `Sofa ${INJECTED}`,
+      `Bicycle ${INJECTED}`,
+    ])
     await expectInert(watched)
     await screenshot(page, 'dashboard-escrows')
 
@@ -413,7 +517,10 @@ describe('dashboard escrows', () => {
     expect(await page.locator('#disbursement-state').textContent()).toBe('paid')
     await expectInert(watched)
     await screenshot(page, 'dashboard-escrow-released')
-    expect(await escrowOf(ada, toRelease.ref)).toMatchObject({ status: 'released', disbursement: { destination: 'float', state: 'paid' } })
+    expect(await escrowOf(ada, toRelease.ref)).toMatchObject({
+      status: 'released',
+      disbursement: { destination: 'float', state: 'paid' },
+    })
 
     await page.goto(`${baseUrl}/dashboard/escrows/${toCancel.id}`)
     await page.locator('#cancel-form input[name=reason]').fill(`Changed mind ${INJECTED}`)
@@ -428,8 +535,22 @@ describe('dashboard escrows', () => {
 
     const recorded = (await actionsOf(ada.credentials.partnerId)).filter((row) => row.action.startsWith('escrow.'))
     expect(recorded).toEqual([
-      { action: 'escrow.release', object_id: toRelease.id, detail: { ref: toRelease.ref, reason: `Delivered ${INJECTED}`, status: 'released', disbursementState: 'paid', retried: false } },
-      { action: 'escrow.cancel', object_id: toCancel.id, detail: { ref: toCancel.ref, reason: `Changed mind ${INJECTED}`, status: 'cancelled', refundState: 'pending' } },
+      {
+        action: 'escrow.release',
+        object_id: toRelease.id,
+        detail: {
+          ref: toRelease.ref,
+          reason: `Delivered ${INJECTED}`,
+          status: 'released',
+          disbursementState: 'paid',
+          retried: false,
+        },
+      },
+      {
+        action: 'escrow.cancel',
+        object_id: toCancel.id,
+        detail: { ref: toCancel.ref, reason: `Changed mind ${INJECTED}`, status: 'cancelled', refundState: 'pending' },
+      },
     ])
     await watched.context.close()
   })
@@ -446,7 +567,9 @@ describe('dashboard escrows', () => {
     const before = await actions()
     for (const csrf of [null, theirs.csrf]) {
       expect((await postForm(baseUrl, session, `/dashboard/escrows/${funded.id}/release`, {}, csrf)).status).toBe(403)
-      expect((await postForm(baseUrl, session, `/dashboard/escrows/${funded.id}/cancel`, { reason: 'x' }, csrf)).status).toBe(403)
+      expect(
+        (await postForm(baseUrl, session, `/dashboard/escrows/${funded.id}/cancel`, { reason: 'x' }, csrf)).status,
+      ).toBe(403)
     }
     expect(await actions()).toBe(before)
     expect((await escrowOf(ada, funded.ref)).status).toBe('funded')
@@ -456,9 +579,21 @@ describe('dashboard escrows', () => {
       ['cancel', {}, 'Reason is required.'],
       ['cancel', { reason: 'r'.repeat(501) }, 'Reason is longer than 500 characters.'],
       ['cancel', { reason: 'tab\there' }, 'control characters'],
-      ['release', { accountNumber: PAYEE.accountNumber }, 'Another destination needs its account number, bank code and account name'],
-      ['release', { accountNumber: '12345', bankCode: PAYEE.bankCode, accountName: PAYEE.accountName }, 'Account number must be the 10 digits of a NUBAN.'],
-      ['release', { accountNumber: PAYEE.accountNumber, bankCode: 'abc', accountName: PAYEE.accountName }, 'Bank code must be 3 to 6 digits.'],
+      [
+        'release',
+        { accountNumber: PAYEE.accountNumber },
+        'Another destination needs its account number, bank code and account name',
+      ],
+      [
+        'release',
+        { accountNumber: '12345', bankCode: PAYEE.bankCode, accountName: PAYEE.accountName },
+        'Account number must be the 10 digits of a NUBAN.',
+      ],
+      [
+        'release',
+        { accountNumber: PAYEE.accountNumber, bankCode: 'abc', accountName: PAYEE.accountName },
+        'Bank code must be 3 to 6 digits.',
+      ],
     ]
     for (const [change, fields, message] of bad) {
       const answer = await postForm(baseUrl, session, `/dashboard/escrows/${funded.id}/${change}`, fields)
@@ -474,7 +609,11 @@ describe('dashboard escrows', () => {
     const early = await postForm(baseUrl, session, `/dashboard/escrows/${unfunded.id}/release`, { reason: 'too soon' })
     expect(early.status).toBe(400)
     expect(await text(early)).toContain(`Escrow ${unfunded.ref} is initiated; release needs funded`)
-    expect((await actionsOf(ada.credentials.partnerId)).at(-1)).toMatchObject({ action: 'escrow.release', object_id: unfunded.id, detail: { refused: `Escrow ${unfunded.ref} is initiated; release needs funded` } })
+    expect((await actionsOf(ada.credentials.partnerId)).at(-1)).toMatchObject({
+      action: 'escrow.release',
+      object_id: unfunded.id,
+      detail: { refused: `Escrow ${unfunded.ref} is initiated; release needs funded` },
+    })
     expect((await escrowOf(ada, unfunded.ref)).status).toBe('initiated')
 
     // Released to a bank account: the payout is on its way (the bank checked the name first).
@@ -485,19 +624,48 @@ describe('dashboard escrows', () => {
     const disbursement = (await escrowOf(ada, funded.ref)).disbursement!
     expect(disbursement).toMatchObject({ destination })
     // The payout names the dashboard as its creator.
-    const payout = await ada.client.get<{ creatorMetadata: Record<string, unknown> }>(`/api/v1/rail/outbound/${disbursement.outboundTransferId}`)
-    expect(payout.body.creatorMetadata).toMatchObject({ partnerId: ada.credentials.partnerId, credentialId: 'rail:dashboard' })
+    const payout = await ada.client.get<{ creatorMetadata: Record<string, unknown> }>(
+      `/api/v1/rail/outbound/${disbursement.outboundTransferId}`,
+    )
+    expect(payout.body.creatorMetadata).toMatchObject({
+      partnerId: ada.credentials.partnerId,
+      credentialId: 'rail:dashboard',
+    })
     // The bank fails the payout: the page offers a release again, which pays anew.
-    await waitFor(async () => (await ada.client.get<{ state: string }>(`/api/v1/rail/outbound/${disbursement.outboundTransferId}`)).body.state === 'submitted', 15_000, 'payout submitted')
-    expect((await ada.client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: disbursement.outboundTransferId, outcome: 'failed' })).status).toBe(200)
-    await waitFor(async () => (await escrowOf(ada, funded.ref)).disbursement?.state === 'failed', 20_000, 'disbursement failed')
-    const failedPage = await (await fetch(`${baseUrl}/dashboard/escrows/${funded.id}`, { headers: { cookie: session.cookie } })).text()
+    await waitFor(
+      async () =>
+        (await ada.client.get<{ state: string }>(`/api/v1/rail/outbound/${disbursement.outboundTransferId}`)).body
+          .state === 'submitted',
+      15_000,
+      'payout submitted',
+    )
+    expect(
+      (
+        await ada.client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', {
+          transferId: disbursement.outboundTransferId,
+          outcome: 'failed',
+        })
+      ).status,
+    ).toBe(200)
+    await waitFor(
+      async () => (await escrowOf(ada, funded.ref)).disbursement?.state === 'failed',
+      20_000,
+      'disbursement failed',
+    )
+    const failedPage = await (
+      await fetch(`${baseUrl}/dashboard/escrows/${funded.id}`, { headers: { cookie: session.cookie } })
+    ).text()
     expect(failedPage).toContain('id="disbursement-failure"')
     expect(failedPage).toContain('>Release again</button>')
     expect(failedPage).not.toContain('id="cancel-form"')
-    expect((await postForm(baseUrl, session, `/dashboard/escrows/${funded.id}/release`, { reason: 'pay again' })).status).toBe(303)
+    expect(
+      (await postForm(baseUrl, session, `/dashboard/escrows/${funded.id}/release`, { reason: 'pay again' })).status,
+    ).toBe(303)
     expect((await escrowOf(ada, funded.ref)).disbursement).toMatchObject({ destination, state: 'pending' })
-    expect((await actionsOf(ada.credentials.partnerId)).at(-1)).toMatchObject({ action: 'escrow.release', detail: { reason: 'pay again', retried: true, disbursementState: 'pending' } })
+    expect((await actionsOf(ada.credentials.partnerId)).at(-1)).toMatchObject({
+      action: 'escrow.release',
+      detail: { reason: 'pay again', retried: true, disbursementState: 'pending' },
+    })
 
     const again = await postForm(baseUrl, session, `/dashboard/escrows/${funded.id}/cancel`, { reason: 'too late' })
     expect(again.status).toBe(400)
@@ -509,10 +677,14 @@ describe('dashboard escrows', () => {
       const page = await fetch(`${baseUrl}/dashboard/escrows/${id}`, { headers: { cookie: session.cookie } })
       expect(page.status).toBe(404)
       expect(await page.text()).toContain('There is no such escrow.')
-      expect((await postForm(baseUrl, session, `/dashboard/escrows/${id}/cancel`, { reason: 'not mine' })).status).toBe(404)
+      expect((await postForm(baseUrl, session, `/dashboard/escrows/${id}/cancel`, { reason: 'not mine' })).status).toBe(
+        404,
+      )
       expect((await postForm(baseUrl, session, `/dashboard/escrows/${id}/release`, {})).status).toBe(404)
     }
     expect((await escrowOf(other, foreign.ref)).status).toBe('initiated')
-    expect((await fetch(`${baseUrl}/dashboard/escrows?status=nonsense`, { headers: { cookie: session.cookie } })).status).toBe(200)
+    expect(
+      (await fetch(`${baseUrl}/dashboard/escrows?status=nonsense`, { headers: { cookie: session.cookie } })).status,
+    ).toBe(200)
   })
 })

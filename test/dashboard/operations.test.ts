@@ -70,9 +70,14 @@ describe('dashboard operations', () => {
 
   it('filters transfers by Lagos day, and ignores a day that is not a date', async () => {
     const today = lagosToday(new Date())
-    const listed = async (query: string) => ((await (await page(`/dashboard/transfers?${query}`)).text()).match(/class="reference"/g) ?? []).length
+    const listed = async (query: string) =>
+      ((await (await page(`/dashboard/transfers?${query}`)).text()).match(/class="reference"/g) ?? []).length
     // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
-    await waitFor(async () => (await client.get<{ data: unknown[] }>('/api/v1/rail/outbound?limit=100')).body.data.length === 1, 20_000, 'the transfer listed')
+    await waitFor(
+      async () => (await client.get<{ data: unknown[] }>('/api/v1/rail/outbound?limit=100')).body.data.length === 1,
+      20_000,
+      'the transfer listed',
+    )
     expect(await listed(`from=${today}&to=${today}`)).toBe(1)
     expect(await listed(`from=2099-01-01`)).toBe(0)
     expect(await listed(`to=2000-01-01`)).toBe(0)
@@ -80,28 +85,50 @@ describe('dashboard operations', () => {
   })
 
   it("shows a transfer's bank calls and its callback in the timeline", async () => {
-    await waitFor(async () => {
-      const text = await (await page(`/dashboard/transfers/${transferId}`)).text()
-      return text.includes('Sent to the bank') && text.includes('id="transfer-state">submitted')
-    }, 30_000, 'the send in the timeline')
-    const settled = await postForm(harness.app.baseUrl, session, `/dashboard/transfers/${transferId}/settle`, { outcome: 'confirmed' })
+    await waitFor(
+      async () => {
+        const text = await (await page(`/dashboard/transfers/${transferId}`)).text()
+        return text.includes('Sent to the bank') && text.includes('id="transfer-state">submitted')
+      },
+      30_000,
+      'the send in the timeline',
+    )
+    const settled = await postForm(harness.app.baseUrl, session, `/dashboard/transfers/${transferId}/settle`, {
+      outcome: 'confirmed',
+    })
     expect(settled.status).toBe(303)
-    await waitFor(async () => {
-      const text = await (await page(`/dashboard/transfers/${transferId}`)).text()
-      return text.includes('id="transfer-state">confirmed') && text.includes('Asked the bank (requery)') && /Callback <a href="\/dashboard\/events\/[0-9a-f-]{36}">/.test(text)
-    }, 20_000, 'requery and callback in the timeline')
+    await waitFor(
+      async () => {
+        const text = await (await page(`/dashboard/transfers/${transferId}`)).text()
+        return (
+          text.includes('id="transfer-state">confirmed') &&
+          text.includes('Asked the bank (requery)') &&
+          /Callback <a href="\/dashboard\/events\/[0-9a-f-]{36}">/.test(text)
+        )
+      },
+      20_000,
+      'requery and callback in the timeline',
+    )
     const watched = await signedInPage(browser, harness.app.db.pool, harness.app.baseUrl, partnerId)
     await watched.page.goto(`${harness.app.baseUrl}/dashboard/transfers/${transferId}`)
     expect(await watched.page.locator('#timeline li.bank').count()).toBeGreaterThanOrEqual(2)
     // Every state it was in, in order, each with when it began.
-    expect(await watched.page.locator('#timeline li.state .state-name').allTextContents()).toEqual(['pending', 'submitted', 'confirmed'])
+    expect(await watched.page.locator('#timeline li.state .state-name').allTextContents()).toEqual([
+      'pending',
+      'submitted',
+      'confirmed',
+    ])
     expect(await watched.page.locator('#timeline li.state time').count()).toBe(3)
     await screenshot(watched.page, 'dashboard-transfer-timeline')
     await watched.context.close()
   })
 
   it('sends an inbound credit and funds the float from the sandbox page, once per form', async () => {
-    const account = (await client.post<{ trackingId: string; virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })).body
+    const account = (
+      await client.post<{ trackingId: string; virtualAccount: string }>('/api/v1/rail/virtual-account', {
+        reference: randomUUID(),
+      })
+    ).body
     const watched = await signedInPage(browser, harness.app.db.pool, harness.app.baseUrl, partnerId)
     const { page: tab } = watched
     await tab.getByRole('link', { name: 'Sandbox simulators' }).click()
@@ -114,7 +141,9 @@ describe('dashboard operations', () => {
     await tab.getByRole('button', { name: 'Send the credit' }).click()
     await waitForText(tab, '#notice', /received the credit/)
     await waitFor(async () => (await creditsOf(account.virtualAccount)).length === 1, 20_000, 'the credit applied')
-    expect(await creditsOf(account.virtualAccount)).toMatchObject([{ amountKobo: 123_450, payerName: '<script>alert(1)</script>' }])
+    expect(await creditsOf(account.virtualAccount)).toMatchObject([
+      { amountKobo: 123_450, payerName: '<script>alert(1)</script>' },
+    ])
     // (A credit settles to the float at once: float mode, the default. Measured after it.)
     const floatBefore = await bookedKobo(harness.app, partnerId, 'float')
 
@@ -127,14 +156,32 @@ describe('dashboard operations', () => {
 
     // The same form posted twice does its work once.
     const key = randomUUID()
-    for (let i = 0; i < 2; i++) expect((await postForm(harness.app.baseUrl, session, '/dashboard/sandbox/fund-float', { amount: '100', key })).status).toBe(303)
+    for (let i = 0; i < 2; i++)
+      expect(
+        (await postForm(harness.app.baseUrl, session, '/dashboard/sandbox/fund-float', { amount: '100', key })).status,
+      ).toBe(303)
     expect(await bookedKobo(harness.app, partnerId, 'float')).toBe(floatBefore + 60_000)
     const creditKey = randomUUID()
     for (let i = 0; i < 2; i++) {
-      expect((await postForm(harness.app.baseUrl, session, '/dashboard/sandbox/inbound-credit', { virtualAccount: account.virtualAccount, amount: '10', key: creditKey })).status).toBe(303)
+      expect(
+        (
+          await postForm(harness.app.baseUrl, session, '/dashboard/sandbox/inbound-credit', {
+            virtualAccount: account.virtualAccount,
+            amount: '10',
+            key: creditKey,
+          })
+        ).status,
+      ).toBe(303)
     }
-    await waitFor(async () => (await creditsOf(account.virtualAccount)).length === 2, 20_000, 'the second credit applied')
-    const actions = await harness.app.db.pool.query(`SELECT action, count(*)::int AS n FROM dashboard_actions WHERE partner_id = $1 GROUP BY action ORDER BY action`, [partnerId])
+    await waitFor(
+      async () => (await creditsOf(account.virtualAccount)).length === 2,
+      20_000,
+      'the second credit applied',
+    )
+    const actions = await harness.app.db.pool.query(
+      `SELECT action, count(*)::int AS n FROM dashboard_actions WHERE partner_id = $1 GROUP BY action ORDER BY action`,
+      [partnerId],
+    )
     expect(actions.rows).toEqual([
       { action: 'sandbox.fund_float', n: 3 },
       { action: 'sandbox.inbound_credit', n: 3 },
@@ -144,8 +191,10 @@ describe('dashboard operations', () => {
 
   it('refuses bad input, a post without the CSRF token, and a live partner, changing nothing', async () => {
     const floatBefore = await bookedKobo(harness.app, partnerId, 'float')
-    const post = (fields: Record<string, string>, csrf?: string | null) => postForm(harness.app.baseUrl, session, '/dashboard/sandbox/fund-float', fields, csrf)
-    for (const amount of ['', '0', '-5', '1.234', 'abc', '1e3', '99999999999999999999', '12\u0000']) expect((await post({ amount, key: randomUUID() })).status).toBe(422)
+    const post = (fields: Record<string, string>, csrf?: string | null) =>
+      postForm(harness.app.baseUrl, session, '/dashboard/sandbox/fund-float', fields, csrf)
+    for (const amount of ['', '0', '-5', '1.234', 'abc', '1e3', '99999999999999999999', '12\u0000'])
+      expect((await post({ amount, key: randomUUID() })).status).toBe(422)
     // Refused before the handler (the platform's input check): still a page, not the API's JSON.
     const control = await post({ amount: '10', note: 'a\u0007b', key: randomUUID() })
     expect(control.status).toBe(422)
@@ -153,7 +202,12 @@ describe('dashboard operations', () => {
     expect(await control.text()).toContain('control characters')
     expect((await post({ amount: '10' })).status).toBe(422)
     expect((await post({ amount: '10', key: randomUUID() }, null)).status).toBe(403)
-    const credit = (fields: Record<string, string>) => postForm(harness.app.baseUrl, session, '/dashboard/sandbox/inbound-credit', { key: randomUUID(), amount: '10', ...fields })
+    const credit = (fields: Record<string, string>) =>
+      postForm(harness.app.baseUrl, session, '/dashboard/sandbox/inbound-credit', {
+        key: randomUUID(),
+        amount: '10',
+        ...fields,
+      })
     expect((await credit({ virtualAccount: '123' })).status).toBe(422)
     expect((await credit({ virtualAccount: '0123456789', payerName: 'a\u0007b' })).status).toBe(422)
     expect((await credit({ virtualAccount: '0123456789', payerName: 'x'.repeat(101) })).status).toBe(422)
@@ -163,24 +217,50 @@ describe('dashboard operations', () => {
 
     const live = await harness.app.newPartner({ environment: 'live' })
     const liveSession = await signedInSession(harness.app.db.pool, harness.app.baseUrl, live.credentials.partnerId)
-    expect((await fetch(`${harness.app.baseUrl}/dashboard/sandbox`, { headers: { cookie: liveSession.cookie } })).status).toBe(404)
-    expect((await postForm(harness.app.baseUrl, liveSession, '/dashboard/sandbox/fund-float', { amount: '10', key: randomUUID() })).status).toBe(404)
-    expect(await (await fetch(`${harness.app.baseUrl}/dashboard`, { headers: { cookie: liveSession.cookie } })).text()).not.toContain('Sandbox simulators')
+    expect(
+      (await fetch(`${harness.app.baseUrl}/dashboard/sandbox`, { headers: { cookie: liveSession.cookie } })).status,
+    ).toBe(404)
+    expect(
+      (
+        await postForm(harness.app.baseUrl, liveSession, '/dashboard/sandbox/fund-float', {
+          amount: '10',
+          key: randomUUID(),
+        })
+      ).status,
+    ).toBe(404)
+    expect(
+      await (await fetch(`${harness.app.baseUrl}/dashboard`, { headers: { cookie: liveSession.cookie } })).text(),
+    ).not.toContain('Sandbox simulators')
   })
 
   it('names the operator a link was made for on every page and in every action; refuses a bad name', async () => {
-    const cli = await runRail(['dashboard', 'link', '--partner', partnerId, '--operator', 'Ada <b>Obi</b>'], { DATABASE_URL: harness.app.db.url, PUBLIC_URL: harness.app.baseUrl })
+    const cli = await runRail(['dashboard', 'link', '--partner', partnerId, '--operator', 'Ada <b>Obi</b>'], {
+      DATABASE_URL: harness.app.db.url,
+      PUBLIC_URL: harness.app.baseUrl,
+    })
     expect(cli.code).toBe(0)
     const signIn = await redeem(cli.stdout.trim())
     const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!
     const overview = await (await fetch(`${harness.app.baseUrl}/dashboard`, { headers: { cookie } })).text()
     expect(overview).toContain('(<span id="operator">Ada &lt;b&gt;Obi&lt;/b&gt;</span>)')
     const csrf = /name="csrf" value="([0-9a-f]{64})"/.exec(overview)![1]!
-    expect((await postForm(harness.app.baseUrl, { cookie, csrf }, '/dashboard/sandbox/fund-float', { amount: '1', key: randomUUID() })).status).toBe(303)
-    const recorded = await harness.app.db.pool.query(`SELECT operator FROM dashboard_actions WHERE partner_id = $1 ORDER BY id DESC LIMIT 1`, [partnerId])
+    expect(
+      (
+        await postForm(harness.app.baseUrl, { cookie, csrf }, '/dashboard/sandbox/fund-float', {
+          amount: '1',
+          key: randomUUID(),
+        })
+      ).status,
+    ).toBe(303)
+    const recorded = await harness.app.db.pool.query(
+      `SELECT operator FROM dashboard_actions WHERE partner_id = $1 ORDER BY id DESC LIMIT 1`,
+      [partnerId],
+    )
     expect(recorded.rows).toEqual([{ operator: 'Ada <b>Obi</b>' }])
     for (const name of ['', ' Ada', 'A\u0007da', 'x'.repeat(101)]) {
-      const refused = await runRail(['dashboard', 'link', '--partner', partnerId, '--operator', name], { DATABASE_URL: harness.app.db.url })
+      const refused = await runRail(['dashboard', 'link', '--partner', partnerId, '--operator', name], {
+        DATABASE_URL: harness.app.db.url,
+      })
       expect(refused.code).toBe(1)
       expect(refused.stderr).toContain('--operator')
     }
@@ -188,7 +268,13 @@ describe('dashboard operations', () => {
 
   it('sweeps links and sessions lapsed more than a day ago, and keeps the rest', async () => {
     const pool = harness.app.db.pool
-    const count = async () => (await pool.query(`SELECT (SELECT count(*) FROM dashboard_links WHERE partner_id = $1)::int AS links, (SELECT count(*) FROM dashboard_sessions WHERE partner_id = $1)::int AS sessions`, [partnerId])).rows[0]
+    const count = async () =>
+      (
+        await pool.query(
+          `SELECT (SELECT count(*) FROM dashboard_links WHERE partner_id = $1)::int AS links, (SELECT count(*) FROM dashboard_sessions WHERE partner_id = $1)::int AS sessions`,
+          [partnerId],
+        )
+      ).rows[0]
     const before = await count()
     // Made two days ago: expired (and never used) more than a day before now.
     await createSignInLink(pool, offsetClock(systemClock, -2 * 24 * 3600), partnerId, harness.app.baseUrl)

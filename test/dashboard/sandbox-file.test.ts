@@ -34,7 +34,11 @@ describe("the sandbox partner's credentials file", () => {
     writeSandboxPartner(dataDir, credentials)
     const session = await signedInSession(app.db.pool, app.baseUrl, credentials.partnerId)
 
-    const signing = await postForm(app.baseUrl, session, '/dashboard/settings/rotate', { credential: 'request-signing', overlapHours: '0', reference: randomUUID() })
+    const signing = await postForm(app.baseUrl, session, '/dashboard/settings/rotate', {
+      credential: 'request-signing',
+      overlapHours: '0',
+      reference: randomUUID(),
+    })
     expect(signing.status).toBe(200)
     const signingSecret = shownSecret(await signing.text())
     const saved = readSandboxPartner(dataDir)!
@@ -43,15 +47,31 @@ describe("the sandbox partner's credentials file", () => {
     // What the file now holds is what works.
     expect((await new RailClient(app.baseUrl, saved).get('/api/v1/rail/settings')).status).toBe(200)
 
-    const callback = await postForm(app.baseUrl, session, '/dashboard/settings/rotate', { credential: 'callback-signing', overlapHours: '0', reference: randomUUID() })
+    const callback = await postForm(app.baseUrl, session, '/dashboard/settings/rotate', {
+      credential: 'callback-signing',
+      overlapHours: '0',
+      reference: randomUUID(),
+    })
     expect(readSandboxPartner(dataDir)!.callbackSigningSecret).toBe(shownSecret(await callback.text()))
-    const escrow = await postForm(app.baseUrl, session, '/dashboard/settings/rotate', { credential: 'escrow-api-key', overlapHours: '0', reference: randomUUID() })
+    const escrow = await postForm(app.baseUrl, session, '/dashboard/settings/rotate', {
+      credential: 'escrow-api-key',
+      overlapHours: '0',
+      reference: randomUUID(),
+    })
     expect(readSandboxPartner(dataDir)!.escrowApiKey).toBe(shownSecret(await escrow.text()))
 
     const before = readSandboxPartner(dataDir)
     const other = await app.newPartner()
     const otherSession = await signedInSession(app.db.pool, app.baseUrl, other.credentials.partnerId)
-    expect((await postForm(app.baseUrl, otherSession, '/dashboard/settings/rotate', { credential: 'request-signing', overlapHours: '0', reference: randomUUID() })).status).toBe(200)
+    expect(
+      (
+        await postForm(app.baseUrl, otherSession, '/dashboard/settings/rotate', {
+          credential: 'request-signing',
+          overlapHours: '0',
+          reference: randomUUID(),
+        })
+      ).status,
+    ).toBe(200)
     expect(readSandboxPartner(dataDir)).toEqual(before)
   })
 })

@@ -26,9 +26,22 @@ afterAll(async () => {
 })
 
 /** Posts the Sign in form with what a browser would send: the page's token and cookie, and the headers given. */
-async function post(url: string, opened: { page?: string; cookie?: string }, headers: Record<string, string> = {}): Promise<Response> {
+async function post(
+  url: string,
+  opened: { page?: string; cookie?: string },
+  headers: Record<string, string> = {},
+): Promise<Response> {
   const body = opened.page === undefined ? '' : new URLSearchParams({ page: opened.page }).toString()
-  return fetch(url, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', ...(opened.cookie ? { cookie: opened.cookie } : {}), ...headers }, body })
+  return fetch(url, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      ...(opened.cookie ? { cookie: opened.cookie } : {}),
+      ...headers,
+    },
+    body,
+  })
 }
 
 async function expectRefused(answer: Response): Promise<void> {
@@ -81,30 +94,36 @@ describe('the Sign in post', () => {
     await expectStillUsable(url)
   })
 
-  it('posted in Chromium from a page on another site, is refused: no session, the link unspent', { timeout: 60_000 }, async () => {
-    // The attacker's own link, and a token it took by opening that link itself.
-    const url = await signInUrl(app.db.pool, app.baseUrl, partnerId)
-    const stolen = await openSignInPage(url)
-    const attacker = await listen(
-      `<!doctype html><title>Win a prize</title><form method="post" action="${url}"><input type="hidden" name="page" value="${stolen.page}"><button type="submit">Claim</button></form>`,
-    )
-    try {
-      // localhost is another site than 127.0.0.1 (the app's address).
-      const { page, context } = await openPage(browser, `http://localhost:${port(attacker)}`)
-      await page.goto(`http://localhost:${port(attacker)}/`)
-      await page.getByRole('button', { name: 'Claim' }).click()
-      await waitForText(page, '#message', /This sign-in was posted from another site\./)
-      expect((await context.cookies(app.baseUrl)).map((cookie) => cookie.name)).not.toContain('rail_dashboard')
-      await context.close()
-    } finally {
-      await new Promise((resolve) => attacker.close(resolve))
-    }
-    await expectStillUsable(url)
-  })
+  it(
+    'posted in Chromium from a page on another site, is refused: no session, the link unspent',
+    { timeout: 60_000 },
+    async () => {
+      // The attacker's own link, and a token it took by opening that link itself.
+      const url = await signInUrl(app.db.pool, app.baseUrl, partnerId)
+      const stolen = await openSignInPage(url)
+      const attacker = await listen(
+        `<!doctype html><title>Win a prize</title><form method="post" action="${url}"><input type="hidden" name="page" value="${stolen.page}"><button type="submit">Claim</button></form>`,
+      )
+      try {
+        // localhost is another site than 127.0.0.1 (the app's address).
+        const { page, context } = await openPage(browser, `http://localhost:${port(attacker)}`)
+        await page.goto(`http://localhost:${port(attacker)}/`)
+        await page.getByRole('button', { name: 'Claim' }).click()
+        await waitForText(page, '#message', /This sign-in was posted from another site\./)
+        expect((await context.cookies(app.baseUrl)).map((cookie) => cookie.name)).not.toContain('rail_dashboard')
+        await context.close()
+      } finally {
+        await new Promise((resolve) => attacker.close(resolve))
+      }
+      await expectStillUsable(url)
+    },
+  )
 })
 
 function listen(body: string): Promise<Server> {
-  const server = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body))
+  const server = createServer((_request, response) =>
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body),
+  )
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)))
 }
 

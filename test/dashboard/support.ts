@@ -26,8 +26,16 @@ export async function openSignInPage(url: string): Promise<{ status: number; pag
 /** Presses the sign-in page's button, as a browser posts its form: the one request that spends the link (opened first, as a browser must). */
 export async function redeem(url: string): Promise<Response> {
   const { page, cookie } = await openSignInPage(url).catch(() => ({ page: undefined, cookie: undefined }))
-  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', ...(cookie ? { cookie } : {}) }
-  return fetch(url, { method: 'POST', redirect: 'manual', headers, body: page ? new URLSearchParams({ page }).toString() : '' })
+  const headers: Record<string, string> = {
+    'content-type': 'application/x-www-form-urlencoded',
+    ...(cookie ? { cookie } : {}),
+  }
+  return fetch(url, {
+    method: 'POST',
+    redirect: 'manual',
+    headers,
+    body: page ? new URLSearchParams({ page }).toString() : '',
+  })
 }
 
 /** Signs in over plain HTTP and reads the CSRF token from the overview. */
@@ -39,13 +47,29 @@ export async function signedInSession(pool: Pool, baseUrl: string, partnerId: st
 }
 
 /** Posts a dashboard form as the session's browser would (CSRF token included unless `csrf` is given as null). */
-export async function postForm(baseUrl: string, session: DashboardSession, path: string, fields: Record<string, string>, csrf: string | null = session.csrf): Promise<Response> {
+export async function postForm(
+  baseUrl: string,
+  session: DashboardSession,
+  path: string,
+  fields: Record<string, string>,
+  csrf: string | null = session.csrf,
+): Promise<Response> {
   const body = new URLSearchParams(csrf === null ? fields : { ...fields, csrf })
-  return fetch(`${baseUrl}${path}`, { method: 'POST', redirect: 'manual', headers: { cookie: session.cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: body.toString() })
+  return fetch(`${baseUrl}${path}`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie: session.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: body.toString(),
+  })
 }
 
 /** A browser page signed in to the partner's dashboard, on the overview. */
-export async function signedInPage(browser: Browser, pool: Pool, baseUrl: string, partnerId: string): Promise<WatchedPage> {
+export async function signedInPage(
+  browser: Browser,
+  pool: Pool,
+  baseUrl: string,
+  partnerId: string,
+): Promise<WatchedPage> {
   const watched = await openPage(browser, baseUrl)
   await watched.page.goto(await signInUrl(pool, baseUrl, partnerId))
   await watched.page.getByRole('button', { name: 'Sign in' }).click()

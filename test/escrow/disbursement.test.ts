@@ -50,10 +50,17 @@ async function escrowPartner() {
 
 const read = async (api: EscrowClient, ref: string) => (await api.get<{ escrow: EscrowJson }>(ref)).body.escrow
 
-async function fundedEscrow(partnerId: string, api: EscrowClient, overrides: Record<string, unknown> = {}, amount = 50_000): Promise<string> {
+async function fundedEscrow(
+  partnerId: string,
+  api: EscrowClient,
+  overrides: Record<string, unknown> = {},
+  amount = 50_000,
+): Promise<string> {
   const created = await api.create<{ ref: string }>(createRequest({ amount, ...overrides }))
   expect(created.status).toBe(201)
-  expect(await creditEscrow(harness.app.db.pool, { partnerId, ref: created.body.ref, amountKobo: amount })).toBe('applied')
+  expect(await creditEscrow(harness.app.db.pool, { partnerId, ref: created.body.ref, amountKobo: amount })).toBe(
+    'applied',
+  )
   expect((await read(api, created.body.ref)).status).toBe('funded')
   return created.body.ref
 }
@@ -63,22 +70,30 @@ function escrowEvents(ref: string): EventJson[] {
   return harness.hook.requests
     .filter((request) => request.rawBody.includes(ref) && request.rawBody.includes('"escrow.'))
     .map((request) => {
-      expect(request.headers['x-rail-signature']).toBe(`sha256=${createHmac('sha256', SECRET).update(request.rawBody).digest('hex')}`)
+      expect(request.headers['x-rail-signature']).toBe(
+        `sha256=${createHmac('sha256', SECRET).update(request.rawBody).digest('hex')}`,
+      )
       return JSON.parse(request.rawBody) as EventJson
     })
 }
 
-async function eventArrives<Name extends EventJson['event']>(ref: string, type: Name): Promise<Extract<EventJson, { event: Name }>> {
+async function eventArrives<Name extends EventJson['event']>(
+  ref: string,
+  type: Name,
+): Promise<Extract<EventJson, { event: Name }>> {
   await waitFor(() => escrowEvents(ref).some((event) => event.event === type), 20_000, type)
   return escrowEvents(ref).find((event): event is Extract<EventJson, { event: Name }> => event.event === type)!
 }
 
-const outbound = async (client: RailClient, id: string) => (await client.get<OutboundJson>(`/api/v1/rail/outbound/${id}`)).body
+const outbound = async (client: RailClient, id: string) =>
+  (await client.get<OutboundJson>(`/api/v1/rail/outbound/${id}`)).body
 
 /** Waits for the payout to reach the bank, then has the bank settle it so. */
 async function settle(client: RailClient, transferId: string, outcome: 'confirmed' | 'failed'): Promise<void> {
   await waitFor(async () => (await outbound(client, transferId)).state === 'submitted', 15_000, 'submitted')
-  expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId, outcome })).status).toBe(200)
+  expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId, outcome })).status).toBe(
+    200,
+  )
 }
 
 async function disbursementReaches(api: EscrowClient, ref: string, state: string): Promise<Disbursement> {
@@ -96,7 +111,8 @@ async function ledgerOf(partnerId: string) {
 }
 
 /** The partner's outbound transfers of any origin. */
-const outboundList = async (client: RailClient) => (await client.get<{ data: OutboundJson[] }>('/api/v1/rail/outbound')).body.data
+const outboundList = async (client: RailClient) =>
+  (await client.get<{ data: OutboundJson[] }>('/api/v1/rail/outbound')).body.data
 
 /** Runs `work` while the sandbox bank fails every request (a 5xx). */
 async function whileBankFails<T>(work: () => Promise<T>): Promise<T> {
@@ -111,19 +127,33 @@ async function whileBankFails<T>(work: () => Promise<T>): Promise<T> {
 describe('escrow disbursement', () => {
   it('funded by the payer, released to a bank account: an escrow payout in the outbound list, confirmed by the bank, escrow.disbursed delivered', async () => {
     const { client, partnerId, api } = await escrowPartner()
-    const created = await api.create<{ ref: string; funding: { virtualAccount: string } }>(createRequest({ amount: 60_000 }))
+    const created = await api.create<{ ref: string; funding: { virtualAccount: string } }>(
+      createRequest({ amount: 60_000 }),
+    )
     const ref = created.body.ref
-    expect((await read(api, ref)).disbursement).toEqual({ destination: 'float', state: 'awaiting_release', outboundTransferId: null })
+    expect((await read(api, ref)).disbursement).toEqual({
+      destination: 'float',
+      state: 'awaiting_release',
+      outboundTransferId: null,
+    })
     await payIn(client, created.body.funding.virtualAccount, 60_000)
     await waitFor(async () => (await read(api, ref)).status === 'funded', 15_000, 'funded')
 
-    const released = await api.release<{ status: string; message: string }>(ref, { reason: 'goods received', disbursement: FIRST })
+    const released = await api.release<{ status: string; message: string }>(ref, {
+      reason: 'goods received',
+      disbursement: FIRST,
+    })
     expect(released.status).toBe(200)
     expect(released.body.status).toBe('released')
     const pending = (await read(api, ref)).disbursement!
     expect(pending).toEqual({ destination: FIRST, state: 'pending', outboundTransferId: expect.any(String) })
     // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
-    await waitFor(async () => (await client.get<{ data: OutboundJson[] }>('/api/v1/rail/outbound?limit=100')).body.data.length === 1, 20_000, 'the payout listed')
+    await waitFor(
+      async () =>
+        (await client.get<{ data: OutboundJson[] }>('/api/v1/rail/outbound?limit=100')).body.data.length === 1,
+      20_000,
+      'the payout listed',
+    )
     // An ordinary payout of the pipeline, its origin the escrow, held on the escrow holding account (the float is not touched).
     const listed = (await client.get<{ data: OutboundJson[] }>('/api/v1/rail/outbound?origin=escrow')).body.data
     expect(listed).toHaveLength(1)
@@ -141,19 +171,32 @@ describe('escrow disbursement', () => {
     expect(listed[0]!.origin.id).toBe((await api.get<{ escrow: { id: string } }>(ref)).body.escrow.id)
     expect(await bookedKobo(harness.app, partnerId, 'escrow_holding')).toBe(60_000) // held until the bank answers
     expect(await bookedKobo(harness.app, partnerId, 'float')).toBe(0)
-    expect((await api.release<{ error: string }>(ref, { disbursement: SECOND })).body.error).toBe('invalid_escrow_status') // pending: no change
+    expect((await api.release<{ error: string }>(ref, { disbursement: SECOND })).body.error).toBe(
+      'invalid_escrow_status',
+    ) // pending: no change
 
     await settle(client, pending.outboundTransferId!, 'confirmed')
-    expect(await disbursementReaches(api, ref, 'paid')).toEqual({ destination: FIRST, state: 'paid', outboundTransferId: pending.outboundTransferId })
+    expect(await disbursementReaches(api, ref, 'paid')).toEqual({
+      destination: FIRST,
+      state: 'paid',
+      outboundTransferId: pending.outboundTransferId,
+    })
     const event = await eventArrives(ref, 'escrow.disbursed')
-    expect(event.data).toEqual({ ref, status: 'released', amount: 60_000, currency: 'NGN', disbursement: { destination: FIRST, state: 'paid', outboundTransferId: pending.outboundTransferId } })
+    expect(event.data).toEqual({
+      ref,
+      status: 'released',
+      amount: 60_000,
+      currency: 'NGN',
+      disbursement: { destination: FIRST, state: 'paid', outboundTransferId: pending.outboundTransferId },
+    })
     expect(escrowEvents(ref).map((e) => e.event)).toEqual(['escrow.funded', 'escrow.released', 'escrow.disbursed'])
     expect(await bookedKobo(harness.app, partnerId, 'escrow_holding')).toBe(0)
     expect((await outbound(client, pending.outboundTransferId!)).state).toBe('confirmed')
     // The bank paid the recipient once.
-    const paid = await harness.app.db.pool.query(`SELECT amount_kobo FROM sandbox_bank.transfers WHERE reference = $1 AND kind = 'payout' AND response_code = '00'`, [
-      pending.outboundTransferId,
-    ])
+    const paid = await harness.app.db.pool.query(
+      `SELECT amount_kobo FROM sandbox_bank.transfers WHERE reference = $1 AND kind = 'payout' AND response_code = '00'`,
+      [pending.outboundTransferId],
+    )
     expect(paid.rows).toEqual([{ amount_kobo: 60_000 }])
     await expectLedgerVerified(harness.app.db.pool)
   })
@@ -161,16 +204,27 @@ describe('escrow disbursement', () => {
   it('a failed disbursement keeps the money held; released again to another destination, it is paid', async () => {
     const { client, partnerId, api } = await escrowPartner()
     const ref = await fundedEscrow(partnerId, api, { disbursement: FIRST })
-    expect((await read(api, ref)).disbursement).toEqual({ destination: FIRST, state: 'awaiting_release', outboundTransferId: null })
+    expect((await read(api, ref)).disbursement).toEqual({
+      destination: FIRST,
+      state: 'awaiting_release',
+      outboundTransferId: null,
+    })
     expect((await api.release(ref)).status).toBe(200) // to the destination given at create
     const first = (await read(api, ref)).disbursement!
     expect(first).toEqual(expect.objectContaining({ destination: FIRST, state: 'pending' }))
 
     await settle(client, first.outboundTransferId!, 'failed')
     const failed = await disbursementReaches(api, ref, 'failed')
-    expect(failed).toEqual({ destination: FIRST, state: 'failed', outboundTransferId: first.outboundTransferId, failureReason: expect.objectContaining({ code: expect.any(String) }) })
+    expect(failed).toEqual({
+      destination: FIRST,
+      state: 'failed',
+      outboundTransferId: first.outboundTransferId,
+      failureReason: expect.objectContaining({ code: expect.any(String) }),
+    })
     const failedEvent = await eventArrives(ref, 'escrow.disbursement_failed')
-    expect(failedEvent.data.disbursement).toEqual(expect.objectContaining({ state: 'failed', outboundTransferId: first.outboundTransferId }))
+    expect(failedEvent.data.disbursement).toEqual(
+      expect.objectContaining({ state: 'failed', outboundTransferId: first.outboundTransferId }),
+    )
     expect(await bookedKobo(harness.app, partnerId, 'escrow_holding')).toBe(50_000) // the hold was voided: still held
     expect((await read(api, ref)).status).toBe('released')
 
@@ -188,9 +242,19 @@ describe('escrow disbursement', () => {
     const refused = await api.release<{ error: string; message: string }>(ref, { disbursement: FIRST })
     expect([refused.status, refused.body.error]).toEqual([400, 'invalid_escrow_status'])
     expect(refused.body.message).toMatch(/disbursement is paid/)
-    expect(escrowEvents(ref).map((e) => e.event)).toEqual(['escrow.funded', 'escrow.released', 'escrow.disbursement_failed', 'escrow.disbursed'])
+    expect(escrowEvents(ref).map((e) => e.event)).toEqual([
+      'escrow.funded',
+      'escrow.released',
+      'escrow.disbursement_failed',
+      'escrow.disbursed',
+    ])
     // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
-    await waitFor(async () => (await client.get<{ data: OutboundJson[] }>('/api/v1/rail/outbound?limit=100')).body.data.length === 2, 20_000, 'both payouts listed')
+    await waitFor(
+      async () =>
+        (await client.get<{ data: OutboundJson[] }>('/api/v1/rail/outbound?limit=100')).body.data.length === 2,
+      20_000,
+      'both payouts listed',
+    )
     const payouts = (await client.get<{ data: OutboundJson[] }>('/api/v1/rail/outbound?origin=escrow')).body.data
     expect(payouts.map((payout) => payout.state).sort()).toEqual(['confirmed', 'failed'])
     await expectLedgerVerified(harness.app.db.pool)
@@ -202,13 +266,19 @@ describe('escrow disbursement', () => {
     const released = await api.release<{ message: string }>(ref, { reason: 'identity verified at operator' })
     expect(released.status).toBe(200)
     expect(released.body.message).toMatch(/float/)
-    expect((await read(api, ref)).disbursement).toEqual({ destination: 'float', state: 'paid', outboundTransferId: null })
+    expect((await read(api, ref)).disbursement).toEqual({
+      destination: 'float',
+      state: 'paid',
+      outboundTransferId: null,
+    })
     expect(await bookedKobo(harness.app, partnerId, 'float')).toBe(50_000)
     expect(await bookedKobo(harness.app, partnerId, 'escrow_holding')).toBe(0)
     const event = await eventArrives(ref, 'escrow.disbursed')
     expect(event.data.disbursement).toEqual({ destination: 'float', state: 'paid', outboundTransferId: null })
     // Nothing failed, so there is nothing to release again.
-    expect((await api.release<{ error: string }>(ref, { disbursement: FIRST })).body.error).toBe('invalid_escrow_status')
+    expect((await api.release<{ error: string }>(ref, { disbursement: FIRST })).body.error).toBe(
+      'invalid_escrow_status',
+    )
     await expectLedgerVerified(harness.app.db.pool)
   })
 })
@@ -221,7 +291,9 @@ describe('bad disbursement input: a clear error, nothing moved', () => {
   for (const [what, disbursement, field] of invalid) {
     it(`create with ${what}: 422 naming the field, no escrow`, async () => {
       const { api } = await escrowPartner()
-      const response = await api.create<{ error: string; details: { fields: { field: string }[] } }>(createRequest({ disbursement }))
+      const response = await api.create<{ error: string; details: { fields: { field: string }[] } }>(
+        createRequest({ disbursement }),
+      )
       expect(response.status).toBe(422)
       expect(response.body.error).toBe('validation_error')
       expect(response.body.details.fields.map((f) => f.field)).toEqual([field])
@@ -298,7 +370,10 @@ describe('bad disbursement input: a clear error, nothing moved', () => {
   it('unknown or missing fields in the destination, or a malformed account number: 422', async () => {
     const { partnerId, api } = await escrowPartner()
     expect((await api.create(createRequest({ disbursement: { ...FIRST, iban: 'x' } }))).status).toBe(422)
-    expect((await api.create(createRequest({ disbursement: { accountNumber: FIRST.accountNumber, bankCode: '058' } }))).status).toBe(422)
+    expect(
+      (await api.create(createRequest({ disbursement: { accountNumber: FIRST.accountNumber, bankCode: '058' } })))
+        .status,
+    ).toBe(422)
     const ref = await fundedEscrow(partnerId, api)
     expect((await api.release(ref, { disbursement: { ...FIRST, accountNumber: '12345' } })).status).toBe(422)
     expect((await api.release(ref, { disbursement: 'float' })).status).toBe(422)
@@ -320,6 +395,8 @@ describe('bad disbursement input: a clear error, nothing moved', () => {
     const ref = (await api.create<{ ref: string }>(createRequest({ disbursement: FIRST }))).body.ref
     expect((await api.cancel(ref, { reason: 'no longer needed' })).status).toBe(200)
     expect((await read(api, ref)).disbursement).toBeNull()
-    expect((await api.release<{ error: string }>(ref, { disbursement: FIRST })).body.error).toBe('invalid_escrow_status')
+    expect((await api.release<{ error: string }>(ref, { disbursement: FIRST })).body.error).toBe(
+      'invalid_escrow_status',
+    )
   })
 })

@@ -51,12 +51,20 @@ describe('escrow funding', () => {
     expect(funding.virtualAccount).toMatch(/^[0-9]{10}$/)
 
     await payIn(client, funding.virtualAccount, 20_000)
-    await waitFor(async () => (await api.get<{ escrow: { fundedAmount: number } }>(ref)).body.escrow.fundedAmount === 20_000, 10_000, 'partly funded')
+    await waitFor(
+      async () => (await api.get<{ escrow: { fundedAmount: number } }>(ref)).body.escrow.fundedAmount === 20_000,
+      10_000,
+      'partly funded',
+    )
     expect((await api.get<{ escrow: { status: string } }>(ref)).body.escrow.status).toBe('initiated')
     expect((await api.release<{ error: string }>(ref, {})).status).toBe(400)
 
     await payIn(client, funding.virtualAccount, 30_000)
-    await waitFor(async () => (await api.get<{ escrow: { status: string } }>(ref)).body.escrow.status === 'funded', 10_000, 'funded')
+    await waitFor(
+      async () => (await api.get<{ escrow: { status: string } }>(ref)).body.escrow.status === 'funded',
+      10_000,
+      'funded',
+    )
     await waitFor(() => escrowEvents(ref).some((event) => event.event === 'escrow.funded'), 10_000, 'escrow.funded')
     expect(await bookedKobo(harness.app, credentials.partnerId, 'escrow_holding')).toBe(50_000)
 
@@ -67,10 +75,14 @@ describe('escrow funding', () => {
 
     await payIn(client, funding.virtualAccount, 5_000)
     let items: { reason: string; amountKobo: number; trackingId: string }[] = []
-    await waitFor(async () => {
-      items = (await client.get<{ data: typeof items }>('/api/v1/rail/unmatched')).body.data
-      return items.length === 1
-    }, 10_000, 'triage')
+    await waitFor(
+      async () => {
+        items = (await client.get<{ data: typeof items }>('/api/v1/rail/unmatched')).body.data
+        return items.length === 1
+      },
+      10_000,
+      'triage',
+    )
     expect(items[0]).toMatchObject({ reason: 'escrow_closed', amountKobo: 5_000, trackingId: funding.trackingId })
     expect(await bookedKobo(harness.app, credentials.partnerId, 'suspense')).toBe(5_000)
     expect(await bookedKobo(harness.app, credentials.partnerId, 'escrow_holding')).toBe(0)
@@ -78,16 +90,34 @@ describe('escrow funding', () => {
 
   it('refunds partial funding on cancel, and sends later credits to triage', async () => {
     const { client, credentials, api } = await escrowPartner()
-    const { ref, funding } = (await api.create<{ ref: string; funding: Funding }>(createRequest({ amount: 40_000 }))).body
-    await payIn(client, funding.virtualAccount, 15_000, { payerName: TEST_PAYER.accountName, payerAccountNumber: TEST_PAYER.accountNumber, payerBankCode: TEST_PAYER.bankCode })
-    await waitFor(async () => (await api.get<{ escrow: { fundedAmount: number } }>(ref)).body.escrow.fundedAmount === 15_000, 10_000, 'partly funded')
+    const { ref, funding } = (await api.create<{ ref: string; funding: Funding }>(createRequest({ amount: 40_000 })))
+      .body
+    await payIn(client, funding.virtualAccount, 15_000, {
+      payerName: TEST_PAYER.accountName,
+      payerAccountNumber: TEST_PAYER.accountNumber,
+      payerBankCode: TEST_PAYER.bankCode,
+    })
+    await waitFor(
+      async () => (await api.get<{ escrow: { fundedAmount: number } }>(ref)).body.escrow.fundedAmount === 15_000,
+      10_000,
+      'partly funded',
+    )
     expect((await api.cancel(ref, { reason: 'buyer changed their mind' })).status).toBe(200)
     // Held for the refund's payout until the bank answers (test/escrow/refunds.test.ts settles refunds).
     expect(await bookedKobo(harness.app, credentials.partnerId, 'escrow_holding')).toBe(15_000)
-    expect((await api.get<{ escrow: { refund: { state: string; amountKobo: number } } }>(ref)).body.escrow.refund).toEqual(expect.objectContaining({ state: 'pending', amountKobo: 15_000 }))
+    expect(
+      (await api.get<{ escrow: { refund: { state: string; amountKobo: number } } }>(ref)).body.escrow.refund,
+    ).toEqual(expect.objectContaining({ state: 'pending', amountKobo: 15_000 }))
     await payIn(client, funding.virtualAccount, 25_000)
-    await waitFor(async () => (await client.get<{ data: unknown[] }>('/api/v1/rail/unmatched')).body.data.length === 1, 10_000, 'triage')
-    expect((await api.get<{ escrow: { status: string; fundedAmount: number } }>(ref)).body.escrow).toMatchObject({ status: 'cancelled', fundedAmount: 15_000 })
+    await waitFor(
+      async () => (await client.get<{ data: unknown[] }>('/api/v1/rail/unmatched')).body.data.length === 1,
+      10_000,
+      'triage',
+    )
+    expect((await api.get<{ escrow: { status: string; fundedAmount: number } }>(ref)).body.escrow).toMatchObject({
+      status: 'cancelled',
+      fundedAmount: 15_000,
+    })
   })
 
   it('creates no escrow when the funding account cannot be allocated', async () => {
@@ -95,7 +125,9 @@ describe('escrow funding', () => {
     const before = (await harness.app.db.pool.query(`SELECT count(*)::int AS n FROM escrows`)).rows[0].n
     await setCapability(harness.app.db.pool, 'sandbox', 'virtualAccounts', false)
     try {
-      const refused = await api.create<{ statusCode: number; error: string }>(createRequest({ reference: 'no-account' }))
+      const refused = await api.create<{ statusCode: number; error: string }>(
+        createRequest({ reference: 'no-account' }),
+      )
       expect(refused.status).toBe(403)
       expect(refused.body.error).toBe('capability_disabled')
     } finally {

@@ -39,7 +39,8 @@ async function created(api: EscrowClient, overrides: Record<string, unknown> = {
   return response.body
 }
 
-const read = async (api: EscrowClient, ref: string) => (await api.get<{ success: boolean; escrow: EscrowJson }>(ref)).body.escrow
+const read = async (api: EscrowClient, ref: string) =>
+  (await api.get<{ success: boolean; escrow: EscrowJson }>(ref)).body.escrow
 
 async function funded(partnerId: string, api: EscrowClient, amount = 50_000) {
   const escrow = await created(api, { amount })
@@ -50,14 +51,20 @@ async function funded(partnerId: string, api: EscrowClient, amount = 50_000) {
 
 function expectRefused(response: { status: number; body: unknown }, current: string) {
   expect(response.status).toBe(400)
-  expect(response.body).toEqual({ statusCode: 400, error: 'invalid_escrow_status', message: expect.stringContaining(` is ${current};`) })
+  expect(response.body).toEqual({
+    statusCode: 400,
+    error: 'invalid_escrow_status',
+    message: expect.stringContaining(` is ${current};`),
+  })
 }
 
 describe('create and get', () => {
   it('creates an initiated escrow with a contract-shaped ref, expiresAt from ttlHours, and a funding account; get returns the escrow object', async () => {
     const { api } = await partner()
     const before = Date.now()
-    const response = await api.create<Created>(createRequest({ type: 'services', amount: 10_000, ttlHours: 48, metadata: { orderId: 'A-1', nested: { n: 1 } } }))
+    const response = await api.create<Created>(
+      createRequest({ type: 'services', amount: 10_000, ttlHours: 48, metadata: { orderId: 'A-1', nested: { n: 1 } } }),
+    )
     expect(response.status).toBe(201)
     expect(response.headers.get('idempotent-replayed')).toBeNull()
     const body = response.body
@@ -124,11 +131,17 @@ describe('create and get', () => {
     const second = await funded(partnerId, api)
     const third = await created(api)
     // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
-    await waitFor(async () => (await api.list<{ data: EscrowJson[] }>('?limit=100')).body.data.length === 3, 20_000, 'the escrows listed')
+    await waitFor(
+      async () => (await api.list<{ data: EscrowJson[] }>('?limit=100')).body.data.length === 3,
+      20_000,
+      'the escrows listed',
+    )
     const page = await api.list<{ success: boolean; data: EscrowJson[]; nextCursor: string | null }>('?limit=2')
     expect(page.status).toBe(200)
     expect(page.body.data.map((e) => e.ref)).toEqual([third.ref, second.ref])
-    const next = await api.list<{ data: EscrowJson[]; nextCursor: string | null }>(`?limit=2&cursor=${page.body.nextCursor}`)
+    const next = await api.list<{ data: EscrowJson[]; nextCursor: string | null }>(
+      `?limit=2&cursor=${page.body.nextCursor}`,
+    )
     expect(next.body.data.map((e) => e.ref)).toEqual([first.ref])
     expect(next.body.nextCursor).toBeNull()
     const fundedOnly = await api.list<{ data: EscrowJson[] }>('?status=funded')
@@ -143,11 +156,18 @@ describe('funding (the collections seam)', () => {
     expect(await creditEscrow(app.db.pool, { partnerId, ref: escrow.ref, amountKobo: 10_000 })).toBe('applied')
     let json = await read(api, escrow.ref)
     expect(json).toEqual(expect.objectContaining({ status: 'initiated', fundedAmount: 10_000, fundedAt: null }))
-    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 10_000, payingOutKobo: 0, collectionsKobo: 0, floatKobo: 0 })
+    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({
+      holdingKobo: 10_000,
+      payingOutKobo: 0,
+      collectionsKobo: 0,
+      floatKobo: 0,
+    })
 
     expect(await creditEscrow(app.db.pool, { partnerId, ref: escrow.ref, amountKobo: 20_000 })).toBe('applied')
     json = await read(api, escrow.ref)
-    expect(json).toEqual(expect.objectContaining({ status: 'funded', fundedAmount: 30_000, fundedAt: expect.any(String) }))
+    expect(json).toEqual(
+      expect.objectContaining({ status: 'funded', fundedAmount: 30_000, fundedAt: expect.any(String) }),
+    )
     expect((await moneyOf(app.db.pool, partnerId, escrow.ref)).holdingKobo).toBe(30_000)
     await expectLedgerVerified(app.db.pool)
   })
@@ -156,11 +176,26 @@ describe('funding (the collections seam)', () => {
     const { partnerId, api } = await partner()
     const escrow = await created(api, { amount: 20_000 })
     const fundedAt = new Date(Date.now() + 3 * 24 * HOUR_MS) // a clock moved three days on
-    expect(await creditEscrow(app.db.pool, { partnerId, ref: escrow.ref, amountKobo: 20_000, clock: { now: () => fundedAt } })).toBe('applied')
-    expect(await read(api, escrow.ref)).toEqual(expect.objectContaining({ status: 'funded', fundedAt: fundedAt.toISOString() }))
-    const credits = await app.db.pool.query<{ applied_at: Date }>(`SELECT f.applied_at FROM escrow_funding_credits f JOIN escrows e ON e.id = f.escrow_id WHERE e.ref = $1`, [escrow.ref])
+    expect(
+      await creditEscrow(app.db.pool, {
+        partnerId,
+        ref: escrow.ref,
+        amountKobo: 20_000,
+        clock: { now: () => fundedAt },
+      }),
+    ).toBe('applied')
+    expect(await read(api, escrow.ref)).toEqual(
+      expect.objectContaining({ status: 'funded', fundedAt: fundedAt.toISOString() }),
+    )
+    const credits = await app.db.pool.query<{ applied_at: Date }>(
+      `SELECT f.applied_at FROM escrow_funding_credits f JOIN escrows e ON e.id = f.escrow_id WHERE e.ref = $1`,
+      [escrow.ref],
+    )
     expect(credits.rows.map((row) => row.applied_at.toISOString())).toEqual([fundedAt.toISOString()])
-    const events = await app.db.pool.query<{ created_at: Date }>(`SELECT created_at FROM events WHERE object_id = $1 AND type = 'escrow.funded'`, [escrow.ref])
+    const events = await app.db.pool.query<{ created_at: Date }>(
+      `SELECT created_at FROM events WHERE object_id = $1 AND type = 'escrow.funded'`,
+      [escrow.ref],
+    )
     expect(events.rows.map((row) => row.created_at.toISOString())).toEqual([fundedAt.toISOString()])
   })
 
@@ -168,8 +203,12 @@ describe('funding (the collections seam)', () => {
     const { partnerId, api } = await partner()
     const escrow = await created(api, { amount: 20_000 })
     const creditId = crypto.randomUUID()
-    expect(await creditEscrow(app.db.pool, { partnerId, ref: escrow.ref, amountKobo: 10_000, creditId })).toBe('applied')
-    expect(await creditEscrow(app.db.pool, { partnerId, ref: escrow.ref, amountKobo: 10_000, creditId })).toBe('applied')
+    expect(await creditEscrow(app.db.pool, { partnerId, ref: escrow.ref, amountKobo: 10_000, creditId })).toBe(
+      'applied',
+    )
+    expect(await creditEscrow(app.db.pool, { partnerId, ref: escrow.ref, amountKobo: 10_000, creditId })).toBe(
+      'applied',
+    )
     expect((await read(api, escrow.ref)).fundedAmount).toBe(10_000)
     expect((await moneyOf(app.db.pool, partnerId, escrow.ref)).holdingKobo).toBe(10_000)
   })
@@ -205,8 +244,15 @@ describe('the state table', () => {
     expect(response.status).toBe(200)
     expect(response.body).toEqual({ success: true, ref: escrow.ref, status: 'released', message: expect.any(String) })
     const json = await read(api, escrow.ref)
-    expect(json).toEqual(expect.objectContaining({ status: 'released', releasedAt: expect.any(String), cancelledAt: null }))
-    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, floatKobo: 40_000, payingOutKobo: 0 })
+    expect(json).toEqual(
+      expect.objectContaining({ status: 'released', releasedAt: expect.any(String), cancelledAt: null }),
+    )
+    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({
+      holdingKobo: 0,
+      collectionsKobo: 0,
+      floatKobo: 40_000,
+      payingOutKobo: 0,
+    })
     await expectLedgerVerified(app.db.pool)
   })
 
@@ -222,7 +268,12 @@ describe('the state table', () => {
     expect(await creditEscrow(app.db.pool, { partnerId, ref: escrow.ref, amountKobo: 25_000 })).toBe('applied')
     expect((await read(api, escrow.ref)).fundedAmount).toBe(25_000)
     expect((await api.release(escrow.ref)).status).toBe(200)
-    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, floatKobo: 20_000, payingOutKobo: 5_000 })
+    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({
+      holdingKobo: 0,
+      collectionsKobo: 0,
+      floatKobo: 20_000,
+      payingOutKobo: 5_000,
+    })
     await expectLedgerVerified(app.db.pool)
   })
 
@@ -233,8 +284,15 @@ describe('the state table', () => {
     const response = await api.cancel(escrow.ref, { reason: 'seller out of stock' })
     expect(response.status).toBe(200)
     expect(response.body).toEqual({ success: true, ref: escrow.ref, status: 'cancelled', message: expect.any(String) })
-    expect(await read(api, escrow.ref)).toEqual(expect.objectContaining({ status: 'cancelled', cancelledAt: expect.any(String), releasedAt: null }))
-    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, floatKobo: 0, payingOutKobo: 12_000 })
+    expect(await read(api, escrow.ref)).toEqual(
+      expect.objectContaining({ status: 'cancelled', cancelledAt: expect.any(String), releasedAt: null }),
+    )
+    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({
+      holdingKobo: 0,
+      collectionsKobo: 0,
+      floatKobo: 0,
+      payingOutKobo: 12_000,
+    })
     await expectLedgerVerified(app.db.pool)
   })
 
@@ -242,7 +300,12 @@ describe('the state table', () => {
     const { partnerId, api } = await partner()
     const escrow = await created(api)
     expect((await api.cancel(escrow.ref, { reason: 'changed my mind' })).status).toBe(200)
-    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, floatKobo: 0, payingOutKobo: 0 })
+    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({
+      holdingKobo: 0,
+      collectionsKobo: 0,
+      floatKobo: 0,
+      payingOutKobo: 0,
+    })
   })
 
   it('funded → cancel → cancelled: the whole amount is refunded to the payer (a payout held on escrow holding)', async () => {
@@ -250,7 +313,12 @@ describe('the state table', () => {
     const escrow = await funded(partnerId, api, 45_000)
     expect((await api.cancel(escrow.ref, { reason: 'dispute settled for the buyer' })).status).toBe(200)
     expect((await read(api, escrow.ref)).status).toBe('cancelled')
-    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, floatKobo: 0, payingOutKobo: 45_000 })
+    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({
+      holdingKobo: 0,
+      collectionsKobo: 0,
+      floatKobo: 0,
+      payingOutKobo: 45_000,
+    })
     await expectLedgerVerified(app.db.pool)
   })
 
@@ -263,8 +331,20 @@ describe('the state table', () => {
     expect((await read(api, escrow.ref)).status).toBe('initiated')
     await expireDueEscrows(expiryDeps(app, { now: () => new Date(expiresAtMs) }))
     const json = await read(api, escrow.ref)
-    expect(json).toEqual(expect.objectContaining({ status: 'expired', expiredAt: new Date(expiresAtMs).toISOString(), releasedAt: null, cancelledAt: null }))
-    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({ holdingKobo: 0, collectionsKobo: 0, floatKobo: 0, payingOutKobo: 7_000 })
+    expect(json).toEqual(
+      expect.objectContaining({
+        status: 'expired',
+        expiredAt: new Date(expiresAtMs).toISOString(),
+        releasedAt: null,
+        cancelledAt: null,
+      }),
+    )
+    expect(await moneyOf(app.db.pool, partnerId, escrow.ref)).toEqual({
+      holdingKobo: 0,
+      collectionsKobo: 0,
+      floatKobo: 0,
+      payingOutKobo: 7_000,
+    })
     await expectLedgerVerified(app.db.pool)
   })
 
@@ -274,7 +354,9 @@ describe('the state table', () => {
     const due = await created(api, { ttlHours: 1 })
     const fundedEscrow = await funded(partnerId, api)
     // Each escrow also has its own expiry job at expiresAt.
-    const jobs = await app.db.pool.query(`SELECT run_at FROM graphile_worker.jobs WHERE key = $1`, [`escrow_expire:${(await app.db.pool.query(`SELECT id FROM escrows WHERE ref = $1`, [due.ref])).rows[0].id}`])
+    const jobs = await app.db.pool.query(`SELECT run_at FROM graphile_worker.jobs WHERE key = $1`, [
+      `escrow_expire:${(await app.db.pool.query(`SELECT id FROM escrows WHERE ref = $1`, [due.ref])).rows[0].id}`,
+    ])
     expect(jobs.rows.map((row) => (row.run_at as Date).toISOString())).toEqual([due.expiresAt])
 
     workerOffsetMs = 25 * HOUR_MS
@@ -296,36 +378,50 @@ describe('the state table', () => {
     ['cancelled', 'cancel', 'cancel'],
     ['expired', 'cancel', 'cancel'],
   ]
-  it.each(refusals)('%s escrow: %s is refused with 400 invalid_escrow_status and changes nothing', async (status, _name, operation) => {
-    const { partnerId, api } = await partner()
-    let ref: string
-    if (status === 'initiated') ref = (await created(api)).ref
-    else if (status === 'released') {
-      ref = (await funded(partnerId, api)).ref
-      expect((await api.release(ref)).status).toBe(200)
-    } else if (status === 'cancelled') {
-      ref = (await funded(partnerId, api)).ref
-      expect((await api.cancel(ref, { reason: 'r' })).status).toBe(200)
-    } else {
-      const escrow = await created(api, { ttlHours: 1 })
-      ref = escrow.ref
-      expect(await creditEscrow(app.db.pool, { partnerId, ref, amountKobo: 3_000 })).toBe('applied')
-      await expireDueEscrows(expiryDeps(app, { now: () => new Date(Date.parse(escrow.expiresAt)) }))
-    }
-    const before = await read(api, ref)
-    const money = await moneyOf(app.db.pool, partnerId, ref)
-    const response = operation === 'release' ? await api.release(ref, { reason: 'again' }) : await api.cancel(ref, { reason: 'again' })
-    expectRefused(response, status)
-    expect(await read(api, ref)).toEqual(before)
-    expect(await moneyOf(app.db.pool, partnerId, ref)).toEqual(money)
-  })
+  it.each(refusals)(
+    '%s escrow: %s is refused with 400 invalid_escrow_status and changes nothing',
+    async (status, _name, operation) => {
+      const { partnerId, api } = await partner()
+      let ref: string
+      if (status === 'initiated') ref = (await created(api)).ref
+      else if (status === 'released') {
+        ref = (await funded(partnerId, api)).ref
+        expect((await api.release(ref)).status).toBe(200)
+      } else if (status === 'cancelled') {
+        ref = (await funded(partnerId, api)).ref
+        expect((await api.cancel(ref, { reason: 'r' })).status).toBe(200)
+      } else {
+        const escrow = await created(api, { ttlHours: 1 })
+        ref = escrow.ref
+        expect(await creditEscrow(app.db.pool, { partnerId, ref, amountKobo: 3_000 })).toBe('applied')
+        await expireDueEscrows(expiryDeps(app, { now: () => new Date(Date.parse(escrow.expiresAt)) }))
+      }
+      const before = await read(api, ref)
+      const money = await moneyOf(app.db.pool, partnerId, ref)
+      const response =
+        operation === 'release'
+          ? await api.release(ref, { reason: 'again' })
+          : await api.cancel(ref, { reason: 'again' })
+      expectRefused(response, status)
+      expect(await read(api, ref)).toEqual(before)
+      expect(await moneyOf(app.db.pool, partnerId, ref)).toEqual(money)
+    },
+  )
 
   it('no escrow of the caller: 404 on get, release and cancel, with one body for unknown and for another partner’s', async () => {
     const owner = await partner()
     const other = await partner()
     const escrow = await funded(owner.partnerId, owner.api)
-    const theirs = [await other.api.get<ErrorJson>(escrow.ref), await other.api.release<ErrorJson>(escrow.ref), await other.api.cancel<ErrorJson>(escrow.ref, { reason: 'x' })]
-    const unknown = [await other.api.get<ErrorJson>('EPT-1-nope'), await other.api.release<ErrorJson>('EPT-1-nope'), await other.api.cancel<ErrorJson>('EPT-1-nope', { reason: 'x' })]
+    const theirs = [
+      await other.api.get<ErrorJson>(escrow.ref),
+      await other.api.release<ErrorJson>(escrow.ref),
+      await other.api.cancel<ErrorJson>(escrow.ref, { reason: 'x' }),
+    ]
+    const unknown = [
+      await other.api.get<ErrorJson>('EPT-1-nope'),
+      await other.api.release<ErrorJson>('EPT-1-nope'),
+      await other.api.cancel<ErrorJson>('EPT-1-nope', { reason: 'x' }),
+    ]
     for (const [index, response] of theirs.entries()) {
       expect(response.status).toBe(404)
       expect(response.body).toEqual({ statusCode: 404, error: 'not_found', message: 'Escrow not found' })

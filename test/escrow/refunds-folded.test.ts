@@ -19,7 +19,10 @@ afterAll(async () => app?.close())
 
 /** The check exactly as the migration runs it (between its begin and end markers). */
 function copiesCheck(): string {
-  const migration = readFileSync(new URL('../../db/migrations/0057_escrow_refunds_are_refunds.sql', import.meta.url), 'utf8')
+  const migration = readFileSync(
+    new URL('../../db/migrations/0057_escrow_refunds_are_refunds.sql', import.meta.url),
+    'utf8',
+  )
   const found = /-- check the copies: begin\n([\s\S]*?)-- check the copies: end/.exec(migration)
   if (!found) throw new Error('the check markers are missing from 0057_escrow_refunds_are_refunds.sql')
   return found[1]!
@@ -38,7 +41,9 @@ const OLD_TABLE = `CREATE TABLE escrow_refunds (
 )`
 
 interface EscrowRefundsJson {
-  refund: { refunds: { id: string; creditId: string; amountKobo: number; state: string; outboundTransferId: string | null }[] } | null
+  refund: {
+    refunds: { id: string; creditId: string; amountKobo: number; state: string; outboundTransferId: string | null }[]
+  } | null
 }
 
 let escrowId: string
@@ -50,7 +55,8 @@ beforeAll(async () => {
   const created = await api.create<{ ref: string }>(createRequest({ amount: 50_000 }))
   expect(created.status).toBe(201)
   const ref = created.body.ref
-  for (const amountKobo of [20_000, 10_000]) expect(await creditEscrow(app.db.pool, { partnerId: credentials.partnerId, ref, amountKobo })).toBe('applied')
+  for (const amountKobo of [20_000, 10_000])
+    expect(await creditEscrow(app.db.pool, { partnerId: credentials.partnerId, ref, amountKobo })).toBe('applied')
   // A partially funded escrow cancelled: one refund of each funding credit.
   expect((await api.cancel(ref, { reason: 'the buyer changed their mind' })).status).toBe(200)
   escrowId = await escrowIdOf(app.db.pool, ref)
@@ -70,7 +76,13 @@ beforeEach(async () => {
 describe('migration 0057: escrow_refunds was a copy of refunds', () => {
   it('passes copies, and the escrow reads from refunds what the copies held', async () => {
     await expect(app.db.pool.query(copiesCheck())).resolves.toBeDefined()
-    const { rows } = await app.db.pool.query<{ id: string; creditId: string; amountKobo: number; state: string; outboundTransferId: string | null }>(
+    const { rows } = await app.db.pool.query<{
+      id: string
+      creditId: string
+      amountKobo: number
+      state: string
+      outboundTransferId: string | null
+    }>(
       `SELECT refund_id AS id, credit_id AS "creditId", amount_kobo::int AS "amountKobo", state, outbound_transfer_id AS "outboundTransferId"
          FROM escrow_refunds WHERE escrow_id = $1 ORDER BY created_at, refund_id`,
       [escrowId],
@@ -80,7 +92,10 @@ describe('migration 0057: escrow_refunds was a copy of refunds', () => {
   })
 
   it('stops at a copy that differs from its refund', async () => {
-    await app.db.pool.query(`UPDATE escrow_refunds SET amount_kobo = amount_kobo + 1 WHERE escrow_id = $1 AND refund_id = (SELECT min(refund_id::text)::uuid FROM escrow_refunds)`, [escrowId])
+    await app.db.pool.query(
+      `UPDATE escrow_refunds SET amount_kobo = amount_kobo + 1 WHERE escrow_id = $1 AND refund_id = (SELECT min(refund_id::text)::uuid FROM escrow_refunds)`,
+      [escrowId],
+    )
     await expect(app.db.pool.query(copiesCheck())).rejects.toThrow(/is not a copy of its refund/)
   })
 

@@ -24,15 +24,27 @@ type ErrorJson = Schemas['ErrorBody'] & { details?: { fields?: { field: string; 
 
 async function partner(overrides: Record<string, unknown> = {}) {
   const { credentials, client } = await app.newPartner(overrides)
-  return { partnerId: credentials.partnerId, credentials, client, api: escrowClient(app.baseUrl, credentials.escrowApiKey) }
+  return {
+    partnerId: credentials.partnerId,
+    credentials,
+    client,
+    api: escrowClient(app.baseUrl, credentials.escrowApiKey),
+  }
 }
 
-const escrowCount = async (partnerId: string) => (await app.db.pool.query(`SELECT count(*)::int AS n FROM escrows WHERE partner_id = $1`, [partnerId])).rows[0].n as number
+const escrowCount = async (partnerId: string) =>
+  (await app.db.pool.query(`SELECT count(*)::int AS n FROM escrows WHERE partner_id = $1`, [partnerId])).rows[0]
+    .n as number
 
 function expect422(response: { status: number; body: unknown }, ...fields: string[]) {
   expect(response.status).toBe(422)
   const body = response.body as ErrorJson
-  expect(body).toEqual({ statusCode: 422, error: 'validation_error', message: expect.any(String), details: { fields: expect.any(Array) } })
+  expect(body).toEqual({
+    statusCode: 422,
+    error: 'validation_error',
+    message: expect.any(String),
+    details: { fields: expect.any(Array) },
+  })
   const named = body.details!.fields!.map((f) => f.field)
   for (const field of fields) expect(named).toContain(field)
 }
@@ -46,7 +58,13 @@ function metadataOfBytes(bytes: number): Record<string, string> {
 describe('authentication', () => {
   it('every endpoint answers 401 with the one body for a missing, unknown or non-escrow key, before reading the body', async () => {
     const { credentials } = await partner()
-    const keys: (string | undefined)[] = [undefined, '', 'rk_test_unknownunknownunknownunknownunknownun', credentials.signingSecret, 'x'.repeat(300)]
+    const keys: (string | undefined)[] = [
+      undefined,
+      '',
+      'rk_test_unknownunknownunknownunknownunknownun',
+      credentials.signingSecret,
+      'x'.repeat(300),
+    ]
     for (const key of keys) {
       const api = escrowClient(app.baseUrl, key)
       const responses = [
@@ -60,7 +78,11 @@ describe('authentication', () => {
       ]
       for (const response of responses) {
         expect(response.status).toBe(401)
-        expect(response.body).toEqual({ statusCode: 401, error: 'unauthorized', message: 'Missing or invalid credentials' })
+        expect(response.body).toEqual({
+          statusCode: 401,
+          error: 'unauthorized',
+          message: 'Missing or invalid credentials',
+        })
       }
     }
     expect(await escrowCount(credentials.partnerId)).toBe(0)
@@ -128,7 +150,9 @@ describe('POST /api/v1/escrow/partner/create', () => {
     const { partnerId, api } = await partner()
     const response = await api.create<ErrorJson>(createRequest({ currency: 'USD' }))
     expect(response.status).toBe(422)
-    expect(response.body).toEqual(expect.objectContaining({ statusCode: 422, error: 'unsupported_currency', message: expect.any(String) }))
+    expect(response.body).toEqual(
+      expect.objectContaining({ statusCode: 422, error: 'unsupported_currency', message: expect.any(String) }),
+    )
     expect(await escrowCount(partnerId)).toBe(0)
   })
 
@@ -150,7 +174,10 @@ describe('POST /api/v1/escrow/partner/create', () => {
     const malformed = await api.create<ErrorJson>(undefined, { rawBody: '{"type": "goods",' })
     expect(malformed.status).toBe(400)
     expect(malformed.body.error).toBe('invalid_json')
-    const text = await api.create<ErrorJson>(undefined, { rawBody: 'type=goods', headers: { 'Content-Type': 'text/plain' } })
+    const text = await api.create<ErrorJson>(undefined, {
+      rawBody: 'type=goods',
+      headers: { 'Content-Type': 'text/plain' },
+    })
     expect(text.status).toBe(415)
     const huge = await api.create<ErrorJson>(createRequest({ description: 'x'.repeat(1_100_000) }))
     expect(huge.status).toBe(413)
@@ -181,7 +208,11 @@ describe('POST /api/v1/escrow/partner/create', () => {
     }
     expect(await escrowCount(partnerId)).toBe(bounds.length)
     // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
-    await waitFor(async () => (await api.list<{ data: unknown[] }>('?limit=100')).body.data.length === bounds.length, 20_000, 'the escrows listed')
+    await waitFor(
+      async () => (await api.list<{ data: unknown[] }>('?limit=100')).body.data.length === bounds.length,
+      20_000,
+      'the escrows listed',
+    )
     const ttlMax = (await api.list<{ data: { createdAt: string; expiresAt: string }[] }>()).body.data.find(
       (e) => Date.parse(e.expiresAt) - Date.parse(e.createdAt) === TTL_HOURS_MAX * 3_600_000,
     )
@@ -196,7 +227,9 @@ describe('POST /api/v1/escrow/partner/create', () => {
       expect(first.status).toBe(201)
       expect(first.headers.get('idempotent-replayed')).toBeNull()
       // Key order does not make another request, nor does spelling out the default TTL.
-      const reordered = Object.fromEntries(Object.entries({ ...request, ttlHours: 24, metadata: { b: 2, a: 1 } }).reverse())
+      const reordered = Object.fromEntries(
+        Object.entries({ ...request, ttlHours: 24, metadata: { b: 2, a: 1 } }).reverse(),
+      )
       const second = await api.create<{ ref: string }>(reordered)
       expect(second.status).toBe(201)
       expect(second.headers.get('idempotent-replayed')).toBe('true')
@@ -209,7 +242,9 @@ describe('POST /api/v1/escrow/partner/create', () => {
       expect((await api.create(createRequest({ reference: 'order-2002' }))).status).toBe(201)
       const conflict = await api.create<ErrorJson>(createRequest({ reference: 'order-2002', amount: 60_000 }))
       expect(conflict.status).toBe(409)
-      expect(conflict.body).toEqual(expect.objectContaining({ statusCode: 409, error: 'idempotency_conflict', message: expect.any(String) }))
+      expect(conflict.body).toEqual(
+        expect.objectContaining({ statusCode: 409, error: 'idempotency_conflict', message: expect.any(String) }),
+      )
       expect(await escrowCount(partnerId)).toBe(1)
     })
 
@@ -244,7 +279,8 @@ describe('release and cancel bodies', () => {
     expect(await creditEscrow(app.db.pool, { partnerId, ref, amountKobo: 10_000 })).toBe('applied')
     return ref
   }
-  const statusOf = async (api: EscrowClient, ref: string) => (await api.get<{ escrow: { status: string } }>(ref)).body.escrow.status
+  const statusOf = async (api: EscrowClient, ref: string) =>
+    (await api.get<{ escrow: { status: string } }>(ref)).body.escrow.status
 
   it('release: reason one past 500, not a string, or an unknown field → 422 and the escrow stays funded; reason at 500 releases', async () => {
     const { partnerId, api } = await partner()
@@ -293,13 +329,25 @@ describe('POST /api/v1/escrow/partner/webhook', () => {
     const secret = 'escrow-webhook-secret-1'
     const first = await api.webhook<Registered>({ webhookUrl: 'https://example.com/escrow', webhookSecret: secret })
     expect(first.status).toBe(200)
-    expect(first.body).toEqual({ success: true, webhookUrl: 'https://example.com/escrow', hasSecret: true, message: expect.any(String) })
-    const stored = await app.db.pool.query(`SELECT url, secret_sealed FROM escrow_webhooks WHERE partner_id = $1`, [partnerId])
+    expect(first.body).toEqual({
+      success: true,
+      webhookUrl: 'https://example.com/escrow',
+      hasSecret: true,
+      message: expect.any(String),
+    })
+    const stored = await app.db.pool.query(`SELECT url, secret_sealed FROM escrow_webhooks WHERE partner_id = $1`, [
+      partnerId,
+    ])
     expect(stored.rows[0].url).toBe('https://example.com/escrow')
     expect((stored.rows[0].secret_sealed as Buffer).includes(Buffer.from(secret))).toBe(false)
 
     const moved = await api.webhook<Registered>({ webhookUrl: 'https://example.org/escrow' })
-    expect(moved.body).toEqual({ success: true, webhookUrl: 'https://example.org/escrow', hasSecret: true, message: expect.any(String) })
+    expect(moved.body).toEqual({
+      success: true,
+      webhookUrl: 'https://example.org/escrow',
+      hasSecret: true,
+      message: expect.any(String),
+    })
     const unsigned = await api.webhook<Registered>({ webhookUrl: 'https://example.org/escrow', webhookSecret: null })
     expect(unsigned.body.hasSecret).toBe(false)
   })
@@ -311,21 +359,33 @@ describe('POST /api/v1/escrow/partner/webhook', () => {
     ['webhookUrl a private address', { webhookUrl: 'https://192.168.1.10/escrow' }, 'webhookUrl'],
     ['webhookUrl cloud metadata', { webhookUrl: 'https://169.254.169.254/' }, 'webhookUrl'],
     ['webhookUrl a number', { webhookUrl: 5 }, 'webhookUrl'],
-    ['webhookSecret one short of 8', { webhookUrl: 'https://example.com/e', webhookSecret: 'abcdefg' }, 'webhookSecret'],
-    ['webhookSecret one past 256', { webhookUrl: 'https://example.com/e', webhookSecret: 's'.repeat(257) }, 'webhookSecret'],
+    [
+      'webhookSecret one short of 8',
+      { webhookUrl: 'https://example.com/e', webhookSecret: 'abcdefg' },
+      'webhookSecret',
+    ],
+    [
+      'webhookSecret one past 256',
+      { webhookUrl: 'https://example.com/e', webhookSecret: 's'.repeat(257) },
+      'webhookSecret',
+    ],
     ['webhookSecret a number', { webhookUrl: 'https://example.com/e', webhookSecret: 12345678 }, 'webhookSecret'],
     ['an unknown field', { webhookUrl: 'https://example.com/e', events: ['escrow.released'] }, 'events'],
   ]
   it.each(invalid)('%s → 422 naming the field; nothing is registered', async (_name, body, field) => {
     const { partnerId, api } = await partner()
     expect422(await api.webhook(body), field)
-    expect((await app.db.pool.query(`SELECT 1 FROM escrow_webhooks WHERE partner_id = $1`, [partnerId])).rowCount).toBe(0)
+    expect((await app.db.pool.query(`SELECT 1 FROM escrow_webhooks WHERE partner_id = $1`, [partnerId])).rowCount).toBe(
+      0,
+    )
   })
 
   it('secrets of 8 and 256 characters are accepted; sandbox may register a loopback http receiver, live may not', async () => {
     const { api } = await partner()
     expect((await api.webhook({ webhookUrl: 'https://example.com/e', webhookSecret: 's'.repeat(8) })).status).toBe(200)
-    expect((await api.webhook({ webhookUrl: 'https://example.com/e', webhookSecret: 's'.repeat(256) })).status).toBe(200)
+    expect((await api.webhook({ webhookUrl: 'https://example.com/e', webhookSecret: 's'.repeat(256) })).status).toBe(
+      200,
+    )
     expect((await api.webhook({ webhookUrl: 'http://127.0.0.1:9/hooks' })).status).toBe(200)
     const live = await partner({ environment: 'live' })
     expect422(await live.api.webhook({ webhookUrl: 'http://127.0.0.1:9/hooks' }), 'webhookUrl')

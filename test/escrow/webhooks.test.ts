@@ -32,7 +32,10 @@ let other: Receiver
 beforeAll(async () => {
   app = await startRail({ workers: { concurrency: 8, events: { retryDelaysMs: [60_000] } }, receiver: true })
   verifying = app.receiver
-  verifying.answer = (request) => (signatureMatches(request.rawBody, request.headers['x-rail-signature'], SECRET) ? { status: 200, body: 'ok' } : { status: 401, body: 'bad signature' })
+  verifying.answer = (request) =>
+    signatureMatches(request.rawBody, request.headers['x-rail-signature'], SECRET)
+      ? { status: 200, body: 'ok' }
+      : { status: 401, body: 'bad signature' }
   other = await startReceiver()
 })
 // Closing verifies the ledger before the database is dropped.
@@ -72,7 +75,12 @@ function eventsFor(receiver: Receiver, ref: string): ReceivedRequest[] {
  * timeout on a busy machine) is not left to this file's 60 s retry: the partner asks for it again,
  * as POST /api/v1/rail/events/{id}/redeliver lets it (a waiting delivery is attempted at once).
  */
-async function received(receiver: Receiver, ref: string, count: number, client?: RailClient): Promise<ReceivedRequest[]> {
+async function received(
+  receiver: Receiver,
+  ref: string,
+  count: number,
+  client?: RailClient,
+): Promise<ReceivedRequest[]> {
   await waitFor(
     async () => {
       if (eventsFor(receiver, ref).length >= count) return true
@@ -97,14 +105,20 @@ async function redeliverRetrying(client: RailClient, ref: string): Promise<void>
 }
 
 async function deliveryStatuses(ref: string): Promise<string[]> {
-  const { rows } = await app.db.pool.query(`SELECT delivery_status FROM events WHERE object_type = 'escrow' AND object_id = $1 ORDER BY id`, [ref])
+  const { rows } = await app.db.pool.query(
+    `SELECT delivery_status FROM events WHERE object_type = 'escrow' AND object_id = $1 ORDER BY id`,
+    [ref],
+  )
   return rows.map((row) => row.delivery_status as string)
 }
 
 async function partnerWithWebhook(secret: string | null = SECRET) {
   const { credentials, client } = await app.newPartner()
   const api = escrowClient(app.baseUrl, credentials.escrowApiKey)
-  const registered = await api.webhook<{ hasSecret: boolean }>({ webhookUrl: verifying.url, ...(secret === null ? {} : { webhookSecret: secret }) })
+  const registered = await api.webhook<{ hasSecret: boolean }>({
+    webhookUrl: verifying.url,
+    ...(secret === null ? {} : { webhookSecret: secret }),
+  })
   expect(registered.status).toBe(200)
   expect(registered.body.hasSecret).toBe(secret !== null)
   return { partnerId: credentials.partnerId, api, client }
@@ -122,7 +136,14 @@ describe('escrow events', () => {
     const [funded, released] = await received(verifying, ref, 2, client)
     const fundedBody = JSON.parse(funded!.rawBody) as EventBody
     const releasedBody = JSON.parse(released!.rawBody) as EventBody
-    expect(fundedBody).toEqual({ id: expect.any(String), event: 'escrow.funded', eventKind: 'escrow.funded', timestamp: expect.any(String), data: { ref, status: 'funded', amount: 25_000, currency: 'NGN' }, metadata })
+    expect(fundedBody).toEqual({
+      id: expect.any(String),
+      event: 'escrow.funded',
+      eventKind: 'escrow.funded',
+      timestamp: expect.any(String),
+      data: { ref, status: 'funded', amount: 25_000, currency: 'NGN' },
+      metadata,
+    })
     const releasedAt = (await api.get<{ escrow: { releasedAt: string } }>(ref)).body.escrow.releasedAt
     expect(releasedBody).toEqual({
       id: expect.any(String),
@@ -137,7 +158,12 @@ describe('escrow events', () => {
       expect(signatureMatches(request.rawBody, request.headers['x-rail-signature'], SECRET)).toBe(true)
       expect(request.headers['x-rail-event-id']).toBe((JSON.parse(request.rawBody) as EventBody).id)
       // The Standard Webhooks headers verify too (an escrow secret's UTF-8 bytes are the key).
-      expect(() => new Webhook(Buffer.from(SECRET, 'utf8'), { format: 'raw' }).verify(request.rawBody, request.headers as Record<string, string>)).not.toThrow()
+      expect(() =>
+        new Webhook(Buffer.from(SECRET, 'utf8'), { format: 'raw' }).verify(
+          request.rawBody,
+          request.headers as Record<string, string>,
+        ),
+      ).not.toThrow()
     }
     await waitFor(async () => (await deliveryStatuses(ref)).every((s) => s === 'delivered'), 10_000, 'delivered')
     // funded, released, and disbursed (a release without a destination credits the float at once)
@@ -152,10 +178,19 @@ describe('escrow events', () => {
     const tampered = event!.rawBody.replace('"amount":10000', '"amount":99990000')
     expect(tampered).not.toBe(event!.rawBody)
     const replay = (body: string, signature: string) =>
-      fetch(verifying.url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-rail-signature': signature }, body }).then((r) => r.status)
+      fetch(verifying.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-rail-signature': signature },
+        body,
+      }).then((r) => r.status)
     expect(await replay(event!.rawBody, event!.headers['x-rail-signature'] as string)).toBe(200)
     expect(await replay(tampered, event!.headers['x-rail-signature'] as string)).toBe(401)
-    expect(await replay(event!.rawBody, 'sha256=' + createHmac('sha256', 'another secret').update(event!.rawBody).digest('hex'))).toBe(401)
+    expect(
+      await replay(
+        event!.rawBody,
+        'sha256=' + createHmac('sha256', 'another secret').update(event!.rawBody).digest('hex'),
+      ),
+    ).toBe(401)
     expect(await replay(event!.rawBody, '')).toBe(401)
   })
 
@@ -164,13 +199,17 @@ describe('escrow events', () => {
     const ref = (await api.create<{ ref: string }>(createRequest({ amount: 10_000 }))).body.ref
     expect(await creditEscrow(app.db.pool, { partnerId, ref, amountKobo: 10_000 })).toBe('applied')
     await received(verifying, ref, 1)
-    await waitFor(async () => {
-      const { rows } = await app.db.pool.query(
-        `SELECT a.status_code FROM event_delivery_attempts a JOIN event_deliveries d ON d.id = a.delivery_id JOIN events e ON e.id = d.event_id WHERE e.object_id = $1`,
-        [ref],
-      )
-      return rows.length === 1 && rows[0].status_code === 401
-    }, 10_000, 'the 401 attempt recorded')
+    await waitFor(
+      async () => {
+        const { rows } = await app.db.pool.query(
+          `SELECT a.status_code FROM event_delivery_attempts a JOIN event_deliveries d ON d.id = a.delivery_id JOIN events e ON e.id = d.event_id WHERE e.object_id = $1`,
+          [ref],
+        )
+        return rows.length === 1 && rows[0].status_code === 401
+      },
+      10_000,
+      'the 401 attempt recorded',
+    )
     expect(await deliveryStatuses(ref)).toEqual(['pending'])
   })
 
@@ -184,10 +223,22 @@ describe('escrow events', () => {
     await expireDueEscrows(expiryDeps(app))
 
     const [cancelEvent] = await received(verifying, cancelled, 1)
-    expect(JSON.parse(cancelEvent!.rawBody)).toEqual(expect.objectContaining({ event: 'escrow.cancelled', data: { ref: cancelled, status: 'cancelled', amount: 50_000, currency: 'NGN' }, metadata: {} }))
+    expect(JSON.parse(cancelEvent!.rawBody)).toEqual(
+      expect.objectContaining({
+        event: 'escrow.cancelled',
+        data: { ref: cancelled, status: 'cancelled', amount: 50_000, currency: 'NGN' },
+        metadata: {},
+      }),
+    )
     const [expireEvent] = await received(verifying, expiring.body.ref, 1)
-    expect(JSON.parse(expireEvent!.rawBody)).toEqual(expect.objectContaining({ event: 'escrow.expired', data: { ref: expiring.body.ref, status: 'expired', amount: 50_000, currency: 'NGN' } }))
-    for (const event of [cancelEvent!, expireEvent!]) expect(signatureMatches(event.rawBody, event.headers['x-rail-signature'], SECRET)).toBe(true)
+    expect(JSON.parse(expireEvent!.rawBody)).toEqual(
+      expect.objectContaining({
+        event: 'escrow.expired',
+        data: { ref: expiring.body.ref, status: 'expired', amount: 50_000, currency: 'NGN' },
+      }),
+    )
+    for (const event of [cancelEvent!, expireEvent!])
+      expect(signatureMatches(event.rawBody, event.headers['x-rail-signature'], SECRET)).toBe(true)
   })
 
   it("a per-escrow webhookUrl overrides the registered one (still signed with the partner's webhookSecret)", async () => {
@@ -216,7 +267,9 @@ describe('escrow events', () => {
     expect((await api.cancel(ref, { reason: 'no longer needed' })).status).toBe(200)
     const [event] = await received(other, ref, 1)
     expect(JSON.parse(event!.rawBody).event).toBe('escrow.cancelled')
-    expect(signatureMatches(event!.rawBody, event!.headers['x-rail-signature'], credentials.callbackSigningSecret)).toBe(true)
+    expect(
+      signatureMatches(event!.rawBody, event!.headers['x-rail-signature'], credentials.callbackSigningSecret),
+    ).toBe(true)
   })
 
   it('a rolled-back change records no event: a refused release sends nothing', async () => {

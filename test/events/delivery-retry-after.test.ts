@@ -29,14 +29,19 @@ async function waitedAfterAttempt(eventId: string, attemptNumber: number): Promi
 
 describe("Retry-After, within the schedule's bounds", () => {
   // Retries after 0.3 s, 0.3 s and 4 s (±10 %): the longest delay, 4 s, bounds any Retry-After.
-  const SCHEDULE: DeliverySettings = { allowLoopbackCallbacks: true, timeoutMs: 2_000, retryDelaysMs: [300, 300, 4_000] }
+  const SCHEDULE: DeliverySettings = {
+    allowLoopbackCallbacks: true,
+    timeoutMs: 2_000,
+    retryDelaysMs: [300, 300, 4_000],
+  }
   beforeAll(async () => {
     await harness.startWorkers(SCHEDULE)
   })
 
   it('waits as long as a receiver asks when that is longer than the schedule (429, seconds)', async () => {
     const hook = await receiver()
-    hook.answer = (_request, index) => (index === 0 ? { status: 429, headers: { 'retry-after': '3' } } : { status: 200 })
+    hook.answer = (_request, index) =>
+      index === 0 ? { status: 429, headers: { 'retry-after': '3' } } : { status: 200 }
     const { credentials, client } = await partnerWithCallback(hook.url)
     const eventId = await record(app.db.pool, { partnerId: credentials.partnerId })
     await waitFor(async () => (await attemptsOf(app.db.pool, eventId)).length === 1, 20_000, 'the first attempt')

@@ -33,7 +33,10 @@ beforeAll(async () => {
   app = await startTestApp({ eventStream: { heartbeatMs: HEARTBEAT_MS, clockMarginMs: CLOCK_MARGIN_MS } })
   quiet = { text: '', abort: new AbortController() }
   const { client } = await app.newPartner()
-  const response = await fetch(`${app.baseUrl}${STREAM}`, { headers: signRequest({ ...client.credentials, method: 'GET', pathWithQuery: STREAM }), signal: quiet.abort.signal })
+  const response = await fetch(`${app.baseUrl}${STREAM}`, {
+    headers: signRequest({ ...client.credentials, method: 'GET', pathWithQuery: STREAM }),
+    signal: quiet.abort.signal,
+  })
   void (async () => {
     try {
       for await (const chunk of response.body!) quiet.text += new TextDecoder().decode(chunk)
@@ -46,7 +49,6 @@ afterAll(async () => {
   quiet?.abort.abort()
   await app?.close()
 })
-
 
 interface SseMessage {
   id: string | undefined
@@ -62,17 +64,26 @@ interface OpenStream {
   close(): void
 }
 
-async function openStream(client: RailClient, options: { query?: string; lastEventId?: string } = {}): Promise<OpenStream> {
+async function openStream(
+  client: RailClient,
+  options: { query?: string; lastEventId?: string } = {},
+): Promise<OpenStream> {
   const pathWithQuery = `${STREAM}${options.query ?? ''}`
   const abort = new AbortController()
-  const headers: Record<string, string> = { ...signRequest({ ...client.credentials, method: 'GET', pathWithQuery }), accept: 'text/event-stream' }
+  const headers: Record<string, string> = {
+    ...signRequest({ ...client.credentials, method: 'GET', pathWithQuery }),
+    accept: 'text/event-stream',
+  }
   if (options.lastEventId !== undefined) headers['last-event-id'] = options.lastEventId
   const response = await fetch(`${app.baseUrl}${pathWithQuery}`, { headers, signal: abort.signal })
   const messages: SseMessage[] = []
   const stream: OpenStream = {
     status: response.status,
     messages,
-    events: () => messages.filter((message) => message.data !== undefined).map((message) => JSON.parse(message.data!) as { id: string; event: string }),
+    events: () =>
+      messages
+        .filter((message) => message.data !== undefined)
+        .map((message) => JSON.parse(message.data!) as { id: string; event: string }),
     close: () => abort.abort(),
   }
   if (response.status !== 200) {
@@ -115,11 +126,20 @@ describe('GET /api/v1/rail/events/stream', () => {
     const stream = await openStream(client)
     expect(stream.status).toBe(200)
     await waitFor(() => stream.messages.length > 0, 20_000, 'the position')
-    expect(stream.messages[0]).toEqual({ id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-0000-0000-000000000000$/), data: undefined })
+    expect(stream.messages[0]).toEqual({
+      id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-0000-0000-000000000000$/),
+      data: undefined,
+    })
     const ids: string[] = []
     for (let i = 0; i < 3; i++) {
       await record(app.db.pool, { partnerId: other.credentials.partnerId, type: 'transfer.confirmed' })
-      ids.push(await record(app.db.pool, { partnerId: credentials.partnerId, type: i === 1 ? 'refund.succeeded' : 'transfer.failed', objectId: `obj_${i}` }))
+      ids.push(
+        await record(app.db.pool, {
+          partnerId: credentials.partnerId,
+          type: i === 1 ? 'refund.succeeded' : 'transfer.failed',
+          objectId: `obj_${i}`,
+        }),
+      )
     }
     await waitFor(() => stream.events().length >= 3, 20_000, 'three events')
     stream.close()
@@ -134,7 +154,8 @@ describe('GET /api/v1/rail/events/stream', () => {
   it('resumes after Last-Event-ID with exactly the events after it, in order', async () => {
     const { credentials, client } = await app.newPartner()
     const ids: string[] = []
-    for (let i = 0; i < 4; i++) ids.push(await record(app.db.pool, { partnerId: credentials.partnerId, objectId: `obj_${i}` }))
+    for (let i = 0; i < 4; i++)
+      ids.push(await record(app.db.pool, { partnerId: credentials.partnerId, objectId: `obj_${i}` }))
     const stream = await openStream(client, { lastEventId: ids[1] })
     expect(stream.status).toBe(200)
     await waitFor(() => stream.events().length >= 2, 20_000, 'two events')
@@ -164,7 +185,14 @@ describe('GET /api/v1/rail/events/stream', () => {
     expect(stream.status).toBe(200)
     await waitFor(() => stream.messages.length > 0, 20_000, 'the position')
     const wanted: string[] = []
-    for (const type of ['credit.confirmed', 'transfer.failed', 'refund.failed', 'refund.succeeded', 'transfers.x', 'transfer.confirmed']) {
+    for (const type of [
+      'credit.confirmed',
+      'transfer.failed',
+      'refund.failed',
+      'refund.succeeded',
+      'transfers.x',
+      'transfer.confirmed',
+    ]) {
       const id = await record(app.db.pool, { partnerId: credentials.partnerId, type })
       if (['transfer.failed', 'refund.succeeded', 'transfer.confirmed'].includes(type)) wanted.push(id)
     }
@@ -181,12 +209,27 @@ describe('GET /api/v1/rail/events/stream', () => {
     const connection = await app.db.pool.connect()
     try {
       await connection.query('BEGIN')
-      const early = await recordEvent(connection, systemClock, { partnerId: credentials.partnerId, type: 'transfer.confirmed', objectType: 'test_object', objectId: 'early', data: {} })
-      const late = await record(app.db.pool, { partnerId: credentials.partnerId, type: 'transfer.failed', objectId: 'late' })
+      const early = await recordEvent(connection, systemClock, {
+        partnerId: credentials.partnerId,
+        type: 'transfer.confirmed',
+        objectType: 'test_object',
+        objectId: 'early',
+        data: {},
+      })
+      const late = await record(app.db.pool, {
+        partnerId: credentials.partnerId,
+        type: 'transfer.failed',
+        objectId: 'late',
+      })
       expect(early.id < late).toBe(true)
       // What a poll reads while the early event's transaction is open: nothing past it.
       const horizon = await selectHorizonId(app.db.pool, CLOCK_MARGIN_MS)
-      const readable = await selectEventsAfter(app.db.pool, [{ partnerId: credentials.partnerId, afterId: position }], horizon, 100)
+      const readable = await selectEventsAfter(
+        app.db.pool,
+        [{ partnerId: credentials.partnerId, afterId: position }],
+        horizon,
+        100,
+      )
       expect(readable.get(0) ?? []).toEqual([])
       await connection.query('COMMIT')
       await waitFor(() => stream.events().length >= 2, 20_000, 'both events')
@@ -197,46 +240,79 @@ describe('GET /api/v1/rail/events/stream', () => {
     }
   })
 
-  it('a client that stops reading holds up no one and loses nothing: other streams go on, and it gets every event in order once it reads again', { timeout: 60_000 }, async () => {
-    const slow = await app.newPartner()
-    const other = await app.newPartner()
-    // A raw connection, so that the test decides when the client reads.
-    const url = new URL(app.baseUrl)
-    const socket = net.connect(Number(url.port), url.hostname)
-    await new Promise((resolve) => socket.once('connect', resolve))
-    const headers = { ...signRequest({ ...slow.client.credentials, method: 'GET', pathWithQuery: STREAM }), accept: 'text/event-stream' }
-    socket.write(`GET ${STREAM} HTTP/1.1\r\nHost: ${url.host}\r\n${Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n`)
-    let received = ''
-    const onData = (chunk: Buffer) => (received += chunk.toString('utf8'))
-    socket.on('data', onData)
-    await waitFor(() => received.includes('id: '), 20_000, 'the position')
-    socket.pause()
-    // About 9 MiB, far more than the sockets' buffers hold: the server's writes back up.
-    const pad = 'x'.repeat(96 * 1024)
-    const ids: string[] = []
-    for (let i = 0; i < 96; i++) ids.push(await record(app.db.pool, { partnerId: slow.credentials.partnerId, objectId: `slow_${i}`, data: { i, pad } }))
-    const otherStream = await openStream(other.client)
-    await waitFor(() => otherStream.messages.length > 0, 20_000, "the other partner's position")
-    const otherEvent = await record(app.db.pool, { partnerId: other.credentials.partnerId })
-    await waitFor(() => otherStream.events().length >= 1, 20_000, "the other partner's event while the slow client reads nothing")
-    otherStream.close()
-    expect(otherStream.events().map((event) => event.id)).toEqual([otherEvent])
-    socket.resume()
-    const streamedIds = () => [...received.matchAll(/^id: (.+)$/gm)].map((match) => match[1]!).filter((id) => !id.endsWith('-0000-0000-000000000000'))
-    await waitFor(() => streamedIds().length >= ids.length, 30_000, 'every event once the client reads')
-    socket.destroy()
-    expect(streamedIds()).toEqual(ids)
-  })
+  it(
+    'a client that stops reading holds up no one and loses nothing: other streams go on, and it gets every event in order once it reads again',
+    { timeout: 60_000 },
+    async () => {
+      const slow = await app.newPartner()
+      const other = await app.newPartner()
+      // A raw connection, so that the test decides when the client reads.
+      const url = new URL(app.baseUrl)
+      const socket = net.connect(Number(url.port), url.hostname)
+      await new Promise((resolve) => socket.once('connect', resolve))
+      const headers = {
+        ...signRequest({ ...slow.client.credentials, method: 'GET', pathWithQuery: STREAM }),
+        accept: 'text/event-stream',
+      }
+      socket.write(
+        `GET ${STREAM} HTTP/1.1\r\nHost: ${url.host}\r\n${Object.entries(headers)
+          .map(([name, value]) => `${name}: ${value}\r\n`)
+          .join('')}\r\n`,
+      )
+      let received = ''
+      const onData = (chunk: Buffer) => (received += chunk.toString('utf8'))
+      socket.on('data', onData)
+      await waitFor(() => received.includes('id: '), 20_000, 'the position')
+      socket.pause()
+      // About 9 MiB, far more than the sockets' buffers hold: the server's writes back up.
+      const pad = 'x'.repeat(96 * 1024)
+      const ids: string[] = []
+      for (let i = 0; i < 96; i++)
+        ids.push(
+          await record(app.db.pool, { partnerId: slow.credentials.partnerId, objectId: `slow_${i}`, data: { i, pad } }),
+        )
+      const otherStream = await openStream(other.client)
+      await waitFor(() => otherStream.messages.length > 0, 20_000, "the other partner's position")
+      const otherEvent = await record(app.db.pool, { partnerId: other.credentials.partnerId })
+      await waitFor(
+        () => otherStream.events().length >= 1,
+        20_000,
+        "the other partner's event while the slow client reads nothing",
+      )
+      otherStream.close()
+      expect(otherStream.events().map((event) => event.id)).toEqual([otherEvent])
+      socket.resume()
+      const streamedIds = () =>
+        [...received.matchAll(/^id: (.+)$/gm)]
+          .map((match) => match[1]!)
+          .filter((id) => !id.endsWith('-0000-0000-000000000000'))
+      await waitFor(() => streamedIds().length >= ids.length, 30_000, 'every event once the client reads')
+      socket.destroy()
+      expect(streamedIds()).toEqual(ids)
+    },
+  )
 
   it('refuses unsigned, stale and forged requests with 401', async () => {
     const { client } = await app.newPartner()
     expect((await fetch(`${app.baseUrl}${STREAM}`)).status).toBe(401)
-    const stale = signRequest({ ...client.credentials, method: 'GET', pathWithQuery: STREAM, timestampS: Math.floor(Date.now() / 1000) - 3_600 })
+    const stale = signRequest({
+      ...client.credentials,
+      method: 'GET',
+      pathWithQuery: STREAM,
+      timestampS: Math.floor(Date.now() / 1000) - 3_600,
+    })
     expect((await fetch(`${app.baseUrl}${STREAM}`, { headers: stale })).status).toBe(401)
-    const forged = { ...signRequest({ ...client.credentials, method: 'GET', pathWithQuery: STREAM }), 'X-Rail-Signature': `v1=${'0'.repeat(64)}` }
+    const forged = {
+      ...signRequest({ ...client.credentials, method: 'GET', pathWithQuery: STREAM }),
+      'X-Rail-Signature': `v1=${'0'.repeat(64)}`,
+    }
     expect((await fetch(`${app.baseUrl}${STREAM}`, { headers: forged })).status).toBe(401)
     // Signed for another query than the one sent.
-    const otherQuery = signRequest({ ...client.credentials, method: 'GET', pathWithQuery: `${STREAM}?types=transfer.*` })
+    const otherQuery = signRequest({
+      ...client.credentials,
+      method: 'GET',
+      pathWithQuery: `${STREAM}?types=transfer.*`,
+    })
     expect((await fetch(`${app.baseUrl}${STREAM}?types=refund.*`, { headers: otherQuery })).status).toBe(401)
   })
 
@@ -247,14 +323,27 @@ describe('GET /api/v1/rail/events/stream', () => {
     for (const lastEventId of ['not-an-id', '123', `${randomUUID()}x`, ' ', 'a'.repeat(300)]) {
       const refused = await openStream(client, { lastEventId })
       expect(refused.status, lastEventId).toBe(422)
-      expect((refused as OpenStream & { body: { error: string; details: { fields: { field: string }[] } } }).body).toMatchObject({ error: 'validation_error', details: { fields: [{ field: 'Last-Event-ID' }] } })
+      expect(
+        (refused as OpenStream & { body: { error: string; details: { fields: { field: string }[] } } }).body,
+      ).toMatchObject({ error: 'validation_error', details: { fields: [{ field: 'Last-Event-ID' }] } })
     }
-    const future = `${(Date.now() + 3_600_000).toString(16).padStart(12, '0').replace(/^(.{8})/, '$1-')}-0000-0000-000000000000`
+    const future = `${(Date.now() + 3_600_000)
+      .toString(16)
+      .padStart(12, '0')
+      .replace(/^(.{8})/, '$1-')}-0000-0000-000000000000`
     for (const lastEventId of [othersEvent, randomUUID(), future]) {
       const refused = await openStream(client, { lastEventId })
       expect(refused.status, lastEventId).toBe(404)
     }
-    for (const query of ['?types=', '?types=transfer.*,', '?types=a%20b', `?types=${'x'.repeat(200)}`, '?types=%00', '?limit=5', `?types=${Array.from({ length: 21 }, () => 'a').join(',')}`]) {
+    for (const query of [
+      '?types=',
+      '?types=transfer.*,',
+      '?types=a%20b',
+      `?types=${'x'.repeat(200)}`,
+      '?types=%00',
+      '?limit=5',
+      `?types=${Array.from({ length: 21 }, () => 'a').join(',')}`,
+    ]) {
       const refused = await openStream(client, { query })
       expect(refused.status, query).toBe(422)
     }

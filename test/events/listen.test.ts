@@ -58,14 +58,32 @@ function laptopDataDir(credentials: PartnerCredentials): string {
   dataDirs.push(dir)
   writeFileSync(path.join(dir, 'sandbox-partner.json'), `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 })
   // This test process stands for the running `rail serve` (its pid is alive).
-  writeFileSync(path.join(dir, 'runtime.json'), `${JSON.stringify({ pid: process.pid, pgPort: 0, apiUrl: app.baseUrl })}\n`, { mode: 0o600 })
+  writeFileSync(
+    path.join(dir, 'runtime.json'),
+    `${JSON.stringify({ pid: process.pid, pgPort: 0, apiUrl: app.baseUrl })}\n`,
+    { mode: 0o600 },
+  )
   return dir
 }
 
 async function startListener(dataDir: string, args: string[]): Promise<Listener> {
   const env: NodeJS.ProcessEnv = { ...process.env, RAIL_DATA_DIR: dataDir }
-  for (const name of ['DATABASE_URL', 'RAIL_URL', 'RAIL_KEY_ID', 'RAIL_SIGNING_SECRET', 'RAIL_CALLBACK_SIGNING_SECRET', 'RAIL_ESCROW_WEBHOOK_SECRET', 'RAIL_CREDENTIALS_FILE', 'PORT']) delete env[name]
-  const child = spawn(process.execPath, [RAIL_BIN, 'listen', ...args], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  for (const name of [
+    'DATABASE_URL',
+    'RAIL_URL',
+    'RAIL_KEY_ID',
+    'RAIL_SIGNING_SECRET',
+    'RAIL_CALLBACK_SIGNING_SECRET',
+    'RAIL_ESCROW_WEBHOOK_SECRET',
+    'RAIL_CREDENTIALS_FILE',
+    'PORT',
+  ])
+    delete env[name]
+  const child = spawn(process.execPath, [RAIL_BIN, 'listen', ...args], {
+    cwd: PROJECT_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   const listener: Listener = { lines: [], stderr: [], child, stop: () => child.kill('SIGTERM') }
   listeners.push(listener)
   let pending = ''
@@ -76,7 +94,11 @@ async function startListener(dataDir: string, args: string[]): Promise<Listener>
     listener.lines.push(...complete)
   })
   child.stderr!.on('data', (chunk: Buffer) => listener.stderr.push(chunk.toString('utf8')))
-  await waitFor(() => listener.lines.some((line) => line.startsWith('Ready')) || child.exitCode !== null, 60_000, 'rail listen ready')
+  await waitFor(
+    () => listener.lines.some((line) => line.startsWith('Ready')) || child.exitCode !== null,
+    60_000,
+    'rail listen ready',
+  )
   if (child.exitCode !== null) throw new Error(`rail listen exited ${child.exitCode}: ${listener.stderr.join('')}`)
   return listener
 }
@@ -92,7 +114,10 @@ async function failedTransfer(partner: Awaited<ReturnType<TestApp['newPartner']>
     beneficiaryAccountName: 'Ada Obi',
   })
   expect(answer.status).toBe(202)
-  const { rows } = await app.db.pool.query<{ id: string }>(`SELECT id FROM events WHERE partner_id = $1 AND type = 'transfer.failed' AND object_id = $2`, [partner.credentials.partnerId, answer.body.id])
+  const { rows } = await app.db.pool.query<{ id: string }>(
+    `SELECT id FROM events WHERE partner_id = $1 AND type = 'transfer.failed' AND object_id = $2`,
+    [partner.credentials.partnerId, answer.body.id],
+  )
   expect(rows).toHaveLength(1)
   return rows[0]!.id
 }
@@ -102,35 +127,62 @@ function requestsFor(hookPath: string) {
 }
 
 describe('rail listen', () => {
-  it('forwards a real event to the local URL with the body and headers of a real delivery, validly signed, and prints its status', { timeout: 120_000 }, async () => {
-    const partner = await app.newPartner()
-    const hookPath = `/hooks/${randomUUID()}`
-    receiver.answer = (request) => (request.path === hookPath ? { status: 204 } : { status: 200 })
-    const listener = await startListener(laptopDataDir(partner.credentials), ['--forward-to', `${receiver.url.replace('/hooks', '')}${hookPath}`])
-    const eventId = await failedTransfer(partner)
-    await waitFor(() => requestsFor(hookPath).length >= 1, 30_000, 'the forwarded event')
-    const [forwarded] = requestsFor(hookPath)
-    const { rows } = await app.db.pool.query<{ body: string }>(`SELECT body FROM events WHERE id = $1`, [eventId])
-    expect(forwarded!.method).toBe('POST')
-    expect(forwarded!.rawBody).toBe(rows[0]!.body)
-    const secret = partner.credentials.callbackSigningSecret
-    const timestampS = Number(forwarded!.headers['x-rail-timestamp'])
-    expect(verifyRailSignature(forwarded!.rawBody, forwarded!.headers['x-rail-signature'] as string, secret)).toBe(true)
-    expect(forwarded!.headers['webhook-signature']).toBe(standardWebhooksSignature(eventId, timestampS, forwarded!.rawBody, secret))
-    // Every header a delivery attempt sends, with the same values.
-    const expected = deliveryHeaders({ eventId, eventType: 'transfer.failed', body: rows[0]!.body, timestampS, secret })
-    for (const [name, value] of Object.entries(expected)) expect(forwarded!.headers[name], name).toBe(value)
-    await waitFor(() => listener.lines.some((line) => line.includes(eventId)), 20_000, 'the printed line')
-    expect(listener.lines.find((line) => line.includes(eventId))).toMatch(new RegExp(`transfer\\.failed\\s+${eventId}\\s+-> 204$`))
-  })
+  it(
+    'forwards a real event to the local URL with the body and headers of a real delivery, validly signed, and prints its status',
+    { timeout: 120_000 },
+    async () => {
+      const partner = await app.newPartner()
+      const hookPath = `/hooks/${randomUUID()}`
+      receiver.answer = (request) => (request.path === hookPath ? { status: 204 } : { status: 200 })
+      const listener = await startListener(laptopDataDir(partner.credentials), [
+        '--forward-to',
+        `${receiver.url.replace('/hooks', '')}${hookPath}`,
+      ])
+      const eventId = await failedTransfer(partner)
+      await waitFor(() => requestsFor(hookPath).length >= 1, 30_000, 'the forwarded event')
+      const [forwarded] = requestsFor(hookPath)
+      const { rows } = await app.db.pool.query<{ body: string }>(`SELECT body FROM events WHERE id = $1`, [eventId])
+      expect(forwarded!.method).toBe('POST')
+      expect(forwarded!.rawBody).toBe(rows[0]!.body)
+      const secret = partner.credentials.callbackSigningSecret
+      const timestampS = Number(forwarded!.headers['x-rail-timestamp'])
+      expect(verifyRailSignature(forwarded!.rawBody, forwarded!.headers['x-rail-signature'] as string, secret)).toBe(
+        true,
+      )
+      expect(forwarded!.headers['webhook-signature']).toBe(
+        standardWebhooksSignature(eventId, timestampS, forwarded!.rawBody, secret),
+      )
+      // Every header a delivery attempt sends, with the same values.
+      const expected = deliveryHeaders({
+        eventId,
+        eventType: 'transfer.failed',
+        body: rows[0]!.body,
+        timestampS,
+        secret,
+      })
+      for (const [name, value] of Object.entries(expected)) expect(forwarded!.headers[name], name).toBe(value)
+      await waitFor(() => listener.lines.some((line) => line.includes(eventId)), 20_000, 'the printed line')
+      expect(listener.lines.find((line) => line.includes(eventId))).toMatch(
+        new RegExp(`transfer\\.failed\\s+${eventId}\\s+-> 204$`),
+      )
+    },
+  )
 
   it('--events forwards only the types that match its patterns', { timeout: 120_000 }, async () => {
     const partner = await app.newPartner()
     const hookPath = `/hooks/${randomUUID()}`
-    const listener = await startListener(laptopDataDir(partner.credentials), ['--forward-to', `${receiver.url.replace('/hooks', '')}${hookPath}`, '--events', 'transfer.*,refund.succeeded'])
+    const listener = await startListener(laptopDataDir(partner.credentials), [
+      '--forward-to',
+      `${receiver.url.replace('/hooks', '')}${hookPath}`,
+      '--events',
+      'transfer.*,refund.succeeded',
+    ])
     const partnerId = partner.credentials.partnerId
     // Left out first, then wanted: events are forwarded in order, so the last one arriving means the others were judged.
-    const leftOut = [await record(app.db.pool, { partnerId, type: 'credit.confirmed' }), await record(app.db.pool, { partnerId, type: 'refund.failed' })]
+    const leftOut = [
+      await record(app.db.pool, { partnerId, type: 'credit.confirmed' }),
+      await record(app.db.pool, { partnerId, type: 'refund.failed' }),
+    ]
     const wanted = [await record(app.db.pool, { partnerId, type: 'refund.succeeded' }), await failedTransfer(partner)]
     await waitFor(() => requestsFor(hookPath).length >= 2, 30_000, 'the matching events')
     const forwardedIds = requestsFor(hookPath).map((request) => (JSON.parse(request.rawBody) as { id: string }).id)
@@ -138,45 +190,80 @@ describe('rail listen', () => {
     for (const id of leftOut) expect(listener.lines.join('\n')).not.toContain(id)
   })
 
-  it('signs escrow events with the escrow webhook secret when given, and the others with the callback secret', { timeout: 120_000 }, async () => {
-    const partner = await app.newPartner()
-    const hookPath = `/hooks/${randomUUID()}`
-    const escrowSecret = `escrow-secret-${randomUUID()}`
-    await startListener(laptopDataDir(partner.credentials), ['--forward-to', `${receiver.url.replace('/hooks', '')}${hookPath}`, '--escrow-webhook-secret', escrowSecret])
-    const partnerId = partner.credentials.partnerId
-    const escrowEvent = await record(app.db.pool, { partnerId, type: 'escrow.funded' })
-    const transferEvent = await failedTransfer(partner)
-    await waitFor(() => requestsFor(hookPath).length >= 2, 30_000, 'both events')
-    const byId = new Map(requestsFor(hookPath).map((request) => [(JSON.parse(request.rawBody) as { id: string }).id, request]))
-    const signedWith = (id: string, secret: string) => verifyRailSignature(byId.get(id)!.rawBody, byId.get(id)!.headers['x-rail-signature'] as string, secret)
-    expect([signedWith(escrowEvent, escrowSecret), signedWith(escrowEvent, partner.credentials.callbackSigningSecret)]).toEqual([true, false])
-    expect([signedWith(transferEvent, partner.credentials.callbackSigningSecret), signedWith(transferEvent, escrowSecret)]).toEqual([true, false])
-  })
+  it(
+    'signs escrow events with the escrow webhook secret when given, and the others with the callback secret',
+    { timeout: 120_000 },
+    async () => {
+      const partner = await app.newPartner()
+      const hookPath = `/hooks/${randomUUID()}`
+      const escrowSecret = `escrow-secret-${randomUUID()}`
+      await startListener(laptopDataDir(partner.credentials), [
+        '--forward-to',
+        `${receiver.url.replace('/hooks', '')}${hookPath}`,
+        '--escrow-webhook-secret',
+        escrowSecret,
+      ])
+      const partnerId = partner.credentials.partnerId
+      const escrowEvent = await record(app.db.pool, { partnerId, type: 'escrow.funded' })
+      const transferEvent = await failedTransfer(partner)
+      await waitFor(() => requestsFor(hookPath).length >= 2, 30_000, 'both events')
+      const byId = new Map(
+        requestsFor(hookPath).map((request) => [(JSON.parse(request.rawBody) as { id: string }).id, request]),
+      )
+      const signedWith = (id: string, secret: string) =>
+        verifyRailSignature(byId.get(id)!.rawBody, byId.get(id)!.headers['x-rail-signature'] as string, secret)
+      expect([
+        signedWith(escrowEvent, escrowSecret),
+        signedWith(escrowEvent, partner.credentials.callbackSigningSecret),
+      ]).toEqual([true, false])
+      expect([
+        signedWith(transferEvent, partner.credentials.callbackSigningSecret),
+        signedWith(transferEvent, escrowSecret),
+      ]).toEqual([true, false])
+    },
+  )
 
-  it('resumes after the server goes away and comes back: every event forwarded once, in order', { timeout: 180_000 }, async () => {
-    const partner = await app.newPartner()
-    const partnerId = partner.credentials.partnerId
-    const hookPath = `/hooks/${randomUUID()}`
-    const listener = await startListener(laptopDataDir(partner.credentials), ['--forward-to', `${receiver.url.replace('/hooks', '')}${hookPath}`])
-    const ids = [await record(app.db.pool, { partnerId, objectId: 'before-1' }), await record(app.db.pool, { partnerId, objectId: 'before-2' })]
-    await waitFor(() => requestsFor(hookPath).length >= 2, 30_000, 'the events before the drop')
+  it(
+    'resumes after the server goes away and comes back: every event forwarded once, in order',
+    { timeout: 180_000 },
+    async () => {
+      const partner = await app.newPartner()
+      const partnerId = partner.credentials.partnerId
+      const hookPath = `/hooks/${randomUUID()}`
+      const listener = await startListener(laptopDataDir(partner.credentials), [
+        '--forward-to',
+        `${receiver.url.replace('/hooks', '')}${hookPath}`,
+      ])
+      const ids = [
+        await record(app.db.pool, { partnerId, objectId: 'before-1' }),
+        await record(app.db.pool, { partnerId, objectId: 'before-2' }),
+      ]
+      await waitFor(() => requestsFor(hookPath).length >= 2, 30_000, 'the events before the drop')
 
-    // The server goes away: its streams are closed.
-    const port = Number(new URL(app.baseUrl).port)
-    await api.close()
-    await waitFor(() => listener.lines.some((line) => line.startsWith('stream dropped')), 30_000, 'the drop noticed')
-    // Recorded while no server runs (by the workers, say).
-    ids.push(await record(app.db.pool, { partnerId, objectId: 'while-down-1' }), await record(app.db.pool, { partnerId, objectId: 'while-down-2' }))
-    api = await buildApi({ pool: app.db.pool, masterKey: app.masterKey, allowLoopbackCallbacks: true })
-    await api.listen({ host: '127.0.0.1', port })
-    await waitFor(() => listener.lines.some((line) => line.startsWith('Stream open again')), 60_000, 'the stream open again')
-    ids.push(await record(app.db.pool, { partnerId, objectId: 'after' }))
+      // The server goes away: its streams are closed.
+      const port = Number(new URL(app.baseUrl).port)
+      await api.close()
+      await waitFor(() => listener.lines.some((line) => line.startsWith('stream dropped')), 30_000, 'the drop noticed')
+      // Recorded while no server runs (by the workers, say).
+      ids.push(
+        await record(app.db.pool, { partnerId, objectId: 'while-down-1' }),
+        await record(app.db.pool, { partnerId, objectId: 'while-down-2' }),
+      )
+      api = await buildApi({ pool: app.db.pool, masterKey: app.masterKey, allowLoopbackCallbacks: true })
+      await api.listen({ host: '127.0.0.1', port })
+      await waitFor(
+        () => listener.lines.some((line) => line.startsWith('Stream open again')),
+        60_000,
+        'the stream open again',
+      )
+      ids.push(await record(app.db.pool, { partnerId, objectId: 'after' }))
 
-    await waitFor(() => requestsFor(hookPath).length >= ids.length, 30_000, 'every event')
-    const forwardedIds = requestsFor(hookPath).map((request) => (JSON.parse(request.rawBody) as { id: string }).id)
-    expect(forwardedIds).toEqual(ids)
-    expect(listener.lines.find((line) => line.startsWith('stream dropped'))).toContain(`resuming after ${ids[1]}`)
-  })
+      await waitFor(() => requestsFor(hookPath).length >= ids.length, 30_000, 'every event')
+      const forwardedIds = requestsFor(hookPath).map((request) => (JSON.parse(request.rawBody) as { id: string }).id)
+      expect(forwardedIds).toEqual(ids)
+      expect(listener.lines.find((line) => line.startsWith('stream dropped'))).toContain(`resuming after ${ids[1]}`)
+    },
+  )
 
   it('ends with an error when the credentials are refused, and when there are none', { timeout: 120_000 }, async () => {
     const partner = await app.newPartner()
@@ -202,7 +289,11 @@ describe('rail listen', () => {
 
 function runListen(env: NodeJS.ProcessEnv, args: string[]): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [RAIL_BIN, 'listen', ...args], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] })
+    const child = spawn(process.execPath, [RAIL_BIN, 'listen', ...args], {
+      cwd: PROJECT_ROOT,
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
     let stderr = ''
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')))
     child.on('exit', (code) => resolve({ code, stderr }))

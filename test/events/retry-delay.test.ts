@@ -16,9 +16,12 @@ describe('retryDelayMs', () => {
     [9, 7 * S, DAY_MS, 'the last retry keeps its 24 h'],
     [1, 2 * DAY_MS, DAY_MS, "asks beyond the schedule's longest delay: that delay"],
     [3, 3_600 * S, 3_600 * S, 'an hour where the schedule says 30 min'],
-  ] as [number, number | undefined, number, string][])('attempt %i, Retry-After %s ms → %i ms (%s)', (attempt, retryAfterMs, expectedMs) => {
-    expect(retryDelayMs(RETRY_DELAYS_MS, attempt, retryAfterMs, noJitter)).toBe(expectedMs)
-  })
+  ] as [number, number | undefined, number, string][])(
+    'attempt %i, Retry-After %s ms → %i ms (%s)',
+    (attempt, retryAfterMs, expectedMs) => {
+      expect(retryDelayMs(RETRY_DELAYS_MS, attempt, retryAfterMs, noJitter)).toBe(expectedMs)
+    },
+  )
 
   it('keeps the jitter of the schedule when the receiver asks for less', () => {
     expect(retryDelayMs(RETRY_DELAYS_MS, 2, 1 * S, () => 0)).toBe(270 * S)
@@ -26,7 +29,10 @@ describe('retryDelayMs', () => {
   })
 
   it('ten attempts against a receiver always asking for 7 s take the whole schedule (about three days)', () => {
-    const totalMs = RETRY_DELAYS_MS.reduce((sum, _delay, index) => sum + retryDelayMs(RETRY_DELAYS_MS, index + 1, 7 * S, noJitter), 0)
+    const totalMs = RETRY_DELAYS_MS.reduce(
+      (sum, _delay, index) => sum + retryDelayMs(RETRY_DELAYS_MS, index + 1, 7 * S, noJitter),
+      0,
+    )
     // Only the first wait (5 s in the schedule) is longer: 7 s, as asked.
     expect(totalMs).toBe(RETRY_DELAYS_MS.reduce((sum, delay) => sum + delay, 0) + 2 * S)
     expect(totalMs).toBeGreaterThan(2.5 * DAY_MS)

@@ -24,26 +24,50 @@ describe('GET /api/v1/rail/events', () => {
     const { credentials, client } = await app.newPartner()
     const ids: string[] = []
     for (let i = 0; i < 5; i++) {
-      ids.push(await record(app.db.pool, { partnerId: credentials.partnerId, type: i % 2 === 0 ? 'transfer.confirmed' : 'transfer.failed', objectType: 'outbound_transfer', objectId: `tr_${i}` }))
+      ids.push(
+        await record(app.db.pool, {
+          partnerId: credentials.partnerId,
+          type: i % 2 === 0 ? 'transfer.confirmed' : 'transfer.failed',
+          objectType: 'outbound_transfer',
+          objectId: `tr_${i}`,
+        }),
+      )
     }
     // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md):
     // beside this file's workers, wait until all five are listed (CI listed none at once, once).
-    await waitFor(async () => (await client.get<{ data: EventJson[] }>('/api/v1/rail/events?limit=100')).body.data.length === ids.length, 20_000, 'the recorded events listed')
+    await waitFor(
+      async () =>
+        (await client.get<{ data: EventJson[] }>('/api/v1/rail/events?limit=100')).body.data.length === ids.length,
+      20_000,
+      'the recorded events listed',
+    )
     const page1 = await client.get<{ data: EventJson[]; nextCursor: string | null }>('/api/v1/rail/events?limit=2')
     expect(page1.status).toBe(200)
     expect(page1.body.data.map((e) => e.id)).toEqual([ids[4], ids[3]])
-    const page2 = await client.get<{ data: EventJson[]; nextCursor: string | null }>(`/api/v1/rail/events?limit=2&cursor=${page1.body.nextCursor}`)
+    const page2 = await client.get<{ data: EventJson[]; nextCursor: string | null }>(
+      `/api/v1/rail/events?limit=2&cursor=${page1.body.nextCursor}`,
+    )
     expect(page2.body.data.map((e) => e.id)).toEqual([ids[2], ids[1]])
-    const page3 = await client.get<{ data: EventJson[]; nextCursor: string | null }>(`/api/v1/rail/events?limit=2&cursor=${page2.body.nextCursor}`)
+    const page3 = await client.get<{ data: EventJson[]; nextCursor: string | null }>(
+      `/api/v1/rail/events?limit=2&cursor=${page2.body.nextCursor}`,
+    )
     expect(page3.body.data.map((e) => e.id)).toEqual([ids[0]])
     expect(page3.body.nextCursor).toBeNull()
 
     const failed = await client.get<{ data: EventJson[] }>('/api/v1/rail/events?type=transfer.failed')
     expect(failed.body.data.map((e) => e.id)).toEqual([ids[3], ids[1]])
-    const one = await client.get<{ data: EventJson[] }>('/api/v1/rail/events?objectType=outbound_transfer&objectId=tr_2')
+    const one = await client.get<{ data: EventJson[] }>(
+      '/api/v1/rail/events?objectType=outbound_transfer&objectId=tr_2',
+    )
     expect(one.body.data.map((e) => e.id)).toEqual([ids[2]])
     expect(one.body.data[0]).toEqual(
-      expect.objectContaining({ type: 'transfer.confirmed', objectType: 'outbound_transfer', objectId: 'tr_2', deliveryStatus: 'skipped', payload: expect.objectContaining({ id: ids[2] }) }),
+      expect.objectContaining({
+        type: 'transfer.confirmed',
+        objectType: 'outbound_transfer',
+        objectId: 'tr_2',
+        deliveryStatus: 'skipped',
+        payload: expect.objectContaining({ id: ids[2] }),
+      }),
     )
     const skipped = await client.get<{ data: EventJson[] }>('/api/v1/rail/events?deliveryStatus=skipped')
     expect(skipped.body.data).toHaveLength(5)
@@ -62,9 +86,22 @@ describe('GET /api/v1/rail/events', () => {
     const { credentials, client } = await app.newPartner()
     const at = new Date(Date.now() + 2 * 86_400_000) // a clock moved two days on
     const id = await record(app.db.pool, { partnerId: credentials.partnerId, recordOnly: true }, { now: () => at })
-    const read = await client.get<EventJson & { createdAt: string; payload: { timestamp: string } }>(`/api/v1/rail/events/${id}`)
-    expect(read.body).toEqual(expect.objectContaining({ id, createdAt: at.toISOString(), payload: expect.objectContaining({ id, timestamp: at.toISOString() }) }))
-    await waitFor(async () => (await client.get<{ data: EventJson[] }>('/api/v1/rail/events')).body.data.some((event) => event.id === id), 20_000, 'the event listed')
+    const read = await client.get<EventJson & { createdAt: string; payload: { timestamp: string } }>(
+      `/api/v1/rail/events/${id}`,
+    )
+    expect(read.body).toEqual(
+      expect.objectContaining({
+        id,
+        createdAt: at.toISOString(),
+        payload: expect.objectContaining({ id, timestamp: at.toISOString() }),
+      }),
+    )
+    await waitFor(
+      async () =>
+        (await client.get<{ data: EventJson[] }>('/api/v1/rail/events')).body.data.some((event) => event.id === id),
+      20_000,
+      'the event listed',
+    )
   })
 
   it.each([
@@ -99,7 +136,9 @@ describe('GET /api/v1/rail/events/{id} and redeliver', () => {
     expect(read.status).toBe(200)
     expect(read.body.deliveryStatus).toBe('delivered')
     expect(read.body.deliveries).toHaveLength(1)
-    expect(read.body.deliveries![0]).toEqual(expect.objectContaining({ url: hook.url, status: 'delivered', attemptsMade: 2 }))
+    expect(read.body.deliveries![0]).toEqual(
+      expect.objectContaining({ url: hook.url, status: 'delivered', attemptsMade: 2 }),
+    )
     expect(read.body.deliveries![0]!.attempts.map((a) => [a.attemptNumber, a.statusCode])).toEqual([
       [1, 503],
       [2, 200],
@@ -148,7 +187,10 @@ describe('PATCH /api/v1/rail/settings callbackUrl', () => {
     ['http://192.168.1.1/hook', 'private or reserved'],
   ])('refuses %s (sandbox) with 422 naming callbackUrl', async (url, reason) => {
     const { client } = await app.newPartner()
-    const response = await client.patch<{ error: string; message: string; details: { fields: { field: string }[] } }>('/api/v1/rail/settings', { callbackUrl: url })
+    const response = await client.patch<{ error: string; message: string; details: { fields: { field: string }[] } }>(
+      '/api/v1/rail/settings',
+      { callbackUrl: url },
+    )
     expect(response.status).toBe(422)
     expect(response.body.error).toBe('validation_error')
     expect(response.body.message).toContain(reason)
@@ -158,7 +200,9 @@ describe('PATCH /api/v1/rail/settings callbackUrl', () => {
 
   it('allows loopback for sandbox partners (RAIL_ALLOW_LOOPBACK_CALLBACKS) and removes with null', async () => {
     const { client } = await app.newPartner()
-    const set = await client.patch<{ callbackUrl: string }>('/api/v1/rail/settings', { callbackUrl: 'http://127.0.0.1:9999/hooks' })
+    const set = await client.patch<{ callbackUrl: string }>('/api/v1/rail/settings', {
+      callbackUrl: 'http://127.0.0.1:9999/hooks',
+    })
     expect(set.status).toBe(200)
     expect(set.body.callbackUrl).toBe('http://127.0.0.1:9999/hooks')
     const removed = await client.patch<{ callbackUrl: string | null }>('/api/v1/rail/settings', { callbackUrl: null })
@@ -169,7 +213,9 @@ describe('PATCH /api/v1/rail/settings callbackUrl', () => {
     const { client } = await app.newPartner({ environment: 'live' })
     expect((await client.patch('/api/v1/rail/settings', { callbackUrl: 'http://8.8.8.8/hooks' })).status).toBe(422)
     expect((await client.patch('/api/v1/rail/settings', { callbackUrl: 'https://127.0.0.1/hooks' })).status).toBe(422)
-    expect((await client.patch('/api/v1/rail/settings', { callbackUrl: 'https://[::ffff:127.0.0.1]/hooks' })).status).toBe(422)
+    expect(
+      (await client.patch('/api/v1/rail/settings', { callbackUrl: 'https://[::ffff:127.0.0.1]/hooks' })).status,
+    ).toBe(422)
     expect((await client.patch('/api/v1/rail/settings', { callbackUrl: 'https://8.8.8.8/hooks' })).status).toBe(200)
   })
 
@@ -189,14 +235,25 @@ describe('rail partner set-callback-url', () => {
   it('sets, checks and removes the default callback URL', async () => {
     const { credentials, client } = await app.newPartner()
     const env = { DATABASE_URL: app.db.url, RAIL_ALLOW_LOOPBACK_CALLBACKS: '1' }
-    const set = await runRail(['partner', 'set-callback-url', '--partner', credentials.partnerId, '--url', 'http://127.0.0.1:7000/hooks'], env)
+    const set = await runRail(
+      ['partner', 'set-callback-url', '--partner', credentials.partnerId, '--url', 'http://127.0.0.1:7000/hooks'],
+      env,
+    )
     expect(set.code).toBe(0)
-    expect((await client.get<{ callbackUrl: string }>('/api/v1/rail/settings')).body.callbackUrl).toBe('http://127.0.0.1:7000/hooks')
+    expect((await client.get<{ callbackUrl: string }>('/api/v1/rail/settings')).body.callbackUrl).toBe(
+      'http://127.0.0.1:7000/hooks',
+    )
 
-    const refused = await runRail(['partner', 'set-callback-url', '--partner', credentials.partnerId, '--url', 'http://10.1.1.1/hooks'], env)
+    const refused = await runRail(
+      ['partner', 'set-callback-url', '--partner', credentials.partnerId, '--url', 'http://10.1.1.1/hooks'],
+      env,
+    )
     expect(refused.code).toBe(1)
     expect(refused.stderr).toContain('private or reserved')
-    const strict = await runRail(['partner', 'set-callback-url', '--partner', credentials.partnerId, '--url', 'http://127.0.0.1:7000/x'], { ...env, RAIL_ALLOW_LOOPBACK_CALLBACKS: '0' })
+    const strict = await runRail(
+      ['partner', 'set-callback-url', '--partner', credentials.partnerId, '--url', 'http://127.0.0.1:7000/x'],
+      { ...env, RAIL_ALLOW_LOOPBACK_CALLBACKS: '0' },
+    )
     expect(strict.code).toBe(1)
 
     const removed = await runRail(['partner', 'set-callback-url', '--partner', credentials.partnerId, '--none'], env)

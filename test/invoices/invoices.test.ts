@@ -8,7 +8,14 @@ import type { RailClient } from '../../src/client/index.ts'
 import { nuban } from '../../src/banking/nip/nuban.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
-import { bookedKobo, payIn, postBankNotice, startCollections, waitForCallback, type CollectionsHarness } from '../collections/support.ts'
+import {
+  bookedKobo,
+  payIn,
+  postBankNotice,
+  startCollections,
+  waitForCallback,
+  type CollectionsHarness,
+} from '../collections/support.ts'
 import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 let harness: CollectionsHarness
@@ -25,11 +32,39 @@ afterAll(async () => {
 type InvoiceJson = Schemas['Invoice']
 
 const INVOICE_FIELDS = [
-  'id', 'reference', 'partnerId', 'status', 'title', 'description', 'lineItems', 'amountKobo', 'amountPaidKobo', 'currency', 'customer', 'dueAt', 'publishedAt', 'paidAt',
-  'cancelledAt', 'persistentVirtualAccountId', 'virtualAccount', 'virtualAccountName', 'virtualAccountBank', 'trackingId', 'checkoutToken', 'checkoutUrl', 'createdAt',
+  'id',
+  'reference',
+  'partnerId',
+  'status',
+  'title',
+  'description',
+  'lineItems',
+  'amountKobo',
+  'amountPaidKobo',
+  'currency',
+  'customer',
+  'dueAt',
+  'publishedAt',
+  'paidAt',
+  'cancelledAt',
+  'persistentVirtualAccountId',
+  'virtualAccount',
+  'virtualAccountName',
+  'virtualAccountBank',
+  'trackingId',
+  'checkoutToken',
+  'checkoutUrl',
+  'createdAt',
   'creatorMetadata',
 ].sort()
-const SURFACE = ['virtualAccount', 'virtualAccountName', 'virtualAccountBank', 'trackingId', 'checkoutToken', 'checkoutUrl'] as const
+const SURFACE = [
+  'virtualAccount',
+  'virtualAccountName',
+  'virtualAccountBank',
+  'trackingId',
+  'checkoutToken',
+  'checkoutUrl',
+] as const
 
 let noticeSerial = 0
 
@@ -58,22 +93,47 @@ async function partner() {
 }
 
 async function create(client: RailClient, extra: Record<string, unknown> = {}): Promise<InvoiceJson> {
-  const response = await client.post<InvoiceJson>('/api/v1/rail/invoice', { reference: randomUUID(), title: 'School fees', amountKobo: 500_000, ...extra })
+  const response = await client.post<InvoiceJson>('/api/v1/rail/invoice', {
+    reference: randomUUID(),
+    title: 'School fees',
+    amountKobo: 500_000,
+    ...extra,
+  })
   expect(response.status, JSON.stringify(response.body)).toBe(200)
   return response.body
 }
 
-const read = async (client: RailClient, reference: string) => (await client.get<InvoiceJson>(`/api/v1/rail/invoice/${encodeURIComponent(reference)}`)).body
-const publish = (client: RailClient, reference: string) => client.post<InvoiceJson & { error: string; details: { status: string; currentState: string; invoice: InvoiceJson } }>(`/api/v1/rail/invoice/${encodeURIComponent(reference)}/publish`)
-const cancel = (client: RailClient, reference: string) => client.post<InvoiceJson & { error: string; details: { status: string; currentState: string } }>(`/api/v1/rail/invoice/${encodeURIComponent(reference)}/cancel`)
+const read = async (client: RailClient, reference: string) =>
+  (await client.get<InvoiceJson>(`/api/v1/rail/invoice/${encodeURIComponent(reference)}`)).body
+const publish = (client: RailClient, reference: string) =>
+  client.post<InvoiceJson & { error: string; details: { status: string; currentState: string; invoice: InvoiceJson } }>(
+    `/api/v1/rail/invoice/${encodeURIComponent(reference)}/publish`,
+  )
+const cancel = (client: RailClient, reference: string) =>
+  client.post<InvoiceJson & { error: string; details: { status: string; currentState: string } }>(
+    `/api/v1/rail/invoice/${encodeURIComponent(reference)}/cancel`,
+  )
 
 describe('create and publish', () => {
   it('creates a draft with the payment surface null, then publishes it with an account', async () => {
     const { client, credentials } = await partner()
     const dueAt = new Date(Date.now() + 7 * 86400_000).toISOString()
-    const draft = await create(client, { description: 'Term 1', dueAt, customer: { name: 'Tolu Bakare', email: 'tolu@example.com' }, currency: 'NGN' })
+    const draft = await create(client, {
+      description: 'Term 1',
+      dueAt,
+      customer: { name: 'Tolu Bakare', email: 'tolu@example.com' },
+      currency: 'NGN',
+    })
     expect(Object.keys(draft).sort()).toEqual(INVOICE_FIELDS)
-    expect(draft).toMatchObject({ status: 'draft', amountPaidKobo: 0, publishedAt: null, persistentVirtualAccountId: null, description: 'Term 1', dueAt, lineItems: [] })
+    expect(draft).toMatchObject({
+      status: 'draft',
+      amountPaidKobo: 0,
+      publishedAt: null,
+      persistentVirtualAccountId: null,
+      description: 'Term 1',
+      dueAt,
+      lineItems: [],
+    })
     for (const field of SURFACE) expect(draft[field]).toBeNull()
 
     const published = await publish(client, draft.reference)
@@ -84,7 +144,11 @@ describe('create and publish', () => {
     expect(published.body.virtualAccountName).toBe('Tolu Bakare')
     expect(published.body.persistentVirtualAccountId).toMatch(/^[0-9a-f-]{36}$/)
     expect(await read(client, draft.reference)).toEqual(published.body)
-    const [event] = await waitForCallback(harness.hook, credentials.callbackSigningSecret, (body) => body.event === 'invoice.published' && body.data.id === draft.id)
+    const [event] = await waitForCallback(
+      harness.hook,
+      credentials.callbackSigningSecret,
+      (body) => body.event === 'invoice.published' && body.data.id === draft.id,
+    )
     expect(event!.data).toMatchObject({ status: 'published', virtualAccount: published.body.virtualAccount })
   })
 
@@ -106,7 +170,11 @@ describe('create and publish', () => {
     expect(created.body.lineItems).toEqual(body.lineItems)
     expect((await read(client, body.reference)).lineItems).toEqual(body.lineItems)
     const again = await client.post<Record<string, unknown>>('/api/v1/rail/invoice', body)
-    expect([again.status, again.headers.get('idempotent-replayed'), again.body.id]).toEqual([200, 'true', created.body.id])
+    expect([again.status, again.headers.get('idempotent-replayed'), again.body.id]).toEqual([
+      200,
+      'true',
+      created.body.id,
+    ])
   })
 
   it('refuses lines that do not add up to the amount, or are malformed, naming lineItems, and records nothing', async () => {
@@ -124,11 +192,22 @@ describe('create and publish', () => {
       { amountKobo: 100_000, lineItems: [{ ...line, sku: 'T-1' }] },
       { amountKobo: 100_000, lineItems: [{ ...line, description: 'Tui\u0000tion' }] },
       { amountKobo: 100_000, lineItems: line },
-      { amountKobo: 100_000, lineItems: Array.from({ length: 101 }, () => ({ ...line, quantity: 1, unitAmountKobo: 1 })) },
+      {
+        amountKobo: 100_000,
+        lineItems: Array.from({ length: 101 }, () => ({ ...line, quantity: 1, unitAmountKobo: 1 })),
+      },
     ]
     for (const fields of cases) {
-      const answer = await client.post<{ statusCode: number; error: string; message: string }>('/api/v1/rail/invoice', { reference: randomUUID(), title: 'T', ...fields })
-      expect([JSON.stringify(fields).slice(0, 80), answer.status, answer.body.error]).toEqual([JSON.stringify(fields).slice(0, 80), 422, 'validation_error'])
+      const answer = await client.post<{ statusCode: number; error: string; message: string }>('/api/v1/rail/invoice', {
+        reference: randomUUID(),
+        title: 'T',
+        ...fields,
+      })
+      expect([JSON.stringify(fields).slice(0, 80), answer.status, answer.body.error]).toEqual([
+        JSON.stringify(fields).slice(0, 80),
+        422,
+        'validation_error',
+      ])
       expect(answer.body.message).toContain('lineItems')
     }
     expect((await harness.app.db.pool.query(`SELECT count(*)::int AS n FROM invoices`)).rows[0].n).toBe(before)
@@ -139,20 +218,38 @@ describe('create and publish', () => {
     const invoice = await create(client, { publishOnCreate: true })
     expect(invoice.status).toBe('published')
     for (const field of SURFACE) expect(invoice[field]).toEqual(expect.any(String))
-    const again = await client.post<InvoiceJson>('/api/v1/rail/invoice', { reference: invoice.reference, title: 'School fees', amountKobo: 500_000, publishOnCreate: true })
+    const again = await client.post<InvoiceJson>('/api/v1/rail/invoice', {
+      reference: invoice.reference,
+      title: 'School fees',
+      amountKobo: 500_000,
+      publishOnCreate: true,
+    })
     expect(again.headers.get('idempotent-replayed')).toBe('true')
     expect(again.body).toEqual(invoice)
-    expect((await client.post('/api/v1/rail/invoice', { reference: invoice.reference, title: 'Other', amountKobo: 500_000 })).status).toBe(409)
+    expect(
+      (await client.post('/api/v1/rail/invoice', { reference: invoice.reference, title: 'Other', amountKobo: 500_000 }))
+        .status,
+    ).toBe(409)
     // Its persistentVirtualAccountId reads as a virtual account (for its partner only).
-    const account = await client.get<{ virtualAccount: string; trackingId: string }>(`/api/v1/rail/virtual-account/${invoice.persistentVirtualAccountId}`)
+    const account = await client.get<{ virtualAccount: string; trackingId: string }>(
+      `/api/v1/rail/virtual-account/${invoice.persistentVirtualAccountId}`,
+    )
     expect(account.status).toBe(200)
     expect(account.body).toMatchObject({ virtualAccount: invoice.virtualAccount, trackingId: invoice.trackingId })
-    expect((await (await partner()).client.get(`/api/v1/rail/virtual-account/${invoice.persistentVirtualAccountId}`)).status).toBe(404)
+    expect(
+      (await (await partner()).client.get(`/api/v1/rail/virtual-account/${invoice.persistentVirtualAccountId}`)).status,
+    ).toBe(404)
     expect((await client.get(`/api/v1/rail/virtual-account/${randomUUID()}`)).status).toBe(404)
     // The intent the invoice collects through is the invoice's, not one of the partner's own intents: not listed.
-    const own = await client.post<{ id: string }>('/api/v1/rail/payment/intent', { reference: randomUUID(), amountKobo: 10_000 })
+    const own = await client.post<{ id: string }>('/api/v1/rail/payment/intent', {
+      reference: randomUUID(),
+      amountKobo: 10_000,
+    })
     // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
-    const listsOwn = async () => (await client.get<{ data: { id: string }[] }>('/api/v1/rail/payment/intent')).body.data.some((intent) => intent.id === own.body.id)
+    const listsOwn = async () =>
+      (await client.get<{ data: { id: string }[] }>('/api/v1/rail/payment/intent')).body.data.some(
+        (intent) => intent.id === own.body.id,
+      )
     await waitFor(listsOwn, 20_000, 'the own intent listed')
     const listed = await client.get<{ data: { id: string; virtualAccount: string }[] }>('/api/v1/rail/payment/intent')
     expect(listed.body.data.map((intent) => intent.id)).toEqual([own.body.id])
@@ -163,15 +260,27 @@ describe('create and publish', () => {
     const reference = randomUUID()
     await harness.app.db.pool.query(`UPDATE sandbox_bank.faults SET error_rate = 1 WHERE id = 1`)
     try {
-      const failed = await client.post<{ error: string }>('/api/v1/rail/invoice', { reference, title: 'Dues', amountKobo: 1_000, publishOnCreate: true })
+      const failed = await client.post<{ error: string }>('/api/v1/rail/invoice', {
+        reference,
+        title: 'Dues',
+        amountKobo: 1_000,
+        publishOnCreate: true,
+      })
       expect(failed.status).toBe(502)
       expect(failed.body.error).toBe('provider_unavailable')
     } finally {
       await harness.app.db.pool.query(`UPDATE sandbox_bank.faults SET error_rate = 0 WHERE id = 1`)
     }
     expect((await client.get(`/api/v1/rail/invoice/${reference}`)).status).toBe(404)
-    expect((await harness.app.db.pool.query(`SELECT 1 FROM invoices WHERE reference = $1`, [reference])).rowCount).toBe(0)
-    const retried = await client.post<InvoiceJson>('/api/v1/rail/invoice', { reference, title: 'Dues', amountKobo: 1_000, publishOnCreate: true })
+    expect((await harness.app.db.pool.query(`SELECT 1 FROM invoices WHERE reference = $1`, [reference])).rowCount).toBe(
+      0,
+    )
+    const retried = await client.post<InvoiceJson>('/api/v1/rail/invoice', {
+      reference,
+      title: 'Dues',
+      amountKobo: 1_000,
+      publishOnCreate: true,
+    })
     expect(retried.status).toBe(200)
     expect(retried.body.status).toBe('published')
   })
@@ -185,8 +294,13 @@ describe('create and publish', () => {
     expect(refused.body.error).toBe('invalid_state')
     expect(refused.body.details.status).toBe('published')
     expect(refused.body.details.currentState).toBe('published')
-    expect(refused.body.details.invoice.virtualAccount).toBe(answers.find((answer) => answer.status === 200)!.body.virtualAccount)
-    const intents = await harness.app.db.pool.query(`SELECT count(*)::int AS n FROM payment_intents WHERE owner_id = $1`, [draft.id])
+    expect(refused.body.details.invoice.virtualAccount).toBe(
+      answers.find((answer) => answer.status === 200)!.body.virtualAccount,
+    )
+    const intents = await harness.app.db.pool.query(
+      `SELECT count(*)::int AS n FROM payment_intents WHERE owner_id = $1`,
+      [draft.id],
+    )
     expect(intents.rows[0].n).toBe(1)
   })
 })
@@ -197,20 +311,38 @@ describe('payments', () => {
     const invoice = await create(client, { publishOnCreate: true, amountKobo: 100_000 })
     const payer = { payerName: 'Ife Ojo', payerAccountNumber: nuban('033', '000111222'), payerBankCode: '033' }
     await payIn(client, invoice.virtualAccount!, 30_000, payer)
-    const [partial] = await waitForCallback(harness.hook, credentials.callbackSigningSecret, (body) => body.event === 'invoice.partially_paid' && body.data.id === invoice.id)
+    const [partial] = await waitForCallback(
+      harness.hook,
+      credentials.callbackSigningSecret,
+      (body) => body.event === 'invoice.partially_paid' && body.data.id === invoice.id,
+    )
     expect(partial!.data).toMatchObject({ status: 'partially_paid', amountPaidKobo: 30_000, paidAt: null })
-    const [credit] = await waitForCallback(harness.hook, credentials.callbackSigningSecret, (body) => body.event === 'credit.confirmed' && body.data.trackingId === invoice.trackingId)
+    const [credit] = await waitForCallback(
+      harness.hook,
+      credentials.callbackSigningSecret,
+      (body) => body.event === 'credit.confirmed' && body.data.trackingId === invoice.trackingId,
+    )
     expect(credit!.data).toMatchObject({ objectType: 'invoice', amountKobo: 30_000 })
 
     await payIn(client, invoice.virtualAccount!, 90_000, payer) // 70,000 owed: 20,000 too much
-    const [paid] = await waitForCallback(harness.hook, credentials.callbackSigningSecret, (body) => body.event === 'invoice.paid' && body.data.id === invoice.id)
+    const [paid] = await waitForCallback(
+      harness.hook,
+      credentials.callbackSigningSecret,
+      (body) => body.event === 'invoice.paid' && body.data.id === invoice.id,
+    )
     expect(paid!.data).toMatchObject({ status: 'paid', amountPaidKobo: 100_000 })
     expect((await read(client, invoice.reference)).paidAt).not.toBeNull()
     let excess: { amountKobo: number; reason: string; status: string }[] = []
-    await waitFor(async () => {
-      excess = (await client.get<{ data: { amountKobo: number; reason: string; status: string }[] }>('/api/v1/rail/unmatched')).body.data
-      return excess.length === 1
-    }, 10_000, 'excess in triage')
+    await waitFor(
+      async () => {
+        excess = (
+          await client.get<{ data: { amountKobo: number; reason: string; status: string }[] }>('/api/v1/rail/unmatched')
+        ).body.data
+        return excess.length === 1
+      },
+      10_000,
+      'excess in triage',
+    )
     expect(excess[0]).toMatchObject({ amountKobo: 20_000, reason: 'invoice_overpaid', status: 'unmatched' })
     // Settled at once from collections to the float (float mode, the default: docs/settlement.md).
     expect(await bookedKobo(harness.app, credentials.partnerId, 'collections')).toBe(0)
@@ -219,7 +351,11 @@ describe('payments', () => {
 
     // A paid invoice takes no more: the next credit goes to triage whole.
     await payIn(client, invoice.virtualAccount!, 5_000)
-    await waitFor(async () => (await client.get<{ data: unknown[] }>('/api/v1/rail/unmatched')).body.data.length === 2, 10_000, 'second triage item')
+    await waitFor(
+      async () => (await client.get<{ data: unknown[] }>('/api/v1/rail/unmatched')).body.data.length === 2,
+      10_000,
+      'second triage item',
+    )
     expect((await read(client, invoice.reference)).amountPaidKobo).toBe(100_000)
   })
 })
@@ -240,13 +376,23 @@ describe('the state table', () => {
     const cancelledPublished = await cancel(client, published.reference)
     expect(cancelledPublished.body.status).toBe('cancelled')
     expect(cancelledPublished.body.virtualAccount).toBe(published.virtualAccount) // the surface stays, archived
-    const account = await harness.app.db.pool.query(`SELECT status FROM virtual_accounts WHERE id = $1`, [published.persistentVirtualAccountId])
+    const account = await harness.app.db.pool.query(`SELECT status FROM virtual_accounts WHERE id = $1`, [
+      published.persistentVirtualAccountId,
+    ])
     expect(account.rows[0].status).toBe('archived')
-    await waitForCallback(harness.hook, credentials.callbackSigningSecret, (body) => body.event === 'invoice.cancelled' && body.data.id === published.id)
+    await waitForCallback(
+      harness.hook,
+      credentials.callbackSigningSecret,
+      (body) => body.event === 'invoice.cancelled' && body.data.id === published.id,
+    )
 
     const partial = await create(client, { publishOnCreate: true, amountKobo: 50_000 })
     await payIn(client, partial.virtualAccount!, 10_000)
-    await waitFor(async () => (await read(client, partial.reference)).status === 'partially_paid', 10_000, 'partially paid')
+    await waitFor(
+      async () => (await read(client, partial.reference)).status === 'partially_paid',
+      10_000,
+      'partially paid',
+    )
     const cancelledPartial = await cancel(client, partial.reference)
     expect(cancelledPartial.body).toMatchObject({ status: 'cancelled', amountPaidKobo: 10_000 }) // partial credits preserved
     const publishPartial = await publish(client, partial.reference)
@@ -254,7 +400,14 @@ describe('the state table', () => {
     expect(publishPartial.body.details.status).toBe('cancelled')
     // A later credit to the archived account falls to triage.
     await payIn(client, partial.virtualAccount!, 4_000)
-    await waitFor(async () => (await client.get<{ data: { reason: string }[] }>('/api/v1/rail/unmatched')).body.data.some((item) => item.reason === 'account_archived'), 10_000, 'triage')
+    await waitFor(
+      async () =>
+        (await client.get<{ data: { reason: string }[] }>('/api/v1/rail/unmatched')).body.data.some(
+          (item) => item.reason === 'account_archived',
+        ),
+      10_000,
+      'triage',
+    )
 
     const paid = await create(client, { publishOnCreate: true, amountKobo: 8_000 })
     await payIn(client, paid.virtualAccount!, 8_000)
@@ -275,13 +428,27 @@ describe('the state table', () => {
       // The bank's notice is stored and its apply job starts at once; the cancel starts up to 40 ms
       // later, so that both orders happen.
       const notice = bankNotice(invoice.virtualAccount!, 20_000)
-      const [, cancelled] = await Promise.all([later(() => postBankNotice(harness.app.baseUrl, notice), 6), later(() => cancel(client, invoice.reference), 40)])
-      await waitFor(async () => {
-        const settled = await harness.app.db.pool.query(`SELECT status FROM inbound_credits WHERE account_number = $1`, [invoice.virtualAccount])
-        return settled.rowCount === 1 && settled.rows[0].status !== 'received'
-      }, 10_000, 'credit settled')
+      const [, cancelled] = await Promise.all([
+        later(() => postBankNotice(harness.app.baseUrl, notice), 6),
+        later(() => cancel(client, invoice.reference), 40),
+      ])
+      await waitFor(
+        async () => {
+          const settled = await harness.app.db.pool.query(
+            `SELECT status FROM inbound_credits WHERE account_number = $1`,
+            [invoice.virtualAccount],
+          )
+          return settled.rowCount === 1 && settled.rows[0].status !== 'received'
+        },
+        10_000,
+        'credit settled',
+      )
       const final = await read(client, invoice.reference)
-      const credit = (await harness.app.db.pool.query(`SELECT status FROM inbound_credits WHERE account_number = $1`, [invoice.virtualAccount])).rows[0]
+      const credit = (
+        await harness.app.db.pool.query(`SELECT status FROM inbound_credits WHERE account_number = $1`, [
+          invoice.virtualAccount,
+        ])
+      ).rows[0]
       if (cancelled.status === 200) {
         expect(final.status).toBe('cancelled')
         expect(credit.status).toBe('unmatched')
@@ -311,7 +478,11 @@ describe('reads and bad input', () => {
     const draft = await create(client)
     const published = await create(client, { publishOnCreate: true })
     // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
-    await waitFor(async () => (await client.get<{ data: InvoiceJson[] }>('/api/v1/rail/invoice?limit=100')).body.data.length === 2, 20_000, 'both invoices listed')
+    await waitFor(
+      async () => (await client.get<{ data: InvoiceJson[] }>('/api/v1/rail/invoice?limit=100')).body.data.length === 2,
+      20_000,
+      'both invoices listed',
+    )
     const drafts = await client.get<{ data: InvoiceJson[] }>('/api/v1/rail/invoice?status=draft')
     expect(drafts.body.data.map((invoice) => invoice.id)).toEqual([draft.id])
     const all = await client.get<{ data: InvoiceJson[] }>('/api/v1/rail/invoice?limit=1')

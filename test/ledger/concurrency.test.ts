@@ -37,7 +37,12 @@ const openReservations: { id: string; amountKobo: number }[] = []
 /** A request: random moves, mirrored pairs (A→B and B→A), overdraft attempts, reservations, posts and voids. */
 function randomRequest(): { transfers: TransferInput[]; linked: boolean } {
   const transfers: TransferInput[] = []
-  const move = (debit: string, credit: string, amountKobo: number, phase: 'single' | 'pending' = 'single'): TransferInput => ({
+  const move = (
+    debit: string,
+    credit: string,
+    amountKobo: number,
+    phase: 'single' | 'pending' = 'single',
+  ): TransferInput => ({
     id: randomUUID(),
     debitAccountId: debit,
     creditAccountId: credit,
@@ -51,8 +56,13 @@ function randomRequest(): { transfers: TransferInput[]; linked: boolean } {
     let b = pick()
     while (b === a) b = pick()
     const roll = Math.random()
-    if (roll < 0.1) transfers.push(move(a, b, OPENING_KOBO * ACCOUNTS)) // can never succeed
-    else if (roll < 0.3) transfers.push(move(a, b, 1 + Math.floor(Math.random() * 5_000)), move(b, a, 1 + Math.floor(Math.random() * 5_000)))
+    if (roll < 0.1)
+      transfers.push(move(a, b, OPENING_KOBO * ACCOUNTS)) // can never succeed
+    else if (roll < 0.3)
+      transfers.push(
+        move(a, b, 1 + Math.floor(Math.random() * 5_000)),
+        move(b, a, 1 + Math.floor(Math.random() * 5_000)),
+      )
     else if (roll < 0.4) transfers.push(move(a, b, 1 + Math.floor(Math.random() * 10_000), 'pending'))
     else if (roll < 0.5 && openReservations.length > 0) transfers.push(resolution())
     else transfers.push(move(a, b, 1 + Math.floor(Math.random() * 20_000)))
@@ -94,12 +104,15 @@ it(
           const results: TransferResult[] =
             index % 2 === 0
               ? await batcher.createTransfers(request.transfers, { linked: request.linked })
-              : await transactionOnce(db.pool, (tx) => createTransfers(tx, request.transfers, { linked: request.linked }))
+              : await transactionOnce(db.pool, (tx) =>
+                  createTransfers(tx, request.transfers, { linked: request.linked }),
+                )
           results.forEach((outcome, position) => {
             const transfer = request.transfers[position]!
             if (outcome.result === 'ok') committed++
             else rejected++
-            if (outcome.result === 'ok' && transfer.phase === 'pending') openReservations.push({ id: transfer.id, amountKobo: transfer.amountKobo! })
+            if (outcome.result === 'ok' && transfer.phase === 'pending')
+              openReservations.push({ id: transfer.id, amountKobo: transfer.amountKobo! })
             if (outcome.result.startsWith('pending_transfer_already_')) resolutionsRefused++
           })
         } catch (error) {
@@ -124,10 +137,17 @@ it(
     const balances = await getBalances(db.pool, accounts)
     expect(balances.reduce((sum, balance) => sum + balance.bookedKobo, 0)).toBe(OPENING_KOBO * ACCOUNTS)
     for (const balance of balances) expect(balance.availableKobo).toBeGreaterThanOrEqual(0)
-    const stored = await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ledger_transfers WHERE code = 'bank_move'`)
+    const stored = await db.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ledger_transfers WHERE code = 'bank_move'`,
+    )
     expect(stored.rows[0]!.n).toBe(committed)
     // Every reservation was resolved at most once, and what is still reserved is what the accounts hold as pending.
-    const reservations = await db.pool.query<{ resolved: number; resolutions: number; open_kobo: string; pending_kobo: string }>(
+    const reservations = await db.pool.query<{
+      resolved: number
+      resolutions: number
+      open_kobo: string
+      pending_kobo: string
+    }>(
       `SELECT (SELECT count(*)::int FROM ledger_pending_transfers s JOIN ledger_transfers t ON t.id = s.transfer_id
                 WHERE t.code = 'bank_move' AND s.status <> 'pending') AS resolved,
               (SELECT count(*)::int FROM ledger_transfers WHERE code = 'bank_move' AND phase IN ('post', 'void')) AS resolutions,
@@ -145,9 +165,18 @@ it(
 
 it('two requests racing with the same transfer id move the money once', async () => {
   const [a, b] = [accounts[0]!, accounts[1]!]
-  const transfer: TransferInput = { id: randomUUID(), debitAccountId: a, creditAccountId: b, amountKobo: 7, currency: 'NGN', code: 'bank_race' }
+  const transfer: TransferInput = {
+    id: randomUUID(),
+    debitAccountId: a,
+    creditAccountId: b,
+    amountKobo: 7,
+    currency: 'NGN',
+    code: 'bank_race',
+  }
   const before = await getBalances(db.pool, [a])
-  const outcomes = await Promise.all(Array.from({ length: 8 }, () => withTransaction(db.pool, (tx) => createTransfers(tx, [transfer]))))
+  const outcomes = await Promise.all(
+    Array.from({ length: 8 }, () => withTransaction(db.pool, (tx) => createTransfers(tx, [transfer]))),
+  )
   const codes = outcomes.map(([outcome]) => outcome!.result).sort()
   expect(codes).toEqual(['exists', 'exists', 'exists', 'exists', 'exists', 'exists', 'exists', 'ok'])
   const after = await getBalances(db.pool, [a])

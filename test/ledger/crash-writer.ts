@@ -15,7 +15,14 @@ function move(pairId?: string): TransferInput {
   const debit = accounts[Math.floor(Math.random() * accounts.length)]!
   let credit = debit
   while (credit === debit) credit = accounts[Math.floor(Math.random() * accounts.length)]!
-  const transfer: TransferInput = { id: randomUUID(), debitAccountId: debit, creditAccountId: credit, amountKobo: 1 + Math.floor(Math.random() * 1_000), currency: 'NGN', code: 'crash_move' }
+  const transfer: TransferInput = {
+    id: randomUUID(),
+    debitAccountId: debit,
+    creditAccountId: credit,
+    amountKobo: 1 + Math.floor(Math.random() * 1_000),
+    currency: 'NGN',
+    code: 'crash_move',
+  }
   return pairId === undefined ? transfer : { ...transfer, sourceType: 'crash_pair', sourceId: pairId }
 }
 

@@ -24,29 +24,49 @@ it('a worker voids reservations past their timeout, once, even with two sweeps',
   const pendingIds = [randomUUID(), randomUUID()]
   const results = await createTransfers(
     db.pool,
-    pendingIds.map((id) => ({ id, phase: 'pending' as const, debitAccountId: wallet, creditAccountId: source, amountKobo: 300, currency: 'NGN', code: 'test_hold', timeoutS: 60 })),
+    pendingIds.map((id) => ({
+      id,
+      phase: 'pending' as const,
+      debitAccountId: wallet,
+      creditAccountId: source,
+      amountKobo: 300,
+      currency: 'NGN',
+      code: 'test_hold',
+      timeoutS: 60,
+    })),
   )
   expect(results.map((r) => r.result)).toEqual(['ok', 'ok'])
   expect((await getBalance(db.pool, wallet))!.availableKobo).toBe(400)
-  await db.pool.query(`UPDATE ledger_pending_transfers SET timeout_at = now() - interval '1 second' WHERE transfer_id = $1`, [pendingIds[0]])
+  await db.pool.query(
+    `UPDATE ledger_pending_transfers SET timeout_at = now() - interval '1 second' WHERE transfer_id = $1`,
+    [pendingIds[0]],
+  )
 
   await addJob(db.pool, VOID_TIMED_OUT_TASK, {})
   await addJob(db.pool, VOID_TIMED_OUT_TASK, {})
   const runner = await startBackgroundWorkers({ pool: db.pool, masterKey: randomBytes(32), concurrency: 2 })
   try {
     const deadline = Date.now() + 15_000
-    while ((await db.pool.query(`SELECT count(*)::int AS n FROM graphile_worker.jobs`)).rows[0].n > 0 && Date.now() < deadline) {
+    while (
+      (await db.pool.query(`SELECT count(*)::int AS n FROM graphile_worker.jobs`)).rows[0].n > 0 &&
+      Date.now() < deadline
+    ) {
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
   } finally {
     await runner.stop()
   }
-  const states = await db.pool.query(`SELECT transfer_id, status FROM ledger_pending_transfers WHERE transfer_id = ANY ($1::uuid[]) ORDER BY status`, [pendingIds])
+  const states = await db.pool.query(
+    `SELECT transfer_id, status FROM ledger_pending_transfers WHERE transfer_id = ANY ($1::uuid[]) ORDER BY status`,
+    [pendingIds],
+  )
   expect(states.rows.map((row) => [row.transfer_id, row.status])).toEqual([
     [pendingIds[0], 'expired'],
     [pendingIds[1], 'pending'],
   ])
-  const voids = await db.pool.query(`SELECT count(*)::int AS n FROM ledger_transfers WHERE pending_id = $1`, [pendingIds[0]])
+  const voids = await db.pool.query(`SELECT count(*)::int AS n FROM ledger_transfers WHERE pending_id = $1`, [
+    pendingIds[0],
+  ])
   expect(voids.rows[0].n).toBe(1)
   expect((await getBalance(db.pool, wallet))!.availableKobo).toBe(700)
   await expectLedgerVerified(db.pool)
@@ -67,11 +87,15 @@ it('`rail ledger verify` passes on a sound ledger and fails on a tampered one', 
   await forgeBalancedTotals(db.pool, { debitAccountId: other, creditAccountId: account, amountKobo: -5 })
 
   // A one-sided change is refused by the database; with its guard switched off, verify finds the sums apart.
-  await withoutBalanceGuard(db.pool, `UPDATE ledger_accounts SET credits_posted = credits_posted + 5 WHERE id = $1`, [account])
+  await withoutBalanceGuard(db.pool, `UPDATE ledger_accounts SET credits_posted = credits_posted + 5 WHERE id = $1`, [
+    account,
+  ])
   const unbalanced = await runRail(['ledger', 'verify'], { DATABASE_URL: db.url })
   expect(unbalanced.code).toBe(1)
   expect(unbalanced.stdout).toContain('NGN: Σ debits posted')
-  await withoutBalanceGuard(db.pool, `UPDATE ledger_accounts SET credits_posted = credits_posted - 5 WHERE id = $1`, [account])
+  await withoutBalanceGuard(db.pool, `UPDATE ledger_accounts SET credits_posted = credits_posted - 5 WHERE id = $1`, [
+    account,
+  ])
 })
 
 async function withoutBalanceGuard(pool: Pool, sql: string, params: unknown[]): Promise<void> {

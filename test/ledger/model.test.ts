@@ -6,7 +6,13 @@
 import { randomUUID } from 'node:crypto'
 import fc from 'fast-check'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { createTransfers, getBalances, voidTimedOutPendingTransfers, type TransferInput, type TransferResultCode } from '../../src/ledger/service.ts'
+import {
+  createTransfers,
+  getBalances,
+  voidTimedOutPendingTransfers,
+  type TransferInput,
+  type TransferResultCode,
+} from '../../src/ledger/service.ts'
 import { createTestDatabase, type TestDatabase } from '../support/database.ts'
 import { expectLedgerVerified, fund, newAccount } from '../support/ledger.ts'
 
@@ -74,8 +80,15 @@ const resolution: fc.Arbitrary<Resolution> = fc.oneof(
 const command: fc.Arbitrary<Command> = fc.oneof(
   newLeg,
   resolution,
-  fc.record({ kind: fc.constant('linked' as const), legs: fc.array(fc.oneof(newLeg, newLeg, resolution), { minLength: 2, maxLength: 4 }) }),
-  fc.record({ kind: fc.constant('retry' as const), which: fc.nat(50), change: fc.constantFrom('none' as const, 'amount' as const, 'code' as const, 'source' as const, 'timeout' as const) }),
+  fc.record({
+    kind: fc.constant('linked' as const),
+    legs: fc.array(fc.oneof(newLeg, newLeg, resolution), { minLength: 2, maxLength: 4 }),
+  }),
+  fc.record({
+    kind: fc.constant('retry' as const),
+    which: fc.nat(50),
+    change: fc.constantFrom('none' as const, 'amount' as const, 'code' as const, 'source' as const, 'timeout' as const),
+  }),
   fc.record({ kind: fc.constant('time_passes' as const), pending: fc.nat(20) }),
   fc.record({ kind: fc.constant('sweep' as const) }),
 )
@@ -96,7 +109,8 @@ function resolve(model: Model, pending: ModelPending, leg: Resolution): Transfer
   if (pending.status === 'voided') return 'pending_transfer_already_voided'
   if (pending.status === 'expired') return 'pending_transfer_expired'
   if (leg.kind === 'post' && pending.timedOut) return 'pending_transfer_expired'
-  if (leg.kind === 'post' && leg.amount !== null && leg.amount > pending.amount) return 'exceeds_pending_transfer_amount'
+  if (leg.kind === 'post' && leg.amount !== null && leg.amount > pending.amount)
+    return 'exceeds_pending_transfer_amount'
   const d = model.accounts[pending.debit]!
   const c = model.accounts[pending.credit]!
   d.dp -= pending.amount
@@ -122,21 +136,36 @@ function create(model: Model, leg: NewLeg, id: string): TransferResultCode {
   } else {
     d.dp += leg.amount
     c.cp += leg.amount
-    model.pendings.push({ id, debit: leg.debit, credit: leg.credit, amount: leg.amount, status: 'pending', timedOut: false })
+    model.pendings.push({
+      id,
+      debit: leg.debit,
+      credit: leg.credit,
+      amount: leg.amount,
+      status: 'pending',
+      timedOut: false,
+    })
   }
   model.transferCount++
   return 'ok'
 }
 
 /** Applies one leg to the model when the ledger would: its verdict, and for a post or void the reservation it names. */
-function applyLeg(model: Model, leg: Leg, transfer: TransferInput): { verdict: TransferResultCode; reserved?: ModelPending } {
+function applyLeg(
+  model: Model,
+  leg: Leg,
+  transfer: TransferInput,
+): { verdict: TransferResultCode; reserved?: ModelPending } {
   if (!isResolution(leg)) return { verdict: create(model, leg, transfer.id) }
   const reserved = model.pendings.find((p) => p.id === transfer.pendingId)!
   return { verdict: resolve(model, reserved, leg), reserved }
 }
 
 function copyModel(model: Model): Model {
-  return { accounts: model.accounts.map((a) => ({ ...a })), pendings: model.pendings.map((p) => ({ ...p })), transferCount: model.transferCount }
+  return {
+    accounts: model.accounts.map((a) => ({ ...a })),
+    pendings: model.pendings.map((p) => ({ ...p })),
+    transferCount: model.transferCount,
+  }
 }
 
 it('the ledger behaves like its model', { timeout: 240_000 }, async () => {
@@ -151,7 +180,14 @@ it('the ledger behaves like its model', { timeout: 240_000 }, async () => {
       ]
       await fund(db.pool, source, ids[1]!, 1_000)
       let model: Model = {
-        accounts: ids.map((_id, index) => ({ dp: 0, dP: 0, cp: 0, cP: index === 1 ? 1_000 : 0, debitsLimited: index === 1 || index === 2, creditsLimited: index === 3 })),
+        accounts: ids.map((_id, index) => ({
+          dp: 0,
+          dP: 0,
+          cp: 0,
+          cP: index === 1 ? 1_000 : 0,
+          debitsLimited: index === 1 || index === 2,
+          creditsLimited: index === 3,
+        })),
         pendings: [],
         transferCount: 1, // the funding
       }
@@ -175,7 +211,13 @@ it('the ledger behaves like its model', { timeout: 240_000 }, async () => {
         }
         const pending = pendings[leg.pending % pendings.length]!
         const value = leg.kind === 'post' ? leg.amount : null
-        return { id: randomUUID(), phase: leg.kind, pendingId: pending.id, code: 'model', ...(value === null ? {} : { amountKobo: value }) }
+        return {
+          id: randomUUID(),
+          phase: leg.kind,
+          pendingId: pending.id,
+          code: 'model',
+          ...(value === null ? {} : { amountKobo: value }),
+        }
       }
 
       for (const cmd of commands) {
@@ -223,14 +265,18 @@ it('the ledger behaves like its model', { timeout: 240_000 }, async () => {
           const open = model.pendings.filter((p) => p.status === 'pending' && !p.timedOut)
           if (open.length === 0) continue
           const pending = open[cmd.pending % open.length]!
-          await db.pool.query(`UPDATE ledger_pending_transfers SET timeout_at = now() - interval '1 second' WHERE transfer_id = $1`, [pending.id])
+          await db.pool.query(
+            `UPDATE ledger_pending_transfers SET timeout_at = now() - interval '1 second' WHERE transfer_id = $1`,
+            [pending.id],
+          )
           pending.timedOut = true
           await expectModel(model)
           continue
         } else {
           // The sweep voids every reservation past its timeout (other runs' too; this run checks its own).
           await voidTimedOutPendingTransfers(db.pool)
-          for (const pending of model.pendings.filter((p) => p.status === 'pending' && p.timedOut)) resolve(model, pending, { kind: 'void', pending: 0 })
+          for (const pending of model.pendings.filter((p) => p.status === 'pending' && p.timedOut))
+            resolve(model, pending, { kind: 'void', pending: 0 })
           await expectModel(model)
           continue
         }
@@ -244,7 +290,12 @@ it('the ledger behaves like its model', { timeout: 240_000 }, async () => {
         for (const [index, id] of ids.entries()) {
           const actual = balances.find((b) => b.accountId === id)!
           const m = expectedModel.accounts[index]!
-          expect([actual.debitsPendingKobo, actual.debitsPostedKobo, actual.creditsPendingKobo, actual.creditsPostedKobo]).toEqual([m.dp, m.dP, m.cp, m.cP])
+          expect([
+            actual.debitsPendingKobo,
+            actual.debitsPostedKobo,
+            actual.creditsPendingKobo,
+            actual.creditsPostedKobo,
+          ]).toEqual([m.dp, m.dP, m.cp, m.cP])
         }
         const { rows } = await db.pool.query<{ id: string; status: PendingStatus }>(
           `SELECT transfer_id AS id, status FROM ledger_pending_transfers WHERE transfer_id = ANY ($1::uuid[])`,
@@ -264,7 +315,11 @@ it('the ledger behaves like its model', { timeout: 240_000 }, async () => {
 })
 
 /** A retry of a transfer the ledger made: the same again (`exists`), or with one field changed (the named difference). */
-function retried(first: TransferInput, reserved: ModelPending | undefined, change: 'none' | 'amount' | 'code' | 'source' | 'timeout'): [TransferInput[], TransferResultCode[]] {
+function retried(
+  first: TransferInput,
+  reserved: ModelPending | undefined,
+  change: 'none' | 'amount' | 'code' | 'source' | 'timeout',
+): [TransferInput[], TransferResultCode[]] {
   if (change === 'code') return [[{ ...first, code: 'model_other' }], ['exists_with_different_code']]
   if (change === 'source') return [[{ ...first, sourceId: randomUUID() }], ['exists_with_different_source_id']]
   if (change === 'amount') {
@@ -273,6 +328,7 @@ function retried(first: TransferInput, reserved: ModelPending | undefined, chang
     if (first.phase === 'void') return [[{ ...first, amountKobo: made }], ['exists']]
     return [[{ ...first, amountKobo: made + 1 }], ['exists_with_different_amount']]
   }
-  if (change === 'timeout' && first.phase === 'pending') return [[{ ...first, timeoutS: (first.timeoutS ?? 0) + 1 }], ['exists_with_different_timeout']]
+  if (change === 'timeout' && first.phase === 'pending')
+    return [[{ ...first, timeoutS: (first.timeoutS ?? 0) + 1 }], ['exists_with_different_timeout']]
   return [[{ ...first }], ['exists']]
 }

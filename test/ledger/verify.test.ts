@@ -64,12 +64,26 @@ it('a transfer in a currency its accounts do not hold', async () => {
 it('a reservation marked resolved with no resolution behind it', async () => {
   const reservation = randomUUID()
   const [outcome] = await createTransfers(db.pool, [
-    { id: reservation, debitAccountId: acc.wallet, creditAccountId: acc.other, amountKobo: 10, currency: 'NGN', code: 'test_hold', phase: 'pending' },
+    {
+      id: reservation,
+      debitAccountId: acc.wallet,
+      creditAccountId: acc.other,
+      amountKobo: 10,
+      currency: 'NGN',
+      code: 'test_hold',
+      phase: 'pending',
+    },
   ])
   expect(outcome!.result).toBe('ok')
-  await db.pool.query(`UPDATE ledger_pending_transfers SET status = 'voided', resolved_by = transfer_id, resolved_at = now() WHERE transfer_id = $1`, [reservation])
+  await db.pool.query(
+    `UPDATE ledger_pending_transfers SET status = 'voided', resolved_by = transfer_id, resolved_at = now() WHERE transfer_id = $1`,
+    [reservation],
+  )
   const found = await problems()
   expect(found).toContain(`pending transfer ${reservation} is voided but its resolution says otherwise`)
-  await db.pool.query(`UPDATE ledger_pending_transfers SET status = 'pending', resolved_by = NULL, resolved_at = NULL WHERE transfer_id = $1`, [reservation])
+  await db.pool.query(
+    `UPDATE ledger_pending_transfers SET status = 'pending', resolved_by = NULL, resolved_at = NULL WHERE transfer_id = $1`,
+    [reservation],
+  )
   await expectLedgerVerified(db.pool)
 })

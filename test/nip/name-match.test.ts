@@ -63,7 +63,9 @@ describe('namesMatch', () => {
 
   it('gives the same answer for every order of the words on either side', () => {
     const permutations = <T>(items: readonly T[]): T[][] =>
-      items.length === 0 ? [[]] : items.flatMap((item, i) => permutations(items.filter((_other, j) => j !== i)).map((rest) => [item, ...rest]))
+      items.length === 0
+        ? [[]]
+        : items.flatMap((item, i) => permutations(items.filter((_other, j) => j !== i)).map((rest) => [item, ...rest]))
     const pairs: readonly [given: string[], holder: string[], expected: boolean][] = [
       [['A.', 'Okoro', 'Chioma'], ['ADAEZE', 'CHIOMA', 'OKORO'], true],
       [['A', 'Ada'], ['ADA', 'AMAKA', 'OBI'], true],
@@ -74,7 +76,10 @@ describe('namesMatch', () => {
     for (const [given, holder, expected] of pairs) {
       for (const givenOrder of permutations(given)) {
         for (const holderOrder of permutations(holder)) {
-          expect(namesMatch(givenOrder.join(' '), holderOrder.join(' ')), `${givenOrder.join(' ')} / ${holderOrder.join(' ')}`).toBe(expected)
+          expect(
+            namesMatch(givenOrder.join(' '), holderOrder.join(' ')),
+            `${givenOrder.join(' ')} / ${holderOrder.join(' ')}`,
+          ).toBe(expected)
         }
       }
     }
@@ -83,11 +88,15 @@ describe('namesMatch', () => {
   it('never depends on word order (random names)', () => {
     // Few words, many shared first letters and initials: the cases where a greedy pairing goes wrong.
     const word = fc.constantFrom('A', 'O', 'C', 'ADA', 'ADAEZE', 'AMAKA', 'OKORO', 'OBI', 'CHIOMA')
-    const shuffled = (words: string[]) => fc.shuffledSubarray(words, { minLength: words.length, maxLength: words.length })
-    const name = (maxLength: number) => fc.array(word, { maxLength }).chain((words) => fc.tuple(fc.constant(words), shuffled(words)))
+    const shuffled = (words: string[]) =>
+      fc.shuffledSubarray(words, { minLength: words.length, maxLength: words.length })
+    const name = (maxLength: number) =>
+      fc.array(word, { maxLength }).chain((words) => fc.tuple(fc.constant(words), shuffled(words)))
     fc.assert(
       fc.property(name(4), name(5), ([given, givenShuffled], [holder, holderShuffled]) => {
-        expect(namesMatch(givenShuffled.join(' '), holderShuffled.join(' '))).toBe(namesMatch(given.join(' '), holder.join(' ')))
+        expect(namesMatch(givenShuffled.join(' '), holderShuffled.join(' '))).toBe(
+          namesMatch(given.join(' '), holder.join(' ')),
+        )
       }),
     )
   })

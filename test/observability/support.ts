@@ -22,7 +22,8 @@ export function parseMetrics(text: string): Sample[] {
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line)
     if (!match) throw new Error(`not a Prometheus sample: ${line}`)
     const labels: Record<string, string> = {}
-    for (const pair of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[pair[1]!] = pair[2]!
+    for (const pair of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[pair[1]!] = pair[2]!
     samples.push({ name: match[1]!, labels, value: Number(match[3]) })
   }
   return samples
@@ -36,7 +37,9 @@ export async function scrape(baseUrl: string): Promise<Sample[]> {
 
 /** The sum of the samples named `name` whose labels include `labels` (0 when there is none). */
 export function valueOf(samples: Sample[], name: string, labels: Record<string, string> = {}): number {
-  return samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((sum, s) => sum + s.value, 0)
+  return samples
+    .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+    .reduce((sum, s) => sum + s.value, 0)
 }
 
 export function hasSeries(samples: Sample[], name: string, labels: Record<string, string> = {}): boolean {
@@ -63,7 +66,10 @@ export async function bareDatabase(): Promise<{ url: string; drop(): Promise<voi
   const adminUrl = inject('databaseAdminUrl')
   const name = `${inject('testDatabasePrefix')}obs_${randomBytes(5).toString('hex')}`
   await adminQuery(adminUrl, `CREATE DATABASE ${name} TEMPLATE ${inject('templateDatabase')}`)
-  return { url: withDatabase(adminUrl, name), drop: () => adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
+  return {
+    url: withDatabase(adminUrl, name),
+    drop: () => adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  }
 }
 
 export interface ExportedSpan {
@@ -77,18 +83,37 @@ export interface ExportedSpan {
 
 /** A real OTLP/HTTP receiver: keeps every POST to /v1/traces (JSON, as the HTTP exporter sends it). */
 export async function startOtlpReceiver() {
-  const posts: { contentType: string; body: { resourceSpans: { resource: { attributes: ExportedSpan['attributes'] }; scopeSpans: { spans: ExportedSpan[] }[] }[] } }[] = []
+  const posts: {
+    contentType: string
+    body: {
+      resourceSpans: { resource: { attributes: ExportedSpan['attributes'] }; scopeSpans: { spans: ExportedSpan[] }[] }[]
+    }
+  }[] = []
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {
-      if (request.method === 'POST' && request.url === '/v1/traces') posts.push({ contentType: String(request.headers['content-type']), body: JSON.parse(Buffer.concat(chunks).toString('utf8')) })
+      if (request.method === 'POST' && request.url === '/v1/traces')
+        posts.push({
+          contentType: String(request.headers['content-type']),
+          body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
+        })
       response.writeHead(200, { 'Content-Type': 'application/json' }).end('{}')
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const spans = () => posts.flatMap((post) => post.body.resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans.map((span) => ({ span, resource: resource.resource })))))
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, posts, spans, close: () => new Promise<void>((resolve) => server.close(() => resolve())) }
+  const spans = () =>
+    posts.flatMap((post) =>
+      post.body.resourceSpans.flatMap((resource) =>
+        resource.scopeSpans.flatMap((scope) => scope.spans.map((span) => ({ span, resource: resource.resource }))),
+      ),
+    )
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    posts,
+    spans,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  }
 }
 
 export const attribute = (attributes: ExportedSpan['attributes'], key: string) => {

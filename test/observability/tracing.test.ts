@@ -48,26 +48,38 @@ afterAll(async () => {
 })
 
 describe('traces of the API', () => {
-  it("exports a server span per request, named by route template, in the caller's trace", { timeout: 60_000 }, async () => {
-    const traceId = randomBytes(16).toString('hex')
-    const parentId = randomBytes(8).toString('hex')
-    const traceparent = `00-${traceId}-${parentId}-01`
-    expect((await fetch(`${apiUrl}/readyz`, { headers: { traceparent, 'x-request-id': 'trace-test-1' } })).status).toBe(200)
-    expect((await fetch(`${apiUrl}/api/v1/rail/outbound/${randomBytes(4).toString('hex')}`)).status).toBe(401)
-    await waitFor(() => otlp.spans().some(({ span }) => span.traceId === traceId) && otlp.spans().some(({ span }) => span.name === 'GET /api/v1/rail/outbound/:id'), 30_000, 'spans exported')
+  it(
+    "exports a server span per request, named by route template, in the caller's trace",
+    { timeout: 60_000 },
+    async () => {
+      const traceId = randomBytes(16).toString('hex')
+      const parentId = randomBytes(8).toString('hex')
+      const traceparent = `00-${traceId}-${parentId}-01`
+      expect(
+        (await fetch(`${apiUrl}/readyz`, { headers: { traceparent, 'x-request-id': 'trace-test-1' } })).status,
+      ).toBe(200)
+      expect((await fetch(`${apiUrl}/api/v1/rail/outbound/${randomBytes(4).toString('hex')}`)).status).toBe(401)
+      await waitFor(
+        () =>
+          otlp.spans().some(({ span }) => span.traceId === traceId) &&
+          otlp.spans().some(({ span }) => span.name === 'GET /api/v1/rail/outbound/:id'),
+        30_000,
+        'spans exported',
+      )
 
-    const ready = otlp.spans().find(({ span }) => span.traceId === traceId)!.span
-    expect(ready.name).toBe('GET /readyz')
-    expect(ready.parentSpanId).toBe(parentId)
-    expect(ready.kind).toBe(2) // SERVER
-    expect(attribute(ready.attributes, 'http.route')).toBe('/readyz')
-    expect(attribute(ready.attributes, 'http.response.status_code')).toBe('200')
-    expect(attribute(ready.attributes, 'rail.request_id')).toBe('trace-test-1')
-    const refused = otlp.spans().find(({ span }) => span.name === 'GET /api/v1/rail/outbound/:id')!
-    expect(attribute(refused.span.attributes, 'http.response.status_code')).toBe('401')
-    expect(refused.span.traceId).not.toBe(traceId) // a request without traceparent starts its own trace
-    expect(attribute(refused.resource.attributes, 'service.name')).toBe('rail')
-  })
+      const ready = otlp.spans().find(({ span }) => span.traceId === traceId)!.span
+      expect(ready.name).toBe('GET /readyz')
+      expect(ready.parentSpanId).toBe(parentId)
+      expect(ready.kind).toBe(2) // SERVER
+      expect(attribute(ready.attributes, 'http.route')).toBe('/readyz')
+      expect(attribute(ready.attributes, 'http.response.status_code')).toBe('200')
+      expect(attribute(ready.attributes, 'rail.request_id')).toBe('trace-test-1')
+      const refused = otlp.spans().find(({ span }) => span.name === 'GET /api/v1/rail/outbound/:id')!
+      expect(attribute(refused.span.attributes, 'http.response.status_code')).toBe('401')
+      expect(refused.span.traceId).not.toBe(traceId) // a request without traceparent starts its own trace
+      expect(attribute(refused.resource.attributes, 'service.name')).toBe('rail')
+    },
+  )
 
   it('serves /metrics without the database gauges, which the workers serve', async () => {
     const text = await (await fetch(`${apiUrl}/metrics`)).text()

@@ -57,7 +57,10 @@ afterAll(async () => {
 
 /** Adds a job as any process would, and answers its id. */
 async function addJob(task: string, payload: object, maxAttempts = 25): Promise<string> {
-  const { rows } = await pool.query<{ id: string }>(`SELECT id::text FROM graphile_worker.add_job(identifier => $1, payload => $2::json, max_attempts => $3)`, [task, JSON.stringify(payload), maxAttempts])
+  const { rows } = await pool.query<{ id: string }>(
+    `SELECT id::text FROM graphile_worker.add_job(identifier => $1, payload => $2::json, max_attempts => $3)`,
+    [task, JSON.stringify(payload), maxAttempts],
+  )
   return rows[0]!.id
 }
 
@@ -81,7 +84,11 @@ describe('rail worker', () => {
 
   it('verifies the ledger once as it starts: its metrics hold a result before the first hourly run', async () => {
     const scrape = async () => parseMetrics(await (await fetch(`${workerUrl}/metrics`)).text())
-    await waitFor(async () => valueOf(await scrape(), 'rail_ledger_verify_runs_total', { result: 'ok' }) === 1, 30_000, 'the start-up verification')
+    await waitFor(
+      async () => valueOf(await scrape(), 'rail_ledger_verify_runs_total', { result: 'ok' }) === 1,
+      30_000,
+      'the start-up verification',
+    )
     const metrics = await scrape()
     expect(valueOf(metrics, 'rail_ledger_verify_last_ok_timestamp_seconds')).toBeGreaterThan(Date.now() / 1000 - 600)
     expect(valueOf(metrics, 'rail_ledger_verify_problems')).toBe(0)
@@ -90,15 +97,45 @@ describe('rail worker', () => {
   it('logs a line per job, counts it on its /metrics, and exports its span', { timeout: 60_000 }, async () => {
     const verifyJob = await addJob('ledger_verify', {})
     const failingJob = await addJob('inbound_credit_apply', { creditId: 'not-a-uuid' }, 1)
-    await waitFor(() => logLines().some((line) => line.jobId === verifyJob) && logLines().some((line) => line.jobId === failingJob), 30_000, 'both jobs logged')
+    await waitFor(
+      () => logLines().some((line) => line.jobId === verifyJob) && logLines().some((line) => line.jobId === failingJob),
+      30_000,
+      'both jobs logged',
+    )
 
     const verified = logLines().filter((line) => line.jobId === verifyJob)
-    expect(verified).toEqual([expect.objectContaining({ msg: 'background step', level: 30, task: 'ledger_verify', outcome: 'verified', problems: 0, attempt: 1, durationMs: expect.any(Number) })])
+    expect(verified).toEqual([
+      expect.objectContaining({
+        msg: 'background step',
+        level: 30,
+        task: 'ledger_verify',
+        outcome: 'verified',
+        problems: 0,
+        attempt: 1,
+        durationMs: expect.any(Number),
+      }),
+    ])
     const failed = logLines().filter((line) => line.jobId === failingJob)
-    expect(failed).toEqual([expect.objectContaining({ msg: 'background step', level: 40, task: 'inbound_credit_apply', objectId: 'not-a-uuid', outcome: 'failed', error: expect.stringContaining('uuid') })])
+    expect(failed).toEqual([
+      expect.objectContaining({
+        msg: 'background step',
+        level: 40,
+        task: 'inbound_credit_apply',
+        objectId: 'not-a-uuid',
+        outcome: 'failed',
+        error: expect.stringContaining('uuid'),
+      }),
+    ])
 
     // From the database: out of attempts and kept (graphile-worker records the failure just after the step's line).
-    await waitFor(async () => valueOf(parseMetrics(await (await fetch(`${workerUrl}/metrics`)).text()), 'rail_jobs_failed', { task: 'inbound_credit_apply' }) === 1, 10_000, 'failed job')
+    await waitFor(
+      async () =>
+        valueOf(parseMetrics(await (await fetch(`${workerUrl}/metrics`)).text()), 'rail_jobs_failed', {
+          task: 'inbound_credit_apply',
+        }) === 1,
+      10_000,
+      'failed job',
+    )
     const response = await fetch(`${workerUrl}/metrics`)
     expect(response.headers.get('content-type')).toContain('text/plain')
     const metrics = parseMetrics(await response.text())
@@ -112,21 +149,33 @@ describe('rail worker', () => {
     expect(valueOf(metrics, 'rail_metrics_query_failures_total')).toBe(0)
     expect(valueOf(metrics, 'process_resident_memory_bytes')).toBeGreaterThan(0)
 
-    const exported = (jobId: string) => otlp.spans().some(({ span }) => attribute(span.attributes, 'rail.job.id') === jobId)
+    const exported = (jobId: string) =>
+      otlp.spans().some(({ span }) => attribute(span.attributes, 'rail.job.id') === jobId)
     await waitFor(() => exported(verifyJob) && exported(failingJob), 30_000, 'spans exported')
     const verifySpan = otlp.spans().find(({ span }) => attribute(span.attributes, 'rail.job.id') === verifyJob)!
     expect(verifySpan.span.name).toBe('job ledger_verify')
     expect(attribute(verifySpan.span.attributes, 'rail.outcome')).toBe('verified')
     expect(attribute(verifySpan.resource.attributes, 'service.name')).toBe('rail-worker-under-test')
     const failedSpan = otlp.spans().find(({ span }) => attribute(span.attributes, 'rail.job.id') === failingJob)!
-    expect(failedSpan.span.status).toEqual(expect.objectContaining({ code: 2, message: expect.stringContaining('uuid') })) // ERROR
+    expect(failedSpan.span.status).toEqual(
+      expect.objectContaining({ code: 2, message: expect.stringContaining('uuid') }),
+    ) // ERROR
     expect(otlp.posts[0]!.contentType).toContain('application/json')
   })
 
   it('refuses a WORKER_HTTP_PORT that is not a port, or one in use, in one line', { timeout: 60_000 }, async () => {
-    const env = { DATABASE_URL: database.url, RAIL_MASTER_KEY: workerEnv.RAIL_MASTER_KEY, HOST: '127.0.0.1', WORKER_CONCURRENCY: '1', OTEL_EXPORTER_OTLP_ENDPOINT: undefined }
+    const env = {
+      DATABASE_URL: database.url,
+      RAIL_MASTER_KEY: workerEnv.RAIL_MASTER_KEY,
+      HOST: '127.0.0.1',
+      WORKER_CONCURRENCY: '1',
+      OTEL_EXPORTER_OTLP_ENDPOINT: undefined,
+    }
     const malformed = await runRail(['worker'], { ...env, WORKER_HTTP_PORT: '80a' })
-    expect([malformed.code, malformed.stderr.trim()]).toEqual([1, 'rail: WORKER_HTTP_PORT must be an integer 0..65535, got "80a"'])
+    expect([malformed.code, malformed.stderr.trim()]).toEqual([
+      1,
+      'rail: WORKER_HTTP_PORT must be an integer 0..65535, got "80a"',
+    ])
     const taken = await runRail(['worker'], { ...env, WORKER_HTTP_PORT: workerEnv.WORKER_HTTP_PORT })
     expect(taken.code).toBe(1)
     expect(taken.stderr).toContain(`rail: WORKER_HTTP_PORT ${workerEnv.WORKER_HTTP_PORT} on 127.0.0.1 is in use`)
@@ -138,7 +187,13 @@ describe('rail worker', () => {
     await database.drop()
     const ready = await fetch(`${workerUrl}/readyz`)
     expect(ready.status).toBe(503)
-    expect(await ready.json()).toEqual(expect.objectContaining({ statusCode: 503, error: 'service_unavailable', message: 'Not ready: database unreachable' }))
+    expect(await ready.json()).toEqual(
+      expect.objectContaining({
+        statusCode: 503,
+        error: 'service_unavailable',
+        message: 'Not ready: database unreachable',
+      }),
+    )
     expect((await fetch(`${workerUrl}/healthz`)).status).toBe(200)
     // The scrape still answers: the database gauges are left out and their failures counted.
     const metrics = parseMetrics(await (await fetch(`${workerUrl}/metrics`)).text())

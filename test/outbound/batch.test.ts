@@ -7,7 +7,13 @@ import fc from 'fast-check'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createTransfer, ensurePartnerAccount } from '../../src/ledger/service.ts'
 import { nuban } from '../../src/banking/nip/nuban.ts'
-import { recordSubmissions, type OutboundTransfer, type PayoutSource, type Submission, type SubmitRequest } from '../../src/money-out/outbound/service.ts'
+import {
+  recordSubmissions,
+  type OutboundTransfer,
+  type PayoutSource,
+  type Submission,
+  type SubmitRequest,
+} from '../../src/money-out/outbound/service.ts'
 import { getPartner, type Partner } from '../../src/partners/service.ts'
 import { withTransaction } from '../../src/platform/db.ts'
 import { requestHash } from '../../src/platform/idempotency.ts'
@@ -38,7 +44,17 @@ it('answers 80 concurrent submits each with its own transfer, in fewer transacti
   }))
   const replayed = distinct.slice(0, 5)
   const conflicting = distinct.slice(5, 10).map((body) => ({ ...body, amountKobo: 20_000 }))
-  const answers = await Promise.all([...distinct, ...replayed, ...conflicting].map((body) => client.post<{ id: string; clientReference: string; state: string; failureReason: { code: string } | null; error?: string }>('/api/v1/rail/outbound', body)))
+  const answers = await Promise.all(
+    [...distinct, ...replayed, ...conflicting].map((body) =>
+      client.post<{
+        id: string
+        clientReference: string
+        state: string
+        failureReason: { code: string } | null
+        error?: string
+      }>('/api/v1/rail/outbound', body),
+    ),
+  )
 
   // The first 70 and the 5 replays: 202 each; a replay answers the same transfer as its original (whichever came first).
   const accepted = answers.slice(0, 75)
@@ -63,7 +79,8 @@ it('answers 80 concurrent submits each with its own transfer, in fewer transacti
   expect(total).toBe(70)
   const failed = transfers.rows.find((row) => row.state === 'failed')
   expect(failed).toMatchObject({ failure: 'insufficient_funds' })
-  const float = (await client.get<{ availableBalanceKobo: number; bookedBalanceKobo: number }>('/api/v1/rail/float')).body
+  const float = (await client.get<{ availableBalanceKobo: number; bookedBalanceKobo: number }>('/api/v1/rail/float'))
+    .body
   expect(float.bookedBalanceKobo).toBe(500_000)
   expect(float.availableBalanceKobo).toBe(0)
   const heldOrFailed = await app.db.pool.query<{ held: number }>(
@@ -73,7 +90,10 @@ it('answers 80 concurrent submits each with its own transfer, in fewer transacti
   expect(heldOrFailed.rows[0]!.held).toBe(total - failed!.n)
   expect(total - failed!.n).toBeLessThanOrEqual(50)
   // Coalesced: the 70 rows were written by fewer transactions than 70.
-  const transactions = await app.db.pool.query<{ n: number }>(`SELECT count(DISTINCT xmin::text)::int AS n FROM outbound_transfers WHERE partner_id = $1 AND state = 'pending'`, [credentials.partnerId])
+  const transactions = await app.db.pool.query<{ n: number }>(
+    `SELECT count(DISTINCT xmin::text)::int AS n FROM outbound_transfers WHERE partner_id = $1 AND state = 'pending'`,
+    [credentials.partnerId],
+  )
   expect(transactions.rows[0]!.n).toBeLessThan(70)
 })
 
@@ -128,8 +148,13 @@ async function buildWorld(): Promise<World> {
   const { client, credentials } = await app.newPartner()
   expect((await fundFloat(client, FLOAT_KOBO)).status).toBe(200)
   const partner = (await getPartner(app.db.pool, credentials.partnerId))!
-  const account = (kind: 'float' | 'collections' | 'provider_settlement') => ensurePartnerAccount(app.db.pool, partner.id, 'NGN', kind)
-  const [float, collections, settlement] = [await account('float'), await account('collections'), await account('provider_settlement')]
+  const account = (kind: 'float' | 'collections' | 'provider_settlement') =>
+    ensurePartnerAccount(app.db.pool, partner.id, 'NGN', kind)
+  const [float, collections, settlement] = [
+    await account('float'),
+    await account('collections'),
+    await account('provider_settlement'),
+  ]
   const fundingId = randomUUID()
   await createTransfer(app.db.pool, {
     id: fundingId,
@@ -168,7 +193,14 @@ function submissionsOf(world: World, commands: readonly SubmitCommand[], originI
           narration: `Payout ${index}`,
         }
     const railsOwn = earlier ? earlier.source !== undefined : command.railsOwn
-    const source: PayoutSource | undefined = railsOwn ? { accountId: world.collections, originType: 'settlement', originId: originIds[index]!, originReference: `settlement-${index}` } : undefined
+    const source: PayoutSource | undefined = railsOwn
+      ? {
+          accountId: world.collections,
+          originType: 'settlement',
+          originId: originIds[index]!,
+          originReference: `settlement-${index}`,
+        }
+      : undefined
     submissions.push({
       caller: { partner: world.partner, credentialId: 'property-test' },
       request,
@@ -181,15 +213,19 @@ function submissionsOf(world: World, commands: readonly SubmitCommand[], originI
 }
 
 /** What each submit was answered, as its caller tells it after the commit: recorded (its state), or taken (a replay, or 409). */
-async function answersOf(world: World, submissions: readonly Submission[], transfers: readonly (OutboundTransfer | undefined)[]): Promise<string[]> {
+async function answersOf(
+  world: World,
+  submissions: readonly Submission[],
+  transfers: readonly (OutboundTransfer | undefined)[],
+): Promise<string[]> {
   return Promise.all(
     submissions.map(async (submission, index) => {
       const transfer = transfers[index]
       if (transfer) return `recorded ${transfer.state} ${transfer.failureReason?.code ?? ''}`
-      const stored = await app.db.pool.query<{ request_hash: string }>(`SELECT request_hash FROM outbound_transfers WHERE partner_id = $1 AND client_reference = $2`, [
-        world.partner.id,
-        submission.request.clientReference,
-      ])
+      const stored = await app.db.pool.query<{ request_hash: string }>(
+        `SELECT request_hash FROM outbound_transfers WHERE partner_id = $1 AND client_reference = $2`,
+        [world.partner.id, submission.request.clientReference],
+      )
       return stored.rows[0]!.request_hash === submission.hash ? 'taken: replayed' : 'taken: idempotency_conflict'
     }),
   )
@@ -197,11 +233,16 @@ async function answersOf(world: World, submissions: readonly Submission[], trans
 
 /** What one partner's submits came to, every identifier replaced by its label and every time left out. */
 async function recorded(world: World) {
-  const query = async (sql: string) => (await app.db.pool.query(sql, [world.partner.id])).rows.map((row) => normalize(row, world.labels))
-  const transfers = await app.db.pool.query<{ id: string; client_reference: string; hold_transfer_id: string | null; brr: string | null }>(
-    `SELECT id, client_reference, hold_transfer_id, brr FROM outbound_transfers WHERE partner_id = $1`,
-    [world.partner.id],
-  )
+  const query = async (sql: string) =>
+    (await app.db.pool.query(sql, [world.partner.id])).rows.map((row) => normalize(row, world.labels))
+  const transfers = await app.db.pool.query<{
+    id: string
+    client_reference: string
+    hold_transfer_id: string | null
+    brr: string | null
+  }>(`SELECT id, client_reference, hold_transfer_id, brr FROM outbound_transfers WHERE partner_id = $1`, [
+    world.partner.id,
+  ])
   for (const row of transfers.rows) {
     world.labels.set(row.id, `transfer ${row.client_reference}`)
     if (row.hold_transfer_id) world.labels.set(row.hold_transfer_id, `hold of ${row.client_reference}`)
@@ -227,10 +268,19 @@ async function recorded(world: World) {
          FROM ledger_transfers l JOIN outbound_transfers t ON l.source_id = t.id::text LEFT JOIN ledger_pending_transfers p ON p.transfer_id = l.id
         WHERE t.partner_id = $1 ORDER BY l.sequence`,
     ),
-    balances: await query(`SELECT kind, debits_pending, debits_posted, credits_pending, credits_posted FROM ledger_accounts WHERE partner_id = $1 ORDER BY kind`),
+    balances: await query(
+      `SELECT kind, debits_pending, debits_posted, credits_pending, credits_posted FROM ledger_accounts WHERE partner_id = $1 ORDER BY kind`,
+    ),
     // Per transfer, in the order recorded.
-    events: (await query(`SELECT type, object_id, body, callback_url, signing, delivery_status FROM events WHERE partner_id = $1 AND object_type = 'outbound_transfer' ORDER BY id`))
-      .map((event) => ({ ...(event as { object_id: string; body: string }), body: normalize(JSON.parse((event as { body: string }).body), world.labels) }))
+    events: (
+      await query(
+        `SELECT type, object_id, body, callback_url, signing, delivery_status FROM events WHERE partner_id = $1 AND object_type = 'outbound_transfer' ORDER BY id`,
+      )
+    )
+      .map((event) => ({
+        ...(event as { object_id: string; body: string }),
+        body: normalize(JSON.parse((event as { body: string }).body), world.labels),
+      }))
       .sort((a, b) => String(a.object_id).localeCompare(String(b.object_id))),
     counterparties: await query(
       `SELECT bank_code, account_number, account_name, name, verified_account_name, archived, last_used_at IS NOT NULL AS used
@@ -255,7 +305,10 @@ function normalize(value: unknown, labels: Map<string, string>): unknown {
 
 /** How many transactions wrote the partner's transfers. */
 async function writingTransactions(world: World): Promise<number> {
-  const { rows } = await app.db.pool.query<{ n: number }>(`SELECT count(DISTINCT xmin::text)::int AS n FROM outbound_transfers WHERE partner_id = $1`, [world.partner.id])
+  const { rows } = await app.db.pool.query<{ n: number }>(
+    `SELECT count(DISTINCT xmin::text)::int AS n FROM outbound_transfers WHERE partner_id = $1`,
+    [world.partner.id],
+  )
   return rows[0]!.n
 }
 
@@ -268,11 +321,18 @@ it('a batch of submits records what the same submits record one by one: answers,
       const batched = await buildWorld()
       const aloneSubmissions = submissionsOf(alone, commands, originIds)
       const aloneTransfers: (OutboundTransfer | undefined)[] = []
-      for (const submission of aloneSubmissions) aloneTransfers.push(...(await withTransaction(app.db.pool, (tx) => recordSubmissions(payments, tx, [submission]))))
+      for (const submission of aloneSubmissions)
+        aloneTransfers.push(
+          ...(await withTransaction(app.db.pool, (tx) => recordSubmissions(payments, tx, [submission]))),
+        )
       const batchedSubmissions = submissionsOf(batched, commands, originIds)
-      const batchedTransfers = await withTransaction(app.db.pool, (tx) => recordSubmissions(payments, tx, batchedSubmissions))
+      const batchedTransfers = await withTransaction(app.db.pool, (tx) =>
+        recordSubmissions(payments, tx, batchedSubmissions),
+      )
 
-      expect(await answersOf(batched, batchedSubmissions, batchedTransfers)).toEqual(await answersOf(alone, aloneSubmissions, aloneTransfers))
+      expect(await answersOf(batched, batchedSubmissions, batchedTransfers)).toEqual(
+        await answersOf(alone, aloneSubmissions, aloneTransfers),
+      )
       expect(await recorded(batched)).toEqual(await recorded(alone))
       // The batch was one transaction indeed, and the submits alone one each.
       expect(await writingTransactions(batched)).toBe(1)

@@ -19,20 +19,39 @@ type FloatJson = Schemas['Float']
 describe('POST /api/v1/rail/sandbox/fund-float', () => {
   it('funds the float from the provider settlement account, once per reference', async () => {
     const { credentials, client } = await app.newPartner()
-    expect((await client.get<FloatJson>('/api/v1/rail/float')).body).toEqual({ partnerId: credentials.partnerId, currency: 'NGN', availableBalanceKobo: 0, bookedBalanceKobo: 0 })
+    expect((await client.get<FloatJson>('/api/v1/rail/float')).body).toEqual({
+      partnerId: credentials.partnerId,
+      currency: 'NGN',
+      availableBalanceKobo: 0,
+      bookedBalanceKobo: 0,
+    })
 
-    const funded = await client.post<{ transferId: string; amountKobo: number; float: FloatJson }>('/api/v1/rail/sandbox/fund-float', { amountKobo: 500_000, reference: 'top-up-0' })
+    const funded = await client.post<{ transferId: string; amountKobo: number; float: FloatJson }>(
+      '/api/v1/rail/sandbox/fund-float',
+      { amountKobo: 500_000, reference: 'top-up-0' },
+    )
     expect(funded.status).toBe(200)
-    expect(funded.body.float).toEqual(expect.objectContaining({ availableBalanceKobo: 500_000, bookedBalanceKobo: 500_000 }))
+    expect(funded.body.float).toEqual(
+      expect.objectContaining({ availableBalanceKobo: 500_000, bookedBalanceKobo: 500_000 }),
+    )
 
-    const first = await client.post<{ transferId: string; float: FloatJson }>('/api/v1/rail/sandbox/fund-float', { amountKobo: 250_000, reference: 'top-up-1' })
-    const again = await client.post<{ transferId: string; float: FloatJson }>('/api/v1/rail/sandbox/fund-float', { amountKobo: 250_000, reference: 'top-up-1' })
+    const first = await client.post<{ transferId: string; float: FloatJson }>('/api/v1/rail/sandbox/fund-float', {
+      amountKobo: 250_000,
+      reference: 'top-up-1',
+    })
+    const again = await client.post<{ transferId: string; float: FloatJson }>('/api/v1/rail/sandbox/fund-float', {
+      amountKobo: 250_000,
+      reference: 'top-up-1',
+    })
     expect(again.status).toBe(200)
     expect(again.headers.get('idempotent-replayed')).toBe('true')
     expect(again.body.transferId).toBe(first.body.transferId)
     expect(again.body.float.availableBalanceKobo).toBe(750_000)
 
-    const conflict = await client.post<{ error: string }>('/api/v1/rail/sandbox/fund-float', { amountKobo: 1, reference: 'top-up-1' })
+    const conflict = await client.post<{ error: string }>('/api/v1/rail/sandbox/fund-float', {
+      amountKobo: 1,
+      reference: 'top-up-1',
+    })
     expect(conflict.status).toBe(409)
     expect(conflict.body.error).toBe('idempotency_conflict')
 
@@ -51,10 +70,15 @@ describe('POST /api/v1/rail/sandbox/fund-float', () => {
 
   it('is 404 for live partners, and changes nothing', async () => {
     const { credentials, client } = await app.newPartner({ environment: 'live' })
-    const response = await client.post<{ error: string }>('/api/v1/rail/sandbox/fund-float', { amountKobo: 1_000, reference: 'live-1' })
+    const response = await client.post<{ error: string }>('/api/v1/rail/sandbox/fund-float', {
+      amountKobo: 1_000,
+      reference: 'live-1',
+    })
     expect(response.status).toBe(404)
     expect(response.body.error).toBe('not_found')
-    const { rows } = await app.db.pool.query(`SELECT 1 FROM ledger_accounts WHERE partner_id = $1 AND kind = 'float'`, [credentials.partnerId])
+    const { rows } = await app.db.pool.query(`SELECT 1 FROM ledger_accounts WHERE partner_id = $1 AND kind = 'float'`, [
+      credentials.partnerId,
+    ])
     expect(rows).toHaveLength(0)
   })
 
@@ -78,7 +102,11 @@ describe('POST /api/v1/rail/sandbox/fund-float', () => {
   })
 
   it('needs a signed request', async () => {
-    const response = await fetch(`${app.baseUrl}/api/v1/rail/sandbox/fund-float`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"amountKobo":1}' })
+    const response = await fetch(`${app.baseUrl}/api/v1/rail/sandbox/fund-float`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"amountKobo":1}',
+    })
     expect(response.status).toBe(401)
   })
 })
@@ -88,23 +116,41 @@ describe('rail sandbox fund-float', () => {
   it('funds a sandbox partner, refuses a live one and a bad amount', { timeout: 120_000 }, async () => {
     const { credentials, client } = await app.newPartner()
     const env = { DATABASE_URL: app.db.url }
-    const funded = await runRail(['sandbox', 'fund-float', '--partner', credentials.partnerId, '--amount', '120000', '--reference', 'cli-1'], env)
+    const funded = await runRail(
+      ['sandbox', 'fund-float', '--partner', credentials.partnerId, '--amount', '120000', '--reference', 'cli-1'],
+      env,
+    )
     expect(funded.code).toBe(0)
     expect(funded.stdout).toContain('funded 120000 kobo')
-    const again = await runRail(['sandbox', 'fund-float', '--partner', credentials.partnerId, '--amount', '120000', '--reference', 'cli-1'], env)
+    const again = await runRail(
+      ['sandbox', 'fund-float', '--partner', credentials.partnerId, '--amount', '120000', '--reference', 'cli-1'],
+      env,
+    )
     expect(again.stdout).toContain('already funded 120000 kobo')
-    const noReference = await runRail(['sandbox', 'fund-float', '--partner', credentials.partnerId, '--amount', '1000'], env)
+    const noReference = await runRail(
+      ['sandbox', 'fund-float', '--partner', credentials.partnerId, '--amount', '1000'],
+      env,
+    )
     expect(noReference.code).not.toBe(0)
     expect(noReference.stderr).toContain('--reference')
     expect((await client.get<FloatJson>('/api/v1/rail/float')).body.availableBalanceKobo).toBe(120_000)
 
     const live = await app.newPartner({ environment: 'live' })
-    const refused = await runRail(['sandbox', 'fund-float', '--partner', live.credentials.partnerId, '--amount', '1000', '--reference', 'cli-2'], env)
+    const refused = await runRail(
+      ['sandbox', 'fund-float', '--partner', live.credentials.partnerId, '--amount', '1000', '--reference', 'cli-2'],
+      env,
+    )
     expect(refused.code).toBe(1)
     expect(refused.stderr).toContain('not found')
-    const badAmount = await runRail(['sandbox', 'fund-float', '--partner', credentials.partnerId, '--amount', '12.5', '--reference', 'cli-3'], env)
+    const badAmount = await runRail(
+      ['sandbox', 'fund-float', '--partner', credentials.partnerId, '--amount', '12.5', '--reference', 'cli-3'],
+      env,
+    )
     expect(badAmount.code).not.toBe(0)
-    const aboveLimit = await runRail(['sandbox', 'fund-float', '--partner', credentials.partnerId, '--amount', '1000', '--reference', 'cli-4'], { ...env, RAIL_MAX_AMOUNT_KOBO: '999' })
+    const aboveLimit = await runRail(
+      ['sandbox', 'fund-float', '--partner', credentials.partnerId, '--amount', '1000', '--reference', 'cli-4'],
+      { ...env, RAIL_MAX_AMOUNT_KOBO: '999' },
+    )
     expect(aboveLimit.code).toBe(1)
     expect(aboveLimit.stderr).toContain('above the maximum of one instruction, 999 kobo')
     expect((await client.get<FloatJson>('/api/v1/rail/float')).body.availableBalanceKobo).toBe(120_000)

@@ -3,7 +3,12 @@ import { request as httpRequest } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { canonicalRequest, computeSignature, RailClient, signRequest } from '../../src/client/index.ts'
 import { installAuthentication, callerOf } from '../../src/partners/auth.ts'
-import { revokeSigningKey, rotateEscrowApiKey, rotateSigningSecret, type PartnerCredentials } from '../../src/partners/service.ts'
+import {
+  revokeSigningKey,
+  rotateEscrowApiKey,
+  rotateSigningSecret,
+  type PartnerCredentials,
+} from '../../src/partners/service.ts'
 import { systemClock } from '../../src/platform/clock.ts'
 import { BODY_LIMIT_BYTES, createHttpServer, type HttpServer } from '../../src/platform/http.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
@@ -34,7 +39,16 @@ async function send(attempt: Attempt): Promise<{ status: number; body: unknown }
   return { status: response.status, body: await response.json() }
 }
 
-function signed(overrides: { timestampS?: number; path?: string; body?: string | Uint8Array; method?: string; secret?: string; keyId?: string } = {}) {
+function signed(
+  overrides: {
+    timestampS?: number
+    path?: string
+    body?: string | Uint8Array
+    method?: string
+    secret?: string
+    keyId?: string
+  } = {},
+) {
   return signRequest({
     keyId: overrides.keyId ?? credentials.keyId,
     signingSecret: overrides.secret ?? credentials.signingSecret,
@@ -70,8 +84,16 @@ describe('signed requests (X-Rail-Key-Id, X-Rail-Timestamp, X-Rail-Signature)', 
     ['missing signature', () => ({ headers: { ...signed(), 'X-Rail-Signature': undefined } })],
     ['unknown key id', () => ({ headers: signed({ keyId: 'rk_kid_test_doesnotexist0000000' }) })],
     ['signature made with another secret', () => ({ headers: signed({ secret: 'rk_sec_test_wrong' }) })],
-    ['signature without the v1= prefix', () => ({ headers: { ...signed(), 'X-Rail-Signature': signed()['X-Rail-Signature']!.slice(3) } })],
-    ['signature in upper-case hex', () => ({ headers: { ...signed(), 'X-Rail-Signature': `v1=${signed()['X-Rail-Signature']!.slice(3).toUpperCase()}` } })],
+    [
+      'signature without the v1= prefix',
+      () => ({ headers: { ...signed(), 'X-Rail-Signature': signed()['X-Rail-Signature']!.slice(3) } }),
+    ],
+    [
+      'signature in upper-case hex',
+      () => ({
+        headers: { ...signed(), 'X-Rail-Signature': `v1=${signed()['X-Rail-Signature']!.slice(3).toUpperCase()}` },
+      }),
+    ],
     ['timestamp 301 s in the past', () => ({ headers: signed({ timestampS: now() - 301 }) })],
     ['timestamp 301 s in the future', () => ({ headers: signed({ timestampS: now() + 301 }) })],
     ['timestamp not a number', () => ({ headers: { ...signed(), 'X-Rail-Timestamp': 'yesterday' } })],
@@ -80,7 +102,11 @@ describe('signed requests (X-Rail-Key-Id, X-Rail-Timestamp, X-Rail-Signature)', 
     ['method tampered', () => ({ method: 'PATCH', body: '{}', headers: signed({ body: '{}' }) })],
     [
       'body tampered',
-      () => ({ method: 'PATCH', body: '{"callbackUrl":"https://evil.example/"}', headers: signed({ method: 'PATCH', body: '{"callbackUrl":"https://example.com/"}' }) }),
+      () => ({
+        method: 'PATCH',
+        body: '{"callbackUrl":"https://evil.example/"}',
+        headers: signed({ method: 'PATCH', body: '{"callbackUrl":"https://example.com/"}' }),
+      }),
     ],
     ['body unparseable but unsigned', () => ({ method: 'PATCH', body: '{oops', headers: {} })],
   ])('%s → 401 with the same body', async (_case, attempt) => {
@@ -95,11 +121,15 @@ describe('signed requests (X-Rail-Key-Id, X-Rail-Timestamp, X-Rail-Signature)', 
   })
 
   it('a rejected request changes nothing', async () => {
-    const before = await app.db.pool.query('SELECT callback_url, updated_at FROM partners WHERE id = $1', [credentials.partnerId])
+    const before = await app.db.pool.query('SELECT callback_url, updated_at FROM partners WHERE id = $1', [
+      credentials.partnerId,
+    ])
     const body = JSON.stringify({ callbackUrl: 'https://evil.example/' })
     const response = await send({ method: 'PATCH', body, headers: signed({ method: 'PATCH', body: '{}' }) })
     expect(response.status).toBe(401)
-    const after = await app.db.pool.query('SELECT callback_url, updated_at FROM partners WHERE id = $1', [credentials.partnerId])
+    const after = await app.db.pool.query('SELECT callback_url, updated_at FROM partners WHERE id = $1', [
+      credentials.partnerId,
+    ])
     expect(after.rows).toEqual(before.rows)
   })
 
@@ -128,9 +158,13 @@ describe('signed requests (X-Rail-Key-Id, X-Rail-Timestamp, X-Rail-Signature)', 
 
   it('the canonical string is timestamp, method, path with query and body hash, one per line', () => {
     const canonical = canonicalRequest(1700000000, 'post', '/wallet/credit?x=1', '{"a":1}')
-    expect(canonical).toBe('1700000000\nPOST\n/wallet/credit?x=1\n015abd7f5cc57a2dd94b7590f04ad8084273905ee33ec5cebeae62276a97f862')
+    expect(canonical).toBe(
+      '1700000000\nPOST\n/wallet/credit?x=1\n015abd7f5cc57a2dd94b7590f04ad8084273905ee33ec5cebeae62276a97f862',
+    )
     // A fixed vector computed with openssl, so other implementations can check theirs (docs/authentication.md).
-    expect(computeSignature('rk_sec_test_example', canonical)).toBe('v1=370535b6f1a2dd61c80421d8185a81d81a7e0ad42b873024a5df7ab103af03f7')
+    expect(computeSignature('rk_sec_test_example', canonical)).toBe(
+      'v1=370535b6f1a2dd61c80421d8185a81d81a7e0ad42b873024a5df7ab103af03f7',
+    )
   })
 })
 
@@ -138,16 +172,31 @@ describe('signed requests (X-Rail-Key-Id, X-Rail-Timestamp, X-Rail-Signature)', 
  * Sends `body` as it is, in `chunks` writes (without a Content-Length when `chunked`), and resolves
  * with the answer; the server may answer and stop reading before the body has all been written.
  */
-function sendRaw(path: string, headers: Record<string, string>, body: Buffer, chunked = false, baseUrl = app.baseUrl): Promise<{ status: number; body: unknown }> {
+function sendRaw(
+  path: string,
+  headers: Record<string, string>,
+  body: Buffer,
+  chunked = false,
+  baseUrl = app.baseUrl,
+): Promise<{ status: number; body: unknown }> {
   return new Promise((resolve, reject) => {
-    const outgoing = httpRequest(`${baseUrl}${path}`, { method: 'PATCH', headers: chunked ? headers : { ...headers, 'Content-Length': String(body.length) } }, (response) => {
-      const parts: Buffer[] = []
-      response.on('data', (part: Buffer) => parts.push(part))
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(Buffer.concat(parts).toString('utf8')) }))
-    })
-    outgoing.on('error', (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' || error.code === 'ECONNRESET' ? undefined : reject(error)))
+    const outgoing = httpRequest(
+      `${baseUrl}${path}`,
+      { method: 'PATCH', headers: chunked ? headers : { ...headers, 'Content-Length': String(body.length) } },
+      (response) => {
+        const parts: Buffer[] = []
+        response.on('data', (part: Buffer) => parts.push(part))
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, body: JSON.parse(Buffer.concat(parts).toString('utf8')) }),
+        )
+      },
+    )
+    outgoing.on('error', (error: NodeJS.ErrnoException) =>
+      error.code === 'EPIPE' || error.code === 'ECONNRESET' ? undefined : reject(error),
+    )
     const chunkBytes = 64 * 1024
-    for (let offset = 0; offset < body.length; offset += chunkBytes) outgoing.write(body.subarray(offset, offset + chunkBytes))
+    for (let offset = 0; offset < body.length; offset += chunkBytes)
+      outgoing.write(body.subarray(offset, offset + chunkBytes))
     outgoing.end()
   })
 }
@@ -157,7 +206,11 @@ describe('a known key id with a bad signature is answered as an unknown one, wha
   const bodies: [string, string, Buffer][] = [
     ['not JSON', 'text/plain', Buffer.from('callbackUrl=x')],
     ['malformed JSON', 'application/json', Buffer.from('{oops')],
-    ['not UTF-8', 'application/json', Buffer.from([...Buffer.from('{"callbackUrl":"https://example.com/'), 0xff, ...Buffer.from('"}')])],
+    [
+      'not UTF-8',
+      'application/json',
+      Buffer.from([...Buffer.from('{"callbackUrl":"https://example.com/'), 0xff, ...Buffer.from('"}')]),
+    ],
     ['nested too deep', 'application/json', Buffer.from(`{"callbackUrl":${'['.repeat(1000)}${']'.repeat(1000)}}`)],
   ]
   const keyIds = () => [credentials.keyId, 'rk_kid_test_doesnotexist0000000']
@@ -172,15 +225,25 @@ describe('a known key id with a bad signature is answered as an unknown one, wha
 
   it('a body declared over the limit → 413 for a known key id and for an unknown one', async () => {
     for (const keyId of keyIds()) {
-      const headers = { ...signed({ method: 'PATCH', body: 'something else', keyId }), 'Content-Type': 'application/json' }
+      const headers = {
+        ...signed({ method: 'PATCH', body: 'something else', keyId }),
+        'Content-Type': 'application/json',
+      }
       const response = await sendRaw(PATH, headers as Record<string, string>, oversize)
-      expect([keyId, response.status, (response.body as { error: string }).error]).toEqual([keyId, 413, 'payload_too_large'])
+      expect([keyId, response.status, (response.body as { error: string }).error]).toEqual([
+        keyId,
+        413,
+        'payload_too_large',
+      ])
     }
   })
 
   it('a body over the limit sent without a Content-Length → 401 for a known key id and for an unknown one', async () => {
     for (const keyId of keyIds()) {
-      const headers = { ...signed({ method: 'PATCH', body: 'something else', keyId }), 'Content-Type': 'application/json' }
+      const headers = {
+        ...signed({ method: 'PATCH', body: 'something else', keyId }),
+        'Content-Type': 'application/json',
+      }
       const response = await sendRaw(PATH, headers as Record<string, string>, oversize, true)
       expect([keyId, response.status, response.body]).toEqual([keyId, 401, UNAUTHORIZED])
     }
@@ -194,8 +257,13 @@ describe('a known key id with a bad signature is answered as an unknown one, wha
         const statuses: number[] = []
         // Two failures a second: twenty in a row exceed it however slowly this machine answers them.
         for (let i = 0; i < 20 && !statuses.includes(429); i++) {
-          const headers = { ...signed({ method: 'PATCH', body: 'something else', keyId }), 'Content-Type': 'application/json' }
-          statuses.push((await sendRaw(PATH, headers as Record<string, string>, oversize, true, limited.baseUrl)).status)
+          const headers = {
+            ...signed({ method: 'PATCH', body: 'something else', keyId }),
+            'Content-Type': 'application/json',
+          }
+          statuses.push(
+            (await sendRaw(PATH, headers as Record<string, string>, oversize, true, limited.baseUrl)).status,
+          )
         }
         expect([keyId, statuses.filter((status) => status !== 401 && status !== 429)]).toEqual([keyId, []])
         expect([keyId, statuses.includes(429)]).toEqual([keyId, true])
@@ -218,13 +286,22 @@ describe('escrow API keys (X-API-Key)', () => {
   beforeAll(async () => {
     server = createHttpServer(false)
     installAuthentication(server, { pool: app.db.pool, masterKey: app.masterKey, clock: systemClock })
-    server.get('/api/v1/escrow/partner/whoami', { config: { auth: 'api-key' } }, async (request) => ({ partnerId: callerOf(request).partner.id }))
-    server.post('/api/v1/escrow/partner/echo', { config: { auth: 'api-key' } }, async (request) => ({ partnerId: callerOf(request).partner.id }))
+    server.get('/api/v1/escrow/partner/whoami', { config: { auth: 'api-key' } }, async (request) => ({
+      partnerId: callerOf(request).partner.id,
+    }))
+    server.post('/api/v1/escrow/partner/echo', { config: { auth: 'api-key' } }, async (request) => ({
+      partnerId: callerOf(request).partner.id,
+    }))
     await server.ready()
   })
   afterAll(async () => server?.close())
 
-  const call = (apiKey?: string) => server.inject({ method: 'GET', url: '/api/v1/escrow/partner/whoami', headers: apiKey === undefined ? {} : { 'x-api-key': apiKey } })
+  const call = (apiKey?: string) =>
+    server.inject({
+      method: 'GET',
+      url: '/api/v1/escrow/partner/whoami',
+      headers: apiKey === undefined ? {} : { 'x-api-key': apiKey },
+    })
 
   it('a valid key authenticates its partner', async () => {
     const response = await call(credentials.escrowApiKey)
@@ -245,9 +322,18 @@ describe('escrow API keys (X-API-Key)', () => {
 
   it('an unknown key is 401 whatever the body; only the holder of a valid key learns 413 or 415 (the key is the credential)', async () => {
     const post = (apiKey: string, contentType: string, payload: string) =>
-      server.inject({ method: 'POST', url: '/api/v1/escrow/partner/echo', headers: { 'x-api-key': apiKey, 'content-type': contentType }, payload })
+      server.inject({
+        method: 'POST',
+        url: '/api/v1/escrow/partner/echo',
+        headers: { 'x-api-key': apiKey, 'content-type': contentType },
+        payload,
+      })
     const oversize = JSON.stringify({ x: 'x'.repeat(BODY_LIMIT_BYTES) })
-    for (const [contentType, payload, known] of [['text/plain', 'hello', 415], ['application/json', oversize, 413], ['application/json', '{oops', 400]] as const) {
+    for (const [contentType, payload, known] of [
+      ['text/plain', 'hello', 415],
+      ['application/json', oversize, 413],
+      ['application/json', '{oops', 400],
+    ] as const) {
       const unknown = await post('rk_test_unknownunknownunknownunknown0000000', contentType, payload)
       expect([unknown.statusCode, unknown.json()]).toEqual([401, UNAUTHORIZED])
       expect((await post(credentials.escrowApiKey, contentType, payload)).statusCode).toBe(known)

@@ -31,10 +31,14 @@ function counted(value: Value | undefined) {
 
 async function listening(cache: CredentialCache<Value>): Promise<void> {
   const probe = counted({ name: 'probe', expiresAt: null })
-  await waitFor(async () => {
-    await cache.get('probe', probe)
-    return cache.size > 0
-  }, 5_000, 'the cache to listen')
+  await waitFor(
+    async () => {
+      await cache.get('probe', probe)
+      return cache.size > 0
+    },
+    5_000,
+    'the cache to listen',
+  )
 }
 
 it('remembers a live credential while listening, and forgets everything when a partner or credential changes', async () => {
@@ -127,5 +131,9 @@ it('a key revoked elsewhere (SQL on another connection) is refused once the chan
   const { client, credentials } = await app.newPartner()
   for (let i = 0; i < 3; i++) expect((await client.get('/api/v1/rail/settings')).status).toBe(200)
   await app.db.pool.query(`UPDATE partner_credentials SET revoked_at = now() WHERE key_id = $1`, [credentials.keyId])
-  await waitFor(async () => (await client.get('/api/v1/rail/settings')).status === 401, 2_000, 'the revoked key to be refused')
+  await waitFor(
+    async () => (await client.get('/api/v1/rail/settings')).status === 401,
+    2_000,
+    'the revoked key to be refused',
+  )
 })

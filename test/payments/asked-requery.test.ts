@@ -23,13 +23,28 @@ it('a requery asked for while another worker holds the payment is tried again on
   // Another worker's step holds it (as while it asks the bank, before the outcome below exists).
   const { pool } = harness.app.db
   const token = randomUUID()
-  await waitFor(async () => (await claimInstruction(pool, id, token, 60_000, ['sent'])) !== undefined, 10_000, 'the instruction held')
-  const settled = await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: id, outcome: 'confirmed' })
+  await waitFor(
+    async () => (await claimInstruction(pool, id, token, 60_000, ['sent'])) !== undefined,
+    10_000,
+    'the instruction held',
+  )
+  const settled = await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', {
+    transferId: id,
+    outcome: 'confirmed',
+  })
   expect(settled.status).toBe(200)
   // The asked-for job found it held, and is waiting to be tried again (not dropped).
   const waiting = `SELECT 1 FROM graphile_worker._private_jobs WHERE payload->>'id' = $1 AND attempts >= 1 AND last_error LIKE '%another worker holds it%'`
-  await waitFor(async () => (await pool.query(waiting, [id])).rowCount === 1, 20_000, 'the asked-for requery waiting to be tried again')
+  await waitFor(
+    async () => (await pool.query(waiting, [id])).rowCount === 1,
+    20_000,
+    'the asked-for requery waiting to be tried again',
+  )
   expect(await outboundState(client, id)).toBe('submitted')
   await releaseInstruction(pool, id, token)
-  await waitFor(async () => (await outboundState(client, id)) === 'confirmed', 30_000, 'confirmed by the requery asked for')
+  await waitFor(
+    async () => (await outboundState(client, id)) === 'confirmed',
+    30_000,
+    'confirmed by the requery asked for',
+  )
 })

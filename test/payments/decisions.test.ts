@@ -2,7 +2,13 @@
 // (25) of a payment the bank never acknowledged means, and when an unknown one is asked again.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { nextUnknownPoll, onNoRecord, sendsExpired, unknownPollHorizonMs, type NoRecordFacts } from '../../src/money-out/pipeline/decisions.ts'
+import {
+  nextUnknownPoll,
+  onNoRecord,
+  sendsExpired,
+  unknownPollHorizonMs,
+  type NoRecordFacts,
+} from '../../src/money-out/pipeline/decisions.ts'
 import { UNKNOWN_POLLS_DEFAULT } from '../../src/money-out/pipeline/settings.ts'
 
 const WINDOW_MS = 300_000
@@ -22,21 +28,53 @@ const BASE: NoRecordFacts = {
 }
 const EXPIRED = WINDOW_MS + SKEW_MS + 1
 
-const CASES: readonly (readonly [why: string, facts: Partial<NoRecordFacts>, expected: ReturnType<typeof onNoRecord>])[] = [
+const CASES: readonly (readonly [
+  why: string,
+  facts: Partial<NoRecordFacts>,
+  expected: ReturnType<typeof onNoRecord>,
+])[] = [
   ['sends left, on the schedule, before the deadline: the same reference again', {}, 'resend'],
   ['right after a send: that send may be on its way', { sinceLastSendMs: 4_999 }, 'wait'],
   ['right after a send, even past the window', { sinceLastSendMs: 4_999, askedAfterSignedMs: EXPIRED }, 'wait'],
   ['sends spent, inside the window: a stalled send may still be acted on', { sendAttempts: 3 }, 'wait'],
-  ['sends spent, at the window plus the skew margin exactly: still inside', { sendAttempts: 3, askedAfterSignedMs: WINDOW_MS + SKEW_MS }, 'wait'],
-  ['sends spent, asked after the window and the margin: never received', { sendAttempts: 3, askedAfterSignedMs: EXPIRED }, 'fail'],
-  ['sends spent, the provider promises no window: never failed on 25', { sendAttempts: 3, askedAfterSignedMs: 30 * 86_400_000, requestValidityWindowMs: null }, 'wait'],
-  ['sends spent, the time its send was signed with is not known', { sendAttempts: 3, askedAfterSignedMs: null }, 'wait'],
+  [
+    'sends spent, at the window plus the skew margin exactly: still inside',
+    { sendAttempts: 3, askedAfterSignedMs: WINDOW_MS + SKEW_MS },
+    'wait',
+  ],
+  [
+    'sends spent, asked after the window and the margin: never received',
+    { sendAttempts: 3, askedAfterSignedMs: EXPIRED },
+    'fail',
+  ],
+  [
+    'sends spent, the provider promises no window: never failed on 25',
+    { sendAttempts: 3, askedAfterSignedMs: 30 * 86_400_000, requestValidityWindowMs: null },
+    'wait',
+  ],
+  [
+    'sends spent, the time its send was signed with is not known',
+    { sendAttempts: 3, askedAfterSignedMs: null },
+    'wait',
+  ],
   ['a look (a GET, an operator) never sends: inside the window it waits', { mayResend: false }, 'wait'],
   ['a look after the window: never received', { mayResend: false, askedAfterSignedMs: EXPIRED }, 'fail'],
   ['past the deadline nothing is sent: inside the window it waits', { beforeDeadline: false }, 'wait'],
-  ['past the deadline, after the window: never received', { beforeDeadline: false, askedAfterSignedMs: EXPIRED }, 'fail'],
-  ['a provider that does not de-duplicate references is never sent the same one again', { deduplicatesReferences: false }, 'wait'],
-  ['sends left but the window has passed: sent again rather than failed (before the deadline)', { askedAfterSignedMs: EXPIRED }, 'resend'],
+  [
+    'past the deadline, after the window: never received',
+    { beforeDeadline: false, askedAfterSignedMs: EXPIRED },
+    'fail',
+  ],
+  [
+    'a provider that does not de-duplicate references is never sent the same one again',
+    { deduplicatesReferences: false },
+    'wait',
+  ],
+  [
+    'sends left but the window has passed: sent again rather than failed (before the deadline)',
+    { askedAfterSignedMs: EXPIRED },
+    'resend',
+  ],
 ]
 
 describe('onNoRecord', () => {
@@ -61,8 +99,15 @@ describe('onNoRecord', () => {
       fc.property(facts, (drawn) => {
         const decision = onNoRecord(drawn)
         if (decision === 'fail') expect(sendsExpired(drawn)).toBe(true)
-        if (decision === 'resend') expect(drawn.mayResend && drawn.beforeDeadline && drawn.deduplicatesReferences && drawn.sendAttempts < drawn.sendAttemptsMax).toBe(true)
-        if (drawn.requestValidityWindowMs === null || drawn.askedAfterSignedMs === null) expect(decision).not.toBe('fail')
+        if (decision === 'resend')
+          expect(
+            drawn.mayResend &&
+              drawn.beforeDeadline &&
+              drawn.deduplicatesReferences &&
+              drawn.sendAttempts < drawn.sendAttemptsMax,
+          ).toBe(true)
+        if (drawn.requestValidityWindowMs === null || drawn.askedAfterSignedMs === null)
+          expect(decision).not.toBe('fail')
       }),
     )
   })

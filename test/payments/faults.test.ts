@@ -11,7 +11,18 @@ import * as paymentsRepo from '../../src/money-out/pipeline/repo.ts'
 import { clearFailpoint } from '../../src/platform/failpoints.ts'
 import { writeFaults } from '../../src/sandbox/faults.ts'
 import { BANK_SECRET } from '../collections/support.ts'
-import { expectExactlyOnce, failNext, instructionState, onceAt, paymentParty, PAYMENT_KINDS, PAYMENT_WORKERS, settle, startPayment, type PaymentParty } from '../support/payments.ts'
+import {
+  expectExactlyOnce,
+  failNext,
+  instructionState,
+  onceAt,
+  paymentParty,
+  PAYMENT_KINDS,
+  PAYMENT_WORKERS,
+  settle,
+  startPayment,
+  type PaymentParty,
+} from '../support/payments.ts'
 import { startRail, type Rail } from '../support/rail.ts'
 import type { Receiver } from '../support/receiver.ts'
 
@@ -97,12 +108,16 @@ const BOUNDARIES: Record<string, Boundary> = {
       expect(await sends(id)).toBe(3)
       const instruction = (await paymentsRepo.selectInstruction(app.db.pool, id))!
       expect(instruction.failureCode).toBe('not_received')
-      expect(instruction.terminalAt!.getTime() - instruction.lastSignedAt!.getTime()).toBeGreaterThan(REQUEST_VALIDITY_S * 1000)
+      expect(instruction.terminalAt!.getTime() - instruction.lastSignedAt!.getTime()).toBeGreaterThan(
+        REQUEST_VALIDITY_S * 1000,
+      )
     },
   },
   'a timeout (the bank is slower than Rail waits, and does it late)': {
     arm: () => {
-      onceAt('payments.before_send', () => writeFaults(app.db.pool, { ...NO_FAULTS, delayMs: PROVIDER_TIMEOUT_MS + 500 }).then(() => undefined))
+      onceAt('payments.before_send', () =>
+        writeFaults(app.db.pool, { ...NO_FAULTS, delayMs: PROVIDER_TIMEOUT_MS + 500 }).then(() => undefined),
+      )
       onceAt('payments.after_send', () => writeFaults(app.db.pool, NO_FAULTS).then(() => undefined))
     },
     amountKobo: PLAIN_KOBO,
@@ -119,8 +134,23 @@ const BOUNDARIES: Record<string, Boundary> = {
     after: async (id) => {
       const payments = app.payments(SETTINGS)
       // Requeries and jobs after the end, at once; and a write of the opposite answer by a stale worker.
-      await Promise.all([requeryNow(payments, id), requeryNow(payments, id), workInstruction(payments, id), workInstruction(payments, id)])
-      expect(await paymentsRepo.writeStep(app.db.pool, id, '00000000-0000-4000-8000-000000000000', 'failed', { failureCode: 'provider_declined' }, true, new Date())).toBeUndefined()
+      await Promise.all([
+        requeryNow(payments, id),
+        requeryNow(payments, id),
+        workInstruction(payments, id),
+        workInstruction(payments, id),
+      ])
+      expect(
+        await paymentsRepo.writeStep(
+          app.db.pool,
+          id,
+          '00000000-0000-4000-8000-000000000000',
+          'failed',
+          { failureCode: 'provider_declined' },
+          true,
+          new Date(),
+        ),
+      ).toBeUndefined()
       expect(await instructionState(app, id)).toBe('succeeded')
     },
   },
@@ -136,12 +166,14 @@ async function sends(id: string): Promise<number> {
 }
 
 async function calls(id: string, operation: string): Promise<number> {
-  const payee = await app.db.pool.query<{ reference: string }>(`SELECT destination_bank_code || ':' || destination_account_number AS reference FROM bank_instructions WHERE id = $1`, [id])
-  const made = await app.db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM provider_calls WHERE operation = $1 AND reference = $2 AND created_at >= (SELECT created_at FROM bank_instructions WHERE id = $3)`, [
-    operation,
-    payee.rows[0]!.reference,
-    id,
-  ])
+  const payee = await app.db.pool.query<{ reference: string }>(
+    `SELECT destination_bank_code || ':' || destination_account_number AS reference FROM bank_instructions WHERE id = $1`,
+    [id],
+  )
+  const made = await app.db.pool.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM provider_calls WHERE operation = $1 AND reference = $2 AND created_at >= (SELECT created_at FROM bank_instructions WHERE id = $3)`,
+    [operation, payee.rows[0]!.reference, id],
+  )
   return made.rows[0]!.n
 }
 

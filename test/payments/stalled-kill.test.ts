@@ -22,7 +22,10 @@ const REQUEST_VALIDITY_S = 3
 /** A short lease, so that each frozen or killed worker's lapses in seconds. */
 const LEASE_MS = 1_500
 const SETTINGS = { sandbox: { firstDelayMs: 200, deadlineMs: 600_000 }, leaseMs: LEASE_MS, providerClockSkewMs: 0 }
-const CHILD_ENV = { RAIL_PAYMENT_LEASE_MS: String(LEASE_MS), SANDBOX_BANK_REQUEST_VALIDITY_S: String(REQUEST_VALIDITY_S) }
+const CHILD_ENV = {
+  RAIL_PAYMENT_LEASE_MS: String(LEASE_MS),
+  SANDBOX_BANK_REQUEST_VALIDITY_S: String(REQUEST_VALIDITY_S),
+}
 
 let bench: KillBench
 let app: TestApp
@@ -30,7 +33,11 @@ let party: PaymentParty
 const started: RailProcess[] = []
 
 beforeAll(async () => {
-  bench = await startKillBench({ sandboxBankSecret: BANK_SECRET, payments: SETTINGS, sandboxBankRequestValidityS: REQUEST_VALIDITY_S })
+  bench = await startKillBench({
+    sandboxBankSecret: BANK_SECRET,
+    payments: SETTINGS,
+    sandboxBankRequestValidityS: REQUEST_VALIDITY_S,
+  })
   ;({ app, party } = bench)
 })
 afterAll(async () => {
@@ -52,55 +59,100 @@ function processState(pid: number): string {
   return readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0]!
 }
 
-const sendAttempts = async (id: string) => (await app.db.pool.query<{ n: number }>(`SELECT send_attempts AS n FROM bank_instructions WHERE id = $1`, [id])).rows[0]!.n
+const sendAttempts = async (id: string) =>
+  (await app.db.pool.query<{ n: number }>(`SELECT send_attempts AS n FROM bank_instructions WHERE id = $1`, [id]))
+    .rows[0]!.n
 
 /** Gives the payout work jobs until `rail` (once the lease before it lapsed) commits send number `attempt`. */
 async function resendCommitted(id: string, attempt: number, rail: RailProcess): Promise<void> {
   try {
-    await waitFor(async () => {
-      if ((await sendAttempts(id)) >= attempt) return true
-      // One job waiting at a time (this file makes one payout): a worker takes it, finds the lease held (or takes the payout), and the next is added.
-      const waiting = await app.db.pool.query(`SELECT 1 FROM graphile_worker.jobs WHERE task_identifier = $1 AND locked_at IS NULL AND attempts < max_attempts`, [WORK_TASK])
-      if (waiting.rowCount === 0) await addJob(app.db.pool, WORK_TASK, { id })
-      return false
-    }, 30_000, `send ${attempt} committed`)
+    await waitFor(
+      async () => {
+        if ((await sendAttempts(id)) >= attempt) return true
+        // One job waiting at a time (this file makes one payout): a worker takes it, finds the lease held (or takes the payout), and the next is added.
+        const waiting = await app.db.pool.query(
+          `SELECT 1 FROM graphile_worker.jobs WHERE task_identifier = $1 AND locked_at IS NULL AND attempts < max_attempts`,
+          [WORK_TASK],
+        )
+        if (waiting.rowCount === 0) await addJob(app.db.pool, WORK_TASK, { id })
+        return false
+      },
+      30_000,
+      `send ${attempt} committed`,
+    )
   } catch (error) {
-    const instruction = (await app.db.pool.query(`SELECT state, send_attempts, lease_expires_at, now() AS db_now, response_code FROM bank_instructions WHERE id = $1`, [id])).rows[0]
-    const calls = (await app.db.pool.query(`SELECT operation, http_status, outcome, error FROM provider_calls WHERE reference = $1 ORDER BY created_at`, [id])).rows
-    throw new Error(`${String(error)}\ninstruction: ${JSON.stringify(instruction)}\ncalls: ${JSON.stringify(calls)}\nexited: ${rail.child.exitCode ?? rail.child.signalCode}\noutput: ${rail.output()}`)
+    const instruction = (
+      await app.db.pool.query(
+        `SELECT state, send_attempts, lease_expires_at, now() AS db_now, response_code FROM bank_instructions WHERE id = $1`,
+        [id],
+      )
+    ).rows[0]
+    const calls = (
+      await app.db.pool.query(
+        `SELECT operation, http_status, outcome, error FROM provider_calls WHERE reference = $1 ORDER BY created_at`,
+        [id],
+      )
+    ).rows
+    throw new Error(
+      `${String(error)}\ninstruction: ${JSON.stringify(instruction)}\ncalls: ${JSON.stringify(calls)}\nexited: ${rail.child.exitCode ?? rail.child.signalCode}\noutput: ${rail.output()}`,
+    )
   }
 }
 
-it('a payout whose sender stood still is failed only once no send can be acted on; the sender, woken, moves nothing', { timeout: 180_000 }, async () => {
-  const a = worker('payments.in_flight=stop')
-  const id = await startPayment(app, party, 'outbound transfer', 130_000)
-  await waitFor(async () => (await sendAttempts(id)) === 1 && processState(a.child.pid!) === 'T', 60_000, 'A frozen before its call')
+it(
+  'a payout whose sender stood still is failed only once no send can be acted on; the sender, woken, moves nothing',
+  { timeout: 180_000 },
+  async () => {
+    const a = worker('payments.in_flight=stop')
+    const id = await startPayment(app, party, 'outbound transfer', 130_000)
+    await waitFor(
+      async () => (await sendAttempts(id)) === 1 && processState(a.child.pid!) === 'T',
+      60_000,
+      'A frozen before its call',
+    )
 
-  const b = worker('payments.before_send=hang')
-  await resendCommitted(id, 2, b)
-  await killRail(b)
-  const c = worker('payments.before_send=hang')
-  await resendCommitted(id, 3, c)
-  await killRail(c)
+    const b = worker('payments.before_send=hang')
+    await resendCommitted(id, 2, b)
+    await killRail(b)
+    const c = worker('payments.before_send=hang')
+    await resendCommitted(id, 3, c)
+    await killRail(c)
 
-  // The test's own worker: no record, sends spent; failed once the latest send's window has passed.
-  const payments = app.payments(SETTINGS)
-  await waitFor(async () => {
-    await workInstruction(payments, id)
-    return (await instructionState(app, id)) === 'failed'
-  }, 30_000, 'failed as not received')
-  const failed = (await app.db.pool.query<{ failure_code: string; at: Date; signed: Date }>(`SELECT failure_code, terminal_at AS at, last_signed_at AS signed FROM bank_instructions WHERE id = $1`, [id])).rows[0]!
-  expect(failed.failure_code).toBe('not_received')
-  expect(failed.at.getTime() - failed.signed.getTime()).toBeGreaterThan(REQUEST_VALIDITY_S * 1000)
+    // The test's own worker: no record, sends spent; failed once the latest send's window has passed.
+    const payments = app.payments(SETTINGS)
+    await waitFor(
+      async () => {
+        await workInstruction(payments, id)
+        return (await instructionState(app, id)) === 'failed'
+      },
+      30_000,
+      'failed as not received',
+    )
+    const failed = (
+      await app.db.pool.query<{ failure_code: string; at: Date; signed: Date }>(
+        `SELECT failure_code, terminal_at AS at, last_signed_at AS signed FROM bank_instructions WHERE id = $1`,
+        [id],
+      )
+    ).rows[0]!
+    expect(failed.failure_code).toBe('not_received')
+    expect(failed.at.getTime() - failed.signed.getTime()).toBeGreaterThan(REQUEST_VALIDITY_S * 1000)
 
-  // A wakes and makes its call, signed with attempt 1's time: the bank refuses it.
-  const payoutCalls = async () =>
-    (await app.db.pool.query<{ http_status: number | null }>(`SELECT http_status FROM provider_calls WHERE reference = $1 AND operation = 'payout' ORDER BY created_at`, [id])).rows
-  a.child.kill('SIGCONT')
-  await waitFor(async () => (await payoutCalls()).length === 1, 30_000, "A's call recorded")
-  expect(await payoutCalls()).toEqual([{ http_status: 401 }])
-  await killRail(a)
+    // A wakes and makes its call, signed with attempt 1's time: the bank refuses it.
+    const payoutCalls = async () =>
+      (
+        await app.db.pool.query<{ http_status: number | null }>(
+          `SELECT http_status FROM provider_calls WHERE reference = $1 AND operation = 'payout' ORDER BY created_at`,
+          [id],
+        )
+      ).rows
+    a.child.kill('SIGCONT')
+    await waitFor(async () => (await payoutCalls()).length === 1, 30_000, "A's call recorded")
+    expect(await payoutCalls()).toEqual([{ http_status: 401 }])
+    await killRail(a)
 
-  expect((await app.db.pool.query(`SELECT 1 FROM sandbox_bank.transfers WHERE reference = $1`, [id])).rowCount).toBe(0)
-  await expectExactlyOnce(app, 'outbound transfer', id, 'failed')
-})
+    expect((await app.db.pool.query(`SELECT 1 FROM sandbox_bank.transfers WHERE reference = $1`, [id])).rowCount).toBe(
+      0,
+    )
+    await expectExactlyOnce(app, 'outbound transfer', id, 'failed')
+  },
+)

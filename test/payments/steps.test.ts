@@ -6,7 +6,16 @@
 // (test/payments/faults.test.ts drives that end to end).
 import { describe, expect, it } from 'vitest'
 import { NIP_CODES, nipOutcome } from '../../src/banking/nip/codes.ts'
-import { decide, firstSend, nextUnknownPoll, opening, type Answer, type Step, type StepMode, type StepRules } from '../../src/money-out/pipeline/decisions.ts'
+import {
+  decide,
+  firstSend,
+  nextUnknownPoll,
+  opening,
+  type Answer,
+  type Step,
+  type StepMode,
+  type StepRules,
+} from '../../src/money-out/pipeline/decisions.ts'
 import type { Instruction } from '../../src/money-out/pipeline/service.ts'
 import { UNKNOWN_POLLS_DEFAULT } from '../../src/money-out/pipeline/settings.ts'
 import { instructionStates, type InstructionState } from '../../src/money-out/pipeline/states.ts'
@@ -73,7 +82,11 @@ function rules(mode: StepMode, overrides: Partial<StepRules['traits']> = {}): St
 // ---- the dimensions -----------------------------------------------------------------------------
 
 type Answered = ProviderResult<null>
-const answered = (outcome: 'successful' | 'failed' | 'pending', responseCode: string, extra: { reversed?: true } = {}): Answered =>
+const answered = (
+  outcome: 'successful' | 'failed' | 'pending',
+  responseCode: string,
+  extra: { reversed?: true } = {},
+): Answered =>
   outcome === 'successful'
     ? { outcome, responseCode, responseMessage: `said ${responseCode}`, providerReference: 'P-1', value: null }
     : { outcome, responseCode, responseMessage: `said ${responseCode}`, providerReference: 'P-1', ...extra }
@@ -83,7 +96,10 @@ const ANSWERS: readonly (readonly [label: string, result: Answered])[] = [
   ...NIP_CODES.flatMap(({ code, outcome }) => {
     const word = outcome === 'success' ? 'successful' : outcome === 'failed' ? 'failed' : 'pending'
     const others = (['successful', 'failed', 'pending'] as const).filter((other) => other !== word)
-    return [[`${code} (${word})`, answered(word, code)] as const, ...others.map((other) => [`${code} called ${other}`, answered(other, code)] as const)]
+    return [
+      [`${code} (${word})`, answered(word, code)] as const,
+      ...others.map((other) => [`${code} called ${other}`, answered(other, code)] as const),
+    ]
   }),
   ['XX, a code not in the table, called failed', answered('failed', 'XX')],
   ['reversed (paid, then taken back)', answered('failed', '00', { reversed: true })],
@@ -110,9 +126,17 @@ const DEADLINES: readonly (readonly [label: string, deadlineAt: Date])[] = [
 const SENDS: readonly (readonly [label: string, facts: Partial<Instruction>, window: number | null])[] = [
   ['sent just now', { lastSentAt: at(-1_000), lastSignedAt: at(-1_000) }, WINDOW_MS],
   ['inside the window', { lastSentAt: at(-2 * MINUTE_MS), lastSignedAt: at(-2 * MINUTE_MS) }, WINDOW_MS],
-  ['at the window and the margin exactly', { lastSentAt: at(-WINDOW_MS - SKEW_MS), lastSignedAt: at(-WINDOW_MS - SKEW_MS) }, WINDOW_MS],
+  [
+    'at the window and the margin exactly',
+    { lastSentAt: at(-WINDOW_MS - SKEW_MS), lastSignedAt: at(-WINDOW_MS - SKEW_MS) },
+    WINDOW_MS,
+  ],
   ['past the window and the margin', { lastSentAt: at(-10 * MINUTE_MS), lastSignedAt: at(-10 * MINUTE_MS) }, WINDOW_MS],
-  ['past any window, the provider promising none', { lastSentAt: at(-10 * MINUTE_MS), lastSignedAt: at(-10 * MINUTE_MS) }, null],
+  [
+    'past any window, the provider promising none',
+    { lastSentAt: at(-10 * MINUTE_MS), lastSignedAt: at(-10 * MINUTE_MS) },
+    null,
+  ],
   ['signing time not known', { lastSentAt: at(-10 * MINUTE_MS), lastSignedAt: null }, WINDOW_MS],
 ]
 
@@ -144,11 +168,13 @@ function everyCase(): Case[] {
               const found = instruction({ ...facts, ...sendFacts, deadlineAt, sendAttempts })
               const opened = opening(found, mode)
               // An answer to a send comes only to one committed `sending` (its creator's, or the pipeline's own resend: never a look's).
-              const to: ('send' | 'requery')[] = found.state === 'sending' && mode !== 'look' ? ['send', 'requery'] : ['requery']
+              const to: ('send' | 'requery')[] =
+                found.state === 'sending' && mode !== 'look' ? ['send', 'requery'] : ['requery']
               expect(opened).toBe(found.state === 'sending' && mode === 'send' ? 'send' : 'requery')
               for (const [answerLabel, result] of ANSWERS) {
                 for (const call of to) {
-                  const answer: BankAnswer = call === 'send' ? { to: 'send', result } : { to: 'requery', result, askedAt: NOW }
+                  const answer: BankAnswer =
+                    call === 'send' ? { to: 'send', result } : { to: 'requery', result, askedAt: NOW }
                   const traits = { deduplicatesReferences, requestValidityWindowMs: window }
                   const step = decide(found, answer, NOW, { ...rules(mode), traits })
                   const label = `${foundLabel}, ${deadlineLabel}, ${sendLabel}, ${sendAttempts} sends, ${deduplicatesReferences ? '' : 'not '}de-duplicating, ${mode}: ${call} answered ${answerLabel}`
@@ -173,68 +199,182 @@ function sendsExpired({ found, answer, traits }: Case): boolean {
 }
 
 /** The NIP table's word for an answer (src/banking/nip/codes.ts), read here on its own rather than by the pipeline's reading. */
-const reading = (result: Answered) => (result.outcome === 'unknown' ? 'none' : result.outcome === 'failed' && result.reversed ? 'reversed' : nipOutcome(result.responseCode))
-const neverHad = (found: Instruction) => found.state === 'sending' || (found.state === 'unknown' && found.acceptedAt === null)
+const reading = (result: Answered) =>
+  result.outcome === 'unknown'
+    ? 'none'
+    : result.outcome === 'failed' && result.reversed
+      ? 'reversed'
+      : nipOutcome(result.responseCode)
+const neverHad = (found: Instruction) =>
+  found.state === 'sending' || (found.state === 'unknown' && found.acceptedAt === null)
 const noRecord = (answer: BankAnswer) => answer.to === 'requery' && reading(answer.result) === 'not_found'
 const pastDeadline = (found: Instruction) => NOW.getTime() >= found.deadlineAt.getTime()
 const sinceSentMs = (found: Instruction) => NOW.getTime() - found.lastSentAt!.getTime()
 
 /** What must hold of every case; each answers a broken rule's words, or nothing. */
 const INVARIANTS: readonly (readonly [rule: string, holds: (c: Case) => boolean])[] = [
-  ['a move the state machine allows (or staying put)', ({ found, step }) => step.change.next === found.state || instructionStates.next[found.state].includes(step.change.next)],
-  ['succeeded only on 00, never on no answer nor a reversal', ({ answer, step }) =>
-    step.change.next !== 'succeeded' || reading(answer.result) === 'success'],
-  ['never failed by no answer, an in-progress code or a code Rail does not know', ({ answer, step }) =>
-    step.change.next !== 'failed' || ['failed', 'reversed', 'not_found'].includes(reading(answer.result))],
-  ['a bank refusal fails only on a final code or a reversal, as provider_declined', ({ answer, step }) =>
-    step.change.next !== 'failed' || step.change.fields.failureCode === 'not_received' || (step.change.fields.failureCode === 'provider_declined' && ['failed', 'reversed'].includes(reading(answer.result)))],
-  ['never received only on no record of one the bank never had, once no send of it can be acted on, nor while a send may be on its way', (c) =>
-    c.step.change.fields.failureCode !== 'not_received' || (noRecord(c.answer) && neverHad(c.found) && sendsExpired(c) && sinceSentMs(c.found) >= FIRST_DELAY_MS)],
-  ['never received rather than sent again only when no resend is allowed', (c) =>
-    c.step.change.fields.failureCode !== 'not_received' || c.mode === 'look' || pastDeadline(c.found) || !c.traits.deduplicatesReferences || c.found.sendAttempts >= SEND_ATTEMPTS_MAX],
-  ['sent again only on no record of one the bank never had, on the pipeline\'s schedule, before the deadline, with sends left, to a de-duplicating provider', (c) =>
-    !c.step.thenSend || (noRecord(c.answer) && neverHad(c.found) && c.mode !== 'look' && !pastDeadline(c.found) && c.traits.deduplicatesReferences && c.found.sendAttempts < SEND_ATTEMPTS_MAX && sinceSentMs(c.found) >= FIRST_DELAY_MS)],
-  ['a resend is committed (sending, one more attempt, the lease kept) before it is made', ({ found, step }) =>
-    step.thenSend === (step.change.release === false) && (!step.thenSend || (step.change.next === 'sending' && step.change.fields.sendAttempts === found.sendAttempts + 1))],
-  ['no record of one the bank accepted proves nothing: it is only asked about again', ({ found, answer, step }) =>
-    neverHad(found) || !noRecord(answer) || (!['succeeded', 'failed', 'sending'].includes(step.change.next) && !step.thenSend)],
-  ['an unknown one stays unknown but on a final answer (or a resend, or proof it was never received), asked again on the slow schedule', ({ found, step }) =>
-    found.state !== 'unknown' || step.change.next !== 'unknown' || (step.change.fields.nextAttemptAt?.getTime() === nextUnknownPoll(UNKNOWN_POLLS_DEFAULT, found.deadlineAt, NOW)?.getTime() && step.change.runAt === undefined)],
-  ['at the deadline, with no final answer, it is unknown (its owner told once)', ({ found, step }) =>
-    !pastDeadline(found) || found.state === 'unknown' || (['succeeded', 'failed', 'unknown'].includes(step.change.next) && (step.change.next !== 'unknown' || step.change.progress === 'unknown'))],
-  ['before the deadline, no final answer: a poll after now and no later than the deadline', ({ found, step }) =>
-    pastDeadline(found) || found.state === 'unknown' || ['succeeded', 'failed'].includes(step.change.next) || step.thenSend ||
-    (step.change.runAt !== undefined && step.change.runAt > NOW && step.change.runAt <= found.deadlineAt && step.change.fields.nextAttemptAt === step.change.runAt)],
-  ['the owner hears every final state, and news only of a change it shows', ({ found, step }) => {
-    const { next, progress } = step.change
-    if (next === 'succeeded' || next === 'failed') return progress === next
-    if (progress === 'accepted') return found.state === 'sending' && next === 'sent'
-    if (progress === 'no_answer') return found.state === 'sending' && next === 'sending'
-    if (progress === 'unknown') return found.state !== 'unknown' && next === 'unknown'
-    return progress === undefined
-  }],
-  ['a requery is counted', ({ found, answer, step }) => step.change.fields.requeryAttempts === found.requeryAttempts + (answer.to === 'requery' ? 1 : 0)],
-  ['what the bank said is recorded; accepted only when it said it has the payment', ({ answer, step }) =>
-    answer.result.outcome === 'unknown'
-      ? step.change.fields.responseCode === undefined && !step.change.fields.accepted
-      : step.change.fields.responseCode === answer.result.responseCode && Boolean(step.change.fields.accepted) === ['success', 'pending'].includes(reading(answer.result))],
-  ['a step never moves the instruction to another provider: it names none', ({ step }) => !('provider' in step.change.fields)],
+  [
+    'a move the state machine allows (or staying put)',
+    ({ found, step }) =>
+      step.change.next === found.state || instructionStates.next[found.state].includes(step.change.next),
+  ],
+  [
+    'succeeded only on 00, never on no answer nor a reversal',
+    ({ answer, step }) => step.change.next !== 'succeeded' || reading(answer.result) === 'success',
+  ],
+  [
+    'never failed by no answer, an in-progress code or a code Rail does not know',
+    ({ answer, step }) =>
+      step.change.next !== 'failed' || ['failed', 'reversed', 'not_found'].includes(reading(answer.result)),
+  ],
+  [
+    'a bank refusal fails only on a final code or a reversal, as provider_declined',
+    ({ answer, step }) =>
+      step.change.next !== 'failed' ||
+      step.change.fields.failureCode === 'not_received' ||
+      (step.change.fields.failureCode === 'provider_declined' &&
+        ['failed', 'reversed'].includes(reading(answer.result))),
+  ],
+  [
+    'never received only on no record of one the bank never had, once no send of it can be acted on, nor while a send may be on its way',
+    (c) =>
+      c.step.change.fields.failureCode !== 'not_received' ||
+      (noRecord(c.answer) && neverHad(c.found) && sendsExpired(c) && sinceSentMs(c.found) >= FIRST_DELAY_MS),
+  ],
+  [
+    'never received rather than sent again only when no resend is allowed',
+    (c) =>
+      c.step.change.fields.failureCode !== 'not_received' ||
+      c.mode === 'look' ||
+      pastDeadline(c.found) ||
+      !c.traits.deduplicatesReferences ||
+      c.found.sendAttempts >= SEND_ATTEMPTS_MAX,
+  ],
+  [
+    "sent again only on no record of one the bank never had, on the pipeline's schedule, before the deadline, with sends left, to a de-duplicating provider",
+    (c) =>
+      !c.step.thenSend ||
+      (noRecord(c.answer) &&
+        neverHad(c.found) &&
+        c.mode !== 'look' &&
+        !pastDeadline(c.found) &&
+        c.traits.deduplicatesReferences &&
+        c.found.sendAttempts < SEND_ATTEMPTS_MAX &&
+        sinceSentMs(c.found) >= FIRST_DELAY_MS),
+  ],
+  [
+    'a resend is committed (sending, one more attempt, the lease kept) before it is made',
+    ({ found, step }) =>
+      step.thenSend === (step.change.release === false) &&
+      (!step.thenSend ||
+        (step.change.next === 'sending' && step.change.fields.sendAttempts === found.sendAttempts + 1)),
+  ],
+  [
+    'no record of one the bank accepted proves nothing: it is only asked about again',
+    ({ found, answer, step }) =>
+      neverHad(found) ||
+      !noRecord(answer) ||
+      (!['succeeded', 'failed', 'sending'].includes(step.change.next) && !step.thenSend),
+  ],
+  [
+    'an unknown one stays unknown but on a final answer (or a resend, or proof it was never received), asked again on the slow schedule',
+    ({ found, step }) =>
+      found.state !== 'unknown' ||
+      step.change.next !== 'unknown' ||
+      (step.change.fields.nextAttemptAt?.getTime() ===
+        nextUnknownPoll(UNKNOWN_POLLS_DEFAULT, found.deadlineAt, NOW)?.getTime() &&
+        step.change.runAt === undefined),
+  ],
+  [
+    'at the deadline, with no final answer, it is unknown (its owner told once)',
+    ({ found, step }) =>
+      !pastDeadline(found) ||
+      found.state === 'unknown' ||
+      (['succeeded', 'failed', 'unknown'].includes(step.change.next) &&
+        (step.change.next !== 'unknown' || step.change.progress === 'unknown')),
+  ],
+  [
+    'before the deadline, no final answer: a poll after now and no later than the deadline',
+    ({ found, step }) =>
+      pastDeadline(found) ||
+      found.state === 'unknown' ||
+      ['succeeded', 'failed'].includes(step.change.next) ||
+      step.thenSend ||
+      (step.change.runAt !== undefined &&
+        step.change.runAt > NOW &&
+        step.change.runAt <= found.deadlineAt &&
+        step.change.fields.nextAttemptAt === step.change.runAt),
+  ],
+  [
+    'the owner hears every final state, and news only of a change it shows',
+    ({ found, step }) => {
+      const { next, progress } = step.change
+      if (next === 'succeeded' || next === 'failed') return progress === next
+      if (progress === 'accepted') return found.state === 'sending' && next === 'sent'
+      if (progress === 'no_answer') return found.state === 'sending' && next === 'sending'
+      if (progress === 'unknown') return found.state !== 'unknown' && next === 'unknown'
+      return progress === undefined
+    },
+  ],
+  [
+    'a requery is counted',
+    ({ found, answer, step }) =>
+      step.change.fields.requeryAttempts === found.requeryAttempts + (answer.to === 'requery' ? 1 : 0),
+  ],
+  [
+    'what the bank said is recorded; accepted only when it said it has the payment',
+    ({ answer, step }) =>
+      answer.result.outcome === 'unknown'
+        ? step.change.fields.responseCode === undefined && !step.change.fields.accepted
+        : step.change.fields.responseCode === answer.result.responseCode &&
+          Boolean(step.change.fields.accepted) === ['success', 'pending'].includes(reading(answer.result)),
+  ],
+  [
+    'a step never moves the instruction to another provider: it names none',
+    ({ step }) => !('provider' in step.change.fields),
+  ],
 ]
 
 describe('decide, every instruction in flight × every answer × the time', () => {
   const cases = everyCase()
 
   it('covers the cross product', () => {
-    const answersToRequeries = FOUND.length * DEADLINES.length * SENDS.length * SEND_COUNTS.length * DEDUPLICATES.length * MODES.length * ANSWERS.length
-    const answersToSends = DEADLINES.length * SENDS.length * SEND_COUNTS.length * DEDUPLICATES.length * 2 * ANSWERS.length
+    const answersToRequeries =
+      FOUND.length *
+      DEADLINES.length *
+      SENDS.length *
+      SEND_COUNTS.length *
+      DEDUPLICATES.length *
+      MODES.length *
+      ANSWERS.length
+    const answersToSends =
+      DEADLINES.length * SENDS.length * SEND_COUNTS.length * DEDUPLICATES.length * 2 * ANSWERS.length
     expect(cases).toHaveLength(answersToRequeries + answersToSends)
     // Every decision the pipeline can take is taken somewhere in it.
-    const taken = new Set(cases.map(({ step }) => `${step.change.next}${step.thenSend ? '+send' : ''}${step.change.fields.failureCode ? `:${step.change.fields.failureCode}` : ''}`))
-    expect([...taken].sort()).toEqual(['failed:not_received', 'failed:provider_declined', 'sending', 'sending+send', 'sent', 'succeeded', 'unknown'])
+    const taken = new Set(
+      cases.map(
+        ({ step }) =>
+          `${step.change.next}${step.thenSend ? '+send' : ''}${step.change.fields.failureCode ? `:${step.change.fields.failureCode}` : ''}`,
+      ),
+    )
+    expect([...taken].sort()).toEqual([
+      'failed:not_received',
+      'failed:provider_declined',
+      'sending',
+      'sending+send',
+      'sent',
+      'succeeded',
+      'unknown',
+    ])
   })
 
   it.each(INVARIANTS)('%s', (_rule, holds) => {
-    const broken = cases.filter((c) => !holds(c)).map((c) => `${c.label} → ${c.step.change.next}${c.step.thenSend ? ' and send' : ''} ${c.step.change.fields.failureCode ?? ''}`)
+    const broken = cases
+      .filter((c) => !holds(c))
+      .map(
+        (c) =>
+          `${c.label} → ${c.step.change.next}${c.step.thenSend ? ' and send' : ''} ${c.step.change.fields.failureCode ?? ''}`,
+      )
     expect(broken.slice(0, 5)).toEqual([])
   })
 })
@@ -244,12 +384,29 @@ describe('decide, by name', () => {
   const noAnswer: Answered = { outcome: 'unknown', error: 'timeout' }
 
   it('a send answered 09: the bank has it, its owner hears accepted, asked again after the first delay doubled by the requeries made', () => {
-    const step = decide(instruction({ state: 'sending', requeryAttempts: 0 }), { to: 'send', result: answered('pending', '09') }, NOW, rules('send'))
-    expect(step).toEqual({ change: { next: 'sent', fields: expect.objectContaining({ accepted: true, responseCode: '09' }), release: true, progress: 'accepted', runAt: at(FIRST_DELAY_MS) }, thenSend: false })
+    const step = decide(
+      instruction({ state: 'sending', requeryAttempts: 0 }),
+      { to: 'send', result: answered('pending', '09') },
+      NOW,
+      rules('send'),
+    )
+    expect(step).toEqual({
+      change: {
+        next: 'sent',
+        fields: expect.objectContaining({ accepted: true, responseCode: '09' }),
+        release: true,
+        progress: 'accepted',
+        runAt: at(FIRST_DELAY_MS),
+      },
+      thenSend: false,
+    })
   })
 
   it('96 and 97 are asked about again, never failed: the money may have moved', () => {
-    for (const code of ['96', '97']) expect(decide(instruction({ state: 'sent' }), requery(answered('failed', code)), NOW, rules('work')).change.next).toBe('sent')
+    for (const code of ['96', '97'])
+      expect(
+        decide(instruction({ state: 'sent' }), requery(answered('failed', code)), NOW, rules('work')).change.next,
+      ).toBe('sent')
   })
 
   it('a send with no answer stays sending, its owner told no_answer', () => {
@@ -258,36 +415,80 @@ describe('decide, by name', () => {
   })
 
   it('no record, sends left, before the deadline: the same reference again; a look, inside the window, only waits', () => {
-    const inside = { state: 'sending' as InstructionState, lastSentAt: at(-2 * MINUTE_MS), lastSignedAt: at(-2 * MINUTE_MS) }
-    expect(decide(instruction(inside), requery(answered('failed', '25')), NOW, rules('work'))).toMatchObject({ change: { next: 'sending', release: false, fields: { sendAttempts: 2 } }, thenSend: true })
-    expect(decide(instruction(inside), requery(answered('failed', '25')), NOW, rules('look'))).toMatchObject({ change: { next: 'sending', release: true, progress: 'no_answer' }, thenSend: false })
+    const inside = {
+      state: 'sending' as InstructionState,
+      lastSentAt: at(-2 * MINUTE_MS),
+      lastSignedAt: at(-2 * MINUTE_MS),
+    }
+    expect(decide(instruction(inside), requery(answered('failed', '25')), NOW, rules('work'))).toMatchObject({
+      change: { next: 'sending', release: false, fields: { sendAttempts: 2 } },
+      thenSend: true,
+    })
+    expect(decide(instruction(inside), requery(answered('failed', '25')), NOW, rules('look'))).toMatchObject({
+      change: { next: 'sending', release: true, progress: 'no_answer' },
+      thenSend: false,
+    })
   })
 
   it('no record of an unknown one the bank never had, past its window: never received; of one it once accepted: still unknown', () => {
     const facts = { state: 'unknown' as InstructionState, deadlineAt: at(-HOUR_MS), sendAttempts: 3 }
-    expect(decide(instruction({ ...facts, acceptedAt: null }), requery(answered('failed', '25')), NOW, rules('look')).change).toMatchObject({ next: 'failed', fields: { failureCode: 'not_received' }, progress: 'failed' })
-    const accepted = decide(instruction({ ...facts, acceptedAt: at(-2 * HOUR_MS) }), requery(answered('failed', '25')), NOW, rules('look')).change
+    expect(
+      decide(instruction({ ...facts, acceptedAt: null }), requery(answered('failed', '25')), NOW, rules('look')).change,
+    ).toMatchObject({ next: 'failed', fields: { failureCode: 'not_received' }, progress: 'failed' })
+    const accepted = decide(
+      instruction({ ...facts, acceptedAt: at(-2 * HOUR_MS) }),
+      requery(answered('failed', '25')),
+      NOW,
+      rules('look'),
+    ).change
     expect(accepted).toMatchObject({ next: 'unknown', fields: { nextAttemptAt: at(HOUR_MS) } })
     expect(accepted.progress).toBeUndefined()
   })
 
   it('a reversal is a failure, whatever code comes with it', () => {
-    expect(decide(instruction({ state: 'sent' }), requery(answered('failed', '00', { reversed: true })), NOW, rules('work')).change).toMatchObject({ next: 'failed', fields: { failureCode: 'provider_declined' } })
+    expect(
+      decide(instruction({ state: 'sent' }), requery(answered('failed', '00', { reversed: true })), NOW, rules('work'))
+        .change,
+    ).toMatchObject({ next: 'failed', fields: { failureCode: 'provider_declined' } })
   })
 })
 
 describe('opening and the name enquiry', () => {
   it('a step opens by its instruction and how it was started', () => {
-    const opened = (state: InstructionState, mode: StepMode, nameKnown = false) => opening(instruction({ state, verifiedAccountName: nameKnown ? 'ADAEZE OKORO' : null }), mode)
+    const opened = (state: InstructionState, mode: StepMode, nameKnown = false) =>
+      opening(instruction({ state, verifiedAccountName: nameKnown ? 'ADAEZE OKORO' : null }), mode)
     expect(MODES.map((mode) => opened('ready', mode))).toEqual(['name_enquiry', 'name_enquiry', 'give_back'])
     expect(MODES.map((mode) => opened('ready', mode, true))).toEqual(['first_send', 'first_send', 'give_back'])
-    expect(opening(instruction({ state: 'ready', nameCheck: false, verifiedAccountName: null }), 'work')).toBe('first_send')
-    for (const state of ['sending', 'sent', 'unknown'] as const) expect(MODES.map((mode) => opened(state, mode))).toEqual(['requery', state === 'sending' ? 'send' : 'requery', 'requery'])
+    expect(opening(instruction({ state: 'ready', nameCheck: false, verifiedAccountName: null }), 'work')).toBe(
+      'first_send',
+    )
+    for (const state of ['sending', 'sent', 'unknown'] as const)
+      expect(MODES.map((mode) => opened(state, mode))).toEqual([
+        'requery',
+        state === 'sending' ? 'send' : 'requery',
+        'requery',
+      ])
   })
 
-  const ready = (overrides: Partial<Instruction> = {}) => instruction({ state: 'ready', sendAttempts: 0, lastSentAt: null, lastSignedAt: null, requeryAttempts: 0, verifiedAccountName: null, ...overrides })
-  const enquiry = (result: ProviderResult<{ accountName: string }>, overrides: Partial<Instruction> = {}) => decide(ready(overrides), { to: 'name_enquiry', result }, NOW, rules('work'))
-  const named = (accountName: string): ProviderResult<{ accountName: string }> => ({ outcome: 'successful', responseCode: '00', responseMessage: 'ok', providerReference: '', value: { accountName } })
+  const ready = (overrides: Partial<Instruction> = {}) =>
+    instruction({
+      state: 'ready',
+      sendAttempts: 0,
+      lastSentAt: null,
+      lastSignedAt: null,
+      requeryAttempts: 0,
+      verifiedAccountName: null,
+      ...overrides,
+    })
+  const enquiry = (result: ProviderResult<{ accountName: string }>, overrides: Partial<Instruction> = {}) =>
+    decide(ready(overrides), { to: 'name_enquiry', result }, NOW, rules('work'))
+  const named = (accountName: string): ProviderResult<{ accountName: string }> => ({
+    outcome: 'successful',
+    responseCode: '00',
+    responseMessage: 'ok',
+    providerReference: '',
+    value: { accountName },
+  })
 
   it('the holder the given name names: the first send, committed with the name found', () => {
     expect(enquiry(named('OKORO ADAEZE'))).toEqual(firstSend(ready(), 'OKORO ADAEZE'))
@@ -295,18 +496,43 @@ describe('opening and the name enquiry', () => {
   })
 
   it('another holder, or a refusal: failed before anything is sent', () => {
-    expect(enquiry(named('CHUKWU OBI')).change).toMatchObject({ next: 'failed', fields: { failureCode: 'name_mismatch', responseCode: '08', verifiedAccountName: 'CHUKWU OBI' }, progress: 'failed' })
-    expect(enquiry(answered('failed', '07') as ProviderResult<{ accountName: string }>).change).toMatchObject({ next: 'failed', fields: { failureCode: 'name_enquiry_failed', responseCode: '07' } })
+    expect(enquiry(named('CHUKWU OBI')).change).toMatchObject({
+      next: 'failed',
+      fields: { failureCode: 'name_mismatch', responseCode: '08', verifiedAccountName: 'CHUKWU OBI' },
+      progress: 'failed',
+    })
+    expect(enquiry(answered('failed', '07') as ProviderResult<{ accountName: string }>).change).toMatchObject({
+      next: 'failed',
+      fields: { failureCode: 'name_enquiry_failed', responseCode: '07' },
+    })
   })
 
   it('no answer: asked again later, backing off; at the deadline failed, nothing having been sent', () => {
-    for (const result of [{ outcome: 'unknown', error: 'timeout' } as const, answered('pending', '09') as ProviderResult<{ accountName: string }>]) {
-      expect(enquiry(result)).toEqual({ change: { next: 'ready', fields: { requeryAttempts: 1, nextAttemptAt: at(2 * FIRST_DELAY_MS) }, release: true, progress: undefined, runAt: at(2 * FIRST_DELAY_MS) }, thenSend: false })
-      expect(enquiry(result, { deadlineAt: NOW }).change).toMatchObject({ next: 'failed', fields: { failureCode: 'provider_unavailable' } })
+    for (const result of [
+      { outcome: 'unknown', error: 'timeout' } as const,
+      answered('pending', '09') as ProviderResult<{ accountName: string }>,
+    ]) {
+      expect(enquiry(result)).toEqual({
+        change: {
+          next: 'ready',
+          fields: { requeryAttempts: 1, nextAttemptAt: at(2 * FIRST_DELAY_MS) },
+          release: true,
+          progress: undefined,
+          runAt: at(2 * FIRST_DELAY_MS),
+        },
+        thenSend: false,
+      })
+      expect(enquiry(result, { deadlineAt: NOW }).change).toMatchObject({
+        next: 'failed',
+        fields: { failureCode: 'provider_unavailable' },
+      })
     }
   })
 
   it('a first send is never decided from a timeout: only a committed send is made', () => {
-    expect(firstSend(ready())).toEqual({ change: { next: 'sending', fields: { sendAttempts: 1, verifiedAccountName: undefined }, release: false }, thenSend: true })
+    expect(firstSend(ready())).toEqual({
+      change: { next: 'sending', fields: { sendAttempts: 1, verifiedAccountName: undefined }, release: false },
+      thenSend: true,
+    })
   })
 })

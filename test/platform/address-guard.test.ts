@@ -2,7 +2,12 @@
 // what the sandbox loopback allowance changes.
 import type { LookupAddress } from 'node:dns'
 import { describe, expect, it } from 'vitest'
-import { checkCallbackUrl, classifyAddress, guardedLookup, type CallbackPolicy } from '../../src/platform/address-guard.ts'
+import {
+  checkCallbackUrl,
+  classifyAddress,
+  guardedLookup,
+  type CallbackPolicy,
+} from '../../src/platform/address-guard.ts'
 
 const LIVE: CallbackPolicy = { requireHttps: true, allowLoopback: false }
 const SANDBOX_LOOPBACK: CallbackPolicy = { requireHttps: false, allowLoopback: true }
@@ -110,11 +115,18 @@ describe('checkCallbackUrl', () => {
     expect(check.ok).toBe(allowed)
   })
 
-  const resolvesTo = (...addresses: string[]) => async (): Promise<LookupAddress[]> => addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }))
+  const resolvesTo =
+    (...addresses: string[]) =>
+    async (): Promise<LookupAddress[]> =>
+      addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }))
 
   it('a name is judged by every address it resolves to', async () => {
-    expect((await checkCallbackUrl('https://hooks.example.com/x', LIVE, { resolve: resolvesTo('93.184.216.34') })).ok).toBe(true)
-    const mixed = await checkCallbackUrl('https://hooks.example.com/x', LIVE, { resolve: resolvesTo('93.184.216.34', '10.1.2.3') })
+    expect(
+      (await checkCallbackUrl('https://hooks.example.com/x', LIVE, { resolve: resolvesTo('93.184.216.34') })).ok,
+    ).toBe(true)
+    const mixed = await checkCallbackUrl('https://hooks.example.com/x', LIVE, {
+      resolve: resolvesTo('93.184.216.34', '10.1.2.3'),
+    })
     expect(mixed).toEqual({ ok: false, reason: 'host hooks.example.com resolves to a private or reserved address' })
     expect((await checkCallbackUrl('https://hooks.example.com/x', LIVE, { resolve: resolvesTo('::1') })).ok).toBe(false)
     expect((await checkCallbackUrl('http://localhost:8080/x', SANDBOX_STRICT)).ok).toBe(false)
@@ -125,10 +137,23 @@ describe('checkCallbackUrl', () => {
     const unknown = async (): Promise<LookupAddress[]> => {
       throw Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' })
     }
-    for (const url of ['http://localhost./x', 'http://LOCALHOST../x', 'http://hooks.localhost/x', 'http://hooks.localhost./x', 'http://localhost:9000/x']) {
-      expect((await checkCallbackUrl(url, SANDBOX_STRICT, { resolve: unknown, allowUnresolved: true })).ok, url).toBe(false)
-      expect((await checkCallbackUrl(url.replace('http:', 'https:'), LIVE, { resolve: unknown, allowUnresolved: true })).ok, url).toBe(false)
-      expect((await checkCallbackUrl(url, SANDBOX_LOOPBACK, { resolve: unknown, allowUnresolved: true })).ok, url).toBe(true)
+    for (const url of [
+      'http://localhost./x',
+      'http://LOCALHOST../x',
+      'http://hooks.localhost/x',
+      'http://hooks.localhost./x',
+      'http://localhost:9000/x',
+    ]) {
+      expect((await checkCallbackUrl(url, SANDBOX_STRICT, { resolve: unknown, allowUnresolved: true })).ok, url).toBe(
+        false,
+      )
+      expect(
+        (await checkCallbackUrl(url.replace('http:', 'https:'), LIVE, { resolve: unknown, allowUnresolved: true })).ok,
+        url,
+      ).toBe(false)
+      expect((await checkCallbackUrl(url, SANDBOX_LOOPBACK, { resolve: unknown, allowUnresolved: true })).ok, url).toBe(
+        true,
+      )
     }
     // A name that merely contains the word is an ordinary name.
     const resolvesPublic = async (): Promise<LookupAddress[]> => [{ address: '93.184.216.34', family: 4 }]
@@ -140,7 +165,9 @@ describe('checkCallbackUrl', () => {
       throw Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' })
     }
     expect((await checkCallbackUrl('https://nowhere.invalid/x', LIVE, { resolve: fails })).ok).toBe(false)
-    expect((await checkCallbackUrl('https://nowhere.invalid/x', LIVE, { resolve: fails, allowUnresolved: true })).ok).toBe(true)
+    expect(
+      (await checkCallbackUrl('https://nowhere.invalid/x', LIVE, { resolve: fails, allowUnresolved: true })).ok,
+    ).toBe(true)
   })
 })
 

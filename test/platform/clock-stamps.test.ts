@@ -45,10 +45,18 @@ const signedNow = () => ({ timestampS: Math.floor(clock.now().getTime() / 1000) 
 it('stamps an invoice published and cancelled by the injected clock', async () => {
   const { client } = await app.newPartner()
   const before = clock.now().getTime()
-  const created = await client.post<{ reference: string; publishedAt: string | null }>('/api/v1/rail/invoice', { reference: randomUUID(), title: 'Rent', amountKobo: 100_000, publishOnCreate: true }, signedNow())
+  const created = await client.post<{ reference: string; publishedAt: string | null }>(
+    '/api/v1/rail/invoice',
+    { reference: randomUUID(), title: 'Rent', amountKobo: 100_000, publishOnCreate: true },
+    signedNow(),
+  )
   expect(created.status).toBe(200)
   expect(byTheClock(created.body.publishedAt, before)).toBe(true)
-  const cancelled = await client.post<{ cancelledAt: string | null; status: string }>(`/api/v1/rail/invoice/${created.body.reference}/cancel`, undefined, signedNow())
+  const cancelled = await client.post<{ cancelledAt: string | null; status: string }>(
+    `/api/v1/rail/invoice/${created.body.reference}/cancel`,
+    undefined,
+    signedNow(),
+  )
   expect([cancelled.status, cancelled.body.status]).toEqual([200, 'cancelled'])
   expect(byTheClock(cancelled.body.cancelledAt, before)).toBe(true)
   const stored = await app.db.pool.query<{ published_at: Date; cancelled_at: Date; status_changed_at: Date }>(
@@ -62,10 +70,20 @@ it('stamps an invoice published and cancelled by the injected clock', async () =
 it('stamps a virtual account archived by the injected clock', async () => {
   const { client } = await app.newPartner()
   const before = clock.now().getTime()
-  const account = await client.post<{ trackingId: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() }, signedNow())
+  const account = await client.post<{ trackingId: string }>(
+    '/api/v1/rail/virtual-account',
+    { reference: randomUUID() },
+    signedNow(),
+  )
   expect(account.status).toBe(200)
-  expect((await client.post(`/api/v1/rail/virtual-account/${account.body.trackingId}/archive`, undefined, signedNow())).status).toBe(200)
-  const { rows } = await app.db.pool.query<{ archived_at: Date }>(`SELECT archived_at FROM virtual_accounts WHERE tracking_id = $1`, [account.body.trackingId])
+  expect(
+    (await client.post(`/api/v1/rail/virtual-account/${account.body.trackingId}/archive`, undefined, signedNow()))
+      .status,
+  ).toBe(200)
+  const { rows } = await app.db.pool.query<{ archived_at: Date }>(
+    `SELECT archived_at FROM virtual_accounts WHERE tracking_id = $1`,
+    [account.body.trackingId],
+  )
   expect(byTheClock(rows[0]!.archived_at.toISOString(), before)).toBe(true)
 })
 
@@ -74,20 +92,35 @@ it('stamps a payout the float cannot cover, and its unsent bank instruction, fai
   const before = clock.now().getTime()
   const payout = await client.post<{ id: string; state: string; stateChangedAt: string; terminalAt: string | null }>(
     '/api/v1/rail/outbound',
-    { clientReference: randomUUID(), amountKobo: 10_000, beneficiaryAccountNumber: PAYEE.accountNumber, beneficiaryBankCode: PAYEE.bankCode, beneficiaryAccountName: PAYEE.accountName, currency: 'NGN' },
+    {
+      clientReference: randomUUID(),
+      amountKobo: 10_000,
+      beneficiaryAccountNumber: PAYEE.accountNumber,
+      beneficiaryBankCode: PAYEE.bankCode,
+      beneficiaryAccountName: PAYEE.accountName,
+      currency: 'NGN',
+    },
     signedNow(),
   )
   expect([payout.status, payout.body.state]).toEqual([202, 'failed'])
   expect(byTheClock(payout.body.stateChangedAt, before)).toBe(true)
   expect(payout.body.terminalAt).toBe(payout.body.stateChangedAt)
-  const { rows } = await app.db.pool.query<{ state: string; terminal_at: Date }>(`SELECT state, terminal_at FROM bank_instructions WHERE id = $1`, [payout.body.id])
+  const { rows } = await app.db.pool.query<{ state: string; terminal_at: Date }>(
+    `SELECT state, terminal_at FROM bank_instructions WHERE id = $1`,
+    [payout.body.id],
+  )
   expect(rows[0]!.state).toBe('failed')
   expect(byTheClock(rows[0]!.terminal_at.toISOString(), before)).toBe(true)
 })
 
 /** A delivery's schedule and ending, as stored. */
-async function deliveryTimes(deliveryId: string): Promise<{ next_attempt_at: Date; delivered_at: Date | null; attempts_made: number; status: string }> {
-  const { rows } = await app.db.pool.query(`SELECT next_attempt_at, delivered_at, attempts_made, status FROM event_deliveries WHERE id = $1`, [deliveryId])
+async function deliveryTimes(
+  deliveryId: string,
+): Promise<{ next_attempt_at: Date; delivered_at: Date | null; attempts_made: number; status: string }> {
+  const { rows } = await app.db.pool.query(
+    `SELECT next_attempt_at, delivered_at, attempts_made, status FROM event_deliveries WHERE id = $1`,
+    [deliveryId],
+  )
   return rows[0]
 }
 
@@ -98,7 +131,7 @@ async function dueDeliveriesGauge(at: Clock): Promise<number> {
   return (await registry.getSingleMetric('rail_deliveries_due')!.get()).values[0]!.value
 }
 
-it("schedules a callback delivery and its retry by the injected clock, and the workers, the sweep and the gauge judge it due by that clock", async () => {
+it('schedules a callback delivery and its retry by the injected clock, and the workers, the sweep and the gauge judge it due by that clock', async () => {
   const receiver = await startReceiver()
   receiver.answer = (_request, index) => ({ status: index === 0 ? 500 : 200 })
   const settings = { allowLoopbackCallbacks: true, timeoutMs: 2_000, retryDelaysMs: [60_000] }
@@ -111,7 +144,8 @@ it("schedules a callback delivery and its retry by the injected clock, and the w
     const { id } = await deliveryOf(app.db.pool, eventId)
     // The first attempt is due at once by the clock that recorded the event, a day from the database's now().
     expect(byTheClock((await deliveryTimes(id)).next_attempt_at.toISOString(), before)).toBe(true)
-    const stalledAt = (at: Date) => selectStalledDeliveries(app.db.pool, 10_000, 1_000, at).then((rows) => rows.map((row) => row.id))
+    const stalledAt = (at: Date) =>
+      selectStalledDeliveries(app.db.pool, 10_000, 1_000, at).then((rows) => rows.map((row) => row.id))
     expect(await stalledAt(new Date(Date.now() + 11_000))).not.toContain(id)
     expect(await stalledAt(new Date(clock.now().getTime() + 11_000))).toContain(id)
     expect(await dueDeliveriesGauge(systemClock)).toBe(0)
@@ -129,7 +163,9 @@ it("schedules a callback delivery and its retry by the injected clock, and the w
     expect(retryInMs).toBeGreaterThan(50_000)
     expect(retryInMs).toBeLessThanOrEqual(66_000)
     // Its job waits as long by the database's clock, which graphile-worker runs jobs by.
-    const job = await app.db.pool.query<{ run_at: Date }>(`SELECT run_at FROM graphile_worker.jobs WHERE key = $1`, [`event_delivery:${id}`])
+    const job = await app.db.pool.query<{ run_at: Date }>(`SELECT run_at FROM graphile_worker.jobs WHERE key = $1`, [
+      `event_delivery:${id}`,
+    ])
     const jobInMs = job.rows[0]!.run_at.getTime() - Date.now()
     expect(jobInMs).toBeGreaterThan(50_000)
     expect(jobInMs).toBeLessThanOrEqual(66_000)
@@ -154,7 +190,10 @@ it('schedules a redelivery by the injected clock', async () => {
   const eventId = await record(app.db.pool, { partnerId: credentials.partnerId }, clock)
   const first = await deliveryOf(app.db.pool, eventId)
   // Put off, as a retry would be; asked for again, it is due at once by the app's clock.
-  await app.db.pool.query(`UPDATE event_deliveries SET next_attempt_at = next_attempt_at + interval '1 hour' WHERE id = $1`, [first.id])
+  await app.db.pool.query(
+    `UPDATE event_deliveries SET next_attempt_at = next_attempt_at + interval '1 hour' WHERE id = $1`,
+    [first.id],
+  )
   const before = clock.now().getTime()
   expect((await client.post(`/api/v1/rail/events/${eventId}/redeliver`, undefined, signedNow())).status).toBe(202)
   expect(byTheClock((await deliveryTimes(first.id)).next_attempt_at.toISOString(), before)).toBe(true)
@@ -162,14 +201,27 @@ it('schedules a redelivery by the injected clock', async () => {
 
 it("schedules a payout's next step by the injected clock, and the stranded sweep judges it by that clock", async () => {
   const { client } = await app.newPartner()
-  expect((await client.post('/api/v1/rail/sandbox/fund-float', { amountKobo: 50_000, reference: randomUUID() }, signedNow())).status).toBe(200)
+  expect(
+    (await client.post('/api/v1/rail/sandbox/fund-float', { amountKobo: 50_000, reference: randomUUID() }, signedNow()))
+      .status,
+  ).toBe(200)
   const payout = await client.post<{ id: string }>(
     '/api/v1/rail/outbound',
-    { clientReference: randomUUID(), amountKobo: 10_000, beneficiaryAccountNumber: PAYEE.accountNumber, beneficiaryBankCode: PAYEE.bankCode, beneficiaryAccountName: PAYEE.accountName, currency: 'NGN' },
+    {
+      clientReference: randomUUID(),
+      amountKobo: 10_000,
+      beneficiaryAccountNumber: PAYEE.accountNumber,
+      beneficiaryBankCode: PAYEE.bankCode,
+      beneficiaryAccountName: PAYEE.accountName,
+      currency: 'NGN',
+    },
     signedNow(),
   )
   expect(payout.status).toBe(202)
-  const { rows } = await app.db.pool.query<{ state: string; next_attempt_at: Date }>(`SELECT state, next_attempt_at FROM bank_instructions WHERE id = $1`, [payout.body.id])
+  const { rows } = await app.db.pool.query<{ state: string; next_attempt_at: Date }>(
+    `SELECT state, next_attempt_at FROM bank_instructions WHERE id = $1`,
+    [payout.body.id],
+  )
   expect(['ready', 'sending', 'sent']).toContain(rows[0]!.state)
   const nextStepAt = rows[0]!.next_attempt_at.getTime()
   expect(nextStepAt - Date.now()).toBeGreaterThan(DAY_MS / 2)

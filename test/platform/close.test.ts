@@ -29,7 +29,9 @@ it('closes after answering a request that was in flight, on a connection beside 
   inFlight.on('data', (chunk: Buffer) => (answer += chunk.toString('utf8')))
   const answered = new Promise<void>((resolve) => inFlight.once('close', () => resolve()))
   // Headers sent, body not yet: the request has begun when close() is called.
-  inFlight.write('POST /api/v1/rail/wallet HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n')
+  inFlight.write(
+    'POST /api/v1/rail/wallet HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n',
+  )
   await new Promise((resolve) => setTimeout(resolve, 100))
   const closed = app.api.close()
   inFlight.end('{}')

@@ -23,14 +23,19 @@ interface Note {
 
 /** One INSERT for the whole batch; each note's answer is the id of the transaction that wrote it. */
 async function writeNotes(tx: Tx, notes: readonly Note[]): Promise<string[]> {
-  await tx.query('INSERT INTO notes (id, body) SELECT * FROM unnest($1::int[], $2::text[])', [notes.map((note) => note.id), notes.map((note) => note.body)])
+  await tx.query('INSERT INTO notes (id, body) SELECT * FROM unnest($1::int[], $2::text[])', [
+    notes.map((note) => note.id),
+    notes.map((note) => note.body),
+  ])
   const { rows } = await tx.query<{ txid: string }>('SELECT txid_current()::text AS txid')
   return notes.map(() => rows[0]!.txid)
 }
 
 it('writes concurrent operations in few shared transactions, each caller getting its own answer after the commit', async () => {
   const coalescer = new Coalescer(db.pool, writeNotes, { lanes: 1, batchMax: 50 })
-  const answers = await Promise.all(Array.from({ length: 120 }, (_unused, i) => coalescer.run({ id: i, body: `note ${i}` })))
+  const answers = await Promise.all(
+    Array.from({ length: 120 }, (_unused, i) => coalescer.run({ id: i, body: `note ${i}` })),
+  )
   const stored = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM notes')
   expect(stored.rows[0]!.n).toBe(120)
   const transactions = new Set(answers)
@@ -50,7 +55,9 @@ it('a batch that fails is written operation by operation, each in its own savepo
   const transactions = new Set(outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : [])))
   expect(transactions.size).toBeLessThanOrEqual(2) // the first call runs at once, alone; the other 39 wait for it and form one batch
   const stored = await db.pool.query<{ id: number }>('SELECT id FROM notes ORDER BY id')
-  expect(stored.rows.map((row) => row.id)).toEqual(Array.from({ length: 40 }, (_unused, i) => i).filter((i) => i % 10 !== 7))
+  expect(stored.rows.map((row) => row.id)).toEqual(
+    Array.from({ length: 40 }, (_unused, i) => i).filter((i) => i % 10 !== 7),
+  )
 })
 
 it('a write that answers the wrong number of results fails its callers and leaves nothing', async () => {

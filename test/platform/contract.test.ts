@@ -51,7 +51,9 @@ afterAll(async () => {
 })
 
 function operationsOf(document: Document): { method: string; path: string; operation: Operation }[] {
-  return Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ method, path, operation })))
+  return Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, operation]) => ({ method, path, operation })),
+  )
 }
 
 function resolved(document: Document, response: Json): Json {
@@ -60,12 +62,19 @@ function resolved(document: Document, response: Json): Json {
 }
 
 /** What the document says an operation answers with a status: its codes, and whether its body is ErrorBody. */
-function documentedError(document: Document, operation: Operation, status: number): { codes: string[]; errorBody: boolean } | undefined {
+function documentedError(
+  document: Document,
+  operation: Operation,
+  status: number,
+): { codes: string[]; errorBody: boolean } | undefined {
   const raw = operation.responses[String(status)]
   if (!raw) return undefined
   const response = resolved(document, raw)
   const schema = ((response.content as Record<string, Json> | undefined)?.['application/json']?.schema ?? {}) as Json
-  return { codes: (response['x-rail-error-codes'] ?? []) as string[], errorBody: schema.$ref === '#/components/schemas/ErrorBody' }
+  return {
+    codes: (response['x-rail-error-codes'] ?? []) as string[],
+    errorBody: schema.$ref === '#/components/schemas/ErrorBody',
+  }
 }
 
 function expectDocumented(document: Document, method: string, path: string, answer: Answer, what: string): void {
@@ -79,11 +88,23 @@ function expectDocumented(document: Document, method: string, path: string, answ
 
 /** The path with each parameter replaced by the document's example of it. */
 function concretePath(path: string, operation: Operation, override?: string): string {
-  return path.replace(/\{([^}]+)\}/g, (_match, name: string) => override ?? encodeURIComponent(String(operation.parameters?.find((parameter) => parameter.name === name)?.example ?? 'x')))
+  return path.replace(
+    /\{([^}]+)\}/g,
+    (_match, name: string) =>
+      override ??
+      encodeURIComponent(String(operation.parameters?.find((parameter) => parameter.name === name)?.example ?? 'x')),
+  )
 }
 
 /** A request as the operation's document authenticates it: the partner's signature or API key, or the sandbox bank's signature. */
-async function send(kind: 'partner' | 'bank', path: string, operation: Operation, method: string, body: string | undefined, headers: Record<string, string> = {}): Promise<Answer> {
+async function send(
+  kind: 'partner' | 'bank',
+  path: string,
+  operation: Operation,
+  method: string,
+  body: string | undefined,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
   const upper = method.toUpperCase()
   const auth: Record<string, string> = {}
   if (kind === 'bank') {
@@ -93,15 +114,33 @@ async function send(kind: 'partner' | 'bank', path: string, operation: Operation
   } else if (JSON.stringify(operation.security).includes('escrowApiKey')) {
     auth['X-API-Key'] = partner.credentials.escrowApiKey
   } else {
-    Object.assign(auth, signRequest({ keyId: partner.credentials.keyId, signingSecret: partner.credentials.signingSecret, method: upper, pathWithQuery: path, body: body ?? '' }))
+    Object.assign(
+      auth,
+      signRequest({
+        keyId: partner.credentials.keyId,
+        signingSecret: partner.credentials.signingSecret,
+        method: upper,
+        pathWithQuery: path,
+        body: body ?? '',
+      }),
+    )
   }
   return fetchAnswer(path, upper, body, { ...auth, ...headers })
 }
 
-async function fetchAnswer(path: string, method: string, body: string | undefined, headers: Record<string, string>): Promise<Answer> {
+async function fetchAnswer(
+  path: string,
+  method: string,
+  body: string | undefined,
+  headers: Record<string, string>,
+): Promise<Answer> {
   const response = await fetch(`${harness.app.baseUrl}${path}`, { method, headers, body })
   const text = await response.text()
-  return { status: response.status, headers: response.headers, body: text.startsWith('{') ? (JSON.parse(text) as Answer['body']) : {} }
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: text.startsWith('{') ? (JSON.parse(text) as Answer['body']) : {},
+  }
 }
 
 const HAS_BODY = new Set(['post', 'put', 'patch', 'delete'])
@@ -116,7 +155,10 @@ describe('the documents against the catalogue', () => {
           const documented = documentedError(document, operation, Number(status))!
           expect(documented.errorBody, `${method} ${path} ${status}`).toBe(true)
           expect(documented.codes.length, `${method} ${path} ${status}`).toBeGreaterThan(0)
-          for (const code of documented.codes) expect(ERROR_CATALOGUE[code as ErrorCode]?.status, `${method} ${path} ${status} ${code}`).toBe(Number(status))
+          for (const code of documented.codes)
+            expect(ERROR_CATALOGUE[code as ErrorCode]?.status, `${method} ${path} ${status} ${code}`).toBe(
+              Number(status),
+            )
         }
       }
     }
@@ -125,10 +167,19 @@ describe('the documents against the catalogue', () => {
   it('document the refusals of the edge on every operation where they can occur', () => {
     for (const [kind, document] of Object.entries(documents)) {
       for (const { method, path, operation } of operationsOf(document)) {
-        const codes = Object.keys(operation.responses).flatMap((status) => documentedError(document, operation, Number(status))?.codes ?? [])
-        const expected: ErrorCode[] = ['bad_request', 'unauthorized', 'validation_error', 'internal_error', 'overloaded']
+        const codes = Object.keys(operation.responses).flatMap(
+          (status) => documentedError(document, operation, Number(status))?.codes ?? [],
+        )
+        const expected: ErrorCode[] = [
+          'bad_request',
+          'unauthorized',
+          'validation_error',
+          'internal_error',
+          'overloaded',
+        ]
         if (kind === 'partner') expected.push('rate_limited', 'payload_too_large')
-        if (HAS_BODY.has(method)) expected.push('invalid_json', 'payload_too_large', 'unsupported_media_type', 'request_timeout')
+        if (HAS_BODY.has(method))
+          expected.push('invalid_json', 'payload_too_large', 'unsupported_media_type', 'request_timeout')
         if (path.includes('{')) expected.push('not_found')
         expect(codes, `${method} ${path}`).toEqual(expect.arrayContaining(expected))
       }
@@ -137,36 +188,69 @@ describe('the documents against the catalogue', () => {
 })
 
 describe("the edge's refusals, driven on every operation, answer only what the operation documents", () => {
-  it('without credentials, with a malformed or oversized body, another media type, a bad query or a malformed path parameter', { timeout: 120_000 }, async () => {
-    for (const kind of ['partner', 'bank'] as const) {
-      const document = documents[kind]
-      for (const { method, path, operation } of operationsOf(document)) {
-        const at = concretePath(path, operation)
-        const upper = method.toUpperCase()
-        const answers: [string, Answer][] = [['no credentials', await fetchAnswer(at, upper, undefined, {})]]
-        answers.push(['a query no route takes', await send(kind, `${at}?unknown%01=1`, operation, method, undefined)])
-        if (path.includes('{')) answers.push(['a malformed path parameter', await send(kind, concretePath(path, operation, '%E0%A4%A'), operation, method, undefined)])
-        if (HAS_BODY.has(method)) {
-          answers.push(['malformed JSON', await send(kind, at, operation, method, '{"a":', { 'Content-Type': 'application/json' })])
-          answers.push(['text/plain', await send(kind, at, operation, method, 'hello', { 'Content-Type': 'text/plain' })])
-          answers.push(['an empty object', await send(kind, at, operation, method, '{}', { 'Content-Type': 'application/json' })])
-          if (kind === 'partner') answers.push(['a body over the limit', await send(kind, at, operation, method, `{"a":"${'x'.repeat(BODY_LIMIT_BYTES)}"}`, { 'Content-Type': 'application/json' })])
-        }
-        for (const [what, answer] of answers) {
-          // An empty object is a whole request for a route whose fields are all optional.
-          if (what === 'an empty object' && answer.status < 400) continue
-          expect(answer.status, `${upper} ${at} (${what})`).toBeGreaterThanOrEqual(400)
-          expectDocumented(document, method, path, answer, what)
+  it(
+    'without credentials, with a malformed or oversized body, another media type, a bad query or a malformed path parameter',
+    { timeout: 120_000 },
+    async () => {
+      for (const kind of ['partner', 'bank'] as const) {
+        const document = documents[kind]
+        for (const { method, path, operation } of operationsOf(document)) {
+          const at = concretePath(path, operation)
+          const upper = method.toUpperCase()
+          const answers: [string, Answer][] = [['no credentials', await fetchAnswer(at, upper, undefined, {})]]
+          answers.push(['a query no route takes', await send(kind, `${at}?unknown%01=1`, operation, method, undefined)])
+          if (path.includes('{'))
+            answers.push([
+              'a malformed path parameter',
+              await send(kind, concretePath(path, operation, '%E0%A4%A'), operation, method, undefined),
+            ])
+          if (HAS_BODY.has(method)) {
+            answers.push([
+              'malformed JSON',
+              await send(kind, at, operation, method, '{"a":', { 'Content-Type': 'application/json' }),
+            ])
+            answers.push([
+              'text/plain',
+              await send(kind, at, operation, method, 'hello', { 'Content-Type': 'text/plain' }),
+            ])
+            answers.push([
+              'an empty object',
+              await send(kind, at, operation, method, '{}', { 'Content-Type': 'application/json' }),
+            ])
+            if (kind === 'partner')
+              answers.push([
+                'a body over the limit',
+                await send(kind, at, operation, method, `{"a":"${'x'.repeat(BODY_LIMIT_BYTES)}"}`, {
+                  'Content-Type': 'application/json',
+                }),
+              ])
+          }
+          for (const [what, answer] of answers) {
+            // An empty object is a whole request for a route whose fields are all optional.
+            if (what === 'an empty object' && answer.status < 400) continue
+            expect(answer.status, `${upper} ${at} (${what})`).toBeGreaterThanOrEqual(400)
+            expectDocumented(document, method, path, answer, what)
+          }
         }
       }
-    }
-  })
+    },
+  )
 })
 
 describe('the cases the outside review found undocumented', () => {
   it('POST /api/v1/rail/outbound: another body with a used clientReference is 409 idempotency_conflict (the README example)', async () => {
-    expect((await partner.client.post('/api/v1/rail/sandbox/fund-float', { amountKobo: 1_000_000, reference: randomUUID() })).status).toBe(200)
-    const body = { clientReference: randomUUID(), amountKobo: 10_000, beneficiaryAccountNumber: PAYEE.accountNumber, beneficiaryBankCode: PAYEE.bankCode, beneficiaryAccountName: PAYEE.accountName, currency: 'NGN' }
+    expect(
+      (await partner.client.post('/api/v1/rail/sandbox/fund-float', { amountKobo: 1_000_000, reference: randomUUID() }))
+        .status,
+    ).toBe(200)
+    const body = {
+      clientReference: randomUUID(),
+      amountKobo: 10_000,
+      beneficiaryAccountNumber: PAYEE.accountNumber,
+      beneficiaryBankCode: PAYEE.bankCode,
+      beneficiaryAccountName: PAYEE.accountName,
+      currency: 'NGN',
+    }
     expect((await partner.client.post('/api/v1/rail/outbound', body)).status).toBe(202)
     const conflict = (await partner.client.post('/api/v1/rail/outbound', { ...body, amountKobo: 10_001 })) as Answer
     expect([conflict.status, conflict.body.error]).toEqual([409, 'idempotency_conflict'])
@@ -188,28 +272,77 @@ describe('the cases the outside review found undocumented', () => {
     }
   })
 
-  it('the settlement simulator: 404 for an unknown transfer, 409 invalid_state for one no longer in progress', { timeout: 60_000 }, async () => {
-    const simulate = async (body: Json) => (await partner.client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', body)) as Answer
-    const unknown = await simulate({ transferId: randomUUID(), outcome: 'confirmed' })
-    expect([unknown.status, unknown.body.error]).toEqual([404, 'not_found'])
-    expectDocumented(documents.partner, 'post', '/api/v1/rail/sandbox/simulate-outbound-settlement', unknown, 'unknown transfer')
+  it(
+    'the settlement simulator: 404 for an unknown transfer, 409 invalid_state for one no longer in progress',
+    { timeout: 60_000 },
+    async () => {
+      const simulate = async (body: Json) =>
+        (await partner.client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', body)) as Answer
+      const unknown = await simulate({ transferId: randomUUID(), outcome: 'confirmed' })
+      expect([unknown.status, unknown.body.error]).toEqual([404, 'not_found'])
+      expectDocumented(
+        documents.partner,
+        'post',
+        '/api/v1/rail/sandbox/simulate-outbound-settlement',
+        unknown,
+        'unknown transfer',
+      )
 
-    expect((await partner.client.post('/api/v1/rail/sandbox/fund-float', { amountKobo: 1_000_000, reference: randomUUID() })).status).toBe(200)
-    const body = { clientReference: randomUUID(), amountKobo: 5_000, beneficiaryAccountNumber: PAYEE.accountNumber, beneficiaryBankCode: PAYEE.bankCode, beneficiaryAccountName: PAYEE.accountName, currency: 'NGN' }
-    const transfer = (await partner.client.post<{ id: string }>('/api/v1/rail/outbound', body)).body
-    await waitFor(async () => (await simulate({ transferId: transfer.id, outcome: 'confirmed' })).status === 200, 20_000, 'the transfer submitted')
-    await waitFor(async () => (await partner.client.get<{ state: string }>(`/api/v1/rail/outbound/${transfer.id}`)).body.state === 'confirmed', 20_000, 'the transfer confirmed')
-    const settled = await simulate({ transferId: transfer.id, outcome: 'failed' })
-    expect([settled.status, settled.body.error]).toEqual([409, 'invalid_state'])
-    expectDocumented(documents.partner, 'post', '/api/v1/rail/sandbox/simulate-outbound-settlement', settled, 'transfer confirmed')
-  })
+      expect(
+        (
+          await partner.client.post('/api/v1/rail/sandbox/fund-float', {
+            amountKobo: 1_000_000,
+            reference: randomUUID(),
+          })
+        ).status,
+      ).toBe(200)
+      const body = {
+        clientReference: randomUUID(),
+        amountKobo: 5_000,
+        beneficiaryAccountNumber: PAYEE.accountNumber,
+        beneficiaryBankCode: PAYEE.bankCode,
+        beneficiaryAccountName: PAYEE.accountName,
+        currency: 'NGN',
+      }
+      const transfer = (await partner.client.post<{ id: string }>('/api/v1/rail/outbound', body)).body
+      await waitFor(
+        async () => (await simulate({ transferId: transfer.id, outcome: 'confirmed' })).status === 200,
+        20_000,
+        'the transfer submitted',
+      )
+      await waitFor(
+        async () =>
+          (await partner.client.get<{ state: string }>(`/api/v1/rail/outbound/${transfer.id}`)).body.state ===
+          'confirmed',
+        20_000,
+        'the transfer confirmed',
+      )
+      const settled = await simulate({ transferId: transfer.id, outcome: 'failed' })
+      expect([settled.status, settled.body.error]).toEqual([409, 'invalid_state'])
+      expectDocumented(
+        documents.partner,
+        'post',
+        '/api/v1/rail/sandbox/simulate-outbound-settlement',
+        settled,
+        'transfer confirmed',
+      )
+    },
+  )
 
   it("the sandbox bank's outcome route: 409 invalid_state for a payout not in progress", async () => {
     const path = `/sandbox-bank/v1/transfers/${randomUUID().replaceAll('-', '')}/outcome`
     const operation = documents.bank.paths['/sandbox-bank/v1/transfers/{reference}/outcome']!.post!
-    const answer = await send('bank', path, operation, 'post', JSON.stringify({ outcome: 'confirmed' }), { 'Content-Type': 'application/json' })
+    const answer = await send('bank', path, operation, 'post', JSON.stringify({ outcome: 'confirmed' }), {
+      'Content-Type': 'application/json',
+    })
     expect([answer.status, answer.body.error]).toEqual([409, 'invalid_state'])
-    expectDocumented(documents.bank, 'post', '/sandbox-bank/v1/transfers/{reference}/outcome', answer, 'no payout in progress')
+    expectDocumented(
+      documents.bank,
+      'post',
+      '/sandbox-bank/v1/transfers/{reference}/outcome',
+      answer,
+      'no payout in progress',
+    )
   })
 })
 
@@ -218,7 +351,9 @@ function documentAccepts(document: Document, schemaName: string, body: unknown):
   const ajv = new Ajv2020({ strict: false, allErrors: true })
   addFormats.default(ajv)
   ajv.addSchema({ $id: 'doc', components: document.components })
-  const schema = JSON.parse(JSON.stringify(document.components.schemas[schemaName]).replaceAll('"#/components/', '"doc#/components/')) as Json
+  const schema = JSON.parse(
+    JSON.stringify(document.components.schemas[schemaName]).replaceAll('"#/components/', '"doc#/components/'),
+  ) as Json
   return ajv.validate(schema, body)
 }
 
@@ -227,21 +362,73 @@ describe('the document states what the service enforces', () => {
     const document = documents.partner
     const post = async (path: string, body: Json) => (await partner.client.post(path, body)) as Answer
     const uuid = randomUUID()
-    const payout = { clientReference: randomUUID(), amountKobo: 10_000, beneficiaryAccountNumber: PAYEE.accountNumber, beneficiaryBankCode: PAYEE.bankCode, beneficiaryAccountName: PAYEE.accountName, currency: 'NGN' }
+    const payout = {
+      clientReference: randomUUID(),
+      amountKobo: 10_000,
+      beneficiaryAccountNumber: PAYEE.accountNumber,
+      beneficiaryBankCode: PAYEE.bankCode,
+      beneficiaryAccountName: PAYEE.accountName,
+      currency: 'NGN',
+    }
     const refused: [schema: string, path: string, body: Json, status: number, error: string][] = [
       ['CreateRefundRequest', '/api/v1/rail/refunds', { reference: randomUUID() }, 422, 'validation_error'],
-      ['CreateRefundRequest', '/api/v1/rail/refunds', { reference: randomUUID(), creditId: uuid, paymentIntentId: uuid }, 422, 'validation_error'],
-      ['SimulateOutboundSettlementRequest', '/api/v1/rail/sandbox/simulate-outbound-settlement', { outcome: 'confirmed' }, 422, 'validation_error'],
-      ['SimulateOutboundSettlementRequest', '/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: uuid, clientReference: 'x', outcome: 'confirmed' }, 422, 'validation_error'],
+      [
+        'CreateRefundRequest',
+        '/api/v1/rail/refunds',
+        { reference: randomUUID(), creditId: uuid, paymentIntentId: uuid },
+        422,
+        'validation_error',
+      ],
+      [
+        'SimulateOutboundSettlementRequest',
+        '/api/v1/rail/sandbox/simulate-outbound-settlement',
+        { outcome: 'confirmed' },
+        422,
+        'validation_error',
+      ],
+      [
+        'SimulateOutboundSettlementRequest',
+        '/api/v1/rail/sandbox/simulate-outbound-settlement',
+        { transferId: uuid, clientReference: 'x', outcome: 'confirmed' },
+        422,
+        'validation_error',
+      ],
       ['SetSettlementSettingsRequest', '/api/v1/rail/settlement', { mode: 'bank' }, 422, 'validation_error'],
-      ['CreateOutboundTransferRequest', '/api/v1/rail/outbound', { ...payout, currency: 'USD' }, 422, 'unsupported_currency'],
-      ['CreateOutboundTransferRequest', '/api/v1/rail/outbound', { ...payout, amountKobo: MAX_AMOUNT_KOBO_DEFAULT + 1 }, 422, 'amount_above_limit'],
-      ['CreateOutboundTransferRequest', '/api/v1/rail/outbound', { ...payout, narration: 'rent\u0001' }, 422, 'validation_error'],
-      ['CreateOutboundTransferRequest', '/api/v1/rail/outbound', { ...payout, beneficiaryAccountName: 'ADA\u0085EZE' }, 422, 'validation_error'],
+      [
+        'CreateOutboundTransferRequest',
+        '/api/v1/rail/outbound',
+        { ...payout, currency: 'USD' },
+        422,
+        'unsupported_currency',
+      ],
+      [
+        'CreateOutboundTransferRequest',
+        '/api/v1/rail/outbound',
+        { ...payout, amountKobo: MAX_AMOUNT_KOBO_DEFAULT + 1 },
+        422,
+        'amount_above_limit',
+      ],
+      [
+        'CreateOutboundTransferRequest',
+        '/api/v1/rail/outbound',
+        { ...payout, narration: 'rent\u0001' },
+        422,
+        'validation_error',
+      ],
+      [
+        'CreateOutboundTransferRequest',
+        '/api/v1/rail/outbound',
+        { ...payout, beneficiaryAccountName: 'ADA\u0085EZE' },
+        422,
+        'validation_error',
+      ],
     ]
     for (const [schema, path, body, status, error] of refused) {
       expect(documentAccepts(document, schema, body), `${schema} ${JSON.stringify(body)}`).toBe(false)
-      const answer = path === '/api/v1/rail/settlement' ? ((await partner.client.request('PUT', path, body)) as Answer) : await post(path, body)
+      const answer =
+        path === '/api/v1/rail/settlement'
+          ? ((await partner.client.request('PUT', path, body)) as Answer)
+          : await post(path, body)
       expect([answer.status, answer.body.error], `${path} ${JSON.stringify(body)}`).toEqual([status, error])
     }
     const accepted: [string, Json][] = [
@@ -252,7 +439,8 @@ describe('the document states what the service enforces', () => {
       ['ResolveUnmatchedCreditRequest', { action: 'refund' }],
       ['ResolveUnmatchedCreditRequest', { action: 'assign', target: 'trk_0123456789abcdefghijklmn' }],
     ]
-    for (const [schema, body] of accepted) expect(documentAccepts(document, schema, body), `${schema} ${JSON.stringify(body)}`).toBe(true)
+    for (const [schema, body] of accepted)
+      expect(documentAccepts(document, schema, body), `${schema} ${JSON.stringify(body)}`).toBe(true)
   })
 
   it("the maximum amount is the configured one (RAIL_MAX_AMOUNT_KOBO), and every request's currency is NGN", async () => {
@@ -261,7 +449,8 @@ describe('the document states what the service enforces', () => {
     const app = await buildApi({ pool, masterKey: Buffer.alloc(32), maxAmountKobo: 1_234_567 })
     try {
       const configured = (await app.inject({ method: 'GET', url: '/openapi.json' })).json() as Document
-      const amounts = JSON.stringify(configured.components.schemas).match(/"maximum":\d+,[^{}]*"x-rail-amount":true/g) ?? []
+      const amounts =
+        JSON.stringify(configured.components.schemas).match(/"maximum":\d+,[^{}]*"x-rail-amount":true/g) ?? []
       expect(amounts.length).toBeGreaterThan(10)
       for (const amount of amounts) expect(amount).toMatch(/"maximum":1234567,/)
     } finally {
@@ -270,7 +459,11 @@ describe('the document states what the service enforces', () => {
     }
     const currencies = Object.entries(documents.partner.components.schemas)
       .filter(([name]) => name.endsWith('Request'))
-      .flatMap(([name, schema]) => Object.entries((schema.properties ?? {}) as Record<string, Json>).filter(([field]) => field === 'currency').map(([, field]) => [name, field] as const))
+      .flatMap(([name, schema]) =>
+        Object.entries((schema.properties ?? {}) as Record<string, Json>)
+          .filter(([field]) => field === 'currency')
+          .map(([, field]) => [name, field] as const),
+      )
     expect(currencies.length).toBeGreaterThanOrEqual(5)
     for (const [name, field] of currencies) expect(field.enum, name).toEqual(['NGN'])
   })
@@ -278,7 +471,13 @@ describe('the document states what the service enforces', () => {
   it('ResolveUnmatchedCreditRequest is a flat oneOf of two objects told apart by a required action, with no nested choice', () => {
     const schema = documents.partner.components.schemas.ResolveUnmatchedCreditRequest!
     const variants = schema.oneOf as Json[]
-    expect(variants.map((variant) => [variant.type, (variant.required as string[])[0], ((variant.properties as Record<string, Json>).action!.enum as string[])[0]])).toEqual([
+    expect(
+      variants.map((variant) => [
+        variant.type,
+        (variant.required as string[])[0],
+        ((variant.properties as Record<string, Json>).action!.enum as string[])[0],
+      ]),
+    ).toEqual([
       ['object', 'action', 'refund'],
       ['object', 'action', 'assign'],
     ])
@@ -289,16 +488,32 @@ describe('the document states what the service enforces', () => {
     const operation = documents.bank.paths['/providers/{provider}/webhooks']!.post!
     const media = (operation.requestBody?.content as Record<string, Json> | undefined)?.['application/json']
     expect(media?.schema).toEqual({ $ref: '#/components/schemas/ProviderCreditNotice' })
-    const account = (await partner.client.post<{ virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })).body
+    const account = (
+      await partner.client.post<{ virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })
+    ).body
     const path = `/sandbox-bank/v1/inbound-credits`
-    const paid = await send('bank', path, documents.bank.paths[path]!.post!, 'post', JSON.stringify({ accountNumber: account.virtualAccount, amountKobo: 4_200, payerName: 'Ngozi Eze' }), { 'Content-Type': 'application/json' })
+    const paid = await send(
+      'bank',
+      path,
+      documents.bank.paths[path]!.post!,
+      'post',
+      JSON.stringify({ accountNumber: account.virtualAccount, amountKobo: 4_200, payerName: 'Ngozi Eze' }),
+      { 'Content-Type': 'application/json' },
+    )
     expect(paid.status, JSON.stringify(paid.body)).toBeLessThan(300)
     // The sandbox provider is the bank's client, by its name.
     const creditsPath = `/sandbox-bank/v1/virtual-accounts/${account.virtualAccount}/credits?client=sandbox`
-    const listed = await send('bank', creditsPath, documents.bank.paths['/sandbox-bank/v1/virtual-accounts/{accountNumber}/credits']!.get!, 'get', undefined)
+    const listed = await send(
+      'bank',
+      creditsPath,
+      documents.bank.paths['/sandbox-bank/v1/virtual-accounts/{accountNumber}/credits']!.get!,
+      'get',
+      undefined,
+    )
     const notices = (listed.body as { credits: unknown[] }).credits
     expect(notices.length).toBe(1)
-    for (const notice of notices) expect(documentAccepts(documents.bank, 'ProviderCreditNotice', notice), JSON.stringify(notice)).toBe(true)
+    for (const notice of notices)
+      expect(documentAccepts(documents.bank, 'ProviderCreditNotice', notice), JSON.stringify(notice)).toBe(true)
   })
 })
 
@@ -313,15 +528,27 @@ describe('an unsupported method on a known path', () => {
     for (const [method, path, allowed] of cases) {
       const unsigned = await fetch(`${harness.app.baseUrl}${path}`, { method })
       const signed = await partner.client.request(method, path)
-      for (const [answer, body] of [[unsigned, await unsigned.json()], [signed, signed.body]] as const) {
+      for (const [answer, body] of [
+        [unsigned, await unsigned.json()],
+        [signed, signed.body],
+      ] as const) {
         expect([answer.status, answer.headers.get('allow')], `${method} ${path}`).toEqual([405, allowed])
-        expect(body, `${method} ${path}`).toEqual({ statusCode: 405, error: 'method_not_allowed', message: expect.stringContaining(method), details: { allowedMethods: allowed.split(', ') } })
+        expect(body, `${method} ${path}`).toEqual({
+          statusCode: 405,
+          error: 'method_not_allowed',
+          message: expect.stringContaining(method),
+          details: { allowedMethods: allowed.split(', ') },
+        })
       }
     }
   })
 
   it('a path no route has stays 404 not_found', async () => {
     const answer = await fetch(`${harness.app.baseUrl}/api/v1/rail/no-such-thing`, { method: 'DELETE' })
-    expect([answer.status, answer.headers.get('allow'), ((await answer.json()) as { error: string }).error]).toEqual([404, null, 'not_found'])
+    expect([answer.status, answer.headers.get('allow'), ((await answer.json()) as { error: string }).error]).toEqual([
+      404,
+      null,
+      'not_found',
+    ])
   })
 })

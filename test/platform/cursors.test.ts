@@ -23,11 +23,19 @@ afterAll(async () => {
 })
 
 /** Pages newest first, `limit` a page, until the end or the id already known; returns the ids read, in order. */
-async function syncFromTop(client: RailClient, path: string, limit: number, knownNewestId: string | undefined): Promise<string[]> {
+async function syncFromTop(
+  client: RailClient,
+  path: string,
+  limit: number,
+  knownNewestId: string | undefined,
+): Promise<string[]> {
   const seen: string[] = []
   let cursor: string | null = null
   do {
-    const page: { status: number; body: { data: { id: string }[]; nextCursor: string | null } } = await client.get<{ data: { id: string }[]; nextCursor: string | null }>(`${path}?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`)
+    const page: { status: number; body: { data: { id: string }[]; nextCursor: string | null } } = await client.get<{
+      data: { id: string }[]
+      nextCursor: string | null
+    }>(`${path}?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`)
     expect(page.status).toBe(200)
     for (const row of page.body.data) {
       if (row.id === knownNewestId) return seen
@@ -89,7 +97,11 @@ describe.each(Object.keys(LISTS))('%s: pages across processes', (name) => {
       const written: string[] = []
       for (let n = 0; n < 5; n++) written.push(await first.write(name, credentials.partnerId, n))
       // Rows made in the current millisecond are past the horizon: wait until these are served.
-      await waitFor(async () => (await syncFromTop(client, list.path, 2, undefined)).length === written.length, 20_000, 'the committed rows listed')
+      await waitFor(
+        async () => (await syncFromTop(client, list.path, 2, undefined)).length === written.length,
+        20_000,
+        'the committed rows listed',
+      )
 
       await first.query('BEGIN')
       const late = await first.write(name, credentials.partnerId, 100) // the older id, not yet committed
@@ -124,7 +136,11 @@ describe.each(Object.keys(LISTS))('%s: pages across processes', (name) => {
       for (let n = 0; n < 7; n++) written.push(await db.write(name, credentials.partnerId, n))
       // Rows made in the current millisecond are past the horizon: wait for the state, not the clock.
       let all: string[] = []
-      await waitFor(async () => (all = await syncFromTop(client, list.path, 3, undefined)).length >= written.length, 20_000, 'every row listed')
+      await waitFor(
+        async () => (all = await syncFromTop(client, list.path, 3, undefined)).length >= written.length,
+        20_000,
+        'every row listed',
+      )
       expect(all).toEqual([...written].reverse())
     } finally {
       await db.close()

@@ -82,7 +82,9 @@ it('a real deadlock between two transactions: PostgreSQL breaks it, the loser ru
 async function preparedOnConnection(pool: Pool): Promise<string[]> {
   await pool.query('SELECT $1::int AS n', [1])
   await withTransaction(pool, (tx) => tx.query('SELECT $1::text AS t', ['x']))
-  const { rows } = await pool.query<{ name: string }>(`SELECT name FROM pg_prepared_statements WHERE name LIKE 'rail\\_%' ORDER BY name`)
+  const { rows } = await pool.query<{ name: string }>(
+    `SELECT name FROM pg_prepared_statements WHERE name LIKE 'rail\\_%' ORDER BY name`,
+  )
   return rows.map((row) => row.name)
 }
 

@@ -38,12 +38,22 @@ interface JsonSchema {
 }
 
 /** The schema with every `$ref` to a named component replaced by that component (the document names its bodies). */
-function resolved(schema: JsonSchema | undefined, components: Record<string, JsonSchema>, depth = 0): JsonSchema | undefined {
+function resolved(
+  schema: JsonSchema | undefined,
+  components: Record<string, JsonSchema>,
+  depth = 0,
+): JsonSchema | undefined {
   if (!schema || depth > 20) return schema
   if (schema.$ref) return resolved(components[schema.$ref.replace('#/components/schemas/', '')], components, depth + 1)
   return {
     ...schema,
-    ...(schema.properties ? { properties: Object.fromEntries(Object.entries(schema.properties).map(([name, child]) => [name, resolved(child, components, depth + 1)!])) } : {}),
+    ...(schema.properties
+      ? {
+          properties: Object.fromEntries(
+            Object.entries(schema.properties).map(([name, child]) => [name, resolved(child, components, depth + 1)!]),
+          ),
+        }
+      : {}),
     ...(schema.items ? { items: resolved(schema.items, components, depth + 1) } : {}),
     ...(schema.anyOf ? { anyOf: schema.anyOf.map((variant) => resolved(variant, components, depth + 1)!) } : {}),
   }
@@ -51,7 +61,10 @@ function resolved(schema: JsonSchema | undefined, components: Record<string, Jso
 
 /** Every operation of the app, from its own OpenAPI document. */
 function operations(): Operation[] {
-  const document = app.api.swagger() as { paths: Record<string, Record<string, OpenApiOperation>>; components?: { schemas?: Record<string, JsonSchema> } }
+  const document = app.api.swagger() as {
+    paths: Record<string, Record<string, OpenApiOperation>>
+    components?: { schemas?: Record<string, JsonSchema> }
+  }
   const components = document.components?.schemas ?? {}
   const found: Operation[] = []
   for (const [path, methods] of Object.entries(document.paths)) {
@@ -62,8 +75,12 @@ function operations(): Operation[] {
         path,
         security: security?.escrowApiKey ? 'api-key' : security?.railKeyId ? 'signature' : 'none',
         bodySchema: resolved(operation.requestBody?.content?.['application/json']?.schema, components),
-        pathParams: (operation.parameters ?? []).filter((parameter) => parameter.in === 'path').map((parameter) => parameter.name),
-        queryParams: (operation.parameters ?? []).filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name),
+        pathParams: (operation.parameters ?? [])
+          .filter((parameter) => parameter.in === 'path')
+          .map((parameter) => parameter.name),
+        queryParams: (operation.parameters ?? [])
+          .filter((parameter) => parameter.in === 'query')
+          .map((parameter) => parameter.name),
       })
     }
   }
@@ -84,7 +101,8 @@ function stringFields(schema: JsonSchema | undefined, prefix: string[] = []): st
   for (const variant of variants) {
     const types = Array.isArray(variant.type) ? variant.type : [variant.type]
     if (types.includes('string') && prefix.length > 0) paths.push(prefix)
-    for (const [name, child] of Object.entries(variant.properties ?? {})) paths.push(...stringFields(child, [...prefix, name]))
+    for (const [name, child] of Object.entries(variant.properties ?? {}))
+      paths.push(...stringFields(child, [...prefix, name]))
     if (variant.items) paths.push(...stringFields(variant.items, [...prefix, '0']))
   }
   const unique = new Map(paths.map((path) => [path.join('.'), path]))
@@ -103,7 +121,11 @@ function concretePath(operation: Operation, value: (param: string) => string): s
   return operation.path.replace(/\{([^}]+)\}/g, (_match, name: string) => value(name))
 }
 
-async function send(operation: Operation, path: string, rawBody: string | undefined): Promise<{ status: number; body: { error?: string; details?: { fields?: { field: string }[] } }; headers: Headers }> {
+async function send(
+  operation: Operation,
+  path: string,
+  rawBody: string | undefined,
+): Promise<{ status: number; body: { error?: string; details?: { fields?: { field: string }[] } }; headers: Headers }> {
   if (operation.security === 'signature') {
     return client.request(operation.method, path, undefined, rawBody === undefined ? {} : { rawBody })
   }
@@ -135,15 +157,27 @@ describe('bad strings are refused on every route, naming the field', () => {
           const where = `${operation.method} ${operation.path} ${field.join('.')} ${name}`
           expect(response.status, where).toBe(422)
           expect(response.body.error, where).toBe('validation_error')
-          expect(response.body.details?.fields?.map((issue) => issue.field), where).toContain(field.join('.'))
+          expect(
+            response.body.details?.fields?.map((issue) => issue.field),
+            where,
+          ).toContain(field.join('.'))
         }
         checked.push(`${operation.method} ${operation.path} ${field.join('.')}`)
       }
     }
     // The matrix is not empty by accident: wallets, payouts, collections and escrow are all in it.
     expect(checked.length).toBeGreaterThan(60)
-    for (const route of ['/wallet', '/transfer/wallet', '/api/v1/rail/outbound', '/api/v1/escrow/partner/create', '/api/v1/rail/invoice']) {
-      expect(checked.some((entry) => entry.includes(` ${route} `)), route).toBe(true)
+    for (const route of [
+      '/wallet',
+      '/transfer/wallet',
+      '/api/v1/rail/outbound',
+      '/api/v1/escrow/partner/create',
+      '/api/v1/rail/invoice',
+    ]) {
+      expect(
+        checked.some((entry) => entry.includes(` ${route} `)),
+        route,
+      ).toBe(true)
     }
   })
 
@@ -170,7 +204,10 @@ describe('bad strings are refused on every route, naming the field', () => {
   })
 
   it('free text may hold line breaks and tabs; names and references may not', async () => {
-    const nameWithBreak = await client.post<{ details: { fields: { field: string }[] } }>('/wallet', { customerReference: 'c-1', name: 'Ada\nObi' })
+    const nameWithBreak = await client.post<{ details: { fields: { field: string }[] } }>('/wallet', {
+      customerReference: 'c-1',
+      name: 'Ada\nObi',
+    })
     expect(nameWithBreak.status).toBe(422)
     expect(nameWithBreak.body.details.fields.map((issue) => issue.field)).toContain('name')
     const escrow = await fetch(`${app.baseUrl}/api/v1/escrow/partner/create`, {
@@ -187,14 +224,21 @@ describe('bad strings are refused on every route, naming the field', () => {
 })
 
 describe('bodies that are not objects', () => {
-  it.each([['null'], ['[]'], ['1'], ['"text"'], ['true']])('%s → 422 on every route that takes a body', async (rawBody) => {
-    for (const operation of operations()) {
-      if (!operation.bodySchema) continue
-      const response = await send(operation, concretePath(operation, () => 'x1'), rawBody)
-      expect(response.status, `${operation.method} ${operation.path}`).toBe(422)
-      expect(response.body.details?.fields?.map((issue) => issue.field)).toContain('body')
-    }
-  })
+  it.each([['null'], ['[]'], ['1'], ['"text"'], ['true']])(
+    '%s → 422 on every route that takes a body',
+    async (rawBody) => {
+      for (const operation of operations()) {
+        if (!operation.bodySchema) continue
+        const response = await send(
+          operation,
+          concretePath(operation, () => 'x1'),
+          rawBody,
+        )
+        expect(response.status, `${operation.method} ${operation.path}`).toBe(422)
+        expect(response.body.details?.fields?.map((issue) => issue.field)).toContain('body')
+      }
+    },
+  )
 
   it('PATCH release with the body null releases nothing', async () => {
     const response = await fetch(`${app.baseUrl}/api/v1/escrow/partner/ESC-1/release`, {
@@ -208,7 +252,9 @@ describe('bodies that are not objects', () => {
 
 describe('path parameters of any length get the one error body', () => {
   it('over the schema limit: 422 naming the parameter', async () => {
-    const response = await client.get<{ error: string; details: { fields: { field: string }[] } }>(`/api/v1/rail/invoice/${'a'.repeat(300)}`)
+    const response = await client.get<{ error: string; details: { fields: { field: string }[] } }>(
+      `/api/v1/rail/invoice/${'a'.repeat(300)}`,
+    )
     expect(response.status).toBe(422)
     expect(response.body.details.fields.map((issue) => issue.field)).toContain('reference')
   })
@@ -223,17 +269,27 @@ describe('path parameters of any length get the one error body', () => {
 
 describe('credentials before bodies', () => {
   it('no credentials and a 2 MiB body: 401, not 413', async () => {
-    const response = await fetch(`${app.baseUrl}/api/v1/rail/outbound`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: 'x'.repeat(2 * 1024 * 1024) })
+    const response = await fetch(`${app.baseUrl}/api/v1/rail/outbound`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: 'x'.repeat(2 * 1024 * 1024),
+    })
     expect(response.status).toBe(401)
   })
 
   it('no credentials and a body that is not JSON: 401, not 415', async () => {
-    const response = await fetch(`${app.baseUrl}/api/v1/rail/outbound`, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: 'hello' })
+    const response = await fetch(`${app.baseUrl}/api/v1/rail/outbound`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'text/plain' },
+      body: 'hello',
+    })
     expect(response.status).toBe(401)
   })
 
   it('a signed 20 MB body: 413 in the error body, the connection not reset', async () => {
-    const response = await client.post<{ error: string }>('/api/v1/rail/outbound', undefined, { rawBody: JSON.stringify({ reference: 'x'.repeat(20 * 1024 * 1024) }) })
+    const response = await client.post<{ error: string }>('/api/v1/rail/outbound', undefined, {
+      rawBody: JSON.stringify({ reference: 'x'.repeat(20 * 1024 * 1024) }),
+    })
     expect(response.status).toBe(413)
     expect(response.body.error).toBe('payload_too_large')
   })
@@ -268,7 +324,9 @@ describe('rate limits', () => {
     const statuses: number[] = []
     // Three a second: twenty in a row exceed it however slowly this machine answers them.
     for (let i = 0; i < 20 && !statuses.includes(429); i++) {
-      const response = await fetch(`${limited.baseUrl}/api/v1/rail/settings`, { headers: { 'X-Rail-Key-Id': 'nobody', 'X-Rail-Timestamp': '1', 'X-Rail-Signature': `v1=${'0'.repeat(64)}` } })
+      const response = await fetch(`${limited.baseUrl}/api/v1/rail/settings`, {
+        headers: { 'X-Rail-Key-Id': 'nobody', 'X-Rail-Timestamp': '1', 'X-Rail-Signature': `v1=${'0'.repeat(64)}` },
+      })
       statuses.push(response.status)
       if (response.status === 429) expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
     }
@@ -333,7 +391,10 @@ describe('slow clients are cut off', () => {
   })
 
   it('an unauthenticated body trickling in: 401 at once, and the connection is closed', async () => {
-    const result = await slowClient('POST /api/v1/rail/outbound HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n', '{' + ' '.repeat(999))
+    const result = await slowClient(
+      'POST /api/v1/rail/outbound HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n',
+      '{' + ' '.repeat(999),
+    )
     expect(result.closed).toBe(true)
     expect(result.answer).toMatch(/^HTTP\/1\.1 401/)
     // One answer only: no stray 408 after it for a proxy to hand to the next request.
@@ -354,7 +415,11 @@ describe('slow clients are cut off', () => {
     const result = await slowClient(`${head}\r\n\r\n`, body)
     expect(result.closed).toBe(true)
     expect(result.answer).toMatch(/^HTTP\/1\.1 408/)
-    expect(JSON.parse(result.answer.slice(result.answer.indexOf('\r\n\r\n') + 4))).toEqual({ statusCode: 408, error: 'request_timeout', message: expect.any(String) })
+    expect(JSON.parse(result.answer.slice(result.answer.indexOf('\r\n\r\n') + 4))).toEqual({
+      statusCode: 408,
+      error: 'request_timeout',
+      message: expect.any(String),
+    })
   })
 })
 
@@ -392,7 +457,11 @@ describe('admission and clients that go away', () => {
       const port = Number(new URL(narrow.baseUrl).port)
       const rawRequest = (method: string, path: string, body: string, bodyLength: number) => {
         const headers = signRequest({ ...signer, method, pathWithQuery: path, body })
-        const lines = [`${method} ${path} HTTP/1.1`, 'Host: x', ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)]
+        const lines = [
+          `${method} ${path} HTTP/1.1`,
+          'Host: x',
+          ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+        ]
         if (bodyLength > 0) lines.push('Content-Type: application/json', `Content-Length: ${bodyLength}`)
         const socket = net.connect(port, '127.0.0.1')
         socket.on('error', () => {})

@@ -5,7 +5,9 @@ import { ERROR_CATALOGUE } from '../../src/platform/errors.ts'
 
 it('docs/errors.md documents every code with its status, and no other', () => {
   const doc = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8')
-  const documented = new Map([...doc.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map((match) => [match[1], Number(match[2])]))
+  const documented = new Map(
+    [...doc.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map((match) => [match[1], Number(match[2])]),
+  )
   const catalogue = new Map(Object.entries(ERROR_CATALOGUE).map(([code, entry]) => [code, entry.status]))
   expect(documented).toEqual(catalogue)
 })

@@ -18,7 +18,9 @@ afterAll(async () => app?.close())
 
 function expectErrorShape(body: unknown, statusCode: number, error: string): void {
   expect(body).toMatchObject({ statusCode, error, message: expect.any(String) })
-  expect(Object.keys(body as object).every((key) => ['statusCode', 'error', 'message', 'details'].includes(key))).toBe(true)
+  expect(Object.keys(body as object).every((key) => ['statusCode', 'error', 'message', 'details'].includes(key))).toBe(
+    true,
+  )
 }
 
 describe('request bodies', () => {
@@ -56,7 +58,10 @@ describe('request bodies', () => {
   })
 
   it('refuses a body that is not JSON with 415', async () => {
-    const response = await client.patch('/api/v1/rail/settings', undefined, { rawBody: 'callbackUrl=x', headers: { 'Content-Type': 'text/plain' } })
+    const response = await client.patch('/api/v1/rail/settings', undefined, {
+      rawBody: 'callbackUrl=x',
+      headers: { 'Content-Type': 'text/plain' },
+    })
     expect(response.status).toBe(415)
     expectErrorShape(response.body, 415, 'unsupported_media_type')
   })
@@ -67,16 +72,30 @@ describe('request bodies', () => {
   it(`a body nested deeper than ${JSON_DEPTH_MAX} levels → 422 naming the body, before anything walks it, never a 500`, async () => {
     // The object around the arrays is one level: JSON_DEPTH_MAX - 1 arrays are within the limit (and
     // refused for the unknown field only).
-    for (const [depth, tooDeep] of [[JSON_DEPTH_MAX - 1, false], [JSON_DEPTH_MAX, true], [10_000, true]] as const) {
-      const response = await client.patch<{ details: { fields: { field: string; message: string }[] } }>('/api/v1/rail/settings', undefined, { rawBody: nested(depth) })
+    for (const [depth, tooDeep] of [
+      [JSON_DEPTH_MAX - 1, false],
+      [JSON_DEPTH_MAX, true],
+      [10_000, true],
+    ] as const) {
+      const response = await client.patch<{ details: { fields: { field: string; message: string }[] } }>(
+        '/api/v1/rail/settings',
+        undefined,
+        { rawBody: nested(depth) },
+      )
       expect(response.status).toBe(422)
       expectErrorShape(response.body, 422, 'validation_error')
-      const aboutDepth = response.body.details.fields.some((issue) => issue.field === 'body' && /levels deep/.test(issue.message))
+      const aboutDepth = response.body.details.fields.some(
+        (issue) => issue.field === 'body' && /levels deep/.test(issue.message),
+      )
       expect([depth, aboutDepth]).toEqual([depth, tooDeep])
     }
     // Without credentials, on a route that takes none and on a path no route has.
     for (const path of ['/sandbox-bank/v1/transfers', '/nowhere']) {
-      const response = await fetch(`${app.baseUrl}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: nested(100_000) })
+      const response = await fetch(`${app.baseUrl}${path}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: nested(100_000),
+      })
       expect([path, response.status]).toEqual([path, 422])
       expectErrorShape(await response.json(), 422, 'validation_error')
     }
@@ -86,21 +105,31 @@ describe('request bodies', () => {
     const before = await client.get<{ callbackUrl: string | null }>('/api/v1/rail/settings')
     for (const byte of [0xff, 0xfe]) {
       const body = Buffer.from([...Buffer.from('{"callbackUrl":"https://example.com/'), byte, ...Buffer.from('"}')])
-      const headers = { ...signRequest({ ...credentials, method: 'PATCH', pathWithQuery: '/api/v1/rail/settings', body }), 'Content-Type': 'application/json' }
+      const headers = {
+        ...signRequest({ ...credentials, method: 'PATCH', pathWithQuery: '/api/v1/rail/settings', body }),
+        'Content-Type': 'application/json',
+      }
       const response = await fetch(`${app.baseUrl}/api/v1/rail/settings`, { method: 'PATCH', headers, body })
       expect(response.status).toBe(400)
       const refusal = (await response.json()) as { message: string }
       expectErrorShape(refusal, 400, 'invalid_json')
       expect(refusal.message).toMatch(/UTF-8/)
     }
-    expect((await client.get<{ callbackUrl: string | null }>('/api/v1/rail/settings')).body.callbackUrl).toBe(before.body.callbackUrl)
+    expect((await client.get<{ callbackUrl: string | null }>('/api/v1/rail/settings')).body.callbackUrl).toBe(
+      before.body.callbackUrl,
+    )
   })
 
   it('a query whose percent-escapes are not UTF-8 → 422 naming the parameter, not read as the text %FF that %25FF spells', async () => {
     for (const escape of ['%FF', '%FE', '%C3', '%ZZ']) {
-      const response = await client.get<{ details: { fields: { field: string; message: string }[] } }>(`/wallet/customer?customerId=cus${escape}`)
+      const response = await client.get<{ details: { fields: { field: string; message: string }[] } }>(
+        `/wallet/customer?customerId=cus${escape}`,
+      )
       expect([escape, response.status]).toEqual([escape, 422])
-      expect(response.body.details.fields).toContainEqual({ field: 'customerId', message: 'must be percent-encoded UTF-8' })
+      expect(response.body.details.fields).toContainEqual({
+        field: 'customerId',
+        message: 'must be percent-encoded UTF-8',
+      })
     }
     // The escaped percent sign is an ordinary value: that wallet simply does not exist.
     expect((await client.get('/wallet/customer?customerId=cus%25FF')).status).toBe(404)
@@ -115,7 +144,9 @@ describe('request bodies', () => {
   })
 
   it('accepts a valid body', async () => {
-    const response = await client.patch<{ callbackUrl: string }>('/api/v1/rail/settings', { callbackUrl: 'https://example.com/hooks' })
+    const response = await client.patch<{ callbackUrl: string }>('/api/v1/rail/settings', {
+      callbackUrl: 'https://example.com/hooks',
+    })
     expect(response.status).toBe(200)
     expect(response.body.callbackUrl).toBe('https://example.com/hooks')
   })
@@ -132,8 +163,17 @@ describe('live partners', () => {
 
   it('may not register an IPv4-translated, NAT64 or IPv4-compatible form of a private address, nor localhost with a trailing dot', async () => {
     const live = (await app.newPartner({ environment: 'live' })).client
-    for (const callbackUrl of ['https://[::ffff:0:169.254.169.254]/hooks', 'https://[::ffff:0:a00:1]/hooks', 'https://[64:ff9b::10.0.0.1]/hooks', 'https://[::10.0.0.1]/hooks', 'https://localhost./hooks', 'https://hooks.localhost./hooks']) {
-      const response = await live.patch<{ details: { fields: { field: string }[] } }>('/api/v1/rail/settings', { callbackUrl })
+    for (const callbackUrl of [
+      'https://[::ffff:0:169.254.169.254]/hooks',
+      'https://[::ffff:0:a00:1]/hooks',
+      'https://[64:ff9b::10.0.0.1]/hooks',
+      'https://[::10.0.0.1]/hooks',
+      'https://localhost./hooks',
+      'https://hooks.localhost./hooks',
+    ]) {
+      const response = await live.patch<{ details: { fields: { field: string }[] } }>('/api/v1/rail/settings', {
+        callbackUrl,
+      })
       expect([callbackUrl, response.status]).toEqual([callbackUrl, 422])
       expect(response.body.details.fields.map((issue) => issue.field)).toEqual(['callbackUrl'])
     }
@@ -192,7 +232,9 @@ describe('operations endpoints', () => {
     }
     expect(spec.openapi).toBe('3.1.0')
     expect(spec.paths['/api/v1/rail/settings']?.patch?.requestBody).toBeDefined()
-    expect(spec.paths['/api/v1/rail/settings']?.get?.security).toEqual([{ railKeyId: [], railTimestamp: [], railSignature: [] }])
+    expect(spec.paths['/api/v1/rail/settings']?.get?.security).toEqual([
+      { railKeyId: [], railTimestamp: [], railSignature: [] },
+    ])
   })
 
   it('/docs serves the reference page', async () => {

@@ -51,14 +51,18 @@ beforeAll(async () => {
     await held.opened
     return { effect }
   })
-  server.post('/api/v1/test/in-transaction', { config: { auth: 'signature', idempotencyKey: 'in-transaction' } }, async (request, reply) =>
-    withTransaction(app.db.pool, async (tx) => {
-      if ((await claimKeyInTransaction(tx, request.idempotencyKey)) === 'replayed') return reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true').send({ effect: null })
-      const effect = ++effects
-      held.entered()
-      await held.opened
-      return { effect }
-    }),
+  server.post(
+    '/api/v1/test/in-transaction',
+    { config: { auth: 'signature', idempotencyKey: 'in-transaction' } },
+    async (request, reply) =>
+      withTransaction(app.db.pool, async (tx) => {
+        if ((await claimKeyInTransaction(tx, request.idempotencyKey)) === 'replayed')
+          return reply.header(IDEMPOTENT_REPLAYED_HEADER, 'true').send({ effect: null })
+        const effect = ++effects
+        held.entered()
+        await held.opened
+        return { effect }
+      }),
   )
   await server.ready()
 })
@@ -69,8 +73,22 @@ afterAll(async () => {
 
 function post(path: string, key: string | undefined, body: unknown = { n: 1 }) {
   const text = JSON.stringify(body)
-  const headers = { ...signRequest({ keyId: credentials.keyId, signingSecret: credentials.signingSecret, method: 'POST', pathWithQuery: path, body: text }), 'content-type': 'application/json' }
-  return server.inject({ method: 'POST', url: path, payload: text, headers: key === undefined ? headers : { ...headers, 'idempotency-key': key } })
+  const headers = {
+    ...signRequest({
+      keyId: credentials.keyId,
+      signingSecret: credentials.signingSecret,
+      method: 'POST',
+      pathWithQuery: path,
+      body: text,
+    }),
+    'content-type': 'application/json',
+  }
+  return server.inject({
+    method: 'POST',
+    url: path,
+    payload: text,
+    headers: key === undefined ? headers : { ...headers, 'idempotency-key': key },
+  })
 }
 
 const replayed = (response: { headers: Record<string, unknown> }) => response.headers['idempotent-replayed'] ?? null
@@ -93,7 +111,10 @@ describe('a key claimed before the handler', () => {
     expect((await post('/api/v1/test/refused', key)).statusCode).toBe(409)
     expect((await post('/api/v1/test/refused', key)).statusCode).toBe(409)
     expect(effects).toBe(before + 2)
-    const { rows } = await app.db.pool.query(`SELECT 1 FROM idempotency_keys WHERE partner_id = $1 AND key = $2`, [credentials.partnerId, key])
+    const { rows } = await app.db.pool.query(`SELECT 1 FROM idempotency_keys WHERE partner_id = $1 AND key = $2`, [
+      credentials.partnerId,
+      key,
+    ])
     expect(rows).toHaveLength(0)
   })
 
@@ -114,11 +135,20 @@ describe('a key claimed before the handler', () => {
     const first = post('/api/v1/test/held', key)
     await held.reached
     const meanwhile = await post('/api/v1/test/held', key)
-    expect([meanwhile.statusCode, meanwhile.json().error, meanwhile.headers['retry-after']]).toEqual([409, 'request_in_progress', '1'])
+    expect([meanwhile.statusCode, meanwhile.json().error, meanwhile.headers['retry-after']]).toEqual([
+      409,
+      'request_in_progress',
+      '1',
+    ])
     held.open()
     const answered = await first
     const after = await post('/api/v1/test/held', key)
-    expect([answered.statusCode, after.statusCode, replayed(after), after.body]).toEqual([200, 200, 'true', answered.body])
+    expect([answered.statusCode, after.statusCode, replayed(after), after.body]).toEqual([
+      200,
+      200,
+      'true',
+      answered.body,
+    ])
     expect(effects).toBe(before + 1)
   })
 
@@ -126,15 +156,22 @@ describe('a key claimed before the handler', () => {
     const key = randomUUID()
     expect((await post('/api/v1/test/ok', key, { n: 1 })).statusCode).toBe(201)
     const before = effects
-    for (const [path, body] of [['/api/v1/test/ok', { n: 2 }], ['/api/v1/test/unknown', { n: 1 }]] as const) {
+    for (const [path, body] of [
+      ['/api/v1/test/ok', { n: 2 }],
+      ['/api/v1/test/unknown', { n: 1 }],
+    ] as const) {
       const conflict = await post(path, key, body)
-      expect([conflict.statusCode, conflict.json().error, conflict.json().details]).toEqual([409, 'idempotency_conflict', { idempotencyKey: key }])
+      expect([conflict.statusCode, conflict.json().error, conflict.json().details]).toEqual([
+        409,
+        'idempotency_conflict',
+        { idempotencyKey: key },
+      ])
     }
     expect(effects).toBe(before)
   })
 })
 
-describe('a key claimed in the effect\'s transaction', () => {
+describe("a key claimed in the effect's transaction", () => {
   it('two at once: the second waits for the first transaction, then makes nothing', async () => {
     held = gate()
     const key = randomUUID()
@@ -144,7 +181,12 @@ describe('a key claimed in the effect\'s transaction', () => {
     const second = post('/api/v1/test/in-transaction', key)
     // The second request's claim waits on the first's row lock.
     await waitFor(
-      async () => (await app.db.pool.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rows.length > 0,
+      async () =>
+        (
+          await app.db.pool.query(
+            `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+          )
+        ).rows.length > 0,
       10_000,
       'the second claim waiting',
     )

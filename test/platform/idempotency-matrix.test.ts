@@ -51,7 +51,12 @@ interface RouteCase {
   open(partner: Awaited<ReturnType<CollectionsHarness['app']['newPartner']>>): Promise<Route>
 }
 
-const BENEFICIARY = { beneficiaryAccountNumber: nuban('058', '123456789'), beneficiaryBankCode: '058', beneficiaryAccountName: syntheticAccountName('058', nuban('058', '123456789')), currency: 'NGN' }
+const BENEFICIARY = {
+  beneficiaryAccountNumber: nuban('058', '123456789'),
+  beneficiaryBankCode: '058',
+  beneficiaryAccountName: syntheticAccountName('058', nuban('058', '123456789')),
+  currency: 'NGN',
+}
 
 async function post(client: RailClient, path: string, body: Body): Promise<Answer> {
   const answer = await client.post<Body>(path, body)
@@ -64,12 +69,22 @@ async function countOf(sql: string, partnerId: string): Promise<number> {
 }
 
 /** A partner's route with a signed client; its objects counted by `sql` ($1 the partner's id). */
-function signedRoute(client: RailClient, partnerId: string, path: string, sql: string, body: (reference: string) => Body, other: (reference: string) => Body): Route {
+function signedRoute(
+  client: RailClient,
+  partnerId: string,
+  path: string,
+  sql: string,
+  body: (reference: string) => Body,
+  other: (reference: string) => Body,
+): Route {
   return { send: (given) => post(client, path, given), count: () => countOf(sql, partnerId), body, other }
 }
 
 async function newWallet(client: RailClient): Promise<string> {
-  const created = await client.post<{ walletId: string }>('/wallet', { customerReference: randomUUID(), name: 'Ada Obi' })
+  const created = await client.post<{ walletId: string }>('/wallet', {
+    customerReference: randomUUID(),
+    name: 'Ada Obi',
+  })
   expect(created.status).toBe(201)
   return created.body.walletId
 }
@@ -77,7 +92,12 @@ async function newWallet(client: RailClient): Promise<string> {
 /** A wallet holding 50 000 kobo, at Rail and at its bank (a merchant credit). */
 async function fundedWallet(client: RailClient): Promise<string> {
   const walletId = await newWallet(client)
-  const funded = await client.post<{ status: string }>('/wallet/credit', { walletId, reference: randomUUID(), amountKobo: 50_000, currency: 'NGN' })
+  const funded = await client.post<{ status: string }>('/wallet/credit', {
+    walletId,
+    reference: randomUUID(),
+    amountKobo: 50_000,
+    currency: 'NGN',
+  })
   expect(funded.status, JSON.stringify(funded.body)).toBe(200)
   expect(funded.body.status).toBe('successful')
   return walletId
@@ -88,15 +108,37 @@ const CASES: RouteCase[] = [
     name: 'POST /wallet (customerReference)',
     status: 201,
     open: async ({ client, credentials }) =>
-      signedRoute(client, credentials.partnerId, '/wallet', `SELECT count(*)::int AS n FROM wallets WHERE partner_id = $1`, (reference) => ({ customerReference: reference, name: 'Ada Obi' }), (reference) => ({ customerReference: reference, name: 'Ada Obi-Eze' })),
+      signedRoute(
+        client,
+        credentials.partnerId,
+        '/wallet',
+        `SELECT count(*)::int AS n FROM wallets WHERE partner_id = $1`,
+        (reference) => ({ customerReference: reference, name: 'Ada Obi' }),
+        (reference) => ({ customerReference: reference, name: 'Ada Obi-Eze' }),
+      ),
   },
   {
     name: 'POST /wallet/credit (reference)',
     status: 200,
     open: async ({ client, credentials }) => {
-      const wallet = (await client.post<{ walletId: string }>('/wallet', { customerReference: randomUUID(), name: 'Ada Obi' })).body
-      const move = (reference: string, amountKobo: number) => ({ walletId: wallet.walletId, reference, amountKobo, currency: 'NGN', narration: 'top up' })
-      return signedRoute(client, credentials.partnerId, '/wallet/credit', `SELECT count(*)::int AS n FROM wallet_moves WHERE partner_id = $1`, (reference) => move(reference, 300), (reference) => move(reference, 301))
+      const wallet = (
+        await client.post<{ walletId: string }>('/wallet', { customerReference: randomUUID(), name: 'Ada Obi' })
+      ).body
+      const move = (reference: string, amountKobo: number) => ({
+        walletId: wallet.walletId,
+        reference,
+        amountKobo,
+        currency: 'NGN',
+        narration: 'top up',
+      })
+      return signedRoute(
+        client,
+        credentials.partnerId,
+        '/wallet/credit',
+        `SELECT count(*)::int AS n FROM wallet_moves WHERE partner_id = $1`,
+        (reference) => move(reference, 300),
+        (reference) => move(reference, 301),
+      )
     },
   },
   ...(
@@ -105,25 +147,48 @@ const CASES: RouteCase[] = [
       ['/transfer/wallet', { destinationWalletId: 'second' }],
       ['/transfer/bank/customer', { destinationAccountNumber: nuban('058', '222333444'), destinationBankCode: '058' }],
     ] as const
-  ).map(
-    ([path, extra]): RouteCase => ({
-      name: `POST ${path} (reference)`,
-      status: 200,
-      open: async ({ client, credentials }) => {
-        const wallet = await fundedWallet(client)
-        const destination = 'destinationWalletId' in extra ? { destinationWalletId: await newWallet(client) } : extra
-        const move = (reference: string, amountKobo: number) => ({ walletId: wallet, reference, amountKobo, currency: 'NGN', ...destination })
-        return signedRoute(client, credentials.partnerId, path, `SELECT count(*)::int AS n FROM wallet_moves WHERE partner_id = $1 AND type <> 'credit'`, (reference) => move(reference, 1_000), (reference) => move(reference, 1_001))
-      },
-    }),
-  ),
+  ).map(([path, extra]): RouteCase => ({
+    name: `POST ${path} (reference)`,
+    status: 200,
+    open: async ({ client, credentials }) => {
+      const wallet = await fundedWallet(client)
+      const destination = 'destinationWalletId' in extra ? { destinationWalletId: await newWallet(client) } : extra
+      const move = (reference: string, amountKobo: number) => ({
+        walletId: wallet,
+        reference,
+        amountKobo,
+        currency: 'NGN',
+        ...destination,
+      })
+      return signedRoute(
+        client,
+        credentials.partnerId,
+        path,
+        `SELECT count(*)::int AS n FROM wallet_moves WHERE partner_id = $1 AND type <> 'credit'`,
+        (reference) => move(reference, 1_000),
+        (reference) => move(reference, 1_001),
+      )
+    },
+  })),
   {
     name: 'POST /api/v1/rail/outbound (clientReference)',
     status: 202,
     open: async ({ client, credentials }) => {
       expect((await fundFloat(client, 1_000_000)).status).toBe(200)
-      const transfer = (reference: string, amountKobo: number) => ({ clientReference: reference, amountKobo, narration: 'invoice 12', ...BENEFICIARY })
-      return signedRoute(client, credentials.partnerId, '/api/v1/rail/outbound', `SELECT count(*)::int AS n FROM outbound_transfers WHERE partner_id = $1`, (reference) => transfer(reference, 10_000), (reference) => transfer(reference, 10_001))
+      const transfer = (reference: string, amountKobo: number) => ({
+        clientReference: reference,
+        amountKobo,
+        narration: 'invoice 12',
+        ...BENEFICIARY,
+      })
+      return signedRoute(
+        client,
+        credentials.partnerId,
+        '/api/v1/rail/outbound',
+        `SELECT count(*)::int AS n FROM outbound_transfers WHERE partner_id = $1`,
+        (reference) => transfer(reference, 10_000),
+        (reference) => transfer(reference, 10_001),
+      )
     },
   },
   {
@@ -143,7 +208,14 @@ const CASES: RouteCase[] = [
     name: 'POST /api/v1/rail/payment/intent (reference)',
     status: 200,
     open: async ({ client, credentials }) =>
-      signedRoute(client, credentials.partnerId, '/api/v1/rail/payment/intent', `SELECT count(*)::int AS n FROM payment_intents WHERE partner_id = $1`, (reference) => ({ reference, amountKobo: 5_000 }), (reference) => ({ reference, amountKobo: 5_001 })),
+      signedRoute(
+        client,
+        credentials.partnerId,
+        '/api/v1/rail/payment/intent',
+        `SELECT count(*)::int AS n FROM payment_intents WHERE partner_id = $1`,
+        (reference) => ({ reference, amountKobo: 5_000 }),
+        (reference) => ({ reference, amountKobo: 5_001 }),
+      ),
   },
   {
     name: 'POST /api/v1/rail/invoice (reference)',
@@ -192,7 +264,11 @@ const CASES: RouteCase[] = [
       return {
         send: async (given) => {
           const answer = await api.create<Body>(given)
-          return { status: answer.status, replayed: answer.headers.get('idempotent-replayed') === 'true', body: answer.body }
+          return {
+            status: answer.status,
+            replayed: answer.headers.get('idempotent-replayed') === 'true',
+            body: answer.body,
+          }
         },
         count: () => countOf(`SELECT count(*)::int AS n FROM escrows WHERE partner_id = $1`, credentials.partnerId),
         body: (reference) => createRequest({ reference }),
@@ -239,7 +315,11 @@ const PROGRESS_FIELDS = new Set([
 function stable(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(stable)
   if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value as Body).filter(([key]) => !PROGRESS_FIELDS.has(key)).map(([key, field]) => [key, stable(field)]))
+    return Object.fromEntries(
+      Object.entries(value as Body)
+        .filter(([key]) => !PROGRESS_FIELDS.has(key))
+        .map(([key, field]) => [key, stable(field)]),
+    )
   }
   return value
 }

@@ -15,11 +15,23 @@ describe('log format', () => {
 
   it('writes a request line as time, level, message, the request and its answer, then the other fields', () => {
     const line = textLine(
-      JSON.stringify({ level: 30, time: Date.UTC(2026, 10, 25, 8, 45, 12, 345), pid: 1, hostname: 'h', reqId: 'req-1', req: { method: 'GET', url: '/healthz' }, res: { statusCode: 200 }, responseTime: 1.234, msg: 'request completed' }),
+      JSON.stringify({
+        level: 30,
+        time: Date.UTC(2026, 10, 25, 8, 45, 12, 345),
+        pid: 1,
+        hostname: 'h',
+        reqId: 'req-1',
+        req: { method: 'GET', url: '/healthz' },
+        res: { statusCode: 200 },
+        responseTime: 1.234,
+        msg: 'request completed',
+      }),
     )
     expect(line).toBe('08:45:12.345  INFO   request completed  GET /healthz  → 200 in 1.2 ms  reqId=req-1')
     expect(textLine('not json')).toBe('not json')
-    expect(textLine(JSON.stringify({ level: 50, time: 0, msg: 'step failed', job: { id: 7 }, err: { message: 'boom' } }))).toBe('00:00:00.000  ERROR  step failed  job={"id":7}  error: boom')
+    expect(
+      textLine(JSON.stringify({ level: 50, time: 0, msg: 'step failed', job: { id: 7 }, err: { message: 'boom' } })),
+    ).toBe('00:00:00.000  ERROR  step failed  job={"id":7}  error: boom')
   })
 
   it('sends a logger through the text formatter', async () => {

@@ -12,7 +12,8 @@ beforeAll(async () => {
 })
 afterAll(async () => db?.drop())
 
-const recordedHash = async (id: number) => (await db.pool.query<{ hash: string }>('SELECT hash FROM migrations WHERE id = $1', [id])).rows[0]!.hash
+const recordedHash = async (id: number) =>
+  (await db.pool.query<{ hash: string }>('SELECT hash FROM migrations WHERE id = $1', [id])).rows[0]!.hash
 
 describe('reworded migrations', () => {
   it('records for every file the hash this module computes (the library computes the same)', async () => {

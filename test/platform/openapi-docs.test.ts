@@ -51,7 +51,11 @@ describe('/docs', () => {
     await operation.waitFor()
 
     await press(page.locator('button.authorize').first())
-    const values: Record<string, string> = { railKeyId: credentials.keyId, railTimestamp: 'auto', railSignature: credentials.signingSecret }
+    const values: Record<string, string> = {
+      railKeyId: credentials.keyId,
+      railTimestamp: 'auto',
+      railSignature: credentials.signingSecret,
+    }
     for (const [scheme, value] of Object.entries(values)) {
       const container = page.locator('.auth-container form', { hasText: `${scheme} (apiKey)` })
       await container.locator('input').fill(value)
@@ -70,7 +74,9 @@ describe('/docs', () => {
     expect(sent['x-rail-key-id']).toBe(credentials.keyId)
     expect(sent['x-rail-signature']).toMatch(/^v1=[0-9a-f]{64}$/)
     expect(Object.values(sent)).not.toContain(credentials.signingSecret)
-    expect(await operation.locator('.live-responses-table tbody .response-col_description').first().textContent()).toContain(credentials.partnerId)
+    expect(
+      await operation.locator('.live-responses-table tbody .response-col_description').first().textContent(),
+    ).toContain(credentials.partnerId)
     expect(refusals).toEqual([])
     await context.close()
   })

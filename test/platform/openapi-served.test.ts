@@ -21,13 +21,16 @@ describe('with PUBLIC_URL set', () => {
   })
   afterAll(async () => server?.close())
 
-  it.each(['/openapi.json', '/sandbox-bank/openapi.json', '/docs/json'])('%s names PUBLIC_URL as its server, whatever Host the request carries', async (path) => {
-    for (const host of [FOREIGN_HOST, 'localhost:8080']) {
-      const response = await server.inject({ method: 'GET', url: path, headers: { host } })
-      expect(response.statusCode).toBe(200)
-      expect((response.json() as Served).servers.map((entry) => entry.url)).toEqual([PUBLIC_URL])
-    }
-  })
+  it.each(['/openapi.json', '/sandbox-bank/openapi.json', '/docs/json'])(
+    '%s names PUBLIC_URL as its server, whatever Host the request carries',
+    async (path) => {
+      for (const host of [FOREIGN_HOST, 'localhost:8080']) {
+        const response = await server.inject({ method: 'GET', url: path, headers: { host } })
+        expect(response.statusCode).toBe(200)
+        expect((response.json() as Served).servers.map((entry) => entry.url)).toEqual([PUBLIC_URL])
+      }
+    },
+  )
 
   it('/docs may call PUBLIC_URL from the page', async () => {
     const response = await server.inject({ method: 'GET', url: '/docs/' })
@@ -58,7 +61,13 @@ describe('without PUBLIC_URL', () => {
           return [name, values.join(' ')]
         }),
       )
-      expect(policy).toMatchObject({ 'default-src': "'none'", 'script-src': "'self'", 'frame-ancestors': "'none'", 'base-uri': "'none'", 'object-src': "'none'" })
+      expect(policy).toMatchObject({
+        'default-src': "'none'",
+        'script-src': "'self'",
+        'frame-ancestors': "'none'",
+        'base-uri': "'none'",
+        'object-src': "'none'",
+      })
       expect(policy['script-src']).not.toMatch(/unsafe/)
       expect(response.headers.get('x-frame-options')).toBe('DENY')
     },

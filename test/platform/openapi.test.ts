@@ -26,7 +26,13 @@ interface Document extends Json {
   tags: { name: string; description?: string }[]
   paths: Record<string, Record<string, Operation>>
   webhooks: Record<string, Record<string, Operation>>
-  components: { schemas: Record<string, Json>; responses: Record<string, Json>; headers: Record<string, Json>; parameters?: Record<string, Json>; securitySchemes: Record<string, Json> }
+  components: {
+    schemas: Record<string, Json>
+    responses: Record<string, Json>
+    headers: Record<string, Json>
+    parameters?: Record<string, Json>
+    securitySchemes: Record<string, Json>
+  }
 }
 
 const REPOSITORY = join(import.meta.dirname, '..', '..')
@@ -53,7 +59,11 @@ function partner(): Document {
 }
 
 function operationsOf(document: Document, section: 'paths' | 'webhooks' = 'paths'): [string, Operation][] {
-  return Object.entries(document[section] ?? {}).flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => [`${method.toUpperCase()} ${path}`, operation] as [string, Operation]))
+  return Object.entries(document[section] ?? {}).flatMap(([path, item]) =>
+    Object.entries(item).map(
+      ([method, operation]) => [`${method.toUpperCase()} ${path}`, operation] as [string, Operation],
+    ),
+  )
 }
 
 /** Follows a local $ref (`#/components/…`) to what it names. */
@@ -70,7 +80,8 @@ function resolve<T = Json>(document: Document, node: unknown): T {
 function titledSchemasIn(at: unknown, path = ''): string[] {
   if (typeof at !== 'object' || at === null) return []
   const node = at as Json
-  const here = typeof node.title === 'string' && ('type' in node || 'properties' in node) ? [`${path}: ${node.title}`] : []
+  const here =
+    typeof node.title === 'string' && ('type' in node || 'properties' in node) ? [`${path}: ${node.title}`] : []
   const below = Object.entries(node).filter(([key]) => key !== 'example' && key !== 'examples')
   return [...here, ...below.flatMap(([key, value]) => titledSchemasIn(value, `${path}/${key}`))]
 }
@@ -84,10 +95,14 @@ async function lint(document: Document, name: string): Promise<LintReport> {
   const file = join(workDir, `${name}.json`)
   await writeFile(file, JSON.stringify(document))
   // The CLI exits 1 when it finds errors; its JSON report says what they are either way.
-  const run = promisify(execFile)(process.execPath, [REDOCLY, 'lint', '--config', join(REPOSITORY, 'redocly.yaml'), '--format', 'json', file], {
-    env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' },
-    maxBuffer: 64 * 1024 * 1024,
-  })
+  const run = promisify(execFile)(
+    process.execPath,
+    [REDOCLY, 'lint', '--config', join(REPOSITORY, 'redocly.yaml'), '--format', 'json', file],
+    {
+      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' },
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  )
   const { stdout } = await run.catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }))
   return JSON.parse(stdout) as LintReport
 }
@@ -138,7 +153,9 @@ describe('every operation', () => {
   it('is authenticated: the HMAC signature or the escrow API key, each explained', () => {
     const schemes = partner().components.securitySchemes
     for (const [route, operation] of operationsOf(partner())) {
-      const expected = route.includes('/api/v1/escrow/') ? [{ escrowApiKey: [] }] : [{ railKeyId: [], railTimestamp: [], railSignature: [] }]
+      const expected = route.includes('/api/v1/escrow/')
+        ? [{ escrowApiKey: [] }]
+        : [{ railKeyId: [], railTimestamp: [], railSignature: [] }]
       expect(operation.security, route).toEqual(expected)
     }
     expect(schemes.railKeyId!.description).toMatch(/canonical string/)
@@ -161,14 +178,29 @@ describe('every operation', () => {
       for (const [status, response] of successes) {
         const content = (response.content ?? {}) as Record<string, Json>
         if (Object.keys(content).length === 0) missing.push(`${route} ${status} content`)
-        for (const [type, media] of Object.entries(content)) if (media.example === undefined) missing.push(`${route} ${status} ${type} example`)
+        for (const [type, media] of Object.entries(content))
+          if (media.example === undefined) missing.push(`${route} ${status} ${type} example`)
       }
     }
     expect(missing).toEqual([])
   })
 
   it('takes the Idempotency-Key header when it changes state without a reference, and may answer a replay', () => {
-    const referenceCreates = new Set(['createEscrow', 'createInvoice', 'createOutboundTransfer', 'createPaymentIntent', 'createRefund', 'createVirtualAccount', 'createWallet', 'creditWallet', 'debitWallet', 'fundSandboxFloat', 'provisionFboAccount', 'transferBetweenWallets', 'transferWalletToBank'])
+    const referenceCreates = new Set([
+      'createEscrow',
+      'createInvoice',
+      'createOutboundTransfer',
+      'createPaymentIntent',
+      'createRefund',
+      'createVirtualAccount',
+      'createWallet',
+      'creditWallet',
+      'debitWallet',
+      'fundSandboxFloat',
+      'provisionFboAccount',
+      'transferBetweenWallets',
+      'transferWalletToBank',
+    ])
     const keyed: string[] = []
     for (const [route, operation] of operationsOf(partner())) {
       const parameters = (operation.parameters ?? []).map((parameter) => resolve(partner(), parameter))
@@ -181,10 +213,26 @@ describe('every operation', () => {
       if (takesKey) keyed.push(operation.operationId!)
       const success = Object.entries(operation.responses).find(([status]) => status.startsWith('2'))![1]
       expect(Object.keys((success.headers ?? {}) as Json), route).toContain('Idempotent-Replayed')
-      if (takesKey) expect(resolve<Json>(partner(), operation.responses['409'])['x-rail-error-codes'], route).toContain('idempotency_conflict')
+      if (takesKey)
+        expect(resolve<Json>(partner(), operation.responses['409'])['x-rail-error-codes'], route).toContain(
+          'idempotency_conflict',
+        )
     }
-    expect(keyed).toEqual(expect.arrayContaining(['updateSettings', 'redeliverEvent', 'simulateInboundCredit', 'resolveUnmatchedCredit', 'releaseEscrow', 'advanceSandboxClock']))
-    expect(partner().components.parameters?.['IdempotencyKey']).toMatchObject({ in: 'header', name: 'Idempotency-Key', schema: { maxLength: 255 } })
+    expect(keyed).toEqual(
+      expect.arrayContaining([
+        'updateSettings',
+        'redeliverEvent',
+        'simulateInboundCredit',
+        'resolveUnmatchedCredit',
+        'releaseEscrow',
+        'advanceSandboxClock',
+      ]),
+    )
+    expect(partner().components.parameters?.['IdempotencyKey']).toMatchObject({
+      in: 'header',
+      name: 'Idempotency-Key',
+      schema: { maxLength: 255 },
+    })
   })
 
   it('describes its answers: no "Default Response", X-Request-Id on each, 429 and 500, Retry-After on 429 and 503', () => {
@@ -197,7 +245,10 @@ describe('every operation', () => {
         expect(Object.keys((response.headers ?? {}) as Json), `${route} ${status}`).toContain('X-Request-Id')
       }
       expect(Object.keys(operation.responses), route).toEqual(expect.arrayContaining(['429', '500', '503']))
-      for (const status of ['429', '503']) expect(Object.keys(resolve<{ headers: Json }>(document, operation.responses[status]).headers), route).toContain('Retry-After')
+      for (const status of ['429', '503'])
+        expect(Object.keys(resolve<{ headers: Json }>(document, operation.responses[status]).headers), route).toContain(
+          'Retry-After',
+        )
     }
     const create = document.paths['/api/v1/rail/outbound']!.post!
     expect(Object.keys(create.responses['202']!.headers as Json)).toContain('Idempotent-Replayed')
@@ -206,7 +257,12 @@ describe('every operation', () => {
   it('refers to named schemas: every body and JSON answer is a component, no titled schema left inline', () => {
     const document = partner()
     for (const [route, operation] of operationsOf(document)) {
-      const media = [operation.requestBody?.content['application/json'], ...Object.values(operation.responses).map((response) => (resolve(document, response).content as Record<string, Json> | undefined)?.['application/json'])]
+      const media = [
+        operation.requestBody?.content['application/json'],
+        ...Object.values(operation.responses).map(
+          (response) => (resolve(document, response).content as Record<string, Json> | undefined)?.['application/json'],
+        ),
+      ]
       for (const entry of media.filter((candidate): candidate is Json => candidate !== undefined)) {
         const reference = (entry.schema as { $ref?: string }).$ref
         expect(reference, route).toMatch(/^#\/components\/schemas\/[A-Za-z0-9]+$/)
@@ -214,7 +270,19 @@ describe('every operation', () => {
       }
     }
     expect(titledSchemasIn(document.paths)).toEqual([])
-    expect(Object.keys(document.components.schemas)).toEqual(expect.arrayContaining(['OutboundTransfer', 'PaymentIntent', 'Invoice', 'Escrow', 'ErrorBody', 'Event', 'Refund', 'Settlement', 'Wallet']))
+    expect(Object.keys(document.components.schemas)).toEqual(
+      expect.arrayContaining([
+        'OutboundTransfer',
+        'PaymentIntent',
+        'Invoice',
+        'Escrow',
+        'ErrorBody',
+        'Event',
+        'Refund',
+        'Settlement',
+        'Wallet',
+      ]),
+    )
   })
 })
 
@@ -225,8 +293,15 @@ describe('the documents', () => {
     expect(partnerPaths.filter((path) => BANK_PATHS.test(path))).toEqual([])
     expect(bankPaths.length).toBeGreaterThan(0)
     expect(bankPaths.every((path) => BANK_PATHS.test(path))).toBe(true)
-    expect(bankPaths).toEqual(expect.arrayContaining(['/sandbox-bank/v1/transfers', '/sandbox-bank/v1/name-enquiry', '/providers/{provider}/webhooks']))
-    for (const [route, operation] of operationsOf(documents.bank!)) expect(operation.security, route).toEqual([{ sandboxTimestamp: [], sandboxSignature: [] }])
+    expect(bankPaths).toEqual(
+      expect.arrayContaining([
+        '/sandbox-bank/v1/transfers',
+        '/sandbox-bank/v1/name-enquiry',
+        '/providers/{provider}/webhooks',
+      ]),
+    )
+    for (const [route, operation] of operationsOf(documents.bank!))
+      expect(operation.security, route).toEqual([{ sandboxTimestamp: [], sandboxSignature: [] }])
   })
 
   it('name the server that serves them', () => {
@@ -237,7 +312,11 @@ describe('the documents', () => {
   it('list every event of docs/webhooks.md under webhooks, each with its payload, signature headers and an example', async () => {
     const page = await readFile(join(REPOSITORY, 'docs', 'webhooks.md'), 'utf8')
     const table = page.slice(page.indexOf('## Event payloads'), page.indexOf('## The event API'))
-    const documented = new Set([...table.matchAll(/^\| (.+?) \|/gm)].flatMap((row) => [...row[1]!.matchAll(/`([a-z_]+\.[a-z_]+)`/g)].map((name) => name[1]!)))
+    const documented = new Set(
+      [...table.matchAll(/^\| (.+?) \|/gm)].flatMap((row) =>
+        [...row[1]!.matchAll(/`([a-z_]+\.[a-z_]+)`/g)].map((name) => name[1]!),
+      ),
+    )
     expect(documented.size).toBeGreaterThan(15)
     const webhooks = partner().webhooks
     expect(Object.keys(webhooks).sort()).toEqual([...documented].sort())
@@ -246,7 +325,9 @@ describe('the documents', () => {
       const example = media.example as { event: string; data: unknown }
       expect(example.event, route).toBe(route.split(' ')[1])
       expect(example.data, route).toBeTruthy()
-      expect((operation.parameters ?? []).map((parameter) => parameter.name)).toEqual(expect.arrayContaining(['x-rail-signature', 'webhook-signature', 'webhook-id']))
+      expect((operation.parameters ?? []).map((parameter) => parameter.name)).toEqual(
+        expect.arrayContaining(['x-rail-signature', 'webhook-signature', 'webhook-id']),
+      )
     }
   })
 
@@ -269,7 +350,12 @@ describe('the documents', () => {
     const request: TryItRequest = {
       url: `${app.baseUrl}/api/v1/rail/settings`,
       method: 'patch',
-      headers: { 'X-Rail-Key-Id': credentials.keyId, 'X-Rail-Timestamp': 'auto', 'X-Rail-Signature': credentials.signingSecret, 'Content-Type': 'application/json' },
+      headers: {
+        'X-Rail-Key-Id': credentials.keyId,
+        'X-Rail-Timestamp': 'auto',
+        'X-Rail-Signature': credentials.signingSecret,
+        'Content-Type': 'application/json',
+      },
       body,
     }
     const signed = await standalone(request)
@@ -277,14 +363,24 @@ describe('the documents', () => {
     expect(Object.values(signed.headers)).not.toContain(credentials.signingSecret)
     const response = await fetch(signed.url, { method: 'PATCH', headers: signed.headers, body: signed.body as string })
     expect(response.status).toBe(200)
-    expect(((await response.json()) as { callbackUrl: string }).callbackUrl).toBe('https://partner.example.ng/hooks/rail')
+    expect(((await response.json()) as { callbackUrl: string }).callbackUrl).toBe(
+      'https://partner.example.ng/hooks/rail',
+    )
     // A request the page signed, sent with a body other than the one signed, is refused.
-    const tampered = await fetch(signed.url, { method: 'PATCH', headers: signed.headers, body: JSON.stringify({ callbackUrl: null }) })
+    const tampered = await fetch(signed.url, {
+      method: 'PATCH',
+      headers: signed.headers,
+      body: JSON.stringify({ callbackUrl: null }),
+    })
     expect(tampered.status).toBe(401)
   })
 
   it('"Try it out" leaves requests without signing credentials alone (the document itself, the escrow API)', async () => {
-    const request: TryItRequest = { url: `${app.baseUrl}/api/v1/escrow/partner`, method: 'GET', headers: { 'X-API-Key': 'rk_test_x' } }
+    const request: TryItRequest = {
+      url: `${app.baseUrl}/api/v1/escrow/partner`,
+      method: 'GET',
+      headers: { 'X-API-Key': 'rk_test_x' },
+    }
     expect(await signTryItRequest(structuredClone(request))).toEqual(request)
   })
 })

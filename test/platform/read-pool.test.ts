@@ -20,7 +20,11 @@ afterAll(async () => {
 })
 
 /** A primary pool of its own, its "replica" at `replicaUrl`, and the counts of where reads went. */
-function primaryWithReplica(replicaUrl: string): { primary: Pool; counted(servedBy: string, reason: string): Promise<number>; positions: () => number } {
+function primaryWithReplica(replicaUrl: string): {
+  primary: Pool
+  counted(servedBy: string, reason: string): Promise<number>
+  positions: () => number
+} {
   const primary = createPool(db.url, 4)
   const registry = new Registry()
   const replica = openReadReplica(primary, { url: replicaUrl, poolMax: 2, maxWaitMs: 5 }, registry)
@@ -40,14 +44,20 @@ function primaryWithReplica(replicaUrl: string): { primary: Pool; counted(served
     positions: () => positions,
     async counted(servedBy, reason) {
       const metric = await registry.getSingleMetric('rail_read_replica_reads_total')!.get()
-      return metric.values.find((value) => value.labels.served_by === servedBy && value.labels.reason === reason)?.value ?? 0
+      return (
+        metric.values.find((value) => value.labels.served_by === servedBy && value.labels.reason === reason)?.value ?? 0
+      )
     },
   }
 }
 
 it('a server that is not a standby is never read from: the primary answers, counted not_standby', async () => {
   const { primary, counted } = primaryWithReplica(db.url)
-  const served = await withReadConnection(primary, async (reader) => (await reader.query<{ standby: boolean }>('SELECT pg_is_in_recovery() AS standby')).rows[0]!.standby)
+  const served = await withReadConnection(
+    primary,
+    async (reader) =>
+      (await reader.query<{ standby: boolean }>('SELECT pg_is_in_recovery() AS standby')).rows[0]!.standby,
+  )
   expect(served).toBe(false)
   expect(await counted('primary', 'not_standby')).toBe(1)
   expect(await counted('replica', 'caught_up')).toBe(0)
@@ -56,10 +66,17 @@ it('a server that is not a standby is never read from: the primary answers, coun
 it('a replica that cannot be reached fails no read: the primary answers, counted unavailable', async () => {
   const { primary, counted } = primaryWithReplica(`postgres://postgres@127.0.0.1:${await findFreePort()}/rail`)
   const before = uuidv7()
-  const page = await readPage(primary, undefined, async (reader, beforeId) => (await reader.query<{ ok: boolean }>('SELECT $1::uuid > $2::uuid AS ok', [beforeId, before])).rows[0]!.ok)
+  const page = await readPage(
+    primary,
+    undefined,
+    async (reader, beforeId) =>
+      (await reader.query<{ ok: boolean }>('SELECT $1::uuid > $2::uuid AS ok', [beforeId, before])).rows[0]!.ok,
+  )
   // The horizon, read on the primary, is past an id made before the read.
   expect(page).toBe(true)
-  expect(await withReadConnection(primary, async (reader) => (await reader.query('SELECT 1 AS one')).rows[0])).toEqual({ one: 1 })
+  expect(await withReadConnection(primary, async (reader) => (await reader.query('SELECT 1 AS one')).rows[0])).toEqual({
+    one: 1,
+  })
   expect(await counted('primary', 'unavailable')).toBe(2)
 })
 

@@ -26,7 +26,8 @@ describe('nestingDepth', () => {
 })
 
 describe('parseJsonBody', () => {
-  const refusal = (value: unknown) => (value instanceof RailError ? { code: value.code, message: value.message } : undefined)
+  const refusal = (value: unknown) =>
+    value instanceof RailError ? { code: value.code, message: value.message } : undefined
 
   it('parses well-formed JSON nested up to the limit', () => {
     const text = `${'['.repeat(JSON_DEPTH_MAX)}${']'.repeat(JSON_DEPTH_MAX)}`
@@ -36,14 +37,19 @@ describe('parseJsonBody', () => {
 
   it('refuses one level more, and 100,000 levels, without walking them', () => {
     for (const depth of [JSON_DEPTH_MAX + 1, 100_000]) {
-      expect(refusal(parseJsonBody(Buffer.from(`${'['.repeat(depth)}${']'.repeat(depth)}`)))?.code).toBe('validation_error')
+      expect(refusal(parseJsonBody(Buffer.from(`${'['.repeat(depth)}${']'.repeat(depth)}`)))?.code).toBe(
+        'validation_error',
+      )
     }
   })
 
   it('refuses bytes that are not UTF-8 instead of reading them as U+FFFD: 0xFF and 0xFE are not one reference', () => {
     for (const bytes of [[0xff], [0xfe], [0xc3], [0xed, 0xa0, 0x80] /* an encoded surrogate */]) {
       const body = Buffer.from([...Buffer.from('{"reference":"ref-'), ...bytes, ...Buffer.from('"}')])
-      expect(refusal(parseJsonBody(body))).toEqual({ code: 'invalid_json', message: 'Malformed JSON body: it is not valid UTF-8' })
+      expect(refusal(parseJsonBody(body))).toEqual({
+        code: 'invalid_json',
+        message: 'Malformed JSON body: it is not valid UTF-8',
+      })
     }
   })
 

@@ -3,16 +3,31 @@
 import { describe, expect, it } from 'vitest'
 import { signRequest, TIMESTAMP_TOLERANCE_S } from '../../src/client/signing.ts'
 import type { Clock } from '../../src/platform/clock.ts'
-import { readSignatureHeaders, verifyRequestSignature, type SignedContent } from '../../src/platform/request-signature.ts'
+import {
+  readSignatureHeaders,
+  verifyRequestSignature,
+  type SignedContent,
+} from '../../src/platform/request-signature.ts'
 
 const SECRET = 'rk_sec_verifier_test'
 const NOW_S = 1_800_000_000
 const clockAt = (unixS: number): Clock => ({ now: () => new Date(unixS * 1000) })
 
-const CONTENT: SignedContent = { method: 'POST', pathWithQuery: '/api/v1/rail/outbound?x=1', body: '{"amountKobo":1000}' }
+const CONTENT: SignedContent = {
+  method: 'POST',
+  pathWithQuery: '/api/v1/rail/outbound?x=1',
+  body: '{"amountKobo":1000}',
+}
 
 function signedAt(timestampS: number, content: SignedContent = CONTENT, secret = SECRET) {
-  const headers = signRequest({ keyId: 'k', signingSecret: secret, method: content.method, pathWithQuery: content.pathWithQuery, body: content.body, timestampS })
+  const headers = signRequest({
+    keyId: 'k',
+    signingSecret: secret,
+    method: content.method,
+    pathWithQuery: content.pathWithQuery,
+    body: content.body,
+    timestampS,
+  })
   return { timestamp: headers['X-Rail-Timestamp']!, signature: headers['X-Rail-Signature']! }
 }
 
@@ -33,7 +48,10 @@ describe('verifyRequestSignature', () => {
   })
 
   it('accepts a body given as bytes as well as text', () => {
-    expect(verify({ ...CONTENT, body: Buffer.from(CONTENT.body as string, 'utf8') }, signedAt(NOW_S))).toEqual({ ok: true, timestampS: NOW_S })
+    expect(verify({ ...CONTENT, body: Buffer.from(CONTENT.body as string, 'utf8') }, signedAt(NOW_S))).toEqual({
+      ok: true,
+      timestampS: NOW_S,
+    })
   })
 
   it.each([
@@ -71,12 +89,18 @@ describe('verifyRequestSignature', () => {
     const headers = signedAt(NOW_S)
     const later = { secret: SECRET, ...CONTENT, ...headers }
     expect(verifyRequestSignature({ ...later, clock: clockAt(NOW_S + TIMESTAMP_TOLERANCE_S) }).ok).toBe(true)
-    expect(verifyRequestSignature({ ...later, clock: clockAt(NOW_S + TIMESTAMP_TOLERANCE_S + 1) })).toEqual({ ok: false, refusal: 'stale' })
+    expect(verifyRequestSignature({ ...later, clock: clockAt(NOW_S + TIMESTAMP_TOLERANCE_S + 1) })).toEqual({
+      ok: false,
+      refusal: 'stale',
+    })
     expect(verifyRequestSignature({ ...later, clock: clockAt(NOW_S), toleranceS: 0 }).ok).toBe(true)
   })
 
   it('a stale request is refused as stale even when its signature is right, before the signature is computed', () => {
-    expect(readSignatureHeaders(String(NOW_S - 301), signedAt(NOW_S - 301).signature, clockAt(NOW_S))).toEqual({ ok: false, refusal: 'stale' })
+    expect(readSignatureHeaders(String(NOW_S - 301), signedAt(NOW_S - 301).signature, clockAt(NOW_S))).toEqual({
+      ok: false,
+      refusal: 'stale',
+    })
   })
 
   it('another secret is a bad signature', () => {
@@ -101,14 +125,23 @@ describe('verifyRequestSignature', () => {
 
   it('a one-digit change in the timestamp refuses, though the new one is inside the window', () => {
     const { signature } = signedAt(NOW_S)
-    expect(verify(CONTENT, { timestamp: String(NOW_S + 1), signature })).toEqual({ ok: false, refusal: 'bad_signature' })
-    expect(verify(CONTENT, { timestamp: String(NOW_S - 10), signature })).toEqual({ ok: false, refusal: 'bad_signature' })
+    expect(verify(CONTENT, { timestamp: String(NOW_S + 1), signature })).toEqual({
+      ok: false,
+      refusal: 'bad_signature',
+    })
+    expect(verify(CONTENT, { timestamp: String(NOW_S - 10), signature })).toEqual({
+      ok: false,
+      refusal: 'bad_signature',
+    })
   })
 
   it('a one-byte change in the signature refuses', () => {
     const { timestamp, signature } = signedAt(NOW_S)
     const last = signature.at(-1) === '0' ? '1' : '0'
-    expect(verify(CONTENT, { timestamp, signature: signature.slice(0, -1) + last })).toEqual({ ok: false, refusal: 'bad_signature' })
+    expect(verify(CONTENT, { timestamp, signature: signature.slice(0, -1) + last })).toEqual({
+      ok: false,
+      refusal: 'bad_signature',
+    })
   })
 
   it('the method is compared upper-cased, as the signer writes it', () => {

@@ -19,7 +19,10 @@ const SELF = path.relative(ROOT, import.meta.filename)
 const OUTSIDE_NAMES: ReadonlyArray<readonly [string, RegExp]> = [
   ['an interface document by number', /\bseeds? ?-?0\d\d\b/i],
   ['an interface document by file name', /\b00[0-2]_[0-9a-f]{16}\b/],
-  ['an interface document by description', /\b(?:the seeds?|its seed|escrow seed|wallet seed|seed-shaped|interface documents?(?! *(?:\{|extends\b)))\b/i],
+  [
+    'an interface document by description',
+    /\b(?:the seeds?|its seed|escrow seed|wallet seed|seed-shaped|interface documents?(?! *(?:\{|extends\b)))\b/i,
+  ],
   ['the outside design file', /\bDESIGN(?:\.md\b| ?§)/],
   ['the outside banking facts file', /\bNIGERIA\.md\b/i],
   ['the outside style file', /\bSTYLE\.md\b/i],
@@ -36,7 +39,11 @@ const MIGRATIONS = 'db/migrations/'
 
 /** Every file git tracks or would track (committed, staged or new and not ignored) that is text, but the migrations. */
 function repositoryTextFiles(): TextFile[] {
-  const listed = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
+  const listed = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  })
   const files = [...new Set(listed.split('\0').filter((file) => file !== '' && !file.startsWith(MIGRATIONS)))]
   const texts: TextFile[] = []
   for (const file of files) {
@@ -83,7 +90,8 @@ describe('the repository stands alone', () => {
         const next = lines[index + 1] ?? ''
         const joined = `${line} ${continuation(next)}`
         for (const [what, pattern] of OUTSIDE_NAMES) {
-          if (pattern.test(line) || (pattern.test(joined) && !pattern.test(next))) found.push(`${file}:${index + 1}: ${what}: ${line.trim().slice(0, 160)}`)
+          if (pattern.test(line) || (pattern.test(joined) && !pattern.test(next)))
+            found.push(`${file}:${index + 1}: ${what}: ${line.trim().slice(0, 160)}`)
         }
       })
     }
@@ -104,7 +112,8 @@ describe('the repository stands alone', () => {
         for (const citation of line.matchAll(/(?<![\w./-])(docs\/[\w./-]+?\.md)(?: ?§ ?([\w-]+))?/g)) {
           const [, page, section] = citation
           if (!existsSync(path.join(ROOT, page!))) broken.push(`${file}:${index + 1}: ${page} does not exist`)
-          else if (section !== undefined && !sectionsOf(page!).has(section.toLowerCase())) broken.push(`${file}:${index + 1}: ${page} has no section §${section}`)
+          else if (section !== undefined && !sectionsOf(page!).has(section.toLowerCase()))
+            broken.push(`${file}:${index + 1}: ${page} has no section §${section}`)
         }
       })
     }
@@ -113,10 +122,30 @@ describe('the repository stands alone', () => {
 
   it('finds a name from outside and a dead citation when there is one', () => {
     // The checks above could pass by matching nothing; these lines are what they must catch.
-    const outside = ['see seed 001, "Endpoints"', 'as DESIGN §9 says', 'from ../shared/NIGERIA.md', 'the escrow seed signs', `the state table of seed ${continuation('// 001 (each arrow)')}`]
-    for (const line of outside) expect(OUTSIDE_NAMES.some(([, pattern]) => pattern.test(line)), line).toBe(true)
-    const inside = ['see docs/contracts/escrow.md §Webhooks', 'docs/design.md §9', 'a shared lock', 'Nigerian banks', 'decideSignedChange']
-    for (const line of inside) expect(OUTSIDE_NAMES.some(([, pattern]) => pattern.test(line)), line).toBe(false)
+    const outside = [
+      'see seed 001, "Endpoints"',
+      'as DESIGN §9 says',
+      'from ../shared/NIGERIA.md',
+      'the escrow seed signs',
+      `the state table of seed ${continuation('// 001 (each arrow)')}`,
+    ]
+    for (const line of outside)
+      expect(
+        OUTSIDE_NAMES.some(([, pattern]) => pattern.test(line)),
+        line,
+      ).toBe(true)
+    const inside = [
+      'see docs/contracts/escrow.md §Webhooks',
+      'docs/design.md §9',
+      'a shared lock',
+      'Nigerian banks',
+      'decideSignedChange',
+    ]
+    for (const line of inside)
+      expect(
+        OUTSIDE_NAMES.some(([, pattern]) => pattern.test(line)),
+        line,
+      ).toBe(false)
     expect(headingWords('# Title\n## §9 Events\n### Webhooks: the body\n').has('9')).toBe(true)
     expect(headingWords('## §10 Open\n').has('1')).toBe(false)
   })

@@ -43,9 +43,13 @@ afterAll(async () => db?.drop())
 const move = (machine: string, from: string | null, to: string) => `${machine}: ${from ?? 'NULL'} → ${to}`
 
 it('the database holds exactly the moves of every states.ts', async () => {
-  const { rows } = await db.pool.query<{ machine: string; from_state: string | null; to_state: string }>(`SELECT machine, from_state, to_state FROM state_transitions`)
+  const { rows } = await db.pool.query<{ machine: string; from_state: string | null; to_state: string }>(
+    `SELECT machine, from_state, to_state FROM state_transitions`,
+  )
   const inSql = rows.map((row) => move(row.machine, row.from_state, row.to_state)).sort()
-  const inTs = MACHINES.flatMap((machine) => machine.transitions().map(([from, to]) => move(machine.name, from, to))).sort()
+  const inTs = MACHINES.flatMap((machine) =>
+    machine.transitions().map(([from, to]) => move(machine.name, from, to)),
+  ).sort()
   expect(inSql).toEqual(inTs)
   expect(new Set(MACHINES.map((machine) => machine.name)).size).toBe(MACHINES.length)
 })
@@ -87,10 +91,13 @@ it('every status or state column is a machine, or named above as not guarded', a
 
 it("each machine's states are exactly those its column's CHECK constraint allows", async () => {
   for (const machine of MACHINES) {
-    const { rows } = await db.pool.query<{ def: string }>(`SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'c'`, [
-      machine.table,
-    ])
-    const values = rows.map((row) => new RegExp(`^CHECK \\(\\(${machine.column} = ANY \\(ARRAY\\[(.*)\\]\\)\\)\\)$`).exec(row.def)).find((found) => found !== null)
+    const { rows } = await db.pool.query<{ def: string }>(
+      `SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'c'`,
+      [machine.table],
+    )
+    const values = rows
+      .map((row) => new RegExp(`^CHECK \\(\\(${machine.column} = ANY \\(ARRAY\\[(.*)\\]\\)\\)\\)$`).exec(row.def))
+      .find((found) => found !== null)
     expect(values, `${machine.table}.${machine.column} has a CHECK of its values`).toBeDefined()
     const allowed = [...values![1]!.matchAll(/'([a-z_]+)'::text/g)].map((found) => found[1])
     expect(allowed.sort(), machine.name).toEqual([...machine.states].sort())
@@ -158,13 +165,10 @@ interface Outcome {
 }
 
 async function tryChanges(machine: StateMachine<string>, key: string, pairs: readonly Pair[]): Promise<Outcome[]> {
-  const { rows } = await db.pool.query<Outcome>(`SELECT code, message, state FROM test_try_changes($1, $2, $3, $4::text[], $5::text[])`, [
-    machine.table,
-    key,
-    machine.column,
-    pairs.map(([from]) => from),
-    pairs.map(([, to]) => to),
-  ])
+  const { rows } = await db.pool.query<Outcome>(
+    `SELECT code, message, state FROM test_try_changes($1, $2, $3, $4::text[], $5::text[])`,
+    [machine.table, key, machine.column, pairs.map(([from]) => from), pairs.map(([, to]) => to)],
+  )
   expect(rows).toHaveLength(pairs.length)
   return rows
 }
@@ -184,14 +188,20 @@ describe.each(MACHINES.map((machine) => [machine.name, machine] as const))('the 
     const moves = machine.transitions()
     expect(moves.length).toBeGreaterThan(0)
     const outcomes = await tryChanges(machine, key, moves)
-    moves.forEach(([from, to], n) => expect(outcomes[n], move(machine.name, from, to)).toEqual({ code: null, message: null, state: to }))
+    moves.forEach(([from, to], n) =>
+      expect(outcomes[n], move(machine.name, from, to)).toEqual({ code: null, message: null, state: to }),
+    )
   })
 
   it('refuses every other change of state, and every change out of a terminal state', async () => {
     const allowed = new Set(machine.transitions().map(([from, to]) => move(machine.name, from, to)))
     const starts: (string | null)[] = machine.fromNull.length > 0 ? [null, ...machine.states] : [...machine.states]
     const targets: (string | null)[] = [...machine.states, null, 'not_a_state']
-    const refused = starts.flatMap((from) => targets.filter((to) => from !== to && !allowed.has(move(machine.name, from, to ?? 'NULL'))).map((to): Pair => [from, to]))
+    const refused = starts.flatMap((from) =>
+      targets
+        .filter((to) => from !== to && !allowed.has(move(machine.name, from, to ?? 'NULL')))
+        .map((to): Pair => [from, to]),
+    )
     expect(refused.length).toBeGreaterThan(0)
     for (const terminal of machine.states.filter((state) => machine.isTerminal(state))) {
       expect(refused.filter(([from]) => from === terminal)).toHaveLength(targets.length - 1) // every change out of it
@@ -200,12 +210,18 @@ describe.each(MACHINES.map((machine) => [machine.name, machine] as const))('the 
     refused.forEach(([from, to], n) => {
       const label = move(machine.name, from, to ?? 'NULL')
       expect(outcomes[n]!.code, label).toBe('RS001')
-      expect(outcomes[n]!.message, label).toBe(`${machine.name}: ${machine.table}.${machine.column} ${from ?? 'NULL'} → ${to ?? 'NULL'} refused (not a move of its state machine)`)
+      expect(outcomes[n]!.message, label).toBe(
+        `${machine.name}: ${machine.table}.${machine.column} ${from ?? 'NULL'} → ${to ?? 'NULL'} refused (not a move of its state machine)`,
+      )
     })
   })
 
   it('leaves a state written again unchanged alone (no move, nothing checked)', async () => {
-    const outcomes = await tryChanges(machine, key, machine.states.map((state): Pair => [state, state]))
+    const outcomes = await tryChanges(
+      machine,
+      key,
+      machine.states.map((state): Pair => [state, state]),
+    )
     machine.states.forEach((state, n) => expect(outcomes[n], state).toEqual({ code: null, message: null, state }))
   })
 })

@@ -69,12 +69,14 @@ const EXEMPTIONS: ReadonlyArray<{ file: string; tables: readonly string[]; reaso
   {
     file: 'src/platform/observability/database-gauges.ts',
     tables: ['event_deliveries', 'bank_instructions', 'inbound_credits', 'providers', 'provider_calls'],
-    reason: 'scrape-time counts for Prometheus, read-only in their own transaction; a library imports no feature, and the gauges must stay up when a feature is wrong',
+    reason:
+      'scrape-time counts for Prometheus, read-only in their own transaction; a library imports no feature, and the gauges must stay up when a feature is wrong',
   },
 ]
 
 /** A table named after a keyword of SQL that reads or writes it; the keywords are upper case, as every query in src/ writes them. */
-const TABLE_REFERENCE = /\b(?:FROM|JOIN|UPDATE|INTO|TABLE)\s+(?:ONLY\s+)?"?([a-z_][a-z0-9_]*)"?(?:\.([a-z_][a-z0-9_]*))?/g
+const TABLE_REFERENCE =
+  /\b(?:FROM|JOIN|UPDATE|INTO|TABLE)\s+(?:ONLY\s+)?"?([a-z_][a-z0-9_]*)"?(?:\.([a-z_][a-z0-9_]*))?/g
 
 export interface Finding {
   file: string
@@ -95,8 +97,13 @@ function literals(file: string, source: string): { text: string; line: number }[
   const found: { text: string; line: number }[] = []
   const visit = (node: ts.Node) => {
     const line = () => sourceFile.getLineAndCharacterOfPosition(node.getStart(sourceFile)).line + 1
-    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) found.push({ text: node.text, line: line() })
-    else if (ts.isTemplateExpression(node)) found.push({ text: [node.head.text, ...node.templateSpans.map((span) => span.literal.text)].join(' '), line: line() })
+    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node))
+      found.push({ text: node.text, line: line() })
+    else if (ts.isTemplateExpression(node))
+      found.push({
+        text: [node.head.text, ...node.templateSpans.map((span) => span.literal.text)].join(' '),
+        line: line(),
+      })
     ts.forEachChild(node, visit)
   }
   visit(sourceFile)
@@ -115,7 +122,12 @@ export function crossings(file: string, source: string): Finding[] {
       const owner = OWNERS[table]
       if (owner === undefined || owner === folder) continue
       if (EXEMPTIONS.some((exemption) => exemption.file === file && exemption.tables.includes(table))) continue
-      findings.push({ file, line: line + text.slice(0, match.index).split('\n').length - 1, table: match[2] ? `${table}.${match[2]}` : table, owner })
+      findings.push({
+        file,
+        line: line + text.slice(0, match.index).split('\n').length - 1,
+        table: match[2] ? `${table}.${match[2]}` : table,
+        owner,
+      })
     }
   }
   return findings
@@ -141,11 +153,19 @@ describe('a feature names only its own tables in SQL', () => {
 
   it('every table the migrations create has an owner, and every owner is a folder of src/', () => {
     const created = filesUnder(path.join(ROOT, 'db', 'migrations')).flatMap((file) =>
-      [...readFileSync(file, 'utf8').matchAll(/\bCREATE\s+(?:UNLOGGED\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?([a-z_][a-z0-9_]*)/gi)].map((match) => match[1]!.toLowerCase()),
+      [
+        ...readFileSync(file, 'utf8').matchAll(
+          /\bCREATE\s+(?:UNLOGGED\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?([a-z_][a-z0-9_]*)/gi,
+        ),
+      ].map((match) => match[1]!.toLowerCase()),
     )
     expect(created.length).toBeGreaterThan(30)
     expect(created.filter((table) => OWNERS[table] === undefined)).toEqual([])
-    const folders = new Set(readdirSync(path.join(ROOT, 'src'), { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name))
+    const folders = new Set(
+      readdirSync(path.join(ROOT, 'src'), { withFileTypes: true })
+        .filter((entry) => entry.isDirectory())
+        .map((entry) => entry.name),
+    )
     expect(Object.values(OWNERS).filter((owner) => !folders.has(owner))).toEqual([])
   })
 
@@ -153,7 +173,10 @@ describe('a feature names only its own tables in SQL', () => {
     for (const exemption of EXEMPTIONS) {
       expect(exemption.reason.length).toBeGreaterThan(20)
       const source = readFileSync(path.join(ROOT, exemption.file), 'utf8')
-      for (const table of exemption.tables) expect(source, `${exemption.file} no longer names ${table}: drop the exemption`).toMatch(new RegExp(`\\b${table}\\b`))
+      for (const table of exemption.tables)
+        expect(source, `${exemption.file} no longer names ${table}: drop the exemption`).toMatch(
+          new RegExp(`\\b${table}\\b`),
+        )
     }
   })
 
@@ -171,7 +194,11 @@ describe('a feature names only its own tables in SQL', () => {
       { file: 'src/money-out/refunds/repo.ts', line: 4, table: 'virtual_accounts', owner: 'collections' },
       { file: 'src/money-out/refunds/repo.ts', line: 6, table: 'graphile_worker.jobs', owner: 'platform' },
     ])
-    expect(crossings('src/money-out/refunds/repo.ts', 'const sql = `UPDATE refunds SET state = $2 WHERE id = $1`')).toEqual([])
-    expect(crossings('src/collections/credits/repo.ts', 'const sql = `SELECT * FROM inbound_credits WHERE id = ${id}`')).toEqual([])
+    expect(
+      crossings('src/money-out/refunds/repo.ts', 'const sql = `UPDATE refunds SET state = $2 WHERE id = $1`'),
+    ).toEqual([])
+    expect(
+      crossings('src/collections/credits/repo.ts', 'const sql = `SELECT * FROM inbound_credits WHERE id = ${id}`'),
+    ).toEqual([])
   })
 })

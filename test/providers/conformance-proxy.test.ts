@@ -6,7 +6,11 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { formatViolation, startValidatingProxy, type ValidatingProxy } from '../../src/banking/providers/conformance/proxy.ts'
+import {
+  formatViolation,
+  startValidatingProxy,
+  type ValidatingProxy,
+} from '../../src/banking/providers/conformance/proxy.ts'
 import { OpenApiValidator } from '../../src/banking/providers/conformance/validator.ts'
 
 const item = {
@@ -29,31 +33,65 @@ const document30 = {
     '/items': {
       post: {
         operationId: 'item_create',
-        requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/Item' } } } },
-        responses: { '201': { $ref: '#/components/responses/ItemAnswer' }, '4XX': { $ref: '#/components/responses/Error' } },
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/Item' } } },
+        },
+        responses: {
+          '201': { $ref: '#/components/responses/ItemAnswer' },
+          '4XX': { $ref: '#/components/responses/Error' },
+        },
       },
       get: {
         operationId: 'item_list',
-        parameters: [{ $ref: '#/components/parameters/PerPage' }, { name: 'status', in: 'query', schema: { type: 'string', enum: ['pending', 'success'] } }],
-        responses: { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/Item' } } } } }, default: { description: 'error' } },
+        parameters: [
+          { $ref: '#/components/parameters/PerPage' },
+          { name: 'status', in: 'query', schema: { type: 'string', enum: ['pending', 'success'] } },
+        ],
+        responses: {
+          '200': {
+            description: 'ok',
+            content: {
+              'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/Item' } } },
+            },
+          },
+          default: { description: 'error' },
+        },
       },
     },
     '/items/{id}': {
       parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'integer' } }],
       get: { operationId: 'item_fetch', responses: { '200': { $ref: '#/components/responses/ItemAnswer' } } },
     },
-    '/items/search': { get: { operationId: 'item_search', security: [{}], responses: { '200': { description: 'ok' } } } },
+    '/items/search': {
+      get: { operationId: 'item_search', security: [{}], responses: { '200': { description: 'ok' } } },
+    },
   },
   components: {
     securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } },
     parameters: { PerPage: { name: 'perPage', in: 'query', schema: { type: 'integer', maximum: 100 } } },
     responses: {
-      ItemAnswer: { description: 'an item', content: { 'application/json': { schema: { $ref: '#/components/schemas/Item' } } } },
-      Error: { description: 'an error', content: { 'application/json': { schema: { type: 'object', required: ['message'], properties: { message: { type: 'string' } } } } } },
+      ItemAnswer: {
+        description: 'an item',
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Item' } } },
+      },
+      Error: {
+        description: 'an error',
+        content: {
+          'application/json': {
+            schema: { type: 'object', required: ['message'], properties: { message: { type: 'string' } } },
+          },
+        },
+      },
     },
     schemas: {
       Item: item,
-      Owner: { oneOf: [{ type: 'object', required: ['person'], properties: { person: { type: 'string' } } }, { type: 'object', required: ['company'], properties: { company: { type: 'string' } } }] },
+      Owner: {
+        oneOf: [
+          { type: 'object', required: ['person'], properties: { person: { type: 'string' } } },
+          { type: 'object', required: ['company'], properties: { company: { type: 'string' } } },
+        ],
+      },
     },
   },
 }
@@ -77,7 +115,10 @@ beforeAll(async () => {
     })
   })
   await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve))
-  proxy = await startValidatingProxy({ document: document30, targetBaseUrl: `http://127.0.0.1:${(api.address() as AddressInfo).port}/root` })
+  proxy = await startValidatingProxy({
+    document: document30,
+    targetBaseUrl: `http://127.0.0.1:${(api.address() as AddressInfo).port}/root`,
+  })
 })
 
 afterAll(async () => {
@@ -91,7 +132,12 @@ beforeEach(() => {
   answers.clear()
 })
 
-async function send(method: string, path: string, body?: unknown, headers: Record<string, string> = { authorization: 'Bearer sk_test' }): Promise<{ status: number; body: unknown }> {
+async function send(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = { authorization: 'Bearer sk_test' },
+): Promise<{ status: number; body: unknown }> {
   const response = await fetch(`${proxy.url}${path}`, {
     method,
     headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -100,16 +146,38 @@ async function send(method: string, path: string, body?: unknown, headers: Recor
   return { status: response.status, body: await response.json() }
 }
 
-const violations = () => proxy.violations.map((violation) => ({ side: violation.side, operation: violation.operation, location: violation.location, pointer: violation.pointer, message: violation.message }))
+const violations = () =>
+  proxy.violations.map((violation) => ({
+    side: violation.side,
+    operation: violation.operation,
+    location: violation.location,
+    pointer: violation.pointer,
+    message: violation.message,
+  }))
 
 describe('the validating proxy', () => {
   it('forwards a conforming exchange unchanged under the target base path and records nothing', async () => {
-    answers.set('POST /root/v1/items', { status: 201, body: { id: 7, status: 'pending', amount: 5000, note: null, owner: { person: 'Ada' } } })
+    answers.set('POST /root/v1/items', {
+      status: 201,
+      body: { id: 7, status: 'pending', amount: 5000, note: null, owner: { person: 'Ada' } },
+    })
     const answer = await send('POST', '/v1/items', { status: 'pending', amount: 5000, note: null, owner: null })
-    expect(answer).toEqual({ status: 201, body: { id: 7, status: 'pending', amount: 5000, note: null, owner: { person: 'Ada' } } })
-    expect(seen.at(-1)).toEqual({ method: 'POST', url: '/root/v1/items', body: '{"status":"pending","amount":5000,"note":null,"owner":null}' })
+    expect(answer).toEqual({
+      status: 201,
+      body: { id: 7, status: 'pending', amount: 5000, note: null, owner: { person: 'Ada' } },
+    })
+    expect(seen.at(-1)).toEqual({
+      method: 'POST',
+      url: '/root/v1/items',
+      body: '{"status":"pending","amount":5000,"note":null,"owner":null}',
+    })
     expect(proxy.violations).toEqual([])
-    expect(proxy.exchanges.at(-1)).toMatchObject({ operation: 'item_create', status: 201, responseBodyChecked: true, violations: 0 })
+    expect(proxy.exchanges.at(-1)).toMatchObject({
+      operation: 'item_create',
+      status: 201,
+      responseBodyChecked: true,
+      violations: 0,
+    })
   })
 
   it("records a request body's violations with JSON pointers (required, enum, a 3.0 exclusive minimum, oneOf)", async () => {
@@ -117,9 +185,21 @@ describe('the validating proxy', () => {
     await send('POST', '/v1/items', { status: 'done', amount: 0, owner: { nobody: true } })
     expect(violations()).toEqual(
       expect.arrayContaining([
-        { side: 'request', operation: 'item_create', location: 'body', pointer: '/status', message: 'must be equal to one of the allowed values: "pending", "success"' },
+        {
+          side: 'request',
+          operation: 'item_create',
+          location: 'body',
+          pointer: '/status',
+          message: 'must be equal to one of the allowed values: "pending", "success"',
+        },
         { side: 'request', operation: 'item_create', location: 'body', pointer: '/amount', message: 'must be > 0' },
-        { side: 'request', operation: 'item_create', location: 'body', pointer: '/owner', message: 'must match exactly one schema in oneOf' },
+        {
+          side: 'request',
+          operation: 'item_create',
+          location: 'body',
+          pointer: '/owner',
+          message: 'must match exactly one schema in oneOf',
+        },
       ]),
     )
     // id is readOnly: a request need not send it, and the answer's does not conform to nothing.
@@ -130,19 +210,43 @@ describe('the validating proxy', () => {
     answers.set('GET /root/v1/items/12', { status: 200, body: { status: 'success', amount: '5000', note: 3 } })
     await send('GET', '/v1/items/12')
     expect(violations()).toEqual([
-      { side: 'response', operation: 'item_fetch', location: 'body', pointer: '', message: "must have required property 'id'" },
+      {
+        side: 'response',
+        operation: 'item_fetch',
+        location: 'body',
+        pointer: '',
+        message: "must have required property 'id'",
+      },
       { side: 'response', operation: 'item_fetch', location: 'body', pointer: '/amount', message: 'must be integer' },
       { side: 'response', operation: 'item_fetch', location: 'body', pointer: '/note', message: 'must be string,null' },
     ])
     proxy.violations.length = 0
     answers.set('POST /root/v1/items', { status: 422, body: { error: 'no' } })
     await send('POST', '/v1/items', { status: 'pending', amount: 1 })
-    expect(violations()).toEqual([{ side: 'response', operation: 'item_create', location: 'body', pointer: '', message: "must have required property 'message'" }])
-    expect(formatViolation(proxy.violations[0]!)).toBe("[response] item_create (POST /v1/items → 422) body: must have required property 'message'")
+    expect(violations()).toEqual([
+      {
+        side: 'response',
+        operation: 'item_create',
+        location: 'body',
+        pointer: '',
+        message: "must have required property 'message'",
+      },
+    ])
+    expect(formatViolation(proxy.violations[0]!)).toBe(
+      "[response] item_create (POST /v1/items → 422) body: must have required property 'message'",
+    )
     proxy.violations.length = 0
     answers.set('GET /root/v1/items/12', { status: 404, body: { message: 'gone' } })
     await send('GET', '/v1/items/12')
-    expect(violations()).toEqual([{ side: 'response', operation: 'item_fetch', location: 'status', pointer: '', message: 'status 404 is not described by the operation (it describes 200)' }])
+    expect(violations()).toEqual([
+      {
+        side: 'response',
+        operation: 'item_fetch',
+        location: 'status',
+        pointer: '',
+        message: 'status 404 is not described by the operation (it describes 200)',
+      },
+    ])
     proxy.violations.length = 0
     // `default` without content: the answer's body is not described, so not checked.
     answers.set('GET /root/v1/items', { status: 500, body: { anything: true } })
@@ -156,14 +260,28 @@ describe('the validating proxy', () => {
     expect(proxy.violations).toEqual([])
     await send('GET', '/v1/items?perPage=abc&status=pending&status=success&from=2024-01-01')
     expect(violations()).toEqual([
-      { side: 'request', operation: 'item_list', location: 'query', pointer: '/from', message: 'is not a query parameter of the operation' },
+      {
+        side: 'request',
+        operation: 'item_list',
+        location: 'query',
+        pointer: '/from',
+        message: 'is not a query parameter of the operation',
+      },
       { side: 'request', operation: 'item_list', location: 'query', pointer: '/perPage', message: 'must be integer' },
-      { side: 'request', operation: 'item_list', location: 'query', pointer: '/status', message: 'is given 2 times, the operation takes one' },
+      {
+        side: 'request',
+        operation: 'item_list',
+        location: 'query',
+        pointer: '/status',
+        message: 'is given 2 times, the operation takes one',
+      },
     ])
     proxy.violations.length = 0
     answers.set('GET /root/v1/items/abc', { status: 200, body: { id: 1, status: 'pending', amount: 1 } })
     await send('GET', '/v1/items/abc')
-    expect(violations()).toEqual([{ side: 'request', operation: 'item_fetch', location: 'path', pointer: '/id', message: 'must be integer' }])
+    expect(violations()).toEqual([
+      { side: 'request', operation: 'item_fetch', location: 'path', pointer: '/id', message: 'must be integer' },
+    ])
   })
 
   it('matches literal paths before templates, and records requests that match no operation', async () => {
@@ -186,11 +304,31 @@ describe('the validating proxy', () => {
 
   it('records a request without the credentials the document asks for, and a wrong content type', async () => {
     await send('GET', '/v1/items', undefined, { authorization: 'Basic abc' })
-    expect(violations()).toEqual([{ side: 'request', operation: 'item_list', location: 'header', pointer: '/authorization', message: 'no credentials the operation asks for: bearerAuth (Authorization: bearer)' }])
+    expect(violations()).toEqual([
+      {
+        side: 'request',
+        operation: 'item_list',
+        location: 'header',
+        pointer: '/authorization',
+        message: 'no credentials the operation asks for: bearerAuth (Authorization: bearer)',
+      },
+    ])
     proxy.violations.length = 0
     answers.set('POST /root/v1/items', { status: 201, body: { id: 1, status: 'pending', amount: 1 } })
-    await fetch(`${proxy.url}/v1/items`, { method: 'POST', headers: { authorization: 'Bearer k', 'content-type': 'text/plain' }, body: 'status=pending' })
-    expect(violations()).toEqual([{ side: 'request', operation: 'item_create', location: 'header', pointer: '/content-type', message: 'text/plain is not a media type described here (application/json)' }])
+    await fetch(`${proxy.url}/v1/items`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer k', 'content-type': 'text/plain' },
+      body: 'status=pending',
+    })
+    expect(violations()).toEqual([
+      {
+        side: 'request',
+        operation: 'item_create',
+        location: 'header',
+        pointer: '/content-type',
+        message: 'text/plain is not a media type described here (application/json)',
+      },
+    ])
   })
 
   it('forwards paths outside the base path unchecked when told, and shows every exchange to an observer', async () => {
@@ -200,7 +338,8 @@ describe('the validating proxy', () => {
       targetBaseUrl: `http://127.0.0.1:${(api.address() as AddressInfo).port}`,
       basePath: '/root/v1',
       forwardOutsideBasePath: true,
-      observe: (exchange) => observed.push(`${exchange.request.method} ${exchange.request.path} ${exchange.response?.status}`),
+      observe: (exchange) =>
+        observed.push(`${exchange.request.method} ${exchange.request.path} ${exchange.response?.status}`),
     })
     try {
       answers.set('POST /hooks', { status: 204, body: '' })
@@ -243,20 +382,42 @@ describe('an OpenAPI 3.1 document', () => {
         },
       },
     },
-    components: { schemas: { Charge: { type: 'object', required: ['amount'], properties: { amount: { type: 'integer', exclusiveMinimum: 0 }, note: { type: ['string', 'null'] } } } } },
+    components: {
+      schemas: {
+        Charge: {
+          type: 'object',
+          required: ['amount'],
+          properties: { amount: { type: 'integer', exclusiveMinimum: 0 }, note: { type: ['string', 'null'] } },
+        },
+      },
+    },
   }
 
   it('validates webhooks with JSON Schema 2020-12 words', () => {
     const validator = new OpenApiValidator(document31)
     expect(validator.webhookNames()).toEqual(['charge.success'])
-    expect(validator.validateWebhook('charge.success', JSON.stringify({ event: 'charge.success', data: { amount: 10, note: null } }))).toEqual([])
-    const found = validator.validateWebhook('charge.success', JSON.stringify({ event: 'charge.failed', data: { amount: 0, note: 1 } }))
-    expect(found.map((violation) => [violation.side, violation.operation, violation.pointer, violation.message])).toEqual([
+    expect(
+      validator.validateWebhook(
+        'charge.success',
+        JSON.stringify({ event: 'charge.success', data: { amount: 10, note: null } }),
+      ),
+    ).toEqual([])
+    const found = validator.validateWebhook(
+      'charge.success',
+      JSON.stringify({ event: 'charge.failed', data: { amount: 0, note: 1 } }),
+    )
+    expect(
+      found.map((violation) => [violation.side, violation.operation, violation.pointer, violation.message]),
+    ).toEqual([
       ['webhook', 'charge.success', '/event', 'must be equal to constant: "charge.success"'],
       ['webhook', 'charge.success', '/data/amount', 'must be > 0'],
       ['webhook', 'charge.success', '/data/note', 'must be string,null'],
     ])
-    expect(formatViolation(found[0]!)).toBe('[webhook] charge.success body /event: must be equal to constant: "charge.success"')
-    expect(validator.validateWebhook('transfer.success', '{}')).toMatchObject([{ message: 'the description has no webhook transfer.success' }])
+    expect(formatViolation(found[0]!)).toBe(
+      '[webhook] charge.success body /event: must be equal to constant: "charge.success"',
+    )
+    expect(validator.validateWebhook('transfer.success', '{}')).toMatchObject([
+      { message: 'the description has no webhook transfer.success' },
+    ])
   })
 })

@@ -16,7 +16,11 @@ import { createLogger } from '../../src/platform/observability/logger.ts'
 import { ProviderRegistry } from '../../src/banking/providers/registry.ts'
 import { getProvider } from '../../src/banking/providers/service.ts'
 import { writeFaults } from '../../src/sandbox/faults.ts'
-import { SANDBOX_PAYSTACK_PREFIX, sandboxMonnifyCredentials, sandboxPaystackSecretKey } from '../../src/sandbox/public.ts'
+import {
+  SANDBOX_PAYSTACK_PREFIX,
+  sandboxMonnifyCredentials,
+  sandboxPaystackSecretKey,
+} from '../../src/sandbox/public.ts'
 import { signedInSession, type DashboardSession } from '../dashboard/support.ts'
 import { scrape, valueOf } from '../observability/support.ts'
 import { runRail } from '../support/cli.ts'
@@ -71,15 +75,26 @@ afterAll(async () => {
 
 /** The provider routing gave the transfer when it was submitted (the instruction takes it over). */
 async function routedTo(id: string): Promise<string> {
-  return (await app.db.pool.query<{ provider: string }>(`SELECT provider FROM outbound_transfers WHERE id = $1`, [id])).rows[0]!.provider
+  return (await app.db.pool.query<{ provider: string }>(`SELECT provider FROM outbound_transfers WHERE id = $1`, [id]))
+    .rows[0]!.provider
 }
 
 async function instructionOf(id: string): Promise<{ provider: string; state: string } | undefined> {
-  return (await app.db.pool.query<{ provider: string; state: string }>(`SELECT provider, state FROM bank_instructions WHERE id = $1`, [id])).rows[0]
+  return (
+    await app.db.pool.query<{ provider: string; state: string }>(
+      `SELECT provider, state FROM bank_instructions WHERE id = $1`,
+      [id],
+    )
+  ).rows[0]
 }
 
 async function providersCalledFor(id: string): Promise<string[]> {
-  return (await app.db.pool.query<{ provider: string }>(`SELECT DISTINCT provider FROM provider_calls WHERE reference = $1 ORDER BY provider`, [id])).rows.map((row) => row.provider)
+  return (
+    await app.db.pool.query<{ provider: string }>(
+      `SELECT DISTINCT provider FROM provider_calls WHERE reference = $1 ORDER BY provider`,
+      [id],
+    )
+  ).rows.map((row) => row.provider)
 }
 
 function callbacksOf(type: string, objectId: string): number {
@@ -118,7 +133,11 @@ describe("a partner routed payouts: ['sandbox-paystack', 'sandbox-monnify']", ()
   it('sends a new payout to sandbox-paystack while it is healthy', async () => {
     const id = await payOut(client, 310_000)
     expect(await routedTo(id)).toBe('sandbox-paystack')
-    await waitFor(async () => (await outboundState(client, id)) === 'submitted', 30_000, 'the payout submitted (in progress at Paystack)')
+    await waitFor(
+      async () => (await outboundState(client, id)) === 'submitted',
+      30_000,
+      'the payout submitted (in progress at Paystack)',
+    )
     expect(await instructionOf(id)).toEqual({ provider: 'sandbox-paystack', state: 'sent' })
     givenToPaystack.push(id)
   })
@@ -130,11 +149,15 @@ describe("a partner routed payouts: ['sandbox-paystack', 'sandbox-monnify']", ()
       expect(await routedTo(id)).toBe('sandbox-paystack')
       givenToPaystack.push(id)
       const unansweredSend = `SELECT 1 FROM provider_calls WHERE reference = $1 AND provider = 'sandbox-paystack' AND operation = 'payout' AND outcome = 'unknown'`
-      await waitFor(async () => (await app.db.pool.query(unansweredSend, [id])).rowCount! > 0, 30_000, `the send of ${amountKobo} unanswered`)
+      await waitFor(
+        async () => (await app.db.pool.query(unansweredSend, [id])).rowCount! > 0,
+        30_000,
+        `the send of ${amountKobo} unanswered`,
+      )
     }
   })
 
-  it('once Paystack\'s calls go unanswered, sends a new payout to sandbox-monnify', async () => {
+  it("once Paystack's calls go unanswered, sends a new payout to sandbox-monnify", async () => {
     const registry = new ProviderRegistry(app.db.pool, { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET })
     const paystack = await registry.adapterFor(await getProvider(app.db.pool, 'sandbox-paystack'))
     const monnifyCallsBefore = await callCount('sandbox-monnify')
@@ -142,7 +165,11 @@ describe("a partner routed payouts: ['sandbox-paystack', 'sandbox-monnify']", ()
     await writeFaults(app.db.pool, { ...FAULTS_OFF, errorRate: 1 })
     try {
       for (let batch = 0; batch < UNANSWERED_CALLS / 20; batch++) {
-        const answers = await Promise.all(Array.from({ length: 20 }, () => paystack.nameEnquiry({ bankCode: PAYEE.bankCode, accountNumber: PAYEE.accountNumber })))
+        const answers = await Promise.all(
+          Array.from({ length: 20 }, () =>
+            paystack.nameEnquiry({ bankCode: PAYEE.bankCode, accountNumber: PAYEE.accountNumber }),
+          ),
+        )
         expect(answers.map((answer) => answer.outcome)).toEqual(Array(20).fill('unknown'))
       }
     } finally {
@@ -166,8 +193,16 @@ describe("a partner routed payouts: ['sandbox-paystack', 'sandbox-monnify']", ()
       30_000,
       'a new payout routed to sandbox-monnify',
     )
-    await waitFor(async () => (await instructionOf(failedOver))?.provider === 'sandbox-monnify', 30_000, 'the failed-over instruction')
-    await waitFor(async () => (await outboundState(client, failedOver)) === 'submitted', 30_000, 'the failed-over payout submitted at Monnify')
+    await waitFor(
+      async () => (await instructionOf(failedOver))?.provider === 'sandbox-monnify',
+      30_000,
+      'the failed-over instruction',
+    )
+    await waitFor(
+      async () => (await outboundState(client, failedOver)) === 'submitted',
+      30_000,
+      'the failed-over payout submitted at Monnify',
+    )
   })
 
   it('/metrics shows sandbox-paystack unhealthy with its calls of the last five minutes, sandbox-monnify healthy', async () => {
@@ -186,7 +221,13 @@ describe("a partner routed payouts: ['sandbox-paystack', 'sandbox-monnify']", ()
     const env = { DATABASE_URL: app.db.url }
     const listed = await runRail(['provider', 'list', '--json'], env)
     expect(listed.code, listed.stderr).toBe(0)
-    const health = (name: string) => (JSON.parse(listed.stdout) as { name: string; health: { healthy: boolean; calls: number; unanswered: number; windowS: number } }[]).find((p) => p.name === name)!.health
+    const health = (name: string) =>
+      (
+        JSON.parse(listed.stdout) as {
+          name: string
+          health: { healthy: boolean; calls: number; unanswered: number; windowS: number }
+        }[]
+      ).find((p) => p.name === name)!.health
     expect(health('sandbox-paystack')).toMatchObject({ healthy: false, windowS: 300 })
     expect(health('sandbox-paystack').unanswered).toBeGreaterThanOrEqual(UNANSWERED_CALLS)
     expect(health('sandbox-paystack').calls).toBeGreaterThan(health('sandbox-paystack').unanswered)
@@ -196,7 +237,7 @@ describe("a partner routed payouts: ['sandbox-paystack', 'sandbox-monnify']", ()
     expect(text.stdout).toMatch(/sandbox-monnify .* health=healthy/)
   })
 
-  it('the dashboard\'s transfer page shows each payout\'s provider and its health', async () => {
+  it("the dashboard's transfer page shows each payout's provider and its health", async () => {
     const session = await signedInSession(app.db.pool, app.baseUrl, partnerId)
     const atPaystack = elementText(await dashboardPage(session, givenToPaystack[1]!), 'transfer-provider')
     expect(atPaystack).toMatch(/^sandbox-paystack \(unhealthy: \d+ of \d+ calls unanswered in the last 5 minutes\)$/)
@@ -214,19 +255,30 @@ describe("a partner routed payouts: ['sandbox-paystack', 'sandbox-monnify']", ()
     }
     // Those whose send got no answer were asked about at Paystack (the dropped one sent again there), and paid once.
     for (const id of givenToPaystack.slice(1, 3)) {
-      const calls = await app.db.pool.query<{ operation: string; outcome: string }>(`SELECT operation, outcome FROM provider_calls WHERE reference = $1 ORDER BY created_at`, [id])
+      const calls = await app.db.pool.query<{ operation: string; outcome: string }>(
+        `SELECT operation, outcome FROM provider_calls WHERE reference = $1 ORDER BY created_at`,
+        [id],
+      )
       expect(calls.rows.filter((call) => call.operation === 'payout')[0]?.outcome).toBe('unknown')
       expect(calls.rows.some((call) => call.operation === 'requery')).toBe(true)
     }
     expect(await instructionOf(failedOver)).toEqual({ provider: 'sandbox-monnify', state: 'succeeded' })
     expect(await providersCalledFor(failedOver)).toEqual(['sandbox-monnify'])
-    expect((await app.db.pool.query(`SELECT 1 FROM sandbox_bank.transfers WHERE reference = $1`, [failedOver])).rowCount).toBe(1)
-    for (const id of [...givenToPaystack, failedOver]) await waitFor(() => callbacksOf('transfer.confirmed', id) === 1, 20_000, `transfer.confirmed of ${id}`)
+    expect(
+      (await app.db.pool.query(`SELECT 1 FROM sandbox_bank.transfers WHERE reference = $1`, [failedOver])).rowCount,
+    ).toBe(1)
+    for (const id of [...givenToPaystack, failedOver])
+      await waitFor(() => callbacksOf('transfer.confirmed', id) === 1, 20_000, `transfer.confirmed of ${id}`)
   })
 })
 
 async function callCount(provider: string): Promise<number> {
-  return (await app.db.pool.query<{ count: number }>(`SELECT count(*)::int AS count FROM provider_calls WHERE provider = $1`, [provider])).rows[0]!.count
+  return (
+    await app.db.pool.query<{ count: number }>(
+      `SELECT count(*)::int AS count FROM provider_calls WHERE provider = $1`,
+      [provider],
+    )
+  ).rows[0]!.count
 }
 
 // ---- secrets --------------------------------------------------------------------------------
@@ -244,30 +296,63 @@ describe('secrets never appear', () => {
   })
   afterAll(() => rmSync(keyDir, { recursive: true, force: true }))
 
-  it.each(['sandbox-paystack', 'sandbox-monnify'])('a partner routed through %s pays out and collects', async (provider) => {
-    const { client, partnerId } = await routedPartner(app, hook, { payouts: [provider], collections: [provider] })
-    const id = await payOut(client, 240_000)
-    await settlePayout(client, id)
-    expect(await providersCalledFor(id)).toEqual([provider])
-    const intent = await client.post<{ virtualAccount: string }>('/api/v1/rail/payment/intent', { reference: randomUUID(), amountKobo: 150_000 })
-    expect(intent.status, JSON.stringify(intent.body)).toBe(200)
-    const paid = await client.post('/api/v1/rail/sandbox/simulate-inbound-credit', { virtualAccount: intent.body.virtualAccount, amountKobo: 150_000, payerName: 'ADA OBI' })
-    expect(paid.status, JSON.stringify(paid.body)).toBe(200)
-    const applied = `SELECT 1 FROM inbound_credits WHERE provider = $1 AND account_number = $2 AND status = 'applied'`
-    await waitFor(async () => (await app.db.pool.query(applied, [provider, intent.body.virtualAccount])).rowCount === 1, 30_000, 'the credit applied')
-    const session = await signedInSession(app.db.pool, app.baseUrl, partnerId)
-    shown.push({ where: `the dashboard page of ${provider}'s payout`, text: await dashboardPage(session, id) })
-    shown.push({ where: `the dashboard page of ${provider}'s payouts`, text: await (await fetch(`${app.baseUrl}/dashboard/transfers`, { headers: { cookie: session.cookie } })).text() })
-  })
+  it.each(['sandbox-paystack', 'sandbox-monnify'])(
+    'a partner routed through %s pays out and collects',
+    async (provider) => {
+      const { client, partnerId } = await routedPartner(app, hook, { payouts: [provider], collections: [provider] })
+      const id = await payOut(client, 240_000)
+      await settlePayout(client, id)
+      expect(await providersCalledFor(id)).toEqual([provider])
+      const intent = await client.post<{ virtualAccount: string }>('/api/v1/rail/payment/intent', {
+        reference: randomUUID(),
+        amountKobo: 150_000,
+      })
+      expect(intent.status, JSON.stringify(intent.body)).toBe(200)
+      const paid = await client.post('/api/v1/rail/sandbox/simulate-inbound-credit', {
+        virtualAccount: intent.body.virtualAccount,
+        amountKobo: 150_000,
+        payerName: 'ADA OBI',
+      })
+      expect(paid.status, JSON.stringify(paid.body)).toBe(200)
+      const applied = `SELECT 1 FROM inbound_credits WHERE provider = $1 AND account_number = $2 AND status = 'applied'`
+      await waitFor(
+        async () => (await app.db.pool.query(applied, [provider, intent.body.virtualAccount])).rowCount === 1,
+        30_000,
+        'the credit applied',
+      )
+      const session = await signedInSession(app.db.pool, app.baseUrl, partnerId)
+      shown.push({ where: `the dashboard page of ${provider}'s payout`, text: await dashboardPage(session, id) })
+      shown.push({
+        where: `the dashboard page of ${provider}'s payouts`,
+        text: await (await fetch(`${app.baseUrl}/dashboard/transfers`, { headers: { cookie: session.cookie } })).text(),
+      })
+    },
+  )
 
   it('a real profile added with `rail provider add` from a key file is asked with its key, which the sandbox does not know', async () => {
     const env = { DATABASE_URL: app.db.url, RAIL_MASTER_KEY: app.masterKey.toString('hex') }
     const baseUrl = `${app.baseUrl}${SANDBOX_PAYSTACK_PREFIX}`
-    const added = await runRail(['provider', 'add', 'paystack-key-file', '--adapter', 'paystack', '--base-url', baseUrl, '--secret-key-file', path.join(keyDir, 'paystack.key')], env)
+    const added = await runRail(
+      [
+        'provider',
+        'add',
+        'paystack-key-file',
+        '--adapter',
+        'paystack',
+        '--base-url',
+        baseUrl,
+        '--secret-key-file',
+        path.join(keyDir, 'paystack.key'),
+      ],
+      env,
+    )
     expect(added.code, added.stderr).toBe(0)
     shown.push({ where: '`rail provider add`', text: added.stdout + added.stderr })
     const { client } = await routedPartner(app, hook, { payouts: ['paystack-key-file'] })
-    const resolved = await client.post('/api/v1/rail/banks/resolve', { bankCode: PAYEE.bankCode, accountNumber: PAYEE.accountNumber })
+    const resolved = await client.post('/api/v1/rail/banks/resolve', {
+      bankCode: PAYEE.bankCode,
+      accountNumber: PAYEE.accountNumber,
+    })
     expect(resolved.status).not.toBe(200)
     shown.push({ where: 'the answer of POST /banks/resolve', text: JSON.stringify(resolved.body) })
     expect(await callCount('paystack-key-file')).toBeGreaterThan(0)
@@ -282,11 +367,18 @@ describe('secrets never appear', () => {
       "sandbox Monnify's Basic credentials": Buffer.from(`${monnify.apiKey}:${monnify.secretKey}`).toString('base64'),
       'the file-held key': FILE_KEY,
     }
-    const calls = await app.db.pool.query<{ provider: string; row: string }>(`SELECT provider, row_to_json(c)::text AS row FROM provider_calls c`)
-    expect(new Set(calls.rows.map((call) => call.provider))).toEqual(new Set(['sandbox-paystack', 'sandbox-monnify', 'paystack-key-file']))
+    const calls = await app.db.pool.query<{ provider: string; row: string }>(
+      `SELECT provider, row_to_json(c)::text AS row FROM provider_calls c`,
+    )
+    expect(new Set(calls.rows.map((call) => call.provider))).toEqual(
+      new Set(['sandbox-paystack', 'sandbox-monnify', 'paystack-key-file']),
+    )
     shown.push({ where: 'provider_calls', text: calls.rows.map((call) => call.row).join('\n') })
     const env = { DATABASE_URL: app.db.url }
-    for (const args of [['provider', 'list'], ['provider', 'list', '--json']]) {
+    for (const args of [
+      ['provider', 'list'],
+      ['provider', 'list', '--json'],
+    ]) {
       const listed = await runRail(args, env)
       expect(listed.code, listed.stderr).toBe(0)
       expect(listed.stdout).toContain('paystack-key-file')
@@ -296,6 +388,8 @@ describe('secrets never appear', () => {
     shown.push({ where: 'the logs', text: logged.join('') })
     shown.push({ where: 'the callbacks', text: hook.requests.map((request) => request.rawBody).join('\n') })
     expect(logged.length).toBeGreaterThan(100)
-    for (const { where, text } of shown) for (const [name, secret] of Object.entries(secrets)) expect(text.includes(secret), `${name} in ${where}`).toBe(false)
+    for (const { where, text } of shown)
+      for (const [name, secret] of Object.entries(secrets))
+        expect(text.includes(secret), `${name} in ${where}`).toBe(false)
   })
 })

@@ -34,9 +34,21 @@ function options(session: Map<string, unknown>, settings: Record<string, string>
       name: SANDBOX_MONNIFY_PROFILE,
       adapter: 'monnify',
       baseUrl: null,
-      settings: { contractCode: CREDENTIALS.contractCode, sourceAccountNumber: monnifyMainAccountNumber(SANDBOX_BANK_CODE_DEFAULT), ...settings },
+      settings: {
+        contractCode: CREDENTIALS.contractCode,
+        sourceAccountNumber: monnifyMainAccountNumber(SANDBOX_BANK_CODE_DEFAULT),
+        ...settings,
+      },
       webhookSourceAddresses: null,
-      capabilities: { merchantCredit: false, debit: false, walletTransfer: false, bankPayout: true, nameCheck: true, narration: true, virtualAccounts: true },
+      capabilities: {
+        merchantCredit: false,
+        debit: false,
+        walletTransfer: false,
+        bankPayout: true,
+        nameCheck: true,
+        narration: true,
+        virtualAccounts: true,
+      },
     },
     baseUrl: `${app.baseUrl}${SANDBOX_MONNIFY_PREFIX}`,
     secrets: { apiKey: CREDENTIALS.apiKey, secretKey: CREDENTIALS.secretKey },
@@ -67,7 +79,12 @@ const payoutTo = (reference: string, amountKobo = 250_075) => ({
 
 beforeAll(async () => {
   app = await startTestApp({ sandboxBankSecret: SECRET })
-  bank = new SandboxAdapter({ provider: SANDBOX_MONNIFY_PROFILE, baseUrl: app.baseUrl, secret: SECRET, pool: app.db.pool })
+  bank = new SandboxAdapter({
+    provider: SANDBOX_MONNIFY_PROFILE,
+    baseUrl: app.baseUrl,
+    secret: SECRET,
+    pool: app.db.pool,
+  })
 })
 afterAll(async () => app?.close())
 
@@ -96,7 +113,10 @@ describe('the token', () => {
   })
 
   it('wrong credentials are no answer: unknown, and nothing else is sent', async () => {
-    const wrong = new MonnifyAdapter({ ...options(new Map()), secrets: { apiKey: CREDENTIALS.apiKey, secretKey: 'WRONG' } })
+    const wrong = new MonnifyAdapter({
+      ...options(new Map()),
+      secrets: { apiKey: CREDENTIALS.apiKey, secretKey: 'WRONG' },
+    })
     const reference = randomUUID()
     expect((await wrong.payout(payoutTo(reference))).outcome).toBe('unknown')
     expect(await calls('payout', reference)).toBe(0)
@@ -128,7 +148,9 @@ describe('payouts', () => {
     await adapter().payout(payoutTo(reference))
     await bank.registerPayoutOutcome(reference, 'confirmed')
     expect(await adapter().payout(payoutTo(reference))).toMatchObject({ outcome: 'successful', responseCode: '00' })
-    const transfers = await app.db.pool.query(`SELECT count(*) FROM sandbox_bank.transfers WHERE reference = $1`, [reference])
+    const transfers = await app.db.pool.query(`SELECT count(*) FROM sandbox_bank.transfers WHERE reference = $1`, [
+      reference,
+    ])
     expect(Number(transfers.rows[0].count)).toBe(1)
   })
 
@@ -153,9 +175,15 @@ describe('payouts', () => {
   })
 
   it("a wallet's payout from an empty wallet fails for funds (51)", async () => {
-    const wallet = await adapter().createWallet({ customerReference: `cust-${randomUUID()}`, accountName: 'EMPTY WALLET' })
+    const wallet = await adapter().createWallet({
+      customerReference: `cust-${randomUUID()}`,
+      accountName: 'EMPTY WALLET',
+    })
     if (wallet.outcome !== 'successful') throw new Error(`wallet not opened: ${JSON.stringify(wallet)}`)
-    const sent = await adapter().sendToBank({ ...payoutTo(randomUUID()), fromAccountNumber: wallet.value.accountNumber })
+    const sent = await adapter().sendToBank({
+      ...payoutTo(randomUUID()),
+      fromAccountNumber: wallet.value.accountNumber,
+    })
     expect(sent).toMatchObject({ outcome: 'failed', responseCode: '51' })
   })
 
@@ -180,26 +208,44 @@ describe('accounts', () => {
   it('name enquiry answers the holder, or 07 for an account that is not one', async () => {
     const found = await adapter().nameEnquiry({ bankCode: '058', accountNumber: nuban('058', '100200300') })
     expect(found.outcome === 'successful' && found.value.accountName).toMatch(/^[A-Z]+ [A-Z]+$/)
-    expect(await adapter().nameEnquiry({ bankCode: '058', accountNumber: '1234567890' })).toMatchObject({ outcome: 'failed', responseCode: '07' })
+    expect(await adapter().nameEnquiry({ bankCode: '058', accountNumber: '1234567890' })).toMatchObject({
+      outcome: 'failed',
+      responseCode: '07',
+    })
   })
 
   it('a wallet is opened once per reference: asked again, the same account; for another name, 26', async () => {
     const reference = randomUUID()
     const opened = await adapter().createWallet({ customerReference: 'cust-1', reference, accountName: 'ADA OBI' })
-    expect(opened).toMatchObject({ outcome: 'successful', value: { bankCode: SANDBOX_BANK_CODE_DEFAULT, accountName: 'ADA OBI' } })
+    expect(opened).toMatchObject({
+      outcome: 'successful',
+      value: { bankCode: SANDBOX_BANK_CODE_DEFAULT, accountName: 'ADA OBI' },
+    })
     const again = await adapter().createWallet({ customerReference: 'cust-1', reference, accountName: 'ADA OBI' })
-    expect(again.outcome === 'successful' && opened.outcome === 'successful' && again.value.accountNumber).toBe(opened.outcome === 'successful' && opened.value.accountNumber)
-    expect(await adapter().createWallet({ customerReference: 'cust-2', reference, accountName: 'CHIDI EZE' })).toMatchObject({ outcome: 'failed', responseCode: '26' })
+    expect(again.outcome === 'successful' && opened.outcome === 'successful' && again.value.accountNumber).toBe(
+      opened.outcome === 'successful' && opened.value.accountNumber,
+    )
+    expect(
+      await adapter().createWallet({ customerReference: 'cust-2', reference, accountName: 'CHIDI EZE' }),
+    ).toMatchObject({ outcome: 'failed', responseCode: '26' })
   })
 
   it("a wallet's credits are listed from its transactions", async () => {
-    const wallet = await adapter().createWallet({ customerReference: `cust-${randomUUID()}`, accountName: 'FUNDED WALLET' })
+    const wallet = await adapter().createWallet({
+      customerReference: `cust-${randomUUID()}`,
+      accountName: 'FUNDED WALLET',
+    })
     if (wallet.outcome !== 'successful') throw new Error(`wallet not opened: ${JSON.stringify(wallet)}`)
     const { accountNumber } = wallet.value
     expect(await adapter().listCredits(accountNumber)).toMatchObject({ outcome: 'successful', value: [] })
-    expect((await bank.simulateInboundCredit({ accountNumber, amountKobo: 99_999, payerName: 'CHIDI EZE' })).outcome).toBe('successful')
+    expect(
+      (await bank.simulateInboundCredit({ accountNumber, amountKobo: 99_999, payerName: 'CHIDI EZE' })).outcome,
+    ).toBe('successful')
     const listed = await adapter().listCredits(accountNumber)
-    expect(listed).toMatchObject({ outcome: 'successful', value: [{ accountNumber, amountKobo: 99_999, currency: 'NGN', accountReference: null }] })
+    expect(listed).toMatchObject({
+      outcome: 'successful',
+      value: [{ accountNumber, amountKobo: 99_999, currency: 'NGN', accountReference: null }],
+    })
   })
 
   it('a reserved account: allocated once per reference, its credits listed since a time, and deallocated', async () => {
@@ -208,28 +254,59 @@ describe('accounts', () => {
     const allocated = await adapter().allocateVirtualAccount({ reference, accountName: 'ADA OBI COLLECTIONS' })
     if (allocated.outcome !== 'successful') throw new Error(`not allocated: ${JSON.stringify(allocated)}`)
     expect(allocated).toMatchObject({ providerReference: reference, value: { bankCode: SANDBOX_BANK_CODE_DEFAULT } })
-    expect(await adapter().allocateVirtualAccount({ reference, accountName: 'ADA OBI COLLECTIONS' })).toMatchObject({ outcome: 'successful', value: allocated.value })
+    expect(await adapter().allocateVirtualAccount({ reference, accountName: 'ADA OBI COLLECTIONS' })).toMatchObject({
+      outcome: 'successful',
+      value: allocated.value,
+    })
 
     // Rail keeps the account with the reference the adapter answered (collections do it; here by hand).
     const { accountNumber } = allocated.value
     await app.db.pool.query(
       `INSERT INTO virtual_accounts (id, partner_id, tracking_id, purpose, provider, provider_channel, provider_reference, bank_code, account_number, account_name, currency, creator_metadata)
        VALUES ($1, $2, $3, 'persistent', $4, 'bank_transfer', $5, $6, $7, $8, 'NGN', '{}')`,
-      [randomUUID(), credentials.partnerId, `trk_${randomBytes(12).toString('hex')}`, SANDBOX_MONNIFY_PROFILE, reference, allocated.value.bankCode, accountNumber, allocated.value.accountName],
+      [
+        randomUUID(),
+        credentials.partnerId,
+        `trk_${randomBytes(12).toString('hex')}`,
+        SANDBOX_MONNIFY_PROFILE,
+        reference,
+        allocated.value.bankCode,
+        accountNumber,
+        allocated.value.accountName,
+      ],
     )
-    const paid = await bank.simulateInboundCredit({ accountNumber, amountKobo: 150_050, payerName: 'CHIDI EZE', payerAccountNumber: nuban('058', '100200301'), payerBankCode: '058' })
+    const paid = await bank.simulateInboundCredit({
+      accountNumber,
+      amountKobo: 150_050,
+      payerName: 'CHIDI EZE',
+      payerAccountNumber: nuban('058', '100200301'),
+      payerBankCode: '058',
+    })
     expect(paid.outcome).toBe('successful')
 
     const listed = await adapter().listCredits(accountNumber)
     if (listed.outcome !== 'successful') throw new Error(`not listed: ${JSON.stringify(listed)}`)
     expect(listed.value).toHaveLength(1)
-    expect(listed.value[0]).toMatchObject({ accountNumber, amountKobo: 150_050, currency: 'NGN', payerName: 'CHIDI EZE', payerBankCode: '058', accountReference: reference })
+    expect(listed.value[0]).toMatchObject({
+      accountNumber,
+      amountKobo: 150_050,
+      currency: 'NGN',
+      payerName: 'CHIDI EZE',
+      payerBankCode: '058',
+      accountReference: reference,
+    })
     const creditedAtMs = listed.value[0]!.creditedAt.getTime()
     expect(Math.abs(creditedAtMs - Date.now())).toBeLessThan(5 * 60_000)
-    expect(await adapter().listCredits(accountNumber, new Date(creditedAtMs + 1))).toMatchObject({ outcome: 'successful', value: [] })
+    expect(await adapter().listCredits(accountNumber, new Date(creditedAtMs + 1))).toMatchObject({
+      outcome: 'successful',
+      value: [],
+    })
 
     expect(await adapter().archiveVirtualAccount(accountNumber)).toMatchObject({ outcome: 'successful' })
-    expect(await adapter().archiveVirtualAccount(accountNumber)).toMatchObject({ outcome: 'failed', responseCode: '07' })
+    expect(await adapter().archiveVirtualAccount(accountNumber)).toMatchObject({
+      outcome: 'failed',
+      responseCode: '07',
+    })
     expect(await adapter().archiveVirtualAccount('0000000000')).toMatchObject({ outcome: 'failed', responseCode: '07' })
   })
 })
@@ -237,14 +314,36 @@ describe('accounts', () => {
 describe('webhooks', () => {
   it('reads a notice signed with the client secret, and refuses one signed otherwise or tampered with', () => {
     const reference = randomUUID()
-    const rawBody = JSON.stringify({ eventType: 'SUCCESSFUL_DISBURSEMENT', eventData: { reference, amount: 2500.75, status: 'SUCCESS' } })
+    const rawBody = JSON.stringify({
+      eventType: 'SUCCESSFUL_DISBURSEMENT',
+      eventData: { reference, amount: 2500.75, status: 'SUCCESS' },
+    })
     const headers = { 'monnify-signature': monnifySignature(rawBody, CREDENTIALS.secretKey) }
     const adapter = adapterWith()
-    expect(adapter.readWebhook({ pathWithQuery: '/providers/sandbox-monnify/webhooks', headers, rawBody })).toEqual({ kind: 'transfer', reference, event: 'success' })
-    expect(adapter.readWebhook({ pathWithQuery: '/', headers, rawBody: rawBody.replace('2500.75', '2500.76') })).toEqual({ kind: 'unauthorized' })
-    expect(adapter.readWebhook({ pathWithQuery: '/', headers: { 'monnify-signature': monnifySignature(rawBody, 'another secret') }, rawBody })).toEqual({ kind: 'unauthorized' })
-    const allowlisted = new MonnifyAdapter({ ...options(new Map()), profile: { ...options(new Map()).profile, webhookSourceAddresses: ['35.242.133.146'] } })
-    expect(allowlisted.readWebhook({ pathWithQuery: '/', headers, rawBody, sourceAddress: '127.0.0.1' })).toEqual({ kind: 'unauthorized' })
-    expect(allowlisted.readWebhook({ pathWithQuery: '/', headers, rawBody, sourceAddress: '35.242.133.146' }).kind).toBe('transfer')
+    expect(adapter.readWebhook({ pathWithQuery: '/providers/sandbox-monnify/webhooks', headers, rawBody })).toEqual({
+      kind: 'transfer',
+      reference,
+      event: 'success',
+    })
+    expect(
+      adapter.readWebhook({ pathWithQuery: '/', headers, rawBody: rawBody.replace('2500.75', '2500.76') }),
+    ).toEqual({ kind: 'unauthorized' })
+    expect(
+      adapter.readWebhook({
+        pathWithQuery: '/',
+        headers: { 'monnify-signature': monnifySignature(rawBody, 'another secret') },
+        rawBody,
+      }),
+    ).toEqual({ kind: 'unauthorized' })
+    const allowlisted = new MonnifyAdapter({
+      ...options(new Map()),
+      profile: { ...options(new Map()).profile, webhookSourceAddresses: ['35.242.133.146'] },
+    })
+    expect(allowlisted.readWebhook({ pathWithQuery: '/', headers, rawBody, sourceAddress: '127.0.0.1' })).toEqual({
+      kind: 'unauthorized',
+    })
+    expect(
+      allowlisted.readWebhook({ pathWithQuery: '/', headers, rawBody, sourceAddress: '35.242.133.146' }).kind,
+    ).toBe('transfer')
   })
 })

@@ -21,7 +21,13 @@ import { signedWithHmacSha512 } from '../../src/banking/providers/webhooks.ts'
 import type { ProviderCredit } from '../../src/banking/providers/types.ts'
 
 // One line per case: Monnify's status → outcome, NIP code, reversed, and why.
-const STATUSES: readonly (readonly [status: string, outcome: string, code: string | null, reversed: boolean, why: string])[] = [
+const STATUSES: readonly (readonly [
+  status: string,
+  outcome: string,
+  code: string | null,
+  reversed: boolean,
+  why: string,
+])[] = [
   ['SUCCESS', 'successful', '00', false, 'paid'],
   ['COMPLETED', 'successful', '00', false, 'paid, in its other word'],
   ['PENDING', 'pending', '09', false, 'accepted, in progress'],
@@ -39,16 +45,23 @@ const STATUSES: readonly (readonly [status: string, outcome: string, code: strin
 ]
 
 describe('disbursement statuses', () => {
-  it.each(STATUSES.map(([status, outcome, code, reversed, why]) => ({ status, outcome, code, reversed, why })))('$status is $outcome $code ($why)', ({ status, outcome, code, reversed }) => {
-    const result = transferResult({ status, amount: 100, reference: 'r', sessionId: '000001' })
-    expect(result.outcome).toBe(outcome)
-    if (result.outcome === 'unknown') return
-    expect(result.responseCode).toBe(code)
-    expect('reversed' in result && result.reversed === true).toBe(reversed)
-  })
+  it.each(STATUSES.map(([status, outcome, code, reversed, why]) => ({ status, outcome, code, reversed, why })))(
+    '$status is $outcome $code ($why)',
+    ({ status, outcome, code, reversed }) => {
+      const result = transferResult({ status, amount: 100, reference: 'r', sessionId: '000001' })
+      expect(result.outcome).toBe(outcome)
+      if (result.outcome === 'unknown') return
+      expect(result.responseCode).toBe(code)
+      expect('reversed' in result && result.reversed === true).toBe(reversed)
+    },
+  )
 
   it('covers every status of its table', () => {
-    expect(Object.keys(TRANSFER_STATUSES).sort()).toEqual(STATUSES.filter(([, outcome]) => outcome !== 'unknown').map(([status]) => status).sort())
+    expect(Object.keys(TRANSFER_STATUSES).sort()).toEqual(
+      STATUSES.filter(([, outcome]) => outcome !== 'unknown')
+        .map(([status]) => status)
+        .sort(),
+    )
   })
 
   it('says why an OTP-held transfer does not move', () => {
@@ -61,7 +74,9 @@ describe('disbursement statuses', () => {
   })
 
   it('gives the session id as the provider reference when Monnify gives one', () => {
-    expect(transferResult({ status: 'SUCCESS', sessionId: '090405221103151339936348270655', reference: 'r' })).toMatchObject({ providerReference: '090405221103151339936348270655' })
+    expect(
+      transferResult({ status: 'SUCCESS', sessionId: '090405221103151339936348270655', reference: 'r' }),
+    ).toMatchObject({ providerReference: '090405221103151339936348270655' })
   })
 })
 
@@ -78,9 +93,12 @@ const AMOUNTS: readonly (readonly [amount: unknown, sentKobo: number | undefined
 ]
 
 describe('the amount of a transfer', () => {
-  it.each(AMOUNTS.map(([amount, sentKobo, outcome, why]) => ({ amount, sentKobo, outcome, why })))('$why: $outcome', ({ amount, sentKobo, outcome }) => {
-    expect(transferResult({ status: 'SUCCESS', amount }, sentKobo).outcome).toBe(outcome)
-  })
+  it.each(AMOUNTS.map(([amount, sentKobo, outcome, why]) => ({ amount, sentKobo, outcome, why })))(
+    '$why: $outcome',
+    ({ amount, sentKobo, outcome }) => {
+      expect(transferResult({ status: 'SUCCESS', amount }, sentKobo).outcome).toBe(outcome)
+    },
+  )
 })
 
 // One line per case: Monnify's words of a failure → the NIP code.
@@ -104,8 +122,15 @@ describe('the cause of a failure', () => {
   })
 
   it('reads the comment of a FAILED transfer, never of a reversed one', () => {
-    expect(transferResult({ status: 'FAILED', comment: 'No sufficient funds' })).toMatchObject({ outcome: 'failed', responseCode: '51' })
-    expect(transferResult({ status: 'REVERSED', comment: 'No sufficient funds' })).toMatchObject({ outcome: 'failed', responseCode: '05', reversed: true })
+    expect(transferResult({ status: 'FAILED', comment: 'No sufficient funds' })).toMatchObject({
+      outcome: 'failed',
+      responseCode: '51',
+    })
+    expect(transferResult({ status: 'REVERSED', comment: 'No sufficient funds' })).toMatchObject({
+      outcome: 'failed',
+      responseCode: '05',
+      reversed: true,
+    })
   })
 })
 
@@ -116,13 +141,16 @@ describe('references', () => {
     expect(railReferenceOf(reference)).toBe(reference)
   })
 
-  it.each(['with space', 'a.b', 'x'.repeat(65), 'rail-looks-hashed', '', 'ü'])('maps %j to a digest Monnify takes, the same every time', (reference) => {
-    const mapped = monnifyReference(reference)
-    expect(mapped).toMatch(MONNIFY_REFERENCE)
-    expect(mapped).toMatch(/^rail-[0-9a-f]{40}$/)
-    expect(monnifyReference(reference)).toBe(mapped)
-    expect(railReferenceOf(mapped)).toBeUndefined()
-  })
+  it.each(['with space', 'a.b', 'x'.repeat(65), 'rail-looks-hashed', '', 'ü'])(
+    'maps %j to a digest Monnify takes, the same every time',
+    (reference) => {
+      const mapped = monnifyReference(reference)
+      expect(mapped).toMatch(MONNIFY_REFERENCE)
+      expect(mapped).toMatch(/^rail-[0-9a-f]{40}$/)
+      expect(monnifyReference(reference)).toBe(mapped)
+      expect(railReferenceOf(mapped)).toBeUndefined()
+    },
+  )
 })
 
 // One line per case: a time as Monnify writes it → the instant, or undefined.
@@ -146,7 +174,8 @@ describe('times', () => {
 })
 
 describe('refusals', () => {
-  const envelope = (responseMessage: string, responseCode = '99') => readEnvelope({ requestSuccessful: false, responseMessage, responseCode })!
+  const envelope = (responseMessage: string, responseCode = '99') =>
+    readEnvelope({ requestSuccessful: false, responseMessage, responseCode })!
 
   it('tells a reused reference from other refusals', () => {
     expect(isDuplicateReference(envelope('Duplicate reference: a transfer with reference r already exists'))).toBe(true)
@@ -169,7 +198,10 @@ describe('refusals', () => {
 
   it('reads an envelope only when it says whether the request succeeded', () => {
     expect(readEnvelope({ responseMessage: 'x' })).toBeUndefined()
-    expect(readEnvelope({ requestSuccessful: true, responseCode: 0 })).toMatchObject({ responseCode: '0', responseMessage: '' })
+    expect(readEnvelope({ requestSuccessful: true, responseCode: 0 })).toMatchObject({
+      responseCode: '0',
+      responseMessage: '',
+    })
   })
 })
 
@@ -182,7 +214,15 @@ const COLLECTION = {
   paymentReference: 'MNFY|04|20240501093000|000170',
   paidOn: '2024-05-01 09:30:00.000',
   paymentDescription: 'rent',
-  paymentSourceInformation: [{ bankCode: '058', amountPaid: 1500.5, accountName: 'ADA OBI', sessionId: '000013240501093000000000000170', accountNumber: '0123456789' }],
+  paymentSourceInformation: [
+    {
+      bankCode: '058',
+      amountPaid: 1500.5,
+      accountName: 'ADA OBI',
+      sessionId: '000013240501093000000000000170',
+      accountNumber: '0123456789',
+    },
+  ],
   destinationAccountInformation: { bankCode: '50515', bankName: 'Moniepoint MFB', accountNumber: '6000000352' },
   amountPaid: 1500.5,
   totalPayable: 1500.5,
@@ -206,12 +246,19 @@ const EXPECTED_CREDIT: ProviderCredit = {
 
 function webhook(body: unknown, options: { secret?: string; sourceAddress?: string; signature?: string } = {}) {
   const rawBody = JSON.stringify(body)
-  return { pathWithQuery: '/providers/monnify/webhooks', headers: { 'monnify-signature': options.signature ?? sign(rawBody, options.secret) }, rawBody, sourceAddress: options.sourceAddress }
+  return {
+    pathWithQuery: '/providers/monnify/webhooks',
+    headers: { 'monnify-signature': options.signature ?? sign(rawBody, options.secret) },
+    rawBody,
+    sourceAddress: options.sourceAddress,
+  }
 }
 
 describe('webhooks', () => {
   it('reads a reserved account credit', () => {
-    expect(readMonnifyWebhook(webhook({ eventType: 'SUCCESSFUL_TRANSACTION', eventData: COLLECTION }), SECRET, null)).toEqual({ kind: 'credit', credit: EXPECTED_CREDIT })
+    expect(
+      readMonnifyWebhook(webhook({ eventType: 'SUCCESSFUL_TRANSACTION', eventData: COLLECTION }), SECRET, null),
+    ).toEqual({ kind: 'credit', credit: EXPECTED_CREDIT })
   })
 
   it.each([
@@ -220,33 +267,99 @@ describe('webhooks', () => {
     ['REVERSED_DISBURSEMENT', 'reversed'],
   ])("reads %s as the payout's news by Rail's reference", (eventType, event) => {
     const reference = '0b9e4c9a-3f1d-4b6e-9f0a-5d2c7e8f1a2b'
-    expect(readMonnifyWebhook(webhook({ eventType, eventData: { reference, amount: 10, status: 'SUCCESS' } }), SECRET, null)).toEqual({ kind: 'transfer', reference, event })
+    expect(
+      readMonnifyWebhook(webhook({ eventType, eventData: { reference, amount: 10, status: 'SUCCESS' } }), SECRET, null),
+    ).toEqual({ kind: 'transfer', reference, event })
   })
 
   // One line per case: a webhook → what it reads as, and why.
-  const CASES: ReadonlyArray<readonly [why: string, request: ReturnType<typeof webhook>, allowlist: string[] | null, kind: string]> = [
-    ['signed with another secret', webhook({ eventType: 'SUCCESSFUL_TRANSACTION', eventData: COLLECTION }, { secret: 'another' }), null, 'unauthorized'],
-    ['a signature of the wrong length', webhook({ eventType: 'X', eventData: {} }, { signature: 'abc' }), null, 'unauthorized'],
-    ['from an address not allowed', webhook({ eventType: 'X', eventData: {} }, { sourceAddress: '10.0.0.1' }), ['35.242.133.146'], 'unauthorized'],
-    ['from no known address under an allowlist', webhook({ eventType: 'X', eventData: {} }), ['35.242.133.146'], 'unauthorized'],
-    ['from the allowed address, as IPv4-mapped IPv6', webhook({ eventType: 'X', eventData: {} }, { sourceAddress: '::ffff:35.242.133.146' }), ['35.242.133.146'], 'ignored'],
+  const CASES: ReadonlyArray<
+    readonly [why: string, request: ReturnType<typeof webhook>, allowlist: string[] | null, kind: string]
+  > = [
+    [
+      'signed with another secret',
+      webhook({ eventType: 'SUCCESSFUL_TRANSACTION', eventData: COLLECTION }, { secret: 'another' }),
+      null,
+      'unauthorized',
+    ],
+    [
+      'a signature of the wrong length',
+      webhook({ eventType: 'X', eventData: {} }, { signature: 'abc' }),
+      null,
+      'unauthorized',
+    ],
+    [
+      'from an address not allowed',
+      webhook({ eventType: 'X', eventData: {} }, { sourceAddress: '10.0.0.1' }),
+      ['35.242.133.146'],
+      'unauthorized',
+    ],
+    [
+      'from no known address under an allowlist',
+      webhook({ eventType: 'X', eventData: {} }),
+      ['35.242.133.146'],
+      'unauthorized',
+    ],
+    [
+      'from the allowed address, as IPv4-mapped IPv6',
+      webhook({ eventType: 'X', eventData: {} }, { sourceAddress: '::ffff:35.242.133.146' }),
+      ['35.242.133.146'],
+      'ignored',
+    ],
     ['an event Rail does not act on', webhook({ eventType: 'SETTLEMENT', eventData: {} }), null, 'ignored'],
-    ['a card payment', webhook({ eventType: 'SUCCESSFUL_TRANSACTION', eventData: { ...COLLECTION, product: { reference: 'p', type: 'WEB_SDK' } } }), null, 'ignored'],
-    ['an unpaid collection', webhook({ eventType: 'SUCCESSFUL_TRANSACTION', eventData: { ...COLLECTION, paymentStatus: 'PENDING' } }), null, 'ignored'],
-    ["a payout that is not Rail's", webhook({ eventType: 'SUCCESSFUL_DISBURSEMENT', eventData: { reference: 'made on the dashboard' } }), null, 'ignored'],
+    [
+      'a card payment',
+      webhook({
+        eventType: 'SUCCESSFUL_TRANSACTION',
+        eventData: { ...COLLECTION, product: { reference: 'p', type: 'WEB_SDK' } },
+      }),
+      null,
+      'ignored',
+    ],
+    [
+      'an unpaid collection',
+      webhook({ eventType: 'SUCCESSFUL_TRANSACTION', eventData: { ...COLLECTION, paymentStatus: 'PENDING' } }),
+      null,
+      'ignored',
+    ],
+    [
+      "a payout that is not Rail's",
+      webhook({ eventType: 'SUCCESSFUL_DISBURSEMENT', eventData: { reference: 'made on the dashboard' } }),
+      null,
+      'ignored',
+    ],
     ['a payout without a reference', webhook({ eventType: 'FAILED_DISBURSEMENT', eventData: {} }), null, 'invalid'],
-    ['a credit whose amount is not exact', webhook({ eventType: 'SUCCESSFUL_TRANSACTION', eventData: { ...COLLECTION, amountPaid: 1500.505 } }), null, 'invalid'],
-    ['a credit without its account', webhook({ eventType: 'SUCCESSFUL_TRANSACTION', eventData: { ...COLLECTION, destinationAccountInformation: {} } }), null, 'invalid'],
+    [
+      'a credit whose amount is not exact',
+      webhook({ eventType: 'SUCCESSFUL_TRANSACTION', eventData: { ...COLLECTION, amountPaid: 1500.505 } }),
+      null,
+      'invalid',
+    ],
+    [
+      'a credit without its account',
+      webhook({ eventType: 'SUCCESSFUL_TRANSACTION', eventData: { ...COLLECTION, destinationAccountInformation: {} } }),
+      null,
+      'invalid',
+    ],
     ['no eventData', webhook({ eventType: 'SUCCESSFUL_TRANSACTION' }), null, 'invalid'],
     ['not an object', webhook([1, 2]), null, 'invalid'],
   ]
 
-  it.each(CASES.map(([why, request, allowlist, kind]) => ({ why, request, allowlist, kind })))('$why: $kind', ({ request, allowlist, kind }) => {
-    expect(readMonnifyWebhook(request, SECRET, allowlist).kind).toBe(kind)
-  })
+  it.each(CASES.map(([why, request, allowlist, kind]) => ({ why, request, allowlist, kind })))(
+    '$why: $kind',
+    ({ request, allowlist, kind }) => {
+      expect(readMonnifyWebhook(request, SECRET, allowlist).kind).toBe(kind)
+    },
+  )
 
   it('is invalid when a signed body is not JSON', () => {
-    expect(readMonnifyWebhook({ pathWithQuery: '/', headers: { 'monnify-signature': sign('{nope') }, rawBody: '{nope' }, SECRET, null)).toEqual({ kind: 'invalid', message: 'the body is not JSON' })
+    expect(
+      readMonnifyWebhook(
+        { pathWithQuery: '/', headers: { 'monnify-signature': sign('{nope') }, rawBody: '{nope' },
+        SECRET,
+        null,
+      ),
+    ).toEqual({ kind: 'invalid', message: 'the body is not JSON' })
   })
 
   it('verifies the signature of the raw body, not of a re-serialised one', () => {
@@ -261,7 +374,12 @@ describe('webhooks', () => {
 
 describe('credits', () => {
   it('reads a listed credit, its account told by the listing', () => {
-    const item = { ...COLLECTION, destinationAccountInformation: undefined, amount: 1500.5, completedOn: '2024-05-01T09:30:00.000+0000' }
+    const item = {
+      ...COLLECTION,
+      destinationAccountInformation: undefined,
+      amount: 1500.5,
+      completedOn: '2024-05-01T09:30:00.000+0000',
+    }
     expect(readReservedCredit(item, '6000000352', 'acct-ref-1')).toEqual(EXPECTED_CREDIT)
   })
 
@@ -278,7 +396,14 @@ describe('credits', () => {
   it('keeps those at or after a time, oldest first', () => {
     const at = (iso: string) => ({ ...EXPECTED_CREDIT, sessionId: iso, creditedAt: new Date(iso) })
     const credits = [at('2024-05-03T00:00:00Z'), at('2024-05-01T00:00:00Z'), at('2024-05-02T00:00:00Z')]
-    expect(creditsSince(credits).map((credit) => credit.sessionId)).toEqual(['2024-05-01T00:00:00Z', '2024-05-02T00:00:00Z', '2024-05-03T00:00:00Z'])
-    expect(creditsSince(credits, new Date('2024-05-02T00:00:00Z')).map((credit) => credit.sessionId)).toEqual(['2024-05-02T00:00:00Z', '2024-05-03T00:00:00Z'])
+    expect(creditsSince(credits).map((credit) => credit.sessionId)).toEqual([
+      '2024-05-01T00:00:00Z',
+      '2024-05-02T00:00:00Z',
+      '2024-05-03T00:00:00Z',
+    ])
+    expect(creditsSince(credits, new Date('2024-05-02T00:00:00Z')).map((credit) => credit.sessionId)).toEqual([
+      '2024-05-02T00:00:00Z',
+      '2024-05-03T00:00:00Z',
+    ])
   })
 })

@@ -75,7 +75,12 @@ describe('transfer statuses', () => {
     const otp = readTransferStatus('otp', { transferCode: 'TRF_1', reason: null })
     expect(otp.outcome === 'pending' && otp.responseMessage).toMatch(/^otp: .*OTP must be disabled for API transfers/)
     const reversed = readTransferStatus('reversed', { transferCode: 'TRF_1', reason: 'Bank declined' })
-    expect(reversed).toMatchObject({ outcome: 'failed', responseCode: '05', reversed: true, providerReference: 'TRF_1' })
+    expect(reversed).toMatchObject({
+      outcome: 'failed',
+      responseCode: '05',
+      reversed: true,
+      providerReference: 'TRF_1',
+    })
     expect(reversed.outcome === 'failed' && reversed.responseMessage).toMatch(/^reversed/)
     const success = readTransferStatus('success', { transferCode: 'TRF_1', reason: null })
     expect(success).toMatchObject({ outcome: 'successful', providerReference: 'TRF_1' })
@@ -97,7 +102,12 @@ describe('transfer statuses', () => {
 })
 
 describe('POST /transfer answers', () => {
-  const transfer = (status: string) => json(200, { status: true, message: 'Transfer has been queued', data: { status, reference: UUID, transfer_code: 'TRF_1', amount: 5000 } })
+  const transfer = (status: string) =>
+    json(200, {
+      status: true,
+      message: 'Transfer has been queued',
+      data: { status, reference: UUID, transfer_code: 'TRF_1', amount: 5000 },
+    })
   const refusal = (httpStatus: number, message: string) => json(httpStatus, { status: false, message })
   const CASES: readonly (readonly [what: string, answer: HttpAnswer, expected: string])[] = [
     ['queued as pending', transfer('pending'), 'pending 09'],
@@ -124,7 +134,12 @@ describe('POST /transfer answers', () => {
 })
 
 describe('GET /transfer/verify answers', () => {
-  const verified = (status: string) => json(200, { status: true, message: 'Transfer retrieved', data: { status, reference: UUID, transfer_code: 'TRF_1', gateway_response: null } })
+  const verified = (status: string) =>
+    json(200, {
+      status: true,
+      message: 'Transfer retrieved',
+      data: { status, reference: UUID, transfer_code: 'TRF_1', gateway_response: null },
+    })
   const CASES: readonly (readonly [what: string, answer: HttpAnswer, expected: string])[] = [
     ['paid', verified('success'), 'successful 00'],
     ['in progress', verified('pending'), 'pending 09'],
@@ -135,7 +150,11 @@ describe('GET /transfer/verify answers', () => {
     ['no such transfer (400)', json(400, { status: false, message: 'Transfer not found' }), 'pending 25'],
     ['another refusal', json(400, { status: false, message: 'Invalid reference' }), 'unknown'],
     ['a key Paystack does not take', json(401, { status: false, message: 'Invalid key' }), 'unknown'],
-    ['a refusal of the caller that says "not found"', json(401, { status: false, message: 'Merchant not found' }), 'unknown'],
+    [
+      'a refusal of the caller that says "not found"',
+      json(401, { status: false, message: 'Merchant not found' }),
+      'unknown',
+    ],
     ['a rate limit that says "not found"', json(429, { status: false, message: 'Transfer not found' }), 'unknown'],
     ['no answer', LOST, 'unknown'],
     ['a 5xx', SERVER_ERROR, 'unknown'],
@@ -147,9 +166,25 @@ describe('GET /transfer/verify answers', () => {
 
 describe('name enquiries, recipients, balances and customers', () => {
   const NAMES: readonly (readonly [what: string, answer: HttpAnswer, expected: string])[] = [
-    ['resolved', json(200, { status: true, message: 'Account number resolved', data: { account_number: '0123456789', account_name: 'ADA OBI', bank_id: 9 } }), 'successful 00'],
-    ['resolved without a name', json(200, { status: true, message: 'ok', data: { account_number: '0123456789' } }), 'unknown'],
-    ['refused (422)', json(422, { status: false, message: 'Could not resolve account name. Check parameters or try again.' }), 'failed 07'],
+    [
+      'resolved',
+      json(200, {
+        status: true,
+        message: 'Account number resolved',
+        data: { account_number: '0123456789', account_name: 'ADA OBI', bank_id: 9 },
+      }),
+      'successful 00',
+    ],
+    [
+      'resolved without a name',
+      json(200, { status: true, message: 'ok', data: { account_number: '0123456789' } }),
+      'unknown',
+    ],
+    [
+      'refused (422)',
+      json(422, { status: false, message: 'Could not resolve account name. Check parameters or try again.' }),
+      'failed 07',
+    ],
     ['refused (400)', json(400, { status: false, message: 'Could not resolve account name' }), 'failed 07'],
     ['a key Paystack does not take', json(401, { status: false, message: 'Invalid key' }), 'unknown'],
     ['too many requests', json(429, { status: false, message: 'Too many requests' }), 'unknown'],
@@ -161,12 +196,28 @@ describe('name enquiries, recipients, balances and customers', () => {
   })
 
   it('reads the name of a resolved account', () => {
-    const answer = json(200, { status: true, message: 'Account number resolved', data: { account_number: '0123456789', account_name: 'ADA OBI', bank_id: 9 } })
+    const answer = json(200, {
+      status: true,
+      message: 'Account number resolved',
+      data: { account_number: '0123456789', account_name: 'ADA OBI', bank_id: 9 },
+    })
     expect(readNameEnquiryAnswer(answer)).toMatchObject({ outcome: 'successful', value: { accountName: 'ADA OBI' } })
   })
 
-  const RECIPIENTS: readonly (readonly [what: string, answer: HttpAnswer, expected: string | { recipientCode: string }])[] = [
-    ['made', json(201, { status: true, message: 'Transfer recipient created successfully', data: { recipient_code: 'RCP_abc', active: true } }), { recipientCode: 'RCP_abc' }],
+  const RECIPIENTS: readonly (readonly [
+    what: string,
+    answer: HttpAnswer,
+    expected: string | { recipientCode: string },
+  ])[] = [
+    [
+      'made',
+      json(201, {
+        status: true,
+        message: 'Transfer recipient created successfully',
+        data: { recipient_code: 'RCP_abc', active: true },
+      }),
+      { recipientCode: 'RCP_abc' },
+    ],
     ['made, without a code', json(201, { status: true, message: 'ok', data: {} }), 'unknown'],
     ['the account refused', json(400, { status: false, message: 'Account number is invalid' }), 'failed 07'],
     ['the account unresolved', json(422, { status: false, message: 'Cannot resolve account' }), 'failed 07'],
@@ -180,9 +231,28 @@ describe('name enquiries, recipients, balances and customers', () => {
   })
 
   const BALANCES: readonly (readonly [what: string, answer: HttpAnswer, expected: number | undefined])[] = [
-    ['the NGN entry', json(200, { status: true, message: 'Balances retrieved', data: [{ currency: 'USD', balance: 7 }, { currency: 'NGN', balance: 123_456_789 }] }), 123_456_789],
-    ['no NGN entry', json(200, { status: true, message: 'Balances retrieved', data: [{ currency: 'GHS', balance: 1 }] }), undefined],
-    ['a balance that is not kobo', json(200, { status: true, message: 'Balances retrieved', data: [{ currency: 'NGN', balance: 12.5 }] }), undefined],
+    [
+      'the NGN entry',
+      json(200, {
+        status: true,
+        message: 'Balances retrieved',
+        data: [
+          { currency: 'USD', balance: 7 },
+          { currency: 'NGN', balance: 123_456_789 },
+        ],
+      }),
+      123_456_789,
+    ],
+    [
+      'no NGN entry',
+      json(200, { status: true, message: 'Balances retrieved', data: [{ currency: 'GHS', balance: 1 }] }),
+      undefined,
+    ],
+    [
+      'a balance that is not kobo',
+      json(200, { status: true, message: 'Balances retrieved', data: [{ currency: 'NGN', balance: 12.5 }] }),
+      undefined,
+    ],
     ['a refusal', json(401, { status: false, message: 'Invalid key' }), undefined],
     ['no answer', LOST, undefined],
   ]
@@ -191,14 +261,28 @@ describe('name enquiries, recipients, balances and customers', () => {
   })
 
   it('reads a customer by its id and code, and nothing else', () => {
-    expect(readCustomerAnswer(json(200, { status: true, message: 'Customer created', data: { id: 42, customer_code: 'CUS_x', email: 'a@b' } }))).toEqual({ id: 42, customerCode: 'CUS_x' })
-    expect(readCustomerAnswer(json(200, { status: true, message: 'Customer created', data: { id: '42', customer_code: 'CUS_x' } }))).toBeUndefined()
+    expect(
+      readCustomerAnswer(
+        json(200, {
+          status: true,
+          message: 'Customer created',
+          data: { id: 42, customer_code: 'CUS_x', email: 'a@b' },
+        }),
+      ),
+    ).toEqual({ id: 42, customerCode: 'CUS_x' })
+    expect(
+      readCustomerAnswer(
+        json(200, { status: true, message: 'Customer created', data: { id: '42', customer_code: 'CUS_x' } }),
+      ),
+    ).toBeUndefined()
     expect(readCustomerAnswer(json(400, { status: false, message: 'Invalid email' }))).toBeUndefined()
     expect(readCustomerAnswer(LOST)).toBeUndefined()
   })
 
   it('asks for the successful transfers into one dedicated account since a time, a page at a time', () => {
-    expect(transactionQuery({ accountNumber: '9930000737', page: 1 }).toString()).toBe('status=success&channel=dedicated_nuban&virtual_account_number=9930000737&per_page=100&page=1')
+    expect(transactionQuery({ accountNumber: '9930000737', page: 1 }).toString()).toBe(
+      'status=success&channel=dedicated_nuban&virtual_account_number=9930000737&per_page=100&page=1',
+    )
     const since = new Date('2026-01-02T03:04:05.000Z')
     expect(transactionQuery({ accountNumber: '9930000737', since, page: 3 }).toString()).toBe(
       'status=success&channel=dedicated_nuban&virtual_account_number=9930000737&from=2026-01-02T03%3A04%3A05.000Z&per_page=100&page=3',
@@ -207,17 +291,34 @@ describe('name enquiries, recipients, balances and customers', () => {
 })
 
 describe('dedicated accounts', () => {
-  const account = { id: 253, account_number: '9930000737', account_name: 'RAIL / ADA OBI', active: true, bank: { name: 'Wema Bank', id: 20, slug: 'wema-bank' } }
+  const account = {
+    id: 253,
+    account_number: '9930000737',
+    account_name: 'RAIL / ADA OBI',
+    active: true,
+    bank: { name: 'Wema Bank', id: 20, slug: 'wema-bank' },
+  }
 
   it('reads an account, and refuses one without a whole account number', () => {
-    expect(readDedicatedAccount(account)).toEqual({ id: 253, accountNumber: '9930000737', accountName: 'RAIL / ADA OBI', active: true, bank: { name: 'Wema Bank', slug: 'wema-bank' } })
+    expect(readDedicatedAccount(account)).toEqual({
+      id: 253,
+      accountNumber: '9930000737',
+      accountName: 'RAIL / ADA OBI',
+      active: true,
+      bank: { name: 'Wema Bank', slug: 'wema-bank' },
+    })
     expect(readDedicatedAccount({ ...account, account_number: '99300' })).toBeUndefined()
     expect(readDedicatedAccount({ ...account, id: 'x' })).toBeUndefined()
     expect(readDedicatedAccount({ ...account, active: false })?.active).toBe(false)
   })
 
   // The bank (slug, name) and the profile's setting → the CBN code Rail records.
-  const BANK_CODES: readonly (readonly [slug: string | null, name: string | null, configured: string | undefined, expected: string | undefined])[] = [
+  const BANK_CODES: readonly (readonly [
+    slug: string | null,
+    name: string | null,
+    configured: string | undefined,
+    expected: string | undefined,
+  ])[] = [
     ['wema-bank', 'Wema Bank', undefined, '035'],
     ['access-bank', 'Access Bank', undefined, '044'],
     ['providus', 'Providus Bank', undefined, '101'],
@@ -232,7 +333,10 @@ describe('dedicated accounts', () => {
 })
 
 /** A transaction into a dedicated account as Paystack reports it (webhook data and list item alike). */
-function dedicatedTransaction(overrides: Record<string, unknown> = {}, authorization: Record<string, unknown> = {}): Record<string, unknown> {
+function dedicatedTransaction(
+  overrides: Record<string, unknown> = {},
+  authorization: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     id: 4099260516,
     status: 'success',
@@ -273,12 +377,36 @@ describe('credits', () => {
   })
 
   // What the transaction is like → whether it is a credit (and what of it is kept).
-  const CASES: readonly (readonly [what: string, transaction: unknown, expected: Record<string, unknown> | undefined])[] = [
-    ['a masked payer number is not kept', dedicatedTransaction({}, { sender_bank_account_number: 'XXXXXX6789' }), { payerAccountNumber: null }],
-    ['a bank Rail does not know has no code', dedicatedTransaction({}, { sender_bank: 'Moniepoint MFB' }), { payerBankCode: null }],
-    ['a customer not made by Rail has no allocation reference', dedicatedTransaction({ customer: { email: 'someone@example.com' } }), { accountReference: null }],
-    ['paidAt when paid_at is missing', dedicatedTransaction({ paid_at: undefined, paidAt: '2026-03-01T11:00:00.000Z' }), { creditedAt: new Date('2026-03-01T11:00:00.000Z') }],
-    ['the id when the reference is too long for a session id', dedicatedTransaction({ reference: 'x'.repeat(65) }), { sessionId: '4099260516' }],
+  const CASES: readonly (readonly [
+    what: string,
+    transaction: unknown,
+    expected: Record<string, unknown> | undefined,
+  ])[] = [
+    [
+      'a masked payer number is not kept',
+      dedicatedTransaction({}, { sender_bank_account_number: 'XXXXXX6789' }),
+      { payerAccountNumber: null },
+    ],
+    [
+      'a bank Rail does not know has no code',
+      dedicatedTransaction({}, { sender_bank: 'Moniepoint MFB' }),
+      { payerBankCode: null },
+    ],
+    [
+      'a customer not made by Rail has no allocation reference',
+      dedicatedTransaction({ customer: { email: 'someone@example.com' } }),
+      { accountReference: null },
+    ],
+    [
+      'paidAt when paid_at is missing',
+      dedicatedTransaction({ paid_at: undefined, paidAt: '2026-03-01T11:00:00.000Z' }),
+      { creditedAt: new Date('2026-03-01T11:00:00.000Z') },
+    ],
+    [
+      'the id when the reference is too long for a session id',
+      dedicatedTransaction({ reference: 'x'.repeat(65) }),
+      { sessionId: '4099260516' },
+    ],
     ['a card payment', dedicatedTransaction({ channel: 'card' }), undefined],
     ['not successful', dedicatedTransaction({ status: 'failed' }), undefined],
     ['no receiving account', dedicatedTransaction({}, { receiver_bank_account_number: null }), undefined],
@@ -295,9 +423,17 @@ describe('credits', () => {
   })
 
   it('reads a page of transactions with its page count', () => {
-    const page = json(200, { status: true, message: 'Transactions retrieved', data: [dedicatedTransaction()], meta: { total: 1, perPage: 100, page: 1, pageCount: 1 } })
+    const page = json(200, {
+      status: true,
+      message: 'Transactions retrieved',
+      data: [dedicatedTransaction()],
+      meta: { total: 1, perPage: 100, page: 1, pageCount: 1 },
+    })
     expect(readTransactionPage(page)).toEqual({ transactions: [dedicatedTransaction()], pageCount: 1 })
-    expect(readTransactionPage(json(200, { status: true, message: 'ok', data: [] }))).toEqual({ transactions: [], pageCount: null })
+    expect(readTransactionPage(json(200, { status: true, message: 'ok', data: [] }))).toEqual({
+      transactions: [],
+      pageCount: null,
+    })
     expect(readTransactionPage(json(401, { status: false, message: 'Invalid key' }))).toBeUndefined()
     expect(readTransactionPage(LOST)).toBeUndefined()
   })
@@ -309,29 +445,73 @@ describe('webhooks', () => {
 
   function signed(body: unknown, options: { key?: string; sourceAddress?: string; raw?: string } = {}): WebhookRequest {
     const rawBody = options.raw ?? JSON.stringify(body)
-    const signature = createHmac('sha512', options.key ?? SECRET_KEY).update(rawBody).digest('hex')
-    return { pathWithQuery: '/providers/paystack/webhooks', headers: { 'x-paystack-signature': signature }, rawBody, sourceAddress: options.sourceAddress }
+    const signature = createHmac('sha512', options.key ?? SECRET_KEY)
+      .update(rawBody)
+      .digest('hex')
+    return {
+      pathWithQuery: '/providers/paystack/webhooks',
+      headers: { 'x-paystack-signature': signature },
+      rawBody,
+      sourceAddress: options.sourceAddress,
+    }
   }
-  const readOpen = (request: WebhookRequest) => readPaystackWebhook(request, { secretKey: SECRET_KEY, allowedAddresses: null })
-  const readListed = (request: WebhookRequest) => readPaystackWebhook(request, { secretKey: SECRET_KEY, allowedAddresses: PAYSTACK_ADDRESSES })
+  const readOpen = (request: WebhookRequest) =>
+    readPaystackWebhook(request, { secretKey: SECRET_KEY, allowedAddresses: null })
+  const readListed = (request: WebhookRequest) =>
+    readPaystackWebhook(request, { secretKey: SECRET_KEY, allowedAddresses: PAYSTACK_ADDRESSES })
 
   it('reads a credit to a dedicated account', () => {
     const webhook = readOpen(signed({ event: 'charge.success', data: dedicatedTransaction() }))
-    expect(webhook).toMatchObject({ kind: 'credit', credit: { sessionId: '1058872019_25_10', accountNumber: '9930000737', amountKobo: 250_000 } })
+    expect(webhook).toMatchObject({
+      kind: 'credit',
+      credit: { sessionId: '1058872019_25_10', accountNumber: '9930000737', amountKobo: 250_000 },
+    })
   })
 
   // An event → what Rail reads of it.
   const EVENTS: readonly (readonly [what: string, body: unknown, expected: Record<string, unknown>])[] = [
-    ['a card payment', { event: 'charge.success', data: dedicatedTransaction({ channel: 'card' }) }, { kind: 'ignored', event: 'charge.success' }],
-    ['an incomplete credit', { event: 'charge.success', data: dedicatedTransaction({ amount: -1 }) }, { kind: 'invalid' }],
-    ['a transfer paid', { event: 'transfer.success', data: { reference: UUID, status: 'success' } }, { kind: 'transfer', reference: UUID, event: 'success' }],
-    ['a transfer failed', { event: 'transfer.failed', data: { reference: UUID, status: 'failed' } }, { kind: 'transfer', reference: UUID, event: 'failed' }],
-    ['a transfer reversed', { event: 'transfer.reversed', data: { reference: UUID, status: 'reversed' } }, { kind: 'transfer', reference: UUID, event: 'reversed' }],
-    ['an escaped reference, mapped back', { event: 'transfer.success', data: { reference: 'r__pay-1_0000000' } }, { kind: 'transfer', reference: 'Pay-1', event: 'success' }],
+    [
+      'a card payment',
+      { event: 'charge.success', data: dedicatedTransaction({ channel: 'card' }) },
+      { kind: 'ignored', event: 'charge.success' },
+    ],
+    [
+      'an incomplete credit',
+      { event: 'charge.success', data: dedicatedTransaction({ amount: -1 }) },
+      { kind: 'invalid' },
+    ],
+    [
+      'a transfer paid',
+      { event: 'transfer.success', data: { reference: UUID, status: 'success' } },
+      { kind: 'transfer', reference: UUID, event: 'success' },
+    ],
+    [
+      'a transfer failed',
+      { event: 'transfer.failed', data: { reference: UUID, status: 'failed' } },
+      { kind: 'transfer', reference: UUID, event: 'failed' },
+    ],
+    [
+      'a transfer reversed',
+      { event: 'transfer.reversed', data: { reference: UUID, status: 'reversed' } },
+      { kind: 'transfer', reference: UUID, event: 'reversed' },
+    ],
+    [
+      'an escaped reference, mapped back',
+      { event: 'transfer.success', data: { reference: 'r__pay-1_0000000' } },
+      { kind: 'transfer', reference: 'Pay-1', event: 'success' },
+    ],
     // Another system's transfer on the same integration: acknowledged, so that Paystack stops sending it.
-    ['a reference Rail never sent', { event: 'transfer.success', data: { reference: 'r_abc_1000000000000' } }, { kind: 'ignored', event: 'transfer.success' }],
+    [
+      'a reference Rail never sent',
+      { event: 'transfer.success', data: { reference: 'r_abc_1000000000000' } },
+      { kind: 'ignored', event: 'transfer.success' },
+    ],
     ['a transfer without a reference', { event: 'transfer.success', data: {} }, { kind: 'invalid' }],
-    ['an event Rail does not act on', { event: 'subscription.create', data: {} }, { kind: 'ignored', event: 'subscription.create' }],
+    [
+      'an event Rail does not act on',
+      { event: 'subscription.create', data: {} },
+      { kind: 'ignored', event: 'subscription.create' },
+    ],
     ['no event', { data: {} }, { kind: 'invalid' }],
     ['no data', { event: 'transfer.success' }, { kind: 'invalid' }],
     ['not an object', [1, 2], { kind: 'invalid' }],
@@ -350,7 +530,9 @@ describe('webhooks', () => {
     const good = signed(body)
     expect(readOpen({ ...good, headers: {} })).toEqual({ kind: 'unauthorized' })
     expect(readOpen({ ...good, headers: { 'x-paystack-signature': 'not-hex' } })).toEqual({ kind: 'unauthorized' })
-    expect(readOpen({ ...good, headers: { 'x-paystack-signature': [String(good.headers['x-paystack-signature'])] } })).toEqual({ kind: 'unauthorized' })
+    expect(
+      readOpen({ ...good, headers: { 'x-paystack-signature': [String(good.headers['x-paystack-signature'])] } }),
+    ).toEqual({ kind: 'unauthorized' })
     expect(readOpen(signed(body, { key: 'sk_test_another' }))).toEqual({ kind: 'unauthorized' })
     expect(readOpen({ ...good, rawBody: `${good.rawBody} ` })).toEqual({ kind: 'unauthorized' })
     const upper = String(good.headers['x-paystack-signature']).toUpperCase()

@@ -3,7 +3,11 @@
 // exact on everything the mapping makes.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { fitsPaystackReference, paystackReference, railReferenceOf } from '../../src/banking/providers/paystack/mapping.ts'
+import {
+  fitsPaystackReference,
+  paystackReference,
+  railReferenceOf,
+} from '../../src/banking/providers/paystack/mapping.ts'
 
 const UUID = '3f2a9c1e-7b4d-4e8a-9f00-1c2d3e4f5a6b'
 
@@ -19,7 +23,11 @@ const MAPPED: readonly (readonly [rail: string, paystack: string, why: string])[
   ['Pay-1', 'r__pay-1_0000000', 'an upper-case letter: _ and the letter'],
   [UUID.toUpperCase().slice(0, 20), 'r_3_f2_a9_c1_e-7_b4_d-4_e8_a-9', 'an upper-case reference under 50 once escaped'],
   ['a_b', 'r_a__b_000000000', "'_' is doubled when escaped"],
-  ['r_abcdefghijklmnop', 'r_r__abcdefghijklmnop', "fits but starts with the escape prefix: escaped, so the two forms never meet"],
+  [
+    'r_abcdefghijklmnop',
+    'r_r__abcdefghijklmnop',
+    'fits but starts with the escape prefix: escaped, so the two forms never meet',
+  ],
 ]
 
 // One line per case: a reference Rail cannot send, and why.

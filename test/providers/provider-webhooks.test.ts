@@ -29,7 +29,11 @@ afterAll(async () => harness?.close())
 
 function postPaystack(body: unknown, key = sandboxPaystackSecretKey(SECRET)): Promise<Response> {
   const raw = JSON.stringify(body)
-  return fetch(`${app.baseUrl}${WEBHOOKS}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'x-paystack-signature': hmacSha512Hex(key, raw) }, body: raw })
+  return fetch(`${app.baseUrl}${WEBHOOKS}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'x-paystack-signature': hmacSha512Hex(key, raw) },
+    body: raw,
+  })
 }
 
 async function submittedPayout(): Promise<string> {
@@ -46,23 +50,42 @@ describe('a Paystack webhook', () => {
     // The bank settles it and Rail is not told by the simulator: only the dialect's transfer.success webhook says so.
     const controls = app.payments().providers.sandboxControlsFor(await getProvider(app.db.pool, 'sandbox-paystack'))
     expect((await controls.registerPayoutOutcome(id, 'confirmed')).outcome).toBe('successful')
-    await waitFor(async () => (await state(id)) === 'confirmed', 30_000, 'confirmed by the requery its webhook asked for')
+    await waitFor(
+      async () => (await state(id)) === 'confirmed',
+      30_000,
+      'confirmed by the requery its webhook asked for',
+    )
   })
 
   it('forged (a wrong key) is refused 401 and changes nothing; even a genuine one only asks', async () => {
     const id = await submittedPayout()
-    const forged = await postPaystack({ event: 'transfer.success', data: { reference: id, status: 'success' } }, 'sk_test_not_the_key')
+    const forged = await postPaystack(
+      { event: 'transfer.success', data: { reference: id, status: 'success' } },
+      'sk_test_not_the_key',
+    )
     expect(forged.status).toBe(401)
     // Genuine, but the bank has not paid: the requery finds it in progress, and it stays submitted.
-    const genuine = await postPaystack({ event: 'transfer.success', data: { reference: id, status: 'success', amount: 120_000 } })
+    const genuine = await postPaystack({
+      event: 'transfer.success',
+      data: { reference: id, status: 'success', amount: 120_000 },
+    })
     expect(genuine.status).toBe(200)
     expect(await genuine.json()).toMatchObject({ received: true, requeried: true })
-    await waitFor(async () => (await app.db.pool.query(`SELECT 1 FROM provider_calls WHERE reference = $1 AND operation = 'requery'`, [id])).rowCount! > 0, 20_000, 'the requery')
+    await waitFor(
+      async () =>
+        (await app.db.pool.query(`SELECT 1 FROM provider_calls WHERE reference = $1 AND operation = 'requery'`, [id]))
+          .rowCount! > 0,
+      20_000,
+      'the requery',
+    )
     expect(await state(id)).toBe('submitted')
   })
 
-  it("naming no payout of this provider asks nothing; an event Rail does not act on is acknowledged", async () => {
-    const unknown = await postPaystack({ event: 'transfer.failed', data: { reference: randomUUID(), status: 'failed' } })
+  it('naming no payout of this provider asks nothing; an event Rail does not act on is acknowledged', async () => {
+    const unknown = await postPaystack({
+      event: 'transfer.failed',
+      data: { reference: randomUUID(), status: 'failed' },
+    })
     expect(unknown.status).toBe(200)
     expect(await unknown.json()).toMatchObject({ received: true, requeried: false })
     const other = await postPaystack({ event: 'subscription.create', data: { id: 1 } })
@@ -81,13 +104,20 @@ describe('a Paystack webhook', () => {
         channel: 'dedicated_nuban',
         status: 'success',
         paid_at: new Date().toISOString(),
-        authorization: { receiver_bank_account_number: '0000019998', sender_name: 'ADA\u0000OBI', narration: 'fees\u0000' },
+        authorization: {
+          receiver_bank_account_number: '0000019998',
+          sender_name: 'ADA\u0000OBI',
+          narration: 'fees\u0000',
+        },
         customer: { email: 'someone@example.ng' },
       },
     }
     const answer = await postPaystack(credit)
     expect(answer.status).toBe(200)
-    const stored = await app.db.pool.query<{ payer_name: string; narration: string | null }>(`SELECT payer_name, narration FROM inbound_credits WHERE session_id = $1`, [reference])
+    const stored = await app.db.pool.query<{ payer_name: string; narration: string | null }>(
+      `SELECT payer_name, narration FROM inbound_credits WHERE session_id = $1`,
+      [reference],
+    )
     expect(stored.rows[0]).toEqual({ payer_name: 'ADA OBI', narration: 'fees' })
   })
 

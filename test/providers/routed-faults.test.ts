@@ -11,7 +11,18 @@ import { clearFailpoint, setFailpoint } from '../../src/platform/failpoints.ts'
 import { writeFaults, type Faults } from '../../src/sandbox/faults.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
-import { eventsOf, expectOnceThrough, NO_FAULTS, outboundState, payOut, ROUTED_PROVIDERS, routedPartner, settlePayout, startRouted, type RoutedHarness } from './routed-support.ts'
+import {
+  eventsOf,
+  expectOnceThrough,
+  NO_FAULTS,
+  outboundState,
+  payOut,
+  ROUTED_PROVIDERS,
+  routedPartner,
+  settlePayout,
+  startRouted,
+  type RoutedHarness,
+} from './routed-support.ts'
 
 const SECRET = 'routed-faults-secret'
 const FLOAT_KOBO = 50_000_000
@@ -52,7 +63,9 @@ async function instruction(id: string) {
 
 /** The calls made for a payment that got no readable answer from the provider. */
 async function unansweredCalls(id: string): Promise<number> {
-  return (await harness.app.db.pool.query(`SELECT 1 FROM provider_calls WHERE reference = $1 AND outcome = 'unknown'`, [id])).rowCount!
+  return (
+    await harness.app.db.pool.query(`SELECT 1 FROM provider_calls WHERE reference = $1 AND outcome = 'unknown'`, [id])
+  ).rowCount!
 }
 
 describe.each(ROUTED_PROVIDERS)('the fault matrix through %s', (provider) => {
@@ -60,7 +73,12 @@ describe.each(ROUTED_PROVIDERS)('the fault matrix through %s', (provider) => {
   let partnerId: string
 
   beforeAll(async () => {
-    ;({ client, partnerId } = await routedPartner(harness.app, harness.hook, { payouts: [provider], collections: [provider] }, FLOAT_KOBO))
+    ;({ client, partnerId } = await routedPartner(
+      harness.app,
+      harness.hook,
+      { payouts: [provider], collections: [provider] },
+      FLOAT_KOBO,
+    ))
   })
 
   /** The float's posted balance and what is held on it for payouts on their way. */
@@ -112,14 +130,22 @@ describe.each(ROUTED_PROVIDERS)('the fault matrix through %s', (provider) => {
     // Its third send, then two requeries after it, answered (no record): nothing more is sent.
     const answeredAfterLastSend = `SELECT 1 FROM provider_calls c WHERE c.reference = $1 AND c.outcome <> 'unknown'
         AND c.created_at > (SELECT max(s.created_at) FROM provider_calls s WHERE s.reference = $1 AND s.outcome = 'unknown')`
-    await waitFor(async () => (await instruction(id)).send_attempts === 3 && (await harness.app.db.pool.query(answeredAfterLastSend, [id])).rowCount! >= 2, 30_000, 'three sends, then no record')
+    await waitFor(
+      async () =>
+        (await instruction(id)).send_attempts === 3 &&
+        (await harness.app.db.pool.query(answeredAfterLastSend, [id])).rowCount! >= 2,
+      30_000,
+      'three sends, then no record',
+    )
     const found = await instruction(id)
     expect(found.failure_code).toBeNull()
     expect(['sending', 'unknown']).toContain(found.state)
     expect(['pending', 'submitted']).toContain(await outboundState(client, id))
     expect(eventsOf(harness.hook, 'transfer.failed', id)).toEqual([])
     await expectOnceThrough(harness.app, id, provider)
-    expect((await harness.app.db.pool.query(`SELECT 1 FROM sandbox_bank.transfers WHERE reference = $1`, [id])).rowCount).toBe(0)
+    expect(
+      (await harness.app.db.pool.query(`SELECT 1 FROM sandbox_bank.transfers WHERE reference = $1`, [id])).rowCount,
+    ).toBe(0)
     expect((await float()).heldKobo).toBeGreaterThanOrEqual(369_096) // still held: the money may yet move
     await expectLedgerVerified(harness.app.db.pool)
   })
@@ -130,7 +156,10 @@ describe.each(ROUTED_PROVIDERS)('the fault matrix through %s', (provider) => {
     const found = await instruction(id)
     expect(found.send_attempts).toBe(2) // dropped, then sent again (the provider de-duplicates references)
     expect(found.failure_code).toBeNull()
-    const sends = await harness.app.db.pool.query<{ operation: string }>(`SELECT operation FROM provider_calls WHERE reference = $1 ORDER BY created_at`, [id])
+    const sends = await harness.app.db.pool.query<{ operation: string }>(
+      `SELECT operation FROM provider_calls WHERE reference = $1 ORDER BY created_at`,
+      [id],
+    )
     expect(sends.rows.length).toBeGreaterThanOrEqual(3) // the dropped send, a requery answering no record, the resend
   })
 
@@ -138,11 +167,20 @@ describe.each(ROUTED_PROVIDERS)('the fault matrix through %s', (provider) => {
     const before = await float()
     const id = await payOut(client, 359_051)
     await waitFor(async () => (await outboundState(client, id)) === 'failed', 30_000, 'payout failed')
-    const failed = await client.get<{ failureReason: { code: string; message: string; providerResponseCode?: string } }>(`/api/v1/rail/outbound/${id}`)
+    const failed = await client.get<{
+      failureReason: { code: string; message: string; providerResponseCode?: string }
+    }>(`/api/v1/rail/outbound/${id}`)
     expect(failed.body.failureReason).toMatchObject({ code: 'provider_declined', providerResponseCode: '51' })
     expect(failed.body.failureReason.message.length).toBeGreaterThan(0)
     await expectOnceThrough(harness.app, id, provider, 'failed')
-    expect((await harness.app.db.pool.query(`SELECT 1 FROM sandbox_bank.transfers WHERE reference = $1 AND response_code = '00'`, [id])).rowCount).toBe(0)
+    expect(
+      (
+        await harness.app.db.pool.query(
+          `SELECT 1 FROM sandbox_bank.transfers WHERE reference = $1 AND response_code = '00'`,
+          [id],
+        )
+      ).rowCount,
+    ).toBe(0)
     expect(await float()).toEqual(before) // the hold voided: nothing held, nothing spent
     await waitFor(() => eventsOf(harness.hook, 'transfer.failed', id).length === 1, 20_000, 'transfer.failed')
     await expectLedgerVerified(harness.app.db.pool)

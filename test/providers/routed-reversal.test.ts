@@ -10,7 +10,17 @@ import { canonicalRequest, computeSignature } from '../../src/client/signing.ts'
 import { checkReversal } from '../../src/money-out/pipeline/reversals.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
-import { eventsOf, expectOnceThrough, outboundState, payOut, ROUTED_PROVIDERS, routedPartner, settlePayout, startRouted, type RoutedHarness } from './routed-support.ts'
+import {
+  eventsOf,
+  expectOnceThrough,
+  outboundState,
+  payOut,
+  ROUTED_PROVIDERS,
+  routedPartner,
+  settlePayout,
+  startRouted,
+  type RoutedHarness,
+} from './routed-support.ts'
 
 const SECRET = 'routed-reversal-secret'
 const FLOAT_KOBO = 5_000_000
@@ -26,7 +36,10 @@ afterAll(async () => harness?.close())
 async function reverseAtBank(reference: string): Promise<number> {
   const path = `/sandbox-bank/v1/transfers/${reference}/reversal`
   const timestampS = Math.floor(Date.now() / 1000)
-  const headers = { 'X-Sandbox-Timestamp': String(timestampS), 'X-Sandbox-Signature': computeSignature(SECRET, canonicalRequest(timestampS, 'POST', path, '')) }
+  const headers = {
+    'X-Sandbox-Timestamp': String(timestampS),
+    'X-Sandbox-Signature': computeSignature(SECRET, canonicalRequest(timestampS, 'POST', path, '')),
+  }
   const response = await fetch(`${harness.app.baseUrl}${path}`, { method: 'POST', headers })
   await response.body?.cancel()
   return response.status
@@ -43,7 +56,10 @@ async function recorded(id: string): Promise<{ reversals: string[]; events: stri
     `SELECT amount_kobo::text FROM ledger_transfers WHERE source_type = 'outbound_transfer' AND source_id = $1 AND code = 'outbound_transfer_reversal'`,
     [id],
   )
-  const events = await pool.query<{ delivery_status: string }>(`SELECT delivery_status FROM events WHERE object_id = $1 AND type = 'transfer.reversed'`, [id])
+  const events = await pool.query<{ delivery_status: string }>(
+    `SELECT delivery_status FROM events WHERE object_id = $1 AND type = 'transfer.reversed'`,
+    [id],
+  )
   return { reversals: ledger.rows.map((row) => row.amount_kobo), events: events.rows.map((row) => row.delivery_status) }
 }
 
@@ -60,32 +76,58 @@ describe.each(ROUTED_PROVIDERS)('a payout through %s reversed at the bank', (pro
   let client: RailClient
 
   beforeAll(async () => {
-    ;({ client } = await routedPartner(harness.app, harness.hook, { payouts: [provider], collections: [provider] }, FLOAT_KOBO))
+    ;({ client } = await routedPartner(
+      harness.app,
+      harness.hook,
+      { payouts: [provider], collections: [provider] },
+      FLOAT_KOBO,
+    ))
   })
 
-  it('becomes reversed in Rail, once: the float restored and transfer.reversed delivered', { timeout: 120_000 }, async () => {
-    const id = await payOut(client, AMOUNT_KOBO)
-    await settlePayout(client, id)
-    await expectOnceThrough(harness.app, id, provider, 'succeeded')
-    expect(await float(client)).toMatchObject({ availableBalanceKobo: FLOAT_KOBO - AMOUNT_KOBO, bookedBalanceKobo: FLOAT_KOBO - AMOUNT_KOBO })
+  it(
+    'becomes reversed in Rail, once: the float restored and transfer.reversed delivered',
+    { timeout: 120_000 },
+    async () => {
+      const id = await payOut(client, AMOUNT_KOBO)
+      await settlePayout(client, id)
+      await expectOnceThrough(harness.app, id, provider, 'succeeded')
+      expect(await float(client)).toMatchObject({
+        availableBalanceKobo: FLOAT_KOBO - AMOUNT_KOBO,
+        bookedBalanceKobo: FLOAT_KOBO - AMOUNT_KOBO,
+      })
 
-    // The provider's own webhook tells Rail; Rail's requery through the adapter confirms it.
-    expect(await reverseAtBank(id)).toBe(200)
-    await waitFor(async () => (await outboundState(client, id)) === 'reversed', 30_000, `payout ${id} reversed`)
-    expect(await float(client)).toMatchObject({ availableBalanceKobo: FLOAT_KOBO, bookedBalanceKobo: FLOAT_KOBO })
-    await waitFor(() => eventsOf(harness.hook, 'transfer.reversed', id).length > 0, 20_000, 'transfer.reversed delivered')
-    expect(eventsOf(harness.hook, 'transfer.reversed', id)[0]).toMatchObject({ event: 'transfer.reversed', data: { id, state: 'reversed' } })
+      // The provider's own webhook tells Rail; Rail's requery through the adapter confirms it.
+      expect(await reverseAtBank(id)).toBe(200)
+      await waitFor(async () => (await outboundState(client, id)) === 'reversed', 30_000, `payout ${id} reversed`)
+      expect(await float(client)).toMatchObject({ availableBalanceKobo: FLOAT_KOBO, bookedBalanceKobo: FLOAT_KOBO })
+      await waitFor(
+        () => eventsOf(harness.hook, 'transfer.reversed', id).length > 0,
+        20_000,
+        'transfer.reversed delivered',
+      )
+      expect(eventsOf(harness.hook, 'transfer.reversed', id)[0]).toMatchObject({
+        event: 'transfer.reversed',
+        data: { id, state: 'reversed' },
+      })
 
-    // Asked again: the bank has nothing more to reverse, and once every job about it has run, one of each.
-    expect(await reverseAtBank(id)).toBe(409)
-    await waitFor(async () => (await jobsFor(id)) === 0, 30_000, `every job about ${id} done`)
-    await waitFor(async () => (await recorded(id)).events.every((status) => status === 'delivered'), 20_000, 'transfer.reversed marked delivered')
-    expect(await checkReversal(harness.app.payments(), id)).toBe('already_reversed')
-    expect(await recorded(id)).toEqual({ reversals: [String(AMOUNT_KOBO)], events: ['delivered'] })
-    expect(eventsOf(harness.hook, 'transfer.reversed', id)).toHaveLength(1)
-    expect(await float(client)).toMatchObject({ availableBalanceKobo: FLOAT_KOBO, bookedBalanceKobo: FLOAT_KOBO })
-    const timeline = await harness.app.db.pool.query<{ state: string }>(`SELECT state FROM outbound_transfer_states WHERE transfer_id = $1 ORDER BY seq`, [id])
-    expect(timeline.rows.map((row) => row.state)).toEqual(['pending', 'submitted', 'confirmed', 'reversed'])
-    await expectLedgerVerified(harness.app.db.pool)
-  })
+      // Asked again: the bank has nothing more to reverse, and once every job about it has run, one of each.
+      expect(await reverseAtBank(id)).toBe(409)
+      await waitFor(async () => (await jobsFor(id)) === 0, 30_000, `every job about ${id} done`)
+      await waitFor(
+        async () => (await recorded(id)).events.every((status) => status === 'delivered'),
+        20_000,
+        'transfer.reversed marked delivered',
+      )
+      expect(await checkReversal(harness.app.payments(), id)).toBe('already_reversed')
+      expect(await recorded(id)).toEqual({ reversals: [String(AMOUNT_KOBO)], events: ['delivered'] })
+      expect(eventsOf(harness.hook, 'transfer.reversed', id)).toHaveLength(1)
+      expect(await float(client)).toMatchObject({ availableBalanceKobo: FLOAT_KOBO, bookedBalanceKobo: FLOAT_KOBO })
+      const timeline = await harness.app.db.pool.query<{ state: string }>(
+        `SELECT state FROM outbound_transfer_states WHERE transfer_id = $1 ORDER BY seq`,
+        [id],
+      )
+      expect(timeline.rows.map((row) => row.state)).toEqual(['pending', 'submitted', 'confirmed', 'reversed'])
+      await expectLedgerVerified(harness.app.db.pool)
+    },
+  )
 })

@@ -27,7 +27,12 @@ export interface RoutedHarness {
 
 /** A real app and its workers; the pipeline's first requery 200 ms after a send. */
 export async function startRouted(secret: string, payments: Partial<PaymentSettings>): Promise<RoutedHarness> {
-  const app = await startRail({ sandboxBankSecret: secret, payments, workers: { concurrency: 8, events: { retryDelaysMs: [200] } }, receiver: true })
+  const app = await startRail({
+    sandboxBankSecret: secret,
+    payments,
+    workers: { concurrency: 8, events: { retryDelaysMs: [200] } },
+    receiver: true,
+  })
   return { app, hook: app.receiver, close: app.close }
 }
 
@@ -82,7 +87,11 @@ export async function outboundState(client: RailClient, id: string): Promise<str
 }
 
 /** Waits for the payout to reach the provider, registers the bank's outcome, and waits for its end. */
-export async function settlePayout(client: RailClient, id: string, outcome: 'confirmed' | 'failed' = 'confirmed'): Promise<void> {
+export async function settlePayout(
+  client: RailClient,
+  id: string,
+  outcome: 'confirmed' | 'failed' = 'confirmed',
+): Promise<void> {
   if ((await outboundState(client, id)) === outcome) return
   await waitFor(async () => (await outboundState(client, id)) === 'submitted', 30_000, `payout ${id} submitted`)
   const settled = await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: id, outcome })
@@ -95,19 +104,37 @@ export async function settlePayout(client: RailClient, id: string, outcome: 'con
  * call made for it went to that provider alone, and the bank holds at most one payment under its
  * reference (one paid, when it succeeded).
  */
-export async function expectOnceThrough(app: TestApp, id: string, provider: string, outcome?: 'succeeded' | 'failed'): Promise<void> {
+export async function expectOnceThrough(
+  app: TestApp,
+  id: string,
+  provider: string,
+  outcome?: 'succeeded' | 'failed',
+): Promise<void> {
   const { pool } = app.db
-  const instruction = await pool.query<{ provider: string; state: string }>(`SELECT provider, state FROM bank_instructions WHERE id = $1`, [id])
+  const instruction = await pool.query<{ provider: string; state: string }>(
+    `SELECT provider, state FROM bank_instructions WHERE id = $1`,
+    [id],
+  )
   expect(instruction.rows[0]?.provider).toBe(provider)
   if (outcome) expect(instruction.rows[0]?.state).toBe(outcome)
-  const calledProviders = await pool.query<{ provider: string }>(`SELECT DISTINCT provider FROM provider_calls WHERE reference = $1`, [id])
+  const calledProviders = await pool.query<{ provider: string }>(
+    `SELECT DISTINCT provider FROM provider_calls WHERE reference = $1`,
+    [id],
+  )
   expect(calledProviders.rows.map((row) => row.provider)).toEqual([provider])
-  const atBank = await pool.query<{ response_code: string }>(`SELECT response_code FROM sandbox_bank.transfers WHERE reference = $1`, [id])
+  const atBank = await pool.query<{ response_code: string }>(
+    `SELECT response_code FROM sandbox_bank.transfers WHERE reference = $1`,
+    [id],
+  )
   expect(atBank.rows.length).toBeLessThanOrEqual(1)
   if (outcome === 'succeeded') expect(atBank.rows.map((row) => row.response_code)).toEqual(['00'])
 }
 
 /** The provider that holds a virtual account, as Rail recorded it. */
 export async function accountProvider(app: TestApp, accountNumber: string): Promise<string | undefined> {
-  return (await app.db.pool.query<{ provider: string }>(`SELECT provider FROM virtual_accounts WHERE account_number = $1`, [accountNumber])).rows[0]?.provider
+  return (
+    await app.db.pool.query<{ provider: string }>(`SELECT provider FROM virtual_accounts WHERE account_number = $1`, [
+      accountNumber,
+    ])
+  ).rows[0]?.provider
 }

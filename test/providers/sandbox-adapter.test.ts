@@ -15,7 +15,13 @@ let adapter: SandboxAdapter
 
 beforeAll(async () => {
   app = await startTestApp({ sandboxBankSecret: SECRET })
-  adapter = new SandboxAdapter({ provider: 'sandbox', baseUrl: app.baseUrl, secret: SECRET, pool: app.db.pool, requestId: 'req-test-1' })
+  adapter = new SandboxAdapter({
+    provider: 'sandbox',
+    baseUrl: app.baseUrl,
+    secret: SECRET,
+    pool: app.db.pool,
+    requestId: 'req-test-1',
+  })
 })
 afterAll(async () => app?.close())
 
@@ -26,11 +32,25 @@ describe('against the sandbox bank', () => {
     if (ada.outcome !== 'successful' || obi.outcome !== 'successful') throw new Error('wallets not opened')
     expect(ada.value).toMatchObject({ bankCode: '101', accountName: 'ADA OBI' })
 
-    const credit = await adapter.credit({ reference: randomUUID(), accountNumber: ada.value.accountNumber, amountKobo: 5_000, narration: 'fund' })
+    const credit = await adapter.credit({
+      reference: randomUUID(),
+      accountNumber: ada.value.accountNumber,
+      amountKobo: 5_000,
+      narration: 'fund',
+    })
     expect(credit).toMatchObject({ outcome: 'successful', responseCode: '00' })
-    const move = await adapter.walletTransfer({ reference: randomUUID(), fromAccountNumber: ada.value.accountNumber, toAccountNumber: obi.value.accountNumber, amountKobo: 2_000 })
+    const move = await adapter.walletTransfer({
+      reference: randomUUID(),
+      fromAccountNumber: ada.value.accountNumber,
+      toAccountNumber: obi.value.accountNumber,
+      amountKobo: 2_000,
+    })
     expect(move).toMatchObject({ outcome: 'successful', responseCode: '00' })
-    const tooMuch = await adapter.debit({ reference: randomUUID(), accountNumber: obi.value.accountNumber, amountKobo: 2_001 })
+    const tooMuch = await adapter.debit({
+      reference: randomUUID(),
+      accountNumber: obi.value.accountNumber,
+      amountKobo: 2_001,
+    })
     expect(tooMuch).toMatchObject({ outcome: 'failed', responseCode: '51' })
   })
 
@@ -42,7 +62,10 @@ describe('against the sandbox bank', () => {
     const again = await adapter.credit({ reference, accountNumber: wallet.value.accountNumber, amountKobo: 700 })
     expect(first).toMatchObject({ outcome: 'successful', responseCode: '00' })
     expect(again).toMatchObject({ outcome: 'successful', responseCode: '00' })
-    const balance = await app.db.pool.query(`SELECT balance_kobo FROM sandbox_bank.accounts WHERE account_number = $1`, [wallet.value.accountNumber])
+    const balance = await app.db.pool.query(
+      `SELECT balance_kobo FROM sandbox_bank.accounts WHERE account_number = $1`,
+      [wallet.value.accountNumber],
+    )
     expect(balance.rows[0].balance_kobo).toBe(700)
   })
 
@@ -50,7 +73,10 @@ describe('against the sandbox bank', () => {
     const found = await adapter.nameEnquiry({ bankCode: '058', accountNumber: nuban('058', '100200300') })
     expect(found.outcome).toBe('successful')
     expect(found.outcome === 'successful' && found.value.accountName).toMatch(/^[A-Z]+ [A-Z]+$/)
-    expect(await adapter.nameEnquiry({ bankCode: '058', accountNumber: '1234567890' })).toMatchObject({ outcome: 'failed', responseCode: '07' })
+    expect(await adapter.nameEnquiry({ bankCode: '058', accountNumber: '1234567890' })).toMatchObject({
+      outcome: 'failed',
+      responseCode: '07',
+    })
   })
 
   it('requery of an unseen reference is pending (25), not failed', async () => {
@@ -72,8 +98,10 @@ describe('against a misbehaving bank', () => {
     server = http.createServer((request, response) => {
       if (behaviour === 'hang') return // never answers
       if (behaviour === '500') return void response.writeHead(500).end('{"responseCode":"00"}')
-      if (behaviour === 'garbage') return void response.writeHead(200, { 'Content-Type': 'application/json' }).end('<html>oops')
-      if (behaviour === 'huge') return void response.writeHead(200).end(`{"responseCode":"00","x":"${'a'.repeat(300_000)}"}`)
+      if (behaviour === 'garbage')
+        return void response.writeHead(200, { 'Content-Type': 'application/json' }).end('<html>oops')
+      if (behaviour === 'huge')
+        return void response.writeHead(200).end(`{"responseCode":"00","x":"${'a'.repeat(300_000)}"}`)
       request.socket.destroy()
     })
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -84,23 +112,44 @@ describe('against a misbehaving bank', () => {
     await new Promise((resolve) => server.close(resolve))
   })
 
-  it.each(['hang', '500', 'garbage', 'reset', 'huge'] as const)('%s → unknown, recorded with its reason', async (kind) => {
-    behaviour = kind
-    const faulty = new SandboxAdapter({ provider: 'sandbox', baseUrl, secret: SECRET, pool: app.db.pool, timeoutMs: 300 })
-    const reference = randomUUID()
-    const result = await faulty.debit({ reference, accountNumber: nuban('101', '000001000'), amountKobo: 1 })
-    expect(result.outcome).toBe('unknown')
-    const recorded = await app.db.pool.query(`SELECT operation, outcome, error, latency_ms FROM provider_calls WHERE reference = $1`, [reference])
-    expect(recorded.rows).toHaveLength(1)
-    expect(recorded.rows[0]).toMatchObject({ operation: 'debit', outcome: 'unknown' })
-    expect(recorded.rows[0].error).toBeTruthy()
-  })
+  it.each(['hang', '500', 'garbage', 'reset', 'huge'] as const)(
+    '%s → unknown, recorded with its reason',
+    async (kind) => {
+      behaviour = kind
+      const faulty = new SandboxAdapter({
+        provider: 'sandbox',
+        baseUrl,
+        secret: SECRET,
+        pool: app.db.pool,
+        timeoutMs: 300,
+      })
+      const reference = randomUUID()
+      const result = await faulty.debit({ reference, accountNumber: nuban('101', '000001000'), amountKobo: 1 })
+      expect(result.outcome).toBe('unknown')
+      const recorded = await app.db.pool.query(
+        `SELECT operation, outcome, error, latency_ms FROM provider_calls WHERE reference = $1`,
+        [reference],
+      )
+      expect(recorded.rows).toHaveLength(1)
+      expect(recorded.rows[0]).toMatchObject({ operation: 'debit', outcome: 'unknown' })
+      expect(recorded.rows[0].error).toBeTruthy()
+    },
+  )
 })
 
 it('records every call with its request id, code and latency', async () => {
-  const calls = await app.db.pool.query(`SELECT provider, operation, outcome, response_code, request_id, latency_ms FROM provider_calls WHERE request_id = 'req-test-1'`)
+  const calls = await app.db.pool.query(
+    `SELECT provider, operation, outcome, response_code, request_id, latency_ms FROM provider_calls WHERE request_id = 'req-test-1'`,
+  )
   expect(calls.rows.length).toBeGreaterThanOrEqual(8)
-  expect(calls.rows.find((row) => row.operation === 'debit')).toMatchObject({ provider: 'sandbox', outcome: 'failed', response_code: '51' })
-  expect(calls.rows.find((row) => row.operation === 'create_wallet')).toMatchObject({ outcome: 'successful', response_code: null })
+  expect(calls.rows.find((row) => row.operation === 'debit')).toMatchObject({
+    provider: 'sandbox',
+    outcome: 'failed',
+    response_code: '51',
+  })
+  expect(calls.rows.find((row) => row.operation === 'create_wallet')).toMatchObject({
+    outcome: 'successful',
+    response_code: null,
+  })
   for (const row of calls.rows) expect(row.latency_ms).toBeGreaterThanOrEqual(0)
 })

@@ -47,7 +47,11 @@ async function triageItem(partner: Partner, creditId: string): Promise<TriageIte
 
 async function waitForStatus(partner: Partner, creditId: string, status: string): Promise<TriageItem> {
   let item: TriageItem | undefined
-  await waitFor(async () => (item = await triageItem(partner, creditId)).status === status, 15_000, `triage item ${status}`)
+  await waitFor(
+    async () => (item = await triageItem(partner, creditId)).status === status,
+    15_000,
+    `triage item ${status}`,
+  )
   return item!
 }
 
@@ -58,20 +62,42 @@ async function waitForStatus(partner: Partner, creditId: string, status: string)
 const anotherTry = () => ({ timestampS: Math.floor(Date.now() / 1000) + 1 })
 
 /** An unmatched credit (paid into an archived account), refunded by triage: its refund's id. */
-async function triageRefund(partner: Partner, amountKobo: number): Promise<{ creditId: string; refundId: string; payoutId: string }> {
-  const account = (await partner.client.post<{ trackingId: string; virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })).body
+async function triageRefund(
+  partner: Partner,
+  amountKobo: number,
+): Promise<{ creditId: string; refundId: string; payoutId: string }> {
+  const account = (
+    await partner.client.post<{ trackingId: string; virtualAccount: string }>('/api/v1/rail/virtual-account', {
+      reference: randomUUID(),
+    })
+  ).body
   expect((await partner.client.post(`/api/v1/rail/virtual-account/${account.trackingId}/archive`)).status).toBe(200)
   const { sessionId } = await payIn(partner.client, account.virtualAccount, amountKobo, PAYER)
   let creditId = ''
-  await waitFor(async () => {
-    const found = await harness.app.db.pool.query<{ id: string }>(`SELECT id FROM inbound_credits WHERE session_id = $1 AND status = 'unmatched'`, [sessionId])
-    creditId = found.rows[0]?.id ?? ''
-    return creditId !== ''
-  }, 15_000, 'credit unmatched')
-  const resolved = await partner.client.post<{ status: string; resolution: { refundId: string; outboundTransferId: string } }>(`/api/v1/rail/unmatched/${creditId}/resolve`, { action: 'refund' })
+  await waitFor(
+    async () => {
+      const found = await harness.app.db.pool.query<{ id: string }>(
+        `SELECT id FROM inbound_credits WHERE session_id = $1 AND status = 'unmatched'`,
+        [sessionId],
+      )
+      creditId = found.rows[0]?.id ?? ''
+      return creditId !== ''
+    },
+    15_000,
+    'credit unmatched',
+  )
+  const resolved = await partner.client.post<{
+    status: string
+    resolution: { refundId: string; outboundTransferId: string }
+  }>(`/api/v1/rail/unmatched/${creditId}/resolve`, { action: 'refund' })
   expect(resolved.body.status).toBe('refund_pending')
   const payoutId = resolved.body.resolution.outboundTransferId
-  await waitFor(async () => (await partner.client.get<{ state: string }>(`/api/v1/rail/outbound/${payoutId}`)).body.state === 'submitted', 15_000, 'payout submitted')
+  await waitFor(
+    async () =>
+      (await partner.client.get<{ state: string }>(`/api/v1/rail/outbound/${payoutId}`)).body.state === 'submitted',
+    15_000,
+    'payout submitted',
+  )
   return { creditId, refundId: resolved.body.resolution.refundId, payoutId }
 }
 
@@ -80,7 +106,10 @@ async function makeOldStyle(creditId: string, refundId: string, payoutId: string
   const client = await harness.app.db.pool.connect()
   try {
     await client.query('BEGIN')
-    await client.query(`UPDATE outbound_transfers SET origin_id = $2, origin_reference = NULL WHERE id = $1`, [payoutId, creditId])
+    await client.query(`UPDATE outbound_transfers SET origin_id = $2, origin_reference = NULL WHERE id = $1`, [
+      payoutId,
+      creditId,
+    ])
     await client.query(`DELETE FROM refunds WHERE id = $1`, [refundId])
     await client.query(`UPDATE inbound_credits SET resolution = resolution - 'refundId' WHERE id = $1`, [creditId])
     await client.query('COMMIT')
@@ -94,7 +123,10 @@ async function backfill(): Promise<void> {
 }
 
 async function suspenseHeldKobo(partnerId: string): Promise<number> {
-  const { rows } = await harness.app.db.pool.query<{ held: string }>(`SELECT debits_pending AS held FROM ledger_accounts WHERE partner_id = $1 AND kind = 'suspense'`, [partnerId])
+  const { rows } = await harness.app.db.pool.query<{ held: string }>(
+    `SELECT debits_pending AS held FROM ledger_accounts WHERE partner_id = $1 AND kind = 'suspense'`,
+    [partnerId],
+  )
   return Number(rows[0]!.held)
 }
 
@@ -103,11 +135,18 @@ describe('triage refunds made before 0032', () => {
     const partner = await newPartner(harness)
     const made = await triageRefund(partner, 8_000)
     await makeOldStyle(made.creditId, made.refundId, made.payoutId)
-    const { rows: before } = await harness.app.db.pool.query(`SELECT 1 FROM refunds WHERE credit_id = $1`, [made.creditId])
+    const { rows: before } = await harness.app.db.pool.query(`SELECT 1 FROM refunds WHERE credit_id = $1`, [
+      made.creditId,
+    ])
     expect(before).toEqual([])
 
     await backfill()
-    const payout = (await partner.client.get<{ clientReference: string; origin: { type: string; id: string; reference: string | null } }>(`/api/v1/rail/outbound/${made.payoutId}`)).body
+    const payout = (
+      await partner.client.get<{
+        clientReference: string
+        origin: { type: string; id: string; reference: string | null }
+      }>(`/api/v1/rail/outbound/${made.payoutId}`)
+    ).body
     expect(payout.origin).toEqual({ type: 'refund', id: made.payoutId, reference: payout.clientReference })
     const backfilled = (await partner.client.get<RefundJson>(`/api/v1/rail/refunds/${made.payoutId}`)).body
     expect(backfilled).toMatchObject({
@@ -120,13 +159,21 @@ describe('triage refunds made before 0032', () => {
       outboundTransferId: made.payoutId,
       completedAt: null,
     })
-    const { rows } = await harness.app.db.pool.query<{ kind: string }>(`SELECT a.kind FROM refunds r JOIN ledger_accounts a ON a.id = r.source_account_id WHERE r.id = $1`, [made.payoutId])
+    const { rows } = await harness.app.db.pool.query<{ kind: string }>(
+      `SELECT a.kind FROM refunds r JOIN ledger_accounts a ON a.id = r.source_account_id WHERE r.id = $1`,
+      [made.payoutId],
+    )
     expect(rows[0]!.kind).toBe('suspense')
-    expect((await triageItem(partner, made.creditId)).resolution).toMatchObject({ refundId: made.payoutId, outboundTransferId: made.payoutId })
+    expect((await triageItem(partner, made.creditId)).resolution).toMatchObject({
+      refundId: made.payoutId,
+      outboundTransferId: made.payoutId,
+    })
 
     // Run again, it finds nothing more to backfill.
     await backfill()
-    expect((await harness.app.db.pool.query(`SELECT 1 FROM refunds WHERE credit_id = $1`, [made.creditId])).rows).toHaveLength(1)
+    expect(
+      (await harness.app.db.pool.query(`SELECT 1 FROM refunds WHERE credit_id = $1`, [made.creditId])).rows,
+    ).toHaveLength(1)
 
     expect((await settleRefund(partner.client, made.payoutId, 'confirmed')).state).toBe('succeeded')
     await waitForStatus(partner, made.creditId, 'refunded')
@@ -143,10 +190,17 @@ describe('triage refunds made before 0032', () => {
     const failed = await settleRefund(partner.client, made.payoutId, 'failed')
     expect(failed).toMatchObject({ state: 'failed', origin: { type: 'triage' } })
     expect(failed.failureReason).not.toBeNull()
-    expect((await waitForStatus(partner, made.creditId, 'unmatched')).resolution).toMatchObject({ refundId: made.payoutId, outcome: 'failed' })
+    expect((await waitForStatus(partner, made.creditId, 'unmatched')).resolution).toMatchObject({
+      refundId: made.payoutId,
+      outcome: 'failed',
+    })
     expect(await suspenseHeldKobo(partner.credentials.partnerId)).toBe(0)
 
-    const retried = await partner.client.post<{ status: string; resolution: { refundId: string } }>(`/api/v1/rail/unmatched/${made.creditId}/resolve`, { action: 'refund' }, anotherTry())
+    const retried = await partner.client.post<{ status: string; resolution: { refundId: string } }>(
+      `/api/v1/rail/unmatched/${made.creditId}/resolve`,
+      { action: 'refund' },
+      anotherTry(),
+    )
     expect(retried.body.status).toBe('refund_pending')
     expect((await settleRefund(partner.client, retried.body.resolution.refundId, 'confirmed')).state).toBe('succeeded')
     await waitForStatus(partner, made.creditId, 'refunded')
@@ -165,15 +219,29 @@ describe('triage refunds made before 0032', () => {
     await backfill()
     // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md):
     // the backfilled refunds take their payouts' ids.
-    await waitFor(async () => (await partner.client.get<{ data: RefundJson[] }>('/api/v1/rail/refunds?limit=100')).body.data.length === 2, 20_000, 'both refunds listed')
+    await waitFor(
+      async () =>
+        (await partner.client.get<{ data: RefundJson[] }>('/api/v1/rail/refunds?limit=100')).body.data.length === 2,
+      20_000,
+      'both refunds listed',
+    )
     const { data } = (await partner.client.get<{ data: RefundJson[] }>('/api/v1/rail/refunds')).body
     const byId = new Map(data.map((refund) => [refund.id, refund]))
-    expect(byId.get(confirmed.payoutId)).toMatchObject({ creditId: confirmed.creditId, state: 'succeeded', failureReason: null, amountKobo: 3_000 })
+    expect(byId.get(confirmed.payoutId)).toMatchObject({
+      creditId: confirmed.creditId,
+      state: 'succeeded',
+      failureReason: null,
+      amountKobo: 3_000,
+    })
     expect(byId.get(failed.payoutId)).toMatchObject({ creditId: failed.creditId, state: 'failed', amountKobo: 4_000 })
     expect(byId.get(failed.payoutId)!.failureReason).not.toBeNull()
     for (const ended of [confirmed, failed]) expect(byId.get(ended.payoutId)!.completedAt).not.toBeNull()
     // The failed one's credit is refundable again: triage refunds it.
-    const retried = await partner.client.post<{ status: string }>(`/api/v1/rail/unmatched/${failed.creditId}/resolve`, { action: 'refund' }, anotherTry())
+    const retried = await partner.client.post<{ status: string }>(
+      `/api/v1/rail/unmatched/${failed.creditId}/resolve`,
+      { action: 'refund' },
+      anotherTry(),
+    )
     expect(retried.body.status).toBe('refund_pending')
   })
 })
@@ -188,10 +256,16 @@ describe('Refunds API requests made before 0038', () => {
     const first = await refund(partner.client, { reference, creditId, amountKobo: 1_000 })
     expect(first.status, JSON.stringify(first.body)).toBe(201)
     const pool = harness.app.db.pool
-    await pool.query(`DELETE FROM refund_requests WHERE partner_id = $1 AND reference = $2`, [partner.credentials.partnerId, reference])
+    await pool.query(`DELETE FROM refund_requests WHERE partner_id = $1 AND reference = $2`, [
+      partner.credentials.partnerId,
+      reference,
+    ])
     await pool.query(migrationStatement('0038_refund_requests.sql', 'backfill refund requests'))
 
-    const claimed = await pool.query(`SELECT count(*)::int AS n FROM refund_requests WHERE partner_id = $1 AND reference = $2`, [partner.credentials.partnerId, reference])
+    const claimed = await pool.query(
+      `SELECT count(*)::int AS n FROM refund_requests WHERE partner_id = $1 AND reference = $2`,
+      [partner.credentials.partnerId, reference],
+    )
     expect(claimed.rows[0].n).toBe(1)
     const again = await refund(partner.client, { reference, creditId, amountKobo: 1_000 })
     expect(again.status).toBe(201)

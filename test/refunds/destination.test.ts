@@ -18,7 +18,12 @@ afterAll(async () => {
 
 it('a refund by payment intent with no refundable sender is 422 refund_destination_unknown, with or without an amount', async () => {
   const partner = await newPartner(harness)
-  const intent = (await partner.client.post<{ id: string; virtualAccount: string }>('/api/v1/rail/payment/intent', { reference: randomUUID(), amountKobo: 7_000 })).body
+  const intent = (
+    await partner.client.post<{ id: string; virtualAccount: string }>('/api/v1/rail/payment/intent', {
+      reference: randomUUID(),
+      amountKobo: 7_000,
+    })
+  ).body
   // The bank gave no sender account with the credit.
   await creditTo(harness, partner, intent.virtualAccount, 7_000, {})
   const before = await movedFor(harness, partner.credentials.partnerId)

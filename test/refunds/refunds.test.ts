@@ -9,7 +9,18 @@ import { syntheticAccountName } from '../../src/sandbox/names.ts'
 import { expectLedgerVerified } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
 import { startCollections, waitForCallback, type CollectionsHarness } from '../collections/support.ts'
-import { confirmedCredit, creditTo, heldKobo, movedFor, newPartner, PAYER, refund, refundOne, settleRefund, type RefundJson } from './support.ts'
+import {
+  confirmedCredit,
+  creditTo,
+  heldKobo,
+  movedFor,
+  newPartner,
+  PAYER,
+  refund,
+  refundOne,
+  settleRefund,
+  type RefundJson,
+} from './support.ts'
 
 let harness: CollectionsHarness
 
@@ -31,20 +42,47 @@ describe('a refund of a confirmed credit', () => {
     const creditId = await confirmedCredit(harness, partner, 50_000)
     expect(await heldKobo(harness, credentials.partnerId)).toBe(50_000)
 
-    const partial = await refundOne(client, { reference: randomUUID(), creditId, amountKobo: 20_000, reason: 'Returned goods' })
-    expect(partial).toMatchObject({ creditId, amountKobo: 20_000, currency: 'NGN', state: 'pending', origin: { type: 'partner', id: null }, reason: 'Returned goods', completedAt: null })
+    const partial = await refundOne(client, {
+      reference: randomUUID(),
+      creditId,
+      amountKobo: 20_000,
+      reason: 'Returned goods',
+    })
+    expect(partial).toMatchObject({
+      creditId,
+      amountKobo: 20_000,
+      currency: 'NGN',
+      state: 'pending',
+      origin: { type: 'partner', id: null },
+      reason: 'Returned goods',
+      completedAt: null,
+    })
     // The payout is an ordinary outbound transfer to the sender, its origin the refund.
-    const payout = (await client.get<Record<string, unknown>>(`/api/v1/rail/outbound/${partial.outboundTransferId}`)).body
-    expect(payout).toMatchObject({ origin: { type: 'refund', id: partial.id, reference: partial.reference }, beneficiaryAccountNumber: PAYER.payerAccountNumber, beneficiaryBankCode: PAYER.payerBankCode, amountKobo: 20_000 })
+    const payout = (await client.get<Record<string, unknown>>(`/api/v1/rail/outbound/${partial.outboundTransferId}`))
+      .body
+    expect(payout).toMatchObject({
+      origin: { type: 'refund', id: partial.id, reference: partial.reference },
+      beneficiaryAccountNumber: PAYER.payerAccountNumber,
+      beneficiaryBankCode: PAYER.payerBankCode,
+      amountKobo: 20_000,
+    })
     // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
-    await waitFor(async () => (await client.get<{ data: unknown[] }>('/api/v1/rail/outbound?limit=100')).body.data.length === 1, 20_000, 'the payout listed')
+    await waitFor(
+      async () => (await client.get<{ data: unknown[] }>('/api/v1/rail/outbound?limit=100')).body.data.length === 1,
+      20_000,
+      'the payout listed',
+    )
     const listed = (await client.get<{ data: { id: string }[] }>('/api/v1/rail/outbound?origin=refund')).body.data
     expect(listed.map((transfer) => transfer.id)).toEqual([partial.outboundTransferId])
 
     const succeeded = await settleRefund(client, partial.id, 'confirmed')
     expect(succeeded).toMatchObject({ state: 'succeeded', failureReason: null })
     expect(succeeded.completedAt).not.toBeNull()
-    const [callback] = await waitForCallback(harness.hook, credentials.callbackSigningSecret, (body) => body.event === 'refund.succeeded' && body.data.id === partial.id)
+    const [callback] = await waitForCallback(
+      harness.hook,
+      credentials.callbackSigningSecret,
+      (body) => body.event === 'refund.succeeded' && body.data.id === partial.id,
+    )
     expect(callback!.data).toMatchObject({ id: partial.id, state: 'succeeded', amountKobo: 20_000, creditId })
     expect(await heldKobo(harness, credentials.partnerId)).toBe(30_000)
 
@@ -58,10 +96,16 @@ describe('a refund of a confirmed credit', () => {
     expect(more.status).toBe(422)
     expect(more.body).toMatchObject({ error: 'refund_exceeds_refundable', details: { refundableKobo: 0 } })
     // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
-    await waitFor(async () => (await client.get<{ data: RefundJson[] }>('/api/v1/rail/refunds?limit=100')).body.data.length === 2, 20_000, 'both refunds listed')
+    await waitFor(
+      async () => (await client.get<{ data: RefundJson[] }>('/api/v1/rail/refunds?limit=100')).body.data.length === 2,
+      20_000,
+      'both refunds listed',
+    )
     const list = (await client.get<{ data: RefundJson[] }>(`/api/v1/rail/refunds?creditId=${creditId}`)).body.data
     expect(list.map((entry) => entry.id)).toEqual([rest.id, partial.id])
-    expect((await client.get<{ data: RefundJson[] }>('/api/v1/rail/refunds?state=succeeded&limit=1')).body.data).toHaveLength(1)
+    expect(
+      (await client.get<{ data: RefundJson[] }>('/api/v1/rail/refunds?state=succeeded&limit=1')).body.data,
+    ).toHaveLength(1)
   })
 
   it('whose payout fails is failed, its money back where it was held; a new refund can be made', async () => {
@@ -72,7 +116,11 @@ describe('a refund of a confirmed credit', () => {
     const failed = await settleRefund(client, first.id, 'failed')
     expect(failed.state).toBe('failed')
     expect(failed.failureReason).toMatchObject({ code: expect.any(String) })
-    await waitForCallback(harness.hook, credentials.callbackSigningSecret, (body) => body.event === 'refund.failed' && body.data.id === first.id)
+    await waitForCallback(
+      harness.hook,
+      credentials.callbackSigningSecret,
+      (body) => body.event === 'refund.failed' && body.data.id === first.id,
+    )
     expect(await heldKobo(harness, credentials.partnerId)).toBe(40_000)
 
     const second = await refundOne(client, { reference: randomUUID(), creditId })
@@ -87,7 +135,10 @@ describe('a refund of a confirmed credit', () => {
     const before = await movedFor(harness, partner.credentials.partnerId)
     const over = await refund(partner.client, { reference: randomUUID(), creditId, amountKobo: 30_001 })
     expect(over.status).toBe(422)
-    expect(over.body).toMatchObject({ error: 'refund_exceeds_refundable', details: { refundableKobo: 30_000, amountKobo: 30_001 } })
+    expect(over.body).toMatchObject({
+      error: 'refund_exceeds_refundable',
+      details: { refundableKobo: 30_000, amountKobo: 30_001 },
+    })
     expect(await movedFor(harness, partner.credentials.partnerId)).toEqual(before)
     expect(await heldKobo(harness, partner.credentials.partnerId)).toBe(30_000)
   })
@@ -95,19 +146,27 @@ describe('a refund of a confirmed credit', () => {
   it('made many times at once never refunds more than the credit brought', async () => {
     const partner = await newPartner(harness)
     const creditId = await confirmedCredit(harness, partner, 50_000)
-    const answers = await Promise.all(Array.from({ length: 8 }, () => refund(partner.client, { reference: randomUUID(), creditId, amountKobo: 20_000 })))
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        refund(partner.client, { reference: randomUUID(), creditId, amountKobo: 20_000 }),
+      ),
+    )
     const made = answers.filter((answer) => answer.status === 201)
     expect(made).toHaveLength(2)
     for (const answer of answers.filter((entry) => entry.status !== 201)) {
       expect(answer.status).toBe(422)
       expect(answer.body.error).toBe('refund_exceeds_refundable')
     }
-    const stored = await harness.app.db.pool.query<{ total: string }>(`SELECT sum(amount_kobo) AS total FROM refunds WHERE credit_id = $1 AND state <> 'failed'`, [creditId])
+    const stored = await harness.app.db.pool.query<{ total: string }>(
+      `SELECT sum(amount_kobo) AS total FROM refunds WHERE credit_id = $1 AND state <> 'failed'`,
+      [creditId],
+    )
     expect(Number(stored.rows[0]!.total)).toBe(40_000)
     // And the last 10,000 twice at once: one of them.
     const last = await Promise.all([0, 1].map(() => refund(partner.client, { reference: randomUUID(), creditId })))
     expect(last.map((answer) => answer.status).sort()).toEqual([201, 422])
-    for (const answer of [...made, ...last.filter((entry) => entry.status === 201)]) await settleRefund(partner.client, answer.body.refunds[0]!.id, 'confirmed')
+    for (const answer of [...made, ...last.filter((entry) => entry.status === 201)])
+      await settleRefund(partner.client, answer.body.refunds[0]!.id, 'confirmed')
     expect(await heldKobo(harness, partner.credentials.partnerId)).toBe(0)
   })
 })
@@ -123,18 +182,28 @@ describe('where a refund is held', () => {
 
   it('is the collections account while the money waits there for a bank settlement, else the float', async () => {
     const floatPartner = await newPartner(harness)
-    const toFloat = await refundOne(floatPartner.client, { reference: randomUUID(), creditId: await confirmedCredit(harness, floatPartner, 10_000) })
+    const toFloat = await refundOne(floatPartner.client, {
+      reference: randomUUID(),
+      creditId: await confirmedCredit(harness, floatPartner, 10_000),
+    })
     expect(await heldOn(toFloat.outboundTransferId)).toBe('float')
 
     const bankPartner = await newPartner(harness)
     const settlementAccount = { accountNumber: nuban('057', '000246810'), bankCode: '057' }
     const put = await bankPartner.client.request('PUT', '/api/v1/rail/settlement', {
       mode: 'bank',
-      bankAccount: { ...settlementAccount, accountName: syntheticAccountName(settlementAccount.bankCode, settlementAccount.accountNumber) },
+      bankAccount: {
+        ...settlementAccount,
+        accountName: syntheticAccountName(settlementAccount.bankCode, settlementAccount.accountNumber),
+      },
       cutoffTime: new Date(Date.now() + 13 * 60 * 60 * 1000).toISOString().slice(11, 16),
     })
     expect(put.status).toBe(200)
-    const fromCollections = await refundOne(bankPartner.client, { reference: randomUUID(), creditId: await confirmedCredit(harness, bankPartner, 10_000), amountKobo: 4_000 })
+    const fromCollections = await refundOne(bankPartner.client, {
+      reference: randomUUID(),
+      creditId: await confirmedCredit(harness, bankPartner, 10_000),
+      amountKobo: 4_000,
+    })
     expect(await heldOn(fromCollections.outboundTransferId)).toBe('collections')
 
     await settleRefund(floatPartner.client, toFloat.id, 'confirmed')
@@ -147,7 +216,12 @@ describe('where a refund is held', () => {
 describe('a refund by payment intent or invoice', () => {
   it('refunds a paid payment intent', async () => {
     const partner = await newPartner(harness)
-    const intent = (await partner.client.post<{ id: string; virtualAccount: string }>('/api/v1/rail/payment/intent', { reference: randomUUID(), amountKobo: 25_000 })).body
+    const intent = (
+      await partner.client.post<{ id: string; virtualAccount: string }>('/api/v1/rail/payment/intent', {
+        reference: randomUUID(),
+        amountKobo: 25_000,
+      })
+    ).body
     const creditId = await creditTo(harness, partner, intent.virtualAccount, 25_000)
     const made = await refundOne(partner.client, { reference: randomUUID(), paymentIntentId: intent.id })
     expect(made).toMatchObject({ creditId, amountKobo: 25_000 })
@@ -159,10 +233,19 @@ describe('a refund by payment intent or invoice', () => {
     const partner = await newPartner(harness)
     const { client } = partner
     const reference = randomUUID()
-    const invoice = (await client.post<{ virtualAccount: string }>('/api/v1/rail/invoice', { reference, title: 'School fees', amountKobo: 100_000, publishOnCreate: true })).body
+    const invoice = (
+      await client.post<{ virtualAccount: string }>('/api/v1/rail/invoice', {
+        reference,
+        title: 'School fees',
+        amountKobo: 100_000,
+        publishOnCreate: true,
+      })
+    ).body
     const older = await creditTo(harness, partner, invoice.virtualAccount, 20_000)
     const newer = await creditTo(harness, partner, invoice.virtualAccount, 30_000)
-    expect((await client.post<{ status: string }>(`/api/v1/rail/invoice/${reference}/cancel`)).body.status).toBe('cancelled')
+    expect((await client.post<{ status: string }>(`/api/v1/rail/invoice/${reference}/cancel`)).body.status).toBe(
+      'cancelled',
+    )
 
     const answer = await refund(client, { reference: randomUUID(), invoiceReference: reference, amountKobo: 40_000 })
     expect(answer.status).toBe(201)

@@ -9,7 +9,17 @@ import { payIn, startCollections, type CollectionsHarness } from '../collections
 import { createRequest, escrowClient } from '../support/escrow.ts'
 import { expectLedgerVerified, newAccount } from '../support/ledger.ts'
 import { waitFor } from '../support/wait.ts'
-import { confirmedCredit, heldKobo, movedFor, newPartner, PAYER, refund, settleRefund, type Partner, type RefundJson } from './support.ts'
+import {
+  confirmedCredit,
+  heldKobo,
+  movedFor,
+  newPartner,
+  PAYER,
+  refund,
+  settleRefund,
+  type Partner,
+  type RefundJson,
+} from './support.ts'
 
 let harness: CollectionsHarness
 
@@ -27,11 +37,18 @@ afterAll(async () => {
 /** Waits for a credit (by the bank's session id) to reach a status; answers its id. */
 async function creditOfSession(sessionId: string, status: string): Promise<string> {
   let id = ''
-  await waitFor(async () => {
-    const found = await harness.app.db.pool.query<{ id: string }>(`SELECT id FROM inbound_credits WHERE session_id = $1 AND status = $2`, [sessionId, status])
-    id = found.rows[0]?.id ?? ''
-    return id !== ''
-  }, 15_000, `credit ${sessionId} ${status}`)
+  await waitFor(
+    async () => {
+      const found = await harness.app.db.pool.query<{ id: string }>(
+        `SELECT id FROM inbound_credits WHERE session_id = $1 AND status = $2`,
+        [sessionId, status],
+      )
+      id = found.rows[0]?.id ?? ''
+      return id !== ''
+    },
+    15_000,
+    `credit ${sessionId} ${status}`,
+  )
   return id
 }
 
@@ -63,9 +80,13 @@ describe('replays', () => {
     expect(answers.map((answer) => answer.status)).toEqual([201, 201, 201, 201, 201, 201])
     expect(answers.filter((answer) => answer.headers.get('idempotent-replayed') === 'true')).toHaveLength(5)
     expect(new Set(answers.map((answer) => answer.body.refunds[0]!.id)).size).toBe(1)
-    const stored = await harness.app.db.pool.query(`SELECT id FROM refunds WHERE partner_id = $1 AND reference = $2`, [partner.credentials.partnerId, racing.reference])
+    const stored = await harness.app.db.pool.query(`SELECT id FROM refunds WHERE partner_id = $1 AND reference = $2`, [
+      partner.credentials.partnerId,
+      racing.reference,
+    ])
     expect(stored.rows).toHaveLength(1)
-    for (const made of [first.body.refunds[0]!, answers[0]!.body.refunds[0]!]) await settleRefund(partner.client, made.id, 'confirmed')
+    for (const made of [first.body.refunds[0]!, answers[0]!.body.refunds[0]!])
+      await settleRefund(partner.client, made.id, 'confirmed')
     expect(await heldKobo(harness, partner.credentials.partnerId)).toBe(45_000)
   })
 
@@ -83,14 +104,19 @@ describe('replays', () => {
     const again = await refund(partner.client, body)
     expect(again.status, JSON.stringify(again.body)).toBe(201)
     expect(again.headers.get('idempotent-replayed')).toBe('true')
-    expect(again.body.refunds.map((one) => [one.id, one.state, one.outboundTransferId])).toEqual([[made.id, 'failed', made.outboundTransferId]])
+    expect(again.body.refunds.map((one) => [one.id, one.state, one.outboundTransferId])).toEqual([
+      [made.id, 'failed', made.outboundTransferId],
+    ])
     expect(again.body.refunds[0]!.failureReason).toEqual(failed.failureReason)
     expect(await movedFor(harness, partner.credentials.partnerId)).toEqual(before)
 
     const anew = await refund(partner.client, { ...body, reference: randomUUID() })
     expect(anew.status, JSON.stringify(anew.body)).toBe(201)
     expect(anew.body.refunds[0]!.id).not.toBe(made.id)
-    expect(await movedFor(harness, partner.credentials.partnerId)).toEqual({ refunds: before.refunds + 1, payouts: before.payouts + 1 })
+    expect(await movedFor(harness, partner.credentials.partnerId)).toEqual({
+      refunds: before.refunds + 1,
+      payouts: before.payouts + 1,
+    })
     await settleRefund(partner.client, anew.body.refunds[0]!.id, 'confirmed')
   })
 })
@@ -100,9 +126,23 @@ describe('other partners', () => {
     const owner = await newPartner(harness)
     const other = await newPartner(harness)
     const creditId = await confirmedCredit(harness, owner, 20_000)
-    const intent = (await owner.client.post<{ id: string }>('/api/v1/rail/payment/intent', { reference: randomUUID(), amountKobo: 5_000 })).body
+    const intent = (
+      await owner.client.post<{ id: string }>('/api/v1/rail/payment/intent', {
+        reference: randomUUID(),
+        amountKobo: 5_000,
+      })
+    ).body
     const invoiceReference = randomUUID()
-    expect((await owner.client.post('/api/v1/rail/invoice', { reference: invoiceReference, title: 'Rent', amountKobo: 5_000, publishOnCreate: true })).status).toBe(200)
+    expect(
+      (
+        await owner.client.post('/api/v1/rail/invoice', {
+          reference: invoiceReference,
+          title: 'Rent',
+          amountKobo: 5_000,
+          publishOnCreate: true,
+        })
+      ).status,
+    ).toBe(200)
     const made = (await refund(owner.client, { reference: randomUUID(), creditId, amountKobo: 1_000 })).body.refunds[0]!
 
     await expectRefused(other, { reference: randomUUID(), creditId }, 404, 'not_found')
@@ -119,21 +159,45 @@ describe('other partners', () => {
 describe('credits the Refunds API does not refund', () => {
   it('an unmatched credit is triage’s (409); one without a valid sender account is 422 refund_destination_unknown', async () => {
     const partner = await newPartner(harness)
-    const account = (await partner.client.post<{ trackingId: string; virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })).body
+    const account = (
+      await partner.client.post<{ trackingId: string; virtualAccount: string }>('/api/v1/rail/virtual-account', {
+        reference: randomUUID(),
+      })
+    ).body
     expect((await partner.client.post(`/api/v1/rail/virtual-account/${account.trackingId}/archive`)).status).toBe(200)
     const { sessionId } = await payIn(partner.client, account.virtualAccount, 8_000, PAYER)
     const unmatched = await creditOfSession(sessionId, 'unmatched')
     const refused = await expectRefused(partner, { reference: randomUUID(), creditId: unmatched }, 409, 'invalid_state')
     expect(refused).toMatchObject({ details: { creditId: unmatched, status: 'unmatched', currentState: 'unmatched' } })
     // Triage refunds it through the same refunds: listed with origin triage, ended by its payout.
-    const resolved = await partner.client.post<{ status: string; resolution: { refundId: string } }>(`/api/v1/rail/unmatched/${unmatched}/resolve`, { action: 'refund' })
+    const resolved = await partner.client.post<{ status: string; resolution: { refundId: string } }>(
+      `/api/v1/rail/unmatched/${unmatched}/resolve`,
+      { action: 'refund' },
+    )
     expect(resolved.body.status).toBe('refund_pending')
     // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
-    await waitFor(async () => (await partner.client.get<{ data: RefundJson[] }>('/api/v1/rail/refunds?limit=100')).body.data.length === 1, 20_000, 'the refund listed')
-    const [viaTriage] = (await partner.client.get<{ data: RefundJson[] }>(`/api/v1/rail/refunds?creditId=${unmatched}`)).body.data
-    expect(viaTriage).toMatchObject({ id: resolved.body.resolution.refundId, origin: { type: 'triage', id: null }, amountKobo: 8_000, state: 'pending' })
+    await waitFor(
+      async () =>
+        (await partner.client.get<{ data: RefundJson[] }>('/api/v1/rail/refunds?limit=100')).body.data.length === 1,
+      20_000,
+      'the refund listed',
+    )
+    const [viaTriage] = (await partner.client.get<{ data: RefundJson[] }>(`/api/v1/rail/refunds?creditId=${unmatched}`))
+      .body.data
+    expect(viaTriage).toMatchObject({
+      id: resolved.body.resolution.refundId,
+      origin: { type: 'triage', id: null },
+      amountKobo: 8_000,
+      state: 'pending',
+    })
     expect((await settleRefund(partner.client, viaTriage!.id, 'confirmed')).state).toBe('succeeded')
-    await waitFor(async () => (await partner.client.get<{ status: string }>(`/api/v1/rail/unmatched/${unmatched}`)).body.status === 'refunded', 10_000, 'triage item refunded')
+    await waitFor(
+      async () =>
+        (await partner.client.get<{ status: string }>(`/api/v1/rail/unmatched/${unmatched}`)).body.status ===
+        'refunded',
+      10_000,
+      'triage item refunded',
+    )
 
     const anonymous = await confirmedCredit(harness, partner, 9_000, {})
     await expectRefused(partner, { reference: randomUUID(), creditId: anonymous }, 422, 'refund_destination_unknown')
@@ -166,7 +230,14 @@ describe('credits the Refunds API does not refund', () => {
       [partner.credentials.partnerId],
     )
     for (const account of accounts.rows.filter((row) => Number(row.available) > 0)) {
-      await createTransfer(pool, { id: randomUUID(), debitAccountId: account.id, creditAccountId: elsewhere, amountKobo: Number(account.available), currency: 'NGN', code: 'test_spend' })
+      await createTransfer(pool, {
+        id: randomUUID(),
+        debitAccountId: account.id,
+        creditAccountId: elsewhere,
+        amountKobo: Number(account.available),
+        currency: 'NGN',
+        code: 'test_spend',
+      })
     }
     await expectRefused(partner, { reference: randomUUID(), creditId }, 422, 'insufficient_funds')
   })

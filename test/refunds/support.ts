@@ -21,20 +21,42 @@ export async function newPartner(harness: CollectionsHarness): Promise<Partner> 
 }
 
 /** Pays `amountKobo` from PAYER into a new persistent account of the partner; answers the confirmed credit's id. */
-export async function confirmedCredit(harness: CollectionsHarness, partner: Partner, amountKobo: number, payer: Record<string, string> = PAYER): Promise<string> {
-  const account = (await partner.client.post<{ trackingId: string; virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })).body
+export async function confirmedCredit(
+  harness: CollectionsHarness,
+  partner: Partner,
+  amountKobo: number,
+  payer: Record<string, string> = PAYER,
+): Promise<string> {
+  const account = (
+    await partner.client.post<{ trackingId: string; virtualAccount: string }>('/api/v1/rail/virtual-account', {
+      reference: randomUUID(),
+    })
+  ).body
   return creditTo(harness, partner, account.virtualAccount, amountKobo, payer)
 }
 
 /** Pays into an account number and waits for the credit's credit.confirmed callback; answers its id. */
-export async function creditTo(harness: CollectionsHarness, partner: Partner, virtualAccount: string, amountKobo: number, payer: Record<string, string> = PAYER): Promise<string> {
+export async function creditTo(
+  harness: CollectionsHarness,
+  partner: Partner,
+  virtualAccount: string,
+  amountKobo: number,
+  payer: Record<string, string> = PAYER,
+): Promise<string> {
   const { sessionId } = await payIn(partner.client, virtualAccount, amountKobo, payer)
-  const [callback] = await waitForCallback(harness.hook, partner.credentials.callbackSigningSecret, (body) => body.event === 'credit.confirmed' && body.data.sessionId === sessionId)
+  const [callback] = await waitForCallback(
+    harness.hook,
+    partner.credentials.callbackSigningSecret,
+    (body) => body.event === 'credit.confirmed' && body.data.sessionId === sessionId,
+  )
   return callback!.data.creditId as string
 }
 
 export async function refund(client: RailClient, body: Record<string, unknown>) {
-  return client.post<RefundRequestJson & { error?: string; details?: Record<string, unknown> }>('/api/v1/rail/refunds', body)
+  return client.post<RefundRequestJson & { error?: string; details?: Record<string, unknown> }>(
+    '/api/v1/rail/refunds',
+    body,
+  )
 }
 
 /** A refund the test expects to be made: 201, one refund, its payout submitted to the bank. */
@@ -46,19 +68,36 @@ export async function refundOne(client: RailClient, body: Record<string, unknown
 }
 
 /** Waits for a refund's payout to reach the bank, registers its outcome, and waits for the refund to end. */
-export async function settleRefund(client: RailClient, refundId: string, outcome: 'confirmed' | 'failed'): Promise<RefundJson> {
+export async function settleRefund(
+  client: RailClient,
+  refundId: string,
+  outcome: 'confirmed' | 'failed',
+): Promise<RefundJson> {
   const { outboundTransferId } = (await client.get<RefundJson>(`/api/v1/rail/refunds/${refundId}`)).body
   const payout = async () => (await client.get<{ state: string }>(`/api/v1/rail/outbound/${outboundTransferId}`)).body
   // When it never gets there, say where it stands (a busy machine once waited the whole limit here).
-  await waitFor(async () => (await payout()).state === 'submitted', 15_000, 'refund payout submitted').catch(async (error: unknown) => {
-    throw new Error(`${String(error)}; the payout: ${JSON.stringify(await payout())}`)
-  })
-  expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: outboundTransferId, outcome })).status).toBe(200)
+  await waitFor(async () => (await payout()).state === 'submitted', 15_000, 'refund payout submitted').catch(
+    async (error: unknown) => {
+      throw new Error(`${String(error)}; the payout: ${JSON.stringify(await payout())}`)
+    },
+  )
+  expect(
+    (
+      await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', {
+        transferId: outboundTransferId,
+        outcome,
+      })
+    ).status,
+  ).toBe(200)
   let ended: RefundJson | undefined
-  await waitFor(async () => {
-    ended = (await client.get<RefundJson>(`/api/v1/rail/refunds/${refundId}`)).body
-    return ended.state !== 'pending'
-  }, 20_000, `refund ${refundId} to end`)
+  await waitFor(
+    async () => {
+      ended = (await client.get<RefundJson>(`/api/v1/rail/refunds/${refundId}`)).body
+      return ended.state !== 'pending'
+    },
+    20_000,
+    `refund ${refundId} to end`,
+  )
   return ended!
 }
 
@@ -72,9 +111,14 @@ export async function heldKobo(harness: CollectionsHarness, partnerId: string): 
 }
 
 /** Rows that say something moved for a partner: refunds and outbound transfers. */
-export async function movedFor(harness: CollectionsHarness, partnerId: string): Promise<{ refunds: number; payouts: number }> {
+export async function movedFor(
+  harness: CollectionsHarness,
+  partnerId: string,
+): Promise<{ refunds: number; payouts: number }> {
   const { pool } = harness.app.db
   const refunds = await pool.query<{ count: string }>(`SELECT count(*) FROM refunds WHERE partner_id = $1`, [partnerId])
-  const payouts = await pool.query<{ count: string }>(`SELECT count(*) FROM outbound_transfers WHERE partner_id = $1`, [partnerId])
+  const payouts = await pool.query<{ count: string }>(`SELECT count(*) FROM outbound_transfers WHERE partner_id = $1`, [
+    partnerId,
+  ])
   return { refunds: Number(refunds.rows[0]!.count), payouts: Number(payouts.rows[0]!.count) }
 }

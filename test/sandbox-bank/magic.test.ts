@@ -25,9 +25,15 @@ let client: RailClient
 let walletId: string
 
 beforeAll(async () => {
-  app = await startTestApp({ clock, sandboxBankSecret: 'magic-test-secret', providerTimeoutMs: 1_000, payments: { sandbox: { firstDelayMs: FIRST_DELAY_MS, deadlineMs: 10 * FIRST_DELAY_MS } } })
+  app = await startTestApp({
+    clock,
+    sandboxBankSecret: 'magic-test-secret',
+    providerTimeoutMs: 1_000,
+    payments: { sandbox: { firstDelayMs: FIRST_DELAY_MS, deadlineMs: 10 * FIRST_DELAY_MS } },
+  })
   client = (await app.newPartner()).client
-  walletId = (await client.post<{ walletId: string }>('/wallet', { customerReference: 'magic', name: 'Magic' })).body.walletId
+  walletId = (await client.post<{ walletId: string }>('/wallet', { customerReference: 'magic', name: 'Magic' })).body
+    .walletId
   await client.post('/wallet/credit', { walletId, reference: randomUUID(), amountKobo: 1_000_000, currency: 'NGN' })
 })
 afterAll(async () => {
@@ -39,9 +45,12 @@ type MoveJson = Schemas['WalletMove']
 
 /** Requests are signed by the app's clock, which the tests move (Rail checks signatures by it). */
 const signedNow = () => ({ timestampS: Math.floor(clock.now().getTime() / 1000) })
-const move = (path: string, amountKobo: number, reference = randomUUID()) => client.post<MoveJson>(path, { walletId, reference, amountKobo, currency: 'NGN' }, signedNow())
-const requery = async (reference: string) => (await client.get<MoveJson>(`/transaction/batch/${reference}`, signedNow())).body
-const moveId = async (reference: string) => (await app.db.pool.query<{ id: string }>(`SELECT id FROM wallet_moves WHERE reference = $1`, [reference])).rows[0]!.id
+const move = (path: string, amountKobo: number, reference = randomUUID()) =>
+  client.post<MoveJson>(path, { walletId, reference, amountKobo, currency: 'NGN' }, signedNow())
+const requery = async (reference: string) =>
+  (await client.get<MoveJson>(`/transaction/batch/${reference}`, signedNow())).body
+const moveId = async (reference: string) =>
+  (await app.db.pool.query<{ id: string }>(`SELECT id FROM wallet_moves WHERE reference = $1`, [reference])).rows[0]!.id
 /** The pipeline's own scheduled step (there are no background workers here): it may send again; a partner's requery never does. */
 const pipelineStep = async (reference: string) => workInstruction(app.payments(), await moveId(reference))
 
@@ -60,7 +69,10 @@ it.each([
 
 it('…9009 is pending (09), then successful once settled', async () => {
   const reference = randomUUID()
-  expect((await move('/wallet/credit', 19_009, reference)).body).toMatchObject({ status: 'pending', responseCode: '09' })
+  expect((await move('/wallet/credit', 19_009, reference)).body).toMatchObject({
+    status: 'pending',
+    responseCode: '09',
+  })
   clock.advance(SETTLE_DELAY_MS + 100)
   expect(await requery(reference)).toMatchObject({ status: 'successful', responseCode: '00' })
 })
@@ -72,23 +84,42 @@ it('…9097 is a lost request: the first submission gets no answer and the bank 
   clock.advance(FIRST_DELAY_MS + 50)
   // Still no record well after the send: the partner's requery only asks (it sends nothing)...
   expect(await requery(reference)).toMatchObject({ status: 'unknown', responseCode: '25' })
-  expect((await app.db.pool.query(`SELECT count(*)::int AS n FROM sandbox_bank.transfers WHERE reference = $1`, [await moveId(reference)])).rows[0].n).toBe(0)
+  expect(
+    (
+      await app.db.pool.query(`SELECT count(*)::int AS n FROM sandbox_bank.transfers WHERE reference = $1`, [
+        await moveId(reference),
+      ])
+    ).rows[0].n,
+  ).toBe(0)
   // ...and the pipeline's schedule sends it again, same reference, and the bank does it.
   await pipelineStep(reference)
   expect(await requery(reference)).toMatchObject({ status: 'successful', responseCode: '00' })
   const id = (await app.db.pool.query(`SELECT id FROM wallet_moves WHERE reference = $1`, [reference])).rows[0].id
-  expect((await app.db.pool.query(`SELECT count(*)::int AS n FROM sandbox_bank.transfers WHERE reference = $1`, [id])).rows[0].n).toBe(1)
+  expect(
+    (await app.db.pool.query(`SELECT count(*)::int AS n FROM sandbox_bank.transfers WHERE reference = $1`, [id]))
+      .rows[0].n,
+  ).toBe(1)
 })
 
 it('…9097 at the bank itself: one of two concurrent first submissions is dropped, the other done', async () => {
   const reference = randomUUID()
-  const accountNumber = (await app.db.pool.query(`SELECT account_number FROM wallets WHERE id = $1`, [walletId])).rows[0].account_number as string
+  const accountNumber = (await app.db.pool.query(`SELECT account_number FROM wallets WHERE id = $1`, [walletId]))
+    .rows[0].account_number as string
   const adapter = await app.payments().providers.adapterFor(await getProvider(app.db.pool, 'sandbox'))
   const submit = () => adapter.credit({ reference, accountNumber, amountKobo: 29_097 })
   const answers = await Promise.all([submit(), submit()])
   expect(answers.map((answer) => answer.outcome).sort()).toEqual(['successful', 'unknown'])
-  expect((await app.db.pool.query(`SELECT count(*)::int AS n FROM sandbox_bank.transfers WHERE reference = $1`, [reference])).rows[0].n).toBe(1)
-  expect((await app.db.pool.query(`SELECT count(*)::int AS n FROM sandbox_bank.dropped_submissions WHERE reference = $1`, [reference])).rows[0].n).toBe(1)
+  expect(
+    (await app.db.pool.query(`SELECT count(*)::int AS n FROM sandbox_bank.transfers WHERE reference = $1`, [reference]))
+      .rows[0].n,
+  ).toBe(1)
+  expect(
+    (
+      await app.db.pool.query(`SELECT count(*)::int AS n FROM sandbox_bank.dropped_submissions WHERE reference = $1`, [
+        reference,
+      ])
+    ).rows[0].n,
+  ).toBe(1)
 })
 
 it('…9096 gets a 500 every time: nothing happens at the bank, each send is retried after "no record", and after 3 sends — once none can still be acted on — it fails as never received', async () => {
@@ -106,18 +137,37 @@ it('…9096 gets a 500 every time: nothing happens at the bank, each send is ret
   clock.advance(TIMESTAMP_TOLERANCE_S * 1000 + PROVIDER_CLOCK_SKEW_MS_DEFAULT)
   await pipelineStep(reference)
   expect(await requery(reference)).toMatchObject({ status: 'failed', responseCode: '25' })
-  const balance = (await client.get<{ availableBalanceKobo: number; bookedBalanceKobo: number }>(`/wallet/customer?customerId=${walletId}`, signedNow())).body
+  const balance = (
+    await client.get<{ availableBalanceKobo: number; bookedBalanceKobo: number }>(
+      `/wallet/customer?customerId=${walletId}`,
+      signedNow(),
+    )
+  ).body
   expect(balance.availableBalanceKobo).toBe(balance.bookedBalanceKobo) // the hold was voided
   const id = (await app.db.pool.query(`SELECT id FROM wallet_moves WHERE reference = $1`, [reference])).rows[0].id
-  expect((await app.db.pool.query(`SELECT count(*)::int AS n FROM provider_calls WHERE reference = $1 AND operation = 'debit'`, [id])).rows[0].n).toBe(3)
-  expect((await app.db.pool.query(`SELECT count(*)::int AS n FROM sandbox_bank.transfers WHERE reference = $1`, [id])).rows[0].n).toBe(0)
+  expect(
+    (
+      await app.db.pool.query(
+        `SELECT count(*)::int AS n FROM provider_calls WHERE reference = $1 AND operation = 'debit'`,
+        [id],
+      )
+    ).rows[0].n,
+  ).toBe(3)
+  expect(
+    (await app.db.pool.query(`SELECT count(*)::int AS n FROM sandbox_bank.transfers WHERE reference = $1`, [id]))
+      .rows[0].n,
+  ).toBe(0)
 })
 
 it('…9098 loses the answer after the money moved: unknown, then requery finds 00', async () => {
   const reference = randomUUID()
-  const before = (await client.get<{ bookedBalanceKobo: number }>(`/wallet/customer?customerId=${walletId}`, signedNow())).body.bookedBalanceKobo
+  const before = (
+    await client.get<{ bookedBalanceKobo: number }>(`/wallet/customer?customerId=${walletId}`, signedNow())
+  ).body.bookedBalanceKobo
   expect((await move('/wallet/credit', 19_098, reference)).body.status).toBe('unknown')
   expect(await requery(reference)).toMatchObject({ status: 'successful', responseCode: '00' })
-  const after = (await client.get<{ bookedBalanceKobo: number }>(`/wallet/customer?customerId=${walletId}`, signedNow())).body.bookedBalanceKobo
+  const after = (
+    await client.get<{ bookedBalanceKobo: number }>(`/wallet/customer?customerId=${walletId}`, signedNow())
+  ).body.bookedBalanceKobo
   expect(after - before).toBe(19_098)
 })

@@ -29,9 +29,23 @@ beforeAll(async () => {
   app = await startRail({ sandboxBankSecret: SECRET, receiver: true })
   receiver = app.receiver
   // The dialect's webhooks go to a receiver of the test's, by the workers `rail worker` runs.
-  const deps: SandboxDialectJobDeps = { pool: app.db.pool, bankSecret: SECRET, clientBaseUrl: () => `http://127.0.0.1:${receiver.port}`, clock: { now: () => new Date() } }
-  const bankTasks = sandboxBankTasks({ pool: app.db.pool, secret: SECRET, clientBaseUrl: deps.clientBaseUrl, dialectNotifiers: { [SANDBOX_PAYSTACK_PROFILE]: paystackCreditNotifier(deps) } })
-  worker = await startWorkers({ pool: app.db.pool, concurrency: 2, taskList: { ...bankTasks, ...sandboxPaystackTasks(deps) } })
+  const deps: SandboxDialectJobDeps = {
+    pool: app.db.pool,
+    bankSecret: SECRET,
+    clientBaseUrl: () => `http://127.0.0.1:${receiver.port}`,
+    clock: { now: () => new Date() },
+  }
+  const bankTasks = sandboxBankTasks({
+    pool: app.db.pool,
+    secret: SECRET,
+    clientBaseUrl: deps.clientBaseUrl,
+    dialectNotifiers: { [SANDBOX_PAYSTACK_PROFILE]: paystackCreditNotifier(deps) },
+  })
+  worker = await startWorkers({
+    pool: app.db.pool,
+    concurrency: 2,
+    taskList: { ...bankTasks, ...sandboxPaystackTasks(deps) },
+  })
 })
 afterAll(async () => {
   await worker?.stop()
@@ -47,15 +61,26 @@ async function paystack(method: string, path: string, body?: unknown, key: strin
   const headers: Record<string, string> = {}
   if (key !== null) headers.Authorization = `Bearer ${key}`
   if (body !== undefined) headers['Content-Type'] = 'application/json'
-  const response = await fetch(`${app.baseUrl}/sandbox-paystack${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
+  const response = await fetch(`${app.baseUrl}/sandbox-paystack${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
   return { status: response.status, body: (await response.json()) as Answer['body'] }
 }
 
-async function bank<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+async function bank<T = Record<string, unknown>>(
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
   const fullPath = `/sandbox-bank/v1${path}`
   const text = body === undefined ? '' : JSON.stringify(body)
   const timestampS = Math.floor(Date.now() / 1000)
-  const headers: Record<string, string> = { 'X-Sandbox-Timestamp': String(timestampS), 'X-Sandbox-Signature': computeSignature(SECRET, canonicalRequest(timestampS, method, fullPath, text)) }
+  const headers: Record<string, string> = {
+    'X-Sandbox-Timestamp': String(timestampS),
+    'X-Sandbox-Signature': computeSignature(SECRET, canonicalRequest(timestampS, method, fullPath, text)),
+  }
   if (text) headers['Content-Type'] = 'application/json'
   const response = await fetch(`${app.baseUrl}${fullPath}`, { method, headers, body: text || undefined })
   return { status: response.status, body: (await response.json()) as T }
@@ -72,7 +97,10 @@ function webhooks(event: string, match: (data: Record<string, unknown>) => boole
   })
 }
 
-async function webhookFor(event: string, match: (data: Record<string, unknown>) => boolean): Promise<{ event: string; data: Record<string, unknown> }> {
+async function webhookFor(
+  event: string,
+  match: (data: Record<string, unknown>) => boolean,
+): Promise<{ event: string; data: Record<string, unknown> }> {
   await waitFor(() => webhooks(event, match).length > 0, 20_000, `${event} webhook`)
   const received = webhooks(event, match)[0]!
   expect(received.path).toBe('/providers/sandbox-paystack/webhooks')
@@ -92,7 +120,14 @@ let recipientCode = ''
 const destination = { bankCode: '058', accountNumber: nuban('058', '123456789') }
 
 async function transfer(amount: number, reference = newReference()): Promise<Answer & { reference: string }> {
-  const answer = await paystack('POST', '/transfer', { source: 'balance', amount, recipient: recipientCode, reference, reason: 'Payout', currency: 'NGN' })
+  const answer = await paystack('POST', '/transfer', {
+    source: 'balance',
+    amount,
+    recipient: recipientCode,
+    reference,
+    reason: 'Payout',
+    currency: 'NGN',
+  })
   return { ...answer, reference }
 }
 
@@ -121,22 +156,42 @@ describe('name enquiry and recipients', () => {
     const opened = await bank<{ accountNumber: string }>('POST', '/accounts', { accountName: 'ADA OBI' })
     const resolved = await paystack('GET', `/bank/resolve?account_number=${opened.body.accountNumber}&bank_code=101`)
     expect(resolved.status).toBe(200)
-    expect(resolved.body).toEqual({ status: true, message: 'Account number resolved', data: { account_number: opened.body.accountNumber, account_name: 'ADA OBI', bank_id: 101 } })
+    expect(resolved.body).toEqual({
+      status: true,
+      message: 'Account number resolved',
+      data: { account_number: opened.body.accountNumber, account_name: 'ADA OBI', bank_id: 101 },
+    })
     const unknown = await paystack('GET', `/bank/resolve?account_number=${nuban('101', '888888888')}&bank_code=101`)
     expect(unknown.status).toBe(422)
-    expect(unknown.body).toMatchObject({ status: false, message: 'Could not resolve account name. Check parameters or try again.' })
+    expect(unknown.body).toMatchObject({
+      status: false,
+      message: 'Could not resolve account name. Check parameters or try again.',
+    })
   })
 
   it('creates a recipient once per account, fetched by code or id', async () => {
-    const body = { type: 'nuban', name: 'Chidi Okeke', account_number: destination.accountNumber, bank_code: destination.bankCode, currency: 'NGN' }
+    const body = {
+      type: 'nuban',
+      name: 'Chidi Okeke',
+      account_number: destination.accountNumber,
+      bank_code: destination.bankCode,
+      currency: 'NGN',
+    }
     const first = await paystack('POST', '/transferrecipient', body)
     expect(first.status).toBe(201)
-    expect(first.body.data).toMatchObject({ type: 'nuban', name: 'Chidi Okeke', recipient_code: expect.stringMatching(/^RCP_[a-z0-9]{15}$/), details: { account_number: destination.accountNumber, bank_code: '058', bank_name: 'Guaranty Trust Bank' } })
+    expect(first.body.data).toMatchObject({
+      type: 'nuban',
+      name: 'Chidi Okeke',
+      recipient_code: expect.stringMatching(/^RCP_[a-z0-9]{15}$/),
+      details: { account_number: destination.accountNumber, bank_code: '058', bank_name: 'Guaranty Trust Bank' },
+    })
     const again = await paystack('POST', '/transferrecipient', body)
     expect(again.body.data.recipient_code).toBe(first.body.data.recipient_code)
     recipientCode = String(first.body.data.recipient_code)
     expect((await paystack('GET', `/transferrecipient/${recipientCode}`)).body.data.id).toBe(first.body.data.id)
-    expect((await paystack('GET', `/transferrecipient/${first.body.data.id}`)).body.data.recipient_code).toBe(recipientCode)
+    expect((await paystack('GET', `/transferrecipient/${first.body.data.id}`)).body.data.recipient_code).toBe(
+      recipientCode,
+    )
     expect((await paystack('GET', '/transferrecipient/RCP_000000000000000')).status).toBe(404)
   })
 })
@@ -146,14 +201,28 @@ describe('transfers', () => {
     const before = await balance()
     const made = await transfer(250_000)
     expect(made.status).toBe(200)
-    expect(made.body.data).toMatchObject({ status: 'pending', amount: 250_000, reference: made.reference, transfer_code: expect.stringMatching(/^TRF_/), recipient: expect.any(Number) })
+    expect(made.body.data).toMatchObject({
+      status: 'pending',
+      amount: 250_000,
+      reference: made.reference,
+      transfer_code: expect.stringMatching(/^TRF_/),
+      recipient: expect.any(Number),
+    })
     expect(await balance()).toBe(before - 250_000)
     expect((await paystack('GET', `/transfer/verify/${made.reference}`)).body.data.status).toBe('pending')
     expect((await bank('POST', `/transfers/${made.reference}/outcome`, { outcome: 'confirmed' })).status).toBe(200)
     const event = await webhookFor('transfer.success', (data) => data.reference === made.reference)
-    expect(event.data).toMatchObject({ status: 'success', amount: 250_000, transfer_code: made.body.data.transfer_code })
+    expect(event.data).toMatchObject({
+      status: 'success',
+      amount: 250_000,
+      transfer_code: made.body.data.transfer_code,
+    })
     const verified = await paystack('GET', `/transfer/verify/${made.reference}`)
-    expect(verified.body).toMatchObject({ status: true, message: 'Transfer retrieved', data: { status: 'success', recipient: { recipient_code: recipientCode } } })
+    expect(verified.body).toMatchObject({
+      status: true,
+      message: 'Transfer retrieved',
+      data: { status: 'success', recipient: { recipient_code: recipientCode } },
+    })
     expect((await paystack('GET', `/transfer/${made.body.data.transfer_code}`)).body.data.status).toBe('success')
     expect(await balance()).toBe(before - 250_000)
   })
@@ -222,21 +291,51 @@ describe('transfers', () => {
 
 describe('customers, dedicated accounts and their credits', () => {
   it('allocates a dedicated account, announces a credit to it as charge.success and lists it', async () => {
-    const customer = await paystack('POST', '/customer', { email: 'ngozi@example.com', first_name: 'Ngozi', last_name: 'Bello', phone: '08031234567' })
+    const customer = await paystack('POST', '/customer', {
+      email: 'ngozi@example.com',
+      first_name: 'Ngozi',
+      last_name: 'Bello',
+      phone: '08031234567',
+    })
     expect(customer.status).toBe(200)
-    expect(customer.body.data).toMatchObject({ customer_code: expect.stringMatching(/^CUS_/), id: expect.any(Number), email: 'ngozi@example.com' })
+    expect(customer.body.data).toMatchObject({
+      customer_code: expect.stringMatching(/^CUS_/),
+      id: expect.any(Number),
+      email: 'ngozi@example.com',
+    })
     const customerCode = String(customer.body.data.customer_code)
-    expect((await paystack('POST', '/customer', { email: 'ngozi@example.com' })).body.data.customer_code).toBe(customerCode)
+    expect((await paystack('POST', '/customer', { email: 'ngozi@example.com' })).body.data.customer_code).toBe(
+      customerCode,
+    )
 
-    const created = await paystack('POST', '/dedicated_account', { customer: customerCode, preferred_bank: 'test-bank' })
+    const created = await paystack('POST', '/dedicated_account', {
+      customer: customerCode,
+      preferred_bank: 'test-bank',
+    })
     expect(created.status).toBe(200)
-    expect(created.body.data).toMatchObject({ bank: { name: 'Providus Bank', id: 101, slug: 'providus-bank' }, assigned: true, active: true, currency: 'NGN', customer: { customer_code: customerCode } })
+    expect(created.body.data).toMatchObject({
+      bank: { name: 'Providus Bank', id: 101, slug: 'providus-bank' },
+      assigned: true,
+      active: true,
+      currency: 'NGN',
+      customer: { customer_code: customerCode },
+    })
     const accountNumber = String(created.body.data.account_number)
-    expect((await paystack('POST', '/dedicated_account', { customer: customerCode })).body.data.id).toBe(created.body.data.id)
-    expect((await paystack('GET', `/dedicated_account/${created.body.data.id}`)).body.data.account_number).toBe(accountNumber)
+    expect((await paystack('POST', '/dedicated_account', { customer: customerCode })).body.data.id).toBe(
+      created.body.data.id,
+    )
+    expect((await paystack('GET', `/dedicated_account/${created.body.data.id}`)).body.data.account_number).toBe(
+      accountNumber,
+    )
 
     const before = await balance()
-    const credited = await bank<{ sessionId: string }>('POST', '/inbound-credits', { accountNumber, amountKobo: 750_000, payerName: 'EMEKA EZE', payerAccountNumber: nuban('033', '555000111'), payerBankCode: '033' })
+    const credited = await bank<{ sessionId: string }>('POST', '/inbound-credits', {
+      accountNumber,
+      amountKobo: 750_000,
+      payerName: 'EMEKA EZE',
+      payerAccountNumber: nuban('033', '555000111'),
+      payerBankCode: '033',
+    })
     expect(credited.status).toBe(200)
     const event = await webhookFor('charge.success', (data) => data.reference === credited.body.sessionId)
     expect(event.data).toMatchObject({
@@ -244,19 +343,44 @@ describe('customers, dedicated accounts and their credits', () => {
       amount: 750_000,
       channel: 'dedicated_nuban',
       customer: { customer_code: customerCode },
-      authorization: { receiver_bank_account_number: accountNumber, sender_name: 'EMEKA EZE', sender_bank_account_number: nuban('033', '555000111') },
+      authorization: {
+        receiver_bank_account_number: accountNumber,
+        sender_name: 'EMEKA EZE',
+        sender_bank_account_number: nuban('033', '555000111'),
+      },
     })
     expect(await balance()).toBe(before + 750_000)
 
-    const listed = await paystack('GET', `/transaction?customer=${customer.body.data.id}&status=success&perPage=10&page=1`)
+    const listed = await paystack(
+      'GET',
+      `/transaction?customer=${customer.body.data.id}&status=success&perPage=10&page=1`,
+    )
     expect(listed.status).toBe(200)
-    expect(listed.body.data).toEqual([expect.objectContaining({ reference: credited.body.sessionId, amount: 750_000, channel: 'dedicated_nuban' })])
-    expect(listed.body.meta).toEqual({ total: 1, total_volume: 750_000, skipped: 0, perPage: 10, page: 1, pageCount: 1 })
-    expect((await paystack('GET', `/transaction?customer=${customer.body.data.id}&status=failed`)).body.data).toEqual([])
-    const byAccount = await paystack('GET', `/transaction?status=success&channel=dedicated_nuban&virtual_account_number=${accountNumber}&per_page=50&page=1`)
-    expect((byAccount.body.data as unknown as { reference: string }[]).map((transaction) => transaction.reference)).toEqual([credited.body.sessionId])
+    expect(listed.body.data).toEqual([
+      expect.objectContaining({ reference: credited.body.sessionId, amount: 750_000, channel: 'dedicated_nuban' }),
+    ])
+    expect(listed.body.meta).toEqual({
+      total: 1,
+      total_volume: 750_000,
+      skipped: 0,
+      perPage: 10,
+      page: 1,
+      pageCount: 1,
+    })
+    expect((await paystack('GET', `/transaction?customer=${customer.body.data.id}&status=failed`)).body.data).toEqual(
+      [],
+    )
+    const byAccount = await paystack(
+      'GET',
+      `/transaction?status=success&channel=dedicated_nuban&virtual_account_number=${accountNumber}&per_page=50&page=1`,
+    )
+    expect(
+      (byAccount.body.data as unknown as { reference: string }[]).map((transaction) => transaction.reference),
+    ).toEqual([credited.body.sessionId])
     const accounts = await paystack('GET', `/dedicated_account?active=true&customer=${customer.body.data.id}`)
-    expect((accounts.body.data as unknown as { account_number: string }[]).map((account) => account.account_number)).toEqual([accountNumber])
+    expect(
+      (accounts.body.data as unknown as { account_number: string }[]).map((account) => account.account_number),
+    ).toEqual([accountNumber])
 
     const deactivated = await paystack('DELETE', `/dedicated_account/${created.body.data.id}`)
     expect(deactivated.body.data).toMatchObject({ active: false, assigned: false })

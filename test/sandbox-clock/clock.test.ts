@@ -40,7 +40,9 @@ describe('the sandbox clock', () => {
     expect(aheadSeconds(moved.body)).toBeLessThanOrEqual(3_602)
     const again = await client.post<ClockJson>('/api/v1/rail/sandbox/clock/advance', { seconds: ADVANCE_SECONDS_MAX })
     expect(again.body.offsetSeconds).toBe(3_600 + ADVANCE_SECONDS_MAX)
-    expect((await client.get<ClockJson>('/api/v1/rail/sandbox/clock')).body.offsetSeconds).toBe(3_600 + ADVANCE_SECONDS_MAX)
+    expect((await client.get<ClockJson>('/api/v1/rail/sandbox/clock')).body.offsetSeconds).toBe(
+      3_600 + ADVANCE_SECONDS_MAX,
+    )
 
     // Someone else's time is unaffected.
     const theirs = await other.get<ClockJson>('/api/v1/rail/sandbox/clock')
@@ -54,14 +56,24 @@ describe('the sandbox clock', () => {
     const keyed = { timestampS, headers: { 'Idempotency-Key': randomUUID() } }
     const first = await client.post<ClockJson>('/api/v1/rail/sandbox/clock/advance', { seconds: 600 }, keyed)
     expect(first.body.offsetSeconds).toBe(600)
-    const replays = await Promise.all([1, 2].map(() => client.post<ClockJson>('/api/v1/rail/sandbox/clock/advance', { seconds: 600 }, keyed)))
+    const replays = await Promise.all(
+      [1, 2].map(() => client.post<ClockJson>('/api/v1/rail/sandbox/clock/advance', { seconds: 600 }, keyed)),
+    )
     for (const replay of replays) {
       expect(replay.status).toBe(200)
       expect(replay.headers.get('idempotent-replayed')).toBe('true')
       expect(replay.body.offsetSeconds).toBe(600)
     }
     // A new request (another key) moves it again.
-    expect((await client.post<ClockJson>('/api/v1/rail/sandbox/clock/advance', { seconds: 600 }, { headers: { 'Idempotency-Key': randomUUID() } })).body.offsetSeconds).toBe(1_200)
+    expect(
+      (
+        await client.post<ClockJson>(
+          '/api/v1/rail/sandbox/clock/advance',
+          { seconds: 600 },
+          { headers: { 'Idempotency-Key': randomUUID() } },
+        )
+      ).body.offsetSeconds,
+    ).toBe(1_200)
   })
 
   it('is 404 for live partners, as every sandbox route, and changes nothing', async () => {
@@ -72,7 +84,9 @@ describe('the sandbox clock', () => {
     const advance = await client.post<{ error: string }>('/api/v1/rail/sandbox/clock/advance', { seconds: 60 })
     expect(advance.status).toBe(404)
     expect(advance.body.error).toBe('not_found')
-    const { rows } = await app.db.pool.query(`SELECT 1 FROM sandbox_clocks WHERE partner_id = $1`, [credentials.partnerId])
+    const { rows } = await app.db.pool.query(`SELECT 1 FROM sandbox_clocks WHERE partner_id = $1`, [
+      credentials.partnerId,
+    ])
     expect(rows).toHaveLength(0)
   })
 
@@ -88,7 +102,10 @@ describe('the sandbox clock', () => {
   ])('refuses %s with 422 and leaves the clock where it was', async (_case, body) => {
     const { client } = await app.newPartner()
     await client.post('/api/v1/rail/sandbox/clock/advance', { seconds: 120 })
-    const refused = await client.post<{ statusCode: number; error: string; message: string }>('/api/v1/rail/sandbox/clock/advance', body)
+    const refused = await client.post<{ statusCode: number; error: string; message: string }>(
+      '/api/v1/rail/sandbox/clock/advance',
+      body,
+    )
     expect(refused.status).toBe(422)
     expect(refused.body).toMatchObject({ statusCode: 422, error: 'validation_error' })
     expect((await client.get<ClockJson>('/api/v1/rail/sandbox/clock')).body.offsetSeconds).toBe(120)
@@ -98,13 +115,21 @@ describe('the sandbox clock', () => {
     const { credentials, client } = await app.newPartner()
     await client.post('/api/v1/rail/sandbox/clock/advance', { seconds: 60 })
     // Arranged directly: reaching the bound by the route would take a hundred calls.
-    await app.db.pool.query(`UPDATE sandbox_clocks SET offset_seconds = $2 WHERE partner_id = $1`, [credentials.partnerId, OFFSET_SECONDS_MAX - 10])
-    const refused = await client.post<{ error: string; details: { fields: { field: string }[] } }>('/api/v1/rail/sandbox/clock/advance', { seconds: 11 })
+    await app.db.pool.query(`UPDATE sandbox_clocks SET offset_seconds = $2 WHERE partner_id = $1`, [
+      credentials.partnerId,
+      OFFSET_SECONDS_MAX - 10,
+    ])
+    const refused = await client.post<{ error: string; details: { fields: { field: string }[] } }>(
+      '/api/v1/rail/sandbox/clock/advance',
+      { seconds: 11 },
+    )
     expect(refused.status).toBe(422)
     expect(refused.body.error).toBe('validation_error')
     expect(refused.body.details.fields[0]!.field).toBe('seconds')
     expect((await client.get<ClockJson>('/api/v1/rail/sandbox/clock')).body.offsetSeconds).toBe(OFFSET_SECONDS_MAX - 10)
-    expect((await client.post<ClockJson>('/api/v1/rail/sandbox/clock/advance', { seconds: 10 })).body.offsetSeconds).toBe(OFFSET_SECONDS_MAX)
+    expect(
+      (await client.post<ClockJson>('/api/v1/rail/sandbox/clock/advance', { seconds: 10 })).body.offsetSeconds,
+    ).toBe(OFFSET_SECONDS_MAX)
   })
 })
 
@@ -113,12 +138,27 @@ describe('what an advance makes due', () => {
     const { client } = await app.newPartner()
     const other = (await app.newPartner()).client
     const inOneHour = new Date(Date.now() + 3_600_000).toISOString()
-    const mine = (await client.post<{ id: string }>('/api/v1/rail/payment/intent', { reference: randomUUID(), amountKobo: 10_000, expiresAt: inOneHour })).body
-    const later = (await client.post<{ id: string }>('/api/v1/rail/payment/intent', { reference: randomUUID(), amountKobo: 10_000 })).body
-    const theirs = (await other.post<{ id: string }>('/api/v1/rail/payment/intent', { reference: randomUUID(), amountKobo: 10_000, expiresAt: inOneHour })).body
+    const mine = (
+      await client.post<{ id: string }>('/api/v1/rail/payment/intent', {
+        reference: randomUUID(),
+        amountKobo: 10_000,
+        expiresAt: inOneHour,
+      })
+    ).body
+    const later = (
+      await client.post<{ id: string }>('/api/v1/rail/payment/intent', { reference: randomUUID(), amountKobo: 10_000 })
+    ).body
+    const theirs = (
+      await other.post<{ id: string }>('/api/v1/rail/payment/intent', {
+        reference: randomUUID(),
+        amountKobo: 10_000,
+        expiresAt: inOneHour,
+      })
+    ).body
 
     expect((await client.post('/api/v1/rail/sandbox/clock/advance', { seconds: 2 * 3_600 })).status).toBe(200)
-    const statusOf = async (api: typeof client, id: string) => (await api.get<{ status: string }>(`/api/v1/rail/payment/intent/${id}`)).body.status
+    const statusOf = async (api: typeof client, id: string) =>
+      (await api.get<{ status: string }>(`/api/v1/rail/payment/intent/${id}`)).body.status
     await waitFor(async () => (await statusOf(client, mine.id)) === 'expired', 10_000, 'the intent expired')
     expect(await statusOf(client, later.id)).toBe('pending') // its default expiry is 24 hours away
     expect(await statusOf(other, theirs.id)).toBe('pending')
@@ -128,9 +168,18 @@ describe('what an advance makes due', () => {
     const { client } = await app.newPartner()
     await client.post('/api/v1/rail/sandbox/clock/advance', { seconds: 2 * 3_600 })
     const inOneHour = new Date(Date.now() + 3_600_000).toISOString() // real time, but in the partner's past
-    const refused = await client.post<{ error: string }>('/api/v1/rail/payment/intent', { reference: randomUUID(), amountKobo: 10_000, expiresAt: inOneHour })
+    const refused = await client.post<{ error: string }>('/api/v1/rail/payment/intent', {
+      reference: randomUUID(),
+      amountKobo: 10_000,
+      expiresAt: inOneHour,
+    })
     expect(refused.status).toBe(422)
-    const intent = (await client.post<{ expiresAt: string }>('/api/v1/rail/payment/intent', { reference: randomUUID(), amountKobo: 10_000 })).body
+    const intent = (
+      await client.post<{ expiresAt: string }>('/api/v1/rail/payment/intent', {
+        reference: randomUUID(),
+        amountKobo: 10_000,
+      })
+    ).body
     // The default expiry (24 hours) counts from the partner's time.
     expect(new Date(intent.expiresAt).getTime() - Date.now()).toBeGreaterThan(25 * 3_600_000)
   })
@@ -141,6 +190,10 @@ describe('what an advance makes due', () => {
     const created = await api.create<{ ref: string }>(createRequest({ ttlHours: 1 }))
     expect(created.status).toBe(201)
     await client.post('/api/v1/rail/sandbox/clock/advance', { seconds: 3_600 + 60 })
-    await waitFor(async () => (await api.get<{ escrow: { status: string } }>(created.body.ref)).body.escrow.status === 'expired', 10_000, 'the escrow expired')
+    await waitFor(
+      async () => (await api.get<{ escrow: { status: string } }>(created.body.ref)).body.escrow.status === 'expired',
+      10_000,
+      'the escrow expired',
+    )
   })
 })

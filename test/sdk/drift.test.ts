@@ -23,18 +23,27 @@ afterAll(async () => {
   await app?.close()
 })
 
-const committed = (name: keyof GeneratedFiles) => readFileSync(new URL(`../../packages/sdk/src/generated/${name}`, import.meta.url), 'utf8')
+const committed = (name: keyof GeneratedFiles) =>
+  readFileSync(new URL(`../../packages/sdk/src/generated/${name}`, import.meta.url), 'utf8')
 
 describe('the SDK against the served OpenAPI document', () => {
-  it.each(['openapi.ts', 'operations.ts'] as const)('src/generated/%s is what npm run sdk:generate makes of /openapi.json', (name) => {
-    expect(committed(name), `packages/sdk/src/generated/${name} is stale: run npm run sdk:generate`).toBe(generated[name])
-  })
+  it.each(['openapi.ts', 'operations.ts'] as const)(
+    'src/generated/%s is what npm run sdk:generate makes of /openapi.json',
+    (name) => {
+      expect(committed(name), `packages/sdk/src/generated/${name} is stale: run npm run sdk:generate`).toBe(
+        generated[name],
+      )
+    },
+  )
 
   it('has a method for every signed or API-key operation of the document, and for nothing else', () => {
     const partnerOperations = Object.keys(operationRows(served)).sort()
     expect(Object.keys(OPERATIONS).sort()).toEqual(partnerOperations)
     expect(partnerOperations.length).toBeGreaterThan(60)
-    const rail = new Rail({ baseUrl: 'http://127.0.0.1:1', keyId: 'k', signingSecret: 's' }) as unknown as Record<string, unknown>
+    const rail = new Rail({ baseUrl: 'http://127.0.0.1:1', keyId: 'k', signingSecret: 's' }) as unknown as Record<
+      string,
+      unknown
+    >
     for (const operationId of partnerOperations) expect(typeof rail[operationId], operationId).toBe('function')
   })
 

@@ -45,7 +45,12 @@ function expectRefusal(error: RailApiError, type: typeof RailApiError, status: n
 describe('typed errors from the real server', () => {
   it('401: a wrong signing secret, a wrong escrow API key', async () => {
     const { credentials } = await harness.newPartner()
-    const forged = new Rail({ baseUrl: harness.app.baseUrl, keyId: credentials.keyId, signingSecret: `${credentials.signingSecret}x`, escrowApiKey: `${credentials.escrowApiKey}x` })
+    const forged = new Rail({
+      baseUrl: harness.app.baseUrl,
+      keyId: credentials.keyId,
+      signingSecret: `${credentials.signingSecret}x`,
+      escrowApiKey: `${credentials.escrowApiKey}x`,
+    })
     expectRefusal(await refusal(forged.getSettings()), RailAuthenticationError, 401, 'unauthorized')
     expectRefusal(await refusal(forged.listEscrows()), RailAuthenticationError, 401, 'unauthorized')
   })
@@ -63,7 +68,9 @@ describe('typed errors from the real server', () => {
     const { rail } = await harness.newPartner()
     const error = await refusal(rail.createPaymentIntent({ body: { amountKobo: -5, currency: 'NGN' } }))
     expectRefusal(error, RailInvalidRequestError, 422, 'validation_error')
-    expect(error.details['fields']).toEqual(expect.arrayContaining([expect.objectContaining({ field: expect.stringContaining('amountKobo') })]))
+    expect(error.details['fields']).toEqual(
+      expect.arrayContaining([expect.objectContaining({ field: expect.stringContaining('amountKobo') })]),
+    )
     expect(error.reference).toMatch(/^sdk_/)
   })
 
@@ -85,14 +92,27 @@ describe('typed errors from the real server', () => {
 
   it('400: an escrow released before it is funded (X-API-Key)', async () => {
     const { rail } = await harness.newPartner()
-    const escrow = await rail.createEscrow({ body: { type: 'goods', amount: 50_000, currency: 'NGN', payerEmail: 'payer@example.com', recipientEmail: 'recipient@example.com', description: 'A bicycle' } })
+    const escrow = await rail.createEscrow({
+      body: {
+        type: 'goods',
+        amount: 50_000,
+        currency: 'NGN',
+        payerEmail: 'payer@example.com',
+        recipientEmail: 'recipient@example.com',
+        description: 'A bicycle',
+      },
+    })
     const error = await refusal(rail.releaseEscrow({ path: { ref: escrow.ref }, body: { reason: 'too early' } }))
     expectRefusal(error, RailInvalidRequestError, 400, 'invalid_escrow_status')
   })
 
   it('a call without the credentials it needs is refused before anything is sent', async () => {
     const { credentials } = await harness.newPartner()
-    const signingOnly = new Rail({ baseUrl: harness.app.baseUrl, keyId: credentials.keyId, signingSecret: credentials.signingSecret })
+    const signingOnly = new Rail({
+      baseUrl: harness.app.baseUrl,
+      keyId: credentials.keyId,
+      signingSecret: credentials.signingSecret,
+    })
     const escrowOnly = new Rail({ baseUrl: harness.app.baseUrl, escrowApiKey: credentials.escrowApiKey })
     await expect(signingOnly.listEscrows()).rejects.toThrow(/escrowApiKey/)
     await expect(escrowOnly.getSettings()).rejects.toThrow(/keyId, signingSecret/)
@@ -116,7 +136,11 @@ describe('answers from something in between', () => {
     const redirecting = await startReceiver()
     redirecting.answer = () => ({ status: 302, headers: { Location: `${elsewhere.url}/api/v1/rail/settings` } })
     try {
-      const rail = new Rail({ baseUrl: redirecting.url.replace('/hooks', ''), keyId: credentials.keyId, signingSecret: credentials.signingSecret })
+      const rail = new Rail({
+        baseUrl: redirecting.url.replace('/hooks', ''),
+        keyId: credentials.keyId,
+        signingSecret: credentials.signingSecret,
+      })
       const error = await refusal(rail.getSettings())
       expect([error.status, error.error]).toEqual([302, 'http_302'])
       expect(redirecting.requests).toHaveLength(1)
@@ -130,7 +154,17 @@ describe('answers from something in between', () => {
 
 describe('request signing', () => {
   it('signs the worked example of docs/authentication.md', () => {
-    const headers = signatureHeaders({ keyId: 'rk_kid_test_example', signingSecret: 'rk_sec_test_example' }, 1700000000, 'POST', '/wallet/credit?x=1', '{"a":1}')
-    expect(headers).toEqual({ 'X-Rail-Key-Id': 'rk_kid_test_example', 'X-Rail-Timestamp': '1700000000', 'X-Rail-Signature': 'v1=370535b6f1a2dd61c80421d8185a81d81a7e0ad42b873024a5df7ab103af03f7' })
+    const headers = signatureHeaders(
+      { keyId: 'rk_kid_test_example', signingSecret: 'rk_sec_test_example' },
+      1700000000,
+      'POST',
+      '/wallet/credit?x=1',
+      '{"a":1}',
+    )
+    expect(headers).toEqual({
+      'X-Rail-Key-Id': 'rk_kid_test_example',
+      'X-Rail-Timestamp': '1700000000',
+      'X-Rail-Signature': 'v1=370535b6f1a2dd61c80421d8185a81d81a7e0ad42b873024a5df7ab103af03f7',
+    })
   })
 })

@@ -22,9 +22,18 @@ beforeAll(async () => {
   consumer = mkdtempSync(path.join(os.tmpdir(), 'rail-sdk-consumer-'))
   const installed = path.join(consumer, 'node_modules/@rail/sdk')
   mkdirSync(installed, { recursive: true })
-  await run(process.execPath, [TSC, '-p', path.join(SDK, 'tsconfig.build.json'), '--outDir', path.join(installed, 'dist')])
+  await run(process.execPath, [
+    TSC,
+    '-p',
+    path.join(SDK, 'tsconfig.build.json'),
+    '--outDir',
+    path.join(installed, 'dist'),
+  ])
   cpSync(path.join(SDK, 'package.json'), path.join(installed, 'package.json'))
-  writeFileSync(path.join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }))
+  writeFileSync(
+    path.join(consumer, 'package.json'),
+    JSON.stringify({ name: 'consumer', private: true, type: 'module' }),
+  )
 }, 180_000)
 
 afterAll(async () => {
@@ -34,8 +43,11 @@ afterAll(async () => {
 
 describe('the package', () => {
   it("in this repository, npm install builds it: imported by name from the project's root, as the README's examples do", async () => {
-    const script = "const sdk = await import('@rail/sdk'); console.log(JSON.stringify({ rail: typeof sdk.Rail, verify: typeof sdk.verifyWebhook, from: import.meta.resolve('@rail/sdk') }))"
-    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: path.resolve(SDK, '../..') })
+    const script =
+      "const sdk = await import('@rail/sdk'); console.log(JSON.stringify({ rail: typeof sdk.Rail, verify: typeof sdk.verifyWebhook, from: import.meta.resolve('@rail/sdk') }))"
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: path.resolve(SDK, '../..'),
+    })
     const answer = JSON.parse(stdout) as { rail: string; verify: string; from: string }
     expect([answer.rail, answer.verify]).toEqual(['function', 'function'])
     expect(answer.from).toMatch(/\/packages\/sdk\/dist\/index\.js$/)
@@ -43,9 +55,16 @@ describe('the package', () => {
 
   it('declares no runtime dependency, and its sources import only node: modules and its own files', () => {
     const manifest = JSON.parse(readFileSync(path.join(SDK, 'package.json'), 'utf8')) as Record<string, unknown>
-    for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies', 'bundleDependencies']) expect(manifest[field], field).toBeUndefined()
-    const sources = readdirSync(path.join(SDK, 'src'), { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.ts'))
-    const imported = sources.flatMap((file) => [...readFileSync(path.join(SDK, 'src', file), 'utf8').matchAll(/^(?:import|export)[^'"\n]*from '([^']+)'/gm)].map((match) => match[1]!))
+    for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies', 'bundleDependencies'])
+      expect(manifest[field], field).toBeUndefined()
+    const sources = readdirSync(path.join(SDK, 'src'), { recursive: true, encoding: 'utf8' }).filter((file) =>
+      file.endsWith('.ts'),
+    )
+    const imported = sources.flatMap((file) =>
+      [...readFileSync(path.join(SDK, 'src', file), 'utf8').matchAll(/^(?:import|export)[^'"\n]*from '([^']+)'/gm)].map(
+        (match) => match[1]!,
+      ),
+    )
     expect(imported.length).toBeGreaterThan(10)
     expect(imported.filter((specifier) => !specifier.startsWith('./') && !specifier.startsWith('node:'))).toEqual([])
   })
@@ -71,38 +90,73 @@ describe('the package', () => {
         'console.log(JSON.stringify({ partnerId: settings.partnerId, reference: intent.reference, notFound: missing instanceof RailNotFoundError, pages, refused }))',
       ].join('\n'),
     )
-    const { stdout } = await run(process.execPath, [script, harness.app.baseUrl, credentials.keyId, credentials.signingSecret], { cwd: consumer })
-    const result = JSON.parse(stdout) as { partnerId: string; reference: string; notFound: boolean; pages: string[]; refused: boolean }
-    expect(result).toEqual({ partnerId: credentials.partnerId, reference: expect.stringMatching(/^sdk_/), notFound: true, pages: [expect.any(String)], refused: true })
+    const { stdout } = await run(
+      process.execPath,
+      [script, harness.app.baseUrl, credentials.keyId, credentials.signingSecret],
+      { cwd: consumer },
+    )
+    const result = JSON.parse(stdout) as {
+      partnerId: string
+      reference: string
+      notFound: boolean
+      pages: string[]
+      refused: boolean
+    }
+    expect(result).toEqual({
+      partnerId: credentials.partnerId,
+      reference: expect.stringMatching(/^sdk_/),
+      notFound: true,
+      pages: [expect.any(String)],
+      refused: true,
+    })
   })
 
-  it('its declarations type-check a TypeScript consumer, and refuse a call missing what the operation needs', { timeout: 120_000 }, async () => {
-    writeFileSync(
-      path.join(consumer, 'consumer.ts'),
-      [
-        "import { Rail, RailApiError, verifyWebhook, type Schemas } from '@rail/sdk'",
-        "const rail = new Rail({ baseUrl: 'http://127.0.0.1:8080', keyId: 'k', signingSecret: 's' })",
-        "export async function payout(): Promise<Schemas['OutboundTransfer']> {",
-        "  return rail.createOutboundTransfer({ body: { beneficiaryAccountNumber: '0123456789', beneficiaryBankCode: '058', beneficiaryAccountName: 'ADA OBI', amountKobo: 500_000, currency: 'NGN' } })",
-        '}',
-        'export async function states(): Promise<string[]> {',
-        '  const states: string[] = []',
-        '  for await (const transfer of rail.listOutboundTransfers()) states.push(transfer.state)',
-        '  return states',
-        '}',
-        'export function kind(raw: string, headers: Record<string, string>): string {',
-        "  const event = verifyWebhook(raw, headers, 'whsec_x')",
-        "  if (event.event === 'transfer.confirmed') return event.data.clientReference",
-        '  return event.event',
-        '}',
-        'export function code(error: unknown): string | undefined {',
-        '  return error instanceof RailApiError ? error.error : undefined',
-        '}',
-        '// @ts-expect-error: the transfer id is required',
-        'void rail.getOutboundTransfer({ path: {} })',
-      ].join('\n'),
-    )
-    const options = ['--noEmit', '--strict', '--skipLibCheck', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--types', 'node', '--typeRoots', path.resolve(import.meta.dirname, '../../node_modules/@types'), 'consumer.ts']
-    await expect(run(process.execPath, [TSC, ...options], { cwd: consumer })).resolves.toBeDefined()
-  })
+  it(
+    'its declarations type-check a TypeScript consumer, and refuse a call missing what the operation needs',
+    { timeout: 120_000 },
+    async () => {
+      writeFileSync(
+        path.join(consumer, 'consumer.ts'),
+        [
+          "import { Rail, RailApiError, verifyWebhook, type Schemas } from '@rail/sdk'",
+          "const rail = new Rail({ baseUrl: 'http://127.0.0.1:8080', keyId: 'k', signingSecret: 's' })",
+          "export async function payout(): Promise<Schemas['OutboundTransfer']> {",
+          "  return rail.createOutboundTransfer({ body: { beneficiaryAccountNumber: '0123456789', beneficiaryBankCode: '058', beneficiaryAccountName: 'ADA OBI', amountKobo: 500_000, currency: 'NGN' } })",
+          '}',
+          'export async function states(): Promise<string[]> {',
+          '  const states: string[] = []',
+          '  for await (const transfer of rail.listOutboundTransfers()) states.push(transfer.state)',
+          '  return states',
+          '}',
+          'export function kind(raw: string, headers: Record<string, string>): string {',
+          "  const event = verifyWebhook(raw, headers, 'whsec_x')",
+          "  if (event.event === 'transfer.confirmed') return event.data.clientReference",
+          '  return event.event',
+          '}',
+          'export function code(error: unknown): string | undefined {',
+          '  return error instanceof RailApiError ? error.error : undefined',
+          '}',
+          '// @ts-expect-error: the transfer id is required',
+          'void rail.getOutboundTransfer({ path: {} })',
+        ].join('\n'),
+      )
+      const options = [
+        '--noEmit',
+        '--strict',
+        '--skipLibCheck',
+        '--module',
+        'nodenext',
+        '--moduleResolution',
+        'nodenext',
+        '--target',
+        'es2022',
+        '--types',
+        'node',
+        '--typeRoots',
+        path.resolve(import.meta.dirname, '../../node_modules/@types'),
+        'consumer.ts',
+      ]
+      await expect(run(process.execPath, [TSC, ...options], { cwd: consumer })).resolves.toBeDefined()
+    },
+  )
 })

@@ -22,19 +22,26 @@ describe('cursor lists', () => {
   it('await is the first page; for await and pages() walk every page, keeping the filter', async () => {
     const { rail } = await harness.newPartner()
     for (const title of ['A', 'B', 'C']) await rail.createInvoice({ body: { title, amountKobo: 10_000 } })
-    for (const title of ['D', 'E']) await rail.createInvoice({ body: { title, amountKobo: 10_000, publishOnCreate: true } })
+    for (const title of ['D', 'E'])
+      await rail.createInvoice({ body: { title, amountKobo: 10_000, publishOnCreate: true } })
     // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
-    await waitFor(async () => (await rail.listInvoices({ query: { limit: 100 } })).data.length === 5, 20_000, 'the five invoices listed')
+    await waitFor(
+      async () => (await rail.listInvoices({ query: { limit: 100 } })).data.length === 5,
+      20_000,
+      'the five invoices listed',
+    )
 
     const first = await rail.listInvoices({ query: { limit: 2 } })
     expect(first.data.map((invoice) => invoice.title)).toEqual(['E', 'D'])
 
     const pages: string[][] = []
-    for await (const page of rail.listInvoices({ query: { limit: 2 } }).pages()) pages.push(page.data.map((invoice) => invoice.title))
+    for await (const page of rail.listInvoices({ query: { limit: 2 } }).pages())
+      pages.push(page.data.map((invoice) => invoice.title))
     expect(pages).toEqual([['E', 'D'], ['C', 'B'], ['A']])
 
     const drafts: string[] = []
-    for await (const invoice of rail.listInvoices({ query: { status: 'draft', limit: 1 } })) drafts.push(`${invoice.title}:${invoice.status}`)
+    for await (const invoice of rail.listInvoices({ query: { status: 'draft', limit: 1 } }))
+      drafts.push(`${invoice.title}:${invoice.status}`)
     expect(drafts).toEqual(['C:draft', 'B:draft', 'A:draft'])
 
     // A cursor given starts there.
@@ -42,29 +49,49 @@ describe('cursor lists', () => {
     expect(fromSecondPage.map((invoice) => invoice.title)).toEqual(['C', 'B', 'A'])
   })
 
-  it('every cursor list of the document, walked one item a page, gives what one page of 100 gives', { timeout: 120_000 }, async () => {
-    const { rail } = await harness.newPartner()
-    const walletId = await partnerWithSomethingInEveryList(rail)
-    const required: Partial<Record<OperationId, Record<string, string>>> = { getWalletStatement: { customerId: walletId } }
-    // The bank list is one page and takes no limit (the test below walks it).
-    const lists = (Object.keys(OPERATIONS) as OperationId[]).filter((operationId) => OPERATIONS[operationId].list && operationId !== 'listBanks')
-    expect(lists.length).toBeGreaterThanOrEqual(15)
+  it(
+    'every cursor list of the document, walked one item a page, gives what one page of 100 gives',
+    { timeout: 120_000 },
+    async () => {
+      const { rail } = await harness.newPartner()
+      const walletId = await partnerWithSomethingInEveryList(rail)
+      const required: Partial<Record<OperationId, Record<string, string>>> = {
+        getWalletStatement: { customerId: walletId },
+      }
+      // The bank list is one page and takes no limit (the test below walks it).
+      const lists = (Object.keys(OPERATIONS) as OperationId[]).filter(
+        (operationId) => OPERATIONS[operationId].list && operationId !== 'listBanks',
+      )
+      expect(lists.length).toBeGreaterThanOrEqual(15)
 
-    const walked: Record<string, number> = {}
-    for (const operationId of lists) {
-      const call = (query: Record<string, unknown>) => (rail[operationId] as (params: unknown) => ListCall<unknown>)({ query: { ...required[operationId], ...query } })
-      const onePage = await call({ limit: 100 })
-      expect(onePage.nextCursor, operationId).toBeNull()
-      const items = await call({ limit: 1 }).toArray()
-      // Compared by identity and order: an object's state may move on between the two reads.
-      expect(items.map(identity), operationId).toEqual(onePage.data.map(identity))
-      walked[operationId] = items.length
-    }
-    // The lists this partner has something in were walked across several pages.
-    for (const operationId of ['listEvents', 'listInvoices', 'listPaymentIntents', 'listOutboundTransfers', 'listEscrows', 'listCounterparties', 'getFloatStatement', 'getWalletStatement'] as const) {
-      expect(walked[operationId], operationId).toBeGreaterThanOrEqual(2)
-    }
-  })
+      const walked: Record<string, number> = {}
+      for (const operationId of lists) {
+        const call = (query: Record<string, unknown>) =>
+          (rail[operationId] as (params: unknown) => ListCall<unknown>)({
+            query: { ...required[operationId], ...query },
+          })
+        const onePage = await call({ limit: 100 })
+        expect(onePage.nextCursor, operationId).toBeNull()
+        const items = await call({ limit: 1 }).toArray()
+        // Compared by identity and order: an object's state may move on between the two reads.
+        expect(items.map(identity), operationId).toEqual(onePage.data.map(identity))
+        walked[operationId] = items.length
+      }
+      // The lists this partner has something in were walked across several pages.
+      for (const operationId of [
+        'listEvents',
+        'listInvoices',
+        'listPaymentIntents',
+        'listOutboundTransfers',
+        'listEscrows',
+        'listCounterparties',
+        'getFloatStatement',
+        'getWalletStatement',
+      ] as const) {
+        expect(walked[operationId], operationId).toBeGreaterThanOrEqual(2)
+      }
+    },
+  )
 })
 
 describe('lists on one page', () => {
@@ -85,25 +112,63 @@ async function partnerWithSomethingInEveryList(rail: Rail): Promise<string> {
   await rail.fundSandboxFloat({ body: { amountKobo: 1_000_000 } })
   for (const serial of ['111222333', '111222444']) {
     const accountNumber = nuban('058', serial)
-    const account = { beneficiaryAccountNumber: accountNumber, beneficiaryBankCode: '058', beneficiaryAccountName: syntheticAccountName('058', accountNumber) }
+    const account = {
+      beneficiaryAccountNumber: accountNumber,
+      beneficiaryBankCode: '058',
+      beneficiaryAccountName: syntheticAccountName('058', accountNumber),
+    }
     await rail.createOutboundTransfer({ body: { ...account, amountKobo: 50_000, currency: 'NGN' } })
-    await rail.createCounterparty({ body: { accountNumber, bankCode: '058', accountName: account.beneficiaryAccountName } })
+    await rail.createCounterparty({
+      body: { accountNumber, bankCode: '058', accountName: account.beneficiaryAccountName },
+    })
   }
-  for (const title of ['Rent', 'Water']) await rail.createInvoice({ body: { title, amountKobo: 10_000, publishOnCreate: true } })
-  const intents = [await rail.createPaymentIntent({ body: { amountKobo: 20_000, currency: 'NGN' } }), await rail.createPaymentIntent({ body: { amountKobo: 30_000, currency: 'NGN' } })]
-  for (const intent of intents) await rail.simulateInboundCredit({ body: { virtualAccount: intent.virtualAccount, amountKobo: intent.amountKobo! } })
+  for (const title of ['Rent', 'Water'])
+    await rail.createInvoice({ body: { title, amountKobo: 10_000, publishOnCreate: true } })
+  const intents = [
+    await rail.createPaymentIntent({ body: { amountKobo: 20_000, currency: 'NGN' } }),
+    await rail.createPaymentIntent({ body: { amountKobo: 30_000, currency: 'NGN' } }),
+  ]
+  for (const intent of intents)
+    await rail.simulateInboundCredit({
+      body: { virtualAccount: intent.virtualAccount, amountKobo: intent.amountKobo! },
+    })
   for (const amount of [40_000, 60_000]) {
-    await rail.createEscrow({ body: { type: 'goods', amount, currency: 'NGN', payerEmail: 'payer@example.com', recipientEmail: 'recipient@example.com', description: 'Goods' } })
+    await rail.createEscrow({
+      body: {
+        type: 'goods',
+        amount,
+        currency: 'NGN',
+        payerEmail: 'payer@example.com',
+        recipientEmail: 'recipient@example.com',
+        description: 'Goods',
+      },
+    })
   }
   const wallet = await rail.createWallet({ body: { customerReference: 'customer-1', name: 'Ada Obi' } })
   await rail.creditWallet({ body: { walletId: wallet.walletId, amountKobo: 5_000, currency: 'NGN' } })
   await rail.creditWallet({ body: { walletId: wallet.walletId, amountKobo: 7_000, currency: 'NGN' } })
-  await waitFor(async () => (await rail.listPaymentIntents({ query: { status: 'paid' } })).data.length === 2, 45_000, 'both intents paid')
-  await waitFor(async () => (await rail.getWalletStatement({ query: { customerId: wallet.walletId } })).data.length === 2, 45_000, 'both wallet credits posted')
+  await waitFor(
+    async () => (await rail.listPaymentIntents({ query: { status: 'paid' } })).data.length === 2,
+    45_000,
+    'both intents paid',
+  )
+  await waitFor(
+    async () => (await rail.getWalletStatement({ query: { customerId: wallet.walletId } })).data.length === 2,
+    45_000,
+    'both wallet credits posted',
+  )
   // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md): the wallet
   // and the credits' events are written last, so once they are listed, every row written before them is too.
-  await waitFor(async () => (await rail.listWallets({ query: { limit: 100 } })).data.length === 1, 20_000, 'the wallet listed')
-  await waitFor(async () => (await rail.listEvents({ query: { limit: 100 } })).data.length >= 4, 20_000, 'the invoices\' and credits\' events listed')
+  await waitFor(
+    async () => (await rail.listWallets({ query: { limit: 100 } })).data.length === 1,
+    20_000,
+    'the wallet listed',
+  )
+  await waitFor(
+    async () => (await rail.listEvents({ query: { limit: 100 } })).data.length >= 4,
+    20_000,
+    "the invoices' and credits' events listed",
+  )
   return wallet.walletId
 }
 

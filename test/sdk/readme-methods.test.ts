@@ -24,7 +24,9 @@ function listedMethods(): Map<string, string> {
 describe('packages/sdk/README.md', () => {
   it('lists every method of the SDK, with its request, and no other', () => {
     const listed = listedMethods()
-    const operations = Object.fromEntries(Object.entries(OPERATIONS).map(([name, operation]) => [name, `${operation.method} ${operation.path}`]))
+    const operations = Object.fromEntries(
+      Object.entries(OPERATIONS).map(([name, operation]) => [name, `${operation.method} ${operation.path}`]),
+    )
     expect(Object.fromEntries([...listed].sort())).toEqual(Object.fromEntries(Object.entries(operations).sort()))
   })
 })

@@ -23,7 +23,13 @@ afterAll(async () => {
 })
 
 const accountNumber = nuban('058', '123456789')
-const payout = { beneficiaryAccountNumber: accountNumber, beneficiaryBankCode: '058', beneficiaryAccountName: syntheticAccountName('058', accountNumber), amountKobo: 700_000, currency: 'NGN' as const }
+const payout = {
+  beneficiaryAccountNumber: accountNumber,
+  beneficiaryBankCode: '058',
+  beneficiaryAccountName: syntheticAccountName('058', accountNumber),
+  amountKobo: 700_000,
+  currency: 'NGN' as const,
+}
 
 async function countRows(sql: string, values: unknown[]): Promise<number> {
   const { rows } = await harness.app.db.pool.query<{ count: string }>(sql, values)
@@ -44,7 +50,9 @@ describe('a lost answer', () => {
     expect(response.reference).toMatch(/^sdk_/)
     expect(response.data.clientReference).toBe(response.reference)
 
-    expect(await countRows('SELECT count(*) FROM outbound_transfers WHERE partner_id = $1', [credentials.partnerId])).toBe(1)
+    expect(
+      await countRows('SELECT count(*) FROM outbound_transfers WHERE partner_id = $1', [credentials.partnerId]),
+    ).toBe(1)
     expect((await rail.getFloat()).availableBalanceKobo).toBe(300_000)
   })
 
@@ -56,26 +64,50 @@ describe('a lost answer', () => {
     proxy.loseAnswers = 1
     const lostBefore = proxy.lost
     const sentBefore = proxy.requests.length
-    const response = await rail.withResponse.simulateInboundCredit({ body: { virtualAccount: intent.virtualAccount, amountKobo: 400_000 } })
+    const response = await rail.withResponse.simulateInboundCredit({
+      body: { virtualAccount: intent.virtualAccount, amountKobo: 400_000 },
+    })
     expect(proxy.lost).toBe(lostBefore + 1)
     expect(response.attempts).toBeGreaterThanOrEqual(2)
     expect(response.replayed).toBe(true)
-    const attempts = proxy.requests.slice(sentBefore).filter((request) => request.requestLine.startsWith('POST /api/v1/rail/sandbox/simulate-inbound-credit '))
+    const attempts = proxy.requests
+      .slice(sentBefore)
+      .filter((request) => request.requestLine.startsWith('POST /api/v1/rail/sandbox/simulate-inbound-credit '))
     expect(attempts).toHaveLength(response.attempts)
     expect(response.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/)
-    expect(new Set(attempts.map((attempt) => attempt.headers['idempotency-key']))).toEqual(new Set([response.idempotencyKey]))
+    expect(new Set(attempts.map((attempt) => attempt.headers['idempotency-key']))).toEqual(
+      new Set([response.idempotencyKey]),
+    )
     const timestampsS = attempts.map((attempt) => Number(attempt.headers['x-rail-timestamp']))
     expect(timestampsS[1]).toBeGreaterThan(timestampsS[0]!)
     expect(attempts[1]!.headers['x-rail-signature']).not.toBe(attempts[0]!.headers['x-rail-signature'])
 
-    await waitFor(async () => (await rail.getPaymentIntent({ path: { id: intent.id } })).status === 'paid', 45_000, 'intent paid')
-    expect(await countRows(`SELECT count(*) FROM sandbox_bank.transfers WHERE kind = 'inbound' AND credit_account_number = $1`, [intent.virtualAccount])).toBe(1)
+    await waitFor(
+      async () => (await rail.getPaymentIntent({ path: { id: intent.id } })).status === 'paid',
+      45_000,
+      'intent paid',
+    )
+    expect(
+      await countRows(
+        `SELECT count(*) FROM sandbox_bank.transfers WHERE kind = 'inbound' AND credit_account_number = $1`,
+        [intent.virtualAccount],
+      ),
+    ).toBe(1)
   })
 
   it('createEscrow (X-API-Key): the retry carries the same reference; one escrow', async () => {
     const { credentials, rail } = await harness.newPartner({ baseUrl: proxy.baseUrl })
     proxy.loseAnswers = 1
-    const response = await rail.withResponse.createEscrow({ body: { type: 'goods', amount: 50_000, currency: 'NGN', payerEmail: 'payer@example.com', recipientEmail: 'recipient@example.com', description: 'A bicycle' } })
+    const response = await rail.withResponse.createEscrow({
+      body: {
+        type: 'goods',
+        amount: 50_000,
+        currency: 'NGN',
+        payerEmail: 'payer@example.com',
+        recipientEmail: 'recipient@example.com',
+        description: 'A bicycle',
+      },
+    })
     expect(response.attempts).toBe(2)
     expect(response.replayed).toBe(true)
     expect(response.reference).toMatch(/^sdk_/)
@@ -95,8 +127,12 @@ describe('a lost answer', () => {
     expect(reference).toMatch(/^sdk_/)
 
     const { rail } = await harness.newPartner()
-    const created = await rail.withResponse.createPaymentIntent({ body: { amountKobo: 250_000, currency: 'NGN', reference } })
-    const again = await rail.withResponse.createPaymentIntent({ body: { amountKobo: 250_000, currency: 'NGN', reference } })
+    const created = await rail.withResponse.createPaymentIntent({
+      body: { amountKobo: 250_000, currency: 'NGN', reference },
+    })
+    const again = await rail.withResponse.createPaymentIntent({
+      body: { amountKobo: 250_000, currency: 'NGN', reference },
+    })
     expect(created.replayed).toBe(false)
     expect(again.replayed).toBe(true)
     expect(again.data.id).toBe(created.data.id)

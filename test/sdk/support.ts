@@ -20,12 +20,24 @@ export interface SdkHarness {
 }
 
 export async function startSdkHarness(options: { app?: TestAppOptions } = {}): Promise<SdkHarness> {
-  const app = await startRail({ sandboxBankSecret: BANK_SECRET, payments: SCHEDULE, ...options.app, workers: { concurrency: 8, events: { retryDelaysMs: [200] } } })
+  const app = await startRail({
+    sandboxBankSecret: BANK_SECRET,
+    payments: SCHEDULE,
+    ...options.app,
+    workers: { concurrency: 8, events: { retryDelaysMs: [200] } },
+  })
   return {
     app,
     async newPartner(overrides = {}) {
       const { credentials } = await app.newPartner()
-      const rail = new Rail({ baseUrl: app.baseUrl, keyId: credentials.keyId, signingSecret: credentials.signingSecret, escrowApiKey: credentials.escrowApiKey, retryBaseDelayMs: 50, ...overrides })
+      const rail = new Rail({
+        baseUrl: app.baseUrl,
+        keyId: credentials.keyId,
+        signingSecret: credentials.signingSecret,
+        escrowApiKey: credentials.escrowApiKey,
+        retryBaseDelayMs: 50,
+        ...overrides,
+      })
       return { credentials, rail }
     },
     close: app.close,
@@ -42,7 +54,10 @@ export interface WebhookReceiver {
 }
 
 /** The README's receiver: verifies each delivery with verifyWebhook and answers 200, or 401. */
-export async function startWebhookReceiver(secret: string | string[], scheme: 'auto' | 'standard' | 'rail' = 'auto'): Promise<WebhookReceiver> {
+export async function startWebhookReceiver(
+  secret: string | string[],
+  scheme: 'auto' | 'standard' | 'rail' = 'auto',
+): Promise<WebhookReceiver> {
   const receiver: WebhookReceiver = { url: '', events: [], refused: 0, close: async () => {} }
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = []
@@ -98,7 +113,9 @@ export async function startLossyProxy(targetBaseUrl: string): Promise<LossyProxy
       // A request's head arrives in its first chunk (the SDK's requests are small).
       const [requestLine, ...lines] = chunk.toString('latin1').split('\r\n\r\n')[0]!.split('\r\n')
       if (!/^[A-Z]+ \S+ HTTP\/1\.1$/.test(requestLine ?? '')) return
-      const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]))
+      const headers = Object.fromEntries(
+        lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+      )
       proxy.requests.push({ requestLine: requestLine!, headers })
     })
     upstream.on('data', (chunk: Buffer) => {

@@ -23,7 +23,11 @@ export function movableClock(): MovableClock {
 
 /** What the worker's settlement task runs with, on the test app's database and bank. */
 export function settlementDeps(app: TestApp, clock: Clock): SettlementDeps {
-  return { pool: app.db.pool, outbound: outboundDeps({ pool: app.db.pool, allowLoopbackCallbacks: true, payments: app.payments() }), clock }
+  return {
+    pool: app.db.pool,
+    outbound: outboundDeps({ pool: app.db.pool, allowLoopbackCallbacks: true, payments: app.payments() }),
+    clock,
+  }
 }
 
 /** The Africa/Lagos wall time (UTC+1) `hours` from now, as a cut-off 'HH:MM'. */

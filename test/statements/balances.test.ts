@@ -18,7 +18,11 @@ const SCHEDULE = { sandbox: { firstDelayMs: 100, deadlineMs: 10_000 } }
 let app: Rail
 
 beforeAll(async () => {
-  app = await startRail({ sandboxBankSecret: SECRET, payments: SCHEDULE, workers: { concurrency: 8, events: { retryDelaysMs: [200] } } })
+  app = await startRail({
+    sandboxBankSecret: SECRET,
+    payments: SCHEDULE,
+    workers: { concurrency: 8, events: { retryDelaysMs: [200] } },
+  })
 })
 // Closing verifies the ledger before the database is dropped.
 afterAll(() => app?.close())
@@ -33,7 +37,12 @@ const ZERO: BalancesJson = {
   pendingPayouts: { count: 0, amountKobo: 0 },
 }
 
-const BENEFICIARY = { beneficiaryAccountNumber: nuban('058', '123456789'), beneficiaryBankCode: '058', beneficiaryAccountName: syntheticAccountName('058', nuban('058', '123456789')), currency: 'NGN' }
+const BENEFICIARY = {
+  beneficiaryAccountNumber: nuban('058', '123456789'),
+  beneficiaryBankCode: '058',
+  beneficiaryAccountName: syntheticAccountName('058', nuban('058', '123456789')),
+  currency: 'NGN',
+}
 
 async function balances(client: RailClient): Promise<BalancesJson> {
   const response = await client.get<BalancesJson>('/api/v1/rail/balances')
@@ -41,17 +50,28 @@ async function balances(client: RailClient): Promise<BalancesJson> {
   return response.body
 }
 
-const outboundState = async (client: RailClient, id: string) => (await client.get<{ state: string }>(`/api/v1/rail/outbound/${id}`)).body.state
+const outboundState = async (client: RailClient, id: string) =>
+  (await client.get<{ state: string }>(`/api/v1/rail/outbound/${id}`)).body.state
 
 async function submitPayout(client: RailClient, amountKobo: number): Promise<string> {
-  const submitted = await client.post<{ id: string }>('/api/v1/rail/outbound', { clientReference: randomUUID(), amountKobo, ...BENEFICIARY })
+  const submitted = await client.post<{ id: string }>('/api/v1/rail/outbound', {
+    clientReference: randomUUID(),
+    amountKobo,
+    ...BENEFICIARY,
+  })
   expect(submitted.status).toBe(202)
-  await waitFor(async () => (await outboundState(client, submitted.body.id)) === 'submitted', 15_000, 'payout submitted')
+  await waitFor(
+    async () => (await outboundState(client, submitted.body.id)) === 'submitted',
+    15_000,
+    'payout submitted',
+  )
   return submitted.body.id
 }
 
 async function settle(client: RailClient, id: string, outcome: 'confirmed' | 'failed'): Promise<void> {
-  expect((await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: id, outcome })).status).toBe(200)
+  expect(
+    (await client.post('/api/v1/rail/sandbox/simulate-outbound-settlement', { transferId: id, outcome })).status,
+  ).toBe(200)
   await waitFor(async () => (await outboundState(client, id)) === outcome, 20_000, `payout ${outcome}`)
 }
 
@@ -88,7 +108,10 @@ async function settledFigures(client: RailClient, partnerId: string): Promise<Ba
     async () => {
       figures = await balances(client)
       const ledger = await ledgerFigures(partnerId)
-      return JSON.stringify(figures) === JSON.stringify(ledger) && JSON.stringify(await balances(client)) === JSON.stringify(figures)
+      return (
+        JSON.stringify(figures) === JSON.stringify(ledger) &&
+        JSON.stringify(await balances(client)) === JSON.stringify(figures)
+      )
     },
     20_000,
     'balances agreeing with the ledger',
@@ -97,10 +120,12 @@ async function settledFigures(client: RailClient, partnerId: string): Promise<Ba
 }
 
 describe('GET /api/v1/rail/balances', () => {
-  it("a partner that never moved money has every figure at 0, and reading creates no account", async () => {
+  it('a partner that never moved money has every figure at 0, and reading creates no account', async () => {
     const { credentials, client } = await app.newPartner()
     expect(await balances(client)).toEqual(ZERO)
-    const { rows } = await app.db.pool.query(`SELECT 1 FROM ledger_accounts WHERE partner_id = $1`, [credentials.partnerId])
+    const { rows } = await app.db.pool.query(`SELECT 1 FROM ledger_accounts WHERE partner_id = $1`, [
+      credentials.partnerId,
+    ])
     expect(rows).toHaveLength(0)
   })
 
@@ -119,17 +144,35 @@ describe('GET /api/v1/rail/balances', () => {
     expect(figures.float).toEqual({ bookedKobo: 900_000, availableKobo: 800_000 })
     // The payouts in flight are listed as such by the pipeline too.
     // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
-    await waitFor(async () => (await client.get<{ data: unknown[] }>('/api/v1/rail/outbound?limit=100')).body.data.length === 4, 20_000, 'the four payouts listed')
-    const listed = (await client.get<{ data: { state: string; amountKobo: number }[] }>('/api/v1/rail/outbound?limit=100')).body.data.filter((payout) =>
-      ['pending', 'submitted', 'unknown'].includes(payout.state),
+    await waitFor(
+      async () => (await client.get<{ data: unknown[] }>('/api/v1/rail/outbound?limit=100')).body.data.length === 4,
+      20_000,
+      'the four payouts listed',
     )
-    expect({ count: listed.length, amountKobo: listed.reduce((sum, payout) => sum + payout.amountKobo, 0) }).toEqual(figures.pendingPayouts)
+    const listed = (
+      await client.get<{ data: { state: string; amountKobo: number }[] }>('/api/v1/rail/outbound?limit=100')
+    ).body.data.filter((payout) => ['pending', 'submitted', 'unknown'].includes(payout.state))
+    expect({ count: listed.length, amountKobo: listed.reduce((sum, payout) => sum + payout.amountKobo, 0) }).toEqual(
+      figures.pendingPayouts,
+    )
 
     // A collection through the sandbox bank, applied by the workers.
-    const account = (await client.post<{ virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })).body
-    expect((await client.post('/api/v1/rail/sandbox/simulate-inbound-credit', { virtualAccount: account.virtualAccount, amountKobo: 40_000 })).status).toBe(200)
+    const account = (
+      await client.post<{ virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })
+    ).body
+    expect(
+      (
+        await client.post('/api/v1/rail/sandbox/simulate-inbound-credit', {
+          virtualAccount: account.virtualAccount,
+          amountKobo: 40_000,
+        })
+      ).status,
+    ).toBe(200)
     await waitFor(
-      async () => (await statementPage(client, '/api/v1/rail/collections/statement')).data.some((line) => line.cause === 'credit' && line.amountKobo === 40_000),
+      async () =>
+        (await statementPage(client, '/api/v1/rail/collections/statement')).data.some(
+          (line) => line.cause === 'credit' && line.amountKobo === 40_000,
+        ),
       20_000,
       'the collection applied',
     )
@@ -138,7 +181,9 @@ describe('GET /api/v1/rail/balances', () => {
     const escrows = escrowClient(app.baseUrl, credentials.escrowApiKey)
     const escrow = await escrows.create<{ ref: string }>(createRequest({ amount: 25_000 }))
     expect(escrow.status).toBe(201)
-    expect(await creditEscrow(app.db.pool, { partnerId: credentials.partnerId, ref: escrow.body.ref, amountKobo: 25_000 })).toBe('applied')
+    expect(
+      await creditEscrow(app.db.pool, { partnerId: credentials.partnerId, ref: escrow.body.ref, amountKobo: 25_000 }),
+    ).toBe('applied')
 
     figures = await settledFigures(client, credentials.partnerId)
     expect(figures.escrow).toEqual({ heldKobo: 25_000, bookedKobo: 25_000 })
@@ -148,16 +193,34 @@ describe('GET /api/v1/rail/balances', () => {
     expect(collections.openingBalanceKobo).toBe(0)
     expect(collections.closingBalanceKobo).toBe(figures.collections.bookedKobo)
     expect(collections.lines.reduce((sum, line) => sum + signedKobo(line), 0)).toBe(figures.collections.bookedKobo)
-    expect(collections.lines).toContainEqual(expect.objectContaining({ cause: 'escrow', direction: 'debit', amountKobo: 25_000, object: { type: 'escrow', id: expect.any(String), reference: expect.stringMatching(/^EPT-/) } }))
-    expect(collections.lines).toContainEqual(expect.objectContaining({ cause: 'credit', direction: 'credit', amountKobo: 40_000, object: { type: 'inbound_credit', id: expect.any(String), reference: null } }))
+    expect(collections.lines).toContainEqual(
+      expect.objectContaining({
+        cause: 'escrow',
+        direction: 'debit',
+        amountKobo: 25_000,
+        object: { type: 'escrow', id: expect.any(String), reference: expect.stringMatching(/^EPT-/) },
+      }),
+    )
+    expect(collections.lines).toContainEqual(
+      expect.objectContaining({
+        cause: 'credit',
+        direction: 'credit',
+        amountKobo: 40_000,
+        object: { type: 'inbound_credit', id: expect.any(String), reference: null },
+      }),
+    )
 
     // The float statement ends at the float's booked balance: a posted payout is a line, a hold is not.
     const float = await wholeStatement(client, '/api/v1/rail/float/statement')
     expect(float.closingBalanceKobo).toBe(figures.float.bookedKobo)
     expect(float.lines.filter((line) => line.cause === 'payout').map((line) => line.amountKobo)).toEqual([100_000])
     // Collected money is settled to the float (the default): a settlement line on each side.
-    expect(collections.lines).toContainEqual(expect.objectContaining({ cause: 'settlement', direction: 'debit', amountKobo: 40_000 }))
-    expect(float.lines).toContainEqual(expect.objectContaining({ cause: 'settlement', direction: 'credit', amountKobo: 40_000 }))
+    expect(collections.lines).toContainEqual(
+      expect.objectContaining({ cause: 'settlement', direction: 'debit', amountKobo: 40_000 }),
+    )
+    expect(float.lines).toContainEqual(
+      expect.objectContaining({ cause: 'settlement', direction: 'credit', amountKobo: 40_000 }),
+    )
 
     // The payouts in flight end: one confirmed, one failed; nothing is pending any more.
     await settle(client, inFlight[0]!, 'confirmed')
@@ -165,7 +228,9 @@ describe('GET /api/v1/rail/balances', () => {
     figures = await settledFigures(client, credentials.partnerId)
     expect(figures.pendingPayouts).toEqual({ count: 0, amountKobo: 0 })
     expect(figures.float.availableKobo).toBe(figures.float.bookedKobo)
-    expect((await wholeStatement(client, '/api/v1/rail/float/statement')).closingBalanceKobo).toBe(figures.float.bookedKobo)
+    expect((await wholeStatement(client, '/api/v1/rail/float/statement')).closingBalanceKobo).toBe(
+      figures.float.bookedKobo,
+    )
 
     expect(await balances(bystander.client)).toEqual(ZERO)
   }, 120_000)

@@ -37,7 +37,8 @@ describe('textCell', () => {
   it('split on any separator, no piece of a guarded cell starts a formula', () => {
     const hostile = ['ok;=1+1', 'x, -2', 'a\t@SUM(A1)', 'l1\r\n+3', ' ;  =cmd|" /C calc"!A0', '=a;b,=c\t-d']
     for (const value of hostile) {
-      for (const piece of textCell(value).split(/[,;\t\r\n"]/)) expect(piece.trimStart(), JSON.stringify(value)).not.toMatch(/^[=+\-@]/)
+      for (const piece of textCell(value).split(/[,;\t\r\n"]/))
+        expect(piece.trimStart(), JSON.stringify(value)).not.toMatch(/^[=+\-@]/)
     }
   })
 
@@ -59,10 +60,34 @@ describe('statementCsv', () => {
       narration: 'rent,\r\n"March"',
     }
     const text = statementCsv([line, { ...line, object: null, narration: null }])
-    expect(text.split('\r\n')[0]).toBe('id,postedAt,cause,direction,amountKobo,balanceAfterKobo,objectType,objectId,objectReference,narration')
+    expect(text.split('\r\n')[0]).toBe(
+      'id,postedAt,cause,direction,amountKobo,balanceAfterKobo,objectType,objectId,objectReference,narration',
+    )
     expect(parseCsv(text)).toEqual([
-      ['id', 'postedAt', 'cause', 'direction', 'amountKobo', 'balanceAfterKobo', 'objectType', 'objectId', 'objectReference', 'narration'],
-      [line.id, '2026-01-02T03:04:05.678Z', 'credit', 'credit', '1500', '-20', 'wallet_move', 'x,y', "'-ref", 'rent,\r\n"March"'],
+      [
+        'id',
+        'postedAt',
+        'cause',
+        'direction',
+        'amountKobo',
+        'balanceAfterKobo',
+        'objectType',
+        'objectId',
+        'objectReference',
+        'narration',
+      ],
+      [
+        line.id,
+        '2026-01-02T03:04:05.678Z',
+        'credit',
+        'credit',
+        '1500',
+        '-20',
+        'wallet_move',
+        'x,y',
+        "'-ref",
+        'rent,\r\n"March"',
+      ],
       [line.id, '2026-01-02T03:04:05.678Z', 'credit', 'credit', '1500', '-20', '', '', '', ''],
     ])
     expect(parseCsv(statementCsv([]))).toHaveLength(1)

@@ -21,7 +21,9 @@ export async function statementPage(client: RailClient, path: string): Promise<S
   const response = await client.get<StatementJson>(path)
   expect(response.status, JSON.stringify(response.body)).toBe(200)
   const page = response.body
-  expect(page.openingBalanceKobo + page.data.reduce((sum, line) => sum + signedKobo(line), 0)).toBe(page.closingBalanceKobo)
+  expect(page.openingBalanceKobo + page.data.reduce((sum, line) => sum + signedKobo(line), 0)).toBe(
+    page.closingBalanceKobo,
+  )
   if (page.data.length > 0) expect(page.data[0]!.balanceAfterKobo).toBe(page.closingBalanceKobo)
   for (let i = 0; i + 1 < page.data.length; i++) {
     // Newest first: the line below is the balance before this one.
@@ -56,7 +58,12 @@ export async function wholeStatement(
     cursor = page.nextCursor ?? undefined
     pages++
   } while (cursor !== undefined)
-  return { lines, openingBalanceKobo: previous!.openingBalanceKobo, closingBalanceKobo: first!.closingBalanceKobo, pages }
+  return {
+    lines,
+    openingBalanceKobo: previous!.openingBalanceKobo,
+    closingBalanceKobo: first!.closingBalanceKobo,
+    pages,
+  }
 }
 
 /**
@@ -93,7 +100,18 @@ function expectCsvResponse(response: RailResponse<string>, page: StatementJson):
   const text = String(response.body ?? '')
   expect(text.endsWith('\r\n')).toBe(true)
   const [header, ...rows] = parseCsv(text)
-  expect(header).toEqual(['id', 'postedAt', 'cause', 'direction', 'amountKobo', 'balanceAfterKobo', 'objectType', 'objectId', 'objectReference', 'narration'])
+  expect(header).toEqual([
+    'id',
+    'postedAt',
+    'cause',
+    'direction',
+    'amountKobo',
+    'balanceAfterKobo',
+    'objectType',
+    'objectId',
+    'objectReference',
+    'narration',
+  ])
   expect(rows).toEqual(
     page.data.map((line) => [
       line.id,

@@ -47,11 +47,33 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const db = await createTestDatabase(options.poolMax)
   const masterKey = randomBytes(32)
   // Every test app mounts the sandbox bank: collections (and escrow funding) allocate accounts there.
-  const sandboxBank = { secret: options.sandboxBankSecret ?? randomBytes(16).toString('hex'), requestValidityS: options.sandboxBankRequestValidityS }
+  const sandboxBank = {
+    secret: options.sandboxBankSecret ?? randomBytes(16).toString('hex'),
+    requestValidityS: options.sandboxBankRequestValidityS,
+  }
   // The app reaches its own sandbox bank over real HTTP, at the address it gets once listening.
   let baseUrl = ''
-  const providers = { sandboxBankUrl: () => baseUrl, sandboxBankSecret: sandboxBank.secret, timeoutMs: options.providerTimeoutMs, clock: options.clock, requestValidityS: options.sandboxBankRequestValidityS }
-  const api = await buildApi({ pool: db.pool, masterKey, clock: options.clock, sandboxBank, providers, allowLoopbackCallbacks: true, payments: options.payments, maxAmountKobo: options.maxAmountKobo, sandboxPartnerDataDir: options.sandboxPartnerDataDir, eventStream: options.eventStream, ...options.edge, ...options.observe })
+  const providers = {
+    sandboxBankUrl: () => baseUrl,
+    sandboxBankSecret: sandboxBank.secret,
+    timeoutMs: options.providerTimeoutMs,
+    clock: options.clock,
+    requestValidityS: options.sandboxBankRequestValidityS,
+  }
+  const api = await buildApi({
+    pool: db.pool,
+    masterKey,
+    clock: options.clock,
+    sandboxBank,
+    providers,
+    allowLoopbackCallbacks: true,
+    payments: options.payments,
+    maxAmountKobo: options.maxAmountKobo,
+    sandboxPartnerDataDir: options.sandboxPartnerDataDir,
+    eventStream: options.eventStream,
+    ...options.edge,
+    ...options.observe,
+  })
   await api.listen({ host: '127.0.0.1', port: 0 })
   const address = api.server.address()
   baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
@@ -62,7 +84,13 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     masterKey,
     payments(settings) {
       const registry = new ProviderRegistry(db.pool, providers)
-      return paymentsDeps({ pool: db.pool, providers: registry, clock: options.clock ?? systemClock, settings: settings ?? options.payments, log: () => {} })
+      return paymentsDeps({
+        pool: db.pool,
+        providers: registry,
+        clock: options.clock ?? systemClock,
+        settings: settings ?? options.payments,
+        log: () => {},
+      })
     },
     async newPartner(overrides = {}) {
       const credentials = await createPartner(db.pool, masterKey, {

@@ -12,7 +12,11 @@ export interface CliResult {
 }
 
 /** `env` replaces these variables; a value of undefined removes one. */
-export function runRail(args: string[], env: Record<string, string | undefined> = {}, timeoutMs = 60_000): Promise<CliResult> {
+export function runRail(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  timeoutMs = 60_000,
+): Promise<CliResult> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env }
   delete childEnv.DATABASE_URL
   for (const [name, value] of Object.entries(env)) {
@@ -20,9 +24,14 @@ export function runRail(args: string[], env: Record<string, string | undefined> 
     else childEnv[name] = value
   }
   return new Promise((resolve) => {
-    execFile(process.execPath, [RAIL_BIN, ...args], { env: childEnv, cwd: PROJECT_ROOT, timeout: timeoutMs }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0
-      resolve({ code, stdout, stderr })
-    })
+    execFile(
+      process.execPath,
+      [RAIL_BIN, ...args],
+      { env: childEnv, cwd: PROJECT_ROOT, timeout: timeoutMs },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0
+        resolve({ code, stdout, stderr })
+      },
+    )
   })
 }

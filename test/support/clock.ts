@@ -24,5 +24,6 @@ export function testClock(base: Clock = systemClock): TestClock {
  */
 export async function advanceSandboxClock(client: RailClient, seconds: number): Promise<void> {
   const moved = await client.post<{ offsetSeconds: number }>('/api/v1/rail/sandbox/clock/advance', { seconds })
-  if (moved.status !== 200) throw new Error(`the sandbox clock did not move: ${moved.status} ${JSON.stringify(moved.body)}`)
+  if (moved.status !== 200)
+    throw new Error(`the sandbox clock did not move: ${moved.status} ${JSON.stringify(moved.body)}`)
 }

@@ -16,7 +16,16 @@ export const LISTS: Record<string, Lister> = {
   events: {
     path: '/api/v1/rail/events',
     async write(db, partnerId, n) {
-      return (await recordEvent(db, systemClock, { partnerId, type: 'test.cursor', objectType: 'test', objectId: `o${n}`, data: { n }, recordOnly: true })).id
+      return (
+        await recordEvent(db, systemClock, {
+          partnerId,
+          type: 'test.cursor',
+          objectType: 'test',
+          objectId: `o${n}`,
+          data: { n },
+          recordOnly: true,
+        })
+      ).id
     },
   },
   counterparties: {
@@ -25,7 +34,13 @@ export const LISTS: Record<string, Lister> = {
       // Unique per process and row: the process id and the row number make the account number.
       const accountNumber = String(1_000_000_000 + ((process.pid * 1_000 + n) % 9_000_000_000)).slice(0, 10)
       const account = { bankCode: '058', accountNumber, accountName: `Account ${n}` }
-      return (await counterparties.upsertCounterparty(db, { id: uuidv7(), partnerId, ...account, name: account.accountName }, false)).counterparty.id
+      return (
+        await counterparties.upsertCounterparty(
+          db,
+          { id: uuidv7(), partnerId, ...account, name: account.accountName },
+          false,
+        )
+      ).counterparty.id
     },
   },
 }

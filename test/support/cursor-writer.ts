@@ -17,13 +17,17 @@ async function run(line: string): Promise<{ ok: true; id?: string }> {
     await client.query(command.toUpperCase())
     return { ok: true }
   }
-  if (command === 'write' && list && partnerId && n) return { ok: true, id: await LISTS[list]!.write(client, partnerId, Number(n)) }
+  if (command === 'write' && list && partnerId && n)
+    return { ok: true, id: await LISTS[list]!.write(client, partnerId, Number(n)) }
   throw new Error(`unknown command: ${line}`)
 }
 
 process.stdout.write(`${JSON.stringify({ ok: true, ready: true })}\n`)
 for await (const line of createInterface({ input: process.stdin })) {
-  const answer = await run(line).catch((error: unknown) => ({ ok: false, error: error instanceof Error ? error.message : String(error) }))
+  const answer = await run(line).catch((error: unknown) => ({
+    ok: false,
+    error: error instanceof Error ? error.message : String(error),
+  }))
   process.stdout.write(`${JSON.stringify(answer)}\n`)
 }
 client.release()

@@ -24,7 +24,9 @@ const NAME_CHARS_MAX = 63
 function fileSlug(): string {
   const testPath = expect.getState().testPath
   if (!testPath) return ''
-  const slug = `${path.basename(path.dirname(testPath))}_${path.basename(testPath).replace(/\.test\.ts$/, '')}`.toLowerCase().replace(/[^a-z0-9]+/g, '_')
+  const slug = `${path.basename(path.dirname(testPath))}_${path.basename(testPath).replace(/\.test\.ts$/, '')}`
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
   const room = NAME_CHARS_MAX - inject('testDatabasePrefix').length - 12 - 1
   return `${slug.slice(0, Math.max(room, 0))}_`
 }
@@ -46,7 +48,8 @@ export async function createTestDatabase(poolMax = 10): Promise<TestDatabase> {
         await pool.end()
       }
       await adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      if (problems.length > 0) throw new Error(`the ledger of test database ${name} does not verify: ${problems.join('; ')}`)
+      if (problems.length > 0)
+        throw new Error(`the ledger of test database ${name} does not verify: ${problems.join('; ')}`)
     },
   }
 }

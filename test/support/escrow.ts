@@ -18,22 +18,37 @@ export interface EscrowResponse<T = Record<string, unknown>> {
 
 /** Calls the escrow API with an X-API-Key (or none when apiKey is undefined). */
 export function escrowClient(baseUrl: string, apiKey: string | undefined) {
-  async function call<T>(method: string, path: string, body?: unknown, options: { rawBody?: string; headers?: Record<string, string> } = {}): Promise<EscrowResponse<T>> {
+  async function call<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    options: { rawBody?: string; headers?: Record<string, string> } = {},
+  ): Promise<EscrowResponse<T>> {
     const text = options.rawBody ?? (body === undefined ? undefined : JSON.stringify(body))
-    const headers: Record<string, string> = { ...(apiKey === undefined ? {} : { 'X-API-Key': apiKey }), ...(text === undefined ? {} : { 'Content-Type': 'application/json' }), ...options.headers }
+    const headers: Record<string, string> = {
+      ...(apiKey === undefined ? {} : { 'X-API-Key': apiKey }),
+      ...(text === undefined ? {} : { 'Content-Type': 'application/json' }),
+      ...options.headers,
+    }
     const response = await fetch(`${baseUrl}/api/v1/escrow/partner${path}`, { method, headers, body: text })
     const raw = await response.text()
     return { status: response.status, headers: response.headers, body: (raw === '' ? undefined : JSON.parse(raw)) as T }
   }
   return {
-    create: <T = Record<string, unknown>>(body: unknown, options?: { rawBody?: string; headers?: Record<string, string> }) => call<T>('POST', '/create', body, options),
+    create: <T = Record<string, unknown>>(
+      body: unknown,
+      options?: { rawBody?: string; headers?: Record<string, string> },
+    ) => call<T>('POST', '/create', body, options),
     get: <T = Record<string, unknown>>(ref: string) => call<T>('GET', `/${ref}`),
     list: <T = Record<string, unknown>>(query = '') => call<T>('GET', query),
-    release: <T = Record<string, unknown>>(ref: string, body?: unknown, options?: { rawBody?: string }) => call<T>('PATCH', `/${ref}/release`, body, options),
-    cancel: <T = Record<string, unknown>>(ref: string, body?: unknown, options?: { rawBody?: string }) => call<T>('PATCH', `/${ref}/cancel`, body, options),
+    release: <T = Record<string, unknown>>(ref: string, body?: unknown, options?: { rawBody?: string }) =>
+      call<T>('PATCH', `/${ref}/release`, body, options),
+    cancel: <T = Record<string, unknown>>(ref: string, body?: unknown, options?: { rawBody?: string }) =>
+      call<T>('PATCH', `/${ref}/cancel`, body, options),
     webhook: <T = Record<string, unknown>>(body: unknown) => call<T>('POST', '/webhook', body),
     /** PATCH /:ref/<action> (e.g. `refund`, the retry of a failed refund). */
-    patch: <T = Record<string, unknown>>(ref: string, action: string, body?: unknown) => call<T>('PATCH', `/${ref}/${action}`, body),
+    patch: <T = Record<string, unknown>>(ref: string, action: string, body?: unknown) =>
+      call<T>('PATCH', `/${ref}/${action}`, body),
     call,
   }
 }
@@ -60,14 +75,21 @@ export async function escrowIdOf(db: Queryable, ref: string): Promise<string> {
 }
 
 /** The account a test payer pays from (at another bank), and the name the sandbox bank answers for it. */
-export const TEST_PAYER = { accountNumber: nuban('058', '135792468'), bankCode: '058', accountName: syntheticAccountName('058', nuban('058', '135792468')) }
+export const TEST_PAYER = {
+  accountNumber: nuban('058', '135792468'),
+  bankCode: '058',
+  accountName: syntheticAccountName('058', nuban('058', '135792468')),
+}
 
 /**
  * What the collections credit path does: records the bank's credit to the escrow's funding account
  * (from TEST_PAYER), posts it (provider settlement → collections) and applies it to the escrow, in
  * one transaction. A creditId seen before is the bank's credit announced again.
  */
-export async function creditEscrow(pool: Pool, input: { partnerId: string; ref: string; amountKobo: number; creditId?: string; clock?: Clock }): Promise<'applied' | 'unmatched'> {
+export async function creditEscrow(
+  pool: Pool,
+  input: { partnerId: string; ref: string; amountKobo: number; creditId?: string; clock?: Clock },
+): Promise<'applied' | 'unmatched'> {
   const creditId = input.creditId ?? randomUUID()
   const escrowId = await escrowIdOf(pool, input.ref)
   return withTransaction(pool, async (tx) => {
@@ -92,7 +114,14 @@ export async function creditEscrow(pool: Pool, input: { partnerId: string; ref: 
       sourceType: 'test_credit',
       sourceId: creditId,
     })
-    return applyEscrowFunding({ clock: input.clock ?? systemClock }, tx, { escrowId, partnerId: input.partnerId, amountKobo: input.amountKobo, currency: 'NGN', creditId, collectionsAccountId })
+    return applyEscrowFunding({ clock: input.clock ?? systemClock }, tx, {
+      escrowId,
+      partnerId: input.partnerId,
+      amountKobo: input.amountKobo,
+      currency: 'NGN',
+      creditId,
+      collectionsAccountId,
+    })
   })
 }
 
@@ -108,7 +137,8 @@ export interface EscrowMoney {
 
 /** The balances an escrow's money touches (the partner's holding, collections and float are shared by its escrows). */
 export async function moneyOf(db: Queryable, partnerId: string, _ref?: string): Promise<EscrowMoney> {
-  const balance = async (kind: 'escrow_holding' | 'collections' | 'float') => (await getBalance(db, await ensurePartnerAccount(db, partnerId, 'NGN', kind)))!
+  const balance = async (kind: 'escrow_holding' | 'collections' | 'float') =>
+    (await getBalance(db, await ensurePartnerAccount(db, partnerId, 'NGN', kind)))!
   const holding = await balance('escrow_holding')
   return {
     holdingKobo: holding.availableKobo,
@@ -125,9 +155,16 @@ export async function moneyOf(db: Queryable, partnerId: string, _ref?: string): 
  * refunds judge what is due by the same clock as the job that wrote it (one clock per column).
  */
 export async function reachExpiry(pool: Pool, ref: string): Promise<void> {
-  await pool.query(`UPDATE escrows SET expires_at = greatest(created_at, now() - interval '1 millisecond') WHERE ref = $1`, [ref])
+  await pool.query(
+    `UPDATE escrows SET expires_at = greatest(created_at, now() - interval '1 millisecond') WHERE ref = $1`,
+    [ref],
+  )
 }
 
 export function expiryDeps(app: TestApp, clock: Clock = systemClock): ExpiryDeps {
-  return { pool: app.db.pool, clock, outbound: outboundDeps({ pool: app.db.pool, allowLoopbackCallbacks: true, payments: app.payments() }) }
+  return {
+    pool: app.db.pool,
+    clock,
+    outbound: outboundDeps({ pool: app.db.pool, allowLoopbackCallbacks: true, payments: app.payments() }),
+  }
 }

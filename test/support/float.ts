@@ -6,6 +6,10 @@ import type { Schemas } from '../../packages/sdk/src/index.ts'
 
 export type FundingJson = Schemas['FloatFunding']
 
-export function fundFloat(client: RailClient, amountKobo: number, reference = `fund-${randomUUID()}`): Promise<RailResponse<FundingJson>> {
+export function fundFloat(
+  client: RailClient,
+  amountKobo: number,
+  reference = `fund-${randomUUID()}`,
+): Promise<RailResponse<FundingJson>> {
   return client.post<FundingJson>('/api/v1/rail/sandbox/fund-float', { amountKobo, reference })
 }

@@ -49,8 +49,11 @@ export async function setup(project: TestProject): Promise<() => Promise<void>> 
   return async () => {
     const client = new pg.Client({ connectionString: adminUrl })
     await client.connect()
-    const { rows } = await client.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE $1`, [`${prefix}%`])
-    for (const row of rows) await client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(row.datname)} WITH (FORCE)`)
+    const { rows } = await client.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE $1`, [
+      `${prefix}%`,
+    ])
+    for (const row of rows)
+      await client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(row.datname)} WITH (FORCE)`)
     await client.end()
     await embedded?.stop()
     if (dataDir) rmSync(dataDir, { recursive: true, force: true })

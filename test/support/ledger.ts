@@ -7,7 +7,13 @@ import type { Queryable } from '../../src/platform/db.ts'
 
 export async function newAccount(
   db: Queryable,
-  options: { kind?: AccountKind; currency?: string; debitsMustNotExceedCredits?: boolean; creditsMustNotExceedDebits?: boolean; partnerId?: string | null } = {},
+  options: {
+    kind?: AccountKind
+    currency?: string
+    debitsMustNotExceedCredits?: boolean
+    creditsMustNotExceedDebits?: boolean
+    partnerId?: string | null
+  } = {},
 ): Promise<string> {
   return createAccount(db, {
     partnerId: options.partnerId ?? null,
@@ -19,8 +25,21 @@ export async function newAccount(
 }
 
 /** Moves `amountKobo` from `source` (an account without limits) into `accountId`. */
-export async function fund(db: Queryable, source: string, accountId: string, amountKobo: number, currency = 'NGN'): Promise<void> {
-  await createTransfer(db, { id: randomUUID(), debitAccountId: source, creditAccountId: accountId, amountKobo, currency, code: 'test_funding' })
+export async function fund(
+  db: Queryable,
+  source: string,
+  accountId: string,
+  amountKobo: number,
+  currency = 'NGN',
+): Promise<void> {
+  await createTransfer(db, {
+    id: randomUUID(),
+    debitAccountId: source,
+    creditAccountId: accountId,
+    amountKobo,
+    currency,
+    code: 'test_funding',
+  })
 }
 
 /** `count` wallets (never overdrawn), each funded with `openingKobo` from an account without limits. */
@@ -40,7 +59,10 @@ export async function fundedWallets(db: Queryable, count: number, openingKobo: n
  * credits with one UPDATE and no transfer behind it — damage that tests expect the database or
  * verifyLedger to catch. A negative amount undoes it.
  */
-export async function forgeBalancedTotals(db: Queryable, move: { debitAccountId: string; creditAccountId: string; amountKobo: number }): Promise<void> {
+export async function forgeBalancedTotals(
+  db: Queryable,
+  move: { debitAccountId: string; creditAccountId: string; amountKobo: number },
+): Promise<void> {
   await db.query(
     `UPDATE ledger_accounts SET debits_posted = debits_posted + CASE WHEN id = $1 THEN $3::bigint ELSE 0 END,
                                 credits_posted = credits_posted + CASE WHEN id = $2 THEN $3::bigint ELSE 0 END

@@ -26,7 +26,12 @@ const OUTPUT_CHARS_KEPT = 20_000
  */
 export const SMALL_PROCESS_ENV = { DATABASE_POOL_MAX: '4', WORKER_CONCURRENCY: '2' }
 
-export function spawnRail(app: TestApp, role: 'api' | 'worker', settings: { bankSecret: string; dataDir: string }, env: Record<string, string> = {}): RailProcess {
+export function spawnRail(
+  app: TestApp,
+  role: 'api' | 'worker',
+  settings: { bankSecret: string; dataDir: string },
+  env: Record<string, string> = {},
+): RailProcess {
   const child = spawn(process.execPath, [RAIL_BIN, role], {
     cwd: PROJECT_ROOT,
     env: {
@@ -69,7 +74,9 @@ export interface KillBench {
   close(): Promise<void>
 }
 
-export async function startKillBench(options: Omit<RailOptions, 'workers' | 'receiver'> & { sandboxBankSecret: string }): Promise<KillBench> {
+export async function startKillBench(
+  options: Omit<RailOptions, 'workers' | 'receiver'> & { sandboxBankSecret: string },
+): Promise<KillBench> {
   // No workers: the test starts them (startPaymentWorkers) after the processes it killed.
   const app = await startRail({ ...options, receiver: true })
   // The processes' data directory: reachable by the embedded database's user (not under a 0700 parent).
@@ -83,5 +90,10 @@ export async function startKillBench(options: Omit<RailOptions, 'workers' | 'rec
     await close()
     throw error
   })
-  return { app, party, rail: (role, env = {}) => spawnRail(app, role, { bankSecret: options.sandboxBankSecret, dataDir }, env), close }
+  return {
+    app,
+    party,
+    rail: (role, env = {}) => spawnRail(app, role, { bankSecret: options.sandboxBankSecret, dataDir }, env),
+    close,
+  }
 }

@@ -97,7 +97,12 @@ export async function startRail(options: RailOptions = {}): Promise<Rail> {
 }
 
 /** The workers' dependencies: the app's, as `rail worker` beside it would have them, then the settings given. */
-function workerDeps(app: TestApp, bankSecret: string, appOptions: TestAppOptions, settings: WorkerSettings): WorkerDeps {
+function workerDeps(
+  app: TestApp,
+  bankSecret: string,
+  appOptions: TestAppOptions,
+  settings: WorkerSettings,
+): WorkerDeps {
   // The bank's clock is the workers' own unless told (buildTaskList gives it): keys left undefined would hide it.
   const providers: ProviderSettings = definedOnly({
     sandboxBankUrl: () => app.baseUrl,

@@ -43,7 +43,8 @@ export async function startReceiver(port = 0): Promise<Receiver> {
     async waitForRequests(count, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs
       while (receiver.requests.length < count) {
-        if (Date.now() > deadline) throw new Error(`receiver got ${receiver.requests.length} requests, expected ${count}`)
+        if (Date.now() > deadline)
+          throw new Error(`receiver got ${receiver.requests.length} requests, expected ${count}`)
         await new Promise((resolve) => setTimeout(resolve, 20))
       }
       return receiver.requests
@@ -57,7 +58,13 @@ export async function startReceiver(port = 0): Promise<Receiver> {
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', () => {
-      const received: ReceivedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, rawBody: Buffer.concat(chunks).toString('utf8'), receivedAt: Date.now() }
+      const received: ReceivedRequest = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        rawBody: Buffer.concat(chunks).toString('utf8'),
+        receivedAt: Date.now(),
+      }
       const index = receiver.requests.push(received) - 1
       const answer = receiver.answer(received, index)
       if (answer.hang) return

@@ -9,7 +9,11 @@
  */
 export const WAIT_SCALE = Number(process.env.RAIL_TEST_WAIT_SCALE ?? 3)
 
-export async function waitFor(condition: () => Promise<boolean> | boolean, timeoutMs = 20_000, what = 'condition'): Promise<void> {
+export async function waitFor(
+  condition: () => Promise<boolean> | boolean,
+  timeoutMs = 20_000,
+  what = 'condition',
+): Promise<void> {
   const limitMs = timeoutMs * WAIT_SCALE
   const deadline = Date.now() + limitMs
   while (!(await condition())) {

@@ -29,14 +29,35 @@ afterAll(async () => {
 })
 
 async function fundedWallet(amountKobo: number): Promise<{ walletId: string; accountNumber: string }> {
-  const wallet = (await client.post<{ walletId: string; accountNumber: string }>('/wallet', { customerReference: randomUUID(), name: 'Claimer' })).body
-  if (amountKobo > 0) expect((await client.post('/wallet/credit', { walletId: wallet.walletId, reference: randomUUID(), amountKobo, currency: 'NGN' })).status).toBe(200)
+  const wallet = (
+    await client.post<{ walletId: string; accountNumber: string }>('/wallet', {
+      customerReference: randomUUID(),
+      name: 'Claimer',
+    })
+  ).body
+  if (amountKobo > 0)
+    expect(
+      (
+        await client.post('/wallet/credit', {
+          walletId: wallet.walletId,
+          reference: randomUUID(),
+          amountKobo,
+          currency: 'NGN',
+        })
+      ).status,
+    ).toBe(200)
   return wallet
 }
 
-const balance = async (walletId: string) => (await client.get<{ availableBalanceKobo: number; bookedBalanceKobo: number }>(`/wallet/customer?customerId=${walletId}`)).body
+const balance = async (walletId: string) =>
+  (
+    await client.get<{ availableBalanceKobo: number; bookedBalanceKobo: number }>(
+      `/wallet/customer?customerId=${walletId}`,
+    )
+  ).body
 const bankBalance = async (accountNumber: string) =>
-  (await app.db.pool.query(`SELECT balance_kobo FROM sandbox_bank.accounts WHERE account_number = $1`, [accountNumber])).rows[0].balance_kobo as number
+  (await app.db.pool.query(`SELECT balance_kobo FROM sandbox_bank.accounts WHERE account_number = $1`, [accountNumber]))
+    .rows[0].balance_kobo as number
 
 describe('one batch, each caller its own outcome', () => {
   it('claimed, too little money, no such wallet, a reference used twice in the batch: decided one by one, and the claimed moves complete', async () => {
@@ -46,7 +67,12 @@ describe('one batch, each caller its own outcome', () => {
     const partner = { id: credentials.partnerId, environment: 'sandbox' as const }
     const claim = (request: Omit<MoveRequest, 'currency'>): Claim => {
       const full = { ...request, currency: 'NGN' }
-      return { partner, type: 'wallet_transfer', request: full, hash: requestHash({ type: 'wallet_transfer', ...full }) }
+      return {
+        partner,
+        type: 'wallet_transfer',
+        request: full,
+        hash: requestHash({ type: 'wallet_transfer', ...full }),
+      }
     }
     const twice = randomUUID()
     const claims = [
@@ -60,21 +86,44 @@ describe('one batch, each caller its own outcome', () => {
     const payments = app.payments()
     const outcomes = await withTransaction(app.db.pool, (tx) => claimMoves(app.db.pool, payments, tx, claims))
 
-    expect(outcomes.map((outcome) => outcome.kind)).toEqual(['claimed', 'refused', 'refused', 'claimed', 'taken', 'claimed'])
+    expect(outcomes.map((outcome) => outcome.kind)).toEqual([
+      'claimed',
+      'refused',
+      'refused',
+      'claimed',
+      'taken',
+      'claimed',
+    ])
     expect(outcomes[1]!.kind === 'refused' && outcomes[1]!.error.code).toBe('insufficient_funds')
     expect(outcomes[2]!.kind === 'refused' && outcomes[2]!.error.code).toBe('not_found')
     // The refused claims recorded nothing; their references stay free.
-    const recorded = await app.db.pool.query(`SELECT reference FROM wallet_moves WHERE reference = ANY ($1::text[])`, [claims.map((entry) => entry.request.reference)])
-    expect(recorded.rows.map((row) => row.reference).sort()).toEqual([claims[0]!.request.reference, twice, claims[5]!.request.reference].sort())
-    expect(await balance(poor.walletId)).toEqual(expect.objectContaining({ availableBalanceKobo: 0, bookedBalanceKobo: 1_000 }))
+    const recorded = await app.db.pool.query(`SELECT reference FROM wallet_moves WHERE reference = ANY ($1::text[])`, [
+      claims.map((entry) => entry.request.reference),
+    ])
+    expect(recorded.rows.map((row) => row.reference).sort()).toEqual(
+      [claims[0]!.request.reference, twice, claims[5]!.request.reference].sort(),
+    )
+    expect(await balance(poor.walletId)).toEqual(
+      expect.objectContaining({ availableBalanceKobo: 0, bookedBalanceKobo: 1_000 }),
+    )
 
     // Each claimed move is sent by its own caller, and ends.
     for (const outcome of outcomes) if (outcome.kind === 'claimed') await workCreated(payments, outcome.instruction)
-    const statuses = await app.db.pool.query(`SELECT status FROM wallet_moves WHERE reference = ANY ($1::text[])`, [claims.map((entry) => entry.request.reference)])
+    const statuses = await app.db.pool.query(`SELECT status FROM wallet_moves WHERE reference = ANY ($1::text[])`, [
+      claims.map((entry) => entry.request.reference),
+    ])
     expect(statuses.rows.map((row) => row.status)).toEqual(['successful', 'successful', 'successful'])
-    expect(await balance(rich.walletId)).toEqual(expect.objectContaining({ availableBalanceKobo: 2_000, bookedBalanceKobo: 2_000 }))
-    expect(await balance(to.walletId)).toEqual(expect.objectContaining({ availableBalanceKobo: 4_000, bookedBalanceKobo: 4_000 }))
-    expect([await bankBalance(rich.accountNumber), await bankBalance(poor.accountNumber), await bankBalance(to.accountNumber)]).toEqual([2_000, 0, 4_000])
+    expect(await balance(rich.walletId)).toEqual(
+      expect.objectContaining({ availableBalanceKobo: 2_000, bookedBalanceKobo: 2_000 }),
+    )
+    expect(await balance(to.walletId)).toEqual(
+      expect.objectContaining({ availableBalanceKobo: 4_000, bookedBalanceKobo: 4_000 }),
+    )
+    expect([
+      await bankBalance(rich.accountNumber),
+      await bankBalance(poor.accountNumber),
+      await bankBalance(to.accountNumber),
+    ]).toEqual([2_000, 0, 4_000])
   })
 })
 
@@ -83,19 +132,41 @@ describe('concurrent moves over HTTP', () => {
     const shared = await fundedWallet(10_000)
     const others = await Promise.all(Array.from({ length: 4 }, () => fundedWallet(10_000)))
     const to = await fundedWallet(0)
-    const fromShared = Array.from({ length: 20 }, () => ({ walletId: shared.walletId, destinationWalletId: to.walletId, reference: randomUUID(), amountKobo: 1_000, currency: 'NGN' }))
+    const fromShared = Array.from({ length: 20 }, () => ({
+      walletId: shared.walletId,
+      destinationWalletId: to.walletId,
+      reference: randomUUID(),
+      amountKobo: 1_000,
+      currency: 'NGN',
+    }))
     const fromOthers = others.flatMap((wallet) =>
-      Array.from({ length: 5 }, () => ({ walletId: wallet.walletId, destinationWalletId: to.walletId, reference: randomUUID(), amountKobo: 500, currency: 'NGN' })),
+      Array.from({ length: 5 }, () => ({
+        walletId: wallet.walletId,
+        destinationWalletId: to.walletId,
+        reference: randomUUID(),
+        amountKobo: 500,
+        currency: 'NGN',
+      })),
     )
-    const answers = await Promise.all([...fromShared, ...fromOthers].map((body) => client.post<{ status?: string; error?: string }>('/transfer/wallet', body)))
+    const answers = await Promise.all(
+      [...fromShared, ...fromOthers].map((body) =>
+        client.post<{ status?: string; error?: string }>('/transfer/wallet', body),
+      ),
+    )
 
     expect(answers.filter((answer) => answer.status >= 500)).toEqual([])
     const shares = answers.slice(0, 20)
     expect(shares.filter((answer) => answer.status === 200 && answer.body.status === 'successful')).toHaveLength(10)
-    expect(shares.filter((answer) => answer.status === 422 && answer.body.error === 'insufficient_funds')).toHaveLength(10)
+    expect(shares.filter((answer) => answer.status === 422 && answer.body.error === 'insufficient_funds')).toHaveLength(
+      10,
+    )
     expect(answers.slice(20).every((answer) => answer.status === 200 && answer.body.status === 'successful')).toBe(true)
-    expect(await balance(shared.walletId)).toEqual(expect.objectContaining({ availableBalanceKobo: 0, bookedBalanceKobo: 0 }))
-    expect(await balance(to.walletId)).toEqual(expect.objectContaining({ availableBalanceKobo: 20_000, bookedBalanceKobo: 20_000 }))
+    expect(await balance(shared.walletId)).toEqual(
+      expect.objectContaining({ availableBalanceKobo: 0, bookedBalanceKobo: 0 }),
+    )
+    expect(await balance(to.walletId)).toEqual(
+      expect.objectContaining({ availableBalanceKobo: 20_000, bookedBalanceKobo: 20_000 }),
+    )
     expect(await bankBalance(shared.accountNumber)).toBe(0)
     expect(await bankBalance(to.accountNumber)).toBe(20_000)
   })
@@ -125,7 +196,10 @@ describe('a batch of N claims equals N batches of one', () => {
 
   const moveCommand: fc.Arbitrary<MoveCommand> = fc.record({
     type: fc.constantFrom<MoveType>('credit', 'debit', 'wallet_transfer', 'wallet_transfer', 'bank_payout'),
-    from: fc.oneof({ weight: 6, arbitrary: fc.nat({ max: FUNDED_KOBO.length - 1 }) }, { weight: 1, arbitrary: fc.constant(NO_SUCH_WALLET) }),
+    from: fc.oneof(
+      { weight: 6, arbitrary: fc.nat({ max: FUNDED_KOBO.length - 1 }) },
+      { weight: 1, arbitrary: fc.constant(NO_SUCH_WALLET) },
+    ),
     to: fc.nat({ max: FUNDED_KOBO.length - 1 }),
     amountKobo: fc.constantFrom(500, 1_500, 3_000),
     repeat: fc.option(fc.record({ of: fc.nat(), sameBody: fc.boolean() }), { freq: 4 }),
@@ -155,17 +229,38 @@ describe('a batch of N claims equals N batches of one', () => {
     const partnerId = own.credentials.partnerId
     const wallets: string[] = []
     for (const amountKobo of FUNDED_KOBO) {
-      const wallet = (await own.client.post<{ walletId: string }>('/wallet', { customerReference: randomUUID(), name: 'Claimer' })).body
-      if (amountKobo > 0) expect((await own.client.post('/wallet/credit', { walletId: wallet.walletId, reference: randomUUID(), amountKobo, currency: 'NGN' })).status).toBe(200)
+      const wallet = (
+        await own.client.post<{ walletId: string }>('/wallet', { customerReference: randomUUID(), name: 'Claimer' })
+      ).body
+      if (amountKobo > 0)
+        expect(
+          (
+            await own.client.post('/wallet/credit', {
+              walletId: wallet.walletId,
+              reference: randomUUID(),
+              amountKobo,
+              currency: 'NGN',
+            })
+          ).status,
+        ).toBe(200)
       wallets.push(wallet.walletId)
     }
     const labels = new Map([[partnerId, 'partner']])
-    const rows = await app.db.pool.query<{ id: string; account_number: string; ledger_account_id: string }>(`SELECT id, account_number, ledger_account_id FROM wallets WHERE partner_id = $1`, [partnerId])
+    const rows = await app.db.pool.query<{ id: string; account_number: string; ledger_account_id: string }>(
+      `SELECT id, account_number, ledger_account_id FROM wallets WHERE partner_id = $1`,
+      [partnerId],
+    )
     for (const row of rows.rows) {
       const label = `wallet ${wallets.indexOf(row.id)}`
-      labels.set(row.id, label).set(row.account_number, `${label} account number`).set(row.ledger_account_id, `${label} ledger account`)
+      labels
+        .set(row.id, label)
+        .set(row.account_number, `${label} account number`)
+        .set(row.ledger_account_id, `${label} ledger account`)
     }
-    const accounts = await app.db.pool.query<{ id: string; kind: string }>(`SELECT id, kind FROM ledger_accounts WHERE partner_id = $1 AND kind <> 'wallet'`, [partnerId])
+    const accounts = await app.db.pool.query<{ id: string; kind: string }>(
+      `SELECT id, kind FROM ledger_accounts WHERE partner_id = $1 AND kind <> 'wallet'`,
+      [partnerId],
+    )
     for (const row of accounts.rows) labels.set(row.id, row.kind)
     return { partner: { id: partnerId, environment: 'sandbox' }, wallets, labels }
   }
@@ -185,7 +280,13 @@ describe('a batch of N claims equals N batches of one', () => {
             currency: 'NGN',
             narration: `Move ${index}`,
             ...(type === 'wallet_transfer' ? { destinationWalletId: world.wallets[command.to]! } : {}),
-            ...(type === 'bank_payout' ? { destinationBankCode: '058', destinationAccountNumber: nuban('058', String(200_000_000 + command.to)), destinationAccountName: 'Ada Obi' } : {}),
+            ...(type === 'bank_payout'
+              ? {
+                  destinationBankCode: '058',
+                  destinationAccountNumber: nuban('058', String(200_000_000 + command.to)),
+                  destinationAccountName: 'Ada Obi',
+                }
+              : {}),
           }
       const hash = requestHash({ type, ...request })
       // The hash covers the wallets' ids: what it stands for is the request it was first made of.
@@ -196,12 +297,19 @@ describe('a batch of N claims equals N batches of one', () => {
   }
 
   /** Each claim's outcome as its caller tells it after the commit: claimed, refused (why), or taken (a replay, a 409, or still in progress). */
-  async function outcomesOf(world: World, claims: readonly Claim[], outcomes: readonly ClaimOutcome[]): Promise<string[]> {
+  async function outcomesOf(
+    world: World,
+    claims: readonly Claim[],
+    outcomes: readonly ClaimOutcome[],
+  ): Promise<string[]> {
     return Promise.all(
       outcomes.map(async (outcome, index) => {
         if (outcome.kind === 'claimed') return `claimed ${outcome.move.status} ${outcome.instruction.state}`
         if (outcome.kind === 'refused') return `refused ${outcome.error.code}`
-        const stored = await app.db.pool.query<{ request_hash: string }>(`SELECT request_hash FROM wallet_moves WHERE partner_id = $1 AND reference = $2`, [world.partner.id, claims[index]!.request.reference])
+        const stored = await app.db.pool.query<{ request_hash: string }>(
+          `SELECT request_hash FROM wallet_moves WHERE partner_id = $1 AND reference = $2`,
+          [world.partner.id, claims[index]!.request.reference],
+        )
         if (!stored.rows[0]) return 'taken: request_in_progress'
         return stored.rows[0].request_hash === claims[index]!.hash ? 'taken: replayed' : 'taken: idempotency_conflict'
       }),
@@ -218,7 +326,8 @@ describe('a batch of N claims equals N batches of one', () => {
       world.labels.set(row.id, `move ${row.reference}`)
       if (row.hold_transfer_id) world.labels.set(row.hold_transfer_id, `hold of ${row.reference}`)
     }
-    const query = async (sql: string) => (await app.db.pool.query(sql, [world.partner.id])).rows.map((row) => label(row, world.labels))
+    const query = async (sql: string) =>
+      (await app.db.pool.query(sql, [world.partner.id])).rows.map((row) => label(row, world.labels))
     return {
       moves: await query(
         `SELECT id, reference, request_hash, type, status, wallet_id, destination_wallet_id, amount_kobo, currency, narration, provider, hold_transfer_id,
@@ -237,20 +346,28 @@ describe('a batch of N claims equals N batches of one', () => {
            FROM ledger_transfers l JOIN wallet_moves m ON l.source_id = m.id::text LEFT JOIN ledger_pending_transfers p ON p.transfer_id = l.id
           WHERE m.partner_id = $1 AND m.reference LIKE 'move-%' ORDER BY l.sequence`,
       ),
-      balances: (await query(`SELECT id, kind, debits_pending, debits_posted, credits_pending, credits_posted FROM ledger_accounts WHERE partner_id = $1`)).sort((a, b) =>
-        String((a as { id: string }).id).localeCompare(String((b as { id: string }).id)),
-      ),
+      balances: (
+        await query(
+          `SELECT id, kind, debits_pending, debits_posted, credits_pending, credits_posted FROM ledger_accounts WHERE partner_id = $1`,
+        )
+      ).sort((a, b) => String((a as { id: string }).id).localeCompare(String((b as { id: string }).id))),
     }
   }
 
   function label(row: Record<string, unknown>, labels: Map<string, string>): Record<string, unknown> {
-    return Object.fromEntries(Object.entries(row).map(([key, value]) => [key, typeof value === 'string' ? (labels.get(value) ?? value) : value]))
+    return Object.fromEntries(
+      Object.entries(row).map(([key, value]) => [
+        key,
+        typeof value === 'string' ? (labels.get(value) ?? value) : value,
+      ]),
+    )
   }
 
   async function writingTransactions(world: World): Promise<number> {
-    const { rows } = await app.db.pool.query<{ n: number }>(`SELECT count(DISTINCT xmin::text)::int AS n FROM wallet_moves WHERE partner_id = $1 AND reference LIKE 'move-%'`, [
-      world.partner.id,
-    ])
+    const { rows } = await app.db.pool.query<{ n: number }>(
+      `SELECT count(DISTINCT xmin::text)::int AS n FROM wallet_moves WHERE partner_id = $1 AND reference LIKE 'move-%'`,
+      [world.partner.id],
+    )
     return rows[0]!.n
   }
 
@@ -263,15 +380,26 @@ describe('a batch of N claims equals N batches of one', () => {
         const batched = await buildWorld()
         const aloneClaims = claimsOf(alone, commands, noSuchWallet)
         const aloneOutcomes: ClaimOutcome[] = []
-        for (const claim of aloneClaims) aloneOutcomes.push(...(await withTransaction(app.db.pool, (tx) => claimMoves(app.db.pool, payments, tx, [claim]))))
+        for (const claim of aloneClaims)
+          aloneOutcomes.push(
+            ...(await withTransaction(app.db.pool, (tx) => claimMoves(app.db.pool, payments, tx, [claim]))),
+          )
         const batchedClaims = claimsOf(batched, commands, noSuchWallet)
-        const batchedOutcomes = await withTransaction(app.db.pool, (tx) => claimMoves(app.db.pool, payments, tx, batchedClaims))
+        const batchedOutcomes = await withTransaction(app.db.pool, (tx) =>
+          claimMoves(app.db.pool, payments, tx, batchedClaims),
+        )
 
-        expect(await outcomesOf(batched, batchedClaims, batchedOutcomes)).toEqual(await outcomesOf(alone, aloneClaims, aloneOutcomes))
+        expect(await outcomesOf(batched, batchedClaims, batchedOutcomes)).toEqual(
+          await outcomesOf(alone, aloneClaims, aloneOutcomes),
+        )
         expect(await claimed(batched)).toEqual(await claimed(alone))
         // The batch was one transaction indeed, and the claims alone one each.
-        expect(await writingTransactions(batched)).toBe(Math.min(1, batchedOutcomes.filter((outcome) => outcome.kind === 'claimed').length))
-        expect(await writingTransactions(alone)).toBe(aloneOutcomes.filter((outcome) => outcome.kind === 'claimed').length)
+        expect(await writingTransactions(batched)).toBe(
+          Math.min(1, batchedOutcomes.filter((outcome) => outcome.kind === 'claimed').length),
+        )
+        expect(await writingTransactions(alone)).toBe(
+          aloneOutcomes.filter((outcome) => outcome.kind === 'claimed').length,
+        )
       }),
       { numRuns: RUNS, examples: [[EVERY_CASE]] },
     )

@@ -24,7 +24,11 @@ beforeAll(async () => {
   // round): this file checks one account per reference under concurrency, not overload
   // (edge.test.ts and burst.test.ts do), so no answer may depend on how busy the machine is (the
   // default limits queued a third of them for at most 2 s, and answered 503 under load).
-  app = await startTestApp({ sandboxBankSecret: SECRET, poolMax: 20, edge: { admission: { inFlightMax: 64, queueMax: 64, queueWaitMs: 30_000 } } })
+  app = await startTestApp({
+    sandboxBankSecret: SECRET,
+    poolMax: 20,
+    edge: { admission: { inFlightMax: 64, queueMax: 64, queueWaitMs: 30_000 } },
+  })
   const partner = await app.newPartner()
   client = partner.client
   partnerId = partner.credentials.partnerId
@@ -40,9 +44,10 @@ afterAll(async () => {
 type WalletJson = Schemas['Wallet']
 
 async function accountsAtBank(customerReference: string): Promise<{ account_number: string; account_name: string }[]> {
-  const found = await app.db.pool.query(`SELECT account_number, account_name FROM sandbox_bank.accounts WHERE opening_reference = $1`, [
-    openingReference(partnerId, customerReference),
-  ])
+  const found = await app.db.pool.query(
+    `SELECT account_number, account_name FROM sandbox_bank.accounts WHERE opening_reference = $1`,
+    [openingReference(partnerId, customerReference)],
+  )
   return found.rows
 }
 
@@ -51,18 +56,29 @@ describe('64 concurrent creations with the provider answering slowly', () => {
     await writeFaults(app.db.pool, { ...NO_FAULTS, delayMs: 300 })
     // 24 references asked twice with one body, and 8 asked twice with two names (a conflict).
     const requests = [
-      ...Array.from({ length: 24 }, (_, index) => [{ customerReference: `burst-${index}`, name: `Burst ${index}` }, { customerReference: `burst-${index}`, name: `Burst ${index}` }]),
-      ...Array.from({ length: 8 }, (_, index) => [{ customerReference: `clash-${index}`, name: `Clash ${index}` }, { customerReference: `clash-${index}`, name: `Other ${index}` }]),
+      ...Array.from({ length: 24 }, (_, index) => [
+        { customerReference: `burst-${index}`, name: `Burst ${index}` },
+        { customerReference: `burst-${index}`, name: `Burst ${index}` },
+      ]),
+      ...Array.from({ length: 8 }, (_, index) => [
+        { customerReference: `clash-${index}`, name: `Clash ${index}` },
+        { customerReference: `clash-${index}`, name: `Other ${index}` },
+      ]),
     ].flat()
     expect(requests).toHaveLength(64)
-    const answers = await Promise.all(requests.map((body) => client.post<WalletJson & { error?: string }>('/wallet', body)))
+    const answers = await Promise.all(
+      requests.map((body) => client.post<WalletJson & { error?: string }>('/wallet', body)),
+    )
 
     expect(answers.filter((answer) => answer.status >= 500).map((answer) => answer.body)).toEqual([])
     for (const [index, answer] of answers.entries()) {
       const body = requests[index]!
       const atBank = await accountsAtBank(body.customerReference)
       expect(atBank).toHaveLength(1)
-      const stored = await app.db.pool.query(`SELECT id, name, account_number FROM wallets WHERE partner_id = $1 AND customer_reference = $2`, [partnerId, body.customerReference])
+      const stored = await app.db.pool.query(
+        `SELECT id, name, account_number FROM wallets WHERE partner_id = $1 AND customer_reference = $2`,
+        [partnerId, body.customerReference],
+      )
       expect(stored.rows).toHaveLength(1)
       expect(stored.rows[0].account_number).toBe(atBank[0]!.account_number)
       if (stored.rows[0].name === body.name) {
@@ -77,7 +93,9 @@ describe('64 concurrent creations with the provider answering slowly', () => {
     const created = answers.filter((answer) => answer.status === 201)
     expect(created.length).toBeGreaterThanOrEqual(24 * 2 + 8)
     for (const answer of created) {
-      const balance = await client.get<{ walletId: string; availableBalanceKobo: number }>(`/wallet/customer?customerId=${answer.body.walletId}`)
+      const balance = await client.get<{ walletId: string; availableBalanceKobo: number }>(
+        `/wallet/customer?customerId=${answer.body.walletId}`,
+      )
       expect(balance.status).toBe(200)
       expect(balance.body.availableBalanceKobo).toBe(0)
     }
@@ -131,8 +149,14 @@ describe('an infrastructure failure is not a validation error', () => {
     try {
       await locker.query('BEGIN')
       await locker.query('LOCK TABLE providers IN ACCESS EXCLUSIVE MODE')
-      const deps = { pool: impatient, providers: new ProviderRegistry(impatient, { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET }) }
-      const outcome = await createWallet(deps, partnerId, { customerReference: 'locked-out', name: 'Locked Out' }).catch((error: unknown) => error)
+      const deps = {
+        pool: impatient,
+        providers: new ProviderRegistry(impatient, { sandboxBankUrl: () => app.baseUrl, sandboxBankSecret: SECRET }),
+      }
+      const outcome = await createWallet(deps, partnerId, {
+        customerReference: 'locked-out',
+        name: 'Locked Out',
+      }).catch((error: unknown) => error)
       expect(outcome).not.toBeInstanceOf(RailError)
       expect((outcome as { code?: string }).code).toBe('57014') // query_canceled: the statement timeout
     } finally {

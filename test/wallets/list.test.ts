@@ -23,7 +23,10 @@ beforeAll(async () => {
   other = (await app.newPartner()).client
   // One after another, so the creation order (and the ids, UUIDv7) is known.
   for (let index = 0; index < 7; index++) {
-    const answer = await owner.post<WalletJson>('/wallet', { customerReference: `list-${index}`, name: `List ${index}` })
+    const answer = await owner.post<WalletJson>('/wallet', {
+      customerReference: `list-${index}`,
+      name: `List ${index}`,
+    })
     expect(answer.status).toBe(201)
     created.push(answer.body)
   }
@@ -31,8 +34,16 @@ beforeAll(async () => {
   expect(others.status).toBe(201)
   othersWalletId = others.body.walletId
   // A list shows a row once the transactions begun before it have ended (the horizon, docs/scaling.md).
-  await waitFor(async () => (await owner.get<Page>('/wallet?limit=100')).body.data.length === created.length, 20_000, "the owner's wallets listed")
-  await waitFor(async () => (await other.get<Page>('/wallet?limit=100')).body.data.length === 1, 20_000, "the other partner's wallet listed")
+  await waitFor(
+    async () => (await owner.get<Page>('/wallet?limit=100')).body.data.length === created.length,
+    20_000,
+    "the owner's wallets listed",
+  )
+  await waitFor(
+    async () => (await other.get<Page>('/wallet?limit=100')).body.data.length === 1,
+    20_000,
+    "the other partner's wallet listed",
+  )
 })
 afterAll(async () => {
   await app.close()
@@ -42,7 +53,9 @@ async function allPages(client: RailClient, limit: number): Promise<{ pages: Pag
   const pages: Page[] = []
   let cursor: string | null = null
   do {
-    const answer: RailResponse<Page> = await client.get<Page>(`/wallet?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`)
+    const answer: RailResponse<Page> = await client.get<Page>(
+      `/wallet?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`,
+    )
     expect(answer.status).toBe(200)
     pages.push(answer.body)
     cursor = answer.body.nextCursor
@@ -59,13 +72,27 @@ describe('GET /wallet', () => {
   })
 
   it('answers each wallet as POST /wallet answered it, with its balances as GET /wallet/customer has them', async () => {
-    const credited = await owner.post('/wallet/credit', { walletId: created[2]!.walletId, reference: randomUUID(), amountKobo: 12_345, currency: 'NGN' })
+    const credited = await owner.post('/wallet/credit', {
+      walletId: created[2]!.walletId,
+      reference: randomUUID(),
+      amountKobo: 12_345,
+      currency: 'NGN',
+    })
     expect(credited.status, JSON.stringify(credited.body)).toBe(200)
     const { wallets } = await allPages(owner, 100)
-    expect(wallets.map(({ availableBalanceKobo: _available, bookedBalanceKobo: _booked, ...wallet }) => wallet)).toEqual([...created].reverse())
+    expect(
+      wallets.map(({ availableBalanceKobo: _available, bookedBalanceKobo: _booked, ...wallet }) => wallet),
+    ).toEqual([...created].reverse())
     for (const listed of wallets) {
-      const balance = (await owner.get<{ availableBalanceKobo: number; bookedBalanceKobo: number }>(`/wallet/customer?customerId=${listed.walletId}`)).body
-      expect({ available: listed.availableBalanceKobo, booked: listed.bookedBalanceKobo }).toEqual({ available: balance.availableBalanceKobo, booked: balance.bookedBalanceKobo })
+      const balance = (
+        await owner.get<{ availableBalanceKobo: number; bookedBalanceKobo: number }>(
+          `/wallet/customer?customerId=${listed.walletId}`,
+        )
+      ).body
+      expect({ available: listed.availableBalanceKobo, booked: listed.bookedBalanceKobo }).toEqual({
+        available: balance.availableBalanceKobo,
+        booked: balance.bookedBalanceKobo,
+      })
     }
     expect(wallets.find((wallet) => wallet.walletId === created[2]!.walletId)!.availableBalanceKobo).toBeGreaterThan(0)
   })
@@ -79,7 +106,10 @@ describe('GET /wallet', () => {
   it('customerReference finds the one wallet, and only the caller’s', async () => {
     const found = await owner.get<Page>('/wallet?customerReference=list-4')
     expect(found.status).toBe(200)
-    expect(found.body).toEqual({ data: [{ ...created[4], availableBalanceKobo: 0, bookedBalanceKobo: 0 }], nextCursor: null })
+    expect(found.body).toEqual({
+      data: [{ ...created[4], availableBalanceKobo: 0, bookedBalanceKobo: 0 }],
+      nextCursor: null,
+    })
     const theirs = await other.get<Page>('/wallet?customerReference=list-0')
     expect(theirs.body.data.map((wallet) => wallet.walletId)).toEqual([othersWalletId])
     const none = await owner.get<Page>('/wallet?customerReference=nobody')

@@ -31,18 +31,32 @@ afterAll(async () => {
 
 type MoveJson = Schemas['WalletMove']
 
-async function newWallet(as: RailClient = client, provider?: string): Promise<{ walletId: string; accountNumber: string }> {
-  const created = await as.post<{ walletId: string; accountNumber: string }>('/wallet', { customerReference: randomUUID(), name: 'Test Customer', ...(provider ? { provider } : {}) })
+async function newWallet(
+  as: RailClient = client,
+  provider?: string,
+): Promise<{ walletId: string; accountNumber: string }> {
+  const created = await as.post<{ walletId: string; accountNumber: string }>('/wallet', {
+    customerReference: randomUUID(),
+    name: 'Test Customer',
+    ...(provider ? { provider } : {}),
+  })
   expect(created.status).toBe(201)
   return created.body
 }
 
-async function balance(walletId: string, as: RailClient = client): Promise<{ availableBalanceKobo: number; bookedBalanceKobo: number }> {
-  return (await as.get<{ availableBalanceKobo: number; bookedBalanceKobo: number }>(`/wallet/customer?customerId=${walletId}`)).body
+async function balance(
+  walletId: string,
+  as: RailClient = client,
+): Promise<{ availableBalanceKobo: number; bookedBalanceKobo: number }> {
+  return (
+    await as.get<{ availableBalanceKobo: number; bookedBalanceKobo: number }>(`/wallet/customer?customerId=${walletId}`)
+  ).body
 }
 
 async function bankBalance(accountNumber: string): Promise<number> {
-  return (await app.db.pool.query(`SELECT balance_kobo FROM sandbox_bank.accounts WHERE account_number = $1`, [accountNumber])).rows[0].balance_kobo
+  return (
+    await app.db.pool.query(`SELECT balance_kobo FROM sandbox_bank.accounts WHERE account_number = $1`, [accountNumber])
+  ).rows[0].balance_kobo
 }
 
 const credit = (walletId: string, amountKobo: number, reference = randomUUID(), as: RailClient = client) =>
@@ -55,7 +69,8 @@ async function expectBankAgreesWithLedger(): Promise<void> {
        FROM wallets w JOIN sandbox_bank.accounts b ON b.account_number = w.account_number JOIN ledger_accounts a ON a.id = w.ledger_account_id
       WHERE NOT EXISTS (SELECT 1 FROM wallet_moves m WHERE m.wallet_id = w.id AND m.status IN ('pending', 'unknown'))`,
   )
-  for (const row of rows.rows) expect({ wallet: row.id, balance: row.bank }).toEqual({ wallet: row.id, balance: row.booked })
+  for (const row of rows.rows)
+    expect({ wallet: row.id, balance: row.bank }).toEqual({ wallet: row.id, balance: row.booked })
 }
 
 describe('credit, debit and wallet transfer', () => {
@@ -64,13 +79,38 @@ describe('credit, debit and wallet transfer', () => {
     const obi = await newWallet()
     const funded = await credit(ada.walletId, 10_000)
     expect(funded.status).toBe(200)
-    expect(funded.body).toMatchObject({ type: 'credit', status: 'successful', walletId: ada.walletId, amountKobo: 10_000, currency: 'NGN', narration: 'top up', provider: 'sandbox', responseCode: '00' })
+    expect(funded.body).toMatchObject({
+      type: 'credit',
+      status: 'successful',
+      walletId: ada.walletId,
+      amountKobo: 10_000,
+      currency: 'NGN',
+      narration: 'top up',
+      provider: 'sandbox',
+      responseCode: '00',
+    })
     expect(funded.body.providerReference).toMatch(/^\d{30}$/)
     expect(funded.body.completedAt).not.toBeNull()
 
-    const moved = await client.post<MoveJson>('/transfer/wallet', { walletId: ada.walletId, destinationWalletId: obi.walletId, reference: randomUUID(), amountKobo: 2_500, currency: 'NGN' })
-    expect(moved.body).toMatchObject({ type: 'wallet_transfer', status: 'successful', destinationWalletId: obi.walletId, narration: null })
-    const spent = await client.post<MoveJson>('/wallet/debit', { walletId: obi.walletId, reference: randomUUID(), amountKobo: 500, currency: 'NGN' })
+    const moved = await client.post<MoveJson>('/transfer/wallet', {
+      walletId: ada.walletId,
+      destinationWalletId: obi.walletId,
+      reference: randomUUID(),
+      amountKobo: 2_500,
+      currency: 'NGN',
+    })
+    expect(moved.body).toMatchObject({
+      type: 'wallet_transfer',
+      status: 'successful',
+      destinationWalletId: obi.walletId,
+      narration: null,
+    })
+    const spent = await client.post<MoveJson>('/wallet/debit', {
+      walletId: obi.walletId,
+      reference: randomUUID(),
+      amountKobo: 500,
+      currency: 'NGN',
+    })
     expect(spent.body).toMatchObject({ type: 'debit', status: 'successful' })
 
     expect(await balance(ada.walletId)).toMatchObject({ availableBalanceKobo: 7_500, bookedBalanceKobo: 7_500 })
@@ -83,12 +123,24 @@ describe('credit, debit and wallet transfer', () => {
     await credit(wallet.walletId, 1_000)
     const destinationWalletId = (await newWallet()).walletId
     const calls = await app.db.pool.query(`SELECT count(*)::int AS n FROM provider_calls`)
-    for (const [path, extra] of [['/wallet/debit', {}], ['/transfer/wallet', { destinationWalletId }]] as const) {
+    for (const [path, extra] of [
+      ['/wallet/debit', {}],
+      ['/transfer/wallet', { destinationWalletId }],
+    ] as const) {
       const reference = randomUUID()
-      const refused = await client.post<{ error: string }>(path, { walletId: wallet.walletId, reference, amountKobo: 1_001, currency: 'NGN', ...extra })
+      const refused = await client.post<{ error: string }>(path, {
+        walletId: wallet.walletId,
+        reference,
+        amountKobo: 1_001,
+        currency: 'NGN',
+        ...extra,
+      })
       expect(refused.status).toBe(422)
       expect(refused.body.error).toBe('insufficient_funds')
-      expect((await app.db.pool.query(`SELECT count(*)::int AS n FROM wallet_moves WHERE reference = $1`, [reference])).rows[0].n).toBe(0)
+      expect(
+        (await app.db.pool.query(`SELECT count(*)::int AS n FROM wallet_moves WHERE reference = $1`, [reference]))
+          .rows[0].n,
+      ).toBe(0)
     }
     expect((await app.db.pool.query(`SELECT count(*)::int AS n FROM provider_calls`)).rows[0].n).toBe(calls.rows[0].n)
     expect(await balance(wallet.walletId)).toMatchObject({ availableBalanceKobo: 1_000 })
@@ -98,12 +150,21 @@ describe('credit, debit and wallet transfer', () => {
     const wallet = await newWallet()
     await credit(wallet.walletId, 1_000)
     // The bank's books say less than Rail's (money left outside Rail): the bank answers 51.
-    await app.db.pool.query(`UPDATE sandbox_bank.accounts SET balance_kobo = 100 WHERE account_number = $1`, [wallet.accountNumber])
-    const declined = await client.post<MoveJson>('/wallet/debit', { walletId: wallet.walletId, reference: randomUUID(), amountKobo: 500, currency: 'NGN' })
+    await app.db.pool.query(`UPDATE sandbox_bank.accounts SET balance_kobo = 100 WHERE account_number = $1`, [
+      wallet.accountNumber,
+    ])
+    const declined = await client.post<MoveJson>('/wallet/debit', {
+      walletId: wallet.walletId,
+      reference: randomUUID(),
+      amountKobo: 500,
+      currency: 'NGN',
+    })
     expect(declined.status).toBe(200)
     expect(declined.body).toMatchObject({ status: 'failed', responseCode: '51' })
     expect(await balance(wallet.walletId)).toMatchObject({ availableBalanceKobo: 1_000, bookedBalanceKobo: 1_000 })
-    await app.db.pool.query(`UPDATE sandbox_bank.accounts SET balance_kobo = 1000 WHERE account_number = $1`, [wallet.accountNumber])
+    await app.db.pool.query(`UPDATE sandbox_bank.accounts SET balance_kobo = 1000 WHERE account_number = $1`, [
+      wallet.accountNumber,
+    ])
   })
 })
 
@@ -111,15 +172,31 @@ describe('capabilities fail closed', () => {
   it('credit and debit on the restricted provider: 403 naming the capability, nothing recorded; after approval the same reference works', async () => {
     const wallet = await newWallet(client, 'sandbox-restricted')
     const reference = randomUUID()
-    const calls = await app.db.pool.query(`SELECT count(*)::int AS n FROM provider_calls WHERE provider = 'sandbox-restricted'`)
+    const calls = await app.db.pool.query(
+      `SELECT count(*)::int AS n FROM provider_calls WHERE provider = 'sandbox-restricted'`,
+    )
     const refused = await credit(wallet.walletId, 500, reference)
     expect(refused.status).toBe(403)
-    expect(refused.body).toMatchObject({ error: 'capability_disabled', details: { capability: 'merchantCredit', provider: 'sandbox-restricted' } })
-    const debit = await client.post<{ error: string; details: { capability: string } }>('/wallet/debit', { walletId: wallet.walletId, reference: randomUUID(), amountKobo: 1, currency: 'NGN' })
+    expect(refused.body).toMatchObject({
+      error: 'capability_disabled',
+      details: { capability: 'merchantCredit', provider: 'sandbox-restricted' },
+    })
+    const debit = await client.post<{ error: string; details: { capability: string } }>('/wallet/debit', {
+      walletId: wallet.walletId,
+      reference: randomUUID(),
+      amountKobo: 1,
+      currency: 'NGN',
+    })
     expect(debit.status).toBe(403)
     expect(debit.body.details.capability).toBe('debit')
-    expect((await app.db.pool.query(`SELECT count(*)::int AS n FROM wallet_moves WHERE wallet_id = $1`, [wallet.walletId])).rows[0].n).toBe(0)
-    expect((await app.db.pool.query(`SELECT count(*)::int AS n FROM provider_calls WHERE provider = 'sandbox-restricted'`)).rows[0].n).toBe(calls.rows[0].n)
+    expect(
+      (await app.db.pool.query(`SELECT count(*)::int AS n FROM wallet_moves WHERE wallet_id = $1`, [wallet.walletId]))
+        .rows[0].n,
+    ).toBe(0)
+    expect(
+      (await app.db.pool.query(`SELECT count(*)::int AS n FROM provider_calls WHERE provider = 'sandbox-restricted'`))
+        .rows[0].n,
+    ).toBe(calls.rows[0].n)
 
     await setCapability(app.db.pool, 'sandbox-restricted', 'merchantCredit', true)
     try {
@@ -137,13 +214,28 @@ describe('capabilities fail closed', () => {
     await setCapability(app.db.pool, 'sandbox-restricted', 'narration', false)
     try {
       const reference = randomUUID()
-      const answer = await client.post<MoveJson>('/wallet/credit', { walletId: wallet.walletId, reference, amountKobo: 700, currency: 'NGN', narration: 'top up' })
+      const answer = await client.post<MoveJson>('/wallet/credit', {
+        walletId: wallet.walletId,
+        reference,
+        amountKobo: 700,
+        currency: 'NGN',
+        narration: 'top up',
+      })
       expect(answer.status).toBe(200)
       expect(answer.body).toMatchObject({ status: 'successful', narration: null })
-      const sent = await app.db.pool.query(`SELECT b.narration FROM bank_instructions b JOIN wallet_moves m ON m.id = b.id WHERE m.reference = $1`, [reference])
+      const sent = await app.db.pool.query(
+        `SELECT b.narration FROM bank_instructions b JOIN wallet_moves m ON m.id = b.id WHERE m.reference = $1`,
+        [reference],
+      )
       expect(sent.rows).toEqual([{ narration: null }])
       // The same request again is the same move (the narration is part of what was asked).
-      const again = await client.post<MoveJson>('/wallet/credit', { walletId: wallet.walletId, reference, amountKobo: 700, currency: 'NGN', narration: 'top up' })
+      const again = await client.post<MoveJson>('/wallet/credit', {
+        walletId: wallet.walletId,
+        reference,
+        amountKobo: 700,
+        currency: 'NGN',
+        narration: 'top up',
+      })
       expect(again.headers.get('idempotent-replayed')).toBe('true')
       expect(again.body).toEqual(answer.body)
     } finally {
@@ -165,7 +257,13 @@ describe('idempotency', () => {
     const conflict = await credit(wallet.walletId, 301, reference)
     expect(conflict.status).toBe(409)
     expect((conflict.body as unknown as { error: string }).error).toBe('idempotency_conflict')
-    const otherType = await client.post<{ error: string }>('/wallet/debit', { walletId: wallet.walletId, reference, amountKobo: 300, currency: 'NGN', narration: 'top up' })
+    const otherType = await client.post<{ error: string }>('/wallet/debit', {
+      walletId: wallet.walletId,
+      reference,
+      amountKobo: 300,
+      currency: 'NGN',
+      narration: 'top up',
+    })
     expect(otherType.status).toBe(409)
     expect(await balance(wallet.walletId)).toMatchObject({ bookedBalanceKobo: 300 })
   })
@@ -215,7 +313,13 @@ describe('bad input', () => {
     walletId = (await newWallet()).walletId
     destinationWalletId = (await newWallet()).walletId
   })
-  const body = (over: Record<string, unknown>) => ({ walletId, reference: randomUUID(), amountKobo: 100, currency: 'NGN', ...over })
+  const body = (over: Record<string, unknown>) => ({
+    walletId,
+    reference: randomUUID(),
+    amountKobo: 100,
+    currency: 'NGN',
+    ...over,
+  })
 
   it.each<[string, Record<string, unknown>, number, string]>([
     ['missing walletId', { walletId: undefined }, 422, 'validation_error'],
@@ -245,7 +349,13 @@ describe('bad input', () => {
       const answer = await client.post<{ error: string }>(path, request)
       expect({ path, status: answer.status, error: answer.body.error }).toEqual({ path, status, error })
       if (typeof request.reference === 'string') {
-        expect((await app.db.pool.query(`SELECT count(*)::int AS n FROM wallet_moves WHERE reference = $1`, [request.reference])).rows[0].n).toBe(0)
+        expect(
+          (
+            await app.db.pool.query(`SELECT count(*)::int AS n FROM wallet_moves WHERE reference = $1`, [
+              request.reference,
+            ])
+          ).rows[0].n,
+        ).toBe(0)
       }
     }
   })
@@ -261,13 +371,19 @@ describe('bad input', () => {
     ['no destination', {}],
     ['itself as destination', { destinationWalletId: 'self' }],
   ])('wallet transfer with %s → 422', async (_case, over) => {
-    const answer = await client.post('/transfer/wallet', body(over.destinationWalletId === 'self' ? { destinationWalletId: walletId } : over))
+    const answer = await client.post(
+      '/transfer/wallet',
+      body(over.destinationWalletId === 'self' ? { destinationWalletId: walletId } : over),
+    )
     expect(answer.status).toBe(422)
   })
 
   it('a wallet at another provider is not a wallet-transfer destination', async () => {
     const restricted = await newWallet(client, 'sandbox-restricted')
-    const answer = await client.post<{ details: { fields: { field: string }[] } }>('/transfer/wallet', body({ destinationWalletId: restricted.walletId }))
+    const answer = await client.post<{ details: { fields: { field: string }[] } }>(
+      '/transfer/wallet',
+      body({ destinationWalletId: restricted.walletId }),
+    )
     expect(answer.status).toBe(422)
     expect(answer.body.details.fields[0]!.field).toBe('destinationWalletId')
     expect(destinationWalletId).toBeTruthy()
@@ -299,7 +415,15 @@ describe('when the bank does not answer in time', () => {
     const blocker = await lockBankAccount(wallet.accountNumber)
     let timedOut: MoveJson
     try {
-      timedOut = (await client.post<MoveJson>('/transfer/wallet', { walletId: wallet.walletId, destinationWalletId: destination.walletId, reference, amountKobo: 2_000, currency: 'NGN' })).body
+      timedOut = (
+        await client.post<MoveJson>('/transfer/wallet', {
+          walletId: wallet.walletId,
+          destinationWalletId: destination.walletId,
+          reference,
+          amountKobo: 2_000,
+          currency: 'NGN',
+        })
+      ).body
     } finally {
       await blocker.query('COMMIT')
       blocker.release()
@@ -308,14 +432,25 @@ describe('when the bank does not answer in time', () => {
     expect(await balance(wallet.walletId)).toMatchObject({ availableBalanceKobo: 3_000, bookedBalanceKobo: 5_000 })
 
     // The bank finishes the transfer once the lock is gone; requery finds 00 and posts the hold.
-    await waitFor(async () => (await app.db.pool.query(`SELECT count(*)::int AS n FROM sandbox_bank.transfers WHERE response_code = '00' AND reference IN (SELECT id::text FROM wallet_moves WHERE reference = $1)`, [reference])).rows[0].n === 1)
+    await waitFor(
+      async () =>
+        (
+          await app.db.pool.query(
+            `SELECT count(*)::int AS n FROM sandbox_bank.transfers WHERE response_code = '00' AND reference IN (SELECT id::text FROM wallet_moves WHERE reference = $1)`,
+            [reference],
+          )
+        ).rows[0].n === 1,
+    )
     const resolved = await client.get<MoveJson>(`/transaction/batch/${reference}`)
     expect(resolved.body).toMatchObject({ status: 'successful', responseCode: '00' })
     const again = await client.get<MoveJson>(`/transaction/batch/${reference}`)
     expect(again.body.status).toBe('successful')
     expect(await balance(wallet.walletId)).toMatchObject({ availableBalanceKobo: 3_000, bookedBalanceKobo: 3_000 })
     expect(await balance(destination.walletId)).toMatchObject({ bookedBalanceKobo: 2_000 })
-    const posts = await app.db.pool.query(`SELECT count(*)::int AS n FROM ledger_transfers WHERE source_type = 'wallet_move' AND phase = 'post' AND source_id = (SELECT id::text FROM wallet_moves WHERE reference = $1)`, [reference])
+    const posts = await app.db.pool.query(
+      `SELECT count(*)::int AS n FROM ledger_transfers WHERE source_type = 'wallet_move' AND phase = 'post' AND source_id = (SELECT id::text FROM wallet_moves WHERE reference = $1)`,
+      [reference],
+    )
     expect(posts.rows[0].n).toBe(1)
   })
 
@@ -326,22 +461,41 @@ describe('when the bank does not answer in time', () => {
     const blocker = await lockBankAccount(wallet.accountNumber)
     let timedOut: MoveJson
     try {
-      timedOut = (await client.post<MoveJson>('/wallet/debit', { walletId: wallet.walletId, reference, amountKobo: 4_000, currency: 'NGN' })).body
+      timedOut = (
+        await client.post<MoveJson>('/wallet/debit', {
+          walletId: wallet.walletId,
+          reference,
+          amountKobo: 4_000,
+          currency: 'NGN',
+        })
+      ).body
       // Meanwhile the money leaves the account at the bank by another channel: the bank will answer 51.
-      await blocker.query(`UPDATE sandbox_bank.accounts SET balance_kobo = 1000 WHERE account_number = $1`, [wallet.accountNumber])
+      await blocker.query(`UPDATE sandbox_bank.accounts SET balance_kobo = 1000 WHERE account_number = $1`, [
+        wallet.accountNumber,
+      ])
     } finally {
       await blocker.query('COMMIT')
       blocker.release()
     }
     expect(timedOut.status).toBe('unknown')
-    await waitFor(async () => (await app.db.pool.query(`SELECT count(*)::int AS n FROM sandbox_bank.transfers WHERE reference IN (SELECT id::text FROM wallet_moves WHERE reference = $1)`, [reference])).rows[0].n === 1)
+    await waitFor(
+      async () =>
+        (
+          await app.db.pool.query(
+            `SELECT count(*)::int AS n FROM sandbox_bank.transfers WHERE reference IN (SELECT id::text FROM wallet_moves WHERE reference = $1)`,
+            [reference],
+          )
+        ).rows[0].n === 1,
+    )
 
     const moveId = (await app.db.pool.query(`SELECT id FROM wallet_moves WHERE reference = $1`, [reference])).rows[0].id
     await addJob(app.db.pool, WORK_TASK, { id: moveId })
     // The workers ask the bank with production's time limit (the app's 1 s is for the debit that timed out).
     await app.startWorkers({ concurrency: 2, providers: { timeoutMs: PROVIDER_TIMEOUT_MS_DEFAULT } })
     try {
-      await waitFor(async () => (await client.get<MoveJson>(`/transaction/batch/${reference}`)).body.status === 'failed')
+      await waitFor(
+        async () => (await client.get<MoveJson>(`/transaction/batch/${reference}`)).body.status === 'failed',
+      )
     } finally {
       await app.stopWorkers()
     }
@@ -349,7 +503,9 @@ describe('when the bank does not answer in time', () => {
     expect(failed.body).toMatchObject({ status: 'failed', responseCode: '51' })
     expect(await balance(wallet.walletId)).toMatchObject({ availableBalanceKobo: 5_000, bookedBalanceKobo: 5_000 })
     // Put the bank back in step with the ledger for the final agreement check.
-    await app.db.pool.query(`UPDATE sandbox_bank.accounts SET balance_kobo = 5000 WHERE account_number = $1`, [wallet.accountNumber])
+    await app.db.pool.query(`UPDATE sandbox_bank.accounts SET balance_kobo = 5000 WHERE account_number = $1`, [
+      wallet.accountNumber,
+    ])
   })
 })
 

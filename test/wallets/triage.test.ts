@@ -22,7 +22,14 @@ type TriageItem = Schemas['UnmatchedCredit']
 
 async function usdNotice(accountNumber: string, provider: string): Promise<string> {
   const sessionId = `999${Date.now()}${Math.floor(Math.random() * 1000)}`
-  const notice = { type: 'credit.received', sessionId, accountNumber, amountKobo: 3_000, currency: 'USD', creditedAt: new Date().toISOString() }
+  const notice = {
+    type: 'credit.received',
+    sessionId,
+    accountNumber,
+    amountKobo: 3_000,
+    currency: 'USD',
+    creditedAt: new Date().toISOString(),
+  }
   expect((await postBankNotice(harness.app.baseUrl, JSON.stringify(notice), { provider })).status).toBe(200)
   return sessionId
 }
@@ -30,19 +37,38 @@ async function usdNotice(accountNumber: string, provider: string): Promise<strin
 describe('triage items of wallet credits', () => {
   it('carry the walletId of the wallet the credit was paid into; a virtual account’s carry null', async () => {
     const { client } = await harness.app.newPartner()
-    const wallet = (await client.post<{ walletId: string; accountNumber: string }>('/wallet', { customerReference: randomUUID(), name: 'Ada', provider: 'sandbox-restricted' })).body
-    const account = (await client.post<{ trackingId: string; virtualAccount: string }>('/api/v1/rail/virtual-account', { reference: randomUUID() })).body
+    const wallet = (
+      await client.post<{ walletId: string; accountNumber: string }>('/wallet', {
+        customerReference: randomUUID(),
+        name: 'Ada',
+        provider: 'sandbox-restricted',
+      })
+    ).body
+    const account = (
+      await client.post<{ trackingId: string; virtualAccount: string }>('/api/v1/rail/virtual-account', {
+        reference: randomUUID(),
+      })
+    ).body
     const walletSession = await usdNotice(wallet.accountNumber, 'sandbox-restricted')
     const accountSession = await usdNotice(account.virtualAccount, 'sandbox')
 
     let items: TriageItem[] = []
-    await waitFor(async () => {
-      items = (await client.get<{ data: TriageItem[] }>('/api/v1/rail/unmatched?limit=100')).body.data
-      return items.length >= 2
-    }, 15_000, 'two triage items')
+    await waitFor(
+      async () => {
+        items = (await client.get<{ data: TriageItem[] }>('/api/v1/rail/unmatched?limit=100')).body.data
+        return items.length >= 2
+      },
+      15_000,
+      'two triage items',
+    )
     const ofWallet = items.find((item) => item.sessionId === walletSession)!
     const ofAccount = items.find((item) => item.sessionId === accountSession)!
-    expect(ofWallet).toMatchObject({ reason: 'currency_mismatch', virtualAccount: wallet.accountNumber, trackingId: null, walletId: wallet.walletId })
+    expect(ofWallet).toMatchObject({
+      reason: 'currency_mismatch',
+      virtualAccount: wallet.accountNumber,
+      trackingId: null,
+      walletId: wallet.walletId,
+    })
     expect(ofAccount).toMatchObject({ reason: 'currency_mismatch', trackingId: account.trackingId, walletId: null })
 
     const one = await client.get<TriageItem>(`/api/v1/rail/unmatched/${ofWallet.id}`)

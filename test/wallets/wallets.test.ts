@@ -27,14 +27,27 @@ describe('POST /wallet', () => {
     const created = await client.post<WalletJson>('/wallet', { customerReference: 'cust-001', name: 'Ada Obi' })
     expect(created.status).toBe(201)
     expect(created.headers.get('idempotent-replayed')).toBeNull()
-    expect(created.body).toMatchObject({ customerReference: 'cust-001', name: 'Ada Obi', provider: 'sandbox', currency: 'NGN', bankCode: '101', bankName: 'Providus Bank' })
+    expect(created.body).toMatchObject({
+      customerReference: 'cust-001',
+      name: 'Ada Obi',
+      provider: 'sandbox',
+      currency: 'NGN',
+      bankCode: '101',
+      bankName: 'Providus Bank',
+    })
     expect(isValidNuban('101', created.body.accountNumber)).toBe(true)
-    const atBank = await app.db.pool.query(`SELECT account_name FROM sandbox_bank.accounts WHERE account_number = $1`, [created.body.accountNumber])
+    const atBank = await app.db.pool.query(`SELECT account_name FROM sandbox_bank.accounts WHERE account_number = $1`, [
+      created.body.accountNumber,
+    ])
     expect(atBank.rows[0].account_name).toBe('Ada Obi')
   })
 
   it('at a named provider', async () => {
-    const created = await client.post<WalletJson>('/wallet', { customerReference: 'cust-restricted', name: 'Bola', provider: 'sandbox-restricted' })
+    const created = await client.post<WalletJson>('/wallet', {
+      customerReference: 'cust-restricted',
+      name: 'Bola',
+      provider: 'sandbox-restricted',
+    })
     expect(created.status).toBe(201)
     expect(created.body.provider).toBe('sandbox-restricted')
   })
@@ -45,17 +58,26 @@ describe('POST /wallet', () => {
     expect(again.status).toBe(201)
     expect(again.headers.get('idempotent-replayed')).toBe('true')
     expect(again.body).toEqual(first.body)
-    const conflict = await client.post<{ error: string }>('/wallet', { customerReference: 'cust-002', name: 'Someone Else' })
+    const conflict = await client.post<{ error: string }>('/wallet', {
+      customerReference: 'cust-002',
+      name: 'Someone Else',
+    })
     expect(conflict.status).toBe(409)
     expect(conflict.body.error).toBe('idempotency_conflict')
   })
 
   it('two concurrent requests with one customerReference make one wallet, and both get it', async () => {
-    const answers = await Promise.all(Array.from({ length: 5 }, () => client.post<WalletJson>('/wallet', { customerReference: 'cust-race', name: 'Race' })))
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        client.post<WalletJson>('/wallet', { customerReference: 'cust-race', name: 'Race' }),
+      ),
+    )
     expect(answers.map((a) => a.status)).toEqual([201, 201, 201, 201, 201])
     expect(new Set(answers.map((a) => a.body.walletId)).size).toBe(1)
     expect(answers.filter((a) => a.headers.get('idempotent-replayed') === 'true')).toHaveLength(4)
-    const atBank = await app.db.pool.query(`SELECT count(*)::int AS n FROM sandbox_bank.accounts WHERE account_name = 'Race'`)
+    const atBank = await app.db.pool.query(
+      `SELECT count(*)::int AS n FROM sandbox_bank.accounts WHERE account_name = 'Race'`,
+    )
     expect(atBank.rows[0].n).toBe(1)
   })
 
@@ -84,7 +106,11 @@ describe('POST /wallet', () => {
   })
 
   it('is refused without a valid signature', async () => {
-    const unsigned = await fetch(`${app.baseUrl}/wallet`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"customerReference":"u","name":"U"}' })
+    const unsigned = await fetch(`${app.baseUrl}/wallet`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"customerReference":"u","name":"U"}',
+    })
     expect(unsigned.status).toBe(401)
   })
 })
@@ -94,32 +120,50 @@ describe('GET /wallet/customer', () => {
     const created = await client.post<WalletJson>('/wallet', { customerReference: 'cust-balance', name: 'Dayo' })
     const balance = await client.get(`/wallet/customer?customerId=${created.body.walletId}`)
     expect(balance.status).toBe(200)
-    expect(balance.body).toEqual({ walletId: created.body.walletId, availableBalanceKobo: 0, bookedBalanceKobo: 0, currency: 'NGN' })
+    expect(balance.body).toEqual({
+      walletId: created.body.walletId,
+      availableBalanceKobo: 0,
+      bookedBalanceKobo: 0,
+      currency: 'NGN',
+    })
   })
 
   it.each([
-    ['another partner’s wallet', async () => (await other.post<WalletJson>('/wallet', { customerReference: 'theirs-1', name: 'T' })).body.walletId],
+    [
+      'another partner’s wallet',
+      async () => (await other.post<WalletJson>('/wallet', { customerReference: 'theirs-1', name: 'T' })).body.walletId,
+    ],
     ['an unknown id', async () => '01a20000-0000-7000-8000-000000000000'],
     ['a malformed id', async () => 'not-a-wallet'],
   ])('%s → 404', async (_case, walletId) => {
-    const answer = await client.get<{ error: string }>(`/wallet/customer?customerId=${encodeURIComponent(await walletId())}`)
+    const answer = await client.get<{ error: string }>(
+      `/wallet/customer?customerId=${encodeURIComponent(await walletId())}`,
+    )
     expect(answer.status).toBe(404)
     expect(answer.body.error).toBe('not_found')
   })
 
-  it.each([['/wallet/customer'], ['/wallet/customer?customerId='], ['/wallet/customer?customerId=a&extra=1']])('%s → 422', async (path) => {
-    expect((await client.get(path)).status).toBe(422)
-  })
+  it.each([['/wallet/customer'], ['/wallet/customer?customerId='], ['/wallet/customer?customerId=a&extra=1']])(
+    '%s → 422',
+    async (path) => {
+      expect((await client.get(path)).status).toBe(422)
+    },
+  )
 })
 
 describe('when the provider gives no answer', () => {
   it('nothing is created (502 provider_unavailable) and a retry with the same reference works', async () => {
-    await app.db.pool.query(`ALTER TABLE sandbox_bank.accounts ADD CONSTRAINT refuse_for_test CHECK (account_name <> 'Refused')`)
+    await app.db.pool.query(
+      `ALTER TABLE sandbox_bank.accounts ADD CONSTRAINT refuse_for_test CHECK (account_name <> 'Refused')`,
+    )
     try {
       const failed = await client.post<{ error: string }>('/wallet', { customerReference: 'cust-502', name: 'Refused' })
       expect(failed.status).toBe(502)
       expect(failed.body.error).toBe('provider_unavailable')
-      expect((await app.db.pool.query(`SELECT count(*)::int AS n FROM wallets WHERE customer_reference = 'cust-502'`)).rows[0].n).toBe(0)
+      expect(
+        (await app.db.pool.query(`SELECT count(*)::int AS n FROM wallets WHERE customer_reference = 'cust-502'`))
+          .rows[0].n,
+      ).toBe(0)
     } finally {
       await app.db.pool.query(`ALTER TABLE sandbox_bank.accounts DROP CONSTRAINT refuse_for_test`)
     }

@@ -6,7 +6,14 @@ import { OPERATIONS } from './generated/operations.ts'
 import { localBaseUrl } from './local-server.ts'
 import { ListCall, type Page } from './pagination.ts'
 import { send, type PreparedRequest, type RailResponse, type TransportSettings } from './transport.ts'
-import type { CallOptions, OperationId, Params, RailOperations, RailOperationsWithResponse, ResponseBody } from './types.ts'
+import type {
+  CallOptions,
+  OperationId,
+  Params,
+  RailOperations,
+  RailOperationsWithResponse,
+  ResponseBody,
+} from './types.ts'
 
 export interface RailOptions {
   /**
@@ -42,11 +49,16 @@ class RailClient {
 
   constructor(options: RailOptions = {}) {
     const baseUrl = options.baseUrl ?? localBaseUrl()
-    if (typeof baseUrl !== 'string' || !/^https?:\/\//.test(baseUrl)) throw new TypeError('new Rail({ baseUrl }) needs an http(s) URL')
-    if ((options.keyId === undefined) !== (options.signingSecret === undefined)) throw new TypeError('keyId and signingSecret go together')
+    if (typeof baseUrl !== 'string' || !/^https?:\/\//.test(baseUrl))
+      throw new TypeError('new Rail({ baseUrl }) needs an http(s) URL')
+    if ((options.keyId === undefined) !== (options.signingSecret === undefined))
+      throw new TypeError('keyId and signingSecret go together')
     this.#transport = {
       baseUrl: baseUrl.replace(/\/+$/, ''),
-      signingKey: options.keyId === undefined || options.signingSecret === undefined ? undefined : { keyId: options.keyId, signingSecret: options.signingSecret },
+      signingKey:
+        options.keyId === undefined || options.signingSecret === undefined
+          ? undefined
+          : { keyId: options.keyId, signingSecret: options.signingSecret },
       escrowApiKey: options.escrowApiKey,
       maxRetries: options.maxRetries ?? DEFAULTS.maxRetries,
       timeoutMs: options.timeoutMs ?? DEFAULTS.timeoutMs,
@@ -56,13 +68,18 @@ class RailClient {
     }
     const withResponse: Record<string, unknown> = {}
     for (const operationId of Object.keys(OPERATIONS) as OperationId[]) {
-      withResponse[operationId] = (params?: Params<typeof operationId>, callOptions?: CallOptions) => this.request(operationId, params, callOptions)
+      withResponse[operationId] = (params?: Params<typeof operationId>, callOptions?: CallOptions) =>
+        this.request(operationId, params, callOptions)
     }
     this.withResponse = withResponse as RailOperationsWithResponse
   }
 
   /** Calls an operation by its operationId; the methods are shorthands for this. */
-  request<K extends OperationId>(operationId: K, params?: Params<K>, options: CallOptions = {}): Promise<RailResponse<ResponseBody<K>>> {
+  request<K extends OperationId>(
+    operationId: K,
+    params?: Params<K>,
+    options: CallOptions = {},
+  ): Promise<RailResponse<ResponseBody<K>>> {
     // Bad arguments reject the call's promise, as every other failure does.
     try {
       return send<ResponseBody<K>>(this.#transport, prepare(operationId, params as AnyParams | undefined, options))
@@ -72,7 +89,11 @@ class RailClient {
   }
 
   /** A cursor list as a ListCall: each page is the same query with the previous page's `nextCursor`. */
-  list<K extends OperationId>(operationId: K, params?: Params<K>, options: CallOptions = {}): ListCall<unknown, Page<unknown>> {
+  list<K extends OperationId>(
+    operationId: K,
+    params?: Params<K>,
+    options: CallOptions = {},
+  ): ListCall<unknown, Page<unknown>> {
     const given = (params ?? {}) as AnyParams
     const fetchPage = async (cursor: string | undefined) => {
       const query = { ...given.query, cursor }
@@ -84,7 +105,10 @@ class RailClient {
 }
 
 // The methods, one per operationId, on the prototype.
-for (const [operationId, operation] of Object.entries(OPERATIONS) as [OperationId, (typeof OPERATIONS)[OperationId]][]) {
+for (const [operationId, operation] of Object.entries(OPERATIONS) as [
+  OperationId,
+  (typeof OPERATIONS)[OperationId],
+][]) {
   Object.defineProperty(RailClient.prototype, operationId, {
     configurable: true,
     writable: true,
@@ -118,7 +142,10 @@ function prepare(operationId: OperationId, params: AnyParams | undefined, option
 }
 
 /** The body with its idempotency reference: the one given, or a new one. */
-function withReference(body: Record<string, unknown> | undefined, field: string | null): Record<string, unknown> | undefined {
+function withReference(
+  body: Record<string, unknown> | undefined,
+  field: string | null,
+): Record<string, unknown> | undefined {
   if (field === null || body === undefined) return body
   if (body[field] !== undefined) return body
   return { ...body, [field]: `sdk_${randomUUID()}` }

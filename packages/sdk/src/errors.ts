@@ -123,7 +123,13 @@ export class RailConnectionError extends RailError {
   readonly reference: string | undefined
   readonly idempotencyKey: string | undefined
 
-  constructor(message: string, operationId: string, reference: string | undefined, cause: unknown, idempotencyKey?: string) {
+  constructor(
+    message: string,
+    operationId: string,
+    reference: string | undefined,
+    cause: unknown,
+    idempotencyKey?: string,
+  ) {
     super(message, { cause })
     this.operationId = operationId
     this.reference = reference
@@ -158,7 +164,11 @@ function isErrorBody(body: unknown): body is ErrorBody {
   if (typeof body !== 'object' || body === null) return false
   const candidate = body as Record<string, unknown>
   const details = candidate['details']
-  return typeof candidate['error'] === 'string' && typeof candidate['message'] === 'string' && (details === undefined || (typeof details === 'object' && details !== null))
+  return (
+    typeof candidate['error'] === 'string' &&
+    typeof candidate['message'] === 'string' &&
+    (details === undefined || (typeof details === 'object' && details !== null))
+  )
 }
 
 /** `Retry-After` as seconds: either whole seconds or an HTTP date. */

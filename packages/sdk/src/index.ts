@@ -19,5 +19,20 @@ export {
   WebhookVerificationError,
   type RailErrorCode,
 } from './errors.ts'
-export type { CallOptions, ListItem, OperationId, Params, RailEventMap, RailOperations, RailWebhookEvent, RequestBody, ResponseBody, Schemas, components, operations, paths, webhooks } from './types.ts'
+export type {
+  CallOptions,
+  ListItem,
+  OperationId,
+  Params,
+  RailEventMap,
+  RailOperations,
+  RailWebhookEvent,
+  RequestBody,
+  ResponseBody,
+  Schemas,
+  components,
+  operations,
+  paths,
+  webhooks,
+} from './types.ts'
 export { OPERATIONS } from './generated/operations.ts'

@@ -11,7 +11,9 @@ export function localBaseUrl(env: NodeJS.ProcessEnv = process.env, cwd: string =
   const file = path.resolve(cwd, env['RAIL_DATA_DIR'] || '.rail', 'runtime.json')
   const running = runningApiUrl(file)
   if (running !== undefined) return running
-  throw new TypeError(`new Rail() needs a baseUrl: none was given, RAIL_URL is not set, and no running \`npm start\` has recorded its address in ${file}`)
+  throw new TypeError(
+    `new Rail() needs a baseUrl: none was given, RAIL_URL is not set, and no running \`npm start\` has recorded its address in ${file}`,
+  )
 }
 
 /** The address a live `rail serve` recorded; none when the file is missing or its process is gone (killed without cleaning up). */
@@ -22,7 +24,8 @@ function runningApiUrl(file: string): string | undefined {
   } catch {
     return undefined
   }
-  if (typeof recorded.apiUrl !== 'string' || typeof recorded.pid !== 'number' || !isAlive(recorded.pid)) return undefined
+  if (typeof recorded.apiUrl !== 'string' || typeof recorded.pid !== 'number' || !isAlive(recorded.pid))
+    return undefined
   return recorded.apiUrl
 }
 

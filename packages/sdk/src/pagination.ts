@@ -26,7 +26,10 @@ export class ListCall<Item, P extends Page<Item> = Page<Item>> implements Promis
     return this.#firstPage
   }
 
-  then<Fulfilled = P, Rejected = never>(onFulfilled?: ((page: P) => Fulfilled | PromiseLike<Fulfilled>) | null, onRejected?: ((reason: unknown) => Rejected | PromiseLike<Rejected>) | null): Promise<Fulfilled | Rejected> {
+  then<Fulfilled = P, Rejected = never>(
+    onFulfilled?: ((page: P) => Fulfilled | PromiseLike<Fulfilled>) | null,
+    onRejected?: ((reason: unknown) => Rejected | PromiseLike<Rejected>) | null,
+  ): Promise<Fulfilled | Rejected> {
     return this.#first().then(onFulfilled, onRejected)
   }
 

@@ -14,13 +14,24 @@ export interface SigningKey {
   signingSecret: string
 }
 
-export function canonicalRequest(timestampS: number, method: string, pathWithQuery: string, body: string | Uint8Array): string {
+export function canonicalRequest(
+  timestampS: number,
+  method: string,
+  pathWithQuery: string,
+  body: string | Uint8Array,
+): string {
   const bodySha256 = createHash('sha256').update(body).digest('hex')
   return `${timestampS}\n${method.toUpperCase()}\n${pathWithQuery}\n${bodySha256}`
 }
 
 /** The three authentication headers of one signed request. */
-export function signatureHeaders(key: SigningKey, timestampS: number, method: string, pathWithQuery: string, body: string | Uint8Array): Record<string, string> {
+export function signatureHeaders(
+  key: SigningKey,
+  timestampS: number,
+  method: string,
+  pathWithQuery: string,
+  body: string | Uint8Array,
+): Record<string, string> {
   const canonical = canonicalRequest(timestampS, method, pathWithQuery, body)
   const signature = createHmac('sha256', Buffer.from(key.signingSecret, 'utf8')).update(canonical).digest('hex')
   return {

@@ -57,7 +57,11 @@ const RETRYABLE_STATUSES = new Set([408, 429, 500, 502, 503, 504])
 export async function send<T>(settings: TransportSettings, request: PreparedRequest): Promise<RailResponse<T>> {
   for (let attempt = 1; ; attempt++) {
     // Each attempt is signed when it is sent: a retry after a long wait is not a stale request.
-    const outcome = await attemptOnce(settings, request, requestHeaders(settings, request, Math.floor(Date.now() / 1000)))
+    const outcome = await attemptOnce(
+      settings,
+      request,
+      requestHeaders(settings, request, Math.floor(Date.now() / 1000)),
+    )
     if (outcome.kind === 'answered' && outcome.status >= 200 && outcome.status < 300) {
       return {
         data: outcome.body as T,
@@ -70,43 +74,86 @@ export async function send<T>(settings: TransportSettings, request: PreparedRequ
         attempts: attempt,
       }
     }
-    const failure = outcome.kind === 'answered' ? apiError({ ...outcome, operationId: request.operationId, reference: request.reference, idempotencyKey: request.idempotencyKey }) : outcome.error
+    const failure =
+      outcome.kind === 'answered'
+        ? apiError({
+            ...outcome,
+            operationId: request.operationId,
+            reference: request.reference,
+            idempotencyKey: request.idempotencyKey,
+          })
+        : outcome.error
     const delayMs = retryDelayMs(settings, failure, attempt)
     if (delayMs === undefined || attempt > settings.maxRetries) throw failure
     await sleep(delayMs, request.signal)
   }
 }
 
-function requestHeaders(settings: TransportSettings, request: PreparedRequest, signedAtS: number): Record<string, string> {
+function requestHeaders(
+  settings: TransportSettings,
+  request: PreparedRequest,
+  signedAtS: number,
+): Record<string, string> {
   const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': settings.userAgent }
   if (request.body !== undefined) headers['Content-Type'] = 'application/json'
   if (request.idempotencyKey !== undefined) headers['Idempotency-Key'] = request.idempotencyKey
   if (request.auth === 'apiKey') {
-    if (settings.escrowApiKey === undefined) throw new TypeError(`${request.operationId} needs the escrow API key: new Rail({ escrowApiKey })`)
+    if (settings.escrowApiKey === undefined)
+      throw new TypeError(`${request.operationId} needs the escrow API key: new Rail({ escrowApiKey })`)
     headers['X-API-Key'] = settings.escrowApiKey
   } else {
-    if (settings.signingKey === undefined) throw new TypeError(`${request.operationId} is signed: new Rail({ keyId, signingSecret })`)
-    Object.assign(headers, signatureHeaders(settings.signingKey, signedAtS, request.method, request.pathWithQuery, request.body ?? ''))
+    if (settings.signingKey === undefined)
+      throw new TypeError(`${request.operationId} is signed: new Rail({ keyId, signingSecret })`)
+    Object.assign(
+      headers,
+      signatureHeaders(settings.signingKey, signedAtS, request.method, request.pathWithQuery, request.body ?? ''),
+    )
   }
   return headers
 }
 
-type Outcome = { kind: 'answered'; status: number; headers: Headers; body: unknown } | { kind: 'unanswered'; error: RailConnectionError }
+type Outcome =
+  | { kind: 'answered'; status: number; headers: Headers; body: unknown }
+  | { kind: 'unanswered'; error: RailConnectionError }
 
-async function attemptOnce(settings: TransportSettings, request: PreparedRequest, headers: Record<string, string>): Promise<Outcome> {
+async function attemptOnce(
+  settings: TransportSettings,
+  request: PreparedRequest,
+  headers: Record<string, string>,
+): Promise<Outcome> {
   const timeout = AbortSignal.timeout(settings.timeoutMs)
   const signal = request.signal ? AbortSignal.any([request.signal, timeout]) : timeout
   try {
     // Rail's API never redirects: a 3xx (from something in between) is an error, and the signed
     // request and its credentials are not sent on to wherever it points.
-    const response = await fetch(settings.baseUrl + request.pathWithQuery, { method: request.method, headers, body: request.body, signal, redirect: 'manual' })
+    const response = await fetch(settings.baseUrl + request.pathWithQuery, {
+      method: request.method,
+      headers,
+      body: request.body,
+      signal,
+      redirect: 'manual',
+    })
     const text = await response.text()
-    return { kind: 'answered', status: response.status, headers: response.headers, body: parseBody(text, response.headers) }
+    return {
+      kind: 'answered',
+      status: response.status,
+      headers: response.headers,
+      body: parseBody(text, response.headers),
+    }
   } catch (error) {
     // The caller's own abort is not a failure to retry: it ends the call as it is.
     if (request.signal?.aborted) throw request.signal.reason
     const what = timeout.aborted ? `no answer within ${settings.timeoutMs} ms` : 'the connection failed'
-    return { kind: 'unanswered', error: new RailConnectionError(`${request.operationId}: ${what}`, request.operationId, request.reference, error, request.idempotencyKey) }
+    return {
+      kind: 'unanswered',
+      error: new RailConnectionError(
+        `${request.operationId}: ${what}`,
+        request.operationId,
+        request.reference,
+        error,
+        request.idempotencyKey,
+      ),
+    }
   }
 }
 
@@ -121,7 +168,11 @@ function parseBody(text: string, headers: Headers): unknown {
 }
 
 /** How long to wait before the next attempt, or undefined when the failure is not worth another. */
-function retryDelayMs(settings: TransportSettings, failure: RailApiError | RailConnectionError, attempt: number): number | undefined {
+function retryDelayMs(
+  settings: TransportSettings,
+  failure: RailApiError | RailConnectionError,
+  attempt: number,
+): number | undefined {
   if (failure instanceof RailConnectionError) return backoffMs(settings, attempt)
   const inProgress = failure.status === 409 && failure.error === 'request_in_progress'
   if (!RETRYABLE_STATUSES.has(failure.status) && !inProgress) return undefined

@@ -23,22 +23,27 @@ export type RequestBody<K extends OperationId> = JsonContent<NonNullable<Operati
 type SuccessStatus = 200 | 201 | 202
 /** What an operation answers on success. */
 export type ResponseBody<K extends OperationId> = {
-  [Status in keyof Operation<K>['responses']]: Status extends SuccessStatus ? JsonContent<Operation<K>['responses'][Status]> : never
+  [Status in keyof Operation<K>['responses']]: Status extends SuccessStatus
+    ? JsonContent<Operation<K>['responses'][Status]>
+    : never
 }[keyof Operation<K>['responses']]
 
 /** One element of a cursor list's `data`. */
 export type ListItem<K extends OperationId> = ResponseBody<K> extends { data: (infer Item)[] } ? Item : never
 
 type ReferenceField<K extends OperationId> = (typeof OPERATIONS)[K]['reference']
-type WithOptionalReference<Body, Field> = Field extends keyof Body ? Omit<Body, Field> & Partial<Pick<Body, Field>> : Body
+type WithOptionalReference<Body, Field> = Field extends keyof Body
+  ? Omit<Body, Field> & Partial<Pick<Body, Field>>
+  : Body
 
 type Parameters<K extends OperationId> = Operation<K>['parameters']
 type PathPart<K extends OperationId> = Parameters<K> extends { path: infer Path } ? { path: Path } : unknown
-type QueryPart<K extends OperationId> = Parameters<K> extends { query: infer Query }
-  ? { query: Query }
-  : [NonNullable<Parameters<K>['query']>] extends [never]
-    ? unknown
-    : { query?: NonNullable<Parameters<K>['query']> }
+type QueryPart<K extends OperationId> =
+  Parameters<K> extends { query: infer Query }
+    ? { query: Query }
+    : [NonNullable<Parameters<K>['query']>] extends [never]
+      ? unknown
+      : { query?: NonNullable<Parameters<K>['query']> }
 type BodyPart<K extends OperationId> = [RequestBody<K>] extends [never]
   ? unknown
   : undefined extends Operation<K>['requestBody']
@@ -60,9 +65,14 @@ export interface CallOptions {
   idempotencyKey?: string
 }
 
-type Answer<K extends OperationId> = (typeof OPERATIONS)[K]['list'] extends true ? ListCall<ListItem<K>, Extract<ResponseBody<K>, Page<ListItem<K>>>> : Promise<ResponseBody<K>>
+type Answer<K extends OperationId> = (typeof OPERATIONS)[K]['list'] extends true
+  ? ListCall<ListItem<K>, Extract<ResponseBody<K>, Page<ListItem<K>>>>
+  : Promise<ResponseBody<K>>
 
-type Method<K extends OperationId, Result> = object extends Params<K> ? (params?: Params<K>, options?: CallOptions) => Result : (params: Params<K>, options?: CallOptions) => Result
+type Method<K extends OperationId, Result> =
+  object extends Params<K>
+    ? (params?: Params<K>, options?: CallOptions) => Result
+    : (params: Params<K>, options?: CallOptions) => Result
 
 /** One method per operationId. Cursor lists answer a ListCall: await it for a page, or iterate every item with `for await`. */
 export type RailOperations = { [K in OperationId]: Method<K, Answer<K>> }
@@ -70,7 +80,11 @@ export type RailOperations = { [K in OperationId]: Method<K, Answer<K>> }
 /** The same methods, answering the body with the status, headers, `replayed` and the reference. */
 export type RailOperationsWithResponse = { [K in OperationId]: Method<K, Promise<RailResponse<ResponseBody<K>>>> }
 
-type WebhookBody<Hook> = Hook extends { post?: infer Post } ? (Post extends { requestBody?: infer Body } ? JsonContent<NonNullable<Body>> : never) : never
+type WebhookBody<Hook> = Hook extends { post?: infer Post }
+  ? Post extends { requestBody?: infer Body }
+    ? JsonContent<NonNullable<Body>>
+    : never
+  : never
 
 /** The payload of each event Rail delivers, by event name (the document's `webhooks`). */
 export type RailEventMap = { [Name in keyof webhooks]: WebhookBody<webhooks[Name]> }

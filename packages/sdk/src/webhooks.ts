@@ -50,10 +50,12 @@ export function verifyWebhook<Event extends { id: string; event: string } = Rail
   options: VerifyWebhookOptions = {},
 ): Event {
   const secrets = typeof secret === 'string' ? [secret] : [...secret]
-  if (secrets.length === 0 || secrets.some((candidate) => typeof candidate !== 'string' || candidate === '')) throw new TypeError('verifyWebhook needs the secret')
+  if (secrets.length === 0 || secrets.some((candidate) => typeof candidate !== 'string' || candidate === ''))
+    throw new TypeError('verifyWebhook needs the secret')
   const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : Buffer.from(rawBody)
   const scheme = options.scheme ?? 'auto'
-  const useStandard = scheme === 'standard' || (scheme === 'auto' && headerOf(headers, 'webhook-signature') !== undefined)
+  const useStandard =
+    scheme === 'standard' || (scheme === 'auto' && headerOf(headers, 'webhook-signature') !== undefined)
   if (useStandard) verifyStandard(body, headers, secrets, options)
   else verifyRail(body, headers, secrets)
   return parseEvent(body) as unknown as Event
@@ -61,9 +63,15 @@ export function verifyWebhook<Event extends { id: string; event: string } = Rail
 
 function verifyRail(body: Buffer, headers: WebhookHeaders, secrets: string[]): void {
   const header = headerOf(headers, 'x-rail-signature')
-  if (header === undefined) throw new WebhookVerificationError('No signature: neither webhook-signature nor X-Rail-Signature is present')
+  if (header === undefined)
+    throw new WebhookVerificationError('No signature: neither webhook-signature nor X-Rail-Signature is present')
   const given = Buffer.from(header.trim().toLowerCase(), 'utf8')
-  const matches = secrets.some((secret) => sameBytes(given, Buffer.from(`sha256=${createHmac('sha256', Buffer.from(secret, 'utf8')).update(body).digest('hex')}`, 'utf8')))
+  const matches = secrets.some((secret) =>
+    sameBytes(
+      given,
+      Buffer.from(`sha256=${createHmac('sha256', Buffer.from(secret, 'utf8')).update(body).digest('hex')}`, 'utf8'),
+    ),
+  )
   if (!matches) throw new WebhookVerificationError('X-Rail-Signature does not match the body')
 }
 
@@ -71,10 +79,12 @@ function verifyStandard(body: Buffer, headers: WebhookHeaders, secrets: string[]
   const id = headerOf(headers, 'webhook-id')
   const timestamp = headerOf(headers, 'webhook-timestamp')
   const signatures = headerOf(headers, 'webhook-signature')
-  if (id === undefined || timestamp === undefined || signatures === undefined) throw new WebhookVerificationError('Missing webhook-id, webhook-timestamp or webhook-signature')
+  if (id === undefined || timestamp === undefined || signatures === undefined)
+    throw new WebhookVerificationError('Missing webhook-id, webhook-timestamp or webhook-signature')
   if (!/^\d+$/.test(timestamp)) throw new WebhookVerificationError('webhook-timestamp is not unix seconds')
   const nowS = options.nowS ?? Math.floor(Date.now() / 1000)
-  if (Math.abs(nowS - Number(timestamp)) > (options.toleranceS ?? DEFAULT_TOLERANCE_S)) throw new WebhookVerificationError('webhook-timestamp is outside the tolerance')
+  if (Math.abs(nowS - Number(timestamp)) > (options.toleranceS ?? DEFAULT_TOLERANCE_S))
+    throw new WebhookVerificationError('webhook-timestamp is outside the tolerance')
   // The header may list several signatures ("v1,… v1,…"); one valid v1 is enough.
   const given = signatures
     .split(' ')
@@ -88,7 +98,9 @@ function verifyStandard(body: Buffer, headers: WebhookHeaders, secrets: string[]
 }
 
 function standardKey(secret: string): Buffer {
-  return secret.startsWith('whsec_') ? Buffer.from(secret.slice('whsec_'.length), 'base64') : Buffer.from(secret, 'utf8')
+  return secret.startsWith('whsec_')
+    ? Buffer.from(secret.slice('whsec_'.length), 'base64')
+    : Buffer.from(secret, 'utf8')
 }
 
 function sameBytes(given: Buffer, expected: Buffer): boolean {
@@ -112,6 +124,7 @@ function parseEvent(body: Buffer): RailEvent {
     throw new WebhookVerificationError('The body is not JSON')
   }
   const event = parsed as Partial<RailEvent> | null
-  if (typeof event !== 'object' || event === null || typeof event.id !== 'string' || typeof event.event !== 'string') throw new WebhookVerificationError('The body is not a Rail event')
+  if (typeof event !== 'object' || event === null || typeof event.id !== 'string' || typeof event.event !== 'string')
+    throw new WebhookVerificationError('The body is not a Rail event')
   return event as RailEvent
 }

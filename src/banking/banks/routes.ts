@@ -9,9 +9,16 @@ import { listBanks, resolveAccount, type BankDeps } from './service.ts'
 
 const BankSchema = Type.Object(
   {
-    code: Type.String({ pattern: '^[0-9]{3}$', description: "The bank's 3-digit CBN code: the `bankCode` of every route" }),
+    code: Type.String({
+      pattern: '^[0-9]{3}$',
+      description: "The bank's 3-digit CBN code: the `bankCode` of every route",
+    }),
     name: Type.String({ description: "The bank's name", examples: ['Guaranty Trust Bank'] }),
-    nipInstitutionCode: Type.String({ pattern: '^[0-9]{6}$', description: "The bank's 6-digit NIP institution code (\"000\" and the CBN code)", examples: ['000058'] }),
+    nipInstitutionCode: Type.String({
+      pattern: '^[0-9]{6}$',
+      description: 'The bank\'s 6-digit NIP institution code ("000" and the CBN code)',
+      examples: ['000058'],
+    }),
   },
   { title: 'Bank', description: 'A Nigerian bank Rail pays to and can ask who holds an account' },
 )
@@ -61,7 +68,8 @@ export function registerBankRoutes(app: HttpServer, deps: BankDeps): void {
         operationId: 'listBanks',
         tags: ['banks'],
         summary: 'The banks Rail pays to',
-        description: 'Every Nigerian bank Rail can pay to and ask who holds an account, by name, with its CBN code (the `bankCode` of every route) and its NIP institution code. One page: `nextCursor` is always null.',
+        description:
+          'Every Nigerian bank Rail can pay to and ask who holds an account, by name, with its CBN code (the `bankCode` of every route) and its NIP institution code. One page: `nextCursor` is always null.',
         querystring: closedObject({}),
         response: { 200: BankListSchema, ...errorResponses() },
       },
@@ -79,7 +87,10 @@ export function registerBankRoutes(app: HttpServer, deps: BankDeps): void {
         summary: "Who holds an account, by the bank's name enquiry",
         description: RESOLVE_DESCRIPTION,
         body: ResolveBodySchema,
-        response: { 200: ResolvedSchema, ...errorResponses('capability_disabled', 'rate_limited', 'provider_unavailable') },
+        response: {
+          200: ResolvedSchema,
+          ...errorResponses('capability_disabled', 'rate_limited', 'provider_unavailable'),
+        },
       },
     },
     async (request) => {

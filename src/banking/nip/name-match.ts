@@ -42,7 +42,21 @@ const PAIRS_MIN = 2
 const INITIAL_LENGTH = 1
 
 /** Courtesy titles: they say nothing about who holds the account, and banks add or omit them. */
-export const COURTESY_TITLES: ReadonlySet<string> = new Set(['MR', 'MRS', 'MS', 'MISS', 'DR', 'CHIEF', 'ALHAJI', 'ALHAJA', 'PROF', 'ENGR', 'PASTOR', 'BARR', 'SIR'])
+export const COURTESY_TITLES: ReadonlySet<string> = new Set([
+  'MR',
+  'MRS',
+  'MS',
+  'MISS',
+  'DR',
+  'CHIEF',
+  'ALHAJI',
+  'ALHAJA',
+  'PROF',
+  'ENGR',
+  'PASTOR',
+  'BARR',
+  'SIR',
+])
 
 /** Combining marks left by NFKD: the diacritics of "Adébáyọ̀", which banks' records often lack. */
 const COMBINING_MARKS = /\p{M}/gu
@@ -97,7 +111,12 @@ function pairsEveryWord(given: readonly string[], holder: readonly string[]): bo
     return false
   }
 
-  return given.every((_word, g) => pair(g, holder.map(() => false)))
+  return given.every((_word, g) =>
+    pair(
+      g,
+      holder.map(() => false),
+    ),
+  )
 }
 
 /** `words` without the one at `index`. */

@@ -11,7 +11,8 @@ const ACCOUNT_NUMBER = /^\d{10}$/
 
 /** The check digit of `serial` (9 digits) at an institution (3-digit bank or 6-digit code). */
 export function nubanCheckDigit(institutionCode: string, serial: string): number {
-  if (!BANK_CODE.test(institutionCode) && !INSTITUTION_CODE.test(institutionCode)) throw new Error(`institution code ${institutionCode} is not 3 or 6 digits`)
+  if (!BANK_CODE.test(institutionCode) && !INSTITUTION_CODE.test(institutionCode))
+    throw new Error(`institution code ${institutionCode} is not 3 or 6 digits`)
   if (!SERIAL.test(serial)) throw new Error(`serial ${serial} is not 9 digits`)
   const digits = `${institutionCode}${serial}`
   // Weights repeat 3,7,3 from the first digit; a 6-digit code is the 15-digit form.

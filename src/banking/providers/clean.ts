@@ -4,7 +4,14 @@
 // that carries a payment's outcome, again at every retry. So every adapter's answers pass through
 // here once, at the seam: control characters removed, lengths bounded, and a credit whose id cannot
 // be stored read as no credit at all (the caller then asks again, or refuses the webhook).
-import type { ProviderAccount, ProviderAdapter, ProviderCredit, ProviderResult, ProviderWebhook, WebhookRequest } from './types.ts'
+import type {
+  ProviderAccount,
+  ProviderAdapter,
+  ProviderCredit,
+  ProviderResult,
+  ProviderWebhook,
+  WebhookRequest,
+} from './types.ts'
 
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/g
@@ -21,10 +28,22 @@ function cleanOptional(value: string | null, maxChars: number): string | null {
 }
 
 /** A result's text bounded as the columns that keep it (response code 16, message 500, provider reference 200). */
-export function cleanResult<T>(result: ProviderResult<T>, cleanValue: (value: T) => T = (value) => value): ProviderResult<T> {
+export function cleanResult<T>(
+  result: ProviderResult<T>,
+  cleanValue: (value: T) => T = (value) => value,
+): ProviderResult<T> {
   if (result.outcome === 'unknown') return { outcome: 'unknown', error: cleanText(result.error, 500) }
-  const answer = { responseCode: cleanText(result.responseCode, 16), responseMessage: cleanText(result.responseMessage, 500) }
-  if (result.outcome === 'successful') return { ...result, ...answer, providerReference: cleanText(result.providerReference, 200), value: cleanValue(result.value) }
+  const answer = {
+    responseCode: cleanText(result.responseCode, 16),
+    responseMessage: cleanText(result.responseMessage, 500),
+  }
+  if (result.outcome === 'successful')
+    return {
+      ...result,
+      ...answer,
+      providerReference: cleanText(result.providerReference, 200),
+      value: cleanValue(result.value),
+    }
   return { ...result, ...answer, providerReference: cleanOptional(result.providerReference, 200) }
 }
 
@@ -39,7 +58,8 @@ export function cleanCredit(credit: ProviderCredit): ProviderCredit | undefined 
     payerAccountNumber: cleanOptional(credit.payerAccountNumber, 20),
     payerBankCode: cleanOptional(credit.payerBankCode, 10),
     narration: cleanOptional(credit.narration, 200),
-    accountReference: credit.accountReference !== null && STORABLE_ID.test(credit.accountReference) ? credit.accountReference : null,
+    accountReference:
+      credit.accountReference !== null && STORABLE_ID.test(credit.accountReference) ? credit.accountReference : null,
   }
 }
 
@@ -51,7 +71,8 @@ function cleanCredits(result: ProviderResult<ProviderCredit[]>): ProviderResult<
   const cleaned = cleanResult(result)
   if (cleaned.outcome !== 'successful') return cleaned
   const credits = cleaned.value.map(cleanCredit)
-  if (credits.some((credit) => credit === undefined)) return { outcome: 'unknown', error: 'a credit in the answer has an id Rail cannot store' }
+  if (credits.some((credit) => credit === undefined))
+    return { outcome: 'unknown', error: 'a credit in the answer has an id Rail cannot store' }
   return { ...cleaned, value: credits as ProviderCredit[] }
 }
 
@@ -74,7 +95,8 @@ export function cleanAnswers(adapter: ProviderAdapter): ProviderAdapter {
     debit: async (request) => cleanResult(await adapter.debit(request)),
     walletTransfer: async (request) => cleanResult(await adapter.walletTransfer(request)),
     sendToBank: async (request) => cleanResult(await adapter.sendToBank(request)),
-    nameEnquiry: async (request) => cleanResult(await adapter.nameEnquiry(request), (value) => ({ accountName: cleanText(value.accountName, 100) })),
+    nameEnquiry: async (request) =>
+      cleanResult(await adapter.nameEnquiry(request), (value) => ({ accountName: cleanText(value.accountName, 100) })),
     payout: async (request) => cleanResult(await adapter.payout(request)),
     requery: async (reference) => cleanResult(await adapter.requery(reference)),
     allocateVirtualAccount: async (request) => cleanResult(await adapter.allocateVirtualAccount(request), cleanAccount),

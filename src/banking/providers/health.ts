@@ -41,7 +41,9 @@ export function judgeHealth(provider: string, counts: CallCounts | undefined): P
   const unansweredRate = calls === 0 ? 0 : unanswered / calls
   const reading = { provider, windowS: HEALTH_WINDOW_S, calls, unanswered, unansweredRate }
   if (!healthyCounts(calls, unanswered)) return { ...reading, healthy: false }
-  const failing = Object.entries(counts?.byOperation ?? {}).find(([, operation]) => !healthyCounts(operation.calls, operation.unanswered))
+  const failing = Object.entries(counts?.byOperation ?? {}).find(
+    ([, operation]) => !healthyCounts(operation.calls, operation.unanswered),
+  )
   return failing ? { ...reading, healthy: false, failingOperation: failing[0] } : { ...reading, healthy: true }
 }
 
@@ -53,7 +55,10 @@ function healthyCounts(calls: number, unanswered: number): boolean {
  * The first healthy provider of a route, in its order; when none is healthy, the first (a payout
  * must go somewhere, and its pipeline retries and requeries what gets no answer).
  */
-export function chooseProvider(route: readonly string[], healthOf: (provider: string) => ProviderHealthReading): string | undefined {
+export function chooseProvider(
+  route: readonly string[],
+  healthOf: (provider: string) => ProviderHealthReading,
+): string | undefined {
   return route.find((provider) => healthOf(provider).healthy) ?? route[0]
 }
 

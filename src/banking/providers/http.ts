@@ -19,7 +19,9 @@ const ERROR_CHARS_MAX = 500
  * What came back: a readable JSON body with its status (any status under 500), or nothing Rail can
  * read — no answer, a reset, a 5xx, a body that is not JSON — which is never a provider's decision.
  */
-export type HttpAnswer = { ok: true; httpStatus: number; body: Record<string, unknown> } | { ok: false; httpStatus: number | null; error: string }
+export type HttpAnswer =
+  | { ok: true; httpStatus: number; body: Record<string, unknown> }
+  | { ok: false; httpStatus: number | null; error: string }
 
 export interface ProviderHttpOptions {
   /** The provider profile's name, recorded with each call. */
@@ -106,7 +108,8 @@ async function readAnswer(httpStatus: number, body: AsyncIterable<Buffer>): Prom
   if (httpStatus >= 500) return { ok: false, httpStatus, error: `provider answered ${httpStatus}` }
   try {
     const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { ok: false, httpStatus, error: 'answer is not an object' }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      return { ok: false, httpStatus, error: 'answer is not an object' }
     return { ok: true, httpStatus, body: parsed as Record<string, unknown> }
   } catch {
     return { ok: false, httpStatus, error: 'answer is not JSON' }

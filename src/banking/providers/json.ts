@@ -2,7 +2,9 @@
 
 /** A JSON object, or undefined. */
 export function objectOf(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined
 }
 
 /** A non-empty string field, or null (its length is bounded where it is kept: clean.ts). */

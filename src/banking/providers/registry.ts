@@ -52,7 +52,6 @@ export interface ProviderSettings {
 /** How long opened secrets are kept before they are read again (a `rail provider set` reaches running processes within it). */
 const SECRETS_TTL_MS = 60_000
 
-
 export class ProviderRegistry {
   readonly #pool: Pool
   readonly #settings: ProviderSettings | undefined
@@ -104,7 +103,11 @@ export class ProviderRegistry {
    */
   sandboxControlsFor(provider: ProviderProfile): SandboxControls {
     if (provider.baseUrl !== null || !this.#settings) {
-      throw new RailError('capability_disabled', `Provider ${provider.name} is a real provider: only the sandbox can simulate`, { provider: provider.name, capability: 'sandbox' })
+      throw new RailError(
+        'capability_disabled',
+        `Provider ${provider.name} is a real provider: only the sandbox can simulate`,
+        { provider: provider.name, capability: 'sandbox' },
+      )
     }
     return this.#sandboxAdapter(provider)
   }
@@ -141,7 +144,13 @@ export class ProviderRegistry {
   }
 
   async #realOptions(provider: ProviderProfile, requestId?: string): Promise<RealAdapterOptions> {
-    const http = new ProviderHttp({ provider: provider.name, pool: this.#pool, recorder: this.#recorder, timeoutMs: this.#settings?.timeoutMs, requestId })
+    const http = new ProviderHttp({
+      provider: provider.name,
+      pool: this.#pool,
+      recorder: this.#recorder,
+      timeoutMs: this.#settings?.timeoutMs,
+      requestId,
+    })
     let session = this.#sessions.get(provider.name)
     if (!session) this.#sessions.set(provider.name, (session = new Map()))
     const clock = this.#settings?.clock ?? systemClock
@@ -150,21 +159,48 @@ export class ProviderRegistry {
       const settings = this.#sandbox(provider)
       if (provider.adapter === 'paystack') {
         const secrets = { secretKey: sandboxPaystackSecretKey(settings.sandboxBankSecret) }
-        return { profile: provider, baseUrl: `${settings.sandboxBankUrl()}${SANDBOX_PAYSTACK_PREFIX}`, secrets, http, pool: this.#pool, clock, session }
+        return {
+          profile: provider,
+          baseUrl: `${settings.sandboxBankUrl()}${SANDBOX_PAYSTACK_PREFIX}`,
+          secrets,
+          http,
+          pool: this.#pool,
+          clock,
+          session,
+        }
       }
       const { apiKey, secretKey, contractCode } = sandboxMonnifyCredentials(settings.sandboxBankSecret)
       const sourceAccountNumber = monnifyMainAccountNumber(settings.sandboxBankCode ?? SANDBOX_BANK_CODE_DEFAULT)
       const profile = { ...provider, settings: { contractCode, sourceAccountNumber, ...provider.settings } }
-      return { profile, baseUrl: `${settings.sandboxBankUrl()}${SANDBOX_MONNIFY_PREFIX}`, secrets: { apiKey, secretKey }, http, pool: this.#pool, clock, session }
+      return {
+        profile,
+        baseUrl: `${settings.sandboxBankUrl()}${SANDBOX_MONNIFY_PREFIX}`,
+        secrets: { apiKey, secretKey },
+        http,
+        pool: this.#pool,
+        clock,
+        session,
+      }
     }
-    return { profile: provider, baseUrl: provider.baseUrl.replace(/\/+$/, ''), secrets: await this.#openSecrets(provider.name), http, pool: this.#pool, clock, session }
+    return {
+      profile: provider,
+      baseUrl: provider.baseUrl.replace(/\/+$/, ''),
+      secrets: await this.#openSecrets(provider.name),
+      http,
+      pool: this.#pool,
+      clock,
+      session,
+    }
   }
 
   async #openSecrets(name: string): Promise<ProviderSecrets> {
     const cached = this.#secrets.get(name)
     if (cached && performance.now() - cached.readAtMs < SECRETS_TTL_MS) return cached.secrets
     const sealed = await selectSealedSecrets(this.#pool, name)
-    if (!sealed) throw new Error(`provider ${name} has no secrets: add them with \`rail provider set ${name} --secret-key-file …\``)
+    if (!sealed)
+      throw new Error(
+        `provider ${name} has no secrets: add them with \`rail provider set ${name} --secret-key-file …\``,
+      )
     if (cached && cached.sealed.equals(sealed)) {
       cached.readAtMs = performance.now()
       return cached.secrets

@@ -28,7 +28,8 @@ interface ProviderRow {
   virtual_accounts: boolean
 }
 
-const COLUMNS = 'name, adapter, base_url, settings, webhook_source_addresses, merchant_credit, debit, wallet_transfer, bank_payout, name_check, narration, virtual_accounts'
+const COLUMNS =
+  'name, adapter, base_url, settings, webhook_source_addresses, merchant_credit, debit, wallet_transfer, bank_payout, name_check, narration, virtual_accounts'
 
 function toProfile(row: ProviderRow): ProviderProfile {
   return {
@@ -59,7 +60,12 @@ export async function selectProvider(db: Queryable, name: string): Promise<Provi
   return result.rows[0] && toProfile(result.rows[0])
 }
 
-export async function updateCapability(db: Queryable, name: string, capability: Capability, enabled: boolean): Promise<ProviderProfile | undefined> {
+export async function updateCapability(
+  db: Queryable,
+  name: string,
+  capability: Capability,
+  enabled: boolean,
+): Promise<ProviderProfile | undefined> {
   // The column name comes from the closed map above, never from input.
   const result = await db.query<ProviderRow>(
     `UPDATE providers SET ${COLUMN[capability]} = $2, updated_at = now() WHERE name = $1 RETURNING ${COLUMNS}`,
@@ -80,8 +86,21 @@ export async function insertProvider(
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
      ON CONFLICT (name) DO NOTHING
      RETURNING ${COLUMNS}`,
-    [profile.name, profile.adapter, profile.baseUrl, profile.settings, profile.webhookSourceAddresses, profile.sealedSecrets,
-     c.merchantCredit, c.debit, c.walletTransfer, c.bankPayout, c.nameCheck, c.narration, c.virtualAccounts],
+    [
+      profile.name,
+      profile.adapter,
+      profile.baseUrl,
+      profile.settings,
+      profile.webhookSourceAddresses,
+      profile.sealedSecrets,
+      c.merchantCredit,
+      c.debit,
+      c.walletTransfer,
+      c.bankPayout,
+      c.nameCheck,
+      c.narration,
+      c.virtualAccounts,
+    ],
   )
   return result.rows[0] && toProfile(result.rows[0])
 }
@@ -94,7 +113,11 @@ export interface ProviderChange {
   sealedSecrets?: Buffer
 }
 
-export async function updateProvider(db: Queryable, name: string, change: ProviderChange): Promise<ProviderProfile | undefined> {
+export async function updateProvider(
+  db: Queryable,
+  name: string,
+  change: ProviderChange,
+): Promise<ProviderProfile | undefined> {
   const result = await db.query<ProviderRow>(
     `UPDATE providers
         SET base_url = CASE WHEN $2 THEN $3 ELSE base_url END,
@@ -119,13 +142,18 @@ export async function updateProvider(db: Queryable, name: string, change: Provid
 }
 
 export async function selectOldestSealedSecrets(db: Queryable): Promise<{ name: string; sealed: Buffer } | undefined> {
-  const result = await db.query<{ name: string; sealed: Buffer }>(`SELECT name, sealed_secrets AS sealed FROM providers WHERE sealed_secrets IS NOT NULL ORDER BY created_at, name LIMIT 1`)
+  const result = await db.query<{ name: string; sealed: Buffer }>(
+    `SELECT name, sealed_secrets AS sealed FROM providers WHERE sealed_secrets IS NOT NULL ORDER BY created_at, name LIMIT 1`,
+  )
   return result.rows[0]
 }
 
 /** A profile's sealed secrets, to be opened only to make calls; null when it has none. */
 export async function selectSealedSecrets(db: Queryable, name: string): Promise<Buffer | null> {
-  const result = await db.query<{ sealed_secrets: Buffer | null }>(`SELECT sealed_secrets FROM providers WHERE name = $1`, [name])
+  const result = await db.query<{ sealed_secrets: Buffer | null }>(
+    `SELECT sealed_secrets FROM providers WHERE name = $1`,
+    [name],
+  )
   return result.rows[0]?.sealed_secrets ?? null
 }
 
@@ -146,7 +174,12 @@ export async function selectRoutes(db: Queryable, partnerId: string): Promise<Re
  * The profiles a partner's route for one purpose lists, in order; without a route, the
  * `unrouted` profile alone. One round trip either way: a payout's submit reads it.
  */
-export async function selectRouteProfiles(db: Queryable, partnerId: string, purpose: RoutePurpose, unrouted: string): Promise<ProviderProfile[]> {
+export async function selectRouteProfiles(
+  db: Queryable,
+  partnerId: string,
+  purpose: RoutePurpose,
+  unrouted: string,
+): Promise<ProviderProfile[]> {
   const result = await db.query<ProviderRow>(
     `SELECT ${COLUMNS}, r.position FROM partner_provider_routes r JOIN providers ON name = r.provider WHERE r.partner_id = $1 AND r.purpose = $2
      UNION ALL
@@ -158,7 +191,12 @@ export async function selectRouteProfiles(db: Queryable, partnerId: string, purp
 }
 
 /** Replaces a partner's route for one purpose (an empty list removes it: the sandbox again). */
-export async function replaceRoute(db: Queryable, partnerId: string, purpose: RoutePurpose, providers: readonly string[]): Promise<void> {
+export async function replaceRoute(
+  db: Queryable,
+  partnerId: string,
+  purpose: RoutePurpose,
+  providers: readonly string[],
+): Promise<void> {
   await db.query(`DELETE FROM partner_provider_routes WHERE partner_id = $1 AND purpose = $2`, [partnerId, purpose])
   if (providers.length === 0) return
   await db.query(
@@ -172,13 +210,18 @@ export async function replaceRoute(db: Queryable, partnerId: string, purpose: Ro
 export async function selectCallCounts(
   db: Queryable,
   windowS: number,
-): Promise<Map<string, { calls: number; unanswered: number; byOperation: Record<string, { calls: number; unanswered: number }> }>> {
+): Promise<
+  Map<string, { calls: number; unanswered: number; byOperation: Record<string, { calls: number; unanswered: number }> }>
+> {
   const result = await db.query<{ provider: string; operation: string; calls: number; unanswered: number }>(
     `SELECT provider, operation, count(*)::int AS calls, count(*) FILTER (WHERE outcome = 'unknown')::int AS unanswered
        FROM provider_calls WHERE created_at > now() - make_interval(secs => $1) GROUP BY provider, operation`,
     [windowS],
   )
-  const counts = new Map<string, { calls: number; unanswered: number; byOperation: Record<string, { calls: number; unanswered: number }> }>()
+  const counts = new Map<
+    string,
+    { calls: number; unanswered: number; byOperation: Record<string, { calls: number; unanswered: number }> }
+  >()
   for (const row of result.rows) {
     const provider = counts.get(row.provider) ?? { calls: 0, unanswered: 0, byOperation: {} }
     provider.calls += row.calls
@@ -190,7 +233,12 @@ export async function selectCallCounts(
 }
 
 /** Keeps what a provider knows an allocated account by (its answer's providerReference), by account number. */
-export async function keepAccountReference(db: Queryable, provider: string, accountNumber: string, providerReference: string): Promise<void> {
+export async function keepAccountReference(
+  db: Queryable,
+  provider: string,
+  accountNumber: string,
+  providerReference: string,
+): Promise<void> {
   await db.query(
     `INSERT INTO provider_accounts (provider, account_number, provider_reference) VALUES ($1, $2, $3)
      ON CONFLICT (provider, account_number) DO UPDATE SET provider_reference = EXCLUDED.provider_reference`,
@@ -199,8 +247,15 @@ export async function keepAccountReference(db: Queryable, provider: string, acco
 }
 
 /** What the provider knows an account by; undefined when this provider never allocated it. */
-export async function selectAccountReference(db: Queryable, provider: string, accountNumber: string): Promise<string | undefined> {
-  const { rows } = await db.query<{ provider_reference: string }>(`SELECT provider_reference FROM provider_accounts WHERE provider = $1 AND account_number = $2`, [provider, accountNumber])
+export async function selectAccountReference(
+  db: Queryable,
+  provider: string,
+  accountNumber: string,
+): Promise<string | undefined> {
+  const { rows } = await db.query<{ provider_reference: string }>(
+    `SELECT provider_reference FROM provider_accounts WHERE provider = $1 AND account_number = $2`,
+    [provider, accountNumber],
+  )
   return rows[0]?.provider_reference
 }
 
@@ -254,7 +309,16 @@ export interface ProviderCall {
 
 /** The calls made under one reference (an instruction's id), oldest first, at most `limit`. */
 export async function selectCallsFor(db: Queryable, reference: string, limit: number): Promise<ProviderCall[]> {
-  const { rows } = await db.query<{ provider: string; operation: string; outcome: ProviderCall['outcome']; http_status: number | null; response_code: string | null; error: string | null; latency_ms: number; created_at: Date }>(
+  const { rows } = await db.query<{
+    provider: string
+    operation: string
+    outcome: ProviderCall['outcome']
+    http_status: number | null
+    response_code: string | null
+    error: string | null
+    latency_ms: number
+    created_at: Date
+  }>(
     `SELECT provider, operation, outcome, http_status, response_code, error, latency_ms, created_at FROM provider_calls WHERE reference = $1 ORDER BY created_at, id LIMIT $2`,
     [reference, limit],
   )

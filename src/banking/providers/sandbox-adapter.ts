@@ -9,8 +9,18 @@ import type { Pool } from '../../platform/db.ts'
 import { verifyRequestSignature } from '../../platform/request-signature.ts'
 import { ProviderHttp } from './http.ts'
 import type { NewProviderCall } from './repo.ts'
-import type { MoveRequest, ProviderAccount, ProviderAdapter, SandboxControls, WebhookRequest, ProviderCredit, ProviderOutcome, ProviderResult, ProviderTraits, ProviderWebhook } from './types.ts'
-
+import type {
+  MoveRequest,
+  ProviderAccount,
+  ProviderAdapter,
+  SandboxControls,
+  WebhookRequest,
+  ProviderCredit,
+  ProviderOutcome,
+  ProviderResult,
+  ProviderTraits,
+  ProviderWebhook,
+} from './types.ts'
 
 /**
  * The sandbox bank keeps a reference once (a resend is answered 26 and moves nothing), and refuses
@@ -24,7 +34,8 @@ export function sandboxTraits(requestValidityS: number = TIMESTAMP_TOLERANCE_S):
     requestValidityWindowMs: requestValidityS * 1000,
     referenceFormat: 'any string of 1 to 128 characters (Rail sends its own reference as it is)',
     amountUnit: 'kobo',
-    webhookAuthentication: "X-Sandbox-Timestamp and X-Sandbox-Signature: Rail's request signature keyed with the sandbox bank's secret",
+    webhookAuthentication:
+      "X-Sandbox-Timestamp and X-Sandbox-Signature: Rail's request signature keyed with the sandbox bank's secret",
   }
 }
 
@@ -58,7 +69,8 @@ interface BankAnswer {
   [field: string]: unknown
 }
 
-type CallAnswer = { ok: true; httpStatus: number; body: BankAnswer } | { ok: false; httpStatus: number | null; error: string }
+type CallAnswer =
+  { ok: true; httpStatus: number; body: BankAnswer } | { ok: false; httpStatus: number | null; error: string }
 
 export class SandboxAdapter implements ProviderAdapter, SandboxControls {
   readonly traits: ProviderTraits
@@ -71,18 +83,36 @@ export class SandboxAdapter implements ProviderAdapter, SandboxControls {
     this.traits = sandboxTraits(options.requestValidityS)
   }
 
-  async createWallet(request: { customerReference: string; accountName: string; reference?: string }): Promise<ProviderResult<ProviderAccount>> {
+  async createWallet(request: {
+    customerReference: string
+    accountName: string
+    reference?: string
+  }): Promise<ProviderResult<ProviderAccount>> {
     // Opening an account answers 201 with the account, not a NIP code; 409 when the opening
     // reference opened an account for another request (in another name).
     const taken = (answer: CallAnswer) => answer.ok && answer.httpStatus === 409
-    const opened = (answer: CallAnswer): ProviderOutcome => (answer.ok && answer.httpStatus === 201 ? 'successful' : taken(answer) ? 'failed' : 'unknown')
+    const opened = (answer: CallAnswer): ProviderOutcome =>
+      answer.ok && answer.httpStatus === 201 ? 'successful' : taken(answer) ? 'failed' : 'unknown'
     // The bank announces credits paid into the account to this provider profile (wallet funding by transfer).
-    const asked = { accountName: request.accountName, ...(request.reference === undefined ? {} : { openingReference: request.reference }), client: this.#options.provider }
-    const answer = await this.#call('create_wallet', request.reference ?? request.customerReference, 'POST', '/accounts', asked, opened)
+    const asked = {
+      accountName: request.accountName,
+      ...(request.reference === undefined ? {} : { openingReference: request.reference }),
+      client: this.#options.provider,
+    }
+    const answer = await this.#call(
+      'create_wallet',
+      request.reference ?? request.customerReference,
+      'POST',
+      '/accounts',
+      asked,
+      opened,
+    )
     if (!answer.ok) return { outcome: 'unknown', error: answer.error }
-    if (taken(answer)) return { outcome: 'failed', responseCode: '26', responseMessage: nipMessage('26'), providerReference: null }
+    if (taken(answer))
+      return { outcome: 'failed', responseCode: '26', responseMessage: nipMessage('26'), providerReference: null }
     const body = answer.body as unknown as ProviderAccount
-    if (answer.httpStatus !== 201 || typeof body.accountNumber !== 'string') return { outcome: 'unknown', error: `unexpected answer ${answer.httpStatus}` }
+    if (answer.httpStatus !== 201 || typeof body.accountNumber !== 'string')
+      return { outcome: 'unknown', error: `unexpected answer ${answer.httpStatus}` }
     return {
       outcome: 'successful',
       responseCode: '00',
@@ -93,14 +123,26 @@ export class SandboxAdapter implements ProviderAdapter, SandboxControls {
   }
 
   credit(request: MoveRequest & { accountNumber: string }): Promise<ProviderResult<null>> {
-    return this.#move('credit', request, { kind: 'credit', creditAccountNumber: request.accountNumber, amountKobo: request.amountKobo, narration: request.narration })
+    return this.#move('credit', request, {
+      kind: 'credit',
+      creditAccountNumber: request.accountNumber,
+      amountKobo: request.amountKobo,
+      narration: request.narration,
+    })
   }
 
   debit(request: MoveRequest & { accountNumber: string }): Promise<ProviderResult<null>> {
-    return this.#move('debit', request, { kind: 'debit', debitAccountNumber: request.accountNumber, amountKobo: request.amountKobo, narration: request.narration })
+    return this.#move('debit', request, {
+      kind: 'debit',
+      debitAccountNumber: request.accountNumber,
+      amountKobo: request.amountKobo,
+      narration: request.narration,
+    })
   }
 
-  walletTransfer(request: MoveRequest & { fromAccountNumber: string; toAccountNumber: string }): Promise<ProviderResult<null>> {
+  walletTransfer(
+    request: MoveRequest & { fromAccountNumber: string; toAccountNumber: string },
+  ): Promise<ProviderResult<null>> {
     return this.#move('wallet_transfer', request, {
       kind: 'book',
       debitAccountNumber: request.fromAccountNumber,
@@ -110,7 +152,9 @@ export class SandboxAdapter implements ProviderAdapter, SandboxControls {
     })
   }
 
-  sendToBank(request: MoveRequest & { fromAccountNumber: string; destinationBankCode: string; destinationAccountNumber: string }): Promise<ProviderResult<null>> {
+  sendToBank(
+    request: MoveRequest & { fromAccountNumber: string; destinationBankCode: string; destinationAccountNumber: string },
+  ): Promise<ProviderResult<null>> {
     return this.#move('send_to_bank', request, {
       kind: 'interbank',
       debitAccountNumber: request.fromAccountNumber,
@@ -121,7 +165,9 @@ export class SandboxAdapter implements ProviderAdapter, SandboxControls {
     })
   }
 
-  payout(request: MoveRequest & { destinationBankCode: string; destinationAccountNumber: string }): Promise<ProviderResult<null>> {
+  payout(
+    request: MoveRequest & { destinationBankCode: string; destinationAccountNumber: string },
+  ): Promise<ProviderResult<null>> {
     return this.#move('payout', request, {
       kind: 'payout',
       destinationBankCode: request.destinationBankCode,
@@ -134,21 +180,58 @@ export class SandboxAdapter implements ProviderAdapter, SandboxControls {
   async registerPayoutOutcome(reference: string, outcome: 'confirmed' | 'failed'): Promise<ProviderResult<null>> {
     // 200: registered; a 4xx the bank answered: no payout in progress has the reference; no
     // readable answer (lost, a 5xx): unknown — the bank may have registered it or not.
-    const registered = (answer: CallAnswer): ProviderOutcome => (!answer.ok ? 'unknown' : answer.httpStatus === 200 ? 'successful' : answer.httpStatus < 500 ? 'failed' : 'unknown')
-    const answer = await this.#call('register_payout_outcome', reference, 'POST', `/transfers/${encodeURIComponent(reference)}/outcome`, { outcome }, registered)
+    const registered = (answer: CallAnswer): ProviderOutcome =>
+      !answer.ok ? 'unknown' : answer.httpStatus === 200 ? 'successful' : answer.httpStatus < 500 ? 'failed' : 'unknown'
+    const answer = await this.#call(
+      'register_payout_outcome',
+      reference,
+      'POST',
+      `/transfers/${encodeURIComponent(reference)}/outcome`,
+      { outcome },
+      registered,
+    )
     const result = registered(answer)
-    if (result === 'successful') return { outcome: result, responseCode: '00', responseMessage: 'Outcome registered', providerReference: reference, value: null }
-    if (result === 'failed') return { outcome: result, responseCode: '25', responseMessage: 'No payout in progress has this reference', providerReference: null }
+    if (result === 'successful')
+      return {
+        outcome: result,
+        responseCode: '00',
+        responseMessage: 'Outcome registered',
+        providerReference: reference,
+        value: null,
+      }
+    if (result === 'failed')
+      return {
+        outcome: result,
+        responseCode: '25',
+        responseMessage: 'No payout in progress has this reference',
+        providerReference: null,
+      }
     return { outcome: 'unknown', error: answer.ok ? `unexpected answer ${answer.httpStatus}` : answer.error }
   }
 
-  async allocateVirtualAccount(request: { reference: string; accountName: string }): Promise<ProviderResult<ProviderAccount>> {
-    const allocated = (answer: CallAnswer): ProviderOutcome => (answer.ok && answer.httpStatus === 201 ? 'successful' : 'unknown')
-    const body = { client: this.#options.provider, clientReference: request.reference, accountName: request.accountName }
-    const answer = await this.#call('allocate_virtual_account', request.reference, 'POST', '/virtual-accounts', body, allocated)
+  async allocateVirtualAccount(request: {
+    reference: string
+    accountName: string
+  }): Promise<ProviderResult<ProviderAccount>> {
+    const allocated = (answer: CallAnswer): ProviderOutcome =>
+      answer.ok && answer.httpStatus === 201 ? 'successful' : 'unknown'
+    const body = {
+      client: this.#options.provider,
+      clientReference: request.reference,
+      accountName: request.accountName,
+    }
+    const answer = await this.#call(
+      'allocate_virtual_account',
+      request.reference,
+      'POST',
+      '/virtual-accounts',
+      body,
+      allocated,
+    )
     if (!answer.ok) return { outcome: 'unknown', error: answer.error }
     const account = answer.body as unknown as ProviderAccount
-    if (answer.httpStatus !== 201 || typeof account.accountNumber !== 'string') return { outcome: 'unknown', error: `unexpected answer ${answer.httpStatus}` }
+    if (answer.httpStatus !== 201 || typeof account.accountNumber !== 'string')
+      return { outcome: 'unknown', error: `unexpected answer ${answer.httpStatus}` }
     return {
       outcome: 'successful',
       responseCode: '00',
@@ -159,30 +242,58 @@ export class SandboxAdapter implements ProviderAdapter, SandboxControls {
   }
 
   async archiveVirtualAccount(accountNumber: string): Promise<ProviderResult<null>> {
-    const archived = (answer: CallAnswer): ProviderOutcome => (answer.ok && answer.httpStatus === 200 ? 'successful' : answer.ok && answer.httpStatus === 404 ? 'failed' : 'unknown')
-    const answer = await this.#call('archive_virtual_account', accountNumber, 'POST', `/virtual-accounts/${accountNumber}/archive`, { client: this.#options.provider }, archived)
+    const archived = (answer: CallAnswer): ProviderOutcome =>
+      answer.ok && answer.httpStatus === 200
+        ? 'successful'
+        : answer.ok && answer.httpStatus === 404
+          ? 'failed'
+          : 'unknown'
+    const answer = await this.#call(
+      'archive_virtual_account',
+      accountNumber,
+      'POST',
+      `/virtual-accounts/${accountNumber}/archive`,
+      { client: this.#options.provider },
+      archived,
+    )
     const outcome = archived(answer)
-    if (outcome === 'successful') return { outcome, responseCode: '00', responseMessage: 'Archived', providerReference: accountNumber, value: null }
-    if (outcome === 'failed') return { outcome, responseCode: '07', responseMessage: 'No such virtual account', providerReference: null }
+    if (outcome === 'successful')
+      return { outcome, responseCode: '00', responseMessage: 'Archived', providerReference: accountNumber, value: null }
+    if (outcome === 'failed')
+      return { outcome, responseCode: '07', responseMessage: 'No such virtual account', providerReference: null }
     return { outcome: 'unknown', error: answer.ok ? `unexpected answer ${answer.httpStatus}` : answer.error }
   }
 
   async listCredits(accountNumber: string, since?: Date): Promise<ProviderResult<ProviderCredit[]>> {
-    const listed = (answer: CallAnswer): ProviderOutcome => (answer.ok && answer.httpStatus === 200 ? 'successful' : 'unknown')
+    const listed = (answer: CallAnswer): ProviderOutcome =>
+      answer.ok && answer.httpStatus === 200 ? 'successful' : 'unknown'
     const sinceQuery = since === undefined ? '' : `&since=${encodeURIComponent(since.toISOString())}`
     const path = `/virtual-accounts/${accountNumber}/credits?client=${encodeURIComponent(this.#options.provider)}${sinceQuery}`
     const answer = await this.#call('list_credits', accountNumber, 'GET', path, undefined, listed)
-    if (!answer.ok || answer.httpStatus !== 200) return { outcome: 'unknown', error: answer.ok ? `unexpected answer ${answer.httpStatus}` : answer.error }
+    if (!answer.ok || answer.httpStatus !== 200)
+      return { outcome: 'unknown', error: answer.ok ? `unexpected answer ${answer.httpStatus}` : answer.error }
     const credits = (answer.body as unknown as { credits?: unknown }).credits
     if (!Array.isArray(credits)) return { outcome: 'unknown', error: 'the answer has no credits' }
     const read = credits.map(readCreditNotice)
-    if (read.some((credit) => credit === undefined)) return { outcome: 'unknown', error: 'a credit in the answer is unreadable' }
-    return { outcome: 'successful', responseCode: '00', responseMessage: 'Credits listed', providerReference: accountNumber, value: read as ProviderCredit[] }
+    if (read.some((credit) => credit === undefined))
+      return { outcome: 'unknown', error: 'a credit in the answer is unreadable' }
+    return {
+      outcome: 'successful',
+      responseCode: '00',
+      responseMessage: 'Credits listed',
+      providerReference: accountNumber,
+      value: read as ProviderCredit[],
+    }
   }
 
   /** The sandbox float: what the bank's settlement pool holds for its clients is not booked, so there is no balance to read. */
   async balance(): Promise<ProviderResult<{ balanceKobo: number }>> {
-    return { outcome: 'failed', responseCode: '58', responseMessage: 'The sandbox bank keeps no float balance to read (its settlement pool is not booked)', providerReference: null }
+    return {
+      outcome: 'failed',
+      responseCode: '58',
+      responseMessage: 'The sandbox bank keeps no float balance to read (its settlement pool is not booked)',
+      providerReference: null,
+    }
   }
 
   readWebhook(request: WebhookRequest): ProviderWebhook {
@@ -202,7 +313,8 @@ export class SandboxAdapter implements ProviderAdapter, SandboxControls {
     } catch {
       return { kind: 'invalid', message: 'the body is not JSON' }
     }
-    if ((parsed as { type?: unknown } | null)?.type !== 'credit.received') return { kind: 'invalid', message: 'unknown notice type' }
+    if ((parsed as { type?: unknown } | null)?.type !== 'credit.received')
+      return { kind: 'invalid', message: 'unknown notice type' }
     const credit = readCreditNotice(parsed)
     return credit ? { kind: 'credit', credit } : { kind: 'invalid', message: 'the credit notice is incomplete' }
   }
@@ -214,14 +326,30 @@ export class SandboxAdapter implements ProviderAdapter, SandboxControls {
     payerAccountNumber?: string
     payerBankCode?: string
   }): Promise<ProviderResult<{ sessionId: string; notified: boolean }>> {
-    const answer = await this.#call('simulate_inbound_credit', request.accountNumber, 'POST', '/inbound-credits', request)
+    const answer = await this.#call(
+      'simulate_inbound_credit',
+      request.accountNumber,
+      'POST',
+      '/inbound-credits',
+      request,
+    )
     const result = classify(answer)
-    if (result.outcome !== 'successful' || !answer.ok) return result.outcome === 'successful' ? { outcome: 'unknown', error: 'no answer' } : result
+    if (result.outcome !== 'successful' || !answer.ok)
+      return result.outcome === 'successful' ? { outcome: 'unknown', error: 'no answer' } : result
     return { ...result, value: { sessionId: String(answer.body.sessionId), notified: answer.body.notified === true } }
   }
 
-  async nameEnquiry(request: { bankCode: string; accountNumber: string }): Promise<ProviderResult<{ accountName: string }>> {
-    const answer = await this.#call('name_enquiry', `${request.bankCode}:${request.accountNumber}`, 'POST', '/name-enquiry', request)
+  async nameEnquiry(request: {
+    bankCode: string
+    accountNumber: string
+  }): Promise<ProviderResult<{ accountName: string }>> {
+    const answer = await this.#call(
+      'name_enquiry',
+      `${request.bankCode}:${request.accountNumber}`,
+      'POST',
+      '/name-enquiry',
+      request,
+    )
     const result = classify(answer)
     if (result.outcome !== 'successful') return result
     const accountName = answer.ok ? answer.body.accountName : undefined
@@ -230,12 +358,22 @@ export class SandboxAdapter implements ProviderAdapter, SandboxControls {
   }
 
   async requery(reference: string): Promise<ProviderResult<null>> {
-    return classify(await this.#call('requery', reference, 'GET', `/transfers/${encodeURIComponent(reference)}`, undefined))
+    return classify(
+      await this.#call('requery', reference, 'GET', `/transfers/${encodeURIComponent(reference)}`, undefined),
+    )
   }
 
   async #move(operation: string, request: MoveRequest, body: Record<string, unknown>): Promise<ProviderResult<null>> {
     const { reference } = request
-    const answer = await this.#call(operation, reference, 'POST', '/transfers', { reference, ...body }, undefined, request.signedAt)
+    const answer = await this.#call(
+      operation,
+      reference,
+      'POST',
+      '/transfers',
+      { reference, ...body },
+      undefined,
+      request.signedAt,
+    )
     const result = classify(answer)
     // 26: the bank has this reference already and moved nothing now; what happened to the
     // original is the answer, so ask for it (docs/banking.md: never debit again, requery).
@@ -255,9 +393,21 @@ export class SandboxAdapter implements ProviderAdapter, SandboxControls {
   ): Promise<CallAnswer> {
     const fullPath = `/sandbox-bank/v1${path}`
     const text = body === undefined ? '' : JSON.stringify(body)
-    const timestampS = signedAt ? Math.floor(signedAt.getTime() / 1000) : unixSeconds(this.#options.clock ?? systemClock)
-    const signed = signRequest({ keyId: 'sandbox', signingSecret: this.#options.secret, method, pathWithQuery: fullPath, body: text, timestampS })
-    const headers: Record<string, string> = { 'X-Sandbox-Timestamp': signed['X-Rail-Timestamp']!, 'X-Sandbox-Signature': signed['X-Rail-Signature']! }
+    const timestampS = signedAt
+      ? Math.floor(signedAt.getTime() / 1000)
+      : unixSeconds(this.#options.clock ?? systemClock)
+    const signed = signRequest({
+      keyId: 'sandbox',
+      signingSecret: this.#options.secret,
+      method,
+      pathWithQuery: fullPath,
+      body: text,
+      timestampS,
+    })
+    const headers: Record<string, string> = {
+      'X-Sandbox-Timestamp': signed['X-Rail-Timestamp']!,
+      'X-Sandbox-Signature': signed['X-Rail-Signature']!,
+    }
     if (text) headers['Content-Type'] = 'application/json'
     if (this.#options.requestId) headers['X-Request-Id'] = this.#options.requestId
     const answer = await this.#http.call({
@@ -269,7 +419,10 @@ export class SandboxAdapter implements ProviderAdapter, SandboxControls {
       body: text || undefined,
       classify: (read) => {
         const answer = read as CallAnswer
-        return { outcome: outcomeOf(answer), responseCode: answer.ok ? String(answer.body.responseCode ?? '') || null : null }
+        return {
+          outcome: outcomeOf(answer),
+          responseCode: answer.ok ? String(answer.body.responseCode ?? '') || null : null,
+        }
       },
     })
     return answer as CallAnswer
@@ -287,17 +440,35 @@ export const SANDBOX_REVERSED_CODE = '98'
 function classify(answer: CallAnswer): ProviderResult<null> {
   if (!answer.ok) return { outcome: 'unknown', error: answer.error }
   const { responseCode, responseMessage, sessionId } = answer.body
-  if (answer.httpStatus !== 200 || typeof responseCode !== 'string') return { outcome: 'unknown', error: `unexpected answer ${answer.httpStatus}` }
+  if (answer.httpStatus !== 200 || typeof responseCode !== 'string')
+    return { outcome: 'unknown', error: `unexpected answer ${answer.httpStatus}` }
   const outcome = nipOutcome(responseCode)
   const providerReference = typeof sessionId === 'string' && sessionId !== '' ? sessionId : null
   if (responseCode === SANDBOX_REVERSED_CODE) {
-    return { outcome: 'failed', responseCode: '05', responseMessage: 'reversed: the sandbox bank reversed the payout after it settled', providerReference, reversed: true }
+    return {
+      outcome: 'failed',
+      responseCode: '05',
+      responseMessage: 'reversed: the sandbox bank reversed the payout after it settled',
+      providerReference,
+      reversed: true,
+    }
   }
   if (outcome === 'success') {
-    return { outcome: 'successful', responseCode, responseMessage: String(responseMessage ?? ''), providerReference: providerReference ?? '', value: null }
+    return {
+      outcome: 'successful',
+      responseCode,
+      responseMessage: String(responseMessage ?? ''),
+      providerReference: providerReference ?? '',
+      value: null,
+    }
   }
   // Not final either way (in progress, or no record: 25): what it means is the pipeline's to read.
-  return { outcome: outcome === 'failed' ? 'failed' : 'pending', responseCode, responseMessage: String(responseMessage ?? ''), providerReference }
+  return {
+    outcome: outcome === 'failed' ? 'failed' : 'pending',
+    responseCode,
+    responseMessage: String(responseMessage ?? ''),
+    providerReference,
+  }
 }
 
 /** A credit notice of the sandbox bank (webhook body or requery item), read; undefined when a field is missing or wrong. */

@@ -5,12 +5,29 @@ import type { Pool, Queryable } from '../../platform/db.ts'
 import { seal } from '../../platform/crypto.ts'
 import { fieldError, RailError } from '../../platform/errors.ts'
 import { secretsAssociatedData, type ProviderSecrets } from './adapter-options.ts'
-import { canOpenWallets, requireCapability, type AdapterKind, type Capabilities, type Capability, type ProviderProfile } from './capabilities.ts'
+import {
+  canOpenWallets,
+  requireCapability,
+  type AdapterKind,
+  type Capabilities,
+  type Capability,
+  type ProviderProfile,
+} from './capabilities.ts'
 import { chooseProvider, ProviderHealth, type ProviderHealthReading } from './health.ts'
 import type { ProviderRegistry } from './registry.ts'
 import * as repo from './repo.ts'
 
-export { ADAPTERS, CAPABILITIES, canOpenWallets, isCapability, requireCapability, type AdapterKind, type Capabilities, type Capability, type ProviderProfile } from './capabilities.ts'
+export {
+  ADAPTERS,
+  CAPABILITIES,
+  canOpenWallets,
+  isCapability,
+  requireCapability,
+  type AdapterKind,
+  type Capabilities,
+  type Capability,
+  type ProviderProfile,
+} from './capabilities.ts'
 export type { ProviderSecrets } from './adapter-options.ts'
 export { traitsOf } from './traits.ts'
 export type { ProviderRegistry } from './registry.ts'
@@ -30,9 +47,20 @@ export type { RoutePurpose } from './repo.ts'
  * escrow funding) `collections`; new wallets `wallets`. What one instruction was given to it keeps:
  * an instruction is never moved to another provider.
  */
-export async function providerFor(db: Queryable, partnerId: string, purpose: repo.RoutePurpose, providers?: ProviderRegistry): Promise<ProviderProfile> {
+export async function providerFor(
+  db: Queryable,
+  partnerId: string,
+  purpose: repo.RoutePurpose,
+  providers?: ProviderRegistry,
+): Promise<ProviderProfile> {
   const route = await repo.selectRouteProfiles(db, partnerId, purpose, DEFAULT_PROVIDER)
-  const chosen = route.length > 1 && providers ? chooseProvider(route.map((profile) => profile.name), await providers.health.readings()) : route[0]?.name
+  const chosen =
+    route.length > 1 && providers
+      ? chooseProvider(
+          route.map((profile) => profile.name),
+          await providers.health.readings(),
+        )
+      : route[0]?.name
   const provider = route.find((profile) => profile.name === chosen)
   if (!provider) throw new RailError('not_found', `Provider ${DEFAULT_PROVIDER} not found`)
   // A payout is recorded before its provider is called: one this server cannot reach is refused first.
@@ -46,7 +74,9 @@ export async function providerCallsFor(db: Queryable, reference: string, limit =
 }
 
 /** The oldest sealed provider secrets, to check a master key against before sealing more with it (platform/master-key.ts). */
-export async function oldestSealedProviderSecret(db: Queryable): Promise<{ sealed: Buffer; associatedData: string } | undefined> {
+export async function oldestSealedProviderSecret(
+  db: Queryable,
+): Promise<{ sealed: Buffer; associatedData: string } | undefined> {
   const oldest = await repo.selectOldestSealedSecrets(db)
   return oldest && { sealed: oldest.sealed, associatedData: secretsAssociatedData(oldest.name) }
 }
@@ -66,7 +96,12 @@ export async function getProvider(db: Queryable, name: string): Promise<Provider
   return provider
 }
 
-export async function setCapability(db: Queryable, name: string, capability: Capability, enabled: boolean): Promise<ProviderProfile> {
+export async function setCapability(
+  db: Queryable,
+  name: string,
+  capability: Capability,
+  enabled: boolean,
+): Promise<ProviderProfile> {
   const existing = await getProvider(db, name)
   if (enabled && !ADAPTER_CAN[existing.adapter][capability]) {
     throw fieldError('capability', `${existing.adapter} cannot do ${capability}: it stays false for ${name}`)
@@ -83,9 +118,33 @@ export async function setCapability(db: Queryable, name: string, capability: Cap
  * wallets; Monnify's are paid into by transfer and pay out by disbursement).
  */
 const ADAPTER_CAN: Record<AdapterKind, Capabilities> = {
-  sandbox: { merchantCredit: true, debit: true, walletTransfer: true, bankPayout: true, nameCheck: true, narration: true, virtualAccounts: true },
-  paystack: { merchantCredit: false, debit: false, walletTransfer: false, bankPayout: true, nameCheck: true, narration: true, virtualAccounts: true },
-  monnify: { merchantCredit: false, debit: false, walletTransfer: false, bankPayout: true, nameCheck: true, narration: true, virtualAccounts: true },
+  sandbox: {
+    merchantCredit: true,
+    debit: true,
+    walletTransfer: true,
+    bankPayout: true,
+    nameCheck: true,
+    narration: true,
+    virtualAccounts: true,
+  },
+  paystack: {
+    merchantCredit: false,
+    debit: false,
+    walletTransfer: false,
+    bankPayout: true,
+    nameCheck: true,
+    narration: true,
+    virtualAccounts: true,
+  },
+  monnify: {
+    merchantCredit: false,
+    debit: false,
+    walletTransfer: false,
+    bankPayout: true,
+    nameCheck: true,
+    narration: true,
+    virtualAccounts: true,
+  },
 }
 
 /** What each adapter needs to make calls, checked when a profile is added or changed. */
@@ -110,18 +169,30 @@ export interface NewProviderProfile {
  * adapter can do are approved (`rail provider set` withdraws any). 422 for a bad name, URL, missing
  * secret or setting; 409 invalid_state when the name is taken.
  */
-export async function addProvider(db: Queryable, masterKey: Buffer, profile: NewProviderProfile): Promise<ProviderProfile> {
-  if (!/^[a-z][a-z0-9-]{1,31}$/.test(profile.name)) throw fieldError('name', 'must be 2 to 32 lowercase letters, digits or -, starting with a letter')
-  if (profile.adapter === 'sandbox' && profile.baseUrl !== null) throw fieldError('baseUrl', "the sandbox adapter talks to this server's own sandbox bank: give no base URL")
+export async function addProvider(
+  db: Queryable,
+  masterKey: Buffer,
+  profile: NewProviderProfile,
+): Promise<ProviderProfile> {
+  if (!/^[a-z][a-z0-9-]{1,31}$/.test(profile.name))
+    throw fieldError('name', 'must be 2 to 32 lowercase letters, digits or -, starting with a letter')
+  if (profile.adapter === 'sandbox' && profile.baseUrl !== null)
+    throw fieldError('baseUrl', "the sandbox adapter talks to this server's own sandbox bank: give no base URL")
   if (profile.adapter !== 'sandbox') {
-    if (profile.baseUrl === null) throw fieldError('baseUrl', `a ${profile.adapter} profile needs the provider's base URL`)
+    if (profile.baseUrl === null)
+      throw fieldError('baseUrl', `a ${profile.adapter} profile needs the provider's base URL`)
     checkBaseUrl(profile.baseUrl)
   }
   const required = REQUIRED[profile.adapter]
-  for (const secret of required.secrets) if (!profile.secrets?.[secret]) throw fieldError(secret, `a ${profile.adapter} profile needs its ${secret}`)
-  for (const setting of required.settings) if (!profile.settings?.[setting]) throw fieldError(setting, `a ${profile.adapter} profile needs its ${setting}`)
+  for (const secret of required.secrets)
+    if (!profile.secrets?.[secret]) throw fieldError(secret, `a ${profile.adapter} profile needs its ${secret}`)
+  for (const setting of required.settings)
+    if (!profile.settings?.[setting]) throw fieldError(setting, `a ${profile.adapter} profile needs its ${setting}`)
   checkAddresses(profile.webhookSourceAddresses ?? null)
-  const sealedSecrets = required.secrets.length === 0 ? null : seal(masterKey, JSON.stringify(profile.secrets), secretsAssociatedData(profile.name))
+  const sealedSecrets =
+    required.secrets.length === 0
+      ? null
+      : seal(masterKey, JSON.stringify(profile.secrets), secretsAssociatedData(profile.name))
   const added = await repo.insertProvider(db, {
     name: profile.name,
     adapter: profile.adapter,
@@ -131,7 +202,11 @@ export async function addProvider(db: Queryable, masterKey: Buffer, profile: New
     capabilities: ADAPTER_CAN[profile.adapter],
     sealedSecrets,
   })
-  if (!added) throw new RailError('invalid_state', `Provider ${profile.name} exists already: change it with \`rail provider set\``)
+  if (!added)
+    throw new RailError(
+      'invalid_state',
+      `Provider ${profile.name} exists already: change it with \`rail provider set\``,
+    )
   return added
 }
 
@@ -140,16 +215,31 @@ export async function changeProvider(
   db: Queryable,
   masterKey: Buffer | undefined,
   name: string,
-  change: { baseUrl?: string; secrets?: ProviderSecrets; settings?: Record<string, string>; webhookSourceAddresses?: string[] | null },
+  change: {
+    baseUrl?: string
+    secrets?: ProviderSecrets
+    settings?: Record<string, string>
+    webhookSourceAddresses?: string[] | null
+  },
 ): Promise<ProviderProfile> {
   const existing = await getProvider(db, name)
   if (change.baseUrl !== undefined) {
-    if (existing.adapter === 'sandbox' || existing.baseUrl === null) throw fieldError('baseUrl', `${name} is served by this server's sandbox: its address is the server's own`)
+    if (existing.adapter === 'sandbox' || existing.baseUrl === null)
+      throw fieldError('baseUrl', `${name} is served by this server's sandbox: its address is the server's own`)
     checkBaseUrl(change.baseUrl)
   }
   if (change.secrets) {
-    if (existing.baseUrl === null) throw fieldError('secrets', `${name} is served by this server's sandbox: its credentials derive from the sandbox bank's secret`)
-    for (const secret of REQUIRED[existing.adapter].secrets) if (!change.secrets[secret]) throw fieldError(secret, `give every secret of a ${existing.adapter} profile together (${REQUIRED[existing.adapter].secrets.join(', ')})`)
+    if (existing.baseUrl === null)
+      throw fieldError(
+        'secrets',
+        `${name} is served by this server's sandbox: its credentials derive from the sandbox bank's secret`,
+      )
+    for (const secret of REQUIRED[existing.adapter].secrets)
+      if (!change.secrets[secret])
+        throw fieldError(
+          secret,
+          `give every secret of a ${existing.adapter} profile together (${REQUIRED[existing.adapter].secrets.join(', ')})`,
+        )
   }
   if (change.webhookSourceAddresses !== undefined) checkAddresses(change.webhookSourceAddresses)
   if (change.secrets && !masterKey) throw new Error('a master key is needed to seal secrets')
@@ -157,7 +247,10 @@ export async function changeProvider(
     baseUrl: change.baseUrl?.replace(/\/+$/, ''),
     settings: change.settings,
     webhookSourceAddresses: change.webhookSourceAddresses,
-    sealedSecrets: change.secrets && masterKey ? seal(masterKey, JSON.stringify(change.secrets), secretsAssociatedData(name)) : undefined,
+    sealedSecrets:
+      change.secrets && masterKey
+        ? seal(masterKey, JSON.stringify(change.secrets), secretsAssociatedData(name))
+        : undefined,
   })
   if (!updated) throw new RailError('not_found', `Provider ${name} not found`)
   return updated
@@ -172,8 +265,10 @@ function checkBaseUrl(baseUrl: string): void {
     throw fieldError('baseUrl', 'is not a URL')
   }
   const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) throw fieldError('baseUrl', 'must be https (http only on this machine)')
-  if (url.username || url.password || url.search || url.hash) throw fieldError('baseUrl', 'must carry no credentials, query or fragment')
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback))
+    throw fieldError('baseUrl', 'must be https (http only on this machine)')
+  if (url.username || url.password || url.search || url.hash)
+    throw fieldError('baseUrl', 'must carry no credentials, query or fragment')
   if (baseUrl.length > 300) throw fieldError('baseUrl', 'must be at most 300 characters')
 }
 
@@ -194,9 +289,14 @@ export async function partnerRoutes(db: Queryable, partnerId: string): Promise<R
  * approved for what the purpose needs (payouts: bankPayout; collections: virtualAccounts); wallets
  * and collections take one provider, payouts up to eight, in the order new payouts try them.
  */
-export async function setPartnerRoutes(db: Queryable, partnerId: string, routes: Partial<Record<repo.RoutePurpose, string[]>>): Promise<Record<repo.RoutePurpose, string[]>> {
+export async function setPartnerRoutes(
+  db: Queryable,
+  partnerId: string,
+  routes: Partial<Record<repo.RoutePurpose, string[]>>,
+): Promise<Record<repo.RoutePurpose, string[]>> {
   for (const [purpose, providers] of Object.entries(routes) as [repo.RoutePurpose, string[]][]) {
-    if (providers.length > (purpose === 'payouts' ? 8 : 1)) throw fieldError(purpose, purpose === 'payouts' ? 'lists at most 8 providers' : 'takes one provider')
+    if (providers.length > (purpose === 'payouts' ? 8 : 1))
+      throw fieldError(purpose, purpose === 'payouts' ? 'lists at most 8 providers' : 'takes one provider')
     if (new Set(providers).size !== providers.length) throw fieldError(purpose, 'names a provider twice')
     for (const name of providers) {
       const provider = await getProvider(db, name).catch(() => {
@@ -204,9 +304,11 @@ export async function setPartnerRoutes(db: Queryable, partnerId: string, routes:
       })
       if (purpose === 'payouts') requireCapability(provider, 'bankPayout')
       if (purpose === 'collections') requireCapability(provider, 'virtualAccounts')
-      if (purpose === 'wallets' && !canOpenWallets(provider)) throw fieldError(purpose, `${name} (${provider.adapter}) has no wallets`)
+      if (purpose === 'wallets' && !canOpenWallets(provider))
+        throw fieldError(purpose, `${name} (${provider.adapter}) has no wallets`)
     }
   }
-  for (const [purpose, providers] of Object.entries(routes) as [repo.RoutePurpose, string[]][]) await repo.replaceRoute(db, partnerId, purpose, providers)
+  for (const [purpose, providers] of Object.entries(routes) as [repo.RoutePurpose, string[]][])
+    await repo.replaceRoute(db, partnerId, purpose, providers)
   return repo.selectRoutes(db, partnerId)
 }

@@ -111,19 +111,29 @@ export interface ProviderAdapter {
    * Opens the account that backs a customer's wallet. With a reference, once: asked again with it,
    * the provider answers the account it opened (failed, 26, when that was for another request).
    */
-  createWallet(request: { customerReference: string; accountName: string; reference?: string }): Promise<ProviderResult<ProviderAccount>>
+  createWallet(request: {
+    customerReference: string
+    accountName: string
+    reference?: string
+  }): Promise<ProviderResult<ProviderAccount>>
   /** Merchant-initiated funding of a wallet account. */
   credit(request: MoveRequest & { accountNumber: string }): Promise<ProviderResult<null>>
   /** Spends from a wallet account (approval-gated). */
   debit(request: MoveRequest & { accountNumber: string }): Promise<ProviderResult<null>>
   /** Between two wallet accounts at the same provider. */
-  walletTransfer(request: MoveRequest & { fromAccountNumber: string; toAccountNumber: string }): Promise<ProviderResult<null>>
+  walletTransfer(
+    request: MoveRequest & { fromAccountNumber: string; toAccountNumber: string },
+  ): Promise<ProviderResult<null>>
   /** Pays an account at any bank from a wallet account; the outcome is usually known only by requery. */
-  sendToBank(request: MoveRequest & { fromAccountNumber: string; destinationBankCode: string; destinationAccountNumber: string }): Promise<ProviderResult<null>>
+  sendToBank(
+    request: MoveRequest & { fromAccountNumber: string; destinationBankCode: string; destinationAccountNumber: string },
+  ): Promise<ProviderResult<null>>
   /** Who holds an account at any bank. */
   nameEnquiry(request: { bankCode: string; accountNumber: string }): Promise<ProviderResult<{ accountName: string }>>
   /** Pays an account at any bank from the merchant's funds at the provider (an outbound transfer); the outcome comes by requery. */
-  payout(request: MoveRequest & { destinationBankCode: string; destinationAccountNumber: string }): Promise<ProviderResult<null>>
+  payout(
+    request: MoveRequest & { destinationBankCode: string; destinationAccountNumber: string },
+  ): Promise<ProviderResult<null>>
   /**
    * What happened to a move, by Rail's reference, in the NIP vocabulary the pipeline reads
    * (src/banking/nip/codes.ts): 00 paid, 09 in progress, 25 no record, a final failure code. An answer the

@@ -4,7 +4,9 @@ import { constantTimeEqual, hmacSha512Hex } from '../../platform/crypto.ts'
 
 /** An IPv4 address as a socket may give it (`::ffff:1.2.3.4`), written plainly. */
 function plainAddress(address: string): string {
-  return address.toLowerCase().startsWith('::ffff:') && address.includes('.') ? address.slice('::ffff:'.length) : address
+  return address.toLowerCase().startsWith('::ffff:') && address.includes('.')
+    ? address.slice('::ffff:'.length)
+    : address
 }
 
 /** Whether a webhook's sender may send one: any address without an allowlist, else only those listed. */

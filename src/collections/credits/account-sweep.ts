@@ -30,19 +30,28 @@ export interface AccountSweepSettings {
   archivedSweptForDays: number
 }
 
-export const ACCOUNT_SWEEP_DEFAULTS: AccountSweepSettings = { everyMinutes: 1, accountsPerRun: 100, noticeGraceMs: 120_000, archivedSweptForDays: 30 }
+export const ACCOUNT_SWEEP_DEFAULTS: AccountSweepSettings = {
+  everyMinutes: 1,
+  accountsPerRun: 100,
+  noticeGraceMs: 120_000,
+  archivedSweptForDays: 30,
+}
 
 /** One run stops asking after this long (each account is one call to the provider, up to its timeout); the rest waits for the next run. */
 const RUN_BUDGET_MS = 30_000
 
 export function accountSweepSettings(overrides: Partial<AccountSweepSettings> = {}): AccountSweepSettings {
   const settings = { ...ACCOUNT_SWEEP_DEFAULTS, ...overrides }
-  if (!Number.isInteger(settings.everyMinutes) || settings.everyMinutes < 1 || settings.everyMinutes > 59) throw new Error('the credit sweep runs every 1 to 59 minutes')
-  if (!Number.isInteger(settings.accountsPerRun) || settings.accountsPerRun < 1) throw new Error('the credit sweep asks at least one account a run')
+  if (!Number.isInteger(settings.everyMinutes) || settings.everyMinutes < 1 || settings.everyMinutes > 59)
+    throw new Error('the credit sweep runs every 1 to 59 minutes')
+  if (!Number.isInteger(settings.accountsPerRun) || settings.accountsPerRun < 1)
+    throw new Error('the credit sweep asks at least one account a run')
   return settings
 }
 
-export function accountSweepCrontab(settings: Pick<AccountSweepSettings, 'everyMinutes'> = ACCOUNT_SWEEP_DEFAULTS): string {
+export function accountSweepCrontab(
+  settings: Pick<AccountSweepSettings, 'everyMinutes'> = ACCOUNT_SWEEP_DEFAULTS,
+): string {
   return `*/${settings.everyMinutes} * * * * ${ACCOUNT_SWEEP_TASK}`
 }
 
@@ -61,7 +70,11 @@ export interface AccountSweepRun {
  * pass that asked every account without a failure. `clock` is the time Rail and the provider
  * share (the provider stamps credits by it), not a partner's sandbox clock.
  */
-export async function sweepAccounts(deps: InboundDeps, settings: AccountSweepSettings, clock: Clock): Promise<AccountSweepRun> {
+export async function sweepAccounts(
+  deps: InboundDeps,
+  settings: AccountSweepSettings,
+  clock: Clock,
+): Promise<AccountSweepRun> {
   const place = await selectPlace(deps.pool)
   const startedAt = clock.now()
   const archivedSince = new Date(startedAt.getTime() - settings.archivedSweptForDays * 86_400_000)
@@ -92,7 +105,13 @@ export async function sweepAccounts(deps: InboundDeps, settings: AccountSweepSet
  * start (less the grace: credits younger than that were left); one with failures leaves it, so
  * the next pass asks again for what the failed accounts may hold.
  */
-function nextPlace(place: SweepPlace, run: AccountSweepRun, last: ReceivingAccount | null, startedAt: Date, noticeGraceMs: number): SweepPlace {
+function nextPlace(
+  place: SweepPlace,
+  run: AccountSweepRun,
+  last: ReceivingAccount | null,
+  startedAt: Date,
+  noticeGraceMs: number,
+): SweepPlace {
   const passStartedAt = place.after === null ? startedAt : (place.passStartedAt ?? startedAt)
   const passFailures = (place.after === null ? 0 : place.passFailures) + run.accountsFailed
   if (!run.passEnded) return { after: last, since: place.since, passStartedAt, passFailures }
@@ -104,11 +123,21 @@ function nextPlace(place: SweepPlace, run: AccountSweepRun, last: ReceivingAccou
  * The next accounts after `after`, virtual accounts' and wallets' together in (provider, account
  * number) order. `more`: accounts may remain after the batch.
  */
-async function nextAccounts(pool: Pool, after: ReceivingAccount | null, archivedSince: Date, limit: number): Promise<{ batch: ReceivingAccount[]; more: boolean }> {
+async function nextAccounts(
+  pool: Pool,
+  after: ReceivingAccount | null,
+  archivedSince: Date,
+  limit: number,
+): Promise<{ batch: ReceivingAccount[]; more: boolean }> {
   const virtual = await receivingAccountsAfter(pool, after, archivedSince, limit)
   const wallets = await walletAccountsAfter(pool, after, limit)
-  const merged = [...virtual, ...wallets].sort((a, b) => (a.provider === b.provider ? compare(a.accountNumber, b.accountNumber) : compare(a.provider, b.provider)))
-  return { batch: merged.slice(0, limit), more: merged.length > limit || virtual.length === limit || wallets.length === limit }
+  const merged = [...virtual, ...wallets].sort((a, b) =>
+    a.provider === b.provider ? compare(a.accountNumber, b.accountNumber) : compare(a.provider, b.provider),
+  )
+  return {
+    batch: merged.slice(0, limit),
+    more: merged.length > limit || virtual.length === limit || wallets.length === limit,
+  }
 }
 
 function compare(a: string, b: string): number {
@@ -120,12 +149,24 @@ function compare(a: string, b: string): number {
  * notice goes through, each one credited by `settledBy` that Rail does not have. How many it
  * recorded; undefined when the provider gave no usable answer.
  */
-async function sweepAccount(deps: InboundDeps, provider: ProviderProfile, accountNumber: string, since: Date | null, settledBy: Date): Promise<number | undefined> {
+async function sweepAccount(
+  deps: InboundDeps,
+  provider: ProviderProfile,
+  accountNumber: string,
+  since: Date | null,
+  settledBy: Date,
+): Promise<number | undefined> {
   const listed = await (await deps.providers.adapterFor(provider)).listCredits(accountNumber, since ?? undefined)
   if (listed.outcome !== 'successful') return undefined
-  const settled = listed.value.filter((credit) => credit.accountNumber === accountNumber && credit.creditedAt <= settledBy)
+  const settled = listed.value.filter(
+    (credit) => credit.accountNumber === accountNumber && credit.creditedAt <= settledBy,
+  )
   if (settled.length === 0) return 0
-  const known = await selectKnownSessions(deps.pool, provider.name, settled.map((credit) => credit.sessionId))
+  const known = await selectKnownSessions(
+    deps.pool,
+    provider.name,
+    settled.map((credit) => credit.sessionId),
+  )
   let recorded = 0
   for (const credit of settled.filter((each: ProviderCredit) => !known.has(each.sessionId))) {
     // A notice (or a requery) that recorded it meanwhile wins: the session id decides.

@@ -22,7 +22,13 @@ import { uuidv7 } from '../../platform/ids.ts'
 import type { VirtualAccount } from '../virtual-accounts/service.ts'
 import type { Wallet } from '../../wallets/service.ts'
 import type { CollectedCredit, InboundDeps } from './deps.ts'
-import { creditEvent, creditUnmatchedEvent, unmatchedAtAccount, walletFundedEvent, type UnmatchedPlace } from './events.ts'
+import {
+  creditEvent,
+  creditUnmatchedEvent,
+  unmatchedAtAccount,
+  walletFundedEvent,
+  type UnmatchedPlace,
+} from './events.ts'
 import {
   accountSettlement,
   creditTransfer,
@@ -45,7 +51,9 @@ export const BATCH_MAX = 200
 export async function applyCreditBatch(deps: InboundDeps, creditId: string): Promise<void> {
   if (!(await repo.isReceived(deps.pool, creditId))) return // an earlier batch applied it
   try {
-    await withTransaction(deps.pool, async (tx) => applyCredits(deps, tx, await repo.claimReceived(tx, creditId, BATCH_MAX), creditId))
+    await withTransaction(deps.pool, async (tx) =>
+      applyCredits(deps, tx, await repo.claimReceived(tx, creditId, BATCH_MAX), creditId),
+    )
   } catch {
     // Something in the batch failed it (every change rolled back): this credit alone, below.
   }
@@ -102,11 +110,25 @@ interface BatchPlan {
  * transaction. `runningJobOf`: the credit whose job runs this batch (its job ends by itself); the
  * others' jobs are dropped.
  */
-async function applyCredits(deps: InboundDeps, tx: Tx, credits: readonly repo.InboundCredit[], runningJobOf: string): Promise<void> {
+async function applyCredits(
+  deps: InboundDeps,
+  tx: Tx,
+  credits: readonly repo.InboundCredit[],
+  runningJobOf: string,
+): Promise<void> {
   if (credits.length === 0) return
   const now = deps.clock.now() // one time for everything the batch stamps
   const places = await locatePlaces(tx, credits)
-  const plan: BatchPlan = { settlements: [], transfers: [], landings: new Map(), owned: [], excessEvents: new Map(), collected: [], intents: places.intents, credited: new Set() }
+  const plan: BatchPlan = {
+    settlements: [],
+    transfers: [],
+    landings: new Map(),
+    owned: [],
+    excessEvents: new Map(),
+    collected: [],
+    intents: places.intents,
+    credited: new Set(),
+  }
   const ledger = partnerLedger(tx)
   for (const credit of credits) await planCredit(plan, ledger, credit, places.of(credit), now)
   if (plan.owned.length > 0) {
@@ -119,23 +141,43 @@ async function applyCredits(deps: InboundDeps, tx: Tx, credits: readonly repo.In
   for (const accountId of plan.credited) await saveCreditedIntent(tx, plan.intents.get(accountId)!)
   const settled = new Map((await repo.settleMany(tx, plan.settlements, now)).map((credit) => [credit.id, credit]))
   await recordEvents(tx, deps.clock, batchEvents(credits, plan, settled))
-  await repo.removeApplyJobs(tx, credits.map((credit) => credit.id).filter((id) => id !== runningJobOf))
+  await repo.removeApplyJobs(
+    tx,
+    credits.map((credit) => credit.id).filter((id) => id !== runningJobOf),
+  )
 }
 
 /** Decides one credit by matching.ts and plans its first move, its settlement and its event (an owned credit's wait for its owner). */
-async function planCredit(plan: BatchPlan, ledger: PartnerLedger, credit: repo.InboundCredit, found: Place, now: Date): Promise<void> {
+async function planCredit(
+  plan: BatchPlan,
+  ledger: PartnerLedger,
+  credit: repo.InboundCredit,
+  found: Place,
+  now: Date,
+): Promise<void> {
   const place = found.kind === 'account' ? { ...found, intent: plan.intents.get(found.account.id) } : found
   const decision = decideCredit(credit, place)
   const move = firstMove(decision)
   if (move && decision.kind !== 'unattributed') {
-    const accounts = await ledger(decision.partnerId, credit.currency, move, place.kind === 'wallet' ? place.wallet.ledgerAccountId : undefined)
+    const accounts = await ledger(
+      decision.partnerId,
+      credit.currency,
+      move,
+      place.kind === 'wallet' ? place.wallet.ledgerAccountId : undefined,
+    )
     plan.transfers.push(creditTransfer(credit, move.purpose, accounts[move.from]!, accounts[move.to]!, move.code))
     if (decision.kind === 'owned' && place.kind === 'account') {
       plan.owned.push({ credit, account: place.account, intent: place.intent!, ownerType: decision.ownerType })
       return
     }
     if (decision.kind === 'applied' && place.kind === 'account') {
-      plan.collected.push({ creditId: credit.id, partnerId: decision.partnerId, currency: credit.currency, amountKobo: credit.amountKobo, collectionsAccountId: accounts.collections! })
+      plan.collected.push({
+        creditId: credit.id,
+        partnerId: decision.partnerId,
+        currency: credit.currency,
+        amountKobo: credit.amountKobo,
+        collectionsAccountId: accounts.collections!,
+      })
     }
   }
   if (place.kind === 'account') return landOnAccount(plan, credit, place.account, place.intent, decision, now)
@@ -144,7 +186,14 @@ async function planCredit(plan: BatchPlan, ledger: PartnerLedger, credit: repo.I
 }
 
 /** A credit to a virtual account, applied (onto its intent, which credits to it follow in order) or to triage. */
-function landOnAccount(plan: BatchPlan, credit: repo.InboundCredit, account: VirtualAccount, intent: PaymentIntent | undefined, decision: CreditDecision, now: Date): void {
+function landOnAccount(
+  plan: BatchPlan,
+  credit: repo.InboundCredit,
+  account: VirtualAccount,
+  intent: PaymentIntent | undefined,
+  decision: CreditDecision,
+  now: Date,
+): void {
   if (decision.kind === 'unmatched') {
     plan.settlements.push(accountSettlement(credit, account, { status: 'unmatched', reason: decision.reason }))
     plan.landings.set(credit.id, { kind: 'unmatched', place: unmatchedAtAccount(account, intent) })
@@ -162,7 +211,10 @@ function landOnAccount(plan: BatchPlan, credit: repo.InboundCredit, account: Vir
 
 function landingOffAccount(place: Exclude<Place, { kind: 'account' }>, decision: CreditDecision): Landing {
   if (decision.kind === 'unattributed') return { kind: 'silent' } // no partner to tell
-  if (place.kind === 'wallet') return decision.kind === 'fund_wallet' ? { kind: 'wallet', wallet: place.wallet } : { kind: 'unmatched', place: { walletId: place.wallet.id } }
+  if (place.kind === 'wallet')
+    return decision.kind === 'fund_wallet'
+      ? { kind: 'wallet', wallet: place.wallet }
+      : { kind: 'unmatched', place: { walletId: place.wallet.id } }
   return { kind: 'unmatched', place: {} }
 }
 
@@ -171,31 +223,78 @@ function landingOffAccount(place: Exclude<Place, { kind: 'account' }>, decision:
  * decideOwned): none — the credit moves on to suspense, for triage; part — the excess is a triage
  * item of its own; all or part — the intent is credited and what the owner left in collections is settled.
  */
-async function settleOwned(deps: InboundDeps, tx: Tx, plan: BatchPlan, ledger: PartnerLedger, owned: OwnedCredit, now: Date): Promise<void> {
+async function settleOwned(
+  deps: InboundDeps,
+  tx: Tx,
+  plan: BatchPlan,
+  ledger: PartnerLedger,
+  owned: OwnedCredit,
+  now: Date,
+): Promise<void> {
   const { credit, account, ownerType } = owned
   // The intent as the batch's earlier credits left it (an owner reads its own rows, not the intent's).
   const intent = plan.intents.get(account.id)!
   const collect = await ledger(account.partnerId, credit.currency, { from: 'provider_settlement', to: 'collections' })
-  const answer = await askOwner(deps, tx, credit, intent, { partnerId: account.partnerId, collectionsAccountId: collect.collections! })
+  const answer = await askOwner(deps, tx, credit, intent, {
+    partnerId: account.partnerId,
+    collectionsAccountId: collect.collections!,
+  })
   const decision = decideOwned(ownerType, credit.amountKobo, answer)
   if (decision.kind === 'closed') {
     const accounts = await ledger(account.partnerId, credit.currency, decision.move)
-    plan.transfers.push(creditTransfer(credit, decision.move.purpose, accounts[decision.move.from]!, accounts[decision.move.to]!, decision.move.code))
-    return landOnAccount(plan, credit, account, intent, { kind: 'unmatched', partnerId: account.partnerId, reason: decision.reason }, now)
+    plan.transfers.push(
+      creditTransfer(
+        credit,
+        decision.move.purpose,
+        accounts[decision.move.from]!,
+        accounts[decision.move.to]!,
+        decision.move.code,
+      ),
+    )
+    return landOnAccount(
+      plan,
+      credit,
+      account,
+      intent,
+      { kind: 'unmatched', partnerId: account.partnerId, reason: decision.reason },
+      now,
+    )
   }
   if (decision.excess) {
     const { amountKobo, reason, move } = decision.excess
-    const excess = await repo.insertExcess(tx, { id: uuidv7(), of: credit, amountKobo, partnerId: account.partnerId, virtualAccountId: account.id, unmatchedReason: reason, at: now })
+    const excess = await repo.insertExcess(tx, {
+      id: uuidv7(),
+      of: credit,
+      amountKobo,
+      partnerId: account.partnerId,
+      virtualAccountId: account.id,
+      unmatchedReason: reason,
+      at: now,
+    })
     const accounts = await ledger(account.partnerId, credit.currency, move)
     plan.transfers.push(creditTransfer(excess, move.purpose, accounts[move.from]!, accounts[move.to]!, move.code))
-    plan.excessEvents.set(credit.id, creditUnmatchedEvent(excess, { ...unmatchedAtAccount(account, intent), excessOf: credit }))
+    plan.excessEvents.set(
+      credit.id,
+      creditUnmatchedEvent(excess, { ...unmatchedAtAccount(account, intent), excessOf: credit }),
+    )
   }
-  plan.collected.push({ creditId: credit.id, partnerId: account.partnerId, currency: credit.currency, amountKobo: decision.keptKobo, collectionsAccountId: collect.collections! })
+  plan.collected.push({
+    creditId: credit.id,
+    partnerId: account.partnerId,
+    currency: credit.currency,
+    amountKobo: decision.keptKobo,
+    collectionsAccountId: collect.collections!,
+  })
   landOnAccount(plan, credit, account, intent, { kind: 'applied', partnerId: account.partnerId }, now)
 }
 
 /** The ledger accounts of a move, by role. */
-type PartnerLedger = (partnerId: string, currency: string, move: Pick<CreditMove, 'from' | 'to'>, walletAccountId?: string) => Promise<Partial<Record<CreditLedgerRole, string>>>
+type PartnerLedger = (
+  partnerId: string,
+  currency: string,
+  move: Pick<CreditMove, 'from' | 'to'>,
+  walletAccountId?: string,
+) => Promise<Partial<Record<CreditLedgerRole, string>>>
 
 /**
  * The partners' ledger accounts the batch posts to, ensured once per partner and currency: only
@@ -226,7 +325,11 @@ async function postTransfers(tx: Tx, transfers: readonly TransferInput[]): Promi
  * the order paid: credit.confirmed (or fbo.funding), wallet.funded, or credit.unmatched — after
  * the one of an overpayment's excess. An unattributed credit has no partner to tell.
  */
-function batchEvents(credits: readonly repo.InboundCredit[], plan: BatchPlan, settled: Map<string, repo.InboundCredit>): NewEvent[] {
+function batchEvents(
+  credits: readonly repo.InboundCredit[],
+  plan: BatchPlan,
+  settled: Map<string, repo.InboundCredit>,
+): NewEvent[] {
   return credits.flatMap((credit) => {
     const landing = plan.landings.get(credit.id)!
     const row = settled.get(credit.id)!

@@ -17,10 +17,24 @@ export async function lookupBrr(pool: Pool, partnerId: string, brr: string) {
   const credit = await repo.selectByBrr(pool, partnerId, brr)
   if (credit) {
     const account = credit.virtualAccountId ? await selectAccountById(pool, credit.virtualAccountId) : undefined
-    return { brr, kind: 'transaction' as const, status: creditLifecycle(credit.status), transaction: toCreditJson(credit), account: account ? toBrrAccount(account) : null, transactions: [] }
+    return {
+      brr,
+      kind: 'transaction' as const,
+      status: creditLifecycle(credit.status),
+      transaction: toCreditJson(credit),
+      account: account ? toBrrAccount(account) : null,
+      transactions: [],
+    }
   }
   const account = await selectAccountByBrr(pool, partnerId, brr)
   if (!account) throw notFound('BRR')
   const credits = await repo.listByAccount(pool, account.id, ACCOUNT_CREDITS_SHOWN)
-  return { brr, kind: 'account' as const, status: account.status, transaction: null, account: toBrrAccount(account), transactions: credits.map(toCreditJson) }
+  return {
+    brr,
+    kind: 'account' as const,
+    status: account.status,
+    transaction: null,
+    account: toBrrAccount(account),
+    transactions: credits.map(toCreditJson),
+  }
 }

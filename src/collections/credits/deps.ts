@@ -29,7 +29,11 @@ export interface OwnedCredit {
  * `movedOnKobo`: how much of what it took the owner moved out of collections itself (an escrow's
  * holding account); the rest stays in collections and is settled (default 0).
  */
-export type CreditOwnerHandler = (tx: Tx, credit: OwnedCredit, clock: Clock) => Promise<{ takenKobo: number; movedOnKobo?: number }>
+export type CreditOwnerHandler = (
+  tx: Tx,
+  credit: OwnedCredit,
+  clock: Clock,
+) => Promise<{ takenKobo: number; movedOnKobo?: number }>
 /** The registered owners by type (the credit-owner registry's view): a credit to an intent with no registered owner is an error. */
 export type CreditOwners = Partial<Record<IntentOwnerType, CreditOwnerHandler>>
 

@@ -60,7 +60,10 @@ export interface UnmatchedPlace {
  * A credit to a virtual account in triage is told of where its credits' callbacks go: the
  * intent's callback URL, else the account's, else (null) the partner's default.
  */
-export function unmatchedAtAccount(account: { trackingId: string; callbackUrl: string | null }, intent: { callbackUrl: string | null } | undefined): UnmatchedPlace {
+export function unmatchedAtAccount(
+  account: { trackingId: string; callbackUrl: string | null },
+  intent: { callbackUrl: string | null } | undefined,
+): UnmatchedPlace {
   return { trackingId: account.trackingId, callbackUrl: intent?.callbackUrl ?? account.callbackUrl }
 }
 
@@ -69,7 +72,8 @@ export function unmatchedAtAccount(account: { trackingId: string; callbackUrl: s
  * item's (`GET /api/v1/rail/unmatched/{creditId}`), and the reason says why.
  */
 export function creditUnmatchedEvent(credit: InboundCredit, place: UnmatchedPlace = {}): NewEvent {
-  if (credit.partnerId === null || credit.unmatchedReason === null) throw new Error(`inbound credit ${credit.id} is no triage item`)
+  if (credit.partnerId === null || credit.unmatchedReason === null)
+    throw new Error(`inbound credit ${credit.id} is no triage item`)
   return {
     partnerId: credit.partnerId,
     type: 'credit.unmatched',
@@ -87,7 +91,9 @@ export function creditUnmatchedEvent(credit: InboundCredit, place: UnmatchedPlac
       payer: payerOf(credit),
       narration: credit.narration,
       creditedAt: credit.creditedAt.toISOString(),
-      excessOf: place.excessOf ? { creditId: place.excessOf.id, sessionId: place.excessOf.sessionId, amountKobo: place.excessOf.amountKobo } : null,
+      excessOf: place.excessOf
+        ? { creditId: place.excessOf.id, sessionId: place.excessOf.sessionId, amountKobo: place.excessOf.amountKobo }
+        : null,
       foundBy: credit.foundBy,
     },
     callbackUrl: place.callbackUrl ?? null,
@@ -95,7 +101,11 @@ export function creditUnmatchedEvent(credit: InboundCredit, place: UnmatchedPlac
 }
 
 /** The event of an applied credit (`intent`: the intent as the credit left it). */
-export function creditEvent(credit: InboundCredit, account: VirtualAccount, intent: PaymentIntent | undefined): NewEvent {
+export function creditEvent(
+  credit: InboundCredit,
+  account: VirtualAccount,
+  intent: PaymentIntent | undefined,
+): NewEvent {
   const common = {
     creditId: credit.id,
     trackingId: account.trackingId,
@@ -131,7 +141,15 @@ export function creditEvent(credit: InboundCredit, account: VirtualAccount, inte
       payer: { name: credit.payerName, accountNumber: credit.payerAccountNumber, bankCode: credit.payerBankCode },
       narration: credit.narration,
       paymentIntent: intent
-        ? { id: intent.id, reference: intent.reference, status: intent.status, amountKobo: intent.amountKobo, amountReceivedKobo: intent.amountReceivedKobo, ownerType: intent.ownerType, ownerId: intent.ownerId }
+        ? {
+            id: intent.id,
+            reference: intent.reference,
+            status: intent.status,
+            amountKobo: intent.amountKobo,
+            amountReceivedKobo: intent.amountReceivedKobo,
+            ownerType: intent.ownerType,
+            ownerId: intent.ownerId,
+          }
         : null,
     },
     callbackUrl: intent?.callbackUrl ?? account.callbackUrl,

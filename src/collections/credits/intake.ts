@@ -19,7 +19,12 @@ const SWEEP_BATCH = 1_000
  * Stores a credit the provider announced (or a requery or the sweep found) with its apply job;
  * once per session id, so whichever finds it first records it, and how (`foundBy`).
  */
-export async function recordCredit(pool: Queryable, provider: string, credit: ProviderCredit, foundBy: FoundBy = 'notice'): Promise<{ creditId: string; duplicate: boolean }> {
+export async function recordCredit(
+  pool: Queryable,
+  provider: string,
+  credit: ProviderCredit,
+  foundBy: FoundBy = 'notice',
+): Promise<{ creditId: string; duplicate: boolean }> {
   const id = uuidv7()
   // A provider's credit has exactly the fields of a stored one, less Rail's id, the provider's name and how it was found.
   const inserted = await repo.insertCreditWithJob(pool, { id, provider, ...credit, foundBy }, APPLY_TASK)
@@ -30,6 +35,7 @@ export async function recordCredit(pool: Queryable, provider: string, credit: Pr
 /** The sweep: credits stored but not applied after a grace period get their apply job again. */
 export async function sweepStrandedCredits(pool: Pool): Promise<number> {
   const stranded = await repo.selectStranded(pool, STRANDED_AFTER_S, SWEEP_BATCH)
-  for (const creditId of stranded) await addJob(pool, APPLY_TASK, { creditId }, { jobKey: `inbound_credit:${creditId}` })
+  for (const creditId of stranded)
+    await addJob(pool, APPLY_TASK, { creditId }, { jobKey: `inbound_credit:${creditId}` })
   return stranded.length
 }

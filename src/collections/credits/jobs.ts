@@ -5,7 +5,13 @@ import type { Task } from 'graphile-worker'
 import { systemClock } from '../../platform/clock.ts'
 import { expireIntents, EXPIRE_TASK } from '../intents/service.ts'
 import { archiveAtProvider, ARCHIVE_AT_PROVIDER_TASK } from '../virtual-accounts/service.ts'
-import { ACCOUNT_SWEEP_TASK, accountSweepSettings, sweepAccounts, type AccountSweepRun, type AccountSweepSettings } from './account-sweep.ts'
+import {
+  ACCOUNT_SWEEP_TASK,
+  accountSweepSettings,
+  sweepAccounts,
+  type AccountSweepRun,
+  type AccountSweepSettings,
+} from './account-sweep.ts'
 import { applyCreditBatch } from './batch.ts'
 import { APPLY_TASK, sweepStrandedCredits, SWEEP_TASK, type InboundDeps } from './service.ts'
 
@@ -23,8 +29,12 @@ export function collectionTasks(deps: InboundDeps, options: CollectionTaskOption
       // The time Rail and the provider share, which the provider stamps credits by.
       const run = await sweepAccounts(deps, sweepSettings, systemClock)
       options.onAccountSweep?.(run)
-      if (run.creditsFound > 0) helpers.logger.warn(`the account sweep found ${run.creditsFound} inbound credits whose notice never came`)
-      if (run.accountsFailed > 0) helpers.logger.warn(`the account sweep had no answer for ${run.accountsFailed} of ${run.accountsAsked} accounts`)
+      if (run.creditsFound > 0)
+        helpers.logger.warn(`the account sweep found ${run.creditsFound} inbound credits whose notice never came`)
+      if (run.accountsFailed > 0)
+        helpers.logger.warn(
+          `the account sweep had no answer for ${run.accountsFailed} of ${run.accountsAsked} accounts`,
+        )
     },
     [APPLY_TASK]: async (payload) => {
       await applyCreditBatch(deps, (payload as { creditId: string }).creditId)

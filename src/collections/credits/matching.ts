@@ -30,7 +30,10 @@ export function accountUnmatchedReason(
 }
 
 /** Why a credit to a wallet's account number cannot fund the wallet, or null when it can. Whatever the provider's merchantCredit capability says: a customer's own transfer is no merchant credit. */
-export function walletUnmatchedReason(credit: { currency: string }, wallet: { currency: string }): 'currency_mismatch' | null {
+export function walletUnmatchedReason(
+  credit: { currency: string },
+  wallet: { currency: string },
+): 'currency_mismatch' | null {
   return credit.currency !== wallet.currency ? 'currency_mismatch' : null
 }
 
@@ -58,7 +61,10 @@ export type CreditDecision =
   /** No partner to hold it for: it stays with the provider, for operators (no money moves). */
   | { kind: 'unattributed' }
 
-export function decideCredit(credit: { currency: string }, place: CreditPlace<AccountFacts, IntentFacts, WalletFacts>): CreditDecision {
+export function decideCredit(
+  credit: { currency: string },
+  place: CreditPlace<AccountFacts, IntentFacts, WalletFacts>,
+): CreditDecision {
   if (place.kind === 'account') {
     const { account, intent } = place
     const reason = accountUnmatchedReason(credit, account, intent)
@@ -115,17 +121,31 @@ export type OwnedDecision =
    * The owner took it (all, or part: the excess is a triage item of its own, moved from
    * collections to suspense). `keptKobo` stays in collections, for settlement.
    */
-  | { kind: 'taken'; keptKobo: number; excess: { amountKobo: number; reason: `${IntentOwnerType}_overpaid`; move: CreditMove } | null }
+  | {
+      kind: 'taken'
+      keptKobo: number
+      excess: { amountKobo: number; reason: `${IntentOwnerType}_overpaid`; move: CreditMove } | null
+    }
 
 export function decideOwned(ownerType: IntentOwnerType, amountKobo: number, answer: OwnerAnswer): OwnedDecision {
   const { takenKobo, movedOnKobo = 0 } = answer
   // An owner cannot take more than the credit, nor move on more than it took: that would move money the credit never brought.
-  if (!Number.isSafeInteger(takenKobo) || takenKobo < 0 || takenKobo > amountKobo) throw new Error(`${ownerType} owner took ${takenKobo} kobo of a credit of ${amountKobo}`)
-  if (!Number.isSafeInteger(movedOnKobo) || movedOnKobo < 0 || movedOnKobo > takenKobo) throw new Error(`${ownerType} owner moved on ${movedOnKobo} kobo of the ${takenKobo} it took`)
+  if (!Number.isSafeInteger(takenKobo) || takenKobo < 0 || takenKobo > amountKobo)
+    throw new Error(`${ownerType} owner took ${takenKobo} kobo of a credit of ${amountKobo}`)
+  if (!Number.isSafeInteger(movedOnKobo) || movedOnKobo < 0 || movedOnKobo > takenKobo)
+    throw new Error(`${ownerType} owner moved on ${movedOnKobo} kobo of the ${takenKobo} it took`)
   const toSuspense = { from: 'collections', to: 'suspense', code: CREDIT_CODES.unmatched } as const
-  if (takenKobo === 0) return { kind: 'closed', reason: `${ownerType}_closed`, move: { purpose: 'unmatch', ...toSuspense } }
+  if (takenKobo === 0)
+    return { kind: 'closed', reason: `${ownerType}_closed`, move: { purpose: 'unmatch', ...toSuspense } }
   const excessKobo = amountKobo - takenKobo
-  const excess = excessKobo > 0 ? { amountKobo: excessKobo, reason: `${ownerType}_overpaid` as const, move: { purpose: 'collect' as const, ...toSuspense } } : null
+  const excess =
+    excessKobo > 0
+      ? {
+          amountKobo: excessKobo,
+          reason: `${ownerType}_overpaid` as const,
+          move: { purpose: 'collect' as const, ...toSuspense },
+        }
+      : null
   return { kind: 'taken', keptKobo: takenKobo - movedOnKobo, excess }
 }
 
@@ -146,7 +166,13 @@ export const CREDIT_CODES = {
  * (`collect`, `unmatch`, `assign`, `fund_wallet`), so a retry finds the transfer an earlier
  * attempt made instead of moving the money twice.
  */
-export function creditTransfer(credit: Pick<InboundCredit, 'id' | 'amountKobo' | 'currency'>, purpose: string, debitAccountId: string, creditAccountId: string, code: string): TransferInput {
+export function creditTransfer(
+  credit: Pick<InboundCredit, 'id' | 'amountKobo' | 'currency'>,
+  purpose: string,
+  debitAccountId: string,
+  creditAccountId: string,
+  code: string,
+): TransferInput {
   return {
     id: derivedId(credit.id, purpose),
     debitAccountId,
@@ -177,10 +203,41 @@ export function accountSettlement(
 }
 
 /** How a credit not paid into a virtual account is settled: into a wallet, to the partner's suspense, or unattributed. */
-export function placelessSettlement(credit: { id: string }, decision: CreditDecision, walletId: string | null): Settlement {
+export function placelessSettlement(
+  credit: { id: string },
+  decision: CreditDecision,
+  walletId: string | null,
+): Settlement {
   const partnerId = decision.kind === 'unattributed' ? null : decision.partnerId
-  if (decision.kind === 'fund_wallet') return { id: credit.id, status: 'applied', partnerId, virtualAccountId: null, brr: null, unmatchedReason: null, walletId }
-  if (decision.kind === 'unmatched') return { id: credit.id, status: 'unmatched', partnerId, virtualAccountId: null, brr: null, unmatchedReason: decision.reason, walletId }
-  if (decision.kind === 'unattributed') return { id: credit.id, status: 'unattributed', partnerId: null, virtualAccountId: null, brr: null, unmatchedReason: 'unknown_account', walletId: null }
+  if (decision.kind === 'fund_wallet')
+    return {
+      id: credit.id,
+      status: 'applied',
+      partnerId,
+      virtualAccountId: null,
+      brr: null,
+      unmatchedReason: null,
+      walletId,
+    }
+  if (decision.kind === 'unmatched')
+    return {
+      id: credit.id,
+      status: 'unmatched',
+      partnerId,
+      virtualAccountId: null,
+      brr: null,
+      unmatchedReason: decision.reason,
+      walletId,
+    }
+  if (decision.kind === 'unattributed')
+    return {
+      id: credit.id,
+      status: 'unattributed',
+      partnerId: null,
+      virtualAccountId: null,
+      brr: null,
+      unmatchedReason: 'unknown_account',
+      walletId: null,
+    }
   throw new Error(`credit ${credit.id}: a ${decision.kind} credit is settled on its account`)
 }

@@ -16,5 +16,16 @@ export async function askOwner(
 ): Promise<OwnerAnswer> {
   const handler = intent.ownerType ? deps.owners[intent.ownerType] : undefined
   if (!handler) throw new Error(`no credit handler for ${intent.ownerType} owners`)
-  return handler(tx, { ...partner, creditId: credit.id, ownerId: intent.ownerId!, intentId: intent.id, amountKobo: credit.amountKobo, currency: credit.currency }, deps.clock)
+  return handler(
+    tx,
+    {
+      ...partner,
+      creditId: credit.id,
+      ownerId: intent.ownerId!,
+      intentId: intent.id,
+      amountKobo: credit.amountKobo,
+      currency: credit.currency,
+    },
+    deps.clock,
+  )
 }

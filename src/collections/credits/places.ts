@@ -20,10 +20,17 @@ export interface Places {
 }
 
 export async function locatePlaces(tx: Tx, credits: readonly InboundCredit[]): Promise<Places> {
-  const numberOf = (credit: Pick<InboundCredit, 'provider' | 'accountNumber'>) => `${credit.provider}:${credit.accountNumber}`
-  const accounts = await lockByNumbers(tx, credits.map((credit) => ({ provider: credit.provider, accountNumber: credit.accountNumber })))
+  const numberOf = (credit: Pick<InboundCredit, 'provider' | 'accountNumber'>) =>
+    `${credit.provider}:${credit.accountNumber}`
+  const accounts = await lockByNumbers(
+    tx,
+    credits.map((credit) => ({ provider: credit.provider, accountNumber: credit.accountNumber })),
+  )
   const accountOf = new Map(accounts.map((account) => [numberOf(account), account]))
-  const intents = await lockIntentsOfAccounts(tx, accounts.filter((account) => account.purpose === 'payment_intent').map((account) => account.id))
+  const intents = await lockIntentsOfAccounts(
+    tx,
+    accounts.filter((account) => account.purpose === 'payment_intent').map((account) => account.id),
+  )
   // The rest, one look-up each: a wallet's number, or none of Rail's (rare beside the accounts' credits).
   const elsewhere = new Map<string, Place>()
   for (const credit of credits) {

@@ -99,7 +99,19 @@ function toCredit(row: Row): InboundCredit {
 /** A credit as the provider reported it, under Rail's id. */
 export type NewCredit = Pick<
   InboundCredit,
-  'id' | 'provider' | 'sessionId' | 'accountNumber' | 'amountKobo' | 'currency' | 'payerName' | 'payerAccountNumber' | 'payerBankCode' | 'narration' | 'accountReference' | 'creditedAt' | 'foundBy'
+  | 'id'
+  | 'provider'
+  | 'sessionId'
+  | 'accountNumber'
+  | 'amountKobo'
+  | 'currency'
+  | 'payerName'
+  | 'payerAccountNumber'
+  | 'payerBankCode'
+  | 'narration'
+  | 'accountReference'
+  | 'creditedAt'
+  | 'foundBy'
 >
 
 /**
@@ -143,7 +155,15 @@ export async function insertCreditWithJob(db: Queryable, credit: NewCredit, task
  */
 export async function insertExcess(
   db: Queryable,
-  input: { id: string; of: InboundCredit; amountKobo: number; partnerId: string; virtualAccountId: string; unmatchedReason: string; at: Date },
+  input: {
+    id: string
+    of: InboundCredit
+    amountKobo: number
+    partnerId: string
+    virtualAccountId: string
+    unmatchedReason: string
+    at: Date
+  },
 ): Promise<InboundCredit> {
   const result = await db.query<Row>(
     `INSERT INTO inbound_credits (id, provider, session_id, account_number, amount_kobo, currency, payer_name, payer_account_number, payer_bank_code, narration,
@@ -158,13 +178,27 @@ export async function insertExcess(
 }
 
 /** Which of these session ids of a provider Rail has stored. */
-export async function selectKnownSessions(db: Queryable, provider: string, sessionIds: readonly string[]): Promise<Set<string>> {
-  const result = await db.query<{ session_id: string }>(`SELECT session_id FROM inbound_credits WHERE provider = $1 AND session_id = ANY ($2::text[])`, [provider, sessionIds])
+export async function selectKnownSessions(
+  db: Queryable,
+  provider: string,
+  sessionIds: readonly string[],
+): Promise<Set<string>> {
+  const result = await db.query<{ session_id: string }>(
+    `SELECT session_id FROM inbound_credits WHERE provider = $1 AND session_id = ANY ($2::text[])`,
+    [provider, sessionIds],
+  )
   return new Set(result.rows.map((row) => row.session_id))
 }
 
-export async function selectBySession(db: Queryable, provider: string, sessionId: string): Promise<InboundCredit | undefined> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM inbound_credits WHERE provider = $1 AND session_id = $2`, [provider, sessionId])
+export async function selectBySession(
+  db: Queryable,
+  provider: string,
+  sessionId: string,
+): Promise<InboundCredit | undefined> {
+  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM inbound_credits WHERE provider = $1 AND session_id = $2`, [
+    provider,
+    sessionId,
+  ])
   return result.rows[0] && toCredit(result.rows[0])
 }
 
@@ -185,7 +219,11 @@ export async function selectAmountLessExcessKobo(db: Queryable, id: string): Pro
 }
 
 /** The partner's credits confirmed to an account (applied there, or assigned there by its tracking id), newest first. */
-export async function selectConfirmedIds(db: Queryable, partnerId: string, account: { id: string; trackingId: string }): Promise<string[]> {
+export async function selectConfirmedIds(
+  db: Queryable,
+  partnerId: string,
+  account: { id: string; trackingId: string },
+): Promise<string[]> {
   const result = await db.query<{ id: string }>(
     `SELECT id FROM inbound_credits
       WHERE partner_id = $1
@@ -197,18 +235,30 @@ export async function selectConfirmedIds(db: Queryable, partnerId: string, accou
 }
 
 /** What a statement line shows of the credits behind it: each one's narration. */
-export async function selectNarrations(db: Queryable, ids: readonly string[]): Promise<{ id: string; narration: string | null }[]> {
-  const result = await db.query<{ id: string; narration: string | null }>(`SELECT id, narration FROM inbound_credits WHERE id = ANY ($1::uuid[])`, [ids])
+export async function selectNarrations(
+  db: Queryable,
+  ids: readonly string[],
+): Promise<{ id: string; narration: string | null }[]> {
+  const result = await db.query<{ id: string; narration: string | null }>(
+    `SELECT id, narration FROM inbound_credits WHERE id = ANY ($1::uuid[])`,
+    [ids],
+  )
   return result.rows
 }
 
 export async function selectCredit(db: Queryable, partnerId: string, id: string): Promise<InboundCredit | undefined> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM inbound_credits WHERE partner_id = $1 AND id = $2`, [partnerId, id])
+  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM inbound_credits WHERE partner_id = $1 AND id = $2`, [
+    partnerId,
+    id,
+  ])
   return result.rows[0] && toCredit(result.rows[0])
 }
 
 export async function selectByBrr(db: Queryable, partnerId: string, brr: string): Promise<InboundCredit | undefined> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM inbound_credits WHERE partner_id = $1 AND brr = $2`, [partnerId, brr])
+  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM inbound_credits WHERE partner_id = $1 AND brr = $2`, [
+    partnerId,
+    brr,
+  ])
   return result.rows[0] && toCredit(result.rows[0])
 }
 
@@ -222,7 +272,10 @@ export async function isReceived(db: Queryable, id: string): Promise<boolean> {
  * oldest others no other batch holds.
  */
 export async function claimReceived(db: Queryable, firstId: string, limit: number): Promise<InboundCredit[]> {
-  const first = await db.query<Row>(`SELECT ${COLUMNS} FROM inbound_credits WHERE id = $1 AND status = 'received' FOR UPDATE SKIP LOCKED`, [firstId])
+  const first = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM inbound_credits WHERE id = $1 AND status = 'received' FOR UPDATE SKIP LOCKED`,
+    [firstId],
+  )
   // Credits that failed when applied alone are left to their own jobs: in a batch they would fail it.
   const others = await db.query<Row>(
     `SELECT ${COLUMNS} FROM inbound_credits WHERE status = 'received' AND apply_failures = 0 AND id <> $1 ORDER BY received_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
@@ -248,7 +301,11 @@ export interface Settlement {
 }
 
 /** Settles many received credits in one statement, at `at` (the caller's clock); answers them as settled. */
-export async function settleMany(db: Queryable, settlements: readonly Settlement[], at: Date): Promise<InboundCredit[]> {
+export async function settleMany(
+  db: Queryable,
+  settlements: readonly Settlement[],
+  at: Date,
+): Promise<InboundCredit[]> {
   if (settlements.length === 0) return []
   const result = await db.query<Row>(
     `UPDATE inbound_credits c
@@ -268,18 +325,27 @@ export async function settleMany(db: Queryable, settlements: readonly Settlement
       at,
     ],
   )
-  if (result.rows.length !== settlements.length) throw new Error(`settled ${result.rows.length} of ${settlements.length} credits: some were not received`)
+  if (result.rows.length !== settlements.length)
+    throw new Error(`settled ${result.rows.length} of ${settlements.length} credits: some were not received`)
   return result.rows.map(toCredit)
 }
 
 /** Drops the apply jobs of credits a batch applied (jobs already running are left to find them done). */
 export async function removeApplyJobs(db: Queryable, creditIds: string[]): Promise<void> {
   if (creditIds.length === 0) return
-  await db.query(`SELECT graphile_worker.remove_job('inbound_credit:' || id) FROM unnest($1::text[]) AS id`, [creditIds])
+  await db.query(`SELECT graphile_worker.remove_job('inbound_credit:' || id) FROM unnest($1::text[]) AS id`, [
+    creditIds,
+  ])
 }
 
 /** Triage settles an unmatched credit at `at` (the caller's clock), once: undefined when it is not (or no longer) unmatched. */
-export async function resolveUnmatched(db: Queryable, id: string, status: 'refund_pending' | 'assigned', resolution: Record<string, unknown>, at: Date): Promise<InboundCredit | undefined> {
+export async function resolveUnmatched(
+  db: Queryable,
+  id: string,
+  status: 'refund_pending' | 'assigned',
+  resolution: Record<string, unknown>,
+  at: Date,
+): Promise<InboundCredit | undefined> {
   const result = await db.query<Row>(
     `UPDATE inbound_credits SET status = $2, resolution = $3, resolved_at = $4 WHERE id = $1 AND status = 'unmatched' RETURNING ${COLUMNS}`,
     [id, status, JSON.stringify(resolution), at],
@@ -289,12 +355,19 @@ export async function resolveUnmatched(db: Queryable, id: string, status: 'refun
 
 /** The refund was paid: refund_pending → refunded, at `at` (the caller's clock). */
 export async function markRefunded(db: Queryable, id: string, at: Date): Promise<boolean> {
-  const { rowCount } = await db.query(`UPDATE inbound_credits SET status = 'refunded', resolved_at = $2 WHERE id = $1 AND status = 'refund_pending'`, [id, at])
+  const { rowCount } = await db.query(
+    `UPDATE inbound_credits SET status = 'refunded', resolved_at = $2 WHERE id = $1 AND status = 'refund_pending'`,
+    [id, at],
+  )
   return rowCount === 1
 }
 
 /** The refund payout failed: refund_pending → unmatched again, with what was tried. */
-export async function reopenAfterFailedRefund(db: Queryable, id: string, resolution: Record<string, unknown>): Promise<boolean> {
+export async function reopenAfterFailedRefund(
+  db: Queryable,
+  id: string,
+  resolution: Record<string, unknown>,
+): Promise<boolean> {
   const { rowCount } = await db.query(
     `UPDATE inbound_credits SET status = 'unmatched', resolution = $2, resolved_at = NULL WHERE id = $1 AND status = 'refund_pending'`,
     [id, JSON.stringify(resolution)],
@@ -303,7 +376,10 @@ export async function reopenAfterFailedRefund(db: Queryable, id: string, resolut
 }
 
 /** The triage list: credits that were unmatched (still, or since resolved), newest first. */
-export async function listTriage(db: Queryable, query: { partnerId: string; status?: CreditStatus; limit: number; cursor?: string }): Promise<InboundCredit[]> {
+export async function listTriage(
+  db: Queryable,
+  query: { partnerId: string; status?: CreditStatus; limit: number; cursor?: string },
+): Promise<InboundCredit[]> {
   const result = await db.query<Row>(
     `SELECT ${COLUMNS} FROM inbound_credits
       WHERE partner_id = $1 AND unmatched_reason IS NOT NULL AND ($2::text IS NULL OR status = $2) AND ($3::uuid IS NULL OR id < $3)
@@ -328,7 +404,10 @@ export async function listByPartner(
 }
 
 export async function listByAccount(db: Queryable, virtualAccountId: string, limit: number): Promise<InboundCredit[]> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM inbound_credits WHERE virtual_account_id = $1 ORDER BY id DESC LIMIT $2`, [virtualAccountId, limit])
+  const result = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM inbound_credits WHERE virtual_account_id = $1 ORDER BY id DESC LIMIT $2`,
+    [virtualAccountId, limit],
+  )
   return result.rows.map(toCredit)
 }
 
@@ -342,7 +421,12 @@ export async function selectStranded(db: Queryable, olderThanS: number, limit: n
 }
 
 /** Credits received for the partner in [from, before): how many and how much, and how many of them are unmatched. */
-export async function selectReceivedVolume(db: Queryable, partnerId: string, from: Date, before: Date): Promise<{ count: number; amountKobo: number; unmatchedCount: number }> {
+export async function selectReceivedVolume(
+  db: Queryable,
+  partnerId: string,
+  from: Date,
+  before: Date,
+): Promise<{ count: number; amountKobo: number; unmatchedCount: number }> {
   const { rows } = await db.query<{ count: number; amount_kobo: string; unmatched_count: number }>(
     `SELECT count(*)::int AS count, coalesce(sum(amount_kobo), 0)::text AS amount_kobo, (count(*) FILTER (WHERE status = 'unmatched'))::int AS unmatched_count
        FROM inbound_credits WHERE partner_id = $1 AND received_at >= $2 AND received_at < $3`,

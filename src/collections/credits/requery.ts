@@ -17,13 +17,21 @@ import { toCreditJson } from './views.ts'
  */
 export async function requeryAccount(deps: InboundDeps, partnerId: string, trackingId: string) {
   const account = await getAccount(deps.pool, partnerId, trackingId, ['payment_intent', 'persistent', 'fbo'])
-  return { trackingId: account.trackingId, virtualAccount: account.accountNumber, ...(await requeryCredits(deps, account.provider, account.accountNumber)) }
+  return {
+    trackingId: account.trackingId,
+    virtualAccount: account.accountNumber,
+    ...(await requeryCredits(deps, account.provider, account.accountNumber)),
+  }
 }
 
 /** The same for one of the caller's wallets (wallet funding by transfer): credits to its account number Rail has not seen. */
 export async function requeryWallet(deps: InboundDeps, partnerId: string, walletId: string) {
   const wallet = await findWallet(deps.pool, partnerId, walletId)
-  return { walletId: wallet.id, accountNumber: wallet.accountNumber, ...(await requeryCredits(deps, wallet.provider, wallet.accountNumber)) }
+  return {
+    walletId: wallet.id,
+    accountNumber: wallet.accountNumber,
+    ...(await requeryCredits(deps, wallet.provider, wallet.accountNumber)),
+  }
 }
 
 /**
@@ -34,7 +42,8 @@ export async function requeryWallet(deps: InboundDeps, partnerId: string, wallet
 async function requeryCredits(deps: InboundDeps, providerName: string, accountNumber: string) {
   const provider = await getProvider(deps.pool, providerName)
   const listed = await (await deps.providers.adapterFor(provider)).listCredits(accountNumber)
-  if (listed.outcome !== 'successful') throw new RailError('provider_unavailable', `Provider ${provider.name} did not answer the requery; try again`)
+  if (listed.outcome !== 'successful')
+    throw new RailError('provider_unavailable', `Provider ${provider.name} did not answer the requery; try again`)
   const ofAccount = listed.value.filter((credit) => credit.accountNumber === accountNumber)
   const recorded: string[] = []
   for (const credit of ofAccount) {
@@ -43,6 +52,8 @@ async function requeryCredits(deps: InboundDeps, providerName: string, accountNu
     // Applied here rather than by the job, so the answer shows the result; the job then finds it done.
     await applyCreditAlone(deps, creditId)
   }
-  const credits = await Promise.all(ofAccount.map(async (credit) => (await repo.selectBySession(deps.pool, provider.name, credit.sessionId))!))
+  const credits = await Promise.all(
+    ofAccount.map(async (credit) => (await repo.selectBySession(deps.pool, provider.name, credit.sessionId))!),
+  )
   return { creditsFound: ofAccount.length, creditsRecorded: recorded.length, credits: credits.map(toCreditJson) }
 }

@@ -7,11 +7,29 @@ import { notFound, onNotFound, RailError } from '../../platform/errors.ts'
 import { AmountKobo } from '../../platform/amounts.ts'
 import type { HttpServer } from '../../platform/http.ts'
 import { sendOnce } from '../../platform/idempotency.ts'
-import { closedObject, DOCUMENTED_BODY_KEYWORD, documentOnly, errorResponses, NubanSchema, Nullable, TrackingIdSchema } from '../../platform/schemas.ts'
+import {
+  closedObject,
+  DOCUMENTED_BODY_KEYWORD,
+  documentOnly,
+  errorResponses,
+  NubanSchema,
+  Nullable,
+  TrackingIdSchema,
+} from '../../platform/schemas.ts'
 import { payoutNews } from '../../money-out/pipeline/service.ts'
 import { getProvider } from '../../banking/providers/service.ts'
 import { BrrStatusSchema, CreditSchema, TriageSchema } from './schemas.ts'
-import { getTriageItem, listTriage, lookupBrr, recordCredit, requeryAccount, resolveUnmatchedRequest, simulateInboundCredit, TRIAGE_PAGE_MAX, type InboundDeps } from './service.ts'
+import {
+  getTriageItem,
+  listTriage,
+  lookupBrr,
+  recordCredit,
+  requeryAccount,
+  resolveUnmatchedRequest,
+  simulateInboundCredit,
+  TRIAGE_PAGE_MAX,
+  type InboundDeps,
+} from './service.ts'
 
 const AccountNumber = NubanSchema('NUBAN')
 
@@ -28,11 +46,33 @@ export function registerInboundCreditRoutes(app: HttpServer, deps: InboundDeps):
  * shows one form, so that the body is a flat choice of two objects told apart by `action` (a
  * generator drops a variant whose field is itself a choice).
  */
-const RefundResolution = closedObject({ action: Type.Literal('refund') }, { description: 'Pay the credit back to its sender' })
-const AssignTarget = { ...TrackingIdSchema, description: "The account to apply the credit to: one of the caller's tracking ids (`{ \"trackingId\": … }` is accepted too)" }
+const RefundResolution = closedObject(
+  { action: Type.Literal('refund') },
+  { description: 'Pay the credit back to its sender' },
+)
+const AssignTarget = {
+  ...TrackingIdSchema,
+  description:
+    'The account to apply the credit to: one of the caller\'s tracking ids (`{ "trackingId": … }` is accepted too)',
+}
 const ResolveSchema = Type.Union(
-  [RefundResolution, closedObject({ action: Type.Literal('assign'), target: Type.Union([TrackingIdSchema, closedObject({ trackingId: TrackingIdSchema })]) })],
-  documentOnly({ anyOf: null, oneOf: [RefundResolution, closedObject({ action: Type.Literal('assign'), target: AssignTarget }, { description: "Apply the credit to another of the caller's accounts" })] }),
+  [
+    RefundResolution,
+    closedObject({
+      action: Type.Literal('assign'),
+      target: Type.Union([TrackingIdSchema, closedObject({ trackingId: TrackingIdSchema })]),
+    }),
+  ],
+  documentOnly({
+    anyOf: null,
+    oneOf: [
+      RefundResolution,
+      closedObject(
+        { action: Type.Literal('assign'), target: AssignTarget },
+        { description: "Apply the credit to another of the caller's accounts" },
+      ),
+    ],
+  }),
 )
 
 /** A provider's notice of a credit, as the sandbox provider sends it (src/sandbox/inbound.ts); the adapter reads and checks it. */
@@ -85,7 +125,9 @@ function registerProviderWebhookRoute(app: HttpServer, deps: InboundDeps): void 
       },
     },
     async (request) => {
-      const provider = await getProvider(deps.pool, request.params.provider).catch(onNotFound(() => notFound('Provider')))
+      const provider = await getProvider(deps.pool, request.params.provider).catch(
+        onNotFound(() => notFound('Provider')),
+      )
       const read = (await deps.providers.adapterFor(provider)).readWebhook({
         pathWithQuery: request.raw.url ?? '',
         headers: request.headers,
@@ -95,7 +137,8 @@ function registerProviderWebhookRoute(app: HttpServer, deps: InboundDeps): void 
       if (read.kind === 'unauthorized') throw new RailError('unauthorized', 'Missing or invalid provider signature')
       if (read.kind === 'invalid') throw new RailError('bad_request', read.message)
       if (read.kind === 'ignored') return { received: true, ignored: read.event }
-      if (read.kind === 'transfer') return { received: true, requeried: await payoutNews(deps.pool, provider.name, read.reference, read.event) }
+      if (read.kind === 'transfer')
+        return { received: true, requeried: await payoutNews(deps.pool, provider.name, read.reference, read.event) }
       const { creditId, duplicate } = await recordCredit(deps.pool, provider.name, read.credit)
       return { received: true, creditId, duplicate }
     },
@@ -103,26 +146,48 @@ function registerProviderWebhookRoute(app: HttpServer, deps: InboundDeps): void 
 }
 
 function registerTriageRoutes(app: HttpServer, deps: InboundDeps): void {
+  registerTriageReads(app, deps)
+  registerTriageResolve(app, deps)
+}
+
+function registerTriageReads(app: HttpServer, deps: InboundDeps): void {
   app.get(
     '/api/v1/rail/unmatched',
     {
       config: { auth: 'signature' },
       schema: {
         operationId: 'listUnmatchedCredits',
-        description: "Credits that could not be applied (an archived account, an expired intent, a closed invoice or escrow, an overpayment's excess), newest first; resolved ones show how. Filter by status; page with `cursor` and `limit`.",
+        description:
+          "Credits that could not be applied (an archived account, an expired intent, a closed invoice or escrow, an overpayment's excess), newest first; resolved ones show how. Filter by status; page with `cursor` and `limit`.",
         tags: ['collections'],
-        summary: "Credits that could not be applied (archived account, expired intent, closed invoice or escrow), newest first; resolved ones show how",
+        summary:
+          'Credits that could not be applied (archived account, expired intent, closed invoice or escrow), newest first; resolved ones show how',
         querystring: closedObject({
-          status: Type.Optional(Type.Union([Type.Literal('unmatched'), Type.Literal('refund_pending'), Type.Literal('refunded'), Type.Literal('assigned')])),
+          status: Type.Optional(
+            Type.Union([
+              Type.Literal('unmatched'),
+              Type.Literal('refund_pending'),
+              Type.Literal('refunded'),
+              Type.Literal('assigned'),
+            ]),
+          ),
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: TRIAGE_PAGE_MAX, default: 20 })),
           cursor: Type.Optional(Type.String({ format: 'uuid' })),
         }),
-        response: { 200: Type.Object({ data: Type.Array(TriageSchema), nextCursor: Nullable(Type.String()) }), ...errorResponses() },
+        response: {
+          200: Type.Object({ data: Type.Array(TriageSchema), nextCursor: Nullable(Type.String()) }),
+          ...errorResponses(),
+        },
       },
     },
     async (request) => {
       const query = request.query
-      return listTriage(deps.pool, { partnerId: callerOf(request).partner.id, status: query.status, limit: query.limit ?? 20, cursor: query.cursor })
+      return listTriage(deps.pool, {
+        partnerId: callerOf(request).partner.id,
+        status: query.status,
+        limit: query.limit ?? 20,
+        cursor: query.cursor,
+      })
     },
   )
 
@@ -130,28 +195,48 @@ function registerTriageRoutes(app: HttpServer, deps: InboundDeps): void {
     '/api/v1/rail/unmatched/:id',
     {
       config: { auth: 'signature' },
-      schema: { operationId: 'getUnmatchedCredit', description: 'One unmatched credit: what arrived, why it could not be applied, and how it was resolved.', tags: ['collections'], summary: 'One unmatched credit', params: closedObject({ id: Type.String({ format: 'uuid' }) }), response: { 200: TriageSchema, ...errorResponses('not_found') } },
+      schema: {
+        operationId: 'getUnmatchedCredit',
+        description: 'One unmatched credit: what arrived, why it could not be applied, and how it was resolved.',
+        tags: ['collections'],
+        summary: 'One unmatched credit',
+        params: closedObject({ id: Type.String({ format: 'uuid' }) }),
+        response: { 200: TriageSchema, ...errorResponses('not_found') },
+      },
     },
     async (request) => getTriageItem(deps.pool, callerOf(request).partner.id, request.params.id),
   )
+}
 
+function registerTriageResolve(app: HttpServer, deps: InboundDeps): void {
   app.post(
     '/api/v1/rail/unmatched/:id/resolve',
     {
       config: { auth: 'signature', idempotencyKey: 'in-transaction' },
       schema: {
         operationId: 'resolveUnmatchedCredit',
-        description: "Settles an unmatched credit once: `refund` pays it back to its sender (an outbound transfer from the float, announced with `refund.*`), `assign` applies it to another of the caller's accounts. A credit already resolved is 409 `invalid_state`.",
+        description:
+          "Settles an unmatched credit once: `refund` pays it back to its sender (an outbound transfer from the float, announced with `refund.*`), `assign` applies it to another of the caller's accounts. A credit already resolved is 409 `invalid_state`.",
         tags: ['collections'],
-        summary: 'Settle an unmatched credit once: refund it to its sender (an outbound transfer from the float) or assign it to another of your accounts',
+        summary:
+          'Settle an unmatched credit once: refund it to its sender (an outbound transfer from the float) or assign it to another of your accounts',
         params: closedObject({ id: Type.String({ format: 'uuid' }) }),
         body: ResolveSchema,
-        response: { 200: TriageSchema, ...errorResponses('not_found', 'invalid_state', 'insufficient_funds', 'refund_destination_unknown') },
+        response: {
+          200: TriageSchema,
+          ...errorResponses('not_found', 'invalid_state', 'insufficient_funds', 'refund_destination_unknown'),
+        },
       },
     },
     async (request, reply) => {
       const caller = callerOf(request)
-      const { credit, replayed } = await resolveUnmatchedRequest(deps, caller, request.params.id, request.body, request.idempotencyKey)
+      const { credit, replayed } = await resolveUnmatchedRequest(
+        deps,
+        caller,
+        request.params.id,
+        request.body,
+        request.idempotencyKey,
+      )
       return sendOnce(reply.code(200), replayed, credit)
     },
   )
@@ -165,9 +250,11 @@ function registerLookupRoutes(app: HttpServer, deps: InboundDeps): void {
       config: { auth: 'signature' },
       schema: {
         operationId: 'getCollectionByBrr',
-        description: "The lifecycle status of a collection by its BRR: a transaction's BRR gives that credit's status; an account's BRR gives the account and its latest transactions. Another partner's BRR is 404.",
+        description:
+          "The lifecycle status of a collection by its BRR: a transaction's BRR gives that credit's status; an account's BRR gives the account and its latest transactions. Another partner's BRR is 404.",
         tags: ['collections'],
-        summary: "The lifecycle status of a collection transaction by its BRR (or of a BRR-bearing account, with its latest transactions); another partner's BRR is not found",
+        summary:
+          "The lifecycle status of a collection transaction by its BRR (or of a BRR-bearing account, with its latest transactions); another partner's BRR is not found",
         params: closedObject({ brr: Type.String({ minLength: 1, maxLength: 32 }) }),
         response: { 200: BrrStatusSchema, ...errorResponses('not_found') },
       },
@@ -181,12 +268,19 @@ function registerLookupRoutes(app: HttpServer, deps: InboundDeps): void {
       config: { auth: 'signature' },
       schema: {
         operationId: 'requeryVirtualAccount',
-        description: 'Asks the provider for credits into this account that Rail has not seen (a missed notice), and applies each once, as if it had been announced. Answers what was found and applied.',
+        description:
+          'Asks the provider for credits into this account that Rail has not seen (a missed notice), and applies each once, as if it had been announced. Answers what was found and applied.',
         tags: ['collections'],
         summary: 'Ask the provider for credits to this account that Rail has not seen, and apply each once',
         params: closedObject({ trackingId: TrackingIdSchema }),
         response: {
-          200: Type.Object({ trackingId: Type.String(), virtualAccount: Type.String(), creditsFound: Type.Integer(), creditsRecorded: Type.Integer(), credits: Type.Array(CreditSchema) }),
+          200: Type.Object({
+            trackingId: Type.String(),
+            virtualAccount: Type.String(),
+            creditsFound: Type.Integer(),
+            creditsRecorded: Type.Integer(),
+            credits: Type.Array(CreditSchema),
+          }),
           ...errorResponses('not_found', 'provider_unavailable'),
         },
       },
@@ -202,12 +296,15 @@ function registerSimulatorRoute(app: HttpServer, deps: InboundDeps): void {
       config: { auth: 'signature' },
       schema: {
         operationId: 'simulateInboundCredit',
-        description: "Sandbox partners only: someone pays `amountKobo` into one of the caller's virtual accounts or wallets' account numbers. The sandbox bank announces it to Rail by its signed webhook and the credit follows Rail's real path (applied, called back). The same request again with its `Idempotency-Key` pays nothing (`Idempotent-Replayed: true`).",
+        description:
+          "Sandbox partners only: someone pays `amountKobo` into one of the caller's virtual accounts or wallets' account numbers. The sandbox bank announces it to Rail by its signed webhook and the credit follows Rail's real path (applied, called back). The same request again with its `Idempotency-Key` pays nothing (`Idempotent-Replayed: true`).",
         tags: ['sandbox'],
         summary:
           "Sandbox: someone pays into one of your virtual accounts or wallets' account numbers; the sandbox bank announces it to Rail by its signed webhook, and the credit follows Rail's real path. The same request again with its Idempotency-Key pays nothing (Idempotent-Replayed: true)",
         body: closedObject({
-          virtualAccount: NubanSchema('NUBAN of one of your virtual accounts, or of one of your wallets (wallet funding by transfer)'),
+          virtualAccount: NubanSchema(
+            'NUBAN of one of your virtual accounts, or of one of your wallets (wallet funding by transfer)',
+          ),
           amountKobo: AmountKobo(),
           payerName: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
           payerAccountNumber: Type.Optional(AccountNumber),

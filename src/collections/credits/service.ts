@@ -16,18 +16,49 @@ import { settleTriageRefunds } from './triage.ts'
 export { selectNarrations as creditNarrations } from './repo.ts'
 
 export type { CreditStatus, FoundBy, InboundCredit } from './repo.ts'
-export { collectionsRegistries, type CollectedCredit, type CollectedHandler, type CollectionsRegistries, type CreditOwnerHandler, type CreditOwners, type InboundDeps, type OwnedCredit } from './deps.ts'
+export {
+  collectionsRegistries,
+  type CollectedCredit,
+  type CollectedHandler,
+  type CollectionsRegistries,
+  type CreditOwnerHandler,
+  type CreditOwners,
+  type InboundDeps,
+  type OwnedCredit,
+} from './deps.ts'
 export { APPLY_TASK, INBOUND_CREDITS_CRONTAB, recordCredit, sweepStrandedCredits, SWEEP_TASK } from './intake.ts'
 export { applyCreditAlone, applyCreditBatch } from './batch.ts'
-export { getTriageItem, listTriage, resolveUnmatched, resolveUnmatchedRequest, TRIAGE_PAGE_MAX, type Resolution } from './triage.ts'
+export {
+  getTriageItem,
+  listTriage,
+  resolveUnmatched,
+  resolveUnmatchedRequest,
+  TRIAGE_PAGE_MAX,
+  type Resolution,
+} from './triage.ts'
 export { requeryAccount, requeryWallet } from './requery.ts'
-export { ACCOUNT_SWEEP_TASK, accountSweepCrontab, accountSweepSettings, type AccountSweepRun, type AccountSweepSettings } from './account-sweep.ts'
+export {
+  ACCOUNT_SWEEP_TASK,
+  accountSweepCrontab,
+  accountSweepSettings,
+  type AccountSweepRun,
+  type AccountSweepSettings,
+} from './account-sweep.ts'
 export { lookupBrr } from './brr.ts'
 export { creditLifecycle, getCredit, listCredits, receivedVolume } from './views.ts'
-export { simulateInboundCredit, simulateInboundCreditOnce, type SimulatedCredit, type SimulatedCreditAnswer } from './simulate.ts'
+export {
+  simulateInboundCredit,
+  simulateInboundCreditOnce,
+  type SimulatedCredit,
+  type SimulatedCreditAnswer,
+} from './simulate.ts'
 
 /** What refunds read of credits, on the caller's transaction (the composition root hands it to the refunds core). */
-export const creditsForRefunds: RefundableCredits = { lock: lockCredit, amountLessExcessKobo: selectAmountLessExcessKobo, confirmedIds: selectConfirmedIds }
+export const creditsForRefunds: RefundableCredits = {
+  lock: lockCredit,
+  amountLessExcessKobo: selectAmountLessExcessKobo,
+  confirmedIds: selectConfirmedIds,
+}
 
 /** Plugs triage into refunds: a refund triage asked for that ends settles its credit (refunded, or unmatched again). */
 export function plugTriage(registries: { refundOrigins: RefundOrigins }): void {

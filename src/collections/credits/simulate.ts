@@ -29,9 +29,18 @@ export type SimulatedCreditAnswer = Awaited<ReturnType<typeof payInto>>
  * answer is marked `outcome: 'unknown'`, which keeps the key: the credit may have been made and
  * arrives by the bank's notice.
  */
-export async function simulateInboundCredit(deps: InboundDeps, partner: Partner, request: SimulatedCredit): Promise<SimulatedCreditAnswer> {
-  if (request.payerBankCode !== undefined && !findBank(request.payerBankCode)) throw fieldError('payerBankCode', 'is not a bank code of a Nigerian bank')
-  if (request.payerAccountNumber !== undefined && request.payerBankCode !== undefined && !isValidNuban(request.payerBankCode, request.payerAccountNumber)) {
+export async function simulateInboundCredit(
+  deps: InboundDeps,
+  partner: Partner,
+  request: SimulatedCredit,
+): Promise<SimulatedCreditAnswer> {
+  if (request.payerBankCode !== undefined && !findBank(request.payerBankCode))
+    throw fieldError('payerBankCode', 'is not a bank code of a Nigerian bank')
+  if (
+    request.payerAccountNumber !== undefined &&
+    request.payerBankCode !== undefined &&
+    !isValidNuban(request.payerBankCode, request.payerAccountNumber)
+  ) {
     throw fieldError('payerAccountNumber', 'is not a valid NUBAN at that bank')
   }
   return payInto(deps, await simulationTarget(deps.pool, partner.id, request.virtualAccount), request)
@@ -41,7 +50,12 @@ export async function simulateInboundCredit(deps: InboundDeps, partner: Partner,
  * The same, from a form (the dashboard's, the checkout page's) whose hidden one-time `formKey`
  * makes a form posted twice pay once: the key is claimed as an Idempotency-Key is.
  */
-export async function simulateInboundCreditOnce(deps: InboundDeps, partner: Partner, request: SimulatedCredit, formKey: string): Promise<SimulatedCreditAnswer> {
+export async function simulateInboundCreditOnce(
+  deps: InboundDeps,
+  partner: Partner,
+  request: SimulatedCredit,
+  formKey: string,
+): Promise<SimulatedCreditAnswer> {
   const key = idempotencyKeyFor(partner.id, formKey, { simulateInboundCredit: request })
   return (await onceForKey(deps.pool, key, () => simulateInboundCredit(deps, partner, request))).answer
 }
@@ -56,9 +70,16 @@ interface SimulationTarget {
 
 async function simulationTarget(pool: Pool, partnerId: string, accountNumber: string): Promise<SimulationTarget> {
   const account = await selectAccountByNumber(pool, partnerId, accountNumber)
-  if (account) return { provider: account.provider, accountNumber: account.accountNumber, trackingId: account.trackingId, walletId: null }
+  if (account)
+    return {
+      provider: account.provider,
+      accountNumber: account.accountNumber,
+      trackingId: account.trackingId,
+      walletId: null,
+    }
   const wallet = await partnerWalletOfAccountNumber(pool, partnerId, accountNumber)
-  if (wallet) return { provider: wallet.provider, accountNumber: wallet.accountNumber, trackingId: null, walletId: wallet.id }
+  if (wallet)
+    return { provider: wallet.provider, accountNumber: wallet.accountNumber, trackingId: null, walletId: wallet.id }
   throw new RailError('not_found', 'Virtual account or wallet not found')
 }
 
@@ -72,9 +93,14 @@ async function payInto(deps: InboundDeps, account: SimulationTarget, request: Si
     payerBankCode: request.payerBankCode,
   })
   if (paid.outcome === 'unknown') {
-    throw new RailError('provider_unavailable', `The sandbox bank's answer was lost (${paid.error}); the credit may have been made and would arrive by its notice`, { outcome: 'unknown' })
+    throw new RailError(
+      'provider_unavailable',
+      `The sandbox bank's answer was lost (${paid.error}); the credit may have been made and would arrive by its notice`,
+      { outcome: 'unknown' },
+    )
   }
-  if (paid.outcome !== 'successful') throw new RailError('provider_unavailable', `The sandbox bank did not take the credit: ${paid.responseCode}`)
+  if (paid.outcome !== 'successful')
+    throw new RailError('provider_unavailable', `The sandbox bank did not take the credit: ${paid.responseCode}`)
   return {
     virtualAccount: account.accountNumber,
     trackingId: account.trackingId,

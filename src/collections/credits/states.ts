@@ -3,7 +3,8 @@
 // triage resolves it once; the database refuses any other change (migration 0036).
 import { defineMachine } from '../../platform/state-machine.ts'
 
-export type CreditStatus = 'received' | 'applied' | 'unmatched' | 'refund_pending' | 'refunded' | 'assigned' | 'unattributed'
+export type CreditStatus =
+  'received' | 'applied' | 'unmatched' | 'refund_pending' | 'refunded' | 'assigned' | 'unattributed'
 
 export const creditStates = defineMachine<CreditStatus>({
   name: 'inbound_credit',

@@ -20,10 +20,13 @@ interface Row {
 }
 
 export async function selectPlace(db: Queryable): Promise<SweepPlace> {
-  const result = await db.query<Row>(`SELECT after_provider, after_account_number, since, pass_started_at, pass_failures FROM inbound_credit_sweep WHERE id = 1`)
+  const result = await db.query<Row>(
+    `SELECT after_provider, after_account_number, since, pass_started_at, pass_failures FROM inbound_credit_sweep WHERE id = 1`,
+  )
   const row = result.rows[0]!
   return {
-    after: row.after_provider === null ? null : { provider: row.after_provider, accountNumber: row.after_account_number! },
+    after:
+      row.after_provider === null ? null : { provider: row.after_provider, accountNumber: row.after_account_number! },
     since: row.since,
     passStartedAt: row.pass_started_at,
     passFailures: row.pass_failures,
@@ -38,7 +41,16 @@ export async function updatePlace(db: Queryable, from: SweepPlace, to: SweepPlac
   const { rowCount } = await db.query(
     `UPDATE inbound_credit_sweep SET after_provider = $1, after_account_number = $2, since = $3, pass_started_at = $4, pass_failures = $5
       WHERE id = 1 AND after_provider IS NOT DISTINCT FROM $6 AND after_account_number IS NOT DISTINCT FROM $7 AND pass_started_at IS NOT DISTINCT FROM $8`,
-    [to.after?.provider ?? null, to.after?.accountNumber ?? null, to.since, to.passStartedAt, to.passFailures, from.after?.provider ?? null, from.after?.accountNumber ?? null, from.passStartedAt],
+    [
+      to.after?.provider ?? null,
+      to.after?.accountNumber ?? null,
+      to.since,
+      to.passStartedAt,
+      to.passFailures,
+      from.after?.provider ?? null,
+      from.after?.accountNumber ?? null,
+      from.passStartedAt,
+    ],
   )
   return rowCount === 1
 }

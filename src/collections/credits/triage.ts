@@ -12,10 +12,21 @@ import { uuidv7 } from '../../platform/ids.ts'
 import { pageQueryLimit, toPage } from '../../platform/pagination.ts'
 import { readPage } from '../../platform/read-pool.ts'
 import { refundCreditInTransaction, type Refund } from '../../money-out/refunds/service.ts'
-import { getAccount, lockById, selectById as selectAccountById, type VirtualAccount } from '../virtual-accounts/service.ts'
+import {
+  getAccount,
+  lockById,
+  selectById as selectAccountById,
+  type VirtualAccount,
+} from '../virtual-accounts/service.ts'
 import type { CollectedCredit, InboundDeps } from './deps.ts'
 import { creditEvent } from './events.ts'
-import { accountUnmatchedReason, CREDIT_CODES, creditTransfer, decideOwned, type AccountUnmatchedReason } from './matching.ts'
+import {
+  accountUnmatchedReason,
+  CREDIT_CODES,
+  creditTransfer,
+  decideOwned,
+  type AccountUnmatchedReason,
+} from './matching.ts'
 import { askOwner } from './owners.ts'
 import * as repo from './repo.ts'
 import { toTriageJson } from './views.ts'
@@ -23,10 +34,19 @@ import { claimKeyInTransaction, type IdempotencyKey } from '../../platform/idemp
 
 export const TRIAGE_PAGE_MAX = 100
 
-export async function listTriage(pool: Pool, query: { partnerId: string; status?: repo.CreditStatus; limit: number; cursor?: string }) {
+export async function listTriage(
+  pool: Pool,
+  query: { partnerId: string; status?: repo.CreditStatus; limit: number; cursor?: string },
+) {
   return readPage(pool, query.cursor, async (reader, before) => {
-    const page = toPage(await repo.listTriage(reader, { ...query, cursor: before, limit: pageQueryLimit(query.limit) }), query.limit)
-    return { data: await Promise.all(page.items.map((credit) => toTriageJson(reader, credit))), nextCursor: page.nextCursor }
+    const page = toPage(
+      await repo.listTriage(reader, { ...query, cursor: before, limit: pageQueryLimit(query.limit) }),
+      query.limit,
+    )
+    return {
+      data: await Promise.all(page.items.map((credit) => toTriageJson(reader, credit))),
+      nextCursor: page.nextCursor,
+    }
   })
 }
 
@@ -44,11 +64,23 @@ export async function resolveUnmatched(deps: InboundDeps, caller: Caller, id: st
 }
 
 /** The API's resolve: the same request again with its Idempotency-Key repeats nothing (`replayed`). */
-export async function resolveUnmatchedRequest(deps: InboundDeps, caller: Caller, id: string, resolution: Resolution, key?: IdempotencyKey) {
+export async function resolveUnmatchedRequest(
+  deps: InboundDeps,
+  caller: Caller,
+  id: string,
+  resolution: Resolution,
+  key?: IdempotencyKey,
+) {
   return resolveOnce(deps, caller, id, resolution, key)
 }
 
-async function resolveOnce(deps: InboundDeps, caller: Caller, id: string, resolution: Resolution, key?: IdempotencyKey) {
+async function resolveOnce(
+  deps: InboundDeps,
+  caller: Caller,
+  id: string,
+  resolution: Resolution,
+  key?: IdempotencyKey,
+) {
   const partnerId = caller.partner.id
   let replayed = false
   const resolved = await withTransaction(deps.pool, async (tx) => {
@@ -79,7 +111,12 @@ async function resolveOnce(deps: InboundDeps, caller: Caller, id: string, resolu
 
 async function lockUnmatched(tx: Queryable, id: string): Promise<repo.InboundCredit> {
   const credit = (await repo.lockCredit(tx, id))!
-  if (credit.status !== 'unmatched') throw new RailError('invalid_state', `The credit was ${credit.status} already`, { id, status: credit.status, currentState: credit.status })
+  if (credit.status !== 'unmatched')
+    throw new RailError('invalid_state', `The credit was ${credit.status} already`, {
+      id,
+      status: credit.status,
+      currentState: credit.status,
+    })
   return credit
 }
 
@@ -101,7 +138,13 @@ async function refund(deps: InboundDeps, tx: Tx, caller: Caller, credit: repo.In
     sourceAccountId: suspense,
     origin: { type: 'triage' },
   })
-  return (await repo.resolveUnmatched(tx, credit.id, 'refund_pending', { action: 'refund', outboundTransferId: refunded.outboundTransferId, refundId: refunded.id }, deps.clock.now()))!
+  return (await repo.resolveUnmatched(
+    tx,
+    credit.id,
+    'refund_pending',
+    { action: 'refund', outboundTransferId: refunded.outboundTransferId, refundId: refunded.id },
+    deps.clock.now(),
+  ))!
 }
 
 /**
@@ -129,22 +172,44 @@ async function assign(deps: InboundDeps, tx: Tx, credit: repo.InboundCredit, tar
   const intent = target.purpose === 'payment_intent' ? await lockIntentOfAccount(tx, target.id) : undefined
   // The rules a credit paid there would meet (matching.ts); one the target could not take is refused, not sent back to triage.
   const reason = accountUnmatchedReason(credit, target, intent)
-  if (reason !== null) throw new RailError('invalid_state', ASSIGN_REFUSALS[reason](credit, target), { trackingId: target.trackingId })
+  if (reason !== null)
+    throw new RailError('invalid_state', ASSIGN_REFUSALS[reason](credit, target), { trackingId: target.trackingId })
   const partnerId = target.partnerId
   const suspense = await ensurePartnerAccount(tx, partnerId, credit.currency, 'suspense')
   const collections = await ensurePartnerAccount(tx, partnerId, credit.currency, 'collections')
-  const [assigned] = await createTransfers(tx, [creditTransfer(credit, 'assign', suspense, collections, CREDIT_CODES.assigned)])
+  const [assigned] = await createTransfers(tx, [
+    creditTransfer(credit, 'assign', suspense, collections, CREDIT_CODES.assigned),
+  ])
   if (assigned!.result !== 'ok') throw new Error(`inbound credit ${credit.id} assign: ${assigned!.result}`)
   let keptKobo = credit.amountKobo
   if (intent?.ownerType) {
-    const owned = decideOwned(intent.ownerType, credit.amountKobo, await askOwner(deps, tx, credit, intent, { partnerId, collectionsAccountId: collections }))
+    const owned = decideOwned(
+      intent.ownerType,
+      credit.amountKobo,
+      await askOwner(deps, tx, credit, intent, { partnerId, collectionsAccountId: collections }),
+    )
     // Assigning is all or nothing: an owner that would not take the whole credit refuses it, and nothing changes.
-    if (owned.kind !== 'taken' || owned.excess) throw new RailError('invalid_state', `The target's ${intent.ownerType} does not take this whole payment`, { trackingId: target.trackingId })
+    if (owned.kind !== 'taken' || owned.excess)
+      throw new RailError('invalid_state', `The target's ${intent.ownerType} does not take this whole payment`, {
+        trackingId: target.trackingId,
+      })
     keptKobo = owned.keptKobo
   }
-  await settleCollected(deps, tx, { creditId: credit.id, partnerId, currency: credit.currency, amountKobo: keptKobo, collectionsAccountId: collections })
+  await settleCollected(deps, tx, {
+    creditId: credit.id,
+    partnerId,
+    currency: credit.currency,
+    amountKobo: keptKobo,
+    collectionsAccountId: collections,
+  })
   const updatedIntent = intent ? await recordIntentCredit(tx, intent, credit.amountKobo, deps.clock.now()) : undefined
-  const resolved = (await repo.resolveUnmatched(tx, credit.id, 'assigned', { action: 'assign', trackingId: target.trackingId }, deps.clock.now()))!
+  const resolved = (await repo.resolveUnmatched(
+    tx,
+    credit.id,
+    'assigned',
+    { action: 'assign', trackingId: target.trackingId },
+    deps.clock.now(),
+  ))!
   await recordEvent(tx, deps.clock, creditEvent(resolved, target, updatedIntent))
   return resolved
 }
@@ -163,8 +228,10 @@ async function settleCollected(deps: InboundDeps, tx: Tx, collected: CollectedCr
 }
 
 /** Why triage cannot assign a credit to an account, by the reason a credit paid there would be unmatched. */
-const ASSIGN_REFUSALS: Record<AccountUnmatchedReason, (credit: repo.InboundCredit, target: VirtualAccount) => string> = {
-  account_archived: () => 'The target account is archived',
-  currency_mismatch: (credit, target) => `The credit is in ${credit.currency}; the target account collects ${target.currency}`,
-  payment_intent_expired: () => 'The target payment intent has expired',
-}
+const ASSIGN_REFUSALS: Record<AccountUnmatchedReason, (credit: repo.InboundCredit, target: VirtualAccount) => string> =
+  {
+    account_archived: () => 'The target account is archived',
+    currency_mismatch: (credit, target) =>
+      `The credit is in ${credit.currency}; the target account collects ${target.currency}`,
+    payment_intent_expired: () => 'The target payment intent has expired',
+  }

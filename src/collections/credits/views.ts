@@ -56,8 +56,16 @@ export function toBrrAccount(account: VirtualAccount): BrrAccountJson {
 }
 
 /** A partner's credits, newest first (optionally of one status or one virtual account), a page at a time. */
-export async function listCredits(db: Queryable, query: { partnerId: string; status?: repo.CreditStatus; virtualAccountId?: string; limit: number; cursor?: string }) {
-  const page = toPage(await readPage(db, query.cursor, (reader, before) => repo.listByPartner(reader, { ...query, cursor: before, limit: pageQueryLimit(query.limit) })), query.limit)
+export async function listCredits(
+  db: Queryable,
+  query: { partnerId: string; status?: repo.CreditStatus; virtualAccountId?: string; limit: number; cursor?: string },
+) {
+  const page = toPage(
+    await readPage(db, query.cursor, (reader, before) =>
+      repo.listByPartner(reader, { ...query, cursor: before, limit: pageQueryLimit(query.limit) }),
+    ),
+    query.limit,
+  )
   return { credits: page.items, nextCursor: page.nextCursor }
 }
 

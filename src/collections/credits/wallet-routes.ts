@@ -14,7 +14,11 @@ const CreditSchema = Type.Object({
   currency: Type.String(),
   virtualAccount: Type.String({ description: "The wallet's account number" }),
   sessionId: Type.String({ description: "The provider's (NIP) session id of the credit" }),
-  payer: Type.Object({ name: Nullable(Type.String()), accountNumber: Nullable(Type.String()), bankCode: Nullable(Type.String()) }),
+  payer: Type.Object({
+    name: Nullable(Type.String()),
+    accountNumber: Nullable(Type.String()),
+    bankCode: Nullable(Type.String()),
+  }),
   narration: Nullable(Type.String()),
   creditedAt: Type.String({ format: 'date-time' }),
   receivedAt: Type.String({ format: 'date-time' }),
@@ -27,12 +31,22 @@ export function registerWalletFundingRoutes(app: HttpServer, deps: InboundDeps):
       config: { auth: 'signature' },
       schema: {
         operationId: 'requeryWallet',
-        description: "Asks the provider for transfers into this wallet's account number that Rail has not seen, and applies each once (`wallet.funded`).",
+        description:
+          "Asks the provider for transfers into this wallet's account number that Rail has not seen, and applies each once (`wallet.funded`).",
         tags: ['wallets'],
-        summary: "Ask the provider for transfers into this wallet's account number that Rail has not seen, and apply each once",
-        body: closedObject({ customerId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet handle (walletId)' }) }),
+        summary:
+          "Ask the provider for transfers into this wallet's account number that Rail has not seen, and apply each once",
+        body: closedObject({
+          customerId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet handle (walletId)' }),
+        }),
         response: {
-          200: Type.Object({ walletId: Type.String(), accountNumber: Type.String(), creditsFound: Type.Integer(), creditsRecorded: Type.Integer(), credits: Type.Array(CreditSchema) }),
+          200: Type.Object({
+            walletId: Type.String(),
+            accountNumber: Type.String(),
+            creditsFound: Type.Integer(),
+            creditsRecorded: Type.Integer(),
+            credits: Type.Array(CreditSchema),
+          }),
           ...errorResponses('not_found', 'provider_unavailable'),
         },
       },

@@ -3,7 +3,15 @@ import { Type } from '@sinclair/typebox'
 import { callerOf } from '../../partners/auth.ts'
 import type { HttpServer } from '../../platform/http.ts'
 import { sendOnce } from '../../platform/idempotency.ts'
-import { CallbackUrlSchema, closedObject, errorResponses, IDEMPOTENT_CODES, Nullable, PurposeTagSchema, TrackingIdSchema } from '../../platform/schemas.ts'
+import {
+  CallbackUrlSchema,
+  closedObject,
+  errorResponses,
+  IDEMPOTENT_CODES,
+  Nullable,
+  PurposeTagSchema,
+  TrackingIdSchema,
+} from '../../platform/schemas.ts'
 import { ACCOUNT_PAGE_MAX, getAccount, listAccounts, type CollectionsDeps } from '../virtual-accounts/service.ts'
 import { FboSchema } from './schemas.ts'
 import { provisionFboAccount, toFboJson } from './service.ts'
@@ -20,15 +28,25 @@ function registerProvision(app: HttpServer, deps: CollectionsDeps): void {
       config: { auth: 'signature', idempotencyKey: 'reference' },
       schema: {
         operationId: 'provisionFboAccount',
-        description: 'Provisions an identity-blind FBO pool virtual account for an opaque holder reference and purpose tag: no name, phone, email or BVN is accepted. Credits are attributed to the holder reference and announced with `fbo.funding`. Idempotent on `holderRef` and `purposeTag`.',
+        description:
+          'Provisions an identity-blind FBO pool virtual account for an opaque holder reference and purpose tag: no name, phone, email or BVN is accepted. Credits are attributed to the holder reference and announced with `fbo.funding`. Idempotent on `holderRef` and `purposeTag`.',
         tags: ['collections'],
-        summary: 'Provision an identity-blind FBO pool virtual account for an opaque holder reference (synchronous; no name, phone, email or BVN accepted)',
+        summary:
+          'Provision an identity-blind FBO pool virtual account for an opaque holder reference (synchronous; no name, phone, email or BVN accepted)',
         body: closedObject({
-          holderRef: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$', description: 'Opaque: letters, digits and . _ : - only' }),
+          holderRef: Type.String({
+            minLength: 1,
+            maxLength: 128,
+            pattern: '^[A-Za-z0-9._:-]+$',
+            description: 'Opaque: letters, digits and . _ : - only',
+          }),
           callbackUrl: Type.Optional(CallbackUrlSchema),
           purposeTag: Type.Optional(PurposeTagSchema),
         }),
-        response: { 200: FboSchema, ...errorResponses(...IDEMPOTENT_CODES, 'capability_disabled', 'provider_unavailable', 'unsupported_currency') },
+        response: {
+          200: FboSchema,
+          ...errorResponses(...IDEMPOTENT_CODES, 'capability_disabled', 'provider_unavailable', 'unsupported_currency'),
+        },
       },
     },
     async (request, reply) => {
@@ -53,11 +71,19 @@ function registerReads(app: HttpServer, deps: CollectionsDeps): void {
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: ACCOUNT_PAGE_MAX, default: 20 })),
           cursor: Type.Optional(Type.String({ format: 'uuid' })),
         }),
-        response: { 200: Type.Object({ data: Type.Array(FboSchema), nextCursor: Nullable(Type.String()) }), ...errorResponses() },
+        response: {
+          200: Type.Object({ data: Type.Array(FboSchema), nextCursor: Nullable(Type.String()) }),
+          ...errorResponses(),
+        },
       },
     },
     async (request) => {
-      const page = await listAccounts(deps.pool, { partnerId: callerOf(request).partner.id, purpose: 'fbo', limit: request.query.limit ?? 20, cursor: request.query.cursor })
+      const page = await listAccounts(deps.pool, {
+        partnerId: callerOf(request).partner.id,
+        purpose: 'fbo',
+        limit: request.query.limit ?? 20,
+        cursor: request.query.cursor,
+      })
       return { data: page.accounts.map(toFboJson), nextCursor: page.nextCursor }
     },
   )
@@ -66,8 +92,16 @@ function registerReads(app: HttpServer, deps: CollectionsDeps): void {
     '/api/v1/rail/fbo/:trackingId',
     {
       config: { auth: 'signature' },
-      schema: { operationId: 'getFboAccount', description: 'One FBO pool virtual account by its tracking id.', tags: ['collections'], summary: 'One FBO pool virtual account', params: closedObject({ trackingId: TrackingIdSchema }), response: { 200: FboSchema, ...errorResponses('not_found') } },
+      schema: {
+        operationId: 'getFboAccount',
+        description: 'One FBO pool virtual account by its tracking id.',
+        tags: ['collections'],
+        summary: 'One FBO pool virtual account',
+        params: closedObject({ trackingId: TrackingIdSchema }),
+        response: { 200: FboSchema, ...errorResponses('not_found') },
+      },
     },
-    async (request) => toFboJson(await getAccount(deps.pool, callerOf(request).partner.id, request.params.trackingId, ['fbo'])),
+    async (request) =>
+      toFboJson(await getAccount(deps.pool, callerOf(request).partner.id, request.params.trackingId, ['fbo'])),
   )
 }

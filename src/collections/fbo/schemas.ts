@@ -3,14 +3,20 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable } from '../../platform/schemas.ts'
 
-export const FboSchema = Type.Object({
-  trackingId: Type.String(),
-  virtualAccount: Type.String({ description: 'The NUBAN payers send money to' }),
-  holderRef: Type.String(),
-  bankCode: Type.String(),
-  provider: Type.String(),
-  providerChannel: Type.String(),
-  purposeTag: Nullable(Type.String()),
-  createdAt: Type.String({ format: 'date-time' }),
-}, { title: 'FboAccount', description: 'An identity-blind FBO pool virtual account, attributed to an opaque holder reference' })
+export const FboSchema = Type.Object(
+  {
+    trackingId: Type.String(),
+    virtualAccount: Type.String({ description: 'The NUBAN payers send money to' }),
+    holderRef: Type.String(),
+    bankCode: Type.String(),
+    provider: Type.String(),
+    providerChannel: Type.String(),
+    purposeTag: Nullable(Type.String()),
+    createdAt: Type.String({ format: 'date-time' }),
+  },
+  {
+    title: 'FboAccount',
+    description: 'An identity-blind FBO pool virtual account, attributed to an opaque holder reference',
+  },
+)
 export type FboAccountJson = Static<typeof FboSchema>

@@ -43,7 +43,11 @@ function poolAccountName(partnerName: string): string {
 }
 
 /** Provisions the account of a holder reference and purpose tag, once (same body: it again; another: 409). */
-export async function provisionFboAccount(deps: CollectionsDeps, caller: Caller, request: FboRequest): Promise<{ account: VirtualAccount; replayed: boolean }> {
+export async function provisionFboAccount(
+  deps: CollectionsDeps,
+  caller: Caller,
+  request: FboRequest,
+): Promise<{ account: VirtualAccount; replayed: boolean }> {
   const partner = caller.partner
   const purposeTag = request.purposeTag ?? null
   // The holder reference and purpose tag together are the reference an FBO account is taken by.
@@ -70,9 +74,15 @@ export async function provisionFboAccount(deps: CollectionsDeps, caller: Caller,
     holderRef: request.holderRef,
     brr: null,
   })
-  const claimed = await withTransaction(deps.pool, (tx) => claimReference(FBO_REFERENCE, key, () => insertVirtualAccount(tx, row), stored(tx)))
+  const claimed = await withTransaction(deps.pool, (tx) =>
+    claimReference(FBO_REFERENCE, key, () => insertVirtualAccount(tx, row), stored(tx)),
+  )
   return claimed.created ? { account: claimed.created, replayed: false } : { account: claimed.replayed, replayed: true }
 }
 
 /** How an FBO account takes its holder reference (platform/idempotency.ts); the API knows it by its tracking id. */
-const FBO_REFERENCE: ReferenceKind<VirtualAccount> = { field: 'holderRef', hashOf: (account) => account.requestHash ?? '', idOf: (account) => account.trackingId }
+const FBO_REFERENCE: ReferenceKind<VirtualAccount> = {
+  field: 'holderRef',
+  hashOf: (account) => account.requestHash ?? '',
+  idOf: (account) => account.trackingId,
+}

@@ -86,7 +86,10 @@ function toIntent(row: Row): PaymentIntent {
   }
 }
 
-export type NewIntent = Omit<PaymentIntent, 'status' | 'amountReceivedKobo' | 'createdAt' | 'statusChangedAt' | 'paidAt'>
+export type NewIntent = Omit<
+  PaymentIntent,
+  'status' | 'amountReceivedKobo' | 'createdAt' | 'statusChangedAt' | 'paidAt'
+>
 
 export async function insertIntent(db: Queryable, intent: NewIntent): Promise<PaymentIntent> {
   const result = await db.query<Row>(
@@ -117,8 +120,15 @@ export async function insertIntent(db: Queryable, intent: NewIntent): Promise<Pa
   return toIntent(result.rows[0]!)
 }
 
-export async function selectByReference(db: Queryable, partnerId: string, reference: string): Promise<PaymentIntent | undefined> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM payment_intents WHERE partner_id = $1 AND reference = $2`, [partnerId, reference])
+export async function selectByReference(
+  db: Queryable,
+  partnerId: string,
+  reference: string,
+): Promise<PaymentIntent | undefined> {
+  const result = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM payment_intents WHERE partner_id = $1 AND reference = $2`,
+    [partnerId, reference],
+  )
   return result.rows[0] && toIntent(result.rows[0])
 }
 
@@ -136,7 +146,12 @@ export async function selectById(db: Queryable, id: string): Promise<PaymentInte
  * The caller's intent by id, tracking id or reference, in that order. `trackedAccountId`: the
  * account whose tracking id the key is, if any (virtual accounts own tracking ids).
  */
-export async function selectByKey(db: Queryable, partnerId: string, key: string, trackedAccountId: string | null): Promise<PaymentIntent | undefined> {
+export async function selectByKey(
+  db: Queryable,
+  partnerId: string,
+  key: string,
+  trackedAccountId: string | null,
+): Promise<PaymentIntent | undefined> {
   const result = await db.query<Row>(
     `SELECT ${COLUMNS}
        FROM payment_intents
@@ -149,28 +164,37 @@ export async function selectByKey(db: Queryable, partnerId: string, key: string,
 }
 
 export async function lockByAccount(db: Queryable, virtualAccountId: string): Promise<PaymentIntent | undefined> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM payment_intents WHERE virtual_account_id = $1 FOR UPDATE`, [virtualAccountId])
+  const result = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM payment_intents WHERE virtual_account_id = $1 FOR UPDATE`,
+    [virtualAccountId],
+  )
   return result.rows[0] && toIntent(result.rows[0])
 }
 
 export async function lockByAccounts(db: Queryable, virtualAccountIds: string[]): Promise<PaymentIntent[]> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM payment_intents WHERE virtual_account_id = ANY ($1::uuid[]) ORDER BY id FOR UPDATE`, [virtualAccountIds])
+  const result = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM payment_intents WHERE virtual_account_id = ANY ($1::uuid[]) ORDER BY id FOR UPDATE`,
+    [virtualAccountIds],
+  )
   return result.rows.map(toIntent)
 }
 
 /** Writes what credits made of an intent (the caller holds its lock and computed the values). */
 export async function saveReceived(db: Queryable, intent: PaymentIntent): Promise<void> {
-  await db.query(`UPDATE payment_intents SET amount_received_kobo = $2, status = $3, status_changed_at = $4, paid_at = $5 WHERE id = $1`, [
-    intent.id,
-    intent.amountReceivedKobo,
-    intent.status,
-    intent.statusChangedAt,
-    intent.paidAt,
-  ])
+  await db.query(
+    `UPDATE payment_intents SET amount_received_kobo = $2, status = $3, status_changed_at = $4, paid_at = $5 WHERE id = $1`,
+    [intent.id, intent.amountReceivedKobo, intent.status, intent.statusChangedAt, intent.paidAt],
+  )
 }
 
 /** Adds a received amount and sets the status it leads to, stamped `at` (the caller holds the intent's lock). */
-export async function recordReceived(db: Queryable, id: string, amountKobo: number, status: IntentStatus, at: Date): Promise<PaymentIntent> {
+export async function recordReceived(
+  db: Queryable,
+  id: string,
+  amountKobo: number,
+  status: IntentStatus,
+  at: Date,
+): Promise<PaymentIntent> {
   const result = await db.query<Row>(
     `UPDATE payment_intents
         SET amount_received_kobo = amount_received_kobo + $2,
@@ -190,7 +214,12 @@ export async function recordReceived(db: Queryable, id: string, amountKobo: numb
  * `furthestOffsetS`: how far the furthest sandbox clock is ahead (no partner's time is later than
  * `now` plus it).
  */
-export async function selectDueAccounts(db: Queryable, now: Date, furthestOffsetS: number, limit: number): Promise<string[]> {
+export async function selectDueAccounts(
+  db: Queryable,
+  now: Date,
+  furthestOffsetS: number,
+  limit: number,
+): Promise<string[]> {
   const result = await db.query<{ virtual_account_id: string }>(
     `SELECT virtual_account_id FROM payment_intents
       WHERE status = ANY ($3::text[]) AND expires_at <= partner_now(partner_id, $2) AND owner_type IS NULL
@@ -203,7 +232,11 @@ export async function selectDueAccounts(db: Queryable, now: Date, furthestOffset
 }
 
 /** Expires the intents of these accounts that are still open and due (the caller holds the accounts' locks); answers them. */
-export async function expireOfAccounts(db: Queryable, virtualAccountIds: readonly string[], now: Date): Promise<{ intentId: string; virtualAccountId: string }[]> {
+export async function expireOfAccounts(
+  db: Queryable,
+  virtualAccountIds: readonly string[],
+  now: Date,
+): Promise<{ intentId: string; virtualAccountId: string }[]> {
   const result = await db.query<{ intent_id: string; virtual_account_id: string }>(
     `UPDATE payment_intents SET status = 'expired', status_changed_at = $2
       WHERE virtual_account_id = ANY ($1::uuid[]) AND status = ANY ($3::text[]) AND expires_at <= partner_now(partner_id, $2)
@@ -214,14 +247,27 @@ export async function expireOfAccounts(db: Queryable, virtualAccountIds: readonl
 }
 
 /** Who composed the payment intent of a virtual account (an invoice, an escrow), if anyone. */
-export async function selectOwnerTypeByAccount(db: Queryable, virtualAccountId: string): Promise<IntentOwnerType | null> {
-  const result = await db.query<{ owner_type: IntentOwnerType | null }>(`SELECT owner_type FROM payment_intents WHERE virtual_account_id = $1`, [virtualAccountId])
+export async function selectOwnerTypeByAccount(
+  db: Queryable,
+  virtualAccountId: string,
+): Promise<IntentOwnerType | null> {
+  const result = await db.query<{ owner_type: IntentOwnerType | null }>(
+    `SELECT owner_type FROM payment_intents WHERE virtual_account_id = $1`,
+    [virtualAccountId],
+  )
   return result.rows[0]?.owner_type ?? null
 }
 
 /** The virtual account of one of the partner's payment intents. */
-export async function selectAccountIdOfIntent(db: Queryable, partnerId: string, id: string): Promise<string | undefined> {
-  const result = await db.query<{ virtual_account_id: string }>(`SELECT virtual_account_id FROM payment_intents WHERE partner_id = $1 AND id = $2`, [partnerId, id])
+export async function selectAccountIdOfIntent(
+  db: Queryable,
+  partnerId: string,
+  id: string,
+): Promise<string | undefined> {
+  const result = await db.query<{ virtual_account_id: string }>(
+    `SELECT virtual_account_id FROM payment_intents WHERE partner_id = $1 AND id = $2`,
+    [partnerId, id],
+  )
   return result.rows[0]?.virtual_account_id
 }
 
@@ -230,7 +276,10 @@ export async function selectAccountIdOfIntent(db: Queryable, partnerId: string, 
  * payment is part of that object and is read through it: its own status says nothing of the
  * owner's (a cancelled invoice's intent is not cancelled), so it is not listed.
  */
-export async function list(db: Queryable, query: { partnerId: string; status?: IntentStatus; limit: number; cursor?: string }): Promise<PaymentIntent[]> {
+export async function list(
+  db: Queryable,
+  query: { partnerId: string; status?: IntentStatus; limit: number; cursor?: string },
+): Promise<PaymentIntent[]> {
   const result = await db.query<Row>(
     `SELECT ${COLUMNS} FROM payment_intents
       WHERE partner_id = $1 AND owner_type IS NULL AND ($2::text IS NULL OR status = $2) AND ($3::uuid IS NULL OR id < $3)

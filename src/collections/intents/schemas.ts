@@ -3,30 +3,51 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable } from '../../platform/schemas.ts'
 
-export const StatusSchema = Type.Union([Type.Literal('pending'), Type.Literal('partially_paid'), Type.Literal('paid'), Type.Literal('overpaid'), Type.Literal('expired')])
+export const StatusSchema = Type.Union([
+  Type.Literal('pending'),
+  Type.Literal('partially_paid'),
+  Type.Literal('paid'),
+  Type.Literal('overpaid'),
+  Type.Literal('expired'),
+])
 
-export const PaymentIntentSchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  trackingId: Type.String(),
-  partnerId: Type.String({ format: 'uuid' }),
-  reference: Type.String(),
-  status: StatusSchema,
-  direction: Type.Object({ type: Type.String(), channel: Type.String() }, { description: 'Money flows in: payer → partner, by bank transfer' }),
-  provider: Type.String(),
-  providerChannel: Type.String(),
-  providerReference: Type.String(),
-  amountKobo: Nullable(Type.Integer({ description: 'The expected amount; null when any amount pays it' })),
-  currency: Type.String(),
-  virtualAccount: Type.String({ description: 'The NUBAN the payer sends money to' }),
-  virtualAccountName: Type.String(),
-  virtualAccountBank: Type.String(),
-  purposeTag: Nullable(Type.String()),
-  creatorMetadata: Type.Object({}, { additionalProperties: true, description: 'Who created it: partnerId, credentialId, requestId' }),
-  expiresAt: Type.String({ format: 'date-time' }),
-  createdAt: Type.String({ format: 'date-time' }),
-  checkoutToken: Type.String({ description: 'Unguessable token of the hosted checkout page' }),
-  checkoutUrl: Type.String({ format: 'uri', description: 'The hosted checkout page for the payer: PUBLIC_URL + /checkout/{checkoutToken}' }),
-  merchantDisplayName: Type.String(),
-  returnUrl: Nullable(Type.String()),
-}, { title: 'PaymentIntent', description: 'An expected payment: an amount, a virtual account to pay into, and what has been received' })
+export const PaymentIntentSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    trackingId: Type.String(),
+    partnerId: Type.String({ format: 'uuid' }),
+    reference: Type.String(),
+    status: StatusSchema,
+    direction: Type.Object(
+      { type: Type.String(), channel: Type.String() },
+      { description: 'Money flows in: payer → partner, by bank transfer' },
+    ),
+    provider: Type.String(),
+    providerChannel: Type.String(),
+    providerReference: Type.String(),
+    amountKobo: Nullable(Type.Integer({ description: 'The expected amount; null when any amount pays it' })),
+    currency: Type.String(),
+    virtualAccount: Type.String({ description: 'The NUBAN the payer sends money to' }),
+    virtualAccountName: Type.String(),
+    virtualAccountBank: Type.String(),
+    purposeTag: Nullable(Type.String()),
+    creatorMetadata: Type.Object(
+      {},
+      { additionalProperties: true, description: 'Who created it: partnerId, credentialId, requestId' },
+    ),
+    expiresAt: Type.String({ format: 'date-time' }),
+    createdAt: Type.String({ format: 'date-time' }),
+    checkoutToken: Type.String({ description: 'Unguessable token of the hosted checkout page' }),
+    checkoutUrl: Type.String({
+      format: 'uri',
+      description: 'The hosted checkout page for the payer: PUBLIC_URL + /checkout/{checkoutToken}',
+    }),
+    merchantDisplayName: Type.String(),
+    returnUrl: Nullable(Type.String()),
+  },
+  {
+    title: 'PaymentIntent',
+    description: 'An expected payment: an amount, a virtual account to pay into, and what has been received',
+  },
+)
 export type PaymentIntentJson = Static<typeof PaymentIntentSchema>

@@ -105,7 +105,12 @@ export function toIntentJson({ intent, account }: IntentView): PaymentIntentJson
 }
 
 /** Checks what the schema cannot (currency, expiry window, callback URL); nothing is written before. */
-async function assertCreatable(deps: CollectionsDeps, caller: Caller, request: PaymentIntentRequest, now: Date): Promise<void> {
+async function assertCreatable(
+  deps: CollectionsDeps,
+  caller: Caller,
+  request: PaymentIntentRequest,
+  now: Date,
+): Promise<void> {
   assertCollectionCurrency(request.currency ?? COLLECTION_CURRENCY)
   if (request.expiresAt !== undefined) {
     const aheadMs = new Date(request.expiresAt).getTime() - now.getTime()
@@ -120,8 +125,16 @@ async function assertCreatable(deps: CollectionsDeps, caller: Caller, request: P
  * reference (same body: the intent, replayed; another body: 409; a concurrent duplicate waits
  * and replays). No usable provider answer: 502, nothing recorded.
  */
-export async function createPaymentIntent(deps: CollectionsDeps, caller: Caller, request: PaymentIntentRequest): Promise<IntentView & { replayed: boolean }> {
-  const known = await findReplay(INTENT_REFERENCE, { reference: request.reference, requestHash: requestHash(request) }, storedIntent(deps.pool, caller.partner.id, request.reference))
+export async function createPaymentIntent(
+  deps: CollectionsDeps,
+  caller: Caller,
+  request: PaymentIntentRequest,
+): Promise<IntentView & { replayed: boolean }> {
+  const known = await findReplay(
+    INTENT_REFERENCE,
+    { reference: request.reference, requestHash: requestHash(request) },
+    storedIntent(deps.pool, caller.partner.id, request.reference),
+  )
   if (known) return { ...known.replayed, replayed: true }
   // The partner's time (its sandbox test clock, if moved) judges the expiry it asks for and sets the default.
   const now = (await partnerClock(deps.pool, deps.clock, caller.partner)).now()
@@ -137,10 +150,19 @@ export interface IntentAccount {
 }
 
 /** Allocates the account an intent with this reference collects into (the same one every time). */
-export async function allocateIntentAccount(deps: CollectionsDeps, caller: Caller, request: PaymentIntentRequest): Promise<IntentAccount> {
+export async function allocateIntentAccount(
+  deps: CollectionsDeps,
+  caller: Caller,
+  request: PaymentIntentRequest,
+): Promise<IntentAccount> {
   const provider = await collectionProvider(deps.pool, caller.partner.id)
   const accountName = holderName(request.virtualAccountHolder, request.merchantDisplayName ?? caller.partner.name)
-  const account = await allocateAtProvider(deps, provider, { partnerId: caller.partner.id, uniqueKey: `payment-intent\n${request.reference}`, accountName, requestId: caller.requestId })
+  const account = await allocateAtProvider(deps, provider, {
+    partnerId: caller.partner.id,
+    uniqueKey: `payment-intent\n${request.reference}`,
+    accountName,
+    requestId: caller.requestId,
+  })
   return { provider, account }
 }
 
@@ -182,7 +204,12 @@ export async function createIntentInTransaction(
           brr: bearsBrr(partner) ? generateBrr() : null,
         }),
       )
-      return account && { intent: await repo.insertIntent(tx, newIntent(caller, request, key.requestHash, account.id, now, owner)), account }
+      return (
+        account && {
+          intent: await repo.insertIntent(tx, newIntent(caller, request, key.requestHash, account.id, now, owner)),
+          account,
+        }
+      )
     },
     storedIntent(tx, partner.id, request.reference),
   )
@@ -190,7 +217,14 @@ export async function createIntentInTransaction(
 }
 
 /** The intent row of a request whose account was just recorded. */
-function newIntent(caller: Caller, request: PaymentIntentRequest, hash: string, virtualAccountId: string, now: Date, owner?: IntentOwner): repo.NewIntent {
+function newIntent(
+  caller: Caller,
+  request: PaymentIntentRequest,
+  hash: string,
+  virtualAccountId: string,
+  now: Date,
+  owner?: IntentOwner,
+): repo.NewIntent {
   const partner = caller.partner
   return {
     id: uuidv7(),
@@ -214,7 +248,11 @@ function newIntent(caller: Caller, request: PaymentIntentRequest, hash: string, 
 }
 
 /** How a payment intent takes its reference (platform/idempotency.ts). */
-const INTENT_REFERENCE: ReferenceKind<IntentView> = { field: 'reference', hashOf: (view) => view.intent.requestHash, idOf: (view) => view.intent.id }
+const INTENT_REFERENCE: ReferenceKind<IntentView> = {
+  field: 'reference',
+  hashOf: (view) => view.intent.requestHash,
+  idOf: (view) => view.intent.id,
+}
 
 /** The intent stored under a reference, with its account. */
 function storedIntent(db: Queryable, partnerId: string, reference: string): () => Promise<IntentView | undefined> {
@@ -251,14 +289,25 @@ export async function listIntents(
   query: { partnerId: string; status?: repo.IntentStatus; limit: number; cursor?: string },
 ): Promise<{ intents: IntentView[]; nextCursor: string | null }> {
   return readPage(db, query.cursor, async (reader, before) => {
-    const page = toPage(await repo.list(reader, { ...query, cursor: before, limit: pageQueryLimit(query.limit) }), query.limit)
-    const views = await Promise.all(page.items.map(async (intent) => ({ intent, account: (await selectAccountById(reader, intent.virtualAccountId))! })))
+    const page = toPage(
+      await repo.list(reader, { ...query, cursor: before, limit: pageQueryLimit(query.limit) }),
+      query.limit,
+    )
+    const views = await Promise.all(
+      page.items.map(async (intent) => ({
+        intent,
+        account: (await selectAccountById(reader, intent.virtualAccountId))!,
+      })),
+    )
     return { intents: views, nextCursor: page.nextCursor }
   })
 }
 
 /** The intent an account collects for, locked (the caller holds the account's lock). */
-export async function lockIntentOfAccount(tx: Queryable, virtualAccountId: string): Promise<repo.PaymentIntent | undefined> {
+export async function lockIntentOfAccount(
+  tx: Queryable,
+  virtualAccountId: string,
+): Promise<repo.PaymentIntent | undefined> {
   return repo.lockByAccount(tx, virtualAccountId)
 }
 
@@ -270,7 +319,13 @@ export async function lockIntentOfAccount(tx: Queryable, virtualAccountId: strin
 export function creditedIntent(intent: repo.PaymentIntent, amountKobo: number, at: Date): repo.PaymentIntent {
   const receivedKobo = intent.amountReceivedKobo + amountKobo
   const status: repo.IntentStatus =
-    intent.amountKobo === null ? 'paid' : receivedKobo < intent.amountKobo ? 'partially_paid' : receivedKobo === intent.amountKobo ? 'paid' : 'overpaid'
+    intent.amountKobo === null
+      ? 'paid'
+      : receivedKobo < intent.amountKobo
+        ? 'partially_paid'
+        : receivedKobo === intent.amountKobo
+          ? 'paid'
+          : 'overpaid'
   const paid = status === 'paid' || status === 'overpaid'
   return {
     ...intent,
@@ -285,22 +340,37 @@ export function creditedIntent(intent: repo.PaymentIntent, amountKobo: number, a
  * Records a credit to an intent (the caller holds the intent's lock). `at` is the injected clock's
  * time, as a batch of credits stamps it (creditedIntent): the two paths record the same times.
  */
-export async function recordIntentCredit(tx: Queryable, intent: repo.PaymentIntent, amountKobo: number, at: Date): Promise<repo.PaymentIntent> {
+export async function recordIntentCredit(
+  tx: Queryable,
+  intent: repo.PaymentIntent,
+  amountKobo: number,
+  at: Date,
+): Promise<repo.PaymentIntent> {
   return repo.recordReceived(tx, intent.id, amountKobo, creditedIntent(intent, amountKobo, at).status, at)
 }
 
 /** Who composed the payment intent of a virtual account (an invoice, an escrow), if anyone. */
-export async function intentOwnerTypeOfAccount(db: Queryable, virtualAccountId: string): Promise<repo.IntentOwnerType | null> {
+export async function intentOwnerTypeOfAccount(
+  db: Queryable,
+  virtualAccountId: string,
+): Promise<repo.IntentOwnerType | null> {
   return repo.selectOwnerTypeByAccount(db, virtualAccountId)
 }
 
 /** The virtual account of one of the partner's payment intents; undefined for another's or none. */
-export async function accountOfIntent(db: Queryable, partnerId: string, paymentIntentId: string): Promise<string | undefined> {
+export async function accountOfIntent(
+  db: Queryable,
+  partnerId: string,
+  paymentIntentId: string,
+): Promise<string | undefined> {
   return repo.selectAccountIdOfIntent(db, partnerId, paymentIntentId)
 }
 
 /** The intents of these accounts, locked in id order; by account id. */
-export async function lockIntentsOfAccounts(tx: Queryable, virtualAccountIds: string[]): Promise<Map<string, repo.PaymentIntent>> {
+export async function lockIntentsOfAccounts(
+  tx: Queryable,
+  virtualAccountIds: string[],
+): Promise<Map<string, repo.PaymentIntent>> {
   const intents = await repo.lockByAccounts(tx, virtualAccountIds)
   return new Map(intents.map((intent) => [intent.virtualAccountId, intent]))
 }

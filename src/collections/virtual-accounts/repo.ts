@@ -102,7 +102,10 @@ export type NewVirtualAccount = Omit<VirtualAccount, 'status' | 'createdAt' | 'a
  * is handed the same account): the claim of platform/idempotency.ts. Every unique key is an
  * arbiter, so a duplicate racing on any of them waits for the first and does nothing.
  */
-export async function insertVirtualAccount(db: Queryable, account: NewVirtualAccount): Promise<VirtualAccount | undefined> {
+export async function insertVirtualAccount(
+  db: Queryable,
+  account: NewVirtualAccount,
+): Promise<VirtualAccount | undefined> {
   const result = await db.query<Row>(
     `INSERT INTO virtual_accounts (id, partner_id, tracking_id, purpose, reference, request_hash, provider, provider_channel, provider_reference, bank_code,
                                    account_number, account_name, currency, purpose_tag, callback_url, holder, holder_ref, brr, creator_metadata)
@@ -140,27 +143,50 @@ export async function selectById(db: Queryable, id: string): Promise<VirtualAcco
 }
 
 /** The partner's account with this account number, of any purpose. */
-export async function selectByPartnerAndNumber(db: Queryable, partnerId: string, accountNumber: string): Promise<VirtualAccount | undefined> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM virtual_accounts WHERE partner_id = $1 AND account_number = $2`, [partnerId, accountNumber])
+export async function selectByPartnerAndNumber(
+  db: Queryable,
+  partnerId: string,
+  accountNumber: string,
+): Promise<VirtualAccount | undefined> {
+  const result = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM virtual_accounts WHERE partner_id = $1 AND account_number = $2`,
+    [partnerId, accountNumber],
+  )
   return result.rows[0] && toAccount(result.rows[0])
 }
 
 /** The caller's account by tracking id, of the given purposes. */
-export async function selectByTrackingId(db: Queryable, partnerId: string, trackingId: string, purposes: VirtualAccountPurpose[]): Promise<VirtualAccount | undefined> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM virtual_accounts WHERE partner_id = $1 AND tracking_id = $2 AND purpose = ANY ($3::text[])`, [
-    partnerId,
-    trackingId,
-    purposes,
-  ])
+export async function selectByTrackingId(
+  db: Queryable,
+  partnerId: string,
+  trackingId: string,
+  purposes: VirtualAccountPurpose[],
+): Promise<VirtualAccount | undefined> {
+  const result = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM virtual_accounts WHERE partner_id = $1 AND tracking_id = $2 AND purpose = ANY ($3::text[])`,
+    [partnerId, trackingId, purposes],
+  )
   return result.rows[0] && toAccount(result.rows[0])
 }
 
-export async function selectPersistentByReference(db: Queryable, partnerId: string, reference: string): Promise<VirtualAccount | undefined> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM virtual_accounts WHERE partner_id = $1 AND purpose = 'persistent' AND reference = $2`, [partnerId, reference])
+export async function selectPersistentByReference(
+  db: Queryable,
+  partnerId: string,
+  reference: string,
+): Promise<VirtualAccount | undefined> {
+  const result = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM virtual_accounts WHERE partner_id = $1 AND purpose = 'persistent' AND reference = $2`,
+    [partnerId, reference],
+  )
   return result.rows[0] && toAccount(result.rows[0])
 }
 
-export async function selectFboByHolder(db: Queryable, partnerId: string, holderRef: string, purposeTag: string | null): Promise<VirtualAccount | undefined> {
+export async function selectFboByHolder(
+  db: Queryable,
+  partnerId: string,
+  holderRef: string,
+  purposeTag: string | null,
+): Promise<VirtualAccount | undefined> {
   const result = await db.query<Row>(
     `SELECT ${COLUMNS} FROM virtual_accounts WHERE partner_id = $1 AND purpose = 'fbo' AND holder_ref = $2 AND coalesce(purpose_tag, '') = coalesce($3, '')`,
     [partnerId, holderRef, purposeTag],
@@ -169,7 +195,10 @@ export async function selectFboByHolder(db: Queryable, partnerId: string, holder
 }
 
 export async function selectByBrr(db: Queryable, partnerId: string, brr: string): Promise<VirtualAccount | undefined> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM virtual_accounts WHERE partner_id = $1 AND brr = $2`, [partnerId, brr])
+  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM virtual_accounts WHERE partner_id = $1 AND brr = $2`, [
+    partnerId,
+    brr,
+  ])
   return result.rows[0] && toAccount(result.rows[0])
 }
 
@@ -178,13 +207,23 @@ export async function selectByBrr(db: Queryable, partnerId: string, brr: string)
  * collects for (credits, archiving, expiry, an invoice's cancel) locks the account first, so that
  * they serialise in one order and never deadlock.
  */
-export async function lockByNumber(db: Queryable, provider: string, accountNumber: string): Promise<VirtualAccount | undefined> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM virtual_accounts WHERE provider = $1 AND account_number = $2 FOR UPDATE`, [provider, accountNumber])
+export async function lockByNumber(
+  db: Queryable,
+  provider: string,
+  accountNumber: string,
+): Promise<VirtualAccount | undefined> {
+  const result = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM virtual_accounts WHERE provider = $1 AND account_number = $2 FOR UPDATE`,
+    [provider, accountNumber],
+  )
   return result.rows[0] && toAccount(result.rows[0])
 }
 
 /** Locks the accounts these credits were paid into, in id order (a batch of credits). */
-export async function lockByNumbers(db: Queryable, keys: { provider: string; accountNumber: string }[]): Promise<VirtualAccount[]> {
+export async function lockByNumbers(
+  db: Queryable,
+  keys: { provider: string; accountNumber: string }[],
+): Promise<VirtualAccount[]> {
   const result = await db.query<Row>(
     `SELECT ${COLUMNS} FROM virtual_accounts
       WHERE (provider, account_number) IN (SELECT * FROM unnest($1::text[], $2::text[]))
@@ -200,13 +239,23 @@ export async function lockByNumbers(db: Queryable, keys: { provider: string; acc
  * next run.
  */
 export async function lockFreeByIds(db: Queryable, ids: readonly string[]): Promise<string[]> {
-  const result = await db.query<{ id: string }>(`SELECT id FROM virtual_accounts WHERE id = ANY ($1::uuid[]) ORDER BY id FOR UPDATE SKIP LOCKED`, [ids])
+  const result = await db.query<{ id: string }>(
+    `SELECT id FROM virtual_accounts WHERE id = ANY ($1::uuid[]) ORDER BY id FOR UPDATE SKIP LOCKED`,
+    [ids],
+  )
   return result.rows.map((row) => row.id)
 }
 
 /** The id of the partner's account with this tracking id, of any purpose, if any. */
-export async function selectIdByTrackingId(db: Queryable, partnerId: string, trackingId: string): Promise<string | undefined> {
-  const result = await db.query<{ id: string }>(`SELECT id FROM virtual_accounts WHERE partner_id = $1 AND tracking_id = $2`, [partnerId, trackingId])
+export async function selectIdByTrackingId(
+  db: Queryable,
+  partnerId: string,
+  trackingId: string,
+): Promise<string | undefined> {
+  const result = await db.query<{ id: string }>(
+    `SELECT id FROM virtual_accounts WHERE partner_id = $1 AND tracking_id = $2`,
+    [partnerId, trackingId],
+  )
   return result.rows[0]?.id
 }
 
@@ -217,17 +266,22 @@ export async function lockById(db: Queryable, id: string): Promise<VirtualAccoun
 
 /** Archives an active account at `at` (the caller's clock); undefined when it was archived already. */
 export async function archive(db: Queryable, id: string, at: Date): Promise<VirtualAccount | undefined> {
-  const result = await db.query<Row>(`UPDATE virtual_accounts SET status = 'archived', archived_at = $3 WHERE id = $1 AND status = ANY ($2::text[]) RETURNING ${COLUMNS}`, [
-    id,
-    virtualAccountStates.from('archived'),
-    at,
-  ])
+  const result = await db.query<Row>(
+    `UPDATE virtual_accounts SET status = 'archived', archived_at = $3 WHERE id = $1 AND status = ANY ($2::text[]) RETURNING ${COLUMNS}`,
+    [id, virtualAccountStates.from('archived'), at],
+  )
   return result.rows[0] && toAccount(result.rows[0])
 }
 
 export async function list(
   db: Queryable,
-  query: { partnerId: string; purpose: VirtualAccountPurpose; status?: VirtualAccountStatus; limit: number; cursor?: string },
+  query: {
+    partnerId: string
+    purpose: VirtualAccountPurpose
+    status?: VirtualAccountStatus
+    limit: number
+    cursor?: string
+  },
 ): Promise<VirtualAccount[]> {
   const result = await db.query<Row>(
     `SELECT ${COLUMNS} FROM virtual_accounts
@@ -250,7 +304,12 @@ export interface ReceivingAccount {
  * archived account; Rail triages them). Payment intents' accounts (an escrow's funding account
  * among them) are virtual accounts too. The unique (provider, account_number) index serves the order.
  */
-export async function selectReceivingAfter(db: Queryable, after: ReceivingAccount | null, archivedSince: Date, limit: number): Promise<ReceivingAccount[]> {
+export async function selectReceivingAfter(
+  db: Queryable,
+  after: ReceivingAccount | null,
+  archivedSince: Date,
+  limit: number,
+): Promise<ReceivingAccount[]> {
   const result = await db.query<{ provider: string; account_number: string }>(
     `SELECT provider, account_number FROM virtual_accounts
       WHERE ($1::text IS NULL OR (provider, account_number) > ($1, $2))

@@ -15,7 +15,13 @@ import { uuidv7 } from '../../platform/ids.ts'
 import { addJob } from '../../platform/jobs.ts'
 import { pageQueryLimit, toPage } from '../../platform/pagination.ts'
 import { readPage } from '../../platform/read-pool.ts'
-import { getProvider, providerFor, requireCapability, type ProviderProfile, type ProviderRegistry } from '../../banking/providers/service.ts'
+import {
+  getProvider,
+  providerFor,
+  requireCapability,
+  type ProviderProfile,
+  type ProviderRegistry,
+} from '../../banking/providers/service.ts'
 import type { ProviderAccount } from '../../banking/providers/types.ts'
 import * as repo from './repo.ts'
 import type { VirtualAccountJson } from './schemas.ts'
@@ -58,7 +64,10 @@ export function bearsBrr(partner: Partner): boolean {
 
 /** A stable public id: `trk_` and 24 characters of base 36 from 15 random bytes. */
 export function newTrackingId(): string {
-  return `trk_${BigInt(`0x${randomBytes(15).toString('hex')}`).toString(36).padStart(24, '0').slice(-24)}`
+  return `trk_${BigInt(`0x${randomBytes(15).toString('hex')}`)
+    .toString(36)
+    .padStart(24, '0')
+    .slice(-24)}`
 }
 
 export function bankName(bankCode: string): string {
@@ -66,11 +75,17 @@ export function bankName(bankCode: string): string {
 }
 
 export function assertCollectionCurrency(currency: string): void {
-  if (currency !== COLLECTION_CURRENCY) throw new RailError('unsupported_currency', `Only ${COLLECTION_CURRENCY} is served`, { currency })
+  if (currency !== COLLECTION_CURRENCY)
+    throw new RailError('unsupported_currency', `Only ${COLLECTION_CURRENCY} is served`, { currency })
 }
 
-export async function assertCallbackUrl(deps: CollectionsDeps, partner: Partner, callbackUrl: string | undefined): Promise<void> {
-  if (callbackUrl !== undefined) await assertCallbackUrlAllowed(callbackUrl, partner.environment, deps.allowLoopbackCallbacks)
+export async function assertCallbackUrl(
+  deps: CollectionsDeps,
+  partner: Partner,
+  callbackUrl: string | undefined,
+): Promise<void> {
+  if (callbackUrl !== undefined)
+    await assertCallbackUrlAllowed(callbackUrl, partner.environment, deps.allowLoopbackCallbacks)
 }
 
 /** The provider a partner's collections use (its collections route, else the sandbox), approved for virtual accounts (else 403 capability_disabled, nothing called). */
@@ -97,9 +112,14 @@ export async function allocateAtProvider(
   input: { partnerId: string; uniqueKey: string; accountName: string; requestId?: string },
 ): Promise<ProviderAccount & { providerReference: string }> {
   const reference = allocationReference(input.partnerId, input.uniqueKey)
-  const allocated = await (await deps.providers.adapterFor(provider, input.requestId)).allocateVirtualAccount({ reference, accountName: input.accountName })
+  const allocated = await (
+    await deps.providers.adapterFor(provider, input.requestId)
+  ).allocateVirtualAccount({ reference, accountName: input.accountName })
   if (allocated.outcome !== 'successful') {
-    throw new RailError('provider_unavailable', `Provider ${provider.name} did not allocate the virtual account; retry with the same reference`)
+    throw new RailError(
+      'provider_unavailable',
+      `Provider ${provider.name} did not allocate the virtual account; retry with the same reference`,
+    )
   }
   return { ...allocated.value, providerReference: allocated.providerReference }
 }
@@ -115,15 +135,26 @@ export function allocationReference(partnerId: string, uniqueKey: string): strin
 
 /** The partner an allocation reference names, if it names one. */
 export function partnerOfAllocation(reference: string | null): string | undefined {
-  const match = reference === null ? null : /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.[0-9a-f]{27}$/.exec(reference)
+  const match =
+    reference === null
+      ? null
+      : /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.[0-9a-f]{27}$/.exec(reference)
   return match?.[1]
 }
 
 /** What an account's own kind decides; the rest of its row comes from the allocation and the caller. */
-export type AccountFields = Pick<repo.NewVirtualAccount, 'purpose' | 'reference' | 'requestHash' | 'currency' | 'purposeTag' | 'callbackUrl' | 'holder' | 'holderRef' | 'brr'>
+export type AccountFields = Pick<
+  repo.NewVirtualAccount,
+  'purpose' | 'reference' | 'requestHash' | 'currency' | 'purposeTag' | 'callbackUrl' | 'holder' | 'holderRef' | 'brr'
+>
 
 /** The row of a newly allocated account: a new id and tracking id, the provider's answer, who created it. */
-export function newAccountRow(caller: Caller, provider: ProviderProfile, allocated: ProviderAccount & { providerReference: string }, fields: AccountFields): repo.NewVirtualAccount {
+export function newAccountRow(
+  caller: Caller,
+  provider: ProviderProfile,
+  allocated: ProviderAccount & { providerReference: string },
+  fields: AccountFields,
+): repo.NewVirtualAccount {
   return {
     id: uuidv7(),
     partnerId: caller.partner.id,
@@ -154,7 +185,11 @@ export interface PersistentAccountRequest {
 }
 
 /** Allocates a long-lived account, once per reference (same body: the account; another body: 409). */
-export async function createPersistentAccount(deps: CollectionsDeps, caller: Caller, request: PersistentAccountRequest): Promise<{ account: repo.VirtualAccount; replayed: boolean }> {
+export async function createPersistentAccount(
+  deps: CollectionsDeps,
+  caller: Caller,
+  request: PersistentAccountRequest,
+): Promise<{ account: repo.VirtualAccount; replayed: boolean }> {
   const partner = caller.partner
   const key = { reference: request.reference, requestHash: requestHash(request) }
   const stored = (db: Queryable) => () => repo.selectPersistentByReference(db, partner.id, request.reference)
@@ -166,7 +201,12 @@ export async function createPersistentAccount(deps: CollectionsDeps, caller: Cal
   const provider = await collectionProvider(deps.pool, partner.id)
   // Outside any transaction: a concurrent duplicate is handed the same account by the provider.
   const accountName = holderName(request.virtualAccountHolder, partner.name)
-  const allocated = await allocateAtProvider(deps, provider, { partnerId: partner.id, uniqueKey: `persistent\n${request.reference}`, accountName, requestId: caller.requestId })
+  const allocated = await allocateAtProvider(deps, provider, {
+    partnerId: partner.id,
+    uniqueKey: `persistent\n${request.reference}`,
+    accountName,
+    requestId: caller.requestId,
+  })
   const row = newAccountRow(caller, provider, allocated, {
     purpose: 'persistent',
     reference: request.reference,
@@ -178,12 +218,18 @@ export async function createPersistentAccount(deps: CollectionsDeps, caller: Cal
     holderRef: null,
     brr: bearsBrr(partner) ? generateBrr() : null,
   })
-  const claimed = await withTransaction(deps.pool, (tx) => claimReference(PERSISTENT_REFERENCE, key, () => repo.insertVirtualAccount(tx, row), stored(tx)))
+  const claimed = await withTransaction(deps.pool, (tx) =>
+    claimReference(PERSISTENT_REFERENCE, key, () => repo.insertVirtualAccount(tx, row), stored(tx)),
+  )
   return claimed.created ? { account: claimed.created, replayed: false } : { account: claimed.replayed, replayed: true }
 }
 
 /** How a persistent account takes its reference (platform/idempotency.ts); the API knows it by its tracking id. */
-const PERSISTENT_REFERENCE: ReferenceKind<repo.VirtualAccount> = { field: 'reference', hashOf: (account) => account.requestHash ?? '', idOf: (account) => account.trackingId }
+const PERSISTENT_REFERENCE: ReferenceKind<repo.VirtualAccount> = {
+  field: 'reference',
+  hashOf: (account) => account.requestHash ?? '',
+  idOf: (account) => account.trackingId,
+}
 
 /** The persistent virtual account object of docs/contracts/collections-and-payouts.md §Persistent virtual accounts: exactly its fields. */
 export function toPersistentAccountJson(account: repo.VirtualAccount): VirtualAccountJson {
@@ -218,7 +264,12 @@ export async function getAccountByKey(db: Queryable, partnerId: string, key: str
   return account
 }
 
-export async function getAccount(db: Queryable, partnerId: string, trackingId: string, purposes: repo.VirtualAccountPurpose[]): Promise<repo.VirtualAccount> {
+export async function getAccount(
+  db: Queryable,
+  partnerId: string,
+  trackingId: string,
+  purposes: repo.VirtualAccountPurpose[],
+): Promise<repo.VirtualAccount> {
   const account = await repo.selectByTrackingId(db, partnerId, trackingId, purposes)
   if (!account) throw notFound('Virtual account')
   return account
@@ -226,21 +277,38 @@ export async function getAccount(db: Queryable, partnerId: string, trackingId: s
 
 export async function listAccounts(
   db: Queryable,
-  query: { partnerId: string; purpose: repo.VirtualAccountPurpose; status?: repo.VirtualAccountStatus; limit: number; cursor?: string },
+  query: {
+    partnerId: string
+    purpose: repo.VirtualAccountPurpose
+    status?: repo.VirtualAccountStatus
+    limit: number
+    cursor?: string
+  },
 ): Promise<{ accounts: repo.VirtualAccount[]; nextCursor: string | null }> {
-  const rows = await readPage(db, query.cursor, (reader, before) => repo.list(reader, { ...query, cursor: before, limit: pageQueryLimit(query.limit) }))
+  const rows = await readPage(db, query.cursor, (reader, before) =>
+    repo.list(reader, { ...query, cursor: before, limit: pageQueryLimit(query.limit) }),
+  )
   const page = toPage(rows, query.limit)
   return { accounts: page.items, nextCursor: page.nextCursor }
 }
 
 /** Archives a persistent account: it stops collecting (later credits go to triage). Archived already: 409. */
-export async function archivePersistentAccount(deps: Pick<CollectionsDeps, 'pool' | 'clock'>, partnerId: string, trackingId: string): Promise<repo.VirtualAccount> {
+export async function archivePersistentAccount(
+  deps: Pick<CollectionsDeps, 'pool' | 'clock'>,
+  partnerId: string,
+  trackingId: string,
+): Promise<repo.VirtualAccount> {
   return withTransaction(deps.pool, async (tx) => {
     const found = await repo.selectByTrackingId(tx, partnerId, trackingId, ['persistent'])
     if (!found) throw notFound('Virtual account')
     await repo.lockById(tx, found.id)
     const archived = await archiveInTransaction(tx, deps.clock, found.id)
-    if (!archived) throw new RailError('invalid_state', 'The virtual account is archived already', { trackingId, status: 'archived', currentState: 'archived' })
+    if (!archived)
+      throw new RailError('invalid_state', 'The virtual account is archived already', {
+        trackingId,
+        status: 'archived',
+        currentState: 'archived',
+      })
     return archived
   })
 }
@@ -253,17 +321,25 @@ export const ARCHIVE_AT_PROVIDER_TASK = 'virtual_account_archive_at_provider'
  * account's credits go to triage — so the provider's side may lag without moving money wrongly.
  * Undefined when the account was archived already.
  */
-export async function archiveInTransaction(tx: Queryable, clock: Clock, accountId: string): Promise<repo.VirtualAccount | undefined> {
+export async function archiveInTransaction(
+  tx: Queryable,
+  clock: Clock,
+  accountId: string,
+): Promise<repo.VirtualAccount | undefined> {
   const archived = await repo.archive(tx, accountId, clock.now())
   if (archived) await addJob(tx, ARCHIVE_AT_PROVIDER_TASK, { virtualAccountId: accountId })
   return archived
 }
 
 /** The job: tells the provider an account is archived; no usable answer throws, so it is retried. */
-export async function archiveAtProvider(deps: Pick<CollectionsDeps, 'pool' | 'providers'>, virtualAccountId: string): Promise<void> {
+export async function archiveAtProvider(
+  deps: Pick<CollectionsDeps, 'pool' | 'providers'>,
+  virtualAccountId: string,
+): Promise<void> {
   const account = await repo.selectById(deps.pool, virtualAccountId)
   if (!account) return
   const provider = await getProvider(deps.pool, account.provider)
   const answer = await (await deps.providers.adapterFor(provider)).archiveVirtualAccount(account.accountNumber)
-  if (answer.outcome === 'unknown') throw new Error(`provider ${provider.name} gave no usable answer archiving ${account.trackingId}: ${answer.error}`)
+  if (answer.outcome === 'unknown')
+    throw new Error(`provider ${provider.name} gave no usable answer archiving ${account.trackingId}: ${answer.error}`)
 }

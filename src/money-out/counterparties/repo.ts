@@ -29,7 +29,8 @@ interface Row {
   last_used_at: Date | null
 }
 
-const COLUMNS = 'id, partner_id, bank_code, account_number, account_name, verified_account_name, name, archived, created_at, updated_at, last_used_at'
+const COLUMNS =
+  'id, partner_id, bank_code, account_number, account_name, verified_account_name, name, archived, created_at, updated_at, last_used_at'
 
 function toCounterparty(row: Row): Counterparty {
   return {
@@ -57,14 +58,26 @@ export interface NewCounterparty {
 }
 
 /** Saves the account once per partner; a later save of the same account returns the saved one (marked used when `used`). */
-export async function upsertCounterparty(db: Queryable, counterparty: NewCounterparty, used: boolean): Promise<{ counterparty: Counterparty; created: boolean }> {
+export async function upsertCounterparty(
+  db: Queryable,
+  counterparty: NewCounterparty,
+  used: boolean,
+): Promise<{ counterparty: Counterparty; created: boolean }> {
   const { rows } = await db.query<Row & { created: boolean }>(
     `INSERT INTO counterparties (id, partner_id, bank_code, account_number, account_name, name, last_used_at)
      VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $7 THEN now() END)
      ON CONFLICT (partner_id, bank_code, account_number)
        DO UPDATE SET last_used_at = CASE WHEN $7 THEN now() ELSE counterparties.last_used_at END
      RETURNING ${COLUMNS}, (xmax = 0) AS created`,
-    [counterparty.id, counterparty.partnerId, counterparty.bankCode, counterparty.accountNumber, counterparty.accountName, counterparty.name, used],
+    [
+      counterparty.id,
+      counterparty.partnerId,
+      counterparty.bankCode,
+      counterparty.accountNumber,
+      counterparty.accountName,
+      counterparty.name,
+      used,
+    ],
   )
   return { counterparty: toCounterparty(rows[0]!), created: rows[0]!.created }
 }
@@ -88,12 +101,22 @@ export async function upsertUsedMany(db: Queryable, counterparties: readonly New
   )
 }
 
-export async function selectCounterparty(db: Queryable, partnerId: string, id: string): Promise<Counterparty | undefined> {
-  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM counterparties WHERE id = $1 AND partner_id = $2`, [id, partnerId])
+export async function selectCounterparty(
+  db: Queryable,
+  partnerId: string,
+  id: string,
+): Promise<Counterparty | undefined> {
+  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM counterparties WHERE id = $1 AND partner_id = $2`, [
+    id,
+    partnerId,
+  ])
   return rows[0] && toCounterparty(rows[0])
 }
 
-export async function selectCounterparties(db: Queryable, filter: { partnerId: string; archived?: boolean; beforeId?: string; limit: number }): Promise<Counterparty[]> {
+export async function selectCounterparties(
+  db: Queryable,
+  filter: { partnerId: string; archived?: boolean; beforeId?: string; limit: number },
+): Promise<Counterparty[]> {
   const { rows } = await db.query<Row>(
     `SELECT ${COLUMNS} FROM counterparties
       WHERE partner_id = $1 AND ($2::boolean IS NULL OR archived = $2) AND ($3::uuid IS NULL OR id < $3)
@@ -103,7 +126,12 @@ export async function selectCounterparties(db: Queryable, filter: { partnerId: s
   return rows.map(toCounterparty)
 }
 
-export async function updateCounterparty(db: Queryable, partnerId: string, id: string, change: { name?: string; archived?: boolean }): Promise<Counterparty | undefined> {
+export async function updateCounterparty(
+  db: Queryable,
+  partnerId: string,
+  id: string,
+  change: { name?: string; archived?: boolean },
+): Promise<Counterparty | undefined> {
   const { rows } = await db.query<Row>(
     `UPDATE counterparties SET name = coalesce($3, name), archived = coalesce($4, archived), updated_at = now()
       WHERE id = $1 AND partner_id = $2 RETURNING ${COLUMNS}`,
@@ -112,7 +140,13 @@ export async function updateCounterparty(db: Queryable, partnerId: string, id: s
   return rows[0] && toCounterparty(rows[0])
 }
 
-export async function updateVerifiedName(db: Queryable, partnerId: string, bankCode: string, accountNumber: string, verifiedAccountName: string): Promise<void> {
+export async function updateVerifiedName(
+  db: Queryable,
+  partnerId: string,
+  bankCode: string,
+  accountNumber: string,
+  verifiedAccountName: string,
+): Promise<void> {
   await db.query(
     `UPDATE counterparties SET verified_account_name = $4, updated_at = now() WHERE partner_id = $1 AND bank_code = $2 AND account_number = $3`,
     [partnerId, bankCode, accountNumber, verifiedAccountName],

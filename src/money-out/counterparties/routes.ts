@@ -5,22 +5,34 @@ import { callerOf } from '../../partners/auth.ts'
 import type { Pool } from '../../platform/db.ts'
 import type { HttpServer } from '../../platform/http.ts'
 import { closedObject, errorResponses, NubanSchema } from '../../platform/schemas.ts'
-import { COUNTERPARTIES_PAGE_MAX, createCounterparty, getCounterparty, listCounterparties, updateCounterparty, type Counterparty } from './service.ts'
+import {
+  COUNTERPARTIES_PAGE_MAX,
+  createCounterparty,
+  getCounterparty,
+  listCounterparties,
+  updateCounterparty,
+  type Counterparty,
+} from './service.ts'
 
-const CounterpartySchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  partnerId: Type.String({ format: 'uuid' }),
-  name: Type.String({ description: "The partner's label (the account name unless renamed)" }),
-  accountNumber: Type.String(),
-  bankCode: Type.String(),
-  bankName: Type.Union([Type.String(), Type.Null()]),
-  accountName: Type.String({ description: 'The name given for the account at its first use' }),
-  verifiedAccountName: Type.Union([Type.String(), Type.Null()], { description: "The bank's name for the account (name enquiry), once a payout asked" }),
-  archived: Type.Boolean(),
-  createdAt: Type.String({ format: 'date-time' }),
-  updatedAt: Type.String({ format: 'date-time' }),
-  lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-}, { title: 'Counterparty', description: 'A saved beneficiary: a bank account the partner pays' })
+const CounterpartySchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    partnerId: Type.String({ format: 'uuid' }),
+    name: Type.String({ description: "The partner's label (the account name unless renamed)" }),
+    accountNumber: Type.String(),
+    bankCode: Type.String(),
+    bankName: Type.Union([Type.String(), Type.Null()]),
+    accountName: Type.String({ description: 'The name given for the account at its first use' }),
+    verifiedAccountName: Type.Union([Type.String(), Type.Null()], {
+      description: "The bank's name for the account (name enquiry), once a payout asked",
+    }),
+    archived: Type.Boolean(),
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+    lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  },
+  { title: 'Counterparty', description: 'A saved beneficiary: a bank account the partner pays' },
+)
 export type CounterpartyJson = Static<typeof CounterpartySchema>
 
 function toCounterpartyJson(counterparty: Counterparty): CounterpartyJson {
@@ -50,13 +62,19 @@ const CreateBodySchema = closedObject({
 })
 
 export function registerCounterpartyRoutes(app: HttpServer, deps: { pool: Pool }): void {
+  registerCreateAndList(app, deps)
+  registerReadAndChange(app, deps)
+}
+
+function registerCreateAndList(app: HttpServer, deps: { pool: Pool }): void {
   app.post(
     '/api/v1/rail/counterparties',
     {
       config: { auth: 'signature' },
       schema: {
         operationId: 'createCounterparty',
-        description: 'Saves a beneficiary account. Saving an account already saved answers the saved counterparty with 200 instead of 201. Payouts also save their beneficiary on the first payout to an account.',
+        description:
+          'Saves a beneficiary account. Saving an account already saved answers the saved counterparty with 200 instead of 201. Payouts also save their beneficiary on the first payout to an account.',
         tags: ['counterparties'],
         summary: 'Save a beneficiary (201; the same account again answers the saved one with 200)',
         body: CreateBodySchema,
@@ -75,27 +93,54 @@ export function registerCounterpartyRoutes(app: HttpServer, deps: { pool: Pool }
       config: { auth: 'signature' },
       schema: {
         operationId: 'listCounterparties',
-        description: "The caller's saved beneficiaries, newest first, optionally only active or archived ones; page with `cursor` and `limit`.",
+        description:
+          "The caller's saved beneficiaries, newest first, optionally only active or archived ones; page with `cursor` and `limit`.",
         tags: ['counterparties'],
         summary: "The caller's counterparties, newest first",
         querystring: closedObject({
-          archived: Type.Optional(Type.Boolean({ description: 'true: only archived counterparties; false: only active ones; absent: both' })),
+          archived: Type.Optional(
+            Type.Boolean({ description: 'true: only archived counterparties; false: only active ones; absent: both' }),
+          ),
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: COUNTERPARTIES_PAGE_MAX, default: 20 })),
           cursor: Type.Optional(Type.String({ format: 'uuid' })),
         }),
-        response: { 200: Type.Object({ data: Type.Array(CounterpartySchema), nextCursor: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses() },
+        response: {
+          200: Type.Object({
+            data: Type.Array(CounterpartySchema),
+            nextCursor: Type.Union([Type.String(), Type.Null()]),
+          }),
+          ...errorResponses(),
+        },
       },
     },
     async (request) => {
-      const page = await listCounterparties(deps.pool, { partnerId: callerOf(request).partner.id, archived: request.query.archived, limit: request.query.limit ?? 20, cursor: request.query.cursor })
+      const page = await listCounterparties(deps.pool, {
+        partnerId: callerOf(request).partner.id,
+        archived: request.query.archived,
+        limit: request.query.limit ?? 20,
+        cursor: request.query.cursor,
+      })
       return { data: page.counterparties.map(toCounterpartyJson), nextCursor: page.nextCursor }
     },
   )
+}
 
+function registerReadAndChange(app: HttpServer, deps: { pool: Pool }): void {
   app.get(
     '/api/v1/rail/counterparties/:id',
-    { config: { auth: 'signature' }, schema: { operationId: 'getCounterparty', description: "One saved beneficiary by its id; another partner's is 404.", tags: ['counterparties'], summary: 'One counterparty', params: IdParams, response: { 200: CounterpartySchema, ...errorResponses('not_found') } } },
-    async (request) => toCounterpartyJson(await getCounterparty(deps.pool, callerOf(request).partner.id, request.params.id)),
+    {
+      config: { auth: 'signature' },
+      schema: {
+        operationId: 'getCounterparty',
+        description: "One saved beneficiary by its id; another partner's is 404.",
+        tags: ['counterparties'],
+        summary: 'One counterparty',
+        params: IdParams,
+        response: { 200: CounterpartySchema, ...errorResponses('not_found') },
+      },
+    },
+    async (request) =>
+      toCounterpartyJson(await getCounterparty(deps.pool, callerOf(request).partner.id, request.params.id)),
   )
 
   app.patch(
@@ -108,10 +153,25 @@ export function registerCounterpartyRoutes(app: HttpServer, deps: { pool: Pool }
         tags: ['counterparties'],
         summary: 'Rename or archive a counterparty (soft state only)',
         params: IdParams,
-        body: closedObject({ name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), archived: Type.Optional(Type.Boolean()) }, { minProperties: 1 }),
+        body: closedObject(
+          {
+            name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+            archived: Type.Optional(Type.Boolean()),
+          },
+          { minProperties: 1 },
+        ),
         response: { 200: CounterpartySchema, ...errorResponses('not_found') },
       },
     },
-    async (request) => toCounterpartyJson(await updateCounterparty(deps.pool, callerOf(request).partner.id, request.params.id, request.body, request.idempotencyKey)),
+    async (request) =>
+      toCounterpartyJson(
+        await updateCounterparty(
+          deps.pool,
+          callerOf(request).partner.id,
+          request.params.id,
+          request.body,
+          request.idempotencyKey,
+        ),
+      ),
   )
 }

@@ -19,23 +19,47 @@ export interface CounterpartyAccount {
 }
 
 /** The payouts' accounts (a batch of submits, in its transaction), each saved as a counterparty on first use or marked used, once. */
-export async function recordPayoutsTo(tx: Queryable, payouts: readonly { partnerId: string; account: CounterpartyAccount }[]): Promise<void> {
-  const unique = new Map(payouts.map((payout) => [`${payout.partnerId}:${payout.account.bankCode}:${payout.account.accountNumber}`, payout]))
+export async function recordPayoutsTo(
+  tx: Queryable,
+  payouts: readonly { partnerId: string; account: CounterpartyAccount }[],
+): Promise<void> {
+  const unique = new Map(
+    payouts.map((payout) => [`${payout.partnerId}:${payout.account.bankCode}:${payout.account.accountNumber}`, payout]),
+  )
   await repo.upsertUsedMany(
     tx,
-    [...unique.values()].map(({ partnerId, account }) => ({ id: uuidv7(), partnerId, ...account, name: account.accountName })),
+    [...unique.values()].map(({ partnerId, account }) => ({
+      id: uuidv7(),
+      partnerId,
+      ...account,
+      name: account.accountName,
+    })),
   )
 }
 
 /** The bank's name for the account, as a payout's name enquiry found it. */
-export async function recordVerifiedName(db: Queryable, partnerId: string, bankCode: string, accountNumber: string, verifiedAccountName: string): Promise<void> {
+export async function recordVerifiedName(
+  db: Queryable,
+  partnerId: string,
+  bankCode: string,
+  accountNumber: string,
+  verifiedAccountName: string,
+): Promise<void> {
   await repo.updateVerifiedName(db, partnerId, bankCode, accountNumber, verifiedAccountName)
 }
 
-export async function createCounterparty(pool: Pool, partnerId: string, input: CounterpartyAccount & { name?: string }): Promise<{ counterparty: repo.Counterparty; created: boolean }> {
+export async function createCounterparty(
+  pool: Pool,
+  partnerId: string,
+  input: CounterpartyAccount & { name?: string },
+): Promise<{ counterparty: repo.Counterparty; created: boolean }> {
   checkBankAccount(input)
   const { name, ...account } = input
-  return repo.upsertCounterparty(pool, { id: uuidv7(), partnerId, ...account, name: name ?? account.accountName }, false)
+  return repo.upsertCounterparty(
+    pool,
+    { id: uuidv7(), partnerId, ...account, name: name ?? account.accountName },
+    false,
+  )
 }
 
 export async function getCounterparty(pool: Pool, partnerId: string, id: string): Promise<repo.Counterparty> {
@@ -46,8 +70,18 @@ export async function getCounterparty(pool: Pool, partnerId: string, id: string)
 
 export const COUNTERPARTIES_PAGE_MAX = 100
 
-export async function listCounterparties(pool: Pool, filter: { partnerId: string; archived?: boolean; limit: number; cursor?: string }) {
-  const rows = await readPage(pool, filter.cursor, (reader, before) => repo.selectCounterparties(reader, { partnerId: filter.partnerId, archived: filter.archived, beforeId: before, limit: pageQueryLimit(filter.limit) }))
+export async function listCounterparties(
+  pool: Pool,
+  filter: { partnerId: string; archived?: boolean; limit: number; cursor?: string },
+) {
+  const rows = await readPage(pool, filter.cursor, (reader, before) =>
+    repo.selectCounterparties(reader, {
+      partnerId: filter.partnerId,
+      archived: filter.archived,
+      beforeId: before,
+      limit: pageQueryLimit(filter.limit),
+    }),
+  )
   const page = toPage(rows, filter.limit)
   return { counterparties: page.items, nextCursor: page.nextCursor }
 }
@@ -56,12 +90,19 @@ export async function listCounterparties(pool: Pool, filter: { partnerId: string
  * Renames or archives (soft state only); another partner's id is 404. The same request again with
  * its Idempotency-Key changes nothing and answers the counterparty as it is.
  */
-export async function updateCounterparty(pool: Pool, partnerId: string, id: string, change: { name?: string; archived?: boolean }, key?: IdempotencyKey): Promise<repo.Counterparty> {
+export async function updateCounterparty(
+  pool: Pool,
+  partnerId: string,
+  id: string,
+  change: { name?: string; archived?: boolean },
+  key?: IdempotencyKey,
+): Promise<repo.Counterparty> {
   return withTransaction(pool, async (tx) => {
     const replayed = (await claimKeyInTransaction(tx, key)) === 'replayed'
-    const counterparty = replayed ? await repo.selectCounterparty(tx, partnerId, id) : await repo.updateCounterparty(tx, partnerId, id, change)
+    const counterparty = replayed
+      ? await repo.selectCounterparty(tx, partnerId, id)
+      : await repo.updateCounterparty(tx, partnerId, id, change)
     if (!counterparty) throw notFound('Counterparty')
     return counterparty
   })
 }
-

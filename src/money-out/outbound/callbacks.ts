@@ -50,7 +50,14 @@ function callbackType(state: OutboundState): string | undefined {
 export function callbackEvent(transfer: OutboundTransfer): NewEvent {
   const type = callbackType(transfer.state)
   if (!type) throw new Error(`outbound transfer ${transfer.id} in ${transfer.state} has no callback`)
-  return { partnerId: transfer.partnerId, type, objectType: 'outbound_transfer', objectId: transfer.id, data: toOutboundJson(transfer), callbackUrl: transfer.callbackUrl }
+  return {
+    partnerId: transfer.partnerId,
+    type,
+    objectType: 'outbound_transfer',
+    objectId: transfer.id,
+    data: toOutboundJson(transfer),
+    callbackUrl: transfer.callbackUrl,
+  }
 }
 
 /** Whether the partner hears of a transfer reaching this state. */

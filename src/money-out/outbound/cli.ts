@@ -9,7 +9,9 @@ export function registerOutboundCommands(program: Command, withPayments: WithPay
   const outbound = program.command('outbound').description('operate outbound transfers')
   outbound
     .command('requery')
-    .description('ask the provider now what happened to an outbound transfer (also resolves an unknown one); prints the transfer')
+    .description(
+      'ask the provider now what happened to an outbound transfer (also resolves an unknown one); prints the transfer',
+    )
     .argument('<id>', 'outbound transfer id')
     .action(async (id: string) => {
       const transfer = await withPayments((payments) => requeryOutbound({ pool: payments.pool, payments }, id))
@@ -18,24 +20,37 @@ export function registerOutboundCommands(program: Command, withPayments: WithPay
     })
 }
 
-export function registerSandboxCommands(program: Command, withDatabase: WithDatabase, maxAmountKobo: () => number): void {
+export function registerSandboxCommands(
+  program: Command,
+  withDatabase: WithDatabase,
+  maxAmountKobo: () => number,
+): void {
   const sandbox = program.command('sandbox').description('sandbox conveniences')
   sandbox
     .command('fund-float')
     .description("fund a sandbox partner's float from its provider settlement account (a balanced ledger transfer)")
     .requiredOption('--partner <partnerId>', 'partner id (a sandbox partner)')
     .requiredOption('--amount <kobo>', 'amount in kobo (integer)', parseKobo)
-    .requiredOption('--reference <reference>', 'one reference funds once: running the command again with it moves no money')
+    .requiredOption(
+      '--reference <reference>',
+      'one reference funds once: running the command again with it moves no money',
+    )
     .option('--json', 'print JSON')
     .action(async (options: { partner: string; amount: number; reference: string; json?: boolean }) => {
-      const funding = await withDatabase(({ pool }) => fundFloat(pool, options.partner, options.amount, options.reference, maxAmountKobo()))
+      const funding = await withDatabase(({ pool }) =>
+        fundFloat(pool, options.partner, options.amount, options.reference, maxAmountKobo()),
+      )
       if (options.json) console.log(JSON.stringify(funding))
-      else console.log(`${funding.replayed ? 'already funded' : 'funded'} ${options.amount} kobo; float available ${funding.float.availableBalanceKobo} kobo, booked ${funding.float.bookedBalanceKobo} kobo`)
+      else
+        console.log(
+          `${funding.replayed ? 'already funded' : 'funded'} ${options.amount} kobo; float available ${funding.float.availableBalanceKobo} kobo, booked ${funding.float.bookedBalanceKobo} kobo`,
+        )
     })
 }
 
 function parseKobo(value: string): number {
   const kobo = Number(value)
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(kobo) || kobo <= 0) throw new InvalidArgumentError('must be a positive integer number of kobo')
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(kobo) || kobo <= 0)
+    throw new InvalidArgumentError('must be a positive integer number of kobo')
   return kobo
 }

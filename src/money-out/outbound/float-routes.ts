@@ -9,25 +9,40 @@ import { sendOnce } from '../../platform/idempotency.ts'
 import { closedObject, errorResponses, IDEMPOTENT_CODES } from '../../platform/schemas.ts'
 import { fundFloat, getFloat } from './float.ts'
 
-const FloatSchema = Type.Object({
-  partnerId: Type.String({ format: 'uuid' }),
-  currency: Type.String(),
-  availableBalanceKobo: Type.Integer({ description: 'What outbound transfers can draw on now (booked minus amounts held by transfers in flight)' }),
-  bookedBalanceKobo: Type.Integer(),
-}, { title: 'Float', description: "The partner's float: the account outbound transfers draw on" })
+const FloatSchema = Type.Object(
+  {
+    partnerId: Type.String({ format: 'uuid' }),
+    currency: Type.String(),
+    availableBalanceKobo: Type.Integer({
+      description: 'What outbound transfers can draw on now (booked minus amounts held by transfers in flight)',
+    }),
+    bookedBalanceKobo: Type.Integer(),
+  },
+  { title: 'Float', description: "The partner's float: the account outbound transfers draw on" },
+)
 export type FloatJson = Static<typeof FloatSchema>
 
 const FundFloatBodySchema = closedObject({
   amountKobo: AmountKobo(),
-  reference: Type.String({ minLength: 1, maxLength: 64, description: 'Required: one reference funds once, so a retry or a replayed request moves no money again' }),
+  reference: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description: 'Required: one reference funds once, so a retry or a replayed request moves no money again',
+  }),
 })
 
-const FundingSchema = Type.Object({
-  transferId: Type.String({ format: 'uuid', description: 'The ledger transfer from the provider settlement account to the float' }),
-  amountKobo: Type.Integer(),
-  currency: Type.String(),
-  float: FloatSchema,
-}, { title: 'FloatFunding', description: 'A sandbox funding of the float' })
+const FundingSchema = Type.Object(
+  {
+    transferId: Type.String({
+      format: 'uuid',
+      description: 'The ledger transfer from the provider settlement account to the float',
+    }),
+    amountKobo: Type.Integer(),
+    currency: Type.String(),
+    float: FloatSchema,
+  },
+  { title: 'FloatFunding', description: 'A sandbox funding of the float' },
+)
 export type FloatFundingJson = Static<typeof FundingSchema>
 
 export function registerFloatRoutes(app: HttpServer, deps: { pool: Pool; maxAmountKobo: number }): void {
@@ -35,7 +50,14 @@ export function registerFloatRoutes(app: HttpServer, deps: { pool: Pool; maxAmou
     '/api/v1/rail/float',
     {
       config: { auth: 'signature' },
-      schema: { operationId: 'getFloat', description: "The partner's float: its available and booked balance in kobo. Outbound transfers, refunds and settlements draw on it; an outbound transfer holds its amount until the bank's answer is final.", tags: ['outbound'], summary: "The caller's float: what outbound transfers draw on", response: { 200: FloatSchema, ...errorResponses() } },
+      schema: {
+        operationId: 'getFloat',
+        description:
+          "The partner's float: its available and booked balance in kobo. Outbound transfers, refunds and settlements draw on it; an outbound transfer holds its amount until the bank's answer is final.",
+        tags: ['outbound'],
+        summary: "The caller's float: what outbound transfers draw on",
+        response: { 200: FloatSchema, ...errorResponses() },
+      },
     },
     async (request) => getFloat(deps.pool, callerOf(request).partner.id),
   )
@@ -46,18 +68,34 @@ export function registerFloatRoutes(app: HttpServer, deps: { pool: Pool; maxAmou
       config: { auth: 'signature', idempotencyKey: 'reference' },
       schema: {
         operationId: 'fundSandboxFloat',
-        description: "Sandbox partners only (404 for live ones): moves money from the provider's settlement account into the float with a balanced ledger transfer. Idempotent on the required `reference`: the same body again answers the same funding with `Idempotent-Replayed: true`.",
+        description:
+          "Sandbox partners only (404 for live ones): moves money from the provider's settlement account into the float with a balanced ledger transfer. Idempotent on the required `reference`: the same body again answers the same funding with `Idempotent-Replayed: true`.",
         tags: ['sandbox'],
-        summary: 'Sandbox: fund the float from the provider settlement account (a balanced ledger transfer), once per reference',
+        summary:
+          'Sandbox: fund the float from the provider settlement account (a balanced ledger transfer), once per reference',
         body: FundFloatBodySchema,
-        response: { 200: FundingSchema, ...errorResponses('not_found', ...IDEMPOTENT_CODES, 'amount_above_limit', 'balance_limit_exceeded') },
+        response: {
+          200: FundingSchema,
+          ...errorResponses('not_found', ...IDEMPOTENT_CODES, 'amount_above_limit', 'balance_limit_exceeded'),
+        },
       },
     },
     async (request, reply) => {
       const partner = callerOf(request).partner
       assertSandboxPartner(partner)
-      const funding = await fundFloat(deps.pool, partner.id, request.body.amountKobo, request.body.reference, deps.maxAmountKobo)
-      return sendOnce(reply.code(200), funding.replayed, { transferId: funding.transferId, amountKobo: funding.amountKobo, currency: funding.float.currency, float: funding.float })
+      const funding = await fundFloat(
+        deps.pool,
+        partner.id,
+        request.body.amountKobo,
+        request.body.reference,
+        deps.maxAmountKobo,
+      )
+      return sendOnce(reply.code(200), funding.replayed, {
+        transferId: funding.transferId,
+        amountKobo: funding.amountKobo,
+        currency: funding.float.currency,
+        float: funding.float,
+      })
     },
   )
 }

@@ -1,7 +1,16 @@
 // The partner's float: the money outbound transfers draw on (docs/design.md §10). In sandbox it is funded
 // from the partner's provider settlement account, as a balanced ledger transfer, by
 // `rail sandbox fund-float` and `POST /api/v1/rail/sandbox/fund-float`.
-import { createTransfers, creditRoom, derivedId, ensurePartnerAccount, getBalance, LedgerError, transferExists, type TransferResultCode } from '../../ledger/service.ts'
+import {
+  createTransfers,
+  creditRoom,
+  derivedId,
+  ensurePartnerAccount,
+  getBalance,
+  LedgerError,
+  transferExists,
+  type TransferResultCode,
+} from '../../ledger/service.ts'
 import { getPartner } from '../../partners/service.ts'
 import { withTransaction, type Pool, type Queryable } from '../../platform/db.ts'
 import { assertAmountWithinLimit } from '../../platform/amounts.ts'
@@ -32,7 +41,13 @@ export interface Funding {
  * its signed request — and the same reference with another amount is refused. The reference is
  * required: without one, a replayed request would fund the float again.
  */
-export async function fundFloat(pool: Pool, partnerId: string, amountKobo: number, reference: string, maximumKobo: number): Promise<Funding> {
+export async function fundFloat(
+  pool: Pool,
+  partnerId: string,
+  amountKobo: number,
+  reference: string,
+  maximumKobo: number,
+): Promise<Funding> {
   if (!Number.isSafeInteger(amountKobo) || amountKobo <= 0) throw fieldError('amountKobo', 'must be a positive integer')
   // One funding is one instruction: at most the configured maximum (RAIL_MAX_AMOUNT_KOBO).
   assertAmountWithinLimit(amountKobo, maximumKobo)
@@ -52,18 +67,33 @@ export async function fundFloat(pool: Pool, partnerId: string, amountKobo: numbe
       key,
       async () => {
         const [outcome] = await createTransfers(tx, [
-          { id: transferId, debitAccountId: settlement, creditAccountId: float, amountKobo, currency: FLOAT_CURRENCY, code: 'sandbox_float_funding', sourceType: 'sandbox_funding', sourceId: reference },
+          {
+            id: transferId,
+            debitAccountId: settlement,
+            creditAccountId: float,
+            amountKobo,
+            currency: FLOAT_CURRENCY,
+            code: 'sandbox_float_funding',
+            sourceType: 'sandbox_funding',
+            sourceId: reference,
+          },
         ])
         ledgerResult = outcome!.result
         return ledgerResult === 'ok' ? { transferId, requestHash: key.requestHash } : undefined
       },
       async () => {
-        if (ledgerResult !== 'exists' && !ledgerResult!.startsWith('exists_with_different')) throw new LedgerError(ledgerResult!, `transfer ${transferId}: ${ledgerResult}`)
+        if (ledgerResult !== 'exists' && !ledgerResult!.startsWith('exists_with_different'))
+          throw new LedgerError(ledgerResult!, `transfer ${transferId}: ${ledgerResult}`)
         // The stored funding is this request exactly when the ledger found the same transfer.
         return { transferId, requestHash: ledgerResult === 'exists' ? key.requestHash : 'another request' }
       },
     )
-    return { transferId, amountKobo, replayed: claimed.replayed !== undefined, float: await floatBalance(tx, partnerId, float) }
+    return {
+      transferId,
+      amountKobo,
+      replayed: claimed.replayed !== undefined,
+      float: await floatBalance(tx, partnerId, float),
+    }
   })
 }
 
@@ -78,11 +108,18 @@ const FUNDING_REFERENCE: ReferenceKind<{ transferId: string; requestHash: string
  * A funding that would take the float's lifetime credits past 2^53 − 1 is refused (its balance
  * could no longer be read exactly); a replay of a funding made before is not a new credit.
  */
-async function assertFloatRoom(tx: Queryable, floatAccountId: string, amountKobo: number, transferId: string): Promise<void> {
+async function assertFloatRoom(
+  tx: Queryable,
+  floatAccountId: string,
+  amountKobo: number,
+  transferId: string,
+): Promise<void> {
   const roomKobo = (await creditRoom(tx, [floatAccountId])).get(floatAccountId) ?? 0
   if (roomKobo >= amountKobo) return
   if (await transferExists(tx, transferId)) return
-  throw new RailError('balance_limit_exceeded', `The float can take at most ${roomKobo} kobo more; nothing moved`, { roomKobo })
+  throw new RailError('balance_limit_exceeded', `The float can take at most ${roomKobo} kobo more; nothing moved`, {
+    roomKobo,
+  })
 }
 
 async function floatBalance(db: Queryable, partnerId: string, accountId: string): Promise<FloatBalance> {

@@ -32,17 +32,32 @@ export function outboundOwner(origins: PayoutOrigins): InstructionOwner & Revers
       const changed: repo.OutboundTransfer[] = []
       for (const { instruction, progress } of changes) {
         if (progress === 'no_answer') continue // still pending: the requery decides
-        const transfer = await repo.transition(tx, instruction.id, STATE_OF[progress], clock.now(), answerOf(instruction, STATE_OF[progress]))
+        const transfer = await repo.transition(
+          tx,
+          instruction.id,
+          STATE_OF[progress],
+          clock.now(),
+          answerOf(instruction, STATE_OF[progress]),
+        )
         if (!transfer) continue // it moved on already: nothing twice
         changed.push(transfer)
         if (progress === 'accepted' && instruction.verifiedAccountName !== null) {
-          await recordVerifiedName(tx, transfer.partnerId, transfer.beneficiaryBankCode, transfer.beneficiaryAccountNumber, instruction.verifiedAccountName)
+          await recordVerifiedName(
+            tx,
+            transfer.partnerId,
+            transfer.beneficiaryBankCode,
+            transfer.beneficiaryAccountNumber,
+            instruction.verifiedAccountName,
+          )
         }
       }
-      const resolutions = changed.filter((transfer) => transfer.holdTransferId && isFinal(transfer.state)).map(holdResolution)
+      const resolutions = changed
+        .filter((transfer) => transfer.holdTransferId && isFinal(transfer.state))
+        .map(holdResolution)
       const outcomes = resolutions.length > 0 ? await createTransfers(tx, resolutions) : []
       outcomes.forEach((outcome, index) => {
-        if (outcome.result !== 'ok' && outcome.result !== 'exists') throw new Error(`outbound ${resolutions[index]!.sourceId}: hold resolution ${outcome.result}`)
+        if (outcome.result !== 'ok' && outcome.result !== 'exists')
+          throw new Error(`outbound ${resolutions[index]!.sourceId}: hold resolution ${outcome.result}`)
       })
       await recordEvents(tx, clock, changed.filter((transfer) => hasCallback(transfer.state)).map(callbackEvent))
       for (const [originType, ended] of origins.registered()) {
@@ -65,7 +80,10 @@ function answerOf(instruction: InstructionChange['instruction'], next: OutboundS
     providerResponseCode: instruction.responseCode,
     providerResponseMessage: instruction.responseMessage,
     settlementAccountName: mismatch ? null : instruction.verifiedAccountName,
-    rail: instruction.sendAttempts > 0 ? { scheme: 'NIP', destinationBankCode: instruction.destinationBankCode, provider: instruction.provider } : null,
+    rail:
+      instruction.sendAttempts > 0
+        ? { scheme: 'NIP', destinationBankCode: instruction.destinationBankCode, provider: instruction.provider }
+        : null,
     failureReason:
       next === 'failed' && instruction.failureCode
         ? {
@@ -80,7 +98,14 @@ function answerOf(instruction: InstructionChange['instruction'], next: OutboundS
 /** Confirmed posts the hold; failed voids it. The id is derived, so a retried answer cannot resolve it twice. */
 function holdResolution(transfer: repo.OutboundTransfer): TransferInput {
   const phase = transfer.state === 'confirmed' ? 'post' : 'void'
-  return { id: derivedId(transfer.id, phase), phase, pendingId: transfer.holdTransferId!, code: 'outbound_transfer', sourceType: 'outbound_transfer', sourceId: transfer.id }
+  return {
+    id: derivedId(transfer.id, phase),
+    phase,
+    pendingId: transfer.holdTransferId!,
+    code: 'outbound_transfer',
+    sourceType: 'outbound_transfer',
+    sourceId: transfer.id,
+  }
 }
 
 /**
@@ -93,20 +118,28 @@ function holdResolution(transfer: repo.OutboundTransfer): TransferInput {
 async function reverseTransfers(tx: Tx, reversals: readonly Reversal[], clock: Clock): Promise<void> {
   const reversed: repo.OutboundTransfer[] = []
   for (const reversal of [...reversals].sort((a, b) => (a.instruction.id < b.instruction.id ? -1 : 1))) {
-    const transfer = await repo.transition(tx, reversal.instruction.id, 'reversed', clock.now(), reversalAnswer(reversal))
+    const transfer = await repo.transition(
+      tx,
+      reversal.instruction.id,
+      'reversed',
+      clock.now(),
+      reversalAnswer(reversal),
+    )
     if (transfer) reversed.push(transfer)
   }
   const giveBacks: TransferInput[] = []
   for (const transfer of reversed) giveBacks.push(await giveBack(tx, transfer))
   const outcomes = giveBacks.length > 0 ? await createTransfers(tx, giveBacks) : []
   outcomes.forEach((outcome, index) => {
-    if (outcome.result !== 'ok' && outcome.result !== 'exists') throw new Error(`outbound ${giveBacks[index]!.sourceId}: reversal ${outcome.result}`)
+    if (outcome.result !== 'ok' && outcome.result !== 'exists')
+      throw new Error(`outbound ${giveBacks[index]!.sourceId}: reversal ${outcome.result}`)
   })
   await recordEvents(tx, clock, reversed.map(callbackEvent))
 }
 
 function reversalAnswer(reversal: Reversal): repo.ProviderAnswer {
-  const message = 'The provider reversed the payout after it was confirmed: nothing reached the beneficiary in the end, and the amount is back on the float'
+  const message =
+    'The provider reversed the payout after it was confirmed: nothing reached the beneficiary in the end, and the amount is back on the float'
   return {
     providerResponseCode: reversal.responseCode,
     providerResponseMessage: reversal.responseMessage,

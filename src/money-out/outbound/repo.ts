@@ -152,7 +152,10 @@ export type NewOutboundTransfer = Pick<
  * Inserts many transfers in one statement; answers those inserted (a taken clientReference is
  * skipped: read the existing one).
  */
-export async function insertTransfers(db: Queryable, transfers: readonly NewOutboundTransfer[]): Promise<OutboundTransfer[]> {
+export async function insertTransfers(
+  db: Queryable,
+  transfers: readonly NewOutboundTransfer[],
+): Promise<OutboundTransfer[]> {
   const column = <T>(pick: (transfer: NewOutboundTransfer) => T) => transfers.map(pick)
   const { rows } = await db.query<Row>(
     `INSERT INTO outbound_transfers (id, partner_id, client_reference, request_hash, state, consumer_id, provider, brr, beneficiary_account_number,
@@ -199,13 +202,27 @@ export async function selectTransfer(db: Queryable, id: string): Promise<Outboun
   return rows[0] && toTransfer(rows[0])
 }
 
-export async function selectPartnerTransfer(db: Queryable, partnerId: string, id: string): Promise<OutboundTransfer | undefined> {
-  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM outbound_transfers WHERE id = $1 AND partner_id = $2`, [id, partnerId])
+export async function selectPartnerTransfer(
+  db: Queryable,
+  partnerId: string,
+  id: string,
+): Promise<OutboundTransfer | undefined> {
+  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM outbound_transfers WHERE id = $1 AND partner_id = $2`, [
+    id,
+    partnerId,
+  ])
   return rows[0] && toTransfer(rows[0])
 }
 
-export async function selectByReference(db: Queryable, partnerId: string, clientReference: string): Promise<OutboundTransfer | undefined> {
-  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM outbound_transfers WHERE partner_id = $1 AND client_reference = $2`, [partnerId, clientReference])
+export async function selectByReference(
+  db: Queryable,
+  partnerId: string,
+  clientReference: string,
+): Promise<OutboundTransfer | undefined> {
+  const { rows } = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM outbound_transfers WHERE partner_id = $1 AND client_reference = $2`,
+    [partnerId, clientReference],
+  )
   return rows[0] && toTransfer(rows[0])
 }
 
@@ -230,7 +247,16 @@ export async function selectTransfers(db: Queryable, filter: ListFilter): Promis
         AND ($6::text IS NULL OR origin_type = $6)
         AND ($7::timestamptz IS NULL OR created_at >= $7) AND ($8::timestamptz IS NULL OR created_at < $8)
       ORDER BY id DESC LIMIT $5`,
-    [filter.partnerId, filter.clientReference ?? null, filter.state ?? null, filter.beforeId ?? null, filter.limit, filter.originType ?? null, filter.createdFrom ?? null, filter.createdBefore ?? null],
+    [
+      filter.partnerId,
+      filter.clientReference ?? null,
+      filter.state ?? null,
+      filter.beforeId ?? null,
+      filter.limit,
+      filter.originType ?? null,
+      filter.createdFrom ?? null,
+      filter.createdBefore ?? null,
+    ],
   )
   return rows.map(toTransfer)
 }
@@ -250,7 +276,13 @@ export interface ProviderAnswer {
  * table, in SQL); a final state (FINAL_STATES) stamps its terminal moment. Returns the changed
  * transfer, or undefined when it was already elsewhere (a late or duplicate answer).
  */
-export async function transition(db: Queryable, id: string, next: OutboundState, at: Date, answer: ProviderAnswer = {}): Promise<OutboundTransfer | undefined> {
+export async function transition(
+  db: Queryable,
+  id: string,
+  next: OutboundState,
+  at: Date,
+  answer: ProviderAnswer = {},
+): Promise<OutboundTransfer | undefined> {
   const { rows } = await db.query<Row>(
     `UPDATE outbound_transfers
         SET state = $2,
@@ -289,7 +321,10 @@ export interface StateMoment {
 
 /** Every state the transfer has been in, oldest first (kept by the database: migration 0045). */
 export async function selectStateHistory(db: Queryable, id: string): Promise<StateMoment[]> {
-  const { rows } = await db.query<{ state: OutboundState; at: Date }>(`SELECT state, at FROM outbound_transfer_states WHERE transfer_id = $1 ORDER BY seq`, [id])
+  const { rows } = await db.query<{ state: OutboundState; at: Date }>(
+    `SELECT state, at FROM outbound_transfer_states WHERE transfer_id = $1 ORDER BY seq`,
+    [id],
+  )
   return rows.map((row) => ({ state: row.state, at: row.at }))
 }
 
@@ -297,7 +332,6 @@ export async function selectStateHistory(db: Queryable, id: string): Promise<Sta
 export async function clearHold(db: Queryable, id: string): Promise<void> {
   await db.query(`UPDATE outbound_transfers SET hold_transfer_id = NULL WHERE id = $1`, [id])
 }
-
 
 /** What the partner sent in a period: transfers created in it, and how many of them ended confirmed or failed. */
 export interface OutboundVolume {
@@ -308,8 +342,19 @@ export interface OutboundVolume {
   failedCount: number
 }
 
-export async function selectVolume(db: Queryable, partnerId: string, from: Date, before: Date): Promise<OutboundVolume> {
-  const { rows } = await db.query<{ count: number; amount_kobo: string; confirmed_count: number; confirmed_kobo: string; failed_count: number }>(
+export async function selectVolume(
+  db: Queryable,
+  partnerId: string,
+  from: Date,
+  before: Date,
+): Promise<OutboundVolume> {
+  const { rows } = await db.query<{
+    count: number
+    amount_kobo: string
+    confirmed_count: number
+    confirmed_kobo: string
+    failed_count: number
+  }>(
     `SELECT count(*)::int AS count, coalesce(sum(amount_kobo), 0)::text AS amount_kobo,
             (count(*) FILTER (WHERE state = 'confirmed'))::int AS confirmed_count,
             coalesce(sum(amount_kobo) FILTER (WHERE state = 'confirmed'), 0)::text AS confirmed_kobo,
@@ -318,16 +363,32 @@ export async function selectVolume(db: Queryable, partnerId: string, from: Date,
     [partnerId, from, before],
   )
   const row = rows[0]!
-  return { count: row.count, amountKobo: Number(row.amount_kobo), confirmedCount: row.confirmed_count, confirmedKobo: Number(row.confirmed_kobo), failedCount: row.failed_count }
+  return {
+    count: row.count,
+    amountKobo: Number(row.amount_kobo),
+    confirmedCount: row.confirmed_count,
+    confirmedKobo: Number(row.confirmed_kobo),
+    failedCount: row.failed_count,
+  }
 }
 
 /** What a statement line shows of the payouts behind it: each one's origin, the partner's reference and its narration. */
-export async function selectStatementFacts(db: Queryable, ids: readonly string[]): Promise<{ id: string; originType: string; clientReference: string | null; narration: string | null }[]> {
-  const { rows } = await db.query<{ id: string; origin_type: string; client_reference: string | null; narration: string | null }>(
-    `SELECT id, origin_type, client_reference, narration FROM outbound_transfers WHERE id = ANY ($1::uuid[])`,
-    [ids],
-  )
-  return rows.map((row) => ({ id: row.id, originType: row.origin_type, clientReference: row.client_reference, narration: row.narration }))
+export async function selectStatementFacts(
+  db: Queryable,
+  ids: readonly string[],
+): Promise<{ id: string; originType: string; clientReference: string | null; narration: string | null }[]> {
+  const { rows } = await db.query<{
+    id: string
+    origin_type: string
+    client_reference: string | null
+    narration: string | null
+  }>(`SELECT id, origin_type, client_reference, narration FROM outbound_transfers WHERE id = ANY ($1::uuid[])`, [ids])
+  return rows.map((row) => ({
+    id: row.id,
+    originType: row.origin_type,
+    clientReference: row.client_reference,
+    narration: row.narration,
+  }))
 }
 
 /** The hold transfers of the partner's payouts in one currency that are not final yet (pending, submitted or unknown). */

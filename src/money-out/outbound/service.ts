@@ -19,7 +19,16 @@ export type { OutboundTransfer, OutboundVolume, StateMoment } from './repo.ts'
 export { FLOAT_CURRENCY, fundFloat } from './float.ts'
 export { selectInFlightHoldIds as inFlightHoldIds, selectStatementFacts as payoutStatementFacts } from './repo.ts'
 export { callbackEvent, hasCallback, toOutboundJson } from './callbacks.ts'
-export { outboundDeps, recordSubmissions, submitOutbound, submitOutboundInTransaction, type OutboundDeps, type PayoutSource, type Submission, type SubmitRequest } from './submit.ts'
+export {
+  outboundDeps,
+  recordSubmissions,
+  submitOutbound,
+  submitOutboundInTransaction,
+  type OutboundDeps,
+  type PayoutSource,
+  type Submission,
+  type SubmitRequest,
+} from './submit.ts'
 
 export interface SimulationRequest {
   transferId?: string
@@ -32,12 +41,18 @@ export interface SimulationRequest {
  * own transfer in `submitted`, and requeries at once, so that the transfer resolves through the
  * real requery, transition and callback path.
  */
-export async function simulateSettlement(deps: Pick<OutboundDeps, 'pool' | 'payments'>, partner: Partner, request: SimulationRequest) {
+export async function simulateSettlement(
+  deps: Pick<OutboundDeps, 'pool' | 'payments'>,
+  partner: Partner,
+  request: SimulationRequest,
+) {
   if ((request.transferId === undefined) === (request.clientReference === undefined)) {
     throw fieldError('transferId', 'give exactly one of transferId and clientReference')
   }
   const transfer =
-    request.transferId !== undefined ? await repo.selectPartnerTransfer(deps.pool, partner.id, request.transferId) : await repo.selectByReference(deps.pool, partner.id, request.clientReference!)
+    request.transferId !== undefined
+      ? await repo.selectPartnerTransfer(deps.pool, partner.id, request.transferId)
+      : await repo.selectByReference(deps.pool, partner.id, request.clientReference!)
   if (!transfer) throw notFound('Outbound transfer')
   assertSubmitted(transfer.state, transfer.id)
   const controls = deps.payments.providers.sandboxControlsFor(await getProvider(deps.pool, transfer.provider))
@@ -45,10 +60,17 @@ export async function simulateSettlement(deps: Pick<OutboundDeps, 'pool' | 'paym
   if (registered.outcome === 'unknown') {
     // A lost or failed answer is the bank's, not Rail's: 502, and Rail changed nothing. Registering
     // again replaces the outcome, so asking again is safe.
-    throw new RailError('provider_unavailable', `The sandbox bank gave no usable answer registering the outcome (${registered.error}); nothing changed at Rail, ask again`)
+    throw new RailError(
+      'provider_unavailable',
+      `The sandbox bank gave no usable answer registering the outcome (${registered.error}); nothing changed at Rail, ask again`,
+    )
   }
   if (registered.outcome !== 'successful') {
-    throw new RailError('invalid_state', `Outbound transfer ${transfer.id} is no longer in progress at the bank; it resolves at its next requery`, { state: transfer.state, currentState: transfer.state })
+    throw new RailError(
+      'invalid_state',
+      `Outbound transfer ${transfer.id} is no longer in progress at the bank; it resolves at its next requery`,
+      { state: transfer.state, currentState: transfer.state },
+    )
   }
   await requestRequery(deps.pool, transfer.id)
   return {
@@ -60,7 +82,12 @@ export async function simulateSettlement(deps: Pick<OutboundDeps, 'pool' | 'paym
 }
 
 function assertSubmitted(state: OutboundState, id: string): void {
-  if (state !== 'submitted') throw new RailError('invalid_state', `Outbound transfer ${id} is ${state}; only a submitted transfer can be settled`, { state, currentState: state })
+  if (state !== 'submitted')
+    throw new RailError(
+      'invalid_state',
+      `Outbound transfer ${id} is ${state}; only a submitted transfer can be settled`,
+      { state, currentState: state },
+    )
 }
 
 export async function getOutbound(pool: Pool, partnerId: string, id: string): Promise<repo.OutboundTransfer> {
@@ -77,13 +104,18 @@ export async function outboundStateHistory(pool: Pool, id: string): Promise<repo
 export const OUTBOUND_PAGE_MAX = 100
 
 export async function listOutbound(pool: Pool, filter: Omit<repo.ListFilter, 'beforeId'> & { cursor?: string }) {
-  const rows = await readPage(pool, filter.cursor, (reader, before) => repo.selectTransfers(reader, { ...filter, beforeId: before, limit: pageQueryLimit(filter.limit) }))
+  const rows = await readPage(pool, filter.cursor, (reader, before) =>
+    repo.selectTransfers(reader, { ...filter, beforeId: before, limit: pageQueryLimit(filter.limit) }),
+  )
   const page = toPage(rows, filter.limit)
   return { transfers: page.items, nextCursor: page.nextCursor }
 }
 
 /** `rail outbound requery`: asks the bank now (an unknown transfer included) and answers the transfer as it then stands. */
-export async function requeryOutbound(deps: Pick<OutboundDeps, 'pool' | 'payments'>, id: string): Promise<repo.OutboundTransfer | undefined> {
+export async function requeryOutbound(
+  deps: Pick<OutboundDeps, 'pool' | 'payments'>,
+  id: string,
+): Promise<repo.OutboundTransfer | undefined> {
   const transfer = await repo.selectTransfer(deps.pool, id)
   if (!transfer || isFinal(transfer.state)) return transfer
   await requeryNow(deps.payments, id)
@@ -91,6 +123,11 @@ export async function requeryOutbound(deps: Pick<OutboundDeps, 'pool' | 'payment
 }
 
 /** The partner's transfers created in [from, before): how many, how much, how many confirmed and failed. */
-export async function outboundVolume(pool: Pool, partnerId: string, from: Date, before: Date): Promise<repo.OutboundVolume> {
+export async function outboundVolume(
+  pool: Pool,
+  partnerId: string,
+  from: Date,
+  before: Date,
+): Promise<repo.OutboundVolume> {
   return repo.selectVolume(pool, partnerId, from, before)
 }

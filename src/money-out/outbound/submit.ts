@@ -6,7 +6,13 @@
 import { checkBankAccount } from '../../banking/banks/service.ts'
 import { recordPayoutsTo } from '../counterparties/service.ts'
 import { assertCallbackUrlAllowed, recordEvent } from '../../events/service.ts'
-import { committedPartnerAccount, createTransfers, derivedId, ensurePartnerAccount, type TransferInput } from '../../ledger/service.ts'
+import {
+  committedPartnerAccount,
+  createTransfers,
+  derivedId,
+  ensurePartnerAccount,
+  type TransferInput,
+} from '../../ledger/service.ts'
 import { generateBrr } from '../../banking/nip/brr.ts'
 import { creatorMetadata, type Caller, type Partner } from '../../partners/service.ts'
 import { createInstructions, failUnsent, newInstruction, type PaymentsDeps } from '../pipeline/service.ts'
@@ -35,7 +41,10 @@ export interface OutboundDeps {
  * are recorded together by recordSubmissions (one insert, one ledger call, one commit for all of them).
  */
 export function outboundDeps(base: Omit<OutboundDeps, 'submitBatcher'>): OutboundDeps {
-  return { ...base, submitBatcher: new Coalescer(base.pool, (tx, submissions) => recordSubmissions(base.payments, tx, submissions)) }
+  return {
+    ...base,
+    submitBatcher: new Coalescer(base.pool, (tx, submissions) => recordSubmissions(base.payments, tx, submissions)),
+  }
 }
 
 export interface SubmitRequest {
@@ -54,10 +63,19 @@ export interface SubmitRequest {
 const BENEFICIARY_FIELDS = { bankCode: 'beneficiaryBankCode', accountNumber: 'beneficiaryAccountNumber' }
 
 /** Checks what the schema cannot: currency, bank, NUBAN, callback URL. Nothing is written before. */
-async function assertSubmittable(caller: Caller, request: SubmitRequest, allowLoopbackCallbacks: boolean): Promise<void> {
-  if (request.currency !== FLOAT_CURRENCY) throw new RailError('unsupported_currency', `Only ${FLOAT_CURRENCY} is served`, { currency: request.currency })
-  checkBankAccount({ bankCode: request.beneficiaryBankCode, accountNumber: request.beneficiaryAccountNumber }, BENEFICIARY_FIELDS)
-  if (request.callbackUrl !== undefined) await assertCallbackUrlAllowed(request.callbackUrl, caller.partner.environment, allowLoopbackCallbacks)
+async function assertSubmittable(
+  caller: Caller,
+  request: SubmitRequest,
+  allowLoopbackCallbacks: boolean,
+): Promise<void> {
+  if (request.currency !== FLOAT_CURRENCY)
+    throw new RailError('unsupported_currency', `Only ${FLOAT_CURRENCY} is served`, { currency: request.currency })
+  checkBankAccount(
+    { bankCode: request.beneficiaryBankCode, accountNumber: request.beneficiaryAccountNumber },
+    BENEFICIARY_FIELDS,
+  )
+  if (request.callbackUrl !== undefined)
+    await assertCallbackUrlAllowed(request.callbackUrl, caller.partner.environment, allowLoopbackCallbacks)
 }
 
 /**
@@ -68,7 +86,11 @@ async function assertSubmittable(caller: Caller, request: SubmitRequest, allowLo
  * reference are checked in the batch (a taken reference answers undefined there, and the stored
  * transfer is replayed here — or is a 409).
  */
-export async function submitOutbound(deps: OutboundDeps, caller: Caller, request: SubmitRequest): Promise<{ transfer: repo.OutboundTransfer; replayed: boolean }> {
+export async function submitOutbound(
+  deps: OutboundDeps,
+  caller: Caller,
+  request: SubmitRequest,
+): Promise<{ transfer: repo.OutboundTransfer; replayed: boolean }> {
   const key = { reference: request.clientReference, requestHash: requestHash(request) }
   const partnerId = caller.partner.id
   const known = () => repo.selectByReference(deps.pool, partnerId, request.clientReference)
@@ -81,7 +103,9 @@ export async function submitOutbound(deps: OutboundDeps, caller: Caller, request
       settlementAccountId: await committedPartnerAccount(deps.pool, partnerId, FLOAT_CURRENCY, 'provider_settlement'),
     }
     const transfer = await deps.submitBatcher.run({ caller, request, hash: key.requestHash, hold })
-    return transfer ? { transfer, replayed: false } : { transfer: replayOf(TRANSFER_REFERENCE, key, await known()).replayed, replayed: true }
+    return transfer
+      ? { transfer, replayed: false }
+      : { transfer: replayOf(TRANSFER_REFERENCE, key, await known()).replayed, replayed: true }
   } catch (error) {
     // A reference recorded before is answered as it was, whatever changed since (its approval, the bank list).
     const stored = error instanceof RailError ? await findReplay(TRANSFER_REFERENCE, key, known) : undefined
@@ -91,7 +115,11 @@ export async function submitOutbound(deps: OutboundDeps, caller: Caller, request
 }
 
 /** How an outbound transfer takes its clientReference (platform/idempotency.ts). */
-const TRANSFER_REFERENCE: ReferenceKind<repo.OutboundTransfer> = { field: 'clientReference', hashOf: (transfer) => transfer.requestHash, idOf: (transfer) => transfer.id }
+const TRANSFER_REFERENCE: ReferenceKind<repo.OutboundTransfer> = {
+  field: 'clientReference',
+  hashOf: (transfer) => transfer.requestHash,
+  idOf: (transfer) => transfer.id,
+}
 
 /** Where a payout Rail makes on the partner's behalf is held from, and why it is made. */
 export interface PayoutSource {
@@ -110,17 +138,36 @@ export interface PayoutSource {
  * its origin hears the final state (owner.ts). A taken clientReference answers the transfer
  * recorded under it (same request) or throws 409.
  */
-export async function submitOutboundInTransaction(deps: OutboundDeps, tx: Queryable, caller: Caller, request: SubmitRequest, source: PayoutSource): Promise<repo.OutboundTransfer> {
+export async function submitOutboundInTransaction(
+  deps: OutboundDeps,
+  tx: Queryable,
+  caller: Caller,
+  request: SubmitRequest,
+  source: PayoutSource,
+): Promise<repo.OutboundTransfer> {
   const partnerId = caller.partner.id
   const key = { reference: request.clientReference, requestHash: requestHash(request) }
-  const hold = { sourceAccountId: source.accountId, settlementAccountId: await ensurePartnerAccount(tx, partnerId, FLOAT_CURRENCY, 'provider_settlement') }
-  const [transfer] = await recordSubmissions(deps.payments, tx, [{ caller, request, hash: key.requestHash, hold, source }])
+  const hold = {
+    sourceAccountId: source.accountId,
+    settlementAccountId: await ensurePartnerAccount(tx, partnerId, FLOAT_CURRENCY, 'provider_settlement'),
+  }
+  const [transfer] = await recordSubmissions(deps.payments, tx, [
+    { caller, request, hash: key.requestHash, hold, source },
+  ])
   // Taken: the claim's insert waited for the transaction that took it, so this statement sees its row.
-  return transfer ?? replayOf(TRANSFER_REFERENCE, key, await repo.selectByReference(tx, partnerId, request.clientReference)).replayed
+  return (
+    transfer ??
+    replayOf(TRANSFER_REFERENCE, key, await repo.selectByReference(tx, partnerId, request.clientReference)).replayed
+  )
 }
 
 /** The bank instruction of a transfer: a payout from the merchant's funds, its name checked where the provider checks names. */
-function payoutInstruction(payments: PaymentsDeps, partner: Partner, transfer: repo.OutboundTransfer, provider: ProviderProfile) {
+function payoutInstruction(
+  payments: PaymentsDeps,
+  partner: Partner,
+  transfer: repo.OutboundTransfer,
+  provider: ProviderProfile,
+) {
   return newInstruction(payments.settings, payments.clock, partner.environment, {
     id: transfer.id,
     partnerId: transfer.partnerId,
@@ -157,7 +204,10 @@ export interface Submission {
   source?: PayoutSource
 }
 
-function newTransfer({ caller, request, hash, source }: Submission, provider: ProviderProfile): repo.NewOutboundTransfer {
+function newTransfer(
+  { caller, request, hash, source }: Submission,
+  provider: ProviderProfile,
+): repo.NewOutboundTransfer {
   const partnerId = caller.partner.id
   const id = uuidv7()
   const brrBearing = caller.partner.customerClass === 'government' || caller.partner.customerClass === 'corporate'
@@ -190,10 +240,17 @@ function newTransfer({ caller, request, hash, source }: Submission, provider: Pr
  * Too little on the source: the transfer is recorded failed with insufficient_funds, nothing held,
  * its instruction failed before anything was sent, and called back.
  */
-async function failForFunds(tx: Queryable, clock: Clock, transfer: repo.OutboundTransfer): Promise<repo.OutboundTransfer> {
+async function failForFunds(
+  tx: Queryable,
+  clock: Clock,
+  transfer: repo.OutboundTransfer,
+): Promise<repo.OutboundTransfer> {
   await repo.clearHold(tx, transfer.id)
   const failed = await repo.transition(tx, transfer.id, 'failed', clock.now(), {
-    failureReason: { code: 'insufficient_funds', message: `The float's available balance is less than ${transfer.amountKobo} kobo; nothing was held` },
+    failureReason: {
+      code: 'insufficient_funds',
+      message: `The float's available balance is less than ${transfer.amountKobo} kobo; nothing was held`,
+    },
   })
   await failUnsent(tx, clock, transfer.id, 'insufficient_funds')
   await recordEvent(tx, clock, callbackEvent(failed!))
@@ -214,7 +271,11 @@ async function failForFunds(tx: Queryable, clock: Clock, transfer: repo.Outbound
  * partner's float, which every submit batch needs), so the less a batch does after taking it, the
  * sooner the next batch can.
  */
-export async function recordSubmissions(payments: PaymentsDeps, tx: Queryable, submissions: readonly Submission[]): Promise<(repo.OutboundTransfer | undefined)[]> {
+export async function recordSubmissions(
+  payments: PaymentsDeps,
+  tx: Queryable,
+  submissions: readonly Submission[],
+): Promise<(repo.OutboundTransfer | undefined)[]> {
   const providers = await payoutProviders(payments, tx, submissions)
   const providerOf = (submission: Submission) => providers.get(submission.caller.partner.id)!
   // The rows claim their clientReferences, in the batch's one insert (platform/idempotency.ts).
@@ -228,29 +289,46 @@ export async function recordSubmissions(payments: PaymentsDeps, tx: Queryable, s
   })
   await createInstructions(
     tx,
-    recorded.map(({ submission, transfer }) => payoutInstruction(payments, submission.caller.partner, transfer, providerOf(submission))),
+    recorded.map(({ submission, transfer }) =>
+      payoutInstruction(payments, submission.caller.partner, transfer, providerOf(submission)),
+    ),
   )
   // Unlinked: each hold succeeds or fails on its own, in order, against its source as the holds before it left it.
-  const results = recorded.length === 0 ? [] : await createTransfers(tx, recorded.map(({ submission, transfer }) => holdOn(transfer, submission.hold)))
+  const results =
+    recorded.length === 0
+      ? []
+      : await createTransfers(
+          tx,
+          recorded.map(({ submission, transfer }) => holdOn(transfer, submission.hold)),
+        )
   const held: repo.OutboundTransfer[] = []
   for (const [index, result] of results.entries()) {
     const transfer = recorded[index]!.transfer
     if (result.result === 'ok') held.push(transfer)
-    else if (result.result === 'exceeds_credits') transfers[transfers.indexOf(transfer)] = await failForFunds(tx, payments.clock, transfer)
+    else if (result.result === 'exceeds_credits')
+      transfers[transfers.indexOf(transfer)] = await failForFunds(tx, payments.clock, transfer)
     else throw new Error(`outbound hold ${transfer.holdTransferId}: ${result.result}`)
   }
   await recordPayoutsTo(
     tx,
     held.map((transfer) => ({
       partnerId: transfer.partnerId,
-      account: { bankCode: transfer.beneficiaryBankCode, accountNumber: transfer.beneficiaryAccountNumber, accountName: transfer.beneficiaryAccountName },
+      account: {
+        bankCode: transfer.beneficiaryBankCode,
+        accountNumber: transfer.beneficiaryAccountNumber,
+        accountName: transfer.beneficiaryAccountName,
+      },
     })),
   )
   return transfers
 }
 
 /** Each partner's payout provider, approved for bank payouts; not approved: the batch fails (each submit, recorded alone, fails with 403 and records nothing). */
-async function payoutProviders(payments: PaymentsDeps, tx: Queryable, submissions: readonly Submission[]): Promise<Map<string, ProviderProfile>> {
+async function payoutProviders(
+  payments: PaymentsDeps,
+  tx: Queryable,
+  submissions: readonly Submission[],
+): Promise<Map<string, ProviderProfile>> {
   const providers = new Map<string, ProviderProfile>()
   for (const partnerId of new Set(submissions.map((submission) => submission.caller.partner.id))) {
     const provider = await providerFor(tx, partnerId, 'payouts', payments.providers)

@@ -22,7 +22,7 @@ export async function workAsked(deps: PaymentsDeps, id: string): Promise<repo.In
   const worked = await workInstruction(deps, id)
   if (worked) return worked
   const current = await repo.selectInstruction(deps.pool, id)
-  if (current && !instructionStates.isTerminal(current.state) && current.leaseToken !== null) throw new HeldElsewhere(id)
+  if (current && !instructionStates.isTerminal(current.state) && current.leaseToken !== null)
+    throw new HeldElsewhere(id)
   return current
 }
-

@@ -6,7 +6,9 @@ import { resolveUnknown } from './resolution.ts'
 import { getInstruction, type Instruction, type WithPayments } from './service.ts'
 
 export function registerPaymentCommands(program: Command, withPayments: WithPayments): void {
-  const payments = program.command('payments').description('operate the payment pipeline (wallet moves, outbound transfers, refunds)')
+  const payments = program
+    .command('payments')
+    .description('operate the payment pipeline (wallet moves, outbound transfers, refunds)')
   payments
     .command('show')
     .description('print a payment instruction: its state, attempts, the bank’s last answer, any operator decision')
@@ -18,17 +20,36 @@ export function registerPaymentCommands(program: Command, withPayments: WithPaym
     })
   payments
     .command('resolve')
-    .description('decide an unknown payment with evidence: posts or voids its hold once, records who decided and why, sends its terminal callback')
+    .description(
+      'decide an unknown payment with evidence: posts or voids its hold once, records who decided and why, sends its terminal callback',
+    )
     .argument('<id>', 'the payment’s id (a wallet move’s or an outbound transfer’s id)')
-    .addOption(new Option('--outcome <outcome>', 'what the evidence shows').choices(['successful', 'failed']).makeOptionMandatory())
+    .addOption(
+      new Option('--outcome <outcome>', 'what the evidence shows')
+        .choices(['successful', 'failed'])
+        .makeOptionMandatory(),
+    )
     .requiredOption('--evidence <text>', 'what shows the outcome: a bank statement line, the bank’s written answer')
     .option('--partner <partnerId>', 'refuse unless the payment is this partner’s')
     .option('--operator <name>', 'who decides (default: this system user)')
-    .action(async (id: string, options: { outcome: 'successful' | 'failed'; evidence: string; partner?: string; operator?: string }) => {
-      const operator = options.operator ?? os.userInfo().username
-      const resolved = await withPayments((deps) => resolveUnknown(deps, { id, outcome: options.outcome, evidence: options.evidence, operator, partnerId: options.partner }))
-      console.log(JSON.stringify(toJson(resolved), null, 2))
-    })
+    .action(
+      async (
+        id: string,
+        options: { outcome: 'successful' | 'failed'; evidence: string; partner?: string; operator?: string },
+      ) => {
+        const operator = options.operator ?? os.userInfo().username
+        const resolved = await withPayments((deps) =>
+          resolveUnknown(deps, {
+            id,
+            outcome: options.outcome,
+            evidence: options.evidence,
+            operator,
+            partnerId: options.partner,
+          }),
+        )
+        console.log(JSON.stringify(toJson(resolved), null, 2))
+      },
+    )
 }
 
 function toJson(instruction: Instruction) {

@@ -48,12 +48,20 @@ export type NoRecordDecision = 'wait' | 'resend' | 'fail'
  */
 export function onNoRecord(facts: NoRecordFacts): NoRecordDecision {
   if (facts.sinceLastSendMs < facts.requeryFirstDelayMs) return 'wait'
-  if (facts.mayResend && facts.beforeDeadline && facts.deduplicatesReferences && facts.sendAttempts < facts.sendAttemptsMax) return 'resend'
+  if (
+    facts.mayResend &&
+    facts.beforeDeadline &&
+    facts.deduplicatesReferences &&
+    facts.sendAttempts < facts.sendAttemptsMax
+  )
+    return 'resend'
   return sendsExpired(facts) ? 'fail' : 'wait'
 }
 
 /** No send of the payment can still be acted on by the provider when this requery was made. */
-export function sendsExpired(facts: Pick<NoRecordFacts, 'askedAfterSignedMs' | 'requestValidityWindowMs' | 'clockSkewMs'>): boolean {
+export function sendsExpired(
+  facts: Pick<NoRecordFacts, 'askedAfterSignedMs' | 'requestValidityWindowMs' | 'clockSkewMs'>,
+): boolean {
   if (facts.requestValidityWindowMs === null || facts.askedAfterSignedMs === null) return false
   return facts.askedAfterSignedMs > facts.requestValidityWindowMs + facts.clockSkewMs
 }
@@ -128,7 +136,10 @@ export type Opening = 'give_back' | 'name_enquiry' | 'first_send' | 'send' | 're
  * creator committed is made. Anything else in flight is asked about first: a worker that finds it
  * `sending` never repeats the checks made before a send.
  */
-export function opening(instruction: Pick<Instruction, 'state' | 'nameCheck' | 'verifiedAccountName'>, mode: StepMode): Opening {
+export function opening(
+  instruction: Pick<Instruction, 'state' | 'nameCheck' | 'verifiedAccountName'>,
+  mode: StepMode,
+): Opening {
   if (instruction.state === 'ready') {
     if (mode === 'look') return 'give_back'
     return instruction.nameCheck && instruction.verifiedAccountName === null ? 'name_enquiry' : 'first_send'
@@ -139,13 +150,21 @@ export function opening(instruction: Pick<Instruction, 'state' | 'nameCheck' | '
 
 /** The first send, committed (`sending`, its attempt counted) before the call; the name the enquiry found kept with it. */
 export function firstSend(instruction: Pick<Instruction, 'sendAttempts'>, verifiedAccountName?: string): Step {
-  return { change: { next: 'sending', fields: { sendAttempts: instruction.sendAttempts + 1, verifiedAccountName }, release: false }, thenSend: true }
+  return {
+    change: {
+      next: 'sending',
+      fields: { sendAttempts: instruction.sendAttempts + 1, verifiedAccountName },
+      release: false,
+    },
+    thenSend: true,
+  }
 }
 
 /** What a step does with the bank's answer at `now`. A requery's answer counts that requery first. */
 export function decide(instruction: Instruction, answer: Answer, now: Date, rules: StepRules): Step {
   if (answer.to === 'name_enquiry') return onNameEnquiry(instruction, answer.result, now, rules)
-  const asked = answer.to === 'requery' ? { ...instruction, requeryAttempts: instruction.requeryAttempts + 1 } : instruction
+  const asked =
+    answer.to === 'requery' ? { ...instruction, requeryAttempts: instruction.requeryAttempts + 1 } : instruction
   return onBankAnswer(asked, answer.result, answer.to === 'requery' ? answer.askedAt : 'send', now, rules)
 }
 
@@ -154,18 +173,31 @@ export function decide(instruction: Instruction, answer: Answer, now: Date, rule
  * failed, nothing sent (name_mismatch is NIP 08). No answer: asked again later, backing off as
  * requeries do; at the deadline failed (nothing was sent). Else the first send.
  */
-function onNameEnquiry(instruction: Instruction, enquiry: ProviderResult<{ accountName: string }>, now: Date, rules: StepRules): Step {
+function onNameEnquiry(
+  instruction: Instruction,
+  enquiry: ProviderResult<{ accountName: string }>,
+  now: Date,
+  rules: StepRules,
+): Step {
   if (enquiry.outcome === 'failed') {
-    return fail('name_enquiry_failed', `Name enquiry refused: ${enquiry.responseMessage}`, { responseCode: enquiry.responseCode, responseMessage: enquiry.responseMessage })
+    return fail('name_enquiry_failed', `Name enquiry refused: ${enquiry.responseMessage}`, {
+      responseCode: enquiry.responseCode,
+      responseMessage: enquiry.responseMessage,
+    })
   }
   if (enquiry.outcome !== 'successful') {
-    if (now.getTime() >= instruction.deadlineAt.getTime()) return fail('provider_unavailable', 'Name enquiry gave no answer before the deadline; nothing was sent')
+    if (now.getTime() >= instruction.deadlineAt.getTime())
+      return fail('provider_unavailable', 'Name enquiry gave no answer before the deadline; nothing was sent')
     const asked = instruction.requeryAttempts + 1
     return later({ ...instruction, requeryAttempts: asked }, 'ready', { requeryAttempts: asked }, now, rules)
   }
   const verifiedAccountName = enquiry.value.accountName
   if (instruction.expectedAccountName !== null && !namesMatch(instruction.expectedAccountName, verifiedAccountName)) {
-    return fail('name_mismatch', `Account name mismatch: the account is held by ${verifiedAccountName}`, { responseCode: '08', responseMessage: nipMessage('08'), verifiedAccountName })
+    return fail('name_mismatch', `Account name mismatch: the account is held by ${verifiedAccountName}`, {
+      responseCode: '08',
+      responseMessage: nipMessage('08'),
+      verifiedAccountName,
+    })
   }
   return firstSend(instruction, verifiedAccountName)
 }
@@ -178,7 +210,13 @@ export function meaningOf(result: ProviderResult<null>): Meaning {
   // Paid, then given back by the provider: nothing was paid in the end.
   if (result.outcome === 'failed' && result.reversed) return 'failed'
   const outcome = nipOutcome(result.responseCode)
-  return outcome === 'success' ? 'succeeded' : outcome === 'failed' ? 'failed' : outcome === 'not_found' ? 'not_found' : 'in_progress'
+  return outcome === 'success'
+    ? 'succeeded'
+    : outcome === 'failed'
+      ? 'failed'
+      : outcome === 'not_found'
+        ? 'not_found'
+        : 'in_progress'
 }
 
 /**
@@ -187,19 +225,44 @@ export function meaningOf(result: ProviderResult<null>): Meaning {
  * is onNoRecord's; in progress moves a send to `sent`; no answer (or "no record" of a payment the
  * bank accepted, which proves nothing) asks again later.
  */
-function onBankAnswer(instruction: Instruction, result: ProviderResult<null>, askedAt: Date | 'send', now: Date, rules: StepRules): Step {
+function onBankAnswer(
+  instruction: Instruction,
+  result: ProviderResult<null>,
+  askedAt: Date | 'send',
+  now: Date,
+  rules: StepRules,
+): Step {
   const answer: StepFields =
     result.outcome === 'unknown'
       ? { requeryAttempts: instruction.requeryAttempts }
-      : { requeryAttempts: instruction.requeryAttempts, providerReference: result.providerReference || null, responseCode: result.responseCode, responseMessage: result.responseMessage }
+      : {
+          requeryAttempts: instruction.requeryAttempts,
+          providerReference: result.providerReference || null,
+          responseCode: result.responseCode,
+          responseMessage: result.responseMessage,
+        }
   const meaning = meaningOf(result)
-  if (meaning === 'succeeded') return { change: { next: 'succeeded', fields: { ...answer, accepted: true }, release: true, progress: 'succeeded' }, thenSend: false }
-  if (meaning === 'failed') return fail('provider_declined', result.outcome === 'unknown' ? '' : result.responseMessage, answer)
+  if (meaning === 'succeeded')
+    return {
+      change: { next: 'succeeded', fields: { ...answer, accepted: true }, release: true, progress: 'succeeded' },
+      thenSend: false,
+    }
+  if (meaning === 'failed')
+    return fail('provider_declined', result.outcome === 'unknown' ? '' : result.responseMessage, answer)
   const sending = instruction.state === 'sending'
   // Its sends may never have reached the bank: it is `sending`, or `unknown` without the bank ever having had it.
   const neverHad = sending || (instruction.state === 'unknown' && instruction.acceptedAt === null)
-  if (meaning === 'not_found' && askedAt !== 'send' && neverHad) return notReceived(instruction, answer, askedAt, now, rules)
-  if (meaning === 'in_progress') return later(instruction, sending ? 'sent' : instruction.state, { ...answer, accepted: true }, now, rules, sending ? 'accepted' : undefined)
+  if (meaning === 'not_found' && askedAt !== 'send' && neverHad)
+    return notReceived(instruction, answer, askedAt, now, rules)
+  if (meaning === 'in_progress')
+    return later(
+      instruction,
+      sending ? 'sent' : instruction.state,
+      { ...answer, accepted: true },
+      now,
+      rules,
+      sending ? 'accepted' : undefined,
+    )
   return later(instruction, instruction.state, answer, now, rules, sending ? 'no_answer' : undefined)
 }
 
@@ -222,27 +285,59 @@ function notReceived(instruction: Instruction, answer: StepFields, askedAt: Date
     requestValidityWindowMs: rules.traits.requestValidityWindowMs,
     clockSkewMs: rules.providerClockSkewMs,
   })
-  if (decision === 'wait') return later(instruction, instruction.state, answer, now, rules, instruction.state === 'sending' ? 'no_answer' : undefined)
+  if (decision === 'wait')
+    return later(
+      instruction,
+      instruction.state,
+      answer,
+      now,
+      rules,
+      instruction.state === 'sending' ? 'no_answer' : undefined,
+    )
   if (decision === 'fail') {
     const message = `The bank has no record of this payment after ${instruction.sendAttempts} sends, asked once none of them could still be acted on; nothing was paid`
     return fail('not_received', message, answer)
   }
-  return { change: { next: 'sending', fields: { ...answer, sendAttempts: instruction.sendAttempts + 1 }, release: false }, thenSend: true }
+  return {
+    change: { next: 'sending', fields: { ...answer, sendAttempts: instruction.sendAttempts + 1 }, release: false },
+    thenSend: true,
+  }
 }
 
 function fail(failureCode: string, failureMessage: string, fields: StepFields = {}): Step {
-  return { change: { next: 'failed', fields: { ...fields, failureCode, failureMessage }, release: true, progress: 'failed' }, thenSend: false }
+  return {
+    change: { next: 'failed', fields: { ...fields, failureCode, failureMessage }, release: true, progress: 'failed' },
+    thenSend: false,
+  }
 }
 
 /** No final answer: the next requery on the schedule (doubling from the first delay, never past the deadline), or at the deadline `unknown`. */
-function later(instruction: Instruction, next: InstructionState, fields: StepFields, now: Date, rules: StepRules, progress?: Progress): Step {
+function later(
+  instruction: Instruction,
+  next: InstructionState,
+  fields: StepFields,
+  now: Date,
+  rules: StepRules,
+  progress?: Progress,
+): Step {
   const nowMs = now.getTime()
   const deadlineMs = instruction.deadlineAt.getTime()
   // Unknown (already, or now at the deadline): asked about again on the slow schedule, whose sweep gives it a job when due.
   const nextPoll = nextUnknownPoll(rules.unknownPolls, instruction.deadlineAt, now) ?? undefined
-  if (instruction.state === 'unknown') return { change: { next: 'unknown', fields: { ...fields, nextAttemptAt: nextPoll }, release: true }, thenSend: false }
-  if (nowMs >= deadlineMs && next !== 'ready') return { change: { next: 'unknown', fields: { ...fields, nextAttemptAt: nextPoll }, release: true, progress: 'unknown' }, thenSend: false }
+  if (instruction.state === 'unknown')
+    return {
+      change: { next: 'unknown', fields: { ...fields, nextAttemptAt: nextPoll }, release: true },
+      thenSend: false,
+    }
+  if (nowMs >= deadlineMs && next !== 'ready')
+    return {
+      change: { next: 'unknown', fields: { ...fields, nextAttemptAt: nextPoll }, release: true, progress: 'unknown' },
+      thenSend: false,
+    }
   const delayMs = instruction.requeryFirstDelayMs * 2 ** Math.min(instruction.requeryAttempts, 30)
   const runAt = new Date(Math.min(nowMs + delayMs, Math.max(deadlineMs, nowMs)))
-  return { change: { next, fields: { ...fields, nextAttemptAt: runAt }, release: true, progress, runAt }, thenSend: false }
+  return {
+    change: { next, fields: { ...fields, nextAttemptAt: runAt }, release: true, progress, runAt },
+    thenSend: false,
+  }
 }

@@ -15,9 +15,17 @@ const UUID = new RegExp(UUID_PATTERN)
  * instructions: one not final is requeried now; a succeeded one said to be reversed has the
  * reversal checked with the provider (reversals.ts). Answers whether anything was asked.
  */
-export async function payoutNews(db: Queryable, provider: string, reference: string, event: TransferEvent): Promise<boolean> {
+export async function payoutNews(
+  db: Queryable,
+  provider: string,
+  reference: string,
+  event: TransferEvent,
+): Promise<boolean> {
   if (!UUID.test(reference)) return false
-  const { rows } = await db.query<{ state: InstructionState }>(`SELECT state FROM bank_instructions WHERE id = $1 AND provider = $2`, [reference, provider])
+  const { rows } = await db.query<{ state: InstructionState }>(
+    `SELECT state FROM bank_instructions WHERE id = $1 AND provider = $2`,
+    [reference, provider],
+  )
   const state = rows[0]?.state
   if (state === undefined) return false
   if (state === 'succeeded') {

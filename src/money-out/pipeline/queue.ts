@@ -60,7 +60,12 @@ export async function requestRequery(db: Queryable, id: string): Promise<void> {
 }
 
 /** A sandbox partner's clock moved on (docs/sandbox.md): its schedule comes as much earlier (unknown ones' slow requery too), and what is due gets a job now. */
-export async function bringForwardPartner(tx: Queryable, clock: Clock, partnerId: string, seconds: number): Promise<void> {
+export async function bringForwardPartner(
+  tx: Queryable,
+  clock: Clock,
+  partnerId: string,
+  seconds: number,
+): Promise<void> {
   await addWorkJobs(tx, await repo.bringForward(tx, partnerId, seconds, clock.now(), [...WORKABLE, 'unknown']), true)
 }
 
@@ -78,7 +83,12 @@ export async function sweepStranded(pool: Pool, clock: Clock = systemClock): Pro
 
 /** Unknown instructions whose slow requery is due get a job: a requery that only asks (after the deadline nothing is sent). */
 export async function sweepUnknown(deps: { pool: Pool; clock: Clock; settings: PaymentSettings }): Promise<number> {
-  const ids = await repo.selectUnknownDue(deps.pool, deps.clock.now(), unknownPollHorizonMs(deps.settings.unknownPolls), SWEEP_BATCH)
+  const ids = await repo.selectUnknownDue(
+    deps.pool,
+    deps.clock.now(),
+    unknownPollHorizonMs(deps.settings.unknownPolls),
+    SWEEP_BATCH,
+  )
   await addWorkJobs(deps.pool, ids, true)
   return ids.length
 }

@@ -184,13 +184,40 @@ function insertValues(instruction: NewInstruction): unknown[] {
   ]
 }
 
-const VALUE_TYPES = ['uuid', 'uuid', 'text', 'text', 'text', 'bigint', 'text', 'text', 'text', 'text', 'text', 'boolean', 'text', 'text', 'int', 'int', 'timestamptz', 'uuid', 'timestamptz', 'timestamptz', 'timestamptz', 'timestamptz']
+const VALUE_TYPES = [
+  'uuid',
+  'uuid',
+  'text',
+  'text',
+  'text',
+  'bigint',
+  'text',
+  'text',
+  'text',
+  'text',
+  'text',
+  'boolean',
+  'text',
+  'text',
+  'int',
+  'int',
+  'timestamptz',
+  'uuid',
+  'timestamptz',
+  'timestamptz',
+  'timestamptz',
+  'timestamptz',
+]
 
 /**
  * Inserts instructions, and a work job for each one nobody holds (graphile-worker's add_jobs, once
  * for all), in one statement.
  */
-export async function insertInstructions(db: Queryable, instructions: readonly NewInstruction[], task: string): Promise<Instruction[]> {
+export async function insertInstructions(
+  db: Queryable,
+  instructions: readonly NewInstruction[],
+  task: string,
+): Promise<Instruction[]> {
   if (instructions.length === 0) return []
   const rows = instructions.map(insertValues)
   const columns = VALUE_TYPES.map((_type, index) => rows.map((row) => row[index]))
@@ -229,7 +256,13 @@ export async function lockInstruction(db: Queryable, id: string): Promise<Instru
  * time, written and judged by the database's now(): it bounds a worker's calls to the bank, which
  * no application clock bends.
  */
-export async function claimInstruction(db: Queryable, id: string, token: string, leaseMs: number, states: readonly InstructionState[] = WORKABLE): Promise<Instruction | undefined> {
+export async function claimInstruction(
+  db: Queryable,
+  id: string,
+  token: string,
+  leaseMs: number,
+  states: readonly InstructionState[] = WORKABLE,
+): Promise<Instruction | undefined> {
   const { rows } = await db.query<Row>(
     `UPDATE bank_instructions SET lease_token = $2, lease_expires_at = now() + make_interval(secs => $3 / 1000.0)
       WHERE id = $1 AND state = ANY ($4::text[]) AND (lease_token IS NULL OR lease_expires_at < now())
@@ -241,7 +274,10 @@ export async function claimInstruction(db: Queryable, id: string, token: string,
 
 /** Gives an instruction back without changing it (a step that failed; the next job or the sweep takes it). */
 export async function releaseInstruction(db: Queryable, id: string, token: string): Promise<void> {
-  await db.query(`UPDATE bank_instructions SET lease_token = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_token = $2`, [id, token])
+  await db.query(
+    `UPDATE bank_instructions SET lease_token = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_token = $2`,
+    [id, token],
+  )
 }
 
 /** What a step records with its change of state. Absent fields keep their value. */
@@ -276,7 +312,15 @@ export interface StepRow {
  * lease is given back. Answers undefined when the holder no longer holds it or its state moved on:
  * the step changes nothing.
  */
-export async function writeStep(db: Queryable, id: string, token: string, next: InstructionState, fields: StepFields, release: boolean, at: Date): Promise<Instruction | undefined> {
+export async function writeStep(
+  db: Queryable,
+  id: string,
+  token: string,
+  next: InstructionState,
+  fields: StepFields,
+  release: boolean,
+  at: Date,
+): Promise<Instruction | undefined> {
   return (await writeSteps(db, [{ id, token, next, fields, release }], at))[0]
 }
 
@@ -284,7 +328,11 @@ export async function writeStep(db: Queryable, id: string, token: string, next: 
  * writeStep for many instructions in one statement (the steps arriving together): each row fenced
  * by its own token and its own allowed states, as if written alone; one answer per step, in order.
  */
-export async function writeSteps(db: Queryable, steps: readonly StepRow[], at: Date): Promise<(Instruction | undefined)[]> {
+export async function writeSteps(
+  db: Queryable,
+  steps: readonly StepRow[],
+  at: Date,
+): Promise<(Instruction | undefined)[]> {
   if (steps.length === 0) return []
   const column = <T>(pick: (step: StepRow) => T) => steps.map(pick)
   const { rows } = await db.query<Row & { step: number }>(
@@ -313,7 +361,9 @@ export async function writeSteps(db: Queryable, steps: readonly StepRow[], at: D
               failure_code, failure_message, next_attempt_at, resolution, release, accepted, step)
       WHERE i.id = s.id AND i.lease_token = s.token AND i.state <> ALL ($17::text[])
         AND (i.state = s.next OR i.state = ANY (string_to_array(s.allowed, ',')))
-      RETURNING s.step, ${COLUMNS.split(',').map((name) => `i.${name.trim()}`).join(', ')}`,
+      RETURNING s.step, ${COLUMNS.split(',')
+        .map((name) => `i.${name.trim()}`)
+        .join(', ')}`,
     [
       column((step) => step.id),
       column((step) => step.token),
@@ -378,7 +428,13 @@ export async function selectUnknownDue(db: Queryable, now: Date, horizonMs: numb
  * same (real) clock as every other, so their schedule — the requery deadline, the next requery,
  * the last send — moves as many seconds earlier. Answers those whose next step is now due.
  */
-export async function bringForward(db: Queryable, partnerId: string, seconds: number, now: Date, inFlight: readonly string[]): Promise<string[]> {
+export async function bringForward(
+  db: Queryable,
+  partnerId: string,
+  seconds: number,
+  now: Date,
+  inFlight: readonly string[],
+): Promise<string[]> {
   const { rows } = await db.query<{ id: string; due: boolean }>(
     `UPDATE bank_instructions
         SET deadline_at = deadline_at - make_interval(secs => $2::double precision), next_attempt_at = next_attempt_at - make_interval(secs => $2::double precision),
@@ -391,7 +447,13 @@ export async function bringForward(db: Queryable, partnerId: string, seconds: nu
 }
 
 /** Fails an instruction that was never sent (its owner refused it in the transaction that made it). */
-export async function failUnsent(db: Queryable, id: string, failureCode: string, failureMessage: string, at: Date): Promise<void> {
+export async function failUnsent(
+  db: Queryable,
+  id: string,
+  failureCode: string,
+  failureMessage: string,
+  at: Date,
+): Promise<void> {
   await db.query(
     `UPDATE bank_instructions SET state = 'failed', failure_code = $2, failure_message = $3, terminal_at = $4, state_changed_at = $4
       WHERE id = $1 AND state = 'ready' AND send_attempts = 0`,

@@ -44,7 +44,12 @@ export interface ReversalDeps {
  * worker, on the caller's connection. One job per instruction: asking again while one waits replaces it.
  */
 export async function requestReversalCheck(db: Queryable, instructionId: string): Promise<void> {
-  await addJob(db, REVERSAL_TASK, { id: instructionId }, { jobKey: `payment-reversal:${instructionId}`, maxAttempts: REVERSAL_CHECK_ATTEMPTS_MAX })
+  await addJob(
+    db,
+    REVERSAL_TASK,
+    { id: instructionId },
+    { jobKey: `payment-reversal:${instructionId}`, maxAttempts: REVERSAL_CHECK_ATTEMPTS_MAX },
+  )
 }
 
 /** What a check found: recorded now, recorded before, the provider says it stands paid, or nothing to reverse. */
@@ -60,19 +65,31 @@ export async function checkReversal(deps: ReversalDeps, id: string): Promise<Rev
   if (await isMarked(deps.pool, id)) return 'already_reversed'
   const adapter = await deps.providers.adapterFor(await getProvider(deps.pool, instruction.provider))
   const answer = await adapter.requery(id)
-  if (answer.outcome === 'unknown') throw new Error(`payment ${id}: no readable answer on a reversal check (${answer.error}); asked again later`)
+  if (answer.outcome === 'unknown')
+    throw new Error(`payment ${id}: no readable answer on a reversal check (${answer.error}); asked again later`)
   if (answer.outcome !== 'failed' || answer.reversed !== true) {
-    deps.log('warn', `payment ${id}: a reversal was announced, but the provider answers ${answer.outcome} (${answer.responseCode}); nothing changed`)
+    deps.log(
+      'warn',
+      `payment ${id}: a reversal was announced, but the provider answers ${answer.outcome} (${answer.responseCode}); nothing changed`,
+    )
     return 'not_reversed'
   }
   return withTransaction(deps.pool, async (tx) => {
     const marked = await markReversed(tx, id, answer.responseCode, answer.responseMessage, deps.clock.now())
     if (!marked) return 'already_reversed' // another check recorded it first
     const owner = deps.owners[marked.ownerType]
-    const reversal: Reversal = { instruction: marked, responseCode: answer.responseCode, responseMessage: answer.responseMessage }
+    const reversal: Reversal = {
+      instruction: marked,
+      responseCode: answer.responseCode,
+      responseMessage: answer.responseMessage,
+    }
     if (isReversalOwner(owner)) await owner.reversed(tx, [reversal], deps.clock)
     // A wallet's bank payout: the mark is the record an operator acts on (decision 0016 §Wallets).
-    else deps.log('error', `payment ${id}: reversed by the provider; its owner (${marked.ownerType}) does not take reversals back: an operator settles it`)
+    else
+      deps.log(
+        'error',
+        `payment ${id}: reversed by the provider; its owner (${marked.ownerType}) does not take reversals back: an operator settles it`,
+      )
     return 'reversed'
   })
 }
@@ -82,12 +99,21 @@ function isReversalOwner(owner: object): owner is ReversalOwner {
 }
 
 async function isMarked(db: Queryable, id: string): Promise<boolean> {
-  const { rows } = await db.query<{ reversed_at: Date | null }>(`SELECT reversed_at FROM bank_instructions WHERE id = $1`, [id])
+  const { rows } = await db.query<{ reversed_at: Date | null }>(
+    `SELECT reversed_at FROM bank_instructions WHERE id = $1`,
+    [id],
+  )
   return rows[0]?.reversed_at != null
 }
 
 /** Marks a succeeded instruction reversed, once; undefined when it is marked already (or not succeeded). */
-async function markReversed(tx: Tx, id: string, responseCode: string, responseMessage: string, at: Date): Promise<repo.Instruction | undefined> {
+async function markReversed(
+  tx: Tx,
+  id: string,
+  responseCode: string,
+  responseMessage: string,
+  at: Date,
+): Promise<repo.Instruction | undefined> {
   const { rowCount } = await tx.query(
     `UPDATE bank_instructions SET reversed_at = $2, reversal_response_code = $3, reversal_response_message = $4
       WHERE id = $1 AND state = 'succeeded' AND reversed_at IS NULL`,

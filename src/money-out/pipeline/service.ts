@@ -27,7 +27,17 @@ import type { Pool, Queryable, Tx } from '../../platform/db.ts'
 import { failpoint } from '../../platform/failpoints.ts'
 import { getProvider, type ProviderProfile, type ProviderRegistry } from '../../banking/providers/service.ts'
 import type { ProviderAdapter, ProviderResult } from '../../banking/providers/types.ts'
-import { decide, firstSend, opening, type Answer, type Progress, type Step, type StepChange, type StepMode, type StepRules } from './decisions.ts'
+import {
+  decide,
+  firstSend,
+  opening,
+  type Answer,
+  type Progress,
+  type Step,
+  type StepChange,
+  type StepMode,
+  type StepRules,
+} from './decisions.ts'
 import { addPollJob, WORK_TASK } from './queue.ts'
 import * as repo from './repo.ts'
 import type { PaymentSettings } from './settings.ts'
@@ -38,9 +48,16 @@ export type { InstructionState } from './states.ts'
 export type { Progress } from './decisions.ts'
 export * from './settings.ts'
 export { payoutNews } from './news.ts'
-export { bringForwardPartner, PAYMENTS_CRONTAB, requestRequery, sweepStranded, sweepUnknown, SWEEP_TASK, WORK_TASK } from './queue.ts'
+export {
+  bringForwardPartner,
+  PAYMENTS_CRONTAB,
+  requestRequery,
+  sweepStranded,
+  sweepUnknown,
+  SWEEP_TASK,
+  WORK_TASK,
+} from './queue.ts'
 export { requestReversalCheck, REVERSAL_TASK, type Reversal, type ReversalOwner } from './reversals.ts'
-
 
 export interface InstructionChange {
   instruction: repo.Instruction
@@ -73,7 +90,13 @@ export type WithPayments = <T>(work: (payments: PaymentsDeps) => Promise<T>) => 
 export type InstructionSpec = Omit<repo.NewInstruction, 'requeryFirstDelayMs' | 'deadlineAt' | 'lease' | 'madeAt'>
 
 /** The instruction's row, with the schedule of the partner's environment; `held` when this process works it at once. */
-export function newInstruction(settings: PaymentSettings, clock: Clock, environment: 'sandbox' | 'live', spec: InstructionSpec, held = false): repo.NewInstruction {
+export function newInstruction(
+  settings: PaymentSettings,
+  clock: Clock,
+  environment: 'sandbox' | 'live',
+  spec: InstructionSpec,
+  held = false,
+): repo.NewInstruction {
   const schedule = environment === 'sandbox' ? settings.sandbox : settings.live
   const now = clock.now().getTime()
   return {
@@ -87,7 +110,10 @@ export function newInstruction(settings: PaymentSettings, clock: Clock, environm
 }
 
 /** Records instructions in the owner's transaction; those not held get their work job in it too. */
-export async function createInstructions(tx: Queryable, instructions: readonly repo.NewInstruction[]): Promise<repo.Instruction[]> {
+export async function createInstructions(
+  tx: Queryable,
+  instructions: readonly repo.NewInstruction[],
+): Promise<repo.Instruction[]> {
   return repo.insertInstructions(tx, instructions, WORK_TASK)
 }
 
@@ -125,10 +151,21 @@ function leaseEnd(deps: PaymentsDeps): number {
  * through `provider` when the creator has just read it (the profile its checks were made against,
  * read in the transaction that created the instruction): no second read of it per send.
  */
-export async function workCreated(deps: PaymentsDeps, instruction: repo.Instruction, requestId?: string, provider?: ProviderProfile): Promise<repo.Instruction | undefined> {
+export async function workCreated(
+  deps: PaymentsDeps,
+  instruction: repo.Instruction,
+  requestId?: string,
+  provider?: ProviderProfile,
+): Promise<repo.Instruction | undefined> {
   if (instruction.leaseToken === null) throw new Error(`instruction ${instruction.id} was not created held`)
   const mode = instruction.state === 'sending' ? 'send' : 'work'
-  return runStep(deps, instruction, { token: instruction.leaseToken, leaseUntilMs: leaseEnd(deps), mode }, requestId, provider)
+  return runStep(
+    deps,
+    instruction,
+    { token: instruction.leaseToken, leaseUntilMs: leaseEnd(deps), mode },
+    requestId,
+    provider,
+  )
 }
 
 /**
@@ -136,12 +173,19 @@ export async function workCreated(deps: PaymentsDeps, instruction: repo.Instruct
  * ones included, and records the answer. It only asks: it never sends (a GET never moves money;
  * resends belong to the pipeline's schedule). Held by another worker: answers it as it stands.
  */
-export async function requeryNow(deps: PaymentsDeps, id: string, requestId?: string): Promise<repo.Instruction | undefined> {
+export async function requeryNow(
+  deps: PaymentsDeps,
+  id: string,
+  requestId?: string,
+): Promise<repo.Instruction | undefined> {
   const token = randomUUID()
   const leaseUntilMs = leaseEnd(deps)
   const claimed = await repo.claimInstruction(deps.pool, id, token, deps.settings.leaseMs, [...WORKABLE, 'unknown'])
   if (!claimed) return repo.selectInstruction(deps.pool, id)
-  return (await runStep(deps, claimed, { token, leaseUntilMs, mode: 'look' }, requestId)) ?? repo.selectInstruction(deps.pool, id)
+  return (
+    (await runStep(deps, claimed, { token, leaseUntilMs, mode: 'look' }, requestId)) ??
+    repo.selectInstruction(deps.pool, id)
+  )
 }
 
 interface Holding {
@@ -157,9 +201,18 @@ interface Run extends Holding {
   adapter: ProviderAdapter
 }
 
-async function runStep(deps: PaymentsDeps, instruction: repo.Instruction, holding: Holding, requestId?: string, provider?: ProviderProfile): Promise<repo.Instruction | undefined> {
+async function runStep(
+  deps: PaymentsDeps,
+  instruction: repo.Instruction,
+  holding: Holding,
+  requestId?: string,
+  provider?: ProviderProfile,
+): Promise<repo.Instruction | undefined> {
   try {
-    const adapter = await deps.providers.adapterFor(provider ?? (await getProvider(deps.pool, instruction.provider)), requestId)
+    const adapter = await deps.providers.adapterFor(
+      provider ?? (await getProvider(deps.pool, instruction.provider)),
+      requestId,
+    )
     return await begin({ deps, adapter, ...holding }, instruction)
   } catch (error) {
     // Nothing is decided from an exception: the instruction is given back, and whoever takes it
@@ -193,7 +246,10 @@ async function giveBack(run: Run, instruction: repo.Instruction): Promise<repo.I
 
 /** The name enquiry before the first send, where the provider checks names; its answer decided like any other. */
 async function enquire(run: Run, instruction: repo.Instruction): Promise<repo.Instruction | undefined> {
-  const result = await run.adapter.nameEnquiry({ bankCode: instruction.destinationBankCode!, accountNumber: instruction.destinationAccountNumber! })
+  const result = await run.adapter.nameEnquiry({
+    bankCode: instruction.destinationBankCode!,
+    accountNumber: instruction.destinationAccountNumber!,
+  })
   return decideAndApply(run, instruction, { to: 'name_enquiry', result })
 }
 
@@ -224,15 +280,27 @@ async function ask(run: Run, instruction: repo.Instruction): Promise<repo.Instru
 }
 
 function callBank(adapter: ProviderAdapter, instruction: repo.Instruction): Promise<ProviderResult<null>> {
-  const base = { reference: instruction.id, amountKobo: instruction.amountKobo, narration: instruction.narration ?? undefined, signedAt: instruction.lastSignedAt ?? undefined }
-  const destination = { destinationBankCode: instruction.destinationBankCode!, destinationAccountNumber: instruction.destinationAccountNumber! }
+  const base = {
+    reference: instruction.id,
+    amountKobo: instruction.amountKobo,
+    narration: instruction.narration ?? undefined,
+    signedAt: instruction.lastSignedAt ?? undefined,
+  }
+  const destination = {
+    destinationBankCode: instruction.destinationBankCode!,
+    destinationAccountNumber: instruction.destinationAccountNumber!,
+  }
   switch (instruction.operation) {
     case 'credit':
       return adapter.credit({ ...base, accountNumber: instruction.creditAccountNumber! })
     case 'debit':
       return adapter.debit({ ...base, accountNumber: instruction.debitAccountNumber! })
     case 'book':
-      return adapter.walletTransfer({ ...base, fromAccountNumber: instruction.debitAccountNumber!, toAccountNumber: instruction.creditAccountNumber! })
+      return adapter.walletTransfer({
+        ...base,
+        fromAccountNumber: instruction.debitAccountNumber!,
+        toAccountNumber: instruction.creditAccountNumber!,
+      })
     case 'interbank':
       return adapter.sendToBank({ ...base, fromAccountNumber: instruction.debitAccountNumber!, ...destination })
     case 'payout':
@@ -241,9 +309,19 @@ function callBank(adapter: ProviderAdapter, instruction: repo.Instruction): Prom
 }
 
 /** Decides on the answer now, by the pipeline's settings and the provider's promises, and applies the step. */
-function decideAndApply(run: Run, instruction: repo.Instruction, answer: Answer): Promise<repo.Instruction | undefined> {
+function decideAndApply(
+  run: Run,
+  instruction: repo.Instruction,
+  answer: Answer,
+): Promise<repo.Instruction | undefined> {
   const { settings } = run.deps
-  const rules: StepRules = { mode: run.mode, sendAttemptsMax: settings.sendAttemptsMax, unknownPolls: settings.unknownPolls, providerClockSkewMs: settings.providerClockSkewMs, traits: run.adapter.traits }
+  const rules: StepRules = {
+    mode: run.mode,
+    sendAttemptsMax: settings.sendAttemptsMax,
+    unknownPolls: settings.unknownPolls,
+    providerClockSkewMs: settings.providerClockSkewMs,
+    traits: run.adapter.traits,
+  }
   return apply(run, instruction, decide(instruction, answer, run.deps.clock.now(), rules))
 }
 
@@ -261,7 +339,11 @@ export interface StepWrite extends StepChange {
   token: string
 }
 
-async function write(run: Run, instruction: repo.Instruction, change: StepChange): Promise<repo.Instruction | undefined> {
+async function write(
+  run: Run,
+  instruction: repo.Instruction,
+  change: StepChange,
+): Promise<repo.Instruction | undefined> {
   const { deps } = run
   const written = await deps.writer.run({ id: instruction.id, token: run.token, ...change })
   if (!written) {
@@ -269,7 +351,8 @@ async function write(run: Run, instruction: repo.Instruction, change: StepChange
     // operator) or this worker's lease ran out. Nothing changes; it is logged — a warning when the
     // answer would have changed it, a note when it only repeats the final state it found.
     const current = await repo.selectInstruction(deps.pool, instruction.id)
-    const repeats = current !== undefined && current.state === change.next && instructionStates.isTerminal(current.state)
+    const repeats =
+      current !== undefined && current.state === change.next && instructionStates.isTerminal(current.state)
     deps.log(
       repeats ? 'info' : 'warn',
       `payment ${instruction.id}: ${change.next} not applied; it is ${current?.state ?? 'gone'}${current?.leaseToken && current.leaseToken !== run.token ? ', held by another worker' : ''}`,
@@ -291,12 +374,18 @@ export function withStepWriter(parts: PaymentsParts): PaymentsDeps {
  * its lease; then, in id order (owners lock their rows in that order too), the owners told of what
  * changed, and the next jobs.
  */
-async function writeSteps(deps: PaymentsParts, tx: Tx, writes: readonly StepWrite[]): Promise<(repo.Instruction | undefined)[]> {
+async function writeSteps(
+  deps: PaymentsParts,
+  tx: Tx,
+  writes: readonly StepWrite[],
+): Promise<(repo.Instruction | undefined)[]> {
   const changes: Record<repo.OwnerType, InstructionChange[]> = { wallet_move: [], outbound_transfer: [] }
   const polls: { id: string; runAt: Date }[] = []
   const now = deps.clock.now()
   const results = await repo.writeSteps(tx, writes, now)
-  const order = writes.map((_write, index) => index).sort((a, b) => (writes[a]!.id < writes[b]!.id ? -1 : writes[a]!.id > writes[b]!.id ? 1 : 0))
+  const order = writes
+    .map((_write, index) => index)
+    .sort((a, b) => (writes[a]!.id < writes[b]!.id ? -1 : writes[a]!.id > writes[b]!.id ? 1 : 0))
   for (const index of order) {
     const { id, progress, runAt } = writes[index]!
     const written = results[index]
@@ -313,5 +402,3 @@ async function writeSteps(deps: PaymentsParts, tx: Tx, writes: readonly StepWrit
   for (const poll of polls) await addPollJob(tx, poll.id, poll.runAt.getTime() - now.getTime())
   return results
 }
-
-

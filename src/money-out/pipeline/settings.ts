@@ -37,7 +37,12 @@ export const UNKNOWN_POLLS_DEFAULT: readonly UnknownPollPhase[] = [
 ]
 
 export function paymentSettings(overrides: Partial<PaymentSettings> = {}): PaymentSettings {
-  return { live: LIVE_SCHEDULE_DEFAULT, sandbox: SANDBOX_SCHEDULE_DEFAULT, leaseMs: LEASE_MS_DEFAULT, sendAttemptsMax: SEND_ATTEMPTS_MAX_DEFAULT, unknownPolls: UNKNOWN_POLLS_DEFAULT,
+  return {
+    live: LIVE_SCHEDULE_DEFAULT,
+    sandbox: SANDBOX_SCHEDULE_DEFAULT,
+    leaseMs: LEASE_MS_DEFAULT,
+    sendAttemptsMax: SEND_ATTEMPTS_MAX_DEFAULT,
+    unknownPolls: UNKNOWN_POLLS_DEFAULT,
     providerClockSkewMs: PROVIDER_CLOCK_SKEW_MS_DEFAULT,
     ...overrides,
   }

@@ -8,7 +8,16 @@ import { notFound, RailError } from '../../platform/errors.ts'
 import { claimReference, requestHash, type ReferenceKind } from '../../platform/idempotency.ts'
 import { pageQueryLimit, toPage } from '../../platform/pagination.ts'
 import { readPage } from '../../platform/read-pool.ts'
-import { assertRefundableBy, exceedsRefundable, noSender, refundCredit, senderOf, toRefund, type Refund, type RefundsDeps } from './core.ts'
+import {
+  assertRefundableBy,
+  exceedsRefundable,
+  noSender,
+  refundCredit,
+  senderOf,
+  toRefund,
+  type Refund,
+  type RefundsDeps,
+} from './core.ts'
 import { confirmedCreditIds, leftToRefundKobo, lockCredit } from './credits.ts'
 import * as repo from './repo.ts'
 
@@ -17,7 +26,11 @@ import * as repo from './repo.ts'
  * draft has no intent). Invoices sit above refunds (they reach them through inbound credits), so
  * the composition root hands this over.
  */
-export type InvoiceIntentOf = (db: Queryable, partnerId: string, reference: string) => Promise<{ found: boolean; paymentIntentId: string | null }>
+export type InvoiceIntentOf = (
+  db: Queryable,
+  partnerId: string,
+  reference: string,
+) => Promise<{ found: boolean; paymentIntentId: string | null }>
 
 /** What the Refunds API needs beyond the core: an invoice's intent, to refund what it collected. */
 export interface RefundsApiDeps extends RefundsDeps {
@@ -49,8 +62,14 @@ export interface RefundRequestView {
  * row (refund_requests) as the transaction's first write, so a concurrent duplicate waits for the
  * first to commit and answers its refunds; a refused request claims nothing.
  */
-export async function createRefunds(deps: RefundsApiDeps, caller: Caller, request: RefundApiRequest): Promise<{ view: RefundRequestView; replayed: boolean }> {
-  const given = (['creditId', 'paymentIntentId', 'invoiceReference'] as const).filter((field) => request[field] !== undefined)
+export async function createRefunds(
+  deps: RefundsApiDeps,
+  caller: Caller,
+  request: RefundApiRequest,
+): Promise<{ view: RefundRequestView; replayed: boolean }> {
+  const given = (['creditId', 'paymentIntentId', 'invoiceReference'] as const).filter(
+    (field) => request[field] !== undefined,
+  )
   if (given.length !== 1) {
     const message = 'give exactly one of creditId, paymentIntentId and invoiceReference'
     const fields = ['creditId', 'paymentIntentId', 'invoiceReference'].map((field) => ({ field, message }))
@@ -70,7 +89,8 @@ export async function createRefunds(deps: RefundsApiDeps, caller: Caller, reques
       const refunds = (await repo.selectByReference(tx, partnerId, request.reference)).map(toRefund)
       return { view: { reference: request.reference, amountKobo: sumKobo(refunds), refunds }, replayed: true }
     }
-    const creditIds = request.creditId !== undefined ? [request.creditId] : await creditsOfObject(deps, tx, partnerId, request)
+    const creditIds =
+      request.creditId !== undefined ? [request.creditId] : await creditsOfObject(deps, tx, partnerId, request)
     const refunds = await refundCredits(deps, tx, caller, request, creditIds, hash)
     return { view: { reference: request.reference, amountKobo: sumKobo(refunds), refunds }, replayed: false }
   })
@@ -84,7 +104,12 @@ const REFUND_REQUEST: ReferenceKind<repo.RefundRequest> = {
 }
 
 /** The credits confirmed to a payment intent or an invoice's intent, newest first; another partner's or unknown: 404. */
-async function creditsOfObject(deps: RefundsApiDeps, tx: Tx, partnerId: string, request: RefundApiRequest): Promise<string[]> {
+async function creditsOfObject(
+  deps: RefundsApiDeps,
+  tx: Tx,
+  partnerId: string,
+  request: RefundApiRequest,
+): Promise<string[]> {
   let accountId: string | null | undefined
   if (request.paymentIntentId !== undefined) {
     accountId = await accountOfIntent(tx, partnerId, request.paymentIntentId)
@@ -97,7 +122,9 @@ async function creditsOfObject(deps: RefundsApiDeps, tx: Tx, partnerId: string, 
   if (!accountId) return [] // a draft invoice: nothing was paid
   // An escrow's intent is refused before any credit is locked (escrow takes its credits' locks in its own order).
   if ((await intentOwnerTypeOfAccount(tx, accountId)) === 'escrow') {
-    throw new RailError('invalid_state', 'The payment intent funds an escrow: cancel the escrow to refund its payer', { paymentIntentId: request.paymentIntentId ?? null })
+    throw new RailError('invalid_state', 'The payment intent funds an escrow: cancel the escrow to refund its payer', {
+      paymentIntentId: request.paymentIntentId ?? null,
+    })
   }
   return confirmedCreditIds(deps.credits, tx, partnerId, accountId)
 }
@@ -107,7 +134,14 @@ async function creditsOfObject(deps: RefundsApiDeps, tx: Tx, partnerId: string, 
  * much as it has left, until the amount is covered. Locks are taken in the credits' order, newest
  * first, so two requests over one intent cannot deadlock.
  */
-async function refundCredits(deps: RefundsDeps, tx: Tx, caller: Caller, request: RefundApiRequest, creditIds: readonly string[], hash: string): Promise<Refund[]> {
+async function refundCredits(
+  deps: RefundsDeps,
+  tx: Tx,
+  caller: Caller,
+  request: RefundApiRequest,
+  creditIds: readonly string[],
+  hash: string,
+): Promise<Refund[]> {
   const partnerId = caller.partner.id
   const single = request.creditId !== undefined
   let remainingKobo = request.amountKobo ?? Number.MAX_SAFE_INTEGER
@@ -131,13 +165,22 @@ async function refundCredits(deps: RefundsDeps, tx: Tx, caller: Caller, request:
     // By id, the amount asked goes to the core, whose check under the lock refuses it if it is too much.
     const amountKobo = single ? (request.amountKobo ?? leftKobo) : Math.min(leftKobo, remainingKobo)
     // Too much is refused as such before the source is chosen (the lock is held: what is left cannot change).
-    if (single && (amountKobo === 0 || amountKobo > leftKobo)) throw await exceedsRefundable(deps.credits, tx, creditId, amountKobo)
+    if (single && (amountKobo === 0 || amountKobo > leftKobo))
+      throw await exceedsRefundable(deps.credits, tx, creditId, amountKobo)
     if (amountKobo === 0) continue
     const sourceAccountId = await sourceFor(tx, partnerId, credit.currency, amountKobo)
     const { refund } = await refundCredit(
       deps,
       tx,
-      { caller, reference: request.reference, creditId, amountKobo, sourceAccountId, origin: { type: 'partner' }, reason: request.reason },
+      {
+        caller,
+        reference: request.reference,
+        creditId,
+        amountKobo,
+        sourceAccountId,
+        origin: { type: 'partner' },
+        reason: request.reason,
+      },
       hash,
     )
     refunds.push(refund)
@@ -145,12 +188,21 @@ async function refundCredits(deps: RefundsDeps, tx: Tx, caller: Caller, request:
   }
   // No credit left with a sender to pay back is that, whatever amount was asked (docs/refunds.md).
   if (refunds.length === 0 && withoutSender > 0) {
-    throw new RailError('refund_destination_unknown', 'The bank gave no valid sender account for the credits left to refund', { creditsWithoutSender: withoutSender })
+    throw new RailError(
+      'refund_destination_unknown',
+      'The bank gave no valid sender account for the credits left to refund',
+      { creditsWithoutSender: withoutSender },
+    )
   }
   if (request.amountKobo !== undefined && remainingKobo > 0) {
-    throw new RailError('refund_exceeds_refundable', `${refundableKobo} kobo is left to refund; ${request.amountKobo} kobo was asked`, { refundableKobo, amountKobo: request.amountKobo })
+    throw new RailError(
+      'refund_exceeds_refundable',
+      `${refundableKobo} kobo is left to refund; ${request.amountKobo} kobo was asked`,
+      { refundableKobo, amountKobo: request.amountKobo },
+    )
   }
-  if (refunds.length === 0) throw new RailError('refund_exceeds_refundable', 'Nothing is left to refund', { refundableKobo: 0 })
+  if (refunds.length === 0)
+    throw new RailError('refund_exceeds_refundable', 'Nothing is left to refund', { refundableKobo: 0 })
   return refunds
 }
 
@@ -165,7 +217,11 @@ async function sourceFor(tx: Tx, partnerId: string, currency: string, amountKobo
     const balance = await getBalance(tx, accountId)
     if ((balance?.availableKobo ?? 0) >= amountKobo) return accountId
   }
-  throw new RailError('insufficient_funds', `Neither the collections account nor the float has ${amountKobo} kobo available; nothing moved`, { amountKobo })
+  throw new RailError(
+    'insufficient_funds',
+    `Neither the collections account nor the float has ${amountKobo} kobo available; nothing moved`,
+    { amountKobo },
+  )
 }
 
 function sumKobo(refunds: readonly Refund[]): number {
@@ -181,7 +237,9 @@ export async function getRefund(pool: Pool, partnerId: string, id: string): Prom
 export const REFUNDS_PAGE_MAX = 100
 
 export async function listRefunds(pool: Pool, filter: Omit<repo.ListFilter, 'beforeId'> & { cursor?: string }) {
-  const rows = await readPage(pool, filter.cursor, (reader, before) => repo.selectRefunds(reader, { ...filter, beforeId: before, limit: pageQueryLimit(filter.limit) }))
+  const rows = await readPage(pool, filter.cursor, (reader, before) =>
+    repo.selectRefunds(reader, { ...filter, beforeId: before, limit: pageQueryLimit(filter.limit) }),
+  )
   const page = toPage(rows, filter.limit)
   return { refunds: page.items.map(toRefund), nextCursor: page.nextCursor }
 }

@@ -66,7 +66,10 @@ export type RefundEndedHandler = (tx: Tx, refunds: readonly Refund[], clock: Clo
 export type RefundOrigins = Registry<Exclude<RefundOrigin['type'], 'partner'>, RefundEndedHandler>
 
 export function refundOrigins(): RefundOrigins {
-  return new Registry<Exclude<RefundOrigin['type'], 'partner'>, RefundEndedHandler>('refund origin', ['escrow', 'triage'])
+  return new Registry<Exclude<RefundOrigin['type'], 'partner'>, RefundEndedHandler>('refund origin', [
+    'escrow',
+    'triage',
+  ])
 }
 
 export interface RefundsDeps {
@@ -76,7 +79,8 @@ export interface RefundsDeps {
 }
 
 export function toRefund(row: repo.Refund): Refund {
-  const origin: RefundOrigin = row.originType === 'escrow' ? { type: 'escrow', id: row.originId! } : { type: row.originType }
+  const origin: RefundOrigin =
+    row.originType === 'escrow' ? { type: 'escrow', id: row.originId! } : { type: row.originType }
   return {
     id: row.id,
     partnerId: row.partnerId,
@@ -137,14 +141,24 @@ export function toRefundJson(refund: Refund): RefundJson {
  * transaction must not commit then. A failed refund keeps its reference: another try is a new
  * reference (the same one answers the failed refund).
  */
-export async function refundCreditInTransaction(deps: RefundsDeps, tx: Tx, request: CreditRefundRequest): Promise<Refund> {
+export async function refundCreditInTransaction(
+  deps: RefundsDeps,
+  tx: Tx,
+  request: CreditRefundRequest,
+): Promise<Refund> {
   return (await refundCredit(deps, tx, request)).refund
 }
 
 /** refundCreditInTransaction, telling a new refund from one made before; `hash` is the request's, as its caller knows it. */
-export async function refundCredit(deps: RefundsDeps, tx: Tx, request: CreditRefundRequest, hash = coreRequestHash(request)): Promise<{ refund: Refund; replayed: boolean }> {
+export async function refundCredit(
+  deps: RefundsDeps,
+  tx: Tx,
+  request: CreditRefundRequest,
+  hash = coreRequestHash(request),
+): Promise<{ refund: Refund; replayed: boolean }> {
   const partnerId = request.caller.partner.id
-  if (!Number.isSafeInteger(request.amountKobo) || request.amountKobo <= 0) throw fieldError('amountKobo', 'must be a positive whole number of kobo')
+  if (!Number.isSafeInteger(request.amountKobo) || request.amountKobo <= 0)
+    throw fieldError('amountKobo', 'must be a positive whole number of kobo')
   const credit = await lockCredit(deps.credits, tx, request.creditId)
   if (!credit || credit.partnerId !== partnerId) throw notFound('Credit')
   const key = { reference: request.reference, requestHash: hash }
@@ -157,7 +171,12 @@ export async function refundCredit(deps: RefundsDeps, tx: Tx, request: CreditRef
   const destination = senderOf(credit)
   if (!destination) throw noSender(credit)
   // The claim: the refund's row on its unique key (partner, reference, credit), as every create claims.
-  const claimed = await claimReference(REFUND_REFERENCE, key, () => insertRefund(deps.credits, tx, request, credit, hash), stored)
+  const claimed = await claimReference(
+    REFUND_REFERENCE,
+    key,
+    () => insertRefund(deps.credits, tx, request, credit, hash),
+    stored,
+  )
   if (claimed.replayed) return { refund: toRefund(claimed.replayed), replayed: true }
   const inserted = claimed.created
   const payout = await submitOutboundInTransaction(
@@ -173,11 +192,20 @@ export async function refundCredit(deps: RefundsDeps, tx: Tx, request: CreditRef
       currency: inserted.currency,
       narration: narrationOf(request.origin, credit).slice(0, 100),
     },
-    { accountId: request.sourceAccountId, originType: 'refund', originId: inserted.id, originReference: inserted.reference },
+    {
+      accountId: request.sourceAccountId,
+      originType: 'refund',
+      originId: inserted.id,
+      originReference: inserted.reference,
+    },
   )
   if (payout.state === 'failed') {
     // The hold was refused for funds: thrown, so the caller's transaction (the refund, the failed payout) is rolled back.
-    throw new RailError('insufficient_funds', `The account the refund is held on cannot cover ${inserted.amountKobo} kobo; nothing moved`, { amountKobo: inserted.amountKobo })
+    throw new RailError(
+      'insufficient_funds',
+      `The account the refund is held on cannot cover ${inserted.amountKobo} kobo; nothing moved`,
+      { amountKobo: inserted.amountKobo },
+    )
   }
   return { refund: toRefund(await repo.setOutboundTransfer(tx, inserted.id, payout.id)), replayed: false }
 }
@@ -187,33 +215,53 @@ export async function refundCredit(deps: RefundsDeps, tx: Tx, request: CreditRef
  * same statement), else undefined when its reference is taken — else, with no row under the
  * reference, the amount is what is missing: 422 refund_exceeds_refundable, nothing written.
  */
-async function insertRefund(credits: RefundableCredits, tx: Tx, request: CreditRefundRequest, credit: RefundableCredit, hash: string): Promise<repo.Refund | undefined> {
+async function insertRefund(
+  credits: RefundableCredits,
+  tx: Tx,
+  request: CreditRefundRequest,
+  credit: RefundableCredit,
+  hash: string,
+): Promise<repo.Refund | undefined> {
   const partnerId = request.caller.partner.id
   const amountLessExcessKobo = await credits.amountLessExcessKobo(tx, credit.id)
-  const inserted = await repo.insertWithinRefundable(tx, {
-    id: uuidv7(),
-    partnerId,
-    reference: request.reference,
-    requestHash: hash,
-    creditId: credit.id,
-    amountKobo: request.amountKobo,
-    currency: credit.currency,
-    originType: request.origin.type,
-    originId: request.origin.type === 'escrow' ? request.origin.id : null,
-    sourceAccountId: request.sourceAccountId,
-    reason: request.reason ?? null,
-  }, amountLessExcessKobo)
+  const inserted = await repo.insertWithinRefundable(
+    tx,
+    {
+      id: uuidv7(),
+      partnerId,
+      reference: request.reference,
+      requestHash: hash,
+      creditId: credit.id,
+      amountKobo: request.amountKobo,
+      currency: credit.currency,
+      originType: request.origin.type,
+      originId: request.origin.type === 'escrow' ? request.origin.id : null,
+      sourceAccountId: request.sourceAccountId,
+      reason: request.reason ?? null,
+    },
+    amountLessExcessKobo,
+  )
   if (inserted) return inserted
   if (await repo.selectByReferenceAndCredit(tx, partnerId, request.reference, credit.id)) return undefined
   throw await exceedsRefundable(credits, tx, credit.id, request.amountKobo)
 }
 
 function coreRequestHash(request: CreditRefundRequest): string {
-  return requestHash({ creditId: request.creditId, amountKobo: request.amountKobo, sourceAccountId: request.sourceAccountId, origin: request.origin, reason: request.reason ?? null })
+  return requestHash({
+    creditId: request.creditId,
+    amountKobo: request.amountKobo,
+    sourceAccountId: request.sourceAccountId,
+    origin: request.origin,
+    reason: request.reason ?? null,
+  })
 }
 
 /** How a refund takes its reference (platform/idempotency.ts): one per credit under the partner's reference. */
-export const REFUND_REFERENCE: ReferenceKind<repo.Refund> = { field: 'reference', hashOf: (refund) => refund.requestHash, idOf: (refund) => refund.id }
+export const REFUND_REFERENCE: ReferenceKind<repo.Refund> = {
+  field: 'reference',
+  hashOf: (refund) => refund.requestHash,
+  idOf: (refund) => refund.id,
+}
 
 /**
  * Which credits each origin may refund. The partner: a confirmed credit (applied, or assigned by
@@ -222,9 +270,15 @@ export const REFUND_REFERENCE: ReferenceKind<repo.Refund> = { field: 'reference'
  * confirmed or its unmatched excess.
  */
 export function assertRefundableBy(origin: RefundOrigin, credit: RefundableCredit): void {
-  const refuse = (message: string) => new RailError('invalid_state', message, { creditId: credit.id, status: creditStatus(credit.status), currentState: creditStatus(credit.status) })
+  const refuse = (message: string) =>
+    new RailError('invalid_state', message, {
+      creditId: credit.id,
+      status: creditStatus(credit.status),
+      currentState: creditStatus(credit.status),
+    })
   if (origin.type === 'triage') {
-    if (credit.status !== 'unmatched') throw refuse(`The credit is ${credit.status}; triage refunds only unmatched credits`)
+    if (credit.status !== 'unmatched')
+      throw refuse(`The credit is ${credit.status}; triage refunds only unmatched credits`)
     return
   }
   if (origin.type === 'escrow') {
@@ -235,9 +289,12 @@ export function assertRefundableBy(origin: RefundOrigin, credit: RefundableCredi
   if (['unmatched', 'refund_pending', 'refunded'].includes(credit.status)) {
     throw refuse('The credit is unmatched (a triage item): refund it with POST /api/v1/rail/unmatched/{id}/resolve')
   }
-  if (credit.status !== 'applied' && credit.status !== 'assigned') throw refuse(`The credit is ${creditStatus(credit.status)}, not confirmed`)
-  if (credit.intentOwnerType === 'escrow') throw refuse('The credit funded an escrow: cancel the escrow to refund its payer')
-  if (credit.confirmedAccountId === null) throw refuse('The credit was not paid to a virtual account (it funded a wallet): it cannot be refunded here')
+  if (credit.status !== 'applied' && credit.status !== 'assigned')
+    throw refuse(`The credit is ${creditStatus(credit.status)}, not confirmed`)
+  if (credit.intentOwnerType === 'escrow')
+    throw refuse('The credit funded an escrow: cancel the escrow to refund its payer')
+  if (credit.confirmedAccountId === null)
+    throw refuse('The credit was not paid to a virtual account (it funded a wallet): it cannot be refunded here')
 }
 
 /** A credit's status as a partner reads it (toCreditJson): confirmed once applied. */
@@ -248,19 +305,40 @@ function creditStatus(status: string): string {
 /** The account the credit came from, when the bank gave a valid one (a known bank, a NUBAN that checks out). */
 export function senderOf(credit: RefundableCredit): { accountNumber: string; bankCode: string } | undefined {
   const { payerAccountNumber, payerBankCode } = credit
-  if (!payerAccountNumber || !payerBankCode || !findBank(payerBankCode) || !isValidNuban(payerBankCode, payerAccountNumber)) return undefined
+  if (
+    !payerAccountNumber ||
+    !payerBankCode ||
+    !findBank(payerBankCode) ||
+    !isValidNuban(payerBankCode, payerAccountNumber)
+  )
+    return undefined
   return { accountNumber: payerAccountNumber, bankCode: payerBankCode }
 }
 
 export function noSender(credit: RefundableCredit): RailError {
-  return new RailError('refund_destination_unknown', 'The bank gave no valid sender account for this credit, so it cannot be refunded', { creditId: credit.id })
+  return new RailError(
+    'refund_destination_unknown',
+    'The bank gave no valid sender account for this credit, so it cannot be refunded',
+    { creditId: credit.id },
+  )
 }
 
 function narrationOf(origin: RefundOrigin, credit: RefundableCredit): string {
-  return origin.type === 'triage' ? `Refund of unmatched credit ${credit.sessionId}` : `Refund of payment ${credit.sessionId}`
+  return origin.type === 'triage'
+    ? `Refund of unmatched credit ${credit.sessionId}`
+    : `Refund of payment ${credit.sessionId}`
 }
 
-export async function exceedsRefundable(credits: RefundableCredits, db: Queryable, creditId: string, amountKobo: number): Promise<RailError> {
+export async function exceedsRefundable(
+  credits: RefundableCredits,
+  db: Queryable,
+  creditId: string,
+  amountKobo: number,
+): Promise<RailError> {
   const refundableKobo = await leftToRefundKobo(credits, db, creditId)
-  return new RailError('refund_exceeds_refundable', `The credit has ${refundableKobo} kobo left to refund; ${amountKobo} kobo was asked`, { creditId, refundableKobo, amountKobo })
+  return new RailError(
+    'refund_exceeds_refundable',
+    `The credit has ${refundableKobo} kobo left to refund; ${amountKobo} kobo was asked`,
+    { creditId, refundableKobo, amountKobo },
+  )
 }

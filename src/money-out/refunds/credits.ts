@@ -44,7 +44,11 @@ export interface RefundableCredit extends CreditForRefund {
 }
 
 /** Locks a credit and answers it with the account it was confirmed to and that account's intent's owner. */
-export async function lockCredit(credits: RefundableCredits, tx: Queryable, id: string): Promise<RefundableCredit | undefined> {
+export async function lockCredit(
+  credits: RefundableCredits,
+  tx: Queryable,
+  id: string,
+): Promise<RefundableCredit | undefined> {
   const credit = await credits.lock(tx, id)
   if (!credit) return undefined
   const confirmedAccountId = await confirmedAccountOf(tx, credit)
@@ -66,7 +70,12 @@ export async function leftToRefundKobo(credits: RefundableCredits, db: Queryable
 }
 
 /** The ids of the partner's credits confirmed to one of its virtual accounts, newest first; none for another's or no account. */
-export async function confirmedCreditIds(credits: RefundableCredits, db: Queryable, partnerId: string, virtualAccountId: string): Promise<string[]> {
+export async function confirmedCreditIds(
+  credits: RefundableCredits,
+  db: Queryable,
+  partnerId: string,
+  virtualAccountId: string,
+): Promise<string[]> {
   const account = await selectAccountById(db, virtualAccountId)
   if (!account || account.partnerId !== partnerId) return []
   return credits.confirmedIds(db, partnerId, { id: account.id, trackingId: account.trackingId })

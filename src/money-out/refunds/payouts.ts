@@ -23,7 +23,13 @@ function refundPayoutsEnded(refundOrigins: RefundOrigins): OriginHandler {
     for (const payout of payouts) {
       if (payout.originId === null) continue
       const next = payout.state === 'confirmed' ? 'succeeded' : 'failed'
-      const refund = await repo.complete(tx, payout.originId, next, next === 'failed' ? failureOf(payout) : null, clock.now())
+      const refund = await repo.complete(
+        tx,
+        payout.originId,
+        next,
+        next === 'failed' ? failureOf(payout) : null,
+        clock.now(),
+      )
       if (refund) ended.push(toRefund(refund))
     }
     await recordEvents(tx, clock, ended.map(refundEvent))
@@ -35,7 +41,9 @@ function refundPayoutsEnded(refundOrigins: RefundOrigins): OriginHandler {
 }
 
 function failureOf(payout: OutboundTransfer): Record<string, unknown> {
-  return payout.failureReason ? { ...payout.failureReason } : { code: 'payout_failed', message: 'The bank did not pay the refund' }
+  return payout.failureReason
+    ? { ...payout.failureReason }
+    : { code: 'payout_failed', message: 'The bank did not pay the refund' }
 }
 
 function refundEvent(refund: Refund): NewEvent {

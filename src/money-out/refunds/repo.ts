@@ -87,7 +87,11 @@ export async function selectLiveRefundedKobo(db: Queryable, creditId: string): P
  * holds the credit's lock). Answers undefined when it has not, or when the partner's reference was
  * taken for this credit (the caller tells the two apart).
  */
-export async function insertWithinRefundable(db: Queryable, refund: NewRefund, amountLessExcessKobo: number): Promise<Refund | undefined> {
+export async function insertWithinRefundable(
+  db: Queryable,
+  refund: NewRefund,
+  amountLessExcessKobo: number,
+): Promise<Refund | undefined> {
   const { rows } = await db.query<Row>(
     `INSERT INTO refunds (id, partner_id, reference, request_hash, credit_id, amount_kobo, currency, origin_type, origin_id, source_account_id, reason)
      SELECT $1::uuid, $2::uuid, $3::text, $4::text, $5::uuid, $6::bigint, $12::text, $7::text, $8::uuid, $9::uuid, $10::text
@@ -116,17 +120,29 @@ export async function insertWithinRefundable(db: Queryable, refund: NewRefund, a
 
 /** The refunds one origin asked for, oldest first (those made in one transaction share a created_at: then by id, a UUIDv7). */
 export async function selectByOrigin(db: Queryable, originType: RefundOriginType, originId: string): Promise<Refund[]> {
-  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM refunds WHERE origin_type = $1 AND origin_id = $2 ORDER BY created_at, id`, [originType, originId])
+  const { rows } = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM refunds WHERE origin_type = $1 AND origin_id = $2 ORDER BY created_at, id`,
+    [originType, originId],
+  )
   return rows.map(toRefund)
 }
 
 export async function setOutboundTransfer(db: Queryable, id: string, outboundTransferId: string): Promise<Refund> {
-  const { rows } = await db.query<Row>(`UPDATE refunds SET outbound_transfer_id = $2 WHERE id = $1 RETURNING ${COLUMNS}`, [id, outboundTransferId])
+  const { rows } = await db.query<Row>(
+    `UPDATE refunds SET outbound_transfer_id = $2 WHERE id = $1 RETURNING ${COLUMNS}`,
+    [id, outboundTransferId],
+  )
   return toRefund(rows[0]!)
 }
 
 /** A refund's payout ended: pending → succeeded or failed, once, at `at` (the caller's clock). Undefined when it had moved on. */
-export async function complete(db: Queryable, id: string, next: 'succeeded' | 'failed', failureReason: Record<string, unknown> | null, at: Date): Promise<Refund | undefined> {
+export async function complete(
+  db: Queryable,
+  id: string,
+  next: 'succeeded' | 'failed',
+  failureReason: Record<string, unknown> | null,
+  at: Date,
+): Promise<Refund | undefined> {
   const { rows } = await db.query<Row>(
     `UPDATE refunds SET state = $2, failure_reason = $3, completed_at = $5 WHERE id = $1 AND state = ANY($4) RETURNING ${COLUMNS}`,
     [id, next, failureReason === null ? null : JSON.stringify(failureReason), refundStates.from(next), at],
@@ -135,17 +151,31 @@ export async function complete(db: Queryable, id: string, next: 'succeeded' | 'f
 }
 
 export async function selectByReference(db: Queryable, partnerId: string, reference: string): Promise<Refund[]> {
-  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM refunds WHERE partner_id = $1 AND reference = $2 ORDER BY id`, [partnerId, reference])
+  const { rows } = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM refunds WHERE partner_id = $1 AND reference = $2 ORDER BY id`,
+    [partnerId, reference],
+  )
   return rows.map(toRefund)
 }
 
-export async function selectByReferenceAndCredit(db: Queryable, partnerId: string, reference: string, creditId: string): Promise<Refund | undefined> {
-  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM refunds WHERE partner_id = $1 AND reference = $2 AND credit_id = $3`, [partnerId, reference, creditId])
+export async function selectByReferenceAndCredit(
+  db: Queryable,
+  partnerId: string,
+  reference: string,
+  creditId: string,
+): Promise<Refund | undefined> {
+  const { rows } = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM refunds WHERE partner_id = $1 AND reference = $2 AND credit_id = $3`,
+    [partnerId, reference, creditId],
+  )
   return rows[0] && toRefund(rows[0])
 }
 
 export async function selectPartnerRefund(db: Queryable, partnerId: string, id: string): Promise<Refund | undefined> {
-  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM refunds WHERE partner_id = $1 AND id = $2`, [partnerId, id])
+  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM refunds WHERE partner_id = $1 AND id = $2`, [
+    partnerId,
+    id,
+  ])
   return rows[0] && toRefund(rows[0])
 }
 
@@ -175,7 +205,12 @@ export interface RefundRequest {
 }
 
 /** Claims the partner's reference for one Refunds API request; undefined when it is taken (ON CONFLICT waited for the taker). */
-export async function insertRequest(db: Queryable, partnerId: string, reference: string, requestHash: string): Promise<RefundRequest | undefined> {
+export async function insertRequest(
+  db: Queryable,
+  partnerId: string,
+  reference: string,
+  requestHash: string,
+): Promise<RefundRequest | undefined> {
   const { rows } = await db.query<{ reference: string; request_hash: string }>(
     `INSERT INTO refund_requests (partner_id, reference, request_hash) VALUES ($1, $2, $3)
      ON CONFLICT (partner_id, reference) DO NOTHING
@@ -185,7 +220,11 @@ export async function insertRequest(db: Queryable, partnerId: string, reference:
   return rows[0] && { reference: rows[0].reference, requestHash: rows[0].request_hash, firstRefundId: null }
 }
 
-export async function selectRequest(db: Queryable, partnerId: string, reference: string): Promise<RefundRequest | undefined> {
+export async function selectRequest(
+  db: Queryable,
+  partnerId: string,
+  reference: string,
+): Promise<RefundRequest | undefined> {
   const { rows } = await db.query<{ reference: string; request_hash: string; first_refund_id: string | null }>(
     `SELECT q.reference, q.request_hash,
             (SELECT f.id FROM refunds f WHERE f.partner_id = q.partner_id AND f.reference = q.reference ORDER BY f.id LIMIT 1) AS first_refund_id
@@ -193,5 +232,11 @@ export async function selectRequest(db: Queryable, partnerId: string, reference:
       WHERE q.partner_id = $1 AND q.reference = $2`,
     [partnerId, reference],
   )
-  return rows[0] && { reference: rows[0].reference, requestHash: rows[0].request_hash, firstRefundId: rows[0].first_refund_id }
+  return (
+    rows[0] && {
+      reference: rows[0].reference,
+      requestHash: rows[0].request_hash,
+      firstRefundId: rows[0].first_refund_id,
+    }
+  )
 }

@@ -6,27 +6,40 @@ import { refundStates, type RefundState } from './states.ts'
 
 export const StateSchema = Type.Unsafe<RefundState>({ type: 'string', enum: [...refundStates.states] })
 
-export const RefundSchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  partnerId: Type.String({ format: 'uuid' }),
-  reference: Type.String(),
-  creditId: Type.String({ format: 'uuid' }),
-  amountKobo: Type.Integer(),
-  currency: Type.String(),
-  state: StateSchema,
-  origin: Type.Object(
-    {
-      type: Type.Unsafe<'partner' | 'escrow' | 'triage'>({ type: 'string', enum: ['partner', 'escrow', 'triage'] }),
-      id: Nullable(Type.String({ description: 'The escrow, for an escrow refund; null otherwise' })),
-    },
-    { description: 'Who asked: the partner (this API), an escrow (its cancel or expiry), triage' },
-  ),
-  outboundTransferId: Nullable(Type.String({ format: 'uuid', description: 'The payout, listed in GET /api/v1/rail/outbound with origin { type: "refund", id }' })),
-  reason: Nullable(Type.String()),
-  failureReason: Nullable(Type.Object({}, { additionalProperties: true, description: "Why the payout failed: the outbound transfer's failureReason" })),
-  createdAt: Type.String({ format: 'date-time' }),
-  completedAt: Nullable(Type.String({ format: 'date-time' })),
-}, { title: 'Refund', description: 'A refund of a confirmed credit to the account the money came from' })
+export const RefundSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    partnerId: Type.String({ format: 'uuid' }),
+    reference: Type.String(),
+    creditId: Type.String({ format: 'uuid' }),
+    amountKobo: Type.Integer(),
+    currency: Type.String(),
+    state: StateSchema,
+    origin: Type.Object(
+      {
+        type: Type.Unsafe<'partner' | 'escrow' | 'triage'>({ type: 'string', enum: ['partner', 'escrow', 'triage'] }),
+        id: Nullable(Type.String({ description: 'The escrow, for an escrow refund; null otherwise' })),
+      },
+      { description: 'Who asked: the partner (this API), an escrow (its cancel or expiry), triage' },
+    ),
+    outboundTransferId: Nullable(
+      Type.String({
+        format: 'uuid',
+        description: 'The payout, listed in GET /api/v1/rail/outbound with origin { type: "refund", id }',
+      }),
+    ),
+    reason: Nullable(Type.String()),
+    failureReason: Nullable(
+      Type.Object(
+        {},
+        { additionalProperties: true, description: "Why the payout failed: the outbound transfer's failureReason" },
+      ),
+    ),
+    createdAt: Type.String({ format: 'date-time' }),
+    completedAt: Nullable(Type.String({ format: 'date-time' })),
+  },
+  { title: 'Refund', description: 'A refund of a confirmed credit to the account the money came from' },
+)
 
 export const RefundRequestSchema = Type.Object({
   reference: Type.String(),

@@ -10,8 +10,28 @@
 // than it brought, less its refunds pending or succeeded: checked in SQL under the credit's lock,
 // so two refunds of one credit at once cannot exceed it.
 // The module's face: the core (core.ts), the payout's end (payouts.ts), the Refunds API (api.ts).
-export { refundCreditInTransaction, refundOrigins, refundsOfOrigin, toRefundJson, type CreditRefundRequest, type Refund, type RefundEndedHandler, type RefundOrigin, type RefundOrigins, type RefundsDeps } from './core.ts'
+export {
+  refundCreditInTransaction,
+  refundOrigins,
+  refundsOfOrigin,
+  toRefundJson,
+  type CreditRefundRequest,
+  type Refund,
+  type RefundEndedHandler,
+  type RefundOrigin,
+  type RefundOrigins,
+  type RefundsDeps,
+} from './core.ts'
 export type { RefundState } from './states.ts'
 export { plugRefunds } from './payouts.ts'
-export { createRefunds, getRefund, listRefunds, REFUNDS_PAGE_MAX, type InvoiceIntentOf, type RefundApiRequest, type RefundRequestView, type RefundsApiDeps } from './api.ts'
+export {
+  createRefunds,
+  getRefund,
+  listRefunds,
+  REFUNDS_PAGE_MAX,
+  type InvoiceIntentOf,
+  type RefundApiRequest,
+  type RefundRequestView,
+  type RefundsApiDeps,
+} from './api.ts'
 export type { CreditForRefund, RefundableCredits } from './credits.ts'

@@ -7,14 +7,27 @@ import type { HttpServer } from '../../platform/http.ts'
 import { closedObject, errorResponses } from '../../platform/schemas.ts'
 import { ADVANCE_SECONDS_MAX, advanceClock, readClock, type SandboxClockDeps } from './service.ts'
 
-const ClockSchema = Type.Object({
-  now: Type.String({ format: 'date-time', description: "The partner's time (RFC 3339): real time plus offsetSeconds" }),
-  offsetSeconds: Type.Integer({ minimum: 0, description: 'How far the clock is ahead of real time; only ever grows' }),
-}, { title: 'SandboxClock', description: "The sandbox partner's test clock" })
+const ClockSchema = Type.Object(
+  {
+    now: Type.String({
+      format: 'date-time',
+      description: "The partner's time (RFC 3339): real time plus offsetSeconds",
+    }),
+    offsetSeconds: Type.Integer({
+      minimum: 0,
+      description: 'How far the clock is ahead of real time; only ever grows',
+    }),
+  },
+  { title: 'SandboxClock', description: "The sandbox partner's test clock" },
+)
 export type SandboxClockJson = Static<typeof ClockSchema>
 
 const AdvanceBodySchema = closedObject({
-  seconds: Type.Integer({ minimum: 1, maximum: ADVANCE_SECONDS_MAX, description: `Seconds to move the clock forward (at most ${ADVANCE_SECONDS_MAX}, 366 days, per call)` }),
+  seconds: Type.Integer({
+    minimum: 1,
+    maximum: ADVANCE_SECONDS_MAX,
+    description: `Seconds to move the clock forward (at most ${ADVANCE_SECONDS_MAX}, 366 days, per call)`,
+  }),
 })
 
 export function registerSandboxClockRoutes(app: HttpServer, deps: SandboxClockDeps): void {
@@ -22,7 +35,15 @@ export function registerSandboxClockRoutes(app: HttpServer, deps: SandboxClockDe
     '/api/v1/rail/sandbox/clock',
     {
       config: { auth: 'signature' },
-      schema: { operationId: 'getSandboxClock', description: "Sandbox partners only: the caller's test clock, the time its intents, escrows, requeries and settlement cut-offs are judged by, and how far it is ahead of real time.", tags: ['sandbox'], summary: "Sandbox: the caller's test clock — the time its intents, escrows, requeries and settlement cut-offs are judged by", response: { 200: ClockSchema, ...errorResponses('not_found') } },
+      schema: {
+        operationId: 'getSandboxClock',
+        description:
+          "Sandbox partners only: the caller's test clock, the time its intents, escrows, requeries and settlement cut-offs are judged by, and how far it is ahead of real time.",
+        tags: ['sandbox'],
+        summary:
+          "Sandbox: the caller's test clock — the time its intents, escrows, requeries and settlement cut-offs are judged by",
+        response: { 200: ClockSchema, ...errorResponses('not_found') },
+      },
     },
     async (request) => {
       const partner = callerOf(request).partner
@@ -37,7 +58,8 @@ export function registerSandboxClockRoutes(app: HttpServer, deps: SandboxClockDe
       config: { auth: 'signature', idempotencyKey: 'in-transaction' },
       schema: {
         operationId: 'advanceSandboxClock',
-        description: "Sandbox partners only: moves the caller's test clock forward by `seconds`. Intents and escrows past their expiry expire, due requeries run and settlement cut-offs passed are paid promptly. Other partners' time is unaffected.",
+        description:
+          "Sandbox partners only: moves the caller's test clock forward by `seconds`. Intents and escrows past their expiry expire, due requeries run and settlement cut-offs passed are paid promptly. Other partners' time is unaffected.",
         tags: ['sandbox'],
         summary:
           "Sandbox: move the caller's test clock forward; intents and escrows past their expiry expire, due requeries run and settlement cut-offs passed are paid, promptly. Other partners' time is unaffected",

@@ -32,7 +32,11 @@ export interface ClockView {
 }
 
 /** The clock a partner's objects are judged by: the real clock for a live partner, its test clock for a sandbox one. */
-export async function partnerClock(db: Queryable, clock: Clock, partner: { id: string; environment: string }): Promise<Clock> {
+export async function partnerClock(
+  db: Queryable,
+  clock: Clock,
+  partner: { id: string; environment: string },
+): Promise<Clock> {
   if (partner.environment !== 'sandbox') return clock
   return offsetClock(clock, await repo.selectOffsetSeconds(db, partner.id))
 }
@@ -59,11 +63,20 @@ export async function readClock(deps: Pick<SandboxClockDeps, 'pool' | 'clock'>, 
  * The request has no reference: its Idempotency-Key, if sent, is claimed with the move, so the
  * same request again with the key (a retry, a replay) moves nothing and answers the clock as it stands.
  */
-export async function advanceClock(deps: SandboxClockDeps, partnerId: string, seconds: number, key?: IdempotencyKey): Promise<ClockView> {
+export async function advanceClock(
+  deps: SandboxClockDeps,
+  partnerId: string,
+  seconds: number,
+  key?: IdempotencyKey,
+): Promise<ClockView> {
   const offsetSeconds = await withTransaction(deps.pool, async (tx) => {
     if ((await claimKeyInTransaction(tx, key)) === 'replayed') return repo.selectOffsetSeconds(tx, partnerId)
     const moved = await repo.addOffset(tx, partnerId, seconds, OFFSET_SECONDS_MAX, deps.clock.now())
-    if (moved === undefined) throw fieldError('seconds', `would take the clock more than ${OFFSET_SECONDS_MAX} seconds (100 years) ahead of real time`)
+    if (moved === undefined)
+      throw fieldError(
+        'seconds',
+        `would take the clock more than ${OFFSET_SECONDS_MAX} seconds (100 years) ahead of real time`,
+      )
     for (const due of deps.onAdvance) await due(tx, partnerId, seconds)
     return moved
   })

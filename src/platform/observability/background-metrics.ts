@@ -84,33 +84,88 @@ export class BackgroundMetrics {
 /** The background jobs' and callback deliveries' metrics. */
 function jobMetrics(registers: Registry[]) {
   return {
-    jobRuns: new Counter({ name: 'rail_job_runs_total', help: 'Background job runs by task and outcome (done, retrying, failed)', labelNames: ['task', 'outcome'], registers }),
-    jobDuration: new Histogram({ name: 'rail_job_duration_seconds', help: 'How long a background job ran, by task and outcome', labelNames: ['task', 'outcome'], buckets: JOB_DURATION_BUCKETS_S, registers }),
-    jobDelay: new Histogram({ name: 'rail_job_start_delay_seconds', help: 'From when a job was due (run_at) to when a worker started it, by task', labelNames: ['task'], buckets: JOB_DELAY_BUCKETS_S, registers }),
-    jobsRunningHere: new Gauge({ name: 'rail_jobs_running_in_process', help: 'Jobs running now in this process, by task', labelNames: ['task'], registers }),
+    jobRuns: new Counter({
+      name: 'rail_job_runs_total',
+      help: 'Background job runs by task and outcome (done, retrying, failed)',
+      labelNames: ['task', 'outcome'],
+      registers,
+    }),
+    jobDuration: new Histogram({
+      name: 'rail_job_duration_seconds',
+      help: 'How long a background job ran, by task and outcome',
+      labelNames: ['task', 'outcome'],
+      buckets: JOB_DURATION_BUCKETS_S,
+      registers,
+    }),
+    jobDelay: new Histogram({
+      name: 'rail_job_start_delay_seconds',
+      help: 'From when a job was due (run_at) to when a worker started it, by task',
+      labelNames: ['task'],
+      buckets: JOB_DELAY_BUCKETS_S,
+      registers,
+    }),
+    jobsRunningHere: new Gauge({
+      name: 'rail_jobs_running_in_process',
+      help: 'Jobs running now in this process, by task',
+      labelNames: ['task'],
+      registers,
+    }),
     deliveryAttempts: new Counter({
       name: 'rail_delivery_attempts_total',
       help: 'Callback delivery attempts by the receiver status class (2xx, 3xx, 4xx, 5xx, no_answer) and result (delivered, retrying, failed)',
       labelNames: ['status_class', 'result'],
       registers,
     }),
-    deliveryDuration: new Histogram({ name: 'rail_delivery_attempt_duration_seconds', help: 'Callback delivery attempt duration by status class', labelNames: ['status_class'], buckets: DELIVERY_DURATION_BUCKETS_S, registers }),
+    deliveryDuration: new Histogram({
+      name: 'rail_delivery_attempt_duration_seconds',
+      help: 'Callback delivery attempt duration by status class',
+      labelNames: ['status_class'],
+      buckets: DELIVERY_DURATION_BUCKETS_S,
+      registers,
+    }),
   }
 }
 /** The ledger verification's and the credit sweep's metrics. */
 function checkMetrics(registers: Registry[]) {
   return {
-    ledgerRuns: new Counter({ name: 'rail_ledger_verify_runs_total', help: 'Ledger verifications by result (ok, problems)', labelNames: ['result'], registers }),
-    ledgerDuration: new Histogram({ name: 'rail_ledger_verify_duration_seconds', help: 'How long a ledger verification took', buckets: LEDGER_VERIFY_BUCKETS_S, registers }),
-    ledgerLastRun: new Gauge({ name: 'rail_ledger_verify_last_run_timestamp_seconds', help: 'When this process last finished a ledger verification (Unix seconds)', registers }),
-    ledgerLastOk: new Gauge({ name: 'rail_ledger_verify_last_ok_timestamp_seconds', help: 'When this process last finished a ledger verification that found no problem (Unix seconds)', registers }),
-    ledgerProblems: new Gauge({ name: 'rail_ledger_verify_problems', help: 'Problems the last ledger verification of this process found (0 when the ledger verifies)', registers }),
+    ledgerRuns: new Counter({
+      name: 'rail_ledger_verify_runs_total',
+      help: 'Ledger verifications by result (ok, problems)',
+      labelNames: ['result'],
+      registers,
+    }),
+    ledgerDuration: new Histogram({
+      name: 'rail_ledger_verify_duration_seconds',
+      help: 'How long a ledger verification took',
+      buckets: LEDGER_VERIFY_BUCKETS_S,
+      registers,
+    }),
+    ledgerLastRun: new Gauge({
+      name: 'rail_ledger_verify_last_run_timestamp_seconds',
+      help: 'When this process last finished a ledger verification (Unix seconds)',
+      registers,
+    }),
+    ledgerLastOk: new Gauge({
+      name: 'rail_ledger_verify_last_ok_timestamp_seconds',
+      help: 'When this process last finished a ledger verification that found no problem (Unix seconds)',
+      registers,
+    }),
+    ledgerProblems: new Gauge({
+      name: 'rail_ledger_verify_problems',
+      help: 'Problems the last ledger verification of this process found (0 when the ledger verifies)',
+      registers,
+    }),
     sweptCredits: new Counter({
       name: 'rail_inbound_credits_found_by_sweep_total',
       help: 'Inbound credits Rail learned of from the sweep of every account, not from their notice (a lost webhook)',
       registers,
     }),
-    sweptAccounts: new Counter({ name: 'rail_credit_sweep_accounts_total', help: 'Accounts the credit sweep asked the provider about, by result (answered, failed)', labelNames: ['result'], registers }),
+    sweptAccounts: new Counter({
+      name: 'rail_credit_sweep_accounts_total',
+      help: 'Accounts the credit sweep asked the provider about, by result (answered, failed)',
+      labelNames: ['result'],
+      registers,
+    }),
   }
 }
 /** 2xx … 5xx, or no_answer: five label values at most, whatever receivers answer. */

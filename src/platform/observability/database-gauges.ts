@@ -78,10 +78,18 @@ export interface DatabaseGaugeOptions {
 export function registerDatabaseGauges(registry: Registry, pool: Pool, options: DatabaseGaugeOptions = {}): void {
   let running: Promise<Snapshot> | undefined
   const clock = options.clock ?? systemClock
-  const params = (): Partial<Record<QueryName, unknown[]>> => ({ jobs: [options.tasks ?? []], deliveries: [clock.now()], unknown: [clock.now()] })
+  const params = (): Partial<Record<QueryName, unknown[]>> => ({
+    jobs: [options.tasks ?? []],
+    deliveries: [clock.now()],
+    unknown: [clock.now()],
+  })
   // Scrapes that arrive while one runs share it; the next scrape after it reads afresh. The
   // failures and durations wait for it too, so that a scrape reports its own.
-  const snapshot = () => (running ??= readSnapshot(pool, options.timeoutMs ?? SCRAPE_QUERY_TIMEOUT_MS, params(), { failures, durations }).finally(() => (running = undefined)))
+  const snapshot = () =>
+    (running ??= readSnapshot(pool, options.timeoutMs ?? SCRAPE_QUERY_TIMEOUT_MS, params(), {
+      failures,
+      durations,
+    }).finally(() => (running = undefined)))
   const failures: Counter<'query'> = new Counter({
     name: 'rail_metrics_query_failures_total',
     help: 'Scrape-time database queries that failed or timed out, by query',
@@ -103,7 +111,12 @@ export function registerDatabaseGauges(registry: Registry, pool: Pool, options: 
   for (const define of GAUGES) define(registry, snapshot)
 }
 
-async function readSnapshot(pool: Pool, timeoutMs: number, params: Partial<Record<QueryName, unknown[]>>, meters: { failures: Counter<'query'>; durations: Gauge<'query'> }): Promise<Snapshot> {
+async function readSnapshot(
+  pool: Pool,
+  timeoutMs: number,
+  params: Partial<Record<QueryName, unknown[]>>,
+  meters: { failures: Counter<'query'>; durations: Gauge<'query'> },
+): Promise<Snapshot> {
   const result: Snapshot = {}
   const failAll = () => {
     for (const name of Object.keys(QUERIES)) meters.failures.inc({ query: name })
@@ -147,7 +160,13 @@ type GaugeDefinition = (registry: Registry, snapshot: () => Promise<Snapshot>) =
 function snapshotGauge<L extends string>(
   registry: Registry,
   snapshot: () => Promise<Snapshot>,
-  definition: { name: string; help: string; labelNames: readonly L[]; query: QueryName; values: (row: Row) => [Partial<Record<L, string>>, number][] },
+  definition: {
+    name: string
+    help: string
+    labelNames: readonly L[]
+    query: QueryName
+    values: (row: Row) => [Partial<Record<L, string>>, number][]
+  },
 ): void {
   new Gauge<L>({
     name: definition.name,
@@ -175,14 +194,35 @@ const GAUGES: GaugeDefinition[] = [
         values: (row) => [[{ task: String(row.task) }, num(row[column])]],
       })
     }
-    snapshotGauge(registry, snapshot, { name: 'rail_jobs_oldest_queued_seconds', help: 'How long the oldest job due and not started has waited, by task', labelNames: ['task'], query: 'jobs', values: (row) => [[{ task: String(row.task) }, num(row.oldest_queued_s)]] })
+    snapshotGauge(registry, snapshot, {
+      name: 'rail_jobs_oldest_queued_seconds',
+      help: 'How long the oldest job due and not started has waited, by task',
+      labelNames: ['task'],
+      query: 'jobs',
+      values: (row) => [[{ task: String(row.task) }, num(row.oldest_queued_s)]],
+    })
   },
   (registry, snapshot) => {
-    const one = (name: string, help: string, column: string) => snapshotGauge(registry, snapshot, { name, help, labelNames: [], query: 'deliveries', values: (row) => [[{}, num(row[column])]] })
+    const one = (name: string, help: string, column: string) =>
+      snapshotGauge(registry, snapshot, {
+        name,
+        help,
+        labelNames: [],
+        query: 'deliveries',
+        values: (row) => [[{}, num(row[column])]],
+      })
     one('rail_deliveries_pending', 'Callback deliveries not yet delivered nor given up', 'pending')
     one('rail_deliveries_due', 'Pending callback deliveries whose next attempt is due now', 'due')
-    one('rail_deliveries_oldest_pending_seconds', 'Age of the oldest pending callback delivery (0 when none)', 'oldest_pending_s')
-    one('rail_deliveries_oldest_due_seconds', 'How long the most overdue pending delivery has been due (0 when none): workers falling behind', 'oldest_due_s')
+    one(
+      'rail_deliveries_oldest_pending_seconds',
+      'Age of the oldest pending callback delivery (0 when none)',
+      'oldest_pending_s',
+    )
+    one(
+      'rail_deliveries_oldest_due_seconds',
+      'How long the most overdue pending delivery has been due (0 when none): workers falling behind',
+      'oldest_due_s',
+    )
   },
   (registry, snapshot) =>
     snapshotGauge(registry, snapshot, {
@@ -193,15 +233,36 @@ const GAUGES: GaugeDefinition[] = [
       values: (row) => [[{ operation: String(row.operation), state: String(row.state) }, num(row.count)]],
     }),
   (registry, snapshot) => {
-    const one = (name: string, help: string, column: string) => snapshotGauge(registry, snapshot, { name, help, labelNames: [], query: 'unknown', values: (row) => [[{}, num(row[column])]] })
-    one('rail_bank_instructions_unknown', 'Instructions whose outcome the bank has not given by their deadline (asked again hourly, then daily)', 'count')
-    one('rail_bank_instructions_unknown_oldest_seconds', 'How long the oldest unknown instruction has been unknown (0 when none)', 'oldest_s')
+    const one = (name: string, help: string, column: string) =>
+      snapshotGauge(registry, snapshot, {
+        name,
+        help,
+        labelNames: [],
+        query: 'unknown',
+        values: (row) => [[{}, num(row[column])]],
+      })
+    one(
+      'rail_bank_instructions_unknown',
+      'Instructions whose outcome the bank has not given by their deadline (asked again hourly, then daily)',
+      'count',
+    )
+    one(
+      'rail_bank_instructions_unknown_oldest_seconds',
+      'How long the oldest unknown instruction has been unknown (0 when none)',
+      'oldest_s',
+    )
   },
   (registry, snapshot) => {
     const labelNames = ['provider']
     const calls = (row: Row) => num(row.calls)
     const unanswered = (row: Row) => num(row.unanswered)
-    snapshotGauge(registry, snapshot, { name: 'rail_provider_calls_5m', help: 'Calls to each provider over the last five minutes', labelNames, query: 'providers', values: (row) => [[{ provider: String(row.provider) }, calls(row)]] })
+    snapshotGauge(registry, snapshot, {
+      name: 'rail_provider_calls_5m',
+      help: 'Calls to each provider over the last five minutes',
+      labelNames,
+      query: 'providers',
+      values: (row) => [[{ provider: String(row.provider) }, calls(row)]],
+    })
     snapshotGauge(registry, snapshot, {
       name: 'rail_provider_calls_unanswered_5m',
       help: 'Of those, the calls that got no readable answer (no answer, a reset, a 5xx)',
@@ -214,13 +275,31 @@ const GAUGES: GaugeDefinition[] = [
       help: 'Whether new payouts may be routed to the provider: 1 when, over all its calls in five minutes and for each operation alike, there are under 10 calls or under half unanswered, else 0',
       labelNames,
       query: 'providers',
-      values: (row) => [[{ provider: String(row.provider) }, row.operations_healthy === true && (calls(row) < 10 || unanswered(row) / calls(row) < 0.5) ? 1 : 0]],
+      values: (row) => [
+        [
+          { provider: String(row.provider) },
+          row.operations_healthy === true && (calls(row) < 10 || unanswered(row) / calls(row) < 0.5) ? 1 : 0,
+        ],
+      ],
     })
   },
   (registry, snapshot) =>
-    snapshotGauge(registry, snapshot, { name: 'rail_inbound_credits', help: 'Inbound credits by status', labelNames: ['status'], query: 'credits', values: (row) => [[{ status: String(row.status) }, num(row.count)]] }),
+    snapshotGauge(registry, snapshot, {
+      name: 'rail_inbound_credits',
+      help: 'Inbound credits by status',
+      labelNames: ['status'],
+      query: 'credits',
+      values: (row) => [[{ status: String(row.status) }, num(row.count)]],
+    }),
   (registry, snapshot) => {
-    const one = (name: string, help: string, column: string) => snapshotGauge(registry, snapshot, { name, help, labelNames: [], query: 'unmatched', values: (row) => [[{}, num(row[column])]] })
+    const one = (name: string, help: string, column: string) =>
+      snapshotGauge(registry, snapshot, {
+        name,
+        help,
+        labelNames: [],
+        query: 'unmatched',
+        values: (row) => [[{}, num(row[column])]],
+      })
     one('rail_unmatched_credits', 'Inbound credits waiting in unmatched triage (refund or assign)', 'count')
     one('rail_unmatched_credits_amount_kobo', 'Their total amount, in kobo', 'amount_kobo')
     one('rail_unmatched_credits_oldest_seconds', 'Age of the oldest unmatched credit (0 when none)', 'oldest_s')

@@ -33,7 +33,8 @@ export function annotateStep(fields: StepFields): void {
 
 export function instrumentTasks(tasks: TaskList, instrumentation: JobInstrumentation): TaskList {
   const instrumented: TaskList = {}
-  for (const [name, task] of Object.entries(tasks)) if (task) instrumented[name] = instrumentTask(name, task as Task, instrumentation)
+  for (const [name, task] of Object.entries(tasks))
+    if (task) instrumented[name] = instrumentTask(name, task as Task, instrumentation)
   return instrumented
 }
 
@@ -47,7 +48,11 @@ function instrumentTask(name: string, task: Task, { metrics, logger }: JobInstru
     metrics?.jobStarted(name, job.run_at, startedAtMs)
     let error: unknown
     try {
-      const attributes: SpanAttributes = { 'rail.job.id': String(job.id), 'rail.job.task': name, 'rail.job.attempt': job.attempts }
+      const attributes: SpanAttributes = {
+        'rail.job.id': String(job.id),
+        'rail.job.task': name,
+        'rail.job.attempt': job.attempts,
+      }
       if (objectId !== undefined) attributes['rail.object.id'] = objectId
       return await steps.run(annotations, () =>
         withSpan(`job ${name}`, attributes, async (span) => {
@@ -61,7 +66,8 @@ function instrumentTask(name: string, task: Task, { metrics, logger }: JobInstru
       throw thrown
     } finally {
       const durationMs = performance.now() - started
-      const outcome: JobOutcome = error === undefined ? 'done' : job.attempts >= job.max_attempts ? 'failed' : 'retrying'
+      const outcome: JobOutcome =
+        error === undefined ? 'done' : job.attempts >= job.max_attempts ? 'failed' : 'retrying'
       metrics?.jobEnded(name, outcome, durationMs)
       logStep(logger, helpers, { task: name, objectId, outcome, durationMs, annotations, error })
     }
@@ -71,7 +77,14 @@ function instrumentTask(name: string, task: Task, { metrics, logger }: JobInstru
 function logStep(
   logger: StepLogger | undefined,
   helpers: JobHelpers,
-  step: { task: string; objectId: string | undefined; outcome: JobOutcome; durationMs: number; annotations: StepFields; error: unknown },
+  step: {
+    task: string
+    objectId: string | undefined
+    outcome: JobOutcome
+    durationMs: number
+    annotations: StepFields
+    error: unknown
+  },
 ): void {
   if (!logger) return
   const { job } = helpers
@@ -86,7 +99,11 @@ function logStep(
     durationMs: Math.round(step.durationMs * 10) / 10,
   }
   if (step.error === undefined) logger.info(fields, 'background step')
-  else logger.warn({ ...fields, error: step.error instanceof Error ? step.error.message : String(step.error) }, 'background step')
+  else
+    logger.warn(
+      { ...fields, error: step.error instanceof Error ? step.error.message : String(step.error) },
+      'background step',
+    )
 }
 
 /** The object a job works on: its payload's `id`, or the first string field named like `…Id` (deliveryId, creditId…). */

@@ -13,7 +13,10 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
 }
 
 /** Where log lines go in a format: undefined for json (pino's own stdout), else through the text formatter. */
-export function logDestination(format: LogFormat, out: NodeJS.WritableStream = process.stdout): DestinationStream | undefined {
+export function logDestination(
+  format: LogFormat,
+  out: NodeJS.WritableStream = process.stdout,
+): DestinationStream | undefined {
   if (format === 'json') return undefined
   return new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -40,9 +43,13 @@ export function textLine(json: string): string {
   const req = entry.req as { method?: string; url?: string } | undefined
   if (req?.method) parts.push(`${req.method} ${req.url ?? ''}`)
   const res = entry.res as { statusCode?: number } | undefined
-  if (res?.statusCode !== undefined) parts.push(`→ ${res.statusCode}${typeof entry.responseTime === 'number' ? ` in ${entry.responseTime.toFixed(1)} ms` : ''}`)
+  if (res?.statusCode !== undefined)
+    parts.push(
+      `→ ${res.statusCode}${typeof entry.responseTime === 'number' ? ` in ${entry.responseTime.toFixed(1)} ms` : ''}`,
+    )
   for (const [key, value] of Object.entries(entry)) {
-    if (!SHOWN_APART.has(key) && value !== undefined && value !== null) parts.push(`${key}=${typeof value === 'object' ? JSON.stringify(value) : String(value)}`)
+    if (!SHOWN_APART.has(key) && value !== undefined && value !== null)
+      parts.push(`${key}=${typeof value === 'object' ? JSON.stringify(value) : String(value)}`)
   }
   const err = entry.err as { message?: string; stack?: string } | undefined
   if (err?.message) parts.push(`error: ${err.message}`)

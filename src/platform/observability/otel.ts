@@ -7,7 +7,13 @@ import { NodeSDK } from '@opentelemetry/sdk-node'
 import type { ActiveTracing, TraceSpan } from './spans.ts'
 
 export function startOpenTelemetry(serviceName: string): ActiveTracing {
-  const sdk = new NodeSDK({ serviceName, traceExporter: new OTLPTraceExporter(), metricReaders: [], logRecordProcessors: [], instrumentations: [] })
+  const sdk = new NodeSDK({
+    serviceName,
+    traceExporter: new OTLPTraceExporter(),
+    metricReaders: [],
+    logRecordProcessors: [],
+    instrumentations: [],
+  })
   sdk.start()
   const tracer = trace.getTracer('rail')
   return {

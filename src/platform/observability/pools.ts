@@ -47,16 +47,35 @@ function registerPoolMeters(registry: Registry): PoolMeters {
     })
   gauge('rail_db_pool_connections', 'Connections the pool holds open (in use or idle)', (pool) => pool.totalCount)
   gauge('rail_db_pool_idle_connections', 'Connections open and idle', (pool) => pool.idleCount)
-  gauge('rail_db_pool_waiting_clients', 'Callers waiting for a connection because all are in use', (pool) => pool.waitingCount)
+  gauge(
+    'rail_db_pool_waiting_clients',
+    'Callers waiting for a connection because all are in use',
+    (pool) => pool.waitingCount,
+  )
   gauge('rail_db_pool_max_connections', 'The most connections the pool may open', (pool) => pool.options.max ?? 10)
   return {
     pools,
-    wait: new Histogram({ name: 'rail_db_pool_wait_seconds', help: 'How long a checkout waited for its connection (an idle one, a new one, or one given back)', labelNames: ['pool'], buckets: WAIT_BUCKETS_S, registers }),
-    failures: new Counter({ name: 'rail_db_pool_checkout_failures_total', help: 'Checkouts that got no connection (the wait timed out, or the server refused)', labelNames: ['pool'], registers }),
+    wait: new Histogram({
+      name: 'rail_db_pool_wait_seconds',
+      help: 'How long a checkout waited for its connection (an idle one, a new one, or one given back)',
+      labelNames: ['pool'],
+      buckets: WAIT_BUCKETS_S,
+      registers,
+    }),
+    failures: new Counter({
+      name: 'rail_db_pool_checkout_failures_total',
+      help: 'Checkouts that got no connection (the wait timed out, or the server refused)',
+      labelNames: ['pool'],
+      registers,
+    }),
   }
 }
 
-type ConnectCallback = (error: Error | undefined, client: pg.PoolClient | undefined, release: (release?: unknown) => void) => void
+type ConnectCallback = (
+  error: Error | undefined,
+  client: pg.PoolClient | undefined,
+  release: (release?: unknown) => void,
+) => void
 
 /**
  * Times every checkout of the pool, pool.query's included (node-postgres' pool.query checks out

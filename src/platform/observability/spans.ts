@@ -17,7 +17,13 @@ export interface ActiveTracing {
    * caller's trace (`traceparent`) when it sent one. Recorded at the end so that a request refused
    * by any hook (admission, credentials) has its span too.
    */
-  recordRequestSpan(request: { name: string; headers: Record<string, string | string[] | undefined>; startTimeMs: number; statusCode: number; attributes: SpanAttributes }): void
+  recordRequestSpan(request: {
+    name: string
+    headers: Record<string, string | string[] | undefined>
+    startTimeMs: number
+    statusCode: number
+    attributes: SpanAttributes
+  }): void
   /** Sends the spans still buffered, then stops. */
   shutdown(): Promise<void>
 }

@@ -30,7 +30,11 @@ export async function startTracing(settings: TracingSettings): Promise<() => Pro
 }
 
 /** Runs `work` in a span when tracing is on; otherwise just runs it. */
-export function withSpan<T>(name: string, attributes: SpanAttributes, work: (span: TraceSpan | undefined) => Promise<T>): Promise<T> {
+export function withSpan<T>(
+  name: string,
+  attributes: SpanAttributes,
+  work: (span: TraceSpan | undefined) => Promise<T>,
+): Promise<T> {
   return active ? active.inSpan(name, attributes, work) : work(undefined)
 }
 
@@ -45,7 +49,12 @@ export function installRequestTracing(app: HttpServer): void {
       headers: request.headers,
       startTimeMs: Date.now() - reply.elapsedTime,
       statusCode: reply.statusCode,
-      attributes: { 'http.request.method': request.method, 'http.route': route, 'http.response.status_code': reply.statusCode, 'rail.request_id': request.id },
+      attributes: {
+        'http.request.method': request.method,
+        'http.route': route,
+        'http.response.status_code': reply.statusCode,
+        'rail.request_id': request.id,
+      },
     })
   })
 }

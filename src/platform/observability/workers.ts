@@ -3,7 +3,12 @@
 // verifications and the credit sweep's runs counted and added to their step's log line.
 import type { TaskList } from 'graphile-worker'
 import type { Registry } from 'prom-client'
-import { BackgroundMetrics, type AccountSweepObservation, type DeliveryAttemptObservation, type LedgerVerificationObservation } from './background-metrics.ts'
+import {
+  BackgroundMetrics,
+  type AccountSweepObservation,
+  type DeliveryAttemptObservation,
+  type LedgerVerificationObservation,
+} from './background-metrics.ts'
 import { annotateStep, instrumentTasks, type StepLogger } from './jobs.ts'
 
 export interface WorkerObservationSettings {
@@ -34,15 +39,29 @@ export function observeWorkers(settings: WorkerObservationSettings): WorkerObser
     instrument: (tasks) => instrumentTasks(tasks, { metrics: counted, logger: settings.logger }),
     onDeliveryAttempt(attempt) {
       counted.deliveryAttempt(attempt)
-      annotateStep({ outcome: attempt.result, statusCode: attempt.statusCode, attemptMs: Math.round(attempt.durationMs) })
+      annotateStep({
+        outcome: attempt.result,
+        statusCode: attempt.statusCode,
+        attemptMs: Math.round(attempt.durationMs),
+      })
     },
     onLedgerVerified(verification) {
       counted.ledgerVerified(verification)
-      annotateStep({ outcome: verification.ok ? 'verified' : 'problems', problems: verification.problems, accountsChecked: verification.accountsChecked, transfersChecked: verification.transfersChecked })
+      annotateStep({
+        outcome: verification.ok ? 'verified' : 'problems',
+        problems: verification.problems,
+        accountsChecked: verification.accountsChecked,
+        transfersChecked: verification.transfersChecked,
+      })
     },
     onAccountSweep(run) {
       counted.accountSweep(run)
-      annotateStep({ accountsAsked: run.accountsAsked, accountsFailed: run.accountsFailed, creditsFound: run.creditsFound, passEnded: run.passEnded })
+      annotateStep({
+        accountsAsked: run.accountsAsked,
+        accountsFailed: run.accountsFailed,
+        creditsFound: run.creditsFound,
+        passEnded: run.passEnded,
+      })
     },
   }
 }

@@ -7,7 +7,17 @@ import { findBank } from '../../banking/nip/banks.ts'
 import { SANDBOX_MONNIFY_PROFILE, type SandboxDialectDeps } from '../dialects.ts'
 import { sandboxMonnifyCredentials } from '../dialect-credentials.ts'
 import { collectionOf, collectionReferenceOf } from './announce.ts'
-import { allWallets, markDeallocated, reservedAccountBy, upsertReservedAccount, upsertWallet, walletBy, walletMovements, type ReservedAccount, type Wallet } from './repo.ts'
+import {
+  allWallets,
+  markDeallocated,
+  reservedAccountBy,
+  upsertReservedAccount,
+  upsertWallet,
+  walletBy,
+  walletMovements,
+  type ReservedAccount,
+  type Wallet,
+} from './repo.ts'
 import { apiTime, koboToNaira, pageOf, paged, queryValue, refuse, success } from './wire.ts'
 
 /** The largest page a listing answers. */
@@ -15,7 +25,8 @@ const PAGE_SIZE_MAX = 100
 const NAME_CHARS_MAX = 100
 const REFERENCE_PATTERN = /^[A-Za-z0-9._|-]{1,64}$/
 
-const text = (value: unknown, max = NAME_CHARS_MAX) => (typeof value === 'string' && value.trim().length > 0 && value.length <= max ? value : undefined)
+const text = (value: unknown, max = NAME_CHARS_MAX) =>
+  typeof value === 'string' && value.trim().length > 0 && value.length <= max ? value : undefined
 
 function walletBody(wallet: Wallet, bankCode: string): Record<string, unknown> {
   return {
@@ -27,20 +38,31 @@ function walletBody(wallet: Wallet, bankCode: string): Record<string, unknown> {
     bvnDetails: { bvn: wallet.bvn, bvnDateOfBirth: wallet.bvnDateOfBirth },
     accountNumber: wallet.accountNumber,
     accountName: wallet.walletName,
-    topUpAccountDetails: { accountNumber: wallet.accountNumber, accountName: wallet.walletName, bankCode, bankName: findBank(bankCode)?.name ?? '' },
+    topUpAccountDetails: {
+      accountNumber: wallet.accountNumber,
+      accountName: wallet.walletName,
+      bankCode,
+      bankName: findBank(bankCode)?.name ?? '',
+    },
     createdOn: apiTime(wallet.createdAt),
   }
 }
 
 /** POST /api/v1/disbursements/wallet: once per walletReference; asked again, the wallet it made. */
-export async function createWallet(deps: SandboxDialectDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+export async function createWallet(
+  deps: SandboxDialectDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   const body = (request.body ?? {}) as Record<string, unknown>
   const walletReference = text(body.walletReference, 64)
   const walletName = text(body.walletName)
   const customerName = text(body.customerName)
   const customerEmail = text(body.customerEmail, 254)
-  if (!walletReference || !REFERENCE_PATTERN.test(walletReference)) return refuse(reply, 400, 'walletReference must be 1 to 64 letters, digits or ._|-')
-  if (!walletName || !customerName || !customerEmail) return refuse(reply, 400, 'walletName, customerName and customerEmail are required')
+  if (!walletReference || !REFERENCE_PATTERN.test(walletReference))
+    return refuse(reply, 400, 'walletReference must be 1 to 64 letters, digits or ._|-')
+  if (!walletName || !customerName || !customerEmail)
+    return refuse(reply, 400, 'walletName, customerName and customerEmail are required')
   const existing = await walletBy(deps.pool, 'wallet_reference', walletReference)
   if (existing) return reply.code(200).send(success(walletBody(existing, deps.bank.bankCode)))
   const account = await deps.bank.openAccount(walletName, walletReference, SANDBOX_MONNIFY_PROFILE)
@@ -59,18 +81,37 @@ export async function createWallet(deps: SandboxDialectDeps, request: FastifyReq
 }
 
 /** GET /api/v1/disbursements/wallet?walletReference=&pageNo=&pageSize=: the merchant's wallets, or the one of a reference. */
-export async function listWallets(deps: SandboxDialectDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+export async function listWallets(
+  deps: SandboxDialectDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   const walletReference = queryValue(request.query, 'walletReference')
   const { page, size } = pageOf(request.query, 'pageNo', 'pageSize', PAGE_SIZE_MAX)
-  const wallets = walletReference ? [await walletBy(deps.pool, 'wallet_reference', walletReference)].filter((wallet) => wallet !== undefined) : await allWallets(deps.pool)
-  return reply.code(200).send(success(paged(wallets.map((wallet) => walletBody(wallet, deps.bank.bankCode)), page, size)))
+  const wallets = walletReference
+    ? [await walletBy(deps.pool, 'wallet_reference', walletReference)].filter((wallet) => wallet !== undefined)
+    : await allWallets(deps.pool)
+  return reply.code(200).send(
+    success(
+      paged(
+        wallets.map((wallet) => walletBody(wallet, deps.bank.bankCode)),
+        page,
+        size,
+      ),
+    ),
+  )
 }
 
 /** GET /api/v1/disbursements/wallet/transactions?accountNumber=&pageNo=&pageSize=: newest first. */
-export async function walletTransactions(deps: SandboxDialectDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+export async function walletTransactions(
+  deps: SandboxDialectDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   const accountNumber = queryValue(request.query, 'accountNumber')
   const wallet = accountNumber && (await walletBy(deps.pool, 'account_number', accountNumber))
-  if (!accountNumber || !wallet) return refuse(reply, 404, `Wallet with account number ${accountNumber ?? ''} not found`)
+  if (!accountNumber || !wallet)
+    return refuse(reply, 404, `Wallet with account number ${accountNumber ?? ''} not found`)
   const { page, size } = pageOf(request.query, 'pageNo', 'pageSize', PAGE_SIZE_MAX)
   const moves = (await walletMovements(deps.pool, accountNumber)).reverse()
   const items = moves.map((move) => ({
@@ -84,12 +125,22 @@ export async function walletTransactions(deps: SandboxDialectDeps, request: Fast
     transactionType: move.signedKobo > 0 ? 'CREDIT' : 'DEBIT',
     narration: move.narration,
     status: move.responseCode === '00' ? 'SUCCESS' : 'PENDING',
-    ...(move.signedKobo > 0 ? { sourceAccountName: move.payerName, sourceAccountNumber: move.payerAccountNumber, sourceBankCode: move.payerBankCode } : {}),
+    ...(move.signedKobo > 0
+      ? {
+          sourceAccountName: move.payerName,
+          sourceAccountNumber: move.payerAccountNumber,
+          sourceBankCode: move.payerBankCode,
+        }
+      : {}),
   }))
   return reply.code(200).send(success(paged(items, page, size)))
 }
 
-function reservedBody(account: ReservedAccount, bankCode: string, status: 'ACTIVE' | 'INACTIVE'): Record<string, unknown> {
+function reservedBody(
+  account: ReservedAccount,
+  bankCode: string,
+  status: 'ACTIVE' | 'INACTIVE',
+): Record<string, unknown> {
   return {
     contractCode: account.contractCode,
     accountReference: account.accountReference,
@@ -97,7 +148,14 @@ function reservedBody(account: ReservedAccount, bankCode: string, status: 'ACTIV
     currencyCode: account.currencyCode,
     customerEmail: account.customerEmail,
     customerName: account.customerName,
-    accounts: [{ bankCode, bankName: findBank(bankCode)?.name ?? '', accountNumber: account.accountNumber, accountName: account.accountName }],
+    accounts: [
+      {
+        bankCode,
+        bankName: findBank(bankCode)?.name ?? '',
+        accountNumber: account.accountNumber,
+        accountName: account.accountName,
+      },
+    ],
     collectionChannel: 'RESERVED_ACCOUNT',
     reservationReference: `RSV${account.accountNumber}`,
     reservedAccountType: 'GENERAL',
@@ -109,20 +167,27 @@ function reservedBody(account: ReservedAccount, bankCode: string, status: 'ACTIV
 }
 
 /** POST /api/v2/bank-transfer/reserved-accounts: a reference reserves one account; asked again, Monnify's duplicate refusal. */
-export async function reserveAccount(deps: SandboxDialectDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+export async function reserveAccount(
+  deps: SandboxDialectDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   const body = (request.body ?? {}) as Record<string, unknown>
   const accountReference = text(body.accountReference, 64)
   const accountName = text(body.accountName)
   const customerName = text(body.customerName)
   const customerEmail = text(body.customerEmail, 254)
-  if (!accountReference || !REFERENCE_PATTERN.test(accountReference)) return refuse(reply, 400, 'accountReference must be 1 to 64 letters, digits or ._|-')
-  if (!accountName || !customerName || !customerEmail) return refuse(reply, 400, 'accountName, customerName and customerEmail are required')
+  if (!accountReference || !REFERENCE_PATTERN.test(accountReference))
+    return refuse(reply, 400, 'accountReference must be 1 to 64 letters, digits or ._|-')
+  if (!accountName || !customerName || !customerEmail)
+    return refuse(reply, 400, 'accountName, customerName and customerEmail are required')
   if (body.currencyCode !== 'NGN') return refuse(reply, 400, 'currencyCode must be NGN')
   const { contractCode } = sandboxMonnifyCredentials(deps.bankSecret)
   if (body.contractCode !== contractCode) return refuse(reply, 400, 'Invalid contract code')
   // Whatever banks are preferred, the sandbox reserves the account at its one bank.
   if (typeof body.getAllAvailableBanks !== 'boolean') return refuse(reply, 400, 'getAllAvailableBanks is required')
-  if (!body.getAllAvailableBanks && !(Array.isArray(body.preferredBanks) && body.preferredBanks.length > 0)) return refuse(reply, 400, 'preferredBanks is required when getAllAvailableBanks is false')
+  if (!body.getAllAvailableBanks && !(Array.isArray(body.preferredBanks) && body.preferredBanks.length > 0))
+    return refuse(reply, 400, 'preferredBanks is required when getAllAvailableBanks is false')
   if (await reservedAccountBy(deps.pool, 'account_reference', accountReference)) {
     return refuse(reply, 400, `There is an existing reserved account with reference ${accountReference}`)
   }
@@ -139,21 +204,34 @@ export async function reserveAccount(deps: SandboxDialectDeps, request: FastifyR
   return reply.code(200).send(success(reservedBody(account, deps.bank.bankCode, 'ACTIVE')))
 }
 
-async function activeReserved(deps: SandboxDialectDeps, accountReference: string, reply: FastifyReply): Promise<ReservedAccount | FastifyReply> {
+async function activeReserved(
+  deps: SandboxDialectDeps,
+  accountReference: string,
+  reply: FastifyReply,
+): Promise<ReservedAccount | FastifyReply> {
   const account = await reservedAccountBy(deps.pool, 'account_reference', accountReference)
-  if (!account || account.deallocatedAt) return refuse(reply, 404, `Cannot find reserved account with reference ${accountReference}`)
+  if (!account || account.deallocatedAt)
+    return refuse(reply, 404, `Cannot find reserved account with reference ${accountReference}`)
   return account
 }
 
 /** GET /api/v2/bank-transfer/reserved-accounts/{accountReference}. */
-export async function getReservedAccount(deps: SandboxDialectDeps, accountReference: string, reply: FastifyReply): Promise<FastifyReply> {
+export async function getReservedAccount(
+  deps: SandboxDialectDeps,
+  accountReference: string,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   const account = await activeReserved(deps, accountReference, reply)
   if (!('accountReference' in account)) return account
   return reply.code(200).send(success(reservedBody(account, deps.bank.bankCode, 'ACTIVE')))
 }
 
 /** DELETE /api/v1/bank-transfer/reserved-accounts/reference/{accountReference}: the account is archived at the bank. */
-export async function deallocateReservedAccount(deps: SandboxDialectDeps, accountReference: string, reply: FastifyReply): Promise<FastifyReply> {
+export async function deallocateReservedAccount(
+  deps: SandboxDialectDeps,
+  accountReference: string,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   const account = await activeReserved(deps, accountReference, reply)
   if (!('accountReference' in account)) return account
   await deps.bank.archiveVirtualAccount(SANDBOX_MONNIFY_PROFILE, account.accountNumber)
@@ -162,10 +240,15 @@ export async function deallocateReservedAccount(deps: SandboxDialectDeps, accoun
 }
 
 /** GET /api/v1/bank-transfer/reserved-accounts/transactions?accountReference=&page=&size=: its credits, newest first. */
-export async function reservedAccountTransactions(deps: SandboxDialectDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+export async function reservedAccountTransactions(
+  deps: SandboxDialectDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   const accountReference = queryValue(request.query, 'accountReference')
   const account = accountReference && (await reservedAccountBy(deps.pool, 'account_reference', accountReference))
-  if (!accountReference || !account) return refuse(reply, 404, `Cannot find reserved account with reference ${accountReference ?? ''}`)
+  if (!accountReference || !account)
+    return refuse(reply, 404, `Cannot find reserved account with reference ${accountReference ?? ''}`)
   const { page, size } = pageOf(request.query, 'page', 'size', PAGE_SIZE_MAX)
   const credits = (await deps.bank.inboundCredits(SANDBOX_MONNIFY_PROFILE, account.accountNumber)) ?? []
   const items: Record<string, unknown>[] = []

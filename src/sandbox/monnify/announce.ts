@@ -50,7 +50,11 @@ const WATCH_AGE_MS_MAX = 24 * 60 * 60 * 1000
  * one queues its REVERSED_DISBURSEMENT in the statement that reverses it. A registered outcome
  * queues a job too, which does nothing: the watch announces settlements, once (claimAnnouncement).
  */
-export const PAYOUT_LISTENER: PayoutListener = { payoutsTable: 'sandbox_bank.monnify_disbursements', task: PAYOUT_CHANGE_TASK, maxAttempts: WEBHOOK_ATTEMPTS_MAX }
+export const PAYOUT_LISTENER: PayoutListener = {
+  payoutsTable: 'sandbox_bank.monnify_disbursements',
+  task: PAYOUT_CHANGE_TASK,
+  maxAttempts: WEBHOOK_ATTEMPTS_MAX,
+}
 
 /** What a payout change job announces: the bank's payload (`change` as the bank's statement wrote it). */
 export interface PayoutChange {
@@ -69,18 +73,29 @@ export async function watchDisbursement(db: Queryable, reference: string, attemp
  * What the bank says of a disbursement now (a settlement that is due happens as it is asked); once
  * it has settled, its webhook is queued — once, whoever asks first.
  */
-export async function announceIfSettled(pool: Pool, bank: SandboxBank, reference: string, clock: Clock): Promise<TransferAnswer> {
+export async function announceIfSettled(
+  pool: Pool,
+  bank: SandboxBank,
+  reference: string,
+  clock: Clock,
+): Promise<TransferAnswer> {
   const answer = await bank.requery(reference)
   if (answer.responseCode === '09' || answer.responseCode === '25') return answer
   const status = answer.responseCode === '00' ? 'SUCCESS' : 'FAILED'
   await withTransaction(pool, async (tx) => {
-    if (await claimAnnouncement(tx, reference, status, clock.now())) await addJob(tx, WEBHOOK_TASK, { reference }, { maxAttempts: WEBHOOK_ATTEMPTS_MAX })
+    if (await claimAnnouncement(tx, reference, status, clock.now()))
+      await addJob(tx, WEBHOOK_TASK, { reference }, { maxAttempts: WEBHOOK_ATTEMPTS_MAX })
   })
   return answer
 }
 
 /** The watch: announce a settled disbursement, or look again later while it is young enough. */
-export async function watchOnce(pool: Pool, bank: SandboxBank, clock: Clock, payload: { reference: string; attempt: number }): Promise<void> {
+export async function watchOnce(
+  pool: Pool,
+  bank: SandboxBank,
+  clock: Clock,
+  payload: { reference: string; attempt: number },
+): Promise<void> {
   const disbursement = await findDisbursement(pool, payload.reference)
   if (!disbursement) return
   const answer = await announceIfSettled(pool, bank, payload.reference, clock)
@@ -90,19 +105,32 @@ export async function watchOnce(pool: Pool, bank: SandboxBank, clock: Clock, pay
 }
 
 /** A payout change: its reversal is announced; a settlement is the watch's to announce (nothing here). */
-export async function announcePayoutChange(deps: { pool: Pool; bankSecret: string; clientBaseUrl: () => string }, bank: SandboxBank, payload: PayoutChange): Promise<void> {
+export async function announcePayoutChange(
+  deps: { pool: Pool; bankSecret: string; clientBaseUrl: () => string },
+  bank: SandboxBank,
+  payload: PayoutChange,
+): Promise<void> {
   if (payload.change !== 'reversed') return
   const event = await disbursementEvent(deps.pool, bank, payload.reference, 'reversed')
   if (event) await postWebhook(deps, event)
 }
 
-const EVENT_TYPES = { SUCCESS: 'SUCCESSFUL_DISBURSEMENT', FAILED: 'FAILED_DISBURSEMENT', REVERSED: 'REVERSED_DISBURSEMENT' } as const
+const EVENT_TYPES = {
+  SUCCESS: 'SUCCESSFUL_DISBURSEMENT',
+  FAILED: 'FAILED_DISBURSEMENT',
+  REVERSED: 'REVERSED_DISBURSEMENT',
+} as const
 
 /**
  * The body of a disbursement's webhook, from its record and the bank's answer: its outcome as it
  * settled (even if the payout was reversed since: that has its own event), or its reversal.
  */
-export async function disbursementEvent(pool: Pool, bank: SandboxBank, reference: string, change: PayoutChange['change'] = 'settled'): Promise<Record<string, unknown> | undefined> {
+export async function disbursementEvent(
+  pool: Pool,
+  bank: SandboxBank,
+  reference: string,
+  change: PayoutChange['change'] = 'settled',
+): Promise<Record<string, unknown> | undefined> {
   const disbursement = await findDisbursement(pool, reference)
   if (!disbursement) return undefined
   const answer = await bank.requery(reference)
@@ -135,10 +163,15 @@ export function collectionReferenceOf(sessionId: string): string {
 }
 
 /** A credit to a reserved account or wallet as Monnify tells of it: a webhook's eventData, an item of a listing. */
-export async function collectionOf(pool: Pool, notice: InboundCreditNotice): Promise<Record<string, unknown> | undefined> {
+export async function collectionOf(
+  pool: Pool,
+  notice: InboundCreditNotice,
+): Promise<Record<string, unknown> | undefined> {
   const reserved = await reservedAccountBy(pool, 'account_number', notice.accountNumber)
   const wallet = reserved ? undefined : await walletBy(pool, 'account_number', notice.accountNumber)
-  const owner = reserved ? { reference: reserved.accountReference, name: reserved.customerName, email: reserved.customerEmail } : wallet && { reference: wallet.walletReference, name: wallet.customerName, email: wallet.customerEmail }
+  const owner = reserved
+    ? { reference: reserved.accountReference, name: reserved.customerName, email: reserved.customerEmail }
+    : wallet && { reference: wallet.walletReference, name: wallet.customerName, email: wallet.customerEmail }
   if (!owner) return undefined
   const amountPaid = koboToNaira(notice.amountKobo)
   const transactionReference = collectionReferenceOf(notice.sessionId)
@@ -149,8 +182,20 @@ export async function collectionOf(pool: Pool, notice: InboundCreditNotice): Pro
     paidOn: paidOnTime(new Date(notice.creditedAt)),
     paymentDescription: notice.narration ?? '',
     metaData: {},
-    paymentSourceInformation: [{ bankCode: notice.payerBankCode ?? '', amountPaid, accountName: notice.payerName ?? '', sessionId: notice.sessionId, accountNumber: notice.payerAccountNumber ?? '' }],
-    destinationAccountInformation: { bankCode: notice.bankCode, bankName: findBank(notice.bankCode)?.name ?? '', accountNumber: notice.accountNumber },
+    paymentSourceInformation: [
+      {
+        bankCode: notice.payerBankCode ?? '',
+        amountPaid,
+        accountName: notice.payerName ?? '',
+        sessionId: notice.sessionId,
+        accountNumber: notice.payerAccountNumber ?? '',
+      },
+    ],
+    destinationAccountInformation: {
+      bankCode: notice.bankCode,
+      bankName: findBank(notice.bankCode)?.name ?? '',
+      accountNumber: notice.accountNumber,
+    },
     amountPaid,
     totalPayable: amountPaid,
     cardDetails: {},
@@ -168,8 +213,17 @@ export function monnifySignature(rawBody: string, secretKey: string): string {
 }
 
 /** Posts a webhook to the client's Monnify webhook route, signed; anything but 2xx throws (the job retries). */
-export async function postWebhook(deps: { bankSecret: string; clientBaseUrl: () => string }, event: Record<string, unknown>): Promise<void> {
+export async function postWebhook(
+  deps: { bankSecret: string; clientBaseUrl: () => string },
+  event: Record<string, unknown>,
+): Promise<void> {
   const rawBody = JSON.stringify(event)
   const { secretKey } = sandboxMonnifyCredentials(deps.bankSecret)
-  await postToClient(deps.clientBaseUrl(), SANDBOX_MONNIFY_PROFILE, rawBody, { 'monnify-signature': monnifySignature(rawBody, secretKey) }, 'the Monnify webhook')
+  await postToClient(
+    deps.clientBaseUrl(),
+    SANDBOX_MONNIFY_PROFILE,
+    rawBody,
+    { 'monnify-signature': monnifySignature(rawBody, secretKey) },
+    'the Monnify webhook',
+  )
 }

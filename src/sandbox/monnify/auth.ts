@@ -22,7 +22,11 @@ function basicCredentialsMatch(header: string | undefined, bankSecret: string): 
 }
 
 /** The login route's handler: a new token, or 401 in Monnify's shape. */
-export async function login(request: FastifyRequest, reply: FastifyReply, deps: { pool: Pool; bankSecret: string; clock: Clock }): Promise<FastifyReply> {
+export async function login(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: { pool: Pool; bankSecret: string; clock: Clock },
+): Promise<FastifyReply> {
   const header = request.headers.authorization
   if (header === undefined) return refuse(reply, 401, 'Full authentication is required to access this resource')
   if (!basicCredentialsMatch(header, deps.bankSecret)) return refuse(reply, 401, 'Invalid client credentials')
@@ -45,7 +49,10 @@ export function requireBearer(deps: { pool: Pool; clock: Clock }) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
     const match = /^Bearer\s+(\S+)\s*$/.exec(request.headers.authorization ?? '')
     if (!match) return refuse(reply, 401, 'Full authentication is required to access this resource')
-    const found = await deps.pool.query<{ expires_at: Date }>(`SELECT expires_at FROM sandbox_bank.monnify_access_tokens WHERE token_sha256 = $1`, [sha256Hex(match[1]!)])
+    const found = await deps.pool.query<{ expires_at: Date }>(
+      `SELECT expires_at FROM sandbox_bank.monnify_access_tokens WHERE token_sha256 = $1`,
+      [sha256Hex(match[1]!)],
+    )
     const token = found.rows[0]
     if (!token) return refuse(reply, 401, 'Invalid access token')
     if (token.expires_at <= deps.clock.now()) return refuse(reply, 401, 'Access token expired')

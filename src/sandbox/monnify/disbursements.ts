@@ -11,7 +11,14 @@ import { withTransaction, type Pool } from '../../platform/db.ts'
 import type { SandboxDialectDeps } from '../dialects.ts'
 import type { SandboxBank } from '../service.ts'
 import { announceIfSettled, REVERSED_DESCRIPTION, watchDisbursement, type DisbursementStatus } from './announce.ts'
-import { findDisbursement, insertDisbursement, isReversed, mainAccountMovements, walletBy, type Disbursement } from './repo.ts'
+import {
+  findDisbursement,
+  insertDisbursement,
+  isReversed,
+  mainAccountMovements,
+  walletBy,
+  type Disbursement,
+} from './repo.ts'
 import { koboToNaira, nairaToKobo, queryValue, refuse, success, apiTime } from './wire.ts'
 
 /**
@@ -50,31 +57,55 @@ const text = (value: unknown) => (typeof value === 'string' ? value : undefined)
 export function disbursementFaultSubject(body: unknown): { amountKobo?: number; transferReference?: string } {
   const request = (body ?? {}) as SingleRequest
   const converted = nairaToKobo(request.amount)
-  return { amountKobo: 'amountKobo' in converted ? converted.amountKobo : undefined, transferReference: text(request.reference) }
+  return {
+    amountKobo: 'amountKobo' in converted ? converted.amountKobo : undefined,
+    transferReference: text(request.reference),
+  }
 }
 
 /** The body's refusal in words, or the disbursement it asks for. */
-function readSingle(body: unknown): { refused: string } | { request: Omit<Disbursement, 'createdAt' | 'completedAt' | 'sourceKind'> } {
+function readSingle(
+  body: unknown,
+): { refused: string } | { request: Omit<Disbursement, 'createdAt' | 'completedAt' | 'sourceKind'> } {
   const request = (body ?? {}) as SingleRequest
   const amount = nairaToKobo(request.amount)
   if ('refused' in amount) return amount
   const reference = text(request.reference)
-  if (!reference || !REFERENCE_PATTERN.test(reference)) return { refused: 'reference must be 1 to 64 letters, digits or ._|-' }
+  if (!reference || !REFERENCE_PATTERN.test(reference))
+    return { refused: 'reference must be 1 to 64 letters, digits or ._|-' }
   const narration = text(request.narration)
-  if (!narration || narration.length > NARRATION_CHARS_MAX) return { refused: `narration is required (at most ${NARRATION_CHARS_MAX} characters)` }
+  if (!narration || narration.length > NARRATION_CHARS_MAX)
+    return { refused: `narration is required (at most ${NARRATION_CHARS_MAX} characters)` }
   const destinationBankCode = text(request.destinationBankCode)
   const destinationAccountNumber = text(request.destinationAccountNumber)
-  if (!destinationBankCode || !/^[0-9]{3,6}$/.test(destinationBankCode)) return { refused: 'destinationBankCode is required' }
-  if (!destinationAccountNumber || !/^[0-9]{10}$/.test(destinationAccountNumber)) return { refused: 'destinationAccountNumber must be 10 digits' }
+  if (!destinationBankCode || !/^[0-9]{3,6}$/.test(destinationBankCode))
+    return { refused: 'destinationBankCode is required' }
+  if (!destinationAccountNumber || !/^[0-9]{10}$/.test(destinationAccountNumber))
+    return { refused: 'destinationAccountNumber must be 10 digits' }
   if (request.currency !== 'NGN') return { refused: 'currency must be NGN' }
   const sourceAccountNumber = text(request.sourceAccountNumber)
   if (!sourceAccountNumber) return { refused: 'sourceAccountNumber is required' }
   const destinationAccountName = text(request.destinationAccountName) || null
-  return { request: { reference, amountKobo: amount.amountKobo, narration, destinationBankCode, destinationAccountNumber, destinationAccountName, sourceAccountNumber } }
+  return {
+    request: {
+      reference,
+      amountKobo: amount.amountKobo,
+      narration,
+      destinationBankCode,
+      destinationAccountNumber,
+      destinationAccountName,
+      sourceAccountNumber,
+    },
+  }
 }
 
 /** Monnify's answer to a transfer, made or looked up. */
-function transferBody(disbursement: Disbursement, status: DisbursementStatus, responseCode: string, sessionId: string): Record<string, unknown> {
+function transferBody(
+  disbursement: Disbursement,
+  status: DisbursementStatus,
+  responseCode: string,
+  sessionId: string,
+): Record<string, unknown> {
   return {
     amount: koboToNaira(disbursement.amountKobo),
     reference: disbursement.reference,
@@ -91,14 +122,20 @@ function transferBody(disbursement: Disbursement, status: DisbursementStatus, re
 }
 
 /** POST /api/v2/disbursements/single. */
-export async function initiateSingle(deps: SandboxDialectDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+export async function initiateSingle(
+  deps: SandboxDialectDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   const read = readSingle(request.body)
   if ('refused' in read) return refuse(reply, 400, read.refused)
   const wanted = read.request
   const main = wanted.sourceAccountNumber === monnifyMainAccountNumber(deps.bank.bankCode)
   const wallet = main ? undefined : await walletBy(deps.pool, 'account_number', wanted.sourceAccountNumber)
   if (!main && !wallet) return refuse(reply, 400, `Invalid source account number: ${wanted.sourceAccountNumber}`)
-  const destinationAccountName = wanted.destinationAccountName ?? (await deps.bank.nameEnquiry(wanted.destinationBankCode, wanted.destinationAccountNumber)).accountName
+  const destinationAccountName =
+    wanted.destinationAccountName ??
+    (await deps.bank.nameEnquiry(wanted.destinationBankCode, wanted.destinationAccountNumber)).accountName
   const transfer = {
     reference: wanted.reference,
     amountKobo: wanted.amountKobo,
@@ -106,9 +143,14 @@ export async function initiateSingle(deps: SandboxDialectDeps, request: FastifyR
     destinationBankCode: wanted.destinationBankCode,
     destinationAccountNumber: wanted.destinationAccountNumber,
   }
-  const answer = await deps.bank.transfer(main ? { ...transfer, kind: 'payout' } : { ...transfer, kind: 'interbank', debitAccountNumber: wanted.sourceAccountNumber })
+  const answer = await deps.bank.transfer(
+    main
+      ? { ...transfer, kind: 'payout' }
+      : { ...transfer, kind: 'interbank', debitAccountNumber: wanted.sourceAccountNumber },
+  )
   // The bank refuses a reference it has seen: nothing moved, and Monnify's duplicate answer says so.
-  if (answer.responseCode === '26') return refuse(reply, 400, `Duplicate reference: a transfer with reference ${wanted.reference} already exists`)
+  if (answer.responseCode === '26')
+    return refuse(reply, 400, `Duplicate reference: a transfer with reference ${wanted.reference} already exists`)
   const disbursement = { ...wanted, destinationAccountName, sourceKind: main ? ('main' as const) : ('wallet' as const) }
   const createdAt = deps.clock.now()
   await withTransaction(deps.pool, async (tx) => {
@@ -116,7 +158,13 @@ export async function initiateSingle(deps: SandboxDialectDeps, request: FastifyR
     await watchDisbursement(tx, wanted.reference, 0)
   })
   const status = statusOf(answer.responseCode)
-  return reply.code(200).send(success(transferBody({ ...disbursement, createdAt, completedAt: null }, status, answer.responseCode, answer.sessionId)))
+  return reply
+    .code(200)
+    .send(
+      success(
+        transferBody({ ...disbursement, createdAt, completedAt: null }, status, answer.responseCode, answer.sessionId),
+      ),
+    )
 }
 
 /**
@@ -130,7 +178,11 @@ export function statusOf(responseCode: string, reversed = false): DisbursementSt
 }
 
 /** GET /api/v2/disbursements/single/summary?reference=. */
-export async function singleSummary(deps: SandboxDialectDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+export async function singleSummary(
+  deps: SandboxDialectDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   const reference = queryValue(request.query, 'reference')
   if (!reference) return refuse(reply, 400, 'reference is required')
   const disbursement = await findDisbursement(deps.pool, reference)
@@ -167,19 +219,32 @@ export function transactionReferenceOf(sessionId: string): string {
 }
 
 /** GET /api/v2/disbursements/wallet-balance?accountNumber=: the merchant's main account, or one of its wallets. */
-export async function walletBalance(deps: { pool: Pool; bank: SandboxBank }, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+export async function walletBalance(
+  deps: { pool: Pool; bank: SandboxBank },
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   const accountNumber = queryValue(request.query, 'accountNumber')
   if (!accountNumber) return refuse(reply, 400, 'accountNumber is required')
   if (accountNumber === monnifyMainAccountNumber(deps.bank.bankCode)) {
     const moves = await mainAccountMovements(deps.pool)
     const ledgerKobo = MAIN_ACCOUNT_OPENING_KOBO + moves.creditedKobo - moves.settledOutKobo
-    return reply.code(200).send(success({ availableBalance: koboToNaira(ledgerKobo - moves.pendingOutKobo), ledgerBalance: koboToNaira(ledgerKobo) }))
+    return reply.code(200).send(
+      success({
+        availableBalance: koboToNaira(ledgerKobo - moves.pendingOutKobo),
+        ledgerBalance: koboToNaira(ledgerKobo),
+      }),
+    )
   }
   return customerWalletBalance(deps, accountNumber, reply)
 }
 
 /** A wallet's balance: what its account at the bank holds (a send in progress has left it already). */
-export async function customerWalletBalance(deps: { pool: Pool; bank: SandboxBank }, accountNumber: string, reply: FastifyReply): Promise<FastifyReply> {
+export async function customerWalletBalance(
+  deps: { pool: Pool; bank: SandboxBank },
+  accountNumber: string,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   const wallet = await walletBy(deps.pool, 'account_number', accountNumber)
   const account = wallet && (await deps.bank.getAccount(accountNumber))
   if (!account) return refuse(reply, 404, `Wallet with account number ${accountNumber} not found`)
@@ -188,12 +253,17 @@ export async function customerWalletBalance(deps: { pool: Pool; bank: SandboxBan
 }
 
 /** GET /api/v1/disbursements/account/validate?accountNumber=&bankCode=: the holder's name, or Monnify's refusal. */
-export async function validateAccount(bank: SandboxBank, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+export async function validateAccount(
+  bank: SandboxBank,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   const accountNumber = queryValue(request.query, 'accountNumber')
   const bankCode = queryValue(request.query, 'bankCode')
   if (!accountNumber || !bankCode) return refuse(reply, 400, 'accountNumber and bankCode are required')
   const answer = await bank.nameEnquiry(bankCode, accountNumber)
   if (answer.responseCode === '16') return refuse(reply, 400, `Invalid bank code: ${bankCode}`)
-  if (answer.responseCode !== '00' || answer.accountName === null) return refuse(reply, 400, 'Could not validate account details')
+  if (answer.responseCode !== '00' || answer.accountName === null)
+    return refuse(reply, 400, 'Could not validate account details')
   return reply.code(200).send(success({ accountNumber, accountName: answer.accountName, bankCode }))
 }

@@ -9,10 +9,36 @@ import { SANDBOX_MONNIFY_PREFIX, type SandboxDialectDeps, type SandboxDialectJob
 import type { CreditNotifier } from '../jobs.ts'
 import { injectBankFault, type FaultSubject } from '../routes.ts'
 import { SANDBOX_BANK_CODE_DEFAULT, SandboxBank } from '../service.ts'
-import { createWallet, deallocateReservedAccount, listWallets, getReservedAccount, reserveAccount, reservedAccountTransactions, walletTransactions } from './accounts.ts'
-import { announcePayoutChange, collectionOf, disbursementEvent, PAYOUT_CHANGE_TASK, PAYOUT_LISTENER, postWebhook, WATCH_TASK, watchOnce, WEBHOOK_TASK, type PayoutChange } from './announce.ts'
+import {
+  createWallet,
+  deallocateReservedAccount,
+  listWallets,
+  getReservedAccount,
+  reserveAccount,
+  reservedAccountTransactions,
+  walletTransactions,
+} from './accounts.ts'
+import {
+  announcePayoutChange,
+  collectionOf,
+  disbursementEvent,
+  PAYOUT_CHANGE_TASK,
+  PAYOUT_LISTENER,
+  postWebhook,
+  WATCH_TASK,
+  watchOnce,
+  WEBHOOK_TASK,
+  type PayoutChange,
+} from './announce.ts'
 import { login, requireBearer } from './auth.ts'
-import { customerWalletBalance, disbursementFaultSubject, initiateSingle, singleSummary, validateAccount, walletBalance } from './disbursements.ts'
+import {
+  customerWalletBalance,
+  disbursementFaultSubject,
+  initiateSingle,
+  singleSummary,
+  validateAccount,
+  walletBalance,
+} from './disbursements.ts'
 import { queryValue, refuse } from './wire.ts'
 
 export { monnifyMainAccountNumber } from './disbursements.ts'
@@ -33,28 +59,53 @@ export function registerSandboxMonnifyRoutes(deps: SandboxDialectDeps): void {
     config,
     schema,
     preValidation,
-    preHandler: async (request: FastifyRequest, reply: FastifyReply) => injectBankFault(deps.pool, deps.bank, request, reply, subject(request)),
+    preHandler: async (request: FastifyRequest, reply: FastifyReply) =>
+      injectBankFault(deps.pool, deps.bank, request, reply, subject(request)),
   })
   const plain = business(() => ({}))
   const path = (rest: string) => `${SANDBOX_MONNIFY_PREFIX}${rest}`
-  const route = (method: 'GET' | 'POST' | 'DELETE', url: string, options: ReturnType<typeof business>, handler: Handler) => app.route({ method, url: path(url), ...options, handler })
+  const route = (
+    method: 'GET' | 'POST' | 'DELETE',
+    url: string,
+    options: ReturnType<typeof business>,
+    handler: Handler,
+  ) => app.route({ method, url: path(url), ...options, handler })
 
   app.post(path('/api/v1/auth/login'), { config, schema }, async (request, reply) => login(request, reply, deps))
-  route('GET', '/api/v1/disbursements/account/validate', plain, (request, reply) => validateAccount(deps.bank, request, reply))
-  route('POST', '/api/v2/disbursements/single', business((request) => disbursementFaultSubject(request.body)), (request, reply) => initiateSingle(deps, request, reply))
+  route('GET', '/api/v1/disbursements/account/validate', plain, (request, reply) =>
+    validateAccount(deps.bank, request, reply),
+  )
+  route(
+    'POST',
+    '/api/v2/disbursements/single',
+    business((request) => disbursementFaultSubject(request.body)),
+    (request, reply) => initiateSingle(deps, request, reply),
+  )
   route('GET', '/api/v2/disbursements/single/summary', plain, (request, reply) => singleSummary(deps, request, reply))
   route('GET', '/api/v2/disbursements/wallet-balance', plain, (request, reply) => walletBalance(deps, request, reply))
   route('POST', '/api/v1/disbursements/wallet', plain, (request, reply) => createWallet(deps, request, reply))
   route('GET', '/api/v1/disbursements/wallet', plain, (request, reply) => listWallets(deps, request, reply))
   route('GET', '/api/v1/disbursements/wallet/balance', plain, async (request, reply) => {
     const accountNumber = queryValue(request.query, 'accountNumber')
-    return accountNumber ? customerWalletBalance(deps, accountNumber, reply) : refuse(reply, 400, 'accountNumber is required')
+    return accountNumber
+      ? customerWalletBalance(deps, accountNumber, reply)
+      : refuse(reply, 400, 'accountNumber is required')
   })
-  route('GET', '/api/v1/disbursements/wallet/transactions', plain, (request, reply) => walletTransactions(deps, request, reply))
-  route('POST', '/api/v2/bank-transfer/reserved-accounts', plain, (request, reply) => reserveAccount(deps, request, reply))
-  route('GET', '/api/v1/bank-transfer/reserved-accounts/transactions', plain, (request, reply) => reservedAccountTransactions(deps, request, reply))
-  route('GET', '/api/v2/bank-transfer/reserved-accounts/:accountReference', plain, (request, reply) => getReservedAccount(deps, referenceParam(request), reply))
-  route('DELETE', '/api/v1/bank-transfer/reserved-accounts/reference/:accountReference', plain, (request, reply) => deallocateReservedAccount(deps, referenceParam(request), reply))
+  route('GET', '/api/v1/disbursements/wallet/transactions', plain, (request, reply) =>
+    walletTransactions(deps, request, reply),
+  )
+  route('POST', '/api/v2/bank-transfer/reserved-accounts', plain, (request, reply) =>
+    reserveAccount(deps, request, reply),
+  )
+  route('GET', '/api/v1/bank-transfer/reserved-accounts/transactions', plain, (request, reply) =>
+    reservedAccountTransactions(deps, request, reply),
+  )
+  route('GET', '/api/v2/bank-transfer/reserved-accounts/:accountReference', plain, (request, reply) =>
+    getReservedAccount(deps, referenceParam(request), reply),
+  )
+  route('DELETE', '/api/v1/bank-transfer/reserved-accounts/reference/:accountReference', plain, (request, reply) =>
+    deallocateReservedAccount(deps, referenceParam(request), reply),
+  )
 }
 
 function referenceParam(request: FastifyRequest): string {
@@ -69,7 +120,8 @@ function jobBank(deps: SandboxDialectJobDeps): SandboxBank {
 export function sandboxMonnifyTasks(deps: SandboxDialectJobDeps): Record<string, Task> {
   const bank = jobBank(deps)
   return {
-    [WATCH_TASK]: async (payload) => watchOnce(deps.pool, bank, deps.clock, payload as { reference: string; attempt: number }),
+    [WATCH_TASK]: async (payload) =>
+      watchOnce(deps.pool, bank, deps.clock, payload as { reference: string; attempt: number }),
     [WEBHOOK_TASK]: async (payload) => {
       const event = await disbursementEvent(deps.pool, bank, (payload as { reference: string }).reference)
       if (event) await postWebhook(deps, event)

@@ -50,7 +50,11 @@ function toDisbursement(row: DisbursementRow): Disbursement {
 }
 
 /** Records a disbursement's request once; a second record of the same reference keeps the first. */
-export async function insertDisbursement(db: Queryable, disbursement: Omit<Disbursement, 'createdAt' | 'completedAt'>, createdAt: Date): Promise<void> {
+export async function insertDisbursement(
+  db: Queryable,
+  disbursement: Omit<Disbursement, 'createdAt' | 'completedAt'>,
+  createdAt: Date,
+): Promise<void> {
   await db.query(
     `INSERT INTO sandbox_bank.monnify_disbursements (reference, source_account_number, source_kind, amount_kobo, narration, destination_bank_code,
                                                       destination_account_number, destination_account_name, created_at)
@@ -70,7 +74,10 @@ export async function insertDisbursement(db: Queryable, disbursement: Omit<Disbu
 }
 
 export async function findDisbursement(db: Queryable, reference: string): Promise<Disbursement | undefined> {
-  const found = await db.query<DisbursementRow>(`SELECT ${DISBURSEMENT_COLUMNS} FROM sandbox_bank.monnify_disbursements WHERE reference = $1`, [reference])
+  const found = await db.query<DisbursementRow>(
+    `SELECT ${DISBURSEMENT_COLUMNS} FROM sandbox_bank.monnify_disbursements WHERE reference = $1`,
+    [reference],
+  )
   return found.rows[0] && toDisbursement(found.rows[0])
 }
 
@@ -78,7 +85,12 @@ export async function findDisbursement(db: Queryable, reference: string): Promis
  * Claims the announcement of a disbursement's final status: true once only, on the caller's
  * transaction (which queues the webhook), however many look at the settled disbursement.
  */
-export async function claimAnnouncement(db: Queryable, reference: string, status: 'SUCCESS' | 'FAILED', completedAt: Date): Promise<boolean> {
+export async function claimAnnouncement(
+  db: Queryable,
+  reference: string,
+  status: 'SUCCESS' | 'FAILED',
+  completedAt: Date,
+): Promise<boolean> {
   const { rowCount } = await db.query(
     `UPDATE sandbox_bank.monnify_disbursements SET announced_status = $2, completed_at = coalesce(completed_at, $3)
       WHERE reference = $1 AND announced_status IS NULL`,
@@ -89,7 +101,10 @@ export async function claimAnnouncement(db: Queryable, reference: string, status
 
 /** Whether the bank's simulator reversed the payout of this reference after it settled (only a payout can be). */
 export async function isReversed(db: Queryable, reference: string): Promise<boolean> {
-  const found = await db.query(`SELECT 1 FROM sandbox_bank.transfers WHERE reference = $1 AND reversed_at IS NOT NULL`, [reference])
+  const found = await db.query(
+    `SELECT 1 FROM sandbox_bank.transfers WHERE reference = $1 AND reversed_at IS NOT NULL`,
+    [reference],
+  )
   return found.rowCount === 1
 }
 
@@ -104,7 +119,8 @@ export interface Wallet {
   createdAt: Date
 }
 
-const WALLET_COLUMNS = 'wallet_reference, account_number, wallet_name, customer_name, customer_email, bvn, bvn_date_of_birth, created_at'
+const WALLET_COLUMNS =
+  'wallet_reference, account_number, wallet_name, customer_name, customer_email, bvn, bvn_date_of_birth, created_at'
 
 interface WalletRow {
   wallet_reference: string
@@ -135,7 +151,15 @@ export async function upsertWallet(pool: Pool, wallet: Omit<Wallet, 'createdAt'>
   await pool.query(
     `INSERT INTO sandbox_bank.monnify_wallets (wallet_reference, account_number, wallet_name, customer_name, customer_email, bvn, bvn_date_of_birth)
      VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (wallet_reference) DO NOTHING`,
-    [wallet.walletReference, wallet.accountNumber, wallet.walletName, wallet.customerName, wallet.customerEmail, wallet.bvn, wallet.bvnDateOfBirth],
+    [
+      wallet.walletReference,
+      wallet.accountNumber,
+      wallet.walletName,
+      wallet.customerName,
+      wallet.customerEmail,
+      wallet.bvn,
+      wallet.bvnDateOfBirth,
+    ],
   )
   return (await walletBy(pool, 'wallet_reference', wallet.walletReference))!
 }
@@ -144,12 +168,21 @@ export async function upsertWallet(pool: Pool, wallet: Omit<Wallet, 'createdAt'>
 export const WALLETS_LISTED_MAX = 1_000
 
 export async function allWallets(pool: Pool): Promise<Wallet[]> {
-  const found = await pool.query<WalletRow>(`SELECT ${WALLET_COLUMNS} FROM sandbox_bank.monnify_wallets ORDER BY created_at DESC LIMIT ${WALLETS_LISTED_MAX}`)
+  const found = await pool.query<WalletRow>(
+    `SELECT ${WALLET_COLUMNS} FROM sandbox_bank.monnify_wallets ORDER BY created_at DESC LIMIT ${WALLETS_LISTED_MAX}`,
+  )
   return found.rows.map(toWallet)
 }
 
-export async function walletBy(db: Queryable, column: 'wallet_reference' | 'account_number', value: string): Promise<Wallet | undefined> {
-  const found = await db.query<WalletRow>(`SELECT ${WALLET_COLUMNS} FROM sandbox_bank.monnify_wallets WHERE ${column} = $1`, [value])
+export async function walletBy(
+  db: Queryable,
+  column: 'wallet_reference' | 'account_number',
+  value: string,
+): Promise<Wallet | undefined> {
+  const found = await db.query<WalletRow>(
+    `SELECT ${WALLET_COLUMNS} FROM sandbox_bank.monnify_wallets WHERE ${column} = $1`,
+    [value],
+  )
   return found.rows[0] && toWallet(found.rows[0])
 }
 
@@ -165,7 +198,8 @@ export interface ReservedAccount {
   deallocatedAt: Date | null
 }
 
-const RESERVED_COLUMNS = 'account_reference, account_number, account_name, currency_code, contract_code, customer_email, customer_name, created_at, deallocated_at'
+const RESERVED_COLUMNS =
+  'account_reference, account_number, account_name, currency_code, contract_code, customer_email, customer_name, created_at, deallocated_at'
 
 interface ReservedRow {
   account_reference: string
@@ -194,29 +228,52 @@ function toReserved(row: ReservedRow): ReservedAccount {
 }
 
 /** Records a reserved account once per reference; answers it as recorded. */
-export async function upsertReservedAccount(pool: Pool, account: Omit<ReservedAccount, 'createdAt' | 'deallocatedAt'>): Promise<ReservedAccount> {
+export async function upsertReservedAccount(
+  pool: Pool,
+  account: Omit<ReservedAccount, 'createdAt' | 'deallocatedAt'>,
+): Promise<ReservedAccount> {
   await pool.query(
     `INSERT INTO sandbox_bank.monnify_reserved_accounts (account_reference, account_number, account_name, currency_code, contract_code, customer_email, customer_name)
      VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (account_reference) DO NOTHING`,
-    [account.accountReference, account.accountNumber, account.accountName, account.currencyCode, account.contractCode, account.customerEmail, account.customerName],
+    [
+      account.accountReference,
+      account.accountNumber,
+      account.accountName,
+      account.currencyCode,
+      account.contractCode,
+      account.customerEmail,
+      account.customerName,
+    ],
   )
   return (await reservedAccountBy(pool, 'account_reference', account.accountReference))!
 }
 
-export async function reservedAccountBy(db: Queryable, column: 'account_reference' | 'account_number', value: string): Promise<ReservedAccount | undefined> {
-  const found = await db.query<ReservedRow>(`SELECT ${RESERVED_COLUMNS} FROM sandbox_bank.monnify_reserved_accounts WHERE ${column} = $1`, [value])
+export async function reservedAccountBy(
+  db: Queryable,
+  column: 'account_reference' | 'account_number',
+  value: string,
+): Promise<ReservedAccount | undefined> {
+  const found = await db.query<ReservedRow>(
+    `SELECT ${RESERVED_COLUMNS} FROM sandbox_bank.monnify_reserved_accounts WHERE ${column} = $1`,
+    [value],
+  )
   return found.rows[0] && toReserved(found.rows[0])
 }
 
 export async function markDeallocated(pool: Pool, accountReference: string): Promise<void> {
-  await pool.query(`UPDATE sandbox_bank.monnify_reserved_accounts SET deallocated_at = coalesce(deallocated_at, now()) WHERE account_reference = $1`, [accountReference])
+  await pool.query(
+    `UPDATE sandbox_bank.monnify_reserved_accounts SET deallocated_at = coalesce(deallocated_at, now()) WHERE account_reference = $1`,
+    [accountReference],
+  )
 }
 
 /**
  * The float's movements: credits to reserved accounts, disbursements from the main account paid
  * (a reversed one came back: not counted) and those still waiting for their outcome.
  */
-export async function mainAccountMovements(pool: Pool): Promise<{ creditedKobo: number; settledOutKobo: number; pendingOutKobo: number }> {
+export async function mainAccountMovements(
+  pool: Pool,
+): Promise<{ creditedKobo: number; settledOutKobo: number; pendingOutKobo: number }> {
   const { rows } = await pool.query<{ credited_kobo: string; settled_out_kobo: string; pending_out_kobo: string }>(
     `SELECT
        (SELECT coalesce(sum(t.amount_kobo), 0) FROM sandbox_bank.transfers t JOIN sandbox_bank.monnify_reserved_accounts r ON r.account_number = t.credit_account_number
@@ -227,7 +284,11 @@ export async function mainAccountMovements(pool: Pool): Promise<{ creditedKobo: 
          WHERE d.source_kind = 'main' AND t.response_code = '09') AS pending_out_kobo`,
   )
   const row = rows[0]!
-  return { creditedKobo: Number(row.credited_kobo), settledOutKobo: Number(row.settled_out_kobo), pendingOutKobo: Number(row.pending_out_kobo) }
+  return {
+    creditedKobo: Number(row.credited_kobo),
+    settledOutKobo: Number(row.settled_out_kobo),
+    pendingOutKobo: Number(row.pending_out_kobo),
+  }
 }
 
 export interface WalletMovement {
@@ -255,7 +316,19 @@ export const WALLET_MOVEMENTS_MAX = 1_000
  * interbank sends, in progress or paid). A send that failed gave its money back: it is not listed.
  */
 export async function walletMovements(pool: Pool, accountNumber: string): Promise<WalletMovement[]> {
-  const { rows } = await pool.query<{ reference: string; session_id: string; amount_kobo: number; signed_kobo: string; balance_after_kobo: string; narration: string | null; created_at: Date; response_code: string; payer_name: string | null; payer_account_number: string | null; payer_bank_code: string | null }>(
+  const { rows } = await pool.query<{
+    reference: string
+    session_id: string
+    amount_kobo: number
+    signed_kobo: string
+    balance_after_kobo: string
+    narration: string | null
+    created_at: Date
+    response_code: string
+    payer_name: string | null
+    payer_account_number: string | null
+    payer_bank_code: string | null
+  }>(
     `SELECT reference, session_id, amount_kobo, signed_kobo, sum(signed_kobo) OVER (ORDER BY created_at, session_id) AS balance_after_kobo, narration, created_at, response_code,
             payer_name, payer_account_number, payer_bank_code
        FROM (SELECT t.reference, t.session_id, t.amount_kobo, t.narration, t.created_at, t.response_code, t.payer_name, t.payer_account_number, t.payer_bank_code,

@@ -20,7 +20,12 @@ export function success(responseBody: unknown): Envelope {
 }
 
 /** A refusal in Monnify's shape, sent with its HTTP status. */
-export function refuse(reply: FastifyReply, httpStatus: number, responseMessage: string, responseCode = ERROR_CODE): FastifyReply {
+export function refuse(
+  reply: FastifyReply,
+  httpStatus: number,
+  responseMessage: string,
+  responseCode = ERROR_CODE,
+): FastifyReply {
   const body: Envelope = { requestSuccessful: false, responseMessage, responseCode }
   return reply.code(httpStatus).send(body)
 }
@@ -36,13 +41,19 @@ const NAIRA_PATTERN = /^(0|[1-9][0-9]*)(?:\.([0-9]+))?$/
  * any amount within range; an exponent form is refused rather than guessed.
  */
 export function nairaToKobo(amount: unknown): { amountKobo: number } | { refused: string } {
-  const text = typeof amount === 'number' && Number.isFinite(amount) ? String(amount) : typeof amount === 'string' ? amount.trim() : undefined
+  const text =
+    typeof amount === 'number' && Number.isFinite(amount)
+      ? String(amount)
+      : typeof amount === 'string'
+        ? amount.trim()
+        : undefined
   const match = text === undefined ? null : NAIRA_PATTERN.exec(text)
   if (!match) return { refused: 'amount must be a positive number of naira' }
   const decimals = match[2] ?? ''
   if (decimals.length > 2) return { refused: 'amount must have at most 2 decimal places' }
   const koboText = `${match[1]}${decimals.padEnd(2, '0')}`.replace(/^0+(?=.)/, '')
-  if (koboText.length > String(AMOUNT_KOBO_MAX).length || Number(koboText) > AMOUNT_KOBO_MAX) return { refused: 'amount is too large' }
+  if (koboText.length > String(AMOUNT_KOBO_MAX).length || Number(koboText) > AMOUNT_KOBO_MAX)
+    return { refused: 'amount is too large' }
   const amountKobo = Number(koboText)
   if (amountKobo <= 0) return { refused: 'amount must be greater than zero' }
   return { amountKobo }
@@ -82,7 +93,12 @@ export function queryValue(query: unknown, name: string): string | undefined {
 }
 
 /** A page number and size from the query (Monnify pages from 0), within limits. */
-export function pageOf(query: unknown, pageName: string, sizeName: string, sizeMax: number): { page: number; size: number } {
+export function pageOf(
+  query: unknown,
+  pageName: string,
+  sizeName: string,
+  sizeMax: number,
+): { page: number; size: number } {
   const page = Number(queryValue(query, pageName) ?? '0')
   const size = Number(queryValue(query, sizeName) ?? '10')
   return {
@@ -97,7 +113,14 @@ export function paged<T>(all: readonly T[], page: number, size: number): Record<
   const totalPages = Math.ceil(all.length / size)
   return {
     content,
-    pageable: { sort: { sorted: false, unsorted: true, empty: true }, pageSize: size, pageNumber: page, offset: page * size, unpaged: false, paged: true },
+    pageable: {
+      sort: { sorted: false, unsorted: true, empty: true },
+      pageSize: size,
+      pageNumber: page,
+      offset: page * size,
+      unpaged: false,
+      paged: true,
+    },
     totalElements: all.length,
     totalPages,
     last: page >= totalPages - 1,

@@ -9,7 +9,16 @@ import { withTransaction, type Pool } from '../../platform/db.ts'
 import { sandboxPaystackSecretKey } from '../dialect-credentials.ts'
 import { SANDBOX_PAYSTACK_PREFIX, SANDBOX_PAYSTACK_PROFILE, type SandboxDialectDeps } from '../dialects.ts'
 import { injectBankFault, type FaultSubject } from '../routes.ts'
-import { bankJson, creditTransactionJson, customerJson, dedicatedAccountJson, recipientJson, transferCreatedJson, transferJson, transferStatus } from './shapes.ts'
+import {
+  bankJson,
+  creditTransactionJson,
+  customerJson,
+  dedicatedAccountJson,
+  recipientJson,
+  transferCreatedJson,
+  transferJson,
+  transferStatus,
+} from './shapes.ts'
 import * as store from './store.ts'
 import { checkSecretKey, sendData, sendError, stringField } from './wire.ts'
 import { PAYOUT_LISTENER, queueTransferEvent } from './webhooks.ts'
@@ -31,7 +40,12 @@ const PAGE_MAX = 1_000_000
 
 type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>
 /** Registers one dialect route: its path under the prefix, its handler, and what its request means to fault injection. */
-type Route = (method: 'GET' | 'POST' | 'DELETE', path: string, handler: Handler, faultSubject?: (request: FastifyRequest) => FaultSubject) => void
+type Route = (
+  method: 'GET' | 'POST' | 'DELETE',
+  path: string,
+  handler: Handler,
+  faultSubject?: (request: FastifyRequest) => FaultSubject,
+) => void
 
 export function registerRoutes(deps: SandboxDialectDeps): void {
   const { app, bank, pool } = deps
@@ -73,12 +87,18 @@ function registerRecipientRoutes(route: Route, deps: SandboxDialectDeps): void {
     const query = request.query as Record<string, unknown>
     const accountNumber = stringField(query, 'account_number')
     const bankCode = stringField(query, 'bank_code')
-    if (!accountNumber || !bankCode) return sendError(reply, 400, 'Account number and bank code are required', 'Provide account_number and bank_code')
+    if (!accountNumber || !bankCode)
+      return sendError(reply, 400, 'Account number and bank code are required', 'Provide account_number and bank_code')
     if (!/^[0-9]{10}$/.test(accountNumber)) return cannotResolve(reply)
     const answer = await bank.nameEnquiry(bankCode, accountNumber)
-    if (answer.responseCode === '16') return sendError(reply, 400, `Unknown bank code: ${bankCode}`, 'Use a bank code from the List Banks endpoint')
+    if (answer.responseCode === '16')
+      return sendError(reply, 400, `Unknown bank code: ${bankCode}`, 'Use a bank code from the List Banks endpoint')
     if (answer.responseCode !== '00' || !answer.accountName) return cannotResolve(reply)
-    return sendData(reply, 200, 'Account number resolved', { account_number: accountNumber, account_name: answer.accountName, bank_id: Number(bankCode) })
+    return sendData(reply, 200, 'Account number resolved', {
+      account_number: accountNumber,
+      account_name: answer.accountName,
+      bank_id: Number(bankCode),
+    })
   })
 
   route('POST', '/transferrecipient', async (request, reply) => {
@@ -88,20 +108,40 @@ function registerRecipientRoutes(route: Route, deps: SandboxDialectDeps): void {
     const accountNumber = stringField(body, 'account_number')
     const bankCode = stringField(body, 'bank_code')
     const currency = stringField(body, 'currency') ?? 'NGN'
-    if (!type || !name || !accountNumber || !bankCode) return missingParams(reply, 'type, name, account_number and bank_code are required')
-    if (type !== 'nuban') return sendError(reply, 400, 'Recipient type is invalid', 'The sandbox pays nuban recipients only')
+    if (!type || !name || !accountNumber || !bankCode)
+      return missingParams(reply, 'type, name, account_number and bank_code are required')
+    if (type !== 'nuban')
+      return sendError(reply, 400, 'Recipient type is invalid', 'The sandbox pays nuban recipients only')
     if (currency !== 'NGN') return sendError(reply, 400, 'Currency is not supported', 'Use NGN')
     if (name.length > 100) return sendError(reply, 400, 'Name is too long', 'Give a name of at most 100 characters')
     const answer = /^[0-9]{10}$/.test(accountNumber) ? await bank.nameEnquiry(bankCode, accountNumber) : undefined
-    if (answer?.responseCode !== '00' || !answer.accountName) return sendError(reply, 400, 'Cannot resolve account', 'Ensure that you provide the correct account number and bank code')
+    if (answer?.responseCode !== '00' || !answer.accountName)
+      return sendError(
+        reply,
+        400,
+        'Cannot resolve account',
+        'Ensure that you provide the correct account number and bank code',
+      )
     const description = (stringField(body, 'description') ?? '').slice(0, 200)
-    const recipient = await store.createRecipient(pool, { name, bankCode, accountNumber, accountName: answer.accountName, description })
+    const recipient = await store.createRecipient(pool, {
+      name,
+      bankCode,
+      accountNumber,
+      accountName: answer.accountName,
+      description,
+    })
     return sendData(reply, 201, 'Transfer recipient created successfully', recipientJson(recipient))
   })
 
   route('GET', '/transferrecipient/:code', async (request, reply) => {
     const recipient = await store.findRecipient(pool, (request.params as { code: string }).code)
-    if (!recipient) return sendError(reply, 404, 'Recipient not found', 'Ensure that you provide the code or id of a recipient of this integration')
+    if (!recipient)
+      return sendError(
+        reply,
+        404,
+        'Recipient not found',
+        'Ensure that you provide the code or id of a recipient of this integration',
+      )
     return sendData(reply, 200, 'Transfer recipient retrieved', recipientJson(recipient))
   })
 }
@@ -114,7 +154,10 @@ function registerTransfers(route: Route, deps: SandboxDialectDeps): void {
     async (request, reply) => initiateTransfer(deps, request, reply),
     (request) => {
       const body = request.body as Record<string, unknown> | undefined
-      return { amountKobo: typeof body?.amount === 'number' ? body.amount : undefined, transferReference: typeof body?.reference === 'string' ? body.reference : undefined }
+      return {
+        amountKobo: typeof body?.amount === 'number' ? body.amount : undefined,
+        transferReference: typeof body?.reference === 'string' ? body.reference : undefined,
+      }
     },
   )
 
@@ -123,7 +166,13 @@ function registerTransfers(route: Route, deps: SandboxDialectDeps): void {
     // Asking the bank settles a payout whose registered outcome is due.
     await bank.requery(reference)
     const transfer = await store.transferByReference(pool, reference)
-    if (!transfer) return sendError(reply, 404, 'Transfer not found', 'Ensure that you provide the reference of a transfer made on this integration')
+    if (!transfer)
+      return sendError(
+        reply,
+        404,
+        'Transfer not found',
+        'Ensure that you provide the reference of a transfer made on this integration',
+      )
     return sendData(reply, 200, 'Transfer retrieved', transferJson(transfer))
   })
 
@@ -131,7 +180,13 @@ function registerTransfers(route: Route, deps: SandboxDialectDeps): void {
     const found = await store.transferByIdOrCode(pool, (request.params as { code: string }).code)
     if (found) await bank.requery(found.reference)
     const transfer = found && (await store.transferByReference(pool, found.reference))
-    if (!transfer) return sendError(reply, 404, 'Transfer not found', 'Ensure that you provide the code or id of a transfer made on this integration')
+    if (!transfer)
+      return sendError(
+        reply,
+        404,
+        'Transfer not found',
+        'Ensure that you provide the code or id of a transfer made on this integration',
+      )
     return sendData(reply, 200, 'Transfer retrieved', transferJson(transfer))
   })
 }
@@ -142,10 +197,21 @@ function registerCustomerRoutes(route: Route, { bank, pool }: SandboxDialectDeps
     const body = request.body
     const email = stringField(body, 'email')
     if (!email) return missingParams(reply, 'Email Address is required')
-    if (!/^[^@\s]{1,64}@[^@\s]{1,189}$/.test(email)) return sendError(reply, 400, 'Invalid Email Address Passed', 'Provide a valid email address')
-    const [firstName, lastName, phone] = [stringField(body, 'first_name'), stringField(body, 'last_name'), stringField(body, 'phone')]
-    if ((firstName?.length ?? 0) > 50 || (lastName?.length ?? 0) > 50 || (phone?.length ?? 0) > 20) return sendError(reply, 400, 'A field is too long', 'Names take at most 50 characters, a phone number 20')
-    const customer = await store.upsertCustomer(pool, { email, firstName: firstName || undefined, lastName: lastName || undefined, phone: phone || undefined })
+    if (!/^[^@\s]{1,64}@[^@\s]{1,189}$/.test(email))
+      return sendError(reply, 400, 'Invalid Email Address Passed', 'Provide a valid email address')
+    const [firstName, lastName, phone] = [
+      stringField(body, 'first_name'),
+      stringField(body, 'last_name'),
+      stringField(body, 'phone'),
+    ]
+    if ((firstName?.length ?? 0) > 50 || (lastName?.length ?? 0) > 50 || (phone?.length ?? 0) > 20)
+      return sendError(reply, 400, 'A field is too long', 'Names take at most 50 characters, a phone number 20')
+    const customer = await store.upsertCustomer(pool, {
+      email,
+      firstName: firstName || undefined,
+      lastName: lastName || undefined,
+      phone: phone || undefined,
+    })
     return sendData(reply, 200, 'Customer created', customerJson(customer))
   })
 
@@ -153,12 +219,17 @@ function registerCustomerRoutes(route: Route, { bank, pool }: SandboxDialectDeps
     const customerId = stringField(request.body, 'customer')
     if (!customerId) return missingParams(reply, 'Customer is required')
     const customer = await store.findCustomer(pool, customerId)
-    if (!customer) return sendError(reply, 400, 'Customer not found', 'Create the customer first, then pass its code or id')
+    if (!customer)
+      return sendError(reply, 400, 'Customer not found', 'Create the customer first, then pass its code or id')
     const active = await store.activeDedicatedAccount(pool, customer.id)
     if (active) return sendData(reply, 200, 'NUBAN successfully created', dedicatedAccountJson(active))
     // The bank allocates once per reference: a retry of this request gets the same account.
     const clientReference = `${customer.customerCode}/${await store.dedicatedAccountCount(pool, customer.id)}`
-    const account = await bank.allocateVirtualAccount(SANDBOX_PAYSTACK_PROFILE, clientReference, dedicatedAccountName(customer))
+    const account = await bank.allocateVirtualAccount(
+      SANDBOX_PAYSTACK_PROFILE,
+      clientReference,
+      dedicatedAccountName(customer),
+    )
     const preferredBank = (stringField(request.body, 'preferred_bank') || bankJson(bank.bankCode).slug).slice(0, 50)
     const dedicated = await store.recordDedicatedAccount(pool, customer.id, account.accountNumber, preferredBank)
     return sendData(reply, 200, 'NUBAN successfully created', dedicatedAccountJson(dedicated))
@@ -168,13 +239,25 @@ function registerCustomerRoutes(route: Route, { bank, pool }: SandboxDialectDeps
 
   route('GET', '/dedicated_account/:id', async (request, reply) => {
     const account = await store.findDedicatedAccount(pool, (request.params as { id: string }).id)
-    if (!account) return sendError(reply, 404, 'Dedicated account not found', 'Ensure that you provide the id of a dedicated account of this integration')
+    if (!account)
+      return sendError(
+        reply,
+        404,
+        'Dedicated account not found',
+        'Ensure that you provide the id of a dedicated account of this integration',
+      )
     return sendData(reply, 200, 'Customer retrieved', dedicatedAccountJson(account))
   })
 
   route('DELETE', '/dedicated_account/:id', async (request, reply) => {
     const found = await store.findDedicatedAccount(pool, (request.params as { id: string }).id)
-    if (!found) return sendError(reply, 404, 'Dedicated account not found', 'Ensure that you provide the id of a dedicated account of this integration')
+    if (!found)
+      return sendError(
+        reply,
+        404,
+        'Dedicated account not found',
+        'Ensure that you provide the id of a dedicated account of this integration',
+      )
     await bank.archiveVirtualAccount(SANDBOX_PAYSTACK_PROFILE, found.accountNumber)
     await store.deactivateDedicatedAccount(pool, found.id)
     const account = (await store.findDedicatedAccount(pool, String(found.id)))!
@@ -185,23 +268,55 @@ function registerCustomerRoutes(route: Route, { bank, pool }: SandboxDialectDeps
 /** GET /dedicated_account: the dedicated accounts (of a customer, active or not when asked), oldest first, with Paystack's `meta` paging. */
 async function listDedicatedAccounts(pool: Pool, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const query = request.query as Record<string, unknown>
-  const perPage = pageNumber(stringField(query, 'perPage') ?? stringField(query, 'per_page'), PER_PAGE_DEFAULT, PER_PAGE_MAX)
+  const perPage = pageNumber(
+    stringField(query, 'perPage') ?? stringField(query, 'per_page'),
+    PER_PAGE_DEFAULT,
+    PER_PAGE_MAX,
+  )
   const page = pageNumber(stringField(query, 'page'), 1, PAGE_MAX)
   const active = stringField(query, 'active')
-  if (perPage === undefined || page === undefined || (active !== undefined && active !== 'true' && active !== 'false')) {
-    return sendError(reply, 400, 'Invalid query parameters', 'perPage and page are positive integers; active is true or false')
+  if (
+    perPage === undefined ||
+    page === undefined ||
+    (active !== undefined && active !== 'true' && active !== 'false')
+  ) {
+    return sendError(
+      reply,
+      400,
+      'Invalid query parameters',
+      'perPage and page are positive integers; active is true or false',
+    )
   }
   const customerKey = stringField(query, 'customer')
   const customer = customerKey ? await store.findCustomer(pool, customerKey) : undefined
-  const accounts = (customerKey && !customer ? [] : await store.dedicatedAccountsOf(pool, customer?.id)).filter((account) => active === undefined || String(account.active) === active)
+  const accounts = (customerKey && !customer ? [] : await store.dedicatedAccountsOf(pool, customer?.id)).filter(
+    (account) => active === undefined || String(account.active) === active,
+  )
   const skipped = (page - 1) * perPage
-  const meta = { total: accounts.length, skipped, perPage, page, pageCount: Math.max(1, Math.ceil(accounts.length / perPage)) }
-  return sendData(reply, 200, 'Managed accounts successfully retrieved', accounts.slice(skipped, skipped + perPage).map(dedicatedAccountJson), { meta })
+  const meta = {
+    total: accounts.length,
+    skipped,
+    perPage,
+    page,
+    pageCount: Math.max(1, Math.ceil(accounts.length / perPage)),
+  }
+  return sendData(
+    reply,
+    200,
+    'Managed accounts successfully retrieved',
+    accounts.slice(skipped, skipped + perPage).map(dedicatedAccountJson),
+    { meta },
+  )
 }
 
 /** Paystack's answer to a name enquiry that finds no holder. */
 function cannotResolve(reply: FastifyReply): FastifyReply {
-  return sendError(reply, 422, 'Could not resolve account name. Check parameters or try again.', "Ensure that you're passing the correct bank code and account number")
+  return sendError(
+    reply,
+    422,
+    'Could not resolve account name. Check parameters or try again.',
+    "Ensure that you're passing the correct bank code and account number",
+  )
 }
 
 function missingParams(reply: FastifyReply, message: string): FastifyReply {
@@ -219,7 +334,11 @@ function dedicatedAccountName(customer: store.Customer): string {
  * bank's verdict (pending until the simulator registers an outcome; failed at once for a refusal).
  * A reference used before is refused and moves nothing: the bank's reference is the check.
  */
-async function initiateTransfer({ bank, pool }: SandboxDialectDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+async function initiateTransfer(
+  { bank, pool }: SandboxDialectDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   const body = request.body
   const source = stringField(body, 'source')
   const amount = (body as Record<string, unknown> | undefined)?.amount
@@ -227,44 +346,86 @@ async function initiateTransfer({ bank, pool }: SandboxDialectDeps, request: Fas
   const currency = stringField(body, 'currency') ?? 'NGN'
   const reference = stringField(body, 'reference') ?? randomUUID()
   const reason = (stringField(body, 'reason') ?? '').slice(0, REASON_LENGTH_MAX)
-  if (!source || amount === undefined || !recipientId) return missingParams(reply, 'source, amount and recipient are required')
-  if (source !== 'balance') return sendError(reply, 400, 'Invalid transfer source', 'Transfers are made from your balance: source "balance"')
-  if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount < 1) return sendError(reply, 400, 'Invalid amount', 'Pass the amount as a positive integer in kobo')
+  if (!source || amount === undefined || !recipientId)
+    return missingParams(reply, 'source, amount and recipient are required')
+  if (source !== 'balance')
+    return sendError(reply, 400, 'Invalid transfer source', 'Transfers are made from your balance: source "balance"')
+  if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount < 1)
+    return sendError(reply, 400, 'Invalid amount', 'Pass the amount as a positive integer in kobo')
   if (currency !== 'NGN') return sendError(reply, 400, 'Currency is not supported', 'Use NGN')
-  if (!TRANSFER_REFERENCE.test(reference)) return sendError(reply, 400, 'Invalid transfer reference', 'A reference has 16 to 50 lowercase letters, digits, - and _')
+  if (!TRANSFER_REFERENCE.test(reference))
+    return sendError(
+      reply,
+      400,
+      'Invalid transfer reference',
+      'A reference has 16 to 50 lowercase letters, digits, - and _',
+    )
   if (await store.transferByReference(pool, reference)) return duplicateReference(reply)
   const recipient = await store.findRecipient(pool, recipientId)
-  if (!recipient) return sendError(reply, 400, 'Recipient specified is invalid', 'Create the recipient first, then pass its code')
-  const answer = await bank.transfer({ kind: 'payout', reference, destinationBankCode: recipient.bankCode, destinationAccountNumber: recipient.accountNumber, amountKobo: amount, narration: reason || undefined })
+  if (!recipient)
+    return sendError(reply, 400, 'Recipient specified is invalid', 'Create the recipient first, then pass its code')
+  const answer = await bank.transfer({
+    kind: 'payout',
+    reference,
+    destinationBankCode: recipient.bankCode,
+    destinationAccountNumber: recipient.accountNumber,
+    amountKobo: amount,
+    narration: reason || undefined,
+  })
   // Recorded with its webhook job in one transaction; a refusal at once is announced as transfer.failed.
   await withTransaction(pool, async (tx) => {
     const recorded = await store.recordTransfer(tx, { reference, recipient, amountKobo: amount, reason })
     const recordedTransfer = recorded ? await store.transferByReference(tx, reference) : undefined
-    if (recordedTransfer && transferStatus(recordedTransfer) === 'failed') await queueTransferEvent(tx, reference, 'settled')
+    if (recordedTransfer && transferStatus(recordedTransfer) === 'failed')
+      await queueTransferEvent(tx, reference, 'settled')
   })
   // 26: the bank holds this reference already (a concurrent duplicate, or a request whose answer
   // was lost before the dialect recorded it, recorded above): nothing moved this time.
   if (answer.responseCode === '26') return duplicateReference(reply)
   const transfer = (await store.transferByReference(pool, reference))!
-  return sendData(reply, 200, transferStatus(transfer) === 'failed' ? 'Transfer failed' : 'Transfer has been queued', transferCreatedJson(transfer))
+  return sendData(
+    reply,
+    200,
+    transferStatus(transfer) === 'failed' ? 'Transfer failed' : 'Transfer has been queued',
+    transferCreatedJson(transfer),
+  )
 }
 
 /** Paystack's refusal of a reference used on an earlier transfer: nothing is moved. */
 function duplicateReference(reply: FastifyReply): FastifyReply {
-  return sendError(reply, 400, 'Duplicate Transfer Reference', 'Generate a new reference for every transfer; verify the earlier one with GET /transfer/verify/:reference')
+  return sendError(
+    reply,
+    400,
+    'Duplicate Transfer Reference',
+    'Generate a new reference for every transfer; verify the earlier one with GET /transfer/verify/:reference',
+  )
 }
 
 /**
  * GET /transaction: the credits paid into the dedicated accounts (of one customer when asked),
  * newest first, as Paystack transactions with its `meta` paging. Only successful ones exist.
  */
-async function listTransactions({ bank, pool }: SandboxDialectDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+async function listTransactions(
+  { bank, pool }: SandboxDialectDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   const query = request.query as Record<string, unknown>
-  const perPage = pageNumber(stringField(query, 'perPage') ?? stringField(query, 'per_page'), PER_PAGE_DEFAULT, PER_PAGE_MAX)
+  const perPage = pageNumber(
+    stringField(query, 'perPage') ?? stringField(query, 'per_page'),
+    PER_PAGE_DEFAULT,
+    PER_PAGE_MAX,
+  )
   const page = pageNumber(stringField(query, 'page'), 1, PAGE_MAX)
   const from = dateOf(stringField(query, 'from'))
   const to = dateOf(stringField(query, 'to'))
-  if (perPage === undefined || page === undefined || from === null || to === null) return sendError(reply, 400, 'Invalid query parameters', 'perPage and page are positive integers; from and to are ISO 8601 dates')
+  if (perPage === undefined || page === undefined || from === null || to === null)
+    return sendError(
+      reply,
+      400,
+      'Invalid query parameters',
+      'perPage and page are positive integers; from and to are ISO 8601 dates',
+    )
   const customerKey = stringField(query, 'customer') ?? stringField(query, 'customer_code')
   const customer = customerKey ? await store.findCustomer(pool, customerKey) : undefined
   const status = stringField(query, 'status')
@@ -276,13 +437,21 @@ async function listTransactions({ bank, pool }: SandboxDialectDeps, request: Fas
   if ((status === undefined || status === 'success') && (channel === undefined || channel === 'dedicated_nuban')) {
     for (const account of accounts.filter((candidate) => !accountFilter || candidate.accountNumber === accountFilter)) {
       const credits = (await bank.inboundCredits(SANDBOX_PAYSTACK_PROFILE, account.accountNumber, from)) ?? []
-      for (const credit of credits) if (!to || new Date(credit.creditedAt) <= to) transactions.push(creditTransactionJson(credit, account))
+      for (const credit of credits)
+        if (!to || new Date(credit.creditedAt) <= to) transactions.push(creditTransactionJson(credit, account))
     }
   }
   transactions.sort((a, b) => String(b.paid_at).localeCompare(String(a.paid_at)) || (b.id as number) - (a.id as number))
   const skipped = (page - 1) * perPage
   const totalVolume = transactions.reduce((sum, transaction) => sum + (transaction.amount as number), 0)
-  const meta = { total: transactions.length, total_volume: totalVolume, skipped, perPage, page, pageCount: Math.max(1, Math.ceil(transactions.length / perPage)) }
+  const meta = {
+    total: transactions.length,
+    total_volume: totalVolume,
+    skipped,
+    perPage,
+    page,
+    pageCount: Math.max(1, Math.ceil(transactions.length / perPage)),
+  }
   return sendData(reply, 200, 'Transactions retrieved', transactions.slice(skipped, skipped + perPage), { meta })
 }
 

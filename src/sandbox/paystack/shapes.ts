@@ -66,7 +66,10 @@ export function recipientJson(recipient: Recipient): Record<string, unknown> {
  * POST /transfer gives the recipient's id instead (transferCreatedJson). `status` may be given
  * for a webhook, which speaks of the change it announces.
  */
-export function transferJson(transfer: Transfer, status: TransferStatus = transferStatus(transfer)): Record<string, unknown> {
+export function transferJson(
+  transfer: Transfer,
+  status: TransferStatus = transferStatus(transfer),
+): Record<string, unknown> {
   const updatedAt = transfer.reversedAt ?? transfer.settledAt ?? transfer.createdAt
   return {
     amount: transfer.amountKobo,
@@ -90,7 +93,12 @@ export function transferJson(transfer: Transfer, status: TransferStatus = transf
     session: { provider: transfer.sessionId ? 'nip' : null, id: transfer.sessionId || null },
     fee_charged: 0,
     fees_breakdown: null,
-    gateway_response: status === 'failed' ? (FAILURE_REASONS[transfer.responseCode] ?? 'Transfer failed') : status === 'pending' ? null : 'Approved',
+    gateway_response:
+      status === 'failed'
+        ? (FAILURE_REASONS[transfer.responseCode] ?? 'Transfer failed')
+        : status === 'pending'
+          ? null
+          : 'Approved',
   }
 }
 
@@ -194,11 +202,21 @@ export function creditTransactionJson(credit: InboundCreditNotice, account: Dedi
     channel: 'dedicated_nuban',
     currency: credit.currency,
     ip_address: null,
-    metadata: { receiver_account_number: credit.accountNumber, receiver_bank: bankName(credit.bankCode), custom_fields: [] },
+    metadata: {
+      receiver_account_number: credit.accountNumber,
+      receiver_bank: bankName(credit.bankCode),
+      custom_fields: [],
+    },
     log: null,
     fees: 0,
     fees_split: null,
-    customer: { ...customer, first_name: account.customer.firstName, last_name: account.customer.lastName, phone: account.customer.phone, metadata: null },
+    customer: {
+      ...customer,
+      first_name: account.customer.firstName,
+      last_name: account.customer.lastName,
+      phone: account.customer.phone,
+      metadata: null,
+    },
     authorization: {
       authorization_code: `AUTH_${credit.sessionId.slice(-10)}`,
       bin: null,

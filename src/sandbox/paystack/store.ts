@@ -28,7 +28,8 @@ interface RecipientRow {
   created_at: Date
 }
 
-const RECIPIENT_COLUMNS = 'r.id, r.recipient_code, r.name, r.bank_code, r.account_number, r.account_name, r.description, r.created_at'
+const RECIPIENT_COLUMNS =
+  'r.id, r.recipient_code, r.name, r.bank_code, r.account_number, r.account_name, r.description, r.created_at'
 
 function toRecipient(row: RecipientRow): Recipient {
   return {
@@ -45,25 +46,38 @@ function toRecipient(row: RecipientRow): Recipient {
 }
 
 /** A recipient for a bank account, once: Paystack answers the existing one for the same account. */
-export async function createRecipient(pool: Pool, recipient: { name: string; bankCode: string; accountNumber: string; accountName: string; description: string }): Promise<Recipient> {
+export async function createRecipient(
+  pool: Pool,
+  recipient: { name: string; bankCode: string; accountNumber: string; accountName: string; description: string },
+): Promise<Recipient> {
   const inserted = await pool.query<RecipientRow>(
     `INSERT INTO sandbox_bank.paystack_recipients AS r (recipient_code, type, name, bank_code, account_number, account_name, currency, description)
      VALUES ($1, 'nuban', $2, $3, $4, $5, 'NGN', $6)
      ON CONFLICT ON CONSTRAINT paystack_recipients_one_per_account DO NOTHING
      RETURNING ${RECIPIENT_COLUMNS}`,
-    [newCode('RCP'), recipient.name, recipient.bankCode, recipient.accountNumber, recipient.accountName, recipient.description],
+    [
+      newCode('RCP'),
+      recipient.name,
+      recipient.bankCode,
+      recipient.accountNumber,
+      recipient.accountName,
+      recipient.description,
+    ],
   )
   if (inserted.rows[0]) return toRecipient(inserted.rows[0])
-  const existing = await pool.query<RecipientRow>(`SELECT ${RECIPIENT_COLUMNS} FROM sandbox_bank.paystack_recipients r WHERE r.bank_code = $1 AND r.account_number = $2`, [
-    recipient.bankCode,
-    recipient.accountNumber,
-  ])
+  const existing = await pool.query<RecipientRow>(
+    `SELECT ${RECIPIENT_COLUMNS} FROM sandbox_bank.paystack_recipients r WHERE r.bank_code = $1 AND r.account_number = $2`,
+    [recipient.bankCode, recipient.accountNumber],
+  )
   return toRecipient(existing.rows[0]!)
 }
 
 /** By recipient code or numeric id, as Paystack's {id_or_code} paths take either. */
 export async function findRecipient(pool: Queryable, idOrCode: string): Promise<Recipient | undefined> {
-  const found = await pool.query<RecipientRow>(`SELECT ${RECIPIENT_COLUMNS} FROM sandbox_bank.paystack_recipients r WHERE ${byIdOrCode('r', 'recipient_code')}`, [idOrCode])
+  const found = await pool.query<RecipientRow>(
+    `SELECT ${RECIPIENT_COLUMNS} FROM sandbox_bank.paystack_recipients r WHERE ${byIdOrCode('r', 'recipient_code')}`,
+    [idOrCode],
+  )
   return found.rows[0] && toRecipient(found.rows[0])
 }
 
@@ -142,13 +156,24 @@ export async function transferByIdOrCode(db: Queryable, idOrCode: string): Promi
  * call recorded it. Only a payout to the recipient's account for the same amount is recorded (a
  * transfer whose answer was lost before it was recorded here is found again this way).
  */
-export async function recordTransfer(tx: Queryable, transfer: { reference: string; recipient: Recipient; amountKobo: number; reason: string }): Promise<boolean> {
+export async function recordTransfer(
+  tx: Queryable,
+  transfer: { reference: string; recipient: Recipient; amountKobo: number; reason: string },
+): Promise<boolean> {
   const { rowCount } = await tx.query(
     `INSERT INTO sandbox_bank.paystack_transfers (transfer_code, reference, recipient_id, amount_kobo, currency, reason)
      SELECT $1, t.reference, $3, t.amount_kobo, 'NGN', $5 FROM sandbox_bank.transfers t
       WHERE t.reference = $2 AND t.kind = 'payout' AND t.amount_kobo = $4 AND t.destination_bank_code = $6 AND t.destination_account_number = $7
      ON CONFLICT ON CONSTRAINT paystack_transfers_reference_key DO NOTHING`,
-    [newCode('TRF'), transfer.reference, transfer.recipient.id, transfer.amountKobo, transfer.reason, transfer.recipient.bankCode, transfer.recipient.accountNumber],
+    [
+      newCode('TRF'),
+      transfer.reference,
+      transfer.recipient.id,
+      transfer.amountKobo,
+      transfer.reason,
+      transfer.recipient.bankCode,
+      transfer.recipient.accountNumber,
+    ],
   )
   return rowCount === 1
 }
@@ -175,7 +200,8 @@ interface CustomerRow {
   updated_at: Date
 }
 
-const CUSTOMER_COLUMNS = 'c.id, c.customer_code, c.email, c.first_name, c.last_name, c.phone, c.created_at, c.updated_at'
+const CUSTOMER_COLUMNS =
+  'c.id, c.customer_code, c.email, c.first_name, c.last_name, c.phone, c.created_at, c.updated_at'
 
 function toCustomer(row: CustomerRow): Customer {
   return {
@@ -191,20 +217,32 @@ function toCustomer(row: CustomerRow): Customer {
 }
 
 /** A customer per email, as Paystack keeps them: created once; asked again, the names given fill in or replace the stored ones. */
-export async function upsertCustomer(pool: Pool, customer: { email: string; firstName?: string; lastName?: string; phone?: string }): Promise<Customer> {
+export async function upsertCustomer(
+  pool: Pool,
+  customer: { email: string; firstName?: string; lastName?: string; phone?: string },
+): Promise<Customer> {
   const result = await pool.query<CustomerRow>(
     `INSERT INTO sandbox_bank.paystack_customers AS c (customer_code, email, first_name, last_name, phone) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT ON CONSTRAINT paystack_customers_email_key DO UPDATE
        SET first_name = coalesce(EXCLUDED.first_name, c.first_name), last_name = coalesce(EXCLUDED.last_name, c.last_name),
            phone = coalesce(EXCLUDED.phone, c.phone), updated_at = now()
      RETURNING ${CUSTOMER_COLUMNS}`,
-    [newCode('CUS'), customer.email.toLowerCase(), customer.firstName ?? null, customer.lastName ?? null, customer.phone ?? null],
+    [
+      newCode('CUS'),
+      customer.email.toLowerCase(),
+      customer.firstName ?? null,
+      customer.lastName ?? null,
+      customer.phone ?? null,
+    ],
   )
   return toCustomer(result.rows[0]!)
 }
 
 export async function findCustomer(db: Queryable, idOrCode: string): Promise<Customer | undefined> {
-  const found = await db.query<CustomerRow>(`SELECT ${CUSTOMER_COLUMNS} FROM sandbox_bank.paystack_customers c WHERE ${byIdOrCode('c', 'customer_code')}`, [idOrCode])
+  const found = await db.query<CustomerRow>(
+    `SELECT ${CUSTOMER_COLUMNS} FROM sandbox_bank.paystack_customers c WHERE ${byIdOrCode('c', 'customer_code')}`,
+    [idOrCode],
+  )
   return found.rows[0] && toCustomer(found.rows[0])
 }
 
@@ -249,18 +287,29 @@ function toDedicatedAccount(row: DedicatedAccountRow): DedicatedAccount {
 }
 
 export async function activeDedicatedAccount(db: Queryable, customerId: number): Promise<DedicatedAccount | undefined> {
-  const found = await db.query<DedicatedAccountRow>(`${DEDICATED_ACCOUNT_SELECT} WHERE d.customer_id = $1 AND d.active`, [customerId])
+  const found = await db.query<DedicatedAccountRow>(
+    `${DEDICATED_ACCOUNT_SELECT} WHERE d.customer_id = $1 AND d.active`,
+    [customerId],
+  )
   return found.rows[0] && toDedicatedAccount(found.rows[0])
 }
 
 /** How many dedicated accounts a customer has had: the next one's reference at the bank counts them. */
 export async function dedicatedAccountCount(db: Queryable, customerId: number): Promise<number> {
-  const found = await db.query<{ count: string }>(`SELECT count(*) AS count FROM sandbox_bank.paystack_dedicated_accounts WHERE customer_id = $1`, [customerId])
+  const found = await db.query<{ count: string }>(
+    `SELECT count(*) AS count FROM sandbox_bank.paystack_dedicated_accounts WHERE customer_id = $1`,
+    [customerId],
+  )
   return Number(found.rows[0]!.count)
 }
 
 /** Records the customer's dedicated account on an account the bank allocated; a concurrent request's record wins and is answered. */
-export async function recordDedicatedAccount(pool: Pool, customerId: number, accountNumber: string, preferredBank: string): Promise<DedicatedAccount> {
+export async function recordDedicatedAccount(
+  pool: Pool,
+  customerId: number,
+  accountNumber: string,
+  preferredBank: string,
+): Promise<DedicatedAccount> {
   await pool.query(
     `INSERT INTO sandbox_bank.paystack_dedicated_accounts (customer_id, account_number, preferred_bank) VALUES ($1, $2, $3)
      ON CONFLICT DO NOTHING`,
@@ -275,19 +324,30 @@ export async function findDedicatedAccount(db: Queryable, id: string): Promise<D
   return found.rows[0] && toDedicatedAccount(found.rows[0])
 }
 
-export async function dedicatedAccountByNumber(db: Queryable, accountNumber: string): Promise<DedicatedAccount | undefined> {
-  const found = await db.query<DedicatedAccountRow>(`${DEDICATED_ACCOUNT_SELECT} WHERE d.account_number = $1`, [accountNumber])
+export async function dedicatedAccountByNumber(
+  db: Queryable,
+  accountNumber: string,
+): Promise<DedicatedAccount | undefined> {
+  const found = await db.query<DedicatedAccountRow>(`${DEDICATED_ACCOUNT_SELECT} WHERE d.account_number = $1`, [
+    accountNumber,
+  ])
   return found.rows[0] && toDedicatedAccount(found.rows[0])
 }
 
 /** The dedicated accounts of a customer, or of every customer: what the transaction list reads credits from. */
 export async function dedicatedAccountsOf(db: Queryable, customerId: number | undefined): Promise<DedicatedAccount[]> {
-  const found = await db.query<DedicatedAccountRow>(`${DEDICATED_ACCOUNT_SELECT} WHERE ($1::bigint IS NULL OR d.customer_id = $1) ORDER BY d.id`, [customerId ?? null])
+  const found = await db.query<DedicatedAccountRow>(
+    `${DEDICATED_ACCOUNT_SELECT} WHERE ($1::bigint IS NULL OR d.customer_id = $1) ORDER BY d.id`,
+    [customerId ?? null],
+  )
   return found.rows.map(toDedicatedAccount)
 }
 
 export async function deactivateDedicatedAccount(db: Queryable, id: number): Promise<void> {
-  await db.query(`UPDATE sandbox_bank.paystack_dedicated_accounts SET active = false, updated_at = now() WHERE id = $1 AND active`, [id])
+  await db.query(
+    `UPDATE sandbox_bank.paystack_dedicated_accounts SET active = false, updated_at = now() WHERE id = $1 AND active`,
+    [id],
+  )
 }
 
 /**

@@ -35,7 +35,11 @@ export async function queueTransferEvent(tx: Queryable, reference: string, chang
  * registered, a reversal) queues its webhook in the statement that makes the change. Payouts made
  * otherwise (the sandbox provider's) are not the dialect's.
  */
-export const PAYOUT_LISTENER: PayoutListener = { payoutsTable: 'sandbox_bank.paystack_transfers', task: TRANSFER_EVENT_TASK, maxAttempts: WEBHOOK_ATTEMPTS_MAX }
+export const PAYOUT_LISTENER: PayoutListener = {
+  payoutsTable: 'sandbox_bank.paystack_transfers',
+  task: TRANSFER_EVENT_TASK,
+  maxAttempts: WEBHOOK_ATTEMPTS_MAX,
+}
 
 export function transferEventTasks(deps: SandboxDialectJobDeps): Record<string, Task> {
   const bank = new SandboxBank(deps.pool, deps.bankCode, deps.clock)
@@ -52,7 +56,12 @@ export function transferEventTasks(deps: SandboxDialectJobDeps): Record<string, 
       const settled = transferStatus({ responseCode: transfer.responseCode, reversedAt: null })
       // Registered but not yet due by the bank's clock: tried again later.
       if (settled === 'pending') throw new Error(`transfer ${reference} has not settled yet`)
-      await post(deps, secretKey, settled === 'success' ? 'transfer.success' : 'transfer.failed', transferJson(transfer, settled))
+      await post(
+        deps,
+        secretKey,
+        settled === 'success' ? 'transfer.success' : 'transfer.failed',
+        transferJson(transfer, settled),
+      )
     },
   }
 }
@@ -65,13 +74,25 @@ export function creditNotifier(deps: SandboxDialectJobDeps): CreditNotifier {
   const secretKey = sandboxPaystackSecretKey(deps.bankSecret)
   return async (notice: InboundCreditNotice) => {
     const account = await dedicatedAccountByNumber(deps.pool, notice.accountNumber)
-    if (!account) throw new Error(`account ${notice.accountNumber} is no dedicated account of the sandbox Paystack dialect`)
+    if (!account)
+      throw new Error(`account ${notice.accountNumber} is no dedicated account of the sandbox Paystack dialect`)
     await post(deps, secretKey, 'charge.success', creditTransactionJson(notice, account))
   }
 }
 
 /** POSTs {event, data} to Rail's webhook route for the profile, signed; anything but 2xx throws. */
-async function post(deps: { clientBaseUrl: () => string }, secretKey: string, event: string, data: unknown): Promise<void> {
+async function post(
+  deps: { clientBaseUrl: () => string },
+  secretKey: string,
+  event: string,
+  data: unknown,
+): Promise<void> {
   const body = JSON.stringify({ event, data })
-  await postToClient(deps.clientBaseUrl(), SANDBOX_PAYSTACK_PROFILE, body, { 'x-paystack-signature': paystackSignature(secretKey, body) }, `the ${event} webhook`)
+  await postToClient(
+    deps.clientBaseUrl(),
+    SANDBOX_PAYSTACK_PROFILE,
+    body,
+    { 'x-paystack-signature': paystackSignature(secretKey, body) },
+    `the ${event} webhook`,
+  )
 }

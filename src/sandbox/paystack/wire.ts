@@ -10,7 +10,13 @@ export const SANDBOX_INTEGRATION_ID = 100_032
 export const SANDBOX_DOMAIN = 'test'
 
 /** A successful answer: Paystack's envelope around the data. */
-export function sendData(reply: FastifyReply, statusCode: number, message: string, data: unknown, extra: Record<string, unknown> = {}): FastifyReply {
+export function sendData(
+  reply: FastifyReply,
+  statusCode: number,
+  message: string,
+  data: unknown,
+  extra: Record<string, unknown> = {},
+): FastifyReply {
   return reply.code(statusCode).send({ status: true, message, data, ...extra })
 }
 
@@ -19,7 +25,13 @@ export function sendData(reply: FastifyReply, statusCode: number, message: strin
  * is left out: the published description allows only a few values there, none of them Paystack's
  * finer codes.
  */
-export function sendError(reply: FastifyReply, statusCode: number, message: string, nextStep: string, type: 'validation_error' | 'api_error' = 'validation_error'): FastifyReply {
+export function sendError(
+  reply: FastifyReply,
+  statusCode: number,
+  message: string,
+  nextStep: string,
+  type: 'validation_error' | 'api_error' = 'validation_error',
+): FastifyReply {
   return reply.code(statusCode).send({ status: false, message, meta: { nextStep }, type })
 }
 
@@ -27,10 +39,20 @@ export function sendError(reply: FastifyReply, statusCode: number, message: stri
  * The bearer check every dialect route makes: Paystack answers 401 to a missing or malformed
  * Authorization header and to a key that is not the integration's.
  */
-export function checkSecretKey(request: FastifyRequest, reply: FastifyReply, secretKey: string): FastifyReply | undefined {
+export function checkSecretKey(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  secretKey: string,
+): FastifyReply | undefined {
   const header = request.headers.authorization
   const match = typeof header === 'string' ? /^Bearer (\S+)$/.exec(header) : null
-  if (!match) return sendError(reply, 401, 'Format is Authorization: Bearer [secret key]', 'Provide your secret key as a Bearer token in the Authorization header')
+  if (!match)
+    return sendError(
+      reply,
+      401,
+      'Format is Authorization: Bearer [secret key]',
+      'Provide your secret key as a Bearer token in the Authorization header',
+    )
   if (!constantTimeEqual(match[1]!, secretKey)) {
     return sendError(reply, 401, 'Invalid key', 'Ensure that you provide the correct authorization key for the request')
   }

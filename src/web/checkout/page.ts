@@ -22,12 +22,18 @@ export const STATE_LABELS: Record<CheckoutState, string> = {
 }
 
 /** What the live region says about a state: the label, and the amounts paid and still due. */
-export function statusText(view: Pick<CheckoutView, 'state' | 'paidKobo' | 'remainingKobo'>): { label: string; detail: string } {
+export function statusText(view: Pick<CheckoutView, 'state' | 'paidKobo' | 'remainingKobo'>): {
+  label: string
+  detail: string
+} {
   const label = STATE_LABELS[view.state]
-  if (view.state === 'partially_paid') return { label, detail: `Paid ${naira(view.paidKobo)} · Remaining ${naira(view.remainingKobo ?? 0)}` }
+  if (view.state === 'partially_paid')
+    return { label, detail: `Paid ${naira(view.paidKobo)} · Remaining ${naira(view.remainingKobo ?? 0)}` }
   if (view.state === 'paid') return { label, detail: `Received ${naira(view.paidKobo)}. Thank you.` }
-  if (view.state === 'expired') return { label, detail: 'This payment link has expired. Do not send money to this account.' }
-  if (view.state === 'cancelled') return { label, detail: 'This payment was cancelled. Do not send money to this account.' }
+  if (view.state === 'expired')
+    return { label, detail: 'This payment link has expired. Do not send money to this account.' }
+  if (view.state === 'cancelled')
+    return { label, detail: 'This payment was cancelled. Do not send money to this account.' }
   return { label, detail: 'Send the amount by bank transfer to the account below.' }
 }
 
@@ -51,7 +57,10 @@ ${body}
 
 /** The plain page of an unknown, long-expired or malformed token: the same for all three. */
 export function notFoundPage(): string {
-  return layout('Payment link not found', html`<main class="card"><h1>Payment link not found</h1><p>Check the link you were given, or ask the merchant for a new one.</p></main>`)
+  return layout(
+    'Payment link not found',
+    html`<main class="card"><h1>Payment link not found</h1><p>Check the link you were given, or ask the merchant for a new one.</p></main>`,
+  )
 }
 
 const NOTICES: Record<string, string> = {
@@ -89,7 +98,8 @@ function itemsTable(items: CheckoutView['items']): Html {
 <caption>What is billed</caption>
 <thead><tr><th scope="col">Item</th><th scope="col">Quantity</th><th scope="col">Total</th></tr></thead>
 <tbody>${items.map(
-    (item) => html`<tr><th scope="row" class="item-description">${item.description}</th><td class="item-quantity">${item.quantity} × ${naira(item.unitAmountKobo)}</td><td class="item-total">${naira(item.quantity * item.unitAmountKobo)}</td></tr>`,
+    (item) =>
+      html`<tr><th scope="row" class="item-description">${item.description}</th><td class="item-quantity">${item.quantity} × ${naira(item.unitAmountKobo)}</td><td class="item-total">${naira(item.quantity * item.unitAmountKobo)}</td></tr>`,
   )}</tbody>
 </table>`
 }

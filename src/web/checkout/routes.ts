@@ -15,8 +15,14 @@ export const CONTENT_SECURITY_POLICY =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
 const ASSETS = {
-  'checkout.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('./assets/checkout.js', import.meta.url)) },
-  'checkout.css': { type: 'text/css; charset=utf-8', body: readFileSync(new URL('./assets/checkout.css', import.meta.url)) },
+  'checkout.js': {
+    type: 'text/javascript; charset=utf-8',
+    body: readFileSync(new URL('./assets/checkout.js', import.meta.url)),
+  },
+  'checkout.css': {
+    type: 'text/css; charset=utf-8',
+    body: readFileSync(new URL('./assets/checkout.css', import.meta.url)),
+  },
 }
 
 function pageHeaders(reply: FastifyReply): FastifyReply {
@@ -29,24 +35,47 @@ export function registerCheckoutRoutes(app: HttpServer, deps: CheckoutDeps): voi
   const open = { config: { auth: 'none' as const }, schema: { hide: true } }
   for (const prefix of ['/checkout', '/pay']) {
     // Whatever is wrong with a link (malformed, over-long, a path no page has) is a link not found.
-    registerPageArea(app, { prefix: `${prefix}/`, except: /\/status$/, notFound: (reply) => pageHeaders(reply).code(404).type('text/html; charset=utf-8').send(notFoundPage()) })
+    registerPageArea(app, {
+      prefix: `${prefix}/`,
+      except: /\/status$/,
+      notFound: (reply) => pageHeaders(reply).code(404).type('text/html; charset=utf-8').send(notFoundPage()),
+    })
     app.get<TokenRequest>(`${prefix}/:token`, open, async (request, reply) => {
       const view = await checkoutView(deps, request.params.token)
-      const page = view ? checkoutPage(`${prefix}/${encodeURIComponent(request.params.token)}`, view, request.query.notice) : notFoundPage()
-      return pageHeaders(reply).code(view ? 200 : 404).type('text/html; charset=utf-8').send(page)
+      const page = view
+        ? checkoutPage(`${prefix}/${encodeURIComponent(request.params.token)}`, view, request.query.notice)
+        : notFoundPage()
+      return pageHeaders(reply)
+        .code(view ? 200 : 404)
+        .type('text/html; charset=utf-8')
+        .send(page)
     })
     app.get<TokenRequest>(`${prefix}/:token/status`, open, async (request, reply) => {
       const view = await checkoutView(deps, request.params.token)
-      if (!view) return pageHeaders(reply).code(404).send(errorBody(new RailError('not_found', 'Payment link not found')))
+      if (!view)
+        return pageHeaders(reply)
+          .code(404)
+          .send(errorBody(new RailError('not_found', 'Payment link not found')))
       const text = statusText(view)
-      return pageHeaders(reply).send({ state: view.state, label: text.label, detail: text.detail, paidKobo: view.paidKobo, remainingKobo: view.remainingKobo, returnUrl: view.returnUrl })
+      return pageHeaders(reply).send({
+        state: view.state,
+        label: text.label,
+        detail: text.detail,
+        paidKobo: view.paidKobo,
+        remainingKobo: view.remainingKobo,
+        returnUrl: view.returnUrl,
+      })
     })
   }
   app.register(async (forms) => registerSimulateRoutes(forms as unknown as HttpServer, deps))
   app.get<{ Params: { file: string } }>('/checkout-assets/:file', open, async (request, reply) => {
     const asset = ASSETS[request.params.file as keyof typeof ASSETS]
     if (!asset) return pageHeaders(reply).code(404).type('text/html; charset=utf-8').send(notFoundPage())
-    return reply.header('X-Content-Type-Options', 'nosniff').header('Cache-Control', 'public, max-age=300').type(asset.type).send(asset.body)
+    return reply
+      .header('X-Content-Type-Options', 'nosniff')
+      .header('Cache-Control', 'public, max-age=300')
+      .type(asset.type)
+      .send(asset.body)
   })
 }
 
@@ -64,20 +93,26 @@ function registerSimulateRoutes(forms: HttpServer, deps: CheckoutDeps): void {
     done(null, Object.fromEntries(new URLSearchParams(body as string)))
   })
   for (const prefix of ['/checkout', '/pay']) {
-    forms.post<{ Params: { token: string }; Body: Record<string, string> | undefined }>(`${prefix}/:token/simulate`, { config: { auth: 'none' }, schema: { hide: true } }, async (request, reply) => {
-      const page = `${prefix}/${encodeURIComponent(request.params.token)}`
-      const amountKobo = parseNairaToKobo(request.body?.amount)
-      const attempt = request.body?.attempt ?? ''
-      if (amountKobo === undefined || amountKobo > deps.maxAmountKobo || !/^[0-9a-f-]{36}$/.test(attempt)) return pageHeaders(reply).redirect(`${page}?notice=amount`, 303)
-      let outcome: Awaited<ReturnType<typeof simulatePageTransfer>>
-      try {
-        outcome = await simulatePageTransfer(deps, request.params.token, amountKobo, attempt)
-      } catch (error) {
-        if (!(error instanceof RailError)) throw error
-        return pageHeaders(reply).redirect(`${page}?notice=${error.statusCode === 422 ? 'amount' : 'failed'}`, 303)
-      }
-      if (outcome !== 'paid') return pageHeaders(reply).code(404).type('text/html; charset=utf-8').send(notFoundPage())
-      return pageHeaders(reply).redirect(`${page}?notice=sent`, 303)
-    })
+    forms.post<{ Params: { token: string }; Body: Record<string, string> | undefined }>(
+      `${prefix}/:token/simulate`,
+      { config: { auth: 'none' }, schema: { hide: true } },
+      async (request, reply) => {
+        const page = `${prefix}/${encodeURIComponent(request.params.token)}`
+        const amountKobo = parseNairaToKobo(request.body?.amount)
+        const attempt = request.body?.attempt ?? ''
+        if (amountKobo === undefined || amountKobo > deps.maxAmountKobo || !/^[0-9a-f-]{36}$/.test(attempt))
+          return pageHeaders(reply).redirect(`${page}?notice=amount`, 303)
+        let outcome: Awaited<ReturnType<typeof simulatePageTransfer>>
+        try {
+          outcome = await simulatePageTransfer(deps, request.params.token, amountKobo, attempt)
+        } catch (error) {
+          if (!(error instanceof RailError)) throw error
+          return pageHeaders(reply).redirect(`${page}?notice=${error.statusCode === 422 ? 'amount' : 'failed'}`, 303)
+        }
+        if (outcome !== 'paid')
+          return pageHeaders(reply).code(404).type('text/html; charset=utf-8').send(notFoundPage())
+        return pageHeaders(reply).redirect(`${page}?notice=sent`, 303)
+      },
+    )
   }
 }

@@ -54,14 +54,18 @@ export interface CheckoutDeps {
 }
 
 /** The page of a token: undefined for a malformed or unknown token, and for one expired long ago. */
-export async function checkoutView(deps: Pick<CheckoutDeps, 'pool' | 'clock'>, token: string): Promise<CheckoutView | undefined> {
+export async function checkoutView(
+  deps: Pick<CheckoutDeps, 'pool' | 'clock'>,
+  token: string,
+): Promise<CheckoutView | undefined> {
   if (!TOKEN_PATTERN.test(token)) return undefined
   const view = await getIntentByCheckoutToken(deps.pool, token)
   if (!view) return undefined
   const now = (await partnerClockById(deps.pool, deps.clock, view.intent.partnerId)).now()
   const page = await pageOf(deps.pool, view, now)
   if (!page) return undefined
-  if (page.state === 'expired' && page.expiresAt && now.getTime() - page.expiresAt.getTime() > EXPIRED_PAGE_KEPT_MS) return undefined
+  if (page.state === 'expired' && page.expiresAt && now.getTime() - page.expiresAt.getTime() > EXPIRED_PAGE_KEPT_MS)
+    return undefined
   return page
 }
 
@@ -80,7 +84,8 @@ async function pageOf(db: Queryable, view: IntentView, now: Date): Promise<Check
     sandbox: partner.environment === 'sandbox',
   }
   if (intent.ownerType === 'invoice' && intent.ownerId) return invoicePage(db, base, intent.partnerId, intent.ownerId)
-  if (intent.ownerType === 'escrow' && intent.ownerId) return escrowPage(db, base, intent.partnerId, intent.ownerId, view)
+  if (intent.ownerType === 'escrow' && intent.ownerId)
+    return escrowPage(db, base, intent.partnerId, intent.ownerId, view)
   const lapsed = intent.expiresAt.getTime() <= now.getTime()
   const state: CheckoutState =
     intent.status === 'paid' || intent.status === 'overpaid'
@@ -101,16 +106,33 @@ async function pageOf(db: Queryable, view: IntentView, now: Date): Promise<Check
   }
 }
 
-type PageBase = Pick<CheckoutView, 'merchantName' | 'lines' | 'items' | 'accountNumber' | 'accountName' | 'bankName' | 'returnUrl' | 'sandbox'>
+type PageBase = Pick<
+  CheckoutView,
+  'merchantName' | 'lines' | 'items' | 'accountNumber' | 'accountName' | 'bankName' | 'returnUrl' | 'sandbox'
+>
 
-function amounts(amountKobo: number | null, paidKobo: number): Pick<CheckoutView, 'amountKobo' | 'paidKobo' | 'remainingKobo'> {
+function amounts(
+  amountKobo: number | null,
+  paidKobo: number,
+): Pick<CheckoutView, 'amountKobo' | 'paidKobo' | 'remainingKobo'> {
   return { amountKobo, paidKobo, remainingKobo: amountKobo === null ? null : Math.max(0, amountKobo - paidKobo) }
 }
 
-async function invoicePage(db: Queryable, base: PageBase, partnerId: string, invoiceId: string): Promise<CheckoutView | undefined> {
+async function invoicePage(
+  db: Queryable,
+  base: PageBase,
+  partnerId: string,
+  invoiceId: string,
+): Promise<CheckoutView | undefined> {
   const invoice = await getInvoiceById(db, partnerId, invoiceId)
   if (!invoice) return undefined
-  const states: Record<typeof invoice.status, CheckoutState> = { draft: 'awaiting_payment', published: 'awaiting_payment', partially_paid: 'partially_paid', paid: 'paid', cancelled: 'cancelled' }
+  const states: Record<typeof invoice.status, CheckoutState> = {
+    draft: 'awaiting_payment',
+    published: 'awaiting_payment',
+    partially_paid: 'partially_paid',
+    paid: 'paid',
+    cancelled: 'cancelled',
+  }
   const lines = invoice.customer?.name ? [{ label: 'Billed to', value: invoice.customer.name }] : []
   return {
     ...base,
@@ -126,7 +148,13 @@ async function invoicePage(db: Queryable, base: PageBase, partnerId: string, inv
   }
 }
 
-async function escrowPage(db: Queryable, base: PageBase, partnerId: string, escrowId: string, view: IntentView): Promise<CheckoutView | undefined> {
+async function escrowPage(
+  db: Queryable,
+  base: PageBase,
+  partnerId: string,
+  escrowId: string,
+  view: IntentView,
+): Promise<CheckoutView | undefined> {
   const escrow = await getEscrowById(db, partnerId, escrowId)
   if (!escrow) return undefined
   const state: CheckoutState =
@@ -153,12 +181,22 @@ async function escrowPage(db: Queryable, base: PageBase, partnerId: string, escr
  * bank receives it and announces it to Rail). `attemptKey` is the form's one-time key: a form
  * posted twice pays once, as the same request sent twice with its Idempotency-Key does.
  */
-export async function simulatePageTransfer(deps: CheckoutDeps, token: string, amountKobo: number, attemptKey: string): Promise<'paid' | 'not_found' | 'not_sandbox'> {
+export async function simulatePageTransfer(
+  deps: CheckoutDeps,
+  token: string,
+  amountKobo: number,
+  attemptKey: string,
+): Promise<'paid' | 'not_found' | 'not_sandbox'> {
   if (!TOKEN_PATTERN.test(token)) return 'not_found'
   const view = await getIntentByCheckoutToken(deps.pool, token)
   const partner = view && (await getPartner(deps.pool, view.intent.partnerId))
   if (!view || !partner) return 'not_found'
   if (partner.environment !== 'sandbox') return 'not_sandbox'
-  await simulateInboundCreditOnce(deps.inbound, partner, { virtualAccount: view.account.accountNumber, amountKobo, payerName: 'Checkout Payer' }, `checkout:${attemptKey}`)
+  await simulateInboundCreditOnce(
+    deps.inbound,
+    partner,
+    { virtualAccount: view.account.accountNumber, amountKobo, payerName: 'Checkout Payer' },
+    `checkout:${attemptKey}`,
+  )
   return 'paid'
 }

@@ -30,7 +30,13 @@ export interface RecordedAction {
  * Records the action, runs the service call, then records its outcome. A service refusal
  * (RailError) is recorded as `refused` with its message and thrown on, for `refusedAction`.
  */
-export async function runRecorded<T>(deps: DashboardDeps, visit: Visit, action: RecordedAction, run: () => Promise<T>, outcomeOf: (result: T) => Record<string, unknown>): Promise<T> {
+export async function runRecorded<T>(
+  deps: DashboardDeps,
+  visit: Visit,
+  action: RecordedAction,
+  run: () => Promise<T>,
+  outcomeOf: (result: T) => Record<string, unknown>,
+): Promise<T> {
   const actionId = await recordAction(deps.pool, deps.clock, visit, action.name, action.objectId, action.detail)
   let result: T
   try {

@@ -11,19 +11,28 @@ export function registerDashboardCommands(program: Command, withDatabase: WithDa
   const dashboard = program.command('dashboard').description("the partner dashboard's sign-in")
   dashboard
     .command('link')
-    .description(`print a one-time sign-in URL for the partner's dashboard (valid ${LINK_LIFETIME_MS / 60_000} minutes)`)
+    .description(
+      `print a one-time sign-in URL for the partner's dashboard (valid ${LINK_LIFETIME_MS / 60_000} minutes)`,
+    )
     .option('--partner <id>', 'partner id (default: the sandbox partner `rail serve` saved in the data directory)')
-    .option('--operator <name>', "who will use it (1–100 printable characters): shown on the dashboard and recorded with each action")
+    .option(
+      '--operator <name>',
+      'who will use it (1–100 printable characters): shown on the dashboard and recorded with each action',
+    )
     .action(async (options: { partner?: string; operator?: string }) => {
       if (options.operator !== undefined && !isOperatorName(options.operator)) {
-        console.error(`--operator: a name of 1–${OPERATOR_MAX} printable characters, without leading or trailing spaces`)
+        console.error(
+          `--operator: a name of 1–${OPERATOR_MAX} printable characters, without leading or trailing spaces`,
+        )
         process.exitCode = 1
         return
       }
       const config = loadConfig()
       const partnerId = options.partner ?? readSandboxPartner(config.dataDir)?.partnerId
       if (partnerId === undefined) {
-        console.error(`--partner: no sandbox partner saved in ${config.dataDir}; name the partner (npx rail partner list)`)
+        console.error(
+          `--partner: no sandbox partner saved in ${config.dataDir}; name the partner (npx rail partner list)`,
+        )
         process.exitCode = 1
         return
       }

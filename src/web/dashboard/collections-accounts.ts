@@ -4,9 +4,24 @@
 import { html } from '../../platform/html.ts'
 import { listCredits, type InboundCredit } from '../../collections/credits/service.ts'
 import { getIntent } from '../../collections/intents/service.ts'
-import { bankName, getAccount, listAccounts, type VirtualAccount, type VirtualAccountPurpose } from '../../collections/virtual-accounts/service.ts'
+import {
+  bankName,
+  getAccount,
+  listAccounts,
+  type VirtualAccount,
+  type VirtualAccountPurpose,
+} from '../../collections/virtual-accounts/service.ts'
 import { creditList } from './collections-credits.ts'
-import { COLLECTIONS_PATH, collectionsNav, cursorOf, LIST_PAGE, oneOf, olderLink, queryOf, statusSelect } from './collections-shared.ts'
+import {
+  COLLECTIONS_PATH,
+  collectionsNav,
+  cursorOf,
+  LIST_PAGE,
+  oneOf,
+  olderLink,
+  queryOf,
+  statusSelect,
+} from './collections-shared.ts'
 import { headers, notFound, notFoundAsUndefined, type DashboardRoutes } from './http.ts'
 import { layout, when, type Chrome } from './layout.ts'
 
@@ -15,26 +30,53 @@ const FBO_PATH = `${COLLECTIONS_PATH}/fbo`
 const ACCOUNT_STATUSES = ['active', 'archived'] as const
 const TRACKING_ID = /^trk_[a-z0-9]{24}$/
 const ALL_PURPOSES: VirtualAccountPurpose[] = ['payment_intent', 'persistent', 'fbo']
-const KIND: Record<VirtualAccountPurpose, string> = { payment_intent: 'Payment intent account', persistent: 'Persistent account', fbo: 'FBO pool account' }
+const KIND: Record<VirtualAccountPurpose, string> = {
+  payment_intent: 'Payment intent account',
+  persistent: 'Persistent account',
+  fbo: 'FBO pool account',
+}
 
 export function registerAccountPages(routes: DashboardRoutes): void {
   const { pool } = routes.deps
   routes.page(ACCOUNTS_PATH, async (request, reply, visit) => {
     const status = oneOf(ACCOUNT_STATUSES, queryOf(request).status)
-    const page = await listAccounts(pool, { partnerId: visit.partner.id, purpose: 'persistent', status, limit: LIST_PAGE, cursor: cursorOf(request) })
+    const page = await listAccounts(pool, {
+      partnerId: visit.partner.id,
+      purpose: 'persistent',
+      status,
+      limit: LIST_PAGE,
+      cursor: cursorOf(request),
+    })
     return headers(reply).send(accountsPage(visit.chrome, status, page.accounts, page.nextCursor))
   })
   routes.page(FBO_PATH, async (request, reply, visit) => {
-    const page = await listAccounts(pool, { partnerId: visit.partner.id, purpose: 'fbo', limit: LIST_PAGE, cursor: cursorOf(request) })
+    const page = await listAccounts(pool, {
+      partnerId: visit.partner.id,
+      purpose: 'fbo',
+      limit: LIST_PAGE,
+      cursor: cursorOf(request),
+    })
     return headers(reply).send(fboPage(visit.chrome, page.accounts, page.nextCursor))
   })
   routes.page(`${ACCOUNTS_PATH}/:trackingId`, async (request, reply, visit) => {
     const trackingId = (request.params as { trackingId: string }).trackingId
-    const account = TRACKING_ID.test(trackingId) ? await getAccount(pool, visit.partner.id, trackingId, ALL_PURPOSES).catch(notFoundAsUndefined) : undefined
+    const account = TRACKING_ID.test(trackingId)
+      ? await getAccount(pool, visit.partner.id, trackingId, ALL_PURPOSES).catch(notFoundAsUndefined)
+      : undefined
     if (!account) return notFound(reply, 'virtual account')
-    const credits = await listCredits(pool, { partnerId: visit.partner.id, virtualAccountId: account.id, limit: LIST_PAGE, cursor: cursorOf(request) })
-    const intent = account.purpose === 'payment_intent' ? await getIntent(pool, visit.partner.id, account.trackingId).catch(notFoundAsUndefined) : undefined
-    return headers(reply).send(accountPage(visit.chrome, account, intent?.intent.id, credits.credits, credits.nextCursor))
+    const credits = await listCredits(pool, {
+      partnerId: visit.partner.id,
+      virtualAccountId: account.id,
+      limit: LIST_PAGE,
+      cursor: cursorOf(request),
+    })
+    const intent =
+      account.purpose === 'payment_intent'
+        ? await getIntent(pool, visit.partner.id, account.trackingId).catch(notFoundAsUndefined)
+        : undefined
+    return headers(reply).send(
+      accountPage(visit.chrome, account, intent?.intent.id, credits.credits, credits.nextCursor),
+    )
   })
 }
 
@@ -52,7 +94,12 @@ ${account.purposeTag ? html`· tag <span class="tag">${account.purposeTag}</span
   )}</ul>`
 }
 
-export function accountsPage(chrome: Chrome, status: string | undefined, accounts: readonly VirtualAccount[], nextCursor: string | null): string {
+export function accountsPage(
+  chrome: Chrome,
+  status: string | undefined,
+  accounts: readonly VirtualAccount[],
+  nextCursor: string | null,
+): string {
   return layout(
     'Virtual accounts',
     html`${collectionsNav()}
@@ -74,7 +121,13 @@ ${olderLink(FBO_PATH, {}, nextCursor, 'Older accounts')}`,
   )
 }
 
-export function accountPage(chrome: Chrome, account: VirtualAccount, intentId: string | undefined, credits: readonly InboundCredit[], nextCursor: string | null): string {
+export function accountPage(
+  chrome: Chrome,
+  account: VirtualAccount,
+  intentId: string | undefined,
+  credits: readonly InboundCredit[],
+  nextCursor: string | null,
+): string {
   return layout(
     `Account ${account.accountNumber}`,
     html`${collectionsNav()}
@@ -98,4 +151,3 @@ ${olderLink(`${ACCOUNTS_PATH}/${account.trackingId}`, {}, nextCursor, 'Older cre
     chrome,
   )
 }
-

@@ -1,9 +1,25 @@
 // Inbound credits on the dashboard: the partner's credits newest first (filtered by status), a
 // credit's page, and the credit list that an account's and an intent's pages show.
 import { html, type Html } from '../../platform/html.ts'
-import { creditLifecycle, getCredit, listCredits, type CreditStatus, type InboundCredit } from '../../collections/credits/service.ts'
+import {
+  creditLifecycle,
+  getCredit,
+  listCredits,
+  type CreditStatus,
+  type InboundCredit,
+} from '../../collections/credits/service.ts'
 import { selectById as selectAccountById, type VirtualAccount } from '../../collections/virtual-accounts/service.ts'
-import { COLLECTIONS_PATH, collectionsNav, cursorOf, LIST_PAGE, oneOf, olderLink, queryOf, statusLabel, statusSelect } from './collections-shared.ts'
+import {
+  COLLECTIONS_PATH,
+  collectionsNav,
+  cursorOf,
+  LIST_PAGE,
+  oneOf,
+  olderLink,
+  queryOf,
+  statusLabel,
+  statusSelect,
+} from './collections-shared.ts'
 import { headers, isUuid, notFound, type DashboardRoutes } from './http.ts'
 import { layout, naira, payerText, when, type Chrome } from './layout.ts'
 
@@ -20,7 +36,12 @@ export function registerCreditPages(routes: DashboardRoutes): void {
   const { pool } = routes.deps
   routes.page(CREDITS_PATH, async (request, reply, visit) => {
     const status = oneOf(CREDIT_FILTERS, queryOf(request).status)
-    const page = await listCredits(pool, { partnerId: visit.partner.id, status: status && storedStatus(status), limit: LIST_PAGE, cursor: cursorOf(request) })
+    const page = await listCredits(pool, {
+      partnerId: visit.partner.id,
+      status: status && storedStatus(status),
+      limit: LIST_PAGE,
+      cursor: cursorOf(request),
+    })
     return headers(reply).send(creditsPage(visit.chrome, status, page.credits, page.nextCursor))
   })
   routes.page(`${CREDITS_PATH}/:id`, async (request, reply, visit) => {
@@ -28,7 +49,9 @@ export function registerCreditPages(routes: DashboardRoutes): void {
     const credit = isUuid(id) ? await getCredit(pool, visit.partner.id, id) : undefined
     if (!credit) return notFound(reply, 'credit')
     const account = credit.virtualAccountId ? await selectAccountById(pool, credit.virtualAccountId) : undefined
-    return headers(reply).send(creditPage(visit.chrome, credit, account?.partnerId === visit.partner.id ? account : undefined))
+    return headers(reply).send(
+      creditPage(visit.chrome, credit, account?.partnerId === visit.partner.id ? account : undefined),
+    )
   })
 }
 
@@ -42,7 +65,12 @@ into <span class="account-number">${credit.accountNumber}</span> · <span class=
   )}</ul>`
 }
 
-export function creditsPage(chrome: Chrome, status: CreditFilter | undefined, credits: readonly InboundCredit[], nextCursor: string | null): string {
+export function creditsPage(
+  chrome: Chrome,
+  status: CreditFilter | undefined,
+  credits: readonly InboundCredit[],
+  nextCursor: string | null,
+): string {
   return layout(
     'Inbound credits',
     html`${collectionsNav()}
@@ -58,7 +86,8 @@ function payerOf(credit: InboundCredit): string {
 }
 
 function paidInto(credit: InboundCredit, account: VirtualAccount | undefined): Html {
-  if (account) return html`<a href="${COLLECTIONS_PATH}/virtual-accounts/${account.trackingId}">${credit.accountNumber}</a> (${account.trackingId})`
+  if (account)
+    return html`<a href="${COLLECTIONS_PATH}/virtual-accounts/${account.trackingId}">${credit.accountNumber}</a> (${account.trackingId})`
   if (credit.walletId) return html`${credit.accountNumber} (wallet ${credit.walletId})`
   return html`${credit.accountNumber}`
 }

@@ -7,7 +7,17 @@ import { listCredits, type InboundCredit } from '../../collections/credits/servi
 import { getIntent, listIntents, type IntentStatus, type IntentView } from '../../collections/intents/service.ts'
 import { bankName } from '../../collections/virtual-accounts/service.ts'
 import { creditList } from './collections-credits.ts'
-import { COLLECTIONS_PATH, collectionsNav, cursorOf, LIST_PAGE, oneOf, olderLink, queryOf, statusLabel, statusSelect } from './collections-shared.ts'
+import {
+  COLLECTIONS_PATH,
+  collectionsNav,
+  cursorOf,
+  LIST_PAGE,
+  oneOf,
+  olderLink,
+  queryOf,
+  statusLabel,
+  statusSelect,
+} from './collections-shared.ts'
 import { headers, isUuid, notFound, notFoundAsUndefined, type DashboardRoutes } from './http.ts'
 import { layout, naira, when, type Chrome } from './layout.ts'
 
@@ -18,7 +28,12 @@ export function registerIntentPages(routes: DashboardRoutes): void {
   const { pool } = routes.deps
   routes.page(INTENTS_PATH, async (request, reply, visit) => {
     const status = oneOf(INTENT_STATUSES, queryOf(request).status)
-    const page = await listIntents(pool, { partnerId: visit.partner.id, status, limit: LIST_PAGE, cursor: cursorOf(request) })
+    const page = await listIntents(pool, {
+      partnerId: visit.partner.id,
+      status,
+      limit: LIST_PAGE,
+      cursor: cursorOf(request),
+    })
     return headers(reply).send(intentsPage(visit.chrome, status, page.intents, page.nextCursor))
   })
   routes.page(`${INTENTS_PATH}/:id`, async (request, reply, visit) => {
@@ -26,7 +41,11 @@ export function registerIntentPages(routes: DashboardRoutes): void {
     // By id only (the API also takes a trackingId or reference): the dashboard links by id.
     const view = isUuid(id) ? await getIntent(pool, visit.partner.id, id).catch(notFoundAsUndefined) : undefined
     if (!view) return notFound(reply, 'payment intent')
-    const credits = await listCredits(pool, { partnerId: visit.partner.id, virtualAccountId: view.account.id, limit: LIST_PAGE })
+    const credits = await listCredits(pool, {
+      partnerId: visit.partner.id,
+      virtualAccountId: view.account.id,
+      limit: LIST_PAGE,
+    })
     return headers(reply).send(intentPage(visit.chrome, view, credits.credits, credits.nextCursor !== null))
   })
 }
@@ -45,7 +64,12 @@ into <span class="account-number">${account.accountNumber}</span> · <span class
   )}</ul>`
 }
 
-export function intentsPage(chrome: Chrome, status: IntentStatus | undefined, views: readonly IntentView[], nextCursor: string | null): string {
+export function intentsPage(
+  chrome: Chrome,
+  status: IntentStatus | undefined,
+  views: readonly IntentView[],
+  nextCursor: string | null,
+): string {
   return layout(
     'Payment intents',
     html`${collectionsNav()}
@@ -56,7 +80,12 @@ ${olderLink(INTENTS_PATH, { status }, nextCursor, 'Older intents')}`,
   )
 }
 
-export function intentPage(chrome: Chrome, { intent, account }: IntentView, credits: readonly InboundCredit[], moreCredits: boolean): string {
+export function intentPage(
+  chrome: Chrome,
+  { intent, account }: IntentView,
+  credits: readonly InboundCredit[],
+  moreCredits: boolean,
+): string {
   const remainingKobo = intent.amountKobo === null ? null : Math.max(0, intent.amountKobo - intent.amountReceivedKobo)
   const accountPath = `${COLLECTIONS_PATH}/virtual-accounts/${account.trackingId}`
   return layout(

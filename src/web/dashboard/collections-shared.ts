@@ -39,7 +39,12 @@ export function oneOf<T extends string>(allowed: readonly T[], value: string | u
 }
 
 /** The link to a list's next page with the same filters, or nothing on the last page. */
-export function olderLink(path: string, filter: Record<string, string | undefined>, nextCursor: string | null, label: string): Html | '' {
+export function olderLink(
+  path: string,
+  filter: Record<string, string | undefined>,
+  nextCursor: string | null,
+  label: string,
+): Html | '' {
   if (!nextCursor) return ''
   const kept = Object.entries(filter).filter((entry): entry is [string, string] => entry[1] !== undefined)
   const query = new URLSearchParams([...kept, ['cursor', nextCursor]]).toString()
@@ -54,6 +59,7 @@ export function statusLabel(status: string): string {
 /** A GET filter form's status select: "Any" and the allowed statuses, the chosen one selected. */
 export function statusSelect(allowed: readonly string[], chosen: string | undefined, anyLabel = 'Any'): Html {
   return html`<label>Status <select name="status"><option value="">${anyLabel}</option>${allowed.map(
-    (status) => html`<option value="${status}"${status === chosen ? html` selected` : ''}>${statusLabel(status)}</option>`,
+    (status) =>
+      html`<option value="${status}"${status === chosen ? html` selected` : ''}>${statusLabel(status)}</option>`,
   )}</select></label>`
 }

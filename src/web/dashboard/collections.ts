@@ -33,7 +33,12 @@ export function registerCollectionPages(routes: DashboardRoutes): void {
       listAccounts(pool, { partnerId, purpose: 'fbo', limit: LATEST }),
       listCredits(pool, { partnerId, limit: LATEST }),
     ])
-    const summary = { intents: intents.intents, accounts: accounts.accounts, fbo: fbo.accounts, credits: credits.credits }
+    const summary = {
+      intents: intents.intents,
+      accounts: accounts.accounts,
+      fbo: fbo.accounts,
+      credits: credits.credits,
+    }
     return headers(reply).send(collectionsPage(visit.chrome, summary))
   })
   registerIntentPages(routes)

@@ -16,8 +16,15 @@ export interface EscrowFilter {
   status?: EscrowStatus
 }
 
-export function escrowsPage(chrome: Chrome, filter: EscrowFilter, escrows: readonly Escrow[], nextCursor: string | null): string {
-  const next = nextCursor ? `/dashboard/escrows?${new URLSearchParams({ ...filter, cursor: nextCursor }).toString()}` : null
+export function escrowsPage(
+  chrome: Chrome,
+  filter: EscrowFilter,
+  escrows: readonly Escrow[],
+  nextCursor: string | null,
+): string {
+  const next = nextCursor
+    ? `/dashboard/escrows?${new URLSearchParams({ ...filter, cursor: nextCursor }).toString()}`
+    : null
   return layout(
     'Escrows',
     html`<form method="get" action="/dashboard/escrows" class="filter">
@@ -104,7 +111,8 @@ ${csrfField(chrome)}
 
 function actions(chrome: Chrome, escrow: Escrow): Html {
   // A released escrow whose disbursement failed may be released again (to the same or another account).
-  const releasable = escrow.status === 'funded' || (escrow.status === 'released' && escrow.disbursementState === 'failed')
+  const releasable =
+    escrow.status === 'funded' || (escrow.status === 'released' && escrow.disbursementState === 'failed')
   const cancellable = CANCELLABLE.includes(escrow.status)
   if (!releasable && !cancellable) return html``
   return html`<h2>Actions</h2>${releasable ? releaseForm(chrome, escrow) : ''}${cancellable ? cancelForm(chrome, escrow) : ''}`

@@ -2,8 +2,25 @@
 // The escrow API authenticates by API key; here the session's partner is the owner, and each
 // action calls the service function the API route calls (releaseEscrow, cancelEscrow).
 import type { FastifyRequest } from 'fastify'
-import { cancelEscrow, escrowView, getEscrowById, listEscrows, REASON_MAX_CHARS, releaseEscrow, type Escrow, type ReleaseRequest } from '../../escrow/service.ts'
-import { headers, isUuid, notFound, refusedAction, type DashboardRoutes, type FormBody, type FormHandler } from './http.ts'
+import {
+  cancelEscrow,
+  escrowView,
+  getEscrowById,
+  listEscrows,
+  REASON_MAX_CHARS,
+  releaseEscrow,
+  type Escrow,
+  type ReleaseRequest,
+} from '../../escrow/service.ts'
+import {
+  headers,
+  isUuid,
+  notFound,
+  refusedAction,
+  type DashboardRoutes,
+  type FormBody,
+  type FormHandler,
+} from './http.ts'
 import { dashboardCaller, runRecorded } from './actions.ts'
 import { FormError, parseForm, textField, type Parsed } from './invoices-form.ts'
 import { escrowPage, escrowsPage, ESCROW_STATUSES, type EscrowFilter } from './escrows-page.ts'
@@ -20,9 +37,16 @@ export function registerEscrowPages(routes: DashboardRoutes): void {
   routes.page('/dashboard/escrows', async (request, reply, visit) => {
     const query = request.query as Record<string, string | undefined>
     // Invalid filter values are ignored, as the list of all escrows.
-    const filter: EscrowFilter = ESCROW_STATUSES.includes(query.status as Escrow['status']) ? { status: query.status as Escrow['status'] } : {}
+    const filter: EscrowFilter = ESCROW_STATUSES.includes(query.status as Escrow['status'])
+      ? { status: query.status as Escrow['status'] }
+      : {}
     const cursor = isUuid(query.cursor) ? query.cursor : undefined
-    const page = await listEscrows(pool, { partnerId: visit.partner.id, status: filter.status, limit: ESCROWS_PAGE_SIZE, cursor })
+    const page = await listEscrows(pool, {
+      partnerId: visit.partner.id,
+      status: filter.status,
+      limit: ESCROWS_PAGE_SIZE,
+      cursor,
+    })
     return headers(reply).send(escrowsPage(visit.chrome, filter, page.escrows, page.nextCursor))
   })
   routes.page('/dashboard/escrows/:id', async (request, reply, visit) => {
@@ -36,7 +60,11 @@ export function registerEscrowPages(routes: DashboardRoutes): void {
 }
 
 /** The session's partner's escrow named by the URL's id; undefined for a malformed id, an unknown one or another partner's. */
-async function ownEscrow(routes: DashboardRoutes, request: FastifyRequest, partnerId: string): Promise<Escrow | undefined> {
+async function ownEscrow(
+  routes: DashboardRoutes,
+  request: FastifyRequest,
+  partnerId: string,
+): Promise<Escrow | undefined> {
   const id = (request.params as { id: string }).id
   return isUuid(id) ? getEscrowById(routes.deps.pool, partnerId, id) : undefined
 }
@@ -53,7 +81,9 @@ export function releaseRequestOf(body: FormBody): Parsed<ReleaseRequest> {
     const given = [accountNumber, bankCode, accountName].filter((value) => value !== undefined).length
     if (given === 0) return request
     if (accountNumber === undefined || bankCode === undefined || accountName === undefined) {
-      throw new FormError('Another destination needs its account number, bank code and account name; leave all three empty to pay where the escrow says.')
+      throw new FormError(
+        'Another destination needs its account number, bank code and account name; leave all three empty to pay where the escrow says.',
+      )
     }
     if (!/^[0-9]{10}$/.test(accountNumber)) throw new FormError('Account number must be the 10 digits of a NUBAN.')
     if (!/^[0-9]{3,6}$/.test(bankCode)) throw new FormError('Bank code must be 3 to 6 digits.')
@@ -73,11 +103,17 @@ function releaseHandler(routes: DashboardRoutes): FormHandler {
     const release = parsed.value
     const action = { name: 'escrow.release', objectId: escrow.id, detail: { ref: escrow.ref, ...release } }
     try {
-      await runRecorded(deps, visit, action, () => releaseEscrow(deps, dashboardCaller(visit, request), escrow.ref, release), (released) => ({
-        status: released.escrow.status,
-        disbursementState: released.escrow.disbursementState,
-        retried: released.retried,
-      }))
+      await runRecorded(
+        deps,
+        visit,
+        action,
+        () => releaseEscrow(deps, dashboardCaller(visit, request), escrow.ref, release),
+        (released) => ({
+          status: released.escrow.status,
+          disbursementState: released.escrow.disbursementState,
+          retried: released.retried,
+        }),
+      )
     } catch (error) {
       return refusedAction(reply, 'Escrow not released', error)
     }
@@ -91,15 +127,23 @@ function cancelHandler(routes: DashboardRoutes): FormHandler {
   return async (request, reply, visit, body) => {
     const escrow = await ownEscrow(routes, request, visit.partner.id)
     if (!escrow) return notFound(reply, 'escrow')
-    const parsed = parseForm(() => textField(body, 'reason', { label: 'Reason', max: REASON_MAX_CHARS, required: true })!)
+    const parsed = parseForm(() =>
+      textField(body, 'reason', { label: 'Reason', max: REASON_MAX_CHARS, required: true })!,
+    )
     if (!parsed.ok) return headers(reply).code(422).send(plainPage('Escrow not cancelled', parsed.message))
     const reason = parsed.value
     const action = { name: 'escrow.cancel', objectId: escrow.id, detail: { ref: escrow.ref, reason } }
     try {
-      await runRecorded(deps, visit, action, () => cancelEscrow(deps, dashboardCaller(visit, request), escrow.ref, reason), (cancelled) => ({
-        status: cancelled.status,
-        refundState: cancelled.refundState,
-      }))
+      await runRecorded(
+        deps,
+        visit,
+        action,
+        () => cancelEscrow(deps, dashboardCaller(visit, request), escrow.ref, reason),
+        (cancelled) => ({
+          status: cancelled.status,
+          refundState: cancelled.refundState,
+        }),
+      )
     } catch (error) {
       return refusedAction(reply, 'Escrow not cancelled', error)
     }

@@ -36,11 +36,18 @@ function filterForm(filter: EventFilter): Html {
 <button type="submit">Find</button></form>`
 }
 
-export function eventsPage(chrome: Chrome, filter: EventFilter, events: readonly EventRecord[], nextCursor: string | null): string {
+export function eventsPage(
+  chrome: Chrome,
+  filter: EventFilter,
+  events: readonly EventRecord[],
+  nextCursor: string | null,
+): string {
   const query: Record<string, string> = {}
   if (filter.kind) query.kind = filter.kind
   if (filter.delivery) query.delivery = filter.delivery
-  const next = nextCursor ? `/dashboard/events?${new URLSearchParams({ ...query, cursor: nextCursor }).toString()}` : null
+  const next = nextCursor
+    ? `/dashboard/events?${new URLSearchParams({ ...query, cursor: nextCursor }).toString()}`
+    : null
   return layout(
     'Events',
     html`${filterForm(filter)}
@@ -65,7 +72,10 @@ function prettyPayload(body: string): string {
 }
 
 function attemptItem(attempt: AttemptView): Html {
-  const outcome = attempt.statusCode !== null ? html`HTTP <span class="status-code">${attempt.statusCode}</span>` : html`<span class="error">${attempt.error ?? 'no answer'}</span>`
+  const outcome =
+    attempt.statusCode !== null
+      ? html`HTTP <span class="status-code">${attempt.statusCode}</span>`
+      : html`<span class="error">${attempt.error ?? 'no answer'}</span>`
   return html`<li class="attempt"><dl>
 <div><dt>Attempt</dt><dd class="attempt-number">${attempt.attemptNumber}</dd></div>
 <div><dt>When</dt><dd><time datetime="${attempt.startedAt.toISOString()}">${when(attempt.startedAt)}</time></dd></div>
@@ -94,7 +104,9 @@ ${csrfField(chrome)}<input type="hidden" name="reference" value="${randomUUID()}
 }
 
 function neverDelivered(event: EventRecord): string {
-  return event.type === EVENT_DELIVERY_FAILED ? 'A record only: Rail delivers this kind of event nowhere.' : 'Never delivered: there was no callback URL when it happened.'
+  return event.type === EVENT_DELIVERY_FAILED
+    ? 'A record only: Rail delivers this kind of event nowhere.'
+    : 'Never delivered: there was no callback URL when it happened.'
 }
 
 export function eventPage(chrome: Chrome, view: EventView, notice: Html | ''): string {

@@ -16,14 +16,28 @@ export function redeliveryKey(partnerId: string, eventId: string, reference: str
 
 export type RedeliverResult = { ok: true; replayed: boolean } | { ok: false; error: RailError }
 
-export async function redeliverFromDashboard(deps: DashboardDeps, visit: Visit, eventId: string, reference: string): Promise<RedeliverResult> {
+export async function redeliverFromDashboard(
+  deps: DashboardDeps,
+  visit: Visit,
+  eventId: string,
+  reference: string,
+): Promise<RedeliverResult> {
   const action = { name: 'event.redeliver', objectId: eventId, detail: { reference } }
   try {
     const { replayed } = await runRecorded(
       deps,
       visit,
       action,
-      () => withTransaction(deps.pool, (tx) => redeliverEvent(tx, deps.clock, visit.partner.id, eventId, redeliveryKey(visit.partner.id, eventId, reference))),
+      () =>
+        withTransaction(deps.pool, (tx) =>
+          redeliverEvent(
+            tx,
+            deps.clock,
+            visit.partner.id,
+            eventId,
+            redeliveryKey(visit.partner.id, eventId, reference),
+          ),
+        ),
       ({ view, replayed }) => (replayed ? { replayed: true } : { deliveryId: view.deliveries.at(-1)?.id ?? null }),
     )
     return { ok: true, replayed }

@@ -6,7 +6,13 @@ import type { FastifyRequest } from 'fastify'
 import { getEvent, listEvents, type EventView } from '../../events/service.ts'
 import { headers, isUuid, notFound, notFoundAsUndefined, refusedAction, type DashboardRoutes } from './http.ts'
 import { noticeOf, plainPage } from './layout.ts'
-import { EVENT_DELIVERY_FILTERS, eventPage, eventsPage, type EventDeliveryFilter, type EventFilter } from './events-page.ts'
+import {
+  EVENT_DELIVERY_FILTERS,
+  eventPage,
+  eventsPage,
+  type EventDeliveryFilter,
+  type EventFilter,
+} from './events-page.ts'
 import { redeliverFromDashboard } from './events-redeliver.ts'
 
 const EVENTS_PAGE_SIZE = 25
@@ -16,7 +22,8 @@ const EVENT_KIND_MAX = 100
 
 const NOTICES: Record<string, string> = {
   redelivered: 'Redelivery scheduled: the new attempt is made within seconds. Reload to see it.',
-  'already-redelivered': 'This Redeliver press was already taken; nothing more was scheduled. Reload to see the attempts.',
+  'already-redelivered':
+    'This Redeliver press was already taken; nothing more was scheduled. Reload to see the attempts.',
 }
 
 /** The list's filters from the query string; an invalid value is ignored (the list is then unfiltered by it), as on every dashboard list. */
@@ -24,7 +31,8 @@ export function eventFilterOf(query: Record<string, string | undefined>): EventF
   const filter: EventFilter = {}
   const kind = query.kind?.trim()
   if (kind && kind.length <= EVENT_KIND_MAX && EVENT_KIND.test(kind)) filter.kind = kind
-  if (EVENT_DELIVERY_FILTERS.includes(query.delivery as EventDeliveryFilter)) filter.delivery = query.delivery as EventDeliveryFilter
+  if (EVENT_DELIVERY_FILTERS.includes(query.delivery as EventDeliveryFilter))
+    filter.delivery = query.delivery as EventDeliveryFilter
   return filter
 }
 
@@ -35,27 +43,45 @@ export function registerEventPages(routes: DashboardRoutes): void {
     const filter = eventFilterOf(query)
     const cursor = isUuid(query.cursor) ? query.cursor : undefined
     const delivery = filter.delivery === 'retrying' ? { retrying: true } : { deliveryStatus: filter.delivery }
-    const page = await listEvents(pool, { partnerId: visit.partner.id, type: filter.kind, ...delivery, limit: EVENTS_PAGE_SIZE, cursor })
+    const page = await listEvents(pool, {
+      partnerId: visit.partner.id,
+      type: filter.kind,
+      ...delivery,
+      limit: EVENTS_PAGE_SIZE,
+      cursor,
+    })
     return headers(reply).send(eventsPage(visit.chrome, filter, page.events, page.nextCursor))
   })
   routes.page('/dashboard/events/:id', async (request, reply, visit) => {
     const view = await ownEvent(routes, request, visit.partner.id)
     if (!view) return notFound(reply, 'event')
-    return headers(reply).send(eventPage(visit.chrome, view, noticeOf(NOTICES, (request.query as { notice?: string }).notice)))
+    return headers(reply).send(
+      eventPage(visit.chrome, view, noticeOf(NOTICES, (request.query as { notice?: string }).notice)),
+    )
   })
   routes.form('/dashboard/events/:id/redeliver', async (request, reply, visit, body) => {
     const view = await ownEvent(routes, request, visit.partner.id)
     if (!view) return notFound(reply, 'event')
     // The hidden reference makes a double-submitted form one redelivery, as a repeated signed request is.
-    if (!isUuid(body.reference)) return headers(reply).code(400).send(plainPage('Not redelivered', 'The form was incomplete: reload the event page and press Redeliver again.'))
+    if (!isUuid(body.reference))
+      return headers(reply)
+        .code(400)
+        .send(plainPage('Not redelivered', 'The form was incomplete: reload the event page and press Redeliver again.'))
     const result = await redeliverFromDashboard(routes.deps, visit, view.event.id, body.reference)
     if (!result.ok) return refusedAction(reply, 'Not redelivered', result.error)
-    return headers(reply).redirect(`/dashboard/events/${view.event.id}?notice=${result.replayed ? 'already-redelivered' : 'redelivered'}`, 303)
+    return headers(reply).redirect(
+      `/dashboard/events/${view.event.id}?notice=${result.replayed ? 'already-redelivered' : 'redelivered'}`,
+      303,
+    )
   })
 }
 
 /** The session's partner's event by the URL's id; undefined for another partner's, an unknown or a malformed id. */
-async function ownEvent(routes: DashboardRoutes, request: FastifyRequest, partnerId: string): Promise<EventView | undefined> {
+async function ownEvent(
+  routes: DashboardRoutes,
+  request: FastifyRequest,
+  partnerId: string,
+): Promise<EventView | undefined> {
   const id = (request.params as { id: string }).id
   return isUuid(id) ? getEvent(routes.deps.pool, partnerId, id).catch(notFoundAsUndefined) : undefined
 }

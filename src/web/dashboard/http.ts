@@ -29,7 +29,8 @@ export interface DashboardDeps {
 
 export const COOKIE = 'rail_dashboard'
 /** No script at all, styles only from Rail, never framed, forms posted only to Rail. */
-const CONTENT_SECURITY_POLICY = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+const CONTENT_SECURITY_POLICY =
+  "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 /** A signed-in request: its session, the partner, and the page frame. */
@@ -41,7 +42,12 @@ export interface Visit {
 
 export type FormBody = Record<string, string>
 export type PageHandler = (request: FastifyRequest, reply: FastifyReply, visit: Visit) => Promise<FastifyReply>
-export type FormHandler = (request: FastifyRequest, reply: FastifyReply, visit: Visit, body: FormBody) => Promise<FastifyReply>
+export type FormHandler = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  visit: Visit,
+  body: FormBody,
+) => Promise<FastifyReply>
 
 export interface DashboardRoutes {
   deps: DashboardDeps
@@ -69,7 +75,9 @@ export function isUuid(value: unknown): value is string {
 
 /** The one answer for an object that does not exist or is another partner's. */
 export function notFound(reply: FastifyReply, what: string): FastifyReply {
-  return headers(reply).code(404).send(plainPage('Not found', `There is no such ${what}.`))
+  return headers(reply)
+    .code(404)
+    .send(plainPage('Not found', `There is no such ${what}.`))
 }
 
 /** A service's 404 read as "not there", for lookups by id. */
@@ -85,15 +93,31 @@ export function refusedAction(reply: FastifyReply, title: string, error: unknown
 }
 
 export function signedOut(reply: FastifyReply): FastifyReply {
-  return headers(reply).code(401).send(plainPage('Signed out', 'You are not signed in. Ask for a new sign-in link: npx rail dashboard link --partner ID'))
+  return headers(reply)
+    .code(401)
+    .send(
+      plainPage(
+        'Signed out',
+        'You are not signed in. Ask for a new sign-in link: npx rail dashboard link --partner ID',
+      ),
+    )
 }
 
 function csrfRefused(reply: FastifyReply): FastifyReply {
-  return headers(reply).code(403).send(plainPage('Refused', 'This form was not sent from your dashboard session. Nothing was changed.'))
+  return headers(reply)
+    .code(403)
+    .send(plainPage('Refused', 'This form was not sent from your dashboard session. Nothing was changed.'))
 }
 
 /** Records what the session's partner (and its operator, when the link named one) did from the dashboard. */
-export async function recordAction(db: Queryable, clock: Clock, visit: Visit, action: string, objectId: string | null, detail: Record<string, unknown> = {}): Promise<string> {
+export async function recordAction(
+  db: Queryable,
+  clock: Clock,
+  visit: Visit,
+  action: string,
+  objectId: string | null,
+  detail: Record<string, unknown> = {},
+): Promise<string> {
   const { rows } = await db.query<{ id: string }>(
     'INSERT INTO dashboard_actions (partner_id, operator, action, object_id, detail, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id',
     [visit.partner.id, visit.session.operator, action, objectId, JSON.stringify(detail), clock.now()],
@@ -103,7 +127,10 @@ export async function recordAction(db: Queryable, clock: Clock, visit: Visit, ac
 
 /** Adds to an action's record what came of it (a refusal, the id of what it made). */
 export async function recordOutcome(db: Queryable, actionId: string, outcome: Record<string, unknown>): Promise<void> {
-  await db.query('UPDATE dashboard_actions SET detail = detail || $2 WHERE id = $1', [actionId, JSON.stringify(outcome)])
+  await db.query('UPDATE dashboard_actions SET detail = detail || $2 WHERE id = $1', [
+    actionId,
+    JSON.stringify(outcome),
+  ])
 }
 
 /** The routes of one area, registered on a scope that parses urlencoded form bodies. */
@@ -113,7 +140,16 @@ export function dashboardRoutes(scope: HttpServer, deps: DashboardDeps): Dashboa
     const session = await sessionFor(deps.pool, deps.clock, cookieOf(request))
     const partner = session ? await getPartner(deps.pool, session.partnerId) : undefined
     if (!session || !partner) return undefined
-    return { session, partner, chrome: { partnerName: partner.name, operator: session.operator, csrfToken: session.csrfToken, sandbox: partner.environment === 'sandbox' } }
+    return {
+      session,
+      partner,
+      chrome: {
+        partnerName: partner.name,
+        operator: session.operator,
+        csrfToken: session.csrfToken,
+        sandbox: partner.environment === 'sandbox',
+      },
+    }
   }
   return {
     deps,

@@ -12,7 +12,8 @@ export class FormError extends Error {}
 /** What a form gave, or why it was refused. */
 export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string }
 
-const EMAIL = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/
+const EMAIL =
+  /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/
 const PHONE = /^\+?[0-9]{7,15}$/
 const URI_CHARACTERS = /^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]+$/
 // Naira with at most two decimals, optionally with thousands commas: 12500, 12,500.50.
@@ -55,7 +56,8 @@ export function textField(body: FormBody, name: string, rule: TextRule): string 
     return undefined
   }
   if (value.length > rule.max) throw new FormError(`${rule.label} is longer than ${rule.max} characters.`)
-  if (hasControlCharacters(value, rule.multiline ?? false)) throw new FormError(`${rule.label} contains control characters.`)
+  if (hasControlCharacters(value, rule.multiline ?? false))
+    throw new FormError(`${rule.label} contains control characters.`)
   return value
 }
 
@@ -63,7 +65,8 @@ export function textField(body: FormBody, name: string, rule: TextRule): string 
 export function nairaField(body: FormBody, name: string, label: string, maximumKobo: number): number {
   const amountKobo = parseNaira(textField(body, name, { label, max: 32, required: true }))
   if (amountKobo === undefined) throw new FormError(`${label} must be an amount in naira, such as 12500 or 12,500.50.`)
-  if (amountKobo > BigInt(maximumKobo)) throw new FormError(`${label} is above the maximum of one instruction (${maximumKobo} kobo).`)
+  if (amountKobo > BigInt(maximumKobo))
+    throw new FormError(`${label} is above the maximum of one instruction (${maximumKobo} kobo).`)
   if (amountKobo < 1n) throw new FormError(`${label} must be at least ₦0.01.`)
   return Number(amountKobo)
 }
@@ -76,7 +79,8 @@ export function lagosDateTimeField(body: FormBody, name: string, label: string):
   const at = parts ? new Date(`${text}${parts[6] === undefined ? ':00' : ''}${LAGOS_OFFSET}`) : undefined
   // A date the calendar does not have (31 June) is refused, not rolled over.
   const lagos = at && !Number.isNaN(at.getTime()) ? new Date(at.getTime() + LAGOS_OFFSET_MS).toISOString() : ''
-  if (!parts || lagos.slice(0, 16) !== `${parts[1]}-${parts[2]}-${parts[3]}T${parts[4]}:${parts[5]}`) throw new FormError(`${label} must be a date and time.`)
+  if (!parts || lagos.slice(0, 16) !== `${parts[1]}-${parts[2]}-${parts[3]}T${parts[4]}:${parts[5]}`)
+    throw new FormError(`${label} must be a date and time.`)
   return at!.toISOString()
 }
 
@@ -90,7 +94,8 @@ function urlField(body: FormBody, name: string, label: string): string | undefin
   const url = textField(body, name, { label, max: URL_MAX_CHARS })
   if (url === undefined) return undefined
   // Only the characters a URI may hold (RFC 3986), as the API's uri format: no spaces, quotes or angle brackets.
-  if (!/^https?:\/\//i.test(url) || !URI_CHARACTERS.test(url) || !URL.canParse(url)) throw new FormError(`${label} must be an http or https URL.`)
+  if (!/^https?:\/\//i.test(url) || !URI_CHARACTERS.test(url) || !URL.canParse(url))
+    throw new FormError(`${label} must be an http or https URL.`)
   return url
 }
 
@@ -117,7 +122,8 @@ function customerOf(body: FormBody): InvoiceRequest['customer'] {
     phone: textField(body, 'customerPhone', { label: 'Customer phone', max: 16 }),
     customerId: textField(body, 'customerId', { label: 'Your customer id', max: CUSTOMER_ID_MAX_CHARS }),
   }
-  if (customer.phone !== undefined && !PHONE.test(customer.phone)) throw new FormError('Customer phone must be 7 to 15 digits, optionally after a +.')
+  if (customer.phone !== undefined && !PHONE.test(customer.phone))
+    throw new FormError('Customer phone must be 7 to 15 digits, optionally after a +.')
   // Only the fields given: the request (and so its idempotency hash) is the same for the same form.
   const given = Object.fromEntries(Object.entries(customer).filter(([, value]) => value !== undefined))
   return Object.keys(given).length > 0 ? given : undefined
@@ -131,7 +137,11 @@ export function invoiceRequestOf(body: FormBody, maximumKobo: number): Parsed<In
       title: textField(body, 'title', { label: 'Title', max: INVOICE_TITLE_MAX_CHARS, required: true })!,
       amountKobo: nairaField(body, 'amount', 'Amount', maximumKobo),
     }
-    const description = textField(body, 'description', { label: 'Description', max: INVOICE_DESCRIPTION_MAX_CHARS, multiline: true })
+    const description = textField(body, 'description', {
+      label: 'Description',
+      max: INVOICE_DESCRIPTION_MAX_CHARS,
+      multiline: true,
+    })
     const customer = customerOf(body)
     const dueAt = lagosDateTimeField(body, 'dueAt', 'Due')
     const callbackUrl = urlField(body, 'callbackUrl', 'Callback URL')
@@ -139,7 +149,8 @@ export function invoiceRequestOf(body: FormBody, maximumKobo: number): Parsed<In
     if (customer !== undefined) request.customer = customer
     if (dueAt !== undefined) request.dueAt = dueAt
     if (callbackUrl !== undefined) request.callbackUrl = callbackUrl
-    if (body.publishOnCreate !== undefined && body.publishOnCreate !== 'yes') throw new FormError('Publish at once is yes or not given.')
+    if (body.publishOnCreate !== undefined && body.publishOnCreate !== 'yes')
+      throw new FormError('Publish at once is yes or not given.')
     if (body.publishOnCreate === 'yes') request.publishOnCreate = true
     return request
   })

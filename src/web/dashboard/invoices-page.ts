@@ -3,7 +3,12 @@
 import { html, type Html } from '../../platform/html.ts'
 import { toInvoiceJson, type InvoiceStatus, type InvoiceView } from '../../invoices/service.ts'
 import { DASHBOARD_CREDENTIAL } from './actions.ts'
-import { CUSTOMER_ID_MAX_CHARS, CUSTOMER_NAME_MAX_CHARS, INVOICE_DESCRIPTION_MAX_CHARS, INVOICE_TITLE_MAX_CHARS } from './invoices-form.ts'
+import {
+  CUSTOMER_ID_MAX_CHARS,
+  CUSTOMER_NAME_MAX_CHARS,
+  INVOICE_DESCRIPTION_MAX_CHARS,
+  INVOICE_TITLE_MAX_CHARS,
+} from './invoices-form.ts'
 import { csrfField, dateRows, layout, naira, row, when, type Chrome } from './layout.ts'
 
 export const INVOICE_STATUSES: readonly InvoiceStatus[] = ['draft', 'published', 'partially_paid', 'paid', 'cancelled']
@@ -21,8 +26,15 @@ function statusLabel(status: InvoiceStatus): string {
   return status.replace('_', ' ')
 }
 
-export function invoicesPage(chrome: Chrome, filter: InvoiceFilter, invoices: readonly InvoiceJson[], nextCursor: string | null): string {
-  const next = nextCursor ? `/dashboard/invoices?${new URLSearchParams({ ...filter, cursor: nextCursor }).toString()}` : null
+export function invoicesPage(
+  chrome: Chrome,
+  filter: InvoiceFilter,
+  invoices: readonly InvoiceJson[],
+  nextCursor: string | null,
+): string {
+  const next = nextCursor
+    ? `/dashboard/invoices?${new URLSearchParams({ ...filter, cursor: nextCursor }).toString()}`
+    : null
   return layout(
     'Invoices',
     html`<p><a href="/dashboard/invoices/new" id="new-invoice">New invoice</a></p>
@@ -66,12 +78,18 @@ ${field('Callback URL', 'callbackUrl', html` type="url" maxlength="2048"`, 'its 
 
 function customerText(customer: InvoiceJson['customer']): string {
   if (!customer) return '—'
-  return [customer.name, customer.email, customer.phone, customer.customerId ? `id ${customer.customerId}` : undefined].filter((part) => typeof part === 'string').join(' · ') || '—'
+  return (
+    [customer.name, customer.email, customer.phone, customer.customerId ? `id ${customer.customerId}` : undefined]
+      .filter((part) => typeof part === 'string')
+      .join(' · ') || '—'
+  )
 }
 
 /** Who created it: the dashboard, or the API credential that signed the request. */
 function creatorText(metadata: Record<string, unknown>): string {
-  return metadata.credentialId === DASHBOARD_CREDENTIAL ? 'The dashboard' : `API credential ${String(metadata.credentialId ?? 'unknown')}`
+  return metadata.credentialId === DASHBOARD_CREDENTIAL
+    ? 'The dashboard'
+    : `API credential ${String(metadata.credentialId ?? 'unknown')}`
 }
 
 function dates(view: InvoiceView): Html {
@@ -87,7 +105,8 @@ function dates(view: InvoiceView): Html {
 
 /** The account the payer pays into and its payment page (from published on). */
 function paymentDetails(view: InvoiceView, json: InvoiceJson): Html {
-  if (!view.payment || !json.checkoutUrl) return html`<p id="no-account">No account yet: publish the invoice to open one for the payer.</p>`
+  if (!view.payment || !json.checkoutUrl)
+    return html`<p id="no-account">No account yet: publish the invoice to open one for the payer.</p>`
   return html`<dl>
 ${row('account-number', 'Account number', json.virtualAccount ?? '')}
 ${row('account-name', 'Account name', json.virtualAccountName ?? '')}

@@ -3,8 +3,25 @@
 // invoice API route calls (createInvoice, publishInvoice, cancelInvoice) as the session's partner.
 import { randomUUID } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
-import { cancelInvoice, createInvoice, getInvoice, getInvoiceById, listInvoices, publishInvoice, type InvoiceStatus, type InvoiceView } from '../../invoices/service.ts'
-import { headers, isUuid, notFound, notFoundAsUndefined, refusedAction, type DashboardRoutes, type FormHandler } from './http.ts'
+import {
+  cancelInvoice,
+  createInvoice,
+  getInvoice,
+  getInvoiceById,
+  listInvoices,
+  publishInvoice,
+  type InvoiceStatus,
+  type InvoiceView,
+} from '../../invoices/service.ts'
+import {
+  headers,
+  isUuid,
+  notFound,
+  notFoundAsUndefined,
+  refusedAction,
+  type DashboardRoutes,
+  type FormHandler,
+} from './http.ts'
 import { dashboardCaller, runRecorded } from './actions.ts'
 import { invoiceRequestOf } from './invoices-form.ts'
 import { invoicePage, invoicesPage, newInvoicePage, INVOICE_STATUSES, type InvoiceFilter } from './invoices-page.ts'
@@ -22,25 +39,40 @@ export function registerInvoicePages(routes: DashboardRoutes): void {
   routes.page('/dashboard/invoices', async (request, reply, visit) => {
     const query = request.query as Record<string, string | undefined>
     // Invalid filter values are ignored, as the list of all invoices.
-    const filter: InvoiceFilter = INVOICE_STATUSES.includes(query.status as InvoiceStatus) ? { status: query.status as InvoiceStatus } : {}
+    const filter: InvoiceFilter = INVOICE_STATUSES.includes(query.status as InvoiceStatus)
+      ? { status: query.status as InvoiceStatus }
+      : {}
     const cursor = isUuid(query.cursor) ? query.cursor : undefined
-    const page = await listInvoices(pool, { partnerId: visit.partner.id, status: filter.status, limit: INVOICES_PAGE_SIZE, cursor })
+    const page = await listInvoices(pool, {
+      partnerId: visit.partner.id,
+      status: filter.status,
+      limit: INVOICES_PAGE_SIZE,
+      cursor,
+    })
     return headers(reply).send(invoicesPage(visit.chrome, filter, page.data, page.nextCursor))
   })
   // A fresh random reference in every form shown: the same form posted twice is one invoice.
-  routes.page('/dashboard/invoices/new', async (_request, reply, visit) => headers(reply).send(newInvoicePage(visit.chrome, randomUUID())))
+  routes.page('/dashboard/invoices/new', async (_request, reply, visit) =>
+    headers(reply).send(newInvoicePage(visit.chrome, randomUUID())),
+  )
   routes.form('/dashboard/invoices', createHandler(routes))
   routes.page('/dashboard/invoices/:id', async (request, reply, visit) => {
     const view = await ownInvoice(routes, request, visit.partner.id)
     if (!view) return notFound(reply, 'invoice')
-    return headers(reply).send(invoicePage(visit.chrome, view, noticeOf(NOTICES, (request.query as { notice?: string }).notice)))
+    return headers(reply).send(
+      invoicePage(visit.chrome, view, noticeOf(NOTICES, (request.query as { notice?: string }).notice)),
+    )
   })
   routes.form('/dashboard/invoices/:id/publish', changeHandler(routes, 'publish'))
   routes.form('/dashboard/invoices/:id/cancel', changeHandler(routes, 'cancel'))
 }
 
 /** The session's partner's invoice named by the URL's id; undefined for a malformed id, an unknown one or another partner's. */
-async function ownInvoice(routes: DashboardRoutes, request: FastifyRequest, partnerId: string): Promise<InvoiceView | undefined> {
+async function ownInvoice(
+  routes: DashboardRoutes,
+  request: FastifyRequest,
+  partnerId: string,
+): Promise<InvoiceView | undefined> {
   const id = (request.params as { id: string }).id
   if (!isUuid(id)) return undefined
   const invoice = await getInvoiceById(routes.deps.pool, partnerId, id)
@@ -57,14 +89,24 @@ function createHandler(routes: DashboardRoutes): FormHandler {
     const action = {
       name: 'invoice.create',
       objectId: null,
-      detail: { reference: invoiceRequest.reference, amountKobo: invoiceRequest.amountKobo, publishOnCreate: invoiceRequest.publishOnCreate ?? false },
+      detail: {
+        reference: invoiceRequest.reference,
+        amountKobo: invoiceRequest.amountKobo,
+        publishOnCreate: invoiceRequest.publishOnCreate ?? false,
+      },
     }
     try {
-      const { view } = await runRecorded(deps, visit, action, () => createInvoice(deps.collections, dashboardCaller(visit, request), invoiceRequest), ({ view, replayed }) => ({
-        invoiceId: view.invoice.id,
-        status: view.invoice.status,
-        replayed,
-      }))
+      const { view } = await runRecorded(
+        deps,
+        visit,
+        action,
+        () => createInvoice(deps.collections, dashboardCaller(visit, request), invoiceRequest),
+        ({ view, replayed }) => ({
+          invoiceId: view.invoice.id,
+          status: view.invoice.status,
+          replayed,
+        }),
+      )
       return headers(reply).redirect(`/dashboard/invoices/${view.invoice.id}?notice=created`, 303)
     } catch (error) {
       return refusedAction(reply, 'Invoice not created', error)
@@ -80,12 +122,18 @@ function changeHandler(routes: DashboardRoutes, change: 'publish' | 'cancel'): F
     if (!view) return notFound(reply, 'invoice')
     const { id, reference } = view.invoice
     const action = { name: `invoice.${change}`, objectId: id, detail: { reference } }
-    const run = () => (change === 'publish' ? publishInvoice(deps.collections, dashboardCaller(visit, request), reference) : cancelInvoice(deps.collections, visit.partner.id, reference))
+    const run = () =>
+      change === 'publish'
+        ? publishInvoice(deps.collections, dashboardCaller(visit, request), reference)
+        : cancelInvoice(deps.collections, visit.partner.id, reference)
     try {
       await runRecorded(deps, visit, action, run, (changed) => ({ status: changed.invoice.status }))
     } catch (error) {
       return refusedAction(reply, change === 'publish' ? 'Invoice not published' : 'Invoice not cancelled', error)
     }
-    return headers(reply).redirect(`/dashboard/invoices/${id}?notice=${change === 'publish' ? 'published' : 'cancelled'}`, 303)
+    return headers(reply).redirect(
+      `/dashboard/invoices/${id}?notice=${change === 'publish' ? 'published' : 'cancelled'}`,
+      303,
+    )
   }
 }

@@ -13,7 +13,8 @@ export function dashboardTasks(deps: { pool: Pool; clock: Clock }): Record<strin
   return {
     [SWEEP_SESSIONS_TASK]: async (_payload, helpers) => {
       const swept = await sweepLapsed(deps.pool, deps.clock)
-      if (swept.links + swept.sessions > 0) helpers.logger.info(`swept ${swept.links} sign-in links and ${swept.sessions} sessions`)
+      if (swept.links + swept.sessions > 0)
+        helpers.logger.info(`swept ${swept.links} sign-in links and ${swept.sessions} sessions`)
     },
   }
 }

@@ -63,13 +63,22 @@ function count(value: number, more: boolean): string {
   return more ? `${value}+` : String(value)
 }
 
-export function overviewPage(chrome: Chrome, balances: PartnerBalances, today: TodaysVolumes, attention: Attention): string {
+export function overviewPage(
+  chrome: Chrome,
+  balances: PartnerBalances,
+  today: TodaysVolumes,
+  attention: Attention,
+): string {
   const rows: [string, string, string][] = [
     ['float-available', 'Float available', naira(balances.float.availableKobo)],
     ['float-booked', 'Float booked', naira(balances.float.bookedKobo)],
     ['collections', 'Collections awaiting settlement', naira(balances.collections.awaitingSettlementKobo)],
     ['escrow', 'Held in escrow', naira(balances.escrow.heldKobo)],
-    ['pending-payouts', `Payouts in flight (${balances.pendingPayouts.count})`, naira(balances.pendingPayouts.amountKobo)],
+    [
+      'pending-payouts',
+      `Payouts in flight (${balances.pendingPayouts.count})`,
+      naira(balances.pendingPayouts.amountKobo),
+    ],
   ]
   return layout(
     'Overview',

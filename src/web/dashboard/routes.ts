@@ -17,7 +17,15 @@ import { registerInvoicePages } from './invoices.ts'
 import { layout, plainPage } from './layout.ts'
 import { registerOverviewPage } from './overview.ts'
 import { endSession, redeemSignInLink, SESSION_LIFETIME_MS, signInLinkUsable } from './service.ts'
-import { newPageNonce, PAGE_COOKIE, PAGE_COOKIE_MAX_AGE_S, PAGE_FIELD, pageToken, refuseCrossSitePost, requirePageToken } from './sign-in.ts'
+import {
+  newPageNonce,
+  PAGE_COOKIE,
+  PAGE_COOKIE_MAX_AGE_S,
+  PAGE_FIELD,
+  pageToken,
+  refuseCrossSitePost,
+  requirePageToken,
+} from './sign-in.ts'
 import { registerSandboxPages } from './sandbox.ts'
 import { registerSettingsPages } from './settings.ts'
 import { registerTransferPages } from './transfers.ts'
@@ -58,18 +66,29 @@ function pageCookie(request: FastifyRequest, value: string, maxAgeS: number): st
 
 /** The page a sign-in link opens: its form posts back to the link's own URL, with the token of this opening. */
 function signInPage(token: string): string {
-  return layout('Sign in', html`<p id="message">Sign in to your Rail dashboard. This link signs in once.</p>
-<form method="post"><input type="hidden" name="${PAGE_FIELD}" value="${token}"><button type="submit">Sign in</button></form>`)
+  return layout(
+    'Sign in',
+    html`<p id="message">Sign in to your Rail dashboard. This link signs in once.</p>
+<form method="post"><input type="hidden" name="${PAGE_FIELD}" value="${token}"><button type="submit">Sign in</button></form>`,
+  )
 }
 
 function linkNotValid(reply: FastifyReply): FastifyReply {
-  return headers(reply).code(410).send(plainPage('Link not valid', 'This sign-in link is used, expired or not valid. Ask for a new one.'))
+  return headers(reply)
+    .code(410)
+    .send(plainPage('Link not valid', 'This sign-in link is used, expired or not valid. Ask for a new one.'))
 }
 
 export function registerDashboardRoutes(app: HttpServer, deps: DashboardDeps): void {
   const open = { config: { auth: 'none' as const }, schema: { hide: true } }
   // A dashboard URL that is wrong (no such page, a malformed or over-long link) is a page too.
-  registerPageArea(app, { prefix: '/dashboard', notFound: (reply) => headers(reply).code(404).send(plainPage('Page not found', 'There is no such page. Start again from the overview.')) })
+  registerPageArea(app, {
+    prefix: '/dashboard',
+    notFound: (reply) =>
+      headers(reply)
+        .code(404)
+        .send(plainPage('Page not found', 'There is no such page. Start again from the overview.')),
+  })
   // Opening the link shows a page whose button signs in: a GET never spends it, so a mail scanner
   // or a link preview that fetches the link leaves it for the person it was sent to.
   app.get<{ Params: { token: string } }>('/dashboard/sign-in/:token', open, async (request, reply) => {
@@ -83,7 +102,11 @@ export function registerDashboardRoutes(app: HttpServer, deps: DashboardDeps): v
       .send(signInPage(pageToken(deps.masterKey, nonce, request.params.token)))
   })
   app.get('/dashboard-assets/dashboard.css', open, async (_request, reply) =>
-    reply.header('X-Content-Type-Options', 'nosniff').header('Cache-Control', 'public, max-age=300').type('text/css; charset=utf-8').send(STYLE),
+    reply
+      .header('X-Content-Type-Options', 'nosniff')
+      .header('Cache-Control', 'public, max-age=300')
+      .type('text/css; charset=utf-8')
+      .send(STYLE),
   )
   // Pages and posts share one scope, which reads urlencoded form bodies.
   app.register(async (scope) => {
@@ -94,8 +117,11 @@ export function registerDashboardRoutes(app: HttpServer, deps: DashboardDeps): v
     // that did not answer) is a page, not the API's JSON: its status and message, nothing changed.
     scope.setErrorHandler((error, request, reply) => {
       const refusal = toRailError(error as FastifyError, request)
-      if (refusal.retryAfterS !== undefined) void reply.header('Retry-After', String(Math.max(1, Math.ceil(refusal.retryAfterS))))
-      return headers(reply).code(refusal.statusCode).send(plainPage(refusal.statusCode >= 500 ? 'Something went wrong' : 'Refused', refusal.message))
+      if (refusal.retryAfterS !== undefined)
+        void reply.header('Retry-After', String(Math.max(1, Math.ceil(refusal.retryAfterS))))
+      return headers(reply)
+        .code(refusal.statusCode)
+        .send(plainPage(refusal.statusCode >= 500 ? 'Something went wrong' : 'Refused', refusal.message))
     })
     scope.post<{ Params: { token: string } }>('/dashboard/sign-in/:token', open, async (request, reply) => {
       // Login CSRF: another site's post is refused before the link is looked at, spent or a cookie set.
@@ -106,12 +132,16 @@ export function registerDashboardRoutes(app: HttpServer, deps: DashboardDeps): v
       if (!sessionId) return linkNotValid(reply)
       // A fresh session id on every sign-in: a session fixed before sign-in is never the one used after.
       // The page's nonce cookie is left to lapse: without a fresh link of its own it signs nobody in.
-      return headers(reply).header('Set-Cookie', sessionCookie(request, sessionId, SESSION_LIFETIME_MS / 1000)).redirect('/dashboard', 303)
+      return headers(reply)
+        .header('Set-Cookie', sessionCookie(request, sessionId, SESSION_LIFETIME_MS / 1000))
+        .redirect('/dashboard', 303)
     })
     const routes = dashboardRoutes(scope as unknown as HttpServer, deps)
     routes.form('/dashboard/sign-out', async (request, reply) => {
       await endSession(deps.pool, deps.clock, cookieOf(request))
-      return headers(reply).header('Set-Cookie', sessionCookie(request, '', 0)).send(plainPage('Signed out', 'You are signed out.'))
+      return headers(reply)
+        .header('Set-Cookie', sessionCookie(request, '', 0))
+        .send(plainPage('Signed out', 'You are signed out.'))
     })
     for (const register of AREAS) register(routes)
   })

@@ -14,7 +14,8 @@ import { headers, isUuid, refusedAction, type DashboardRoutes, type FormBody } f
 import { csrfField, layout, noticeOf, plainPage, type Chrome } from './layout.ts'
 
 const NOTICES: Record<string, string> = {
-  credited: 'The sandbox bank received the credit and is announcing it to Rail; it appears under Collections within seconds.',
+  credited:
+    'The sandbox bank received the credit and is announcing it to Rail; it appears under Collections within seconds.',
   funded: 'The float is funded.',
 }
 const PAYER_NAME_MAX = 100
@@ -22,15 +23,27 @@ const PAYER_NAME_MAX = 100
 export function registerSandboxPages(routes: DashboardRoutes): void {
   routes.page('/dashboard/sandbox', async (request, reply, visit) => {
     if (!visit.chrome.sandbox) return notSandbox(reply)
-    return headers(reply).send(sandboxPage(visit.chrome, noticeOf(NOTICES, (request.query as { notice?: string }).notice)))
+    return headers(reply).send(
+      sandboxPage(visit.chrome, noticeOf(NOTICES, (request.query as { notice?: string }).notice)),
+    )
   })
   routes.form('/dashboard/sandbox/inbound-credit', async (_request, reply, visit, body) => {
     if (!visit.chrome.sandbox) return notSandbox(reply)
     const input = creditInput(body)
     if (typeof input === 'string') return headers(reply).code(422).send(plainPage('Not sent', input))
-    const action = { name: 'sandbox.inbound_credit', objectId: null, detail: { virtualAccount: input.virtualAccount, amountKobo: input.amountKobo } }
+    const action = {
+      name: 'sandbox.inbound_credit',
+      objectId: null,
+      detail: { virtualAccount: input.virtualAccount, amountKobo: input.amountKobo },
+    }
     try {
-      await runRecorded(routes.deps, visit, action, () => simulateInboundCreditOnce(routes.deps.collections, visit.partner, input, `dashboard:${input.key}`), (answer) => ({ sessionId: answer.sessionId }))
+      await runRecorded(
+        routes.deps,
+        visit,
+        action,
+        () => simulateInboundCreditOnce(routes.deps.collections, visit.partner, input, `dashboard:${input.key}`),
+        (answer) => ({ sessionId: answer.sessionId }),
+      )
     } catch (error) {
       return refusedAction(reply, 'Not sent', error)
     }
@@ -39,12 +52,24 @@ export function registerSandboxPages(routes: DashboardRoutes): void {
   routes.form('/dashboard/sandbox/fund-float', async (_request, reply, visit, body) => {
     if (!visit.chrome.sandbox) return notSandbox(reply)
     const amountKobo = koboOfNaira(body.amount)
-    if (amountKobo === undefined) return headers(reply).code(422).send(plainPage('Not funded', 'Give an amount in naira, such as 50000 or 50,000.00.'))
-    if (!isUuid(body.key)) return headers(reply).code(422).send(plainPage('Not funded', 'This form is incomplete; reload the page and try again.'))
+    if (amountKobo === undefined)
+      return headers(reply)
+        .code(422)
+        .send(plainPage('Not funded', 'Give an amount in naira, such as 50000 or 50,000.00.'))
+    if (!isUuid(body.key))
+      return headers(reply)
+        .code(422)
+        .send(plainPage('Not funded', 'This form is incomplete; reload the page and try again.'))
     const { pool, maxAmountKobo } = routes.deps
     const action = { name: 'sandbox.fund_float', objectId: null, detail: { amountKobo, reference: body.key } }
     try {
-      await runRecorded(routes.deps, visit, action, () => fundFloat(pool, visit.partner.id, amountKobo, `dashboard-${body.key}`, maxAmountKobo), (funding) => ({ transferId: funding.transferId, replayed: funding.replayed }))
+      await runRecorded(
+        routes.deps,
+        visit,
+        action,
+        () => fundFloat(pool, visit.partner.id, amountKobo, `dashboard-${body.key}`, maxAmountKobo),
+        (funding) => ({ transferId: funding.transferId, replayed: funding.replayed }),
+      )
     } catch (error) {
       return refusedAction(reply, 'Not funded', error)
     }
@@ -57,14 +82,17 @@ function notSandbox(reply: Parameters<typeof headers>[0]) {
 }
 
 /** The credit the form asks for, or why it cannot be sent. */
-function creditInput(body: FormBody): { virtualAccount: string; amountKobo: number; payerName?: string; key: string } | string {
+function creditInput(
+  body: FormBody,
+): { virtualAccount: string; amountKobo: number; payerName?: string; key: string } | string {
   const virtualAccount = (body.virtualAccount ?? '').trim()
   if (!/^\d{10}$/.test(virtualAccount)) return 'The account number is 10 digits.'
   const amountKobo = koboOfNaira(body.amount)
   if (amountKobo === undefined) return 'Give an amount in naira, such as 12500 or 12,500.50.'
   const payerName = (body.payerName ?? '').trim()
   // eslint-disable-next-line no-control-regex
-  if (payerName.length > PAYER_NAME_MAX || /[\u0000-\u001f\u007f]/.test(payerName)) return `The payer's name is at most ${PAYER_NAME_MAX} printable characters.`
+  if (payerName.length > PAYER_NAME_MAX || /[\u0000-\u001f\u007f]/.test(payerName))
+    return `The payer's name is at most ${PAYER_NAME_MAX} printable characters.`
   if (!isUuid(body.key)) return 'This form is incomplete; reload the page and try again.'
   return { virtualAccount, amountKobo, ...(payerName ? { payerName } : {}), key: body.key }
 }

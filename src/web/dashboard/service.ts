@@ -23,8 +23,9 @@ export const KEPT_AFTER_EXPIRY_MS = 24 * 60 * 60_000
 
 /** A name for an operator: 1–100 printable characters. */
 export function isOperatorName(name: unknown): name is string {
+  if (typeof name !== 'string' || name.length < 1 || name.length > OPERATOR_MAX) return false
   // eslint-disable-next-line no-control-regex
-  return typeof name === 'string' && name.length >= 1 && name.length <= OPERATOR_MAX && !/[\u0000-\u001f\u007f-\u009f]/.test(name) && name.trim() === name
+  return !/[\u0000-\u001f\u007f-\u009f]/.test(name) && name.trim() === name
 }
 
 function sha256(text: string): string {
@@ -41,18 +42,33 @@ function wellFormed(token: string | undefined): token is string {
 }
 
 /** A one-time sign-in link for the partner (for the operator named, if any): its absolute URL under baseUrl. */
-export async function createSignInLink(db: Queryable, clock: Clock, partnerId: string, baseUrl: string, operator: string | null = null): Promise<{ url: string; expiresAt: Date }> {
-  if (operator !== null && !isOperatorName(operator)) throw new Error(`an operator's name is 1–${OPERATOR_MAX} printable characters`)
+export async function createSignInLink(
+  db: Queryable,
+  clock: Clock,
+  partnerId: string,
+  baseUrl: string,
+  operator: string | null = null,
+): Promise<{ url: string; expiresAt: Date }> {
+  if (operator !== null && !isOperatorName(operator))
+    throw new Error(`an operator's name is 1–${OPERATOR_MAX} printable characters`)
   const token = newToken()
   const expiresAt = new Date(clock.now().getTime() + LINK_LIFETIME_MS)
-  await db.query('INSERT INTO dashboard_links (token_hash, partner_id, expires_at, operator) VALUES ($1, $2, $3, $4)', [sha256(token), partnerId, expiresAt, operator])
+  await db.query('INSERT INTO dashboard_links (token_hash, partner_id, expires_at, operator) VALUES ($1, $2, $3, $4)', [
+    sha256(token),
+    partnerId,
+    expiresAt,
+    operator,
+  ])
   return { url: `${baseUrl.replace(/\/+$/, '')}/dashboard/sign-in/${token}`, expiresAt }
 }
 
 /** Whether a sign-in link would sign in now (unused, unexpired). Reading it spends nothing. */
 export async function signInLinkUsable(db: Queryable, clock: Clock, token: string | undefined): Promise<boolean> {
   if (!wellFormed(token)) return false
-  const { rowCount } = await db.query('SELECT 1 FROM dashboard_links WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2', [sha256(token), clock.now()])
+  const { rowCount } = await db.query(
+    'SELECT 1 FROM dashboard_links WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2',
+    [sha256(token), clock.now()],
+  )
   return rowCount === 1
 }
 
@@ -61,7 +77,11 @@ export async function signInLinkUsable(db: Queryable, clock: Clock, token: strin
  * statement, so two posts of the same link cannot both sign in. Undefined for an unknown, used,
  * expired or malformed token.
  */
-export async function redeemSignInLink(db: Queryable, clock: Clock, token: string | undefined): Promise<string | undefined> {
+export async function redeemSignInLink(
+  db: Queryable,
+  clock: Clock,
+  token: string | undefined,
+): Promise<string | undefined> {
   if (!wellFormed(token)) return undefined
   const sessionId = newToken()
   const now = clock.now()
@@ -76,18 +96,27 @@ export async function redeemSignInLink(db: Queryable, clock: Clock, token: strin
 }
 
 /** The live session a cookie names; undefined (signed out) for a forged, ended or expired one. */
-export async function sessionFor(db: Queryable, clock: Clock, sessionId: string | undefined): Promise<DashboardSession | undefined> {
+export async function sessionFor(
+  db: Queryable,
+  clock: Clock,
+  sessionId: string | undefined,
+): Promise<DashboardSession | undefined> {
   if (!wellFormed(sessionId)) return undefined
   const { rows } = await db.query<{ partner_id: string; operator: string | null }>(
     'SELECT partner_id, operator FROM dashboard_sessions WHERE id_hash = $1 AND ended_at IS NULL AND expires_at > $2',
     [sha256(sessionId), clock.now()],
   )
-  return rows[0] ? { partnerId: rows[0].partner_id, csrfToken: csrfTokenOf(sessionId), operator: rows[0].operator } : undefined
+  return rows[0]
+    ? { partnerId: rows[0].partner_id, csrfToken: csrfTokenOf(sessionId), operator: rows[0].operator }
+    : undefined
 }
 
 export async function endSession(db: Queryable, clock: Clock, sessionId: string | undefined): Promise<void> {
   if (!wellFormed(sessionId)) return
-  await db.query('UPDATE dashboard_sessions SET ended_at = $2 WHERE id_hash = $1 AND ended_at IS NULL', [sha256(sessionId), clock.now()])
+  await db.query('UPDATE dashboard_sessions SET ended_at = $2 WHERE id_hash = $1 AND ended_at IS NULL', [
+    sha256(sessionId),
+    clock.now(),
+  ])
 }
 
 function csrfTokenOf(sessionId: string): string {

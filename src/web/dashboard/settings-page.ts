@@ -8,9 +8,24 @@ import { csrfField, layout, when, type Chrome } from './layout.ts'
 
 /** Each credential a partner can rotate, by its form value. */
 export const ROTATABLE: Record<string, { kind: CredentialKind; label: string; noun: string; use: string }> = {
-  'request-signing': { kind: 'request_signing', label: 'Request-signing secret', noun: 'request-signing secret', use: 'With its key id, it signs your API requests.' },
-  'escrow-api-key': { kind: 'escrow_api_key', label: 'Escrow API key', noun: 'escrow API key', use: 'It authenticates your calls to the escrow API.' },
-  'callback-signing': { kind: 'callback_signing', label: 'Callback signing secret', noun: 'callback signing secret', use: 'Rail signs the callbacks it sends you with it.' },
+  'request-signing': {
+    kind: 'request_signing',
+    label: 'Request-signing secret',
+    noun: 'request-signing secret',
+    use: 'With its key id, it signs your API requests.',
+  },
+  'escrow-api-key': {
+    kind: 'escrow_api_key',
+    label: 'Escrow API key',
+    noun: 'escrow API key',
+    use: 'It authenticates your calls to the escrow API.',
+  },
+  'callback-signing': {
+    kind: 'callback_signing',
+    label: 'Callback signing secret',
+    noun: 'callback signing secret',
+    use: 'Rail signs the callbacks it sends you with it.',
+  },
 }
 
 /** How long the credential being replaced keeps working, in hours (the service allows up to 30 days). */
@@ -39,16 +54,22 @@ ${disabled ? html`<div><dt>Stopped</dt><dd id="callback-disabled">since ${when(d
 ${csrfField(chrome)}
 <label>Callback URL <input name="callbackUrl" type="url" value="${partner.callbackUrl ?? ''}" maxlength="2048" required></label>
 <button type="submit">Save callback URL</button></form>
-${partner.callbackUrl === null ? '' : html`<form method="post" action="/dashboard/settings/callback-url" id="callback-remove">
+${
+  partner.callbackUrl === null
+    ? ''
+    : html`<form method="post" action="/dashboard/settings/callback-url" id="callback-remove">
 ${csrfField(chrome)}<input type="hidden" name="remove" value="1">
-<button type="submit">Remove callback URL</button></form>`}
+<button type="submit">Remove callback URL</button></form>`
+}
 </section>`
 }
 
 function credentialItem(credential: CredentialSummary): Html {
   // Only a key id and an API key's first characters may be shown; a secret never.
   const name = credential.keyId ?? (credential.apiKeyPrefix ? `${credential.apiKeyPrefix}…` : 'whsec_… (not shown)')
-  const until = credential.expiresAt ? html`valid until <time datetime="${credential.expiresAt.toISOString()}">${when(credential.expiresAt)}</time>` : 'no end'
+  const until = credential.expiresAt
+    ? html`valid until <time datetime="${credential.expiresAt.toISOString()}">${when(credential.expiresAt)}</time>`
+    : 'no end'
   return html`<li><span class="credential-name">${name}</span> · created ${when(credential.createdAt)} · <span class="credential-until">${until}</span></li>`
 }
 

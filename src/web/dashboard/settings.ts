@@ -24,10 +24,13 @@ const NOTICES: Record<string, string> = {
 export function callbackUrlOf(body: FormBody): { url: string | null } | { refused: string; status: number } {
   if (body.remove === '1') return { url: null }
   const url = body.callbackUrl
-  if (typeof url !== 'string' || url.length === 0) return { refused: 'Enter a callback URL (or remove it with Remove callback URL).', status: 400 }
-  if (url.length > CALLBACK_URL_MAX) return { refused: `A callback URL has at most ${CALLBACK_URL_MAX} characters.`, status: 400 }
+  if (typeof url !== 'string' || url.length === 0)
+    return { refused: 'Enter a callback URL (or remove it with Remove callback URL).', status: 400 }
+  if (url.length > CALLBACK_URL_MAX)
+    return { refused: `A callback URL has at most ${CALLBACK_URL_MAX} characters.`, status: 400 }
   if (NOT_IN_URL.test(url)) return { refused: 'A callback URL has no spaces or control characters.', status: 400 }
-  if (!/^https?:\/\//.test(url) || !URL.canParse(url)) return { refused: 'callbackUrl: must be an http:// or https:// URL', status: 422 }
+  if (!/^https?:\/\//.test(url) || !URL.canParse(url))
+    return { refused: 'callbackUrl: must be an http:// or https:// URL', status: 422 }
   return { url }
 }
 
@@ -47,29 +50,60 @@ export function registerSettingsPages(routes: DashboardRoutes): void {
     if ('refused' in input) return headers(reply).code(input.status).send(plainPage('Not saved', input.refused))
     const refusal = await saveCallbackUrl(routes, visit, input.url)
     if (refusal) return refusedAction(reply, 'Not saved', refusal)
-    return headers(reply).redirect(`/dashboard/settings?notice=${input.url === null ? 'callback-url-removed' : 'callback-url-saved'}`, 303)
+    return headers(reply).redirect(
+      `/dashboard/settings?notice=${input.url === null ? 'callback-url-removed' : 'callback-url-saved'}`,
+      303,
+    )
   })
   routes.form('/dashboard/settings/rotate', async (_request, reply, visit, body) => {
     const rotatable = Object.hasOwn(ROTATABLE, body.credential ?? '') ? ROTATABLE[body.credential!]! : undefined
     const overlapHours = OVERLAP_HOURS.find((hours) => hours === body.overlapHours)
     if (!rotatable || !overlapHours || !isUuid(body.reference)) {
-      return headers(reply).code(400).send(plainPage('Not rotated', 'The form was incomplete or changed: reload the settings page and try again. Nothing was rotated.'))
+      return headers(reply)
+        .code(400)
+        .send(
+          plainPage(
+            'Not rotated',
+            'The form was incomplete or changed: reload the settings page and try again. Nothing was rotated.',
+          ),
+        )
     }
-    const result = await rotateFromDashboard(routes.deps, visit, rotatable.kind, Number(overlapHours) * 3600, body.reference)
+    const result = await rotateFromDashboard(
+      routes.deps,
+      visit,
+      rotatable.kind,
+      Number(overlapHours) * 3600,
+      body.reference,
+    )
     if (result.ok) return headers(reply).send(newSecretPage(visit.chrome, { noun: rotatable.noun, ...result.issued }))
     if (!result.seen) return refusedAction(reply, 'Not rotated', result.error)
     return headers(reply)
       .code(409)
-      .send(plainPage('Already rotated', 'This form was already used: that rotation was made, and its new secret was shown once and is not shown again. If you did not copy it, rotate again from the settings page.'))
+      .send(
+        plainPage(
+          'Already rotated',
+          'This form was already used: that rotation was made, and its new secret was shown once and is not shown again. If you did not copy it, rotate again from the settings page.',
+        ),
+      )
   })
 }
 
 /** Sets (or removes) the default callback URL through the API's service function; a refusal is answered, not thrown. */
-async function saveCallbackUrl(routes: DashboardRoutes, visit: Visit, url: string | null): Promise<RailError | undefined> {
+async function saveCallbackUrl(
+  routes: DashboardRoutes,
+  visit: Visit,
+  url: string | null,
+): Promise<RailError | undefined> {
   const { pool, allowLoopbackCallbacks } = routes.deps
   const action = { name: 'settings.callback_url', objectId: visit.partner.id, detail: { callbackUrl: url } }
   try {
-    await runRecorded(routes.deps, visit, action, () => setPartnerCallbackUrl(pool, visit.partner, url, allowLoopbackCallbacks), () => ({}))
+    await runRecorded(
+      routes.deps,
+      visit,
+      action,
+      () => setPartnerCallbackUrl(pool, visit.partner, url, allowLoopbackCallbacks),
+      () => ({}),
+    )
     return undefined
   } catch (error) {
     if (!(error instanceof RailError) || error.statusCode >= 500) throw error

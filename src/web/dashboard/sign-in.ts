@@ -25,7 +25,10 @@ export const PAGE_FIELD = 'page'
 const OWN_FETCH_SITES = new Set(['same-origin', 'none'])
 
 function refused(message: string): RailError {
-  return new RailError('cross_site_request', `${message} Nothing was changed: open the sign-in link again and press Sign in.`)
+  return new RailError(
+    'cross_site_request',
+    `${message} Nothing was changed: open the sign-in link again and press Sign in.`,
+  )
 }
 
 /** A new nonce for one opening of the page. */
@@ -41,7 +44,8 @@ export function pageToken(masterKey: Buffer, nonce: string, linkToken: string): 
 /** Throws 403 cross_site_request for a post another site's page made (by the browser's own headers). */
 export function refuseCrossSitePost(request: FastifyRequest): void {
   const fetchSite = request.headers['sec-fetch-site']
-  if (fetchSite !== undefined && !OWN_FETCH_SITES.has(String(fetchSite))) throw refused('This sign-in was posted from another site.')
+  if (fetchSite !== undefined && !OWN_FETCH_SITES.has(String(fetchSite)))
+    throw refused('This sign-in was posted from another site.')
   const origin = request.headers.origin
   if (origin === undefined) return
   const own = new Set([`${request.protocol}://${request.host}`, publicOrigin()])
@@ -52,10 +56,12 @@ export function refuseCrossSitePost(request: FastifyRequest): void {
 export function requirePageToken(request: FastifyRequest, masterKey: Buffer, linkToken: string): void {
   const nonce = cookieNamed(request, PAGE_COOKIE)
   const submitted = (request.body as Record<string, unknown> | undefined)?.[PAGE_FIELD]
-  if (nonce === undefined || typeof submitted !== 'string') throw refused('This sign-in was not sent from the page its link opens.')
+  if (nonce === undefined || typeof submitted !== 'string')
+    throw refused('This sign-in was not sent from the page its link opens.')
   const expected = Buffer.from(pageToken(masterKey, nonce, linkToken))
   const given = Buffer.from(submitted)
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw refused('This sign-in was not sent from the page its link opens.')
+  if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    throw refused('This sign-in was not sent from the page its link opens.')
 }
 
 function cookieNamed(request: FastifyRequest, cookie: string): string | undefined {

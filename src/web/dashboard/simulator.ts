@@ -10,11 +10,23 @@ export const SETTLE_OUTCOMES = ['confirmed', 'failed'] as const
 export type SettleOutcome = (typeof SETTLE_OUTCOMES)[number]
 
 /** ok, or why not (a live partner, or the service's refusal message). */
-export async function settleFromDashboard(deps: DashboardDeps, visit: Visit, transferId: string, outcome: SettleOutcome): Promise<{ ok: true } | { ok: false; message: string }> {
-  if (visit.partner.environment !== 'sandbox') return { ok: false, message: 'The simulator is only for sandbox partners.' }
+export async function settleFromDashboard(
+  deps: DashboardDeps,
+  visit: Visit,
+  transferId: string,
+  outcome: SettleOutcome,
+): Promise<{ ok: true } | { ok: false; message: string }> {
+  if (visit.partner.environment !== 'sandbox')
+    return { ok: false, message: 'The simulator is only for sandbox partners.' }
   const action = { name: 'sandbox.settle_outbound', objectId: transferId, detail: { outcome } }
   try {
-    await runRecorded(deps, visit, action, () => simulateSettlement(deps.outbound, visit.partner, { transferId, outcome }), () => ({}))
+    await runRecorded(
+      deps,
+      visit,
+      action,
+      () => simulateSettlement(deps.outbound, visit.partner, { transferId, outcome }),
+      () => ({}),
+    )
   } catch (error) {
     if (!(error instanceof RailError)) throw error
     return { ok: false, message: error.message }

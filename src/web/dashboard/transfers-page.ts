@@ -24,8 +24,15 @@ export interface TransferCallback {
   createdAt: Date
 }
 
-export function transfersPage(chrome: Chrome, filter: TransferFilter, transfers: readonly OutboundTransfer[], nextCursor: string | null): string {
-  const next = nextCursor ? `/dashboard/transfers?${new URLSearchParams({ ...filter, cursor: nextCursor }).toString()}` : null
+export function transfersPage(
+  chrome: Chrome,
+  filter: TransferFilter,
+  transfers: readonly OutboundTransfer[],
+  nextCursor: string | null,
+): string {
+  const next = nextCursor
+    ? `/dashboard/transfers?${new URLSearchParams({ ...filter, cursor: nextCursor }).toString()}`
+    : null
   return layout(
     'Outbound transfers',
     html`<form method="get" action="/dashboard/transfers" class="filter">
@@ -36,7 +43,9 @@ export function transfersPage(chrome: Chrome, filter: TransferFilter, transfers:
 <button type="submit">Find</button></form>
 ${transfers.length === 0 ? html`<p id="empty">No outbound transfers match.</p>` : ''}
 <ul class="list">${transfers.map(
-      (transfer) => html`<li><a href="/dashboard/transfers/${transfer.id}" class="reference">${transfer.clientReference}</a>
+      (
+        transfer,
+      ) => html`<li><a href="/dashboard/transfers/${transfer.id}" class="reference">${transfer.clientReference}</a>
 <span class="state">${transfer.state}</span> <span class="amount">${naira(transfer.amountKobo)}</span> to <span class="beneficiary">${transfer.beneficiaryAccountName}</span>
 <span class="when">${when(transfer.createdAt)}</span></li>`,
     )}</ul>
@@ -51,30 +60,61 @@ interface Moment {
   label: Html
 }
 
-const OPERATION_LABELS: Record<string, string> = { payout: 'Sent to the bank', requery: 'Asked the bank (requery)', register_payout_outcome: 'Sandbox outcome registered' }
+const OPERATION_LABELS: Record<string, string> = {
+  payout: 'Sent to the bank',
+  requery: 'Asked the bank (requery)',
+  register_payout_outcome: 'Sandbox outcome registered',
+}
 
 function bankMoment(call: ProviderCall): Moment {
-  const answer = call.httpStatus === null ? `no answer (${call.error ?? 'network error'})` : `HTTP ${call.httpStatus}${call.responseCode ? `, code ${call.responseCode}` : ''}`
+  const answer =
+    call.httpStatus === null
+      ? `no answer (${call.error ?? 'network error'})`
+      : `HTTP ${call.httpStatus}${call.responseCode ? `, code ${call.responseCode}` : ''}`
   const label = OPERATION_LABELS[call.operation] ?? call.operation
-  return { at: call.at, kind: 'bank', label: html`${label} (${call.provider}): ${call.outcome}, ${answer}, ${call.latencyMs} ms` }
+  return {
+    at: call.at,
+    kind: 'bank',
+    label: html`${label} (${call.provider}): ${call.outcome}, ${answer}, ${call.latencyMs} ms`,
+  }
 }
 
 /** Everything known of the transfer's life, oldest first: each state it was in, each bank call, each callback. */
-export function timelineOf(states: readonly StateMoment[], calls: readonly ProviderCall[], callbacks: readonly TransferCallback[]): Moment[] {
+export function timelineOf(
+  states: readonly StateMoment[],
+  calls: readonly ProviderCall[],
+  callbacks: readonly TransferCallback[],
+): Moment[] {
   const moments: Moment[] = states.map((moment, index) => ({
     at: moment.at,
     kind: 'state',
-    label: index === 0 ? html`Created (<span class="state-name">${moment.state}</span>)` : html`State <span class="state-name">${moment.state}</span>`,
+    label:
+      index === 0
+        ? html`Created (<span class="state-name">${moment.state}</span>)`
+        : html`State <span class="state-name">${moment.state}</span>`,
   }))
   moments.push(...calls.map(bankMoment))
   for (const callback of callbacks) {
-    moments.push({ at: callback.createdAt, kind: 'callback', label: html`Callback <a href="/dashboard/events/${callback.eventId}">${callback.type}</a>: ${callback.deliveryStatus}` })
+    moments.push({
+      at: callback.createdAt,
+      kind: 'callback',
+      label: html`Callback <a href="/dashboard/events/${callback.eventId}">${callback.type}</a>: ${callback.deliveryStatus}`,
+    })
   }
   // Stable: at one instant, the order above (state, then bank, then callback) stands.
-  return moments.map((moment, index) => ({ moment, index })).sort((a, b) => a.moment.at.getTime() - b.moment.at.getTime() || a.index - b.index).map(({ moment }) => moment)
+  return moments
+    .map((moment, index) => ({ moment, index }))
+    .sort((a, b) => a.moment.at.getTime() - b.moment.at.getTime() || a.index - b.index)
+    .map(({ moment }) => moment)
 }
 
-export function transferPage(chrome: Chrome, transfer: OutboundTransfer, timeline: readonly Moment[], notice: Html | '', health?: ProviderHealthReading): string {
+export function transferPage(
+  chrome: Chrome,
+  transfer: OutboundTransfer,
+  timeline: readonly Moment[],
+  notice: Html | '',
+  health?: ProviderHealthReading,
+): string {
   return layout(
     `Transfer ${transfer.clientReference}`,
     html`<dl>

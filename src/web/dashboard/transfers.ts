@@ -2,7 +2,12 @@
 // with its timeline, and in the sandbox the settlement simulator.
 import type { FastifyRequest } from 'fastify'
 import { listEvents } from '../../events/service.ts'
-import { getOutbound, listOutbound, outboundStateHistory, type OutboundTransfer } from '../../money-out/outbound/service.ts'
+import {
+  getOutbound,
+  listOutbound,
+  outboundStateHistory,
+  type OutboundTransfer,
+} from '../../money-out/outbound/service.ts'
 import { providerCallsFor, providerHealth } from '../../banking/providers/service.ts'
 import { lagosDayEnd, lagosDayStart } from './dates.ts'
 import { headers, isUuid, notFound, notFoundAsUndefined, type DashboardRoutes } from './http.ts'
@@ -10,7 +15,10 @@ import { noticeOf, plainPage } from './layout.ts'
 import { settleFromDashboard, SETTLE_OUTCOMES, type SettleOutcome } from './simulator.ts'
 import { OUTBOUND_STATES, timelineOf, transferPage, transfersPage, type TransferFilter } from './transfers-page.ts'
 
-const NOTICES: Record<string, string> = { settled: 'Outcome registered at the sandbox bank; the transfer resolves through requery within seconds. Reload to see it.' }
+const NOTICES: Record<string, string> = {
+  settled:
+    'Outcome registered at the sandbox bank; the transfer resolves through requery within seconds. Reload to see it.',
+}
 /** The most bank calls and callbacks a timeline shows (a transfer makes a handful). */
 const TIMELINE_MAX = 100
 
@@ -50,21 +58,33 @@ export function registerTransferPages(routes: DashboardRoutes): void {
       listEvents(pool, { partnerId: visit.partner.id, objectId: transfer.id, limit: TIMELINE_MAX }),
       providerHealth(pool),
     ])
-    const callbacks = events.events.map((event) => ({ eventId: event.id, type: event.type, deliveryStatus: event.deliveryStatus, createdAt: event.createdAt }))
+    const callbacks = events.events.map((event) => ({
+      eventId: event.id,
+      type: event.type,
+      deliveryStatus: event.deliveryStatus,
+      createdAt: event.createdAt,
+    }))
     const notice = noticeOf(NOTICES, (request.query as { notice?: string }).notice)
-    return headers(reply).send(transferPage(visit.chrome, transfer, timelineOf(states, calls, callbacks), notice, health(transfer.provider)))
+    return headers(reply).send(
+      transferPage(visit.chrome, transfer, timelineOf(states, calls, callbacks), notice, health(transfer.provider)),
+    )
   })
   routes.form('/dashboard/transfers/:id/settle', async (request, reply, visit, body) => {
     const transfer = await ownTransfer(routes, request, visit.partner.id)
     if (!transfer) return notFound(reply, 'transfer')
-    if (!SETTLE_OUTCOMES.includes(body.outcome as SettleOutcome)) return headers(reply).code(400).send(plainPage('Not settled', 'Choose confirmed or failed.'))
+    if (!SETTLE_OUTCOMES.includes(body.outcome as SettleOutcome))
+      return headers(reply).code(400).send(plainPage('Not settled', 'Choose confirmed or failed.'))
     const result = await settleFromDashboard(routes.deps, visit, transfer.id, body.outcome as SettleOutcome)
     if (!result.ok) return headers(reply).code(409).send(plainPage('Not settled', result.message))
     return headers(reply).redirect(`/dashboard/transfers/${transfer.id}?notice=settled`, 303)
   })
 }
 
-async function ownTransfer(routes: DashboardRoutes, request: FastifyRequest, partnerId: string): Promise<OutboundTransfer | undefined> {
+async function ownTransfer(
+  routes: DashboardRoutes,
+  request: FastifyRequest,
+  partnerId: string,
+): Promise<OutboundTransfer | undefined> {
   const id = (request.params as { id: string }).id
   return isUuid(id) ? getOutbound(routes.deps.pool, partnerId, id).catch(notFoundAsUndefined) : undefined
 }

@@ -10,14 +10,22 @@ import { resolveUnmatched, type Resolution } from '../../collections/credits/ser
 import { DASHBOARD_CREDENTIAL } from './actions.ts'
 import { recordAction, recordOutcome, type DashboardDeps, type Visit } from './http.ts'
 
-export type TriageOutcome = { kind: 'resolved'; status: string } | { kind: 'replayed' } | { kind: 'refused'; error: RailError }
+export type TriageOutcome =
+  { kind: 'resolved'; status: string } | { kind: 'replayed' } | { kind: 'refused'; error: RailError }
 
 /**
  * Whether this form was sent before and not refused: the same action on this credit with the same
  * form reference (other than the action `exceptId`). A refused or failed one changed nothing (the
  * service's transaction rolled back), so sending it again simply tries again.
  */
-async function sentBefore(deps: DashboardDeps, visit: Visit, action: string, creditId: string, reference: string, exceptId: string | null): Promise<boolean> {
+async function sentBefore(
+  deps: DashboardDeps,
+  visit: Visit,
+  action: string,
+  creditId: string,
+  reference: string,
+  exceptId: string | null,
+): Promise<boolean> {
   const { rowCount } = await deps.pool.query(
     `SELECT 1 FROM dashboard_actions
       WHERE partner_id = $1 AND object_id = $2 AND action = $3 AND detail->>'reference' = $4 AND NOT detail ?| array['refused', 'failed'] AND ($5::bigint IS NULL OR id <> $5)
@@ -33,12 +41,24 @@ function actionOf(resolution: Resolution): { action: string; detail: Record<stri
 }
 
 /** Resolves the credit once per form reference; a refusal (RailError 4xx) is recorded and answered, anything else recorded and thrown. */
-export async function resolveFromDashboard(deps: DashboardDeps, visit: Visit, requestId: string, creditId: string, reference: string, resolution: Resolution): Promise<TriageOutcome> {
+export async function resolveFromDashboard(
+  deps: DashboardDeps,
+  visit: Visit,
+  requestId: string,
+  creditId: string,
+  reference: string,
+  resolution: Resolution,
+): Promise<TriageOutcome> {
   const { action, detail } = actionOf(resolution)
   if (await sentBefore(deps, visit, action, creditId, reference, null)) return { kind: 'replayed' }
   const actionId = await recordAction(deps.pool, deps.clock, visit, action, creditId, { reference, ...detail })
   try {
-    const resolved = await resolveUnmatched(deps.collections, { partner: visit.partner, credentialId: DASHBOARD_CREDENTIAL, requestId }, creditId, resolution)
+    const resolved = await resolveUnmatched(
+      deps.collections,
+      { partner: visit.partner, credentialId: DASHBOARD_CREDENTIAL, requestId },
+      creditId,
+      resolution,
+    )
     await recordOutcome(deps.pool, actionId, { status: resolved.status, resolution: resolved.resolution })
     return { kind: 'resolved', status: resolved.status }
   } catch (error) {

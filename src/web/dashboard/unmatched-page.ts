@@ -19,19 +19,32 @@ export interface AssignTarget {
 
 export const NOTICES: Record<string, string> = {
   assigned: 'Assigned: the credit was applied to the account you chose, as if it had been paid there.',
-  refund_started: 'Refund started: an outbound transfer pays the sender back. The credit is refund pending until the bank settles it.',
+  refund_started:
+    'Refund started: an outbound transfer pays the sender back. The credit is refund pending until the bank settles it.',
   replayed: 'This form was sent before, so nothing was done again. The credit as it is now is shown below.',
 }
 
-const FILTER_LABELS: Record<string, string> = { unmatched: 'Awaiting triage', refund_pending: 'Refund pending', refunded: 'Refunded', assigned: 'Assigned', all: 'All' }
+const FILTER_LABELS: Record<string, string> = {
+  unmatched: 'Awaiting triage',
+  refund_pending: 'Refund pending',
+  refunded: 'Refunded',
+  assigned: 'Assigned',
+  all: 'All',
+}
 
-export function triageListPage(chrome: Chrome, status: string, items: readonly TriageItem[], nextCursor: string | null): string {
+export function triageListPage(
+  chrome: Chrome,
+  status: string,
+  items: readonly TriageItem[],
+  nextCursor: string | null,
+): string {
   const filters = [...TRIAGE_STATUSES, 'all']
   return layout(
     'Unmatched credits',
     html`<p>Credits that could not be applied where they were paid (an archived account, an expired intent, a closed invoice or escrow, an overpayment). Assign each to another of your accounts, or refund it to its sender.</p>
 <form method="get" action="${UNMATCHED_PATH}" class="filter"><label>Show <select name="status">${filters.map(
-      (value) => html`<option value="${value}"${value === status ? html` selected` : ''}>${FILTER_LABELS[value]}</option>`,
+      (value) =>
+        html`<option value="${value}"${value === status ? html` selected` : ''}>${FILTER_LABELS[value]}</option>`,
     )}</select></label><button type="submit">Filter</button></form>
 ${items.length === 0 ? html`<p id="empty">No unmatched credits here.</p>` : ''}
 <ul class="list triage">${items.map(
@@ -49,7 +62,8 @@ function payerOf(item: TriageItem): string {
 }
 
 function paidInto(item: TriageItem): Html {
-  if (item.trackingId) return html`<a href="${COLLECTIONS_PATH}/virtual-accounts/${item.trackingId}">${item.virtualAccount}</a> (${item.trackingId})`
+  if (item.trackingId)
+    return html`<a href="${COLLECTIONS_PATH}/virtual-accounts/${item.trackingId}">${item.virtualAccount}</a> (${item.trackingId})`
   if (item.walletId) return html`${item.virtualAccount} (wallet ${item.walletId})`
   return html`${item.virtualAccount}`
 }
@@ -68,7 +82,12 @@ function resolutionOf(item: TriageItem): Html | '' {
   return ''
 }
 
-export function triageItemPage(chrome: Chrome, item: TriageItem, targets: readonly AssignTarget[], notice: Html | ''): string {
+export function triageItemPage(
+  chrome: Chrome,
+  item: TriageItem,
+  targets: readonly AssignTarget[],
+  notice: Html | '',
+): string {
   const resolution = resolutionOf(item)
   return layout(
     `Unmatched credit of ${naira(item.amountKobo)}`,

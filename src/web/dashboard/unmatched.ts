@@ -6,10 +6,27 @@ import { getTriageItem, listTriage, type CreditStatus } from '../../collections/
 import { listIntents } from '../../collections/intents/service.ts'
 import { listAccounts } from '../../collections/virtual-accounts/service.ts'
 import { cursorOf, LIST_PAGE, oneOf, queryOf } from './collections-shared.ts'
-import { headers, isUuid, notFound, notFoundAsUndefined, refusedAction, type DashboardRoutes, type FormBody, type Visit } from './http.ts'
+import {
+  headers,
+  isUuid,
+  notFound,
+  notFoundAsUndefined,
+  refusedAction,
+  type DashboardRoutes,
+  type FormBody,
+  type Visit,
+} from './http.ts'
 import { noticeOf, plainPage } from './layout.ts'
 import { resolveFromDashboard } from './unmatched-actions.ts'
-import { NOTICES, TRIAGE_STATUSES, triageItemPage, triageListPage, UNMATCHED_PATH, type AssignTarget, type TriageItem } from './unmatched-page.ts'
+import {
+  NOTICES,
+  TRIAGE_STATUSES,
+  triageItemPage,
+  triageListPage,
+  UNMATCHED_PATH,
+  type AssignTarget,
+  type TriageItem,
+} from './unmatched-page.ts'
 
 const TRACKING_ID = /^trk_[a-z0-9]{24}$/
 /** How many of the partner's accounts the assign form suggests. */
@@ -20,8 +37,14 @@ export function registerUnmatchedPages(routes: DashboardRoutes): void {
   routes.page(UNMATCHED_PATH, async (request, reply, visit) => {
     const chosen = queryOf(request).status
     // Awaiting triage by default (what the overview counts); "all" shows resolved ones too.
-    const status: CreditStatus | undefined = chosen === 'all' ? undefined : (oneOf(TRIAGE_STATUSES, chosen) ?? 'unmatched')
-    const page = await listTriage(pool, { partnerId: visit.partner.id, status, limit: LIST_PAGE, cursor: cursorOf(request) })
+    const status: CreditStatus | undefined =
+      chosen === 'all' ? undefined : (oneOf(TRIAGE_STATUSES, chosen) ?? 'unmatched')
+    const page = await listTriage(pool, {
+      partnerId: visit.partner.id,
+      status,
+      limit: LIST_PAGE,
+      cursor: cursorOf(request),
+    })
     return headers(reply).send(triageListPage(visit.chrome, status ?? 'all', page.data, page.nextCursor))
   })
   routes.page(`${UNMATCHED_PATH}/:id`, async (request, reply, visit) => {
@@ -35,7 +58,15 @@ export function registerUnmatchedPages(routes: DashboardRoutes): void {
     if (!item) return notFound(reply, 'unmatched credit')
     if (!isUuid(body.reference)) return badForm(reply)
     const trackingId = trackingIdOf(body)
-    if (!trackingId) return headers(reply).code(422).send(plainPage('Not assigned', 'Enter the tracking id of one of your virtual accounts: trk_ and 24 lowercase letters or digits.'))
+    if (!trackingId)
+      return headers(reply)
+        .code(422)
+        .send(
+          plainPage(
+            'Not assigned',
+            'Enter the tracking id of one of your virtual accounts: trk_ and 24 lowercase letters or digits.',
+          ),
+        )
     return resolve(routes, request, reply, visit, item.id, body.reference, { action: 'assign', target: trackingId })
   })
   routes.form(`${UNMATCHED_PATH}/:id/refund`, async (request, reply, visit, body) => {
@@ -46,7 +77,11 @@ export function registerUnmatchedPages(routes: DashboardRoutes): void {
   })
 }
 
-async function ownItem(routes: DashboardRoutes, request: FastifyRequest, visit: Visit): Promise<TriageItem | undefined> {
+async function ownItem(
+  routes: DashboardRoutes,
+  request: FastifyRequest,
+  visit: Visit,
+): Promise<TriageItem | undefined> {
   const id = (request.params as { id: string }).id
   return isUuid(id) ? getTriageItem(routes.deps.pool, visit.partner.id, id).catch(notFoundAsUndefined) : undefined
 }
@@ -58,7 +93,14 @@ function trackingIdOf(body: FormBody): string | undefined {
 }
 
 function badForm(reply: FastifyReply): FastifyReply {
-  return headers(reply).code(400).send(plainPage('Not done', 'This form is missing its reference. Reload the page and send it again. Nothing was changed.'))
+  return headers(reply)
+    .code(400)
+    .send(
+      plainPage(
+        'Not done',
+        'This form is missing its reference. Reload the page and send it again. Nothing was changed.',
+      ),
+    )
 }
 
 async function resolve(
@@ -73,7 +115,8 @@ async function resolve(
   const outcome = await resolveFromDashboard(routes.deps, visit, request.id, creditId, reference, resolution)
   const title = resolution.action === 'assign' ? 'Not assigned' : 'Not refunded'
   if (outcome.kind === 'refused') return refusedAction(reply, title, outcome.error)
-  const notice = outcome.kind === 'replayed' ? 'replayed' : resolution.action === 'assign' ? 'assigned' : 'refund_started'
+  const notice =
+    outcome.kind === 'replayed' ? 'replayed' : resolution.action === 'assign' ? 'assigned' : 'refund_started'
   return headers(reply).redirect(`${UNMATCHED_PATH}/${creditId}?notice=${notice}`, 303)
 }
 
@@ -85,7 +128,13 @@ async function assignTargets(routes: DashboardRoutes, partnerId: string): Promis
     listAccounts(pool, { partnerId, purpose: 'persistent', status: 'active', limit: SUGGESTED }),
   ])
   return [
-    ...intents.intents.map(({ intent, account }) => ({ trackingId: account.trackingId, label: `Payment intent ${intent.reference}` })),
-    ...accounts.accounts.map((account) => ({ trackingId: account.trackingId, label: `Account ${account.reference ?? account.accountNumber}` })),
+    ...intents.intents.map(({ intent, account }) => ({
+      trackingId: account.trackingId,
+      label: `Payment intent ${intent.reference}`,
+    })),
+    ...accounts.accounts.map((account) => ({
+      trackingId: account.trackingId,
+      label: `Account ${account.reference ?? account.accountNumber}`,
+    })),
   ]
 }

@@ -12,7 +12,18 @@ const BODY_BYTES_MAX = 4 * 1024 * 1024
 /** How long the proxy waits for the target's headers and body, beyond any client's own timeout. */
 const UPSTREAM_TIMEOUT_MS_DEFAULT = 60_000
 /** Headers of one connection, never forwarded (RFC 9110 §7.6.1), and those the proxy sets itself. */
-const NOT_FORWARDED = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'content-length'])
+const NOT_FORWARDED = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+])
 
 export interface ForwardedExchange {
   /** The request as it came in; its path is the proxy's (the target's base path is added on forwarding). */
@@ -56,7 +67,11 @@ async function readBody(stream: AsyncIterable<Buffer | string>): Promise<string 
   return Buffer.concat(chunks).toString('utf8')
 }
 
-async function forward(options: ForwardingProxyOptions, request: ExchangeRequest, search: string): Promise<ForwardedExchange> {
+async function forward(
+  options: ForwardingProxyOptions,
+  request: ExchangeRequest,
+  search: string,
+): Promise<ForwardedExchange> {
   const base = typeof options.targetBaseUrl === 'function' ? options.targetBaseUrl() : options.targetBaseUrl
   const timeoutMs = options.timeoutMs ?? UPSTREAM_TIMEOUT_MS_DEFAULT
   try {
@@ -75,14 +90,24 @@ async function forward(options: ForwardingProxyOptions, request: ExchangeRequest
   }
 }
 
-async function handle(options: ForwardingProxyOptions, incoming: http.IncomingMessage, outgoing: http.ServerResponse): Promise<void> {
+async function handle(
+  options: ForwardingProxyOptions,
+  incoming: http.IncomingMessage,
+  outgoing: http.ServerResponse,
+): Promise<void> {
   const body = await readBody(incoming)
   if (body === undefined) {
     outgoing.writeHead(413).end()
     return
   }
   const url = new URL(incoming.url ?? '/', 'http://proxy.invalid')
-  const request: ExchangeRequest = { method: incoming.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: incoming.headers, body }
+  const request: ExchangeRequest = {
+    method: incoming.method ?? 'GET',
+    path: url.pathname,
+    query: url.searchParams,
+    headers: incoming.headers,
+    body,
+  }
   const exchange = await forward(options, request, url.search)
   options.observe(exchange)
   if (!exchange.response) {

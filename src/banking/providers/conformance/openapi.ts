@@ -77,13 +77,18 @@ export function atPointer(document: Json, pointer: string): unknown {
 }
 
 /** An object that may be a $ref, followed to what it names, with the pointer where that is. */
-export function resolveObject(document: Json, value: unknown, pointer: string): { value: Json; pointer: string } | undefined {
+export function resolveObject(
+  document: Json,
+  value: unknown,
+  pointer: string,
+): { value: Json; pointer: string } | undefined {
   let current = value
   let at = pointer
   for (let hop = 0; hop < REF_HOPS_MAX; hop += 1) {
     if (!isObject(current)) return undefined
     if (typeof current.$ref !== 'string') return { value: current, pointer: at }
-    if (!current.$ref.startsWith('#')) throw new Error(`${at}: only references within the document are followed (${current.$ref})`)
+    if (!current.$ref.startsWith('#'))
+      throw new Error(`${at}: only references within the document are followed (${current.$ref})`)
     at = current.$ref
     current = atPointer(document, current.$ref)
   }
@@ -132,19 +137,31 @@ function readParameters(document: Json, list: unknown, pointer: string): Paramet
     if (!resolved || typeof resolved.value.name !== 'string') return
     const where = resolved.value.in
     if (where !== 'query' && where !== 'path' && where !== 'header' && where !== 'cookie') return
-    parameters.push({ name: resolved.value.name, in: where, required: resolved.value.required === true || where === 'path', schema: resolved.value.schema })
+    parameters.push({
+      name: resolved.value.name,
+      in: where,
+      required: resolved.value.required === true || where === 'path',
+      schema: resolved.value.schema,
+    })
   })
   return parameters
 }
 
 /** Path-level parameters apply unless the operation redefines one (same name and location). */
 function mergeParameters(pathLevel: Parameter[], operationLevel: Parameter[]): Parameter[] {
-  const key = (parameter: Parameter) => `${parameter.in}:${parameter.in === 'header' ? parameter.name.toLowerCase() : parameter.name}`
+  const key = (parameter: Parameter) =>
+    `${parameter.in}:${parameter.in === 'header' ? parameter.name.toLowerCase() : parameter.name}`
   const own = new Set(operationLevel.map(key))
   return [...pathLevel.filter((parameter) => !own.has(key(parameter))), ...operationLevel]
 }
 
-function readOperation(document: Json, pathTemplate: string, pathItem: Json, pathPointer: string, method: string): Operation | undefined {
+function readOperation(
+  document: Json,
+  pathTemplate: string,
+  pathItem: Json,
+  pathPointer: string,
+  method: string,
+): Operation | undefined {
   const operation = pathItem[method]
   if (!isObject(operation)) return undefined
   const pointer = `${pathPointer}/${method}`
@@ -153,16 +170,27 @@ function readOperation(document: Json, pathTemplate: string, pathItem: Json, pat
   if (isObject(operation.responses)) {
     for (const [key, value] of Object.entries(operation.responses)) {
       const resolved = resolveObject(document, value, `${pointer}/responses/${escapePointer(key)}`)
-      if (resolved) responses.set(key.toUpperCase() === 'DEFAULT' ? 'default' : key.toUpperCase(), { response: resolved.value, pointer: resolved.pointer })
+      if (resolved)
+        responses.set(key.toUpperCase() === 'DEFAULT' ? 'default' : key.toUpperCase(), {
+          response: resolved.value,
+          pointer: resolved.pointer,
+        })
     }
   }
-  const security = Array.isArray(operation.security) ? operation.security : Array.isArray(document.security) ? document.security : []
+  const security = Array.isArray(operation.security)
+    ? operation.security
+    : Array.isArray(document.security)
+      ? document.security
+      : []
   return {
     name: typeof operation.operationId === 'string' ? operation.operationId : `${method.toUpperCase()} ${pathTemplate}`,
     method: method.toUpperCase(),
     pathTemplate,
     pointer,
-    parameters: mergeParameters(readParameters(document, pathItem.parameters, `${pathPointer}/parameters`), readParameters(document, operation.parameters, `${pointer}/parameters`)),
+    parameters: mergeParameters(
+      readParameters(document, pathItem.parameters, `${pathPointer}/parameters`),
+      readParameters(document, operation.parameters, `${pointer}/parameters`),
+    ),
     requestBody: requestBody?.value,
     requestBodyPointer: requestBody?.pointer,
     responses,

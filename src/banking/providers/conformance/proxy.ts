@@ -92,12 +92,23 @@ export async function startValidatingProxy(options: ValidatingProxyOptions): Pro
     const method = request.method.toUpperCase()
     const documentPath = underBasePath(request.path, basePath)
     if (documentPath === undefined && options.forwardOutsideBasePath) return
-    const record: ExchangeRecord = { method, path: request.path, query: request.query.toString(), operation: null, status: response?.status ?? null, responseBodyChecked: false, violations: 0 }
+    const record: ExchangeRecord = {
+      method,
+      path: request.path,
+      query: request.query.toString(),
+      operation: null,
+      status: response?.status ?? null,
+      responseBodyChecked: false,
+      violations: 0,
+    }
     if (exchange.error !== undefined) record.error = exchange.error
     exchanges.push(record)
     const matched = documentPath === undefined ? undefined : validator.match(method, documentPath)
     if (!matched) {
-      const reason = documentPath === undefined ? `the path is not under the server's ${basePath}` : validator.whyUnmatched(method, documentPath)
+      const reason =
+        documentPath === undefined
+          ? `the path is not under the server's ${basePath}`
+          : validator.whyUnmatched(method, documentPath)
       unmatched.push({ method, path: request.path, reason })
       return
     }
@@ -113,7 +124,11 @@ export async function startValidatingProxy(options: ValidatingProxyOptions): Pro
     record.violations = found.length
   }
 
-  const proxy = await startForwardingProxy({ targetBaseUrl: options.targetBaseUrl, observe, timeoutMs: options.timeoutMs })
+  const proxy = await startForwardingProxy({
+    targetBaseUrl: options.targetBaseUrl,
+    observe,
+    timeoutMs: options.timeoutMs,
+  })
   return { url: proxy.url, violations, unmatched, exchanges, validator, close: () => proxy.close() }
 }
 

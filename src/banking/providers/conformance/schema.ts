@@ -18,7 +18,19 @@ export type MessageSide = 'request' | 'response'
 type Json = Record<string, unknown>
 
 /** Keywords whose value is one schema. */
-const SCHEMA_KEYWORDS = ['items', 'not', 'additionalProperties', 'contains', 'propertyNames', 'if', 'then', 'else', 'unevaluatedItems', 'unevaluatedProperties', 'additionalItems'] as const
+const SCHEMA_KEYWORDS = [
+  'items',
+  'not',
+  'additionalProperties',
+  'contains',
+  'propertyNames',
+  'if',
+  'then',
+  'else',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+  'additionalItems',
+] as const
 /** Keywords whose value is a list of schemas. */
 const SCHEMA_LIST_KEYWORDS = ['allOf', 'oneOf', 'anyOf', 'prefixItems'] as const
 /** Keywords whose value maps names to schemas. */
@@ -31,7 +43,10 @@ export function isObject(value: unknown): value is Json {
 }
 
 /** The JSON Schema of one OpenAPI schema object, for the given version and message side. */
-export function toJsonSchema(schema: unknown, options: { version: OpenApiVersion; side: MessageSide; documentId: string }): unknown {
+export function toJsonSchema(
+  schema: unknown,
+  options: { version: OpenApiVersion; side: MessageSide; documentId: string },
+): unknown {
   if (typeof schema === 'boolean') return schema
   if (!isObject(schema)) return {}
   return options.version === '3.0' ? convert30(schema, options) : convert31(schema, options)
@@ -76,7 +91,10 @@ function convertChild(key: string, value: unknown, convert: (child: Json) => Jso
 
 /** Draft 4's `exclusiveMaximum: true` beside `maximum` is draft 7's `exclusiveMaximum: <maximum>`. */
 function exclusiveBoundsAsNumbers(schema: Json): void {
-  for (const [exclusive, bound] of [['exclusiveMaximum', 'maximum'], ['exclusiveMinimum', 'minimum']] as const) {
+  for (const [exclusive, bound] of [
+    ['exclusiveMaximum', 'maximum'],
+    ['exclusiveMinimum', 'minimum'],
+  ] as const) {
     if (typeof schema[exclusive] !== 'boolean') continue
     if (schema[exclusive] === true && typeof schema[bound] === 'number') {
       schema[exclusive] = schema[bound]
@@ -111,7 +129,16 @@ function withoutHiddenRequired(schema: Json, side: MessageSide): Json {
 }
 
 /** Every schema of a document's components, converted: registered with ajv under `documentId`. */
-export function convertComponentSchemas(components: unknown, options: { version: OpenApiVersion; side: MessageSide; documentId: string }): Json {
+export function convertComponentSchemas(
+  components: unknown,
+  options: { version: OpenApiVersion; side: MessageSide; documentId: string },
+): Json {
   const schemas = isObject(components) && isObject(components.schemas) ? components.schemas : {}
-  return { components: { schemas: Object.fromEntries(Object.entries(schemas).map(([name, schema]) => [name, toJsonSchema(schema, options)])) } }
+  return {
+    components: {
+      schemas: Object.fromEntries(
+        Object.entries(schemas).map(([name, schema]) => [name, toJsonSchema(schema, options)]),
+      ),
+    },
+  }
 }

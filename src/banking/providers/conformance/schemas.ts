@@ -13,7 +13,10 @@ const DOCUMENT_ID_BASE = 'https://conformance.rail.invalid/openapi'
 /** OpenAPI's own formats beside JSON Schema's: numbers' sizes checked, the rest annotations. */
 const INT32 = { min: -(2 ** 31), max: 2 ** 31 - 1 }
 const OPENAPI_FORMATS: Record<string, { type: 'number' | 'string'; validate: (value: never) => boolean }> = {
-  int32: { type: 'number', validate: (value: number) => Number.isInteger(value) && value >= INT32.min && value <= INT32.max },
+  int32: {
+    type: 'number',
+    validate: (value: number) => Number.isInteger(value) && value >= INT32.min && value <= INT32.max,
+  },
   int64: { type: 'number', validate: (value: number) => Number.isInteger(value) },
   float: { type: 'number', validate: (value: number) => Number.isFinite(value) },
   double: { type: 'number', validate: (value: number) => Number.isFinite(value) },
@@ -33,7 +36,13 @@ type AnyAjv = Ajv | Ajv2020
 function newAjv(version: OpenApiVersion, coerceTypes: boolean): AnyAjv {
   // Not strict: descriptions carry words of their own (x-…, examples) that ajv need not know;
   // unknown formats are accepted rather than failing the whole document.
-  const options = { strict: false, allErrors: true, logger: false as const, validateFormats: true, coerceTypes: coerceTypes ? ('array' as const) : false }
+  const options = {
+    strict: false,
+    allErrors: true,
+    logger: false as const,
+    validateFormats: true,
+    coerceTypes: coerceTypes ? ('array' as const) : false,
+  }
   const ajv: AnyAjv = version === '3.0' ? new Ajv(options) : new Ajv2020(options)
   addFormats.default(ajv as Ajv)
   for (const [name, format] of Object.entries(OPENAPI_FORMATS)) ajv.addFormat(name, format as never)
@@ -44,8 +53,10 @@ function newAjv(version: OpenApiVersion, coerceTypes: boolean): AnyAjv {
 export function describeSchemaError(error: ErrorObject): SchemaError {
   const params = error.params as Record<string, unknown>
   let message = error.message ?? 'is invalid'
-  if (error.keyword === 'enum' && Array.isArray(params.allowedValues)) message += `: ${params.allowedValues.map((value) => JSON.stringify(value)).join(', ')}`
-  if (error.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') message += `: ${params.additionalProperty}`
+  if (error.keyword === 'enum' && Array.isArray(params.allowedValues))
+    message += `: ${params.allowedValues.map((value) => JSON.stringify(value)).join(', ')}`
+  if (error.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string')
+    message += `: ${params.additionalProperty}`
   if (error.keyword === 'const') message += `: ${JSON.stringify(params.allowedValue)}`
   return { pointer: error.instancePath, message }
 }
@@ -62,7 +73,10 @@ export class DocumentSchemas {
     this.#parameters = newAjv(version, true)
     for (const side of ['request', 'response'] as const) {
       const documentId = `${DOCUMENT_ID_BASE}/${side}`
-      const converted = { $id: documentId, ...convertComponentSchemas(document.components, { version, side, documentId }) }
+      const converted = {
+        $id: documentId,
+        ...convertComponentSchemas(document.components, { version, side, documentId }),
+      }
       this.#bodies.addSchema(converted)
       if (side === 'request') this.#parameters.addSchema(converted)
     }
@@ -73,9 +87,15 @@ export class DocumentSchemas {
    * Parameters are validated with coercion (a query's "12" is the integer 12), bodies as they are.
    * Returns the errors, or a string when the schema itself does not compile.
    */
-  validate(key: string, schema: unknown, value: unknown, options: { side: MessageSide; coerce: boolean }): SchemaError[] {
+  validate(
+    key: string,
+    schema: unknown,
+    value: unknown,
+    options: { side: MessageSide; coerce: boolean },
+  ): SchemaError[] {
     const validator = this.#validator(key, schema, options)
-    if (typeof validator === 'string') return [{ pointer: '', message: `the description's schema does not compile: ${validator}` }]
+    if (typeof validator === 'string')
+      return [{ pointer: '', message: `the description's schema does not compile: ${validator}` }]
     if (validator(value)) return []
     return (validator.errors ?? []).map(describeSchemaError)
   }

@@ -36,16 +36,24 @@ function describe(name: string, scheme: Json): string {
   return name
 }
 
-export function checkCredentials(document: Json, operation: Operation, request: ExchangeRequest): { pointer: string; message: string }[] {
+export function checkCredentials(
+  document: Json,
+  operation: Operation,
+  request: ExchangeRequest,
+): { pointer: string; message: string }[] {
   if (operation.security.length === 0) return []
   const components = isObject(document.components) ? document.components : {}
   const schemes = isObject(components.securitySchemes) ? components.securitySchemes : {}
   // An empty requirement ({}) makes credentials optional.
-  const met = operation.security.some((requirement) => Object.keys(requirement).every((name) => isObject(schemes[name]) && meets(schemes[name], request)))
+  const met = operation.security.some((requirement) =>
+    Object.keys(requirement).every((name) => isObject(schemes[name]) && meets(schemes[name], request)),
+  )
   if (met) return []
   const wanted = operation.security.map((requirement) =>
     Object.keys(requirement)
-      .map((name) => (isObject(schemes[name]) ? describe(name, schemes[name]) : `${name} (not defined by the description)`))
+      .map((name) =>
+        isObject(schemes[name]) ? describe(name, schemes[name]) : `${name} (not defined by the description)`,
+      )
       .join(' and '),
   )
   return [{ pointer: '/authorization', message: `no credentials the operation asks for: ${wanted.join(' or ')}` }]

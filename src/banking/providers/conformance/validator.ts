@@ -3,10 +3,24 @@
 // JSON body; an answer's status against the operation's responses (exact, then its class such as
 // 4XX, then `default`) and its JSON body against that response's schema. Everything that does not
 // conform is a violation, named by side, operation, where and a JSON pointer.
-import { OperationIndex, openApiVersion, resolveObject, type MatchedOperation, type Operation, type Parameter } from './openapi.ts'
+import {
+  OperationIndex,
+  openApiVersion,
+  resolveObject,
+  type MatchedOperation,
+  type Operation,
+  type Parameter,
+} from './openapi.ts'
 import { isObject, type MessageSide } from './schema.ts'
 import { DocumentSchemas } from './schemas.ts'
-import { headerValue, type ExchangeRequest, type ExchangeResponse, type Headers, type Violation, type ViolationLocation } from './exchange.ts'
+import {
+  headerValue,
+  type ExchangeRequest,
+  type ExchangeResponse,
+  type Headers,
+  type Violation,
+  type ViolationLocation,
+} from './exchange.ts'
 import { checkCredentials } from './security.ts'
 
 type Json = Record<string, unknown>
@@ -69,9 +83,12 @@ export class OpenApiValidator {
       message,
     })
     const found: Violation[] = []
-    for (const problem of this.#parameterProblems(operation, matched.pathParameters, request)) found.push(violation(problem.location, problem.pointer, problem.message))
-    for (const problem of checkCredentials(this.document, operation, request)) found.push(violation('header', problem.pointer, problem.message))
-    for (const problem of this.#requestBodyProblems(operation, request)) found.push(violation(problem.location, problem.pointer, problem.message))
+    for (const problem of this.#parameterProblems(operation, matched.pathParameters, request))
+      found.push(violation(problem.location, problem.pointer, problem.message))
+    for (const problem of checkCredentials(this.document, operation, request))
+      found.push(violation('header', problem.pointer, problem.message))
+    for (const problem of this.#requestBodyProblems(operation, request))
+      found.push(violation(problem.location, problem.pointer, problem.message))
     return found
   }
 
@@ -90,14 +107,21 @@ export class OpenApiValidator {
     const described = responseFor(operation, response.status)
     if (!described) {
       const keys = [...operation.responses.keys()].join(', ') || 'none'
-      return [violation('status', '', `status ${response.status} is not described by the operation (it describes ${keys})`)]
+      return [
+        violation('status', '', `status ${response.status} is not described by the operation (it describes ${keys})`),
+      ]
     }
     const content = described.response.response.content
     // No content described: the description says nothing of the body, so there is nothing to check.
     if (!isObject(content) || Object.keys(content).length === 0) return []
-    return this.#bodyProblems(content, `${described.response.pointer}/content`, response.headers, response.body, 'response', true).map((problem) =>
-      violation(problem.location, problem.pointer, problem.message),
-    )
+    return this.#bodyProblems(
+      content,
+      `${described.response.pointer}/content`,
+      response.headers,
+      response.body,
+      'response',
+      true,
+    ).map((problem) => violation(problem.location, problem.pointer, problem.message))
   }
 
   /** Whether the answer's status is described with content (so that its body was checked). */
@@ -113,15 +137,28 @@ export class OpenApiValidator {
 
   /** The violations of a webhook's JSON body against the webhook the document describes under `name`. */
   validateWebhook(name: string, body: string, headers: Headers = { 'content-type': 'application/json' }): Violation[] {
-    const violation = (location: ViolationLocation, pointer: string, message: string): Violation => ({ side: 'webhook', operation: name, method: 'POST', path: '', location, pointer, message })
+    const violation = (location: ViolationLocation, pointer: string, message: string): Violation => ({
+      side: 'webhook',
+      operation: name,
+      method: 'POST',
+      path: '',
+      location,
+      pointer,
+      message,
+    })
     const item = resolveObject(this.document, this.#webhooks()[name], `#/webhooks/${name}`)
     const operation = item && resolveObject(this.document, item.value.post, `${item.pointer}/post`)
     if (!operation) return [violation('path', '', `the description has no webhook ${name}`)]
     const requestBody = resolveObject(this.document, operation.value.requestBody, `${operation.pointer}/requestBody`)
     if (!requestBody || !isObject(requestBody.value.content)) return []
-    return this.#bodyProblems(requestBody.value.content, `${requestBody.pointer}/content`, headers, body, 'request', true).map((problem) =>
-      violation(problem.location, problem.pointer, problem.message),
-    )
+    return this.#bodyProblems(
+      requestBody.value.content,
+      `${requestBody.pointer}/content`,
+      headers,
+      body,
+      'request',
+      true,
+    ).map((problem) => violation(problem.location, problem.pointer, problem.message))
   }
 
   #webhooks(): Json {
@@ -130,26 +167,48 @@ export class OpenApiValidator {
     return {}
   }
 
-  #parameterProblems(operation: Operation, pathParameters: Record<string, string>, request: ExchangeRequest): Problem[] {
+  #parameterProblems(
+    operation: Operation,
+    pathParameters: Record<string, string>,
+    request: ExchangeRequest,
+  ): Problem[] {
     const problems: Problem[] = []
-    const declaredQuery = new Set(operation.parameters.filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name))
+    const declaredQuery = new Set(
+      operation.parameters.filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name),
+    )
     for (const name of new Set(request.query.keys())) {
-      if (!declaredQuery.has(name)) problems.push({ location: 'query', pointer: `/${name}`, message: 'is not a query parameter of the operation' })
+      if (!declaredQuery.has(name))
+        problems.push({ location: 'query', pointer: `/${name}`, message: 'is not a query parameter of the operation' })
     }
     for (const parameter of operation.parameters) {
       if (parameter.in === 'cookie') continue
       const raw = rawParameter(parameter, pathParameters, request)
       if (raw === undefined) {
-        if (parameter.required) problems.push({ location: parameter.in, pointer: `/${parameter.name}`, message: 'is required and missing' })
+        if (parameter.required)
+          problems.push({ location: parameter.in, pointer: `/${parameter.name}`, message: 'is required and missing' })
         continue
       }
       if (parameter.schema === undefined) continue
       const value = isArraySchema(this.document, parameter.schema) ? raw : raw[0]
-      if (!isArraySchema(this.document, parameter.schema) && raw.length > 1) problems.push({ location: parameter.in, pointer: `/${parameter.name}`, message: `is given ${raw.length} times, the operation takes one` })
+      if (!isArraySchema(this.document, parameter.schema) && raw.length > 1)
+        problems.push({
+          location: parameter.in,
+          pointer: `/${parameter.name}`,
+          message: `is given ${raw.length} times, the operation takes one`,
+        })
       const key = `${operation.pointer}:${parameter.in}:${parameter.name}`
       const wrapper = { type: 'object', properties: { [parameter.name]: parameter.schema } }
-      for (const error of this.#schemas.validate(key, wrapper, { [parameter.name]: value }, { side: 'request', coerce: true })) {
-        problems.push({ location: parameter.in, pointer: error.pointer || `/${parameter.name}`, message: error.message })
+      for (const error of this.#schemas.validate(
+        key,
+        wrapper,
+        { [parameter.name]: value },
+        { side: 'request', coerce: true },
+      )) {
+        problems.push({
+          location: parameter.in,
+          pointer: error.pointer || `/${parameter.name}`,
+          message: error.message,
+        })
       }
     }
     return problems
@@ -157,22 +216,51 @@ export class OpenApiValidator {
 
   #requestBodyProblems(operation: Operation, request: ExchangeRequest): Problem[] {
     const { requestBody } = operation
-    if (!requestBody) return request.body.length > 0 ? [{ location: 'body', pointer: '', message: 'the operation takes no request body' }] : []
-    if (request.body.length === 0) return requestBody.required === true ? [{ location: 'body', pointer: '', message: 'the request body is required' }] : []
+    if (!requestBody)
+      return request.body.length > 0
+        ? [{ location: 'body', pointer: '', message: 'the operation takes no request body' }]
+        : []
+    if (request.body.length === 0)
+      return requestBody.required === true
+        ? [{ location: 'body', pointer: '', message: 'the request body is required' }]
+        : []
     const content = isObject(requestBody.content) ? requestBody.content : {}
-    return this.#bodyProblems(content, `${operation.requestBodyPointer}/content`, request.headers, request.body, 'request', false)
+    return this.#bodyProblems(
+      content,
+      `${operation.requestBodyPointer}/content`,
+      request.headers,
+      request.body,
+      'request',
+      false,
+    )
   }
 
   /** A body against the content map that describes it: its media type, then (for JSON) its schema. */
-  #bodyProblems(content: Json, contentPointer: string, headers: Headers, body: string, side: MessageSide, bodyExpected: boolean): Problem[] {
+  #bodyProblems(
+    content: Json,
+    contentPointer: string,
+    headers: Headers,
+    body: string,
+    side: MessageSide,
+    bodyExpected: boolean,
+  ): Problem[] {
     const mediaType = mediaTypeOf(headers)
     const described = mediaType === undefined ? undefined : contentFor(content, mediaType)
     if (!described) {
       const allowed = Object.keys(content).join(', ')
-      return [{ location: 'header', pointer: '/content-type', message: `${mediaType ?? 'no content type'} is not a media type described here (${allowed})` }]
+      return [
+        {
+          location: 'header',
+          pointer: '/content-type',
+          message: `${mediaType ?? 'no content type'} is not a media type described here (${allowed})`,
+        },
+      ]
     }
     if (!isJsonMediaType(mediaType!)) return [] // a form, a file: not read here
-    if (body.length === 0) return bodyExpected ? [{ location: 'body', pointer: '', message: 'the body is empty, the description gives it content' }] : []
+    if (body.length === 0)
+      return bodyExpected
+        ? [{ location: 'body', pointer: '', message: 'the body is empty, the description gives it content' }]
+        : []
     let parsed: unknown
     try {
       parsed = JSON.parse(body)
@@ -181,7 +269,9 @@ export class OpenApiValidator {
     }
     if (described.value.schema === undefined) return []
     const key = `${contentPointer}/${described.key}`
-    return this.#schemas.validate(key, described.value.schema, parsed, { side, coerce: false }).map((error) => ({ location: 'body', pointer: error.pointer, message: error.message }))
+    return this.#schemas
+      .validate(key, described.value.schema, parsed, { side, coerce: false })
+      .map((error) => ({ location: 'body', pointer: error.pointer, message: error.message }))
   }
 }
 
@@ -192,7 +282,10 @@ interface Problem {
 }
 
 /** The response an answer's status falls under: exact, then its class (4XX), then `default`. */
-function responseFor(operation: Operation, status: number): { key: string; response: { response: Json; pointer: string } } | undefined {
+function responseFor(
+  operation: Operation,
+  status: number,
+): { key: string; response: { response: Json; pointer: string } } | undefined {
   for (const key of [String(status), `${String(status)[0]}XX`, 'default']) {
     const response = operation.responses.get(key)
     if (response) return { key, response }
@@ -201,8 +294,13 @@ function responseFor(operation: Operation, status: number): { key: string; respo
 }
 
 /** A parameter's values as sent (a query parameter may repeat); undefined when absent. */
-function rawParameter(parameter: Parameter, pathParameters: Record<string, string>, request: ExchangeRequest): string[] | undefined {
-  if (parameter.in === 'path') return pathParameters[parameter.name] === undefined ? undefined : [pathParameters[parameter.name]!]
+function rawParameter(
+  parameter: Parameter,
+  pathParameters: Record<string, string>,
+  request: ExchangeRequest,
+): string[] | undefined {
+  if (parameter.in === 'path')
+    return pathParameters[parameter.name] === undefined ? undefined : [pathParameters[parameter.name]!]
   if (parameter.in === 'query') {
     const values = request.query.getAll(parameter.name)
     return values.length === 0 ? undefined : values

@@ -6,7 +6,17 @@ import type { RealAdapterOptions } from '../adapter-options.ts'
 import type { HttpAnswer } from '../http.ts'
 import { objectOf } from '../json.ts'
 import { keepAccountReference, selectAccountReference } from '../repo.ts'
-import type { MoveRequest, ProviderAccount, ProviderAdapter, ProviderCredit, ProviderOutcome, ProviderResult, ProviderTraits, ProviderWebhook, WebhookRequest } from '../types.ts'
+import type {
+  MoveRequest,
+  ProviderAccount,
+  ProviderAdapter,
+  ProviderCredit,
+  ProviderOutcome,
+  ProviderResult,
+  ProviderTraits,
+  ProviderWebhook,
+  WebhookRequest,
+} from '../types.ts'
 import { jsonWithAmount, koboFromNaira, nairaFromKobo } from './amounts.ts'
 import { MonnifyAuth } from './auth.ts'
 import {
@@ -28,13 +38,19 @@ export const MONNIFY_TRAITS: ProviderTraits = {
   deduplicatesReferences: true,
   // Monnify promises no window after which it will not act on a request.
   requestValidityWindowMs: null,
-  referenceFormat: "unique per merchant; letters, digits, '-' and '_', up to 64 (Rail's UUID as is, anything else as rail- and a digest)",
+  referenceFormat:
+    "unique per merchant; letters, digits, '-' and '_', up to 64 (Rail's UUID as is, anything else as rail- and a digest)",
   amountUnit: 'naira',
   webhookAuthentication: 'monnify-signature: HMAC-SHA512 hex of the raw body keyed with the client secret',
 }
 
 /** Monnify's wallets have no merchant credit or debit, and no transfer between wallets: 58, without a call. */
-const NOT_PERMITTED: ProviderResult<null> = { outcome: 'failed', responseCode: '58', responseMessage: nipMessage('58'), providerReference: null }
+const NOT_PERMITTED: ProviderResult<null> = {
+  outcome: 'failed',
+  responseCode: '58',
+  responseMessage: nipMessage('58'),
+  providerReference: null,
+}
 /** Monnify's bank of its own accounts (Moniepoint MFB), preferred for reserved accounts unless a profile says otherwise. */
 const PREFERRED_BANK_DEFAULT = '50515'
 /** The domain of the customer emails derived for reserved accounts and wallets, unless a profile says otherwise. */
@@ -50,12 +66,16 @@ export type Disbursement = ProviderResult<null> & { refusal?: 'refused' | 'dupli
 function envelopeOf(answer: HttpAnswer): { envelope: MonnifyEnvelope; httpStatus: number } | { error: string } {
   if (!answer.ok) return { error: answer.error }
   const envelope = readEnvelope(answer.body)
-  return envelope ? { envelope, httpStatus: answer.httpStatus } : { error: `answer ${answer.httpStatus} is not Monnify's envelope` }
+  return envelope
+    ? { envelope, httpStatus: answer.httpStatus }
+    : { error: `answer ${answer.httpStatus} is not Monnify's envelope` }
 }
 
 /** Monnify refused the request itself (not its credentials): a 4xx other than 401/403 with requestSuccessful false. */
 function isRefusal(httpStatus: number, envelope: MonnifyEnvelope): boolean {
-  return !envelope.requestSuccessful && httpStatus >= 400 && httpStatus < 500 && httpStatus !== 401 && httpStatus !== 403
+  return (
+    !envelope.requestSuccessful && httpStatus >= 400 && httpStatus < 500 && httpStatus !== 401 && httpStatus !== 403
+  )
 }
 
 function unknown(error: string): ProviderResult<never> {
@@ -73,8 +93,11 @@ function bodyOf(answer: HttpAnswer): Record<string, unknown> | undefined {
 function accountOf(value: unknown): ProviderAccount | undefined {
   const account = objectOf(value)
   const { bankCode, accountNumber, accountName } = account ?? {}
-  if (typeof bankCode !== 'string' || typeof accountNumber !== 'string' || typeof accountName !== 'string') return undefined
-  return /^[0-9]{3,6}$/.test(bankCode) && /^[0-9]{10}$/.test(accountNumber) ? { bankCode, accountNumber, accountName } : undefined
+  if (typeof bankCode !== 'string' || typeof accountNumber !== 'string' || typeof accountName !== 'string')
+    return undefined
+  return /^[0-9]{3,6}$/.test(bankCode) && /^[0-9]{10}$/.test(accountNumber)
+    ? { bankCode, accountNumber, accountName }
+    : undefined
 }
 
 export class MonnifyAdapter implements ProviderAdapter {
@@ -99,12 +122,16 @@ export class MonnifyAdapter implements ProviderAdapter {
     return Promise.resolve(NOT_PERMITTED)
   }
 
-  payout(request: MoveRequest & { destinationBankCode: string; destinationAccountNumber: string }): Promise<ProviderResult<null>> {
+  payout(
+    request: MoveRequest & { destinationBankCode: string; destinationAccountNumber: string },
+  ): Promise<ProviderResult<null>> {
     return this.#disburse('payout', request, this.#setting('sourceAccountNumber'))
   }
 
   /** A wallet's payout: the same disbursement, from the wallet's account. */
-  sendToBank(request: MoveRequest & { fromAccountNumber: string; destinationBankCode: string; destinationAccountNumber: string }): Promise<ProviderResult<null>> {
+  sendToBank(
+    request: MoveRequest & { fromAccountNumber: string; destinationBankCode: string; destinationAccountNumber: string },
+  ): Promise<ProviderResult<null>> {
     return this.#disburse('send_to_bank', request, request.fromAccountNumber)
   }
 
@@ -113,12 +140,26 @@ export class MonnifyAdapter implements ProviderAdapter {
     return this.#call('requery', reference, 'GET', path, undefined, readSummary)
   }
 
-  async nameEnquiry(request: { bankCode: string; accountNumber: string }): Promise<ProviderResult<{ accountName: string }>> {
+  async nameEnquiry(request: {
+    bankCode: string
+    accountNumber: string
+  }): Promise<ProviderResult<{ accountName: string }>> {
     const query = `accountNumber=${encodeURIComponent(request.accountNumber)}&bankCode=${encodeURIComponent(request.bankCode)}`
-    return this.#call('name_enquiry', `${request.bankCode}:${request.accountNumber}`, 'GET', `/api/v1/disbursements/account/validate?${query}`, undefined, readNameEnquiry)
+    return this.#call(
+      'name_enquiry',
+      `${request.bankCode}:${request.accountNumber}`,
+      'GET',
+      `/api/v1/disbursements/account/validate?${query}`,
+      undefined,
+      readNameEnquiry,
+    )
   }
 
-  async createWallet(request: { customerReference: string; accountName: string; reference?: string }): Promise<ProviderResult<ProviderAccount>> {
+  async createWallet(request: {
+    customerReference: string
+    accountName: string
+    reference?: string
+  }): Promise<ProviderResult<ProviderAccount>> {
     const walletReference = request.reference ?? request.customerReference
     const body = JSON.stringify({
       walletReference,
@@ -126,14 +167,27 @@ export class MonnifyAdapter implements ProviderAdapter {
       customerName: request.accountName,
       customerEmail: customerEmailFor(walletReference, this.#emailDomain()),
     })
-    const created = await this.#call('create_wallet', walletReference, 'POST', '/api/v1/disbursements/wallet', body, (answer) => readWallet(answer, request.accountName))
-    if (created.outcome !== 'failed' || created.responseCode !== '26' || created.providerReference !== null) return created
+    const created = await this.#call(
+      'create_wallet',
+      walletReference,
+      'POST',
+      '/api/v1/disbursements/wallet',
+      body,
+      (answer) => readWallet(answer, request.accountName),
+    )
+    if (created.outcome !== 'failed' || created.responseCode !== '26' || created.providerReference !== null)
+      return created
     // The reference was used before: the wallet it opened is the answer, if it was opened for this name.
     const path = `/api/v1/disbursements/wallet?walletReference=${encodeURIComponent(walletReference)}`
-    return this.#call('create_wallet', walletReference, 'GET', path, undefined, (answer) => readWalletListing(answer, walletReference, request.accountName))
+    return this.#call('create_wallet', walletReference, 'GET', path, undefined, (answer) =>
+      readWalletListing(answer, walletReference, request.accountName),
+    )
   }
 
-  async allocateVirtualAccount(request: { reference: string; accountName: string }): Promise<ProviderResult<ProviderAccount>> {
+  async allocateVirtualAccount(request: {
+    reference: string
+    accountName: string
+  }): Promise<ProviderResult<ProviderAccount>> {
     const body = JSON.stringify({
       accountReference: request.reference,
       accountName: request.accountName,
@@ -144,23 +198,49 @@ export class MonnifyAdapter implements ProviderAdapter {
       getAllAvailableBanks: false,
       preferredBanks: [this.#options.profile.settings.preferredBank ?? PREFERRED_BANK_DEFAULT],
     })
-    const reserved = await this.#call('allocate_virtual_account', request.reference, 'POST', '/api/v2/bank-transfer/reserved-accounts', body, readReservedAccount)
+    const reserved = await this.#call(
+      'allocate_virtual_account',
+      request.reference,
+      'POST',
+      '/api/v2/bank-transfer/reserved-accounts',
+      body,
+      readReservedAccount,
+    )
     if (reserved.outcome !== 'failed') return this.#kept(reserved)
     // Refused: most likely the reference was reserved before (a retry after a lost answer); that account is the answer.
     const path = `/api/v2/bank-transfer/reserved-accounts/${encodeURIComponent(request.reference)}`
-    const found = await this.#call('allocate_virtual_account', request.reference, 'GET', path, undefined, readReservedAccount)
+    const found = await this.#call(
+      'allocate_virtual_account',
+      request.reference,
+      'GET',
+      path,
+      undefined,
+      readReservedAccount,
+    )
     return found.outcome === 'failed' ? reserved : this.#kept(found)
   }
 
   /** An allocation answered: its reference kept by account number before Rail records the account (archive and credits ask by number). */
   async #kept(result: ProviderResult<ProviderAccount>): Promise<ProviderResult<ProviderAccount>> {
-    if (result.outcome === 'successful') await keepAccountReference(this.#options.pool, this.#options.profile.name, result.value.accountNumber, result.providerReference)
+    if (result.outcome === 'successful')
+      await keepAccountReference(
+        this.#options.pool,
+        this.#options.profile.name,
+        result.value.accountNumber,
+        result.providerReference,
+      )
     return result
   }
 
   async archiveVirtualAccount(accountNumber: string): Promise<ProviderResult<null>> {
     const accountReference = await selectAccountReference(this.#options.pool, this.#options.profile.name, accountNumber)
-    if (accountReference === undefined) return { outcome: 'failed', responseCode: '07', responseMessage: 'No reserved account has this number', providerReference: null }
+    if (accountReference === undefined)
+      return {
+        outcome: 'failed',
+        responseCode: '07',
+        responseMessage: 'No reserved account has this number',
+        providerReference: null,
+      }
     const path = `/api/v1/bank-transfer/reserved-accounts/reference/${encodeURIComponent(accountReference)}`
     return this.#call('archive_virtual_account', accountNumber, 'DELETE', path, undefined, readArchive)
   }
@@ -169,14 +249,22 @@ export class MonnifyAdapter implements ProviderAdapter {
     const accountReference = await selectAccountReference(this.#options.pool, this.#options.profile.name, accountNumber)
     const listing: CreditListing =
       accountReference === undefined
-        ? { kind: 'wallet', accountNumber, pagePath: (page, size) => `/api/v1/disbursements/wallet/transactions?accountNumber=${encodeURIComponent(accountNumber)}&pageNo=${page}&pageSize=${size}` }
+        ? {
+            kind: 'wallet',
+            accountNumber,
+            pagePath: (page, size) =>
+              `/api/v1/disbursements/wallet/transactions?accountNumber=${encodeURIComponent(accountNumber)}&pageNo=${page}&pageSize=${size}`,
+          }
         : {
             kind: 'reserved',
             accountNumber,
             accountReference,
-            pagePath: (page, size) => `/api/v1/bank-transfer/reserved-accounts/transactions?accountReference=${encodeURIComponent(accountReference)}&page=${page}&size=${size}`,
+            pagePath: (page, size) =>
+              `/api/v1/bank-transfer/reserved-accounts/transactions?accountReference=${encodeURIComponent(accountReference)}&page=${page}&size=${size}`,
           }
-    return readCreditPages(listing, since, (path, read) => this.#call('list_credits', accountNumber, 'GET', path, undefined, read))
+    return readCreditPages(listing, since, (path, read) =>
+      this.#call('list_credits', accountNumber, 'GET', path, undefined, read),
+    )
   }
 
   async balance(): Promise<ProviderResult<{ balanceKobo: number }>> {
@@ -195,7 +283,11 @@ export class MonnifyAdapter implements ProviderAdapter {
    * One disbursement. Refused outright, or as a duplicate, what Monnify has under the reference is
    * the answer (a requery): the original of a duplicate, or nothing — then the refusal is final.
    */
-  async #disburse(operation: string, request: MoveRequest & { destinationBankCode: string; destinationAccountNumber: string }, sourceAccountNumber: string): Promise<ProviderResult<null>> {
+  async #disburse(
+    operation: string,
+    request: MoveRequest & { destinationBankCode: string; destinationAccountNumber: string },
+    sourceAccountNumber: string,
+  ): Promise<ProviderResult<null>> {
     const body = jsonWithAmount(
       {
         reference: monnifyReference(request.reference),
@@ -207,18 +299,37 @@ export class MonnifyAdapter implements ProviderAdapter {
       },
       nairaFromKobo(request.amountKobo),
     )
-    const sent = await this.#call(operation, request.reference, 'POST', '/api/v2/disbursements/single', body, (answer) => readDisbursement(answer, request.amountKobo))
+    const sent = await this.#call(
+      operation,
+      request.reference,
+      'POST',
+      '/api/v2/disbursements/single',
+      body,
+      (answer) => readDisbursement(answer, request.amountKobo),
+    )
     if (sent.refusal === undefined) return sent
     const asked = await this.requery(request.reference)
     const noRecord = asked.outcome === 'pending' && asked.responseCode === '25'
     // Monnify has something under the reference (the original of a duplicate): that is the answer.
     // A duplicate with no record is no refusal of anything either: what the requery said stands.
     if (!noRecord || sent.refusal === 'duplicate' || sent.outcome !== 'failed') return asked
-    return { outcome: 'failed', responseCode: sent.responseCode, responseMessage: sent.responseMessage, providerReference: null }
+    return {
+      outcome: 'failed',
+      responseCode: sent.responseCode,
+      responseMessage: sent.responseMessage,
+      providerReference: null,
+    }
   }
 
   /** One call with the bearer token (renewed once if Monnify answers 401 to it), read by `read` and recorded as it reads. */
-  async #call<R extends { outcome: ProviderOutcome }>(operation: string, reference: string, method: Method, path: string, body: string | undefined, read: (answer: HttpAnswer) => R): Promise<R> {
+  async #call<R extends { outcome: ProviderOutcome }>(
+    operation: string,
+    reference: string,
+    method: Method,
+    path: string,
+    body: string | undefined,
+    read: (answer: HttpAnswer) => R,
+  ): Promise<R> {
     for (let attempt = 1; ; attempt++) {
       const bearer = await this.#auth.bearer()
       // No token, no call: read as no answer (every reader makes that unknown).
@@ -232,7 +343,10 @@ export class MonnifyAdapter implements ProviderAdapter {
         url: `${this.#options.baseUrl}${path}`,
         headers,
         body,
-        classify: (reply) => ({ outcome: read(reply).outcome, responseCode: reply.ok ? String(reply.body.responseCode ?? '') : null }),
+        classify: (reply) => ({
+          outcome: read(reply).outcome,
+          responseCode: reply.ok ? String(reply.body.responseCode ?? '') : null,
+        }),
       })
       if (answer.ok && answer.httpStatus === 401 && attempt === 1) {
         this.#auth.invalidate(bearer.token)
@@ -265,18 +379,37 @@ export function readDisbursement(answer: HttpAnswer, amountKobo: number): Disbur
   const { envelope, httpStatus } = read
   const transfer = objectOf(envelope.responseBody)
   if (envelope.requestSuccessful && httpStatus === 200 && transfer) return transferResult(transfer, amountKobo)
-  if (!isRefusal(httpStatus, envelope)) return unknown(`Monnify answered ${httpStatus} ${envelope.responseCode}: ${envelope.responseMessage}`)
+  if (!isRefusal(httpStatus, envelope))
+    return unknown(`Monnify answered ${httpStatus} ${envelope.responseCode}: ${envelope.responseMessage}`)
   if (isDuplicateReference(envelope)) {
-    return { outcome: 'pending', responseCode: '26', responseMessage: envelope.responseMessage || nipMessage('26'), providerReference: null, refusal: 'duplicate' }
+    return {
+      outcome: 'pending',
+      responseCode: '26',
+      responseMessage: envelope.responseMessage || nipMessage('26'),
+      providerReference: null,
+      refusal: 'duplicate',
+    }
   }
   // D07 (the same amount to the same account within minutes) may be this payout's own original,
   // not yet in its summary: never final. The payout stays in progress and is asked about (and at its
   // deadline becomes unknown, for an operator), rather than risk paying it twice.
   if (envelope.responseCode === DUPLICATE_REQUEST_CODE) {
-    return { outcome: 'pending', responseCode: '09', responseMessage: `D07: ${envelope.responseMessage || 'the same amount to the same account within minutes'}`, providerReference: null, refusal: 'duplicate' }
+    return {
+      outcome: 'pending',
+      responseCode: '09',
+      responseMessage: `D07: ${envelope.responseMessage || 'the same amount to the same account within minutes'}`,
+      providerReference: null,
+      refusal: 'duplicate',
+    }
   }
   const code = failureCode(envelope.responseMessage)
-  return { outcome: 'failed', responseCode: code, responseMessage: envelope.responseMessage || nipMessage(code), providerReference: null, refusal: 'refused' }
+  return {
+    outcome: 'failed',
+    responseCode: code,
+    responseMessage: envelope.responseMessage || nipMessage(code),
+    providerReference: null,
+    refusal: 'refused',
+  }
 }
 
 /** A transfer's summary: its transfer, read; no such transfer is 25 (no record); anything else unknown. */
@@ -285,7 +418,8 @@ export function readSummary(answer: HttpAnswer): ProviderResult<null> {
   if ('error' in read) return unknown(read.error)
   const transfer = objectOf(read.envelope.responseBody)
   if (read.envelope.requestSuccessful && read.httpStatus === 200 && transfer) return transferResult(transfer)
-  if (isNotFound(read.httpStatus, read.envelope)) return { outcome: 'pending', responseCode: '25', responseMessage: nipMessage('25'), providerReference: null }
+  if (isNotFound(read.httpStatus, read.envelope))
+    return { outcome: 'pending', responseCode: '25', responseMessage: nipMessage('25'), providerReference: null }
   return unknown(`Monnify answered ${read.httpStatus} ${read.envelope.responseCode}: ${read.envelope.responseMessage}`)
 }
 
@@ -293,25 +427,55 @@ export function readNameEnquiry(answer: HttpAnswer): ProviderResult<{ accountNam
   const read = envelopeOf(answer)
   if ('error' in read) return unknown(read.error)
   const accountName = bodyOf(answer)?.accountName
-  if (typeof accountName === 'string' && accountName !== '') return { outcome: 'successful', responseCode: '00', responseMessage: nipMessage('00'), providerReference: '', value: { accountName } }
+  if (typeof accountName === 'string' && accountName !== '')
+    return {
+      outcome: 'successful',
+      responseCode: '00',
+      responseMessage: nipMessage('00'),
+      providerReference: '',
+      value: { accountName },
+    }
   if (isRefusal(read.httpStatus, read.envelope)) {
     const code = failureCode(read.envelope.responseMessage) === '16' ? '16' : '07'
-    return { outcome: 'failed', responseCode: code, responseMessage: read.envelope.responseMessage || nipMessage(code), providerReference: null }
+    return {
+      outcome: 'failed',
+      responseCode: code,
+      responseMessage: read.envelope.responseMessage || nipMessage(code),
+      providerReference: null,
+    }
   }
   return unknown(`Monnify answered ${read.httpStatus} ${read.envelope.responseCode}: ${read.envelope.responseMessage}`)
 }
 
 /** A wallet, as Monnify gives one: its account, paid into by transfer at its top-up bank, paying out from its number. */
-function walletAccount(wallet: Record<string, unknown> | undefined, walletName: string): ProviderResult<ProviderAccount> | undefined {
+function walletAccount(
+  wallet: Record<string, unknown> | undefined,
+  walletName: string,
+): ProviderResult<ProviderAccount> | undefined {
   const topUp = objectOf(wallet?.topUpAccountDetails)
-  const account = accountOf({ bankCode: topUp?.bankCode, accountNumber: wallet?.accountNumber, accountName: wallet?.accountName })
+  const account = accountOf({
+    bankCode: topUp?.bankCode,
+    accountNumber: wallet?.accountNumber,
+    accountName: wallet?.accountName,
+  })
   if (!account) return undefined
   // Opened before under this reference for another name: not this request's wallet (26, and a
   // providerReference, so that the adapter does not look it up again).
   if (typeof wallet?.walletName === 'string' && wallet.walletName !== walletName) {
-    return { outcome: 'failed', responseCode: '26', responseMessage: 'The wallet reference opened a wallet in another name', providerReference: String(wallet.walletReference ?? '') }
+    return {
+      outcome: 'failed',
+      responseCode: '26',
+      responseMessage: 'The wallet reference opened a wallet in another name',
+      providerReference: String(wallet.walletReference ?? ''),
+    }
   }
-  return { outcome: 'successful', responseCode: '00', responseMessage: 'Wallet opened', providerReference: String(wallet?.walletReference ?? account.accountNumber), value: account }
+  return {
+    outcome: 'successful',
+    responseCode: '00',
+    responseMessage: 'Wallet opened',
+    providerReference: String(wallet?.walletReference ?? account.accountNumber),
+    value: account,
+  }
 }
 
 export function readWallet(answer: HttpAnswer, walletName: string): ProviderResult<ProviderAccount> {
@@ -320,16 +484,32 @@ export function readWallet(answer: HttpAnswer, walletName: string): ProviderResu
   const opened = walletAccount(bodyOf(answer), walletName)
   if (opened) return opened
   // Refused: the reference may have opened a wallet before; the adapter looks it up (26 until it does).
-  if (isRefusal(read.httpStatus, read.envelope)) return { outcome: 'failed', responseCode: '26', responseMessage: read.envelope.responseMessage, providerReference: null }
+  if (isRefusal(read.httpStatus, read.envelope))
+    return {
+      outcome: 'failed',
+      responseCode: '26',
+      responseMessage: read.envelope.responseMessage,
+      providerReference: null,
+    }
   return unknown(`Monnify answered ${read.httpStatus} ${read.envelope.responseCode}: ${read.envelope.responseMessage}`)
 }
 
-export function readWalletListing(answer: HttpAnswer, walletReference: string, walletName: string): ProviderResult<ProviderAccount> {
+export function readWalletListing(
+  answer: HttpAnswer,
+  walletReference: string,
+  walletName: string,
+): ProviderResult<ProviderAccount> {
   const body = bodyOf(answer)
   if (!body) return unknown(answer.ok ? `Monnify answered ${answer.httpStatus} listing wallets` : answer.error)
   const content = Array.isArray(body.content) ? body.content : []
   const wallet = content.map(objectOf).find((item) => item?.walletReference === walletReference)
-  if (!wallet) return { outcome: 'failed', responseCode: '25', responseMessage: 'Monnify refused the wallet and has none by its reference', providerReference: null }
+  if (!wallet)
+    return {
+      outcome: 'failed',
+      responseCode: '25',
+      responseMessage: 'Monnify refused the wallet and has none by its reference',
+      providerReference: null,
+    }
   return walletAccount(wallet, walletName) ?? unknown('the wallet Monnify listed has no readable account')
 }
 
@@ -341,17 +521,42 @@ export function readReservedAccount(answer: HttpAnswer): ProviderResult<Provider
   const accounts = Array.isArray(body?.accounts) ? body.accounts : []
   const account = accountOf(accounts[0])
   if (account && typeof body?.accountReference === 'string') {
-    return { outcome: 'successful', responseCode: '00', responseMessage: 'Reserved account allocated', providerReference: body.accountReference, value: account }
+    return {
+      outcome: 'successful',
+      responseCode: '00',
+      responseMessage: 'Reserved account allocated',
+      providerReference: body.accountReference,
+      value: account,
+    }
   }
-  if (isRefusal(read.httpStatus, read.envelope)) return { outcome: 'failed', responseCode: '05', responseMessage: read.envelope.responseMessage, providerReference: null }
+  if (isRefusal(read.httpStatus, read.envelope))
+    return {
+      outcome: 'failed',
+      responseCode: '05',
+      responseMessage: read.envelope.responseMessage,
+      providerReference: null,
+    }
   return unknown(`Monnify answered ${read.httpStatus} ${read.envelope.responseCode}: ${read.envelope.responseMessage}`)
 }
 
 export function readArchive(answer: HttpAnswer): ProviderResult<null> {
   const read = envelopeOf(answer)
   if ('error' in read) return unknown(read.error)
-  if (read.httpStatus === 200 && read.envelope.requestSuccessful) return { outcome: 'successful', responseCode: '00', responseMessage: 'Deallocated', providerReference: '', value: null }
-  if (isNotFound(read.httpStatus, read.envelope)) return { outcome: 'failed', responseCode: '07', responseMessage: 'No such reserved account', providerReference: null }
+  if (read.httpStatus === 200 && read.envelope.requestSuccessful)
+    return {
+      outcome: 'successful',
+      responseCode: '00',
+      responseMessage: 'Deallocated',
+      providerReference: '',
+      value: null,
+    }
+  if (isNotFound(read.httpStatus, read.envelope))
+    return {
+      outcome: 'failed',
+      responseCode: '07',
+      responseMessage: 'No such reserved account',
+      providerReference: null,
+    }
   return unknown(`Monnify answered ${read.httpStatus} ${read.envelope.responseCode}: ${read.envelope.responseMessage}`)
 }
 
@@ -359,6 +564,13 @@ export function readBalance(answer: HttpAnswer): ProviderResult<{ balanceKobo: n
   const body = bodyOf(answer)
   if (!body) return unknown(answer.ok ? `Monnify answered ${answer.httpStatus} for the balance` : answer.error)
   const balanceKobo = koboFromNaira(body.availableBalance)
-  if (balanceKobo === undefined) return unknown(`the balance ${String(body.availableBalance)} is not an exact naira amount`)
-  return { outcome: 'successful', responseCode: '00', responseMessage: 'Balance', providerReference: '', value: { balanceKobo } }
+  if (balanceKobo === undefined)
+    return unknown(`the balance ${String(body.availableBalance)} is not an exact naira amount`)
+  return {
+    outcome: 'successful',
+    responseCode: '00',
+    responseMessage: 'Balance',
+    providerReference: '',
+    value: { balanceKobo },
+  }
 }

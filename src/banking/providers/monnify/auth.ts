@@ -24,7 +24,10 @@ export function readLogin(answer: HttpAnswer): { accessToken: string; expiresInS
   const envelope = readEnvelope(answer.body)
   const body = objectOf(envelope?.responseBody)
   if (!envelope?.requestSuccessful || typeof body?.accessToken !== 'string' || body.accessToken === '') return undefined
-  const expiresInS = typeof body.expiresIn === 'number' && Number.isFinite(body.expiresIn) && body.expiresIn > 0 ? body.expiresIn : TOKEN_LIFETIME_MS_MAX / 1000
+  const expiresInS =
+    typeof body.expiresIn === 'number' && Number.isFinite(body.expiresIn) && body.expiresIn > 0
+      ? body.expiresIn
+      : TOKEN_LIFETIME_MS_MAX / 1000
   return { accessToken: body.accessToken, expiresInS }
 }
 
@@ -36,7 +39,10 @@ export class MonnifyAuth {
 
   constructor(options: RealAdapterOptions) {
     this.#options = options
-    const keyId = createHash('sha256').update(options.secrets.apiKey ?? '').digest('hex').slice(0, 16)
+    const keyId = createHash('sha256')
+      .update(options.secrets.apiKey ?? '')
+      .digest('hex')
+      .slice(0, 16)
     this.#tokenKey = `monnify:token:${keyId}`
     this.#loginKey = `monnify:login:${keyId}`
   }
@@ -44,15 +50,18 @@ export class MonnifyAuth {
   /** The Basic credentials of the login (and of the routes Monnify guards with them). */
   basic(): string {
     const { apiKey, secretKey } = this.#options.secrets
-    if (!apiKey || !secretKey) throw new Error(`provider ${this.#options.profile.name} has no Monnify API key and client secret`)
+    if (!apiKey || !secretKey)
+      throw new Error(`provider ${this.#options.profile.name} has no Monnify API key and client secret`)
     return `Basic ${Buffer.from(`${apiKey}:${secretKey}`).toString('base64')}`
   }
 
   /** A token good for a call now: the kept one, the login in flight, or a new login. */
   async bearer(): Promise<{ token: string } | { error: string }> {
     const kept = this.#options.session.get(this.#tokenKey) as Token | undefined
-    if (kept && this.#options.clock.now().getTime() < kept.expiresAtMs - TOKEN_RENEW_BEFORE_MS) return { token: kept.accessToken }
-    let inFlight = this.#options.session.get(this.#loginKey) as Promise<{ token: string } | { error: string }> | undefined
+    if (kept && this.#options.clock.now().getTime() < kept.expiresAtMs - TOKEN_RENEW_BEFORE_MS)
+      return { token: kept.accessToken }
+    let inFlight = this.#options.session.get(this.#loginKey) as
+      Promise<{ token: string } | { error: string }> | undefined
     if (!inFlight) {
       inFlight = this.#login().finally(() => this.#options.session.delete(this.#loginKey))
       this.#options.session.set(this.#loginKey, inFlight)
@@ -75,13 +84,20 @@ export class MonnifyAuth {
       url: `${this.#options.baseUrl}/api/v1/auth/login`,
       headers: { Authorization: this.basic(), 'Content-Type': 'application/json' },
       body: '{}',
-      classify: (reply) => ({ outcome: readLogin(reply) ? 'successful' : 'unknown', responseCode: reply.ok ? String(reply.body.responseCode ?? '') : null }),
+      classify: (reply) => ({
+        outcome: readLogin(reply) ? 'successful' : 'unknown',
+        responseCode: reply.ok ? String(reply.body.responseCode ?? '') : null,
+      }),
     })
     const login = readLogin(answer)
-    if (!login) return { error: answer.ok ? `Monnify login answered ${answer.httpStatus}` : `Monnify login: ${answer.error}` }
+    if (!login)
+      return { error: answer.ok ? `Monnify login answered ${answer.httpStatus}` : `Monnify login: ${answer.error}` }
     // The lifetime runs from when the login was asked: the answer may have taken a while to come.
     const lifetimeMs = Math.min(login.expiresInS * 1000, TOKEN_LIFETIME_MS_MAX)
-    this.#options.session.set(this.#tokenKey, { accessToken: login.accessToken, expiresAtMs: startedMs + lifetimeMs } satisfies Token)
+    this.#options.session.set(this.#tokenKey, {
+      accessToken: login.accessToken,
+      expiresAtMs: startedMs + lifetimeMs,
+    } satisfies Token)
     return { token: login.accessToken }
   }
 }

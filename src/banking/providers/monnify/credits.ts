@@ -13,7 +13,12 @@ export const CREDIT_PAGE_SIZE = 100
 export const CREDIT_PAGES_MAX = 50
 
 export type CreditListing =
-  | { kind: 'reserved'; accountNumber: string; accountReference: string; pagePath: (page: number, size: number) => string }
+  | {
+      kind: 'reserved'
+      accountNumber: string
+      accountReference: string
+      pagePath: (page: number, size: number) => string
+    }
   | { kind: 'wallet'; accountNumber: string; pagePath: (page: number, size: number) => string }
 
 /** One page read: its credits (unreadable items refused) and whether it is the last. */
@@ -26,13 +31,26 @@ export interface CreditPage {
  * A wallet transaction, when it is money received: a CREDIT, completed, with an exact amount.
  * Undefined when it is a credit Rail cannot read; null when it is not a credit at all.
  */
-export function readWalletCredit(item: Record<string, unknown>, accountNumber: string): ProviderCredit | null | undefined {
+export function readWalletCredit(
+  item: Record<string, unknown>,
+  accountNumber: string,
+): ProviderCredit | null | undefined {
   if (item.transactionType !== 'CREDIT') return null
   if (item.status !== undefined && item.status !== 'COMPLETED' && item.status !== 'SUCCESS') return null
-  const sessionId = textOf(item.monnifyTransactionReference) ?? textOf(item.walletTransactionReference) ?? textOf(item.transactionReference)
+  const sessionId =
+    textOf(item.monnifyTransactionReference) ??
+    textOf(item.walletTransactionReference) ??
+    textOf(item.transactionReference)
   const amountKobo = koboFromNaira(item.amount)
   const creditedAt = readMonnifyTime(item.transactionDate ?? item.createdOn)
-  if (sessionId === null || sessionId.length > 64 || amountKobo === undefined || amountKobo <= 0 || creditedAt === undefined) return undefined
+  if (
+    sessionId === null ||
+    sessionId.length > 64 ||
+    amountKobo === undefined ||
+    amountKobo <= 0 ||
+    creditedAt === undefined
+  )
+    return undefined
   return {
     sessionId,
     accountNumber,
@@ -53,7 +71,10 @@ export function readCreditPage(answer: HttpAnswer, listing: CreditListing, page:
   const envelope = readEnvelope(answer.body)
   const body = objectOf(envelope?.responseBody)
   if (answer.httpStatus !== 200 || !envelope?.requestSuccessful || !body || !Array.isArray(body.content)) {
-    return { outcome: 'unknown', error: `Monnify answered ${answer.httpStatus} ${envelope?.responseCode ?? ''} listing transactions` }
+    return {
+      outcome: 'unknown',
+      error: `Monnify answered ${answer.httpStatus} ${envelope?.responseCode ?? ''} listing transactions`,
+    }
   }
   const credits: ProviderCredit[] = []
   for (const value of body.content) {
@@ -62,33 +83,56 @@ export function readCreditPage(answer: HttpAnswer, listing: CreditListing, page:
     if (listing.kind === 'reserved') {
       if (!isPaid(item)) continue
       const credit = readReservedCredit(item, listing.accountNumber, listing.accountReference)
-      if (!credit) return { outcome: 'unknown', error: `the paid transaction ${String(item.transactionReference)} is unreadable or its amount is not exact` }
+      if (!credit)
+        return {
+          outcome: 'unknown',
+          error: `the paid transaction ${String(item.transactionReference)} is unreadable or its amount is not exact`,
+        }
       credits.push(credit)
     } else {
       const credit = readWalletCredit(item, listing.accountNumber)
-      if (credit === undefined) return { outcome: 'unknown', error: 'a credit to the wallet is unreadable or its amount is not exact' }
+      if (credit === undefined)
+        return { outcome: 'unknown', error: 'a credit to the wallet is unreadable or its amount is not exact' }
       if (credit) credits.push(credit)
     }
   }
   const totalPages = typeof body.totalPages === 'number' ? body.totalPages : undefined
-  const last = body.last === true || (totalPages !== undefined && page + 1 >= totalPages) || body.content.length < CREDIT_PAGE_SIZE
-  return { outcome: 'successful', responseCode: '00', responseMessage: 'Transactions listed', providerReference: '', value: { credits, last } }
+  const last =
+    body.last === true || (totalPages !== undefined && page + 1 >= totalPages) || body.content.length < CREDIT_PAGE_SIZE
+  return {
+    outcome: 'successful',
+    responseCode: '00',
+    responseMessage: 'Transactions listed',
+    providerReference: '',
+    value: { credits, last },
+  }
 }
 
 /** Every page of a listing, its credits at or after `since`, oldest first; unknown if any page is unreadable or there are too many. */
 export async function readCreditPages(
   listing: CreditListing,
   since: Date | undefined,
-  fetchPage: (path: string, read: (answer: HttpAnswer) => ProviderResult<CreditPage>) => Promise<ProviderResult<CreditPage>>,
+  fetchPage: (
+    path: string,
+    read: (answer: HttpAnswer) => ProviderResult<CreditPage>,
+  ) => Promise<ProviderResult<CreditPage>>,
 ): Promise<ProviderResult<ProviderCredit[]>> {
   const credits: ProviderCredit[] = []
   for (let page = 0; page < CREDIT_PAGES_MAX; page++) {
-    const answer = await fetchPage(listing.pagePath(page, CREDIT_PAGE_SIZE), (reply) => readCreditPage(reply, listing, page))
+    const answer = await fetchPage(listing.pagePath(page, CREDIT_PAGE_SIZE), (reply) =>
+      readCreditPage(reply, listing, page),
+    )
     if (answer.outcome === 'unknown') return answer
     if (answer.outcome !== 'successful') return { outcome: 'unknown', error: 'a page of transactions was not listed' }
     credits.push(...answer.value.credits)
     if (answer.value.last) {
-      return { outcome: 'successful', responseCode: '00', responseMessage: 'Credits listed', providerReference: listing.accountNumber, value: creditsSince(credits, since) }
+      return {
+        outcome: 'successful',
+        responseCode: '00',
+        responseMessage: 'Credits listed',
+        providerReference: listing.accountNumber,
+        value: creditsSince(credits, since),
+      }
     }
   }
   return { outcome: 'unknown', error: `more than ${CREDIT_PAGES_MAX} pages of transactions` }

@@ -29,7 +29,6 @@ export function readEnvelope(body: Record<string, unknown>): MonnifyEnvelope | u
   }
 }
 
-
 // ---- References -----------------------------------------------------------------------------
 
 /** What Monnify takes as a disbursement reference: unique per merchant, letters, digits, '-' and '_'. */
@@ -74,7 +73,14 @@ export function readMonnifyTime(value: unknown): Date | undefined {
   const match = TIME.exec(value.trim())
   if (!match) return undefined
   const [, date, time, fraction = '', zone] = match
-  const offset = zone === undefined ? MONNIFY_OFFSET : zone === 'Z' ? 'Z' : zone.includes(':') ? zone : `${zone.slice(0, 3)}:${zone.slice(3)}`
+  const offset =
+    zone === undefined
+      ? MONNIFY_OFFSET
+      : zone === 'Z'
+        ? 'Z'
+        : zone.includes(':')
+          ? zone
+          : `${zone.slice(0, 3)}:${zone.slice(3)}`
   const at = new Date(`${date}T${time}${fraction.slice(0, 4)}${offset}`)
   return Number.isNaN(at.getTime()) ? undefined : at
 }
@@ -83,7 +89,8 @@ export function readMonnifyTime(value: unknown): Date | undefined {
 
 type StatusReading = { outcome: 'successful' | 'pending' | 'failed'; code: string; message?: string; reversed?: true }
 
-const OTP_MESSAGE = 'Monnify holds this transfer for an OTP: two-factor authorisation must be disabled for API disbursements'
+const OTP_MESSAGE =
+  'Monnify holds this transfer for an OTP: two-factor authorisation must be disabled for API disbursements'
 
 /**
  * Every disbursement status Monnify documents, and what it is in the NIP vocabulary. A status not
@@ -130,19 +137,39 @@ export function transferResult(transfer: Record<string, unknown>, expectedAmount
   if (!reading) return { outcome: 'unknown', error: `unknown Monnify transfer status ${String(transfer.status)}` }
   if (transfer.amount !== undefined && transfer.amount !== null) {
     const amountKobo = koboFromNaira(transfer.amount)
-    if (amountKobo === undefined) return { outcome: 'unknown', error: `the transfer's amount ${String(transfer.amount)} is not an exact naira amount` }
+    if (amountKobo === undefined)
+      return {
+        outcome: 'unknown',
+        error: `the transfer's amount ${String(transfer.amount)} is not an exact naira amount`,
+      }
     if (expectedAmountKobo !== undefined && amountKobo !== expectedAmountKobo) {
-      return { outcome: 'unknown', error: `Monnify answered for ${amountKobo} kobo, not the ${expectedAmountKobo} sent` }
+      return {
+        outcome: 'unknown',
+        error: `Monnify answered for ${amountKobo} kobo, not the ${expectedAmountKobo} sent`,
+      }
     }
   }
   const comment = textOf(transfer.comment) ?? textOf(transfer.transactionDescription)
   const sessionId = textOf(transfer.sessionId)
   if (reading.outcome === 'successful') {
-    return { outcome: 'successful', responseCode: '00', responseMessage: nipMessage('00'), providerReference: sessionId ?? textOf(transfer.reference) ?? '', value: null }
+    return {
+      outcome: 'successful',
+      responseCode: '00',
+      responseMessage: nipMessage('00'),
+      providerReference: sessionId ?? textOf(transfer.reference) ?? '',
+      value: null,
+    }
   }
-  const code = reading.outcome === 'failed' && !reading.reversed && status === 'FAILED' ? failureCode(comment) : reading.code
+  const code =
+    reading.outcome === 'failed' && !reading.reversed && status === 'FAILED' ? failureCode(comment) : reading.code
   const responseMessage = reading.message ?? comment ?? nipMessage(code)
-  return { outcome: reading.outcome, responseCode: code, responseMessage, providerReference: sessionId, ...(reading.reversed ? { reversed: true as const } : {}) }
+  return {
+    outcome: reading.outcome,
+    responseCode: code,
+    responseMessage,
+    providerReference: sessionId,
+    ...(reading.reversed ? { reversed: true as const } : {}),
+  }
 }
 
 // ---- Refusals ---------------------------------------------------------------------------------
@@ -152,14 +179,23 @@ export const DUPLICATE_REQUEST_CODE = 'D07'
 
 /** A payout Monnify refused because its reference was used before (the original is what to ask about). */
 export function isDuplicateReference(envelope: MonnifyEnvelope): boolean {
-  return !envelope.requestSuccessful && envelope.responseCode !== DUPLICATE_REQUEST_CODE && /duplicate|already (been )?(used|exists?)/i.test(envelope.responseMessage)
+  return (
+    !envelope.requestSuccessful &&
+    envelope.responseCode !== DUPLICATE_REQUEST_CODE &&
+    /duplicate|already (been )?(used|exists?)/i.test(envelope.responseMessage)
+  )
 }
 
 /** Monnify has no transfer (or account, or wallet) by that reference. */
 export function isNotFound(httpStatus: number, envelope: MonnifyEnvelope | undefined): boolean {
   if (httpStatus === 404) return true
   // Only a refusal of the request itself (400): a 401, 403 or 429 ("merchant not found") says nothing of the transfer.
-  return httpStatus === 400 && envelope !== undefined && !envelope.requestSuccessful && /not (be )?found|could not find|does not exist|no (such|record)/i.test(envelope.responseMessage)
+  return (
+    httpStatus === 400 &&
+    envelope !== undefined &&
+    !envelope.requestSuccessful &&
+    /not (be )?found|could not find|does not exist|no (such|record)/i.test(envelope.responseMessage)
+  )
 }
 
 // ---- Credits ----------------------------------------------------------------------------------
@@ -167,14 +203,22 @@ export function isNotFound(httpStatus: number, envelope: MonnifyEnvelope | undef
 /** Who paid, from Monnify's payment source information (an object, or a list of them: the first). */
 function payerOf(value: unknown): { name: string | null; accountNumber: string | null; bankCode: string | null } {
   const source = objectOf(Array.isArray(value) ? value[0] : value)
-  return { name: textOf(source?.accountName), accountNumber: textOf(source?.accountNumber), bankCode: textOf(source?.bankCode) }
+  return {
+    name: textOf(source?.accountName),
+    accountNumber: textOf(source?.accountNumber),
+    bankCode: textOf(source?.bankCode),
+  }
 }
 
 /**
  * A paid credit to a reserved account (a SUCCESSFUL_TRANSACTION's data, or an item of the account's
  * transactions), read; undefined when a field Rail needs is missing or wrong (the amount above all).
  */
-export function readReservedCredit(data: Record<string, unknown>, accountNumber: string, accountReference: string | null): ProviderCredit | undefined {
+export function readReservedCredit(
+  data: Record<string, unknown>,
+  accountNumber: string,
+  accountReference: string | null,
+): ProviderCredit | undefined {
   const sessionId = textOf(data.transactionReference)
   if (sessionId === null || sessionId.length > 64) return undefined
   if (!/^[0-9]{10}$/.test(accountNumber)) return undefined
@@ -206,7 +250,9 @@ export function isPaid(data: Record<string, unknown>): boolean {
 
 /** The credits at or after `since`, oldest first. */
 export function creditsSince(credits: readonly ProviderCredit[], since?: Date): ProviderCredit[] {
-  return credits.filter((credit) => since === undefined || credit.creditedAt.getTime() >= since.getTime()).sort((a, b) => a.creditedAt.getTime() - b.creditedAt.getTime())
+  return credits
+    .filter((credit) => since === undefined || credit.creditedAt.getTime() >= since.getTime())
+    .sort((a, b) => a.creditedAt.getTime() - b.creditedAt.getTime())
 }
 
 // ---- Webhooks ---------------------------------------------------------------------------------
@@ -217,14 +263,18 @@ const TRANSFER_EVENTS: Readonly<Record<string, TransferEvent>> = {
   REVERSED_DISBURSEMENT: 'reversed',
 }
 
-
 /**
  * A Monnify webhook, verified and read: a reserved account's credit, a payout's news by Rail's
  * reference (a hint the pipeline acts on by requery), or a verified event Rail does not act on.
  */
-export function readMonnifyWebhook(request: WebhookRequest, clientSecret: string, allowlist: readonly string[] | null): ProviderWebhook {
+export function readMonnifyWebhook(
+  request: WebhookRequest,
+  clientSecret: string,
+  allowlist: readonly string[] | null,
+): ProviderWebhook {
   if (!isAllowedSource(request.sourceAddress, allowlist)) return { kind: 'unauthorized' }
-  if (!signedWithHmacSha512(request.rawBody, request.headers['monnify-signature'], clientSecret)) return { kind: 'unauthorized' }
+  if (!signedWithHmacSha512(request.rawBody, request.headers['monnify-signature'], clientSecret))
+    return { kind: 'unauthorized' }
   let parsed: unknown
   try {
     parsed = JSON.parse(request.rawBody)
@@ -234,13 +284,16 @@ export function readMonnifyWebhook(request: WebhookRequest, clientSecret: string
   const notice = objectOf(parsed)
   const eventType = notice?.eventType
   const data = objectOf(notice?.eventData)
-  if (typeof eventType !== 'string' || data === undefined) return { kind: 'invalid', message: 'the body has no eventType and eventData' }
+  if (typeof eventType !== 'string' || data === undefined)
+    return { kind: 'invalid', message: 'the body has no eventType and eventData' }
   const transferEvent = TRANSFER_EVENTS[eventType]
   if (transferEvent !== undefined) {
     const reference = textOf(data.reference)
     if (reference === null) return { kind: 'invalid', message: `${eventType} has no reference` }
     const railReference = railReferenceOf(reference)
-    return railReference === undefined ? { kind: 'ignored', event: eventType } : { kind: 'transfer', reference: railReference, event: transferEvent }
+    return railReference === undefined
+      ? { kind: 'ignored', event: eventType }
+      : { kind: 'transfer', reference: railReference, event: transferEvent }
   }
   if (eventType !== 'SUCCESSFUL_TRANSACTION') return { kind: 'ignored', event: eventType }
   const product = objectOf(data.product)
@@ -248,5 +301,7 @@ export function readMonnifyWebhook(request: WebhookRequest, clientSecret: string
   if (!isPaid(data)) return { kind: 'ignored', event: `${eventType}:${String(data.paymentStatus)}` }
   const accountNumber = textOf(objectOf(data.destinationAccountInformation)?.accountNumber)
   const credit = accountNumber === null ? undefined : readReservedCredit(data, accountNumber, textOf(product.reference))
-  return credit ? { kind: 'credit', credit } : { kind: 'invalid', message: 'the credit notice is incomplete or its amount is not exact' }
+  return credit
+    ? { kind: 'credit', credit }
+    : { kind: 'invalid', message: 'the credit notice is incomplete or its amount is not exact' }
 }

@@ -7,7 +7,17 @@ import type { RealAdapterOptions } from '../adapter-options.ts'
 import type { HttpAnswer, ProviderCallSpec } from '../http.ts'
 import { objectOf } from '../json.ts'
 import { keepAccountReference, selectAccountReference } from '../repo.ts'
-import type { MoveRequest, ProviderAccount, ProviderAdapter, ProviderCredit, ProviderOutcome, ProviderResult, ProviderTraits, ProviderWebhook, WebhookRequest } from '../types.ts'
+import type {
+  MoveRequest,
+  ProviderAccount,
+  ProviderAdapter,
+  ProviderCredit,
+  ProviderOutcome,
+  ProviderResult,
+  ProviderTraits,
+  ProviderWebhook,
+  WebhookRequest,
+} from '../types.ts'
 import { CUSTOMER_EMAIL_DOMAIN, DEDICATED_ACCOUNT_CHANNEL } from './credits.ts'
 import {
   answerMessage,
@@ -91,15 +101,31 @@ export class PaystackAdapter implements ProviderAdapter {
     return NO_WALLETS
   }
 
-  async nameEnquiry(request: { bankCode: string; accountNumber: string }): Promise<ProviderResult<{ accountName: string }>> {
+  async nameEnquiry(request: {
+    bankCode: string
+    accountNumber: string
+  }): Promise<ProviderResult<{ accountName: string }>> {
     const query = new URLSearchParams({ account_number: request.accountNumber, bank_code: request.bankCode })
-    const answer = await this.#call('name_enquiry', `${request.bankCode}:${request.accountNumber}`, 'GET', `/bank/resolve?${query}`, undefined, readNameEnquiryAnswer)
+    const answer = await this.#call(
+      'name_enquiry',
+      `${request.bankCode}:${request.accountNumber}`,
+      'GET',
+      `/bank/resolve?${query}`,
+      undefined,
+      readNameEnquiryAnswer,
+    )
     return readNameEnquiryAnswer(answer)
   }
 
-  async payout(request: MoveRequest & { destinationBankCode: string; destinationAccountNumber: string }): Promise<ProviderResult<null>> {
+  async payout(
+    request: MoveRequest & { destinationBankCode: string; destinationAccountNumber: string },
+  ): Promise<ProviderResult<null>> {
     const reference = paystackReference(request.reference)
-    const recipient = await this.#recipient(request.reference, { provider: this.#options.profile.name, bankCode: request.destinationBankCode, accountNumber: request.destinationAccountNumber })
+    const recipient = await this.#recipient(request.reference, {
+      provider: this.#options.profile.name,
+      bankCode: request.destinationBankCode,
+      accountNumber: request.destinationAccountNumber,
+    })
     if ('outcome' in recipient) return recipient
     const body = {
       source: 'balance',
@@ -122,23 +148,58 @@ export class PaystackAdapter implements ProviderAdapter {
   }
 
   async requery(reference: string): Promise<ProviderResult<null>> {
-    const answer = await this.#call('requery', reference, 'GET', `/transfer/verify/${encodeURIComponent(paystackReference(reference))}`, undefined, readVerifyAnswer)
+    const answer = await this.#call(
+      'requery',
+      reference,
+      'GET',
+      `/transfer/verify/${encodeURIComponent(paystackReference(reference))}`,
+      undefined,
+      readVerifyAnswer,
+    )
     return readVerifyAnswer(answer)
   }
 
-  async allocateVirtualAccount(request: { reference: string; accountName: string }): Promise<ProviderResult<ProviderAccount>> {
-    const customerAnswer = await this.#call('allocate_virtual_account', request.reference, 'POST', '/customer', customerBody(request), (answer) => (readCustomerAnswer(answer) ? 'successful' : 'unknown'))
+  async allocateVirtualAccount(request: {
+    reference: string
+    accountName: string
+  }): Promise<ProviderResult<ProviderAccount>> {
+    const customerAnswer = await this.#call(
+      'allocate_virtual_account',
+      request.reference,
+      'POST',
+      '/customer',
+      customerBody(request),
+      (answer) => (readCustomerAnswer(answer) ? 'successful' : 'unknown'),
+    )
     const customer = readCustomerAnswer(customerAnswer)
     if (!customer) return { outcome: 'unknown', error: `no customer: ${answerMessage(customerAnswer)}` }
     const asked = { customer: customer.customerCode, preferred_bank: this.#preferredBank() }
-    const created = await this.#call('allocate_virtual_account', request.reference, 'POST', '/dedicated_account', asked, (answer) => (dedicatedAccountOf(answer) ? 'successful' : 'unknown'))
+    const created = await this.#call(
+      'allocate_virtual_account',
+      request.reference,
+      'POST',
+      '/dedicated_account',
+      asked,
+      (answer) => (dedicatedAccountOf(answer) ? 'successful' : 'unknown'),
+    )
     // The customer has its account already (an allocation asked again): that account is the answer.
-    const account = dedicatedAccountOf(created) ?? (refused(created) ? await this.#existingDedicatedAccount(request.reference, customer.id) : undefined)
+    const account =
+      dedicatedAccountOf(created) ??
+      (refused(created) ? await this.#existingDedicatedAccount(request.reference, customer.id) : undefined)
     if (!account) return { outcome: 'unknown', error: `no dedicated account: ${answerMessage(created)}` }
     const bankCode = dedicatedAccountBankCode(account.bank, this.#options.profile.settings.dedicatedAccountBankCode)
-    if (!bankCode) return { outcome: 'unknown', error: `the dedicated account's bank (${account.bank.slug ?? account.bank.name ?? 'unnamed'}) has no CBN code Rail knows` }
+    if (!bankCode)
+      return {
+        outcome: 'unknown',
+        error: `the dedicated account's bank (${account.bank.slug ?? account.bank.name ?? 'unnamed'}) has no CBN code Rail knows`,
+      }
     // Kept by number before Rail records the account: deactivating it and listing its credits ask by number.
-    await keepAccountReference(this.#options.pool, this.#options.profile.name, account.accountNumber, `${customer.id}:${account.id}`)
+    await keepAccountReference(
+      this.#options.pool,
+      this.#options.profile.name,
+      account.accountNumber,
+      `${customer.id}:${account.id}`,
+    )
     return {
       outcome: 'successful',
       responseCode: '00',
@@ -150,13 +211,38 @@ export class PaystackAdapter implements ProviderAdapter {
 
   async archiveVirtualAccount(accountNumber: string): Promise<ProviderResult<null>> {
     const allocation = await this.#allocation(accountNumber)
-    if (!allocation) return { outcome: 'failed', responseCode: '07', responseMessage: 'No such virtual account', providerReference: null }
+    if (!allocation)
+      return {
+        outcome: 'failed',
+        responseCode: '07',
+        responseMessage: 'No such virtual account',
+        providerReference: null,
+      }
     const deactivated = (answer: HttpAnswer): ProviderOutcome =>
-      answer.ok && answer.httpStatus < 300 && answer.body.status === true ? 'successful' : answer.ok && answer.httpStatus === 404 ? 'failed' : 'unknown'
-    const answer = await this.#call('archive_virtual_account', accountNumber, 'DELETE', `/dedicated_account/${allocation.dedicatedAccountId}`, undefined, deactivated)
+      answer.ok && answer.httpStatus < 300 && answer.body.status === true
+        ? 'successful'
+        : answer.ok && answer.httpStatus === 404
+          ? 'failed'
+          : 'unknown'
+    const answer = await this.#call(
+      'archive_virtual_account',
+      accountNumber,
+      'DELETE',
+      `/dedicated_account/${allocation.dedicatedAccountId}`,
+      undefined,
+      deactivated,
+    )
     const outcome = deactivated(answer)
-    if (outcome === 'successful') return { outcome, responseCode: '00', responseMessage: 'Deactivated', providerReference: accountNumber, value: null }
-    if (outcome === 'failed') return { outcome, responseCode: '07', responseMessage: 'No such dedicated account', providerReference: null }
+    if (outcome === 'successful')
+      return {
+        outcome,
+        responseCode: '00',
+        responseMessage: 'Deactivated',
+        providerReference: accountNumber,
+        value: null,
+      }
+    if (outcome === 'failed')
+      return { outcome, responseCode: '07', responseMessage: 'No such dedicated account', providerReference: null }
     return { outcome: 'unknown', error: answerMessage(answer) }
   }
 
@@ -164,40 +250,78 @@ export class PaystackAdapter implements ProviderAdapter {
     const credits = new Map<string, ProviderCredit>()
     for (let page = 1; page <= TRANSACTION_PAGES_MAX; page += 1) {
       const query = transactionQuery({ accountNumber, since, page })
-      const answer = await this.#call('list_credits', accountNumber, 'GET', `/transaction?${query}`, undefined, (read) => (readTransactionPage(read) ? 'successful' : 'unknown'))
+      const answer = await this.#call(
+        'list_credits',
+        accountNumber,
+        'GET',
+        `/transaction?${query}`,
+        undefined,
+        (read) => (readTransactionPage(read) ? 'successful' : 'unknown'),
+      )
       const read = readTransactionPage(answer)
       if (!read) return { outcome: 'unknown', error: answerMessage(answer) }
       for (const transaction of read.transactions) {
         const credit = creditOfTransaction(transaction)
         // Paystack's `from` is a filter of its own: the credit's time is checked again here.
-        if (credit && credit.accountNumber === accountNumber && (since === undefined || credit.creditedAt >= since)) credits.set(credit.sessionId, credit)
+        if (credit && credit.accountNumber === accountNumber && (since === undefined || credit.creditedAt >= since))
+          credits.set(credit.sessionId, credit)
       }
       const last = read.pageCount === null ? read.transactions.length < TRANSACTIONS_PER_PAGE : page >= read.pageCount
       if (last) {
         const oldestFirst = [...credits.values()].sort((a, b) => a.creditedAt.getTime() - b.creditedAt.getTime())
-        return { outcome: 'successful', responseCode: '00', responseMessage: 'Credits listed', providerReference: accountNumber, value: oldestFirst }
+        return {
+          outcome: 'successful',
+          responseCode: '00',
+          responseMessage: 'Credits listed',
+          providerReference: accountNumber,
+          value: oldestFirst,
+        }
       }
     }
     return { outcome: 'unknown', error: `more than ${TRANSACTION_PAGES_MAX} pages of transactions` }
   }
 
   async balance(): Promise<ProviderResult<{ balanceKobo: number }>> {
-    const answer = await this.#call('balance', this.#options.profile.name, 'GET', '/balance', undefined, (read) => (readBalanceAnswer(read) === undefined ? 'unknown' : 'successful'))
+    const answer = await this.#call('balance', this.#options.profile.name, 'GET', '/balance', undefined, (read) =>
+      readBalanceAnswer(read) === undefined ? 'unknown' : 'successful',
+    )
     const balanceKobo = readBalanceAnswer(answer)
     if (balanceKobo === undefined) return { outcome: 'unknown', error: answerMessage(answer) }
-    return { outcome: 'successful', responseCode: '00', responseMessage: 'Balance', providerReference: this.#options.profile.name, value: { balanceKobo } }
+    return {
+      outcome: 'successful',
+      responseCode: '00',
+      responseMessage: 'Balance',
+      providerReference: this.#options.profile.name,
+      value: { balanceKobo },
+    }
   }
 
   readWebhook(request: WebhookRequest): ProviderWebhook {
-    return readPaystackWebhook(request, { secretKey: this.#secretKey, allowedAddresses: this.#options.profile.webhookSourceAddresses })
+    return readPaystackWebhook(request, {
+      secretKey: this.#secretKey,
+      allowedAddresses: this.#options.profile.webhookSourceAddresses,
+    })
   }
 
   /** The beneficiary's recipient: the one kept, or one made now and kept (a refusal of the account fails the payout: nothing was sent). */
   async #recipient(reference: string, key: RecipientKey): Promise<{ recipientCode: string } | ProviderResult<null>> {
     const kept = await selectRecipientCode(this.#options.pool, key)
     if (kept !== undefined) return { recipientCode: kept }
-    const body = { type: 'nuban', name: RECIPIENT_NAME_DEFAULT, account_number: key.accountNumber, bank_code: key.bankCode, currency: 'NGN' }
-    const answer = await this.#call('create_recipient', reference, 'POST', '/transferrecipient', body, readRecipientAnswer)
+    const body = {
+      type: 'nuban',
+      name: RECIPIENT_NAME_DEFAULT,
+      account_number: key.accountNumber,
+      bank_code: key.bankCode,
+      currency: 'NGN',
+    }
+    const answer = await this.#call(
+      'create_recipient',
+      reference,
+      'POST',
+      '/transferrecipient',
+      body,
+      readRecipientAnswer,
+    )
     const made = readRecipientAnswer(answer)
     if ('outcome' in made) return made
     return { recipientCode: await keepRecipientCode(this.#options.pool, key, made.recipientCode) }
@@ -206,21 +330,37 @@ export class PaystackAdapter implements ProviderAdapter {
   /** A customer's active dedicated account, the one at the preferred bank first. */
   async #existingDedicatedAccount(reference: string, customerId: number): Promise<DedicatedAccount | undefined> {
     const query = new URLSearchParams({ active: 'true', customer: String(customerId) })
-    const answer = await this.#call('allocate_virtual_account', reference, 'GET', `/dedicated_account?${query}`, undefined, (read) => (read.ok && read.body.status === true ? 'successful' : 'unknown'))
+    const answer = await this.#call(
+      'allocate_virtual_account',
+      reference,
+      'GET',
+      `/dedicated_account?${query}`,
+      undefined,
+      (read) => (read.ok && read.body.status === true ? 'successful' : 'unknown'),
+    )
     if (!answer.ok || answer.body.status !== true || !Array.isArray(answer.body.data)) return undefined
-    const accounts = answer.body.data.map(readDedicatedAccount).filter((account) => account !== undefined && account.active) as DedicatedAccount[]
+    const accounts = answer.body.data
+      .map(readDedicatedAccount)
+      .filter((account) => account !== undefined && account.active) as DedicatedAccount[]
     return accounts.find((account) => account.bank.slug === this.#preferredBank()) ?? accounts[0]
   }
 
   /** What Rail recorded of a dedicated account when it allocated it: Paystack's customer and account ids. */
   async #allocation(accountNumber: string): Promise<{ customerId: string; dedicatedAccountId: string } | undefined> {
-    const providerReference = await selectAccountReference(this.#options.pool, this.#options.profile.name, accountNumber)
+    const providerReference = await selectAccountReference(
+      this.#options.pool,
+      this.#options.profile.name,
+      accountNumber,
+    )
     const match = providerReference === undefined ? null : /^([0-9]+):([0-9]+)$/.exec(providerReference)
     return match ? { customerId: match[1]!, dedicatedAccountId: match[2]! } : undefined
   }
 
   #preferredBank(): string {
-    return this.#options.profile.settings.preferredBank ?? (this.#secretKey.startsWith('sk_test_') ? PREFERRED_BANK_TEST : PREFERRED_BANK_LIVE)
+    return (
+      this.#options.profile.settings.preferredBank ??
+      (this.#secretKey.startsWith('sk_test_') ? PREFERRED_BANK_TEST : PREFERRED_BANK_LIVE)
+    )
   }
 
   /** One call to Paystack with the secret key as bearer token (never recorded), recorded with the outcome `outcomeOf` reads. */
@@ -230,7 +370,9 @@ export class PaystackAdapter implements ProviderAdapter {
     method: ProviderCallSpec['method'],
     path: string,
     body: unknown,
-    outcomeOf: (answer: HttpAnswer) => ProviderOutcome | ProviderResult<unknown> | 'duplicate' | { recipientCode: string },
+    outcomeOf: (
+      answer: HttpAnswer,
+    ) => ProviderOutcome | ProviderResult<unknown> | 'duplicate' | { recipientCode: string },
   ): Promise<HttpAnswer> {
     const headers: Record<string, string> = { Authorization: `Bearer ${this.#secretKey}`, Accept: 'application/json' }
     if (body !== undefined) headers['Content-Type'] = 'application/json'
@@ -247,7 +389,9 @@ export class PaystackAdapter implements ProviderAdapter {
 }
 
 /** What the record of a call says it came to. */
-function outcomeRecorded(read: ProviderOutcome | ProviderResult<unknown> | 'duplicate' | { recipientCode: string }): ProviderOutcome {
+function outcomeRecorded(
+  read: ProviderOutcome | ProviderResult<unknown> | 'duplicate' | { recipientCode: string },
+): ProviderOutcome {
   if (typeof read === 'string') return read === 'duplicate' ? 'pending' : read
   return 'outcome' in read ? read.outcome : 'successful'
 }
@@ -271,7 +415,10 @@ function dedicatedAccountOf(answer: HttpAnswer): DedicatedAccount | undefined {
 
 /** A customer for an allocation: its email made from the reference (Paystack answers the same customer for the same email). */
 function customerBody(request: { reference: string; accountName: string }): Record<string, string> {
-  const words = request.accountName.trim().split(/\s+/).filter((word) => word !== '')
+  const words = request.accountName
+    .trim()
+    .split(/\s+/)
+    .filter((word) => word !== '')
   const firstName = (words[0] ?? request.accountName).slice(0, NAME_CHARS_MAX)
   const lastName = (words.slice(1).join(' ') || firstName).slice(0, NAME_CHARS_MAX)
   return { email: `${request.reference}@${CUSTOMER_EMAIL_DOMAIN}`, first_name: firstName, last_name: lastName }
@@ -283,7 +430,11 @@ function customerBody(request: { reference: string; accountName: string }): Reco
  * the customer's other transactions; the answer is filtered again all the same).
  */
 export function transactionQuery(request: { accountNumber: string; since?: Date; page: number }): URLSearchParams {
-  const query = new URLSearchParams({ status: 'success', channel: DEDICATED_ACCOUNT_CHANNEL, virtual_account_number: request.accountNumber })
+  const query = new URLSearchParams({
+    status: 'success',
+    channel: DEDICATED_ACCOUNT_CHANNEL,
+    virtual_account_number: request.accountNumber,
+  })
   if (request.since !== undefined) query.set('from', request.since.toISOString())
   query.set('per_page', String(TRANSACTIONS_PER_PAGE))
   query.set('page', String(request.page))

@@ -15,7 +15,6 @@ export const DEDICATED_ACCOUNT_CHANNEL = 'dedicated_nuban'
 export const CUSTOMER_EMAIL_DOMAIN = 'customers.rail.invalid'
 const SESSION_ID_CHARS_MAX = 64
 
-
 // ---- Dedicated accounts ---------------------------------------------------------------------
 
 export interface DedicatedAccount {
@@ -35,7 +34,13 @@ export function readDedicatedAccount(value: unknown): DedicatedAccount | undefin
   if (typeof accountNumber !== 'string' || !/^[0-9]{10}$/.test(accountNumber)) return undefined
   const accountName = textOf(account.account_name)
   if (!accountName) return undefined
-  return { id: account.id, accountNumber, accountName, active: account.active !== false, bank: { name: textOf(bank?.name), slug: textOf(bank?.slug) } }
+  return {
+    id: account.id,
+    accountNumber,
+    accountName,
+    active: account.active !== false,
+    bank: { name: textOf(bank?.name), slug: textOf(bank?.slug) },
+  }
 }
 
 /** CBN codes of the banks Paystack opens dedicated accounts at, by Paystack's slug. */
@@ -48,7 +53,10 @@ const DEDICATED_ACCOUNT_BANKS: Readonly<Record<string, string>> = {
  * The CBN code of the bank a dedicated account is at: the profile's setting when it names one
  * (a bank Rail's table does not know), else by Paystack's slug, else by the bank's name.
  */
-export function dedicatedAccountBankCode(bank: DedicatedAccount['bank'], configured: string | undefined): string | undefined {
+export function dedicatedAccountBankCode(
+  bank: DedicatedAccount['bank'],
+  configured: string | undefined,
+): string | undefined {
   if (configured !== undefined && /^[0-9]{3,6}$/.test(configured)) return configured
   const bySlug = bank.slug === null ? undefined : DEDICATED_ACCOUNT_BANKS[bank.slug]
   return bySlug ?? bankCodeByName(bank.name)
@@ -69,12 +77,29 @@ function bankCodeByName(name: string | null): string | undefined {
 export function creditOfTransaction(value: unknown): ProviderCredit | undefined {
   const transaction = objectOf(value)
   const authorization = objectOf(transaction?.authorization)
-  if (!transaction || !authorization || transaction.channel !== DEDICATED_ACCOUNT_CHANNEL || transaction.status !== 'success') return undefined
+  if (
+    !transaction ||
+    !authorization ||
+    transaction.channel !== DEDICATED_ACCOUNT_CHANNEL ||
+    transaction.status !== 'success'
+  )
+    return undefined
   const reference = textOf(transaction.reference)
-  const sessionId = reference !== null && reference.length <= SESSION_ID_CHARS_MAX ? reference : typeof transaction.id === 'number' ? String(transaction.id) : null
+  const sessionId =
+    reference !== null && reference.length <= SESSION_ID_CHARS_MAX
+      ? reference
+      : typeof transaction.id === 'number'
+        ? String(transaction.id)
+        : null
   const { amount, currency } = transaction
   const accountNumber = authorization.receiver_bank_account_number
-  const paidAt = new Date(typeof transaction.paid_at === 'string' ? transaction.paid_at : typeof transaction.paidAt === 'string' ? transaction.paidAt : Number.NaN)
+  const paidAt = new Date(
+    typeof transaction.paid_at === 'string'
+      ? transaction.paid_at
+      : typeof transaction.paidAt === 'string'
+        ? transaction.paidAt
+        : Number.NaN,
+  )
   if (sessionId === null || typeof accountNumber !== 'string' || !/^[0-9]{10}$/.test(accountNumber)) return undefined
   if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount <= 0) return undefined
   if (typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency) || Number.isNaN(paidAt.getTime())) return undefined
@@ -86,7 +111,8 @@ export function creditOfTransaction(value: unknown): ProviderCredit | undefined 
     currency,
     payerName: textOf(authorization.sender_name),
     // Paystack may mask the payer's number: only a whole one is a payer's account (a refund may pay it).
-    payerAccountNumber: payerAccountNumber !== null && /^[0-9]{10}$/.test(payerAccountNumber) ? payerAccountNumber : null,
+    payerAccountNumber:
+      payerAccountNumber !== null && /^[0-9]{10}$/.test(payerAccountNumber) ? payerAccountNumber : null,
     payerBankCode: bankCodeByName(textOf(authorization.sender_bank)) ?? null,
     narration: textOf(authorization.narration),
     creditedAt: paidAt,
@@ -97,14 +123,22 @@ export function creditOfTransaction(value: unknown): ProviderCredit | undefined 
 /** The allocation reference a customer was made with (its email's local part), when it is one of Rail's. */
 function allocationReferenceOf(email: unknown): string | null {
   const suffix = `@${CUSTOMER_EMAIL_DOMAIN}`
-  return typeof email === 'string' && email.endsWith(suffix) && email.length > suffix.length ? email.slice(0, -suffix.length) : null
+  return typeof email === 'string' && email.endsWith(suffix) && email.length > suffix.length
+    ? email.slice(0, -suffix.length)
+    : null
 }
 
 /** A page of GET /transaction: its items and how many pages there are (null when Paystack does not say). */
-export function readTransactionPage(answer: HttpAnswer): { transactions: unknown[]; pageCount: number | null } | undefined {
-  if (!answer.ok || answer.httpStatus >= 300 || answer.body.status !== true || !Array.isArray(answer.body.data)) return undefined
+export function readTransactionPage(
+  answer: HttpAnswer,
+): { transactions: unknown[]; pageCount: number | null } | undefined {
+  if (!answer.ok || answer.httpStatus >= 300 || answer.body.status !== true || !Array.isArray(answer.body.data))
+    return undefined
   const pageCount = objectOf(answer.body.meta)?.pageCount
-  return { transactions: answer.body.data, pageCount: typeof pageCount === 'number' && Number.isSafeInteger(pageCount) ? pageCount : null }
+  return {
+    transactions: answer.body.data,
+    pageCount: typeof pageCount === 'number' && Number.isSafeInteger(pageCount) ? pageCount : null,
+  }
 }
 
 // ---- Webhooks -------------------------------------------------------------------------------
@@ -115,15 +149,18 @@ const TRANSFER_EVENTS: Readonly<Record<string, TransferEvent>> = {
   'transfer.reversed': 'reversed',
 }
 
-
 /**
  * A webhook Paystack sent, verified and read: from an allowed address when the profile keeps an
  * allowlist, signed with the secret key, then by its event — a credit to a dedicated account, a
  * transfer's news by Rail's reference, or something verified Rail does not act on.
  */
-export function readPaystackWebhook(request: WebhookRequest, options: { secretKey: string; allowedAddresses: readonly string[] | null }): ProviderWebhook {
+export function readPaystackWebhook(
+  request: WebhookRequest,
+  options: { secretKey: string; allowedAddresses: readonly string[] | null },
+): ProviderWebhook {
   if (!isAllowedSource(request.sourceAddress, options.allowedAddresses)) return { kind: 'unauthorized' }
-  if (!signedWithHmacSha512(request.rawBody, request.headers['x-paystack-signature'], options.secretKey)) return { kind: 'unauthorized' }
+  if (!signedWithHmacSha512(request.rawBody, request.headers['x-paystack-signature'], options.secretKey))
+    return { kind: 'unauthorized' }
   let parsed: unknown
   try {
     parsed = JSON.parse(request.rawBody)
@@ -133,7 +170,8 @@ export function readPaystackWebhook(request: WebhookRequest, options: { secretKe
   const body = objectOf(parsed)
   const event = body?.event
   const data = objectOf(body?.data)
-  if (typeof event !== 'string' || event === '' || !data) return { kind: 'invalid', message: 'the body has no event and data' }
+  if (typeof event !== 'string' || event === '' || !data)
+    return { kind: 'invalid', message: 'the body has no event and data' }
   if (event === 'charge.success') {
     if (data.channel !== DEDICATED_ACCOUNT_CHANNEL) return { kind: 'ignored', event }
     const credit = creditOfTransaction(data)

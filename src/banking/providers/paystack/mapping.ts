@@ -8,8 +8,21 @@ import type { HttpAnswer } from '../http.ts'
 import { objectOf, textOf } from '../json.ts'
 import type { ProviderResult } from '../types.ts'
 
-export { fitsPaystackReference, paystackReference, railReferenceOf, PAYSTACK_REFERENCE_LENGTH_MAX, PAYSTACK_REFERENCE_LENGTH_MIN } from './reference.ts'
-export { creditOfTransaction, dedicatedAccountBankCode, readDedicatedAccount, readPaystackWebhook, readTransactionPage, type DedicatedAccount } from './credits.ts'
+export {
+  fitsPaystackReference,
+  paystackReference,
+  railReferenceOf,
+  PAYSTACK_REFERENCE_LENGTH_MAX,
+  PAYSTACK_REFERENCE_LENGTH_MIN,
+} from './reference.ts'
+export {
+  creditOfTransaction,
+  dedicatedAccountBankCode,
+  readDedicatedAccount,
+  readPaystackWebhook,
+  readTransactionPage,
+  type DedicatedAccount,
+} from './credits.ts'
 
 /** Paystack's envelope: whether it did what was asked, its message, and what it returned. */
 export interface PaystackEnvelope {
@@ -24,7 +37,6 @@ export function readEnvelope(body: Record<string, unknown>): PaystackEnvelope | 
   return { status: body.status, message: typeof body.message === 'string' ? body.message : '', data: body.data }
 }
 
-
 // ---- Transfer statuses ----------------------------------------------------------------------
 
 /** Being processed, or waiting for an approval Paystack asked for: requeried (09). */
@@ -36,7 +48,12 @@ const FINAL_FAILURES = new Set(['failed', 'rejected', 'abandoned', 'blocked'])
 export function failureCode(reason: string): string {
   const text = reason.toLowerCase()
   if (/insufficient|not enough|balance is low/.test(text)) return '51'
-  if (/invalid account|account (?:number )?(?:is )?invalid|could not resolve|cannot resolve|unable to resolve|no such account/.test(text)) return '07'
+  if (
+    /invalid account|account (?:number )?(?:is )?invalid|could not resolve|cannot resolve|unable to resolve|no such account/.test(
+      text,
+    )
+  )
+    return '07'
   if (/bank.{0,20}(?:not available|unavailable|down)/.test(text)) return '91'
   return '05'
 }
@@ -46,32 +63,72 @@ export function failureCode(reason: string): string {
  * status at the start of the message so that an operator sees it. `reason` is what Paystack says
  * of a failure (its gateway response or failures), to find a better code than 05.
  */
-export function readTransferStatus(status: unknown, transfer: { transferCode: string | null; reason: string | null }): ProviderResult<null> {
+export function readTransferStatus(
+  status: unknown,
+  transfer: { transferCode: string | null; reason: string | null },
+): ProviderResult<null> {
   const said = transfer.reason ? ` (${transfer.reason})` : ''
   if (status === 'success') {
-    return { outcome: 'successful', responseCode: '00', responseMessage: `success: ${nipMessage('00')}`, providerReference: transfer.transferCode ?? '', value: null }
+    return {
+      outcome: 'successful',
+      responseCode: '00',
+      responseMessage: `success: ${nipMessage('00')}`,
+      providerReference: transfer.transferCode ?? '',
+      value: null,
+    }
   }
   if (typeof status !== 'string') return { outcome: 'unknown', error: 'the transfer has no status' }
-  if (IN_PROGRESS.has(status)) return { outcome: 'pending', responseCode: '09', responseMessage: `${status}: ${nipMessage('09')}`, providerReference: transfer.transferCode }
+  if (IN_PROGRESS.has(status))
+    return {
+      outcome: 'pending',
+      responseCode: '09',
+      responseMessage: `${status}: ${nipMessage('09')}`,
+      providerReference: transfer.transferCode,
+    }
   if (status === 'otp') {
-    const message = 'otp: the transfer waits for an OTP; OTP must be disabled for API transfers (Paystack dashboard, transfer confirmation)'
-    return { outcome: 'pending', responseCode: '09', responseMessage: message, providerReference: transfer.transferCode }
+    const message =
+      'otp: the transfer waits for an OTP; OTP must be disabled for API transfers (Paystack dashboard, transfer confirmation)'
+    return {
+      outcome: 'pending',
+      responseCode: '09',
+      responseMessage: message,
+      providerReference: transfer.transferCode,
+    }
   }
   if (status === 'reversed') {
     // Paid, then taken back: the money is at Paystack again and nothing reached the beneficiary.
-    return { outcome: 'failed', responseCode: '05', responseMessage: `reversed: the transfer was reversed${said}`, providerReference: transfer.transferCode, reversed: true }
+    return {
+      outcome: 'failed',
+      responseCode: '05',
+      responseMessage: `reversed: the transfer was reversed${said}`,
+      providerReference: transfer.transferCode,
+      reversed: true,
+    }
   }
   if (FINAL_FAILURES.has(status)) {
     const code = failureCode(transfer.reason ?? '')
-    return { outcome: 'failed', responseCode: code, responseMessage: `${status}: ${nipMessage(code)}${said}`, providerReference: transfer.transferCode }
+    return {
+      outcome: 'failed',
+      responseCode: code,
+      responseMessage: `${status}: ${nipMessage(code)}${said}`,
+      providerReference: transfer.transferCode,
+    }
   }
-  return { outcome: 'unknown', error: `Paystack answered a transfer status Rail does not know: ${JSON.stringify(status.slice(0, 40))}` }
+  return {
+    outcome: 'unknown',
+    error: `Paystack answered a transfer status Rail does not know: ${JSON.stringify(status.slice(0, 40))}`,
+  }
 }
 
 /** What Paystack says of a transfer's failure, when it says anything. */
 function transferReason(data: Record<string, unknown>): string | null {
   const { failures } = data
-  const failure = typeof failures === 'string' ? failures : failures === null || failures === undefined ? null : JSON.stringify(failures).slice(0, 200)
+  const failure =
+    typeof failures === 'string'
+      ? failures
+      : failures === null || failures === undefined
+        ? null
+        : JSON.stringify(failures).slice(0, 200)
   return textOf(data.gateway_response) ?? textOf(failure)
 }
 
@@ -79,7 +136,10 @@ function transferReason(data: Record<string, unknown>): string | null {
 function readTransferData(data: unknown): ProviderResult<null> {
   const transfer = objectOf(data)
   if (!transfer) return { outcome: 'unknown', error: 'the answer has no transfer' }
-  return readTransferStatus(transfer.status, { transferCode: textOf(transfer.transfer_code), reason: transferReason(transfer) })
+  return readTransferStatus(transfer.status, {
+    transferCode: textOf(transfer.transfer_code),
+    reason: transferReason(transfer),
+  })
 }
 
 // ---- Answers --------------------------------------------------------------------------------
@@ -88,7 +148,9 @@ function readTransferData(data: unknown): ProviderResult<null> {
 export function answerMessage(answer: HttpAnswer): string {
   if (!answer.ok) return answer.error
   const message = readEnvelope(answer.body)?.message
-  return message ? `Paystack answered ${answer.httpStatus}: ${message.slice(0, 200)}` : `Paystack answered ${answer.httpStatus}`
+  return message
+    ? `Paystack answered ${answer.httpStatus}: ${message.slice(0, 200)}`
+    : `Paystack answered ${answer.httpStatus}`
 }
 
 /** A refusal of a reference Paystack has seen: nothing moved now, and the original is what to ask about. */
@@ -117,7 +179,13 @@ export function readTransferAnswer(answer: HttpAnswer): ProviderResult<null> | '
   if (envelope.status) return { outcome: 'unknown', error: answerMessage(answer) }
   if (isDuplicateReference(envelope.message)) return 'duplicate'
   const code = answer.httpStatus === 400 || answer.httpStatus === 422 ? finalRefusal(envelope.message) : undefined
-  if (code) return { outcome: 'failed', responseCode: code, responseMessage: `refused: ${envelope.message.slice(0, 200)}`, providerReference: null }
+  if (code)
+    return {
+      outcome: 'failed',
+      responseCode: code,
+      responseMessage: `refused: ${envelope.message.slice(0, 200)}`,
+      providerReference: null,
+    }
   return { outcome: 'unknown', error: answerMessage(answer) }
 }
 
@@ -128,9 +196,17 @@ export function readVerifyAnswer(answer: HttpAnswer): ProviderResult<null> {
   if (!envelope) return { outcome: 'unknown', error: `unexpected answer ${answer.httpStatus}` }
   if (envelope.status && answer.httpStatus < 300) return readTransferData(envelope.data)
   // Only an answer about the transfer: a 401 or 429 whose message says "not found" is no record of nothing.
-  const notFound = answer.httpStatus === 404 || (answer.httpStatus === 400 && !envelope.status && /transfer not found/i.test(envelope.message))
+  const notFound =
+    answer.httpStatus === 404 ||
+    (answer.httpStatus === 400 && !envelope.status && /transfer not found/i.test(envelope.message))
   // No record is not "never received": Paystack promises no validity window (the pipeline decides).
-  if (notFound) return { outcome: 'pending', responseCode: '25', responseMessage: `not found: ${envelope.message || nipMessage('25')}`.slice(0, 200), providerReference: null }
+  if (notFound)
+    return {
+      outcome: 'pending',
+      responseCode: '25',
+      responseMessage: `not found: ${envelope.message || nipMessage('25')}`.slice(0, 200),
+      providerReference: null,
+    }
   return { outcome: 'unknown', error: answerMessage(answer) }
 }
 
@@ -143,10 +219,21 @@ export function readNameEnquiryAnswer(answer: HttpAnswer): ProviderResult<{ acco
     const data = objectOf(envelope.data)
     const accountName = textOf(data?.account_name)
     if (!accountName) return { outcome: 'unknown', error: 'the name enquiry answered without a name' }
-    return { outcome: 'successful', responseCode: '00', responseMessage: nipMessage('00'), providerReference: textOf(data?.account_number) ?? '', value: { accountName } }
+    return {
+      outcome: 'successful',
+      responseCode: '00',
+      responseMessage: nipMessage('00'),
+      providerReference: textOf(data?.account_number) ?? '',
+      value: { accountName },
+    }
   }
   if (!envelope.status && [400, 404, 422].includes(answer.httpStatus)) {
-    return { outcome: 'failed', responseCode: '07', responseMessage: `refused: ${envelope.message || nipMessage('07')}`.slice(0, 200), providerReference: null }
+    return {
+      outcome: 'failed',
+      responseCode: '07',
+      responseMessage: `refused: ${envelope.message || nipMessage('07')}`.slice(0, 200),
+      providerReference: null,
+    }
   }
   return { outcome: 'unknown', error: answerMessage(answer) }
 }
@@ -161,11 +248,19 @@ export function readRecipientAnswer(answer: HttpAnswer): { recipientCode: string
   if (!envelope) return { outcome: 'unknown', error: `unexpected answer ${answer.httpStatus}` }
   if (envelope.status && answer.httpStatus < 300) {
     const recipientCode = textOf(objectOf(envelope.data)?.recipient_code)
-    return recipientCode && recipientCode.length <= 64 ? { recipientCode } : { outcome: 'unknown', error: 'the recipient has no code' }
+    return recipientCode && recipientCode.length <= 64
+      ? { recipientCode }
+      : { outcome: 'unknown', error: 'the recipient has no code' }
   }
-  const refusedAccount = (answer.httpStatus === 400 || answer.httpStatus === 422) && /account|resolve/i.test(envelope.message)
+  const refusedAccount =
+    (answer.httpStatus === 400 || answer.httpStatus === 422) && /account|resolve/i.test(envelope.message)
   if (!envelope.status && refusedAccount) {
-    return { outcome: 'failed', responseCode: '07', responseMessage: `refused: ${envelope.message}`.slice(0, 200), providerReference: null }
+    return {
+      outcome: 'failed',
+      responseCode: '07',
+      responseMessage: `refused: ${envelope.message}`.slice(0, 200),
+      providerReference: null,
+    }
   }
   return { outcome: 'unknown', error: answerMessage(answer) }
 }
@@ -186,5 +281,7 @@ export function readCustomerAnswer(answer: HttpAnswer): { id: number; customerCo
   const envelope = readEnvelope(answer.body)
   const data = envelope?.status ? objectOf(envelope.data) : undefined
   const customerCode = textOf(data?.customer_code)
-  return data && typeof data.id === 'number' && Number.isSafeInteger(data.id) && customerCode ? { id: data.id, customerCode } : undefined
+  return data && typeof data.id === 'number' && Number.isSafeInteger(data.id) && customerCode
+    ? { id: data.id, customerCode }
+    : undefined
 }

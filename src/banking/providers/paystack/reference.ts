@@ -34,7 +34,8 @@ export function paystackReference(railReference: string): string {
 
 /** Rail's reference of one Paystack was sent (a webhook's); throws when no Rail reference maps to it. */
 export function railReferenceOf(reference: string): string {
-  if (!fitsPaystackReference(reference)) throw new Error(`${JSON.stringify(reference.slice(0, 60))} is not a Paystack reference Rail sends`)
+  if (!fitsPaystackReference(reference))
+    throw new Error(`${JSON.stringify(reference.slice(0, 60))} is not a Paystack reference Rail sends`)
   if (!reference.startsWith(ESCAPED_PREFIX)) return reference
   const railReference = unescape(reference)
   // Only the one escaped form of a reference is Rail's: any other spelling was not made here.
@@ -50,8 +51,10 @@ function escape(railReference: string): string {
     else if (/^[A-Z]$/.test(character)) escaped += `_${character.toLowerCase()}`
     else throw new Error(`a reference with ${JSON.stringify(character)} cannot be sent to Paystack`)
   }
-  if (escaped.length < PAYSTACK_REFERENCE_LENGTH_MIN) escaped = `${escaped}${PADDING_MARK}`.padEnd(PAYSTACK_REFERENCE_LENGTH_MIN, '0')
-  if (escaped.length > PAYSTACK_REFERENCE_LENGTH_MAX) throw new Error(`reference too long for Paystack once escaped (${escaped.length} characters)`)
+  if (escaped.length < PAYSTACK_REFERENCE_LENGTH_MIN)
+    escaped = `${escaped}${PADDING_MARK}`.padEnd(PAYSTACK_REFERENCE_LENGTH_MIN, '0')
+  if (escaped.length > PAYSTACK_REFERENCE_LENGTH_MAX)
+    throw new Error(`reference too long for Paystack once escaped (${escaped.length} characters)`)
   return escaped
 }
 

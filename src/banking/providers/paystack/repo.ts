@@ -27,8 +27,7 @@ export async function keepRecipientCode(db: Queryable, key: RecipientKey, recipi
     [key.provider, key.bankCode, key.accountNumber, recipientCode],
   )
   const kept = await selectRecipientCode(db, key)
-  if (kept === undefined) throw new Error(`the recipient of ${key.bankCode}:${key.accountNumber} was kept and is not there`)
+  if (kept === undefined)
+    throw new Error(`the recipient of ${key.bankCode}:${key.accountNumber} was kept and is not there`)
   return kept
 }
-
-

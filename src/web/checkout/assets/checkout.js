@@ -59,7 +59,10 @@ function pollStatus(card) {
     if (busy) return
     busy = true
     try {
-      const response = await window.fetch(card.dataset.statusUrl, { headers: { Accept: 'application/json' }, cache: 'no-store' })
+      const response = await window.fetch(card.dataset.statusUrl, {
+        headers: { Accept: 'application/json' },
+        cache: 'no-store',
+      })
       if (!response.ok) return
       const status = await response.json()
       show(card, status)
@@ -77,7 +80,8 @@ function pollStatus(card) {
 }
 
 function show(card, status) {
-  if (card.dataset.state === status.state && document.getElementById('status-detail').textContent === status.detail) return
+  if (card.dataset.state === status.state && document.getElementById('status-detail').textContent === status.detail)
+    return
   card.dataset.state = status.state
   const region = document.getElementById('status')
   region.className = `status status-${status.state}`
