@@ -116,7 +116,10 @@ export async function createEscrow(
       return { escrow: claimed.replayed, funding: await fundingOfEscrow(tx, claimed.replayed), replayed: true }
     const funding = await createIntentInTransaction(tx, caller, fundingRequest, allocated, now, { type: 'escrow', id })
     const escrow = await repo.setFundingIntent(tx, id, funding.intent.id)
-    await addJob(tx, EXPIRE_TASK, { id }, { runAt: expiresAt, jobKey: expireJobKey(id) })
+    // A wait, not a time: the job runs by the database's clock, and expiresAt is on the partner's
+    // (a sandbox partner's may be moved ahead); the sweep expires what a later move makes due.
+    const ttlMs = expiresAt.getTime() - now.getTime()
+    await addJob(tx, EXPIRE_TASK, { id }, { runAfterMs: ttlMs, jobKey: expireJobKey(id) })
     return { escrow, funding, replayed: false }
   })
 }

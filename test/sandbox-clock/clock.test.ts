@@ -196,4 +196,22 @@ describe('what an advance makes due', () => {
       'the escrow expired',
     )
   })
+
+  it("runs an escrow's own expiry job its TTL after it is made, however far the partner's clock was moved", async () => {
+    const { credentials, client } = await app.newPartner()
+    await client.post('/api/v1/rail/sandbox/clock/advance', { seconds: 30 * 24 * 3_600 })
+    const api = escrowClient(app.baseUrl, credentials.escrowApiKey)
+    const created = await api.create<{ ref: string; expiresAt: string }>(createRequest({ ttlHours: 1 }))
+    expect(created.status).toBe(201)
+    // expiresAt is on the partner's time (30 days ahead); the job runs by the database's, an hour from now.
+    expect(Date.parse(created.body.expiresAt) - Date.now()).toBeGreaterThan(30 * 24 * 3_600_000)
+    const { rows } = await app.db.pool.query<{ due_in_s: number }>(
+      `SELECT extract(epoch FROM run_at - now())::float8 AS due_in_s
+         FROM graphile_worker.jobs WHERE key = (SELECT 'escrow_expire:' || id FROM escrows WHERE ref = $1)`,
+      [created.body.ref],
+    )
+    expect(rows).toHaveLength(1)
+    expect(rows[0]!.due_in_s).toBeGreaterThan(3_500)
+    expect(rows[0]!.due_in_s).toBeLessThan(3_601)
+  })
 })
