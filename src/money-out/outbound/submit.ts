@@ -285,7 +285,7 @@ export async function recordSubmissions(
   )
   const recorded = submissions.flatMap((submission, index) => {
     const transfer = transfers[index]
-    return transfer ? [{ submission, transfer }] : []
+    return transfer ? [{ submission, transfer, index }] : []
   })
   await createInstructions(
     tx,
@@ -302,11 +302,10 @@ export async function recordSubmissions(
           recorded.map(({ submission, transfer }) => holdOn(transfer, submission.hold)),
         )
   const held: repo.OutboundTransfer[] = []
-  for (const [index, result] of results.entries()) {
-    const transfer = recorded[index]!.transfer
+  for (const [position, result] of results.entries()) {
+    const { transfer, index } = recorded[position]!
     if (result.result === 'ok') held.push(transfer)
-    else if (result.result === 'exceeds_credits')
-      transfers[transfers.indexOf(transfer)] = await failForFunds(tx, payments.clock, transfer)
+    else if (result.result === 'exceeds_credits') transfers[index] = await failForFunds(tx, payments.clock, transfer)
     else throw new Error(`outbound hold ${transfer.holdTransferId}: ${result.result}`)
   }
   await recordPayoutsTo(
