@@ -1,9 +1,10 @@
 // Escrow routes (docs/contracts/escrow.md), under /api/v1/escrow/partner, authenticated by X-API-Key.
 import { Type } from '@sinclair/typebox'
-import { callerOf } from '../partners/auth.ts'
+import { callerOf, pageRequestOf } from '../partners/auth.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
+import { route } from '../platform/routes.ts'
 import {
   CallbackUrlSchema,
   closedObject,
@@ -11,6 +12,8 @@ import {
   errorResponses,
   IDEMPOTENT_CODES,
   Nullable,
+  PageQuerySchema,
+  PageSchema,
 } from '../platform/schemas.ts'
 import {
   AMOUNT_MIN_KOBO,
@@ -33,7 +36,15 @@ import {
   WEBHOOK_SECRET_MIN_CHARS,
   type EscrowDeps,
 } from './service.ts'
-import { ChangedSchema, CreatedSchema, DestinationSchema, EscrowSchema, StatusSchema, TypeSchema } from './schemas.ts'
+import {
+  ChangedSchema,
+  CreatedSchema,
+  ESCROW_OPERATIONS,
+  DestinationSchema,
+  EscrowSchema,
+  StatusSchema,
+  TypeSchema,
+} from './schemas.ts'
 
 const PREFIX = '/api/v1/escrow/partner'
 const EMAIL_MAX_CHARS = 254
@@ -86,13 +97,11 @@ const WebhookSchema = closedObject({
     ),
   ),
 })
-const ListQuerySchema = closedObject({
-  status: Type.Optional(StatusSchema),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: ESCROW_PAGE_MAX, default: 20 })),
-  cursor: Type.Optional(Type.String({ format: 'uuid' })),
-})
+const ListQuerySchema = PageQuerySchema({ status: Type.Optional(StatusSchema) }, ESCROW_PAGE_MAX)
 
-const config = { auth: 'api-key' as const }
+/** The escrow API is authenticated by X-API-Key. */
+const API_KEY = { auth: 'api-key' } as const
+const OPS = ESCROW_OPERATIONS
 
 // A release may come without a body: it is then an empty object, validated as such.
 async function emptyBodyAsObject(request: { body: unknown }): Promise<void> {
@@ -101,114 +110,66 @@ async function emptyBodyAsObject(request: { body: unknown }): Promise<void> {
 
 /** The escrow API, one group of routes per resource (registered in this order, as the docs list them). */
 export function registerEscrowRoutes(app: HttpServer, deps: EscrowDeps): void {
-  registerCreateRoutes(app, deps)
-  registerReadRoutes(app, deps)
+  registerCreateAndReadRoutes(app, deps)
   registerChangeRoutes(app, deps)
 }
 
-/** Creating an escrow, and the webhook its events go to. */
-function registerCreateRoutes(app: HttpServer, deps: EscrowDeps): void {
+/** Creating an escrow and the webhook its events go to; then the caller's escrows, the list and one by its ref. */
+function registerCreateAndReadRoutes(app: HttpServer, deps: EscrowDeps): void {
   app.post(
     `${PREFIX}/create`,
-    {
-      config: { ...config, idempotencyKey: 'reference' as const },
-      schema: {
-        operationId: 'createEscrow',
-        description:
-          'Creates an escrow of `amount` kobo from a payer to a recipient, with a funding virtual account (and `checkoutUrl`) the payer pays into. Answers 201; a replayed `reference` answers the same escrow. Funding, release, cancel and expiry are announced to the escrow webhook.',
-        tags: ['escrow'],
-        summary: 'Create an escrow (201; a replayed reference answers the same escrow)',
-        body: CreateSchema,
-        response: {
-          201: CreatedSchema,
-          ...errorResponses(...IDEMPOTENT_CODES, 'not_found', 'unsupported_currency', 'amount_above_limit'),
-        },
+    route({ ...API_KEY, idempotencyKey: 'reference' }, OPS.createEscrow, {
+      body: CreateSchema,
+      response: {
+        201: CreatedSchema,
+        ...errorResponses(...IDEMPOTENT_CODES, 'not_found', 'unsupported_currency', 'amount_above_limit'),
       },
-    },
+    }),
     async (request, reply) => {
-      const caller = callerOf(request)
-      const { escrow, funding, replayed } = await createEscrow(deps, caller, request.body)
+      const { escrow, funding, replayed } = await createEscrow(deps, callerOf(request), request.body)
       return sendOnce(reply.code(201), replayed, toCreatedJson(escrow, funding))
     },
   )
-
   app.post(
     `${PREFIX}/webhook`,
-    {
-      config,
-      schema: {
-        operationId: 'registerEscrowWebhook',
-        description:
-          'Registers or replaces the URL escrow events go to, and the secret that signs them (`X-Rail-Signature` and Standard Webhooks).',
-        tags: ['escrow'],
-        summary: 'Register or update the escrow webhook',
-        body: WebhookSchema,
-        response: {
-          200: Type.Object({
-            success: Type.Boolean(),
-            webhookUrl: Type.String(),
-            hasSecret: Type.Boolean(),
-            message: Type.String(),
-          }),
-          ...errorResponses(),
-        },
+    route(API_KEY, OPS.registerEscrowWebhook, {
+      body: WebhookSchema,
+      response: {
+        200: Type.Object({
+          success: Type.Boolean(),
+          webhookUrl: Type.String(),
+          hasSecret: Type.Boolean(),
+          message: Type.String(),
+        }),
+        ...errorResponses(),
       },
-    },
+    }),
     async (request) => registerWebhook(deps, callerOf(request).partner, request.body),
   )
-}
-
-/** The caller's escrows: the list and one by its ref. */
-function registerReadRoutes(app: HttpServer, deps: EscrowDeps): void {
   app.get(
     PREFIX,
-    {
-      config,
-      schema: {
-        operationId: 'listEscrows',
-        description: "The caller's escrows, newest first; filter by `status`, page with `cursor` and `limit`.",
-        tags: ['escrow'],
-        summary: "The caller's escrows, newest first",
-        querystring: ListQuerySchema,
-        response: {
-          200: Type.Object({
-            success: Type.Boolean(),
-            data: Type.Array(EscrowSchema),
-            nextCursor: Nullable(Type.String()),
-          }),
-          ...errorResponses(),
-        },
+    route(API_KEY, OPS.listEscrows, {
+      querystring: ListQuerySchema,
+      response: {
+        200: Type.Object({ success: Type.Boolean(), ...PageSchema(EscrowSchema).properties }),
+        ...errorResponses(),
       },
-    },
+    }),
     async (request) => {
-      const query = request.query
-      const page = await listEscrows(deps.pool, {
-        partnerId: callerOf(request).partner.id,
-        status: query.status,
-        limit: query.limit ?? 20,
-        cursor: query.cursor,
-      })
+      const page = await listEscrows(deps.pool, { ...pageRequestOf(request), status: request.query.status })
       const data = await Promise.all(page.escrows.map((escrow) => escrowView(deps.pool, escrow)))
       return { success: true, data, nextCursor: page.nextCursor }
     },
   )
-
   app.get(
     `${PREFIX}/:ref`,
-    {
-      config,
-      schema: {
-        operationId: 'getEscrow',
-        description: 'One escrow by its ref, with its funding and, once released, its disbursement.',
-        tags: ['escrow'],
-        summary: 'One escrow of the caller',
-        params: RefParams,
-        response: {
-          200: Type.Object({ success: Type.Boolean(), escrow: EscrowSchema }),
-          ...errorResponses('not_found'),
-        },
+    route(API_KEY, OPS.getEscrow, {
+      params: RefParams,
+      response: {
+        200: Type.Object({ success: Type.Boolean(), escrow: EscrowSchema }),
+        ...errorResponses('not_found'),
       },
-    },
+    }),
     async (request) => {
       const escrow = await getEscrow(deps.pool, callerOf(request).partner.id, request.params.ref)
       return { success: true, escrow: await escrowView(deps.pool, escrow) }
@@ -218,30 +179,15 @@ function registerReadRoutes(app: HttpServer, deps: EscrowDeps): void {
 
 /** What the partner does to an escrow: release it, cancel it, retry its refund. */
 function registerChangeRoutes(app: HttpServer, deps: EscrowDeps): void {
-  registerReleaseAndCancel(app, deps)
-  registerRefundRetry(app, deps)
-}
-
-function registerReleaseAndCancel(app: HttpServer, deps: EscrowDeps): void {
+  const changed = {
+    params: RefParams,
+    response: { 200: ChangedSchema, ...errorResponses('not_found', 'invalid_escrow_status') },
+  }
   app.patch(
     `${PREFIX}/:ref/release`,
-    {
-      config,
-      preValidation: emptyBodyAsObject,
-      schema: {
-        operationId: 'releaseEscrow',
-        description:
-          "Releases a funded escrow to the recipient's bank account (a payout) or the partner's float. After a failed disbursement the same call releases it again. Not funded: 400 `invalid_escrow_status`.",
-        tags: ['escrow'],
-        summary: 'Release a funded escrow to the recipient (or, after a failed disbursement, release it again)',
-        params: RefParams,
-        body: ReleaseSchema,
-        response: { 200: ChangedSchema, ...errorResponses('not_found', 'invalid_escrow_status') },
-      },
-    },
+    { ...route(API_KEY, OPS.releaseEscrow, { ...changed, body: ReleaseSchema }), preValidation: emptyBodyAsObject },
     async (request) => {
-      const caller = callerOf(request)
-      const { escrow, retried } = await releaseEscrow(deps, caller, request.params.ref, request.body)
+      const { escrow, retried } = await releaseEscrow(deps, callerOf(request), request.params.ref, request.body)
       const message =
         escrow.destination === null
           ? "Escrow released; the amount is credited to your float for the recipient's payment"
@@ -251,49 +197,24 @@ function registerReleaseAndCancel(app: HttpServer, deps: EscrowDeps): void {
       return { success: true, ref: escrow.ref, status: escrow.status, message }
     },
   )
-
   app.patch(
     `${PREFIX}/:ref/cancel`,
-    {
-      config,
-      preValidation: emptyBodyAsObject,
-      schema: {
-        operationId: 'cancelEscrow',
-        description:
-          "Cancels an initiated or funded escrow with a reason; money already funded is refunded to each payer's account. Another status: 400 `invalid_escrow_status`.",
-        tags: ['escrow'],
-        summary: 'Cancel an initiated or funded escrow; the payer is refunded',
-        params: RefParams,
-        body: CancelSchema,
-        response: { 200: ChangedSchema, ...errorResponses('not_found', 'invalid_escrow_status') },
-      },
-    },
+    { ...route(API_KEY, OPS.cancelEscrow, { ...changed, body: CancelSchema }), preValidation: emptyBodyAsObject },
     async (request) => {
-      const caller = callerOf(request)
-      const escrow = await cancelEscrow(deps, caller, request.params.ref, request.body.reason)
-      return {
-        success: true,
-        ref: escrow.ref,
-        status: escrow.status,
-        message:
-          escrow.fundedAmountKobo > 0 ? 'Escrow cancelled; the refund to the payer is initiated' : 'Escrow cancelled',
-      }
+      const escrow = await cancelEscrow(deps, callerOf(request), request.params.ref, request.body.reason)
+      const message =
+        escrow.fundedAmountKobo > 0 ? 'Escrow cancelled; the refund to the payer is initiated' : 'Escrow cancelled'
+      return { success: true, ref: escrow.ref, status: escrow.status, message }
     },
   )
+  registerRefundRetry(app, deps)
 }
 
 function registerRefundRetry(app: HttpServer, deps: EscrowDeps): void {
   app.patch(
     `${PREFIX}/:ref/refund`,
     {
-      config,
-      preValidation: emptyBodyAsObject,
-      schema: {
-        operationId: 'retryEscrowRefund',
-        description:
-          'Retries a failed refund: each funding credit whose refund failed is refunded again to the account it came from. No body, or an empty object.',
-        tags: ['escrow'],
-        summary: 'Retry a failed refund: each credit whose refund failed is refunded again to the account it came from',
+      ...route(API_KEY, OPS.retryEscrowRefund, {
         params: RefParams,
         body: closedObject({}),
         response: {
@@ -306,11 +227,11 @@ function registerRefundRetry(app: HttpServer, deps: EscrowDeps): void {
           }),
           ...errorResponses('not_found', 'invalid_escrow_status'),
         },
-      },
+      }),
+      preValidation: emptyBodyAsObject,
     },
     async (request) => {
-      const caller = callerOf(request)
-      const escrow = await retryRefund(deps, caller, request.params.ref)
+      const escrow = await retryRefund(deps, callerOf(request), request.params.ref)
       const message =
         escrow.refundState === 'pending'
           ? 'Refund retried; the payer is being refunded'

@@ -1,6 +1,7 @@
 // The escrow objects of docs/contracts/escrow.md as the API shows them: the schemas the routes
 // declare, and the types their mappers (views.ts) return.
 import { Type, type Static } from '@sinclair/typebox'
+import { operations } from '../platform/routes.ts'
 import { closedObject, NubanSchema, Nullable } from '../platform/schemas.ts'
 import type { EscrowType } from './repo.ts'
 import { escrowStates, type EscrowStatus } from './states.ts'
@@ -137,3 +138,40 @@ export type EscrowRefundJson = Static<typeof RefundSchema>
 export type EscrowCreatedJson = Static<typeof CreatedSchema>
 export type EscrowJson = Static<typeof EscrowSchema>
 export type EscrowChangeJson = Static<typeof ChangedSchema>
+
+/** What the OpenAPI document says of the escrow operations (routes.ts declares them). */
+export const ESCROW_OPERATIONS = operations('escrow', {
+  createEscrow: {
+    summary: 'Create an escrow (201; a replayed reference answers the same escrow)',
+    description:
+      'Creates an escrow of `amount` kobo from a payer to a recipient, with a funding virtual account (and `checkoutUrl`) the payer pays into. Answers 201; a replayed `reference` answers the same escrow. Funding, release, cancel and expiry are announced to the escrow webhook.',
+  },
+  registerEscrowWebhook: {
+    summary: 'Register or update the escrow webhook',
+    description:
+      'Registers or replaces the URL escrow events go to, and the secret that signs them (`X-Rail-Signature` and Standard Webhooks).',
+  },
+  listEscrows: {
+    summary: "The caller's escrows, newest first",
+    description: "The caller's escrows, newest first; filter by `status`, page with `cursor` and `limit`.",
+  },
+  getEscrow: {
+    summary: 'One escrow of the caller',
+    description: 'One escrow by its ref, with its funding and, once released, its disbursement.',
+  },
+  releaseEscrow: {
+    summary: 'Release a funded escrow to the recipient (or, after a failed disbursement, release it again)',
+    description:
+      "Releases a funded escrow to the recipient's bank account (a payout) or the partner's float. After a failed disbursement the same call releases it again. Not funded: 400 `invalid_escrow_status`.",
+  },
+  cancelEscrow: {
+    summary: 'Cancel an initiated or funded escrow; the payer is refunded',
+    description:
+      "Cancels an initiated or funded escrow with a reason; money already funded is refunded to each payer's account. Another status: 400 `invalid_escrow_status`.",
+  },
+  retryEscrowRefund: {
+    summary: 'Retry a failed refund: each credit whose refund failed is refunded again to the account it came from',
+    description:
+      'Retries a failed refund: each funding credit whose refund failed is refunded again to the account it came from. No body, or an empty object.',
+  },
+})

@@ -2,6 +2,7 @@
 // §Invoices): the schemas the routes declare, and the type its mapper (service.ts) returns.
 import { Type, type Static } from '@sinclair/typebox'
 import { AmountKobo } from '../platform/amounts.ts'
+import { operations } from '../platform/routes.ts'
 import { closedObject, Nullable } from '../platform/schemas.ts'
 
 export const StatusSchema = Type.Union([
@@ -95,3 +96,33 @@ export const InvoiceSchema = Type.Object(
   { title: 'Invoice', description: 'An invoice: an amount a customer owes, paid into its own virtual account' },
 )
 export type InvoiceJson = Static<typeof InvoiceSchema>
+
+/** What the OpenAPI document says of the invoice operations (routes.ts declares them). */
+export const INVOICE_OPERATIONS = operations('invoices', {
+  createInvoice: {
+    summary:
+      'Create an invoice: a draft, or published at once (publishOnCreate) with its virtual account allocated in the same request',
+    description:
+      'Creates an invoice for a customer: a draft, or published at once (`publishOnCreate`) with its virtual account allocated in the same request and a hosted `checkoutUrl`. Idempotent on `reference`.',
+  },
+  listInvoices: {
+    summary: "The caller's invoices, newest first",
+    description: "The caller's invoices, newest first; filter by `status`, page with `cursor` and `limit`.",
+  },
+  getInvoice: {
+    summary: 'One invoice, by its reference',
+    description: 'One invoice by its reference, with what has been paid and its payment account once published.',
+  },
+  publishInvoice: {
+    summary:
+      'Publish a draft: its virtual account is allocated (a composed payment intent). Not a draft: 409 with the current state in details',
+    description:
+      'Publishes a draft: its virtual account is allocated at the provider and the invoice starts collecting (`invoice.published`). An invoice that is not a draft is 409 `invalid_state` with its current state in `details`.',
+  },
+  cancelInvoice: {
+    summary:
+      'Cancel a draft, published or partially paid invoice; its account is archived and later credits go to unmatched triage',
+    description:
+      'Cancels a draft, published or partially paid invoice (`invoice.cancelled`); its account is archived, later credits go to unmatched triage, and partial payments can be refunded with `POST /api/v1/rail/refunds`.',
+  },
+})

@@ -12,6 +12,7 @@ import type { Pool } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
 import { assertRequestInput, BODY_LIMIT_BYTES, type HttpServer } from '../platform/http.ts'
 import { installIdempotencyKeys } from '../platform/idempotency-keys.ts'
+import { PAGE_LIMIT_DEFAULT } from '../platform/pagination.ts'
 import type { RateLimiter } from '../platform/rate-limit.ts'
 import {
   readSignatureHeaders,
@@ -218,4 +219,13 @@ function singleHeader(request: FastifyRequest, name: string): string | undefined
 export function callerOf(request: FastifyRequest): Caller {
   if (!request.caller) throw new Error(`route ${request.routeOptions.url} used callerOf without authentication`)
   return { ...request.caller, requestId: request.id }
+}
+
+/** The page of a list the caller asks for: its partner, the query's `limit` (20 unless given) and `cursor`. */
+export function pageRequestOf(request: FastifyRequest & { query: { limit?: number; cursor?: string } }) {
+  return {
+    partnerId: callerOf(request).partner.id,
+    limit: request.query.limit ?? PAGE_LIMIT_DEFAULT,
+    cursor: request.query.cursor,
+  }
 }

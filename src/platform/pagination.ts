@@ -11,6 +11,9 @@
 // row newer than the horizon appears in lists as soon as the transactions begun before it end.
 import type { Queryable } from './db.ts'
 
+/** A page's length when the query gives no `limit`. */
+export const PAGE_LIMIT_DEFAULT = 20
+
 /** The row limit to ask the database for a page of `limit`. */
 export function pageQueryLimit(limit: number): number {
   return limit + 1

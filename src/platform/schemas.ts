@@ -2,6 +2,7 @@
 // never silently ignored or mass-assigned) and the error body is the one shape of docs/design.md §8.
 import { Type, type TObject, type TProperties, type ObjectOptions, type TSchema, type TUnsafe } from '@sinclair/typebox'
 import { ERROR_CATALOGUE, type ErrorCode } from './errors.ts'
+import { PAGE_LIMIT_DEFAULT } from './pagination.ts'
 
 /** An object schema that rejects fields it does not name. */
 export function closedObject<T extends TProperties>(properties: T, options: ObjectOptions = {}): TObject<T> {
@@ -136,3 +137,20 @@ export const TrackingIdSchema = Type.String({
   pattern: '^trk_[a-z0-9]{24}$',
   description: 'The stable public id of a virtual account',
 })
+
+/** The path of one object named by its id. */
+export const IdParamsSchema = closedObject({ id: Type.String({ format: 'uuid' }) })
+
+/** A list's query: its filters, then `limit` (1 to `limitMax`, 20 unless given) and `cursor` (the last id of the page before). */
+export function PageQuerySchema<T extends TProperties>(filters: T, limitMax: number) {
+  return closedObject({
+    ...filters,
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: limitMax, default: PAGE_LIMIT_DEFAULT })),
+    cursor: Type.Optional(Type.String({ format: 'uuid' })),
+  })
+}
+
+/** A page of a list: its items, and the cursor of the next page (null on the last). */
+export function PageSchema<T extends TSchema>(item: T) {
+  return Type.Object({ data: Type.Array(item), nextCursor: Nullable(Type.String()) })
+}

@@ -1,6 +1,7 @@
 // Settlement settings and bank settlements as the API shows them (docs/settlement.md): the schemas
 // the routes declare, and the types their mappers (settings.ts, views.ts) return.
 import { Type, type Static } from '@sinclair/typebox'
+import { operations } from '../platform/routes.ts'
 import { Nullable } from '../platform/schemas.ts'
 import { settlementStates, type SettlementState } from './states.ts'
 
@@ -92,3 +93,34 @@ export const SettlementWithReportSchema = Type.Intersect([
 export type SettlementSettingsJson = Static<typeof SettingsSchema>
 export type SettlementJson = Static<typeof SettlementSchema>
 export type SettlementWithReportJson = Static<typeof SettlementWithReportSchema>
+
+/** What the OpenAPI document says of the settlement operations (routes.ts declares them). */
+export const SETTLEMENT_OPERATIONS = operations('settlement', {
+  getSettlementSettings: {
+    summary: "The caller's settlement settings (float unless set)",
+    description:
+      "How the caller's collections settle: `float` (after each credit, the default) or `bank` (daily at a cut-off to a registered account).",
+  },
+  setSettlementSettings: {
+    summary:
+      'Set how collections settle: float, or bank with a registered account (NUBAN, name-checked) and a daily cut-off. Replaces the settings whole',
+    description:
+      'Replaces the settlement settings whole: `float`, or `bank` with a NUBAN (name-checked at the bank during the request) and a daily cut-off.',
+  },
+  listSettlements: {
+    summary: "The caller's bank settlements, newest first",
+    description: "The caller's bank settlements, newest first; page with `cursor` and `limit`.",
+  },
+  getSettlement: {
+    summary: 'One settlement with its report: the credits it included, the total, the payout',
+    description:
+      'One settlement with its report: the credits it included, their total, what was paid and why it differs.',
+  },
+  runSandboxSettlement: {
+    tag: 'sandbox',
+    summary:
+      "Sandbox: run the caller's settlement cycle now, with now as its cut-off (the same request again with its Idempotency-Key pays nothing twice)",
+    description:
+      "Sandbox partners only: runs the caller's settlement cycle now, with now as its cut-off. The same request again with its `Idempotency-Key` pays nothing twice.",
+  },
+})

@@ -1,24 +1,27 @@
 // Inbound credit routes: the provider's webhook (signed by the provider, not the partner), the
 // unmatched triage, the status by BRR, the requery for missed credits, and the sandbox simulator.
 import { Type } from '@sinclair/typebox'
-import { callerOf } from '../../partners/auth.ts'
+import { callerOf, pageRequestOf } from '../../partners/auth.ts'
 import { assertSandboxPartner } from '../../partners/service.ts'
 import { notFound, onNotFound, RailError } from '../../platform/errors.ts'
 import { AmountKobo } from '../../platform/amounts.ts'
 import type { HttpServer } from '../../platform/http.ts'
 import { sendOnce } from '../../platform/idempotency.ts'
+import { getOne, getPage, route, SIGNED, SIGNED_IN_TRANSACTION } from '../../platform/routes.ts'
 import {
   closedObject,
   DOCUMENTED_BODY_KEYWORD,
   documentOnly,
   errorResponses,
+  IdParamsSchema,
   NubanSchema,
   Nullable,
+  PageQuerySchema,
   TrackingIdSchema,
 } from '../../platform/schemas.ts'
 import { payoutNews } from '../../money-out/pipeline/service.ts'
 import { getProvider } from '../../banking/providers/service.ts'
-import { BrrStatusSchema, CreditSchema, TriageSchema } from './schemas.ts'
+import { BrrStatusSchema, CREDIT_OPERATIONS, CreditSchema, TriageSchema } from './schemas.ts'
 import {
   getTriageItem,
   listTriage,
@@ -32,6 +35,7 @@ import {
 } from './service.ts'
 
 const AccountNumber = NubanSchema('NUBAN')
+const OPS = CREDIT_OPERATIONS
 
 /** The route table of inbound credits, by resource: the provider's webhook, triage, lookups, the sandbox simulator. */
 export function registerInboundCreditRoutes(app: HttpServer, deps: InboundDeps): void {
@@ -75,6 +79,20 @@ const ResolveSchema = Type.Union(
   }),
 )
 
+const TriageQuerySchema = PageQuerySchema(
+  {
+    status: Type.Optional(
+      Type.Union([
+        Type.Literal('unmatched'),
+        Type.Literal('refund_pending'),
+        Type.Literal('refunded'),
+        Type.Literal('assigned'),
+      ]),
+    ),
+  },
+  TRIAGE_PAGE_MAX,
+)
+
 /** A provider's notice of a credit, as the sandbox provider sends it (src/sandbox/inbound.ts); the adapter reads and checks it. */
 const ProviderNoticeSchema = Type.Object(
   {
@@ -97,17 +115,13 @@ const ProviderNoticeSchema = Type.Object(
 function registerProviderWebhookRoute(app: HttpServer, deps: InboundDeps): void {
   app.post(
     '/providers/:provider/webhooks',
-    {
+    route(
       // The provider signs; the adapter verifies with the provider's secret. Not rate-limited by
       // address: a bank announces credits as fast as they come. Admitted once the body is in, so
       // that a client trickling a body holds no place meanwhile.
-      config: { auth: 'none', rateLimited: false, admission: 'after-body', providerWebhook: true },
-      schema: {
-        operationId: 'receiveProviderNotice',
-        description:
-          "A provider's signed webhook, in the provider's own format (the sandbox bank's, Paystack's, Monnify's), verified by its adapter (a bad signature, or an address outside the profile's allowlist, is 401). A credit is stored once per session id (a repeat answers `duplicate: true`), then applied by a background job. A payout's news (success, failure, reversal) is a hint: Rail asks the provider about the payout (a requery) and acts on that answer, never on the webhook alone. Anything else verified is acknowledged and ignored.",
-        tags: ['providers'],
-        summary: "A provider's signed notice of an inbound credit: stored once per session id, then applied by a job",
+      { auth: 'none', rateLimited: false, admission: 'after-body', providerWebhook: true },
+      OPS.receiveProviderNotice,
+      {
         params: closedObject({ provider: Type.String({ pattern: '^[a-z][a-z0-9-]{1,31}$' }) }),
         // Read by the provider's adapter from the raw bytes it verifies, so shown, not validated here.
         [DOCUMENTED_BODY_KEYWORD]: ProviderNoticeSchema,
@@ -123,7 +137,7 @@ function registerProviderWebhookRoute(app: HttpServer, deps: InboundDeps): void 
           ...errorResponses('not_found'),
         },
       },
-    },
+    ),
     async (request) => {
       const provider = await getProvider(deps.pool, request.params.provider).catch(
         onNotFound(() => notFound('Provider')),
@@ -145,89 +159,26 @@ function registerProviderWebhookRoute(app: HttpServer, deps: InboundDeps): void 
   )
 }
 
+/** Unmatched credits: the list, one, and its resolution. */
 function registerTriageRoutes(app: HttpServer, deps: InboundDeps): void {
-  registerTriageReads(app, deps)
-  registerTriageResolve(app, deps)
-}
-
-function registerTriageReads(app: HttpServer, deps: InboundDeps): void {
   app.get(
     '/api/v1/rail/unmatched',
-    {
-      config: { auth: 'signature' },
-      schema: {
-        operationId: 'listUnmatchedCredits',
-        description:
-          "Credits that could not be applied (an archived account, an expired intent, a closed invoice or escrow, an overpayment's excess), newest first; resolved ones show how. Filter by status; page with `cursor` and `limit`.",
-        tags: ['collections'],
-        summary:
-          'Credits that could not be applied (archived account, expired intent, closed invoice or escrow), newest first; resolved ones show how',
-        querystring: closedObject({
-          status: Type.Optional(
-            Type.Union([
-              Type.Literal('unmatched'),
-              Type.Literal('refund_pending'),
-              Type.Literal('refunded'),
-              Type.Literal('assigned'),
-            ]),
-          ),
-          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: TRIAGE_PAGE_MAX, default: 20 })),
-          cursor: Type.Optional(Type.String({ format: 'uuid' })),
-        }),
-        response: {
-          200: Type.Object({ data: Type.Array(TriageSchema), nextCursor: Nullable(Type.String()) }),
-          ...errorResponses(),
-        },
-      },
-    },
-    async (request) => {
-      const query = request.query
-      return listTriage(deps.pool, {
-        partnerId: callerOf(request).partner.id,
-        status: query.status,
-        limit: query.limit ?? 20,
-        cursor: query.cursor,
-      })
-    },
+    getPage(OPS.listUnmatchedCredits, TriageQuerySchema, TriageSchema),
+    async (request) => listTriage(deps.pool, { ...pageRequestOf(request), status: request.query.status }),
   )
-
-  app.get(
-    '/api/v1/rail/unmatched/:id',
-    {
-      config: { auth: 'signature' },
-      schema: {
-        operationId: 'getUnmatchedCredit',
-        description: 'One unmatched credit: what arrived, why it could not be applied, and how it was resolved.',
-        tags: ['collections'],
-        summary: 'One unmatched credit',
-        params: closedObject({ id: Type.String({ format: 'uuid' }) }),
-        response: { 200: TriageSchema, ...errorResponses('not_found') },
-      },
-    },
-    async (request) => getTriageItem(deps.pool, callerOf(request).partner.id, request.params.id),
+  app.get('/api/v1/rail/unmatched/:id', getOne(OPS.getUnmatchedCredit, IdParamsSchema, TriageSchema), async (request) =>
+    getTriageItem(deps.pool, callerOf(request).partner.id, request.params.id),
   )
-}
-
-function registerTriageResolve(app: HttpServer, deps: InboundDeps): void {
   app.post(
     '/api/v1/rail/unmatched/:id/resolve',
-    {
-      config: { auth: 'signature', idempotencyKey: 'in-transaction' },
-      schema: {
-        operationId: 'resolveUnmatchedCredit',
-        description:
-          "Settles an unmatched credit once: `refund` pays it back to its sender (an outbound transfer from the float, announced with `refund.*`), `assign` applies it to another of the caller's accounts. A credit already resolved is 409 `invalid_state`.",
-        tags: ['collections'],
-        summary:
-          'Settle an unmatched credit once: refund it to its sender (an outbound transfer from the float) or assign it to another of your accounts',
-        params: closedObject({ id: Type.String({ format: 'uuid' }) }),
-        body: ResolveSchema,
-        response: {
-          200: TriageSchema,
-          ...errorResponses('not_found', 'invalid_state', 'insufficient_funds', 'refund_destination_unknown'),
-        },
+    route(SIGNED_IN_TRANSACTION, OPS.resolveUnmatchedCredit, {
+      params: IdParamsSchema,
+      body: ResolveSchema,
+      response: {
+        200: TriageSchema,
+        ...errorResponses('not_found', 'invalid_state', 'insufficient_funds', 'refund_destination_unknown'),
       },
-    },
+    }),
     async (request, reply) => {
       const caller = callerOf(request)
       const { credit, replayed } = await resolveUnmatchedRequest(
@@ -244,47 +195,27 @@ function registerTriageResolve(app: HttpServer, deps: InboundDeps): void {
 
 /** The status behind a BRR, and the requery of an account's credits Rail missed. */
 function registerLookupRoutes(app: HttpServer, deps: InboundDeps): void {
+  const brrParams = closedObject({ brr: Type.String({ minLength: 1, maxLength: 32 }) })
   app.get(
     '/api/v1/rail/collections/brr/:brr',
-    {
-      config: { auth: 'signature' },
-      schema: {
-        operationId: 'getCollectionByBrr',
-        description:
-          "The lifecycle status of a collection by its BRR: a transaction's BRR gives that credit's status; an account's BRR gives the account and its latest transactions. Another partner's BRR is 404.",
-        tags: ['collections'],
-        summary:
-          "The lifecycle status of a collection transaction by its BRR (or of a BRR-bearing account, with its latest transactions); another partner's BRR is not found",
-        params: closedObject({ brr: Type.String({ minLength: 1, maxLength: 32 }) }),
-        response: { 200: BrrStatusSchema, ...errorResponses('not_found') },
-      },
-    },
+    getOne(OPS.getCollectionByBrr, brrParams, BrrStatusSchema),
     async (request) => lookupBrr(deps.pool, callerOf(request).partner.id, request.params.brr),
   )
-
   app.post(
     '/api/v1/rail/virtual-account/:trackingId/requery',
-    {
-      config: { auth: 'signature' },
-      schema: {
-        operationId: 'requeryVirtualAccount',
-        description:
-          'Asks the provider for credits into this account that Rail has not seen (a missed notice), and applies each once, as if it had been announced. Answers what was found and applied.',
-        tags: ['collections'],
-        summary: 'Ask the provider for credits to this account that Rail has not seen, and apply each once',
-        params: closedObject({ trackingId: TrackingIdSchema }),
-        response: {
-          200: Type.Object({
-            trackingId: Type.String(),
-            virtualAccount: Type.String(),
-            creditsFound: Type.Integer(),
-            creditsRecorded: Type.Integer(),
-            credits: Type.Array(CreditSchema),
-          }),
-          ...errorResponses('not_found', 'provider_unavailable'),
-        },
+    route(SIGNED, OPS.requeryVirtualAccount, {
+      params: closedObject({ trackingId: TrackingIdSchema }),
+      response: {
+        200: Type.Object({
+          trackingId: Type.String(),
+          virtualAccount: Type.String(),
+          creditsFound: Type.Integer(),
+          creditsRecorded: Type.Integer(),
+          credits: Type.Array(CreditSchema),
+        }),
+        ...errorResponses('not_found', 'provider_unavailable'),
       },
-    },
+    }),
     async (request) => requeryAccount(deps, callerOf(request).partner.id, request.params.trackingId),
   )
 }
@@ -292,38 +223,29 @@ function registerLookupRoutes(app: HttpServer, deps: InboundDeps): void {
 function registerSimulatorRoute(app: HttpServer, deps: InboundDeps): void {
   app.post(
     '/api/v1/rail/sandbox/simulate-inbound-credit',
-    {
-      config: { auth: 'signature' },
-      schema: {
-        operationId: 'simulateInboundCredit',
-        description:
-          "Sandbox partners only: someone pays `amountKobo` into one of the caller's virtual accounts or wallets' account numbers. The sandbox bank announces it to Rail by its signed webhook and the credit follows Rail's real path (applied, called back). The same request again with its `Idempotency-Key` pays nothing (`Idempotent-Replayed: true`).",
-        tags: ['sandbox'],
-        summary:
-          "Sandbox: someone pays into one of your virtual accounts or wallets' account numbers; the sandbox bank announces it to Rail by its signed webhook, and the credit follows Rail's real path. The same request again with its Idempotency-Key pays nothing (Idempotent-Replayed: true)",
-        body: closedObject({
-          virtualAccount: NubanSchema(
-            'NUBAN of one of your virtual accounts, or of one of your wallets (wallet funding by transfer)',
-          ),
-          amountKobo: AmountKobo(),
-          payerName: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-          payerAccountNumber: Type.Optional(AccountNumber),
-          payerBankCode: Type.Optional(Type.String({ pattern: '^[0-9]{3,6}$' })),
+    route(SIGNED, OPS.simulateInboundCredit, {
+      body: closedObject({
+        virtualAccount: NubanSchema(
+          'NUBAN of one of your virtual accounts, or of one of your wallets (wallet funding by transfer)',
+        ),
+        amountKobo: AmountKobo(),
+        payerName: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+        payerAccountNumber: Type.Optional(AccountNumber),
+        payerBankCode: Type.Optional(Type.String({ pattern: '^[0-9]{3,6}$' })),
+      }),
+      response: {
+        200: Type.Object({
+          virtualAccount: Type.String(),
+          trackingId: Nullable(Type.String({ description: "The virtual account's; null for a wallet" })),
+          walletId: Nullable(Type.String({ description: 'The wallet paid into; null for a virtual account' })),
+          amountKobo: Type.Integer(),
+          sessionId: Type.String(),
+          notified: Type.Boolean(),
+          message: Type.String(),
         }),
-        response: {
-          200: Type.Object({
-            virtualAccount: Type.String(),
-            trackingId: Nullable(Type.String({ description: "The virtual account's; null for a wallet" })),
-            walletId: Nullable(Type.String({ description: 'The wallet paid into; null for a virtual account' })),
-            amountKobo: Type.Integer(),
-            sessionId: Type.String(),
-            notified: Type.Boolean(),
-            message: Type.String(),
-          }),
-          ...errorResponses('not_found', 'provider_unavailable', 'amount_above_limit'),
-        },
+        ...errorResponses('not_found', 'provider_unavailable', 'amount_above_limit'),
       },
-    },
+    }),
     async (request) => {
       const partner = callerOf(request).partner
       assertSandboxPartner(partner)

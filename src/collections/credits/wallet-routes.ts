@@ -4,7 +4,9 @@
 import { Type } from '@sinclair/typebox'
 import { callerOf } from '../../partners/auth.ts'
 import type { HttpServer } from '../../platform/http.ts'
+import { route, SIGNED } from '../../platform/routes.ts'
 import { closedObject, errorResponses, Nullable } from '../../platform/schemas.ts'
+import { CREDIT_OPERATIONS } from './schemas.ts'
 import { requeryWallet, type InboundDeps } from './service.ts'
 
 const CreditSchema = Type.Object({
@@ -27,30 +29,21 @@ const CreditSchema = Type.Object({
 export function registerWalletFundingRoutes(app: HttpServer, deps: InboundDeps): void {
   app.post(
     '/wallet/requery',
-    {
-      config: { auth: 'signature' },
-      schema: {
-        operationId: 'requeryWallet',
-        description:
-          "Asks the provider for transfers into this wallet's account number that Rail has not seen, and applies each once (`wallet.funded`).",
-        tags: ['wallets'],
-        summary:
-          "Ask the provider for transfers into this wallet's account number that Rail has not seen, and apply each once",
-        body: closedObject({
-          customerId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet handle (walletId)' }),
+    route(SIGNED, CREDIT_OPERATIONS.requeryWallet, {
+      body: closedObject({
+        customerId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet handle (walletId)' }),
+      }),
+      response: {
+        200: Type.Object({
+          walletId: Type.String(),
+          accountNumber: Type.String(),
+          creditsFound: Type.Integer(),
+          creditsRecorded: Type.Integer(),
+          credits: Type.Array(CreditSchema),
         }),
-        response: {
-          200: Type.Object({
-            walletId: Type.String(),
-            accountNumber: Type.String(),
-            creditsFound: Type.Integer(),
-            creditsRecorded: Type.Integer(),
-            credits: Type.Array(CreditSchema),
-          }),
-          ...errorResponses('not_found', 'provider_unavailable'),
-        },
+        ...errorResponses('not_found', 'provider_unavailable'),
       },
-    },
+    }),
     async (request) => requeryWallet(deps, callerOf(request).partner.id, request.body.customerId),
   )
 }

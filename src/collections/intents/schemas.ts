@@ -1,6 +1,7 @@
 // The payment intent object (docs/contracts/collections-and-payouts.md §Payment intents): the schema
 // the routes declare, and the type its mapper (service.ts) returns.
 import { Type, type Static } from '@sinclair/typebox'
+import { operations } from '../../platform/routes.ts'
 import { Nullable } from '../../platform/schemas.ts'
 
 export const StatusSchema = Type.Union([
@@ -51,3 +52,22 @@ export const PaymentIntentSchema = Type.Object(
   },
 )
 export type PaymentIntentJson = Static<typeof PaymentIntentSchema>
+
+/** What the OpenAPI document says of the payment intent operations (routes.ts declares them). */
+export const INTENT_OPERATIONS = operations('collections', {
+  createPaymentIntent: {
+    summary: 'Create a payment intent; its virtual account is allocated at the provider during the request',
+    description:
+      'Creates a payment intent: an amount expected by an expiry, with a virtual account allocated at the provider during the request and a hosted `checkoutUrl` for the payer. Credits move it to `partially_paid`, `paid` or `overpaid`; unpaid at expiry it becomes `expired`. Idempotent on `reference`.',
+  },
+  listPaymentIntents: {
+    summary: "The caller's payment intents, newest first",
+    description:
+      "The caller's own payment intents, newest first (the intents behind invoices and escrows are read through those objects); filter by `status`, page with `cursor` and `limit`.",
+  },
+  getPaymentIntent: {
+    summary: 'One payment intent, by its id, its trackingId or its reference',
+    description:
+      'One payment intent, named by its id, its tracking id or its reference, with what it has received so far.',
+  },
+})

@@ -1,10 +1,11 @@
 // Counterparty routes: create, list, read, and PATCH (rename, archive) — docs/contracts/collections-and-payouts.md §Counterparties, docs/design.md §10.
 import { Type, type Static } from '@sinclair/typebox'
 import { findBank } from '../../banking/nip/banks.ts'
-import { callerOf } from '../../partners/auth.ts'
+import { callerOf, pageRequestOf } from '../../partners/auth.ts'
 import type { Pool } from '../../platform/db.ts'
 import type { HttpServer } from '../../platform/http.ts'
-import { closedObject, errorResponses, NubanSchema } from '../../platform/schemas.ts'
+import { getOne, getPage, operations, route, SIGNED, SIGNED_IN_TRANSACTION } from '../../platform/routes.ts'
+import { closedObject, errorResponses, IdParamsSchema, NubanSchema, PageQuerySchema } from '../../platform/schemas.ts'
 import {
   COUNTERPARTIES_PAGE_MAX,
   createCounterparty,
@@ -52,8 +53,6 @@ function toCounterpartyJson(counterparty: Counterparty): CounterpartyJson {
   }
 }
 
-const IdParams = closedObject({ id: Type.String({ format: 'uuid' }) })
-
 const CreateBodySchema = closedObject({
   accountNumber: NubanSchema(),
   bankCode: Type.String({ pattern: '^[0-9]{3,6}$' }),
@@ -61,117 +60,80 @@ const CreateBodySchema = closedObject({
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
 })
 
-export function registerCounterpartyRoutes(app: HttpServer, deps: { pool: Pool }): void {
-  registerCreateAndList(app, deps)
-  registerReadAndChange(app, deps)
-}
+const ListQuerySchema = PageQuerySchema(
+  {
+    archived: Type.Optional(
+      Type.Boolean({ description: 'true: only archived counterparties; false: only active ones; absent: both' }),
+    ),
+  },
+  COUNTERPARTIES_PAGE_MAX,
+)
 
-function registerCreateAndList(app: HttpServer, deps: { pool: Pool }): void {
+/** What the OpenAPI document says of the counterparty operations. */
+const OPS = operations('counterparties', {
+  createCounterparty: {
+    summary: 'Save a beneficiary (201; the same account again answers the saved one with 200)',
+    description:
+      'Saves a beneficiary account. Saving an account already saved answers the saved counterparty with 200 instead of 201. Payouts also save their beneficiary on the first payout to an account.',
+  },
+  listCounterparties: {
+    summary: "The caller's counterparties, newest first",
+    description:
+      "The caller's saved beneficiaries, newest first, optionally only active or archived ones; page with `cursor` and `limit`.",
+  },
+  getCounterparty: {
+    summary: 'One counterparty',
+    description: "One saved beneficiary by its id; another partner's is 404.",
+  },
+  updateCounterparty: {
+    summary: 'Rename or archive a counterparty (soft state only)',
+    description: 'Renames a counterparty or archives or restores it; the account it names never changes.',
+  },
+})
+
+export function registerCounterpartyRoutes(app: HttpServer, deps: { pool: Pool }): void {
   app.post(
     '/api/v1/rail/counterparties',
-    {
-      config: { auth: 'signature' },
-      schema: {
-        operationId: 'createCounterparty',
-        description:
-          'Saves a beneficiary account. Saving an account already saved answers the saved counterparty with 200 instead of 201. Payouts also save their beneficiary on the first payout to an account.',
-        tags: ['counterparties'],
-        summary: 'Save a beneficiary (201; the same account again answers the saved one with 200)',
-        body: CreateBodySchema,
-        response: { 200: CounterpartySchema, 201: CounterpartySchema, ...errorResponses() },
-      },
-    },
+    route(SIGNED, OPS.createCounterparty, {
+      body: CreateBodySchema,
+      response: { 200: CounterpartySchema, 201: CounterpartySchema, ...errorResponses() },
+    }),
     async (request, reply) => {
       const saved = await createCounterparty(deps.pool, callerOf(request).partner.id, request.body)
       return reply.code(saved.created ? 201 : 200).send(toCounterpartyJson(saved.counterparty))
     },
   )
-
   app.get(
     '/api/v1/rail/counterparties',
-    {
-      config: { auth: 'signature' },
-      schema: {
-        operationId: 'listCounterparties',
-        description:
-          "The caller's saved beneficiaries, newest first, optionally only active or archived ones; page with `cursor` and `limit`.",
-        tags: ['counterparties'],
-        summary: "The caller's counterparties, newest first",
-        querystring: closedObject({
-          archived: Type.Optional(
-            Type.Boolean({ description: 'true: only archived counterparties; false: only active ones; absent: both' }),
-          ),
-          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: COUNTERPARTIES_PAGE_MAX, default: 20 })),
-          cursor: Type.Optional(Type.String({ format: 'uuid' })),
-        }),
-        response: {
-          200: Type.Object({
-            data: Type.Array(CounterpartySchema),
-            nextCursor: Type.Union([Type.String(), Type.Null()]),
-          }),
-          ...errorResponses(),
-        },
-      },
-    },
+    getPage(OPS.listCounterparties, ListQuerySchema, CounterpartySchema),
     async (request) => {
-      const page = await listCounterparties(deps.pool, {
-        partnerId: callerOf(request).partner.id,
-        archived: request.query.archived,
-        limit: request.query.limit ?? 20,
-        cursor: request.query.cursor,
-      })
+      const page = await listCounterparties(deps.pool, { ...pageRequestOf(request), archived: request.query.archived })
       return { data: page.counterparties.map(toCounterpartyJson), nextCursor: page.nextCursor }
     },
   )
-}
-
-function registerReadAndChange(app: HttpServer, deps: { pool: Pool }): void {
   app.get(
     '/api/v1/rail/counterparties/:id',
-    {
-      config: { auth: 'signature' },
-      schema: {
-        operationId: 'getCounterparty',
-        description: "One saved beneficiary by its id; another partner's is 404.",
-        tags: ['counterparties'],
-        summary: 'One counterparty',
-        params: IdParams,
-        response: { 200: CounterpartySchema, ...errorResponses('not_found') },
-      },
-    },
+    getOne(OPS.getCounterparty, IdParamsSchema, CounterpartySchema),
     async (request) =>
       toCounterpartyJson(await getCounterparty(deps.pool, callerOf(request).partner.id, request.params.id)),
   )
-
   app.patch(
     '/api/v1/rail/counterparties/:id',
-    {
-      config: { auth: 'signature', idempotencyKey: 'in-transaction' },
-      schema: {
-        operationId: 'updateCounterparty',
-        description: 'Renames a counterparty or archives or restores it; the account it names never changes.',
-        tags: ['counterparties'],
-        summary: 'Rename or archive a counterparty (soft state only)',
-        params: IdParams,
-        body: closedObject(
-          {
-            name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-            archived: Type.Optional(Type.Boolean()),
-          },
-          { minProperties: 1 },
-        ),
-        response: { 200: CounterpartySchema, ...errorResponses('not_found') },
-      },
-    },
-    async (request) =>
-      toCounterpartyJson(
-        await updateCounterparty(
-          deps.pool,
-          callerOf(request).partner.id,
-          request.params.id,
-          request.body,
-          request.idempotencyKey,
-        ),
+    route(SIGNED_IN_TRANSACTION, OPS.updateCounterparty, {
+      params: IdParamsSchema,
+      body: closedObject(
+        {
+          name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+          archived: Type.Optional(Type.Boolean()),
+        },
+        { minProperties: 1 },
       ),
+      response: { 200: CounterpartySchema, ...errorResponses('not_found') },
+    }),
+    async (request) => {
+      const { params, body, idempotencyKey } = request
+      const partnerId = callerOf(request).partner.id
+      return toCounterpartyJson(await updateCounterparty(deps.pool, partnerId, params.id, body, idempotencyKey))
+    },
   )
 }

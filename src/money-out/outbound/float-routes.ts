@@ -6,8 +6,10 @@ import type { Pool } from '../../platform/db.ts'
 import { AmountKobo } from '../../platform/amounts.ts'
 import type { HttpServer } from '../../platform/http.ts'
 import { sendOnce } from '../../platform/idempotency.ts'
+import { route, SIGNED, SIGNED_BY_REFERENCE } from '../../platform/routes.ts'
 import { closedObject, errorResponses, IDEMPOTENT_CODES } from '../../platform/schemas.ts'
 import { fundFloat, getFloat } from './float.ts'
+import { OUTBOUND_OPERATIONS } from './schemas.ts'
 
 const FloatSchema = Type.Object(
   {
@@ -48,48 +50,23 @@ export type FloatFundingJson = Static<typeof FundingSchema>
 export function registerFloatRoutes(app: HttpServer, deps: { pool: Pool; maxAmountKobo: number }): void {
   app.get(
     '/api/v1/rail/float',
-    {
-      config: { auth: 'signature' },
-      schema: {
-        operationId: 'getFloat',
-        description:
-          "The partner's float: its available and booked balance in kobo. Outbound transfers, refunds and settlements draw on it; an outbound transfer holds its amount until the bank's answer is final.",
-        tags: ['outbound'],
-        summary: "The caller's float: what outbound transfers draw on",
-        response: { 200: FloatSchema, ...errorResponses() },
-      },
-    },
+    route(SIGNED, OUTBOUND_OPERATIONS.getFloat, { response: { 200: FloatSchema, ...errorResponses() } }),
     async (request) => getFloat(deps.pool, callerOf(request).partner.id),
   )
-
   app.post(
     '/api/v1/rail/sandbox/fund-float',
-    {
-      config: { auth: 'signature', idempotencyKey: 'reference' },
-      schema: {
-        operationId: 'fundSandboxFloat',
-        description:
-          "Sandbox partners only (404 for live ones): moves money from the provider's settlement account into the float with a balanced ledger transfer. Idempotent on the required `reference`: the same body again answers the same funding with `Idempotent-Replayed: true`.",
-        tags: ['sandbox'],
-        summary:
-          'Sandbox: fund the float from the provider settlement account (a balanced ledger transfer), once per reference',
-        body: FundFloatBodySchema,
-        response: {
-          200: FundingSchema,
-          ...errorResponses('not_found', ...IDEMPOTENT_CODES, 'amount_above_limit', 'balance_limit_exceeded'),
-        },
+    route(SIGNED_BY_REFERENCE, OUTBOUND_OPERATIONS.fundSandboxFloat, {
+      body: FundFloatBodySchema,
+      response: {
+        200: FundingSchema,
+        ...errorResponses('not_found', ...IDEMPOTENT_CODES, 'amount_above_limit', 'balance_limit_exceeded'),
       },
-    },
+    }),
     async (request, reply) => {
       const partner = callerOf(request).partner
       assertSandboxPartner(partner)
-      const funding = await fundFloat(
-        deps.pool,
-        partner.id,
-        request.body.amountKobo,
-        request.body.reference,
-        deps.maxAmountKobo,
-      )
+      const { amountKobo, reference } = request.body
+      const funding = await fundFloat(deps.pool, partner.id, amountKobo, reference, deps.maxAmountKobo)
       return sendOnce(reply.code(200), funding.replayed, {
         transferId: funding.transferId,
         amountKobo: funding.amountKobo,

@@ -1,6 +1,7 @@
 // The outbound transfer object as the API and its callbacks show it (docs/contracts/collections-and-payouts.md
 // §Outbound transfers): the schema the routes declare, and the type its mapper (callbacks.ts) returns.
 import { Type, type Static } from '@sinclair/typebox'
+import { operations } from '../../platform/routes.ts'
 import { Nullable } from '../../platform/schemas.ts'
 import { ORIGIN_TYPES, type OriginType } from './repo.ts'
 
@@ -85,3 +86,41 @@ export const OutboundSchema = Type.Object(
   },
 )
 export type OutboundTransferJson = Static<typeof OutboundSchema>
+
+/** What the OpenAPI document says of the outbound operations (routes.ts and float-routes.ts declare them). */
+export const OUTBOUND_OPERATIONS = operations('outbound', {
+  createOutboundTransfer: {
+    summary: 'Submit a payout from the float to an account at any bank (asynchronous: 202)',
+    description:
+      'Submits a payout of `amountKobo` from the float to a NUBAN at any bank. Answers 202 at once with the transfer `pending`; the pipeline name-checks the account, sends it to the bank and requeries until a final answer, then calls back `transfer.confirmed`, `transfer.failed` or `transfer.unknown`. Idempotent on `clientReference`. Refused before anything moves: 422 `insufficient_funds`, `amount_above_limit`, `unsupported_currency`.',
+  },
+  getOutboundTransfer: {
+    summary: 'One outbound transfer',
+    description:
+      "One outbound transfer by its id, with its state at the bank, the bank's last answer and, when it failed, why.",
+  },
+  listOutboundTransfers: {
+    summary: "The caller's outbound transfers, newest first (clientReference finds one)",
+    description:
+      "The caller's outbound transfers, newest first, of every origin (partner payouts, refunds, escrow disbursements, settlements). Filter by `clientReference`, `state` or `origin`; page with `cursor` and `limit`.",
+  },
+  simulateOutboundSettlement: {
+    tag: 'sandbox',
+    summary:
+      "Sandbox: register the outcome of one of the caller's submitted transfers; it resolves through the real requery and callback path",
+    description:
+      "Sandbox partners only: registers at the sandbox bank the outcome (`confirmed` or `failed`) of one of the caller's submitted transfers, named by `transferId` or `clientReference`. The transfer then resolves through the real requery and callback path, not at once.",
+  },
+  getFloat: {
+    summary: "The caller's float: what outbound transfers draw on",
+    description:
+      "The partner's float: its available and booked balance in kobo. Outbound transfers, refunds and settlements draw on it; an outbound transfer holds its amount until the bank's answer is final.",
+  },
+  fundSandboxFloat: {
+    tag: 'sandbox',
+    summary:
+      'Sandbox: fund the float from the provider settlement account (a balanced ledger transfer), once per reference',
+    description:
+      "Sandbox partners only (404 for live ones): moves money from the provider's settlement account into the float with a balanced ledger transfer. Idempotent on the required `reference`: the same body again answers the same funding with `Idempotent-Replayed: true`.",
+  },
+})

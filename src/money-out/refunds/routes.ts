@@ -2,11 +2,19 @@
 // or invoice (201; a replay answers 201 too, with Idempotent-Replayed: like the other create
 // routes, a replay keeps the original status), and read the caller's refunds.
 import { Type } from '@sinclair/typebox'
-import { callerOf } from '../../partners/auth.ts'
+import { callerOf, pageRequestOf } from '../../partners/auth.ts'
 import { AmountKobo } from '../../platform/amounts.ts'
 import type { HttpServer } from '../../platform/http.ts'
 import { sendOnce } from '../../platform/idempotency.ts'
-import { closedObject, documentOnly, errorResponses, IDEMPOTENT_CODES, Nullable } from '../../platform/schemas.ts'
+import { getOne, getPage, route, SIGNED_BY_REFERENCE } from '../../platform/routes.ts'
+import {
+  closedObject,
+  documentOnly,
+  errorResponses,
+  IDEMPOTENT_CODES,
+  IdParamsSchema,
+  PageQuerySchema,
+} from '../../platform/schemas.ts'
 import {
   createRefunds,
   getRefund,
@@ -15,7 +23,7 @@ import {
   toRefundJson,
   type RefundsApiDeps,
 } from './service.ts'
-import { RefundRequestSchema, RefundSchema, StateSchema } from './schemas.ts'
+import { REFUND_OPERATIONS, RefundRequestSchema, RefundSchema, StateSchema } from './schemas.ts'
 
 /** Printable text: no control characters (they would reach the bank and the partner's logs). */
 const PRINTABLE = '^[^\\u0000-\\u001f\\u007f]*$'
@@ -49,48 +57,36 @@ const CreateSchema = closedObject(
   }),
 )
 
-const ListQuerySchema = closedObject({
-  creditId: Type.Optional(Type.String({ format: 'uuid', description: 'Only refunds of this credit' })),
-  state: Type.Optional(StateSchema),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: REFUNDS_PAGE_MAX, default: 20 })),
-  cursor: Type.Optional(Type.String({ format: 'uuid' })),
-})
+const ListQuerySchema = PageQuerySchema(
+  {
+    creditId: Type.Optional(Type.String({ format: 'uuid', description: 'Only refunds of this credit' })),
+    state: Type.Optional(StateSchema),
+  },
+  REFUNDS_PAGE_MAX,
+)
+
+const OPS = REFUND_OPERATIONS
 
 export function registerRefundRoutes(app: HttpServer, deps: RefundsApiDeps): void {
-  registerCreate(app, deps)
-  registerReads(app, deps)
-}
-
-function registerCreate(app: HttpServer, deps: RefundsApiDeps): void {
   app.post(
     '/api/v1/rail/refunds',
-    {
-      config: { auth: 'signature', idempotencyKey: 'reference' },
-      schema: {
-        operationId: 'createRefund',
-        description:
-          'Refunds a confirmed credit, or the credits of a payment intent or invoice, to the account the money came from. Answers 201 with the refund `pending`; it is paid as an outbound transfer and ends with `refund.succeeded` or `refund.failed`. More than is left to refund is 422 `refund_exceeds_refundable`. Idempotent on `reference`.',
-        tags: ['refunds'],
-        summary:
-          'Refund a confirmed credit, or the credits of a payment intent or invoice, to the account the money came from (201; paid asynchronously)',
-        body: CreateSchema,
-        response: {
-          201: RefundRequestSchema,
-          ...errorResponses(
-            ...IDEMPOTENT_CODES,
-            'not_found',
-            'invalid_state',
-            'insufficient_funds',
-            'refund_destination_unknown',
-            'refund_exceeds_refundable',
-            'amount_above_limit',
-          ),
-        },
+    route(SIGNED_BY_REFERENCE, OPS.createRefund, {
+      body: CreateSchema,
+      response: {
+        201: RefundRequestSchema,
+        ...errorResponses(
+          ...IDEMPOTENT_CODES,
+          'not_found',
+          'invalid_state',
+          'insufficient_funds',
+          'refund_destination_unknown',
+          'refund_exceeds_refundable',
+          'amount_above_limit',
+        ),
       },
-    },
+    }),
     async (request, reply) => {
-      const caller = callerOf(request)
-      const { view, replayed } = await createRefunds(deps, caller, request.body)
+      const { view, replayed } = await createRefunds(deps, callerOf(request), request.body)
       return sendOnce(reply.code(201), replayed, {
         reference: view.reference,
         amountKobo: view.amountKobo,
@@ -98,53 +94,12 @@ function registerCreate(app: HttpServer, deps: RefundsApiDeps): void {
       })
     },
   )
-}
-
-function registerReads(app: HttpServer, deps: RefundsApiDeps): void {
-  app.get(
-    '/api/v1/rail/refunds/:id',
-    {
-      config: { auth: 'signature' },
-      schema: {
-        operationId: 'getRefund',
-        description: 'One refund by its id, with its payout once made.',
-        tags: ['refunds'],
-        summary: 'One refund',
-        params: closedObject({ id: Type.String({ format: 'uuid' }) }),
-        response: { 200: RefundSchema, ...errorResponses('not_found') },
-      },
-    },
-    async (request) =>
-      toRefundJson(await getRefund(deps.outbound.pool, callerOf(request).partner.id, request.params.id)),
+  app.get('/api/v1/rail/refunds/:id', getOne(OPS.getRefund, IdParamsSchema, RefundSchema), async (request) =>
+    toRefundJson(await getRefund(deps.outbound.pool, callerOf(request).partner.id, request.params.id)),
   )
-
-  app.get(
-    '/api/v1/rail/refunds',
-    {
-      config: { auth: 'signature' },
-      schema: {
-        operationId: 'listRefunds',
-        description:
-          "The caller's refunds of every origin (partner, escrow, triage), newest first; page with `cursor` and `limit`.",
-        tags: ['refunds'],
-        summary: "The caller's refunds, newest first",
-        querystring: ListQuerySchema,
-        response: {
-          200: Type.Object({ data: Type.Array(RefundSchema), nextCursor: Nullable(Type.String()) }),
-          ...errorResponses(),
-        },
-      },
-    },
-    async (request) => {
-      const query = request.query
-      const page = await listRefunds(deps.outbound.pool, {
-        partnerId: callerOf(request).partner.id,
-        creditId: query.creditId,
-        state: query.state,
-        limit: query.limit ?? 20,
-        cursor: query.cursor,
-      })
-      return { data: page.refunds.map(toRefundJson), nextCursor: page.nextCursor }
-    },
-  )
+  app.get('/api/v1/rail/refunds', getPage(OPS.listRefunds, ListQuerySchema, RefundSchema), async (request) => {
+    const { creditId, state } = request.query
+    const page = await listRefunds(deps.outbound.pool, { ...pageRequestOf(request), creditId, state })
+    return { data: page.refunds.map(toRefundJson), nextCursor: page.nextCursor }
+  })
 }

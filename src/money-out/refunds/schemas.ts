@@ -1,6 +1,7 @@
 // The refund object as the API and refund.* events show it: the schemas the routes declare, and
 // the types its mapper (core.ts) returns.
 import { Type, type Static } from '@sinclair/typebox'
+import { operations } from '../../platform/routes.ts'
 import { Nullable } from '../../platform/schemas.ts'
 import { refundStates, type RefundState } from './states.ts'
 
@@ -48,3 +49,19 @@ export const RefundRequestSchema = Type.Object({
 })
 export type RefundJson = Static<typeof RefundSchema>
 export type RefundRequestJson = Static<typeof RefundRequestSchema>
+
+/** What the OpenAPI document says of the refund operations (routes.ts declares them). */
+export const REFUND_OPERATIONS = operations('refunds', {
+  createRefund: {
+    summary:
+      'Refund a confirmed credit, or the credits of a payment intent or invoice, to the account the money came from (201; paid asynchronously)',
+    description:
+      'Refunds a confirmed credit, or the credits of a payment intent or invoice, to the account the money came from. Answers 201 with the refund `pending`; it is paid as an outbound transfer and ends with `refund.succeeded` or `refund.failed`. More than is left to refund is 422 `refund_exceeds_refundable`. Idempotent on `reference`.',
+  },
+  getRefund: { summary: 'One refund', description: 'One refund by its id, with its payout once made.' },
+  listRefunds: {
+    summary: "The caller's refunds, newest first",
+    description:
+      "The caller's refunds of every origin (partner, escrow, triage), newest first; page with `cursor` and `limit`.",
+  },
+})
