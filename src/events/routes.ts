@@ -1,13 +1,14 @@
 // Partner API of events: list, read one with its delivery attempts, ask for redelivery.
 import { Type, type Static } from '@sinclair/typebox'
-import { callerOf } from '../partners/auth.ts'
+import { callerOf, pageRequestOf } from '../partners/auth.ts'
 import type { Clock } from '../platform/clock.ts'
 import { withTransaction, type Pool } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
 import { withReadConnection } from '../platform/read-pool.ts'
-import { closedObject, errorResponses } from '../platform/schemas.ts'
+import { getOne, operations, route, SIGNED, SIGNED_IN_TRANSACTION } from '../platform/routes.ts'
+import { errorResponses, IdParamsSchema, PageQuerySchema } from '../platform/schemas.ts'
 import type { Attempt, Delivery } from './deliveries-repo.ts'
 import type { EventRecord } from './repo.ts'
 import { EVENTS_PAGE_MAX, getEvent, listEvents, redeliverEvent, type EventView } from './service.ts'
@@ -85,16 +86,15 @@ const EventListSchema = Type.Object(
 )
 export type EventListJson = Static<typeof EventListSchema>
 
-const ListQuerySchema = closedObject({
-  type: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-  objectType: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-  objectId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-  deliveryStatus: Type.Optional(DeliveryStatusSchema),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: EVENTS_PAGE_MAX, default: 20 })),
-  cursor: Type.Optional(Type.String({ format: 'uuid' })),
-})
-
-const EventParamsSchema = closedObject({ id: Type.String({ format: 'uuid' }) })
+const ListQuerySchema = PageQuerySchema(
+  {
+    type: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    objectType: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    objectId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    deliveryStatus: Type.Optional(DeliveryStatusSchema),
+  },
+  EVENTS_PAGE_MAX,
+)
 
 function toEventJson(event: EventRecord): EventJson {
   return {
@@ -151,83 +151,59 @@ function assertNoBody(body: unknown): void {
   }
 }
 
-export function registerEventRoutes(app: HttpServer, deps: { pool: Pool; clock: Clock }): void {
-  registerEventReads(app, deps)
-  registerRedeliver(app, deps)
-}
+/** What the OpenAPI document says of the event operations. */
+const OPS = operations('events', {
+  listEvents: {
+    summary: "The caller's events, newest first",
+    description:
+      "The caller's events, newest first, each with its payload exactly as delivered and its delivery status. Filter by `type`, `objectType`, `objectId` or `deliveryStatus`; page with `cursor` and `limit`.",
+  },
+  getEvent: {
+    summary: 'One event with its deliveries and every attempt',
+    description:
+      "One event with each of its deliveries (one per callback URL and redelivery) and every attempt: when, to which URL, how long it took, the status or error, and the first 1 KiB of the answer. Another partner's event is 404.",
+  },
+  redeliverEvent: {
+    summary:
+      'Deliver an event again (at once if a retry is waiting; else a new delivery). The same request again with its Idempotency-Key starts nothing (Idempotent-Replayed: true)',
+    description:
+      "Delivers the event again: a delivery waiting for its next retry is attempted at once, otherwise a new delivery starts to the object's own URL, else the partner's current default, over the whole retry schedule. No body. No URL anywhere is 409 `invalid_state`. The same request again with its `Idempotency-Key` starts nothing and answers 202 with `Idempotent-Replayed: true`.",
+  },
+})
 
-function registerEventReads(app: HttpServer, deps: { pool: Pool; clock: Clock }): void {
+export function registerEventRoutes(app: HttpServer, deps: { pool: Pool; clock: Clock }): void {
   app.get(
     '/api/v1/rail/events',
-    {
-      config: { auth: 'signature' },
-      schema: {
-        operationId: 'listEvents',
-        description:
-          "The caller's events, newest first, each with its payload exactly as delivered and its delivery status. Filter by `type`, `objectType`, `objectId` or `deliveryStatus`; page with `cursor` and `limit`.",
-        tags: ['events'],
-        summary: "The caller's events, newest first",
-        querystring: ListQuerySchema,
-        response: { 200: EventListSchema, ...errorResponses() },
-      },
-    },
+    route(SIGNED, OPS.listEvents, {
+      querystring: ListQuerySchema,
+      response: { 200: EventListSchema, ...errorResponses() },
+    }),
     async (request) => {
-      const query = request.query
-      const page = await listEvents(deps.pool, {
-        partnerId: callerOf(request).partner.id,
-        type: query.type,
-        objectType: query.objectType,
-        objectId: query.objectId,
-        deliveryStatus: query.deliveryStatus,
-        limit: query.limit ?? 20,
-        cursor: query.cursor,
-      })
+      const { type, objectType, objectId, deliveryStatus } = request.query
+      const filter = { ...pageRequestOf(request), type, objectType, objectId, deliveryStatus }
+      const page = await listEvents(deps.pool, filter)
       return { data: page.events.map(toEventJson), nextCursor: page.nextCursor }
     },
   )
-
   app.get(
     '/api/v1/rail/events/:id',
-    {
-      config: { auth: 'signature' },
-      schema: {
-        operationId: 'getEvent',
-        description:
-          "One event with each of its deliveries (one per callback URL and redelivery) and every attempt: when, to which URL, how long it took, the status or error, and the first 1 KiB of the answer. Another partner's event is 404.",
-        tags: ['events'],
-        summary: 'One event with its deliveries and every attempt',
-        params: EventParamsSchema,
-        response: { 200: EventWithDeliveriesSchema, ...errorResponses('not_found') },
-      },
+    getOne(OPS.getEvent, IdParamsSchema, EventWithDeliveriesSchema),
+    async (request) => {
+      const partnerId = callerOf(request).partner.id
+      return toEventViewJson(
+        await withReadConnection(deps.pool, (reader) => getEvent(reader, partnerId, request.params.id)),
+      )
     },
-    async (request) =>
-      toEventViewJson(
-        await withReadConnection(deps.pool, (reader) =>
-          getEvent(reader, callerOf(request).partner.id, request.params.id),
-        ),
-      ),
   )
-}
-
-function registerRedeliver(app: HttpServer, deps: { pool: Pool; clock: Clock }): void {
   app.post(
     '/api/v1/rail/events/:id/redeliver',
-    {
-      config: { auth: 'signature', idempotencyKey: 'in-transaction' },
-      schema: {
-        operationId: 'redeliverEvent',
-        description:
-          "Delivers the event again: a delivery waiting for its next retry is attempted at once, otherwise a new delivery starts to the object's own URL, else the partner's current default, over the whole retry schedule. No body. No URL anywhere is 409 `invalid_state`. The same request again with its `Idempotency-Key` starts nothing and answers 202 with `Idempotent-Replayed: true`.",
-        tags: ['events'],
-        summary:
-          'Deliver an event again (at once if a retry is waiting; else a new delivery). The same request again with its Idempotency-Key starts nothing (Idempotent-Replayed: true)',
-        params: EventParamsSchema,
-        response: {
-          202: EventWithDeliveriesSchema,
-          ...errorResponses('not_found', 'invalid_state', 'request_in_progress'),
-        },
+    route(SIGNED_IN_TRANSACTION, OPS.redeliverEvent, {
+      params: IdParamsSchema,
+      response: {
+        202: EventWithDeliveriesSchema,
+        ...errorResponses('not_found', 'invalid_state', 'request_in_progress'),
       },
-    },
+    }),
     async (request, reply) => {
       assertNoBody(request.body)
       const partnerId = callerOf(request).partner.id

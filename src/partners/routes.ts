@@ -3,6 +3,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import type { Pool } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
 import type { HttpServer } from '../platform/http.ts'
+import { operations, route, SIGNED, SIGNED_IN_TRANSACTION } from '../platform/routes.ts'
 import { CallbackUrlSchema, closedObject, errorResponses } from '../platform/schemas.ts'
 import { callerOf } from './auth.ts'
 import { getPartner, type CallbackUrls, type Partner } from './service.ts'
@@ -66,54 +67,42 @@ function toSettings(partner: Partner, disabled: { disabledAt: Date; reason: stri
   }
 }
 
+/** What the OpenAPI document says of the partner's operations. */
+const OPS = operations('partner', {
+  getSettings: {
+    summary: 'The calling partner and its settings',
+    description:
+      'The calling partner: its id, name, class and environment, and its default callback URL with whether deliveries to it are disabled (after a 410) and why.',
+  },
+  updateSettings: {
+    summary: 'Set the default callback URL (checked by the SSRF guard: docs/webhooks.md)',
+    description:
+      'Sets or clears (`null`) the default callback URL, the URL events go to when their object names none. The URL passes the SSRF guard (https for live partners). Setting it again re-enables a URL disabled by a 410.',
+  },
+})
+
 export function registerPartnerRoutes(app: HttpServer, deps: PartnerRoutesDeps): void {
   app.get(
     '/api/v1/rail/settings',
-    {
-      config: { auth: 'signature' },
-      schema: {
-        operationId: 'getSettings',
-        description:
-          'The calling partner: its id, name, class and environment, and its default callback URL with whether deliveries to it are disabled (after a 410) and why.',
-        tags: ['partner'],
-        summary: 'The calling partner and its settings',
-        response: { 200: SettingsSchema, ...errorResponses() },
-      },
-    },
+    route(SIGNED, OPS.getSettings, { response: { 200: SettingsSchema, ...errorResponses() } }),
     async (request) => {
       const partner = await getPartner(deps.pool, callerOf(request).partner.id)
       if (!partner) throw new RailError('not_found', 'Partner not found')
       return settingsOf(deps, partner)
     },
   )
-
   app.patch(
     '/api/v1/rail/settings',
-    {
-      config: { auth: 'signature', idempotencyKey: 'in-transaction' },
-      schema: {
-        operationId: 'updateSettings',
-        description:
-          'Sets or clears (`null`) the default callback URL, the URL events go to when their object names none. The URL passes the SSRF guard (https for live partners). Setting it again re-enables a URL disabled by a 410.',
-        tags: ['partner'],
-        summary: 'Set the default callback URL (checked by the SSRF guard: docs/webhooks.md)',
-        body: SettingsPatchSchema,
-        response: { 200: SettingsSchema, ...errorResponses() },
-      },
-    },
+    route(SIGNED_IN_TRANSACTION, OPS.updateSettings, {
+      body: SettingsPatchSchema,
+      response: { 200: SettingsSchema, ...errorResponses() },
+    }),
     async (request) => {
-      const partner = callerOf(request).partner
+      const { allowLoopbackCallbacks, callbackUrls, pool } = deps
       const { callbackUrl } = request.body
-      return settingsOf(
-        deps,
-        await deps.callbackUrls.set(
-          deps.pool,
-          partner,
-          callbackUrl,
-          deps.allowLoopbackCallbacks,
-          request.idempotencyKey,
-        ),
-      )
+      const partner = callerOf(request).partner
+      const updated = await callbackUrls.set(pool, partner, callbackUrl, allowLoopbackCallbacks, request.idempotencyKey)
+      return settingsOf(deps, updated)
     },
   )
 }

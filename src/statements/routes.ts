@@ -7,6 +7,7 @@ import { callerOf } from '../partners/auth.ts'
 import type { Pool, Queryable } from '../platform/db.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { withReadConnection, withReadSnapshot } from '../platform/read-pool.ts'
+import { operations, route, SIGNED, type Operation } from '../platform/routes.ts'
 import { closedObject, errorResponses } from '../platform/schemas.ts'
 import { CAUSES } from './causes.ts'
 import { CSV_CONTENT_TYPE, prefersCsv, statementCsv } from './csv.ts'
@@ -119,68 +120,60 @@ interface RangeQuery {
   cursor?: string
 }
 
-function statementRoute(operationId: string, summary: string, extra: TProperties = {}) {
+/** A statement's operation: its summary, and the description every statement shares after it. */
+function statementText(summary: string) {
   const csv =
     'JSON by default; CSV (`text/csv; charset=utf-8`) when asked with `Accept: text/csv`, the next cursor then in `X-Next-Cursor`. Bound with `from` and `to`; page with `cursor` and `limit`.'
-  return {
-    config: { auth: 'signature' as const },
-    schema: {
-      operationId,
-      tags: ['statements'],
-      summary,
-      description: `${summary}, each with its cause. ${csv}`,
-      querystring: closedObject({ ...extra, ...RangeFields }),
-      response: { 200: StatementSchema, ...errorResponses('not_found') },
-    },
-  }
+  return { summary, description: `${summary}, each with its cause. ${csv}` }
+}
+
+/** What the OpenAPI document says of the balance and statement operations. */
+const OPS = operations('statements', {
+  getBalances: {
+    summary: "The caller's balances in kobo: float, collections, escrow, payouts in flight",
+    description:
+      "The caller's balances in kobo: the float, collections not yet settled, money held in escrow, and payouts in flight.",
+  },
+  getWalletStatement: statementText(
+    "A wallet's statement: its booked movements newest first, each with the balance after it",
+  ),
+  getFloatStatement: statementText(
+    "The float account's statement: its booked movements newest first, each with the balance after it",
+  ),
+  getCollectionsStatement: statementText(
+    "The collections account's statement: its booked movements newest first, each with the balance after it",
+  ),
+})
+
+function statementRoute(operation: Operation, extra: TProperties = {}) {
+  const querystring = closedObject({ ...extra, ...RangeFields })
+  return route(SIGNED, operation, { querystring, response: { 200: StatementSchema, ...errorResponses('not_found') } })
 }
 
 export function registerStatementRoutes(app: HttpServer, deps: { pool: Pool }): void {
   app.get(
     '/api/v1/rail/balances',
-    {
-      config: { auth: 'signature' },
-      schema: {
-        operationId: 'getBalances',
-        description:
-          "The caller's balances in kobo: the float, collections not yet settled, money held in escrow, and payouts in flight.",
-        tags: ['statements'],
-        summary: "The caller's balances in kobo: float, collections, escrow, payouts in flight",
-        querystring: closedObject({}),
-        response: { 200: BalancesSchema, ...errorResponses() },
-      },
-    },
+    route(SIGNED, OPS.getBalances, {
+      querystring: closedObject({}),
+      response: { 200: BalancesSchema, ...errorResponses() },
+    }),
     async (request) => withReadSnapshot(deps.pool, (reader) => partnerBalances(reader, callerOf(request).partner.id)),
   )
-
-  app.get(
-    '/wallet/statement',
-    statementRoute(
-      'getWalletStatement',
-      "A wallet's statement: its booked movements newest first, each with the balance after it",
-      {
-        customerId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet handle (walletId)' }),
-      },
-    ),
-    async (request, reply) => {
-      const query = request.query as RangeQuery & { customerId: string }
-      return sendStatement(deps.pool, request, reply, (reader) =>
-        walletStatementAccount(reader, callerOf(request).partner.id, query.customerId),
-      )
-    },
-  )
-
+  const wallet = {
+    customerId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet handle (walletId)' }),
+  }
+  app.get('/wallet/statement', statementRoute(OPS.getWalletStatement, wallet), async (request, reply) => {
+    const query = request.query as RangeQuery & { customerId: string }
+    return sendStatement(deps.pool, request, reply, (reader) =>
+      walletStatementAccount(reader, callerOf(request).partner.id, query.customerId),
+    )
+  })
   for (const type of ['float', 'collections'] as const) {
-    app.get(
-      `/api/v1/rail/${type}/statement`,
-      statementRoute(
-        `get${type === 'float' ? 'Float' : 'Collections'}Statement`,
-        `The ${type} account's statement: its booked movements newest first, each with the balance after it`,
+    const operation = type === 'float' ? OPS.getFloatStatement : OPS.getCollectionsStatement
+    app.get(`/api/v1/rail/${type}/statement`, statementRoute(operation), async (request, reply) =>
+      sendStatement(deps.pool, request, reply, (reader) =>
+        partnerStatementAccount(reader, callerOf(request).partner.id, type),
       ),
-      async (request, reply) =>
-        sendStatement(deps.pool, request, reply, (reader) =>
-          partnerStatementAccount(reader, callerOf(request).partner.id, type),
-        ),
     )
   }
 }

@@ -4,6 +4,7 @@ import { callerOf } from '../partners/auth.ts'
 import { AmountKobo } from '../platform/amounts.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
+import { getOne, operations, route, SIGNED_BY_REFERENCE, type Operation } from '../platform/routes.ts'
 import { closedObject, CurrencySchema, errorResponses, IDEMPOTENT_CODES, NubanSchema } from '../platform/schemas.ts'
 import { moveByReference, submitMove, type Move, type MovesDeps } from './moves.ts'
 import type { MoveType } from './states.ts'
@@ -84,42 +85,41 @@ export function toMoveJson(move: Move): WalletMoveJson {
   }
 }
 
-/** How a move route describes itself in the OpenAPI document. */
-interface MoveOperation {
-  operationId: string
-  summary: string
-  description: string
-}
-
-export function registerMoveRoutes(app: HttpServer, deps: MovesDeps): void {
-  registerMoveRoute(app, deps, '/wallet/credit', 'credit', {
-    operationId: 'creditWallet',
+/** What the OpenAPI document says of the move operations. */
+const OPS = operations('wallets', {
+  creditWallet: {
     summary: 'Fund a wallet (merchant-initiated credit, where the provider supports it)',
     description:
       'Funds a wallet with a merchant-initiated credit where the provider supports it (403 `capability_disabled` otherwise, nothing attempted). Idempotent on `reference`.',
-  })
-  registerMoveRoute(app, deps, '/wallet/debit', 'debit', {
-    operationId: 'debitWallet',
+  },
+  debitWallet: {
     summary: 'Spend from a wallet (approval-gated)',
     description:
       'Spends from a wallet (approval-gated: 403 `capability_disabled` where the provider is not approved). More than the available balance is 422 `insufficient_funds`. Idempotent on `reference`.',
-  })
-  const betweenWallets = {
-    operationId: 'transferBetweenWallets',
+  },
+  transferBetweenWallets: {
     summary: 'Move value between two wallets at the same provider',
     description: 'Moves value from one wallet to another at the same provider. Idempotent on `reference`.',
-  }
-  registerMoveRoute(app, deps, '/transfer/wallet', 'wallet_transfer', betweenWallets, {
-    destinationWalletId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet receiving the value' }),
-  })
-
-  const toBank = {
-    operationId: 'transferWalletToBank',
+  },
+  transferWalletToBank: {
     summary: 'Pay out from a wallet to an account at any bank (the outcome may come later: requery)',
     description:
       "Pays out from a wallet to an account at any bank. The amount is held until the bank's outcome is final, which may come later: read it with `GET /transaction/batch/{reference}`. Idempotent on `reference`.",
-  }
-  registerMoveRoute(app, deps, '/transfer/bank/customer', 'bank_payout', toBank, {
+  },
+  getWalletTransaction: {
+    summary: 'What happened to a move, by its reference (asks the provider when the outcome is not final)',
+    description:
+      'What happened to a wallet move, by its reference; when the outcome is not final Rail asks the provider first.',
+  },
+})
+
+export function registerMoveRoutes(app: HttpServer, deps: MovesDeps): void {
+  registerMoveRoute(app, deps, '/wallet/credit', 'credit', OPS.creditWallet)
+  registerMoveRoute(app, deps, '/wallet/debit', 'debit', OPS.debitWallet)
+  registerMoveRoute(app, deps, '/transfer/wallet', 'wallet_transfer', OPS.transferBetweenWallets, {
+    destinationWalletId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet receiving the value' }),
+  })
+  registerMoveRoute(app, deps, '/transfer/bank/customer', 'bank_payout', OPS.transferWalletToBank, {
     destinationAccountNumber: NubanSchema('NUBAN of the account to pay'),
     destinationBankCode: Type.String({ pattern: '^[0-9]{3}$', description: 'CBN code of its bank' }),
     destinationAccountName: Type.Optional(
@@ -130,7 +130,12 @@ export function registerMoveRoutes(app: HttpServer, deps: MovesDeps): void {
       }),
     ),
   })
-  registerMoveRead(app, deps)
+  app.get(
+    '/transaction/batch/:reference',
+    getOne(OPS.getWalletTransaction, closedObject({ reference: Reference }), MoveSchema),
+    async (request) =>
+      toMoveJson(await moveByReference(deps, callerOf(request).partner.id, request.params.reference, request.id)),
+  )
 }
 
 /** One move route: the same fields, checks and answer for each type, with the type's own extra fields. */
@@ -139,33 +144,26 @@ function registerMoveRoute(
   deps: MovesDeps,
   path: string,
   type: MoveType,
-  { operationId, summary, description }: MoveOperation,
+  operation: Operation,
   extra: TProperties = {},
 ): void {
   app.post(
     path,
-    {
-      config: { auth: 'signature', idempotencyKey: 'reference' },
-      schema: {
-        operationId,
-        summary,
-        description,
-        tags: ['wallets'],
-        body: closedObject({ ...MoveFields, ...extra }),
-        response: {
-          200: MoveSchema,
-          ...errorResponses(
-            ...IDEMPOTENT_CODES,
-            'not_found',
-            'capability_disabled',
-            'insufficient_funds',
-            'unsupported_currency',
-            'amount_above_limit',
-            'provider_unavailable',
-          ),
-        },
+    route(SIGNED_BY_REFERENCE, operation, {
+      body: closedObject({ ...MoveFields, ...extra }),
+      response: {
+        200: MoveSchema,
+        ...errorResponses(
+          ...IDEMPOTENT_CODES,
+          'not_found',
+          'capability_disabled',
+          'insufficient_funds',
+          'unsupported_currency',
+          'amount_above_limit',
+          'provider_unavailable',
+        ),
       },
-    },
+    }),
     async (request, reply) => {
       const submitted = await submitMove(
         deps,
@@ -176,26 +174,5 @@ function registerMoveRoute(
       )
       return sendOnce(reply.code(200), submitted.replayed, toMoveJson(submitted.move))
     },
-  )
-}
-
-/** What happened to a move, by its reference. */
-function registerMoveRead(app: HttpServer, deps: MovesDeps): void {
-  app.get(
-    '/transaction/batch/:reference',
-    {
-      config: { auth: 'signature' },
-      schema: {
-        operationId: 'getWalletTransaction',
-        description:
-          'What happened to a wallet move, by its reference; when the outcome is not final Rail asks the provider first.',
-        tags: ['wallets'],
-        summary: 'What happened to a move, by its reference (asks the provider when the outcome is not final)',
-        params: closedObject({ reference: Reference }),
-        response: { 200: MoveSchema, ...errorResponses('not_found') },
-      },
-    },
-    async (request) =>
-      toMoveJson(await moveByReference(deps, callerOf(request).partner.id, request.params.reference, request.id)),
   )
 }

@@ -1,9 +1,10 @@
 // Wallet routes (docs/contracts/wallets.md §Wallets): creation (docs/design.md §10) and balance. Signed requests (docs/design.md §7).
 import { Type, type Static } from '@sinclair/typebox'
 import { findBank } from '../banking/nip/banks.ts'
-import { callerOf } from '../partners/auth.ts'
+import { callerOf, pageRequestOf } from '../partners/auth.ts'
 import type { HttpServer } from '../platform/http.ts'
 import { sendOnce } from '../platform/idempotency.ts'
+import { getPage, operations, route, SIGNED, SIGNED_BY_REFERENCE } from '../platform/routes.ts'
 import { closedObject, errorResponses, IDEMPOTENT_CODES } from '../platform/schemas.ts'
 import { createWallet, listWallets, walletBalance, WALLETS_PAGE_MAX, type Wallet, type WalletsDeps } from './service.ts'
 
@@ -68,93 +69,60 @@ function toWalletJson(wallet: Wallet): WalletJson {
   }
 }
 
-export function registerWalletRoutes(app: HttpServer, deps: WalletsDeps): void {
-  registerCreate(app, deps)
-  registerReads(app, deps)
-}
+/** What the OpenAPI document says of the wallet operations (the moves' are in moves-routes.ts). */
+const OPS = operations('wallets', {
+  createWallet: {
+    summary: 'Create a wallet for a customer at a provider (idempotent on customerReference)',
+    description:
+      'Creates a wallet for a customer at a provider, backed by an account number at that provider. Idempotent on `customerReference`: the same body again answers the same wallet with `Idempotent-Replayed: true`.',
+  },
+  listWallets: {
+    summary: "The caller's wallets with their balances, newest first (customerReference finds one)",
+    description:
+      "The caller's wallets with their balances, newest first; `customerReference` finds one; page with `cursor` and `limit`.",
+  },
+  getWalletBalance: {
+    summary: 'Available and booked balance of a wallet, in kobo',
+    description: "A wallet's available and booked balance in kobo, named by `customerId` (the wallet's `walletId`).",
+  },
+})
 
-function registerCreate(app: HttpServer, deps: WalletsDeps): void {
+export function registerWalletRoutes(app: HttpServer, deps: WalletsDeps): void {
   app.post(
     '/wallet',
-    {
-      config: { auth: 'signature', idempotencyKey: 'reference' },
-      schema: {
-        operationId: 'createWallet',
-        description:
-          'Creates a wallet for a customer at a provider, backed by an account number at that provider. Idempotent on `customerReference`: the same body again answers the same wallet with `Idempotent-Replayed: true`.',
-        tags: ['wallets'],
-        summary: 'Create a wallet for a customer at a provider (idempotent on customerReference)',
-        body: closedObject({
-          customerReference: Type.String({ minLength: 1, maxLength: 64 }),
-          name: Type.String({ minLength: 1, maxLength: 100 }),
-          provider: Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9-]{1,31}$' })),
-        }),
-        response: {
-          201: WalletSchema,
-          ...errorResponses(...IDEMPOTENT_CODES, 'capability_disabled', 'provider_unavailable'),
-        },
+    route(SIGNED_BY_REFERENCE, OPS.createWallet, {
+      body: closedObject({
+        customerReference: Type.String({ minLength: 1, maxLength: 64 }),
+        name: Type.String({ minLength: 1, maxLength: 100 }),
+        provider: Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9-]{1,31}$' })),
+      }),
+      response: {
+        201: WalletSchema,
+        ...errorResponses(...IDEMPOTENT_CODES, 'capability_disabled', 'provider_unavailable'),
       },
-    },
+    }),
     async (request, reply) => {
       const created = await createWallet(deps, callerOf(request).partner.id, request.body, request.id)
       return sendOnce(reply.code(201), created.replayed, toWalletJson(created.value))
     },
   )
-}
-
-function registerReads(app: HttpServer, deps: WalletsDeps): void {
-  app.get(
-    '/wallet',
-    {
-      config: { auth: 'signature' },
-      schema: {
-        operationId: 'listWallets',
-        description:
-          "The caller's wallets with their balances, newest first; `customerReference` finds one; page with `cursor` and `limit`.",
-        tags: ['wallets'],
-        summary: "The caller's wallets with their balances, newest first (customerReference finds one)",
-        querystring: ListQuerySchema,
-        response: {
-          200: Type.Object({
-            data: Type.Array(ListedWalletSchema),
-            nextCursor: Type.Union([Type.String(), Type.Null()]),
-          }),
-          ...errorResponses(),
-        },
-      },
-    },
-    async (request) => {
-      const query = request.query
-      const page = await listWallets(deps.pool, {
-        partnerId: callerOf(request).partner.id,
-        customerReference: query.customerReference,
-        limit: query.limit ?? 20,
-        cursor: query.cursor,
-      })
-      const data = page.wallets.map(({ wallet, ...balances }): ListedWalletJson => ({
-        ...toWalletJson(wallet),
-        ...balances,
-      }))
-      return { data, nextCursor: page.nextCursor }
-    },
-  )
-
+  app.get('/wallet', getPage(OPS.listWallets, ListQuerySchema, ListedWalletSchema), async (request) => {
+    const filter = { ...pageRequestOf(request), customerReference: request.query.customerReference }
+    const page = await listWallets(deps.pool, filter)
+    const data = page.wallets.map(({ wallet, ...balances }): ListedWalletJson => ({
+      ...toWalletJson(wallet),
+      ...balances,
+    }))
+    return { data, nextCursor: page.nextCursor }
+  })
   app.get(
     '/wallet/customer',
-    {
-      config: { auth: 'signature' },
-      schema: {
-        operationId: 'getWalletBalance',
-        description:
-          "A wallet's available and booked balance in kobo, named by `customerId` (the wallet's `walletId`).",
-        tags: ['wallets'],
-        summary: 'Available and booked balance of a wallet, in kobo',
-        querystring: closedObject({
-          customerId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet handle (walletId)' }),
-        }),
-        response: { 200: BalanceSchema, ...errorResponses('not_found') },
-      },
-    },
+    route(SIGNED, OPS.getWalletBalance, {
+      querystring: closedObject({
+        customerId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet handle (walletId)' }),
+      }),
+      response: { 200: BalanceSchema, ...errorResponses('not_found') },
+    }),
     async (request) => walletBalance(deps.pool, callerOf(request).partner.id, request.query.customerId),
   )
 }

@@ -3,6 +3,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { callerOf } from '../../partners/auth.ts'
 import type { HttpServer } from '../../platform/http.ts'
+import { operations, route, SIGNED } from '../../platform/routes.ts'
 import { closedObject, errorResponses, NubanSchema } from '../../platform/schemas.ts'
 import { NAME_ENQUIRIES_PER_MINUTE_DEFAULT } from '../providers/service.ts'
 import { listBanks, resolveAccount, type BankDeps } from './service.ts'
@@ -51,48 +52,43 @@ const ResolvedSchema = Type.Object(
 )
 export type ResolvedBankAccountJson = Static<typeof ResolvedSchema>
 
-const RESOLVE_DESCRIPTION = [
-  "Asks the bank who holds an account (NIP name enquiry), so that a payout's beneficiary name can be checked, or shown to the customer, before paying.",
-  'The request is checked before any bank is asked: a code that is no Nigerian bank or a number that is not a NUBAN at that bank (a wrong check digit) is 422 naming the field;',
-  'a provider not approved for name checks is 403 `capability_disabled`. A bank that refuses (no such account, a dormant one) is 422 naming `accountNumber`, with the NIP',
-  '`responseCode`; a bank that gives no answer is 502 `provider_unavailable` — safe to retry, an enquiry changes nothing. Each partner may make',
-  `${NAME_ENQUIRIES_PER_MINUTE_DEFAULT} enquiries a minute by default (RAIL_RATE_LIMIT_NAME_ENQUIRIES_PER_MINUTE), counted only when the bank is asked; past it, 429 \`rate_limited\` with Retry-After.`,
-].join(' ')
+/** What the OpenAPI document says of the bank operations. */
+const OPS = operations('banks', {
+  listBanks: {
+    summary: 'The banks Rail pays to',
+    description:
+      'Every Nigerian bank Rail can pay to and ask who holds an account, by name, with its CBN code (the `bankCode` of every route) and its NIP institution code. One page: `nextCursor` is always null.',
+  },
+  resolveBankAccount: {
+    summary: "Who holds an account, by the bank's name enquiry",
+    description: [
+      "Asks the bank who holds an account (NIP name enquiry), so that a payout's beneficiary name can be checked, or shown to the customer, before paying.",
+      'The request is checked before any bank is asked: a code that is no Nigerian bank or a number that is not a NUBAN at that bank (a wrong check digit) is 422 naming the field;',
+      'a provider not approved for name checks is 403 `capability_disabled`. A bank that refuses (no such account, a dormant one) is 422 naming `accountNumber`, with the NIP',
+      '`responseCode`; a bank that gives no answer is 502 `provider_unavailable` — safe to retry, an enquiry changes nothing. Each partner may make',
+      `${NAME_ENQUIRIES_PER_MINUTE_DEFAULT} enquiries a minute by default (RAIL_RATE_LIMIT_NAME_ENQUIRIES_PER_MINUTE), counted only when the bank is asked; past it, 429 \`rate_limited\` with Retry-After.`,
+    ].join(' '),
+  },
+})
 
 export function registerBankRoutes(app: HttpServer, deps: BankDeps): void {
   app.get(
     '/api/v1/rail/banks',
-    {
-      config: { auth: 'signature' },
-      schema: {
-        operationId: 'listBanks',
-        tags: ['banks'],
-        summary: 'The banks Rail pays to',
-        description:
-          'Every Nigerian bank Rail can pay to and ask who holds an account, by name, with its CBN code (the `bankCode` of every route) and its NIP institution code. One page: `nextCursor` is always null.',
-        querystring: closedObject({}),
-        response: { 200: BankListSchema, ...errorResponses() },
-      },
-    },
+    route(SIGNED, OPS.listBanks, {
+      querystring: closedObject({}),
+      response: { 200: BankListSchema, ...errorResponses() },
+    }),
     async () => ({ data: listBanks(), nextCursor: null }),
   )
-
   app.post(
     '/api/v1/rail/banks/resolve',
-    {
-      config: { auth: 'signature' },
-      schema: {
-        operationId: 'resolveBankAccount',
-        tags: ['banks'],
-        summary: "Who holds an account, by the bank's name enquiry",
-        description: RESOLVE_DESCRIPTION,
-        body: ResolveBodySchema,
-        response: {
-          200: ResolvedSchema,
-          ...errorResponses('capability_disabled', 'rate_limited', 'provider_unavailable'),
-        },
+    route(SIGNED, OPS.resolveBankAccount, {
+      body: ResolveBodySchema,
+      response: {
+        200: ResolvedSchema,
+        ...errorResponses('capability_disabled', 'rate_limited', 'provider_unavailable'),
       },
-    },
+    }),
     async (request) => {
       const account = { bankCode: request.body.bankCode, accountNumber: request.body.accountNumber }
       const { accountName } = await resolveAccount(deps, callerOf(request).partner.id, account, request.id)

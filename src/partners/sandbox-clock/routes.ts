@@ -4,6 +4,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { callerOf } from '../auth.ts'
 import { assertSandboxPartner } from '../service.ts'
 import type { HttpServer } from '../../platform/http.ts'
+import { operations, route, SIGNED, SIGNED_IN_TRANSACTION } from '../../platform/routes.ts'
 import { closedObject, errorResponses } from '../../platform/schemas.ts'
 import { ADVANCE_SECONDS_MAX, advanceClock, readClock, type SandboxClockDeps } from './service.ts'
 
@@ -30,43 +31,38 @@ const AdvanceBodySchema = closedObject({
   }),
 })
 
+/** What the OpenAPI document says of the test clock's operations. */
+const OPS = operations('sandbox', {
+  getSandboxClock: {
+    summary:
+      "Sandbox: the caller's test clock — the time its intents, escrows, requeries and settlement cut-offs are judged by",
+    description:
+      "Sandbox partners only: the caller's test clock, the time its intents, escrows, requeries and settlement cut-offs are judged by, and how far it is ahead of real time.",
+  },
+  advanceSandboxClock: {
+    summary:
+      "Sandbox: move the caller's test clock forward; intents and escrows past their expiry expire, due requeries run and settlement cut-offs passed are paid, promptly. Other partners' time is unaffected",
+    description:
+      "Sandbox partners only: moves the caller's test clock forward by `seconds`. Intents and escrows past their expiry expire, due requeries run and settlement cut-offs passed are paid promptly. Other partners' time is unaffected.",
+  },
+})
+
 export function registerSandboxClockRoutes(app: HttpServer, deps: SandboxClockDeps): void {
   app.get(
     '/api/v1/rail/sandbox/clock',
-    {
-      config: { auth: 'signature' },
-      schema: {
-        operationId: 'getSandboxClock',
-        description:
-          "Sandbox partners only: the caller's test clock, the time its intents, escrows, requeries and settlement cut-offs are judged by, and how far it is ahead of real time.",
-        tags: ['sandbox'],
-        summary:
-          "Sandbox: the caller's test clock — the time its intents, escrows, requeries and settlement cut-offs are judged by",
-        response: { 200: ClockSchema, ...errorResponses('not_found') },
-      },
-    },
+    route(SIGNED, OPS.getSandboxClock, { response: { 200: ClockSchema, ...errorResponses('not_found') } }),
     async (request) => {
       const partner = callerOf(request).partner
       assertSandboxPartner(partner)
       return readClock(deps, partner.id)
     },
   )
-
   app.post(
     '/api/v1/rail/sandbox/clock/advance',
-    {
-      config: { auth: 'signature', idempotencyKey: 'in-transaction' },
-      schema: {
-        operationId: 'advanceSandboxClock',
-        description:
-          "Sandbox partners only: moves the caller's test clock forward by `seconds`. Intents and escrows past their expiry expire, due requeries run and settlement cut-offs passed are paid promptly. Other partners' time is unaffected.",
-        tags: ['sandbox'],
-        summary:
-          "Sandbox: move the caller's test clock forward; intents and escrows past their expiry expire, due requeries run and settlement cut-offs passed are paid, promptly. Other partners' time is unaffected",
-        body: AdvanceBodySchema,
-        response: { 200: ClockSchema, ...errorResponses('not_found') },
-      },
-    },
+    route(SIGNED_IN_TRANSACTION, OPS.advanceSandboxClock, {
+      body: AdvanceBodySchema,
+      response: { 200: ClockSchema, ...errorResponses('not_found') },
+    }),
     async (request) => {
       const partner = callerOf(request).partner
       assertSandboxPartner(partner)
