@@ -63,16 +63,11 @@ export function route<const S extends RouteSchemas>(config: FastifyContextConfig
 }
 
 /** One object named by the path (`params`): 200 the object, or 404. */
-export function getOne<P extends TSchema, T extends TSchema>(
-  operation: Operation,
-  params: P,
-  object: T,
-  config: FastifyContextConfig = SIGNED,
-) {
-  return route(config, operation, { params, response: { 200: object, ...errorResponses('not_found') } })
+export function getOne<P extends TSchema, T extends TSchema>(operation: Operation, params: P, object: T) {
+  return route(SIGNED, operation, { params, response: { 200: object, ...errorResponses('not_found') } })
 }
 
-/** A page of a list, newest first: the query's filters, `limit` and `cursor` (pageQuery); 200 `{ data, nextCursor }`. */
+/** A page of a list, newest first: the query's filters, `limit` and `cursor` (PageQuerySchema); 200 `{ data, nextCursor }`. */
 export function getPage<Q extends TSchema, T extends TSchema>(operation: Operation, querystring: Q, item: T) {
   return route(SIGNED, operation, { querystring, response: { 200: PageSchema(item), ...errorResponses() } })
 }
