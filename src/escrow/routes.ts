@@ -207,10 +207,6 @@ function registerChangeRoutes(app: HttpServer, deps: EscrowDeps): void {
       return { success: true, ref: escrow.ref, status: escrow.status, message }
     },
   )
-  registerRefundRetry(app, deps)
-}
-
-function registerRefundRetry(app: HttpServer, deps: EscrowDeps): void {
   app.patch(
     `${PREFIX}/:ref/refund`,
     {

@@ -77,11 +77,6 @@ export function registerInvoiceRoutes(app: HttpServer, deps: CollectionsDeps): v
   app.get('/api/v1/rail/invoice/:reference', getOne(OPS.getInvoice, ReferenceParams, InvoiceSchema), async (request) =>
     toInvoiceJson(await getInvoice(deps.pool, callerOf(request).partner.id, request.params.reference)),
   )
-  registerChangeRoutes(app, deps)
-}
-
-/** Publishing a draft and cancelling an invoice. */
-function registerChangeRoutes(app: HttpServer, deps: CollectionsDeps): void {
   app.post(
     '/api/v1/rail/invoice/:reference/publish',
     route(SIGNED, OPS.publishInvoice, {

@@ -62,10 +62,6 @@ export function registerVirtualAccountRoutes(app: HttpServer, deps: CollectionsD
       return { data: page.accounts.map(toPersistentAccountJson), nextCursor: page.nextCursor }
     },
   )
-  registerAccountRoutes(app, deps)
-}
-
-function registerAccountRoutes(app: HttpServer, deps: CollectionsDeps): void {
   const keyParams = closedObject({
     trackingId: Type.Union([
       TrackingIdSchema,
