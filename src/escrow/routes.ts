@@ -39,7 +39,7 @@ import {
 import {
   ChangedSchema,
   CreatedSchema,
-  ESCROW_OPERATIONS,
+  ESCROW_OPERATIONS as OPS,
   DestinationSchema,
   EscrowSchema,
   StatusSchema,
@@ -101,7 +101,6 @@ const ListQuerySchema = PageQuerySchema({ status: Type.Optional(StatusSchema) },
 
 /** The escrow API is authenticated by X-API-Key. */
 const API_KEY = { auth: 'api-key' } as const
-const OPS = ESCROW_OPERATIONS
 
 // A release may come without a body: it is then an empty object, validated as such.
 async function emptyBodyAsObject(request: { body: unknown }): Promise<void> {

@@ -15,7 +15,7 @@ import {
   ReferenceSchema,
 } from '../platform/schemas.ts'
 import type { CollectionsDeps } from '../collections/virtual-accounts/service.ts'
-import { CustomerSchema, INVOICE_OPERATIONS, InvoiceSchema, LineItemSchema, StatusSchema } from './schemas.ts'
+import { CustomerSchema, INVOICE_OPERATIONS as OPS, InvoiceSchema, LineItemSchema, StatusSchema } from './schemas.ts'
 import {
   cancelInvoice,
   createInvoice,
@@ -53,7 +53,6 @@ const CreateSchema = closedObject({
 })
 
 const ListQuerySchema = PageQuerySchema({ status: Type.Optional(StatusSchema) }, INVOICE_PAGE_MAX)
-const OPS = INVOICE_OPERATIONS
 
 /** The invoice API: creating and reading invoices, then publishing and cancelling them. */
 export function registerInvoiceRoutes(app: HttpServer, deps: CollectionsDeps): void {

@@ -22,7 +22,7 @@ import { getSettlementSettings, putSettlementSettings, toSettingsJson } from './
 import { getSettlement, listSettlements } from './views.ts'
 import {
   ModeSchema,
-  SETTLEMENT_OPERATIONS,
+  SETTLEMENT_OPERATIONS as OPS,
   SettingsSchema,
   SettlementSchema,
   SettlementWithReportSchema,
@@ -61,8 +61,6 @@ const SettingsPutSchema = closedObject(
     description: 'Mode bank requires bankAccount',
   }),
 )
-
-const OPS = SETTLEMENT_OPERATIONS
 
 export function registerSettlementRoutes(app: HttpServer, deps: SettlementDeps): void {
   registerSettingsRoutes(app, deps)

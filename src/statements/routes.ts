@@ -145,7 +145,7 @@ const OPS = operations('statements', {
   ),
 })
 
-function statementRoute(operation: Operation, extra: TProperties = {}) {
+function statementRoute<E extends TProperties>(operation: Operation, extra: E) {
   const querystring = closedObject({ ...extra, ...RangeFields })
   return route(SIGNED, operation, { querystring, response: { 200: StatementSchema, ...errorResponses('not_found') } })
 }
@@ -162,15 +162,14 @@ export function registerStatementRoutes(app: HttpServer, deps: { pool: Pool }): 
   const wallet = {
     customerId: Type.String({ minLength: 1, maxLength: 64, description: 'The wallet handle (walletId)' }),
   }
-  app.get('/wallet/statement', statementRoute(OPS.getWalletStatement, wallet), async (request, reply) => {
-    const query = request.query as RangeQuery & { customerId: string }
-    return sendStatement(deps.pool, request, reply, (reader) =>
-      walletStatementAccount(reader, callerOf(request).partner.id, query.customerId),
-    )
-  })
+  app.get('/wallet/statement', statementRoute(OPS.getWalletStatement, wallet), async (request, reply) =>
+    sendStatement(deps.pool, request, reply, (reader) =>
+      walletStatementAccount(reader, callerOf(request).partner.id, request.query.customerId),
+    ),
+  )
   for (const type of ['float', 'collections'] as const) {
     const operation = type === 'float' ? OPS.getFloatStatement : OPS.getCollectionsStatement
-    app.get(`/api/v1/rail/${type}/statement`, statementRoute(operation), async (request, reply) =>
+    app.get(`/api/v1/rail/${type}/statement`, statementRoute(operation, {}), async (request, reply) =>
       sendStatement(deps.pool, request, reply, (reader) =>
         partnerStatementAccount(reader, callerOf(request).partner.id, type),
       ),
@@ -181,11 +180,11 @@ export function registerStatementRoutes(app: HttpServer, deps: { pool: Pool }): 
 /** The account and its page are read on one connection: the replica's when it is current enough (platform/read-pool.ts). */
 async function sendStatement(
   pool: Pool,
-  request: FastifyRequest,
+  request: FastifyRequest & { query: RangeQuery },
   reply: FastifyReply,
   accountOf: (db: Queryable) => Promise<StatementAccount>,
 ) {
-  const query = request.query as RangeQuery
+  const query = request.query
   const page = await withReadConnection(pool, async (reader) =>
     statementPage(reader, await accountOf(reader), {
       from: query.from === undefined ? undefined : new Date(query.from),

@@ -21,7 +21,7 @@ import {
 } from '../../platform/schemas.ts'
 import { payoutNews } from '../../money-out/pipeline/service.ts'
 import { getProvider } from '../../banking/providers/service.ts'
-import { BrrStatusSchema, CREDIT_OPERATIONS, CreditSchema, TriageSchema } from './schemas.ts'
+import { BrrStatusSchema, CREDIT_OPERATIONS as OPS, CreditSchema, TriageSchema } from './schemas.ts'
 import {
   getTriageItem,
   listTriage,
@@ -35,7 +35,6 @@ import {
 } from './service.ts'
 
 const AccountNumber = NubanSchema('NUBAN')
-const OPS = CREDIT_OPERATIONS
 
 /** The route table of inbound credits, by resource: the provider's webhook, triage, lookups, the sandbox simulator. */
 export function registerInboundCreditRoutes(app: HttpServer, deps: InboundDeps): void {

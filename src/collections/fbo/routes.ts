@@ -14,10 +14,8 @@ import {
   TrackingIdSchema,
 } from '../../platform/schemas.ts'
 import { ACCOUNT_PAGE_MAX, getAccount, listAccounts, type CollectionsDeps } from '../virtual-accounts/service.ts'
-import { FBO_OPERATIONS, FboSchema } from './schemas.ts'
+import { FBO_OPERATIONS as OPS, FboSchema } from './schemas.ts'
 import { provisionFboAccount, toFboJson } from './service.ts'
-
-const OPS = FBO_OPERATIONS
 
 export function registerFboRoutes(app: HttpServer, deps: CollectionsDeps): void {
   app.post(

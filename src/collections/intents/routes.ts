@@ -17,7 +17,7 @@ import {
   ReferenceSchema,
 } from '../../platform/schemas.ts'
 import type { CollectionsDeps } from '../virtual-accounts/service.ts'
-import { INTENT_OPERATIONS, PaymentIntentSchema, StatusSchema } from './schemas.ts'
+import { INTENT_OPERATIONS as OPS, PaymentIntentSchema, StatusSchema } from './schemas.ts'
 import { createPaymentIntent, getIntent, INTENT_PAGE_MAX, listIntents, toIntentJson } from './service.ts'
 
 export const PaymentIntentRequestSchema = closedObject({
@@ -49,7 +49,6 @@ export const PaymentIntentRequestSchema = closedObject({
 })
 
 const ListQuerySchema = PageQuerySchema({ status: Type.Optional(StatusSchema) }, INTENT_PAGE_MAX)
-const OPS = INTENT_OPERATIONS
 
 export function registerPaymentIntentRoutes(app: HttpServer, deps: CollectionsDeps): void {
   app.post(

@@ -4,7 +4,7 @@ import { callerOf, pageRequestOf } from '../../partners/auth.ts'
 import type { HttpServer } from '../../platform/http.ts'
 import { sendOnce } from '../../platform/idempotency.ts'
 import { getOne, getPage, route, SIGNED, SIGNED_BY_REFERENCE } from '../../platform/routes.ts'
-import { PersistentAccountSchema, VIRTUAL_ACCOUNT_OPERATIONS } from './schemas.ts'
+import { PersistentAccountSchema, VIRTUAL_ACCOUNT_OPERATIONS as OPS } from './schemas.ts'
 import {
   AccountHolderSchema,
   CallbackUrlSchema,
@@ -30,7 +30,6 @@ const ListQuerySchema = PageQuerySchema(
   { status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('archived')])) },
   ACCOUNT_PAGE_MAX,
 )
-const OPS = VIRTUAL_ACCOUNT_OPERATIONS
 
 /** Persistent virtual accounts: creating and listing them, then one account (read, archive). */
 export function registerVirtualAccountRoutes(app: HttpServer, deps: CollectionsDeps): void {

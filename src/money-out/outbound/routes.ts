@@ -18,7 +18,7 @@ import {
   PageQuerySchema,
 } from '../../platform/schemas.ts'
 import { ORIGIN_TYPES, type OriginType } from './repo.ts'
-import { OUTBOUND_OPERATIONS, OutboundSchema, StateSchema } from './schemas.ts'
+import { OUTBOUND_OPERATIONS as OPS, OutboundSchema, StateSchema } from './schemas.ts'
 import {
   getOutbound,
   listOutbound,
@@ -69,8 +69,6 @@ const SimulationSchema = closedObject(
     description: 'Exactly one of transferId and clientReference names the transfer',
   }),
 )
-
-const OPS = OUTBOUND_OPERATIONS
 
 /** Outbound transfers, then the sandbox's simulation of their outcome at the bank. */
 export function registerOutboundRoutes(app: HttpServer, deps: OutboundDeps): void {

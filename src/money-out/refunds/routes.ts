@@ -23,7 +23,7 @@ import {
   toRefundJson,
   type RefundsApiDeps,
 } from './service.ts'
-import { REFUND_OPERATIONS, RefundRequestSchema, RefundSchema, StateSchema } from './schemas.ts'
+import { REFUND_OPERATIONS as OPS, RefundRequestSchema, RefundSchema, StateSchema } from './schemas.ts'
 
 /** Printable text: no control characters (they would reach the bank and the partner's logs). */
 const PRINTABLE = '^[^\\u0000-\\u001f\\u007f]*$'
@@ -64,8 +64,6 @@ const ListQuerySchema = PageQuerySchema(
   },
   REFUNDS_PAGE_MAX,
 )
-
-const OPS = REFUND_OPERATIONS
 
 export function registerRefundRoutes(app: HttpServer, deps: RefundsApiDeps): void {
   app.post(
