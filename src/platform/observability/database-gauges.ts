@@ -108,7 +108,7 @@ export function registerDatabaseGauges(registry: Registry, pool: Pool, options: 
       await snapshot()
     },
   })
-  for (const define of GAUGES) define(registry, snapshot)
+  for (const spec of GAUGES) registerGauge(registry, snapshot, spec)
 }
 
 async function readSnapshot(
@@ -154,157 +154,35 @@ async function readSnapshot(
   return result
 }
 
-type GaugeDefinition = (registry: Registry, snapshot: () => Promise<Snapshot>) => void
+/** A gauge set from the snapshot's rows of one query at each scrape: a series a row. */
+interface GaugeSpec {
+  name: string
+  help: string
+  query: QueryName
+  /** The columns whose values label each row's series; none for a query of one row. */
+  labels?: readonly string[]
+  /** The column holding the value, or the value computed from the row. */
+  value: string | ((row: Row) => number)
+}
 
-/** A gauge whose values are set from the snapshot's rows of one query at each scrape. */
-function snapshotGauge<L extends string>(
-  registry: Registry,
-  snapshot: () => Promise<Snapshot>,
-  definition: {
-    name: string
-    help: string
-    labelNames: readonly L[]
-    query: QueryName
-    values: (row: Row) => [Partial<Record<L, string>>, number][]
-  },
-): void {
-  new Gauge<L>({
-    name: definition.name,
-    help: definition.help,
-    labelNames: definition.labelNames,
+function registerGauge(registry: Registry, snapshot: () => Promise<Snapshot>, spec: GaugeSpec): void {
+  const { labels = [], value } = spec
+  const valueOf = typeof value === 'string' ? (row: Row) => num(row[value]) : value
+  new Gauge({
+    name: spec.name,
+    help: spec.help,
+    labelNames: labels,
     registers: [registry],
     async collect() {
-      const rows = (await snapshot())[definition.query]
+      const rows = (await snapshot())[spec.query]
       this.reset()
-      for (const row of rows ?? []) for (const [labels, value] of definition.values(row)) this.set(labels, value)
+      for (const row of rows ?? [])
+        this.set(Object.fromEntries(labels.map((label) => [label, String(row[label])])), valueOf(row))
     },
   })
 }
 
 const num = (value: unknown) => Number(value ?? 0)
-
-const GAUGES: GaugeDefinition[] = [
-  (registry, snapshot) => {
-    for (const column of ['queued', 'scheduled', 'running', 'failed'] as const) {
-      snapshotGauge(registry, snapshot, {
-        name: `rail_jobs_${column}`,
-        help: JOB_HELP[column],
-        labelNames: ['task'],
-        query: 'jobs',
-        values: (row) => [[{ task: String(row.task) }, num(row[column])]],
-      })
-    }
-    snapshotGauge(registry, snapshot, {
-      name: 'rail_jobs_oldest_queued_seconds',
-      help: 'How long the oldest job due and not started has waited, by task',
-      labelNames: ['task'],
-      query: 'jobs',
-      values: (row) => [[{ task: String(row.task) }, num(row.oldest_queued_s)]],
-    })
-  },
-  (registry, snapshot) => {
-    const one = (name: string, help: string, column: string) =>
-      snapshotGauge(registry, snapshot, {
-        name,
-        help,
-        labelNames: [],
-        query: 'deliveries',
-        values: (row) => [[{}, num(row[column])]],
-      })
-    one('rail_deliveries_pending', 'Callback deliveries not yet delivered nor given up', 'pending')
-    one('rail_deliveries_due', 'Pending callback deliveries whose next attempt is due now', 'due')
-    one(
-      'rail_deliveries_oldest_pending_seconds',
-      'Age of the oldest pending callback delivery (0 when none)',
-      'oldest_pending_s',
-    )
-    one(
-      'rail_deliveries_oldest_due_seconds',
-      'How long the most overdue pending delivery has been due (0 when none): workers falling behind',
-      'oldest_due_s',
-    )
-  },
-  (registry, snapshot) =>
-    snapshotGauge(registry, snapshot, {
-      name: 'rail_bank_instructions',
-      help: 'Instructions to banks (payouts, wallet moves) by operation and state',
-      labelNames: ['operation', 'state'],
-      query: 'instructions',
-      values: (row) => [[{ operation: String(row.operation), state: String(row.state) }, num(row.count)]],
-    }),
-  (registry, snapshot) => {
-    const one = (name: string, help: string, column: string) =>
-      snapshotGauge(registry, snapshot, {
-        name,
-        help,
-        labelNames: [],
-        query: 'unknown',
-        values: (row) => [[{}, num(row[column])]],
-      })
-    one(
-      'rail_bank_instructions_unknown',
-      'Instructions whose outcome the bank has not given by their deadline (asked again hourly, then daily)',
-      'count',
-    )
-    one(
-      'rail_bank_instructions_unknown_oldest_seconds',
-      'How long the oldest unknown instruction has been unknown (0 when none)',
-      'oldest_s',
-    )
-  },
-  (registry, snapshot) => {
-    const labelNames = ['provider']
-    const calls = (row: Row) => num(row.calls)
-    const unanswered = (row: Row) => num(row.unanswered)
-    snapshotGauge(registry, snapshot, {
-      name: 'rail_provider_calls_5m',
-      help: 'Calls to each provider over the last five minutes',
-      labelNames,
-      query: 'providers',
-      values: (row) => [[{ provider: String(row.provider) }, calls(row)]],
-    })
-    snapshotGauge(registry, snapshot, {
-      name: 'rail_provider_calls_unanswered_5m',
-      help: 'Of those, the calls that got no readable answer (no answer, a reset, a 5xx)',
-      labelNames,
-      query: 'providers',
-      values: (row) => [[{ provider: String(row.provider) }, unanswered(row)]],
-    })
-    snapshotGauge(registry, snapshot, {
-      name: 'rail_provider_healthy',
-      help: 'Whether new payouts may be routed to the provider: 1 when, over all its calls in five minutes and for each operation alike, there are under 10 calls or under half unanswered, else 0',
-      labelNames,
-      query: 'providers',
-      values: (row) => [
-        [
-          { provider: String(row.provider) },
-          row.operations_healthy === true && (calls(row) < 10 || unanswered(row) / calls(row) < 0.5) ? 1 : 0,
-        ],
-      ],
-    })
-  },
-  (registry, snapshot) =>
-    snapshotGauge(registry, snapshot, {
-      name: 'rail_inbound_credits',
-      help: 'Inbound credits by status',
-      labelNames: ['status'],
-      query: 'credits',
-      values: (row) => [[{ status: String(row.status) }, num(row.count)]],
-    }),
-  (registry, snapshot) => {
-    const one = (name: string, help: string, column: string) =>
-      snapshotGauge(registry, snapshot, {
-        name,
-        help,
-        labelNames: [],
-        query: 'unmatched',
-        values: (row) => [[{}, num(row[column])]],
-      })
-    one('rail_unmatched_credits', 'Inbound credits waiting in unmatched triage (refund or assign)', 'count')
-    one('rail_unmatched_credits_amount_kobo', 'Their total amount, in kobo', 'amount_kobo')
-    one('rail_unmatched_credits_oldest_seconds', 'Age of the oldest unmatched credit (0 when none)', 'oldest_s')
-  },
-]
 
 const JOB_HELP = {
   queued: 'Background jobs due and waiting for a worker, by task',
@@ -312,3 +190,115 @@ const JOB_HELP = {
   running: 'Background jobs locked by a worker now, by task',
   failed: 'Background jobs that used all their attempts and will not run again, by task',
 }
+
+/** Healthy as src/banking/providers/health.ts judges it: every operation, and all calls, under 10 or under half unanswered. */
+function providerHealthy(row: Row): number {
+  const calls = num(row.calls)
+  return row.operations_healthy === true && (calls < 10 || num(row.unanswered) / calls < 0.5) ? 1 : 0
+}
+
+const GAUGES: readonly GaugeSpec[] = [
+  ...(['queued', 'scheduled', 'running', 'failed'] as const).map((column) => ({
+    name: `rail_jobs_${column}`,
+    help: JOB_HELP[column],
+    query: 'jobs' as const,
+    labels: ['task'],
+    value: column,
+  })),
+  {
+    name: 'rail_jobs_oldest_queued_seconds',
+    help: 'How long the oldest job due and not started has waited, by task',
+    query: 'jobs',
+    labels: ['task'],
+    value: 'oldest_queued_s',
+  },
+  {
+    name: 'rail_deliveries_pending',
+    help: 'Callback deliveries not yet delivered nor given up',
+    query: 'deliveries',
+    value: 'pending',
+  },
+  {
+    name: 'rail_deliveries_due',
+    help: 'Pending callback deliveries whose next attempt is due now',
+    query: 'deliveries',
+    value: 'due',
+  },
+  {
+    name: 'rail_deliveries_oldest_pending_seconds',
+    help: 'Age of the oldest pending callback delivery (0 when none)',
+    query: 'deliveries',
+    value: 'oldest_pending_s',
+  },
+  {
+    name: 'rail_deliveries_oldest_due_seconds',
+    help: 'How long the most overdue pending delivery has been due (0 when none): workers falling behind',
+    query: 'deliveries',
+    value: 'oldest_due_s',
+  },
+  {
+    name: 'rail_bank_instructions',
+    help: 'Instructions to banks (payouts, wallet moves) by operation and state',
+    query: 'instructions',
+    labels: ['operation', 'state'],
+    value: 'count',
+  },
+  {
+    name: 'rail_bank_instructions_unknown',
+    help: 'Instructions whose outcome the bank has not given by their deadline (asked again hourly, then daily)',
+    query: 'unknown',
+    value: 'count',
+  },
+  {
+    name: 'rail_bank_instructions_unknown_oldest_seconds',
+    help: 'How long the oldest unknown instruction has been unknown (0 when none)',
+    query: 'unknown',
+    value: 'oldest_s',
+  },
+  {
+    name: 'rail_provider_calls_5m',
+    help: 'Calls to each provider over the last five minutes',
+    query: 'providers',
+    labels: ['provider'],
+    value: 'calls',
+  },
+  {
+    name: 'rail_provider_calls_unanswered_5m',
+    help: 'Of those, the calls that got no readable answer (no answer, a reset, a 5xx)',
+    query: 'providers',
+    labels: ['provider'],
+    value: 'unanswered',
+  },
+  {
+    name: 'rail_provider_healthy',
+    help: 'Whether new payouts may be routed to the provider: 1 when, over all its calls in five minutes and for each operation alike, there are under 10 calls or under half unanswered, else 0',
+    query: 'providers',
+    labels: ['provider'],
+    value: providerHealthy,
+  },
+  {
+    name: 'rail_inbound_credits',
+    help: 'Inbound credits by status',
+    query: 'credits',
+    labels: ['status'],
+    value: 'count',
+  },
+  {
+    name: 'rail_unmatched_credits',
+    help: 'Inbound credits waiting in unmatched triage (refund or assign)',
+    query: 'unmatched',
+    value: 'count',
+  },
+  {
+    name: 'rail_unmatched_credits_amount_kobo',
+    help: 'Their total amount, in kobo',
+    query: 'unmatched',
+    value: 'amount_kobo',
+  },
+  {
+    name: 'rail_unmatched_credits_oldest_seconds',
+    help: 'Age of the oldest unmatched credit (0 when none)',
+    query: 'unmatched',
+    value: 'oldest_s',
+  },
+]
