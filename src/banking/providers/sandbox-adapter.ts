@@ -21,6 +21,7 @@ import type {
   ProviderTraits,
   ProviderWebhook,
 } from './types.ts'
+import { failed, successful } from './results.ts'
 
 /**
  * The sandbox bank keeps a reference once (a resend is answered 26 and moves nothing), and refuses
@@ -108,18 +109,15 @@ export class SandboxAdapter implements ProviderAdapter, SandboxControls {
       opened,
     )
     if (!answer.ok) return { outcome: 'unknown', error: answer.error }
-    if (taken(answer))
-      return { outcome: 'failed', responseCode: '26', responseMessage: nipMessage('26'), providerReference: null }
+    if (taken(answer)) return failed('26', nipMessage('26'))
     const body = answer.body as unknown as ProviderAccount
     if (answer.httpStatus !== 201 || typeof body.accountNumber !== 'string')
       return { outcome: 'unknown', error: `unexpected answer ${answer.httpStatus}` }
-    return {
-      outcome: 'successful',
-      responseCode: '00',
-      responseMessage: 'Account opened',
-      providerReference: body.accountNumber,
-      value: { bankCode: body.bankCode, accountNumber: body.accountNumber, accountName: body.accountName },
-    }
+    return successful('Account opened', body.accountNumber, {
+      bankCode: body.bankCode,
+      accountNumber: body.accountNumber,
+      accountName: body.accountName,
+    })
   }
 
   credit(request: MoveRequest & { accountNumber: string }): Promise<ProviderResult<null>> {
@@ -232,13 +230,11 @@ export class SandboxAdapter implements ProviderAdapter, SandboxControls {
     const account = answer.body as unknown as ProviderAccount
     if (answer.httpStatus !== 201 || typeof account.accountNumber !== 'string')
       return { outcome: 'unknown', error: `unexpected answer ${answer.httpStatus}` }
-    return {
-      outcome: 'successful',
-      responseCode: '00',
-      responseMessage: 'Virtual account allocated',
-      providerReference: `${this.#options.provider}:${request.reference}`,
-      value: { bankCode: account.bankCode, accountNumber: account.accountNumber, accountName: account.accountName },
-    }
+    return successful('Virtual account allocated', `${this.#options.provider}:${request.reference}`, {
+      bankCode: account.bankCode,
+      accountNumber: account.accountNumber,
+      accountName: account.accountName,
+    })
   }
 
   async archiveVirtualAccount(accountNumber: string): Promise<ProviderResult<null>> {
@@ -257,10 +253,8 @@ export class SandboxAdapter implements ProviderAdapter, SandboxControls {
       archived,
     )
     const outcome = archived(answer)
-    if (outcome === 'successful')
-      return { outcome, responseCode: '00', responseMessage: 'Archived', providerReference: accountNumber, value: null }
-    if (outcome === 'failed')
-      return { outcome, responseCode: '07', responseMessage: 'No such virtual account', providerReference: null }
+    if (outcome === 'successful') return successful('Archived', accountNumber, null)
+    if (outcome === 'failed') return failed('07', 'No such virtual account')
     return { outcome: 'unknown', error: answer.ok ? `unexpected answer ${answer.httpStatus}` : answer.error }
   }
 
@@ -277,23 +271,12 @@ export class SandboxAdapter implements ProviderAdapter, SandboxControls {
     const read = credits.map(readCreditNotice)
     if (read.some((credit) => credit === undefined))
       return { outcome: 'unknown', error: 'a credit in the answer is unreadable' }
-    return {
-      outcome: 'successful',
-      responseCode: '00',
-      responseMessage: 'Credits listed',
-      providerReference: accountNumber,
-      value: read as ProviderCredit[],
-    }
+    return successful('Credits listed', accountNumber, read as ProviderCredit[])
   }
 
   /** The sandbox float: what the bank's settlement pool holds for its clients is not booked, so there is no balance to read. */
   async balance(): Promise<ProviderResult<{ balanceKobo: number }>> {
-    return {
-      outcome: 'failed',
-      responseCode: '58',
-      responseMessage: 'The sandbox bank keeps no float balance to read (its settlement pool is not booked)',
-      providerReference: null,
-    }
+    return failed('58', 'The sandbox bank keeps no float balance to read (its settlement pool is not booked)')
   }
 
   readWebhook(request: WebhookRequest): ProviderWebhook {

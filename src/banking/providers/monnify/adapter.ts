@@ -32,6 +32,7 @@ import {
   type MonnifyEnvelope,
 } from './mapping.ts'
 import { readCreditPages, type CreditListing } from './credits.ts'
+import { failed, successful } from '../results.ts'
 
 export const MONNIFY_TRAITS: ProviderTraits = {
   // Monnify refuses a disbursement whose reference it has seen: a resend never pays twice.
@@ -45,12 +46,7 @@ export const MONNIFY_TRAITS: ProviderTraits = {
 }
 
 /** Monnify's wallets have no merchant credit or debit, and no transfer between wallets: 58, without a call. */
-const NOT_PERMITTED: ProviderResult<null> = {
-  outcome: 'failed',
-  responseCode: '58',
-  responseMessage: nipMessage('58'),
-  providerReference: null,
-}
+const NOT_PERMITTED: ProviderResult<null> = failed('58', nipMessage('58'))
 /** Monnify's bank of its own accounts (Moniepoint MFB), preferred for reserved accounts unless a profile says otherwise. */
 const PREFERRED_BANK_DEFAULT = '50515'
 /** The domain of the customer emails derived for reserved accounts and wallets, unless a profile says otherwise. */
@@ -234,13 +230,7 @@ export class MonnifyAdapter implements ProviderAdapter {
 
   async archiveVirtualAccount(accountNumber: string): Promise<ProviderResult<null>> {
     const accountReference = await selectAccountReference(this.#options.pool, this.#options.profile.name, accountNumber)
-    if (accountReference === undefined)
-      return {
-        outcome: 'failed',
-        responseCode: '07',
-        responseMessage: 'No reserved account has this number',
-        providerReference: null,
-      }
+    if (accountReference === undefined) return failed('07', 'No reserved account has this number')
     const path = `/api/v1/bank-transfer/reserved-accounts/reference/${encodeURIComponent(accountReference)}`
     return this.#call('archive_virtual_account', accountNumber, 'DELETE', path, undefined, readArchive)
   }
@@ -313,12 +303,7 @@ export class MonnifyAdapter implements ProviderAdapter {
     // Monnify has something under the reference (the original of a duplicate): that is the answer.
     // A duplicate with no record is no refusal of anything either: what the requery said stands.
     if (!noRecord || sent.refusal === 'duplicate' || sent.outcome !== 'failed') return asked
-    return {
-      outcome: 'failed',
-      responseCode: sent.responseCode,
-      responseMessage: sent.responseMessage,
-      providerReference: null,
-    }
+    return failed(sent.responseCode, sent.responseMessage)
   }
 
   /** One call with the bearer token (renewed once if Monnify answers 401 to it), read by `read` and recorded as it reads. */
@@ -427,22 +412,10 @@ export function readNameEnquiry(answer: HttpAnswer): ProviderResult<{ accountNam
   const read = envelopeOf(answer)
   if ('error' in read) return unknown(read.error)
   const accountName = bodyOf(answer)?.accountName
-  if (typeof accountName === 'string' && accountName !== '')
-    return {
-      outcome: 'successful',
-      responseCode: '00',
-      responseMessage: nipMessage('00'),
-      providerReference: '',
-      value: { accountName },
-    }
+  if (typeof accountName === 'string' && accountName !== '') return successful(nipMessage('00'), '', { accountName })
   if (isRefusal(read.httpStatus, read.envelope)) {
     const code = failureCode(read.envelope.responseMessage) === '16' ? '16' : '07'
-    return {
-      outcome: 'failed',
-      responseCode: code,
-      responseMessage: read.envelope.responseMessage || nipMessage(code),
-      providerReference: null,
-    }
+    return failed(code, read.envelope.responseMessage || nipMessage(code))
   }
   return unknown(`Monnify answered ${read.httpStatus} ${read.envelope.responseCode}: ${read.envelope.responseMessage}`)
 }
@@ -462,20 +435,9 @@ function walletAccount(
   // Opened before under this reference for another name: not this request's wallet (26, and a
   // providerReference, so that the adapter does not look it up again).
   if (typeof wallet?.walletName === 'string' && wallet.walletName !== walletName) {
-    return {
-      outcome: 'failed',
-      responseCode: '26',
-      responseMessage: 'The wallet reference opened a wallet in another name',
-      providerReference: String(wallet.walletReference ?? ''),
-    }
+    return failed('26', 'The wallet reference opened a wallet in another name', String(wallet.walletReference ?? ''))
   }
-  return {
-    outcome: 'successful',
-    responseCode: '00',
-    responseMessage: 'Wallet opened',
-    providerReference: String(wallet?.walletReference ?? account.accountNumber),
-    value: account,
-  }
+  return successful('Wallet opened', String(wallet?.walletReference ?? account.accountNumber), account)
 }
 
 export function readWallet(answer: HttpAnswer, walletName: string): ProviderResult<ProviderAccount> {
@@ -484,13 +446,7 @@ export function readWallet(answer: HttpAnswer, walletName: string): ProviderResu
   const opened = walletAccount(bodyOf(answer), walletName)
   if (opened) return opened
   // Refused: the reference may have opened a wallet before; the adapter looks it up (26 until it does).
-  if (isRefusal(read.httpStatus, read.envelope))
-    return {
-      outcome: 'failed',
-      responseCode: '26',
-      responseMessage: read.envelope.responseMessage,
-      providerReference: null,
-    }
+  if (isRefusal(read.httpStatus, read.envelope)) return failed('26', read.envelope.responseMessage)
   return unknown(`Monnify answered ${read.httpStatus} ${read.envelope.responseCode}: ${read.envelope.responseMessage}`)
 }
 
@@ -503,13 +459,7 @@ export function readWalletListing(
   if (!body) return unknown(answer.ok ? `Monnify answered ${answer.httpStatus} listing wallets` : answer.error)
   const content = Array.isArray(body.content) ? body.content : []
   const wallet = content.map(objectOf).find((item) => item?.walletReference === walletReference)
-  if (!wallet)
-    return {
-      outcome: 'failed',
-      responseCode: '25',
-      responseMessage: 'Monnify refused the wallet and has none by its reference',
-      providerReference: null,
-    }
+  if (!wallet) return failed('25', 'Monnify refused the wallet and has none by its reference')
   return walletAccount(wallet, walletName) ?? unknown('the wallet Monnify listed has no readable account')
 }
 
@@ -521,42 +471,17 @@ export function readReservedAccount(answer: HttpAnswer): ProviderResult<Provider
   const accounts = Array.isArray(body?.accounts) ? body.accounts : []
   const account = accountOf(accounts[0])
   if (account && typeof body?.accountReference === 'string') {
-    return {
-      outcome: 'successful',
-      responseCode: '00',
-      responseMessage: 'Reserved account allocated',
-      providerReference: body.accountReference,
-      value: account,
-    }
+    return successful('Reserved account allocated', body.accountReference, account)
   }
-  if (isRefusal(read.httpStatus, read.envelope))
-    return {
-      outcome: 'failed',
-      responseCode: '05',
-      responseMessage: read.envelope.responseMessage,
-      providerReference: null,
-    }
+  if (isRefusal(read.httpStatus, read.envelope)) return failed('05', read.envelope.responseMessage)
   return unknown(`Monnify answered ${read.httpStatus} ${read.envelope.responseCode}: ${read.envelope.responseMessage}`)
 }
 
 export function readArchive(answer: HttpAnswer): ProviderResult<null> {
   const read = envelopeOf(answer)
   if ('error' in read) return unknown(read.error)
-  if (read.httpStatus === 200 && read.envelope.requestSuccessful)
-    return {
-      outcome: 'successful',
-      responseCode: '00',
-      responseMessage: 'Deallocated',
-      providerReference: '',
-      value: null,
-    }
-  if (isNotFound(read.httpStatus, read.envelope))
-    return {
-      outcome: 'failed',
-      responseCode: '07',
-      responseMessage: 'No such reserved account',
-      providerReference: null,
-    }
+  if (read.httpStatus === 200 && read.envelope.requestSuccessful) return successful('Deallocated', '', null)
+  if (isNotFound(read.httpStatus, read.envelope)) return failed('07', 'No such reserved account')
   return unknown(`Monnify answered ${read.httpStatus} ${read.envelope.responseCode}: ${read.envelope.responseMessage}`)
 }
 
@@ -566,11 +491,5 @@ export function readBalance(answer: HttpAnswer): ProviderResult<{ balanceKobo: n
   const balanceKobo = koboFromNaira(body.availableBalance)
   if (balanceKobo === undefined)
     return unknown(`the balance ${String(body.availableBalance)} is not an exact naira amount`)
-  return {
-    outcome: 'successful',
-    responseCode: '00',
-    responseMessage: 'Balance',
-    providerReference: '',
-    value: { balanceKobo },
-  }
+  return successful('Balance', '', { balanceKobo })
 }

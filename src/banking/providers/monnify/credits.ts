@@ -6,6 +6,7 @@ import type { ProviderCredit, ProviderResult } from '../types.ts'
 import { koboFromNaira } from './amounts.ts'
 import { objectOf, textOf } from '../json.ts'
 import { creditsSince, isPaid, readEnvelope, readMonnifyTime, readReservedCredit } from './mapping.ts'
+import { successful } from '../results.ts'
 
 /** Transactions asked for per page (Monnify's pages are small by default). */
 export const CREDIT_PAGE_SIZE = 100
@@ -99,13 +100,7 @@ export function readCreditPage(answer: HttpAnswer, listing: CreditListing, page:
   const totalPages = typeof body.totalPages === 'number' ? body.totalPages : undefined
   const last =
     body.last === true || (totalPages !== undefined && page + 1 >= totalPages) || body.content.length < CREDIT_PAGE_SIZE
-  return {
-    outcome: 'successful',
-    responseCode: '00',
-    responseMessage: 'Transactions listed',
-    providerReference: '',
-    value: { credits, last },
-  }
+  return successful('Transactions listed', '', { credits, last })
 }
 
 /** Every page of a listing, its credits at or after `since`, oldest first; unknown if any page is unreadable or there are too many. */
@@ -126,13 +121,7 @@ export async function readCreditPages(
     if (answer.outcome !== 'successful') return { outcome: 'unknown', error: 'a page of transactions was not listed' }
     credits.push(...answer.value.credits)
     if (answer.value.last) {
-      return {
-        outcome: 'successful',
-        responseCode: '00',
-        responseMessage: 'Credits listed',
-        providerReference: listing.accountNumber,
-        value: creditsSince(credits, since),
-      }
+      return successful('Credits listed', listing.accountNumber, creditsSince(credits, since))
     }
   }
   return { outcome: 'unknown', error: `more than ${CREDIT_PAGES_MAX} pages of transactions` }

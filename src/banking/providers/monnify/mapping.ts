@@ -6,8 +6,9 @@ import { createHash } from 'node:crypto'
 import { nipMessage } from '../../nip/codes.ts'
 import { objectOf, textOf } from '../json.ts'
 import type { ProviderCredit, ProviderResult, ProviderWebhook, TransferEvent, WebhookRequest } from '../types.ts'
-import { isAllowedSource, signedWithHmacSha512 } from '../webhooks.ts'
+import { verifiedBody } from '../webhooks.ts'
 import { koboFromNaira } from './amounts.ts'
+import { successful } from '../results.ts'
 
 /** Every Monnify answer: whether it did what was asked, its own code and message, and what it returned. */
 export interface MonnifyEnvelope {
@@ -152,13 +153,7 @@ export function transferResult(transfer: Record<string, unknown>, expectedAmount
   const comment = textOf(transfer.comment) ?? textOf(transfer.transactionDescription)
   const sessionId = textOf(transfer.sessionId)
   if (reading.outcome === 'successful') {
-    return {
-      outcome: 'successful',
-      responseCode: '00',
-      responseMessage: nipMessage('00'),
-      providerReference: sessionId ?? textOf(transfer.reference) ?? '',
-      value: null,
-    }
+    return successful(nipMessage('00'), sessionId ?? textOf(transfer.reference) ?? '', null)
   }
   const code =
     reading.outcome === 'failed' && !reading.reversed && status === 'FAILED' ? failureCode(comment) : reading.code
@@ -272,16 +267,9 @@ export function readMonnifyWebhook(
   clientSecret: string,
   allowlist: readonly string[] | null,
 ): ProviderWebhook {
-  if (!isAllowedSource(request.sourceAddress, allowlist)) return { kind: 'unauthorized' }
-  if (!signedWithHmacSha512(request.rawBody, request.headers['monnify-signature'], clientSecret))
-    return { kind: 'unauthorized' }
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(request.rawBody)
-  } catch {
-    return { kind: 'invalid', message: 'the body is not JSON' }
-  }
-  const notice = objectOf(parsed)
+  const verified = verifiedBody(request, 'monnify-signature', clientSecret, allowlist)
+  if ('kind' in verified) return verified
+  const notice = verified.body
   const eventType = notice?.eventType
   const data = objectOf(notice?.eventData)
   if (typeof eventType !== 'string' || data === undefined)

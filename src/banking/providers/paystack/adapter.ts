@@ -37,6 +37,7 @@ import {
   type DedicatedAccount,
 } from './mapping.ts'
 import { keepRecipientCode, selectRecipientCode, type RecipientKey } from './repo.ts'
+import { failed, successful } from '../results.ts'
 
 /**
  * Paystack refuses a transfer reference it has seen, so a resend never moves money twice; it
@@ -63,12 +64,7 @@ const TRANSACTION_PAGES_MAX = 50
 const NAME_CHARS_MAX = 50
 
 /** What Paystack cannot do (it has no wallets): answered without a call, should Rail ever ask. */
-const NO_WALLETS: ProviderResult<never> = {
-  outcome: 'failed',
-  responseCode: '58',
-  responseMessage: 'Paystack has no wallets: not permitted on this channel',
-  providerReference: null,
-}
+const NO_WALLETS: ProviderResult<never> = failed('58', 'Paystack has no wallets: not permitted on this channel')
 
 export class PaystackAdapter implements ProviderAdapter {
   readonly traits: ProviderTraits = PAYSTACK_TRAITS
@@ -200,24 +196,16 @@ export class PaystackAdapter implements ProviderAdapter {
       account.accountNumber,
       `${customer.id}:${account.id}`,
     )
-    return {
-      outcome: 'successful',
-      responseCode: '00',
-      responseMessage: 'Dedicated account allocated',
-      providerReference: `${customer.id}:${account.id}`,
-      value: { bankCode, accountNumber: account.accountNumber, accountName: account.accountName },
-    }
+    return successful('Dedicated account allocated', `${customer.id}:${account.id}`, {
+      bankCode,
+      accountNumber: account.accountNumber,
+      accountName: account.accountName,
+    })
   }
 
   async archiveVirtualAccount(accountNumber: string): Promise<ProviderResult<null>> {
     const allocation = await this.#allocation(accountNumber)
-    if (!allocation)
-      return {
-        outcome: 'failed',
-        responseCode: '07',
-        responseMessage: 'No such virtual account',
-        providerReference: null,
-      }
+    if (!allocation) return failed('07', 'No such virtual account')
     const deactivated = (answer: HttpAnswer): ProviderOutcome =>
       answer.ok && answer.httpStatus < 300 && answer.body.status === true
         ? 'successful'
@@ -233,16 +221,8 @@ export class PaystackAdapter implements ProviderAdapter {
       deactivated,
     )
     const outcome = deactivated(answer)
-    if (outcome === 'successful')
-      return {
-        outcome,
-        responseCode: '00',
-        responseMessage: 'Deactivated',
-        providerReference: accountNumber,
-        value: null,
-      }
-    if (outcome === 'failed')
-      return { outcome, responseCode: '07', responseMessage: 'No such dedicated account', providerReference: null }
+    if (outcome === 'successful') return successful('Deactivated', accountNumber, null)
+    if (outcome === 'failed') return failed('07', 'No such dedicated account')
     return { outcome: 'unknown', error: answerMessage(answer) }
   }
 
@@ -269,13 +249,7 @@ export class PaystackAdapter implements ProviderAdapter {
       const last = read.pageCount === null ? read.transactions.length < TRANSACTIONS_PER_PAGE : page >= read.pageCount
       if (last) {
         const oldestFirst = [...credits.values()].sort((a, b) => a.creditedAt.getTime() - b.creditedAt.getTime())
-        return {
-          outcome: 'successful',
-          responseCode: '00',
-          responseMessage: 'Credits listed',
-          providerReference: accountNumber,
-          value: oldestFirst,
-        }
+        return successful('Credits listed', accountNumber, oldestFirst)
       }
     }
     return { outcome: 'unknown', error: `more than ${TRANSACTION_PAGES_MAX} pages of transactions` }
@@ -287,13 +261,7 @@ export class PaystackAdapter implements ProviderAdapter {
     )
     const balanceKobo = readBalanceAnswer(answer)
     if (balanceKobo === undefined) return { outcome: 'unknown', error: answerMessage(answer) }
-    return {
-      outcome: 'successful',
-      responseCode: '00',
-      responseMessage: 'Balance',
-      providerReference: this.#options.profile.name,
-      value: { balanceKobo },
-    }
+    return successful('Balance', this.#options.profile.name, { balanceKobo })
   }
 
   readWebhook(request: WebhookRequest): ProviderWebhook {

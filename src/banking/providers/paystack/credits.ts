@@ -6,7 +6,7 @@ import { BANKS } from '../../nip/banks.ts'
 import type { HttpAnswer } from '../http.ts'
 import { objectOf, textOf } from '../json.ts'
 import type { ProviderCredit, ProviderWebhook, TransferEvent, WebhookRequest } from '../types.ts'
-import { isAllowedSource, signedWithHmacSha512 } from '../webhooks.ts'
+import { verifiedBody } from '../webhooks.ts'
 import { railReferenceOf } from './reference.ts'
 
 /** The channel of a transfer into a dedicated account: the only transactions that are credits to Rail. */
@@ -158,16 +158,9 @@ export function readPaystackWebhook(
   request: WebhookRequest,
   options: { secretKey: string; allowedAddresses: readonly string[] | null },
 ): ProviderWebhook {
-  if (!isAllowedSource(request.sourceAddress, options.allowedAddresses)) return { kind: 'unauthorized' }
-  if (!signedWithHmacSha512(request.rawBody, request.headers['x-paystack-signature'], options.secretKey))
-    return { kind: 'unauthorized' }
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(request.rawBody)
-  } catch {
-    return { kind: 'invalid', message: 'the body is not JSON' }
-  }
-  const body = objectOf(parsed)
+  const verified = verifiedBody(request, 'x-paystack-signature', options.secretKey, options.allowedAddresses)
+  if ('kind' in verified) return verified
+  const body = verified.body
   const event = body?.event
   const data = objectOf(body?.data)
   if (typeof event !== 'string' || event === '' || !data)

@@ -23,6 +23,7 @@ export {
   readTransactionPage,
   type DedicatedAccount,
 } from './credits.ts'
+import { failed, successful } from '../results.ts'
 
 /** Paystack's envelope: whether it did what was asked, its message, and what it returned. */
 export interface PaystackEnvelope {
@@ -69,13 +70,7 @@ export function readTransferStatus(
 ): ProviderResult<null> {
   const said = transfer.reason ? ` (${transfer.reason})` : ''
   if (status === 'success') {
-    return {
-      outcome: 'successful',
-      responseCode: '00',
-      responseMessage: `success: ${nipMessage('00')}`,
-      providerReference: transfer.transferCode ?? '',
-      value: null,
-    }
+    return successful(`success: ${nipMessage('00')}`, transfer.transferCode ?? '', null)
   }
   if (typeof status !== 'string') return { outcome: 'unknown', error: 'the transfer has no status' }
   if (IN_PROGRESS.has(status))
@@ -107,12 +102,7 @@ export function readTransferStatus(
   }
   if (FINAL_FAILURES.has(status)) {
     const code = failureCode(transfer.reason ?? '')
-    return {
-      outcome: 'failed',
-      responseCode: code,
-      responseMessage: `${status}: ${nipMessage(code)}${said}`,
-      providerReference: transfer.transferCode,
-    }
+    return failed(code, `${status}: ${nipMessage(code)}${said}`, transfer.transferCode)
   }
   return {
     outcome: 'unknown',
@@ -179,13 +169,7 @@ export function readTransferAnswer(answer: HttpAnswer): ProviderResult<null> | '
   if (envelope.status) return { outcome: 'unknown', error: answerMessage(answer) }
   if (isDuplicateReference(envelope.message)) return 'duplicate'
   const code = answer.httpStatus === 400 || answer.httpStatus === 422 ? finalRefusal(envelope.message) : undefined
-  if (code)
-    return {
-      outcome: 'failed',
-      responseCode: code,
-      responseMessage: `refused: ${envelope.message.slice(0, 200)}`,
-      providerReference: null,
-    }
+  if (code) return failed(code, `refused: ${envelope.message.slice(0, 200)}`)
   return { outcome: 'unknown', error: answerMessage(answer) }
 }
 
@@ -219,21 +203,10 @@ export function readNameEnquiryAnswer(answer: HttpAnswer): ProviderResult<{ acco
     const data = objectOf(envelope.data)
     const accountName = textOf(data?.account_name)
     if (!accountName) return { outcome: 'unknown', error: 'the name enquiry answered without a name' }
-    return {
-      outcome: 'successful',
-      responseCode: '00',
-      responseMessage: nipMessage('00'),
-      providerReference: textOf(data?.account_number) ?? '',
-      value: { accountName },
-    }
+    return successful(nipMessage('00'), textOf(data?.account_number) ?? '', { accountName })
   }
   if (!envelope.status && [400, 404, 422].includes(answer.httpStatus)) {
-    return {
-      outcome: 'failed',
-      responseCode: '07',
-      responseMessage: `refused: ${envelope.message || nipMessage('07')}`.slice(0, 200),
-      providerReference: null,
-    }
+    return failed('07', `refused: ${envelope.message || nipMessage('07')}`.slice(0, 200))
   }
   return { outcome: 'unknown', error: answerMessage(answer) }
 }
@@ -255,12 +228,7 @@ export function readRecipientAnswer(answer: HttpAnswer): { recipientCode: string
   const refusedAccount =
     (answer.httpStatus === 400 || answer.httpStatus === 422) && /account|resolve/i.test(envelope.message)
   if (!envelope.status && refusedAccount) {
-    return {
-      outcome: 'failed',
-      responseCode: '07',
-      responseMessage: `refused: ${envelope.message}`.slice(0, 200),
-      providerReference: null,
-    }
+    return failed('07', `refused: ${envelope.message}`.slice(0, 200))
   }
   return { outcome: 'unknown', error: answerMessage(answer) }
 }
