@@ -12,18 +12,10 @@ import {
   type VirtualAccountPurpose,
 } from '../../collections/virtual-accounts/service.ts'
 import { creditList } from './collections-credits.ts'
-import {
-  COLLECTIONS_PATH,
-  collectionsNav,
-  cursorOf,
-  LIST_PAGE,
-  oneOf,
-  olderLink,
-  queryOf,
-  statusSelect,
-} from './collections-shared.ts'
+import { COLLECTIONS_PATH, collectionsListPage, collectionsNav, statusFilter } from './collections-shared.ts'
 import { headers, notFound, notFoundAsUndefined, type DashboardRoutes } from './http.ts'
 import { layout, when, type Chrome } from './layout.ts'
+import { cursorOf, LIST_PAGE, olderLink, oneOf, queryOf } from './lists.ts'
 
 const ACCOUNTS_PATH = `${COLLECTIONS_PATH}/virtual-accounts`
 const FBO_PATH = `${COLLECTIONS_PATH}/fbo`
@@ -100,25 +92,26 @@ export function accountsPage(
   accounts: readonly VirtualAccount[],
   nextCursor: string | null,
 ): string {
-  return layout(
-    'Virtual accounts',
-    html`${collectionsNav()}
-<form method="get" action="${ACCOUNTS_PATH}" class="filter">${statusSelect(ACCOUNT_STATUSES, status)}<button type="submit">Filter</button></form>
-${accountList(accounts, 'No persistent virtual accounts match.')}
-${olderLink(ACCOUNTS_PATH, { status }, nextCursor, 'Older accounts')}`,
-    chrome,
-  )
+  return collectionsListPage(chrome, {
+    title: 'Virtual accounts',
+    path: ACCOUNTS_PATH,
+    above: statusFilter(ACCOUNTS_PATH, ACCOUNT_STATUSES, status),
+    list: accountList(accounts, 'No persistent virtual accounts match.'),
+    status,
+    nextCursor,
+    older: 'Older accounts',
+  })
 }
 
 export function fboPage(chrome: Chrome, accounts: readonly VirtualAccount[], nextCursor: string | null): string {
-  return layout(
-    'FBO accounts',
-    html`${collectionsNav()}
-<p>Identity-blind pool accounts, one per holder reference and purpose tag.</p>
-${accountList(accounts, 'No FBO accounts yet.')}
-${olderLink(FBO_PATH, {}, nextCursor, 'Older accounts')}`,
-    chrome,
-  )
+  return collectionsListPage(chrome, {
+    title: 'FBO accounts',
+    path: FBO_PATH,
+    above: html`<p>Identity-blind pool accounts, one per holder reference and purpose tag.</p>`,
+    list: accountList(accounts, 'No FBO accounts yet.'),
+    nextCursor,
+    older: 'Older accounts',
+  })
 }
 
 export function accountPage(

@@ -9,19 +9,10 @@ import {
   type InboundCredit,
 } from '../../collections/credits/service.ts'
 import { selectById as selectAccountById, type VirtualAccount } from '../../collections/virtual-accounts/service.ts'
-import {
-  COLLECTIONS_PATH,
-  collectionsNav,
-  cursorOf,
-  LIST_PAGE,
-  oneOf,
-  olderLink,
-  queryOf,
-  statusLabel,
-  statusSelect,
-} from './collections-shared.ts'
-import { headers, isUuid, notFound, type DashboardRoutes } from './http.ts'
+import { COLLECTIONS_PATH, collectionsListPage, collectionsNav, statusFilter } from './collections-shared.ts'
+import { headers, idOf, notFound, type DashboardRoutes } from './http.ts'
 import { layout, naira, payerText, when, type Chrome } from './layout.ts'
+import { cursorOf, LIST_PAGE, oneOf, queryOf, statusLabel } from './lists.ts'
 
 const CREDITS_PATH = `${COLLECTIONS_PATH}/credits`
 /** The statuses a partner's credit shows (confirmed is an applied credit), as the filter offers them. */
@@ -45,8 +36,8 @@ export function registerCreditPages(routes: DashboardRoutes): void {
     return headers(reply).send(creditsPage(visit.chrome, status, page.credits, page.nextCursor))
   })
   routes.page(`${CREDITS_PATH}/:id`, async (request, reply, visit) => {
-    const id = (request.params as { id: string }).id
-    const credit = isUuid(id) ? await getCredit(pool, visit.partner.id, id) : undefined
+    const id = idOf(request)
+    const credit = id ? await getCredit(pool, visit.partner.id, id) : undefined
     if (!credit) return notFound(reply, 'credit')
     const account = credit.virtualAccountId ? await selectAccountById(pool, credit.virtualAccountId) : undefined
     return headers(reply).send(
@@ -71,14 +62,15 @@ export function creditsPage(
   credits: readonly InboundCredit[],
   nextCursor: string | null,
 ): string {
-  return layout(
-    'Inbound credits',
-    html`${collectionsNav()}
-<form method="get" action="${CREDITS_PATH}" class="filter">${statusSelect(CREDIT_FILTERS, status)}<button type="submit">Filter</button></form>
-${creditList(credits, 'No inbound credits match.')}
-${olderLink(CREDITS_PATH, { status }, nextCursor, 'Older credits')}`,
-    chrome,
-  )
+  return collectionsListPage(chrome, {
+    title: 'Inbound credits',
+    path: CREDITS_PATH,
+    above: statusFilter(CREDITS_PATH, CREDIT_FILTERS, status),
+    list: creditList(credits, 'No inbound credits match.'),
+    status,
+    nextCursor,
+    older: 'Older credits',
+  })
 }
 
 function payerOf(credit: InboundCredit): string {

@@ -7,19 +7,10 @@ import { listCredits, type InboundCredit } from '../../collections/credits/servi
 import { getIntent, listIntents, type IntentStatus, type IntentView } from '../../collections/intents/service.ts'
 import { bankName } from '../../collections/virtual-accounts/service.ts'
 import { creditList } from './collections-credits.ts'
-import {
-  COLLECTIONS_PATH,
-  collectionsNav,
-  cursorOf,
-  LIST_PAGE,
-  oneOf,
-  olderLink,
-  queryOf,
-  statusLabel,
-  statusSelect,
-} from './collections-shared.ts'
-import { headers, isUuid, notFound, notFoundAsUndefined, type DashboardRoutes } from './http.ts'
+import { COLLECTIONS_PATH, collectionsListPage, collectionsNav, statusFilter } from './collections-shared.ts'
+import { headers, idOf, notFound, notFoundAsUndefined, type DashboardRoutes } from './http.ts'
 import { layout, naira, when, type Chrome } from './layout.ts'
+import { cursorOf, LIST_PAGE, oneOf, queryOf, statusLabel } from './lists.ts'
 
 const INTENTS_PATH = `${COLLECTIONS_PATH}/intents`
 export const INTENT_STATUSES: readonly IntentStatus[] = ['pending', 'partially_paid', 'paid', 'overpaid', 'expired']
@@ -37,9 +28,9 @@ export function registerIntentPages(routes: DashboardRoutes): void {
     return headers(reply).send(intentsPage(visit.chrome, status, page.intents, page.nextCursor))
   })
   routes.page(`${INTENTS_PATH}/:id`, async (request, reply, visit) => {
-    const id = (request.params as { id: string }).id
+    const id = idOf(request)
     // By id only (the API also takes a trackingId or reference): the dashboard links by id.
-    const view = isUuid(id) ? await getIntent(pool, visit.partner.id, id).catch(notFoundAsUndefined) : undefined
+    const view = id ? await getIntent(pool, visit.partner.id, id).catch(notFoundAsUndefined) : undefined
     if (!view) return notFound(reply, 'payment intent')
     const credits = await listCredits(pool, {
       partnerId: visit.partner.id,
@@ -70,14 +61,15 @@ export function intentsPage(
   views: readonly IntentView[],
   nextCursor: string | null,
 ): string {
-  return layout(
-    'Payment intents',
-    html`${collectionsNav()}
-<form method="get" action="${INTENTS_PATH}" class="filter">${statusSelect(INTENT_STATUSES, status)}<button type="submit">Filter</button></form>
-${intentList(views, 'No payment intents match.')}
-${olderLink(INTENTS_PATH, { status }, nextCursor, 'Older intents')}`,
-    chrome,
-  )
+  return collectionsListPage(chrome, {
+    title: 'Payment intents',
+    path: INTENTS_PATH,
+    above: statusFilter(INTENTS_PATH, INTENT_STATUSES, status),
+    list: intentList(views, 'No payment intents match.'),
+    status,
+    nextCursor,
+    older: 'Older intents',
+  })
 }
 
 export function intentPage(

@@ -1,11 +1,8 @@
-// What the collections pages share: their sub-navigation, the page size and cursor of their
-// lists, the "older" link that keeps a list's filters, and how statuses read.
-import type { FastifyRequest } from 'fastify'
+// What the collections pages share: their sub-navigation, and their list page: the status filter
+// (or a line of its own), the list, and the "older" link that keeps the filter.
 import { html, type Html } from '../../platform/html.ts'
-import { isUuid } from './http.ts'
-
-/** Every list shows this many, newest first; "Older" follows the cursor. */
-export const LIST_PAGE = 25
+import { layout, type Chrome } from './layout.ts'
+import { filterSelect, olderLink } from './lists.ts'
 
 export const COLLECTIONS_PATH = '/dashboard/collections'
 
@@ -22,44 +19,30 @@ export function collectionsNav(): Html {
   return html`<nav class="subnav" aria-label="Collections">${TABS.map((tab) => html`<a href="${tab.href}">${tab.label}</a> `)}</nav>`
 }
 
-/** The query string of a list page, as given (each page keeps only the values it knows). */
-export function queryOf(request: FastifyRequest): Record<string, string | undefined> {
-  return request.query as Record<string, string | undefined>
+/** A GET form filtering a collections list by status. */
+export function statusFilter(path: string, allowed: readonly string[], status: string | undefined): Html {
+  return html`<form method="get" action="${path}" class="filter">${filterSelect('Status', 'status', allowed, status)}<button type="submit">Filter</button></form>`
 }
 
-/** The cursor of a list page: a well-formed id, else none (the first page). */
-export function cursorOf(request: FastifyRequest): string | undefined {
-  const cursor = queryOf(request).cursor
-  return isUuid(cursor) ? cursor : undefined
-}
-
-/** One of the allowed values, else none: an invalid filter is ignored, not refused. */
-export function oneOf<T extends string>(allowed: readonly T[], value: string | undefined): T | undefined {
-  return allowed.includes(value as T) ? (value as T) : undefined
-}
-
-/** The link to a list's next page with the same filters, or nothing on the last page. */
-export function olderLink(
-  path: string,
-  filter: Record<string, string | undefined>,
-  nextCursor: string | null,
-  label: string,
-): Html | '' {
-  if (!nextCursor) return ''
-  const kept = Object.entries(filter).filter((entry): entry is [string, string] => entry[1] !== undefined)
-  const query = new URLSearchParams([...kept, ['cursor', nextCursor]]).toString()
-  return html`<p><a href="${path}?${query}" id="older">${label}</a></p>`
-}
-
-/** A status as people read it: `partially_paid` → "partially paid". */
-export function statusLabel(status: string): string {
-  return status.replaceAll('_', ' ')
-}
-
-/** A GET filter form's status select: "Any" and the allowed statuses, the chosen one selected. */
-export function statusSelect(allowed: readonly string[], chosen: string | undefined, anyLabel = 'Any'): Html {
-  return html`<label>Status <select name="status"><option value="">${anyLabel}</option>${allowed.map(
-    (status) =>
-      html`<option value="${status}"${status === chosen ? html` selected` : ''}>${statusLabel(status)}</option>`,
-  )}</select></label>`
+/** A collections list page: what stands above the list (its filter), the list, and the link to older ones with the same status. */
+export function collectionsListPage(
+  chrome: Chrome,
+  page: {
+    title: string
+    path: string
+    above: Html
+    list: Html
+    status?: string
+    nextCursor: string | null
+    older: string
+  },
+): string {
+  return layout(
+    page.title,
+    html`${collectionsNav()}
+${page.above}
+${page.list}
+${olderLink(page.path, { status: page.status }, page.nextCursor, page.older)}`,
+    chrome,
+  )
 }

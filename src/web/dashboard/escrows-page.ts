@@ -4,6 +4,7 @@
 import { html, type Html } from '../../platform/html.ts'
 import { REASON_MAX_CHARS, type escrowView, type Escrow } from '../../escrow/service.ts'
 import { csrfField, dateRows, layout, naira, row, when, type Chrome } from './layout.ts'
+import { filterSelect, findPage } from './lists.ts'
 
 type EscrowStatus = Escrow['status']
 type EscrowJson = Awaited<ReturnType<typeof escrowView>>
@@ -22,23 +23,19 @@ export function escrowsPage(
   escrows: readonly Escrow[],
   nextCursor: string | null,
 ): string {
-  const next = nextCursor
-    ? `/dashboard/escrows?${new URLSearchParams({ ...filter, cursor: nextCursor }).toString()}`
-    : null
-  return layout(
-    'Escrows',
-    html`<form method="get" action="/dashboard/escrows" class="filter">
-<label>Status <select name="status"><option value="">Any</option>${ESCROW_STATUSES.map((status) => html`<option value="${status}"${status === filter.status ? html` selected` : ''}>${status}</option>`)}</select></label>
-<button type="submit">Find</button></form>
-${escrows.length === 0 ? html`<p id="empty">No escrows match.</p>` : ''}
-<ul class="list">${escrows.map(
-      (escrow) => html`<li><a href="/dashboard/escrows/${escrow.id}" class="description">${escrow.description}</a>
+  return findPage(chrome, {
+    title: 'Escrows',
+    path: '/dashboard/escrows',
+    fields: filterSelect('Status', 'status', ESCROW_STATUSES, filter.status),
+    filter: { ...filter },
+    rows: escrows,
+    row: (escrow) => html`<li><a href="/dashboard/escrows/${escrow.id}" class="description">${escrow.description}</a>
 <span class="ref">${escrow.ref}</span> <span class="state">${escrow.status}</span> <span class="amount">${naira(escrow.amountKobo)}</span>, funded <span class="funded">${naira(escrow.fundedAmountKobo)}</span>
 · created <span class="when">${when(escrow.createdAt)}</span></li>`,
-    )}</ul>
-${next ? html`<p><a href="${next}">Older escrows</a></p>` : ''}`,
-    chrome,
-  )
+    empty: 'No escrows match.',
+    nextCursor,
+    older: 'Older escrows',
+  })
 }
 
 function at(date: Date | null): Html | string {

@@ -14,19 +14,19 @@ import {
 } from '../../escrow/service.ts'
 import {
   headers,
-  isUuid,
+  idOf,
   notFound,
   refusedAction,
   type DashboardRoutes,
   type FormBody,
   type FormHandler,
 } from './http.ts'
+import { cursorOf, LIST_PAGE, oneOf, queryOf } from './lists.ts'
 import { dashboardCaller, runRecorded } from './actions.ts'
 import { FormError, parseForm, textField, type Parsed } from './invoices-form.ts'
-import { escrowPage, escrowsPage, ESCROW_STATUSES, type EscrowFilter } from './escrows-page.ts'
+import { escrowPage, escrowsPage, ESCROW_STATUSES } from './escrows-page.ts'
 import { noticeOf, plainPage } from './layout.ts'
 
-export const ESCROWS_PAGE_SIZE = 25
 const NOTICES: Record<string, string> = {
   released: 'Escrow released: its amount is being paid out.',
   cancelled: 'Escrow cancelled: anything funded goes back to the payer.',
@@ -35,24 +35,19 @@ const NOTICES: Record<string, string> = {
 export function registerEscrowPages(routes: DashboardRoutes): void {
   const { pool } = routes.deps
   routes.page('/dashboard/escrows', async (request, reply, visit) => {
-    const query = request.query as Record<string, string | undefined>
-    // Invalid filter values are ignored, as the list of all escrows.
-    const filter: EscrowFilter = ESCROW_STATUSES.includes(query.status as Escrow['status'])
-      ? { status: query.status as Escrow['status'] }
-      : {}
-    const cursor = isUuid(query.cursor) ? query.cursor : undefined
+    const status = oneOf(ESCROW_STATUSES, queryOf(request).status)
     const page = await listEscrows(pool, {
       partnerId: visit.partner.id,
-      status: filter.status,
-      limit: ESCROWS_PAGE_SIZE,
-      cursor,
+      status,
+      limit: LIST_PAGE,
+      cursor: cursorOf(request),
     })
-    return headers(reply).send(escrowsPage(visit.chrome, filter, page.escrows, page.nextCursor))
+    return headers(reply).send(escrowsPage(visit.chrome, status ? { status } : {}, page.escrows, page.nextCursor))
   })
   routes.page('/dashboard/escrows/:id', async (request, reply, visit) => {
     const escrow = await ownEscrow(routes, request, visit.partner.id)
     if (!escrow) return notFound(reply, 'escrow')
-    const notice = noticeOf(NOTICES, (request.query as { notice?: string }).notice)
+    const notice = noticeOf(NOTICES, request)
     return headers(reply).send(escrowPage(visit.chrome, escrow, await escrowView(pool, escrow), notice))
   })
   routes.form('/dashboard/escrows/:id/release', releaseHandler(routes))
@@ -65,8 +60,8 @@ async function ownEscrow(
   request: FastifyRequest,
   partnerId: string,
 ): Promise<Escrow | undefined> {
-  const id = (request.params as { id: string }).id
-  return isUuid(id) ? getEscrowById(routes.deps.pool, partnerId, id) : undefined
+  const id = idOf(request)
+  return id ? getEscrowById(routes.deps.pool, partnerId, id) : undefined
 }
 
 /** The release form: an optional reason, and optionally another bank account to pay (all three fields, or none). */

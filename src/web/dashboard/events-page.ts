@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto'
 import { html, type Html } from '../../platform/html.ts'
 import { EVENT_DELIVERY_FAILED, type EventView } from '../../events/service.ts'
 import { csrfField, layout, when, type Chrome } from './layout.ts'
+import { filterSelect, findPage } from './lists.ts'
 
 const EVENT_DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'skipped'] as const
 /** The list's delivery filter: a delivery status, or `retrying` (pending after a failed attempt: what the overview counts). */
@@ -27,39 +28,27 @@ const DELIVERY_LABELS: Record<(typeof EVENT_DELIVERY_STATUSES)[number], string> 
   skipped: 'skipped (no callback URL)',
 }
 
-function filterForm(filter: EventFilter): Html {
-  return html`<form method="get" action="/dashboard/events" class="filter">
-<label>Kind <input name="kind" value="${filter.kind ?? ''}" maxlength="100"></label>
-<label>Delivery <select name="delivery"><option value="">Any</option>${EVENT_DELIVERY_FILTERS.map(
-    (status) => html`<option value="${status}"${status === filter.delivery ? html` selected` : ''}>${status}</option>`,
-  )}</select></label>
-<button type="submit">Find</button></form>`
-}
-
 export function eventsPage(
   chrome: Chrome,
   filter: EventFilter,
   events: readonly EventRecord[],
   nextCursor: string | null,
 ): string {
-  const query: Record<string, string> = {}
-  if (filter.kind) query.kind = filter.kind
-  if (filter.delivery) query.delivery = filter.delivery
-  const next = nextCursor
-    ? `/dashboard/events?${new URLSearchParams({ ...query, cursor: nextCursor }).toString()}`
-    : null
-  return layout(
-    'Events',
-    html`${filterForm(filter)}
-${events.length === 0 ? html`<p id="empty">No events match.</p>` : ''}
-<ul class="list" id="events">${events.map(
-      (event) => html`<li><a href="/dashboard/events/${event.id}" class="kind">${event.type}</a>
+  return findPage(chrome, {
+    title: 'Events',
+    path: '/dashboard/events',
+    fields: html`<label>Kind <input name="kind" value="${filter.kind ?? ''}" maxlength="100"></label>
+${filterSelect('Delivery', 'delivery', EVENT_DELIVERY_FILTERS, filter.delivery)}`,
+    filter: { ...filter },
+    rows: events,
+    row: (event) => html`<li><a href="/dashboard/events/${event.id}" class="kind">${event.type}</a>
 <span class="state">${event.deliveryStatus}</span> · <span class="object">${event.objectType} ${event.objectId}</span>
 · <span class="when">${when(event.createdAt)}</span></li>`,
-    )}</ul>
-${next ? html`<p><a href="${next}">Older events</a></p>` : ''}`,
-    chrome,
-  )
+    listId: 'events',
+    empty: 'No events match.',
+    nextCursor,
+    older: 'Older events',
+  })
 }
 
 /** The delivered body as the receiver got it, indented for reading. */

@@ -4,18 +4,12 @@
 // POST /api/v1/rail/events/{id}/redeliver asks (events-redeliver.ts).
 import type { FastifyRequest } from 'fastify'
 import { getEvent, listEvents, type EventView } from '../../events/service.ts'
-import { headers, isUuid, notFound, notFoundAsUndefined, refusedAction, type DashboardRoutes } from './http.ts'
+import { headers, idOf, isUuid, notFound, notFoundAsUndefined, refusedAction, type DashboardRoutes } from './http.ts'
+import { cursorOf, LIST_PAGE, oneOf, queryOf } from './lists.ts'
 import { noticeOf, plainPage } from './layout.ts'
-import {
-  EVENT_DELIVERY_FILTERS,
-  eventPage,
-  eventsPage,
-  type EventDeliveryFilter,
-  type EventFilter,
-} from './events-page.ts'
+import { EVENT_DELIVERY_FILTERS, eventPage, eventsPage, type EventFilter } from './events-page.ts'
 import { redeliverFromDashboard } from './events-redeliver.ts'
 
-const EVENTS_PAGE_SIZE = 25
 /** An event kind as Rail names them (`credit.confirmed`); anything else in the query is ignored. */
 const EVENT_KIND = /^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$/
 const EVENT_KIND_MAX = 100
@@ -31,33 +25,29 @@ export function eventFilterOf(query: Record<string, string | undefined>): EventF
   const filter: EventFilter = {}
   const kind = query.kind?.trim()
   if (kind && kind.length <= EVENT_KIND_MAX && EVENT_KIND.test(kind)) filter.kind = kind
-  if (EVENT_DELIVERY_FILTERS.includes(query.delivery as EventDeliveryFilter))
-    filter.delivery = query.delivery as EventDeliveryFilter
+  const delivery = oneOf(EVENT_DELIVERY_FILTERS, query.delivery)
+  if (delivery) filter.delivery = delivery
   return filter
 }
 
 export function registerEventPages(routes: DashboardRoutes): void {
   const { pool } = routes.deps
   routes.page('/dashboard/events', async (request, reply, visit) => {
-    const query = request.query as Record<string, string | undefined>
-    const filter = eventFilterOf(query)
-    const cursor = isUuid(query.cursor) ? query.cursor : undefined
+    const filter = eventFilterOf(queryOf(request))
     const delivery = filter.delivery === 'retrying' ? { retrying: true } : { deliveryStatus: filter.delivery }
     const page = await listEvents(pool, {
       partnerId: visit.partner.id,
       type: filter.kind,
       ...delivery,
-      limit: EVENTS_PAGE_SIZE,
-      cursor,
+      limit: LIST_PAGE,
+      cursor: cursorOf(request),
     })
     return headers(reply).send(eventsPage(visit.chrome, filter, page.events, page.nextCursor))
   })
   routes.page('/dashboard/events/:id', async (request, reply, visit) => {
     const view = await ownEvent(routes, request, visit.partner.id)
     if (!view) return notFound(reply, 'event')
-    return headers(reply).send(
-      eventPage(visit.chrome, view, noticeOf(NOTICES, (request.query as { notice?: string }).notice)),
-    )
+    return headers(reply).send(eventPage(visit.chrome, view, noticeOf(NOTICES, request)))
   })
   routes.form('/dashboard/events/:id/redeliver', async (request, reply, visit, body) => {
     const view = await ownEvent(routes, request, visit.partner.id)
@@ -82,6 +72,6 @@ async function ownEvent(
   request: FastifyRequest,
   partnerId: string,
 ): Promise<EventView | undefined> {
-  const id = (request.params as { id: string }).id
-  return isUuid(id) ? getEvent(routes.deps.pool, partnerId, id).catch(notFoundAsUndefined) : undefined
+  const id = idOf(request)
+  return id ? getEvent(routes.deps.pool, partnerId, id).catch(notFoundAsUndefined) : undefined
 }

@@ -73,6 +73,12 @@ export function isUuid(value: unknown): value is string {
   return typeof value === 'string' && UUID.test(value)
 }
 
+/** The URL's :id when it is a well-formed id; anything else names no object of the partner's. */
+export function idOf(request: FastifyRequest): string | undefined {
+  const id = (request.params as { id: string }).id
+  return isUuid(id) ? id : undefined
+}
+
 /** The one answer for an object that does not exist or is another partner's. */
 export function notFound(reply: FastifyReply, what: string): FastifyReply {
   return headers(reply)

@@ -10,6 +10,7 @@ import {
   INVOICE_TITLE_MAX_CHARS,
 } from './invoices-form.ts'
 import { csrfField, dateRows, layout, naira, row, when, type Chrome } from './layout.ts'
+import { filterSelect, findPage, statusLabel } from './lists.ts'
 
 export const INVOICE_STATUSES: readonly InvoiceStatus[] = ['draft', 'published', 'partially_paid', 'paid', 'cancelled']
 /** The states from which each action is offered (the service decides; these only choose the buttons). */
@@ -22,34 +23,27 @@ export interface InvoiceFilter {
   status?: InvoiceStatus
 }
 
-function statusLabel(status: InvoiceStatus): string {
-  return status.replace('_', ' ')
-}
-
 export function invoicesPage(
   chrome: Chrome,
   filter: InvoiceFilter,
   invoices: readonly InvoiceJson[],
   nextCursor: string | null,
 ): string {
-  const next = nextCursor
-    ? `/dashboard/invoices?${new URLSearchParams({ ...filter, cursor: nextCursor }).toString()}`
-    : null
-  return layout(
-    'Invoices',
-    html`<p><a href="/dashboard/invoices/new" id="new-invoice">New invoice</a></p>
-<form method="get" action="/dashboard/invoices" class="filter">
-<label>Status <select name="status"><option value="">Any</option>${INVOICE_STATUSES.map((status) => html`<option value="${status}"${status === filter.status ? html` selected` : ''}>${statusLabel(status)}</option>`)}</select></label>
-<button type="submit">Find</button></form>
-${invoices.length === 0 ? html`<p id="empty">No invoices match.</p>` : ''}
-<ul class="list">${invoices.map(
-      (invoice) => html`<li><a href="/dashboard/invoices/${invoice.id}" class="title">${invoice.title}</a>
+  return findPage(chrome, {
+    title: 'Invoices',
+    path: '/dashboard/invoices',
+    above: html`<p><a href="/dashboard/invoices/new" id="new-invoice">New invoice</a></p>
+`,
+    fields: filterSelect('Status', 'status', INVOICE_STATUSES, filter.status),
+    filter: { ...filter },
+    rows: invoices,
+    row: (invoice) => html`<li><a href="/dashboard/invoices/${invoice.id}" class="title">${invoice.title}</a>
 <span class="state">${statusLabel(invoice.status)}</span> <span class="amount">${naira(invoice.amountKobo)}</span>, paid <span class="paid">${naira(invoice.amountPaidKobo)}</span>
 · created <span class="when">${when(new Date(invoice.createdAt))}</span></li>`,
-    )}</ul>
-${next ? html`<p><a href="${next}">Older invoices</a></p>` : ''}`,
-    chrome,
-  )
+    empty: 'No invoices match.',
+    nextCursor,
+    older: 'Older invoices',
+  })
 }
 
 function field(label: string, name: string, attributes: Html, hint = ''): Html {

@@ -10,24 +10,23 @@ import {
   getInvoiceById,
   listInvoices,
   publishInvoice,
-  type InvoiceStatus,
   type InvoiceView,
 } from '../../invoices/service.ts'
 import {
   headers,
-  isUuid,
+  idOf,
   notFound,
   notFoundAsUndefined,
   refusedAction,
   type DashboardRoutes,
   type FormHandler,
 } from './http.ts'
+import { cursorOf, LIST_PAGE, oneOf, queryOf } from './lists.ts'
 import { dashboardCaller, runRecorded } from './actions.ts'
 import { invoiceRequestOf } from './invoices-form.ts'
-import { invoicePage, invoicesPage, newInvoicePage, INVOICE_STATUSES, type InvoiceFilter } from './invoices-page.ts'
+import { invoicePage, invoicesPage, newInvoicePage, INVOICE_STATUSES } from './invoices-page.ts'
 import { noticeOf, plainPage } from './layout.ts'
 
-export const INVOICES_PAGE_SIZE = 25
 const NOTICES: Record<string, string> = {
   created: 'Invoice created.',
   published: 'Invoice published: its account is open for the payer.',
@@ -37,19 +36,14 @@ const NOTICES: Record<string, string> = {
 export function registerInvoicePages(routes: DashboardRoutes): void {
   const { pool } = routes.deps
   routes.page('/dashboard/invoices', async (request, reply, visit) => {
-    const query = request.query as Record<string, string | undefined>
-    // Invalid filter values are ignored, as the list of all invoices.
-    const filter: InvoiceFilter = INVOICE_STATUSES.includes(query.status as InvoiceStatus)
-      ? { status: query.status as InvoiceStatus }
-      : {}
-    const cursor = isUuid(query.cursor) ? query.cursor : undefined
+    const status = oneOf(INVOICE_STATUSES, queryOf(request).status)
     const page = await listInvoices(pool, {
       partnerId: visit.partner.id,
-      status: filter.status,
-      limit: INVOICES_PAGE_SIZE,
-      cursor,
+      status,
+      limit: LIST_PAGE,
+      cursor: cursorOf(request),
     })
-    return headers(reply).send(invoicesPage(visit.chrome, filter, page.data, page.nextCursor))
+    return headers(reply).send(invoicesPage(visit.chrome, status ? { status } : {}, page.data, page.nextCursor))
   })
   // A fresh random reference in every form shown: the same form posted twice is one invoice.
   routes.page('/dashboard/invoices/new', async (_request, reply, visit) =>
@@ -59,9 +53,7 @@ export function registerInvoicePages(routes: DashboardRoutes): void {
   routes.page('/dashboard/invoices/:id', async (request, reply, visit) => {
     const view = await ownInvoice(routes, request, visit.partner.id)
     if (!view) return notFound(reply, 'invoice')
-    return headers(reply).send(
-      invoicePage(visit.chrome, view, noticeOf(NOTICES, (request.query as { notice?: string }).notice)),
-    )
+    return headers(reply).send(invoicePage(visit.chrome, view, noticeOf(NOTICES, request)))
   })
   routes.form('/dashboard/invoices/:id/publish', changeHandler(routes, 'publish'))
   routes.form('/dashboard/invoices/:id/cancel', changeHandler(routes, 'cancel'))
@@ -73,8 +65,8 @@ async function ownInvoice(
   request: FastifyRequest,
   partnerId: string,
 ): Promise<InvoiceView | undefined> {
-  const id = (request.params as { id: string }).id
-  if (!isUuid(id)) return undefined
+  const id = idOf(request)
+  if (!id) return undefined
   const invoice = await getInvoiceById(routes.deps.pool, partnerId, id)
   return invoice ? getInvoice(routes.deps.pool, partnerId, invoice.reference).catch(notFoundAsUndefined) : undefined
 }

@@ -87,8 +87,9 @@ export function plainPage(title: string, message: string): string {
   return layout(title, html`<p id="message">${message}</p>`)
 }
 
-/** A one-line notice after an action (shown once, from a query parameter naming a fixed message). */
-export function noticeOf(notices: Record<string, string>, key: unknown): Html | '' {
+/** A one-line notice after an action (shown once, from the `notice` query parameter naming a fixed message). */
+export function noticeOf(notices: Record<string, string>, request: { query: unknown }): Html | '' {
+  const key = (request.query as { notice?: unknown }).notice
   const message = typeof key === 'string' && Object.hasOwn(notices, key) ? notices[key] : undefined
   return message ? html`<p id="notice" role="status">${message}</p>` : ''
 }

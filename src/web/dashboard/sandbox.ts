@@ -23,9 +23,7 @@ const PAYER_NAME_MAX = 100
 export function registerSandboxPages(routes: DashboardRoutes): void {
   routes.page('/dashboard/sandbox', async (request, reply, visit) => {
     if (!visit.chrome.sandbox) return notSandbox(reply)
-    return headers(reply).send(
-      sandboxPage(visit.chrome, noticeOf(NOTICES, (request.query as { notice?: string }).notice)),
-    )
+    return headers(reply).send(sandboxPage(visit.chrome, noticeOf(NOTICES, request)))
   })
   routes.form('/dashboard/sandbox/inbound-credit', async (_request, reply, visit, body) => {
     if (!visit.chrome.sandbox) return notSandbox(reply)

@@ -42,7 +42,7 @@ export function registerSettingsPages(routes: DashboardRoutes): void {
       partner.callbackUrl === null ? undefined : callbackUrlDisabled(pool, partner.id, partner.callbackUrl),
       listLiveCredentials(pool, partner.id),
     ])
-    const notice = noticeOf(NOTICES, (request.query as { notice?: string }).notice)
+    const notice = noticeOf(NOTICES, request)
     return headers(reply).send(settingsPage(visit.chrome, { partner, disabled, credentials }, notice))
   })
   routes.form('/dashboard/settings/callback-url', async (_request, reply, visit, body) => {

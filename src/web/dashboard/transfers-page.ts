@@ -5,6 +5,7 @@ import { html, type Html } from '../../platform/html.ts'
 import type { OutboundTransfer, StateMoment } from '../../money-out/outbound/service.ts'
 import type { ProviderCall, ProviderHealthReading } from '../../banking/providers/service.ts'
 import { csrfField, layout, naira, when, type Chrome } from './layout.ts'
+import { filterSelect, findPage } from './lists.ts'
 
 export const OUTBOUND_STATES = ['pending', 'submitted', 'confirmed', 'failed', 'unknown', 'reversed'] as const
 
@@ -30,28 +31,24 @@ export function transfersPage(
   transfers: readonly OutboundTransfer[],
   nextCursor: string | null,
 ): string {
-  const next = nextCursor
-    ? `/dashboard/transfers?${new URLSearchParams({ ...filter, cursor: nextCursor }).toString()}`
-    : null
-  return layout(
-    'Outbound transfers',
-    html`<form method="get" action="/dashboard/transfers" class="filter">
-<label>State <select name="state"><option value="">Any</option>${OUTBOUND_STATES.map((state) => html`<option value="${state}"${state === filter.state ? html` selected` : ''}>${state}</option>`)}</select></label>
+  return findPage(chrome, {
+    title: 'Outbound transfers',
+    path: '/dashboard/transfers',
+    fields: html`${filterSelect('State', 'state', OUTBOUND_STATES, filter.state)}
 <label>Reference <input name="reference" value="${filter.reference ?? ''}" maxlength="100"></label>
 <label>From <input type="date" name="from" value="${filter.from ?? ''}"></label>
-<label>To <input type="date" name="to" value="${filter.to ?? ''}"></label>
-<button type="submit">Find</button></form>
-${transfers.length === 0 ? html`<p id="empty">No outbound transfers match.</p>` : ''}
-<ul class="list">${transfers.map(
-      (
-        transfer,
-      ) => html`<li><a href="/dashboard/transfers/${transfer.id}" class="reference">${transfer.clientReference}</a>
+<label>To <input type="date" name="to" value="${filter.to ?? ''}"></label>`,
+    filter: { ...filter },
+    rows: transfers,
+    row: (
+      transfer,
+    ) => html`<li><a href="/dashboard/transfers/${transfer.id}" class="reference">${transfer.clientReference}</a>
 <span class="state">${transfer.state}</span> <span class="amount">${naira(transfer.amountKobo)}</span> to <span class="beneficiary">${transfer.beneficiaryAccountName}</span>
 <span class="when">${when(transfer.createdAt)}</span></li>`,
-    )}</ul>
-${next ? html`<p><a href="${next}">Older transfers</a></p>` : ''}`,
-    chrome,
-  )
+    empty: 'No outbound transfers match.',
+    nextCursor,
+    older: 'Older transfers',
+  })
 }
 
 interface Moment {

@@ -10,7 +10,8 @@ import {
 } from '../../money-out/outbound/service.ts'
 import { providerCallsFor, providerHealth } from '../../banking/providers/service.ts'
 import { lagosDayEnd, lagosDayStart } from './dates.ts'
-import { headers, isUuid, notFound, notFoundAsUndefined, type DashboardRoutes } from './http.ts'
+import { headers, idOf, notFound, notFoundAsUndefined, type DashboardRoutes } from './http.ts'
+import { cursorOf, LIST_PAGE, oneOf, queryOf } from './lists.ts'
 import { noticeOf, plainPage } from './layout.ts'
 import { settleFromDashboard, SETTLE_OUTCOMES, type SettleOutcome } from './simulator.ts'
 import { OUTBOUND_STATES, timelineOf, transferPage, transfersPage, type TransferFilter } from './transfers-page.ts'
@@ -25,7 +26,8 @@ const TIMELINE_MAX = 100
 /** The filter a query asks for; a value that is not valid is left out (a filter link never errs). */
 function filterOf(query: Record<string, string | undefined>): TransferFilter {
   const filter: TransferFilter = {}
-  if (OUTBOUND_STATES.includes(query.state as never)) filter.state = query.state
+  const state = oneOf(OUTBOUND_STATES, query.state)
+  if (state) filter.state = state
   const reference = query.reference?.trim()
   if (reference) filter.reference = reference.slice(0, 100)
   if (lagosDayStart(query.from)) filter.from = query.from
@@ -36,16 +38,15 @@ function filterOf(query: Record<string, string | undefined>): TransferFilter {
 export function registerTransferPages(routes: DashboardRoutes): void {
   const { pool } = routes.deps
   routes.page('/dashboard/transfers', async (request, reply, visit) => {
-    const query = request.query as Record<string, string | undefined>
-    const filter = filterOf(query)
+    const filter = filterOf(queryOf(request))
     const page = await listOutbound(pool, {
       partnerId: visit.partner.id,
       state: filter.state as (typeof OUTBOUND_STATES)[number] | undefined,
       clientReference: filter.reference,
       createdFrom: lagosDayStart(filter.from),
       createdBefore: lagosDayEnd(filter.to),
-      limit: 25,
-      cursor: isUuid(query.cursor) ? query.cursor : undefined,
+      limit: LIST_PAGE,
+      cursor: cursorOf(request),
     })
     return headers(reply).send(transfersPage(visit.chrome, filter, page.transfers, page.nextCursor))
   })
@@ -64,7 +65,7 @@ export function registerTransferPages(routes: DashboardRoutes): void {
       deliveryStatus: event.deliveryStatus,
       createdAt: event.createdAt,
     }))
-    const notice = noticeOf(NOTICES, (request.query as { notice?: string }).notice)
+    const notice = noticeOf(NOTICES, request)
     return headers(reply).send(
       transferPage(visit.chrome, transfer, timelineOf(states, calls, callbacks), notice, health(transfer.provider)),
     )
@@ -85,6 +86,6 @@ async function ownTransfer(
   request: FastifyRequest,
   partnerId: string,
 ): Promise<OutboundTransfer | undefined> {
-  const id = (request.params as { id: string }).id
-  return isUuid(id) ? getOutbound(routes.deps.pool, partnerId, id).catch(notFoundAsUndefined) : undefined
+  const id = idOf(request)
+  return id ? getOutbound(routes.deps.pool, partnerId, id).catch(notFoundAsUndefined) : undefined
 }

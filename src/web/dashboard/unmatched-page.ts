@@ -3,7 +3,8 @@
 import { randomUUID } from 'node:crypto'
 import { html, type Html } from '../../platform/html.ts'
 import type { getTriageItem } from '../../collections/credits/service.ts'
-import { COLLECTIONS_PATH, olderLink, statusLabel } from './collections-shared.ts'
+import { COLLECTIONS_PATH } from './collections-shared.ts'
+import { olderLink, statusLabel } from './lists.ts'
 import { csrfField, layout, naira, payerText, when, type Chrome } from './layout.ts'
 
 export const UNMATCHED_PATH = '/dashboard/unmatched'

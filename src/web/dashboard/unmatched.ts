@@ -5,9 +5,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { getTriageItem, listTriage, type CreditStatus } from '../../collections/credits/service.ts'
 import { listIntents } from '../../collections/intents/service.ts'
 import { listAccounts } from '../../collections/virtual-accounts/service.ts'
-import { cursorOf, LIST_PAGE, oneOf, queryOf } from './collections-shared.ts'
+import { cursorOf, LIST_PAGE, oneOf, queryOf } from './lists.ts'
 import {
   headers,
+  idOf,
   isUuid,
   notFound,
   notFoundAsUndefined,
@@ -51,7 +52,7 @@ export function registerUnmatchedPages(routes: DashboardRoutes): void {
     const item = await ownItem(routes, request, visit)
     if (!item) return notFound(reply, 'unmatched credit')
     const targets = item.status === 'unmatched' ? await assignTargets(routes, visit.partner.id) : []
-    return headers(reply).send(triageItemPage(visit.chrome, item, targets, noticeOf(NOTICES, queryOf(request).notice)))
+    return headers(reply).send(triageItemPage(visit.chrome, item, targets, noticeOf(NOTICES, request)))
   })
   routes.form(`${UNMATCHED_PATH}/:id/assign`, async (request, reply, visit, body) => {
     const item = await ownItem(routes, request, visit)
@@ -82,8 +83,8 @@ async function ownItem(
   request: FastifyRequest,
   visit: Visit,
 ): Promise<TriageItem | undefined> {
-  const id = (request.params as { id: string }).id
-  return isUuid(id) ? getTriageItem(routes.deps.pool, visit.partner.id, id).catch(notFoundAsUndefined) : undefined
+  const id = idOf(request)
+  return id ? getTriageItem(routes.deps.pool, visit.partner.id, id).catch(notFoundAsUndefined) : undefined
 }
 
 /** The tracking id typed into the assign form, if it is one (surrounding spaces aside). */
