@@ -117,34 +117,19 @@ export async function setCapability(
  * real providers have no merchant credit, debit or transfer between wallets (Paystack has no
  * wallets; Monnify's are paid into by transfer and pay out by disbursement).
  */
+const REAL_PROVIDER_CAN: Capabilities = {
+  merchantCredit: false,
+  debit: false,
+  walletTransfer: false,
+  bankPayout: true,
+  nameCheck: true,
+  narration: true,
+  virtualAccounts: true,
+}
 const ADAPTER_CAN: Record<AdapterKind, Capabilities> = {
-  sandbox: {
-    merchantCredit: true,
-    debit: true,
-    walletTransfer: true,
-    bankPayout: true,
-    nameCheck: true,
-    narration: true,
-    virtualAccounts: true,
-  },
-  paystack: {
-    merchantCredit: false,
-    debit: false,
-    walletTransfer: false,
-    bankPayout: true,
-    nameCheck: true,
-    narration: true,
-    virtualAccounts: true,
-  },
-  monnify: {
-    merchantCredit: false,
-    debit: false,
-    walletTransfer: false,
-    bankPayout: true,
-    nameCheck: true,
-    narration: true,
-    virtualAccounts: true,
-  },
+  sandbox: { ...REAL_PROVIDER_CAN, merchantCredit: true, debit: true, walletTransfer: true },
+  paystack: REAL_PROVIDER_CAN,
+  monnify: REAL_PROVIDER_CAN,
 }
 
 /** What each adapter needs to make calls, checked when a profile is added or changed. */
