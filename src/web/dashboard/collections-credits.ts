@@ -10,7 +10,7 @@ import {
 } from '../../collections/credits/service.ts'
 import { selectById as selectAccountById, type VirtualAccount } from '../../collections/virtual-accounts/service.ts'
 import { COLLECTIONS_PATH, collectionsListPage, collectionsNav, statusFilter } from './collections-shared.ts'
-import { headers, idOf, notFound, type DashboardRoutes } from './http.ts'
+import { headers, notFound, ownObject, type DashboardRoutes } from './http.ts'
 import { layout, naira, payerText, when, type Chrome } from './layout.ts'
 import { cursorOf, LIST_PAGE, oneOf, queryOf, statusLabel } from './lists.ts'
 
@@ -36,8 +36,7 @@ export function registerCreditPages(routes: DashboardRoutes): void {
     return headers(reply).send(creditsPage(visit.chrome, status, page.credits, page.nextCursor))
   })
   routes.page(`${CREDITS_PATH}/:id`, async (request, reply, visit) => {
-    const id = idOf(request)
-    const credit = id ? await getCredit(pool, visit.partner.id, id) : undefined
+    const credit = await ownObject(request, (id) => getCredit(pool, visit.partner.id, id))
     if (!credit) return notFound(reply, 'credit')
     const account = credit.virtualAccountId ? await selectAccountById(pool, credit.virtualAccountId) : undefined
     return headers(reply).send(

@@ -8,7 +8,7 @@ import { getIntent, listIntents, type IntentStatus, type IntentView } from '../.
 import { bankName } from '../../collections/virtual-accounts/service.ts'
 import { creditList } from './collections-credits.ts'
 import { COLLECTIONS_PATH, collectionsListPage, collectionsNav, statusFilter } from './collections-shared.ts'
-import { headers, idOf, notFound, notFoundAsUndefined, type DashboardRoutes } from './http.ts'
+import { headers, notFound, ownObject, type DashboardRoutes } from './http.ts'
 import { layout, naira, when, type Chrome } from './layout.ts'
 import { cursorOf, LIST_PAGE, oneOf, queryOf, statusLabel } from './lists.ts'
 
@@ -28,9 +28,8 @@ export function registerIntentPages(routes: DashboardRoutes): void {
     return headers(reply).send(intentsPage(visit.chrome, status, page.intents, page.nextCursor))
   })
   routes.page(`${INTENTS_PATH}/:id`, async (request, reply, visit) => {
-    const id = idOf(request)
     // By id only (the API also takes a trackingId or reference): the dashboard links by id.
-    const view = id ? await getIntent(pool, visit.partner.id, id).catch(notFoundAsUndefined) : undefined
+    const view = await ownObject(request, (id) => getIntent(pool, visit.partner.id, id))
     if (!view) return notFound(reply, 'payment intent')
     const credits = await listCredits(pool, {
       partnerId: visit.partner.id,

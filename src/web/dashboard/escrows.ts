@@ -9,13 +9,12 @@ import {
   listEscrows,
   REASON_MAX_CHARS,
   releaseEscrow,
-  type Escrow,
   type ReleaseRequest,
 } from '../../escrow/service.ts'
 import {
   headers,
-  idOf,
   notFound,
+  ownObject,
   refusedAction,
   type DashboardRoutes,
   type FormBody,
@@ -54,14 +53,9 @@ export function registerEscrowPages(routes: DashboardRoutes): void {
   routes.form('/dashboard/escrows/:id/cancel', cancelHandler(routes))
 }
 
-/** The session's partner's escrow named by the URL's id; undefined for a malformed id, an unknown one or another partner's. */
-async function ownEscrow(
-  routes: DashboardRoutes,
-  request: FastifyRequest,
-  partnerId: string,
-): Promise<Escrow | undefined> {
-  const id = idOf(request)
-  return id ? getEscrowById(routes.deps.pool, partnerId, id) : undefined
+/** The session's partner's escrow named by the URL's id. */
+function ownEscrow(routes: DashboardRoutes, request: FastifyRequest, partnerId: string) {
+  return ownObject(request, (id) => getEscrowById(routes.deps.pool, partnerId, id))
 }
 
 /** The release form: an optional reason, and optionally another bank account to pay (all three fields, or none). */

@@ -3,8 +3,8 @@
 // payload and every delivery attempt; and the Redeliver button, which asks what
 // POST /api/v1/rail/events/{id}/redeliver asks (events-redeliver.ts).
 import type { FastifyRequest } from 'fastify'
-import { getEvent, listEvents, type EventView } from '../../events/service.ts'
-import { headers, idOf, isUuid, notFound, notFoundAsUndefined, refusedAction, type DashboardRoutes } from './http.ts'
+import { getEvent, listEvents } from '../../events/service.ts'
+import { headers, isUuid, notFound, ownObject, refusedAction, type DashboardRoutes } from './http.ts'
 import { cursorOf, LIST_PAGE, oneOf, queryOf } from './lists.ts'
 import { noticeOf, plainPage } from './layout.ts'
 import { EVENT_DELIVERY_FILTERS, eventPage, eventsPage, type EventFilter } from './events-page.ts'
@@ -66,12 +66,7 @@ export function registerEventPages(routes: DashboardRoutes): void {
   })
 }
 
-/** The session's partner's event by the URL's id; undefined for another partner's, an unknown or a malformed id. */
-async function ownEvent(
-  routes: DashboardRoutes,
-  request: FastifyRequest,
-  partnerId: string,
-): Promise<EventView | undefined> {
-  const id = idOf(request)
-  return id ? getEvent(routes.deps.pool, partnerId, id).catch(notFoundAsUndefined) : undefined
+/** The session's partner's event by the URL's id. */
+function ownEvent(routes: DashboardRoutes, request: FastifyRequest, partnerId: string) {
+  return ownObject(request, (id) => getEvent(routes.deps.pool, partnerId, id))
 }

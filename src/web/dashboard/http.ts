@@ -73,10 +73,16 @@ export function isUuid(value: unknown): value is string {
   return typeof value === 'string' && UUID.test(value)
 }
 
-/** The URL's :id when it is a well-formed id; anything else names no object of the partner's. */
-export function idOf(request: FastifyRequest): string | undefined {
+/**
+ * What the URL's :id names, read by `read` as the session's partner's; undefined for a malformed id
+ * (never read), an unknown one or another partner's (a service's 404 included).
+ */
+export async function ownObject<T>(
+  request: FastifyRequest,
+  read: (id: string) => Promise<T | undefined>,
+): Promise<T | undefined> {
   const id = (request.params as { id: string }).id
-  return isUuid(id) ? id : undefined
+  return isUuid(id) ? read(id).catch(notFoundAsUndefined) : undefined
 }
 
 /** The one answer for an object that does not exist or is another partner's. */

@@ -10,17 +10,8 @@ import {
   getInvoiceById,
   listInvoices,
   publishInvoice,
-  type InvoiceView,
 } from '../../invoices/service.ts'
-import {
-  headers,
-  idOf,
-  notFound,
-  notFoundAsUndefined,
-  refusedAction,
-  type DashboardRoutes,
-  type FormHandler,
-} from './http.ts'
+import { headers, notFound, ownObject, refusedAction, type DashboardRoutes, type FormHandler } from './http.ts'
 import { cursorOf, LIST_PAGE, oneOf, queryOf } from './lists.ts'
 import { dashboardCaller, runRecorded } from './actions.ts'
 import { invoiceRequestOf } from './invoices-form.ts'
@@ -59,16 +50,13 @@ export function registerInvoicePages(routes: DashboardRoutes): void {
   routes.form('/dashboard/invoices/:id/cancel', changeHandler(routes, 'cancel'))
 }
 
-/** The session's partner's invoice named by the URL's id; undefined for a malformed id, an unknown one or another partner's. */
-async function ownInvoice(
-  routes: DashboardRoutes,
-  request: FastifyRequest,
-  partnerId: string,
-): Promise<InvoiceView | undefined> {
-  const id = idOf(request)
-  if (!id) return undefined
-  const invoice = await getInvoiceById(routes.deps.pool, partnerId, id)
-  return invoice ? getInvoice(routes.deps.pool, partnerId, invoice.reference).catch(notFoundAsUndefined) : undefined
+/** The session's partner's invoice named by the URL's id, with its payment. */
+function ownInvoice(routes: DashboardRoutes, request: FastifyRequest, partnerId: string) {
+  const { pool } = routes.deps
+  return ownObject(request, async (id) => {
+    const invoice = await getInvoiceById(pool, partnerId, id)
+    return invoice ? getInvoice(pool, partnerId, invoice.reference) : undefined
+  })
 }
 
 /** POST /dashboard/invoices: the form checked, the create recorded, then createInvoice as POST /api/v1/rail/invoice calls it. */

@@ -2,15 +2,10 @@
 // with its timeline, and in the sandbox the settlement simulator.
 import type { FastifyRequest } from 'fastify'
 import { listEvents } from '../../events/service.ts'
-import {
-  getOutbound,
-  listOutbound,
-  outboundStateHistory,
-  type OutboundTransfer,
-} from '../../money-out/outbound/service.ts'
+import { getOutbound, listOutbound, outboundStateHistory } from '../../money-out/outbound/service.ts'
 import { providerCallsFor, providerHealth } from '../../banking/providers/service.ts'
 import { lagosDayEnd, lagosDayStart } from './dates.ts'
-import { headers, idOf, notFound, notFoundAsUndefined, type DashboardRoutes } from './http.ts'
+import { headers, notFound, ownObject, type DashboardRoutes } from './http.ts'
 import { cursorOf, LIST_PAGE, oneOf, queryOf } from './lists.ts'
 import { noticeOf, plainPage } from './layout.ts'
 import { settleFromDashboard, SETTLE_OUTCOMES, type SettleOutcome } from './simulator.ts'
@@ -81,11 +76,7 @@ export function registerTransferPages(routes: DashboardRoutes): void {
   })
 }
 
-async function ownTransfer(
-  routes: DashboardRoutes,
-  request: FastifyRequest,
-  partnerId: string,
-): Promise<OutboundTransfer | undefined> {
-  const id = idOf(request)
-  return id ? getOutbound(routes.deps.pool, partnerId, id).catch(notFoundAsUndefined) : undefined
+/** The session's partner's transfer by the URL's id. */
+function ownTransfer(routes: DashboardRoutes, request: FastifyRequest, partnerId: string) {
+  return ownObject(request, (id) => getOutbound(routes.deps.pool, partnerId, id))
 }

@@ -8,10 +8,9 @@ import { listAccounts } from '../../collections/virtual-accounts/service.ts'
 import { cursorOf, LIST_PAGE, oneOf, queryOf } from './lists.ts'
 import {
   headers,
-  idOf,
   isUuid,
   notFound,
-  notFoundAsUndefined,
+  ownObject,
   refusedAction,
   type DashboardRoutes,
   type FormBody,
@@ -26,7 +25,6 @@ import {
   triageListPage,
   UNMATCHED_PATH,
   type AssignTarget,
-  type TriageItem,
 } from './unmatched-page.ts'
 
 const TRACKING_ID = /^trk_[a-z0-9]{24}$/
@@ -78,13 +76,9 @@ export function registerUnmatchedPages(routes: DashboardRoutes): void {
   })
 }
 
-async function ownItem(
-  routes: DashboardRoutes,
-  request: FastifyRequest,
-  visit: Visit,
-): Promise<TriageItem | undefined> {
-  const id = idOf(request)
-  return id ? getTriageItem(routes.deps.pool, visit.partner.id, id).catch(notFoundAsUndefined) : undefined
+/** The session's partner's unmatched credit by the URL's id. */
+function ownItem(routes: DashboardRoutes, request: FastifyRequest, visit: Visit) {
+  return ownObject(request, (id) => getTriageItem(routes.deps.pool, visit.partner.id, id))
 }
 
 /** The tracking id typed into the assign form, if it is one (surrounding spaces aside). */
