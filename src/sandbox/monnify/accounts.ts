@@ -4,7 +4,7 @@
 // announced by the bank's notice job in Monnify's words (announce.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { findBank } from '../../banking/nip/banks.ts'
-import { SANDBOX_MONNIFY_PROFILE, type SandboxDialectDeps } from '../dialects.ts'
+import { SANDBOX_MONNIFY_PROFILE, type DialectHandler, type SandboxDialectDeps } from '../dialects.ts'
 import { sandboxMonnifyCredentials } from '../dialect-credentials.ts'
 import { collectionOf, collectionReferenceOf } from './announce.ts'
 import {
@@ -18,7 +18,7 @@ import {
   type ReservedAccount,
   type Wallet,
 } from './repo.ts'
-import { apiTime, koboToNaira, pageOf, paged, queryValue, refuse, success } from './wire.ts'
+import { apiTime, koboToNaira, ok, pageOf, paged, queryValue, refuse } from './wire.ts'
 
 /** The largest page a listing answers. */
 const PAGE_SIZE_MAX = 100
@@ -49,11 +49,7 @@ function walletBody(wallet: Wallet, bankCode: string): Record<string, unknown> {
 }
 
 /** POST /api/v1/disbursements/wallet: once per walletReference; asked again, the wallet it made. */
-export async function createWallet(
-  deps: SandboxDialectDeps,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): Promise<FastifyReply> {
+export const createWallet: DialectHandler = async (deps, request, reply) => {
   const body = (request.body ?? {}) as Record<string, unknown>
   const walletReference = text(body.walletReference, 64)
   const walletName = text(body.walletName)
@@ -64,7 +60,7 @@ export async function createWallet(
   if (!walletName || !customerName || !customerEmail)
     return refuse(reply, 400, 'walletName, customerName and customerEmail are required')
   const existing = await walletBy(deps.pool, 'wallet_reference', walletReference)
-  if (existing) return reply.code(200).send(success(walletBody(existing, deps.bank.bankCode)))
+  if (existing) return ok(reply, walletBody(existing, deps.bank.bankCode))
   const account = await deps.bank.openAccount(walletName, walletReference, SANDBOX_MONNIFY_PROFILE)
   if (account === 'reference_taken') return refuse(reply, 400, `walletReference ${walletReference} is already used`)
   const bvnDetails = (body.bvnDetails ?? {}) as Record<string, unknown>
@@ -77,37 +73,28 @@ export async function createWallet(
     bvn: text(bvnDetails.bvn, 11) ?? null,
     bvnDateOfBirth: text(bvnDetails.bvnDateOfBirth, 10) ?? null,
   })
-  return reply.code(200).send(success(walletBody(wallet, deps.bank.bankCode)))
+  return ok(reply, walletBody(wallet, deps.bank.bankCode))
 }
 
 /** GET /api/v1/disbursements/wallet?walletReference=&pageNo=&pageSize=: the merchant's wallets, or the one of a reference. */
-export async function listWallets(
-  deps: SandboxDialectDeps,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): Promise<FastifyReply> {
+export const listWallets: DialectHandler = async (deps, request, reply) => {
   const walletReference = queryValue(request.query, 'walletReference')
   const { page, size } = pageOf(request.query, 'pageNo', 'pageSize', PAGE_SIZE_MAX)
   const wallets = walletReference
     ? [await walletBy(deps.pool, 'wallet_reference', walletReference)].filter((wallet) => wallet !== undefined)
     : await allWallets(deps.pool)
-  return reply.code(200).send(
-    success(
-      paged(
-        wallets.map((wallet) => walletBody(wallet, deps.bank.bankCode)),
-        page,
-        size,
-      ),
+  return ok(
+    reply,
+    paged(
+      wallets.map((wallet) => walletBody(wallet, deps.bank.bankCode)),
+      page,
+      size,
     ),
   )
 }
 
 /** GET /api/v1/disbursements/wallet/transactions?accountNumber=&pageNo=&pageSize=: newest first. */
-export async function walletTransactions(
-  deps: SandboxDialectDeps,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): Promise<FastifyReply> {
+export const walletTransactions: DialectHandler = async (deps, request, reply) => {
   const accountNumber = queryValue(request.query, 'accountNumber')
   const wallet = accountNumber && (await walletBy(deps.pool, 'account_number', accountNumber))
   if (!accountNumber || !wallet)
@@ -133,7 +120,7 @@ export async function walletTransactions(
         }
       : {}),
   }))
-  return reply.code(200).send(success(paged(items, page, size)))
+  return ok(reply, paged(items, page, size))
 }
 
 function reservedBody(
@@ -167,11 +154,7 @@ function reservedBody(
 }
 
 /** POST /api/v2/bank-transfer/reserved-accounts: a reference reserves one account; asked again, Monnify's duplicate refusal. */
-export async function reserveAccount(
-  deps: SandboxDialectDeps,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): Promise<FastifyReply> {
+export const reserveAccount: DialectHandler = async (deps, request, reply) => {
   const body = (request.body ?? {}) as Record<string, unknown>
   const accountReference = text(body.accountReference, 64)
   const accountName = text(body.accountName)
@@ -201,14 +184,16 @@ export async function reserveAccount(
     customerEmail,
     customerName,
   })
-  return reply.code(200).send(success(reservedBody(account, deps.bank.bankCode, 'ACTIVE')))
+  return ok(reply, reservedBody(account, deps.bank.bankCode, 'ACTIVE'))
 }
 
+/** The reserved account the path names, unless it was deallocated; else Monnify's 404, sent. */
 async function activeReserved(
   deps: SandboxDialectDeps,
-  accountReference: string,
+  request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<ReservedAccount | FastifyReply> {
+  const { accountReference } = request.params as { accountReference: string }
   const account = await reservedAccountBy(deps.pool, 'account_reference', accountReference)
   if (!account || account.deallocatedAt)
     return refuse(reply, 404, `Cannot find reserved account with reference ${accountReference}`)
@@ -216,35 +201,23 @@ async function activeReserved(
 }
 
 /** GET /api/v2/bank-transfer/reserved-accounts/{accountReference}. */
-export async function getReservedAccount(
-  deps: SandboxDialectDeps,
-  accountReference: string,
-  reply: FastifyReply,
-): Promise<FastifyReply> {
-  const account = await activeReserved(deps, accountReference, reply)
+export const getReservedAccount: DialectHandler = async (deps, request, reply) => {
+  const account = await activeReserved(deps, request, reply)
   if (!('accountReference' in account)) return account
-  return reply.code(200).send(success(reservedBody(account, deps.bank.bankCode, 'ACTIVE')))
+  return ok(reply, reservedBody(account, deps.bank.bankCode, 'ACTIVE'))
 }
 
 /** DELETE /api/v1/bank-transfer/reserved-accounts/reference/{accountReference}: the account is archived at the bank. */
-export async function deallocateReservedAccount(
-  deps: SandboxDialectDeps,
-  accountReference: string,
-  reply: FastifyReply,
-): Promise<FastifyReply> {
-  const account = await activeReserved(deps, accountReference, reply)
+export const deallocateReservedAccount: DialectHandler = async (deps, request, reply) => {
+  const account = await activeReserved(deps, request, reply)
   if (!('accountReference' in account)) return account
   await deps.bank.archiveVirtualAccount(SANDBOX_MONNIFY_PROFILE, account.accountNumber)
-  await markDeallocated(deps.pool, accountReference)
-  return reply.code(200).send(success(reservedBody(account, deps.bank.bankCode, 'INACTIVE')))
+  await markDeallocated(deps.pool, account.accountReference)
+  return ok(reply, reservedBody(account, deps.bank.bankCode, 'INACTIVE'))
 }
 
 /** GET /api/v1/bank-transfer/reserved-accounts/transactions?accountReference=&page=&size=: its credits, newest first. */
-export async function reservedAccountTransactions(
-  deps: SandboxDialectDeps,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): Promise<FastifyReply> {
+export const reservedAccountTransactions: DialectHandler = async (deps, request, reply) => {
   const accountReference = queryValue(request.query, 'accountReference')
   const account = accountReference && (await reservedAccountBy(deps.pool, 'account_reference', accountReference))
   if (!accountReference || !account)
@@ -267,5 +240,5 @@ export async function reservedAccountTransactions(
       flagged: false,
     })
   }
-  return reply.code(200).send(success(paged(items, page, size)))
+  return ok(reply, paged(items, page, size))
 }

@@ -139,7 +139,7 @@ export async function disbursementEvent(
     eventType: EVENT_TYPES[status],
     eventData: {
       amount: koboToNaira(disbursement.amountKobo),
-      transactionReference: `MFDS${answer.sessionId.slice(6)}`,
+      transactionReference: transactionReferenceOf(answer.sessionId),
       fee: 0,
       transactionDescription: status === 'REVERSED' ? REVERSED_DESCRIPTION : nipMessage(answer.responseCode),
       destinationAccountNumber: disbursement.destinationAccountNumber,
@@ -155,6 +155,11 @@ export async function disbursementEvent(
       status,
     },
   }
+}
+
+/** Monnify's own reference of a disbursement, made from the bank's NIP session id. */
+export function transactionReferenceOf(sessionId: string): string {
+  return `MFDS${sessionId.slice(6)}`
 }
 
 /** Monnify's reference of a collection, made from the bank's NIP session id. */

@@ -7,10 +7,15 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { findBank } from '../../banking/nip/banks.ts'
 import { nipMessage } from '../../banking/nip/codes.ts'
 import { nuban } from '../../banking/nip/nuban.ts'
-import { withTransaction, type Pool } from '../../platform/db.ts'
-import type { SandboxDialectDeps } from '../dialects.ts'
-import type { SandboxBank } from '../service.ts'
-import { announceIfSettled, REVERSED_DESCRIPTION, watchDisbursement, type DisbursementStatus } from './announce.ts'
+import { withTransaction } from '../../platform/db.ts'
+import type { DialectHandler, SandboxDialectDeps } from '../dialects.ts'
+import {
+  announceIfSettled,
+  REVERSED_DESCRIPTION,
+  transactionReferenceOf,
+  watchDisbursement,
+  type DisbursementStatus,
+} from './announce.ts'
 import {
   findDisbursement,
   insertDisbursement,
@@ -19,7 +24,7 @@ import {
   walletBy,
   type Disbursement,
 } from './repo.ts'
-import { koboToNaira, nairaToKobo, queryValue, refuse, success, apiTime } from './wire.ts'
+import { apiTime, koboToNaira, nairaToKobo, ok, queryValue, refuse } from './wire.ts'
 
 /**
  * The merchant's main account (its Monnify wallet, the disbursements' source): the NUBAN of the
@@ -122,11 +127,7 @@ function transferBody(
 }
 
 /** POST /api/v2/disbursements/single. */
-export async function initiateSingle(
-  deps: SandboxDialectDeps,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): Promise<FastifyReply> {
+export const initiateSingle: DialectHandler = async (deps, request, reply) => {
   const read = readSingle(request.body)
   if ('refused' in read) return refuse(reply, 400, read.refused)
   const wanted = read.request
@@ -158,13 +159,10 @@ export async function initiateSingle(
     await watchDisbursement(tx, wanted.reference, 0)
   })
   const status = statusOf(answer.responseCode)
-  return reply
-    .code(200)
-    .send(
-      success(
-        transferBody({ ...disbursement, createdAt, completedAt: null }, status, answer.responseCode, answer.sessionId),
-      ),
-    )
+  return ok(
+    reply,
+    transferBody({ ...disbursement, createdAt, completedAt: null }, status, answer.responseCode, answer.sessionId),
+  )
 }
 
 /**
@@ -178,86 +176,63 @@ export function statusOf(responseCode: string, reversed = false): DisbursementSt
 }
 
 /** GET /api/v2/disbursements/single/summary?reference=. */
-export async function singleSummary(
-  deps: SandboxDialectDeps,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): Promise<FastifyReply> {
+export const singleSummary: DialectHandler = async (deps, request, reply) => {
   const reference = queryValue(request.query, 'reference')
   if (!reference) return refuse(reply, 400, 'reference is required')
   const disbursement = await findDisbursement(deps.pool, reference)
-  if (!disbursement) return refuse(reply, 404, `Could not find transfer with reference ${reference}`)
-  const answer = await announceIfSettled(deps.pool, deps.bank, reference, deps.clock)
-  if (answer.responseCode === '25') return refuse(reply, 404, `Could not find transfer with reference ${reference}`)
+  const answer = disbursement && (await announceIfSettled(deps.pool, deps.bank, reference, deps.clock))
+  if (!disbursement || !answer || answer.responseCode === '25')
+    return refuse(reply, 404, `Could not find transfer with reference ${reference}`)
   // Read after the requery: a reversal needs the payout settled, which the requery may just have done.
   const status = statusOf(answer.responseCode, await isReversed(deps.pool, reference))
-  return reply.code(200).send(
-    success({
-      amount: koboToNaira(disbursement.amountKobo),
-      reference,
-      narration: disbursement.narration,
-      currency: 'NGN',
-      fee: 0,
-      twoFaEnabled: false,
-      status,
-      transactionDescription: status === 'REVERSED' ? REVERSED_DESCRIPTION : nipMessage(answer.responseCode),
-      transactionReference: transactionReferenceOf(answer.sessionId),
-      sessionId: answer.sessionId,
-      createdOn: apiTime(disbursement.createdAt),
-      sourceAccountNumber: disbursement.sourceAccountNumber,
-      destinationAccountNumber: disbursement.destinationAccountNumber,
-      destinationAccountName: disbursement.destinationAccountName,
-      destinationBankCode: disbursement.destinationBankCode,
-      destinationBankName: findBank(disbursement.destinationBankCode)?.name ?? null,
-    }),
-  )
+  return ok(reply, {
+    amount: koboToNaira(disbursement.amountKobo),
+    reference,
+    narration: disbursement.narration,
+    currency: 'NGN',
+    fee: 0,
+    twoFaEnabled: false,
+    status,
+    transactionDescription: status === 'REVERSED' ? REVERSED_DESCRIPTION : nipMessage(answer.responseCode),
+    transactionReference: transactionReferenceOf(answer.sessionId),
+    sessionId: answer.sessionId,
+    createdOn: apiTime(disbursement.createdAt),
+    sourceAccountNumber: disbursement.sourceAccountNumber,
+    destinationAccountNumber: disbursement.destinationAccountNumber,
+    destinationAccountName: disbursement.destinationAccountName,
+    destinationBankCode: disbursement.destinationBankCode,
+    destinationBankName: findBank(disbursement.destinationBankCode)?.name ?? null,
+  })
 }
 
-/** Monnify's own reference of a disbursement, made from the bank's NIP session id. */
-export function transactionReferenceOf(sessionId: string): string {
-  return `MFDS${sessionId.slice(6)}`
-}
-
-/** GET /api/v2/disbursements/wallet-balance?accountNumber=: the merchant's main account, or one of its wallets. */
+/**
+ * GET /api/v2/disbursements/wallet-balance?accountNumber=: the merchant's main account, or one of
+ * its wallets; GET /api/v1/disbursements/wallet/balance (`mainAccountToo` false) answers wallets
+ * only. A wallet's balance is what its account at the bank holds (a send in progress has left it already).
+ */
 export async function walletBalance(
-  deps: { pool: Pool; bank: SandboxBank },
+  deps: SandboxDialectDeps,
   request: FastifyRequest,
   reply: FastifyReply,
+  mainAccountToo = true,
 ): Promise<FastifyReply> {
   const accountNumber = queryValue(request.query, 'accountNumber')
   if (!accountNumber) return refuse(reply, 400, 'accountNumber is required')
-  if (accountNumber === monnifyMainAccountNumber(deps.bank.bankCode)) {
+  if (mainAccountToo && accountNumber === monnifyMainAccountNumber(deps.bank.bankCode)) {
     const moves = await mainAccountMovements(deps.pool)
     const ledgerKobo = MAIN_ACCOUNT_OPENING_KOBO + moves.creditedKobo - moves.settledOutKobo
-    return reply.code(200).send(
-      success({
-        availableBalance: koboToNaira(ledgerKobo - moves.pendingOutKobo),
-        ledgerBalance: koboToNaira(ledgerKobo),
-      }),
-    )
+    const availableBalance = koboToNaira(ledgerKobo - moves.pendingOutKobo)
+    return ok(reply, { availableBalance, ledgerBalance: koboToNaira(ledgerKobo) })
   }
-  return customerWalletBalance(deps, accountNumber, reply)
-}
-
-/** A wallet's balance: what its account at the bank holds (a send in progress has left it already). */
-export async function customerWalletBalance(
-  deps: { pool: Pool; bank: SandboxBank },
-  accountNumber: string,
-  reply: FastifyReply,
-): Promise<FastifyReply> {
   const wallet = await walletBy(deps.pool, 'account_number', accountNumber)
   const account = wallet && (await deps.bank.getAccount(accountNumber))
   if (!account) return refuse(reply, 404, `Wallet with account number ${accountNumber} not found`)
   const balance = koboToNaira(account.balanceKobo)
-  return reply.code(200).send(success({ availableBalance: balance, ledgerBalance: balance }))
+  return ok(reply, { availableBalance: balance, ledgerBalance: balance })
 }
 
 /** GET /api/v1/disbursements/account/validate?accountNumber=&bankCode=: the holder's name, or Monnify's refusal. */
-export async function validateAccount(
-  bank: SandboxBank,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): Promise<FastifyReply> {
+export const validateAccount: DialectHandler = async ({ bank }, request, reply) => {
   const accountNumber = queryValue(request.query, 'accountNumber')
   const bankCode = queryValue(request.query, 'bankCode')
   if (!accountNumber || !bankCode) return refuse(reply, 400, 'accountNumber and bankCode are required')
@@ -265,5 +240,5 @@ export async function validateAccount(
   if (answer.responseCode === '16') return refuse(reply, 400, `Invalid bank code: ${bankCode}`)
   if (answer.responseCode !== '00' || answer.accountName === null)
     return refuse(reply, 400, 'Could not validate account details')
-  return reply.code(200).send(success({ accountNumber, accountName: answer.accountName, bankCode }))
+  return ok(reply, { accountNumber, accountName: answer.accountName, bankCode })
 }

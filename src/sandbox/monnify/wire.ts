@@ -19,6 +19,11 @@ export function success(responseBody: unknown): Envelope {
   return { requestSuccessful: true, responseMessage: 'success', responseCode: SUCCESS_CODE, responseBody }
 }
 
+/** A request carried out: 200 with Monnify's envelope around the answer. */
+export function ok(reply: FastifyReply, responseBody: unknown): FastifyReply {
+  return reply.code(200).send(success(responseBody))
+}
+
 /** A refusal in Monnify's shape, sent with its HTTP status. */
 export function refuse(
   reply: FastifyReply,

@@ -5,10 +5,15 @@
 // in Paystack's shape; only an injected fault is answered otherwise (a dropped connection, a 500).
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { randomUUID } from 'node:crypto'
-import { withTransaction, type Pool } from '../../platform/db.ts'
+import { withTransaction } from '../../platform/db.ts'
 import { sandboxPaystackSecretKey } from '../dialect-credentials.ts'
-import { SANDBOX_PAYSTACK_PREFIX, SANDBOX_PAYSTACK_PROFILE, type SandboxDialectDeps } from '../dialects.ts'
-import { injectBankFault, type FaultSubject } from '../routes.ts'
+import {
+  dialectRoutes,
+  SANDBOX_PAYSTACK_PREFIX,
+  SANDBOX_PAYSTACK_PROFILE,
+  type DialectRoute,
+  type SandboxDialectDeps,
+} from '../dialects.ts'
 import {
   bankJson,
   creditTransactionJson,
@@ -38,52 +43,26 @@ const PER_PAGE_MAX = 100
 /** Far past any page that holds something: a page number this large only asks for nothing. */
 const PAGE_MAX = 1_000_000
 
-type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>
-/** Registers one dialect route: its path under the prefix, its handler, and what its request means to fault injection. */
-type Route = (
-  method: 'GET' | 'POST' | 'DELETE',
-  path: string,
-  handler: Handler,
-  faultSubject?: (request: FastifyRequest) => FaultSubject,
-) => void
-
 export function registerRoutes(deps: SandboxDialectDeps): void {
-  const { app, bank, pool } = deps
   const secretKey = sandboxPaystackSecretKey(deps.bankSecret)
   // A payout made through the dialect is announced when its outcome is registered or it is reversed.
-  bank.onPayoutChange(PAYOUT_LISTENER)
-  // No Rail authentication (the dialect checks Paystack's bearer key), no admission or rate limit:
-  // the dialect is another system. Hidden from Rail's documents: Paystack's own describes it.
-  const config = { auth: 'none' as const, admission: false as const, rateLimited: false as const }
-  const route: Route = (method, path, handler, faultSubject = () => ({})) => {
-    app.route({
-      method,
-      url: `${SANDBOX_PAYSTACK_PREFIX}${path}`,
-      config,
-      schema: { hide: true },
-      preValidation: async (request, reply) => checkSecretKey(request, reply, secretKey),
-      preHandler: async (request, reply) => injectBankFault(pool, bank, request, reply, faultSubject(request)),
-      handler,
-    })
-  }
-  registerTransferRoutes(route, deps)
-  registerCustomerRoutes(route, deps)
-  route('GET', '/transaction', async (request, reply) => listTransactions(deps, request, reply))
-  route('GET', '/balance', async (_request, reply) => {
+  deps.bank.onPayoutChange(PAYOUT_LISTENER)
+  const route = dialectRoutes(deps, SANDBOX_PAYSTACK_PREFIX, async (request, reply) =>
+    checkSecretKey(request, reply, secretKey),
+  )
+  registerRecipientRoutes(route)
+  registerTransfers(route)
+  registerCustomerRoutes(route)
+  route('GET', '/transaction', listTransactions)
+  route('GET', '/balance', async ({ pool }, _request, reply) => {
     const balance = await store.balanceKobo(pool, SANDBOX_PAYSTACK_OPENING_BALANCE_KOBO)
     return sendData(reply, 200, 'Balances retrieved', [{ currency: 'NGN', balance }])
   })
 }
 
-/** Name enquiry, recipients and transfers. */
-function registerTransferRoutes(route: Route, deps: SandboxDialectDeps): void {
-  registerRecipientRoutes(route, deps)
-  registerTransfers(route, deps)
-}
-
-function registerRecipientRoutes(route: Route, deps: SandboxDialectDeps): void {
-  const { bank, pool } = deps
-  route('GET', '/bank/resolve', async (request, reply) => {
+/** Name enquiry and recipients. */
+function registerRecipientRoutes(route: DialectRoute): void {
+  route('GET', '/bank/resolve', async ({ bank }, request, reply) => {
     const query = request.query as Record<string, unknown>
     const accountNumber = stringField(query, 'account_number')
     const bankCode = stringField(query, 'bank_code')
@@ -101,7 +80,7 @@ function registerRecipientRoutes(route: Route, deps: SandboxDialectDeps): void {
     })
   })
 
-  route('POST', '/transferrecipient', async (request, reply) => {
+  route('POST', '/transferrecipient', async ({ bank, pool }, request, reply) => {
     const body = request.body
     const type = stringField(body, 'type')
     const name = stringField(body, 'name')
@@ -133,67 +112,47 @@ function registerRecipientRoutes(route: Route, deps: SandboxDialectDeps): void {
     return sendData(reply, 201, 'Transfer recipient created successfully', recipientJson(recipient))
   })
 
-  route('GET', '/transferrecipient/:code', async (request, reply) => {
+  route('GET', '/transferrecipient/:code', async ({ pool }, request, reply) => {
     const recipient = await store.findRecipient(pool, (request.params as { code: string }).code)
-    if (!recipient)
-      return sendError(
-        reply,
-        404,
-        'Recipient not found',
-        'Ensure that you provide the code or id of a recipient of this integration',
-      )
+    if (!recipient) return notFound(reply, 'Recipient', 'the code or id of a recipient of this integration')
     return sendData(reply, 200, 'Transfer recipient retrieved', recipientJson(recipient))
   })
 }
 
-function registerTransfers(route: Route, deps: SandboxDialectDeps): void {
-  const { bank, pool } = deps
-  route(
-    'POST',
-    '/transfer',
-    async (request, reply) => initiateTransfer(deps, request, reply),
-    (request) => {
-      const body = request.body as Record<string, unknown> | undefined
-      return {
-        amountKobo: typeof body?.amount === 'number' ? body.amount : undefined,
-        transferReference: typeof body?.reference === 'string' ? body.reference : undefined,
-      }
-    },
-  )
-
-  route('GET', '/transfer/verify/:reference', async (request, reply) => {
-    const reference = (request.params as { reference: string }).reference
-    // Asking the bank settles a payout whose registered outcome is due.
-    await bank.requery(reference)
-    const transfer = await store.transferByReference(pool, reference)
-    if (!transfer)
-      return sendError(
-        reply,
-        404,
-        'Transfer not found',
-        'Ensure that you provide the reference of a transfer made on this integration',
-      )
-    return sendData(reply, 200, 'Transfer retrieved', transferJson(transfer))
+function registerTransfers(route: DialectRoute): void {
+  route('POST', '/transfer', initiateTransfer, (request) => {
+    const body = request.body as Record<string, unknown> | undefined
+    return {
+      amountKobo: typeof body?.amount === 'number' ? body.amount : undefined,
+      transferReference: typeof body?.reference === 'string' ? body.reference : undefined,
+    }
   })
-
-  route('GET', '/transfer/:code', async (request, reply) => {
-    const found = await store.transferByIdOrCode(pool, (request.params as { code: string }).code)
-    if (found) await bank.requery(found.reference)
-    const transfer = found && (await store.transferByReference(pool, found.reference))
-    if (!transfer)
-      return sendError(
-        reply,
-        404,
-        'Transfer not found',
-        'Ensure that you provide the code or id of a transfer made on this integration',
-      )
-    return sendData(reply, 200, 'Transfer retrieved', transferJson(transfer))
+  route('GET', '/transfer/verify/:reference', async (deps, request, reply) => {
+    const reference = (request.params as { reference: string }).reference
+    return sendTransfer(deps, reply, reference, 'the reference')
+  })
+  route('GET', '/transfer/:code', async (deps, request, reply) => {
+    const found = await store.transferByIdOrCode(deps.pool, (request.params as { code: string }).code)
+    return sendTransfer(deps, reply, found?.reference, 'the code or id')
   })
 }
 
+/** A transfer as it is now (asking the bank settles a payout whose registered outcome is due), or 404. */
+async function sendTransfer(
+  { bank, pool }: SandboxDialectDeps,
+  reply: FastifyReply,
+  reference: string | undefined,
+  given: string,
+): Promise<FastifyReply> {
+  if (reference) await bank.requery(reference)
+  const transfer = reference && (await store.transferByReference(pool, reference))
+  if (!transfer) return notFound(reply, 'Transfer', `${given} of a transfer made on this integration`)
+  return sendData(reply, 200, 'Transfer retrieved', transferJson(transfer))
+}
+
 /** Customers and their dedicated accounts. */
-function registerCustomerRoutes(route: Route, { bank, pool }: SandboxDialectDeps): void {
-  route('POST', '/customer', async (request, reply) => {
+function registerCustomerRoutes(route: DialectRoute): void {
+  route('POST', '/customer', async ({ pool }, request, reply) => {
     const body = request.body
     const email = stringField(body, 'email')
     if (!email) return missingParams(reply, 'Email Address is required')
@@ -215,7 +174,7 @@ function registerCustomerRoutes(route: Route, { bank, pool }: SandboxDialectDeps
     return sendData(reply, 200, 'Customer created', customerJson(customer))
   })
 
-  route('POST', '/dedicated_account', async (request, reply) => {
+  route('POST', '/dedicated_account', async ({ bank, pool }, request, reply) => {
     const customerId = stringField(request.body, 'customer')
     if (!customerId) return missingParams(reply, 'Customer is required')
     const customer = await store.findCustomer(pool, customerId)
@@ -235,29 +194,17 @@ function registerCustomerRoutes(route: Route, { bank, pool }: SandboxDialectDeps
     return sendData(reply, 200, 'NUBAN successfully created', dedicatedAccountJson(dedicated))
   })
 
-  route('GET', '/dedicated_account', async (request, reply) => listDedicatedAccounts(pool, request, reply))
+  route('GET', '/dedicated_account', listDedicatedAccounts)
 
-  route('GET', '/dedicated_account/:id', async (request, reply) => {
+  route('GET', '/dedicated_account/:id', async ({ pool }, request, reply) => {
     const account = await store.findDedicatedAccount(pool, (request.params as { id: string }).id)
-    if (!account)
-      return sendError(
-        reply,
-        404,
-        'Dedicated account not found',
-        'Ensure that you provide the id of a dedicated account of this integration',
-      )
+    if (!account) return noDedicatedAccount(reply)
     return sendData(reply, 200, 'Customer retrieved', dedicatedAccountJson(account))
   })
 
-  route('DELETE', '/dedicated_account/:id', async (request, reply) => {
+  route('DELETE', '/dedicated_account/:id', async ({ bank, pool }, request, reply) => {
     const found = await store.findDedicatedAccount(pool, (request.params as { id: string }).id)
-    if (!found)
-      return sendError(
-        reply,
-        404,
-        'Dedicated account not found',
-        'Ensure that you provide the id of a dedicated account of this integration',
-      )
+    if (!found) return noDedicatedAccount(reply)
     await bank.archiveVirtualAccount(SANDBOX_PAYSTACK_PROFILE, found.accountNumber)
     await store.deactivateDedicatedAccount(pool, found.id)
     const account = (await store.findDedicatedAccount(pool, String(found.id)))!
@@ -266,20 +213,15 @@ function registerCustomerRoutes(route: Route, { bank, pool }: SandboxDialectDeps
 }
 
 /** GET /dedicated_account: the dedicated accounts (of a customer, active or not when asked), oldest first, with Paystack's `meta` paging. */
-async function listDedicatedAccounts(pool: Pool, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+async function listDedicatedAccounts(
+  { pool }: SandboxDialectDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   const query = request.query as Record<string, unknown>
-  const perPage = pageNumber(
-    stringField(query, 'perPage') ?? stringField(query, 'per_page'),
-    PER_PAGE_DEFAULT,
-    PER_PAGE_MAX,
-  )
-  const page = pageNumber(stringField(query, 'page'), 1, PAGE_MAX)
+  const paging = pagingOf(query)
   const active = stringField(query, 'active')
-  if (
-    perPage === undefined ||
-    page === undefined ||
-    (active !== undefined && active !== 'true' && active !== 'false')
-  ) {
+  if (!paging || (active !== undefined && active !== 'true' && active !== 'false')) {
     return sendError(
       reply,
       400,
@@ -292,21 +234,17 @@ async function listDedicatedAccounts(pool: Pool, request: FastifyRequest, reply:
   const accounts = (customerKey && !customer ? [] : await store.dedicatedAccountsOf(pool, customer?.id)).filter(
     (account) => active === undefined || String(account.active) === active,
   )
-  const skipped = (page - 1) * perPage
-  const meta = {
-    total: accounts.length,
-    skipped,
-    perPage,
-    page,
-    pageCount: Math.max(1, Math.ceil(accounts.length / perPage)),
-  }
-  return sendData(
-    reply,
-    200,
-    'Managed accounts successfully retrieved',
-    accounts.slice(skipped, skipped + perPage).map(dedicatedAccountJson),
-    { meta },
-  )
+  const { data, meta } = pageOf(accounts, paging)
+  return sendData(reply, 200, 'Managed accounts successfully retrieved', data.map(dedicatedAccountJson), { meta })
+}
+
+/** Paystack's 404 for something the integration does not have. */
+function notFound(reply: FastifyReply, what: string, given: string): FastifyReply {
+  return sendError(reply, 404, `${what} not found`, `Ensure that you provide ${given}`)
+}
+
+function noDedicatedAccount(reply: FastifyReply): FastifyReply {
+  return notFound(reply, 'Dedicated account', 'the id of a dedicated account of this integration')
 }
 
 /** Paystack's answer to a name enquiry that finds no holder. */
@@ -411,15 +349,10 @@ async function listTransactions(
   reply: FastifyReply,
 ): Promise<FastifyReply> {
   const query = request.query as Record<string, unknown>
-  const perPage = pageNumber(
-    stringField(query, 'perPage') ?? stringField(query, 'per_page'),
-    PER_PAGE_DEFAULT,
-    PER_PAGE_MAX,
-  )
-  const page = pageNumber(stringField(query, 'page'), 1, PAGE_MAX)
+  const paging = pagingOf(query)
   const from = dateOf(stringField(query, 'from'))
   const to = dateOf(stringField(query, 'to'))
-  if (perPage === undefined || page === undefined || from === null || to === null)
+  if (!paging || from === null || to === null)
     return sendError(
       reply,
       400,
@@ -442,17 +375,32 @@ async function listTransactions(
     }
   }
   transactions.sort((a, b) => String(b.paid_at).localeCompare(String(a.paid_at)) || (b.id as number) - (a.id as number))
-  const skipped = (page - 1) * perPage
   const totalVolume = transactions.reduce((sum, transaction) => sum + (transaction.amount as number), 0)
-  const meta = {
-    total: transactions.length,
-    total_volume: totalVolume,
-    skipped,
-    perPage,
-    page,
-    pageCount: Math.max(1, Math.ceil(transactions.length / perPage)),
-  }
-  return sendData(reply, 200, 'Transactions retrieved', transactions.slice(skipped, skipped + perPage), { meta })
+  const { data, meta } = pageOf(transactions, paging, { total_volume: totalVolume })
+  return sendData(reply, 200, 'Transactions retrieved', data, { meta })
+}
+
+/** The page asked for (perPage or per_page, and page), or undefined when either is no positive integer. */
+function pagingOf(query: Record<string, unknown>): { perPage: number; page: number } | undefined {
+  const perPage = pageNumber(
+    stringField(query, 'perPage') ?? stringField(query, 'per_page'),
+    PER_PAGE_DEFAULT,
+    PER_PAGE_MAX,
+  )
+  const page = pageNumber(stringField(query, 'page'), 1, PAGE_MAX)
+  return perPage === undefined || page === undefined ? undefined : { perPage, page }
+}
+
+/** One page of a list, and Paystack's `meta` for it (`totals`, such as total_volume, follow its total). */
+function pageOf<T>(
+  all: T[],
+  { perPage, page }: { perPage: number; page: number },
+  totals: Record<string, number> = {},
+): { data: T[]; meta: Record<string, number> } {
+  const skipped = (page - 1) * perPage
+  const pageCount = Math.max(1, Math.ceil(all.length / perPage))
+  const meta = { total: all.length, ...totals, skipped, perPage, page, pageCount }
+  return { data: all.slice(skipped, skipped + perPage), meta }
 }
 
 /** A paging query parameter: the default when absent, at most `max`, undefined when it is no positive integer. */
