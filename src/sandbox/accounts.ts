@@ -20,25 +20,9 @@ export interface BankBooks {
   clock: Clock
 }
 
-interface AccountRow {
-  account_number: string
-  bank_code: string
-  account_name: string
-  balance_kobo: number
-  status: 'active' | 'dormant'
-}
-
-const ACCOUNT_COLUMNS = 'account_number, bank_code, account_name, balance_kobo, status'
-
-function toAccount(row: AccountRow): BankAccount {
-  return {
-    bankCode: row.bank_code,
-    accountNumber: row.account_number,
-    accountName: row.account_name,
-    balanceKobo: row.balance_kobo,
-    status: row.status,
-  }
-}
+// The columns as BankAccount's fields: a row is the account.
+const ACCOUNT_COLUMNS =
+  'bank_code AS "bankCode", account_number AS "accountNumber", account_name AS "accountName", balance_kobo AS "balanceKobo", status'
 
 /**
  * Opens a customer's account. With an opening reference, once: asked again with it (a retry, a
@@ -59,31 +43,31 @@ export async function openAccount(
     if (existing) return opened(existing)
   }
   const accountNumber = nuban(bank.bankCode, await nextSerial(bank.pool))
-  const result = await bank.pool.query<AccountRow>(
+  const result = await bank.pool.query<BankAccount>(
     `INSERT INTO sandbox_bank.accounts (account_number, bank_code, account_name, kind, opening_reference, client) VALUES ($1, $2, $3, 'customer', $4, $5)
      ON CONFLICT ON CONSTRAINT accounts_one_per_opening_reference DO NOTHING
      RETURNING ${ACCOUNT_COLUMNS}`,
     [accountNumber, bank.bankCode, accountName, openingReference ?? null, client ?? null],
   )
-  if (result.rows[0]) return toAccount(result.rows[0])
+  if (result.rows[0]) return result.rows[0]
   // A concurrent opening with the same reference committed first: its account is the answer.
   return opened((await accountByOpeningReference(bank.pool, openingReference!))!)
 }
 
 async function accountByOpeningReference(pool: Pool, openingReference: string): Promise<BankAccount | undefined> {
-  const found = await pool.query<AccountRow>(
+  const found = await pool.query<BankAccount>(
     `SELECT ${ACCOUNT_COLUMNS} FROM sandbox_bank.accounts WHERE opening_reference = $1`,
     [openingReference],
   )
-  return found.rows[0] && toAccount(found.rows[0])
+  return found.rows[0]
 }
 
 export async function getAccount(pool: Pool, accountNumber: string): Promise<BankAccount | undefined> {
-  const result = await pool.query<AccountRow>(
+  const result = await pool.query<BankAccount>(
     `SELECT ${ACCOUNT_COLUMNS} FROM sandbox_bank.accounts WHERE account_number = $1 AND kind = 'customer'`,
     [accountNumber],
   )
-  return result.rows[0] && toAccount(result.rows[0])
+  return result.rows[0]
 }
 
 /**
@@ -99,7 +83,7 @@ export async function allocateVirtualAccount(
   const existing = await virtualAccountByReference(bank.pool, client, clientReference)
   if (existing) return existing
   const accountNumber = nuban(bank.bankCode, await nextSerial(bank.pool))
-  const inserted = await bank.pool.query<AccountRow>(
+  const inserted = await bank.pool.query<BankAccount>(
     `INSERT INTO sandbox_bank.accounts (account_number, bank_code, account_name, kind, client, client_reference)
      VALUES ($1, $2, $3, 'virtual', $4, $5)
      ON CONFLICT (client, client_reference) WHERE kind = 'virtual' DO NOTHING
@@ -107,9 +91,7 @@ export async function allocateVirtualAccount(
     [accountNumber, bank.bankCode, accountName, client, clientReference],
   )
   // A concurrent allocation with the same reference won: answer its account.
-  return inserted.rows[0]
-    ? toAccount(inserted.rows[0])
-    : (await virtualAccountByReference(bank.pool, client, clientReference))!
+  return inserted.rows[0] ?? (await virtualAccountByReference(bank.pool, client, clientReference))!
 }
 
 async function virtualAccountByReference(
@@ -117,11 +99,11 @@ async function virtualAccountByReference(
   client: string,
   clientReference: string,
 ): Promise<BankAccount | undefined> {
-  const found = await pool.query<AccountRow>(
+  const found = await pool.query<BankAccount>(
     `SELECT ${ACCOUNT_COLUMNS} FROM sandbox_bank.accounts WHERE kind = 'virtual' AND client = $1 AND client_reference = $2`,
     [client, clientReference],
   )
-  return found.rows[0] && toAccount(found.rows[0])
+  return found.rows[0]
 }
 
 /** Archives a virtual account; false when it is no virtual account of this client. Archiving twice is fine. */

@@ -1,6 +1,7 @@
 // The Monnify dialect's SQL: its own tables (db/migrations/0052_sandbox_monnify.sql) and the reads
 // of the bank's books it answers from that the bank's service does not offer (a wallet's
-// movements with running balances, the merchant's float).
+// movements with running balances, the merchant's float). Each SELECT names its columns as the
+// fields of the object it reads (AS "camelCase"), so that a row is the object: the mapping is there.
 import type { Pool, Queryable } from '../../platform/db.ts'
 
 export type SourceKind = 'main' | 'wallet'
@@ -18,36 +19,10 @@ export interface Disbursement {
   completedAt: Date | null
 }
 
-const DISBURSEMENT_COLUMNS = `reference, source_account_number, source_kind, amount_kobo, narration, destination_bank_code, destination_account_number,
-  destination_account_name, created_at, completed_at`
-
-interface DisbursementRow {
-  reference: string
-  source_account_number: string
-  source_kind: SourceKind
-  amount_kobo: number
-  narration: string
-  destination_bank_code: string
-  destination_account_number: string
-  destination_account_name: string | null
-  created_at: Date
-  completed_at: Date | null
-}
-
-function toDisbursement(row: DisbursementRow): Disbursement {
-  return {
-    reference: row.reference,
-    sourceAccountNumber: row.source_account_number,
-    sourceKind: row.source_kind,
-    amountKobo: row.amount_kobo,
-    narration: row.narration,
-    destinationBankCode: row.destination_bank_code,
-    destinationAccountNumber: row.destination_account_number,
-    destinationAccountName: row.destination_account_name,
-    createdAt: row.created_at,
-    completedAt: row.completed_at,
-  }
-}
+const DISBURSEMENT_COLUMNS = `reference, source_account_number AS "sourceAccountNumber", source_kind AS "sourceKind",
+  amount_kobo AS "amountKobo", narration, destination_bank_code AS "destinationBankCode",
+  destination_account_number AS "destinationAccountNumber", destination_account_name AS "destinationAccountName",
+  created_at AS "createdAt", completed_at AS "completedAt"`
 
 /** Records a disbursement's request once; a second record of the same reference keeps the first. */
 export async function insertDisbursement(
@@ -74,11 +49,11 @@ export async function insertDisbursement(
 }
 
 export async function findDisbursement(db: Queryable, reference: string): Promise<Disbursement | undefined> {
-  const found = await db.query<DisbursementRow>(
+  const found = await db.query<Disbursement>(
     `SELECT ${DISBURSEMENT_COLUMNS} FROM sandbox_bank.monnify_disbursements WHERE reference = $1`,
     [reference],
   )
-  return found.rows[0] && toDisbursement(found.rows[0])
+  return found.rows[0]
 }
 
 /**
@@ -119,32 +94,9 @@ export interface Wallet {
   createdAt: Date
 }
 
-const WALLET_COLUMNS =
-  'wallet_reference, account_number, wallet_name, customer_name, customer_email, bvn, bvn_date_of_birth, created_at'
-
-interface WalletRow {
-  wallet_reference: string
-  account_number: string
-  wallet_name: string
-  customer_name: string
-  customer_email: string
-  bvn: string | null
-  bvn_date_of_birth: string | null
-  created_at: Date
-}
-
-function toWallet(row: WalletRow): Wallet {
-  return {
-    walletReference: row.wallet_reference,
-    accountNumber: row.account_number,
-    walletName: row.wallet_name,
-    customerName: row.customer_name,
-    customerEmail: row.customer_email,
-    bvn: row.bvn,
-    bvnDateOfBirth: row.bvn_date_of_birth,
-    createdAt: row.created_at,
-  }
-}
+const WALLET_COLUMNS = `wallet_reference AS "walletReference", account_number AS "accountNumber", wallet_name AS "walletName",
+  customer_name AS "customerName", customer_email AS "customerEmail", bvn, bvn_date_of_birth AS "bvnDateOfBirth",
+  created_at AS "createdAt"`
 
 /** Records a wallet once per reference and answers the wallet as recorded (the first, when asked again). */
 export async function upsertWallet(pool: Pool, wallet: Omit<Wallet, 'createdAt'>): Promise<Wallet> {
@@ -168,10 +120,10 @@ export async function upsertWallet(pool: Pool, wallet: Omit<Wallet, 'createdAt'>
 export const WALLETS_LISTED_MAX = 1_000
 
 export async function allWallets(pool: Pool): Promise<Wallet[]> {
-  const found = await pool.query<WalletRow>(
+  const found = await pool.query<Wallet>(
     `SELECT ${WALLET_COLUMNS} FROM sandbox_bank.monnify_wallets ORDER BY created_at DESC LIMIT ${WALLETS_LISTED_MAX}`,
   )
-  return found.rows.map(toWallet)
+  return found.rows
 }
 
 export async function walletBy(
@@ -179,11 +131,11 @@ export async function walletBy(
   column: 'wallet_reference' | 'account_number',
   value: string,
 ): Promise<Wallet | undefined> {
-  const found = await db.query<WalletRow>(
+  const found = await db.query<Wallet>(
     `SELECT ${WALLET_COLUMNS} FROM sandbox_bank.monnify_wallets WHERE ${column} = $1`,
     [value],
   )
-  return found.rows[0] && toWallet(found.rows[0])
+  return found.rows[0]
 }
 
 export interface ReservedAccount {
@@ -198,34 +150,10 @@ export interface ReservedAccount {
   deallocatedAt: Date | null
 }
 
-const RESERVED_COLUMNS =
-  'account_reference, account_number, account_name, currency_code, contract_code, customer_email, customer_name, created_at, deallocated_at'
-
-interface ReservedRow {
-  account_reference: string
-  account_number: string
-  account_name: string
-  currency_code: string
-  contract_code: string
-  customer_email: string
-  customer_name: string
-  created_at: Date
-  deallocated_at: Date | null
-}
-
-function toReserved(row: ReservedRow): ReservedAccount {
-  return {
-    accountReference: row.account_reference,
-    accountNumber: row.account_number,
-    accountName: row.account_name,
-    currencyCode: row.currency_code,
-    contractCode: row.contract_code,
-    customerEmail: row.customer_email,
-    customerName: row.customer_name,
-    createdAt: row.created_at,
-    deallocatedAt: row.deallocated_at,
-  }
-}
+const RESERVED_COLUMNS = `account_reference AS "accountReference", account_number AS "accountNumber",
+  account_name AS "accountName", currency_code AS "currencyCode", contract_code AS "contractCode",
+  customer_email AS "customerEmail", customer_name AS "customerName", created_at AS "createdAt",
+  deallocated_at AS "deallocatedAt"`
 
 /** Records a reserved account once per reference; answers it as recorded. */
 export async function upsertReservedAccount(
@@ -253,11 +181,11 @@ export async function reservedAccountBy(
   column: 'account_reference' | 'account_number',
   value: string,
 ): Promise<ReservedAccount | undefined> {
-  const found = await db.query<ReservedRow>(
+  const found = await db.query<ReservedAccount>(
     `SELECT ${RESERVED_COLUMNS} FROM sandbox_bank.monnify_reserved_accounts WHERE ${column} = $1`,
     [value],
   )
-  return found.rows[0] && toReserved(found.rows[0])
+  return found.rows[0]
 }
 
 export async function markDeallocated(pool: Pool, accountReference: string): Promise<void> {
@@ -316,21 +244,11 @@ export const WALLET_MOVEMENTS_MAX = 1_000
  * interbank sends, in progress or paid). A send that failed gave its money back: it is not listed.
  */
 export async function walletMovements(pool: Pool, accountNumber: string): Promise<WalletMovement[]> {
-  const { rows } = await pool.query<{
-    reference: string
-    session_id: string
-    amount_kobo: number
-    signed_kobo: string
-    balance_after_kobo: string
-    narration: string | null
-    created_at: Date
-    response_code: string
-    payer_name: string | null
-    payer_account_number: string | null
-    payer_bank_code: string | null
-  }>(
-    `SELECT reference, session_id, amount_kobo, signed_kobo, sum(signed_kobo) OVER (ORDER BY created_at, session_id) AS balance_after_kobo, narration, created_at, response_code,
-            payer_name, payer_account_number, payer_bank_code
+  const { rows } = await pool.query<WalletMovement>(
+    `SELECT reference, session_id AS "sessionId", amount_kobo AS "amountKobo", signed_kobo AS "signedKobo",
+            (sum(signed_kobo) OVER (ORDER BY created_at, session_id))::bigint AS "balanceAfterKobo", narration,
+            created_at AS "createdAt", response_code AS "responseCode", payer_name AS "payerName",
+            payer_account_number AS "payerAccountNumber", payer_bank_code AS "payerBankCode"
        FROM (SELECT t.reference, t.session_id, t.amount_kobo, t.narration, t.created_at, t.response_code, t.payer_name, t.payer_account_number, t.payer_bank_code,
                     CASE WHEN t.credit_account_number = $1 THEN t.amount_kobo ELSE -t.amount_kobo END AS signed_kobo
                FROM sandbox_bank.transfers t
@@ -339,17 +257,5 @@ export async function walletMovements(pool: Pool, accountNumber: string): Promis
       ORDER BY created_at, session_id LIMIT ${WALLET_MOVEMENTS_MAX}`,
     [accountNumber],
   )
-  return rows.map((row) => ({
-    reference: row.reference,
-    sessionId: row.session_id,
-    amountKobo: row.amount_kobo,
-    signedKobo: Number(row.signed_kobo),
-    balanceAfterKobo: Number(row.balance_after_kobo),
-    narration: row.narration,
-    createdAt: row.created_at,
-    responseCode: row.response_code,
-    payerName: row.payer_name,
-    payerAccountNumber: row.payer_account_number,
-    payerBankCode: row.payer_bank_code,
-  }))
+  return rows
 }

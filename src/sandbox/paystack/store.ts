@@ -1,6 +1,7 @@
 // What the sandbox's Paystack dialect keeps beside the bank's books (migration 0051): transfer
 // recipients, the transfers made through it (each the bank's payout of the same reference),
-// customers and their dedicated accounts. Raw SQL, one function per question.
+// customers and their dedicated accounts. Raw SQL, one function per question; each SELECT names
+// its columns as the fields of the object it reads (AS "camelCase"), so that a row is the object.
 import type { Pool, Queryable } from '../../platform/db.ts'
 import { SANDBOX_PAYSTACK_PROFILE } from '../dialects.ts'
 import { newCode } from './wire.ts'
@@ -17,40 +18,15 @@ export interface Recipient {
   createdAt: Date
 }
 
-interface RecipientRow {
-  id: string
-  recipient_code: string
-  name: string
-  bank_code: string
-  account_number: string
-  account_name: string
-  description: string
-  created_at: Date
-}
-
-const RECIPIENT_COLUMNS =
-  'r.id, r.recipient_code, r.name, r.bank_code, r.account_number, r.account_name, r.description, r.created_at'
-
-function toRecipient(row: RecipientRow): Recipient {
-  return {
-    id: Number(row.id),
-    recipientCode: row.recipient_code,
-    name: row.name,
-    bankCode: row.bank_code,
-    accountNumber: row.account_number,
-    accountName: row.account_name,
-    currency: 'NGN',
-    description: row.description,
-    createdAt: row.created_at,
-  }
-}
+const RECIPIENT_COLUMNS = `r.id, r.recipient_code AS "recipientCode", r.name, r.bank_code AS "bankCode",
+  r.account_number AS "accountNumber", r.account_name AS "accountName", r.currency, r.description, r.created_at AS "createdAt"`
 
 /** A recipient for a bank account, once: Paystack answers the existing one for the same account. */
 export async function createRecipient(
   pool: Pool,
   recipient: { name: string; bankCode: string; accountNumber: string; accountName: string; description: string },
 ): Promise<Recipient> {
-  const inserted = await pool.query<RecipientRow>(
+  const inserted = await pool.query<Recipient>(
     `INSERT INTO sandbox_bank.paystack_recipients AS r (recipient_code, type, name, bank_code, account_number, account_name, currency, description)
      VALUES ($1, 'nuban', $2, $3, $4, $5, 'NGN', $6)
      ON CONFLICT ON CONSTRAINT paystack_recipients_one_per_account DO NOTHING
@@ -64,21 +40,21 @@ export async function createRecipient(
       recipient.description,
     ],
   )
-  if (inserted.rows[0]) return toRecipient(inserted.rows[0])
-  const existing = await pool.query<RecipientRow>(
+  if (inserted.rows[0]) return inserted.rows[0]
+  const existing = await pool.query<Recipient>(
     `SELECT ${RECIPIENT_COLUMNS} FROM sandbox_bank.paystack_recipients r WHERE r.bank_code = $1 AND r.account_number = $2`,
     [recipient.bankCode, recipient.accountNumber],
   )
-  return toRecipient(existing.rows[0]!)
+  return existing.rows[0]!
 }
 
 /** By recipient code or numeric id, as Paystack's {id_or_code} paths take either. */
 export async function findRecipient(pool: Queryable, idOrCode: string): Promise<Recipient | undefined> {
-  const found = await pool.query<RecipientRow>(
+  const found = await pool.query<Recipient>(
     `SELECT ${RECIPIENT_COLUMNS} FROM sandbox_bank.paystack_recipients r WHERE ${byIdOrCode('r', 'recipient_code')}`,
     [idOrCode],
   )
-  return found.rows[0] && toRecipient(found.rows[0])
+  return found.rows[0]
 }
 
 /** A WHERE clause matching $1 against a code column, or against the id when $1 is all digits. */
@@ -104,40 +80,43 @@ export interface Transfer {
   reversedAt: Date | null
 }
 
-interface TransferRow extends RecipientRow {
-  transfer_id: string
-  transfer_code: string
+/** A transfer's own columns (named apart from its recipient's where both have one), then its recipient's. */
+interface TransferRow extends Recipient {
+  transferId: number
+  transferCode: string
   reference: string
-  amount_kobo: string
+  amountKobo: number
   reason: string
-  transfer_created_at: Date
-  response_code: string
-  session_id: string
-  settles_at: Date | null
-  reversed_at: Date | null
+  transferCreatedAt: Date
+  responseCode: string
+  sessionId: string
+  settlesAt: Date | null
+  reversedAt: Date | null
 }
 
-const TRANSFER_SELECT = `SELECT p.id AS transfer_id, p.transfer_code, p.reference, p.amount_kobo, p.reason, p.created_at AS transfer_created_at,
-       t.response_code, t.session_id, t.settles_at, t.reversed_at, ${RECIPIENT_COLUMNS}
+const TRANSFER_SELECT = `SELECT p.id AS "transferId", p.transfer_code AS "transferCode", p.reference, p.amount_kobo AS "amountKobo", p.reason,
+       p.created_at AS "transferCreatedAt", t.response_code AS "responseCode", t.session_id AS "sessionId", t.settles_at AS "settlesAt",
+       t.reversed_at AS "reversedAt", ${RECIPIENT_COLUMNS}
   FROM sandbox_bank.paystack_transfers p
   JOIN sandbox_bank.transfers t ON t.reference = p.reference
   JOIN sandbox_bank.paystack_recipients r ON r.id = p.recipient_id`
 
 function toTransfer(row: TransferRow): Transfer {
-  const settled = row.response_code !== '09'
+  const { transferId, transferCode, reference, amountKobo, reason, transferCreatedAt, ...rest } = row
+  const { responseCode, sessionId, settlesAt, reversedAt, ...recipient } = rest
   return {
-    id: Number(row.transfer_id),
-    transferCode: row.transfer_code,
-    reference: row.reference,
-    amountKobo: Number(row.amount_kobo),
+    id: transferId,
+    transferCode,
+    reference,
+    amountKobo,
     currency: 'NGN',
-    reason: row.reason,
-    createdAt: row.transfer_created_at,
-    recipient: toRecipient(row),
-    responseCode: row.response_code,
-    sessionId: row.session_id,
-    settledAt: settled ? (row.settles_at ?? row.transfer_created_at) : null,
-    reversedAt: row.reversed_at,
+    reason,
+    createdAt: transferCreatedAt,
+    recipient,
+    responseCode,
+    sessionId,
+    settledAt: responseCode !== '09' ? (settlesAt ?? transferCreatedAt) : null,
+    reversedAt,
   }
 }
 
@@ -189,39 +168,15 @@ export interface Customer {
   updatedAt: Date
 }
 
-interface CustomerRow {
-  id: string
-  customer_code: string
-  email: string
-  first_name: string | null
-  last_name: string | null
-  phone: string | null
-  created_at: Date
-  updated_at: Date
-}
-
-const CUSTOMER_COLUMNS =
-  'c.id, c.customer_code, c.email, c.first_name, c.last_name, c.phone, c.created_at, c.updated_at'
-
-function toCustomer(row: CustomerRow): Customer {
-  return {
-    id: Number(row.id),
-    customerCode: row.customer_code,
-    email: row.email,
-    firstName: row.first_name,
-    lastName: row.last_name,
-    phone: row.phone,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  }
-}
+const CUSTOMER_COLUMNS = `c.id, c.customer_code AS "customerCode", c.email, c.first_name AS "firstName", c.last_name AS "lastName",
+  c.phone, c.created_at AS "createdAt", c.updated_at AS "updatedAt"`
 
 /** A customer per email, as Paystack keeps them: created once; asked again, the names given fill in or replace the stored ones. */
 export async function upsertCustomer(
   pool: Pool,
   customer: { email: string; firstName?: string; lastName?: string; phone?: string },
 ): Promise<Customer> {
-  const result = await pool.query<CustomerRow>(
+  const result = await pool.query<Customer>(
     `INSERT INTO sandbox_bank.paystack_customers AS c (customer_code, email, first_name, last_name, phone) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT ON CONSTRAINT paystack_customers_email_key DO UPDATE
        SET first_name = coalesce(EXCLUDED.first_name, c.first_name), last_name = coalesce(EXCLUDED.last_name, c.last_name),
@@ -235,15 +190,15 @@ export async function upsertCustomer(
       customer.phone ?? null,
     ],
   )
-  return toCustomer(result.rows[0]!)
+  return result.rows[0]!
 }
 
 export async function findCustomer(db: Queryable, idOrCode: string): Promise<Customer | undefined> {
-  const found = await db.query<CustomerRow>(
+  const found = await db.query<Customer>(
     `SELECT ${CUSTOMER_COLUMNS} FROM sandbox_bank.paystack_customers c WHERE ${byIdOrCode('c', 'customer_code')}`,
     [idOrCode],
   )
-  return found.rows[0] && toCustomer(found.rows[0])
+  return found.rows[0]
 }
 
 export interface DedicatedAccount {
@@ -257,32 +212,35 @@ export interface DedicatedAccount {
   customer: Customer
 }
 
-interface DedicatedAccountRow extends CustomerRow {
-  account_id: string
-  account_number: string
-  account_name: string
-  bank_code: string
+/** A dedicated account's own columns (named apart from its customer's where both have one), then its customer's. */
+interface DedicatedAccountRow extends Customer {
+  accountId: number
+  accountNumber: string
+  accountName: string
+  bankCode: string
   active: boolean
-  account_created_at: Date
-  account_updated_at: Date
+  accountCreatedAt: Date
+  accountUpdatedAt: Date
 }
 
-const DEDICATED_ACCOUNT_SELECT = `SELECT d.id AS account_id, d.account_number, a.account_name, a.bank_code, d.active, d.created_at AS account_created_at, d.updated_at AS account_updated_at,
-       ${CUSTOMER_COLUMNS}
+const DEDICATED_ACCOUNT_SELECT = `SELECT d.id AS "accountId", d.account_number AS "accountNumber", a.account_name AS "accountName",
+       a.bank_code AS "bankCode", d.active, d.created_at AS "accountCreatedAt", d.updated_at AS "accountUpdatedAt", ${CUSTOMER_COLUMNS}
   FROM sandbox_bank.paystack_dedicated_accounts d
   JOIN sandbox_bank.paystack_customers c ON c.id = d.customer_id
   JOIN sandbox_bank.accounts a ON a.account_number = d.account_number`
 
 function toDedicatedAccount(row: DedicatedAccountRow): DedicatedAccount {
+  const { accountId, accountCreatedAt, accountUpdatedAt, ...rest } = row
+  const { accountNumber, accountName, bankCode, active, ...customer } = rest
   return {
-    id: Number(row.account_id),
-    accountNumber: row.account_number,
-    accountName: row.account_name,
-    bankCode: row.bank_code,
-    active: row.active,
-    createdAt: row.account_created_at,
-    updatedAt: row.account_updated_at,
-    customer: toCustomer(row),
+    id: accountId,
+    accountNumber,
+    accountName,
+    bankCode,
+    active,
+    createdAt: accountCreatedAt,
+    updatedAt: accountUpdatedAt,
+    customer,
   }
 }
 
