@@ -5,6 +5,8 @@
 import { request as httpRequest } from 'undici'
 
 const WEBHOOK_TIMEOUT_MS = 10_000
+/** How often a notice is tried: graphile-worker backs off exponentially between attempts, and 25 span about three days. */
+export const NOTICE_ATTEMPTS_MAX = 25
 
 /** The client's webhook route for a provider profile: POST /providers/{profile}/webhooks. */
 export function clientWebhookPath(profile: string): string {

@@ -5,14 +5,13 @@ import { nipMessage } from '../banking/nip/codes.ts'
 import { withTransaction, type Pool, type Queryable } from '../platform/db.ts'
 import { addJob } from '../platform/jobs.ts'
 import { ACCOUNT_BALANCE_MAX_KOBO, type BankBooks } from './accounts.ts'
+import { NOTICE_ATTEMPTS_MAX } from './client-webhooks.ts'
 import { magicAmount } from './magic.ts'
 import { SESSION_ID_SQL } from './transfers.ts'
 import type { InboundCreditAnswer, InboundCreditNotice, InboundCreditRequest } from './types.ts'
 
 /** The job that announces an inbound credit to the account's client. */
 export const NOTIFY_TASK = 'sandbox_bank_notify'
-/** graphile-worker backs off exponentially between attempts: 25 attempts span about three days. */
-const NOTIFY_ATTEMPTS_MAX = 25
 
 /**
  * Someone at any bank pays into one of this bank's accounts that has a client — a virtual
@@ -34,19 +33,18 @@ export async function receiveInboundCredit(
     )
     const found = account.rows[0]
     if (!found) return undefined
+    const answer = (responseCode: string, sessionId: string, creditedAt: Date, notified: boolean) => ({
+      sessionId,
+      accountNumber: credit.accountNumber,
+      amountKobo: credit.amountKobo,
+      creditedAt: creditedAt.toISOString(),
+      notified,
+      responseCode,
+      responseMessage: nipMessage(responseCode),
+    })
     // Into the settlement pool, which is not booked (transfers.ts): nothing to update. Into a customer's account: its balance.
-    if (found.kind === 'customer' && !(await creditCustomer(tx, credit.accountNumber, credit.amountKobo))) {
-      const creditedAt = bank.clock.now().toISOString()
-      return {
-        sessionId: '',
-        accountNumber: credit.accountNumber,
-        amountKobo: credit.amountKobo,
-        creditedAt,
-        notified: false,
-        responseCode: '61',
-        responseMessage: nipMessage('61'),
-      }
-    }
+    if (found.kind === 'customer' && !(await creditCustomer(tx, credit.accountNumber, credit.amountKobo)))
+      return answer('61', '', bank.clock.now(), false)
     const inserted = await tx.query<{ session_id: string; created_at: Date }>(
       `INSERT INTO sandbox_bank.transfers (session_id, reference, kind, debit_account_number, credit_account_number, amount_kobo, narration, response_code,
                                            payer_name, payer_account_number, payer_bank_code)
@@ -64,16 +62,8 @@ export async function receiveInboundCredit(
     )
     const { session_id: sessionId, created_at: creditedAt } = inserted.rows[0]!
     const notify = magicAmount(credit.amountKobo)?.kind !== 'lost_notification'
-    if (notify) await addJob(tx, NOTIFY_TASK, { sessionId }, { maxAttempts: NOTIFY_ATTEMPTS_MAX })
-    return {
-      sessionId,
-      accountNumber: credit.accountNumber,
-      amountKobo: credit.amountKobo,
-      creditedAt: creditedAt.toISOString(),
-      notified: notify,
-      responseCode: '00',
-      responseMessage: nipMessage('00'),
-    }
+    if (notify) await addJob(tx, NOTIFY_TASK, { sessionId }, { maxAttempts: NOTICE_ATTEMPTS_MAX })
+    return answer('00', sessionId, creditedAt, notify)
   })
 }
 

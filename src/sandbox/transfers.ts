@@ -208,14 +208,8 @@ export async function requery(bank: BankBooks, reference: string): Promise<Trans
     [reference],
   )
   const row = found.rows[0]
-  if (!row) return { reference, sessionId: '', amountKobo: 0, responseCode: '25', responseMessage: nipMessage('25') }
-  return {
-    reference,
-    sessionId: row.session_id,
-    amountKobo: row.amount_kobo,
-    responseCode: row.response_code,
-    responseMessage: nipMessage(row.response_code),
-  }
+  if (!row) return transferAnswer({ reference, amountKobo: 0 }, '25', '')
+  return transferAnswer({ reference, amountKobo: row.amount_kobo }, row.response_code, row.session_id)
 }
 
 /**
@@ -261,7 +255,11 @@ function refuseDestination(bankCode: string, accountNumber: string): string | un
   return undefined
 }
 
-function transferAnswer(request: TransferRequest, responseCode: string, sessionId: string): TransferAnswer {
+function transferAnswer(
+  request: Pick<TransferRequest, 'reference' | 'amountKobo'>,
+  responseCode: string,
+  sessionId: string,
+): TransferAnswer {
   return {
     reference: request.reference,
     sessionId,

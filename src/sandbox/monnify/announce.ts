@@ -12,7 +12,7 @@ import type { Clock } from '../../platform/clock.ts'
 import { hmacSha512Hex } from '../../platform/crypto.ts'
 import { withTransaction, type Pool, type Queryable } from '../../platform/db.ts'
 import { addJob } from '../../platform/jobs.ts'
-import { postToClient } from '../client-webhooks.ts'
+import { NOTICE_ATTEMPTS_MAX, postToClient } from '../client-webhooks.ts'
 import { sandboxMonnifyCredentials } from '../dialect-credentials.ts'
 import { SANDBOX_MONNIFY_PROFILE } from '../dialects.ts'
 import type { InboundCreditNotice, SandboxBank, TransferAnswer } from '../service.ts'
@@ -38,8 +38,6 @@ export const WATCH_TASK = 'sandbox_monnify_disbursement_watch'
 export const WEBHOOK_TASK = 'sandbox_monnify_disbursement_webhook'
 /** Announces a change the bank made to a payout of the dialect's (its reversal), retried until the client answers 2xx. */
 export const PAYOUT_CHANGE_TASK = 'sandbox_monnify_payout_change'
-/** graphile-worker backs off exponentially between attempts: 25 attempts span about three days, as the bank's notices. */
-const WEBHOOK_ATTEMPTS_MAX = 25
 /** A watch looks again after 1 s, doubling up to this: a settled disbursement is announced within it. */
 const WATCH_DELAY_MS_MAX = 30_000
 /** A disbursement still in progress after this is no longer watched (it is never announced, as one pending for good). */
@@ -53,7 +51,7 @@ const WATCH_AGE_MS_MAX = 24 * 60 * 60 * 1000
 export const PAYOUT_LISTENER: PayoutListener = {
   payoutsTable: 'sandbox_bank.monnify_disbursements',
   task: PAYOUT_CHANGE_TASK,
-  maxAttempts: WEBHOOK_ATTEMPTS_MAX,
+  maxAttempts: NOTICE_ATTEMPTS_MAX,
 }
 
 /** What a payout change job announces: the bank's payload (`change` as the bank's statement wrote it). */
@@ -84,7 +82,7 @@ export async function announceIfSettled(
   const status = answer.responseCode === '00' ? 'SUCCESS' : 'FAILED'
   await withTransaction(pool, async (tx) => {
     if (await claimAnnouncement(tx, reference, status, clock.now()))
-      await addJob(tx, WEBHOOK_TASK, { reference }, { maxAttempts: WEBHOOK_ATTEMPTS_MAX })
+      await addJob(tx, WEBHOOK_TASK, { reference }, { maxAttempts: NOTICE_ATTEMPTS_MAX })
   })
   return answer
 }

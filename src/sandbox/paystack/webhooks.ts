@@ -6,7 +6,7 @@
 import type { Task } from 'graphile-worker'
 import type { Queryable } from '../../platform/db.ts'
 import { addJob } from '../../platform/jobs.ts'
-import { postToClient } from '../client-webhooks.ts'
+import { NOTICE_ATTEMPTS_MAX, postToClient } from '../client-webhooks.ts'
 import { sandboxPaystackSecretKey } from '../dialect-credentials.ts'
 import { SANDBOX_PAYSTACK_PROFILE, type SandboxDialectJobDeps } from '../dialects.ts'
 import type { CreditNotifier } from '../jobs.ts'
@@ -19,15 +19,13 @@ import { paystackSignature } from './wire.ts'
 
 /** The job that tells Rail of a change to a transfer made through the dialect. */
 export const TRANSFER_EVENT_TASK = 'sandbox_paystack_transfer_event'
-/** graphile-worker backs off exponentially between attempts: 25 attempts span about three days, as the bank's own notices. */
-const WEBHOOK_ATTEMPTS_MAX = 25
 
 /** What a transfer job announces: the payout's outcome once it settles, or its reversal. */
 export type TransferChange = 'settled' | 'reversed'
 
 /** Queues the announcement of a transfer's change, on the caller's transaction (it exists only if the change does). */
 export async function queueTransferEvent(tx: Queryable, reference: string, change: TransferChange): Promise<void> {
-  await addJob(tx, TRANSFER_EVENT_TASK, { reference, change }, { maxAttempts: WEBHOOK_ATTEMPTS_MAX })
+  await addJob(tx, TRANSFER_EVENT_TASK, { reference, change }, { maxAttempts: NOTICE_ATTEMPTS_MAX })
 }
 
 /**
@@ -38,7 +36,7 @@ export async function queueTransferEvent(tx: Queryable, reference: string, chang
 export const PAYOUT_LISTENER: PayoutListener = {
   payoutsTable: 'sandbox_bank.paystack_transfers',
   task: TRANSFER_EVENT_TASK,
-  maxAttempts: WEBHOOK_ATTEMPTS_MAX,
+  maxAttempts: NOTICE_ATTEMPTS_MAX,
 }
 
 export function transferEventTasks(deps: SandboxDialectJobDeps): Record<string, Task> {
