@@ -3,7 +3,7 @@
 // bank's books. Bearer auth with the key sandboxPaystackSecretKey derives; the bank's fault
 // injection and magic amounts on every business route. Handlers answer every outcome themselves
 // in Paystack's shape; only an injected fault is answered otherwise (a dropped connection, a 500).
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply } from 'fastify'
 import { randomUUID } from 'node:crypto'
 import { withTransaction } from '../../platform/db.ts'
 import { sandboxPaystackSecretKey } from '../dialect-credentials.ts'
@@ -11,6 +11,7 @@ import {
   dialectRoutes,
   SANDBOX_PAYSTACK_PREFIX,
   SANDBOX_PAYSTACK_PROFILE,
+  type DialectHandler,
   type DialectRoute,
   type SandboxDialectDeps,
 } from '../dialects.ts'
@@ -213,11 +214,7 @@ function registerCustomerRoutes(route: DialectRoute): void {
 }
 
 /** GET /dedicated_account: the dedicated accounts (of a customer, active or not when asked), oldest first, with Paystack's `meta` paging. */
-async function listDedicatedAccounts(
-  { pool }: SandboxDialectDeps,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): Promise<FastifyReply> {
+const listDedicatedAccounts: DialectHandler = async ({ pool }, request, reply) => {
   const query = request.query as Record<string, unknown>
   const paging = pagingOf(query)
   const active = stringField(query, 'active')
@@ -272,11 +269,7 @@ function dedicatedAccountName(customer: store.Customer): string {
  * bank's verdict (pending until the simulator registers an outcome; failed at once for a refusal).
  * A reference used before is refused and moves nothing: the bank's reference is the check.
  */
-async function initiateTransfer(
-  { bank, pool }: SandboxDialectDeps,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): Promise<FastifyReply> {
+const initiateTransfer: DialectHandler = async ({ bank, pool }, request, reply) => {
   const body = request.body
   const source = stringField(body, 'source')
   const amount = (body as Record<string, unknown> | undefined)?.amount
@@ -343,11 +336,7 @@ function duplicateReference(reply: FastifyReply): FastifyReply {
  * GET /transaction: the credits paid into the dedicated accounts (of one customer when asked),
  * newest first, as Paystack transactions with its `meta` paging. Only successful ones exist.
  */
-async function listTransactions(
-  { bank, pool }: SandboxDialectDeps,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): Promise<FastifyReply> {
+const listTransactions: DialectHandler = async ({ bank, pool }, request, reply) => {
   const query = request.query as Record<string, unknown>
   const paging = pagingOf(query)
   const from = dateOf(stringField(query, 'from'))
