@@ -88,7 +88,8 @@ import { addJob, startWorkers } from './platform/jobs.ts'
 import { installMetrics } from './platform/metrics.ts'
 import { registerDatabaseGauges } from './platform/observability/database-gauges.ts'
 import { watchPool } from './platform/observability/pools.ts'
-import { installRequestTracing } from './platform/observability/tracing.ts'
+import { installRequestStages } from './platform/observability/stages.ts'
+import { installRequestTracing, tracingOn } from './platform/observability/tracing.ts'
 import { observeWorkers, type WorkerObservationSettings } from './platform/observability/workers.ts'
 import type { Registry } from 'prom-client'
 import { setPublicUrl } from './platform/public-url.ts'
@@ -205,9 +206,11 @@ export async function buildApi(deps: AppDeps): Promise<HttpServer> {
   return app
 }
 
-/** The HTTP edge, in the order requests meet it: admission, the document, rate limits, authentication, tracing, metrics. */
+/** The HTTP edge, in the order requests meet it: stages, admission, the document, rate limits, authentication, tracing, metrics. */
 async function installEdge(app: HttpServer, deps: AppDeps, clock: Clock): Promise<Registry> {
-  // First of all hooks: a request that cannot be served soon is refused before anything is read.
+  // Every request's stages are timed from its first hook (observability/stages.ts).
+  installRequestStages(app, tracingOn())
+  // First of the hooks that act: a request that cannot be served soon is refused before anything is read.
   installAdmission(app, new AdmissionGate(deps.admission ?? admissionLimitsFor(deps.pool.options.max)))
   await registerOpenApi(app, deps.publicUrl)
   const rateLimiter = await installRateLimits(

@@ -13,6 +13,7 @@ import { RailError } from '../platform/errors.ts'
 import { assertRequestInput, BODY_LIMIT_BYTES, type HttpServer } from '../platform/http.ts'
 import { installIdempotencyKeys } from '../platform/idempotency-keys.ts'
 import { PAGE_LIMIT_DEFAULT } from '../platform/pagination.ts'
+import { timeStage } from '../platform/observability/stages.ts'
 import type { RateLimiter } from '../platform/rate-limit.ts'
 import {
   readSignatureHeaders,
@@ -96,10 +97,12 @@ export function installAuthentication(app: HttpServer, options: AuthenticationOp
     const scheme = request.routeOptions.config.auth ?? 'none'
     if (scheme === 'none') return
     await limiter.refuseIfOverLimit(request, reply)
-    await countingFailures(request, reply, limiter, async () => {
-      if (scheme === 'signature') request.signingKey = await findSignatureCredential(request, deps)
-      if (scheme === 'api-key') request.caller = await authenticateApiKey(request, deps)
-    })
+    await timeStage('authentication', () =>
+      countingFailures(request, reply, limiter, async () => {
+        if (scheme === 'signature') request.signingKey = await findSignatureCredential(request, deps)
+        if (scheme === 'api-key') request.caller = await authenticateApiKey(request, deps)
+      }),
+    )
   })
   // A signed request whose body could not be read is refused as an unknown key id is (see
   // findSignatureCredential), and counts as a failed authentication as that one does: else the
@@ -115,9 +118,11 @@ export function installAuthentication(app: HttpServer, options: AuthenticationOp
     if (request.signingKey) {
       request.unverifiedBodyAnswer = undefined
       const key = request.signingKey
-      await countingFailures(request, reply, limiter, async () => {
-        request.caller = verifySignature(request, key)
-      })
+      await timeStage('authentication', () =>
+        countingFailures(request, reply, limiter, async () => {
+          request.caller = verifySignature(request, key)
+        }),
+      )
     }
     await limiter.count(request, reply, request.caller?.partner.id)
     assertRequestInput(request)

@@ -124,7 +124,10 @@ export function installAdmission(app: HttpServer, gate: AdmissionGate): void {
       closed.abort()
       leave()
     })
+    const waitStartMs = performance.now()
     admitted = await gate.enter(closed.signal)
+    // Every admitted route has the stage, at once or after a wait: its p99 is over all of them.
+    request.stages?.add('admission', waitStartMs, performance.now())
     // The connection may have closed while the admission resolved: the place goes back at once.
     if (closed.signal.aborted) leave()
     if (!admitted) {

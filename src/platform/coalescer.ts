@@ -8,7 +8,13 @@
 // caller gets its own error, and the others still share one commit. Where operations contend for a hot row (a partner's float account, the provider's
 // settlement account), a batch takes that row's lock once for all of them instead of once per
 // operation, commit after commit.
+//
+// A caller that is a request has its wait for a batch (coalescer_wait) and its batch's transaction
+// until its own result (transaction) among its stages (observability/stages.ts); the batch itself
+// runs as no request's, so that its connection's wait is not taken for the pool_wait of whichever
+// request happened to start it.
 import { isLockConflict, withTransaction, type Pool, type Tx } from './db.ts'
+import { currentStages, outsideRequests, type RequestStages } from './observability/stages.ts'
 
 export interface CoalescerOptions {
   /** Operations in one batch at most: bounds lock hold time and a failed batch's blast radius. */
@@ -24,6 +30,8 @@ interface Waiting<I, O> {
   input: I
   resolve: (output: O) => void
   reject: (error: unknown) => void
+  /** When its batch's transaction began (performance.now()): the end of its wait. */
+  batchStartedMs: number
 }
 
 type Settled<I, O> =
@@ -46,8 +54,11 @@ export class Coalescer<I, O> {
 
   /** Resolves with this operation's result once the transaction that wrote it has committed. */
   run(input: I): Promise<O> {
+    const stages = currentStages()
     return new Promise((resolve, reject) => {
-      this.#queue.push({ input, resolve, reject })
+      const waiting: Waiting<I, O> = { input, resolve, reject, batchStartedMs: 0 }
+      if (stages) timeWaiting(waiting, stages)
+      this.#queue.push(waiting)
       this.#pump()
     })
   }
@@ -56,7 +67,7 @@ export class Coalescer<I, O> {
     while (this.#lanesBusy < this.#options.lanes && this.#queue.length > 0) {
       const batch = this.#queue.splice(0, this.#options.batchMax)
       this.#lanesBusy++
-      void this.#execute(batch).finally(() => {
+      void outsideRequests(() => this.#execute(batch)).finally(() => {
         this.#lanesBusy--
         this.#pump()
       })
@@ -64,6 +75,8 @@ export class Coalescer<I, O> {
   }
 
   async #execute(batch: Waiting<I, O>[]): Promise<void> {
+    const startedMs = performance.now()
+    for (const waiting of batch) waiting.batchStartedMs = startedMs
     try {
       const outputs = await withTransaction(this.#pool, (tx) =>
         this.#writeChecked(
@@ -119,5 +132,24 @@ export class Coalescer<I, O> {
     if (outputs.length !== inputs.length)
       throw new Error(`a batch write answered ${outputs.length} results for ${inputs.length} operations`)
     return outputs
+  }
+}
+
+/** Counts a request's wait for its batch and the batch's transaction, up to its own result, as its stages. */
+function timeWaiting<I, O>(waiting: Waiting<I, O>, stages: RequestStages): void {
+  const counted = stages.open()
+  const queuedMs = performance.now()
+  const { resolve, reject } = waiting
+  const settled = () => {
+    if (counted) stages.add('coalescer_wait', queuedMs, waiting.batchStartedMs)
+    stages.close('transaction', counted, waiting.batchStartedMs)
+  }
+  waiting.resolve = (output) => {
+    settled()
+    resolve(output)
+  }
+  waiting.reject = (error) => {
+    settled()
+    reject(error)
   }
 }

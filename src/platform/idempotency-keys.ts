@@ -21,6 +21,7 @@ import type { Pool, Queryable } from './db.ts'
 import { errorBody, fieldError, RailError, type ErrorBody } from './errors.ts'
 import type { HttpServer } from './http.ts'
 import { IDEMPOTENT_REPLAYED_HEADER, requestHash } from './idempotency.ts'
+import { timeStage } from './observability/stages.ts'
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key'
 /** Stripe's limit: room for a UUID with a prefix, or a hash, and no more. */
@@ -100,11 +101,11 @@ export function installIdempotencyKeys(app: HttpServer, options: IdempotencyKeyO
     request.idempotencyKey = idempotencyKey
     if (mode === 'in-transaction') {
       // The fast path: an answer already stored needs no transaction. Otherwise the service claims.
-      const stored = await selectKey(options.pool, idempotencyKey)
+      const stored = await timeStage('idempotency', () => selectKey(options.pool, idempotencyKey))
       if (stored?.response_status != null) return sendStored(reply, idempotencyKey, stored)
       return
     }
-    const claim = await claimKey(options.pool, idempotencyKey)
+    const claim = await timeStage('idempotency', () => claimKey(options.pool, idempotencyKey))
     if (claim.kind === 'held') {
       if (claim.stored.response_status === null) throw inProgress(idempotencyKey)
       return sendStored(reply, idempotencyKey, claim.stored)
@@ -115,8 +116,9 @@ export function installIdempotencyKeys(app: HttpServer, options: IdempotencyKeyO
     if (!key?.claimed) return payload
     key.claimed = false
     const mode = request.routeOptions.config.idempotencyKey ?? 'claimed-before'
-    if (isStored(mode, reply.statusCode, payload)) await storeResponse(options.pool, key, reply.statusCode, payload)
-    else if (mode === 'claimed-before') await releaseKey(options.pool, key)
+    if (isStored(mode, reply.statusCode, payload))
+      await timeStage('answer_write', () => storeResponse(options.pool, key, reply.statusCode, payload))
+    else if (mode === 'claimed-before') await timeStage('answer_write', () => releaseKey(options.pool, key))
     return payload
   })
 }

@@ -75,6 +75,7 @@ export async function bareDatabase(): Promise<{ url: string; drop(): Promise<voi
 export interface ExportedSpan {
   name: string
   traceId: string
+  spanId: string
   parentSpanId?: string
   kind: number
   status?: { code?: number; message?: string }

@@ -1,5 +1,6 @@
 // `rail api` with OTEL_EXPORTER_OTLP_ENDPOINT set: each request is a server span at a real
-// OTLP/HTTP receiver, named by its route template, continuing the caller's trace (traceparent).
+// OTLP/HTTP receiver, named by its route template, continuing the caller's trace (traceparent),
+// with its stages (src/platform/observability/stages.ts) as child spans.
 // Its /metrics leaves the database gauges to the workers.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -7,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { findFreePort } from '../../src/platform/embedded-db.ts'
 import { PROJECT_ROOT, RAIL_BIN } from '../support/cli.ts'
 import { waitFor } from '../support/wait.ts'
-import { attribute, bareDatabase, startOtlpReceiver } from './support.ts'
+import { attribute, bareDatabase, startOtlpReceiver, type ExportedSpan } from './support.ts'
 
 let database: Awaited<ReturnType<typeof bareDatabase>>
 let otlp: Awaited<ReturnType<typeof startOtlpReceiver>>
@@ -61,14 +62,14 @@ describe('traces of the API', () => {
       expect((await fetch(`${apiUrl}/api/v1/rail/outbound/${randomBytes(4).toString('hex')}`)).status).toBe(401)
       await waitFor(
         () =>
-          otlp.spans().some(({ span }) => span.traceId === traceId) &&
+          otlp.spans().some(({ span }) => span.traceId === traceId && span.name === 'GET /readyz') &&
           otlp.spans().some(({ span }) => span.name === 'GET /api/v1/rail/outbound/:id'),
         30_000,
         'spans exported',
       )
 
-      const ready = otlp.spans().find(({ span }) => span.traceId === traceId)!.span
-      expect(ready.name).toBe('GET /readyz')
+      // The request's stages are spans of its trace too: its own is the one named by its route.
+      const ready = otlp.spans().find(({ span }) => span.traceId === traceId && span.name === 'GET /readyz')!.span
       expect(ready.parentSpanId).toBe(parentId)
       expect(ready.kind).toBe(2) // SERVER
       expect(attribute(ready.attributes, 'http.route')).toBe('/readyz')
@@ -80,6 +81,25 @@ describe('traces of the API', () => {
       expect(attribute(refused.resource.attributes, 'service.name')).toBe('rail')
     },
   )
+
+  it('gives a request its stages as child spans: admitted, refused by authentication, replied', async () => {
+    const requestId = `trace-stages-${randomBytes(4).toString('hex')}`
+    const refused = await fetch(`${apiUrl}/api/v1/rail/outbound/${randomBytes(4).toString('hex')}`, {
+      headers: { 'x-request-id': requestId },
+    })
+    expect(refused.status).toBe(401)
+    const request = () =>
+      otlp.spans().find(({ span }) => attribute(span.attributes, 'rail.request_id') === requestId)?.span
+    const stagesOf = (parent: ExportedSpan) =>
+      otlp
+        .spans()
+        .filter(({ span }) => span.traceId === parent.traceId && span.parentSpanId === parent.spanId)
+        .map(({ span }) => span)
+    await waitFor(() => request() !== undefined && stagesOf(request()!).length >= 3, 30_000, 'stage spans exported')
+    const stages = stagesOf(request()!)
+    expect(stages.map((span) => span.name).sort()).toEqual(['admission', 'authentication', 'reply'])
+    expect(stages.every((span) => span.kind === 1)).toBe(true) // INTERNAL
+  })
 
   it('serves /metrics without the database gauges, which the workers serve', async () => {
     const text = await (await fetch(`${apiUrl}/metrics`)).text()

@@ -1,10 +1,12 @@
 // One HTTP call to a provider, the way every adapter makes it: undici with explicit timeouts and no
 // redirects, an answer read up to a size, and a record in provider_calls of what was asked and what
-// came back (never a header, a body or a secret) committed before the answer is acted on.
+// came back (never a header, a body or a secret) committed before the answer is acted on. A call
+// made for a request is its bank_call stage (src/platform/observability/stages.ts).
 import { randomUUID } from 'node:crypto'
 import { request as httpRequest } from 'undici'
 import type { Coalescer } from '../../platform/coalescer.ts'
 import type { Pool } from '../../platform/db.ts'
+import { timeStage } from '../../platform/observability/stages.ts'
 import { cleanText } from './clean.ts'
 import { insertCalls, type NewProviderCall } from './repo.ts'
 import type { ProviderOutcome } from './types.ts'
@@ -61,19 +63,7 @@ export class ProviderHttp {
   async call(spec: ProviderCallSpec): Promise<HttpAnswer> {
     const timeoutMs = this.#options.timeoutMs ?? PROVIDER_TIMEOUT_MS_DEFAULT
     const started = performance.now()
-    let answer: HttpAnswer
-    try {
-      const response = await httpRequest(spec.url, {
-        method: spec.method,
-        headers: spec.headers,
-        body: spec.body,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs, // undici's request follows no redirect
-      })
-      answer = await readAnswer(response.statusCode, response.body)
-    } catch (error) {
-      answer = { ok: false, httpStatus: null, error: describeError(error) }
-    }
+    const answer = await timeStage('bank_call', () => ask(spec, timeoutMs))
     const latencyMs = Math.round(performance.now() - started)
     const { outcome, responseCode } = spec.classify(answer)
     await this.#record({
@@ -94,6 +84,22 @@ export class ProviderHttp {
   async #record(call: NewProviderCall): Promise<void> {
     if (this.#options.recorder) await this.#options.recorder.run(call)
     else await insertCalls(this.#options.pool, [call])
+  }
+}
+
+/** The call itself: the provider's answer, or why there is none. */
+async function ask(spec: ProviderCallSpec, timeoutMs: number): Promise<HttpAnswer> {
+  try {
+    const response = await httpRequest(spec.url, {
+      method: spec.method,
+      headers: spec.headers,
+      body: spec.body,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs, // undici's request follows no redirect
+    })
+    return await readAnswer(response.statusCode, response.body)
+  } catch (error) {
+    return { ok: false, httpStatus: null, error: describeError(error) }
   }
 }
 

@@ -28,10 +28,15 @@ export function startOpenTelemetry(serviceName: string): ActiveTracing {
           span.end()
         }
       }),
-    recordRequestSpan({ name, headers, startTimeMs, statusCode, attributes }) {
+    recordRequestSpan({ name, headers, startTimeMs, statusCode, attributes, stages }) {
       const parent = propagation.extract(context.active(), headers)
       const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes, startTime: startTimeMs }, parent)
       if (statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR })
+      const inRequest = trace.setSpan(parent, span)
+      for (const stage of stages)
+        tracer
+          .startSpan(stage.name, { kind: SpanKind.INTERNAL, startTime: stage.startTimeMs }, inRequest)
+          .end(stage.endTimeMs)
       span.end()
     },
     shutdown: () => sdk.shutdown(),

@@ -1,9 +1,11 @@
 // Connection pool usage, read from node-postgres' own counters when Prometheus scrapes: connections
 // open and idle, and callers waiting for one; and how long each checkout waited (a wait that
-// lasts is a pool too small for its load). One set per registry, labelled by the pool's name.
+// lasts is a pool too small for its load). One set per registry, labelled by the pool's name. A
+// request's own waits are its pool_wait stage (stages.ts); a coalesced batch's are no request's.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
 import type pg from 'pg'
 import type { Pool } from '../db.ts'
+import { currentStages, type RequestStages } from './stages.ts'
 
 const WAIT_BUCKETS_S = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 
@@ -83,25 +85,29 @@ type ConnectCallback = (
  */
 function timeCheckouts(pool: Pool, meters: PoolMeters, name: string): void {
   const connect = pool.connect.bind(pool) as (callback?: ConnectCallback) => Promise<pg.PoolClient> | undefined
-  const observe = (startedMs: number, failed: boolean) => {
-    meters.wait.observe({ pool: name }, (performance.now() - startedMs) / 1000)
+  const observe = (startedMs: number, failed: boolean, stages: RequestStages | undefined, counted: boolean) => {
+    const endedMs = performance.now()
+    meters.wait.observe({ pool: name }, (endedMs - startedMs) / 1000)
     if (failed) meters.failures.inc({ pool: name })
+    stages?.close('pool_wait', counted, startedMs, endedMs)
   }
   const timedConnect = (callback?: ConnectCallback) => {
     const startedMs = performance.now()
+    const stages = currentStages()
+    const counted = stages?.open() ?? false
     if (callback) {
       return connect((error, client, release) => {
-        observe(startedMs, error !== undefined && error !== null)
+        observe(startedMs, error !== undefined && error !== null, stages, counted)
         callback(error, client, release)
       })
     }
     return connect()!.then(
       (client) => {
-        observe(startedMs, false)
+        observe(startedMs, false, stages, counted)
         return client
       },
       (error: unknown) => {
-        observe(startedMs, true)
+        observe(startedMs, true, stages, counted)
         throw error
       },
     )

@@ -2,6 +2,13 @@
 
 export type SpanAttributes = Record<string, string | number | boolean>
 
+/** A stage of a request (observability/stages.ts) as a child span: its name and its times in milliseconds since the epoch. */
+export interface StageSpan {
+  name: string
+  startTimeMs: number
+  endTimeMs: number
+}
+
 /** A span of work in progress: attributes learned along the way, then how it ended. */
 export interface TraceSpan {
   setAttributes(attributes: SpanAttributes): void
@@ -15,7 +22,7 @@ export interface ActiveTracing {
   /**
    * A server span for one HTTP request once answered, from its start to now, continuing the
    * caller's trace (`traceparent`) when it sent one. Recorded at the end so that a request refused
-   * by any hook (admission, credentials) has its span too.
+   * by any hook (admission, credentials) has its span too. Its stages are its child spans.
    */
   recordRequestSpan(request: {
     name: string
@@ -23,6 +30,7 @@ export interface ActiveTracing {
     startTimeMs: number
     statusCode: number
     attributes: SpanAttributes
+    stages: readonly StageSpan[]
   }): void
   /** Sends the spans still buffered, then stops. */
   shutdown(): Promise<void>

@@ -1,6 +1,7 @@
 // OpenTelemetry traces, exported only when OTEL_EXPORTER_OTLP_ENDPOINT is set. Off, nothing of
 // the SDK is even loaded (it is imported on start, from otel.ts), and a traced piece of work is
-// simply called. On, each background job and each HTTP request is a span.
+// simply called. On, each background job and each HTTP request is a span, the request's stages
+// (stages.ts) its child spans.
 import type { HttpServer } from '../http.ts'
 import type { ActiveTracing, SpanAttributes, TraceSpan } from './spans.ts'
 
@@ -29,6 +30,11 @@ export async function startTracing(settings: TracingSettings): Promise<() => Pro
   }
 }
 
+/** Whether traces are exported (startTracing has run in this process). */
+export function tracingOn(): boolean {
+  return active !== undefined
+}
+
 /** Runs `work` in a span when tracing is on; otherwise just runs it. */
 export function withSpan<T>(
   name: string,
@@ -44,10 +50,18 @@ export function installRequestTracing(app: HttpServer): void {
   if (!tracing) return
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched'
+    request.stages?.finish(reply.elapsedTime)
+    // One clock for the request and its stages: the SDK's own (the time origin and performance.now()).
+    const epochMs = (performanceMs: number) => performance.timeOrigin + performanceMs
     tracing.recordRequestSpan({
       name: `${request.method} ${route}`,
       headers: request.headers,
-      startTimeMs: Date.now() - reply.elapsedTime,
+      startTimeMs: epochMs(performance.now() - reply.elapsedTime),
+      stages: (request.stages?.intervals ?? []).map(({ stage, startMs, endMs }) => ({
+        name: stage,
+        startTimeMs: epochMs(startMs),
+        endTimeMs: epochMs(endMs),
+      })),
       statusCode: reply.statusCode,
       attributes: {
         'http.request.method': request.method,
