@@ -16,14 +16,18 @@ const baseUrl = process.env.BENCH_BASE_URL!
 const credentials = { keyId: process.env.BENCH_KEY_ID!, signingSecret: process.env.BENCH_SIGNING_SECRET! }
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64)
 
+/** `count` POST requests to `path`, each body made by `bodyOf`, signed now as BENCH_KEY_ID. */
+export function prepareSigned(path: string, bodyOf: () => unknown, count: number): Prepared[] {
+  return Array.from({ length: count }, () => {
+    const body = JSON.stringify(bodyOf())
+    const headers = signRequest({ ...credentials, method: 'POST', pathWithQuery: path, body })
+    return { body, headers: { ...headers, 'content-type': 'application/json' } }
+  })
+}
+
 /** Runs the warm-up and the measured requests of `path`, each body made by `bodyOf`, and prints the result. */
 export async function runSignedLoad(path: string, bodyOf: () => unknown): Promise<void> {
-  const prepare = (count: number): Prepared[] =>
-    Array.from({ length: count }, () => {
-      const body = JSON.stringify(bodyOf())
-      const headers = signRequest({ ...credentials, method: 'POST', pathWithQuery: path, body })
-      return { body, headers: { ...headers, 'content-type': 'application/json' } }
-    })
+  const prepare = (count: number) => prepareSigned(path, bodyOf, count)
   const warmup = Number(process.env.BENCH_WARMUP ?? 0)
   if (warmup > 0) await send(path, prepare(warmup))
   const measured = prepare(Number(process.env.BENCH_TRANSFERS ?? 10_000))

@@ -52,11 +52,18 @@ export interface CeilingFigures {
   machine: string
 }
 
+/** The two servers of the ceiling, listening on loopback: `url` is the API's, which checks requests signed with `secret`. */
+export interface CeilingServers {
+  url: string
+  secret: string
+  close(): Promise<void>
+}
+
 /**
- * Measures the ceiling and writes bench/results/wallets-ceiling.json; bench:wallets calls it in
- * its own run, so that the wallet figure and its ceiling share the machine's state.
+ * Starts the ceiling's two servers: the bank, then the API that checks each request's HMAC and
+ * makes one signed call to the bank (bench:latency runs its open-loop ladder against them too).
  */
-export async function measureCeiling(requests = REQUESTS): Promise<CeilingFigures> {
+export async function startCeilingServers(): Promise<CeilingServers> {
   const bank = createHttpServer(false)
   bank.post('/bank/transfers', async (request, reply) => {
     if (!verified(request)) return reply.code(401).send({ error: 'unauthorized' })
@@ -88,8 +95,25 @@ export async function measureCeiling(requests = REQUESTS): Promise<CeilingFigure
     const bankAnswer = (await answer.body.json()) as { responseCode: string }
     return { status: bankAnswer.responseCode === '00' ? 'successful' : 'failed' }
   })
-  const railUrl = await listen(rail)
+  const url = await listen(rail)
+  return {
+    url,
+    secret: SECRET,
+    async close() {
+      await rail.close()
+      await bank.close()
+      await agent.close()
+    },
+  }
+}
 
+/**
+ * Measures the ceiling and writes bench/results/wallets-ceiling.json; bench:wallets calls it in
+ * its own run, so that the wallet figure and its ceiling share the machine's state.
+ */
+export async function measureCeiling(requests = REQUESTS): Promise<CeilingFigures> {
+  const servers = await startCeilingServers()
+  const railUrl = servers.url
   try {
     await load(railUrl, 2_000) // warm-up
     const cpuBefore = process.cpuUsage()
@@ -117,9 +141,7 @@ export async function measureCeiling(requests = REQUESTS): Promise<CeilingFigure
     console.log(`wrote ${path.relative(process.cwd(), file)}`)
     return figures
   } finally {
-    await rail.close()
-    await bank.close()
-    await agent.close()
+    await servers.close()
   }
 }
 

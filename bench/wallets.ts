@@ -24,6 +24,7 @@ import { benchDatabase, listenOnLoopback, STATEMENT_STATS } from './bench-databa
 import { startCpuProfile } from './cpu-profile.ts'
 import { postgresCpuMs, postmasterPid, printStatementStats, resetStatementStats } from './statements.ts'
 import { measureCeiling } from './wallets-ceiling.ts'
+import { setUpWallets } from './wallets-setup.ts'
 
 const WALLETS = Number(process.env.BENCH_WALLETS ?? 10_000)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64)
@@ -31,8 +32,6 @@ const TRANSFERS = Number(process.env.BENCH_TRANSFERS ?? 10_000)
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 1_000)
 /** The issue's target: wallet transfers at least this share of the ceiling measured in the same run. */
 const RATIO_TARGET = 0.4
-const SETUP_CONCURRENCY = 32
-const OPENING_KOBO = 1_000_000_000
 const SECRET = randomBytes(16).toString('hex')
 
 const round2 = (value: number) => Math.round(value * 100) / 100
@@ -59,7 +58,7 @@ async function main(): Promise<void> {
     })
     console.log(`setting up ${WALLETS} funded wallets…`)
     const walletsFile = path.join(scratch, 'wallets.json')
-    writeFileSync(walletsFile, JSON.stringify(await setUpWallets(new RailClient(baseUrl, credentials))))
+    writeFileSync(walletsFile, JSON.stringify(await setUpWallets(new RailClient(baseUrl, credentials), WALLETS)))
     console.log('the ceiling of this machine (two signed HTTP hops, no database)…')
     const ceiling = await measureCeiling()
     console.log(`wallet transfers: ${CONNECTIONS} connections, ${WARMUP} warm-up then ${TRANSFERS} measured`)
@@ -128,33 +127,6 @@ async function main(): Promise<void> {
     await pool.end()
     await stop()
   }
-}
-
-/** Creates and funds the wallets through the real API, SETUP_CONCURRENCY at a time. */
-async function setUpWallets(client: RailClient): Promise<string[]> {
-  const wallets: string[] = []
-  let next = 0
-  await Promise.all(
-    Array.from({ length: SETUP_CONCURRENCY }, async () => {
-      while (next < WALLETS) {
-        const index = next++
-        const created = await client.post<{ walletId: string }>('/wallet', {
-          customerReference: `bench-${index}`,
-          name: `Bench Customer ${index}`,
-        })
-        if (created.status !== 201) throw new Error(`wallet creation answered ${created.status}`)
-        const funded = await client.post<{ status: string }>('/wallet/credit', {
-          walletId: created.body.walletId,
-          reference: `fund-${index}`,
-          amountKobo: OPENING_KOBO,
-          currency: 'NGN',
-        })
-        if (funded.body.status !== 'successful') throw new Error(`funding answered ${funded.body.status}`)
-        wallets.push(created.body.walletId)
-      }
-    }),
-  )
-  return wallets
 }
 
 type LoadResult = autocannon.Result & { measuredSeconds: number; loadGeneratorCpuMs: number }
