@@ -1,5 +1,6 @@
-// The bodies of the benches' signed requests, one maker per operation, shared by the benches' load
-// generators (bench/wallets-load.ts, bench/outbound-load.ts), so that every bench sends the same requests.
+// The bodies of the benches' signed requests, one maker per operation, shared by the closed-loop
+// load generators (bench/wallets-load.ts, bench/outbound-load.ts) and the open-loop one
+// (bench/latency-load.ts), so that every bench sends the same requests.
 import { randomUUID } from 'node:crypto'
 import { nuban } from '../src/banking/nip/nuban.ts'
 import { syntheticAccountName } from '../src/sandbox/names.ts'
@@ -38,3 +39,14 @@ export function outboundSubmitBody(): Record<string, unknown> {
 export function paymentIntentBody(): Record<string, unknown> {
   return { reference: randomUUID(), amountKobo: 100 * (100 + Math.floor(Math.random() * 10_000)) }
 }
+
+/** The operations bench:latency measures: each one's path (its route) and the body of each request. */
+export const SIGNED_OPERATIONS = {
+  wallets: { path: '/transfer/wallet', bodyOf: walletTransferBody },
+  outbound: { path: '/api/v1/rail/outbound', bodyOf: () => outboundSubmitBody() },
+  intents: { path: '/api/v1/rail/payment/intent', bodyOf: () => paymentIntentBody() },
+  // The ceiling's API (bench/wallets-ceiling.ts) reads a clientReference, as an outbound submit has.
+  ceiling: { path: '/transfer/wallet', bodyOf: () => outboundSubmitBody() },
+} satisfies Record<string, { path: string; bodyOf: (wallets: readonly string[]) => Record<string, unknown> }>
+
+export type SignedOperation = keyof typeof SIGNED_OPERATIONS
