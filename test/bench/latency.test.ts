@@ -15,6 +15,7 @@ import {
   summarizeStep,
 } from '../../bench/latency-stats.ts'
 import { type LoopClock, runOpenLoop } from '../../bench/open-loop.ts'
+import { serverStep } from '../../bench/latency-server.ts'
 
 /**
  * A discrete-event clock: time moves only from one due event to the next, once the code under
@@ -205,6 +206,34 @@ nodejs_eventloop_lag_p99_seconds 0.012
   it('parse labels, escapes and values', () => {
     const [sample] = parseMetrics('m{a="x\\"y",b="1"} 2.5e-3\n')
     expect(sample).toEqual({ name: 'm', labels: { a: 'x"y', b: '1' }, value: 0.0025 })
+  })
+
+  it("give a step's server figures: its route's stages and latency, pool waits, event-loop delay and GC", () => {
+    const scrapeOf = (claims: number, waits: number, gcS: number, lagS: number) =>
+      parseMetrics(
+        [
+          `rail_request_stage_seconds_bucket{le="0.01",route="/transfer/wallet",stage="claim"} ${claims}`,
+          `rail_request_stage_seconds_bucket{le="+Inf",route="/transfer/wallet",stage="claim"} ${claims}`,
+          `rail_request_stage_seconds_bucket{le="0.01",route="/wallet",stage="claim"} ${claims * 2}`,
+          `rail_request_stage_seconds_bucket{le="+Inf",route="/wallet",stage="claim"} ${claims * 2}`,
+          `rail_http_request_duration_seconds_bucket{le="0.05",method="POST",route="/transfer/wallet",status_code="200"} ${claims}`,
+          `rail_http_request_duration_seconds_bucket{le="+Inf",method="POST",route="/transfer/wallet",status_code="200"} ${claims}`,
+          `rail_http_request_duration_seconds_bucket{le="0.05",method="POST",route="/transfer/wallet",status_code="503"} 0`,
+          `rail_http_request_duration_seconds_bucket{le="+Inf",method="POST",route="/transfer/wallet",status_code="503"} ${waits}`,
+          `rail_db_pool_wait_seconds_bucket{le="0.001",pool="rail"} ${waits}`,
+          `rail_db_pool_wait_seconds_bucket{le="+Inf",pool="rail"} ${waits}`,
+          `nodejs_gc_duration_seconds_sum{kind="minor"} ${gcS}`,
+          `nodejs_gc_duration_seconds_sum{kind="major"} ${gcS}`,
+          `nodejs_eventloop_lag_p99_seconds ${lagS}`,
+          `nodejs_eventloop_lag_max_seconds ${lagS * 2}`,
+        ].join('\n'),
+      )
+    const step = serverStep(scrapeOf(10, 5, 0.5, 0.9), scrapeOf(30, 9, 0.75, 0.02), '/transfer/wallet')
+    expect(step.stages).toEqual({ claim: { p50Ms: 5, p99Ms: 9.9, count: 20 } })
+    expect(step.poolWait).toEqual({ rail: { p50Ms: 0.5, p99Ms: 0.99, count: 4 } })
+    // Every status of the route together: 20 under 50 ms, 4 (the 503s) above it.
+    expect(step.http).toEqual({ p50Ms: 30, p99Ms: 50, count: 24 })
+    expect(step).toMatchObject({ eventLoopP99Ms: 20, eventLoopMaxMs: 40, gcMs: 500 })
   })
 })
 
