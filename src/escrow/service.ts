@@ -56,7 +56,6 @@ export {
 } from './types.ts'
 export { fundingOfEscrow, escrowView, toEscrowJson, toCreatedJson } from './views.ts'
 export { createEscrow } from './create.ts'
-export { selectRefs as escrowRefs } from './repo.ts'
 export { type WebhookRequest, registerWebhook } from './webhooks.ts'
 export { retryRefund } from './refunds.ts'
 
@@ -80,6 +79,11 @@ export async function getEscrow(db: Queryable, partnerId: string, ref: string): 
   const escrow = await repo.selectByRef(db, partnerId, ref)
   if (!escrow) throw notFound('Escrow')
   return escrow
+}
+
+/** What a statement line shows of the escrows behind it (statements): each one's ref. */
+export function escrowRefs(db: Queryable, ids: readonly string[]): Promise<{ id: string; ref: string }[]> {
+  return repo.selectRefs(db, ids)
 }
 
 /** The escrow that composed an intent (its owner), for the intent's checkout page. */

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto'
 import type { Pool, Queryable } from '../platform/db.ts'
 import { RailError } from '../platform/errors.ts'
 import { uuidv7 } from '../platform/ids.ts'
+import * as lines from './lines-repo.ts'
 import * as repo from './repo.ts'
 import {
   LedgerError,
@@ -24,15 +25,7 @@ export type { AvailableAccount, StatementRow } from './repo.ts'
 // An account's lines and figures as statements read them (the statements feature pages and
 // sums them; the ledger's tables are read only here).
 export type { AccountFigures, LedgerLine } from './lines-repo.ts'
-export {
-  NO_UPPER_SEQUENCE,
-  selectBookedAt as bookedBalanceAt,
-  selectLines as accountLines,
-  selectPartnerAccountId as partnerAccountId,
-  selectPartnerFigures as partnerAccountFigures,
-  selectPendingHolds as pendingHolds,
-  selectRangeSequences as lineRangeSequences,
-} from './lines-repo.ts'
+export { NO_UPPER_SEQUENCE } from './lines-repo.ts'
 
 /** Transfers in one call; more is a programming error (split the batch). */
 export const TRANSFERS_PER_CALL_MAX = 8_190
@@ -334,4 +327,58 @@ export function derivedId(id: string, purpose: string): string {
   hex[16] = ((Number.parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16)
   const h = hex.join('')
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
+}
+
+/** The partner's account of this kind and currency, if it was ever made (a read makes none). */
+export function partnerAccountId(
+  db: Queryable,
+  partnerId: string,
+  currency: string,
+  kind: AccountKind,
+): Promise<string | undefined> {
+  return lines.selectPartnerAccountId(db, partnerId, currency, kind)
+}
+
+/** The partner's accounts of these kinds in one currency: booked and available, by kind (an account never made is absent). */
+export function partnerAccountFigures(
+  db: Queryable,
+  partnerId: string,
+  currency: string,
+  kinds: readonly AccountKind[],
+): Promise<Partial<Record<AccountKind, lines.AccountFigures>>> {
+  return lines.selectPartnerFigures(db, partnerId, currency, kinds)
+}
+
+/** The sequences of the account's first line posted at or after `from` and of its last line posted before `to` (null: none). */
+export function lineRangeSequences(
+  db: Queryable,
+  accountId: string,
+  from: Date,
+  to: Date,
+): Promise<{ first: number | null; last: number | null }> {
+  return lines.selectRangeSequences(db, accountId, from, to)
+}
+
+/** The account's lines with `lowest` <= sequence <= `highest`, newest first, at most `limit`. */
+export function accountLines(
+  db: Queryable,
+  accountId: string,
+  lowest: number,
+  highest: number,
+  limit: number,
+): Promise<lines.LedgerLine[]> {
+  return lines.selectLines(db, accountId, lowest, highest, limit)
+}
+
+/** The account's booked balance after its last line with sequence <= `highest` (0 before its first). */
+export function bookedBalanceAt(db: Queryable, accountId: string, highest: number): Promise<number> {
+  return lines.selectBookedAt(db, accountId, highest)
+}
+
+/** How many of these transfers are holds still pending, and what they hold, in kobo. */
+export function pendingHolds(
+  db: Queryable,
+  transferIds: readonly string[],
+): Promise<{ count: number; amountKobo: number }> {
+  return lines.selectPendingHolds(db, transferIds)
 }

@@ -19,9 +19,17 @@ export type {
   PartnerEnvironment,
 } from './repo.ts'
 export { CUSTOMER_CLASSES, PARTNER_ENVIRONMENTS } from './repo.ts'
-/** The master key check's probe of a database that sealed secrets before it kept the check (platform/master-key.ts). */
-export { selectOldestSigningSecret as oldestSealedSigningSecret } from './repo.ts'
 export { readSandboxPartner, SANDBOX_PARTNER_FILE, saveRotatedCredential, writeSandboxPartner } from './sandbox-file.ts'
+
+/**
+ * The oldest signing secret as it is sealed, bound to its credential's id: the master key check's
+ * probe of a database that sealed secrets before it kept the check (platform/master-key.ts).
+ */
+export function oldestSealedSigningSecret(
+  db: Queryable,
+): Promise<{ sealed: Buffer; associatedData: string } | undefined> {
+  return repo.selectOldestSigningSecret(db)
+}
 
 /** How long a rotated-out credential keeps working, unless the caller says otherwise. */
 export const ROTATION_OVERLAP_DEFAULT_S = 24 * 60 * 60

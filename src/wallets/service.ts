@@ -21,19 +21,48 @@ import {
   type ProviderProfile,
   type ProviderRegistry,
 } from '../banking/providers/service.ts'
+import * as movesRepo from './moves-repo.ts'
 import * as repo from './repo.ts'
 
 export type { Wallet } from './repo.ts'
-/** For inbound credits (wallet funding by transfer): the wallet behind an account number. */
-export { selectAccountNumbersAfter as walletAccountsAfter } from './repo.ts'
-export {
-  selectWalletByAccountNumber as walletOfAccountNumber,
-  selectPartnerWalletByAccountNumber as partnerWalletOfAccountNumber,
-} from './repo.ts'
-export { selectStatementFacts as moveStatementFacts } from './moves-repo.ts'
 
 /** Wallets hold naira; another currency is refused with unsupported_currency. */
 export const WALLET_CURRENCY = 'NGN'
+
+/** For inbound credits (wallet funding by transfer): the wallet an account number at this provider belongs to. */
+export function walletOfAccountNumber(
+  db: Queryable,
+  provider: string,
+  accountNumber: string,
+): Promise<repo.Wallet | undefined> {
+  return repo.selectWalletByAccountNumber(db, provider, accountNumber)
+}
+
+/** For the sandbox's simulated credits: the partner's wallet with this account number (another partner's is not found). */
+export function partnerWalletOfAccountNumber(
+  db: Queryable,
+  partnerId: string,
+  accountNumber: string,
+): Promise<repo.Wallet | undefined> {
+  return repo.selectPartnerWalletByAccountNumber(db, partnerId, accountNumber)
+}
+
+/** For the credit sweep: wallets' account numbers in (provider, account number) order after `after`. */
+export function walletAccountsAfter(
+  db: Queryable,
+  after: { provider: string; accountNumber: string } | null,
+  limit: number,
+): Promise<{ provider: string; accountNumber: string }[]> {
+  return repo.selectAccountNumbersAfter(db, after, limit)
+}
+
+/** What a statement line shows of the moves behind it (statements): each one's reference and narration. */
+export function moveStatementFacts(
+  db: Queryable,
+  ids: readonly string[],
+): Promise<{ id: string; reference: string; narration: string | null }[]> {
+  return movesRepo.selectStatementFacts(db, ids)
+}
 
 export interface WalletsDeps {
   pool: Pool

@@ -10,10 +10,9 @@
 //   account-sweep.ts  the same for every account, a batch a run, on a schedule
 //   brr.ts, views.ts, simulate.ts  the BRR lookup, how credits read (and are listed), the sandbox simulator
 import type { RefundableCredits, RefundOrigins } from '../../money-out/refunds/service.ts'
-import { lockCredit, selectAmountLessExcessKobo, selectConfirmedIds } from './repo.ts'
+import type { Queryable } from '../../platform/db.ts'
+import { lockCredit, selectAmountLessExcessKobo, selectConfirmedIds, selectNarrations } from './repo.ts'
 import { settleTriageRefunds } from './triage.ts'
-
-export { selectNarrations as creditNarrations } from './repo.ts'
 
 export type { CreditStatus, FoundBy, InboundCredit } from './repo.ts'
 export {
@@ -58,6 +57,14 @@ export const creditsForRefunds: RefundableCredits = {
   lock: lockCredit,
   amountLessExcessKobo: selectAmountLessExcessKobo,
   confirmedIds: selectConfirmedIds,
+}
+
+/** What a statement line shows of the credits behind it (statements): each one's narration. */
+export function creditNarrations(
+  db: Queryable,
+  ids: readonly string[],
+): Promise<{ id: string; narration: string | null }[]> {
+  return selectNarrations(db, ids)
 }
 
 /** Plugs triage into refunds: a refund triage asked for that ends settles its credit (refunded, or unmatched again). */

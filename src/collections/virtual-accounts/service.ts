@@ -40,11 +40,23 @@ export {
   selectFboByHolder,
   selectIdByTrackingId,
 } from './repo.ts'
-// The accounts the credit sweep asks the provider about (src/collections/credits/account-sweep.ts).
-export { selectReceivingAfter as receivingAccountsAfter, type ReceivingAccount } from './repo.ts'
+export type { ReceivingAccount } from './repo.ts'
 
 /** Collections are in naira; another currency is refused with unsupported_currency. */
 export const COLLECTION_CURRENCY = 'NGN'
+
+/**
+ * The accounts the credit sweep asks the provider about (src/collections/credits/account-sweep.ts):
+ * every active one and those archived since `archivedSince`, in (provider, account number) order after `after`.
+ */
+export function receivingAccountsAfter(
+  db: Queryable,
+  after: repo.ReceivingAccount | null,
+  archivedSince: Date,
+  limit: number,
+): Promise<repo.ReceivingAccount[]> {
+  return repo.selectReceivingAfter(db, after, archivedSince, limit)
+}
 /** How the payer reaches a virtual account: a bank transfer (NIP) to its NUBAN. */
 export const PROVIDER_CHANNEL = 'bank_transfer'
 export const ACCOUNT_PAGE_MAX = 100

@@ -7,7 +7,7 @@
 import { requestRequery, requeryNow } from '../pipeline/service.ts'
 import type { Partner } from '../../partners/service.ts'
 import { getProvider } from '../../banking/providers/service.ts'
-import type { Pool } from '../../platform/db.ts'
+import type { Pool, Queryable } from '../../platform/db.ts'
 import { fieldError, notFound, RailError } from '../../platform/errors.ts'
 import { pageQueryLimit, toPage } from '../../platform/pagination.ts'
 import { readPage } from '../../platform/read-pool.ts'
@@ -17,7 +17,6 @@ import type { OutboundDeps } from './submit.ts'
 
 export type { OutboundTransfer, OutboundVolume, StateMoment } from './repo.ts'
 export { FLOAT_CURRENCY, fundFloat } from './float.ts'
-export { selectInFlightHoldIds as inFlightHoldIds, selectStatementFacts as payoutStatementFacts } from './repo.ts'
 export { callbackEvent, hasCallback, toOutboundJson } from './callbacks.ts'
 export {
   outboundDeps,
@@ -29,6 +28,24 @@ export {
   type Submission,
   type SubmitRequest,
 } from './submit.ts'
+
+/** What a statement line shows of a payout behind it (statements): its origin, the partner's reference and its narration. */
+export interface PayoutStatementFacts {
+  id: string
+  originType: string
+  clientReference: string | null
+  narration: string | null
+}
+
+/** The statement facts of these payouts (statements reads them for its lines). */
+export function payoutStatementFacts(db: Queryable, ids: readonly string[]): Promise<PayoutStatementFacts[]> {
+  return repo.selectStatementFacts(db, ids)
+}
+
+/** The holds of the partner's payouts in one currency that are not final yet: the float's money in flight (statements). */
+export function inFlightHoldIds(db: Queryable, partnerId: string, currency: string): Promise<string[]> {
+  return repo.selectInFlightHoldIds(db, partnerId, currency)
+}
 
 export interface SimulationRequest {
   transferId?: string
