@@ -10,6 +10,7 @@ import { isValidNuban } from '../nip/nuban.ts'
 import type { Queryable } from '../../platform/db.ts'
 import { fieldError, RailError } from '../../platform/errors.ts'
 import { providerFor, requireCapability, type ProviderProfile, type ProviderRegistry } from '../providers/service.ts'
+import type { ProviderAdapter, ProviderResult } from '../providers/types.ts'
 
 export interface BankView {
   /** 3-digit CBN bank code: the `bankCode` of every route. */
@@ -63,6 +64,21 @@ export interface BankDeps {
 }
 
 /**
+ * The one call of a provider's name enquiry: who holds the account, as the provider answers it
+ * (successful with the holder's name, failed with the bank's NIP code, unknown when no answer
+ * came). Every enquiry Rail makes goes through here: a request's (enquireAccountName, which spends
+ * the partner's budget first and maps the answer to 422 or 502) and the payment pipeline's before
+ * an instruction's first send (which decides the answer like any other: a refusal or a holder the
+ * given name does not name fails the instruction before anything is sent, no answer is asked again).
+ */
+export function askAccountName(
+  adapter: ProviderAdapter,
+  account: AccountAtBank,
+): Promise<ProviderResult<{ accountName: string }>> {
+  return adapter.nameEnquiry({ bankCode: account.bankCode, accountNumber: account.accountNumber })
+}
+
+/**
  * The one name enquiry a request makes: the holder's name as the bank gives it, asked of `provider`
  * after one is spent from the partner's budget (429 rate_limited past it, the bank not asked). A
  * refusal (no such account, a dormant one) is 422 naming the account number's field, with the
@@ -80,7 +96,7 @@ export async function enquireAccountName(
   // anything (or shows a name).
   deps.providers.nameEnquiries.spend(partnerId)
   const adapter = await deps.providers.adapterFor(provider, asked.requestId)
-  const enquiry = await adapter.nameEnquiry({ bankCode: account.bankCode, accountNumber: account.accountNumber })
+  const enquiry = await askAccountName(adapter, account)
   if (enquiry.outcome === 'successful') return enquiry.value.accountName
   if (enquiry.outcome === 'failed') {
     const message = `the bank refused the name enquiry: ${enquiry.responseMessage}`

@@ -25,6 +25,7 @@ import type { Clock } from '../../platform/clock.ts'
 import { Coalescer } from '../../platform/coalescer.ts'
 import type { Pool, Queryable, Tx } from '../../platform/db.ts'
 import { failpoint } from '../../platform/failpoints.ts'
+import { askAccountName } from '../../banking/banks/service.ts'
 import { getProvider, type ProviderProfile, type ProviderRegistry } from '../../banking/providers/service.ts'
 import type { ProviderAdapter, ProviderResult } from '../../banking/providers/types.ts'
 import {
@@ -244,9 +245,12 @@ async function giveBack(run: Run, instruction: repo.Instruction): Promise<repo.I
   return repo.selectInstruction(run.deps.pool, instruction.id)
 }
 
-/** The name enquiry before the first send, where the provider checks names; its answer decided like any other. */
+/**
+ * The name enquiry before the first send, where the provider checks names, asked through banking's
+ * one call of it (askAccountName); its answer decided like any other.
+ */
 async function enquire(run: Run, instruction: repo.Instruction): Promise<repo.Instruction | undefined> {
-  const result = await run.adapter.nameEnquiry({
+  const result = await askAccountName(run.adapter, {
     bankCode: instruction.destinationBankCode!,
     accountNumber: instruction.destinationAccountNumber!,
   })
