@@ -7,8 +7,8 @@
 //
 // A route takes the key in one of three ways (`config.idempotencyKey`):
 // - 'claimed-before' (the default): the key is claimed in a statement of its own before the
-//   handler runs, as a call to another system needs. A concurrent request with the key meanwhile
-//   is 409 request_in_progress; the answer is stored once sent. An error answer means nothing was
+//   handler runs, as a call to another system needs. The same request with the key meanwhile is
+//   409 request_in_progress (another is idempotency_conflict, as ever); the answer is stored once sent. An error answer means nothing was
 //   done (Rail's services refuse before any write): the claim is released and the key may be sent
 //   again — except an answer whose outcome is unknown (`details.outcome: 'unknown'`), stored like
 //   a success, so that a retry cannot do twice what may have been done once.
@@ -107,6 +107,8 @@ export function installIdempotencyKeys(app: HttpServer, options: IdempotencyKeyO
     }
     const claim = await timeStage('idempotency', () => claimKey(options.pool, idempotencyKey))
     if (claim.kind === 'held') {
+      // Another request under the key is a conflict whether or not the first has its answer yet.
+      if (claim.stored.request_hash !== idempotencyKey.requestHash) throw conflict(idempotencyKey)
       if (claim.stored.response_status === null) throw inProgress(idempotencyKey)
       return sendStored(reply, idempotencyKey, claim.stored)
     }

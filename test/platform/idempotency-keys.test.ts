@@ -152,6 +152,28 @@ describe('a key claimed before the handler', () => {
     expect(effects).toBe(before + 1)
   })
 
+  it('another request under a key still being worked is 409 idempotency_conflict, not request_in_progress', async () => {
+    held = gate()
+    const key = randomUUID()
+    const before = effects
+    const first = post('/api/v1/test/held', key, { n: 1 })
+    await held.reached
+    for (const [path, body] of [
+      ['/api/v1/test/held', { n: 2 }],
+      ['/api/v1/test/ok', { n: 1 }],
+    ] as const) {
+      const conflict = await post(path, key, body)
+      expect([conflict.statusCode, conflict.json().error, conflict.json().details]).toEqual([
+        409,
+        'idempotency_conflict',
+        { idempotencyKey: key },
+      ])
+    }
+    held.open()
+    expect((await first).statusCode).toBe(200)
+    expect(effects).toBe(before + 1)
+  })
+
   it('another request under the key is 409 idempotency_conflict, whatever differs', async () => {
     const key = randomUUID()
     expect((await post('/api/v1/test/ok', key, { n: 1 })).statusCode).toBe(201)
