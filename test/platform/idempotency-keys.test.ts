@@ -18,6 +18,7 @@ import { waitFor } from '../support/wait.ts'
 let app: TestApp
 let server: HttpServer
 let credentials: PartnerCredentials
+let otherCredentials: PartnerCredentials
 let effects = 0
 
 /** A handler held at a point until the test lets it go: a state to wait for, not a time. */
@@ -33,6 +34,7 @@ let held = gate()
 beforeAll(async () => {
   app = await startTestApp()
   credentials = (await app.newPartner()).credentials
+  otherCredentials = (await app.newPartner()).credentials
   server = createHttpServer(false)
   installAuthentication(server, { pool: app.db.pool, masterKey: app.masterKey, clock: systemClock })
   const signed = { config: { auth: 'signature' as const } }
@@ -71,12 +73,12 @@ afterAll(async () => {
   await app?.close()
 })
 
-function post(path: string, key: string | undefined, body: unknown = { n: 1 }) {
+function post(path: string, key: string | undefined, body: unknown = { n: 1 }, as: PartnerCredentials = credentials) {
   const text = JSON.stringify(body)
   const headers = {
     ...signRequest({
-      keyId: credentials.keyId,
-      signingSecret: credentials.signingSecret,
+      keyId: as.keyId,
+      signingSecret: as.signingSecret,
       method: 'POST',
       pathWithQuery: path,
       body: text,
@@ -190,6 +192,48 @@ describe('a key claimed before the handler', () => {
       ])
     }
     expect(effects).toBe(before)
+  })
+})
+
+describe('one key, two partners', () => {
+  it("is two keys: each partner's request gets its own answer, neither a conflict nor the other's", async () => {
+    held = gate()
+    const key = randomUUID()
+    const before = effects
+    // The first partner's request holds the key, unanswered, while the other's runs under it.
+    const first = post('/api/v1/test/held', key, { n: 1 })
+    await held.reached
+    const other = await post('/api/v1/test/ok', key, { n: 2 }, otherCredentials)
+    expect([other.statusCode, replayed(other), other.json()]).toEqual([201, null, { effect: before + 2 }])
+    held.open()
+    const answered = await first
+    expect([answered.statusCode, replayed(answered), answered.json()]).toEqual([200, null, { effect: before + 1 }])
+    // Each partner's key answers its own request again, and the other's request is a conflict under it.
+    const again = await post('/api/v1/test/held', key, { n: 1 })
+    const otherAgain = await post('/api/v1/test/ok', key, { n: 2 }, otherCredentials)
+    expect([again.statusCode, replayed(again), again.body]).toEqual([200, 'true', answered.body])
+    expect([otherAgain.statusCode, replayed(otherAgain), otherAgain.body]).toEqual([201, 'true', other.body])
+    expect((await post('/api/v1/test/ok', key, { n: 2 })).json().error).toBe('idempotency_conflict')
+    expect(effects).toBe(before + 2)
+  })
+
+  it("is two keys in the effect's transaction too: each partner's request makes its own effect", async () => {
+    held = gate()
+    const key = randomUUID()
+    const before = effects
+    const first = post('/api/v1/test/in-transaction', key, { n: 1 })
+    await held.reached
+    // The other partner's claim of the same key neither waits on the first's row nor replays it.
+    const opened = held.open
+    held = gate()
+    const second = post('/api/v1/test/in-transaction', key, { n: 2 }, otherCredentials)
+    await held.reached
+    opened()
+    held.open()
+    const [one, two] = await Promise.all([first, second])
+    expect([one.statusCode, replayed(one), two.statusCode, replayed(two)]).toEqual([200, null, 200, null])
+    expect([one.json().effect, two.json().effect]).toEqual([before + 1, before + 2])
+    expect(effects).toBe(before + 2)
   })
 })
 
