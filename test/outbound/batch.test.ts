@@ -341,3 +341,29 @@ it('a batch of submits records what the same submits record one by one: answers,
     { numRuns: RUNS, examples: [[EVERY_CASE]] },
   )
 }, 120_000)
+
+it("a payout refused for funds names the account it was to be held on: the partner's float, or Rail's payout's source", async () => {
+  const world = await buildWorld()
+  const commands: SubmitCommand[] = [
+    { amountKobo: FLOAT_KOBO + 1, railsOwn: false, repeat: null },
+    { amountKobo: COLLECTIONS_KOBO + 1, railsOwn: true, repeat: null },
+  ]
+  const submissions = submissionsOf(world, commands, [randomUUID(), randomUUID()])
+  const transfers = await withTransaction(app.db.pool, (tx) => recordSubmissions(app.payments(), tx, submissions))
+  expect(transfers.map((transfer) => [transfer?.state, transfer?.failureReason])).toEqual([
+    [
+      'failed',
+      {
+        code: 'insufficient_funds',
+        message: `The float's available balance is less than ${FLOAT_KOBO + 1} kobo; nothing was held`,
+      },
+    ],
+    [
+      'failed',
+      {
+        code: 'insufficient_funds',
+        message: `The collections account's available balance is less than ${COLLECTIONS_KOBO + 1} kobo; nothing was held`,
+      },
+    ],
+  ])
+})

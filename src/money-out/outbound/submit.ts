@@ -11,6 +11,8 @@ import {
   createTransfers,
   derivedId,
   ensurePartnerAccount,
+  getBalance,
+  type AccountKind,
   type TransferInput,
 } from '../../ledger/service.ts'
 import { generateBrr } from '../../banking/nip/brr.ts'
@@ -236,20 +238,29 @@ function newTransfer(
   }
 }
 
+/** How a refusal for funds names the payout's source: the float as partners know it, another account by its kind. */
+function sourceName(kind: AccountKind): string {
+  return kind === 'float' ? "The float's" : `The ${kind.replaceAll('_', ' ')} account's`
+}
+
 /**
  * Too little on the source: the transfer is recorded failed with insufficient_funds, nothing held,
- * its instruction failed before anything was sent, and called back.
+ * its instruction failed before anything was sent, and called back. The message names the account
+ * the payout was to be held on: the float for the partner's own, another for Rail's (a refund's,
+ * an escrow's, a settlement's source).
  */
 async function failForFunds(
   tx: Queryable,
   clock: Clock,
   transfer: repo.OutboundTransfer,
+  sourceAccountId: string,
 ): Promise<repo.OutboundTransfer> {
   await repo.clearHold(tx, transfer.id)
+  const source = await getBalance(tx, sourceAccountId)
   const failed = await repo.transition(tx, transfer.id, 'failed', clock.now(), {
     failureReason: {
       code: 'insufficient_funds',
-      message: `The float's available balance is less than ${transfer.amountKobo} kobo; nothing was held`,
+      message: `${sourceName(source!.kind)} available balance is less than ${transfer.amountKobo} kobo; nothing was held`,
     },
   })
   await failUnsent(tx, clock, transfer.id, 'insufficient_funds')
@@ -303,9 +314,10 @@ export async function recordSubmissions(
         )
   const held: repo.OutboundTransfer[] = []
   for (const [position, result] of results.entries()) {
-    const { transfer, index } = recorded[position]!
+    const { submission, transfer, index } = recorded[position]!
     if (result.result === 'ok') held.push(transfer)
-    else if (result.result === 'exceeds_credits') transfers[index] = await failForFunds(tx, payments.clock, transfer)
+    else if (result.result === 'exceeds_credits')
+      transfers[index] = await failForFunds(tx, payments.clock, transfer, submission.hold.sourceAccountId)
     else throw new Error(`outbound hold ${transfer.holdTransferId}: ${result.result}`)
   }
   await recordPayoutsTo(
