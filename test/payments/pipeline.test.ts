@@ -50,9 +50,24 @@ const SETTINGS = {
   unknownPolls: [{ everyMs: 200, untilMs: 86_400_000 }],
 }
 
-/** Moves the partner's time past the requery deadline of its payments in flight (the sandbox test clock). */
-const pastTheDeadline = (client: PaymentParty['client']) =>
-  advanceSandboxClock(client, SETTINGS.sandbox.deadlineMs / 1000 + 1)
+/**
+ * Moves the partner's time past the requery deadline of its payments in flight (the sandbox test
+ * clock), once the workers have sent each: one still ready at its deadline is never sent
+ * (docs/decisions/0008-payment-pipeline.md §Rules).
+ */
+async function pastTheDeadline(party: PaymentParty): Promise<void> {
+  await waitFor(
+    async () =>
+      (
+        await app.db.pool.query(`SELECT 1 FROM bank_instructions WHERE partner_id = $1 AND state = 'ready'`, [
+          party.partnerId,
+        ])
+      ).rowCount === 0,
+    10_000,
+    'its payments sent',
+  )
+  await advanceSandboxClock(party.client, SETTINGS.sandbox.deadlineMs / 1000 + 1)
+}
 let app: Rail
 let hook: Receiver
 let party: PaymentParty
@@ -351,7 +366,7 @@ describe('"no record" (25) once the schedule ran out', () => {
     try {
       if (noRecord.silent) await writeFaults(app.db.pool, SILENT)
       const id = await noRecord.start()
-      await pastTheDeadline(party.client)
+      await pastTheDeadline(party)
       await waitFor(async () => (await instructionState(app, id)) === 'unknown', 20_000, 'unknown')
       await writeFaults(app.db.pool, NO_FAULTS)
       await noRecord.before?.(id)
@@ -376,7 +391,7 @@ describe('rail payments resolve', () => {
   /** An outbound transfer nobody settles: the schedule runs out and it is unknown, its hold in place. */
   async function unknownPayout(): Promise<string> {
     const transfer = await outbound(party.client, 70_000)
-    await pastTheDeadline(party.client)
+    await pastTheDeadline(party)
     await waitFor(async () => (await read(party.client, transfer.id)).state === 'unknown', 20_000, 'unknown')
     await waitFor(
       async () =>
@@ -513,7 +528,7 @@ describe('rail payments resolve', () => {
       const id = (
         await app.db.pool.query<{ id: string }>(`SELECT id FROM wallet_moves WHERE reference = $1`, [reference])
       ).rows[0]!.id
-      await pastTheDeadline(party.client)
+      await pastTheDeadline(party)
       await waitFor(async () => (await instructionState(app, id)) === 'unknown', 20_000, 'unknown')
       expect((await party.client.get<{ status: string }>(`/transaction/batch/${reference}`)).body.status).toBe(
         'unknown',
@@ -564,7 +579,7 @@ describe('a requery someone asks for only asks', () => {
         expect(debited.status).toBe(200)
         id = (await app.db.pool.query<{ id: string }>(`SELECT id FROM wallet_moves WHERE reference = $1`, [reference]))
           .rows[0]!.id
-        await pastTheDeadline(party.client)
+        await pastTheDeadline(party)
         await waitFor(async () => (await instructionState(app, id)) === 'unknown', 20_000, 'unknown')
       } finally {
         await writeFaults(app.db.pool, { ...silent, noAnswerRate: 0 })
@@ -586,7 +601,7 @@ describe('unknown payments are asked about again on a slow schedule', () => {
     { timeout: 60_000 },
     async () => {
       const transfer = await outbound(party.client, 71_000)
-      await pastTheDeadline(party.client)
+      await pastTheDeadline(party)
       await waitFor(async () => (await read(party.client, transfer.id)).state === 'unknown', 20_000, 'unknown')
       const unknownSince = (
         await app.db.pool.query<{ next: Date }>(`SELECT next_attempt_at AS next FROM bank_instructions WHERE id = $1`, [
@@ -631,7 +646,7 @@ describe('unknown payments are asked about again on a slow schedule', () => {
     { timeout: 60_000 },
     async () => {
       const transfer = await outbound(party.client, 72_000)
-      await pastTheDeadline(party.client)
+      await pastTheDeadline(party)
       await waitFor(async () => (await read(party.client, transfer.id)).state === 'unknown', 20_000, 'unknown')
       const payments = app.payments({ ...SETTINGS, unknownPolls: [{ everyMs: 3_600_000, untilMs: 7 * 86_400_000 }] })
       const due = async () =>

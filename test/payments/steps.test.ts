@@ -1,7 +1,8 @@
 // The pipeline's step decisions (src/money-out/pipeline/decisions.ts: opening, decide), without a database:
 // every instruction state × every way a step is started × every kind of answer the bank gives ×
 // the time against the instruction's deadlines and its send's validity window, checked against
-// the pipeline's invariants (docs/decisions/0008-payment-pipeline.md), then a few cases by name.
+// the pipeline's invariants (docs/decisions/0008-payment-pipeline.md); the same for an instruction
+// never sent (ready) and its name enquiry's answers; then a few cases by name.
 // An exception never reaches decide: the shell gives the instruction back and decides nothing
 // (test/payments/faults.test.ts drives that end to end).
 import { describe, expect, it } from 'vitest'
@@ -9,6 +10,7 @@ import { NIP_CODES, nipOutcome } from '../../src/banking/nip/codes.ts'
 import {
   decide,
   firstSend,
+  neverSent,
   nextUnknownPoll,
   opening,
   type Answer,
@@ -166,7 +168,7 @@ function everyCase(): Case[] {
           for (const deduplicatesReferences of DEDUPLICATES) {
             for (const mode of MODES) {
               const found = instruction({ ...facts, ...sendFacts, deadlineAt, sendAttempts })
-              const opened = opening(found, mode)
+              const opened = opening(found, mode, NOW)
               // An answer to a send comes only to one committed `sending` (its creator's, or the pipeline's own resend: never a look's).
               const to: ('send' | 'requery')[] =
                 found.state === 'sending' && mode !== 'look' ? ['send', 'requery'] : ['requery']
@@ -379,6 +381,166 @@ describe('decide, every instruction in flight × every answer × the time', () =
   })
 })
 
+// ---- an instruction never sent --------------------------------------------------------------------
+
+type Enquiry = ProviderResult<{ accountName: string }>
+const named = (accountName: string): Enquiry => ({
+  outcome: 'successful',
+  responseCode: '00',
+  responseMessage: 'ok',
+  providerReference: '',
+  value: { accountName },
+})
+
+/** A ready instruction as a step finds it: its name still to ask (never asked, or asked unanswered), known, or not checked. */
+const READY: readonly (readonly [label: string, facts: Partial<Instruction>])[] = [
+  ['its name never asked', { nameCheck: true, verifiedAccountName: null, requeryAttempts: 0 }],
+  ['its name asked twice, unanswered', { nameCheck: true, verifiedAccountName: null, requeryAttempts: 2 }],
+  ['its name known', { nameCheck: true, verifiedAccountName: 'ADAEZE OKORO', requeryAttempts: 0 }],
+  ['no name check', { nameCheck: false, verifiedAccountName: null, requeryAttempts: 0 }],
+]
+
+/** Every kind of answer to a name enquiry: the given name, another holder, a refusal, in progress, none. */
+const ENQUIRIES: readonly (readonly [label: string, result: Enquiry])[] = [
+  ['the given name', named('OKORO ADAEZE')],
+  ['another holder', named('CHUKWU OBI')],
+  ['refused (07)', answered('failed', '07') as Enquiry],
+  ['in progress (09)', answered('pending', '09') as Enquiry],
+  ['no answer', { outcome: 'unknown', error: 'timeout' }],
+]
+
+interface ReadyCase {
+  label: string
+  found: Instruction
+  mode: StepMode
+  opened: ReturnType<typeof opening>
+  /** The enquiry's answer, when the step asked one. */
+  enquiry: Enquiry | undefined
+  /** What the step wrote; undefined when it gave the instruction back. */
+  step: Step | undefined
+}
+
+/** Every step that can hold a ready instruction: its opening, then what it decides (one case per answer where it asks a name). */
+function everyReadyCase(): ReadyCase[] {
+  const cases: ReadyCase[] = []
+  for (const [readyLabel, facts] of READY) {
+    for (const [deadlineLabel, deadlineAt] of DEADLINES) {
+      for (const mode of MODES) {
+        const found = instruction({
+          state: 'ready',
+          sendAttempts: 0,
+          lastSentAt: null,
+          lastSignedAt: null,
+          ...facts,
+          deadlineAt,
+        })
+        const opened = opening(found, mode, NOW)
+        const label = `ready, ${readyLabel}, ${deadlineLabel}, ${mode}`
+        if (opened !== 'name_enquiry') {
+          const step =
+            opened === 'never_sent' ? neverSent(found) : opened === 'first_send' ? firstSend(found) : undefined
+          cases.push({ label: `${label}: ${opened}`, found, mode, opened, enquiry: undefined, step })
+          continue
+        }
+        for (const [enquiryLabel, enquiry] of ENQUIRIES) {
+          const step = decide(found, { to: 'name_enquiry', result: enquiry }, NOW, rules(mode))
+          cases.push({ label: `${label}: enquiry answered ${enquiryLabel}`, found, mode, opened, enquiry, step })
+        }
+      }
+    }
+  }
+  return cases
+}
+
+const READY_INVARIANTS: readonly (readonly [rule: string, holds: (c: ReadyCase) => boolean])[] = [
+  [
+    'a move the state machine allows (or staying put)',
+    ({ step }) => step === undefined || ['ready', ...instructionStates.next.ready].includes(step.change.next),
+  ],
+  [
+    'a look has nothing to ask: it gives the instruction back',
+    ({ mode, opened }) => (mode === 'look') === (opened === 'give_back'),
+  ],
+  [
+    'after the deadline nothing is sent at all, nor a name asked: it fails as never sent, its owner told',
+    ({ found, mode, opened, step }) =>
+      mode === 'look' ||
+      !pastDeadline(found) ||
+      (opened === 'never_sent' &&
+        step!.change.next === 'failed' &&
+        step!.change.progress === 'failed' &&
+        !step!.thenSend &&
+        ['not_sent', 'provider_unavailable'].includes(step!.change.fields.failureCode!)),
+  ],
+  [
+    'never sent as not_sent only when no name enquiry was made; provider_unavailable only when they went unanswered',
+    ({ found, step }) =>
+      step === undefined ||
+      ((step.change.fields.failureCode !== 'not_sent' || found.requeryAttempts === 0) &&
+        (step.change.fields.failureCode !== 'provider_unavailable' || found.requeryAttempts > 0)),
+  ],
+  [
+    'sent only before the deadline, committed first, and only to the holder the given name names (or where no name is checked)',
+    ({ found, enquiry, step }) =>
+      step === undefined ||
+      !step.thenSend ||
+      (!pastDeadline(found) &&
+        step.change.next === 'sending' &&
+        step.change.fields.sendAttempts === 1 &&
+        (!found.nameCheck ||
+          found.verifiedAccountName !== null ||
+          (enquiry?.outcome === 'successful' && enquiry.value.accountName === 'OKORO ADAEZE'))),
+  ],
+  [
+    'before the deadline, an unanswered enquiry is asked again later, no later than the deadline',
+    ({ found, enquiry, step }) =>
+      pastDeadline(found) ||
+      enquiry === undefined ||
+      enquiry.outcome === 'successful' ||
+      enquiry.outcome === 'failed' ||
+      (step!.change.next === 'ready' && step!.change.runAt! > NOW && step!.change.runAt! <= found.deadlineAt),
+  ],
+]
+
+describe('a ready instruction, every way it is found × every way a step is started × every name-enquiry answer × the time', () => {
+  const cases = everyReadyCase()
+
+  it('covers the cross product, and every opening and decision is taken somewhere in it', () => {
+    const asked = READY.filter(([, facts]) => facts.nameCheck && facts.verifiedAccountName === null).length
+    const beforeDeadline = DEADLINES.filter(([, deadlineAt]) => !pastDeadline(instruction({ deadlineAt }))).length
+    const enquiring = asked * beforeDeadline * (MODES.length - 1)
+    expect(cases).toHaveLength(
+      READY.length * DEADLINES.length * MODES.length - enquiring + enquiring * ENQUIRIES.length,
+    )
+    const taken = new Set(
+      cases.map(
+        ({ opened, step }) =>
+          `${opened} → ${step ? `${step.change.next}${step.thenSend ? '+send' : ''}${step.change.fields.failureCode ? `:${step.change.fields.failureCode}` : ''}` : 'given back'}`,
+      ),
+    )
+    expect([...taken].sort()).toEqual([
+      'first_send → sending+send',
+      'give_back → given back',
+      'name_enquiry → failed:name_enquiry_failed',
+      'name_enquiry → failed:name_mismatch',
+      'name_enquiry → ready',
+      'name_enquiry → sending+send',
+      'never_sent → failed:not_sent',
+      'never_sent → failed:provider_unavailable',
+    ])
+  })
+
+  it.each(READY_INVARIANTS)('%s', (_rule, holds) => {
+    const broken = cases
+      .filter((c) => !holds(c))
+      .map(
+        (c) =>
+          `${c.label} → ${c.step ? `${c.step.change.next} ${c.step.change.fields.failureCode ?? ''}` : 'given back'}`,
+      )
+    expect(broken.slice(0, 5)).toEqual([])
+  })
+})
+
 describe('decide, by name', () => {
   const requery = (result: Answered): Answer => ({ to: 'requery', result, askedAt: NOW })
   const noAnswer: Answered = { outcome: 'unknown', error: 'timeout' }
@@ -455,13 +617,20 @@ describe('decide, by name', () => {
 
 describe('opening and the name enquiry', () => {
   it('a step opens by its instruction and how it was started', () => {
-    const opened = (state: InstructionState, mode: StepMode, nameKnown = false) =>
-      opening(instruction({ state, verifiedAccountName: nameKnown ? 'ADAEZE OKORO' : null }), mode)
+    const opened = (state: InstructionState, mode: StepMode, nameKnown = false, deadlineAt = at(HOUR_MS)) =>
+      opening(instruction({ state, verifiedAccountName: nameKnown ? 'ADAEZE OKORO' : null, deadlineAt }), mode, NOW)
     expect(MODES.map((mode) => opened('ready', mode))).toEqual(['name_enquiry', 'name_enquiry', 'give_back'])
     expect(MODES.map((mode) => opened('ready', mode, true))).toEqual(['first_send', 'first_send', 'give_back'])
-    expect(opening(instruction({ state: 'ready', nameCheck: false, verifiedAccountName: null }), 'work')).toBe(
+    expect(opening(instruction({ state: 'ready', nameCheck: false, verifiedAccountName: null }), 'work', NOW)).toBe(
       'first_send',
     )
+    // Never sent, its deadline come: failed, neither sent nor its name asked; a look still only gives it back.
+    for (const nameKnown of [false, true])
+      expect(MODES.map((mode) => opened('ready', mode, nameKnown, NOW))).toEqual([
+        'never_sent',
+        'never_sent',
+        'give_back',
+      ])
     for (const state of ['sending', 'sent', 'unknown'] as const)
       expect(MODES.map((mode) => opened(state, mode))).toEqual([
         'requery',
@@ -482,14 +651,6 @@ describe('opening and the name enquiry', () => {
     })
   const enquiry = (result: ProviderResult<{ accountName: string }>, overrides: Partial<Instruction> = {}) =>
     decide(ready(overrides), { to: 'name_enquiry', result }, NOW, rules('work'))
-  const named = (accountName: string): ProviderResult<{ accountName: string }> => ({
-    outcome: 'successful',
-    responseCode: '00',
-    responseMessage: 'ok',
-    providerReference: '',
-    value: { accountName },
-  })
-
   it('the holder the given name names: the first send, committed with the name found', () => {
     expect(enquiry(named('OKORO ADAEZE'))).toEqual(firstSend(ready(), 'OKORO ADAEZE'))
     expect(enquiry(named('SOMEONE ELSE'), { expectedAccountName: null })).toEqual(firstSend(ready(), 'SOMEONE ELSE'))
@@ -527,6 +688,27 @@ describe('opening and the name enquiry', () => {
         fields: { failureCode: 'provider_unavailable' },
       })
     }
+  })
+
+  it('a ready one past its deadline is failed as never sent: not_sent if never worked, provider_unavailable if its enquiries went unanswered', () => {
+    expect(neverSent(ready())).toEqual({
+      change: {
+        next: 'failed',
+        fields: { failureCode: 'not_sent', failureMessage: 'Its deadline came before it was sent; nothing was sent' },
+        release: true,
+        progress: 'failed',
+      },
+      thenSend: false,
+    })
+    expect(neverSent(ready({ requeryAttempts: 2 })).change.fields).toEqual({
+      failureCode: 'provider_unavailable',
+      failureMessage: 'Name enquiry gave no answer before the deadline; nothing was sent',
+    })
+  })
+
+  it('a name enquiry answered only once the deadline came: the holder it names is not sent to', () => {
+    expect(enquiry(named('OKORO ADAEZE'), { deadlineAt: NOW })).toEqual(neverSent(ready()))
+    expect(enquiry(named('OKORO ADAEZE'), { deadlineAt: at(1) })).toEqual(firstSend(ready(), 'OKORO ADAEZE'))
   })
 
   it('a first send is never decided from a timeout: only a committed send is made', () => {

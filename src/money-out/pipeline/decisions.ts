@@ -127,25 +127,48 @@ export type Answer =
   | { to: 'send'; result: ProviderResult<null> }
   | { to: 'requery'; result: ProviderResult<null>; askedAt: Date }
 
-/** A step's first move: give a look at an unsent one back, enquire the name, commit the first send, make the committed send, or ask the bank. */
-export type Opening = 'give_back' | 'name_enquiry' | 'first_send' | 'send' | 'requery'
+/**
+ * A step's first move: give a look at an unsent one back, fail an unsent one whose deadline passed
+ * (neverSent), enquire the name, commit the first send, make the committed send, or ask the bank.
+ */
+export type Opening = 'give_back' | 'never_sent' | 'name_enquiry' | 'first_send' | 'send' | 'requery'
 
 /**
- * What a step holding `instruction` does first. Ready: nothing was sent, so a look has nothing to
- * ask; else the name enquiry (once, where the provider checks names) or the first send. A send its
- * creator committed is made. Anything else in flight is asked about first: a worker that finds it
+ * What a step holding `instruction` at `now` does first. Ready: nothing was sent, so a look has
+ * nothing to ask; past its deadline it is never sent (neverSent), nor its name asked; else the
+ * name enquiry (once, where the provider checks names) or the first send. A send its creator
+ * committed is made. Anything else in flight is asked about first: a worker that finds it
  * `sending` never repeats the checks made before a send.
  */
 export function opening(
-  instruction: Pick<Instruction, 'state' | 'nameCheck' | 'verifiedAccountName'>,
+  instruction: Pick<Instruction, 'state' | 'nameCheck' | 'verifiedAccountName' | 'deadlineAt'>,
   mode: StepMode,
+  now: Date,
 ): Opening {
   if (instruction.state === 'ready') {
     if (mode === 'look') return 'give_back'
+    if (pastDeadline(instruction, now)) return 'never_sent'
     return instruction.nameCheck && instruction.verifiedAccountName === null ? 'name_enquiry' : 'first_send'
   }
   if (instruction.state === 'sending' && mode === 'send') return 'send'
   return 'requery'
+}
+
+function pastDeadline(instruction: Pick<Instruction, 'deadlineAt'>, now: Date): boolean {
+  return now.getTime() >= instruction.deadlineAt.getTime()
+}
+
+/**
+ * A ready instruction whose deadline came before its first send: after the deadline nothing is
+ * sent at all (docs/decisions/0008-payment-pipeline.md §Rules), and nothing reached the bank, so it
+ * fails as never sent — `provider_unavailable` when its name enquiries went unanswered to the
+ * deadline (each counted as a requery), `not_sent` when it was never worked before it (the workers
+ * were down, its job was lost).
+ */
+export function neverSent(instruction: Pick<Instruction, 'requeryAttempts'>): Step {
+  if (instruction.requeryAttempts > 0)
+    return fail('provider_unavailable', 'Name enquiry gave no answer before the deadline; nothing was sent')
+  return fail('not_sent', 'Its deadline came before it was sent; nothing was sent')
 }
 
 /** The first send, committed (`sending`, its attempt counted) before the call; the name the enquiry found kept with it. */
@@ -171,7 +194,8 @@ export function decide(instruction: Instruction, answer: Answer, now: Date, rule
 /**
  * The name enquiry before the first send. Refused, or naming someone other than the given name:
  * failed, nothing sent (name_mismatch is NIP 08). No answer: asked again later, backing off as
- * requeries do; at the deadline failed (nothing was sent). Else the first send.
+ * requeries do; at the deadline failed (nothing was sent). Else the first send, unless the deadline
+ * came meanwhile (neverSent).
  */
 function onNameEnquiry(
   instruction: Instruction,
@@ -186,8 +210,7 @@ function onNameEnquiry(
     })
   }
   if (enquiry.outcome !== 'successful') {
-    if (now.getTime() >= instruction.deadlineAt.getTime())
-      return fail('provider_unavailable', 'Name enquiry gave no answer before the deadline; nothing was sent')
+    if (pastDeadline(instruction, now)) return neverSent({ requeryAttempts: instruction.requeryAttempts + 1 })
     const asked = instruction.requeryAttempts + 1
     return later({ ...instruction, requeryAttempts: asked }, 'ready', { requeryAttempts: asked }, now, rules)
   }
@@ -199,6 +222,8 @@ function onNameEnquiry(
       verifiedAccountName,
     })
   }
+  // Answered only once the deadline came: nothing is sent after it.
+  if (pastDeadline(instruction, now)) return neverSent(instruction)
   return firstSend(instruction, verifiedAccountName)
 }
 

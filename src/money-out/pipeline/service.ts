@@ -31,6 +31,7 @@ import type { ProviderAdapter, ProviderResult } from '../../banking/providers/ty
 import {
   decide,
   firstSend,
+  neverSent,
   opening,
   type Answer,
   type Progress,
@@ -225,9 +226,11 @@ async function runStep(
 
 /** The step's first move (decisions.ts: opening). */
 async function begin(run: Run, instruction: repo.Instruction): Promise<repo.Instruction | undefined> {
-  switch (opening(instruction, run.mode)) {
+  switch (opening(instruction, run.mode, run.deps.clock.now())) {
     case 'give_back':
       return giveBack(run, instruction)
+    case 'never_sent':
+      return apply(run, instruction, neverSent(instruction))
     case 'name_enquiry':
       return enquire(run, instruction)
     case 'first_send':
