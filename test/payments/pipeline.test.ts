@@ -230,6 +230,41 @@ describe('one name rule on every path', () => {
   })
 })
 
+describe('after the deadline nothing is sent', () => {
+  it(
+    'a payout not yet sent when its deadline comes (the workers stopped that long) fails as not_sent: no name asked, nothing sent, its hold voided',
+    { timeout: 60_000 },
+    async () => {
+      await app.stopWorkers()
+      let id: string
+      try {
+        id = (await outbound(party.client, 73_000)).id
+        await advanceSandboxClock(party.client, SETTINGS.sandbox.deadlineMs / 1000 + 1)
+      } finally {
+        await app.startWorkers()
+      }
+      await waitFor(async () => (await read(party.client, id)).state === 'failed', 20_000, 'failed')
+      expect((await read(party.client, id)).failureReason).toMatchObject({ code: 'not_sent' })
+      const instruction = await app.db.pool.query(
+        `SELECT state, failure_code, send_attempts, verified_account_name FROM bank_instructions WHERE id = $1`,
+        [id],
+      )
+      expect(instruction.rows).toEqual([
+        { state: 'failed', failure_code: 'not_sent', send_attempts: 0, verified_account_name: null },
+      ])
+      expect((await app.db.pool.query(`SELECT 1 FROM provider_calls WHERE reference = $1`, [id])).rowCount).toBe(0)
+      expect(
+        (await app.db.pool.query(`SELECT 1 FROM sandbox_bank.transfers WHERE reference = $1`, [id])).rowCount,
+      ).toBe(0)
+      const resolutions = await app.db.pool.query(
+        `SELECT phase FROM ledger_transfers WHERE pending_id = (SELECT hold_transfer_id FROM outbound_transfers WHERE id = $1)`,
+        [id],
+      )
+      expect(resolutions.rows).toEqual([{ phase: 'void' }])
+    },
+  )
+})
+
 describe('the requery schedule', () => {
   it('ends within 3 minutes for sandbox partners and after 24 hours for live ones, by default', () => {
     const settings = paymentSettings()
