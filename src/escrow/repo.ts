@@ -1,6 +1,6 @@
 // SQL of escrows. The camelCase ↔ snake_case mapping lives here; the funding credits
 // (credits-repo.ts) and the registered webhook (webhooks-repo.ts) have their own.
-import type { Queryable } from '../platform/db.ts'
+import { rowReaders, type Queryable } from '../platform/db.ts'
 import {
   disbursementStates,
   escrowRefundStates,
@@ -141,6 +141,8 @@ function toEscrow(row: Row): Escrow {
   }
 }
 
+const { one, all } = rowReaders(toEscrow)
+
 export type NewEscrow = Pick<
   Escrow,
   | 'id'
@@ -163,7 +165,8 @@ export type NewEscrow = Pick<
 
 /** Inserts the escrow unless its reference is taken (then undefined: read the existing one). */
 export async function insertEscrow(db: Queryable, escrow: NewEscrow): Promise<Escrow | undefined> {
-  const { rows } = await db.query<Row>(
+  return one(
+    db,
     `INSERT INTO escrows (id, partner_id, ref, reference, request_hash, type, status, amount_kobo, currency, description, payer_email,
                           recipient_email, metadata, webhook_url, created_at, expires_at,
                           disbursement_account_number, disbursement_bank_code, disbursement_account_name)
@@ -191,23 +194,14 @@ export async function insertEscrow(db: Queryable, escrow: NewEscrow): Promise<Es
       escrow.destination?.accountName ?? null,
     ],
   )
-  return rows[0] && toEscrow(rows[0])
 }
 
 export async function selectByRef(db: Queryable, partnerId: string, ref: string): Promise<Escrow | undefined> {
-  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM escrows WHERE partner_id = $1 AND ref = $2`, [
-    partnerId,
-    ref,
-  ])
-  return rows[0] && toEscrow(rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM escrows WHERE partner_id = $1 AND ref = $2`, [partnerId, ref])
 }
 
 export async function selectById(db: Queryable, partnerId: string, id: string): Promise<Escrow | undefined> {
-  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM escrows WHERE partner_id = $1 AND id = $2`, [
-    partnerId,
-    id,
-  ])
-  return rows[0] && toEscrow(rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM escrows WHERE partner_id = $1 AND id = $2`, [partnerId, id])
 }
 
 export async function selectByReference(
@@ -215,20 +209,12 @@ export async function selectByReference(
   partnerId: string,
   reference: string,
 ): Promise<Escrow | undefined> {
-  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM escrows WHERE partner_id = $1 AND reference = $2`, [
-    partnerId,
-    reference,
-  ])
-  return rows[0] && toEscrow(rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM escrows WHERE partner_id = $1 AND reference = $2`, [partnerId, reference])
 }
 
 /** Locks the escrow for a change of funding; undefined when it does not exist or is another partner's. */
 export async function selectForUpdate(db: Queryable, id: string, partnerId: string): Promise<Escrow | undefined> {
-  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM escrows WHERE id = $1 AND partner_id = $2 FOR UPDATE`, [
-    id,
-    partnerId,
-  ])
-  return rows[0] && toEscrow(rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM escrows WHERE id = $1 AND partner_id = $2 FOR UPDATE`, [id, partnerId])
 }
 
 /** Which escrow a transition names: by the partner's ref (API), or by id (jobs). */
@@ -270,11 +256,7 @@ export async function transition(
   else where.push(`partner_id = ${param(key.partnerId, 'uuid')}`, `ref = ${param(key.ref, 'text')}`)
   // Due by the partner's time (its sandbox test clock, or the given time for a live partner).
   if (fields.dueBy) where.push(`expires_at <= partner_now(partner_id, ${param(fields.dueBy, 'timestamptz')})`)
-  const { rows } = await db.query<Row>(
-    `UPDATE escrows SET ${sets.join(', ')} WHERE ${where.join(' AND ')} RETURNING ${COLUMNS}`,
-    params,
-  )
-  return rows[0] && toEscrow(rows[0])
+  return one(db, `UPDATE escrows SET ${sets.join(', ')} WHERE ${where.join(' AND ')} RETURNING ${COLUMNS}`, params)
 }
 
 /**
@@ -327,7 +309,8 @@ export async function startDisbursement(
     destination !== undefined,
   ]
   const where = keyCondition(key, params)
-  const { rows } = await db.query<Row>(
+  return one(
+    db,
     `UPDATE escrows
         SET disbursement_state = 'pending',
             disbursement_attempts = disbursement_attempts + 1,
@@ -340,7 +323,6 @@ export async function startDisbursement(
       RETURNING ${COLUMNS}`,
     params,
   )
-  return rows[0] && toEscrow(rows[0])
 }
 
 function keyCondition(key: EscrowKey, params: unknown[]): string {
@@ -369,7 +351,8 @@ export async function endDisbursement(
   outboundTransferId: string | null,
   failureReason: FailureReason | null,
 ): Promise<Escrow | undefined> {
-  const { rows } = await db.query<Row>(
+  return one(
+    db,
     `UPDATE escrows SET disbursement_state = $2, disbursement_failure_reason = $4
       WHERE id = $1 AND disbursement_state = ANY ($5::text[]) AND disbursement_outbound_transfer_id IS NOT DISTINCT FROM $3::uuid
       RETURNING ${COLUMNS}`,
@@ -381,33 +364,31 @@ export async function endDisbursement(
       disbursementStates.from(next),
     ],
   )
-  return rows[0] && toEscrow(rows[0])
 }
 
 // ---- funding credits and refunds --------------------------------------------------------------
 
 /** Locks an escrow by id (whatever its partner), for a change of its refund. */
 export async function lockById(db: Queryable, id: string): Promise<Escrow | undefined> {
-  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM escrows WHERE id = $1 FOR UPDATE`, [id])
-  return rows[0] && toEscrow(rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM escrows WHERE id = $1 FOR UPDATE`, [id])
 }
 
 /** Starts the escrow's refund (pending), once: undefined when it was started before. */
 export async function beginRefund(db: Queryable, id: string): Promise<Escrow | undefined> {
-  const { rows } = await db.query<Row>(
+  return one(
+    db,
     `UPDATE escrows SET refund_state = 'pending' WHERE id = $1 AND refund_state IS NULL RETURNING ${COLUMNS}`,
     [id],
   )
-  return rows[0] && toEscrow(rows[0])
 }
 
 /** Moves the escrow's refund state when the table allows it; undefined otherwise. */
 export async function setRefundState(db: Queryable, id: string, next: EscrowRefundState): Promise<Escrow | undefined> {
-  const { rows } = await db.query<Row>(
+  return one(
+    db,
     `UPDATE escrows SET refund_state = $2 WHERE id = $1 AND refund_state = ANY ($3::text[]) RETURNING ${COLUMNS}`,
     [id, next, escrowRefundStates.from(next)],
   )
-  return rows[0] && toEscrow(rows[0])
 }
 
 /**
@@ -449,11 +430,11 @@ export interface ListFilter {
 
 /** Newest first. */
 export async function selectEscrows(db: Queryable, filter: ListFilter): Promise<Escrow[]> {
-  const { rows } = await db.query<Row>(
+  return all(
+    db,
     `SELECT ${COLUMNS} FROM escrows
       WHERE partner_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::uuid IS NULL OR id < $3)
       ORDER BY id DESC LIMIT $4`,
     [filter.partnerId, filter.status ?? null, filter.beforeId ?? null, filter.limit],
   )
-  return rows.map(toEscrow)
 }

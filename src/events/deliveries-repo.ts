@@ -1,5 +1,5 @@
 // SQL of deliveries, their attempts, and callback URLs stopped by a 410.
-import type { Queryable } from '../platform/db.ts'
+import { rowReaders, type Queryable } from '../platform/db.ts'
 import { addJobsSql, jobSpecSql } from '../platform/jobs.ts'
 import {
   EVENT_COLUMNS,
@@ -58,6 +58,8 @@ function toDelivery(row: DeliveryRow): Delivery {
   }
 }
 
+const { one, all } = rowReaders(toDelivery)
+
 /** A delivery due at once: at `now`, the application's clock, which the workers judge it by. */
 export async function insertDelivery(db: Queryable, delivery: NewDelivery, now: Date): Promise<void> {
   await db.query(
@@ -68,20 +70,16 @@ export async function insertDelivery(db: Queryable, delivery: NewDelivery, now: 
 }
 
 export async function selectDeliveries(db: Queryable, eventId: string): Promise<Delivery[]> {
-  const { rows } = await db.query<DeliveryRow>(
-    `SELECT ${DELIVERY_COLUMNS} FROM event_deliveries WHERE event_id = $1 ORDER BY seq`,
-    [eventId],
-  )
-  return rows.map(toDelivery)
+  return all(db, `SELECT ${DELIVERY_COLUMNS} FROM event_deliveries WHERE event_id = $1 ORDER BY seq`, [eventId])
 }
 
 /** A pending delivery of the event, if one is waiting. */
 export async function selectPendingDelivery(db: Queryable, eventId: string): Promise<Delivery | undefined> {
-  const { rows } = await db.query<DeliveryRow>(
+  return one(
+    db,
     `SELECT ${DELIVERY_COLUMNS} FROM event_deliveries WHERE event_id = $1 AND status = 'pending' ORDER BY seq LIMIT 1`,
     [eventId],
   )
-  return rows[0] && toDelivery(rows[0])
 }
 
 /**

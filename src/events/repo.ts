@@ -1,5 +1,5 @@
 // SQL of events (deliveries and attempts: deliveries-repo.ts).
-import type { Queryable } from '../platform/db.ts'
+import { rowReaders, type Queryable } from '../platform/db.ts'
 import { addJobsSql, jobSpecSql } from '../platform/jobs.ts'
 import type { EventDeliveryStatus } from './states.ts'
 
@@ -55,6 +55,8 @@ export function toEvent(row: EventRow): EventRecord {
     createdAt: row.created_at,
   }
 }
+
+const { one, all } = rowReaders(toEvent)
 
 function eventValues(event: EventRecord): unknown[] {
   return [
@@ -170,11 +172,7 @@ export async function insertEventsWithDeliveries(
 }
 
 export async function selectEvent(db: Queryable, partnerId: string, eventId: string): Promise<EventRecord | undefined> {
-  const { rows } = await db.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM events WHERE id = $1 AND partner_id = $2`, [
-    eventId,
-    partnerId,
-  ])
-  return rows[0] && toEvent(rows[0])
+  return one(db, `SELECT ${EVENT_COLUMNS} FROM events WHERE id = $1 AND partner_id = $2`, [eventId, partnerId])
 }
 
 export async function updateEventDeliveryStatus(
@@ -200,7 +198,8 @@ export interface EventFilter {
 
 /** Newest first. */
 export async function selectEvents(db: Queryable, filter: EventFilter): Promise<EventRecord[]> {
-  const { rows } = await db.query<EventRow>(
+  return all(
+    db,
     `SELECT ${EVENT_COLUMNS} FROM events
       WHERE partner_id = $1
         AND ($2::text IS NULL OR type = $2)
@@ -223,7 +222,6 @@ export async function selectEvents(db: Queryable, filter: EventFilter): Promise<
       filter.retrying ?? false,
     ],
   )
-  return rows.map(toEvent)
 }
 
 export interface NewDelivery {

@@ -1,6 +1,6 @@
 // SQL of invoices. Changes of status are checked in SQL (`WHERE status = ANY(allowed)`), so a
 // late or concurrent change finds the row already moved and changes nothing.
-import type { Queryable } from '../platform/db.ts'
+import { rowReaders, type Queryable } from '../platform/db.ts'
 import { invoiceStates, type InvoiceStatus } from './states.ts'
 
 export type { InvoiceStatus } from './states.ts'
@@ -96,6 +96,8 @@ function toInvoice(row: Row): Invoice {
   }
 }
 
+const { one, all } = rowReaders(toInvoice)
+
 export type NewInvoice = Pick<
   Invoice,
   | 'id'
@@ -115,7 +117,8 @@ export type NewInvoice = Pick<
 
 /** Inserts a draft; undefined when the reference was taken (by a concurrent create that committed first). */
 export async function insertDraft(db: Queryable, invoice: NewInvoice): Promise<Invoice | undefined> {
-  const result = await db.query<Row>(
+  return one(
+    db,
     `INSERT INTO invoices (id, partner_id, reference, request_hash, status, title, description, amount_kobo, currency, customer, due_at, callback_url, creator_metadata, line_items)
      VALUES ($1, $2, $3, $4, 'draft', $5, $6, $7, $8, $9, $10, $11, $12, $13)
      ON CONFLICT (partner_id, reference) DO NOTHING
@@ -136,7 +139,6 @@ export async function insertDraft(db: Queryable, invoice: NewInvoice): Promise<I
       JSON.stringify(invoice.lineItems),
     ],
   )
-  return result.rows[0] && toInvoice(result.rows[0])
 }
 
 export async function selectByReference(
@@ -144,24 +146,15 @@ export async function selectByReference(
   partnerId: string,
   reference: string,
 ): Promise<Invoice | undefined> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM invoices WHERE partner_id = $1 AND reference = $2`, [
-    partnerId,
-    reference,
-  ])
-  return result.rows[0] && toInvoice(result.rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM invoices WHERE partner_id = $1 AND reference = $2`, [partnerId, reference])
 }
 
 export async function selectById(db: Queryable, partnerId: string, id: string): Promise<Invoice | undefined> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM invoices WHERE partner_id = $1 AND id = $2`, [
-    partnerId,
-    id,
-  ])
-  return result.rows[0] && toInvoice(result.rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM invoices WHERE partner_id = $1 AND id = $2`, [partnerId, id])
 }
 
 export async function lockById(db: Queryable, id: string): Promise<Invoice | undefined> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM invoices WHERE id = $1 FOR UPDATE`, [id])
-  return result.rows[0] && toInvoice(result.rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM invoices WHERE id = $1 FOR UPDATE`, [id])
 }
 
 /** Publishes a draft at `at` (the caller's clock). */
@@ -171,13 +164,13 @@ export async function publish(
   paymentIntentId: string,
   at: Date,
 ): Promise<Invoice | undefined> {
-  const result = await db.query<Row>(
+  return one(
+    db,
     `UPDATE invoices SET status = 'published', payment_intent_id = $2, published_at = $4, status_changed_at = $4
       WHERE id = $1 AND status = ANY ($3::text[])
       RETURNING ${COLUMNS}`,
     [id, paymentIntentId, invoiceStates.from('published'), at],
   )
-  return result.rows[0] && toInvoice(result.rows[0])
 }
 
 /** Adds a payment (already capped at what is owed) to a published or partially paid invoice, at `at` (the caller's clock). */
@@ -187,7 +180,8 @@ export async function recordPayment(
   amountKobo: number,
   at: Date,
 ): Promise<Invoice | undefined> {
-  const result = await db.query<Row>(
+  return one(
+    db,
     `UPDATE invoices
         SET amount_paid_kobo = amount_paid_kobo + $2,
             status = CASE WHEN amount_paid_kobo + $2 >= amount_kobo THEN 'paid' ELSE 'partially_paid' END,
@@ -197,31 +191,30 @@ export async function recordPayment(
       RETURNING ${COLUMNS}`,
     [id, amountKobo, invoiceStates.from('paid'), at],
   )
-  return result.rows[0] && toInvoice(result.rows[0])
 }
 
 export const CANCELLABLE: readonly InvoiceStatus[] = invoiceStates.from('cancelled')
 
 /** Cancels an invoice at `at` (the caller's clock). */
 export async function cancel(db: Queryable, id: string, at: Date): Promise<Invoice | undefined> {
-  const result = await db.query<Row>(
+  return one(
+    db,
     `UPDATE invoices SET status = 'cancelled', cancelled_at = $3, status_changed_at = $3
       WHERE id = $1 AND status = ANY ($2::text[])
       RETURNING ${COLUMNS}`,
     [id, CANCELLABLE, at],
   )
-  return result.rows[0] && toInvoice(result.rows[0])
 }
 
 export async function list(
   db: Queryable,
   query: { partnerId: string; status?: InvoiceStatus; limit: number; cursor?: string },
 ): Promise<Invoice[]> {
-  const result = await db.query<Row>(
+  return all(
+    db,
     `SELECT ${COLUMNS} FROM invoices
       WHERE partner_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::uuid IS NULL OR id < $3)
       ORDER BY id DESC LIMIT $4`,
     [query.partnerId, query.status ?? null, query.cursor ?? null, query.limit],
   )
-  return result.rows.map(toInvoice)
 }

@@ -140,6 +140,22 @@ async function transactionOn<T>(client: Tx, begin: string, work: (tx: Tx) => Pro
 }
 
 /**
+ * A repo's readers of its rows, each mapped by `map` (the repo's snake_case → camelCase):
+ * `one`, the first row a statement returns, undefined when none (absent, or a guard refused the
+ * change); `all`, every row in the statement's order.
+ */
+export function rowReaders<R extends pg.QueryResultRow, T>(map: (row: R) => T) {
+  return {
+    one: async (db: Queryable, sql: string, params: unknown[] = []): Promise<T | undefined> => {
+      const { rows } = await db.query<R>(sql, params)
+      return rows[0] && map(rows[0])
+    },
+    all: async (db: Queryable, sql: string, params: unknown[] = []): Promise<T[]> =>
+      (await db.query<R>(sql, params)).rows.map(map),
+  }
+}
+
+/**
  * Runs reads that must agree with each other in one snapshot, as one statement's would: on a pool,
  * in a read-only REPEATABLE READ transaction of their own; on a connection, as they are (its
  * owner's transaction decides; read-pool.ts withReadSnapshot opens one on a replica connection).

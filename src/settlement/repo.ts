@@ -1,6 +1,6 @@
 // Settlement rows: each partner's configuration, the settlements of bank cycles with their
 // reports, and the queue of credits waiting for a bank cycle.
-import type { Queryable } from '../platform/db.ts'
+import { rowReaders, type Queryable } from '../platform/db.ts'
 import { settlementStates, type SettlementMode, type SettlementState } from './states.ts'
 
 export const DEFAULT_CUTOFF = '17:00'
@@ -50,14 +50,15 @@ function toSettings(row: SettingsRow): SettlementSettings {
   }
 }
 
+const settingsRows = rowReaders(toSettings)
+
 /** The settings a partner without a row has: float, the default cut-off. */
 export function defaultSettings(partnerId: string): SettlementSettings {
   return { partnerId, mode: 'float', bankAccount: null, cutoffTime: DEFAULT_CUTOFF, bankSince: null, updatedAt: null }
 }
 
 export async function selectSettings(db: Queryable, partnerId: string): Promise<SettlementSettings | undefined> {
-  const { rows } = await db.query<SettingsRow>(`SELECT * FROM settlement_settings WHERE partner_id = $1`, [partnerId])
-  return rows[0] && toSettings(rows[0])
+  return settingsRows.one(db, `SELECT * FROM settlement_settings WHERE partner_id = $1`, [partnerId])
 }
 
 /** The partner's row, made with the defaults if missing, locked for a change. */
@@ -111,10 +112,7 @@ export async function updateSettings(
 
 /** Every partner settling to a bank account, with its cut-off. */
 export async function selectBankModePartners(db: Queryable): Promise<SettlementSettings[]> {
-  const { rows } = await db.query<SettingsRow>(
-    `SELECT * FROM settlement_settings WHERE mode = 'bank' ORDER BY partner_id`,
-  )
-  return rows.map(toSettings)
+  return settingsRows.all(db, `SELECT * FROM settlement_settings WHERE mode = 'bank' ORDER BY partner_id`)
 }
 
 // ---- the queue of credits waiting for a bank cycle ---------------------------------------------
@@ -225,6 +223,8 @@ function toSettlement(row: SettlementRow): Settlement {
   }
 }
 
+const settlementRows = rowReaders(toSettlement)
+
 export type NewSettlement = Omit<
   Settlement,
   'state' | 'outboundTransferId' | 'failureReason' | 'createdAt' | 'stateChangedAt'
@@ -232,7 +232,8 @@ export type NewSettlement = Omit<
 
 /** Inserts the cycle's settlement; undefined when the cycle has one already (the unique key). */
 export async function insertSettlement(db: Queryable, settlement: NewSettlement): Promise<Settlement | undefined> {
-  const { rows } = await db.query<SettlementRow>(
+  return settlementRows.one(
+    db,
     `INSERT INTO settlements (id, partner_id, currency, cycle, cutoff_at, state, amount_kobo, credits_total_kobo, credit_count, bank_code, account_number, account_name)
      VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11)
      ON CONFLICT (partner_id, currency, cycle) DO NOTHING
@@ -251,7 +252,6 @@ export async function insertSettlement(db: Queryable, settlement: NewSettlement)
       settlement.destination.accountName,
     ],
   )
-  return rows[0] && toSettlement(rows[0])
 }
 
 /** The credits a settlement takes: its report, and the queue rows now paid by it. */
@@ -293,7 +293,8 @@ export async function transition(
   at: Date,
   failureReason: Settlement['failureReason'] = null,
 ): Promise<Settlement | undefined> {
-  const { rows } = await db.query<SettlementRow>(
+  return settlementRows.one(
+    db,
     `UPDATE settlements SET state = $2, failure_reason = $3, state_changed_at = $5
       WHERE id = $1 AND state = ANY ($4::text[])
       RETURNING *`,
@@ -305,7 +306,6 @@ export async function transition(
       at,
     ],
   )
-  return rows[0] && toSettlement(rows[0])
 }
 
 /** A failed settlement gives its credits back to the queue: the next cycle takes them. */
@@ -319,11 +319,11 @@ export async function selectByCycle(
   currency: string,
   cycle: string,
 ): Promise<Settlement | undefined> {
-  const { rows } = await db.query<SettlementRow>(
-    `SELECT * FROM settlements WHERE partner_id = $1 AND currency = $2 AND cycle = $3`,
-    [partnerId, currency, cycle],
-  )
-  return rows[0] && toSettlement(rows[0])
+  return settlementRows.one(db, `SELECT * FROM settlements WHERE partner_id = $1 AND currency = $2 AND cycle = $3`, [
+    partnerId,
+    currency,
+    cycle,
+  ])
 }
 
 export async function selectPartnerSettlement(
@@ -331,24 +331,20 @@ export async function selectPartnerSettlement(
   partnerId: string,
   id: string,
 ): Promise<Settlement | undefined> {
-  const { rows } = await db.query<SettlementRow>(`SELECT * FROM settlements WHERE partner_id = $1 AND id = $2`, [
-    partnerId,
-    id,
-  ])
-  return rows[0] && toSettlement(rows[0])
+  return settlementRows.one(db, `SELECT * FROM settlements WHERE partner_id = $1 AND id = $2`, [partnerId, id])
 }
 
 export async function selectSettlements(
   db: Queryable,
   filter: { partnerId: string; state?: SettlementState; beforeId?: string; limit: number },
 ): Promise<Settlement[]> {
-  const { rows } = await db.query<SettlementRow>(
+  return settlementRows.all(
+    db,
     `SELECT * FROM settlements
       WHERE partner_id = $1 AND ($2::text IS NULL OR state = $2) AND ($3::uuid IS NULL OR id < $3)
       ORDER BY id DESC LIMIT $4`,
     [filter.partnerId, filter.state ?? null, filter.beforeId ?? null, filter.limit],
   )
-  return rows.map(toSettlement)
 }
 
 export async function selectReport(

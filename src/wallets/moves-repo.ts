@@ -1,5 +1,5 @@
 // SQL of wallet moves.
-import type { Queryable } from '../platform/db.ts'
+import { rowReaders, type Queryable } from '../platform/db.ts'
 import { walletMoveStates, type MoveStatus, type MoveType } from './states.ts'
 
 export interface Move {
@@ -80,6 +80,8 @@ function toMove(row: MoveRow): Move {
   }
 }
 
+const { one, all } = rowReaders(toMove)
+
 export type NewMove = Pick<
   Move,
   | 'id'
@@ -144,7 +146,8 @@ export async function insertMoves(db: Queryable, moves: readonly NewMove[]): Pro
     ]
     values.forEach((value, index) => columns[index]!.push(value))
   }
-  const result = await db.query<MoveRow>(
+  return all(
+    db,
     `INSERT INTO wallet_moves (id, partner_id, reference, request_hash, type, status, wallet_id, destination_wallet_id, amount_kobo, currency, narration,
                                provider, hold_transfer_id, destination_bank_code, destination_account_number, destination_account_name)
      SELECT id, partner_id, reference, request_hash, type, 'pending', wallet_id, destination_wallet_id, amount_kobo, currency, narration,
@@ -156,7 +159,6 @@ export async function insertMoves(db: Queryable, moves: readonly NewMove[]): Pro
      RETURNING ${COLUMNS}`,
     columns,
   )
-  return result.rows.map(toMove)
 }
 
 /**
@@ -173,16 +175,11 @@ export async function selectMoveByReference(
   partnerId: string,
   reference: string,
 ): Promise<Move | undefined> {
-  const result = await db.query<MoveRow>(
-    `SELECT ${COLUMNS} FROM wallet_moves WHERE partner_id = $1 AND reference = $2`,
-    [partnerId, reference],
-  )
-  return result.rows[0] && toMove(result.rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM wallet_moves WHERE partner_id = $1 AND reference = $2`, [partnerId, reference])
 }
 
 export async function selectMove(db: Queryable, moveId: string): Promise<Move | undefined> {
-  const result = await db.query<MoveRow>(`SELECT ${COLUMNS} FROM wallet_moves WHERE id = $1`, [moveId])
-  return result.rows[0] && toMove(result.rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM wallet_moves WHERE id = $1`, [moveId])
 }
 
 export interface ProviderAnswer {
@@ -205,7 +202,8 @@ export interface MoveChange {
  */
 export async function transitionMoves(db: Queryable, changes: readonly MoveChange[], at: Date): Promise<Move[]> {
   if (changes.length === 0) return []
-  const result = await db.query<MoveRow>(
+  return all(
+    db,
     `UPDATE wallet_moves m
         SET status = c.next,
             provider_reference = COALESCE(c.provider_reference, m.provider_reference),
@@ -228,7 +226,6 @@ export async function transitionMoves(db: Queryable, changes: readonly MoveChang
       at,
     ],
   )
-  return result.rows.map(toMove)
 }
 
 /** What the bank said about many moves, recorded without changing their status (recordAnswer for a batch). */

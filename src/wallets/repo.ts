@@ -1,5 +1,5 @@
 // SQL of the wallets module; row ↔ object mapping lives here.
-import type { Queryable } from '../platform/db.ts'
+import { rowReaders, type Queryable } from '../platform/db.ts'
 
 export interface Wallet {
   id: string
@@ -48,9 +48,12 @@ function toWallet(row: WalletRow): Wallet {
   }
 }
 
+const { one, all } = rowReaders(toWallet)
+
 /** The new wallet, or undefined when the partner's customer reference has one already (a concurrent creation committed first). */
 export async function insertWallet(db: Queryable, wallet: Omit<Wallet, 'createdAt'>): Promise<Wallet | undefined> {
-  const result = await db.query<WalletRow>(
+  return one(
+    db,
     `INSERT INTO wallets (id, partner_id, customer_reference, name, provider, currency, ledger_account_id, bank_code, account_number, request_hash)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
      ON CONFLICT ON CONSTRAINT wallets_one_per_customer_reference DO NOTHING
@@ -68,7 +71,6 @@ export async function insertWallet(db: Queryable, wallet: Omit<Wallet, 'createdA
       wallet.requestHash,
     ],
   )
-  return result.rows[0] && toWallet(result.rows[0])
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -76,19 +78,14 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 /** The partner's wallet; another partner's, or a handle that is no wallet id at all, is not found. */
 export async function selectWallet(db: Queryable, partnerId: string, walletId: string): Promise<Wallet | undefined> {
   if (!UUID.test(walletId)) return undefined
-  const result = await db.query<WalletRow>(`SELECT ${COLUMNS} FROM wallets WHERE id = $2 AND partner_id = $1`, [
-    partnerId,
-    walletId,
-  ])
-  return result.rows[0] && toWallet(result.rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM wallets WHERE id = $2 AND partner_id = $1`, [partnerId, walletId])
 }
 
 /** Wallets by id, whoever's they are (a claim batch checks each caller's own); ids that are no UUID match nothing. */
 export async function selectWalletsByIds(db: Queryable, walletIds: readonly string[]): Promise<Wallet[]> {
   const ids = [...new Set(walletIds.filter((id) => UUID.test(id)))]
   if (ids.length === 0) return []
-  const result = await db.query<WalletRow>(`SELECT ${COLUMNS} FROM wallets WHERE id = ANY ($1::uuid[])`, [ids])
-  return result.rows.map(toWallet)
+  return all(db, `SELECT ${COLUMNS} FROM wallets WHERE id = ANY ($1::uuid[])`, [ids])
 }
 
 export async function selectWalletByCustomerReference(
@@ -96,11 +93,10 @@ export async function selectWalletByCustomerReference(
   partnerId: string,
   customerReference: string,
 ): Promise<Wallet | undefined> {
-  const result = await db.query<WalletRow>(
-    `SELECT ${COLUMNS} FROM wallets WHERE partner_id = $1 AND customer_reference = $2`,
-    [partnerId, customerReference],
-  )
-  return result.rows[0] && toWallet(result.rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM wallets WHERE partner_id = $1 AND customer_reference = $2`, [
+    partnerId,
+    customerReference,
+  ])
 }
 
 /**
@@ -112,11 +108,11 @@ export async function selectWalletByAccountNumber(
   provider: string,
   accountNumber: string,
 ): Promise<Wallet | undefined> {
-  const result = await db.query<WalletRow>(
+  return one(
+    db,
     `SELECT ${COLUMNS} FROM wallets WHERE provider = $1 AND account_number = $2 ORDER BY created_at, id LIMIT 1`,
     [provider, accountNumber],
   )
-  return result.rows[0] && toWallet(result.rows[0])
 }
 
 /** The partner's wallet with this account number (at any provider); another partner's is not found. */
@@ -125,11 +121,11 @@ export async function selectPartnerWalletByAccountNumber(
   partnerId: string,
   accountNumber: string,
 ): Promise<Wallet | undefined> {
-  const result = await db.query<WalletRow>(
+  return one(
+    db,
     `SELECT ${COLUMNS} FROM wallets WHERE partner_id = $1 AND account_number = $2 ORDER BY created_at, id LIMIT 1`,
     [partnerId, accountNumber],
   )
-  return result.rows[0] && toWallet(result.rows[0])
 }
 
 export interface WalletListFilter {
@@ -142,13 +138,13 @@ export interface WalletListFilter {
 
 /** The partner's wallets, newest first. */
 export async function selectWallets(db: Queryable, filter: WalletListFilter): Promise<Wallet[]> {
-  const result = await db.query<WalletRow>(
+  return all(
+    db,
     `SELECT ${COLUMNS} FROM wallets
       WHERE partner_id = $1 AND ($2::text IS NULL OR customer_reference = $2) AND ($3::uuid IS NULL OR id < $3)
       ORDER BY id DESC LIMIT $4`,
     [filter.partnerId, filter.customerReference ?? null, filter.beforeId ?? null, filter.limit],
   )
-  return result.rows.map(toWallet)
 }
 
 /** Wallets' account numbers in (provider, account number) order after `after`: the accounts a sweep asks the provider about. */

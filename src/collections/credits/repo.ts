@@ -1,5 +1,5 @@
 // SQL of inbound credits: every credit a provider announced, stored first, then applied once.
-import type { Queryable } from '../../platform/db.ts'
+import { rowReaders, type Queryable } from '../../platform/db.ts'
 import type { CreditStatus } from './states.ts'
 
 export type { CreditStatus } from './states.ts'
@@ -95,6 +95,8 @@ function toCredit(row: Row): InboundCredit {
     foundBy: row.found_by,
   }
 }
+
+const { one, all } = rowReaders(toCredit)
 
 /** A credit as the provider reported it, under Rail's id. */
 export type NewCredit = Pick<
@@ -195,17 +197,15 @@ export async function selectBySession(
   provider: string,
   sessionId: string,
 ): Promise<InboundCredit | undefined> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM inbound_credits WHERE provider = $1 AND session_id = $2`, [
+  return one(db, `SELECT ${COLUMNS} FROM inbound_credits WHERE provider = $1 AND session_id = $2`, [
     provider,
     sessionId,
   ])
-  return result.rows[0] && toCredit(result.rows[0])
 }
 
 /** Locks a credit; the caller checks its status (a credit is applied or resolved once). */
 export async function lockCredit(db: Queryable, id: string): Promise<InboundCredit | undefined> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM inbound_credits WHERE id = $1 FOR UPDATE`, [id])
-  return result.rows[0] && toCredit(result.rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM inbound_credits WHERE id = $1 FOR UPDATE`, [id])
 }
 
 /** The credit's amount less the excess split off it (an overpayment, a triage item of its own); 0 for no such credit. */
@@ -247,19 +247,11 @@ export async function selectNarrations(
 }
 
 export async function selectCredit(db: Queryable, partnerId: string, id: string): Promise<InboundCredit | undefined> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM inbound_credits WHERE partner_id = $1 AND id = $2`, [
-    partnerId,
-    id,
-  ])
-  return result.rows[0] && toCredit(result.rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM inbound_credits WHERE partner_id = $1 AND id = $2`, [partnerId, id])
 }
 
 export async function selectByBrr(db: Queryable, partnerId: string, brr: string): Promise<InboundCredit | undefined> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM inbound_credits WHERE partner_id = $1 AND brr = $2`, [
-    partnerId,
-    brr,
-  ])
-  return result.rows[0] && toCredit(result.rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM inbound_credits WHERE partner_id = $1 AND brr = $2`, [partnerId, brr])
 }
 
 export async function isReceived(db: Queryable, id: string): Promise<boolean> {
@@ -346,11 +338,11 @@ export async function resolveUnmatched(
   resolution: Record<string, unknown>,
   at: Date,
 ): Promise<InboundCredit | undefined> {
-  const result = await db.query<Row>(
+  return one(
+    db,
     `UPDATE inbound_credits SET status = $2, resolution = $3, resolved_at = $4 WHERE id = $1 AND status = 'unmatched' RETURNING ${COLUMNS}`,
     [id, status, JSON.stringify(resolution), at],
   )
-  return result.rows[0] && toCredit(result.rows[0])
 }
 
 /** The refund was paid: refund_pending → refunded, at `at` (the caller's clock). */
@@ -380,13 +372,13 @@ export async function listTriage(
   db: Queryable,
   query: { partnerId: string; status?: CreditStatus; limit: number; cursor?: string },
 ): Promise<InboundCredit[]> {
-  const result = await db.query<Row>(
+  return all(
+    db,
     `SELECT ${COLUMNS} FROM inbound_credits
       WHERE partner_id = $1 AND unmatched_reason IS NOT NULL AND ($2::text IS NULL OR status = $2) AND ($3::uuid IS NULL OR id < $3)
       ORDER BY id DESC LIMIT $4`,
     [query.partnerId, query.status ?? null, query.cursor ?? null, query.limit],
   )
-  return result.rows.map(toCredit)
 }
 
 /** A partner's credits, newest first: all of them, or of one status, or of one virtual account. */
@@ -394,21 +386,20 @@ export async function listByPartner(
   db: Queryable,
   query: { partnerId: string; status?: CreditStatus; virtualAccountId?: string; limit: number; cursor?: string },
 ): Promise<InboundCredit[]> {
-  const result = await db.query<Row>(
+  return all(
+    db,
     `SELECT ${COLUMNS} FROM inbound_credits
       WHERE partner_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::uuid IS NULL OR virtual_account_id = $3) AND ($4::uuid IS NULL OR id < $4)
       ORDER BY id DESC LIMIT $5`,
     [query.partnerId, query.status ?? null, query.virtualAccountId ?? null, query.cursor ?? null, query.limit],
   )
-  return result.rows.map(toCredit)
 }
 
 export async function listByAccount(db: Queryable, virtualAccountId: string, limit: number): Promise<InboundCredit[]> {
-  const result = await db.query<Row>(
-    `SELECT ${COLUMNS} FROM inbound_credits WHERE virtual_account_id = $1 ORDER BY id DESC LIMIT $2`,
-    [virtualAccountId, limit],
-  )
-  return result.rows.map(toCredit)
+  return all(db, `SELECT ${COLUMNS} FROM inbound_credits WHERE virtual_account_id = $1 ORDER BY id DESC LIMIT $2`, [
+    virtualAccountId,
+    limit,
+  ])
 }
 
 /** Credits stored a while ago and still not applied: their job was lost with a worker, or failed for good. */

@@ -1,5 +1,5 @@
 // SQL of payment intents.
-import type { Queryable } from '../../platform/db.ts'
+import { rowReaders, type Queryable } from '../../platform/db.ts'
 import type { AccountHolder } from '../virtual-accounts/service.ts'
 import { intentStates, type IntentStatus } from './states.ts'
 
@@ -86,6 +86,8 @@ function toIntent(row: Row): PaymentIntent {
   }
 }
 
+const { one, all } = rowReaders(toIntent)
+
 export type NewIntent = Omit<
   PaymentIntent,
   'status' | 'amountReceivedKobo' | 'createdAt' | 'statusChangedAt' | 'paidAt'
@@ -125,21 +127,18 @@ export async function selectByReference(
   partnerId: string,
   reference: string,
 ): Promise<PaymentIntent | undefined> {
-  const result = await db.query<Row>(
-    `SELECT ${COLUMNS} FROM payment_intents WHERE partner_id = $1 AND reference = $2`,
-    [partnerId, reference],
-  )
-  return result.rows[0] && toIntent(result.rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM payment_intents WHERE partner_id = $1 AND reference = $2`, [
+    partnerId,
+    reference,
+  ])
 }
 
 export async function selectByCheckoutToken(db: Queryable, token: string): Promise<PaymentIntent | undefined> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM payment_intents WHERE checkout_token = $1`, [token])
-  return result.rows[0] && toIntent(result.rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM payment_intents WHERE checkout_token = $1`, [token])
 }
 
 export async function selectById(db: Queryable, id: string): Promise<PaymentIntent | undefined> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM payment_intents WHERE id = $1`, [id])
-  return result.rows[0] && toIntent(result.rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM payment_intents WHERE id = $1`, [id])
 }
 
 /**
@@ -152,7 +151,8 @@ export async function selectByKey(
   key: string,
   trackedAccountId: string | null,
 ): Promise<PaymentIntent | undefined> {
-  const result = await db.query<Row>(
+  return one(
+    db,
     `SELECT ${COLUMNS}
        FROM payment_intents
       WHERE partner_id = $1 AND (id::text = $2 OR virtual_account_id = $3::uuid OR reference = $2)
@@ -160,23 +160,18 @@ export async function selectByKey(
       LIMIT 1`,
     [partnerId, key, trackedAccountId],
   )
-  return result.rows[0] && toIntent(result.rows[0])
 }
 
 export async function lockByAccount(db: Queryable, virtualAccountId: string): Promise<PaymentIntent | undefined> {
-  const result = await db.query<Row>(
-    `SELECT ${COLUMNS} FROM payment_intents WHERE virtual_account_id = $1 FOR UPDATE`,
-    [virtualAccountId],
-  )
-  return result.rows[0] && toIntent(result.rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM payment_intents WHERE virtual_account_id = $1 FOR UPDATE`, [virtualAccountId])
 }
 
 export async function lockByAccounts(db: Queryable, virtualAccountIds: string[]): Promise<PaymentIntent[]> {
-  const result = await db.query<Row>(
+  return all(
+    db,
     `SELECT ${COLUMNS} FROM payment_intents WHERE virtual_account_id = ANY ($1::uuid[]) ORDER BY id FOR UPDATE`,
     [virtualAccountIds],
   )
-  return result.rows.map(toIntent)
 }
 
 /** Writes what credits made of an intent (the caller holds its lock and computed the values). */
@@ -280,11 +275,11 @@ export async function list(
   db: Queryable,
   query: { partnerId: string; status?: IntentStatus; limit: number; cursor?: string },
 ): Promise<PaymentIntent[]> {
-  const result = await db.query<Row>(
+  return all(
+    db,
     `SELECT ${COLUMNS} FROM payment_intents
       WHERE partner_id = $1 AND owner_type IS NULL AND ($2::text IS NULL OR status = $2) AND ($3::uuid IS NULL OR id < $3)
       ORDER BY id DESC LIMIT $4`,
     [query.partnerId, query.status ?? null, query.cursor ?? null, query.limit],
   )
-  return result.rows.map(toIntent)
 }

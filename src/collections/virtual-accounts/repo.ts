@@ -1,5 +1,5 @@
 // SQL of virtual accounts: every NUBAN Rail allocated at a provider, whatever it collects for.
-import type { Queryable } from '../../platform/db.ts'
+import { rowReaders, type Queryable } from '../../platform/db.ts'
 import { virtualAccountStates, type VirtualAccountStatus } from './states.ts'
 
 export type VirtualAccountPurpose = 'payment_intent' | 'persistent' | 'fbo'
@@ -94,6 +94,8 @@ function toAccount(row: Row): VirtualAccount {
   }
 }
 
+const { one, all } = rowReaders(toAccount)
+
 export type NewVirtualAccount = Omit<VirtualAccount, 'status' | 'createdAt' | 'archivedAt'>
 
 /**
@@ -106,7 +108,8 @@ export async function insertVirtualAccount(
   db: Queryable,
   account: NewVirtualAccount,
 ): Promise<VirtualAccount | undefined> {
-  const result = await db.query<Row>(
+  return one(
+    db,
     `INSERT INTO virtual_accounts (id, partner_id, tracking_id, purpose, reference, request_hash, provider, provider_channel, provider_reference, bank_code,
                                    account_number, account_name, currency, purpose_tag, callback_url, holder, holder_ref, brr, creator_metadata)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
@@ -134,12 +137,10 @@ export async function insertVirtualAccount(
       JSON.stringify(account.creatorMetadata),
     ],
   )
-  return result.rows[0] && toAccount(result.rows[0])
 }
 
 export async function selectById(db: Queryable, id: string): Promise<VirtualAccount | undefined> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM virtual_accounts WHERE id = $1`, [id])
-  return result.rows[0] && toAccount(result.rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM virtual_accounts WHERE id = $1`, [id])
 }
 
 /** The partner's account with this account number, of any purpose. */
@@ -148,11 +149,10 @@ export async function selectByPartnerAndNumber(
   partnerId: string,
   accountNumber: string,
 ): Promise<VirtualAccount | undefined> {
-  const result = await db.query<Row>(
-    `SELECT ${COLUMNS} FROM virtual_accounts WHERE partner_id = $1 AND account_number = $2`,
-    [partnerId, accountNumber],
-  )
-  return result.rows[0] && toAccount(result.rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM virtual_accounts WHERE partner_id = $1 AND account_number = $2`, [
+    partnerId,
+    accountNumber,
+  ])
 }
 
 /** The caller's account by tracking id, of the given purposes. */
@@ -162,11 +162,11 @@ export async function selectByTrackingId(
   trackingId: string,
   purposes: VirtualAccountPurpose[],
 ): Promise<VirtualAccount | undefined> {
-  const result = await db.query<Row>(
+  return one(
+    db,
     `SELECT ${COLUMNS} FROM virtual_accounts WHERE partner_id = $1 AND tracking_id = $2 AND purpose = ANY ($3::text[])`,
     [partnerId, trackingId, purposes],
   )
-  return result.rows[0] && toAccount(result.rows[0])
 }
 
 export async function selectPersistentByReference(
@@ -174,11 +174,11 @@ export async function selectPersistentByReference(
   partnerId: string,
   reference: string,
 ): Promise<VirtualAccount | undefined> {
-  const result = await db.query<Row>(
+  return one(
+    db,
     `SELECT ${COLUMNS} FROM virtual_accounts WHERE partner_id = $1 AND purpose = 'persistent' AND reference = $2`,
     [partnerId, reference],
   )
-  return result.rows[0] && toAccount(result.rows[0])
 }
 
 export async function selectFboByHolder(
@@ -187,19 +187,15 @@ export async function selectFboByHolder(
   holderRef: string,
   purposeTag: string | null,
 ): Promise<VirtualAccount | undefined> {
-  const result = await db.query<Row>(
+  return one(
+    db,
     `SELECT ${COLUMNS} FROM virtual_accounts WHERE partner_id = $1 AND purpose = 'fbo' AND holder_ref = $2 AND coalesce(purpose_tag, '') = coalesce($3, '')`,
     [partnerId, holderRef, purposeTag],
   )
-  return result.rows[0] && toAccount(result.rows[0])
 }
 
 export async function selectByBrr(db: Queryable, partnerId: string, brr: string): Promise<VirtualAccount | undefined> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM virtual_accounts WHERE partner_id = $1 AND brr = $2`, [
-    partnerId,
-    brr,
-  ])
-  return result.rows[0] && toAccount(result.rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM virtual_accounts WHERE partner_id = $1 AND brr = $2`, [partnerId, brr])
 }
 
 /**
@@ -212,11 +208,10 @@ export async function lockByNumber(
   provider: string,
   accountNumber: string,
 ): Promise<VirtualAccount | undefined> {
-  const result = await db.query<Row>(
-    `SELECT ${COLUMNS} FROM virtual_accounts WHERE provider = $1 AND account_number = $2 FOR UPDATE`,
-    [provider, accountNumber],
-  )
-  return result.rows[0] && toAccount(result.rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM virtual_accounts WHERE provider = $1 AND account_number = $2 FOR UPDATE`, [
+    provider,
+    accountNumber,
+  ])
 }
 
 /** Locks the accounts these credits were paid into, in id order (a batch of credits). */
@@ -224,13 +219,13 @@ export async function lockByNumbers(
   db: Queryable,
   keys: { provider: string; accountNumber: string }[],
 ): Promise<VirtualAccount[]> {
-  const result = await db.query<Row>(
+  return all(
+    db,
     `SELECT ${COLUMNS} FROM virtual_accounts
       WHERE (provider, account_number) IN (SELECT * FROM unnest($1::text[], $2::text[]))
       ORDER BY id FOR UPDATE`,
     [keys.map((key) => key.provider), keys.map((key) => key.accountNumber)],
   )
-  return result.rows.map(toAccount)
 }
 
 /**
@@ -260,17 +255,16 @@ export async function selectIdByTrackingId(
 }
 
 export async function lockById(db: Queryable, id: string): Promise<VirtualAccount | undefined> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM virtual_accounts WHERE id = $1 FOR UPDATE`, [id])
-  return result.rows[0] && toAccount(result.rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM virtual_accounts WHERE id = $1 FOR UPDATE`, [id])
 }
 
 /** Archives an active account at `at` (the caller's clock); undefined when it was archived already. */
 export async function archive(db: Queryable, id: string, at: Date): Promise<VirtualAccount | undefined> {
-  const result = await db.query<Row>(
+  return one(
+    db,
     `UPDATE virtual_accounts SET status = 'archived', archived_at = $3 WHERE id = $1 AND status = ANY ($2::text[]) RETURNING ${COLUMNS}`,
     [id, virtualAccountStates.from('archived'), at],
   )
-  return result.rows[0] && toAccount(result.rows[0])
 }
 
 export async function list(
@@ -283,13 +277,13 @@ export async function list(
     cursor?: string
   },
 ): Promise<VirtualAccount[]> {
-  const result = await db.query<Row>(
+  return all(
+    db,
     `SELECT ${COLUMNS} FROM virtual_accounts
       WHERE partner_id = $1 AND purpose = $2 AND ($3::text IS NULL OR status = $3) AND ($4::uuid IS NULL OR id < $4)
       ORDER BY id DESC LIMIT $5`,
     [query.partnerId, query.purpose, query.status ?? null, query.cursor ?? null, query.limit],
   )
-  return result.rows.map(toAccount)
 }
 
 /** An account a provider may be asked about by number: whose provider, which number. */

@@ -1,5 +1,5 @@
 // SQL of counterparties.
-import type { Queryable } from '../../platform/db.ts'
+import { rowReaders, type Queryable } from '../../platform/db.ts'
 
 export interface Counterparty {
   id: string
@@ -47,6 +47,8 @@ function toCounterparty(row: Row): Counterparty {
     lastUsedAt: row.last_used_at,
   }
 }
+
+const { one, all } = rowReaders(toCounterparty)
 
 export interface NewCounterparty {
   id: string
@@ -106,24 +108,20 @@ export async function selectCounterparty(
   partnerId: string,
   id: string,
 ): Promise<Counterparty | undefined> {
-  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM counterparties WHERE id = $1 AND partner_id = $2`, [
-    id,
-    partnerId,
-  ])
-  return rows[0] && toCounterparty(rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM counterparties WHERE id = $1 AND partner_id = $2`, [id, partnerId])
 }
 
 export async function selectCounterparties(
   db: Queryable,
   filter: { partnerId: string; archived?: boolean; beforeId?: string; limit: number },
 ): Promise<Counterparty[]> {
-  const { rows } = await db.query<Row>(
+  return all(
+    db,
     `SELECT ${COLUMNS} FROM counterparties
       WHERE partner_id = $1 AND ($2::boolean IS NULL OR archived = $2) AND ($3::uuid IS NULL OR id < $3)
       ORDER BY id DESC LIMIT $4`,
     [filter.partnerId, filter.archived ?? null, filter.beforeId ?? null, filter.limit],
   )
-  return rows.map(toCounterparty)
 }
 
 export async function updateCounterparty(
@@ -132,12 +130,12 @@ export async function updateCounterparty(
   id: string,
   change: { name?: string; archived?: boolean },
 ): Promise<Counterparty | undefined> {
-  const { rows } = await db.query<Row>(
+  return one(
+    db,
     `UPDATE counterparties SET name = coalesce($3, name), archived = coalesce($4, archived), updated_at = now()
       WHERE id = $1 AND partner_id = $2 RETURNING ${COLUMNS}`,
     [id, partnerId, change.name ?? null, change.archived ?? null],
   )
-  return rows[0] && toCounterparty(rows[0])
 }
 
 export async function updateVerifiedName(

@@ -1,5 +1,5 @@
 // SQL of outbound transfers.
-import type { Queryable } from '../../platform/db.ts'
+import { rowReaders, type Queryable } from '../../platform/db.ts'
 import { FINAL_STATES, outboundStates, type OutboundState } from './states.ts'
 
 /**
@@ -124,6 +124,8 @@ function toTransfer(row: Row): OutboundTransfer {
   }
 }
 
+const { one, all } = rowReaders(toTransfer)
+
 export type NewOutboundTransfer = Pick<
   OutboundTransfer,
   | 'id'
@@ -157,7 +159,8 @@ export async function insertTransfers(
   transfers: readonly NewOutboundTransfer[],
 ): Promise<OutboundTransfer[]> {
   const column = <T>(pick: (transfer: NewOutboundTransfer) => T) => transfers.map(pick)
-  const { rows } = await db.query<Row>(
+  return all(
+    db,
     `INSERT INTO outbound_transfers (id, partner_id, client_reference, request_hash, state, consumer_id, provider, brr, beneficiary_account_number,
                                      beneficiary_bank_code, beneficiary_account_name, amount_kobo, currency, narration, callback_url, creator_metadata,
                                      hold_transfer_id, source_account_id, origin_type, origin_id, origin_reference)
@@ -194,12 +197,10 @@ export async function insertTransfers(
       column((transfer) => transfer.originReference),
     ],
   )
-  return rows.map(toTransfer)
 }
 
 export async function selectTransfer(db: Queryable, id: string): Promise<OutboundTransfer | undefined> {
-  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM outbound_transfers WHERE id = $1`, [id])
-  return rows[0] && toTransfer(rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM outbound_transfers WHERE id = $1`, [id])
 }
 
 export async function selectPartnerTransfer(
@@ -207,11 +208,7 @@ export async function selectPartnerTransfer(
   partnerId: string,
   id: string,
 ): Promise<OutboundTransfer | undefined> {
-  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM outbound_transfers WHERE id = $1 AND partner_id = $2`, [
-    id,
-    partnerId,
-  ])
-  return rows[0] && toTransfer(rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM outbound_transfers WHERE id = $1 AND partner_id = $2`, [id, partnerId])
 }
 
 export async function selectByReference(
@@ -219,11 +216,10 @@ export async function selectByReference(
   partnerId: string,
   clientReference: string,
 ): Promise<OutboundTransfer | undefined> {
-  const { rows } = await db.query<Row>(
-    `SELECT ${COLUMNS} FROM outbound_transfers WHERE partner_id = $1 AND client_reference = $2`,
-    [partnerId, clientReference],
-  )
-  return rows[0] && toTransfer(rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM outbound_transfers WHERE partner_id = $1 AND client_reference = $2`, [
+    partnerId,
+    clientReference,
+  ])
 }
 
 export interface ListFilter {
@@ -241,7 +237,8 @@ export interface ListFilter {
 
 /** Newest first. */
 export async function selectTransfers(db: Queryable, filter: ListFilter): Promise<OutboundTransfer[]> {
-  const { rows } = await db.query<Row>(
+  return all(
+    db,
     `SELECT ${COLUMNS} FROM outbound_transfers
       WHERE partner_id = $1 AND ($2::text IS NULL OR client_reference = $2) AND ($3::text IS NULL OR state = $3) AND ($4::uuid IS NULL OR id < $4)
         AND ($6::text IS NULL OR origin_type = $6)
@@ -258,7 +255,6 @@ export async function selectTransfers(db: Queryable, filter: ListFilter): Promis
       filter.createdBefore ?? null,
     ],
   )
-  return rows.map(toTransfer)
 }
 
 /** What a provider said, recorded with a change of state. */
@@ -283,7 +279,8 @@ export async function transition(
   at: Date,
   answer: ProviderAnswer = {},
 ): Promise<OutboundTransfer | undefined> {
-  const { rows } = await db.query<Row>(
+  return one(
+    db,
     `UPDATE outbound_transfers
         SET state = $2,
             state_changed_at = $11,
@@ -310,7 +307,6 @@ export async function transition(
       at,
     ],
   )
-  return rows[0] && toTransfer(rows[0])
 }
 
 /** One state a transfer has been in, and when it began. */

@@ -1,5 +1,5 @@
 // SQL of bank instructions.
-import type { Queryable } from '../../platform/db.ts'
+import { rowReaders, type Queryable } from '../../platform/db.ts'
 import { addJobsSql, jobSpecSql } from '../../platform/jobs.ts'
 import { instructionStates, WORKABLE, type InstructionState } from './states.ts'
 
@@ -118,6 +118,8 @@ function toInstruction(row: Row): Instruction {
     terminalAt: row.terminal_at,
   }
 }
+
+const { one } = rowReaders(toInstruction)
 
 /** A new instruction, as its owner describes it with its schedule; `sending` when it is claimed to be sent at once. */
 export type NewInstruction = Pick<
@@ -241,13 +243,11 @@ export async function insertInstructions(
 }
 
 export async function selectInstruction(db: Queryable, id: string): Promise<Instruction | undefined> {
-  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM bank_instructions WHERE id = $1`, [id])
-  return rows[0] && toInstruction(rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM bank_instructions WHERE id = $1`, [id])
 }
 
 export async function lockInstruction(db: Queryable, id: string): Promise<Instruction | undefined> {
-  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM bank_instructions WHERE id = $1 FOR UPDATE`, [id])
-  return rows[0] && toInstruction(rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM bank_instructions WHERE id = $1 FOR UPDATE`, [id])
 }
 
 /**
@@ -263,13 +263,13 @@ export async function claimInstruction(
   leaseMs: number,
   states: readonly InstructionState[] = WORKABLE,
 ): Promise<Instruction | undefined> {
-  const { rows } = await db.query<Row>(
+  return one(
+    db,
     `UPDATE bank_instructions SET lease_token = $2, lease_expires_at = now() + make_interval(secs => $3 / 1000.0)
       WHERE id = $1 AND state = ANY ($4::text[]) AND (lease_token IS NULL OR lease_expires_at < now())
       RETURNING ${COLUMNS}`,
     [id, token, leaseMs, states],
   )
-  return rows[0] && toInstruction(rows[0])
 }
 
 /** Gives an instruction back without changing it (a step that failed; the next job or the sweep takes it). */

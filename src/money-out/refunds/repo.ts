@@ -1,5 +1,5 @@
 // SQL of refunds: one row per refund of one inbound credit, and what the live refunds of a credit add up to.
-import type { Queryable } from '../../platform/db.ts'
+import { rowReaders, type Queryable } from '../../platform/db.ts'
 import { LIVE_STATES, refundStates, type RefundState } from './states.ts'
 
 export type RefundOriginType = 'partner' | 'escrow' | 'triage'
@@ -66,6 +66,8 @@ function toRefund(row: Row): Refund {
   }
 }
 
+const { one, all } = rowReaders(toRefund)
+
 export type NewRefund = Omit<Refund, 'state' | 'outboundTransferId' | 'failureReason' | 'createdAt' | 'completedAt'>
 
 /**
@@ -92,7 +94,8 @@ export async function insertWithinRefundable(
   refund: NewRefund,
   amountLessExcessKobo: number,
 ): Promise<Refund | undefined> {
-  const { rows } = await db.query<Row>(
+  return one(
+    db,
     `INSERT INTO refunds (id, partner_id, reference, request_hash, credit_id, amount_kobo, currency, origin_type, origin_id, source_account_id, reason)
      SELECT $1::uuid, $2::uuid, $3::text, $4::text, $5::uuid, $6::bigint, $12::text, $7::text, $8::uuid, $9::uuid, $10::text
       WHERE $13::bigint
@@ -115,16 +118,14 @@ export async function insertWithinRefundable(
       amountLessExcessKobo,
     ],
   )
-  return rows[0] && toRefund(rows[0])
 }
 
 /** The refunds one origin asked for, oldest first (those made in one transaction share a created_at: then by id, a UUIDv7). */
 export async function selectByOrigin(db: Queryable, originType: RefundOriginType, originId: string): Promise<Refund[]> {
-  const { rows } = await db.query<Row>(
-    `SELECT ${COLUMNS} FROM refunds WHERE origin_type = $1 AND origin_id = $2 ORDER BY created_at, id`,
-    [originType, originId],
-  )
-  return rows.map(toRefund)
+  return all(db, `SELECT ${COLUMNS} FROM refunds WHERE origin_type = $1 AND origin_id = $2 ORDER BY created_at, id`, [
+    originType,
+    originId,
+  ])
 }
 
 export async function setOutboundTransfer(db: Queryable, id: string, outboundTransferId: string): Promise<Refund> {
@@ -143,19 +144,18 @@ export async function complete(
   failureReason: Record<string, unknown> | null,
   at: Date,
 ): Promise<Refund | undefined> {
-  const { rows } = await db.query<Row>(
+  return one(
+    db,
     `UPDATE refunds SET state = $2, failure_reason = $3, completed_at = $5 WHERE id = $1 AND state = ANY($4) RETURNING ${COLUMNS}`,
     [id, next, failureReason === null ? null : JSON.stringify(failureReason), refundStates.from(next), at],
   )
-  return rows[0] && toRefund(rows[0])
 }
 
 export async function selectByReference(db: Queryable, partnerId: string, reference: string): Promise<Refund[]> {
-  const { rows } = await db.query<Row>(
-    `SELECT ${COLUMNS} FROM refunds WHERE partner_id = $1 AND reference = $2 ORDER BY id`,
-    [partnerId, reference],
-  )
-  return rows.map(toRefund)
+  return all(db, `SELECT ${COLUMNS} FROM refunds WHERE partner_id = $1 AND reference = $2 ORDER BY id`, [
+    partnerId,
+    reference,
+  ])
 }
 
 export async function selectByReferenceAndCredit(
@@ -164,19 +164,15 @@ export async function selectByReferenceAndCredit(
   reference: string,
   creditId: string,
 ): Promise<Refund | undefined> {
-  const { rows } = await db.query<Row>(
-    `SELECT ${COLUMNS} FROM refunds WHERE partner_id = $1 AND reference = $2 AND credit_id = $3`,
-    [partnerId, reference, creditId],
-  )
-  return rows[0] && toRefund(rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM refunds WHERE partner_id = $1 AND reference = $2 AND credit_id = $3`, [
+    partnerId,
+    reference,
+    creditId,
+  ])
 }
 
 export async function selectPartnerRefund(db: Queryable, partnerId: string, id: string): Promise<Refund | undefined> {
-  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM refunds WHERE partner_id = $1 AND id = $2`, [
-    partnerId,
-    id,
-  ])
-  return rows[0] && toRefund(rows[0])
+  return one(db, `SELECT ${COLUMNS} FROM refunds WHERE partner_id = $1 AND id = $2`, [partnerId, id])
 }
 
 export interface ListFilter {
@@ -188,13 +184,13 @@ export interface ListFilter {
 }
 
 export async function selectRefunds(db: Queryable, filter: ListFilter): Promise<Refund[]> {
-  const { rows } = await db.query<Row>(
+  return all(
+    db,
     `SELECT ${COLUMNS} FROM refunds
       WHERE partner_id = $1 AND ($2::uuid IS NULL OR credit_id = $2) AND ($3::text IS NULL OR state = $3) AND ($4::uuid IS NULL OR id < $4)
       ORDER BY id DESC LIMIT $5`,
     [filter.partnerId, filter.creditId ?? null, filter.state ?? null, filter.beforeId ?? null, filter.limit],
   )
-  return rows.map(toRefund)
 }
 
 /** A Refunds API request's claim on its reference: the hash, and its first refund (a conflict names it). */
