@@ -19,19 +19,16 @@ export interface NewAccount {
   creditsMustNotExceedDebits: boolean
 }
 
+const INSERT_ACCOUNT = `INSERT INTO ledger_accounts (id, partner_id, currency, kind, debits_must_not_exceed_credits, credits_must_not_exceed_debits)
+     VALUES ($1, $2, $3, $4, $5, $6)`
+
+function accountParams(account: NewAccount): unknown[] {
+  const { id, partnerId, currency, kind, debitsMustNotExceedCredits, creditsMustNotExceedDebits } = account
+  return [id, partnerId, currency, kind, debitsMustNotExceedCredits, creditsMustNotExceedDebits]
+}
+
 export async function insertAccount(db: Queryable, account: NewAccount): Promise<void> {
-  await db.query(
-    `INSERT INTO ledger_accounts (id, partner_id, currency, kind, debits_must_not_exceed_credits, credits_must_not_exceed_debits)
-     VALUES ($1, $2, $3, $4, $5, $6)`,
-    [
-      account.id,
-      account.partnerId,
-      account.currency,
-      account.kind,
-      account.debitsMustNotExceedCredits,
-      account.creditsMustNotExceedDebits,
-    ],
-  )
+  await db.query(INSERT_ACCOUNT, accountParams(account))
 }
 
 /**
@@ -49,18 +46,10 @@ export async function upsertPartnerAccount(db: Queryable, account: NewAccount): 
   const existing = await find()
   if (existing) return existing
   await db.query(
-    `INSERT INTO ledger_accounts (id, partner_id, currency, kind, debits_must_not_exceed_credits, credits_must_not_exceed_debits)
-     VALUES ($1, $2, $3, $4, $5, $6)
+    `${INSERT_ACCOUNT}
      ON CONFLICT (partner_id, currency, kind) WHERE kind IN ('float', 'collections', 'escrow_holding', 'provider_settlement', 'suspense', 'fees')
      DO NOTHING`,
-    [
-      account.id,
-      account.partnerId,
-      account.currency,
-      account.kind,
-      account.debitsMustNotExceedCredits,
-      account.creditsMustNotExceedDebits,
-    ],
+    accountParams(account),
   )
   return (await find())!
 }
