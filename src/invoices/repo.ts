@@ -1,6 +1,6 @@
 // SQL of invoices. Changes of status are checked in SQL (`WHERE status = ANY(allowed)`), so a
 // late or concurrent change finds the row already moved and changes nothing.
-import { rowReaders, type Queryable } from '../platform/db.ts'
+import { camelColumns, rowReaders, type Queryable } from '../platform/db.ts'
 import { invoiceStates, type InvoiceStatus } from './states.ts'
 
 export type { InvoiceStatus } from './states.ts'
@@ -43,60 +43,11 @@ export interface Invoice {
   cancelledAt: Date | null
 }
 
-interface Row {
-  id: string
-  partner_id: string
-  reference: string
-  request_hash: string
-  status: InvoiceStatus
-  title: string
-  description: string | null
-  line_items: LineItem[]
-  amount_kobo: number
-  amount_paid_kobo: number
-  currency: string
-  customer: Customer | null
-  due_at: Date | null
-  callback_url: string | null
-  payment_intent_id: string | null
-  creator_metadata: Record<string, unknown>
-  created_at: Date
-  status_changed_at: Date
-  published_at: Date | null
-  paid_at: Date | null
-  cancelled_at: Date | null
-}
+const COLUMNS =
+  camelColumns(`id, partner_id, reference, request_hash, status, title, description, line_items, amount_kobo, amount_paid_kobo, currency, customer, due_at, callback_url,
+  payment_intent_id, creator_metadata, created_at, status_changed_at, published_at, paid_at, cancelled_at`)
 
-const COLUMNS = `id, partner_id, reference, request_hash, status, title, description, line_items, amount_kobo, amount_paid_kobo, currency, customer, due_at, callback_url,
-  payment_intent_id, creator_metadata, created_at, status_changed_at, published_at, paid_at, cancelled_at`
-
-function toInvoice(row: Row): Invoice {
-  return {
-    id: row.id,
-    partnerId: row.partner_id,
-    reference: row.reference,
-    requestHash: row.request_hash,
-    status: row.status,
-    title: row.title,
-    description: row.description,
-    lineItems: row.line_items,
-    amountKobo: row.amount_kobo,
-    amountPaidKobo: row.amount_paid_kobo,
-    currency: row.currency,
-    customer: row.customer,
-    dueAt: row.due_at,
-    callbackUrl: row.callback_url,
-    paymentIntentId: row.payment_intent_id,
-    creatorMetadata: row.creator_metadata,
-    createdAt: row.created_at,
-    statusChangedAt: row.status_changed_at,
-    publishedAt: row.published_at,
-    paidAt: row.paid_at,
-    cancelledAt: row.cancelled_at,
-  }
-}
-
-const { one, all } = rowReaders(toInvoice)
+const { one, all } = rowReaders((row: Invoice) => row)
 
 export type NewInvoice = Pick<
   Invoice,

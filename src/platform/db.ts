@@ -140,6 +140,23 @@ async function transactionOn<T>(client: Tx, begin: string, work: (tx: Tx) => Pro
 }
 
 /**
+ * A select list (for SELECT or RETURNING) naming each snake_case column of `columns` by its
+ * camelCase field (`partner_id AS "partnerId"`), each qualified by `table` when given: a repo's
+ * rows then come as its type, and its mapping is written once, in its list of columns.
+ */
+export function camelColumns(columns: string, table?: string): string {
+  return columns
+    .split(',')
+    .map((column) => {
+      const name = column.trim()
+      const field = name.replace(/_([a-z0-9])/g, (_match, letter: string) => letter.toUpperCase())
+      const qualified = table === undefined ? name : `${table}.${name}`
+      return field === name ? qualified : `${qualified} AS "${field}"`
+    })
+    .join(', ')
+}
+
+/**
  * A repo's readers of its rows, each mapped by `map` (the repo's snake_case → camelCase):
  * `one`, the first row a statement returns, undefined when none (absent, or a guard refused the
  * change); `all`, every row in the statement's order.

@@ -1,5 +1,5 @@
 // SQL of wallet moves.
-import { rowReaders, type Queryable } from '../platform/db.ts'
+import { camelColumns, rowReaders, type Queryable } from '../platform/db.ts'
 import { walletMoveStates, type MoveStatus, type MoveType } from './states.ts'
 
 export interface Move {
@@ -26,61 +26,12 @@ export interface Move {
   completedAt: Date | null
 }
 
-interface MoveRow {
-  id: string
-  partner_id: string
-  reference: string
-  request_hash: string
-  type: MoveType
-  status: MoveStatus
-  wallet_id: string
-  destination_wallet_id: string | null
-  amount_kobo: number
-  currency: string
-  narration: string | null
-  provider: string
-  provider_reference: string | null
-  response_code: string | null
-  response_message: string | null
-  hold_transfer_id: string | null
-  destination_bank_code: string | null
-  destination_account_number: string | null
-  destination_account_name: string | null
-  created_at: Date
-  completed_at: Date | null
-}
-
-const COLUMNS = `id, partner_id, reference, request_hash, type, status, wallet_id, destination_wallet_id, amount_kobo, currency, narration, provider,
+const COLUMN_NAMES = `id, partner_id, reference, request_hash, type, status, wallet_id, destination_wallet_id, amount_kobo, currency, narration, provider,
   provider_reference, response_code, response_message, hold_transfer_id, destination_bank_code, destination_account_number, destination_account_name,
   created_at, completed_at`
+const COLUMNS = camelColumns(COLUMN_NAMES)
 
-function toMove(row: MoveRow): Move {
-  return {
-    id: row.id,
-    partnerId: row.partner_id,
-    reference: row.reference,
-    requestHash: row.request_hash,
-    type: row.type,
-    status: row.status,
-    walletId: row.wallet_id,
-    destinationWalletId: row.destination_wallet_id,
-    amountKobo: row.amount_kobo,
-    currency: row.currency,
-    narration: row.narration,
-    provider: row.provider,
-    providerReference: row.provider_reference,
-    responseCode: row.response_code,
-    responseMessage: row.response_message,
-    holdTransferId: row.hold_transfer_id,
-    destinationBankCode: row.destination_bank_code,
-    destinationAccountNumber: row.destination_account_number,
-    destinationAccountName: row.destination_account_name,
-    createdAt: row.created_at,
-    completedAt: row.completed_at,
-  }
-}
-
-const { one, all } = rowReaders(toMove)
+const { one, all } = rowReaders((row: Move) => row)
 
 export type NewMove = Pick<
   Move,
@@ -212,9 +163,7 @@ export async function transitionMoves(db: Queryable, changes: readonly MoveChang
             completed_at = CASE WHEN c.next = ANY ($7::text[]) THEN $8::timestamptz ELSE NULL END
        FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS c(id, next, allowed, provider_reference, response_code, response_message)
       WHERE m.id = c.id AND m.status = ANY (string_to_array(c.allowed, ','))
-      RETURNING ${COLUMNS.split(',')
-        .map((column) => `m.${column.trim()}`)
-        .join(', ')}`,
+      RETURNING ${camelColumns(COLUMN_NAMES, 'm')}`,
     [
       changes.map((change) => change.moveId),
       changes.map((change) => change.next),

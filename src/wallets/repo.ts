@@ -1,5 +1,5 @@
 // SQL of the wallets module; row ↔ object mapping lives here.
-import { rowReaders, type Queryable } from '../platform/db.ts'
+import { camelColumns, rowReaders, type Queryable } from '../platform/db.ts'
 
 export interface Wallet {
   id: string
@@ -15,40 +15,11 @@ export interface Wallet {
   createdAt: Date
 }
 
-interface WalletRow {
-  id: string
-  partner_id: string
-  customer_reference: string
-  name: string
-  provider: string
-  currency: string
-  ledger_account_id: string
-  bank_code: string
-  account_number: string
-  request_hash: string
-  created_at: Date
-}
+const COLUMNS = camelColumns(
+  'id, partner_id, customer_reference, name, provider, currency, ledger_account_id, bank_code, account_number, request_hash, created_at',
+)
 
-const COLUMNS =
-  'id, partner_id, customer_reference, name, provider, currency, ledger_account_id, bank_code, account_number, request_hash, created_at'
-
-function toWallet(row: WalletRow): Wallet {
-  return {
-    id: row.id,
-    partnerId: row.partner_id,
-    customerReference: row.customer_reference,
-    name: row.name,
-    provider: row.provider,
-    currency: row.currency,
-    ledgerAccountId: row.ledger_account_id,
-    bankCode: row.bank_code,
-    accountNumber: row.account_number,
-    requestHash: row.request_hash,
-    createdAt: row.created_at,
-  }
-}
-
-const { one, all } = rowReaders(toWallet)
+const { one, all } = rowReaders((row: Wallet) => row)
 
 /** The new wallet, or undefined when the partner's customer reference has one already (a concurrent creation committed first). */
 export async function insertWallet(db: Queryable, wallet: Omit<Wallet, 'createdAt'>): Promise<Wallet | undefined> {

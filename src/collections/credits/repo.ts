@@ -1,5 +1,5 @@
 // SQL of inbound credits: every credit a provider announced, stored first, then applied once.
-import { rowReaders, type Queryable } from '../../platform/db.ts'
+import { camelColumns, rowReaders, type Queryable } from '../../platform/db.ts'
 import type { CreditStatus } from './states.ts'
 
 export type { CreditStatus } from './states.ts'
@@ -34,69 +34,14 @@ export interface InboundCredit {
 
 export type FoundBy = 'notice' | 'requery' | 'sweep'
 
-interface Row {
-  id: string
-  provider: string
-  session_id: string
-  account_number: string
-  amount_kobo: number
-  currency: string
-  payer_name: string | null
-  payer_account_number: string | null
-  payer_bank_code: string | null
-  narration: string | null
-  account_reference: string | null
-  credited_at: Date
-  received_at: Date
-  status: CreditStatus
-  partner_id: string | null
-  virtual_account_id: string | null
-  brr: string | null
-  unmatched_reason: string | null
-  resolution: Record<string, unknown> | null
-  applied_at: Date | null
-  resolved_at: Date | null
-  wallet_id: string | null
-  found_by: FoundBy
-}
-
-const COLUMNS = `id, provider, session_id, account_number, amount_kobo, currency, payer_name, payer_account_number, payer_bank_code, narration, account_reference, credited_at,
+const COLUMN_NAMES = `id, provider, session_id, account_number, amount_kobo, currency, payer_name, payer_account_number, payer_bank_code, narration, account_reference, credited_at,
   received_at, status, partner_id, virtual_account_id, brr, unmatched_reason, resolution, applied_at, resolved_at, wallet_id, found_by`
+const COLUMNS = camelColumns(COLUMN_NAMES)
 
 /** The columns, qualified for a statement where the credit is `c`. */
-const QUALIFIED_COLUMNS = COLUMNS.split(',')
-  .map((column) => `c.${column.trim()}`)
-  .join(', ')
+const QUALIFIED_COLUMNS = camelColumns(COLUMN_NAMES, 'c')
 
-function toCredit(row: Row): InboundCredit {
-  return {
-    id: row.id,
-    provider: row.provider,
-    sessionId: row.session_id,
-    accountNumber: row.account_number,
-    amountKobo: row.amount_kobo,
-    currency: row.currency,
-    payerName: row.payer_name,
-    payerAccountNumber: row.payer_account_number,
-    payerBankCode: row.payer_bank_code,
-    narration: row.narration,
-    accountReference: row.account_reference,
-    creditedAt: row.credited_at,
-    receivedAt: row.received_at,
-    status: row.status,
-    partnerId: row.partner_id,
-    virtualAccountId: row.virtual_account_id,
-    brr: row.brr,
-    unmatchedReason: row.unmatched_reason,
-    resolution: row.resolution,
-    appliedAt: row.applied_at,
-    resolvedAt: row.resolved_at,
-    walletId: row.wallet_id,
-    foundBy: row.found_by,
-  }
-}
-
-const { one, all } = rowReaders(toCredit)
+const { one, all } = rowReaders((row: InboundCredit) => row)
 
 /** A credit as the provider reported it, under Rail's id. */
 export type NewCredit = Pick<
@@ -167,7 +112,7 @@ export async function insertExcess(
     at: Date
   },
 ): Promise<InboundCredit> {
-  const result = await db.query<Row>(
+  const result = await db.query<InboundCredit>(
     `INSERT INTO inbound_credits (id, provider, session_id, account_number, amount_kobo, currency, payer_name, payer_account_number, payer_bank_code, narration,
                                   credited_at, status, partner_id, virtual_account_id, unmatched_reason, applied_at, excess_of, found_by)
      SELECT $1::uuid, provider, 'excess-' || $1::text, account_number, $3, currency, payer_name, payer_account_number, payer_bank_code, narration,
@@ -176,7 +121,7 @@ export async function insertExcess(
      RETURNING ${COLUMNS}`,
     [input.id, input.of.id, input.amountKobo, input.partnerId, input.virtualAccountId, input.unmatchedReason, input.at],
   )
-  return toCredit(result.rows[0]!)
+  return result.rows[0]!
 }
 
 /** Which of these session ids of a provider Rail has stored. */
@@ -264,16 +209,16 @@ export async function isReceived(db: Queryable, id: string): Promise<boolean> {
  * oldest others no other batch holds.
  */
 export async function claimReceived(db: Queryable, firstId: string, limit: number): Promise<InboundCredit[]> {
-  const first = await db.query<Row>(
+  const first = await db.query<InboundCredit>(
     `SELECT ${COLUMNS} FROM inbound_credits WHERE id = $1 AND status = 'received' FOR UPDATE SKIP LOCKED`,
     [firstId],
   )
   // Credits that failed when applied alone are left to their own jobs: in a batch they would fail it.
-  const others = await db.query<Row>(
+  const others = await db.query<InboundCredit>(
     `SELECT ${COLUMNS} FROM inbound_credits WHERE status = 'received' AND apply_failures = 0 AND id <> $1 ORDER BY received_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
     [firstId, limit - first.rows.length],
   )
-  return [...first.rows, ...others.rows].map(toCredit)
+  return [...first.rows, ...others.rows]
 }
 
 /** A credit failed when applied alone: later batches leave it to its own job. */
@@ -299,7 +244,7 @@ export async function settleMany(
   at: Date,
 ): Promise<InboundCredit[]> {
   if (settlements.length === 0) return []
-  const result = await db.query<Row>(
+  const result = await db.query<InboundCredit>(
     `UPDATE inbound_credits c
         SET status = u.status, partner_id = u.partner_id, virtual_account_id = u.virtual_account_id, brr = u.brr, unmatched_reason = u.unmatched_reason, wallet_id = u.wallet_id,
             applied_at = $8
@@ -319,7 +264,7 @@ export async function settleMany(
   )
   if (result.rows.length !== settlements.length)
     throw new Error(`settled ${result.rows.length} of ${settlements.length} credits: some were not received`)
-  return result.rows.map(toCredit)
+  return result.rows
 }
 
 /** Drops the apply jobs of credits a batch applied (jobs already running are left to find them done). */

@@ -1,5 +1,5 @@
 // SQL of payment intents.
-import { rowReaders, type Queryable } from '../../platform/db.ts'
+import { camelColumns, rowReaders, type Queryable } from '../../platform/db.ts'
 import type { AccountHolder } from '../virtual-accounts/service.ts'
 import { intentStates, type IntentStatus } from './states.ts'
 
@@ -31,62 +31,11 @@ export interface PaymentIntent {
   paidAt: Date | null
 }
 
-interface Row {
-  id: string
-  partner_id: string
-  reference: string
-  request_hash: string
-  virtual_account_id: string
-  status: IntentStatus
-  amount_kobo: number | null
-  amount_received_kobo: number
-  currency: string
-  expires_at: Date
-  checkout_token: string
-  merchant_display_name: string
-  return_url: string | null
-  callback_url: string | null
-  purpose_tag: string | null
-  holder: AccountHolder | null
-  owner_type: IntentOwnerType | null
-  owner_id: string | null
-  creator_metadata: Record<string, unknown>
-  created_at: Date
-  status_changed_at: Date
-  paid_at: Date | null
-}
+const COLUMNS =
+  camelColumns(`id, partner_id, reference, request_hash, virtual_account_id, status, amount_kobo, amount_received_kobo, currency, expires_at, checkout_token,
+  merchant_display_name, return_url, callback_url, purpose_tag, holder, owner_type, owner_id, creator_metadata, created_at, status_changed_at, paid_at`)
 
-const COLUMNS = `id, partner_id, reference, request_hash, virtual_account_id, status, amount_kobo, amount_received_kobo, currency, expires_at, checkout_token,
-  merchant_display_name, return_url, callback_url, purpose_tag, holder, owner_type, owner_id, creator_metadata, created_at, status_changed_at, paid_at`
-
-function toIntent(row: Row): PaymentIntent {
-  return {
-    id: row.id,
-    partnerId: row.partner_id,
-    reference: row.reference,
-    requestHash: row.request_hash,
-    virtualAccountId: row.virtual_account_id,
-    status: row.status,
-    amountKobo: row.amount_kobo,
-    amountReceivedKobo: row.amount_received_kobo,
-    currency: row.currency,
-    expiresAt: row.expires_at,
-    checkoutToken: row.checkout_token,
-    merchantDisplayName: row.merchant_display_name,
-    returnUrl: row.return_url,
-    callbackUrl: row.callback_url,
-    purposeTag: row.purpose_tag,
-    holder: row.holder,
-    ownerType: row.owner_type,
-    ownerId: row.owner_id,
-    creatorMetadata: row.creator_metadata,
-    createdAt: row.created_at,
-    statusChangedAt: row.status_changed_at,
-    paidAt: row.paid_at,
-  }
-}
-
-const { one, all } = rowReaders(toIntent)
+const { one, all } = rowReaders((row: PaymentIntent) => row)
 
 export type NewIntent = Omit<
   PaymentIntent,
@@ -94,7 +43,7 @@ export type NewIntent = Omit<
 >
 
 export async function insertIntent(db: Queryable, intent: NewIntent): Promise<PaymentIntent> {
-  const result = await db.query<Row>(
+  const result = await db.query<PaymentIntent>(
     `INSERT INTO payment_intents (id, partner_id, reference, request_hash, virtual_account_id, status, amount_kobo, currency, expires_at, checkout_token,
                                   merchant_display_name, return_url, callback_url, purpose_tag, holder, owner_type, owner_id, creator_metadata)
      VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
@@ -119,7 +68,7 @@ export async function insertIntent(db: Queryable, intent: NewIntent): Promise<Pa
       JSON.stringify(intent.creatorMetadata),
     ],
   )
-  return toIntent(result.rows[0]!)
+  return result.rows[0]!
 }
 
 export async function selectByReference(
@@ -190,7 +139,7 @@ export async function recordReceived(
   status: IntentStatus,
   at: Date,
 ): Promise<PaymentIntent> {
-  const result = await db.query<Row>(
+  const result = await db.query<PaymentIntent>(
     `UPDATE payment_intents
         SET amount_received_kobo = amount_received_kobo + $2,
             status = $3,
@@ -200,7 +149,7 @@ export async function recordReceived(
       RETURNING ${COLUMNS}`,
     [id, amountKobo, status, at],
   )
-  return toIntent(result.rows[0]!)
+  return result.rows[0]!
 }
 
 /**

@@ -1,5 +1,5 @@
 // SQL of virtual accounts: every NUBAN Rail allocated at a provider, whatever it collects for.
-import { rowReaders, type Queryable } from '../../platform/db.ts'
+import { camelColumns, rowReaders, type Queryable } from '../../platform/db.ts'
 import { virtualAccountStates, type VirtualAccountStatus } from './states.ts'
 
 export type VirtualAccountPurpose = 'payment_intent' | 'persistent' | 'fbo'
@@ -39,62 +39,11 @@ export interface VirtualAccount {
   archivedAt: Date | null
 }
 
-interface Row {
-  id: string
-  partner_id: string
-  tracking_id: string
-  purpose: VirtualAccountPurpose
-  reference: string | null
-  request_hash: string | null
-  provider: string
-  provider_channel: string
-  provider_reference: string
-  bank_code: string
-  account_number: string
-  account_name: string
-  currency: string
-  purpose_tag: string | null
-  callback_url: string | null
-  holder: AccountHolder | null
-  holder_ref: string | null
-  brr: string | null
-  status: VirtualAccountStatus
-  creator_metadata: Record<string, unknown>
-  created_at: Date
-  archived_at: Date | null
-}
+const COLUMNS =
+  camelColumns(`id, partner_id, tracking_id, purpose, reference, request_hash, provider, provider_channel, provider_reference, bank_code, account_number,
+  account_name, currency, purpose_tag, callback_url, holder, holder_ref, brr, status, creator_metadata, created_at, archived_at`)
 
-const COLUMNS = `id, partner_id, tracking_id, purpose, reference, request_hash, provider, provider_channel, provider_reference, bank_code, account_number,
-  account_name, currency, purpose_tag, callback_url, holder, holder_ref, brr, status, creator_metadata, created_at, archived_at`
-
-function toAccount(row: Row): VirtualAccount {
-  return {
-    id: row.id,
-    partnerId: row.partner_id,
-    trackingId: row.tracking_id,
-    purpose: row.purpose,
-    reference: row.reference,
-    requestHash: row.request_hash,
-    provider: row.provider,
-    providerChannel: row.provider_channel,
-    providerReference: row.provider_reference,
-    bankCode: row.bank_code,
-    accountNumber: row.account_number,
-    accountName: row.account_name,
-    currency: row.currency,
-    purposeTag: row.purpose_tag,
-    callbackUrl: row.callback_url,
-    holder: row.holder,
-    holderRef: row.holder_ref,
-    brr: row.brr,
-    status: row.status,
-    creatorMetadata: row.creator_metadata,
-    createdAt: row.created_at,
-    archivedAt: row.archived_at,
-  }
-}
-
-const { one, all } = rowReaders(toAccount)
+const { one, all } = rowReaders((row: VirtualAccount) => row)
 
 export type NewVirtualAccount = Omit<VirtualAccount, 'status' | 'createdAt' | 'archivedAt'>
 

@@ -1,5 +1,5 @@
 // SQL of counterparties.
-import { rowReaders, type Queryable } from '../../platform/db.ts'
+import { camelColumns, rowReaders, type Queryable } from '../../platform/db.ts'
 
 export interface Counterparty {
   id: string
@@ -15,40 +15,11 @@ export interface Counterparty {
   lastUsedAt: Date | null
 }
 
-interface Row {
-  id: string
-  partner_id: string
-  bank_code: string
-  account_number: string
-  account_name: string
-  verified_account_name: string | null
-  name: string
-  archived: boolean
-  created_at: Date
-  updated_at: Date
-  last_used_at: Date | null
-}
+const COLUMNS = camelColumns(
+  'id, partner_id, bank_code, account_number, account_name, verified_account_name, name, archived, created_at, updated_at, last_used_at',
+)
 
-const COLUMNS =
-  'id, partner_id, bank_code, account_number, account_name, verified_account_name, name, archived, created_at, updated_at, last_used_at'
-
-function toCounterparty(row: Row): Counterparty {
-  return {
-    id: row.id,
-    partnerId: row.partner_id,
-    bankCode: row.bank_code,
-    accountNumber: row.account_number,
-    accountName: row.account_name,
-    verifiedAccountName: row.verified_account_name,
-    name: row.name,
-    archived: row.archived,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    lastUsedAt: row.last_used_at,
-  }
-}
-
-const { one, all } = rowReaders(toCounterparty)
+const { one, all } = rowReaders((row: Counterparty) => row)
 
 export interface NewCounterparty {
   id: string
@@ -65,7 +36,7 @@ export async function upsertCounterparty(
   counterparty: NewCounterparty,
   used: boolean,
 ): Promise<{ counterparty: Counterparty; created: boolean }> {
-  const { rows } = await db.query<Row & { created: boolean }>(
+  const { rows } = await db.query<Counterparty & { created: boolean }>(
     `INSERT INTO counterparties (id, partner_id, bank_code, account_number, account_name, name, last_used_at)
      VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $7 THEN now() END)
      ON CONFLICT (partner_id, bank_code, account_number)
@@ -81,7 +52,7 @@ export async function upsertCounterparty(
       used,
     ],
   )
-  return { counterparty: toCounterparty(rows[0]!), created: rows[0]!.created }
+  return { counterparty: rows[0]!, created: rows[0]!.created }
 }
 
 /** Saves many used accounts in one statement (each account once: the caller de-duplicates). */

@@ -1,5 +1,5 @@
 // SQL of outbound transfers.
-import { rowReaders, type Queryable } from '../../platform/db.ts'
+import { camelColumns, rowReaders, type Queryable } from '../../platform/db.ts'
 import { FINAL_STATES, outboundStates, type OutboundState } from './states.ts'
 
 /**
@@ -52,79 +52,12 @@ export interface OutboundTransfer {
   terminalAt: Date | null
 }
 
-interface Row {
-  id: string
-  partner_id: string
-  client_reference: string
-  request_hash: string
-  state: OutboundState
-  consumer_id: string | null
-  provider: string
-  brr: string | null
-  provider_session_id: string | null
-  provider_response_code: string | null
-  provider_response_message: string | null
-  failure_reason: FailureReason | null
-  rail: Record<string, unknown> | null
-  settlement_account_name: string | null
-  beneficiary_account_number: string
-  beneficiary_bank_code: string
-  beneficiary_account_name: string
-  amount_kobo: number
-  currency: string
-  narration: string | null
-  callback_url: string | null
-  creator_metadata: Record<string, unknown>
-  hold_transfer_id: string | null
-  source_account_id: string | null
-  origin_type: OriginType
-  origin_id: string | null
-  origin_reference: string | null
-  created_at: Date
-  state_changed_at: Date
-  terminal_at: Date | null
-}
-
-const COLUMNS = `id, partner_id, client_reference, request_hash, state, consumer_id, provider, brr, provider_session_id, provider_response_code,
+const COLUMNS =
+  camelColumns(`id, partner_id, client_reference, request_hash, state, consumer_id, provider, brr, provider_session_id, provider_response_code,
   provider_response_message, failure_reason, rail, settlement_account_name, beneficiary_account_number, beneficiary_bank_code, beneficiary_account_name,
-  amount_kobo, currency, narration, callback_url, creator_metadata, hold_transfer_id, source_account_id, origin_type, origin_id, origin_reference, created_at, state_changed_at, terminal_at`
+  amount_kobo, currency, narration, callback_url, creator_metadata, hold_transfer_id, source_account_id, origin_type, origin_id, origin_reference, created_at, state_changed_at, terminal_at`)
 
-function toTransfer(row: Row): OutboundTransfer {
-  return {
-    id: row.id,
-    partnerId: row.partner_id,
-    clientReference: row.client_reference,
-    requestHash: row.request_hash,
-    state: row.state,
-    consumerId: row.consumer_id,
-    provider: row.provider,
-    brr: row.brr,
-    providerSessionId: row.provider_session_id,
-    providerResponseCode: row.provider_response_code,
-    providerResponseMessage: row.provider_response_message,
-    failureReason: row.failure_reason,
-    rail: row.rail,
-    settlementAccountName: row.settlement_account_name,
-    beneficiaryAccountNumber: row.beneficiary_account_number,
-    beneficiaryBankCode: row.beneficiary_bank_code,
-    beneficiaryAccountName: row.beneficiary_account_name,
-    amountKobo: row.amount_kobo,
-    currency: row.currency,
-    narration: row.narration,
-    callbackUrl: row.callback_url,
-    creatorMetadata: row.creator_metadata,
-    holdTransferId: row.hold_transfer_id,
-    sourceAccountId: row.source_account_id,
-    originType: row.origin_type,
-    originId: row.origin_id,
-    originReference: row.origin_reference,
-    createdAt: row.created_at,
-    stateChangedAt: row.state_changed_at,
-    terminalAt: row.terminal_at,
-  }
-}
-
-const { one, all } = rowReaders(toTransfer)
+const { one, all } = rowReaders((row: OutboundTransfer) => row)
 
 export type NewOutboundTransfer = Pick<
   OutboundTransfer,

@@ -1,5 +1,5 @@
 // SQL of refunds: one row per refund of one inbound credit, and what the live refunds of a credit add up to.
-import { rowReaders, type Queryable } from '../../platform/db.ts'
+import { camelColumns, rowReaders, type Queryable } from '../../platform/db.ts'
 import { LIVE_STATES, refundStates, type RefundState } from './states.ts'
 
 export type RefundOriginType = 'partner' | 'escrow' | 'triage'
@@ -23,50 +23,11 @@ export interface Refund {
   completedAt: Date | null
 }
 
-interface Row {
-  id: string
-  partner_id: string
-  reference: string
-  request_hash: string
-  credit_id: string
-  amount_kobo: number
-  currency: string
-  state: RefundState
-  origin_type: RefundOriginType
-  origin_id: string | null
-  source_account_id: string
-  outbound_transfer_id: string | null
-  reason: string | null
-  failure_reason: Record<string, unknown> | null
-  created_at: Date
-  completed_at: Date | null
-}
+const COLUMNS =
+  camelColumns(`id, partner_id, reference, request_hash, credit_id, amount_kobo, currency, state, origin_type, origin_id, source_account_id, outbound_transfer_id,
+  reason, failure_reason, created_at, completed_at`)
 
-const COLUMNS = `id, partner_id, reference, request_hash, credit_id, amount_kobo, currency, state, origin_type, origin_id, source_account_id, outbound_transfer_id,
-  reason, failure_reason, created_at, completed_at`
-
-function toRefund(row: Row): Refund {
-  return {
-    id: row.id,
-    partnerId: row.partner_id,
-    reference: row.reference,
-    requestHash: row.request_hash,
-    creditId: row.credit_id,
-    amountKobo: row.amount_kobo,
-    currency: row.currency,
-    state: row.state,
-    originType: row.origin_type,
-    originId: row.origin_id,
-    sourceAccountId: row.source_account_id,
-    outboundTransferId: row.outbound_transfer_id,
-    reason: row.reason,
-    failureReason: row.failure_reason,
-    createdAt: row.created_at,
-    completedAt: row.completed_at,
-  }
-}
-
-const { one, all } = rowReaders(toRefund)
+const { one, all } = rowReaders((row: Refund) => row)
 
 export type NewRefund = Omit<Refund, 'state' | 'outboundTransferId' | 'failureReason' | 'createdAt' | 'completedAt'>
 
@@ -129,11 +90,11 @@ export async function selectByOrigin(db: Queryable, originType: RefundOriginType
 }
 
 export async function setOutboundTransfer(db: Queryable, id: string, outboundTransferId: string): Promise<Refund> {
-  const { rows } = await db.query<Row>(
+  const { rows } = await db.query<Refund>(
     `UPDATE refunds SET outbound_transfer_id = $2 WHERE id = $1 RETURNING ${COLUMNS}`,
     [id, outboundTransferId],
   )
-  return toRefund(rows[0]!)
+  return rows[0]!
 }
 
 /** A refund's payout ended: pending → succeeded or failed, once, at `at` (the caller's clock). Undefined when it had moved on. */
