@@ -1,7 +1,14 @@
 // withTransaction: commit or roll back, and a bounded number of fresh attempts after a lock
 // conflict (deadlock or serialization failure) — never endless, never for other errors.
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { createPool, createSiblingPool, withTransaction, type Pool } from '../../src/platform/db.ts'
+import {
+  camelColumns,
+  createPool,
+  createSiblingPool,
+  rowReaders,
+  withTransaction,
+  type Pool,
+} from '../../src/platform/db.ts'
 import { createTestDatabase, type TestDatabase } from '../support/database.ts'
 
 let db: TestDatabase
@@ -103,4 +110,28 @@ it('directly, statements with parameters are prepared once per connection; throu
   } finally {
     await Promise.all([direct.end(), pooled.end(), sibling.end()])
   }
+})
+
+it('camelColumns names each snake_case column by its camelCase field, qualified when asked; rowReaders reads one row or all', async () => {
+  expect(camelColumns('id, partner_id,\n  amount_kobo')).toBe(
+    'id, partner_id AS "partnerId", amount_kobo AS "amountKobo"',
+  )
+  expect(camelColumns('id, partner_id', 'c')).toBe('c.id, c.partner_id AS "partnerId"')
+  await db.pool.query(`CREATE TABLE camel (id int PRIMARY KEY, partner_id text NOT NULL, amount_kobo bigint NOT NULL)`)
+  await db.pool.query(`INSERT INTO camel VALUES (1, 'a', 100), (2, 'b', 250)`)
+  const columns = camelColumns('id, partner_id, amount_kobo')
+  const { one, all } = rowReaders((row: { id: number; partnerId: string; amountKobo: number }) => row)
+  expect(await one(db.pool, `SELECT ${columns} FROM camel WHERE id = $1`, [2])).toEqual({
+    id: 2,
+    partnerId: 'b',
+    amountKobo: 250,
+  })
+  expect(await one(db.pool, `SELECT ${columns} FROM camel WHERE id = $1`, [3])).toBeUndefined()
+  const qualified = camelColumns('id, partner_id, amount_kobo', 'c')
+  expect(await all(db.pool, `UPDATE camel c SET amount_kobo = amount_kobo + 1 RETURNING ${qualified}`)).toEqual(
+    expect.arrayContaining([
+      { id: 1, partnerId: 'a', amountKobo: 101 },
+      { id: 2, partnerId: 'b', amountKobo: 251 },
+    ]),
+  )
 })
