@@ -1,15 +1,7 @@
 // SQL of deliveries, their attempts, and callback URLs stopped by a 410.
-import { rowReaders, type Queryable } from '../platform/db.ts'
+import { camelColumns, rowReaders, type Queryable } from '../platform/db.ts'
 import { addJobsSql, jobSpecSql } from '../platform/jobs.ts'
-import {
-  EVENT_COLUMNS,
-  toEvent,
-  type DeliveryJob,
-  type DeliveryStatus,
-  type EventRecord,
-  type EventRow,
-  type NewDelivery,
-} from './repo.ts'
+import { EVENT_FIELDS, type DeliveryJob, type DeliveryStatus, type EventRecord, type NewDelivery } from './repo.ts'
 
 export interface Delivery {
   id: string
@@ -25,40 +17,11 @@ export interface Delivery {
   createdAt: Date
 }
 
-interface DeliveryRow {
-  id: string
-  event_id: string
-  partner_id: string
-  url: string
-  status: DeliveryStatus
-  attempts_made: number
-  next_attempt_at: Date
-  last_error: string | null
-  delivered_at: Date | null
-  failed_at: Date | null
-  created_at: Date
-}
-
-const DELIVERY_COLUMNS =
+const DELIVERY_COLUMN_NAMES =
   'id, event_id, partner_id, url, status, attempts_made, next_attempt_at, last_error, delivered_at, failed_at, created_at'
+const DELIVERY_COLUMNS = camelColumns(DELIVERY_COLUMN_NAMES)
 
-function toDelivery(row: DeliveryRow): Delivery {
-  return {
-    id: row.id,
-    eventId: row.event_id,
-    partnerId: row.partner_id,
-    url: row.url,
-    status: row.status,
-    attemptsMade: row.attempts_made,
-    nextAttemptAt: row.next_attempt_at,
-    lastError: row.last_error,
-    deliveredAt: row.delivered_at,
-    failedAt: row.failed_at,
-    createdAt: row.created_at,
-  }
-}
-
-const { one, all } = rowReaders(toDelivery)
+const { one, all } = rowReaders((row: Delivery) => row)
 
 /** A delivery due at once: at `now`, the application's clock, which the workers judge it by. */
 export async function insertDelivery(db: Queryable, delivery: NewDelivery, now: Date): Promise<void> {
@@ -128,8 +91,8 @@ export async function claimAttempt(
   now: Date,
 ): Promise<ClaimedAttempt | undefined> {
   const { rows } = await db.query<
-    DeliveryRow & {
-      event: EventRow & { secret_sealed_hex: string | null }
+    Delivery & {
+      event: EventRecord & { secretSealedHex: string | null }
       url_disabled: { disabled_at: string; reason: string } | null
     }
   >(
@@ -142,29 +105,24 @@ export async function claimAttempt(
         AND NOT EXISTS (
           SELECT 1 FROM event_deliveries earlier
            WHERE earlier.url = d.url AND earlier.ordering_key = d.ordering_key AND earlier.status = 'pending' AND earlier.seq < d.seq)
-      RETURNING ${DELIVERY_COLUMNS.split(', ')
-        .map((column) => `d.${column}`)
-        .join(', ')},
+      RETURNING ${camelColumns(DELIVERY_COLUMN_NAMES, 'd')},
         (SELECT row_to_json(e) FROM (
-           SELECT ${EVENT_COLUMNS}, encode(secret_sealed, 'hex') AS secret_sealed_hex FROM events WHERE id = d.event_id) e) AS event,
+           SELECT ${EVENT_FIELDS}, encode(secret_sealed, 'hex') AS "secretSealedHex" FROM events WHERE id = d.event_id) e) AS event,
         (SELECT row_to_json(u) FROM (
            SELECT disabled_at, reason FROM disabled_callback_urls WHERE partner_id = d.partner_id AND url = d.url) u) AS url_disabled`,
     [deliveryId, leaseMs, now],
   )
-  const row = rows[0]
-  if (!row) return undefined
-  const { secret_sealed_hex: secretHex, ...eventRow } = row.event
+  if (!rows[0]) return undefined
+  const { event: eventJson, url_disabled: disabled, ...delivery } = rows[0]
+  const { secretSealedHex, ...eventFields } = eventJson
   // row_to_json renders timestamps as text; the sealed secret travels as hex.
-  const event = toEvent({
-    ...eventRow,
-    secret_sealed: secretHex === null ? null : Buffer.from(secretHex, 'hex'),
-    created_at: new Date(eventRow.created_at),
-  })
-  const urlDisabled = row.url_disabled && {
-    disabledAt: new Date(row.url_disabled.disabled_at),
-    reason: row.url_disabled.reason,
+  const event: EventRecord = {
+    ...eventFields,
+    secretSealed: secretSealedHex === null ? null : Buffer.from(secretSealedHex, 'hex'),
+    createdAt: new Date(eventFields.createdAt),
   }
-  return { delivery: toDelivery(row), attemptNumber: row.attempts_made, event, urlDisabled }
+  const urlDisabled = disabled && { disabledAt: new Date(disabled.disabled_at), reason: disabled.reason }
+  return { delivery, attemptNumber: delivery.attemptsMade, event, urlDisabled }
 }
 
 /** Why a pending delivery was not claimed: another worker's claim (until it lapses), or its next attempt not due at `now`. */

@@ -1,5 +1,5 @@
 // SQL of events (deliveries and attempts: deliveries-repo.ts).
-import { rowReaders, type Queryable } from '../platform/db.ts'
+import { camelColumns, rowReaders, type Queryable } from '../platform/db.ts'
 import { addJobsSql, jobSpecSql } from '../platform/jobs.ts'
 import type { EventDeliveryStatus } from './states.ts'
 
@@ -21,42 +21,12 @@ export interface EventRecord {
   createdAt: Date
 }
 
-export interface EventRow {
-  id: string
-  partner_id: string
-  type: string
-  object_type: string
-  object_id: string
-  body: string
-  callback_url: string | null
-  signing: Signing
-  secret_sealed: Buffer | null
-  secret_bound_to: string | null
-  delivery_status: EventDeliveryStatus
-  created_at: Date
-}
-
 export const EVENT_COLUMNS =
   'id, partner_id, type, object_type, object_id, body, callback_url, signing, secret_sealed, secret_bound_to, delivery_status, created_at'
+/** The columns as an event's fields, for a select list. */
+export const EVENT_FIELDS = camelColumns(EVENT_COLUMNS)
 
-export function toEvent(row: EventRow): EventRecord {
-  return {
-    id: row.id,
-    partnerId: row.partner_id,
-    type: row.type,
-    objectType: row.object_type,
-    objectId: row.object_id,
-    body: row.body,
-    callbackUrl: row.callback_url,
-    signing: row.signing,
-    secretSealed: row.secret_sealed,
-    secretBoundTo: row.secret_bound_to,
-    deliveryStatus: row.delivery_status,
-    createdAt: row.created_at,
-  }
-}
-
-const { one, all } = rowReaders(toEvent)
+const { one, all } = rowReaders((row: EventRecord) => row)
 
 function eventValues(event: EventRecord): unknown[] {
   return [
@@ -172,7 +142,7 @@ export async function insertEventsWithDeliveries(
 }
 
 export async function selectEvent(db: Queryable, partnerId: string, eventId: string): Promise<EventRecord | undefined> {
-  return one(db, `SELECT ${EVENT_COLUMNS} FROM events WHERE id = $1 AND partner_id = $2`, [eventId, partnerId])
+  return one(db, `SELECT ${EVENT_FIELDS} FROM events WHERE id = $1 AND partner_id = $2`, [eventId, partnerId])
 }
 
 export async function updateEventDeliveryStatus(
@@ -200,7 +170,7 @@ export interface EventFilter {
 export async function selectEvents(db: Queryable, filter: EventFilter): Promise<EventRecord[]> {
   return all(
     db,
-    `SELECT ${EVENT_COLUMNS} FROM events
+    `SELECT ${EVENT_FIELDS} FROM events
       WHERE partner_id = $1
         AND ($2::text IS NULL OR type = $2)
         AND ($3::text IS NULL OR object_type = $3)
