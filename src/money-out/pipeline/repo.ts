@@ -1,5 +1,5 @@
 // SQL of bank instructions.
-import { rowReaders, type Queryable } from '../../platform/db.ts'
+import { camelColumns, rowReaders, type Queryable } from '../../platform/db.ts'
 import { addJobsSql, jobSpecSql } from '../../platform/jobs.ts'
 import { instructionStates, WORKABLE, type InstructionState } from './states.ts'
 
@@ -43,83 +43,12 @@ export interface Instruction {
   terminalAt: Date | null
 }
 
-interface Row {
-  id: string
-  partner_id: string
-  owner_type: OwnerType
-  provider: string
-  operation: Operation
-  amount_kobo: number
-  narration: string | null
-  debit_account_number: string | null
-  credit_account_number: string | null
-  destination_bank_code: string | null
-  destination_account_number: string | null
-  name_check: boolean
-  expected_account_name: string | null
-  verified_account_name: string | null
-  state: InstructionState
-  send_attempts: number
-  last_sent_at: Date | null
-  last_signed_at: Date | null
-  requery_attempts: number
-  requery_first_delay_ms: number
-  deadline_at: Date
-  next_attempt_at: Date
-  lease_token: string | null
-  provider_reference: string | null
-  response_code: string | null
-  response_message: string | null
-  failure_code: string | null
-  failure_message: string | null
-  resolution: Record<string, unknown> | null
-  accepted_at: Date | null
-  created_at: Date
-  terminal_at: Date | null
-}
-
-const COLUMNS = `id, partner_id, owner_type, provider, operation, amount_kobo, narration, debit_account_number, credit_account_number, destination_bank_code,
+const COLUMN_NAMES = `id, partner_id, owner_type, provider, operation, amount_kobo, narration, debit_account_number, credit_account_number, destination_bank_code,
   destination_account_number, name_check, expected_account_name, verified_account_name, state, send_attempts, last_sent_at, last_signed_at, requery_attempts, requery_first_delay_ms,
   deadline_at, next_attempt_at, lease_token, provider_reference, response_code, response_message, failure_code, failure_message, resolution, accepted_at, created_at, terminal_at`
+const COLUMNS = camelColumns(COLUMN_NAMES)
 
-function toInstruction(row: Row): Instruction {
-  return {
-    id: row.id,
-    partnerId: row.partner_id,
-    ownerType: row.owner_type,
-    provider: row.provider,
-    operation: row.operation,
-    amountKobo: row.amount_kobo,
-    narration: row.narration,
-    debitAccountNumber: row.debit_account_number,
-    creditAccountNumber: row.credit_account_number,
-    destinationBankCode: row.destination_bank_code,
-    destinationAccountNumber: row.destination_account_number,
-    nameCheck: row.name_check,
-    expectedAccountName: row.expected_account_name,
-    verifiedAccountName: row.verified_account_name,
-    state: row.state,
-    sendAttempts: row.send_attempts,
-    lastSentAt: row.last_sent_at,
-    lastSignedAt: row.last_signed_at,
-    requeryAttempts: row.requery_attempts,
-    requeryFirstDelayMs: row.requery_first_delay_ms,
-    deadlineAt: row.deadline_at,
-    nextAttemptAt: row.next_attempt_at,
-    leaseToken: row.lease_token,
-    providerReference: row.provider_reference,
-    responseCode: row.response_code,
-    responseMessage: row.response_message,
-    failureCode: row.failure_code,
-    failureMessage: row.failure_message,
-    resolution: row.resolution,
-    acceptedAt: row.accepted_at,
-    createdAt: row.created_at,
-    terminalAt: row.terminal_at,
-  }
-}
-
-const { one } = rowReaders(toInstruction)
+const { one } = rowReaders((row: Instruction) => row)
 
 /** A new instruction, as its owner describes it with its schedule; `sending` when it is claimed to be sent at once. */
 export type NewInstruction = Pick<
@@ -223,7 +152,7 @@ export async function insertInstructions(
   if (instructions.length === 0) return []
   const rows = instructions.map(insertValues)
   const columns = VALUE_TYPES.map((_type, index) => rows.map((row) => row[index]))
-  const { rows: inserted } = await db.query<Row & { jobs: number }>(
+  const { rows: inserted } = await db.query<Instruction & { jobs: number }>(
     `WITH created AS (
        INSERT INTO bank_instructions (${INSERT_COLUMNS})
        SELECT *
@@ -231,15 +160,15 @@ export async function insertInstructions(
            AS t(id, partner_id, owner_type, provider, operation, amount_kobo, narration, debit_account_number, credit_account_number, destination_bank_code,
                 destination_account_number, name_check, expected_account_name, state, send_attempts, requery_first_delay_ms, deadline_at, lease_token,
                 lease_expires_at, last_sent_at, last_signed_at, next_attempt_at)
-       RETURNING ${COLUMNS}),
+       RETURNING ${COLUMN_NAMES}),
      jobs AS (
        SELECT count(*)::int AS n FROM ${addJobsSql(`
          SELECT ${jobSpecSql({ identifier: `$${VALUE_TYPES.length + 1}::text`, payload: "json_build_object('id', id)" })}
            FROM created WHERE lease_token IS NULL`)})
-     SELECT created.*, jobs.n AS jobs FROM created, jobs`,
+     SELECT ${camelColumns(COLUMN_NAMES, 'created')}, jobs.n AS jobs FROM created, jobs`,
     [...columns, task],
   )
-  return inserted.map(toInstruction)
+  return inserted.map(({ jobs: _jobs, ...instruction }) => instruction)
 }
 
 export async function selectInstruction(db: Queryable, id: string): Promise<Instruction | undefined> {
@@ -335,7 +264,7 @@ export async function writeSteps(
 ): Promise<(Instruction | undefined)[]> {
   if (steps.length === 0) return []
   const column = <T>(pick: (step: StepRow) => T) => steps.map(pick)
-  const { rows } = await db.query<Row & { step: number }>(
+  const { rows } = await db.query<Instruction & { step: number }>(
     `UPDATE bank_instructions i
         SET state = s.next,
             state_changed_at = CASE WHEN i.state = s.next THEN i.state_changed_at ELSE $18::timestamptz END,
@@ -361,9 +290,7 @@ export async function writeSteps(
               failure_code, failure_message, next_attempt_at, resolution, release, accepted, step)
       WHERE i.id = s.id AND i.lease_token = s.token AND i.state <> ALL ($17::text[])
         AND (i.state = s.next OR i.state = ANY (string_to_array(s.allowed, ',')))
-      RETURNING s.step, ${COLUMNS.split(',')
-        .map((name) => `i.${name.trim()}`)
-        .join(', ')}`,
+      RETURNING s.step, ${camelColumns(COLUMN_NAMES, 'i')}`,
     [
       column((step) => step.id),
       column((step) => step.token),
@@ -386,7 +313,7 @@ export async function writeSteps(
     ],
   )
   const written: (Instruction | undefined)[] = new Array(steps.length).fill(undefined)
-  for (const row of rows) written[Number(row.step) - 1] = toInstruction(row)
+  for (const { step, ...instruction } of rows) written[Number(step) - 1] = instruction
   return written
 }
 
