@@ -1,6 +1,6 @@
 // SQL of escrows. The camelCase ↔ snake_case mapping lives here; the funding credits
 // (credits-repo.ts) and the registered webhook (webhooks-repo.ts) have their own.
-import { rowReaders, type Queryable } from '../platform/db.ts'
+import { camelColumns, rowReaders, type Queryable } from '../platform/db.ts'
 import {
   disbursementStates,
   escrowRefundStates,
@@ -59,86 +59,26 @@ export interface Escrow {
   expiredAt: Date | null
 }
 
-interface Row {
-  id: string
-  partner_id: string
-  ref: string
-  reference: string | null
-  request_hash: string
-  type: EscrowType
-  status: EscrowStatus
-  amount_kobo: number
-  funded_amount_kobo: number
-  currency: string
-  description: string
-  payer_email: string
-  recipient_email: string
-  metadata: Record<string, unknown>
-  webhook_url: string | null
-  funding_payment_intent_id: string | null
-  disbursement_account_number: string | null
-  disbursement_bank_code: string | null
-  disbursement_account_name: string | null
-  disbursement_state: DisbursementState | null
-  disbursement_outbound_transfer_id: string | null
-  disbursement_failure_reason: FailureReason | null
-  disbursement_attempts: number
-  refund_state: EscrowRefundState | null
-  release_reason: string | null
-  cancel_reason: string | null
-  created_at: Date
-  expires_at: Date
-  funded_at: Date | null
-  released_at: Date | null
-  cancelled_at: Date | null
-  expired_at: Date | null
-}
-
-const COLUMNS = `id, partner_id, ref, reference, request_hash, type, status, amount_kobo, funded_amount_kobo, currency, description, payer_email,
+const COLUMNS =
+  camelColumns(`id, partner_id, ref, reference, request_hash, type, status, amount_kobo, funded_amount_kobo, currency, description, payer_email,
   recipient_email, metadata, webhook_url, funding_payment_intent_id, disbursement_account_number, disbursement_bank_code,
   disbursement_account_name, disbursement_state, disbursement_outbound_transfer_id, disbursement_failure_reason, disbursement_attempts,
-  refund_state, release_reason, cancel_reason, created_at, expires_at, funded_at, released_at, cancelled_at, expired_at`
+  refund_state, release_reason, cancel_reason, created_at, expires_at, funded_at, released_at, cancelled_at, expired_at`)
 
-function toEscrow(row: Row): Escrow {
-  return {
-    id: row.id,
-    partnerId: row.partner_id,
-    ref: row.ref,
-    reference: row.reference,
-    requestHash: row.request_hash,
-    type: row.type,
-    status: row.status,
-    amountKobo: row.amount_kobo,
-    fundedAmountKobo: row.funded_amount_kobo,
-    currency: row.currency,
-    description: row.description,
-    payerEmail: row.payer_email,
-    recipientEmail: row.recipient_email,
-    metadata: row.metadata,
-    webhookUrl: row.webhook_url,
-    fundingPaymentIntentId: row.funding_payment_intent_id,
-    destination:
-      row.disbursement_account_number === null
-        ? null
-        : {
-            accountNumber: row.disbursement_account_number,
-            bankCode: row.disbursement_bank_code!,
-            accountName: row.disbursement_account_name!,
-          },
-    disbursementState: row.disbursement_state,
-    disbursementOutboundTransferId: row.disbursement_outbound_transfer_id,
-    disbursementFailureReason: row.disbursement_failure_reason,
-    disbursementAttempts: row.disbursement_attempts,
-    refundState: row.refund_state,
-    releaseReason: row.release_reason,
-    cancelReason: row.cancel_reason,
-    createdAt: row.created_at,
-    expiresAt: row.expires_at,
-    fundedAt: row.funded_at,
-    releasedAt: row.released_at,
-    cancelledAt: row.cancelled_at,
-    expiredAt: row.expired_at,
-  }
+/** An escrow as its row holds it: the destination in three columns, all null when there is none. */
+type EscrowRow = Omit<Escrow, 'destination'> & {
+  disbursementAccountNumber: string | null
+  disbursementBankCode: string | null
+  disbursementAccountName: string | null
+}
+
+function toEscrow(row: EscrowRow): Escrow {
+  const { disbursementAccountNumber: accountNumber, disbursementBankCode, disbursementAccountName, ...escrow } = row
+  const destination =
+    accountNumber === null
+      ? null
+      : { accountNumber, bankCode: disbursementBankCode!, accountName: disbursementAccountName! }
+  return { ...escrow, destination }
 }
 
 const { one, all } = rowReaders(toEscrow)
@@ -264,7 +204,7 @@ export async function transition(
  * reach the amount.
  */
 export async function addFunding(db: Queryable, id: string, amountKobo: number, at: Date): Promise<Escrow> {
-  const { rows } = await db.query<Row>(
+  const { rows } = await db.query<EscrowRow>(
     `UPDATE escrows
         SET funded_amount_kobo = funded_amount_kobo + $2,
             status = CASE WHEN funded_amount_kobo + $2 >= amount_kobo THEN 'funded' ELSE status END,
@@ -279,7 +219,7 @@ export async function addFunding(db: Queryable, id: string, amountKobo: number, 
 
 /** Names the payment intent whose account funds the escrow (composed at create). */
 export async function setFundingIntent(db: Queryable, id: string, paymentIntentId: string): Promise<Escrow> {
-  const { rows } = await db.query<Row>(
+  const { rows } = await db.query<EscrowRow>(
     `UPDATE escrows SET funding_payment_intent_id = $2 WHERE id = $1 RETURNING ${COLUMNS}`,
     [id, paymentIntentId],
   )
@@ -332,7 +272,7 @@ function keyCondition(key: EscrowKey, params: unknown[]): string {
 
 /** Names the payout of a pending bank disbursement. */
 export async function setDisbursementPayout(db: Queryable, id: string, outboundTransferId: string): Promise<Escrow> {
-  const { rows } = await db.query<Row>(
+  const { rows } = await db.query<EscrowRow>(
     `UPDATE escrows SET disbursement_outbound_transfer_id = $2 WHERE id = $1 AND disbursement_state = 'pending' RETURNING ${COLUMNS}`,
     [id, outboundTransferId],
   )
