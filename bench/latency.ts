@@ -18,6 +18,7 @@
 //   BENCH_LATENCY_WALLETS    funded wallets the transfers move between, default 1000
 //   BENCH_LATENCY_CONNECTIONS the generator's sockets, default 2.5 s of requests at the step's rate (at least 64)
 //   BENCH_LATENCY_YARDSTICKS default ceiling,pgbench; none: neither
+//   BENCH_STATEMENTS=1       each Rail step also prints its statements per request (pg_stat_statements)
 import { spawn } from 'node:child_process'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -28,9 +29,9 @@ import { buildApi } from '../src/app.ts'
 import { RailClient } from '../src/client/index.ts'
 import { verifyLedger } from '../src/ledger/verify.ts'
 import { createPartner } from '../src/partners/service.ts'
-import { createPool } from '../src/platform/db.ts'
+import { createPool, type Pool } from '../src/platform/db.ts'
 import { migrateDatabase } from '../src/platform/migrate.ts'
-import { benchDatabase, listenOnLoopback } from './bench-database.ts'
+import { benchDatabase, listenOnLoopback, STATEMENT_STATS } from './bench-database.ts'
 import type { StepOutcome } from './latency-load.ts'
 import {
   type LatencyRun,
@@ -43,7 +44,7 @@ import { cpuSnapshot, scrapeMetrics, serverStep } from './latency-server.ts'
 import type { Sample } from './latency-stats.ts'
 import { initPgbench, PGBENCH_CLIENTS, PGBENCH_SCALE, pgbenchStep, pgbenchVersion } from './pgbench-ladder.ts'
 import { SIGNED_OPERATIONS, type SignedOperation } from './request-bodies.ts'
-import { postmasterPid } from './statements.ts'
+import { postmasterPid, printStatementStats, resetStatementStats } from './statements.ts'
 import { startCeilingServers } from './wallets-ceiling.ts'
 import { setUpWallets } from './wallets-setup.ts'
 
@@ -77,6 +78,8 @@ interface Target {
   postmaster: number | undefined
   /** Rail's /metrics; the ceiling has none. */
   scrape?: () => Promise<Sample[]>
+  /** With BENCH_STATEMENTS=1, Rail's database: each step prints its statements per request (where PostgreSQL's time goes). */
+  statements?: Pool
 }
 
 async function main(): Promise<void> {
@@ -103,6 +106,7 @@ async function main(): Promise<void> {
       credentials,
       postmaster: await postmasterPid(pool),
       scrape: () => scrapeMetrics(baseUrl),
+      statements: STATEMENT_STATS ? pool : undefined,
       walletsFile: await prepareOperations(new RailClient(baseUrl, credentials), scratch),
     }
     const operations: OperationLadder[] = []
@@ -228,11 +232,16 @@ async function measureStep(target: Target, operation: SignedOperation, ratePerS:
   })
   await generator.ready
   const before = await target.scrape?.()
+  if (target.statements) await resetStatementStats(target.statements)
   const cpuBefore = cpuSnapshot(target.postmaster)
   generator.go()
   const outcome = JSON.parse(await generator.output) as StepOutcome
   const cpuAfter = cpuSnapshot(target.postmaster)
   const after = await target.scrape?.()
+  if (target.statements) {
+    console.log(`${operation} ${ratePerS}/s: PostgreSQL's statements (pg_stat_statements)`)
+    await printStatementStats(target.statements, Math.max(outcome.answered, 1), 20)
+  }
   const per = (ms: number) => Math.round((ms / Math.max(outcome.answered, 1)) * 1000) / 1000
   const serverMs = cpuAfter.processMs - cpuBefore.processMs
   const backendsMs = cpuAfter.postgresBackendsMs - cpuBefore.postgresBackendsMs
